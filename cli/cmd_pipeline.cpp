@@ -1,0 +1,113 @@
+// `stepsim run`, `stepsim compare` and `stepsim validate` for pipeline scenarios.
+#include <fmt/format.h>
+#include <memory>
+
+#include "cli/commands.hpp"
+#include "cli/output.hpp"
+#include "cli/pipeline_report.hpp"
+#include "cli/scenario.hpp"
+
+namespace stepsim::cli {
+
+namespace {
+
+struct ScenarioArgs {
+  std::string file;
+  std::vector<std::string> sets;
+};
+
+void add_scenario_args(CLI::App* cmd, ScenarioArgs& a) {
+  cmd->add_option("file", a.file, "scenario YAML file")->required();
+  cmd->add_option("--set", a.sets, "override a key, e.g. --set pipeline.microbatches=16 (repeatable)");
+}
+
+// Runs the spec; spec errors are reported against the scenario file.
+PipelineRun simulate_or_fail(const Scenario& sc, const PipelineSpec& spec) {
+  try {
+    return simulate_pipeline(spec);
+  } catch (const SpecError& e) {
+    sc.fail(e.key(), e.what());
+  }
+}
+
+const PipelineSpec& pipeline_of(const Scenario& sc) {
+  if (!sc.pipeline) sc.fail("pipeline", "this command needs a 'pipeline' section");
+  return *sc.pipeline;
+}
+
+}  // namespace
+
+void add_run_command(CLI::App& app) {
+  auto args = std::make_shared<ScenarioArgs>();
+  auto schedule = std::make_shared<std::string>();
+  auto json = std::make_shared<bool>(false);
+  auto trace = std::make_shared<std::string>();
+  auto* cmd = app.add_subcommand("run", "simulate one step of a scenario and print its table");
+  add_scenario_args(cmd, *args);
+  cmd->add_option("--schedule", *schedule, "schedule to run (overrides pipeline.schedule)");
+  cmd->add_flag("--json", *json, "print a JSON summary instead of the table");
+  cmd->add_option("--trace", *trace, "write a Chrome trace (Perfetto / chrome://tracing) to this file");
+  cmd->callback([=] {
+    auto sets = args->sets;
+    if (!schedule->empty()) sets.push_back("pipeline.schedule=" + *schedule);
+    const Scenario sc = load_scenario(args->file, sets);
+    const PipelineSpec& spec = pipeline_of(sc);
+    const PipelineRun run = simulate_or_fail(sc, spec);
+    if (!trace->empty()) write_file(*trace, pipeline_trace(run));
+    if (*json) fmt::print("{}\n", pipeline_summary_json(run, spec).dump(2));
+    else fmt::print("{}\n{}", sc.name, pipeline_run_text(run, spec));
+  });
+}
+
+void add_compare_command(CLI::App& app) {
+  auto args = std::make_shared<ScenarioArgs>();
+  auto schedules = std::make_shared<std::vector<std::string>>();
+  auto json = std::make_shared<bool>(false);
+  auto* cmd = app.add_subcommand("compare", "simulate the scenario under several schedules, one row each");
+  add_scenario_args(cmd, *args);
+  cmd->add_option("--schedules", *schedules, "comma-separated schedules (default: every one that can run it)")
+      ->delimiter(',');
+  cmd->add_flag("--json", *json, "print a JSON list of summaries instead of the table");
+  cmd->callback([=] {
+    const Scenario sc = load_scenario(args->file, args->sets);
+    const PipelineSpec& base = pipeline_of(sc);
+    std::vector<std::string> names = *schedules;
+    const bool explicit_list = !names.empty();
+    if (!explicit_list)
+      for (const auto& f : schedule_families()) names.push_back(f.name);
+    std::vector<std::unique_ptr<PipelineRun>> runs;
+    for (const auto& name : names) {
+      PipelineSpec spec = base;
+      spec.schedule = name;
+      if (!find_schedule(name)) sc.fail("--schedules", fmt::format("unknown schedule '{}'", name));
+      try {
+        runs.push_back(std::make_unique<PipelineRun>(simulate_pipeline(spec)));
+      } catch (const SpecError& e) {
+        if (explicit_list) sc.fail(e.key(), e.what());
+        fmt::print(stderr, "skipped {}: {}\n", name, e.what());
+      }
+    }
+    std::vector<const PipelineRun*> view;
+    for (const auto& r : runs) view.push_back(r.get());
+    if (*json) {
+      Json list = Json::array();
+      for (const auto* r : view) list.push_back(pipeline_summary_json(*r, base));
+      fmt::print("{}\n", list.dump(2));
+    } else {
+      fmt::print("{}\n{}", sc.name, pipeline_compare_text(view, base));
+    }
+  });
+}
+
+void add_validate_command(CLI::App& app) {
+  auto args = std::make_shared<ScenarioArgs>();
+  auto* cmd = app.add_subcommand("validate", "check a scenario file (and that its schedule runs) without output");
+  add_scenario_args(cmd, *args);
+  cmd->callback([=] {
+    const Scenario sc = load_scenario(args->file, args->sets);
+    if (sc.pipeline) simulate_or_fail(sc, *sc.pipeline);
+    fmt::print("{}: ok\n", sc.file);
+  });
+}
+
+}  // namespace stepsim::cli

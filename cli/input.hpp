@@ -1,0 +1,98 @@
+#pragma once
+// Reading scenario YAML: every value goes through a Reader, so that every error names the file,
+// the line and the full key, and unknown keys get a "did you mean" suggestion.
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <set>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include <yaml-cpp/yaml.h>
+
+#include "sim/time.hpp"
+
+namespace stepsim::cli {
+
+// A bad scenario: "file:line: key: message". Exit code 2.
+class InputError : public std::runtime_error {
+ public:
+  InputError(std::string file, int line, std::string key, const std::string& message);
+  const std::string& file() const { return file_; }
+  int line() const { return line_; }
+  const std::string& key() const { return key_; }
+  const std::string& message() const { return message_; }
+
+ private:
+  std::string file_;
+  int line_;
+  std::string key_;
+  std::string message_;
+};
+
+// A loaded YAML document and the --set overrides applied to it.
+struct Source {
+  std::string file;
+  YAML::Node root;
+  std::set<std::string> overridden;  // dotted keys set from the command line
+
+  // Loads `file` and applies `overrides` ("a.b.c=value", the value parsed as YAML).
+  static std::shared_ptr<Source> load(const std::string& file, const std::vector<std::string>& overrides);
+  static std::shared_ptr<Source> parse(const std::string& text, const std::string& name,
+                                       const std::vector<std::string>& overrides = {});
+};
+
+// The closest of `candidates` to `word` (edit distance), or "" if none is close.
+std::string nearest(const std::string& word, const std::vector<std::string>& candidates);
+
+class Reader {
+ public:
+  Reader(std::shared_ptr<const Source> src, YAML::Node node, std::string path);
+
+  const std::string& path() const { return path_; }
+  std::string key(const std::string& k) const { return path_.empty() ? k : path_ + "." + k; }
+  bool has(const std::string& k) const;
+  Reader child(const std::string& k) const;  // must be a map
+  YAML::Node node() const { return node_; }
+  std::vector<std::string> keys() const;
+
+  // Unknown keys are errors; `allowed` lists the keys this section understands.
+  void only(const std::vector<std::string>& allowed) const;
+
+  std::string text(const std::string& k) const;
+  std::optional<std::string> opt_text(const std::string& k) const;
+  std::int64_t integer(const std::string& k, std::int64_t min = 1) const;
+  std::optional<std::int64_t> opt_integer(const std::string& k, std::int64_t min = 1) const;
+  double number(const std::string& k) const;
+  std::optional<double> opt_number(const std::string& k) const;
+  bool flag(const std::string& k, bool fallback) const;
+  Time duration(const std::string& k) const;  // non-negative, with a unit
+  std::optional<Time> opt_duration(const std::string& k) const;
+  Bytes bytes(const std::string& k) const;
+  std::optional<Bytes> opt_bytes(const std::string& k) const;
+  std::int64_t bandwidth(const std::string& k) const;  // bytes per second, positive
+  std::optional<std::int64_t> opt_bandwidth(const std::string& k) const;
+
+  // A scalar (same for every stage) or a list of exactly n values.
+  std::vector<Time> durations(const std::string& k, int n) const;
+  std::vector<Bytes> sizes(const std::string& k, int n) const;
+  std::vector<std::string> texts(const std::string& k) const;  // list (or a single scalar)
+
+  [[noreturn]] void fail(const std::string& k, const std::string& message) const;
+  [[noreturn]] void fail_at(const YAML::Node& at, const std::string& full_key, const std::string& message) const;
+  const std::string& file() const { return src_->file; }
+
+ private:
+  YAML::Node get(const std::string& k) const;
+  std::string scalar(const YAML::Node& n, const std::string& full_key, const char* what) const;
+  Time duration_of(const YAML::Node& n, const std::string& full_key) const;
+  Bytes bytes_of(const YAML::Node& n, const std::string& full_key) const;
+
+  std::shared_ptr<const Source> src_;
+  YAML::Node node_;
+  std::string path_;
+};
+
+}  // namespace stepsim::cli

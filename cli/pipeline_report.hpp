@@ -1,0 +1,28 @@
+#pragma once
+// What a pipeline run looks like to people and scripts: tables, JSON summaries, Chrome traces.
+// Everything is derived from the PipelineRun (plan, program, timeline, stats); nothing re-runs.
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "schedules/pipeline_spec.hpp"
+
+namespace stepsim::cli {
+
+using Json = nlohmann::ordered_json;
+
+Json pipeline_summary_json(const PipelineRun& run, const PipelineSpec& spec);
+
+// Whether each run fits the spec's per-device capacity (true when no capacity is set).
+bool fits_capacity(const PipelineRun& run, const PipelineSpec& spec);
+
+std::string pipeline_run_text(const PipelineRun& run, const PipelineSpec& spec);
+// One row per run, like the book's figure 10-24. With a capacity, runs that fit come first.
+std::string pipeline_compare_text(const std::vector<const PipelineRun*>& runs, const PipelineSpec& spec);
+
+// Trace Event Format JSON: a process per device with a compute track and one track per
+// outgoing link, flow arrows from each send to its consumer, memory counters per device.
+std::string pipeline_trace(const PipelineRun& run);
+
+}  // namespace stepsim::cli

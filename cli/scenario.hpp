@@ -1,0 +1,31 @@
+#pragma once
+// Scenario: one YAML file, loaded in one place into plain structs with units converted. Every
+// later stage takes a Scenario, never raw YAML, so file:line:key errors are produced here.
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "cli/input.hpp"
+#include "schedules/pipeline_spec.hpp"
+
+namespace stepsim::cli {
+
+struct Scenario {
+  std::string file;
+  std::string name;
+  std::string description;
+  std::optional<PipelineSpec> pipeline;
+
+  std::shared_ptr<const Source> source;
+  // Throws InputError pointing at the dotted `key` (its line if the file has it).
+  [[noreturn]] void fail(const std::string& key, const std::string& message) const;
+};
+
+Scenario load_scenario(const std::string& file, const std::vector<std::string>& overrides = {});
+Scenario parse_scenario(const std::string& text, const std::string& name, const std::vector<std::string>& overrides = {});
+
+// Section readers, one per scenario kind.
+PipelineSpec read_pipeline(const Reader& r);
+
+}  // namespace stepsim::cli

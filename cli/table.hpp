@@ -1,0 +1,26 @@
+#pragma once
+// Aligned plain-text tables for people: a header row, a rule, right-aligned numbers.
+#include <string>
+#include <vector>
+
+namespace stepsim::cli {
+
+class Table {
+ public:
+  struct Column {
+    std::string header;
+    bool right = true;  // numbers right-aligned, words left
+  };
+  explicit Table(std::vector<Column> columns) : columns_(std::move(columns)) {}
+  void add_row(std::vector<std::string> cells) { rows_.push_back(std::move(cells)); }
+  std::string render() const;
+
+ private:
+  std::vector<Column> columns_;
+  std::vector<std::vector<std::string>> rows_;
+};
+
+// Display width of UTF-8 text (counts code points; our tables use no wide glyphs).
+std::size_t display_width(const std::string& s);
+
+}  // namespace stepsim::cli

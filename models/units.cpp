@@ -1,0 +1,132 @@
+#include "models/units.hpp"
+
+#include <cctype>
+#include <cmath>
+
+#include <fmt/format.h>
+
+namespace stepsim {
+namespace {
+
+struct Decimal {
+  __int128 digits = 0;  // value = digits / 10^scale (x 10^exp10)
+  int scale = 0;
+  bool negative = false;
+};
+
+// Splits "12.5e3ms" into number 12.5e3 and unit "ms".
+bool split(std::string_view text, Decimal& num, std::string_view& unit, std::string* error) {
+  std::size_t i = 0;
+  while (i < text.size() && std::isspace(static_cast<unsigned char>(text[i]))) ++i;
+  if (i < text.size() && (text[i] == '-' || text[i] == '+')) num.negative = text[i++] == '-';
+  bool any = false, dot = false;
+  for (; i < text.size(); ++i) {
+    const char c = text[i];
+    if (std::isdigit(static_cast<unsigned char>(c))) {
+      if (num.digits > (__int128{1} << 100)) { if (error) *error = "number too long"; return false; }
+      num.digits = num.digits * 10 + (c - '0');
+      if (dot) ++num.scale;
+      any = true;
+    } else if (c == '.' && !dot) {
+      dot = true;
+    } else {
+      break;
+    }
+  }
+  if (!any) { if (error) *error = fmt::format("'{}' does not start with a number", text); return false; }
+  if (i < text.size() && (text[i] == 'e' || text[i] == 'E') && i + 1 < text.size() &&
+      (std::isdigit(static_cast<unsigned char>(text[i + 1])) || text[i + 1] == '-' || text[i + 1] == '+')) {
+    ++i;
+    bool neg = false;
+    if (text[i] == '-' || text[i] == '+') neg = text[i++] == '-';
+    int e = 0;
+    while (i < text.size() && std::isdigit(static_cast<unsigned char>(text[i]))) e = e * 10 + (text[i++] - '0');
+    if (e > 30) { if (error) *error = "exponent too large"; return false; }
+    for (int k = 0; k < e; ++k) { if (neg) ++num.scale; else num.digits *= 10; }
+  }
+  while (i < text.size() && std::isspace(static_cast<unsigned char>(text[i]))) ++i;
+  std::size_t j = text.size();
+  while (j > i && std::isspace(static_cast<unsigned char>(text[j - 1]))) --j;
+  unit = text.substr(i, j - i);
+  return true;
+}
+
+// value * factor_num / factor_den, rounded to nearest; nullopt on overflow.
+std::optional<std::int64_t> scale_to(const Decimal& d, __int128 factor_num, __int128 factor_den) {
+  __int128 den = factor_den;
+  for (int k = 0; k < d.scale; ++k) den *= 10;
+  const __int128 num = d.digits * factor_num;
+  if (d.digits != 0 && num / d.digits != factor_num) return std::nullopt;
+  __int128 q = (num + den / 2) / den;
+  if (q > INT64_MAX) return std::nullopt;
+  return static_cast<std::int64_t>(d.negative ? -q : q);
+}
+
+struct UnitFactor {
+  std::string_view name;
+  std::int64_t num;
+  std::int64_t den;
+};
+
+constexpr UnitFactor kTimeUnits[] = {
+    {"ns", 1, 1}, {"us", 1000, 1}, {"µs", 1000, 1}, {"ms", 1'000'000, 1}, {"s", 1'000'000'000, 1},
+    {"min", 60'000'000'000, 1}, {"h", 3'600'000'000'000, 1}, {"d", 86'400'000'000'000, 1}, {"days", 86'400'000'000'000, 1},
+};
+constexpr UnitFactor kSizeUnits[] = {
+    {"B", 1, 1}, {"KB", 1'000, 1}, {"MB", 1'000'000, 1}, {"GB", 1'000'000'000, 1}, {"TB", 1'000'000'000'000, 1},
+    {"KiB", 1024, 1}, {"MiB", 1024 * 1024, 1}, {"GiB", 1024LL * 1024 * 1024, 1}, {"TiB", 1024LL * 1024 * 1024 * 1024, 1},
+    {"bit", 1, 8}, {"Kbit", 1'000, 8}, {"Mbit", 1'000'000, 8}, {"Gbit", 1'000'000'000, 8}, {"Tbit", 1'000'000'000'000, 8},
+};
+
+template <std::size_t N>
+std::optional<std::int64_t> parse_with(std::string_view text, const UnitFactor (&units)[N], std::string_view what,
+                                       std::string_view examples, std::string* error) {
+  Decimal d;
+  std::string_view unit;
+  if (!split(text, d, unit, error)) return std::nullopt;
+  if (unit.empty()) {
+    if (error) *error = fmt::format("'{}' has no unit (write it like {})", text, examples);
+    return std::nullopt;
+  }
+  for (const auto& u : units) {
+    if (u.name == unit) {
+      auto v = scale_to(d, u.num, u.den);
+      if (!v && error) *error = fmt::format("'{}' is too large", text);
+      return v;
+    }
+  }
+  if (error) {
+    std::string known;
+    for (const auto& u : units) known += (known.empty() ? "" : ", ") + std::string(u.name);
+    *error = fmt::format("'{}': unknown {} unit '{}' (known: {})", text, what, unit, known);
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+std::optional<Time> parse_duration(std::string_view text, std::string* error) {
+  return parse_with(text, kTimeUnits, "time", "10ms or 1.5us", error);
+}
+
+std::optional<Bytes> parse_bytes(std::string_view text, std::string* error) {
+  return parse_with(text, kSizeUnits, "size", "230MiB or 1.24GB", error);
+}
+
+std::optional<std::int64_t> parse_bandwidth(std::string_view text, std::string* error) {
+  const auto slash = text.rfind("/s");
+  if (slash == std::string_view::npos || slash + 2 != text.size()) {
+    if (error) *error = fmt::format("'{}' is not a bandwidth (write it like 32GB/s or 200Gbit/s)", text);
+    return std::nullopt;
+  }
+  return parse_with(text.substr(0, slash), kSizeUnits, "size", "32GB/s or 200Gbit/s", error);
+}
+
+std::string format_duration(Time t) {
+  if (std::llabs(t) >= 10 * kSecond) return fmt::format("{:.2f} s", to_s(t));
+  return fmt::format("{:.3f} ms", to_ms(t));
+}
+
+std::string format_bytes_mib(Bytes b) { return fmt::format("{:.1f} MiB", static_cast<double>(b) / (1024.0 * 1024.0)); }
+
+}  // namespace stepsim

@@ -1,0 +1,26 @@
+#pragma once
+// Quantities with explicit units, parsed exactly (decimal digits, no float round trip) into
+// integer nanoseconds, bytes and bytes per second.
+//   durations:  ns, us (µs), ms, s, min, h, d      e.g. "10ms", "1.5us", "16.38s"
+//   sizes:      B, KB, MB, GB, TB (powers of 1000), KiB, MiB, GiB, TiB (powers of 1024),
+//               bit, Kbit, Mbit, Gbit (x/8 bytes)  e.g. "230MiB", "1.24GB"
+//   bandwidth:  a size per second                  e.g. "32GB/s", "200Gbit/s"
+// A bare number is rejected: a unit-less duration is the commonest scenario mistake.
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "sim/time.hpp"
+
+namespace stepsim {
+
+std::optional<Time> parse_duration(std::string_view text, std::string* error = nullptr);
+std::optional<Bytes> parse_bytes(std::string_view text, std::string* error = nullptr);
+std::optional<std::int64_t> parse_bandwidth(std::string_view text, std::string* error = nullptr);
+
+// Human-readable renderings for tables.
+std::string format_duration(Time t);           // "347.000 ms", "52.8 s"
+std::string format_bytes_mib(Bytes b);         // "921.0 MiB"
+
+}  // namespace stepsim

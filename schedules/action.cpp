@@ -1,0 +1,117 @@
+#include "schedules/action.hpp"
+
+#include <charconv>
+#include <map>
+#include <set>
+#include <tuple>
+
+#include <fmt/format.h>
+
+namespace stepsim {
+
+std::string format_action(const Action& a) {
+  if (a.kind == ActionKind::OverlapFB)
+    return fmt::format("{}F{}+{}{}{}", a.stage, a.micro, a.stage2, static_cast<char>(a.kind2), a.micro2);
+  return fmt::format("{}{}{}", a.stage, static_cast<char>(a.kind), a.micro);
+}
+
+namespace {
+std::optional<Action> parse_simple(std::string_view t, std::string* error) {
+  int stage = 0, micro = 0;
+  auto* p = t.data();
+  auto* end = t.data() + t.size();
+  auto r1 = std::from_chars(p, end, stage);
+  if (r1.ec != std::errc{} || r1.ptr == end) { if (error) *error = fmt::format("'{}' is not an action like 0F3", t); return std::nullopt; }
+  const char k = *r1.ptr;
+  if (k != 'F' && k != 'B' && k != 'I' && k != 'W') {
+    if (error) *error = fmt::format("'{}': unknown op letter '{}' (expected F, B, I or W)", t, k);
+    return std::nullopt;
+  }
+  auto r2 = std::from_chars(r1.ptr + 1, end, micro);
+  if (r2.ec != std::errc{} || r2.ptr != end || stage < 0 || micro < 0) {
+    if (error) *error = fmt::format("'{}' is not an action like 0F3", t);
+    return std::nullopt;
+  }
+  return Action{static_cast<ActionKind>(k), stage, micro};
+}
+}  // namespace
+
+std::optional<Action> parse_action(std::string_view text, std::string* error) {
+  while (!text.empty() && (text.front() == ' ' || text.front() == '\t')) text.remove_prefix(1);
+  while (!text.empty() && (text.back() == ' ' || text.back() == '\t' || text.back() == '\r')) text.remove_suffix(1);
+  const auto plus = text.find('+');
+  if (plus == std::string_view::npos) return parse_simple(text, error);
+  auto f = parse_simple(text.substr(0, plus), error);
+  auto b = f ? parse_simple(text.substr(plus + 1), error) : std::nullopt;
+  if (!f || !b) return std::nullopt;
+  if (f->kind != ActionKind::Forward || (b->kind != ActionKind::Backward && b->kind != ActionKind::BackwardInput)) {
+    if (error) *error = fmt::format("'{}': an overlapped pair is a forward then a backward, like 0F3+5B1", text);
+    return std::nullopt;
+  }
+  return Action{ActionKind::OverlapFB, f->stage, f->micro, b->stage, b->micro, b->kind};
+}
+
+std::vector<int> PipelinePlan::stage_copies_per_device() const {
+  std::set<std::pair<int, int>> held;
+  for (const auto& route : routes)
+    for (int s = 0; s < stages; ++s) held.emplace(route[s], s);
+  std::vector<int> copies(devices, 0);
+  for (const auto& [d, s] : held) ++copies[d];
+  return copies;
+}
+
+PipelinePlan single_route_plan(int devices, std::vector<int> placement, int microbatches, bool split) {
+  PipelinePlan plan;
+  plan.devices = devices;
+  plan.stages = static_cast<int>(placement.size());
+  plan.microbatches = microbatches;
+  plan.split_backward = split;
+  plan.routes = {std::move(placement)};
+  plan.route_of_micro.assign(microbatches, 0);
+  plan.actions.assign(devices, {});
+  return plan;
+}
+
+std::vector<std::string> check_plan(const PipelinePlan& plan) {
+  std::vector<std::string> problems;
+  // (kind, stage, micro) -> device it was listed on
+  std::map<std::tuple<char, int, int>, int> seen;
+  auto note = [&](ActionKind kind, int stage, int micro, int device) {
+    const Action a{kind, stage, micro};
+    if (stage < 0 || stage >= plan.stages || micro < 0 || micro >= plan.microbatches) {
+      problems.push_back(fmt::format("device {}: {} names a stage or micro-batch out of range ({} stages, {} micro-batches)",
+                                     device, format_action(a), plan.stages, plan.microbatches));
+      return;
+    }
+    if (plan.split_backward && kind == ActionKind::Backward)
+      problems.push_back(fmt::format("device {}: {} is a full backward in a split-backward schedule (use I and W)", device, format_action(a)));
+    if (!plan.split_backward && (kind == ActionKind::BackwardInput || kind == ActionKind::BackwardWeight))
+      problems.push_back(fmt::format("device {}: {} splits the backward in a schedule that does not", device, format_action(a)));
+    const int want = plan.device_of(stage, micro);
+    if (want != device)
+      problems.push_back(fmt::format("device {}: {} belongs on device {}", device, format_action(a), want));
+    auto [it, fresh] = seen.emplace(std::make_tuple(static_cast<char>(kind), stage, micro), device);
+    if (!fresh) problems.push_back(fmt::format("device {}: {} is listed twice (also on device {})", device, format_action(a), it->second));
+  };
+  for (int d = 0; d < static_cast<int>(plan.actions.size()); ++d) {
+    for (const Action& a : plan.actions[d]) {
+      if (a.kind == ActionKind::OverlapFB) {
+        note(ActionKind::Forward, a.stage, a.micro, d);
+        note(a.kind2, a.stage2, a.micro2, d);
+      } else {
+        note(a.kind, a.stage, a.micro, d);
+      }
+    }
+  }
+  const std::vector<ActionKind> kinds = plan.split_backward
+      ? std::vector<ActionKind>{ActionKind::Forward, ActionKind::BackwardInput, ActionKind::BackwardWeight}
+      : std::vector<ActionKind>{ActionKind::Forward, ActionKind::Backward};
+  for (int s = 0; s < plan.stages; ++s)
+    for (int i = 0; i < plan.microbatches; ++i)
+      for (ActionKind k : kinds)
+        if (!seen.count({static_cast<char>(k), s, i}))
+          problems.push_back(fmt::format("{} is missing (device {})", format_action(Action{k, s, i}), plan.device_of(s, i)));
+  return problems;
+}
+
+}  // namespace stepsim

@@ -1,0 +1,66 @@
+#pragma once
+// Actions: what a pipeline schedule decides, and nothing about time.
+//
+// A schedule turns (devices, micro-batches, virtual stages) into one ordered action list per
+// device, in the compact notation of PyTorch's torch.distributed.pipelining: `0F3` is stage 0's
+// forward of micro-batch 3, `1I3` / `1W3` the input- and weight-gradient halves of stage 1's
+// backward, `1B3` a full backward. The engine decides when each action runs.
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace stepsim {
+
+enum class ActionKind : char {
+  Forward = 'F',
+  Backward = 'B',        // full backward: input and weight gradients in one op
+  BackwardInput = 'I',   // dX only (zero-bubble split)
+  BackwardWeight = 'W',  // dW only
+  // A forward and a backward of different micro-batches run as one compute op (DualPipe's
+  // overlapped pair): `stage`/`micro` name the forward, `stage2`/`micro2` the backward half,
+  // whose kind is `kind2` (Backward or BackwardInput).
+  OverlapFB = 'O',
+};
+
+struct Action {
+  ActionKind kind;
+  int stage;  // virtual stage: position along the model, 0 .. stages-1
+  int micro;
+  int stage2 = -1;
+  int micro2 = -1;
+  ActionKind kind2 = ActionKind::Backward;
+
+  bool operator==(const Action&) const = default;
+};
+
+// `0F3`; an overlapped pair as `0F3+5B1`.
+std::string format_action(const Action& a);
+// Parses the notation above; nullopt with `error` set on bad text.
+std::optional<Action> parse_action(std::string_view text, std::string* error);
+
+// Which device runs virtual stage s for micro-batch i. Most schedules place a stage on one
+// device for every micro-batch; DualPipe sends the second half of the micro-batches along the
+// mirrored route, so placement is per route.
+struct PipelinePlan {
+  int devices = 0;
+  int stages = 0;  // virtual stages along the model
+  int microbatches = 0;
+  bool split_backward = false;                // uses I/W instead of B
+  std::vector<std::vector<int>> routes;       // routes[r][s] = device of stage s on route r
+  std::vector<int> route_of_micro;            // per micro-batch
+  std::vector<std::vector<Action>> actions;   // per device, in execution order
+
+  int device_of(int stage, int micro) const { return routes[route_of_micro[micro]][stage]; }
+  // Distinct (device, stage) pairs: how many stage copies of parameters each device holds.
+  std::vector<int> stage_copies_per_device() const;
+};
+
+// Plan with one route: stage s on device placement[s], for every micro-batch.
+PipelinePlan single_route_plan(int devices, std::vector<int> placement, int microbatches, bool split);
+
+// Checks a plan: every required action exactly once, on the device its route names. Returns
+// one message per problem, actions named in the notation above.
+std::vector<std::string> check_plan(const PipelinePlan& plan);
+
+}  // namespace stepsim

@@ -1,0 +1,64 @@
+#pragma once
+// PipelineSpec: a pipeline scenario as plain values (units already converted), and the one
+// function that turns it into a simulated step: spec -> plan (schedule) -> program (lowering)
+// -> timeline (engine) -> stats.
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "schedules/pipeline.hpp"
+#include "schedules/registry.hpp"
+#include "sim/engine.hpp"
+
+namespace stepsim {
+
+struct PipelineSpec {
+  int stages = 0;  // physical pipeline stages = devices
+  int microbatches = 0;
+  int virtual_stages = 1;
+  std::string schedule;  // a family name, or "custom" with `custom_actions`
+  std::vector<std::vector<Action>> custom_actions;  // per device, for schedule "custom"
+  bool custom_split_backward = false;
+
+  // Per physical stage (one value per device). A split schedule needs backward_input and
+  // backward_weight; a full-backward schedule uses backward, or backward_input + backward_weight.
+  std::vector<Time> forward, backward, backward_input, backward_weight, update;
+  std::vector<Bytes> activation;
+  std::optional<Time> overlap_fb;
+
+  Time latency = 0;
+  std::int64_t bandwidth = 0;
+  Bytes message = 0;
+  std::optional<Time> wrap_latency;  // hop between the last device and the first, both ways
+  std::optional<Bytes> capacity;     // per-device memory for intermediates (feasibility)
+};
+
+// A spec the simulation cannot take (unknown schedule, counts it cannot run, missing times).
+// `key` names the scenario key at fault, so the loader can point at the file and line.
+class SpecError : public std::runtime_error {
+ public:
+  SpecError(std::string key, const std::string& what) : std::runtime_error(what), key_(std::move(key)) {}
+  const std::string& key() const { return key_; }
+
+ private:
+  std::string key_;
+};
+
+struct PipelineRun {
+  std::string schedule;  // canonical family name
+  PipelinePlan plan;
+  std::unique_ptr<PipelineProgram> program;
+  Timeline timeline;
+  PipelineStats stats;
+};
+
+// The plan a spec asks for (schedule built and checked). Throws SpecError.
+PipelinePlan plan_for(const PipelineSpec& spec);
+PipelineCosts costs_for(const PipelineSpec& spec, const PipelinePlan& plan);
+
+// Simulates one step. Throws SpecError for a spec that cannot run, DeadlockError for an order
+// that cannot finish, GraphError for an order that waits on itself.
+PipelineRun simulate_pipeline(const PipelineSpec& spec);
+
+}  // namespace stepsim

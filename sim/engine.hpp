@@ -1,0 +1,39 @@
+#pragma once
+// The discrete-event engine: runs an OpGraph on its resources and returns the Timeline.
+//
+// Rules (stated once, relied on everywhere):
+//  * An op is ready when every dependency is done (ended plus its latency).
+//  * A program-order resource starts its next op in program order as soon as the op is ready
+//    and the resource is free; a FIFO resource starts the ready op with the earliest ready
+//    time, ties broken by lower op id.
+//  * Events at equal times are processed in (time, kind, op id) order, and resources freed or
+//    fed at a time are offered new work only after every event at that time, in resource-id
+//    order. So a run is a pure function of the graph: same graph, same timeline, byte for byte.
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "sim/timeline.hpp"
+
+namespace stepsim {
+
+// A run that cannot finish: some program-order resource waits on an op that can never be done.
+class DeadlockError : public std::runtime_error {
+ public:
+  struct Stuck {
+    ResourceId resource;
+    OpId op;                   // the op the resource would run next
+    std::vector<OpId> waits;   // its dependencies that never finished
+  };
+  DeadlockError(std::string what, std::vector<Stuck> stuck)
+      : std::runtime_error(std::move(what)), stuck_(std::move(stuck)) {}
+  const std::vector<Stuck>& stuck() const { return stuck_; }
+
+ private:
+  std::vector<Stuck> stuck_;
+};
+
+// Runs the graph (finalizing it if needed). Throws DeadlockError if not every op can run.
+Timeline run(OpGraph& graph);
+
+}  // namespace stepsim

@@ -1,0 +1,39 @@
+#pragma once
+// Levels: quantities held over time, such as a device's memory bytes or its number of resident
+// micro-batches. A model states holds ("this many bytes on counter c, from this op's start until
+// that op's end"); one sweep over the Timeline turns them into curves and peaks.
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "sim/timeline.hpp"
+
+namespace stepsim {
+
+enum class OpPoint : std::uint8_t { Start, End, Done };
+
+struct Mark {
+  OpId op;
+  OpPoint point;
+};
+
+struct Hold {
+  std::uint32_t counter;
+  std::int64_t amount;
+  Mark from, until;
+};
+
+struct LevelCurve {
+  std::vector<std::pair<Time, std::int64_t>> steps;  // level from each time on (changes only)
+  std::int64_t peak = 0;
+  Time peak_time = 0;
+};
+
+Time time_of(const OpGraph& g, const Timeline& t, Mark m);
+
+// Rule: at equal times, releases happen before acquisitions, so a buffer freed at the instant
+// another is allocated is not counted twice.
+std::vector<LevelCurve> sweep_levels(const OpGraph& g, const Timeline& t, std::span<const Hold> holds,
+                                     std::size_t counters);
+
+}  // namespace stepsim
