@@ -201,7 +201,10 @@ PipelineCosts costs_for(const PipelineSpec& spec, const PipelinePlan& plan) {
     sc.forward = share(spec.forward[d]);
     sc.backward_input = have_split ? share(spec.backward_input[d]) : 0;
     sc.backward_weight = have_split ? share(spec.backward_weight[d]) : 0;
-    sc.backward = have_b ? share(spec.backward[d]) : sc.backward_input + sc.backward_weight;
+    // Splitting a backward never changes its work: where B = I + W for the device, a chunk's B
+    // is its I + W (shares of B, I and W are rounded separately otherwise).
+    const bool b_is_sum = have_split && (!have_b || spec.backward[d] == spec.backward_input[d] + spec.backward_weight[d]);
+    sc.backward = b_is_sum ? sc.backward_input + sc.backward_weight : have_b ? share(spec.backward[d]) : 0;
     sc.activation = d < static_cast<int>(spec.activation.size()) ? share(spec.activation[d]) : 0;
   }
   return costs;
