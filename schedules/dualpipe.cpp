@@ -8,6 +8,8 @@
 // Each rank runs the eight-phase program of dualpipe_phases.hpp with P = p/2 ranks per half,
 // h = min(i, p-1-i) and C = m/2 micro-batches per direction. A rank in the first half sees the
 // first route as its phase 0; a rank in the second half sees the mirrored one as phase 0.
+// Messages leave when the op that produces them ends. dualpipe.py batches each send with the
+// next receive (and its middle ranks hold a few sends back); the event model sends no later.
 #include <algorithm>
 
 #include <fmt/format.h>

@@ -182,6 +182,8 @@ PipelineCosts costs_for(const PipelineSpec& spec, const PipelinePlan& plan) {
   }
 
   // Chunk c runs on device routes[0][c] and gets its share of that device's per-stage values.
+  // With mirrored routes (DualPipe) the first route places stage s on device s, so stage s costs
+  // the scenario's stage-s values on either device.
   // Shares are cut at cumulative layer boundaries (floor(value * layers so far / device layers)),
   // so a device's chunks add up to its value exactly, in integer nanoseconds and bytes.
   const auto layers = chunk_layer_counts(spec, plan.stages);
