@@ -66,7 +66,7 @@ struct DataParallelSpec {
   // --- the schedule
   int zero_stage = 3;             // 0 = DDP (AllReduce buckets), 3 = ZeRO-3 / FSDP
   int microbatches = 1;           // gradient accumulation steps per optimizer step
-  int prefetch = 2;               // ZeRO-3: a gather may start this many units ahead (0 = when needed)
+  int prefetch = 4;               // ZeRO-3: a gather may start this many units ahead (0 = when needed)
   bool keep_gathered = false;     // ZeRO-3: keep forward's gathered weights for the backward
   Bytes bucket_size = 25LL * 1024 * 1024;  // DDP bucket cap (PyTorch's default 25 MiB)
   BackwardOrder backward_order = BackwardOrder::Fused;
