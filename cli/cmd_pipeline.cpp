@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <memory>
 
+#include "cli/cmd_data_parallel.hpp"
 #include "cli/commands.hpp"
 #include "cli/output.hpp"
 #include "cli/pipeline_report.hpp"
@@ -70,6 +71,7 @@ void add_run_command(CLI::App& app) {
       sets.push_back("pipeline.schedule=" + *schedule);
     }
     const Scenario sc = load_scenario(args->file, sets);
+    if (sc.data_parallel) return run_data_parallel_scenario(sc, *json, *trace);
     const PipelineSpec& spec = pipeline_of(sc);
     const PipelineRun run = simulate_or_fail(sc, spec);
     if (!trace->empty()) write_file(*trace, pipeline_trace(run));
@@ -89,6 +91,7 @@ void add_compare_command(CLI::App& app) {
   cmd->add_flag("--json", *json, "print a JSON list of summaries instead of the table");
   cmd->callback([=] {
     const Scenario sc = load_scenario(args->file, args->sets);
+    if (sc.data_parallel) return compare_data_parallel_scenario(sc, *json);
     const PipelineSpec& base = pipeline_of(sc);
     std::vector<std::string> names = *schedules;
     const bool explicit_list = !names.empty();
@@ -152,6 +155,7 @@ void add_validate_command(CLI::App& app) {
   cmd->callback([=] {
     const Scenario sc = load_scenario(args->file, args->sets);
     if (sc.pipeline) simulate_or_fail(sc, *sc.pipeline);
+    if (sc.data_parallel) validate_data_parallel_scenario(sc);
     fmt::print("{}: ok\n", sc.file);
   });
 }
