@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "cli/input.hpp"
+#include "cli/job_scenario.hpp"
 #include "schedules/pipeline_spec.hpp"
 
 namespace stepsim::cli {
@@ -16,6 +17,7 @@ struct Scenario {
   std::string name;
   std::string description;
   std::optional<PipelineSpec> pipeline;
+  std::optional<JobScenario> job;
 
   std::shared_ptr<const Source> source;
   // Throws InputError pointing at the dotted `key` (its line if the file has it).
