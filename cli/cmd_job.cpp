@@ -28,7 +28,7 @@ void add_job_command(CLI::App& app) {
   auto* cmd = app.add_subcommand("job", "simulate whole runs: failures, checkpoints, input pipeline, stragglers");
   cmd->add_option("file", a->file, "scenario YAML file with a 'job' section")->required();
   cmd->add_option("--set", a->sets, "override a key, e.g. --set job.checkpoint.every=900s (repeatable)");
-  cmd->add_option("--runs", a->runs, "Monte Carlo runs (default: job.runs, else 1000)")->check(CLI::Range(1, 10'000'000));
+  cmd->add_option("--runs", a->runs, "Monte Carlo runs (default: job.runs, else 1000)")->check(CLI::Range(1, 1'000'000));
   cmd->add_option("--seed", a->seed, "random seed (default: job.seed, else 1)")->check(CLI::NonNegativeNumber);
   cmd->add_option("--threads", a->threads, "worker threads (default: all cores)")->check(CLI::Range(0, 1024));
   cmd->add_flag("--json", a->json, "print a JSON summary instead of the tables");

@@ -17,6 +17,7 @@ using Json = nlohmann::ordered_json;
 
 namespace {
 constexpr Time kDay = 86'400 * kSecond;
+constexpr std::int64_t kMaxInputSteps = 10'000'000;  // per-step samples are kept in memory
 
 double days(Time t) { return static_cast<double>(t) / static_cast<double>(kDay); }
 double round3(double x) { return std::round(x * 1000.0) / 1000.0; }
@@ -59,8 +60,14 @@ JobAnalysis analyse_job(const Scenario& sc, int runs, std::uint64_t seed, int th
   if (job.step_time) a.step_time = *job.step_time;
   else a.step_time = static_cast<Time>(std::llround(a.stragglers->step_seconds.mean * 1e9));
 
+  // Work must stay far from int64 overflow (2^61 ns ~ 73 years).
+  if (job.steps > (Time{1} << 61) / std::max<Time>(a.step_time, 1))
+    sc.fail("job.steps", fmt::format("{} steps of {} exceed the 73 years a run can simulate", job.steps,
+                                     format_duration(a.step_time)));
   // Input: one failure-free pass over the steps gives each step's input wait.
   if (job.input) {
+    if (job.steps > kMaxInputSteps)
+      sc.fail("job.steps", fmt::format("the input pipeline simulates at most {} steps", kMaxInputSteps));
     try {
       a.input = simulate_input(*job.input, a.step_time, job.steps);
     } catch (const std::invalid_argument& e) {
@@ -100,9 +107,17 @@ JobAnalysis analyse_job(const Scenario& sc, int runs, std::uint64_t seed, int th
     const int d = done.fetch_add(1) + 1;
     if (progress) progress(d, total);
   };
-  a.summary = simulate_job(a.spec, runs, seed, threads, tick);
+  try {
+    a.summary = simulate_job(a.spec, runs, seed, threads, tick);
+    if (!sweep.empty()) a.sweep = sweep_intervals(a.spec, sweep, runs, seed, threads, tick);
+    simulate_run(a.spec, seed, 0, &a.first_run);
+  } catch (const JobCannotFinish& e) {
+    const std::string key = a.spec.card_mtbf > 0 ? "job.card_mtbf" : "job.rollback_every";
+    sc.fail(key, fmt::format("{}: interruptions (every {} on average) come faster than checkpoint segments "
+                             "complete; save more often or use fewer cards",
+                             e.what(), span(a.spec.card_mtbf > 0 ? a.spec.job_mtbf() : a.spec.rollback_interval)));
+  }
   if (!sweep.empty()) {
-    a.sweep = sweep_intervals(a.spec, sweep, runs, seed, threads, tick);
     std::vector<double> taus, overheads;
     for (const auto& p : a.sweep) {
       taus.push_back(to_s(p.interval));
@@ -110,7 +125,6 @@ JobAnalysis analyse_job(const Scenario& sc, int runs, std::uint64_t seed, int th
     }
     a.sweep_optimum_seconds = fit_optimum_interval(taus, overheads);
   }
-  simulate_run(a.spec, seed, 0, &a.first_run);
   return a;
 }
 

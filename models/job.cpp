@@ -8,6 +8,7 @@
 #include <stdexcept>
 
 #include <Eigen/Dense>
+#include <fmt/format.h>
 
 #include "models/random.hpp"
 
@@ -15,6 +16,9 @@ namespace stepsim {
 
 namespace {
 constexpr Time kNever = std::numeric_limits<Time>::max();
+constexpr Time kYear = 365LL * 86'400 * kSecond;
+
+Time saturating_add(Time a, Time b) { return b > kNever - a ? kNever : a + b; }
 
 // Random streams of a run (derive_seed's third argument).
 constexpr std::uint64_t kFailureStream = 1;
@@ -49,6 +53,13 @@ std::int64_t steps_per_interval(Time interval, Time step_time) {
   if (step_time <= 0) return 1;
   return std::max<std::int64_t>(1, (interval + step_time / 2) / step_time);
 }
+
+JobCannotFinish::JobCannotFinish(int run_index, Time wall_time, std::int64_t steps)
+    : std::runtime_error(fmt::format("run {} has not finished after {:.1f} days ({} steps done)", run_index,
+                                     to_s(wall_time) / 86'400.0, steps)),
+      run(run_index),
+      wall(wall_time),
+      steps_done(steps) {}
 
 const char* job_event_name(JobEventKind k) {
   switch (k) {
@@ -92,11 +103,11 @@ class Interruptions {
   void consume() {
     const auto [t, rollback] = peek();
     if (rollback) {
-      next_rollback_ = t + rollbacks_.exponential(rollback_mean_);
+      next_rollback_ = saturating_add(t, rollbacks_.exponential(rollback_mean_));
     } else if (next_injected_ < injected_.size() && injected_[next_injected_] == t && t <= next_failure_) {
       ++next_injected_;
     } else {
-      next_failure_ = t + failures_.exponential(job_mtbf_);
+      next_failure_ = saturating_add(t, failures_.exponential(job_mtbf_));
     }
   }
 
@@ -116,12 +127,17 @@ struct PendingSnapshot {
 class RunSimulation {
  public:
   RunSimulation(const JobSpec& spec, std::uint64_t seed, int run, JobRecord* rec)
-      : spec_(spec), work_(spec.profile), ck_(spec.checkpoint), irq_(spec, seed, run), rec_(rec) {}
+      : spec_(spec), work_(spec.profile), ck_(spec.checkpoint), irq_(spec, seed, run), rec_(rec), run_(run) {
+    const Time work = work_.total();
+    constexpr Time kCap = Time{1} << 62;  // ~146 years: far from overflowing when added to
+    give_up_ = work > (kCap - kYear) / 100 ? kCap : 100 * work + kYear;
+  }
 
   RunResult run() {
     res_.useful = work_.total();
     const std::int64_t steps = work_.steps();
     while (k_ < steps) {
+      if (now_ > give_up_) throw JobCannotFinish(run_, now_, k_);
       const std::int64_t target =
           ck_.every_steps > 0 ? std::min(steps, (k_ / ck_.every_steps + 1) * ck_.every_steps) : steps;
       const Time segment = work_.work_until(target) - work_.work_until(k_);
@@ -237,6 +253,7 @@ class RunSimulation {
       ++res_.restores;
       const auto [t2, rollback2] = irq_.peek();
       if (t2 < end) {
+        if (t2 > give_up_) throw JobCannotFinish(run_, t2, committed_);
         res_.restore += t2 - t;
         event(JobEventKind::Restore, t, t2, committed_, committed_, false);
         count(rollback2);
@@ -284,6 +301,8 @@ class RunSimulation {
   Interruptions irq_;
   JobRecord* rec_;
   RunResult res_;
+  int run_;
+  Time give_up_;
   Time now_ = 0;
   std::int64_t k_ = 0;          // steps done in the current state
   std::int64_t committed_ = 0;  // step of the last committed snapshot

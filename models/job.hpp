@@ -26,6 +26,7 @@
 #include <cstdint>
 #include <functional>
 #include <optional>
+#include <stdexcept>
 #include <utility>
 #include <vector>
 
@@ -116,7 +117,19 @@ struct JobRecord {
   std::vector<std::pair<Time, int>> pending;  // snapshots captured but not committed, from each time on
 };
 
+// A run that has not finished after 100 times its work plus a year of wall time (at most
+// 2^62 ns, ~146 years): failures
+// arrive faster than checkpoint segments can complete (expected time grows like e^(lambda tau)).
+class JobCannotFinish : public std::runtime_error {
+ public:
+  JobCannotFinish(int run, Time wall, std::int64_t steps_done);
+  int run;
+  Time wall;
+  std::int64_t steps_done;
+};
+
 // One run with generators derived from (seed, run). `record`, if given, receives the timeline.
+// Throws JobCannotFinish.
 RunResult simulate_run(const JobSpec& spec, std::uint64_t seed, int run, JobRecord* record = nullptr);
 
 struct JobSummary {

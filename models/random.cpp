@@ -1,5 +1,6 @@
 #include "models/random.hpp"
 
+#include <algorithm>
 #include <cmath>
 
 namespace stepsim {
@@ -21,7 +22,8 @@ double Rng::uniform() { return static_cast<double>(gen_() >> 11) * 0x1.0p-53; }
 
 Time Rng::exponential(Time mean) {
   // -mean * ln(1 - u), u in [0, 1): 1 - u is in (0, 1], so the logarithm is finite.
-  const double x = -static_cast<double>(mean) * std::log1p(-uniform());
+  // Capped at 2^62 ns (~146 years) so that adding it to a time cannot overflow.
+  const double x = std::min(-static_cast<double>(mean) * std::log1p(-uniform()), 0x1.0p62);
   return static_cast<Time>(std::llround(x));
 }
 

@@ -19,7 +19,8 @@ class Rng {
   explicit Rng(std::uint64_t seed) : gen_(seed) {}
   // Uniform on [0, 1): the top 53 bits of one 64-bit draw.
   double uniform();
-  // Exponential with the given mean, rounded to the nearest nanosecond (inverse transform).
+  // Exponential with the given mean, rounded to the nearest nanosecond (inverse transform),
+  // at most 2^62 ns.
   Time exponential(Time mean);
   // Standard normal (Marsaglia's polar method; the second value of a pair is kept for the next call).
   double normal();
