@@ -213,3 +213,11 @@ TEST_CASE("the simulated optimum interval is near sqrt(2 c M) and shrinks by 1/s
   const double ratio_se = ratio * std::hypot(o1024.se / o1024.tau, o2048.se / o2048.tau);
   CHECK(std::abs(ratio - 1 / std::sqrt(2.0)) < 4 * ratio_se + std::abs(o2048.exact_fit / o1024.exact_fit - 1 / std::sqrt(2.0)));
 }
+
+TEST_CASE("a run that cannot finish is reported, not simulated forever", "[job]") {
+  // A job MTBF of 75 s against 1,800 s segments: each segment completes with probability e^-24.
+  JobSpec s = book_spec(48, 1'000, 52'800 * kMillisecond, 1800 * kSecond);
+  s.card_mtbf = 3600 * kSecond;
+  CHECK_THROWS_AS(simulate_run(s, 1, 0), JobCannotFinish);
+  CHECK_THROWS_AS(simulate_job(s, 4, 1, 2), JobCannotFinish);
+}
