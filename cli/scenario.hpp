@@ -29,5 +29,7 @@ Scenario parse_scenario(const std::string& text, const std::string& name, const 
 
 // Section readers, one per scenario kind.
 PipelineSpec read_pipeline(const Reader& r);
+// `pipeline.actions_csv`: a schedule in PyTorch's CSV form, path relative to the scenario file.
+std::vector<std::vector<Action>> read_actions_csv(const Reader& r);
 
 }  // namespace stepsim::cli
