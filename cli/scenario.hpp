@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "cli/input.hpp"
+#include "cli/job_scenario.hpp"
 #include "cli/scenario_data_parallel.hpp"
 #include "schedules/pipeline_spec.hpp"
 
@@ -18,6 +19,7 @@ struct Scenario {
   std::string description;
   std::optional<PipelineSpec> pipeline;
   std::optional<DataParallelScenario> data_parallel;
+  std::optional<JobScenario> job;
 
   std::shared_ptr<const Source> source;
   // Throws InputError pointing at the dotted `key` (its line if the file has it).
