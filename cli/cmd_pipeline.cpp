@@ -71,7 +71,14 @@ void add_run_command(CLI::App& app) {
   add_picture_args(cmd, *pictures, json_flag);
   cmd->callback([=] {
     auto sets = args->sets;
-    if (!schedule->empty()) sets.push_back("pipeline.schedule=" + *schedule);
+    if (!schedule->empty()) {
+      if (!find_schedule(*schedule)) {
+        const auto near = nearest(*schedule, schedule_names());
+        throw InputError("--schedule", 0, "", near.empty() ? fmt::format("unknown schedule '{}'", *schedule)
+                                                           : fmt::format("unknown schedule '{}'; did you mean '{}'?", *schedule, near));
+      }
+      sets.push_back("pipeline.schedule=" + *schedule);
+    }
     const Scenario sc = load_scenario(args->file, sets);
     const PipelineSpec& spec = pipeline_of(sc);
     const PipelineRun run = simulate_or_fail(sc, spec);
