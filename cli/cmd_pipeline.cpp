@@ -49,11 +49,15 @@ void add_picture_args(CLI::App* cmd, PictureArgs& a, CLI::Option* json) {
   auto* gantt = cmd->add_flag("--gantt", a.gantt, "print the timeline as a text Gantt chart instead of the table");
   gantt->excludes(json);
   cmd->add_option("--width", a.width, "columns of the --gantt chart (default: $COLUMNS, the terminal's, or 100)")
-      ->check(CLI::Range(kMinGanttWidth, 100000))
       ->needs(gantt);
 }
 
-int gantt_width(const PictureArgs& a) { return a.width > 0 ? a.width : std::max(terminal_columns(), kMinGanttWidth); }
+int gantt_width(const PictureArgs& a) {
+  if (a.width == 0) return std::max(terminal_columns(), kMinGanttWidth);
+  if (a.width < kMinGanttWidth)
+    throw InputError("--width", 0, "", fmt::format("{} columns is too narrow; the chart needs at least {}", a.width, kMinGanttWidth));
+  return a.width;
+}
 
 }  // namespace
 

@@ -21,8 +21,8 @@ std::vector<Swatch> pipeline_legend() {
           {"weight gradient", "#59a14f", 'W'},
           {"overlapped F&B pair", "#76b7b2", 'O'},
           {"optimizer update", "#9b59b6", 'U'},
-          {"forward message", "#a0cbe8", 'f'},
-          {"backward message", "#ffbe7d", 'b'}};
+          {"forward message", "#a0cbe8", '>'},
+          {"backward message", "#ffbe7d", '<'}};
 }
 
 // Memory curves: one colour per device (ColorBrewer Dark2), repeating after eight.

@@ -96,9 +96,9 @@ Table pipeline_device_table(const PipelineRun& run) {
 }
 
 std::string pipeline_run_text(const PipelineRun& run, const PipelineSpec& spec) {
-  std::string out = pipeline_run_title(run, spec) + "\n" + pipeline_run_times(run) + "\n" + pipeline_run_messages(run) + "\n\n";
+  std::string out = fmt::format("{}\n{}\n{}\n\n", pipeline_run_title(run, spec), pipeline_run_times(run), pipeline_run_messages(run));
   out += pipeline_device_table(run).render();
-  if (spec.capacity) out += "\n" + pipeline_capacity_verdict(run, spec) + "\n";
+  if (spec.capacity) out += fmt::format("\n{}\n", pipeline_capacity_verdict(run, spec));
   return out;
 }
 
@@ -121,7 +121,8 @@ Table pipeline_compare_table(const std::vector<const PipelineRun*>& runs, const 
     int copies = 0;
     for (const auto& d : devs) {
       if (d.peak_memory > peak) { peak = d.peak_memory; peak_dev = d.id; }
-      resident += (resident.empty() ? "" : " ") + std::to_string(d.peak_resident);
+      if (!resident.empty()) resident += ' ';
+      resident += std::to_string(d.peak_resident);
       copies = std::max(copies, d.stage_copies);
     }
     std::vector<std::string> row = {r->schedule,
@@ -146,7 +147,7 @@ std::string pipeline_compare_title(const PipelineSpec& spec) {
 }
 
 std::string pipeline_compare_text(const std::vector<const PipelineRun*>& runs, const PipelineSpec& spec) {
-  return pipeline_compare_title(spec) + "\n\n" + pipeline_compare_table(runs, spec).render();
+  return fmt::format("{}\n\n{}", pipeline_compare_title(spec), pipeline_compare_table(runs, spec).render());
 }
 
 std::string pipeline_trace(const PipelineRun& run) {
