@@ -126,7 +126,7 @@ void add_compare_command(CLI::App& app) {
     }
     std::vector<const PipelineRun*> view;
     for (const auto& r : runs) view.push_back(r.get());
-    if (!pictures->html.empty() && !view.empty())
+    if (!pictures->html.empty())
       write_file(pictures->html, pipeline_html_report(sc.name, sc.description, view, base));
     if (*json) {
       Json list = Json::array();

@@ -147,12 +147,16 @@ std::string pipeline_html_report(const std::string& title, const std::string& de
       resident_max = std::max(resident_max, d.peak_resident);
     }
   }
-  const bool several = runs.size() > 1;
+  const bool several = runs.size() != 1;
 
   HtmlReport page(title + " \u2014 stepsim report");
   page.heading(1, title);
   if (!description.empty()) page.paragraph(description);
   page.paragraph(several ? pipeline_compare_title(spec) : pipeline_run_title(*runs.front(), spec));
+  if (runs.empty()) {
+    page.paragraph("No schedule could run this scenario.");
+    return page.finish();
+  }
   if (several) {
     page.heading(2, "Summary", "summary");
     page.table(pipeline_compare_table(runs, spec));

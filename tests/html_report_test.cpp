@@ -201,6 +201,13 @@ pipeline: {stages: 2, microbatches: 3, time: {forward: 1ms, backward: 2ms, updat
   CHECK(count(html, "capacity 1024.0 MiB") >= 2);  // reference line and verdict
 }
 
+TEST_CASE("a compare report without runs says so", "[html]") {
+  const Scenario sc = load_scenario(kBook);
+  const std::string html = pipeline_html_report(sc.name, sc.description, {}, *sc.pipeline);
+  CHECK(markup_problem(html) == "");
+  CHECK(count(html, "No schedule could run this scenario.") == 1);
+}
+
 TEST_CASE("HtmlReport pieces", "[html]") {
   HtmlReport page("t");
   page.heading(2, "Tables & <things>", "anchor");
