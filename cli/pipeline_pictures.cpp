@@ -124,7 +124,8 @@ BarChart pipeline_resident_bars(const PipelineRun& run, const PipelineSpec& spec
   chart.legend = {{"peak resident micro-batches", "#4e79a7"}};
   for (const auto& d : run.stats.devices) {
     BarItem item;
-    item.label = fmt::format("{} {}", spec.virtual_stages > 1 ? "device" : "stage", d.id);
+    // A device holding several stages (chunks) is not "a stage".
+    item.label = fmt::format("{} {}", run.plan.stages > run.plan.devices ? "device" : "stage", d.id);
     item.note = std::to_string(d.peak_resident);
     item.segments.push_back({static_cast<double>(d.peak_resident), 0,
                              fmt::format("{}: up to {} micro-batches' activations resident at once (peak memory {:.1f} MiB)",
@@ -169,7 +170,7 @@ std::string pipeline_html_report(const std::string& title, const std::string& de
                  (several ? " All schedules share one time axis." : ""));
   for (std::size_t i = 0; i < runs.size(); ++i) {
     const PipelineRun& r = *runs[i];
-    page.heading(3, r.schedule, "timeline-" + r.schedule);
+    page.heading(3, pipeline_schedule_label(r), "timeline-" + r.schedule);
     page.paragraph(pipeline_run_times(r) + "; " + pipeline_run_messages(r));
     page.figure(timeline_svg(pipeline_timeline(r), fmt::format("timeline{}", i), axis_end));
   }
@@ -181,7 +182,7 @@ std::string pipeline_html_report(const std::string& title, const std::string& de
                  (several ? " Scales are shared by all schedules." : ""));
   for (std::size_t i = 0; i < runs.size(); ++i) {
     const PipelineRun& r = *runs[i];
-    page.heading(3, r.schedule, "memory-" + r.schedule);
+    page.heading(3, pipeline_schedule_label(r), "memory-" + r.schedule);
     const std::string verdict = pipeline_capacity_verdict(r, spec);
     if (!verdict.empty()) page.paragraph(verdict);
     page.figure(curve_svg(pipeline_memory_curves(r, spec), fmt::format("memory{}", i), axis_end, memory_max * 1.08));
@@ -205,8 +206,11 @@ std::string pipeline_gantt_text(const std::vector<const PipelineRun*>& runs, con
     out += timeline_text(chart, axis_end, width) + "\n";
     for (auto& t : chart.tracks) all.tracks.push_back(std::move(t));
   }
-  out += timeline_text_legend(all) + "\n";
-  out += "A bar reads as its letter, its micro-batch if it fits, then lower case: F3ff = forward of micro-batch 3.\n";
+  const std::string legend = timeline_text_legend(all);
+  out += legend + "\n";
+  out += "A bar reads as its letter, its micro-batch if it fits, then lower case: F3ff = forward of micro-batch 3";
+  if (legend.find("O overlapped") != std::string::npos) out += "; O3/5 = forward of 3 with backward of 5";
+  out += ".\n";
   return out;
 }
 

@@ -18,6 +18,8 @@ Json pipeline_summary_json(const PipelineRun& run, const PipelineSpec& spec);
 // Whether each run fits the spec's per-device capacity (true when no capacity is set).
 bool fits_capacity(const PipelineRun& run, const PipelineSpec& spec);
 
+// The schedule's name as tables show it (with its chunk count where the scenario chooses it).
+std::string pipeline_schedule_label(const PipelineRun& run);
 // One line each: the run's headline (schedule, counts), its times, its messages; and the
 // capacity verdict ("" without a capacity). Shared by the text and HTML reports.
 std::string pipeline_run_title(const PipelineRun& run, const PipelineSpec& spec);

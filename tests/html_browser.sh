@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Browser test of the HTML report: headless Chromium (Debian's `chromium`, installed by
-# scripts/setup.sh) opens `compare scenarios/book-pipeline.yaml --html`, and
+# scripts/setup.sh) opens the book's comparison (`compare scenarios/book-pipeline.yaml
+# --schedules fill-drain,1f1b,zb-h1 --html`), and
 #  1. the page's script ran without a JavaScript error (its window.onerror hook writes errors
 #     into <pre id="errors">, read back from the DOM dump), found one SVG bar per op, and
 #     hovering a bar shows its op, micro-batch, start and end;
@@ -28,7 +29,7 @@ chrome() {
     --user-data-dir="$tmp/profile" "$@" 2>>"$tmp/chromium.log"
 }
 
-"$stepsim" compare scenarios/book-pipeline.yaml --html "$tmp/report.html" >/dev/null
+"$stepsim" compare scenarios/book-pipeline.yaml --schedules fill-drain,1f1b,zb-h1 --html "$tmp/report.html" >/dev/null
 bars="$(grep -o '<rect class="bar"' "$tmp/report.html" | wc -l)"
 # fill-drain and 1F1B: 4 x (8 F + 8 B + update) + 48 messages each; ZB-H1: 32 W more.
 [[ "$bars" -eq 380 ]] || fail "expected 380 bars in the report, found $bars"

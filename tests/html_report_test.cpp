@@ -322,7 +322,7 @@ TEST_CASE("CLI: run --html, compare --html, --gantt --width", "[html][cli]") {
   CHECK(out.rfind("book-pipeline\nschedule 1f1b", 0) == 0);
   for (const auto& line : lines_of(out))
     if (line.rfind("device", 0) == 0) CHECK(line.size() == 80);
-  REQUIRE(run_cli("compare " + kBook + " --gantt --width 120", &out) == 0);
+  REQUIRE(run_cli("compare " + kBook + " --schedules fill-drain,1f1b,zb-h1 --gantt --width 120", &out) == 0);
   CHECK(count(out, "device 0 |") == 3);
   CHECK(run_cli("run " + kBook + " --gantt --width 10", &out) == 2);  // bad input
   CHECK(run_cli("run " + kBook + " --width 100", &out) != 0);  // --width needs --gantt
