@@ -117,7 +117,7 @@ CurveChart pipeline_memory_curves(const PipelineRun& run, const PipelineSpec& sp
   return chart;
 }
 
-BarChart pipeline_resident_bars(const PipelineRun& run, const PipelineSpec& spec) {
+BarChart pipeline_resident_bars(const PipelineRun& run) {
   BarChart chart;
   chart.unit = "micro-batches";
   chart.integer_values = true;
@@ -149,6 +149,13 @@ std::string pipeline_html_report(const std::string& title, const std::string& de
     }
   }
   const bool several = runs.size() != 1;
+  // Anchors per run: the schedule's name, made unique if a schedule is listed twice.
+  std::vector<std::string> anchors;
+  for (std::size_t i = 0; i < runs.size(); ++i) {
+    const bool repeated = std::any_of(runs.begin(), runs.begin() + static_cast<std::ptrdiff_t>(i),
+                                      [&](const PipelineRun* r) { return r->schedule == runs[i]->schedule; });
+    anchors.push_back(repeated ? fmt::format("{}-{}", runs[i]->schedule, i) : runs[i]->schedule);
+  }
 
   HtmlReport page(title + " \u2014 stepsim report");
   page.heading(1, title);
@@ -170,7 +177,7 @@ std::string pipeline_html_report(const std::string& title, const std::string& de
                  (several ? " All schedules share one time axis." : ""));
   for (std::size_t i = 0; i < runs.size(); ++i) {
     const PipelineRun& r = *runs[i];
-    page.heading(3, pipeline_schedule_label(r), "timeline-" + r.schedule);
+    page.heading(3, pipeline_schedule_label(r), "timeline-" + anchors[i]);
     page.paragraph(pipeline_run_times(r) + "; " + pipeline_run_messages(r));
     page.figure(timeline_svg(pipeline_timeline(r), fmt::format("timeline{}", i), axis_end));
   }
@@ -182,12 +189,12 @@ std::string pipeline_html_report(const std::string& title, const std::string& de
                  (several ? " Scales are shared by all schedules." : ""));
   for (std::size_t i = 0; i < runs.size(); ++i) {
     const PipelineRun& r = *runs[i];
-    page.heading(3, pipeline_schedule_label(r), "memory-" + r.schedule);
+    page.heading(3, pipeline_schedule_label(r), "memory-" + anchors[i]);
     const std::string verdict = pipeline_capacity_verdict(r, spec);
     if (!verdict.empty()) page.paragraph(verdict);
     page.figure(curve_svg(pipeline_memory_curves(r, spec), fmt::format("memory{}", i), axis_end, memory_max * 1.08));
     page.open_row();
-    page.figure(bar_chart_svg(pipeline_resident_bars(r, spec), fmt::format("resident{}", i), resident_max * 1.15));
+    page.figure(bar_chart_svg(pipeline_resident_bars(r), fmt::format("resident{}", i), resident_max * 1.15));
     page.table(pipeline_device_table(r));
     page.close_row();
   }

@@ -19,7 +19,7 @@ namespace stepsim::cli {
 TimelineChart pipeline_timeline(const PipelineRun& run);
 // Memory per device in MiB, peaks marked; the spec's capacity as a reference line.
 CurveChart pipeline_memory_curves(const PipelineRun& run, const PipelineSpec& spec);
-BarChart pipeline_resident_bars(const PipelineRun& run, const PipelineSpec& spec);
+BarChart pipeline_resident_bars(const PipelineRun& run);
 
 // The self-contained HTML page for one or more runs of one scenario (the same spec under
 // different schedules), every chart on scales shared by all runs.

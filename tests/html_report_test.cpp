@@ -201,6 +201,11 @@ pipeline: {stages: 2, microbatches: 3, time: {forward: 1ms, backward: 2ms, updat
   CHECK(count(html, "capacity 1024.0 MiB") >= 2);  // reference line and verdict
 }
 
+TEST_CASE("a schedule listed twice keeps ids unique", "[html]") {
+  const BookRuns book({"1f1b", "1f1b"});
+  CHECK(markup_problem(book.html()) == "");
+}
+
 TEST_CASE("a compare report without runs says so", "[html]") {
   const Scenario sc = load_scenario(kBook);
   const std::string html = pipeline_html_report(sc.name, sc.description, {}, *sc.pipeline);
