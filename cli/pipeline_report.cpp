@@ -87,25 +87,45 @@ Json pipeline_summary_json(const PipelineRun& run, const PipelineSpec& spec) {
   return j;
 }
 
-std::string pipeline_run_text(const PipelineRun& run, const PipelineSpec& spec) {
+std::string pipeline_schedule_label(const PipelineRun& run) { return schedule_label(run); }
+
+std::string pipeline_run_title(const PipelineRun& run, const PipelineSpec& spec) {
   const int v = chunks_per_device(run);
-  std::string out = fmt::format("schedule {}: {} stages, {} micro-batches{}\n", run.schedule, spec.stages, spec.microbatches,
-                                v > 1 ? fmt::format(", {} model chunks per device", v) : "");
-  out += fmt::format("step time {} ms, idle per device {} ms, bubble {:.1f}% of the step\n", fmt_ms(run.stats.step_time),
+  return fmt::format("schedule {}: {} stages, {} micro-batches{}", run.schedule, spec.stages, spec.microbatches,
+                     v > 1 ? fmt::format(", {} model chunks per device", v) : "");
+}
+
+std::string pipeline_run_times(const PipelineRun& run) {
+  return fmt::format("step time {} ms, idle per device {} ms, bubble {:.1f}% of the step", fmt_ms(run.stats.step_time),
                      fmt_ms(mean_idle(run)), 100.0 * run.stats.bubble_fraction);
-  out += fmt::format("messages per step: {} forward, {} backward\n\n", run.stats.forward_messages, run.stats.backward_messages);
+}
+
+std::string pipeline_run_messages(const PipelineRun& run) {
+  return fmt::format("messages per step: {} forward, {} backward", run.stats.forward_messages, run.stats.backward_messages);
+}
+
+std::string pipeline_capacity_verdict(const PipelineRun& run, const PipelineSpec& spec) {
+  if (!spec.capacity) return "";
+  return fmt::format("capacity {} MiB per device: {}", fmt_mib(*spec.capacity),
+                     fits_capacity(run, spec) ? "fits" : fmt::format("does not fit (peak {} MiB)", fmt_mib(max_peak(run))));
+}
+
+Table pipeline_device_table(const PipelineRun& run) {
   Table t({{"device"}, {"busy (ms)"}, {"idle (ms)"}, {"peak memory (MiB)"}, {"at (ms)"}, {"peak resident mb"}, {"param copies"}});
   for (const auto& d : run.stats.devices)
     t.add_row({std::to_string(d.id), fmt_ms(d.busy), fmt_ms(d.idle), fmt_mib(d.peak_memory), fmt_ms(d.peak_memory_time),
                std::to_string(d.peak_resident), fmt_copies(d.parameter_copies)});
-  out += t.render();
-  if (spec.capacity)
-    out += fmt::format("\ncapacity {} MiB per device: {}\n", fmt_mib(*spec.capacity),
-                       fits_capacity(run, spec) ? "fits" : fmt::format("does not fit (peak {} MiB)", fmt_mib(max_peak(run))));
+  return t;
+}
+
+std::string pipeline_run_text(const PipelineRun& run, const PipelineSpec& spec) {
+  std::string out = fmt::format("{}\n{}\n{}\n\n", pipeline_run_title(run, spec), pipeline_run_times(run), pipeline_run_messages(run));
+  out += pipeline_device_table(run).render();
+  if (spec.capacity) out += fmt::format("\n{}\n", pipeline_capacity_verdict(run, spec));
   return out;
 }
 
-std::string pipeline_compare_text(const std::vector<const PipelineRun*>& runs, const PipelineSpec& spec) {
+Table pipeline_compare_table(const std::vector<const PipelineRun*>& runs, const PipelineSpec& spec) {
   std::vector<const PipelineRun*> order = runs;
   // With a capacity, the book's order of questions: first drop what does not fit, then compare
   // time. Schedules that fit come first, fastest first; then those that do not, fastest first.
@@ -127,7 +147,8 @@ std::string pipeline_compare_text(const std::vector<const PipelineRun*>& runs, c
     std::string resident;
     for (const auto& d : devs) {
       if (d.peak_memory > peak) { peak = d.peak_memory; peak_dev = d.id; }
-      resident += (resident.empty() ? "" : " ") + std::to_string(d.peak_resident);
+      if (!resident.empty()) resident += ' ';
+      resident += std::to_string(d.peak_resident);
     }
     std::vector<std::string> row = {schedule_label(*r),
                                     fmt_ms(r->stats.step_time),
@@ -141,9 +162,17 @@ std::string pipeline_compare_text(const std::vector<const PipelineRun*>& runs, c
     if (spec.capacity) row.push_back(fits_capacity(*r, spec) ? "yes" : fmt::format("no (+{} MiB)", fmt_mib(peak - *spec.capacity)));
     t.add_row(std::move(row));
   }
+  return t;
+}
+
+std::string pipeline_compare_title(const PipelineSpec& spec) {
   std::string out = fmt::format("{} stages, {} micro-batches", spec.stages, spec.microbatches);
   if (spec.capacity) out += fmt::format(", capacity {} MiB per device (schedules that fit first)", fmt_mib(*spec.capacity));
-  return out + "\n\n" + t.render();
+  return out;
+}
+
+std::string pipeline_compare_text(const std::vector<const PipelineRun*>& runs, const PipelineSpec& spec) {
+  return fmt::format("{}\n\n{}", pipeline_compare_title(spec), pipeline_compare_table(runs, spec).render());
 }
 
 std::string pipeline_trace(const PipelineRun& run) {
