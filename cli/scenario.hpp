@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "cli/input.hpp"
+#include "cli/scenario_plan.hpp"
 #include "schedules/pipeline_spec.hpp"
 
 namespace stepsim::cli {
@@ -16,6 +17,7 @@ struct Scenario {
   std::string name;
   std::string description;
   std::optional<PipelineSpec> pipeline;
+  std::optional<PlanScenario> plan;  // `plan:` (stepsim plan)
 
   std::shared_ptr<const Source> source;
   // Throws InputError pointing at the dotted `key` (its line if the file has it).

@@ -17,11 +17,20 @@ int PlanSpec::max_cards() const {
   return static_cast<int>(std::max<std::int64_t>(1, sequences_per_step / mb));
 }
 
+PlanCase cards_case(int cards, std::string name) {
+  PlanCase c;
+  c.cards = cards;
+  c.name = std::move(name);
+  return c;
+}
+
 PlanSpec with_case(const PlanSpec& spec, const PlanCase& c) {
   PlanSpec s = spec;
   if (c.efficiency) s.efficiency = *c.efficiency;
   if (c.exposed_comm) s.exposed_comm = *c.exposed_comm;
   if (c.input_wait) s.input_wait = *c.input_wait;
+  if (c.zero_stage) s.zero_stage = *c.zero_stage;
+  if (c.recompute) s.recompute = *c.recompute;
   return s;
 }
 
@@ -141,6 +150,9 @@ PlanResult evaluate_plan(const PlanSpec& shared, const PlanCase& c, const StepCo
   r.cards = c.cards;
   r.hosts = (c.cards + spec.cards_per_host - 1) / std::max(spec.cards_per_host, 1);
   r.efficiency = spec.efficiency;
+  r.zero_stage = spec.zero_stage;
+  r.recompute = spec.recompute;
+  r.given_workspace = spec.workspace.has_value();
   const std::int64_t per_round = static_cast<std::int64_t>(c.cards) * std::max(spec.microbatch_sequences, 1);
   if (spec.timed() && per_round > 0) {
     r.microbatches_per_card = static_cast<int>((spec.sequences_per_step + per_round - 1) / per_round);
@@ -167,8 +179,15 @@ MemoryLevers memory_levers(const PlanSpec& spec, int cards) {
     }
     lv.cards = lo;
     lv.planned_at_cards = plan_memory(spec, lo).planned;
+    const int host = std::max(spec.cards_per_host, 1);
+    const int whole = (lo + host - 1) / host * host;
+    if (whole <= limit) {
+      lv.whole_host_cards = whole;
+      lv.planned_at_whole_hosts = plan_memory(spec, whole).planned;
+    }
   }
-  for (int stage = spec.zero_stage + 1; stage <= 3; ++stage) {
+  // Sharding over a group of one card changes nothing.
+  for (int stage = spec.zero_stage + 1; cards > 1 && stage <= 3; ++stage) {
     PlanSpec s = spec;
     s.zero_stage = stage;
     const MemoryPlan m = plan_memory(s, cards);
@@ -194,9 +213,14 @@ DeadlineLevers deadline_levers(const PlanSpec& spec, const PlanCase& c, const St
     more.cards = d;
     more.name.clear();
     const PlanResult r = evaluate_plan(spec, more, comm);
-    if (r.ok()) {
+    if (!r.ok()) continue;
+    if (!lv.cards) {
       lv.cards = d;
       lv.completion_at_cards = r.time ? r.time->completion : 0;
+    }
+    if (d % std::max(spec.cards_per_host, 1) == 0) {
+      lv.whole_host_cards = d;
+      lv.completion_at_whole_hosts = r.time ? r.time->completion : 0;
       break;
     }
   }

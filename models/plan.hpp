@@ -39,6 +39,8 @@ struct PlanCase {
   std::optional<double> efficiency;
   std::optional<Time> exposed_comm;
   std::optional<Time> input_wait;
+  std::optional<int> zero_stage;
+  std::optional<RecomputePolicy> recompute;
 };
 
 struct PlanSpec {
@@ -92,6 +94,9 @@ struct PlanSpec {
   int max_cards() const;
 };
 
+// A case that differs from the shared inputs only in its card count.
+PlanCase cards_case(int cards, std::string name = "");
+
 // The shared inputs with a case's differences applied.
 PlanSpec with_case(const PlanSpec& spec, const PlanCase& c);
 
@@ -138,6 +143,9 @@ struct PlanResult {
   int microbatches_per_card = 0;  // accumulation steps of the busiest card
   bool uneven = false;            // the batch does not divide evenly over the cards
   double efficiency = 0;
+  int zero_stage = 0;
+  RecomputePolicy recompute;
+  bool given_workspace = false;   // activations and buffers given, not derived
   MemoryPlan memory;
   std::optional<TimePlan> time;
   bool ok() const { return memory.fits() && (!time || time->meets()); }
@@ -153,6 +161,8 @@ struct MemoryLevers {
   Bytes over = 0;                      // planned - usable
   std::optional<int> cards;            // fewest cards that fit (same ZeRO stage), if any
   Bytes planned_at_cards = 0;
+  std::optional<int> whole_host_cards;  // fewest whole hosts' worth of cards that fit
+  Bytes planned_at_whole_hosts = 0;
   struct Option {
     std::string change;                // "ZeRO-3", "recompute full"
     Bytes planned = 0;
@@ -167,6 +177,8 @@ struct DeadlineLevers {
   double efficiency_needed = 0;
   std::optional<int> cards;            // fewest cards (up to max_cards) that meet it and fit
   Time completion_at_cards = 0;
+  std::optional<int> whole_host_cards;  // fewest whole hosts' worth of cards that do
+  Time completion_at_whole_hosts = 0;
 };
 DeadlineLevers deadline_levers(const PlanSpec& spec, const PlanCase& c, const StepCommSource& comm);
 

@@ -39,7 +39,7 @@ inline PlanSpec design_case() {
   s.restore = 120 * kSecond;
   s.interval = 1800 * kSecond;
   s.card_mtbf = 337 * kDay;
-  s.cases = {{"32 cards", 32, {}, {}, {}}, {"48 cards", 48, {}, {}, {}}};
+  s.cases = {cards_case(32, "32 cards"), cards_case(48, "48 cards")};
   return s;
 }
 
@@ -56,7 +56,7 @@ inline PlanSpec small_model() {
   s.microbatch_sequences = 2;
   s.zero_stage = 0;
   s.usable = 10'000'000;
-  s.cases = {{"1 worker", 1, {}, {}, {}}};
+  s.cases = {cards_case(1, "1 worker")};
   return s;
 }
 

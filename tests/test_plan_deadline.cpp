@@ -14,7 +14,7 @@ using namespace stepsim::testing;
 
 namespace {
 PlanResult evaluate(const PlanSpec& s, int cards) {
-  return evaluate_plan(s, PlanCase{"", cards, {}, {}, {}}, spec_step_comm(s));
+  return evaluate_plan(s, cards_case(cards, ""), spec_step_comm(s));
 }
 }  // namespace
 
@@ -106,7 +106,7 @@ TEST_CASE("the efficiency the 32-card plan would need (section 10.6)", "[plan][d
   CHECK(evaluate(better, 32).time->meets());
   // The other lever: more cards. 34 cards: ceil(384 / 34) = 12 sequences on the busiest card, no
   // gain; the fewest cards that meet are 39 (10 sequences on the busiest card).
-  const DeadlineLevers lv = deadline_levers(s, PlanCase{"", 32, {}, {}, {}}, spec_step_comm(s));
+  const DeadlineLevers lv = deadline_levers(s, cards_case(32, ""), spec_step_comm(s));
   REQUIRE(lv.cards);
   CHECK(*lv.cards == 39);
 }
@@ -148,7 +148,7 @@ TEST_CASE("the communication seam: a simulated step timing replaces the given on
     seen = shape;
     return StepComm{12 * kSecond, 150 * kMillisecond, "test double"};
   };
-  const PlanResult r = evaluate_plan(s, PlanCase{"48", 48, {}, {}, {}}, simulated);
+  const PlanResult r = evaluate_plan(s, cards_case(48, "48"), simulated);
   CHECK(seen.cards == 48);
   CHECK(seen.microbatches_per_card == 8);
   CHECK(to_s(seen.compute_per_microbatch) == Approx(6.53).margin(0.005));  // 52.2 s / 8
