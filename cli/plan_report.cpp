@@ -21,7 +21,12 @@ constexpr double kDaySeconds = 86400.0;
 double gib(Bytes b) { return static_cast<double>(b) / kGiB; }
 double days(Time t) { return to_s(t) / kDaySeconds; }
 // Rounded for stable, readable JSON.
-double round_to(double x, double unit) { return std::round(x / unit) * unit; }
+// Rounded to `unit` (a power of ten) by scaling with its exact inverse, so that JSON prints the
+// short decimal (679.255211, not 679.2552109999999).
+double round_to(double x, double unit) {
+  const double scale = std::round(1.0 / unit);
+  return std::round(x * scale) / scale;
+}
 
 // 8,190,735,360
 std::string grouped(std::int64_t n) {

@@ -151,3 +151,19 @@ TEST_CASE("bad plan sections name the file, line and key", "[plan][cli]") {
                           "  accelerator: a100\n  cases: [{cards: 1}]\n"),
                  "plan.compute: missing flops_per_token"));
 }
+
+TEST_CASE("the scale-out scenario: 6ND on 16,384 cards (figure 10-46)", "[plan][cli]") {
+  const Scenario sc = load_scenario(std::string(STEPSIM_SOURCE_DIR) + "/scenarios/scale-out.yaml");
+  REQUIRE(sc.plan);
+  CHECK_FALSE(sc.plan->spec);
+  const std::string text = plan_text(sc.name, *sc.plan, nullptr);
+  CHECK(contains(text, "a100         40%                  679"));
+  CHECK(contains(text, "h100         40%                  214"));
+  CHECK(contains(text, "b200         40%                   94"));
+  CHECK(contains(text, "b200         50%                   75"));
+  CHECK(contains(text, "17147"));
+  const Json j = plan_json(sc.name, *sc.plan, nullptr);
+  CHECK(j["scale_out"]["rows"][4]["accelerator"] == "b200");
+  CHECK(j["scale_out"]["rows"][4]["cards_within_deadline"] == 17147);
+  CHECK(j["scale_out"]["rows"][4]["days"].get<double>() == Approx(94).margin(0.5));
+}
