@@ -74,7 +74,7 @@ const char* verdict(const PlanResult& r) {
   return r.time ? "meets" : "fits";
 }
 
-std::string case_line(const PlanResult& r, const PlanSpec& spec, const Mem& m) {
+std::string case_line(const PlanResult& r, const Mem& m) {
   std::string line;
   if (!r.memory.fits())
     line = fmt::format("{}: does not fit in memory: {} planned per card, {} usable ({} over)", r.name,
@@ -90,7 +90,6 @@ std::string case_line(const PlanResult& r, const PlanSpec& spec, const Mem& m) {
     line = fmt::format("{}: fits in memory: {} planned per card, {} usable", r.name, m(r.memory.planned),
                        m(r.memory.usable));
   }
-  (void)spec;
   return line;
 }
 
@@ -192,7 +191,7 @@ std::string design_table(const PlanSpec& spec, const PlanEvaluation& ev, const M
   return t.render();
 }
 
-std::string room_table(const PlanSpec& spec, const PlanEvaluation& ev) {
+std::string room_table(const PlanEvaluation& ev) {
   std::vector<Table::Column> cols{{"room and checkpoints", false}};
   for (const auto& r : ev.results) cols.push_back({r.name, true});
   Table t(cols);
@@ -220,7 +219,6 @@ std::string room_table(const PlanSpec& spec, const PlanEvaluation& ev) {
   });
   row("overhead: save c/tau + redo (tau/2+r)/M",
       [](const PlanResult& r) { return fmt::format("{} + {}", fmt_pct(r.time->overhead.save), fmt_pct(r.time->overhead.redo)); });
-  (void)spec;
   return t.render();
 }
 
@@ -371,7 +369,7 @@ std::string plan_text(const std::string& title, const PlanScenario& ps, const Pl
     out += design_table(spec, *ev, mem);
     out += "\n";
     for (const auto& r : ev->results) {
-      out += case_line(r, spec, mem);
+      out += case_line(r, mem);
       out += '\n';
     }
     bool any = false;
@@ -389,7 +387,7 @@ std::string plan_text(const std::string& title, const PlanScenario& ps, const Pl
       out += text;
     };
     section(memory_table(spec, *ev, mem));
-    if (spec.timed()) section(room_table(spec, *ev));
+    if (spec.timed()) section(room_table(*ev));
     if (!ps.checkpoints.cards.empty() && !ps.checkpoints.intervals.empty() && spec.timed())
       section(checkpoint_comparison(spec, ps.checkpoints));
     section(scaling_text(spec, ps.scaling, ev->results.back()));

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "cli/input.hpp"
+#include "cli/scenario_data_parallel.hpp"
 #include "cli/scenario_plan.hpp"
 #include "schedules/pipeline_spec.hpp"
 
@@ -17,6 +18,7 @@ struct Scenario {
   std::string name;
   std::string description;
   std::optional<PipelineSpec> pipeline;
+  std::optional<DataParallelScenario> data_parallel;
   std::optional<PlanScenario> plan;  // `plan:` (stepsim plan)
 
   std::shared_ptr<const Source> source;
@@ -29,5 +31,7 @@ Scenario parse_scenario(const std::string& text, const std::string& name, const 
 
 // Section readers, one per scenario kind.
 PipelineSpec read_pipeline(const Reader& r);
+// `pipeline.actions_csv`: a schedule in PyTorch's CSV form, path relative to the scenario file.
+std::vector<std::vector<Action>> read_actions_csv(const Reader& r);
 
 }  // namespace stepsim::cli

@@ -40,8 +40,7 @@ std::int64_t tokens_per_microbatch(const PlanSpec& spec) {
   return spec.sequence * std::max(spec.microbatch_sequences, 1);
 }
 
-StepMemoryInputs step_memory_inputs(const PlanSpec& spec, int cards, LayerActivationBytes* per_layer_out,
-                                    int* layers_out) {
+StepMemoryInputs step_memory_inputs(const PlanSpec& spec, int cards) {
   StepMemoryInputs in;
   in.resident = resident_state(spec.model.parameters, spec.format, spec.zero_stage, cards);
   in.prefetch = spec.prefetch;
@@ -71,8 +70,6 @@ StepMemoryInputs step_memory_inputs(const PlanSpec& spec, int cards, LayerActiva
     in.per_layer = layer_activation_bytes(uniform_layer_activations(spec.model.saved_arrays, spec.model.width),
                                           spec.recompute, tokens, spec.activation_bytes);
   }
-  *per_layer_out = in.per_layer;
-  *layers_out = in.layers;
   return in;
 }
 
@@ -80,10 +77,10 @@ StepMemoryInputs step_memory_inputs(const PlanSpec& spec, int cards, LayerActiva
 
 MemoryPlan plan_memory(const PlanSpec& spec, int cards) {
   MemoryPlan m;
-  int layers = 0;
-  const StepMemoryInputs in = step_memory_inputs(spec, cards, &m.per_layer, &layers);
+  const StepMemoryInputs in = step_memory_inputs(spec, cards);
   m.resident = in.resident;
-  m.saved_activations = m.per_layer.saved * layers;
+  m.per_layer = in.per_layer;
+  m.saved_activations = in.per_layer.saved * in.layers;
   m.sequence = step_memory_sequence(in);
   m.peak = peak_memory(m.sequence);
   m.planned = static_cast<Bytes>(std::llround(static_cast<double>(m.peak.peak) * (1.0 + spec.margin)));
