@@ -110,7 +110,7 @@ TimePlan plan_time(const PlanSpec& spec, int cards, int microbatches, const Step
     const Time sigma = static_cast<Time>(std::llround(spec.straggler_sigma * static_cast<double>(t.compute)));
     t.straggler = expected_slowest(t.compute, sigma, cards) - t.compute;
   }
-  t.comm = comm(StepShape{cards, microbatches, t.compute / std::max(microbatches, 1)});
+  t.comm = comm(StepShape{cards, microbatches, t.compute / std::max(microbatches, 1), spec.efficiency, spec.input_wait});
   t.input_wait = spec.input_wait;
   t.step = t.compute + t.straggler + t.comm.exposed + t.input_wait;
 

@@ -46,9 +46,9 @@ std::vector<SweepPoint> sweep_plan(const PlanSpec& spec, const PlanCase& base, c
                                    const std::function<void(std::size_t, std::size_t)>& progress) {
   std::size_t total = 1;
   for (const auto& a : axes) total *= a.values.size();
-  std::map<std::tuple<int, int, Time>, StepComm> seen;
+  std::map<std::tuple<int, int, Time, double, Time>, StepComm> seen;
   const StepCommSource memo = [&](const StepShape& s) {
-    const auto key = std::make_tuple(s.cards, s.microbatches_per_card, s.compute_per_microbatch);
+    const auto key = std::make_tuple(s.cards, s.microbatches_per_card, s.compute_per_microbatch, s.efficiency, s.input_wait);
     auto it = seen.find(key);
     if (it == seen.end()) it = seen.emplace(key, comm(s)).first;
     return it->second;

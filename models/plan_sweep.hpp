@@ -41,7 +41,7 @@ struct SweepPoint {
 
 // Row-major over the axes (the last axis varies fastest). `progress(done, total)` is called
 // after each point. Communication timings are memoised per step shape, so an expensive source
-// (a simulation) runs once per distinct (cards, micro-batches, compute).
+// (a simulation) runs once per distinct step shape.
 std::vector<SweepPoint> sweep_plan(const PlanSpec& spec, const PlanCase& base, const std::vector<SweepAxis>& axes,
                                    const StepCommSource& comm,
                                    const std::function<void(std::size_t, std::size_t)>& progress = {});

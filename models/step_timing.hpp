@@ -21,6 +21,8 @@ struct StepShape {
   int cards = 1;
   int microbatches_per_card = 1;
   Time compute_per_microbatch = 0;
+  double efficiency = 0;  // the fraction of peak the compute assumes (a simulation recomputes it)
+  Time input_wait = 0;    // per step, before the first gather can start
 };
 
 struct StepComm {
