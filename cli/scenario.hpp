@@ -9,6 +9,7 @@
 #include "cli/input.hpp"
 #include "cli/job_scenario.hpp"
 #include "cli/scenario_data_parallel.hpp"
+#include "cli/scenario_plan.hpp"
 #include "schedules/pipeline_spec.hpp"
 
 namespace stepsim::cli {
@@ -20,6 +21,7 @@ struct Scenario {
   std::optional<PipelineSpec> pipeline;
   std::optional<DataParallelScenario> data_parallel;
   std::optional<JobScenario> job;
+  std::optional<PlanScenario> plan;  // `plan:` (stepsim plan)
 
   std::shared_ptr<const Source> source;
   // Throws InputError pointing at the dotted `key` (its line if the file has it).
