@@ -51,6 +51,7 @@ void add_run_command(CLI::App& app) {
     auto sets = args->sets;
     if (!schedule->empty()) sets.push_back("pipeline.schedule=" + *schedule);
     const Scenario sc = load_scenario(args->file, sets);
+    if (sc.rl && !sc.pipeline) return run_rl_scenario(sc, *json, *trace);
     const PipelineSpec& spec = pipeline_of(sc);
     const PipelineRun run = simulate_or_fail(sc, spec);
     if (!trace->empty()) write_file(*trace, pipeline_trace(run));
@@ -106,6 +107,7 @@ void add_validate_command(CLI::App& app) {
   cmd->callback([=] {
     const Scenario sc = load_scenario(args->file, args->sets);
     if (sc.pipeline) simulate_or_fail(sc, *sc.pipeline);
+    if (sc.rl) validate_rl_scenario(sc);
     fmt::print("{}: ok\n", sc.file);
   });
 }

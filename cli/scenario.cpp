@@ -10,11 +10,12 @@ Scenario read(std::shared_ptr<Source> src) {
   sc.file = src->file;
   sc.source = src;
   Reader top(src, src->root, "");
-  top.only({"name", "description", "pipeline"});
+  top.only({"name", "description", "pipeline", "rl"});
   sc.name = top.opt_text("name").value_or(src->file);
   sc.description = top.opt_text("description").value_or("");
   if (top.has("pipeline")) sc.pipeline = read_pipeline(top.child("pipeline"));
-  if (!sc.pipeline) throw InputError(src->file, 1, "", "the scenario has no section to simulate (expected 'pipeline')");
+  if (top.has("rl")) sc.rl = read_rl(top.child("rl"));
+  if (!sc.pipeline && !sc.rl) throw InputError(src->file, 1, "", "the scenario has no section to simulate (expected 'pipeline' or 'rl')");
   return sc;
 }
 }  // namespace

@@ -8,6 +8,7 @@
 
 #include "cli/input.hpp"
 #include "schedules/pipeline_spec.hpp"
+#include "schedules/rl_run.hpp"
 
 namespace stepsim::cli {
 
@@ -16,6 +17,7 @@ struct Scenario {
   std::string name;
   std::string description;
   std::optional<PipelineSpec> pipeline;
+  std::optional<RlScenario> rl;
 
   std::shared_ptr<const Source> source;
   // Throws InputError pointing at the dotted `key` (its line if the file has it).
@@ -27,5 +29,6 @@ Scenario parse_scenario(const std::string& text, const std::string& name, const 
 
 // Section readers, one per scenario kind.
 PipelineSpec read_pipeline(const Reader& r);
+RlScenario read_rl(const Reader& r);  // cli/scenario_rl.cpp
 
 }  // namespace stepsim::cli
