@@ -259,7 +259,7 @@ std::string rl_trace(const RlRun& run) {
     const int gen_pid = pid, ver_pid = pid + 1, learn_pid = pid + 2, weights_pid = pid + 3;
     pid += 4;
     tr.process(gen_pid, prefix + "generation", gen_pid);
-    tr.process(ver_pid, prefix + "verification", ver_pid);
+    if (!p.verifiers.empty()) tr.process(ver_pid, prefix + "verification", ver_pid);
     tr.process(learn_pid, prefix + "learning", learn_pid);
     tr.process(weights_pid, prefix + "weights", weights_pid);
     for (std::size_t w = 0; w < p.generators.size(); ++w) tr.thread(gen_pid, static_cast<int>(w) + 1, fmt::format("generator {}", w), static_cast<int>(w));

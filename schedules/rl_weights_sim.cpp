@@ -57,8 +57,15 @@ std::vector<ColocateRun> simulate_colocate(const ColocateSpec& spec) {
     }
     r.timeline = run(g);
     r.memory = sweep_levels(g, r.timeline, holds, 1)[0];
-    r.before = resident_before(spec, order);
-    r.after = resident_after(spec, order);
+    // Alone levels, read off the curve: while training runs, and once generation has started.
+    const auto level_at = [&](Time t) {
+      std::int64_t level = 0;
+      for (const auto& [when, v] : r.memory.steps)
+        if (when <= t) level = v;
+      return level;
+    };
+    r.before = level_at(r.timeline.start[train]);
+    r.after = level_at(r.timeline.start[gen]);
     r.peak = r.memory.peak;
     r.peak_time = r.memory.peak_time;
     r.fits = r.peak <= spec.capacity;
