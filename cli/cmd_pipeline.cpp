@@ -49,7 +49,14 @@ void add_run_command(CLI::App& app) {
   cmd->add_option("--trace", *trace, "write a Chrome trace (Perfetto / chrome://tracing) to this file");
   cmd->callback([=] {
     auto sets = args->sets;
-    if (!schedule->empty()) sets.push_back("pipeline.schedule=" + *schedule);
+    if (!schedule->empty()) {
+      if (!find_schedule(*schedule)) {
+        const auto near = nearest(*schedule, schedule_names());
+        throw InputError("--schedule", 0, "", near.empty() ? fmt::format("unknown schedule '{}'", *schedule)
+                                                           : fmt::format("unknown schedule '{}'; did you mean '{}'?", *schedule, near));
+      }
+      sets.push_back("pipeline.schedule=" + *schedule);
+    }
     const Scenario sc = load_scenario(args->file, sets);
     if (sc.rl && !sc.pipeline) return run_rl_scenario(sc, *json, *trace);
     const PipelineSpec& spec = pipeline_of(sc);

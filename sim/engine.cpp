@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <queue>
 
-#include <boost/range/iterator_range.hpp>
 #include <fmt/format.h>
 
 namespace stepsim {
@@ -107,10 +106,9 @@ class Run {
   void on_done(OpId op, Time now) {
     ++done_count_;
     tl_.makespan = std::max(tl_.makespan, now);
-    for (auto e : boost::make_iterator_range(boost::out_edges(op, g_.deps()))) {
-      const OpId s = static_cast<OpId>(boost::target(e, g_.deps()));
+    g_.for_each_successor(op, [&](OpId s) {
       if (--pending_[s] == 0) became_ready(s, now);
-    }
+    });
   }
 
   DeadlockError deadlock() const {
@@ -123,13 +121,11 @@ class Run {
       stuck_index[op] = static_cast<std::uint32_t>(stuck.size());
       stuck.push_back({r, op, {}});
     }
-    const auto& csr = g_.deps();
     for (OpId u = 0; u < n_; ++u) {
       if (tl_.end[u] >= 0) continue;  // ran (a started op always ends: no stuck op has started)
-      for (auto e : boost::make_iterator_range(boost::out_edges(u, csr))) {
-        const OpId v = static_cast<OpId>(boost::target(e, csr));
+      g_.for_each_successor(u, [&](OpId v) {
         if (stuck_index[v] != ~0u) stuck[stuck_index[v]].waits.push_back(u);
-      }
+      });
     }
     std::string text = fmt::format("deadlock: {} of {} ops ran;", done_count_, n_);
     for (const auto& s : stuck) {
