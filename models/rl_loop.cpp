@@ -140,7 +140,17 @@ Time model_period(const RlLoopSpec& spec) {
 
 double model_learner_rate(const RlLoopSpec& spec) {
   const Time p = model_period(spec);
-  return p > 0 ? static_cast<double>(batch_times(spec).learned) / to_s(p) : 0.0;
+  if (p <= 0) return 0.0;
+  double learned = static_cast<double>(batch_times(spec).learned);
+  if (spec.updates == WeightUpdates::InFlight && spec.interrupted == Interrupted::Discard) {
+    const auto& g = spec.generation;
+    DurationDist length;  // a trajectory's generation time
+    if (g.length) length = *g.length;
+    else if (g.rate) length.a = rate_item_time(*g.rate, 0);
+    else if (g.batch_time) length.a = g.batch_time->mean() / spec.batch_size;
+    learned *= expected_survival(length, 1.0 / to_s(p));
+  }
+  return learned / to_s(p);
 }
 
 double effective_throughput(int batch_size, double kept, Time period) {
@@ -150,5 +160,18 @@ double effective_throughput(int batch_size, double kept, Time period) {
 double survival_probability(double seconds, double lambda_per_s) { return std::exp(-lambda_per_s * seconds); }
 
 double mean_kept_length_discarding(double mean_s, double lambda_per_s) { return mean_s / (1.0 + lambda_per_s * mean_s); }
+
+double expected_survival(const DurationDist& length, double lambda_per_s) {
+  switch (length.kind) {
+    case DurationDist::Kind::Fixed: return survival_probability(to_s(length.a), lambda_per_s);
+    case DurationDist::Kind::Exponential: return 1.0 / (1.0 + lambda_per_s * to_s(length.a));
+    case DurationDist::Kind::Uniform: {
+      const double a = to_s(length.a), b = to_s(length.b);
+      if (b <= a || lambda_per_s <= 0) return survival_probability(a, lambda_per_s);
+      return (std::exp(-lambda_per_s * a) - std::exp(-lambda_per_s * b)) / (lambda_per_s * (b - a));
+    }
+  }
+  return 1.0;
+}
 
 }  // namespace stepsim

@@ -108,7 +108,9 @@ struct BatchTimes {
   std::int64_t learned = 0;  // trajectories the learner uses per batch (batch x kept, rounded down)
 };
 BatchTimes batch_times(const RlLoopSpec& spec);
-// The formula above for the spec's mode, and the learner's rate it implies.
+// The formula above for the spec's mode, and the learner's rate it implies. With in-flight
+// updates and interrupted trajectories discarded, the learner keeps on average the expected
+// survival of a trajectory, updates arriving once per period (lambda = 1 / period).
 Time model_period(const RlLoopSpec& spec);
 double model_learner_rate(const RlLoopSpec& spec);
 // Kept trajectories per second: batch x kept / period.
@@ -120,5 +122,8 @@ double survival_probability(double seconds, double lambda_per_s);
 // Discarding interrupted trajectories keeps lengths with density f(t) e^(-lambda t). For
 // exponential lengths of mean m that is again exponential, of mean m / (1 + lambda m).
 double mean_kept_length_discarding(double mean_s, double lambda_per_s);
+// E[e^(-lambda T)] over trajectory times T: e^(-lambda t) fixed, 1 / (1 + lambda m) exponential,
+// (e^(-lambda a) - e^(-lambda b)) / (lambda (b - a)) uniform on [a, b].
+double expected_survival(const DurationDist& length, double lambda_per_s);
 
 }  // namespace stepsim

@@ -186,6 +186,9 @@ TEST_CASE("in-flight updates: survival e^(-lambda t), discarding biases short, r
   const double m = discard.mean_length_generated_s;
   CHECK(discard.mean_length_learned_s == Approx(mean_kept_length_discarding(m, lambda)).epsilon(0.1));
   CHECK(discard.mean_length_learned_s < 0.6 * m);
+  // The learner keeps E[e^(-lambda T)] = 1 / (1 + lambda m) = 1/2 of them (the model's figure).
+  CHECK(static_cast<double>(discard.learned) / discard.generated == Approx(expected_survival(run.loops[0].spec.generation.length.value(), lambda)).epsilon(0.1));
+  CHECK(model_learner_rate(run.loops[0].spec) == Approx(0.5 * model_learner_rate(run.loops[1].spec)));
   // Resuming keeps every trajectory, so the learned lengths are the generated ones.
   CHECK(resume.learned == resume.generated);
   CHECK(resume.mean_length_learned_s == Approx(m).epsilon(1e-12));
