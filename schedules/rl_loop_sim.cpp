@@ -212,8 +212,9 @@ std::unique_ptr<RlLoopProgram> build_rl_loop(const RlLoopSpec& spec) {
     const RlTrajectory& t = p.trajectories[i];
     if (in_flight && t.batch - lead - 1 >= 0) g.add_dep(p.publish[t.batch - lead - 1], t.first_op);
     if (t.verify_op != kNoOp) g.add_dep(t.last_op, t.verify_op);
+    // The learner starts a batch once all of it is verified (only then is the kept set known).
     const OpId ready = t.verify_op != kNoOp ? t.verify_op : t.last_op;
-    if (t.verified_kept) g.add_dep(ready, p.learn[t.batch][t.learner]);
+    for (int w = 0; w < L; ++w) g.add_dep(ready, p.learn[t.batch][w]);
     // Queue lengths: waiting for a verifier, then (kept ones) waiting for the learner.
     if (t.verify_op != kNoOp)
       p.holds.push_back({RlLoopProgram::kVerificationQueue, 1, {t.last_op, OpPoint::Done}, {t.verify_op, OpPoint::Start}});

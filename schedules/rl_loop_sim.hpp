@@ -11,7 +11,7 @@
 //    verifiers serve in arrival order (FIFO, ties to the lower id).
 //  * Trajectory i is kept by the verifier if kept_evenly(i, kept) (an even spread: exactly
 //    floor(n q) of the first n). Learner worker w of batch k trains on a contiguous share of the
-//    batch's kept trajectories and starts when they are all verified.
+//    batch's kept trajectories and starts when the whole batch is verified.
 //  * publish(k) makes version k+1 once every learner worker has finished learn(k).
 //    - Between batches: publish(k) also waits for every generator to finish batch k + lead, so the
 //      syncs on both sides start together; a generator's batch k + lead + 1 follows its sync(k).
