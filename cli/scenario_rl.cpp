@@ -1,5 +1,6 @@
 // Reading the `rl` section (README "Reinforcement-learning loops"): the loop, its variants, the
 // shared card and the weight distribution, into the plain values of schedules/rl_run.hpp.
+#include <algorithm>
 #include <cmath>
 
 #include <fmt/format.h>
