@@ -1,11 +1,14 @@
-// `stepsim run`, `stepsim compare` and `stepsim validate` for pipeline scenarios.
+// `stepsim run`, `stepsim compare`, `stepsim export-schedule` and `stepsim validate` for pipeline
+// scenarios.
 #include <fmt/format.h>
 #include <memory>
 
+#include "cli/cmd_data_parallel.hpp"
 #include "cli/commands.hpp"
 #include "cli/output.hpp"
 #include "cli/pipeline_report.hpp"
 #include "cli/scenario.hpp"
+#include "schedules/action_csv.hpp"
 
 namespace stepsim::cli {
 
@@ -35,6 +38,16 @@ const PipelineSpec& pipeline_of(const Scenario& sc) {
   return *sc.pipeline;
 }
 
+// The scenario's spec under another schedule. `virtual_stages` is a parameter of the schedules
+// that take it (interleaved-1f1b); the others keep their own placement in a comparison.
+PipelineSpec spec_for_schedule(const PipelineSpec& base, const std::string& name) {
+  PipelineSpec spec = base;
+  spec.schedule = name;
+  const ScheduleFamily* family = find_schedule(name);
+  if (family && !family->takes_virtual_stages) spec.virtual_stages = 0;
+  return spec;
+}
+
 }  // namespace
 
 void add_run_command(CLI::App& app) {
@@ -58,7 +71,8 @@ void add_run_command(CLI::App& app) {
       sets.push_back("pipeline.schedule=" + *schedule);
     }
     const Scenario sc = load_scenario(args->file, sets);
-    if (sc.rl && !sc.pipeline) return run_rl_scenario(sc, *json, *trace);
+    if (sc.data_parallel) return run_data_parallel_scenario(sc, *json, *trace);
+    if (sc.rl) return run_rl_scenario(sc, *json, *trace);
     const PipelineSpec& spec = pipeline_of(sc);
     const PipelineRun run = simulate_or_fail(sc, spec);
     if (!trace->empty()) write_file(*trace, pipeline_trace(run));
@@ -78,16 +92,20 @@ void add_compare_command(CLI::App& app) {
   cmd->add_flag("--json", *json, "print a JSON list of summaries instead of the table");
   cmd->callback([=] {
     const Scenario sc = load_scenario(args->file, args->sets);
+    if (sc.data_parallel) return compare_data_parallel_scenario(sc, *json);
     const PipelineSpec& base = pipeline_of(sc);
     std::vector<std::string> names = *schedules;
     const bool explicit_list = !names.empty();
-    if (!explicit_list)
+    if (!explicit_list) {
       for (const auto& f : schedule_families()) names.push_back(f.name);
+      if (base.schedule == "custom") names.push_back("custom");  // the scenario's own order
+    }
     std::vector<std::unique_ptr<PipelineRun>> runs;
     for (const auto& name : names) {
-      PipelineSpec spec = base;
-      spec.schedule = name;
-      if (!find_schedule(name)) sc.fail("--schedules", fmt::format("unknown schedule '{}'", name));
+      const PipelineSpec spec = spec_for_schedule(base, name);
+      if (name == "custom" && base.custom_actions.empty())
+        sc.fail("--schedules", "schedule 'custom' needs the scenario's pipeline.actions or pipeline.actions_csv");
+      if (name != "custom" && !find_schedule(name)) sc.fail("--schedules", fmt::format("unknown schedule '{}'", name));
       try {
         runs.push_back(std::make_unique<PipelineRun>(simulate_pipeline(spec)));
       } catch (const SpecError& e) {
@@ -107,6 +125,30 @@ void add_compare_command(CLI::App& app) {
   });
 }
 
+void add_export_schedule_command(CLI::App& app) {
+  auto args = std::make_shared<ScenarioArgs>();
+  auto schedule = std::make_shared<std::string>();
+  auto out = std::make_shared<std::string>("-");
+  auto* cmd = app.add_subcommand("export-schedule",
+                                 "write the scenario's schedule as CSV in PyTorch's notation (one row per device)");
+  add_scenario_args(cmd, *args);
+  cmd->add_option("--schedule", *schedule, "schedule to export (overrides pipeline.schedule)");
+  cmd->add_option("-o,--output", *out, "CSV file to write ('-' = stdout, the default)");
+  cmd->callback([=] {
+    auto sets = args->sets;
+    if (!schedule->empty()) sets.push_back("pipeline.schedule=" + *schedule);
+    const Scenario sc = load_scenario(args->file, sets);
+    const PipelineSpec& spec = pipeline_of(sc);
+    PipelinePlan plan;
+    try {
+      plan = plan_for(spec);
+    } catch (const SpecError& e) {
+      sc.fail(e.key(), e.what());
+    }
+    write_file(*out, format_actions_csv(plan.actions));
+  });
+}
+
 void add_validate_command(CLI::App& app) {
   auto args = std::make_shared<ScenarioArgs>();
   auto* cmd = app.add_subcommand("validate", "check a scenario file (and that its schedule runs) without output");
@@ -114,6 +156,7 @@ void add_validate_command(CLI::App& app) {
   cmd->callback([=] {
     const Scenario sc = load_scenario(args->file, args->sets);
     if (sc.pipeline) simulate_or_fail(sc, *sc.pipeline);
+    if (sc.data_parallel) validate_data_parallel_scenario(sc);
     if (sc.rl) validate_rl_scenario(sc);
     fmt::print("{}: ok\n", sc.file);
   });

@@ -9,6 +9,7 @@ namespace stepsim::cli {
 
 void add_run_command(CLI::App& app);
 void add_compare_command(CLI::App& app);
+void add_export_schedule_command(CLI::App& app);
 void add_validate_command(CLI::App& app);
 
 // `run` / `validate` for a scenario whose section is `rl` (cmd_rl.cpp).

@@ -12,6 +12,7 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
   cli::add_run_command(app);
   cli::add_compare_command(app);
+  cli::add_export_schedule_command(app);
   cli::add_validate_command(app);
   try {
     app.parse(argc, argv);

@@ -24,6 +24,17 @@ double training_flops_per_token(const TransformerConfig& c, std::int64_t seq_len
   return 6.0 * static_cast<double>(p.matmul()) + 3.0 * c.layers * 4.0 * d_attn * mean_context;
 }
 
+ForwardFlopsPerToken forward_flops_per_token(const TransformerConfig& c, std::int64_t seq_len) {
+  const ParameterCount p = count_parameters(c);
+  const double d_attn = static_cast<double>(c.heads) * c.head_dim;
+  const double mean_context = (static_cast<double>(seq_len) + 1.0) / 2.0;
+  ForwardFlopsPerToken f;
+  f.layer_matmul = 2.0 * static_cast<double>(p.per_layer);
+  f.layer_attention = 4.0 * d_attn * mean_context;
+  f.head = 2.0 * static_cast<double>(p.lm_head + p.final_norm);
+  return f;
+}
+
 std::int64_t causal_attention_pairs(std::int64_t s) { return s * (s + 1) / 2; }
 
 namespace {

@@ -41,6 +41,18 @@ ParameterCount count_parameters(const TransformerConfig& c);
 // Qwen3-8B at 8,192 tokens: ~52.7 GFLOPs per token (reference section 4).
 double training_flops_per_token(const TransformerConfig& c, std::int64_t seq_len);
 
+// Forward FLOPs per token of the pieces a layer-by-layer schedule runs, for sequences of
+// `seq_len` tokens, on the same accounting as training_flops_per_token: training is 3x forward
+// (backward = input gradient + weight gradient, each as large as the forward's multiplies), and
+//   3 x (embedding + layers x (layer_matmul + layer_attention) + head) == training_flops_per_token.
+struct ForwardFlopsPerToken {
+  double embedding = 0;        // a table lookup: no multiplies
+  double layer_matmul = 0;     // 2 x one layer's parameters (Kaplan et al. 2020, sec. 2.1)
+  double layer_attention = 0;  // 4 x d_attn x (s + 1) / 2: QK^T and AV over the causal context
+  double head = 0;             // 2 x (LM head + final norm) parameters
+};
+ForwardFlopsPerToken forward_flops_per_token(const TransformerConfig& c, std::int64_t seq_len);
+
 // Causal attention pairs in a sequence of s tokens: s (s + 1) / 2 (figure 10-28/10-29).
 std::int64_t causal_attention_pairs(std::int64_t s);
 
