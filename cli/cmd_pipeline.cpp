@@ -107,6 +107,7 @@ void add_run_command(CLI::App& app) {
     const Scenario sc = load_scenario(args->file, sets);
     pictures_need_pipeline(sc, *pictures);
     if (sc.data_parallel) return run_data_parallel_scenario(sc, *json, *trace);
+    if (sc.rl) return run_rl_scenario(sc, *json, *trace);
     const PipelineSpec& spec = pipeline_of(sc);
     const PipelineRun run = simulate_or_fail(sc, spec);
     if (!trace->empty()) write_file(*trace, pipeline_trace(run));
@@ -200,6 +201,7 @@ void add_validate_command(CLI::App& app) {
     const Scenario sc = load_scenario(args->file, args->sets);
     if (sc.pipeline) simulate_or_fail(sc, *sc.pipeline);
     if (sc.data_parallel) validate_data_parallel_scenario(sc);
+    if (sc.rl) validate_rl_scenario(sc);
     fmt::print("{}: ok\n", sc.file);
   });
 }
