@@ -10,10 +10,30 @@
 #include "cli/scenario.hpp"
 #include "models/plan_sweep.hpp"
 #include "models/units.hpp"
+#include "schedules/data_parallel_spec.hpp"
 
 namespace stepsim::cli {
 
 namespace {
+
+// Where each plan's step communication comes from: a given `plan.step.exposed_comm` wins;
+// otherwise a `data_parallel` section in the same scenario is simulated for every case (its
+// cards, micro-batches, efficiency and input wait set by the case); otherwise it is zero.
+StepCommSource step_comm_for(const Scenario& sc) {
+  const PlanScenario& ps = *sc.plan;
+  if (!ps.spec) return {};
+  if (sc.data_parallel && !ps.exposed_comm_given) {
+    StepCommSource simulate = data_parallel_step_comm(sc.data_parallel->spec);
+    return [simulate, &sc](const StepShape& shape) {
+      try {
+        return simulate(shape);
+      } catch (const SpecError& e) {
+        sc.fail(e.key(), e.what());
+      }
+    };
+  }
+  return spec_step_comm(*ps.spec);
+}
 
 [[noreturn]] void sweep_error(const std::string& key, const std::string& message) {
   throw InputError("--sweep", 0, key, message);
@@ -169,9 +189,7 @@ void add_plan_command(CLI::App& app) {
     if (!sc.plan) sc.fail("plan", "this command needs a 'plan' section");
     const PlanScenario& ps = *sc.plan;
     if (a->json && a->csv) throw InputError("--csv", 0, "", "choose one of --json and --csv");
-    // The seam: until the data-parallel simulation is wired in, the scenario's exposed
-    // communication and the design desk's link-time formula stand in for it.
-    const StepCommSource comm = ps.spec ? spec_step_comm(*ps.spec) : StepCommSource{};
+    const StepCommSource comm = step_comm_for(sc);
 
     if (!a->sweeps.empty()) {
       if (!ps.spec) sc.fail("plan", "--sweep needs a plan with cases");
