@@ -10,6 +10,8 @@
 #include "cli/commands.hpp"
 #include "cli/job_report.hpp"
 #include "cli/output.hpp"
+#include "cli/plan_report.hpp"
+#include "cli/plan_source.hpp"
 #include "cli/scenario.hpp"
 
 namespace stepsim::cli {
@@ -23,6 +25,7 @@ void add_job_command(CLI::App& app) {
     int threads = 0;
     bool json = false;
     std::string trace;
+    std::string only_case;
   };
   auto a = std::make_shared<Args>();
   auto* cmd = app.add_subcommand("job", "simulate whole runs: failures, checkpoints, input pipeline, stragglers");
@@ -33,6 +36,7 @@ void add_job_command(CLI::App& app) {
   cmd->add_option("--threads", a->threads, "worker threads (default: all cores)")->check(CLI::Range(0, 1024));
   cmd->add_flag("--json", a->json, "print a JSON summary instead of the tables");
   cmd->add_option("--trace", a->trace, "write run 0 as a Chrome trace (Perfetto / chrome://tracing) to this file");
+  cmd->add_option("--case", a->only_case, "with cases from the plan: simulate only this case");
   cmd->callback([a] {
     const Scenario sc = load_scenario(a->file, a->sets);
     if (!sc.job) sc.fail("job", "this command needs a 'job' section");
@@ -51,12 +55,54 @@ void add_job_command(CLI::App& app) {
       shown = percent;
       fmt::print(stderr, "\rjob: {}/{} runs ({}%)", done, total, percent);
     };
-    const JobAnalysis result = analyse_job(sc, runs, seed, a->threads, progress);
-    const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
-    fmt::print(stderr, "{}job: {} runs of {} in {:.2f} s\n", tty ? "\r" : "", runs, sc.name, secs);
-    if (!a->trace.empty()) write_file(a->trace, job_trace(result));
-    if (a->json) fmt::print("{}\n", job_json(result).dump(2));
-    else fmt::print("{}", job_text(result));
+    if (!sc.job->per_plan_case) {
+      if (!a->only_case.empty()) throw InputError("--case", 0, "", "the job does not take its cases from a plan");
+      const JobAnalysis result = analyse_job(sc, runs, seed, a->threads, progress);
+      const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+      fmt::print(stderr, "{}job: {} runs of {} in {:.2f} s\n", tty ? "\r" : "", runs, sc.name, secs);
+      if (!a->trace.empty()) write_file(a->trace, job_trace(result));
+      if (a->json) fmt::print("{}\n", job_json(result).dump(2));
+      else fmt::print("{}", job_text(result));
+      return;
+    }
+    // One job per plan case: its cards, and its step time as the planner evaluates it (simulated
+    // where the scenario has a data_parallel section).
+    const PlanEvaluation plan = evaluate_cases(*sc.plan->spec, plan_step_comm(sc));
+    std::vector<std::string> names;
+    std::vector<JobAnalysis> analyses;
+    for (const PlanResult& r : plan.results) {
+      if (!a->only_case.empty() && r.name != a->only_case) continue;
+      if (!r.time) sc.fail("plan.task", "the plan has no step time to run a job with");
+      Scenario one = sc;
+      one.name = fmt::format("{}, {}", sc.name, r.name);
+      one.job->run.cards = r.cards;
+      one.job->steps = r.time->steps;
+      one.job->step_time = r.time->step;
+      shown = -1;
+      analyses.push_back(analyse_job(one, runs, seed, a->threads, progress));
+      names.push_back(r.name);
+      const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+      fmt::print(stderr, "{}job: {} runs of {} in {:.2f} s\n", tty ? "\r" : "", runs, one.name, secs);
+    }
+    if (analyses.empty()) throw InputError("--case", 0, a->only_case, "no plan case with this name");
+    if (!a->trace.empty()) {
+      if (analyses.size() > 1) throw InputError("--trace", 0, "", "pick the case to trace with --case NAME");
+      write_file(a->trace, job_trace(analyses.front()));
+    }
+    if (a->json) {
+      Json list = Json::array();
+      for (std::size_t i = 0; i < analyses.size(); ++i) {
+        Json j = job_json(analyses[i]);
+        j["case"] = names[i];
+        list.push_back(std::move(j));
+      }
+      fmt::print("{}\n", list.dump(2));
+      return;
+    }
+    for (const auto& an : analyses) fmt::print("{}\n", job_text(an));
+    fmt::print("{}: one job per plan case, step time from the planner ({})\n{}", sc.name,
+               plan.results.front().time->comm.source.empty() ? "given" : plan.results.front().time->comm.source,
+               job_cases_text(names, analyses));
   });
 }
 

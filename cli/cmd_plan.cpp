@@ -7,33 +7,14 @@
 #include "cli/commands.hpp"
 #include "cli/output.hpp"
 #include "cli/plan_report.hpp"
+#include "cli/plan_source.hpp"
 #include "cli/scenario.hpp"
 #include "models/plan_sweep.hpp"
 #include "models/units.hpp"
-#include "schedules/data_parallel_spec.hpp"
 
 namespace stepsim::cli {
 
 namespace {
-
-// Where each plan's step communication comes from: a given `plan.step.exposed_comm` wins;
-// otherwise a `data_parallel` section in the same scenario is simulated for every case (its
-// cards, micro-batches, efficiency and input wait set by the case); otherwise it is zero.
-StepCommSource step_comm_for(const Scenario& sc) {
-  const PlanScenario& ps = *sc.plan;
-  if (!ps.spec) return {};
-  if (sc.data_parallel && !ps.exposed_comm_given) {
-    StepCommSource simulate = data_parallel_step_comm(sc.data_parallel->spec);
-    return [simulate, &sc](const StepShape& shape) {
-      try {
-        return simulate(shape);
-      } catch (const SpecError& e) {
-        sc.fail(e.key(), e.what());
-      }
-    };
-  }
-  return spec_step_comm(*ps.spec);
-}
 
 [[noreturn]] void sweep_error(const std::string& key, const std::string& message) {
   throw InputError("--sweep", 0, key, message);
@@ -189,7 +170,7 @@ void add_plan_command(CLI::App& app) {
     if (!sc.plan) sc.fail("plan", "this command needs a 'plan' section");
     const PlanScenario& ps = *sc.plan;
     if (a->json && a->csv) throw InputError("--csv", 0, "", "choose one of --json and --csv");
-    const StepCommSource comm = step_comm_for(sc);
+    const StepCommSource comm = plan_step_comm(sc);
 
     if (!a->sweeps.empty()) {
       if (!ps.spec) sc.fail("plan", "--sweep needs a plan with cases");

@@ -140,6 +140,20 @@ std::string histogram_text(const Histogram& h, int width) {
   return out;
 }
 
+std::string job_cases_text(const std::vector<std::string>& cases, const std::vector<JobAnalysis>& analyses) {
+  Table t({{"case", false}, {"cards"}, {"step"}, {"mean completion"}, {"P90"}, {"P99"}, {"deadline"}, {"met"}, {"verdict", false}});
+  for (std::size_t i = 0; i < analyses.size(); ++i) {
+    const JobAnalysis& a = analyses[i];
+    const JobSummary& m = a.summary;
+    const Time mean = static_cast<Time>(std::llround(m.completion.seconds.mean * 1e9));
+    t.add_row({cases[i], std::to_string(a.spec.cards), format_duration(a.step_time), span(mean), span(m.completion.p90),
+               span(m.completion.p99), a.spec.deadline > 0 ? span(a.spec.deadline) : "-",
+               m.meet_probability ? fmt::format("{:.1f}%", 100.0 * *m.meet_probability) : "-",
+               m.meet_probability ? verdict(*m.meet_probability) : "-"});
+  }
+  return t.render();
+}
+
 std::string job_text(const JobAnalysis& a) {
   const JobSpec& s = a.spec;
   const JobSummary& m = a.summary;

@@ -37,6 +37,9 @@ JobAnalysis analyse_job(const Scenario& sc, int runs, std::uint64_t seed, int th
                         const std::function<void(int, int)>& progress = {});
 
 std::string job_text(const JobAnalysis& a);
+// One row per plan case (`stepsim job` on a scenario whose job takes its cases from the plan):
+// cards, step time, completion distribution, share meeting the deadline, verdict.
+std::string job_cases_text(const std::vector<std::string>& cases, const std::vector<JobAnalysis>& analyses);
 nlohmann::ordered_json job_json(const JobAnalysis& a);
 // Run 0 as a Chrome trace: collapsed step segments, saves, copies, writes and commits, failures,
 // restores, the pending-snapshot queue and (failure-free) input queue levels.
