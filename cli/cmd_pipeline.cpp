@@ -40,7 +40,8 @@ const PipelineSpec& pipeline_of(const Scenario& sc) {
   return *sc.pipeline;
 }
 
-// --html FILE, --gantt and --width N of `run` and `compare` (cli/pipeline_pictures.hpp).
+// --html FILE, --gantt and --width N of `run` and `compare` (cli/pipeline_pictures.hpp,
+// cli/data_parallel_pictures.hpp).
 struct PictureArgs {
   std::string html;
   bool gantt = false;
@@ -53,14 +54,6 @@ void add_picture_args(CLI::App* cmd, PictureArgs& a, CLI::Option* json) {
   gantt->excludes(json);
   cmd->add_option("--width", a.width, "columns of the --gantt chart (default: $COLUMNS, the terminal's, or 100)")
       ->needs(gantt);
-}
-
-// The pictures exist for pipeline runs so far; say so rather than ignore the options.
-void pictures_need_pipeline(const Scenario& sc, const PictureArgs& a) {
-  if (sc.data_parallel && (!a.html.empty() || a.gantt))
-    throw InputError(!a.html.empty() ? "--html" : "--gantt", 0, "",
-                     "HTML reports and text Gantt charts are available for pipeline scenarios only, not yet for "
-                     "data_parallel ones (use --trace for a timeline)");
 }
 
 int gantt_width(const PictureArgs& a) {
@@ -105,8 +98,8 @@ void add_run_command(CLI::App& app) {
       sets.push_back("pipeline.schedule=" + *schedule);
     }
     const Scenario sc = load_scenario(args->file, sets);
-    pictures_need_pipeline(sc, *pictures);
-    if (sc.data_parallel) return run_data_parallel_scenario(sc, *json, *trace);
+    if (sc.data_parallel)
+      return run_data_parallel_scenario(sc, {*json, *trace, pictures->html, pictures->gantt ? gantt_width(*pictures) : 0});
     const PipelineSpec& spec = pipeline_of(sc);
     const PipelineRun run = simulate_or_fail(sc, spec);
     if (!trace->empty()) write_file(*trace, pipeline_trace(run));
@@ -130,8 +123,8 @@ void add_compare_command(CLI::App& app) {
   add_picture_args(cmd, *pictures, json_flag);
   cmd->callback([=] {
     const Scenario sc = load_scenario(args->file, args->sets);
-    pictures_need_pipeline(sc, *pictures);
-    if (sc.data_parallel) return compare_data_parallel_scenario(sc, *json);
+    if (sc.data_parallel)
+      return compare_data_parallel_scenario(sc, {*json, "", pictures->html, pictures->gantt ? gantt_width(*pictures) : 0});
     const PipelineSpec& base = pipeline_of(sc);
     std::vector<std::string> names = *schedules;
     const bool explicit_list = !names.empty();
