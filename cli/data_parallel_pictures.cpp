@@ -103,6 +103,9 @@ std::string slug(const std::string& name) {
   return out;
 }
 
+// " in 3 intervals" after an exposed time; nothing for none.
+std::string intervals(std::size_t n) { return n == 0 ? "" : fmt::format(" in {} interval{}", n, n == 1 ? "" : "s"); }
+
 struct Zoom {
   Time span = 0;  // 0: no zoomed views
 };
@@ -331,10 +334,9 @@ std::string data_parallel_html_report(const std::string& title, const std::strin
       const auto exposed = exposed_intervals(run, rank);
       Time sum = 0;
       for (const auto& e : exposed) sum += e.end - e.start;
-      page.paragraph(fmt::format("card {}: step {} = input wait {} + compute {} + exposed communication {} in {} interval{}",
-                                 r.ranks[rank].card, span(r.step_time, seconds), span(r.input_wait, seconds),
-                                 span(r.ranks[rank].compute_busy, seconds), span(sum, seconds), exposed.size(),
-                                 exposed.size() == 1 ? "" : "s"));
+      page.paragraph(fmt::format("card {}: step {} = input wait {} + compute {} + exposed communication {}{}", r.ranks[rank].card,
+                                 span(r.step_time, seconds), span(r.input_wait, seconds),
+                                 span(r.ranks[rank].compute_busy, seconds), span(sum, seconds), intervals(exposed.size())));
     }
     const TimelineChart chart = data_parallel_timeline(run);
     page.figure(timeline_svg(chart, fmt::format("timeline{}", i), axis_end));
@@ -371,8 +373,8 @@ std::string data_parallel_gantt_text(const std::vector<DataParallelReportRun>& r
       const auto exposed = exposed_intervals(*r.run, rank);
       Time sum = 0;
       for (const auto& e : exposed) sum += e.end - e.start;
-      out += fmt::format("card {}: exposed communication {} in {} interval{}\n", r.run->result.ranks[rank].card, span(sum, seconds),
-                         exposed.size(), exposed.size() == 1 ? "" : "s");
+      out += fmt::format("card {}: exposed communication {}{}\n", r.run->result.ranks[rank].card, span(sum, seconds),
+                         intervals(exposed.size()));
     }
     out += "\n";
     for (auto& t : chart.tracks) all.tracks.push_back(std::move(t));
