@@ -56,6 +56,14 @@ void add_picture_args(CLI::App* cmd, PictureArgs& a, CLI::Option* json) {
       ->needs(gantt);
 }
 
+// The pictures exist for pipeline and data_parallel runs; say so rather than ignore the options.
+void pictures_need_timeline(const Scenario& sc, const PictureArgs& a) {
+  if (sc.rl && (!a.html.empty() || a.gantt))
+    throw InputError(!a.html.empty() ? "--html" : "--gantt", 0, "",
+                     "HTML reports and text Gantt charts are available for pipeline and data_parallel scenarios, not "
+                     "yet for rl ones (use --trace for a timeline)");
+}
+
 int gantt_width(const PictureArgs& a) {
   if (a.width == 0) return std::max(terminal_columns(), kMinGanttWidth);
   if (a.width < kMinGanttWidth)
@@ -98,8 +106,10 @@ void add_run_command(CLI::App& app) {
       sets.push_back("pipeline.schedule=" + *schedule);
     }
     const Scenario sc = load_scenario(args->file, sets);
+    pictures_need_timeline(sc, *pictures);
     if (sc.data_parallel)
       return run_data_parallel_scenario(sc, {*json, *trace, pictures->html, pictures->gantt ? gantt_width(*pictures) : 0});
+    if (sc.rl) return run_rl_scenario(sc, *json, *trace);
     const PipelineSpec& spec = pipeline_of(sc);
     const PipelineRun run = simulate_or_fail(sc, spec);
     if (!trace->empty()) write_file(*trace, pipeline_trace(run));
@@ -123,6 +133,7 @@ void add_compare_command(CLI::App& app) {
   add_picture_args(cmd, *pictures, json_flag);
   cmd->callback([=] {
     const Scenario sc = load_scenario(args->file, args->sets);
+    pictures_need_timeline(sc, *pictures);
     if (sc.data_parallel)
       return compare_data_parallel_scenario(sc, {*json, "", pictures->html, pictures->gantt ? gantt_width(*pictures) : 0});
     const PipelineSpec& base = pipeline_of(sc);
@@ -193,6 +204,7 @@ void add_validate_command(CLI::App& app) {
     const Scenario sc = load_scenario(args->file, args->sets);
     if (sc.pipeline) simulate_or_fail(sc, *sc.pipeline);
     if (sc.data_parallel) validate_data_parallel_scenario(sc);
+    if (sc.rl) validate_rl_scenario(sc);
     fmt::print("{}: ok\n", sc.file);
   });
 }

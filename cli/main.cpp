@@ -15,6 +15,7 @@ int main(int argc, char** argv) {
   cli::add_export_schedule_command(app);
   cli::add_validate_command(app);
   cli::add_job_command(app);
+  cli::add_plan_command(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

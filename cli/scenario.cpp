@@ -17,15 +17,17 @@ Scenario read(std::shared_ptr<Source> src) {
   sc.file = src->file;
   sc.source = src;
   Reader top(src, src->root, "");
-  top.only({"name", "description", "pipeline", "data_parallel", "job"});
+  top.only({"name", "description", "pipeline", "data_parallel", "job", "plan", "rl"});
   sc.name = top.opt_text("name").value_or(src->file);
   sc.description = top.opt_text("description").value_or("");
   if (top.has("pipeline")) sc.pipeline = read_pipeline(top.child("pipeline"));
   if (top.has("data_parallel")) sc.data_parallel = read_data_parallel(top.child("data_parallel"));
   if (top.has("job")) sc.job = read_job(top.child("job"), src);
-  if (!sc.pipeline && !sc.data_parallel && !sc.job)
+  if (top.has("plan")) sc.plan = read_plan(top.child("plan"), src);
+  if (top.has("rl")) sc.rl = read_rl(top.child("rl"));
+  if (!sc.pipeline && !sc.data_parallel && !sc.job && !sc.plan && !sc.rl)
     throw InputError(src->file, 1, "",
-                     "the scenario has no section to simulate (expected 'pipeline', 'data_parallel' or 'job')");
+                     "the scenario has no section to simulate (expected 'pipeline', 'data_parallel', 'job', 'plan' or 'rl')");
   return sc;
 }
 }  // namespace

@@ -20,7 +20,14 @@ std::uint64_t derive_seed(std::uint64_t seed, std::uint64_t run, std::uint64_t s
 
 double Rng::uniform() { return static_cast<double>(gen_() >> 11) * 0x1.0p-53; }
 
+Time Rng::uniform(Time lo, Time hi) {
+  if (hi <= lo) return lo;
+  const auto span = static_cast<unsigned __int128>(hi - lo) + 1;
+  return lo + static_cast<Time>((static_cast<unsigned __int128>(gen_()) * span) >> 64);
+}
+
 Time Rng::exponential(Time mean) {
+  if (mean <= 0) return 0;
   // -mean * ln(1 - u), u in [0, 1): 1 - u is in (0, 1], so the logarithm is finite.
   // Capped at 2^62 ns (~146 years) so that adding it to a time cannot overflow.
   const double x = std::min(-static_cast<double>(mean) * std::log1p(-uniform()), 0x1.0p62);

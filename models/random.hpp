@@ -19,6 +19,8 @@ class Rng {
   explicit Rng(std::uint64_t seed) : gen_(seed) {}
   // Uniform on [0, 1): the top 53 bits of one 64-bit draw.
   double uniform();
+  // Uniform integer nanoseconds in [lo, hi] (multiply-shift: bias below 2^-64 per draw).
+  Time uniform(Time lo, Time hi);
   // Exponential with the given mean, rounded to the nearest nanosecond (inverse transform),
   // at most 2^62 ns.
   Time exponential(Time mean);
