@@ -1,12 +1,16 @@
 #!/usr/bin/env bash
-# Browser test of the HTML report: headless Chromium (Debian's `chromium`, installed by
+# Browser test of the HTML reports: headless Chromium (Debian's `chromium`, installed by
 # scripts/setup.sh) opens the book's comparison (`compare scenarios/book-pipeline.yaml
-# --schedules fill-drain,1f1b,zb-h1 --html`), and
+# --schedules fill-drain,1f1b,zb-h1 --html`) and the data-parallel comparison of
+# `scenarios/dp-buckets.yaml`, and for each
 #  1. the page's script ran without a JavaScript error (its window.onerror hook writes errors
 #     into <pre id="errors">, read back from the DOM dump), found one SVG bar per op, and
-#     hovering a bar shows its op, micro-batch, start and end;
-#  2. a 1400x1000 screenshot is not blank: Chromium itself decodes the PNG on a canvas and
-#     counts its distinct colours and the pixels in the forward-op colour.
+#     hovering a bar (pipeline) or an exposed-communication interval (data-parallel) shows its
+#     hover text;
+#  2. a screenshot is not blank: Chromium itself decodes the PNG on a canvas and counts its
+#     distinct colours and the pixels in one colour (forward ops; exposed communication).
+# The design case's report (zero3-design-48.yaml, ~1,500 bars and zoomed views) must load
+# without a JavaScript error too.
 # Without chromium this test fails: setup.sh installs it, so a missing browser is a broken setup.
 # Usage: bash tests/html_browser.sh path/to/stepsim   (from the source directory)
 set -euo pipefail
@@ -29,62 +33,100 @@ chrome() {
     --user-data-dir="$tmp/profile" "$@" 2>>"$tmp/chromium.log"
 }
 
+# Opens $1 with a probe appended that moves the pointer over the first element matching the CSS
+# selector $2 and records the tooltip; checks there was no JavaScript error, that the script
+# found every bar of the file, and prints what the tooltip showed.
+hover_check() {
+  local page="$1" selector="$2" bars
+  bars="$(grep -o '<rect class="bar"' "$page" | wc -l)"
+  local probe='<script>(function(){var b=document.querySelector("'"$selector"'");'
+  probe+='b.dispatchEvent(new MouseEvent("mouseover",{bubbles:true,clientX:200,clientY:200}));'
+  probe+='var t=document.getElementById("tip"),p=document.createElement("pre");p.id="hover";'
+  probe+='p.textContent=t.style.display+": "+t.textContent.replace(/\\n/g," / ");document.body.appendChild(p);})();</script>'
+  sed "s#</body>#${probe}</body>#" "$page" >"$tmp/probe.html"
+  chrome --virtual-time-budget=5000 --dump-dom "file://$tmp/probe.html" >"$tmp/dom.html" ||
+    fail "chromium --dump-dom failed on $page: $(tail -5 "$tmp/chromium.log")"
+  grep -q '<pre id="errors"></pre>' "$tmp/dom.html" ||
+    fail "$page raised JavaScript errors: $(grep -A5 '<pre id="errors">' "$tmp/dom.html" | sed '/<\/pre>/q')"
+  grep -q 'data-ready="1"' "$tmp/dom.html" || fail "the script of $page did not finish (no data-ready on <body>)"
+  grep -q "data-bars=\"$bars\"" "$tmp/dom.html" ||
+    fail "the browser found $(grep -o 'data-bars="[0-9]*"' "$tmp/dom.html") bars in $page, the file has $bars"
+  sed -n 's/.*<pre id="hover">\([^<]*\)<.*/\1/p' "$tmp/dom.html"
+}
+
+# Screenshots $1 at $2 (WxH) and prints "colours N pixels M": distinct colours, and pixels within
+# a small distance of the colour $3 (rrggbb).
+screenshot_check() {
+  local page="$1" size="$2" colour="$3"
+  rm -f "$tmp/shot.png"
+  chrome --screenshot="$tmp/shot.png" --window-size="$size" "file://$page" >/dev/null ||
+    fail "chromium --screenshot failed: $(tail -5 "$tmp/chromium.log")"
+  [[ -s "$tmp/shot.png" ]] || fail "no screenshot written"
+  # The PNG goes in as a data: URL, so the canvas may read its pixels.
+  {
+    echo '<!DOCTYPE html><html><body><pre id="result">pending</pre><script>'
+    echo "var want = [0x${colour:0:2}, 0x${colour:2:2}, 0x${colour:4:2}], img = new Image();"
+    echo 'img.onload = function () {'
+    echo '  var c = document.createElement("canvas"); c.width = img.width; c.height = img.height;'
+    echo '  var g = c.getContext("2d"); g.drawImage(img, 0, 0);'
+    echo '  var d = g.getImageData(0, 0, c.width, c.height).data, seen = new Set(), hits = 0;'
+    echo '  for (var i = 0; i < d.length; i += 4) {'
+    echo '    seen.add((d[i] << 16) | (d[i + 1] << 8) | d[i + 2]);'
+    echo '    if (Math.abs(d[i] - want[0]) + Math.abs(d[i + 1] - want[1]) + Math.abs(d[i + 2] - want[2]) < 12) hits++;'
+    echo '  }'
+    echo '  document.getElementById("result").textContent ='
+    echo '    "size " + img.width + "x" + img.height + " colours " + seen.size + " pixels " + hits;'
+    echo '};'
+    echo 'img.onerror = function () { document.getElementById("result").textContent = "unreadable"; };'
+    printf 'img.src = "data:image/png;base64,%s";\n' "$(base64 -w0 "$tmp/shot.png")"
+    echo '</script></body></html>'
+  } >"$tmp/check.html"
+  chrome --virtual-time-budget=5000 --dump-dom "file://$tmp/check.html" >"$tmp/check_dom.html" ||
+    fail "chromium could not run the PNG check"
+  local result
+  result="$(sed -n 's/.*<pre id="result">\([^<]*\)<.*/\1/p' "$tmp/check_dom.html")"
+  [[ "$result" =~ ^size\ ${size/,/x}\ colours\ ([0-9]+)\ pixels\ ([0-9]+)$ ]] || fail "PNG check of $page gave '$result'"
+  echo "colours ${BASH_REMATCH[1]} pixels ${BASH_REMATCH[2]}"
+}
+
+# --- the book's pipeline comparison
 "$stepsim" compare scenarios/book-pipeline.yaml --schedules fill-drain,1f1b,zb-h1 --html "$tmp/report.html" >/dev/null
 bars="$(grep -o '<rect class="bar"' "$tmp/report.html" | wc -l)"
 # fill-drain and 1F1B: 4 x (8 F + 8 B + update) + 48 messages each; ZB-H1: 32 W more.
 [[ "$bars" -eq 380 ]] || fail "expected 380 bars in the report, found $bars"
-
-# 1. Scripts ran, no errors, every bar parsed as an SVG rect, and hovering a bar shows its tip:
-# a probe appended to the page moves the pointer over the first bar (fill-drain's 0F0) and
-# records the tooltip.
-probe='<script>(function(){var b=document.querySelector("rect.bar");'
-probe+='b.dispatchEvent(new MouseEvent("mouseover",{bubbles:true,clientX:200,clientY:200}));'
-probe+='var t=document.getElementById("tip"),p=document.createElement("pre");p.id="hover";'
-probe+='p.textContent=t.style.display+": "+t.textContent.replace(/\\n/g," / ");document.body.appendChild(p);})();</script>'
-sed "s#</body>#${probe}</body>#" "$tmp/report.html" >"$tmp/probe.html"
-chrome --virtual-time-budget=5000 --dump-dom "file://$tmp/probe.html" >"$tmp/dom.html" ||
-  fail "chromium --dump-dom failed: $(tail -5 "$tmp/chromium.log")"
-grep -q '<pre id="errors"></pre>' "$tmp/dom.html" ||
-  fail "the page raised JavaScript errors: $(grep -A5 '<pre id="errors">' "$tmp/dom.html" | sed '/<\/pre>/q')"
-grep -q 'data-ready="1"' "$tmp/dom.html" || fail "the page's script did not finish (no data-ready on <body>)"
-grep -q "data-bars=\"$bars\"" "$tmp/dom.html" ||
-  fail "the browser found $(grep -o 'data-bars="[0-9]*"' "$tmp/dom.html") bars, the file has $bars"
-hover="$(sed -n 's/.*<pre id="hover">\([^<]*\)<.*/\1/p' "$tmp/dom.html")"
+# Hovering the first bar (fill-drain's 0F0) shows its tooltip.
+hover="$(hover_check "$tmp/report.html" rect.bar)"
 [[ "$hover" == "block: 0F0: forward of micro-batch 0, stage 0 / start 0.000 ms, end 10.000 ms (10.000 ms)" ]] ||
   fail "hovering the first bar showed '$hover'"
-
-# 2. A screenshot that is not blank.
-chrome --screenshot="$tmp/shot.png" --window-size=1400,1000 "file://$tmp/report.html" >/dev/null ||
-  fail "chromium --screenshot failed: $(tail -5 "$tmp/chromium.log")"
-[[ -s "$tmp/shot.png" ]] || fail "no screenshot written"
-# The PNG goes in as a data: URL, so the canvas may read its pixels.
-{
-  echo '<!DOCTYPE html><html><body><pre id="result">pending</pre><script>'
-  echo 'var img = new Image();'
-  echo 'img.onload = function () {'
-  echo '  var c = document.createElement("canvas"); c.width = img.width; c.height = img.height;'
-  echo '  var g = c.getContext("2d"); g.drawImage(img, 0, 0);'
-  echo '  var d = g.getImageData(0, 0, c.width, c.height).data, seen = new Set(), forward = 0;'
-  echo '  for (var i = 0; i < d.length; i += 4) {'
-  echo '    seen.add((d[i] << 16) | (d[i + 1] << 8) | d[i + 2]);'
-  echo '    if (Math.abs(d[i] - 0x4e) + Math.abs(d[i + 1] - 0x79) + Math.abs(d[i + 2] - 0xa7) < 12) forward++;'
-  echo '  }'
-  echo '  document.getElementById("result").textContent ='
-  echo '    "size " + img.width + "x" + img.height + " colours " + seen.size + " forward " + forward;'
-  echo '};'
-  echo 'img.onerror = function () { document.getElementById("result").textContent = "unreadable"; };'
-  printf 'img.src = "data:image/png;base64,%s";\n' "$(base64 -w0 "$tmp/shot.png")"
-  echo '</script></body></html>'
-} >"$tmp/check.html"
-chrome --virtual-time-budget=5000 --dump-dom "file://$tmp/check.html" >"$tmp/check_dom.html" ||
-  fail "chromium could not run the PNG check"
-result="$(sed -n 's/.*<pre id="result">\([^<]*\)<.*/\1/p' "$tmp/check_dom.html")"
-echo "screenshot: $result"
-[[ "$result" =~ ^size\ 1400x1000\ colours\ ([0-9]+)\ forward\ ([0-9]+)$ ]] || fail "PNG check gave '$result'"
-colours="${BASH_REMATCH[1]}"
-forward="${BASH_REMATCH[2]}"
-((colours >= 50)) || fail "the screenshot looks blank: $colours distinct colours"
+shot="$(screenshot_check "$tmp/report.html" 1400,1000 4e79a7)"
+echo "pipeline screenshot: $shot"
+[[ "$shot" =~ ^colours\ ([0-9]+)\ pixels\ ([0-9]+)$ ]] || fail "PNG check gave '$shot'"
+((BASH_REMATCH[1] >= 50)) || fail "the screenshot looks blank: ${BASH_REMATCH[1]} distinct colours"
 # 1400x1000 shows the summary and the fill-drain and 1F1B timelines: 64 forward bars of about
 # 30 x 22 px. Ask for a fraction of that, so small layout changes do not break the test.
-((forward >= 10000)) || fail "the screenshot shows too few forward-op pixels ($forward)"
-echo "ok: no JavaScript errors, $bars bars, hover shows \"$hover\", screenshot with $colours colours"
+((BASH_REMATCH[2] >= 10000)) || fail "the screenshot shows too few forward-op pixels (${BASH_REMATCH[2]})"
+echo "ok: pipeline report: no JavaScript errors, $bars bars, hover shows \"$hover\""
+
+# --- the data-parallel comparison: base, three buckets, one bucket
+"$stepsim" compare scenarios/dp-buckets.yaml --html "$tmp/dp.html" >/dev/null
+dp_bars="$(grep -o '<rect class="bar"' "$tmp/dp.html" | wc -l)"
+# base and three-buckets: 4 forward + 4 backward + 3 AllReduce; one-bucket: 4 + 4 + 1.
+[[ "$dp_bars" -eq 31 ]] || fail "expected 31 bars in the data-parallel report, found $dp_bars"
+# The one exposed interval: one-bucket's compute waiting 2.55 ms for its AllReduce.
+hover="$(hover_check "$tmp/dp.html" rect.wait)"
+[[ "$hover" == "block: card 0: exposed communication 2.550 ms, from 8.000 to 10.550 ms / "* ]] ||
+  fail "hovering the exposed interval showed '$hover'"
+shot="$(screenshot_check "$tmp/dp.html" 1400,1300 ff9896)"
+echo "data-parallel screenshot: $shot"
+[[ "$shot" =~ ^colours\ ([0-9]+)\ pixels\ ([0-9]+)$ ]] || fail "PNG check gave '$shot'"
+((BASH_REMATCH[1] >= 50)) || fail "the data-parallel screenshot looks blank: ${BASH_REMATCH[1]} distinct colours"
+# The exposed interval: 2.55 of 10.55 ms on a 1,160 px axis, 22 px high: about 6,000 px (legend
+# swatches add a few). Ask for half.
+((BASH_REMATCH[2] >= 3000)) || fail "the screenshot shows too few exposed-communication pixels (${BASH_REMATCH[2]})"
+echo "ok: data-parallel report: no JavaScript errors, $dp_bars bars, hover shows \"$hover\""
+
+# --- the design case: a big page (every op a bar, zoomed views) still loads cleanly
+"$stepsim" run scenarios/zero3-design-48.yaml --html "$tmp/design.html" >/dev/null
+hover="$(hover_check "$tmp/design.html" rect.wait)"
+[[ "$hover" == "block: card 0: exposed communication "* ]] || fail "hovering the design case's first exposed interval showed '$hover'"
+echo "ok: design case report: no JavaScript errors, $(grep -o '<rect class="bar"' "$tmp/design.html" | wc -l) bars"
