@@ -10,8 +10,6 @@
 #include "cli/commands.hpp"
 #include "cli/job_report.hpp"
 #include "cli/output.hpp"
-#include "cli/plan_report.hpp"
-#include "cli/plan_source.hpp"
 #include "cli/scenario.hpp"
 
 namespace stepsim::cli {
@@ -65,34 +63,24 @@ void add_job_command(CLI::App& app) {
       else fmt::print("{}", job_text(result));
       return;
     }
-    // One job per plan case: its cards, and its step time as the planner evaluates it (simulated
-    // where the scenario has a data_parallel section).
-    const PlanEvaluation plan = evaluate_cases(*sc.plan->spec, plan_step_comm(sc));
     std::vector<std::string> names;
     std::vector<JobAnalysis> analyses;
-    for (const PlanResult& r : plan.results) {
-      if (!a->only_case.empty() && r.name != a->only_case) continue;
-      if (!r.time) sc.fail("plan.task", "the plan has no step time to run a job with");
-      Scenario one = sc;
-      one.name = fmt::format("{}, {}", sc.name, r.name);
-      one.job->run.cards = r.cards;
-      one.job->steps = r.time->steps;
-      one.job->step_time = r.time->step;
-      shown = -1;
-      analyses.push_back(analyse_job(one, runs, seed, a->threads, progress));
-      names.push_back(r.name);
+    std::string source;
+    for (auto& [name, an] : analyse_plan_jobs(sc, runs, seed, a->threads, a->only_case, progress, &source)) {
       const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
-      fmt::print(stderr, "{}job: {} runs of {} in {:.2f} s\n", tty ? "\r" : "", runs, one.name, secs);
+      fmt::print(stderr, "{}job: {} runs of {} in {:.2f} s\n", tty ? "\r" : "", runs, an.name, secs);
+      shown = -1;
+      names.push_back(name);
+      analyses.push_back(std::move(an));
     }
-    if (analyses.empty()) throw InputError("--case", 0, a->only_case, "no plan case with this name");
     if (!a->trace.empty()) {
       if (analyses.size() > 1) throw InputError("--trace", 0, "", "pick the case to trace with --case NAME");
       write_file(a->trace, job_trace(analyses.front()));
     }
     if (a->json) {
-      Json list = Json::array();
+      nlohmann::ordered_json list = nlohmann::ordered_json::array();
       for (std::size_t i = 0; i < analyses.size(); ++i) {
-        Json j = job_json(analyses[i]);
+        nlohmann::ordered_json j = job_json(analyses[i]);
         j["case"] = names[i];
         list.push_back(std::move(j));
       }
@@ -100,8 +88,7 @@ void add_job_command(CLI::App& app) {
       return;
     }
     for (const auto& an : analyses) fmt::print("{}\n", job_text(an));
-    fmt::print("{}: one job per plan case, step time from the planner ({})\n{}", sc.name,
-               plan.results.front().time->comm.source.empty() ? "given" : plan.results.front().time->comm.source,
+    fmt::print("{}: one job per plan case, step time from the planner ({})\n{}", sc.name, source,
                job_cases_text(names, analyses));
   });
 }

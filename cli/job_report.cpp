@@ -1,5 +1,8 @@
 #include "cli/job_report.hpp"
 
+#include "cli/plan_report.hpp"
+#include "cli/plan_source.hpp"
+
 #include <algorithm>
 #include <atomic>
 #include <cmath>
@@ -137,6 +140,29 @@ std::string histogram_text(const Histogram& h, int width) {
     out += fmt::format("  {:>10} .. {:<10} |{:<{}} {}\n", span(lo), span(lo + h.width), std::string(static_cast<std::size_t>(bar), '#'),
                        width, h.counts[b]);
   }
+  return out;
+}
+
+std::vector<std::pair<std::string, JobAnalysis>> analyse_plan_jobs(const Scenario& sc, int runs, std::uint64_t seed,
+                                                                   int threads, const std::string& only_case,
+                                                                   const std::function<void(int, int)>& progress,
+                                                                   std::string* source) {
+  if (!sc.job || !sc.job->per_plan_case || !sc.plan || !sc.plan->spec)
+    sc.fail("job", "this job does not take its cases from a plan");
+  const PlanEvaluation plan = evaluate_cases(*sc.plan->spec, plan_step_comm(sc));
+  std::vector<std::pair<std::string, JobAnalysis>> out;
+  for (const PlanResult& r : plan.results) {
+    if (!only_case.empty() && r.name != only_case) continue;
+    if (!r.time) sc.fail("plan.task", "the plan has no step time to run a job with");
+    if (source) *source = r.time->comm.source.empty() ? "given" : r.time->comm.source;
+    Scenario one = sc;
+    one.name = fmt::format("{}, {}", sc.name, r.name);
+    one.job->run.cards = r.cards;
+    one.job->steps = r.time->steps;
+    one.job->step_time = r.time->step;
+    out.emplace_back(r.name, analyse_job(one, runs, seed, threads, progress));
+  }
+  if (out.empty()) throw InputError("--case", 0, only_case, "no plan case with this name");
   return out;
 }
 

@@ -36,6 +36,15 @@ struct JobAnalysis {
 JobAnalysis analyse_job(const Scenario& sc, int runs, std::uint64_t seed, int threads,
                         const std::function<void(int, int)>& progress = {});
 
+// A job whose cards and step time come from the scenario's plan (JobScenario::per_plan_case):
+// one analysis per plan case (or only `only_case`), named after it, with the case's cards, steps
+// and step time as the planner evaluates them (simulated where the scenario has a data_parallel
+// section; `source` says which). Throws InputError for an unknown case.
+std::vector<std::pair<std::string, JobAnalysis>> analyse_plan_jobs(const Scenario& sc, int runs, std::uint64_t seed,
+                                                                   int threads, const std::string& only_case,
+                                                                   const std::function<void(int, int)>& progress = {},
+                                                                   std::string* source = nullptr);
+
 std::string job_text(const JobAnalysis& a);
 // One row per plan case (`stepsim job` on a scenario whose job takes its cases from the plan):
 // cards, step time, completion distribution, share meeting the deadline, verdict.
