@@ -295,7 +295,7 @@ std::string job_text(const JobAnalysis& a) {
     out += fmt::format("\nstragglers: E[step] {:.3f} s +- {:.3f} (slowest card's compute = mu + {:.3f} sigma; "
                        "integral for {} independent cards: mu + {:.3f} sigma)\n",
                        r.step_seconds.mean, r.step_seconds.se, r.max_excess_sigmas.mean, s.cards,
-                       expected_max_of_normals(s.cards));
+                       expected_max_standard_normal(static_cast<int>(s.cards)));
     if (r.slow_machine_count > 0) out += "  (the integral assumes identical cards; the slow machines add to it)\n";
     if (r.slow_machine_count > 0) out += fmt::format("  persistently slow machines: {}\n", r.slow_machine_count);
     // The cards that wait least at the gradient collective are the slow ones.
@@ -401,7 +401,7 @@ Json job_json(const JobAnalysis& a) {
       if (r.slow_card[c]) slow.push_back(c);
     j["stragglers"] = {{"step_s", est(r.step_seconds)},
                        {"max_excess_sigmas", est(r.max_excess_sigmas)},
-                       {"integral_excess_sigmas", round6(expected_max_of_normals(s.cards))},
+                       {"integral_excess_sigmas", round6(expected_max_standard_normal(static_cast<int>(s.cards)))},
                        {"slow_machines", r.slow_machine_count},
                        {"slow_cards", slow},
                        {"card_wait_s", waits}};
