@@ -10,5 +10,6 @@ namespace stepsim::cli {
 void add_run_command(CLI::App& app);
 void add_compare_command(CLI::App& app);
 void add_validate_command(CLI::App& app);
+void add_bench_command(CLI::App& app);
 
 }  // namespace stepsim::cli

@@ -13,6 +13,7 @@ int main(int argc, char** argv) {
   cli::add_run_command(app);
   cli::add_compare_command(app);
   cli::add_validate_command(app);
+  cli::add_bench_command(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
