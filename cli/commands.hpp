@@ -9,7 +9,15 @@ namespace stepsim::cli {
 
 void add_run_command(CLI::App& app);
 void add_compare_command(CLI::App& app);
+void add_export_schedule_command(CLI::App& app);
 void add_validate_command(CLI::App& app);
 void add_bench_command(CLI::App& app);
+void add_job_command(CLI::App& app);
+void add_plan_command(CLI::App& app);
+
+// `run` / `validate` for a scenario whose section is `rl` (cmd_rl.cpp).
+struct Scenario;
+void run_rl_scenario(const Scenario& sc, bool json, const std::string& trace_file);
+void validate_rl_scenario(const Scenario& sc);
 
 }  // namespace stepsim::cli

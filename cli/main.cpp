@@ -12,8 +12,11 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
   cli::add_run_command(app);
   cli::add_compare_command(app);
+  cli::add_export_schedule_command(app);
   cli::add_validate_command(app);
   cli::add_bench_command(app);
+  cli::add_job_command(app);
+  cli::add_plan_command(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

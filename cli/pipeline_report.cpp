@@ -32,6 +32,24 @@ Time mean_idle(const PipelineRun& run) {
 
 std::string fmt_ms(Time t) { return fmt::format("{:.3f}", to_ms(t)); }
 std::string fmt_mib(Bytes b) { return fmt::format("{:.1f}", mib(b)); }
+std::string fmt_copies(double c) { return fmt::format("{:g}", std::round(c * 100.0) / 100.0); }
+
+// Model chunks per device (virtual stages per device), from the plan the schedule built.
+int chunks_per_device(const PipelineRun& run) {
+  return run.plan.devices > 0 ? std::max(1, run.plan.stages / run.plan.devices) : 1;
+}
+
+double max_parameter_copies(const PipelineRun& run) {
+  double c = 0;
+  for (const auto& d : run.stats.devices) c = std::max(c, d.parameter_copies);
+  return c;
+}
+
+// The schedule's name, with its chunk count where the scenario chooses it (interleaved-1f1b).
+std::string schedule_label(const PipelineRun& run) {
+  const ScheduleFamily* f = find_schedule(run.schedule);
+  return f && f->takes_virtual_stages ? fmt::format("{} v={}", run.schedule, chunks_per_device(run)) : run.schedule;
+}
 }  // namespace
 
 bool fits_capacity(const PipelineRun& run, const PipelineSpec& spec) {
@@ -43,12 +61,13 @@ Json pipeline_summary_json(const PipelineRun& run, const PipelineSpec& spec) {
   j["schedule"] = run.schedule;
   j["stages"] = spec.stages;
   j["microbatches"] = spec.microbatches;
-  j["virtual_stages"] = spec.virtual_stages;
+  j["virtual_stages"] = chunks_per_device(run);
   j["step_time_ms"] = round3(to_ms(run.stats.step_time));
   j["idle_ms_per_device"] = round3(to_ms(mean_idle(run)));
   j["bubble_fraction"] = round4(run.stats.bubble_fraction);
   j["messages"] = {{"forward", run.stats.forward_messages}, {"backward", run.stats.backward_messages}};
   j["peak_memory_mib"] = round3(mib(max_peak(run)));
+  j["parameter_copies"] = round3(max_parameter_copies(run));
   if (spec.capacity) {
     j["capacity_mib"] = round3(mib(*spec.capacity));
     j["fits"] = fits_capacity(run, spec);
@@ -61,34 +80,60 @@ Json pipeline_summary_json(const PipelineRun& run, const PipelineSpec& spec) {
                        {"peak_resident_microbatches", d.peak_resident},
                        {"peak_memory_mib", round3(mib(d.peak_memory))},
                        {"peak_memory_at_ms", round3(to_ms(d.peak_memory_time))},
-                       {"parameter_copies", d.stage_copies}});
+                       {"parameter_copies", round3(d.parameter_copies)},
+                       {"stages_held", d.stage_copies}});
   }
   j["devices"] = devices;
   return j;
 }
 
-std::string pipeline_run_text(const PipelineRun& run, const PipelineSpec& spec) {
-  std::string out = fmt::format("schedule {}: {} stages, {} micro-batches{}\n", run.schedule, spec.stages, spec.microbatches,
-                                spec.virtual_stages > 1 ? fmt::format(", {} virtual stages", spec.virtual_stages) : "");
-  out += fmt::format("step time {} ms, idle per device {} ms, bubble {:.1f}% of the step\n", fmt_ms(run.stats.step_time),
+std::string pipeline_schedule_label(const PipelineRun& run) { return schedule_label(run); }
+
+std::string pipeline_run_title(const PipelineRun& run, const PipelineSpec& spec) {
+  const int v = chunks_per_device(run);
+  return fmt::format("schedule {}: {} stages, {} micro-batches{}", run.schedule, spec.stages, spec.microbatches,
+                     v > 1 ? fmt::format(", {} model chunks per device", v) : "");
+}
+
+std::string pipeline_run_times(const PipelineRun& run) {
+  return fmt::format("step time {} ms, idle per device {} ms, bubble {:.1f}% of the step", fmt_ms(run.stats.step_time),
                      fmt_ms(mean_idle(run)), 100.0 * run.stats.bubble_fraction);
-  out += fmt::format("messages per step: {} forward, {} backward\n\n", run.stats.forward_messages, run.stats.backward_messages);
+}
+
+std::string pipeline_run_messages(const PipelineRun& run) {
+  return fmt::format("messages per step: {} forward, {} backward", run.stats.forward_messages, run.stats.backward_messages);
+}
+
+std::string pipeline_capacity_verdict(const PipelineRun& run, const PipelineSpec& spec) {
+  if (!spec.capacity) return "";
+  return fmt::format("capacity {} MiB per device: {}", fmt_mib(*spec.capacity),
+                     fits_capacity(run, spec) ? "fits" : fmt::format("does not fit (peak {} MiB)", fmt_mib(max_peak(run))));
+}
+
+Table pipeline_device_table(const PipelineRun& run) {
   Table t({{"device"}, {"busy (ms)"}, {"idle (ms)"}, {"peak memory (MiB)"}, {"at (ms)"}, {"peak resident mb"}, {"param copies"}});
   for (const auto& d : run.stats.devices)
     t.add_row({std::to_string(d.id), fmt_ms(d.busy), fmt_ms(d.idle), fmt_mib(d.peak_memory), fmt_ms(d.peak_memory_time),
-               std::to_string(d.peak_resident), std::to_string(d.stage_copies)});
-  out += t.render();
-  if (spec.capacity)
-    out += fmt::format("\ncapacity {} MiB per device: {}\n", fmt_mib(*spec.capacity),
-                       fits_capacity(run, spec) ? "fits" : fmt::format("does not fit (peak {} MiB)", fmt_mib(max_peak(run))));
+               std::to_string(d.peak_resident), fmt_copies(d.parameter_copies)});
+  return t;
+}
+
+std::string pipeline_run_text(const PipelineRun& run, const PipelineSpec& spec) {
+  std::string out = fmt::format("{}\n{}\n{}\n\n", pipeline_run_title(run, spec), pipeline_run_times(run), pipeline_run_messages(run));
+  out += pipeline_device_table(run).render();
+  if (spec.capacity) out += fmt::format("\n{}\n", pipeline_capacity_verdict(run, spec));
   return out;
 }
 
-std::string pipeline_compare_text(const std::vector<const PipelineRun*>& runs, const PipelineSpec& spec) {
+Table pipeline_compare_table(const std::vector<const PipelineRun*>& runs, const PipelineSpec& spec) {
   std::vector<const PipelineRun*> order = runs;
+  // With a capacity, the book's order of questions: first drop what does not fit, then compare
+  // time. Schedules that fit come first, fastest first; then those that do not, fastest first.
   if (spec.capacity)
     std::stable_sort(order.begin(), order.end(), [&](const PipelineRun* a, const PipelineRun* b) {
-      return fits_capacity(*a, spec) > fits_capacity(*b, spec);
+      const bool fa = fits_capacity(*a, spec), fb = fits_capacity(*b, spec);
+      if (fa != fb) return fa;
+      return a->stats.step_time < b->stats.step_time;
     });
   std::vector<Table::Column> cols = {{"schedule", false}, {"step (ms)"}, {"idle/device (ms)"}, {"bubble"},
                                      {"stage 0 peak (MiB)"}, {"max peak (MiB)"}, {"resident mb per stage", false},
@@ -100,13 +145,12 @@ std::string pipeline_compare_text(const std::vector<const PipelineRun*>& runs, c
     Bytes peak = 0;
     int peak_dev = 0;
     std::string resident;
-    int copies = 0;
     for (const auto& d : devs) {
       if (d.peak_memory > peak) { peak = d.peak_memory; peak_dev = d.id; }
-      resident += (resident.empty() ? "" : " ") + std::to_string(d.peak_resident);
-      copies = std::max(copies, d.stage_copies);
+      if (!resident.empty()) resident += ' ';
+      resident += std::to_string(d.peak_resident);
     }
-    std::vector<std::string> row = {r->schedule,
+    std::vector<std::string> row = {schedule_label(*r),
                                     fmt_ms(r->stats.step_time),
                                     fmt_ms(mean_idle(*r)),
                                     fmt::format("{:.1f}%", 100.0 * r->stats.bubble_fraction),
@@ -114,13 +158,21 @@ std::string pipeline_compare_text(const std::vector<const PipelineRun*>& runs, c
                                     fmt::format("{} (d{})", fmt_mib(peak), peak_dev),
                                     resident,
                                     fmt::format("{}/{}", r->stats.forward_messages, r->stats.backward_messages),
-                                    std::to_string(copies)};
+                                    fmt_copies(max_parameter_copies(*r))};
     if (spec.capacity) row.push_back(fits_capacity(*r, spec) ? "yes" : fmt::format("no (+{} MiB)", fmt_mib(peak - *spec.capacity)));
     t.add_row(std::move(row));
   }
+  return t;
+}
+
+std::string pipeline_compare_title(const PipelineSpec& spec) {
   std::string out = fmt::format("{} stages, {} micro-batches", spec.stages, spec.microbatches);
   if (spec.capacity) out += fmt::format(", capacity {} MiB per device (schedules that fit first)", fmt_mib(*spec.capacity));
-  return out + "\n\n" + t.render();
+  return out;
+}
+
+std::string pipeline_compare_text(const std::vector<const PipelineRun*>& runs, const PipelineSpec& spec) {
+  return fmt::format("{}\n\n{}", pipeline_compare_title(spec), pipeline_compare_table(runs, spec).render());
 }
 
 std::string pipeline_trace(const PipelineRun& run) {

@@ -1,6 +1,13 @@
 #include "cli/scenario.hpp"
 
+#include <charconv>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
 #include <fmt/format.h>
+
+#include "schedules/action_csv.hpp"
 
 namespace stepsim::cli {
 
@@ -10,11 +17,17 @@ Scenario read(std::shared_ptr<Source> src) {
   sc.file = src->file;
   sc.source = src;
   Reader top(src, src->root, "");
-  top.only({"name", "description", "pipeline"});
+  top.only({"name", "description", "pipeline", "data_parallel", "job", "plan", "rl"});
   sc.name = top.opt_text("name").value_or(src->file);
   sc.description = top.opt_text("description").value_or("");
   if (top.has("pipeline")) sc.pipeline = read_pipeline(top.child("pipeline"));
-  if (!sc.pipeline) throw InputError(src->file, 1, "", "the scenario has no section to simulate (expected 'pipeline')");
+  if (top.has("data_parallel")) sc.data_parallel = read_data_parallel(top.child("data_parallel"));
+  if (top.has("job")) sc.job = read_job(top.child("job"), src);
+  if (top.has("plan")) sc.plan = read_plan(top.child("plan"), src);
+  if (top.has("rl")) sc.rl = read_rl(top.child("rl"));
+  if (!sc.pipeline && !sc.data_parallel && !sc.job && !sc.plan && !sc.rl)
+    throw InputError(src->file, 1, "",
+                     "the scenario has no section to simulate (expected 'pipeline', 'data_parallel', 'job', 'plan' or 'rl')");
   return sc;
 }
 }  // namespace
@@ -47,13 +60,42 @@ void Scenario::fail(const std::string& key, const std::string& message) const {
   Reader(source, deepest, "").fail_at(deepest, key, message);
 }
 
+std::vector<std::vector<Action>> read_actions_csv(const Reader& r) {
+  const std::string name = r.text("actions_csv");
+  // Relative to the scenario file, so a scenario and its schedule travel together.
+  std::filesystem::path path(name);
+  if (path.is_relative()) path = std::filesystem::path(r.file()).parent_path() / path;
+  std::ifstream in(path, std::ios::binary);
+  if (!in) r.fail("actions_csv", fmt::format("cannot open '{}'", path.string()));
+  std::ostringstream text;
+  text << in.rdbuf();
+  try {
+    return parse_actions_csv(text.str());
+  } catch (const ActionCsvError& e) {
+    r.fail("actions_csv", fmt::format("{}: {}", path.string(), e.what()));
+  }
+}
+
 PipelineSpec read_pipeline(const Reader& r) {
-  r.only({"stages", "microbatches", "virtual_stages", "schedule", "actions", "time", "link", "memory"});
+  r.only({"stages", "microbatches", "virtual_stages", "layers", "chunk_layers", "schedule", "actions", "actions_csv",
+          "time", "link", "memory"});
   PipelineSpec spec;
   spec.stages = static_cast<int>(r.integer("stages", 1));
   spec.microbatches = static_cast<int>(r.integer("microbatches", 1));
-  spec.virtual_stages = static_cast<int>(r.opt_integer("virtual_stages", 1).value_or(1));
-  spec.schedule = r.opt_text("schedule").value_or(r.has("actions") ? "custom" : "1f1b");
+  spec.virtual_stages = static_cast<int>(r.opt_integer("virtual_stages", 1).value_or(0));
+  if (r.has("layers")) spec.layers = static_cast<int>(r.integer("layers", 1));
+  if (r.has("chunk_layers")) {
+    for (const auto& text : r.texts("chunk_layers")) {
+      int n = 0;
+      const auto res = std::from_chars(text.data(), text.data() + text.size(), n);
+      if (res.ec != std::errc{} || res.ptr != text.data() + text.size() || n < 1)
+        r.fail("chunk_layers", fmt::format("'{}' is not a layer count (a whole number, at least 1)", text));
+      spec.chunk_layers.push_back(n);
+    }
+  }
+  const bool has_actions = r.has("actions") || r.has("actions_csv");
+  if (r.has("actions") && r.has("actions_csv")) r.fail("actions_csv", "give either actions or actions_csv, not both");
+  spec.schedule = r.opt_text("schedule").value_or(has_actions ? "custom" : "1f1b");
   if (spec.schedule != "custom" && !find_schedule(spec.schedule)) {
     const auto near = nearest(spec.schedule, schedule_names());
     std::string known;
@@ -61,8 +103,13 @@ PipelineSpec read_pipeline(const Reader& r) {
     r.fail("schedule", near.empty() ? fmt::format("unknown schedule '{}' (known: {}, custom)", spec.schedule, known)
                                     : fmt::format("unknown schedule '{}'; did you mean '{}'?", spec.schedule, near));
   }
-  if (spec.schedule == "custom") {
-    if (!r.has("actions")) r.fail("schedule", "schedule 'custom' needs 'actions': one list of actions per device");
+  if (spec.schedule == "custom" && r.has("actions_csv")) {
+    spec.custom_actions = read_actions_csv(r);
+    for (const auto& list : spec.custom_actions)
+      for (const Action& a : list)
+        if (a.kind == ActionKind::BackwardInput || a.kind == ActionKind::BackwardWeight) spec.custom_split_backward = true;
+  } else if (spec.schedule == "custom") {
+    if (!r.has("actions")) r.fail("schedule", "schedule 'custom' needs 'actions' (one list per device) or 'actions_csv'");
     const YAML::Node list = r.node()["actions"];
     if (!list.IsSequence()) r.fail("actions", "expected one entry per device (a list of actions, or one string of them)");
     for (std::size_t d = 0; d < list.size(); ++d) {
@@ -91,8 +138,9 @@ PipelineSpec read_pipeline(const Reader& r) {
       }
       spec.custom_actions.push_back(std::move(acts));
     }
-  } else if (r.has("actions")) {
-    r.fail("actions", fmt::format("actions are only read with schedule 'custom' (schedule is '{}')", spec.schedule));
+  } else if (has_actions) {
+    const char* key = r.has("actions") ? "actions" : "actions_csv";
+    r.fail(key, fmt::format("{} are only read with schedule 'custom' (schedule is '{}')", key, spec.schedule));
   }
 
   const int n = spec.stages;

@@ -7,7 +7,11 @@
 #include <vector>
 
 #include "cli/input.hpp"
+#include "cli/job_scenario.hpp"
+#include "cli/scenario_data_parallel.hpp"
+#include "cli/scenario_plan.hpp"
 #include "schedules/pipeline_spec.hpp"
+#include "schedules/rl_run.hpp"
 
 namespace stepsim::cli {
 
@@ -16,6 +20,10 @@ struct Scenario {
   std::string name;
   std::string description;
   std::optional<PipelineSpec> pipeline;
+  std::optional<DataParallelScenario> data_parallel;
+  std::optional<JobScenario> job;
+  std::optional<PlanScenario> plan;  // `plan:` (stepsim plan)
+  std::optional<RlScenario> rl;
 
   std::shared_ptr<const Source> source;
   // Throws InputError pointing at the dotted `key` (its line if the file has it).
@@ -27,5 +35,8 @@ Scenario parse_scenario(const std::string& text, const std::string& name, const 
 
 // Section readers, one per scenario kind.
 PipelineSpec read_pipeline(const Reader& r);
+// `pipeline.actions_csv`: a schedule in PyTorch's CSV form, path relative to the scenario file.
+std::vector<std::vector<Action>> read_actions_csv(const Reader& r);
+RlScenario read_rl(const Reader& r);  // cli/scenario_rl.cpp
 
 }  // namespace stepsim::cli

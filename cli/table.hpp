@@ -14,6 +14,9 @@ class Table {
   explicit Table(std::vector<Column> columns) : columns_(std::move(columns)) {}
   void add_row(std::vector<std::string> cells) { rows_.push_back(std::move(cells)); }
   std::string render() const;
+  // For renderers other than render() (the HTML report).
+  const std::vector<Column>& columns() const { return columns_; }
+  const std::vector<std::vector<std::string>>& rows() const { return rows_; }
 
  private:
   std::vector<Column> columns_;

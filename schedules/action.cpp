@@ -17,6 +17,8 @@ std::string format_action(const Action& a) {
 
 namespace {
 std::optional<Action> parse_simple(std::string_view t, std::string* error) {
+  while (!t.empty() && (t.front() == ' ' || t.front() == '\t')) t.remove_prefix(1);
+  while (!t.empty() && (t.back() == ' ' || t.back() == '\t')) t.remove_suffix(1);
   int stage = 0, micro = 0;
   auto* p = t.data();
   auto* end = t.data() + t.size();
@@ -39,10 +41,27 @@ std::optional<Action> parse_simple(std::string_view t, std::string* error) {
 std::optional<Action> parse_action(std::string_view text, std::string* error) {
   while (!text.empty() && (text.front() == ' ' || text.front() == '\t')) text.remove_prefix(1);
   while (!text.empty() && (text.back() == ' ' || text.back() == '\t' || text.back() == '\r')) text.remove_suffix(1);
-  const auto plus = text.find('+');
-  if (plus == std::string_view::npos) return parse_simple(text, error);
-  auto f = parse_simple(text.substr(0, plus), error);
-  auto b = f ? parse_simple(text.substr(plus + 1), error) : std::nullopt;
+  // PyTorch writes an overlapped pair as its sub-actions: `(0F3;5B1)OVERLAP_F_B`.
+  constexpr std::string_view kOverlapSuffix = ")OVERLAP_F_B";
+  std::string_view forward_text, backward_text;
+  if (!text.empty() && text.front() == '(' && text.size() > kOverlapSuffix.size() &&
+      text.substr(text.size() - kOverlapSuffix.size()) == kOverlapSuffix) {
+    const std::string_view inner = text.substr(1, text.size() - 1 - kOverlapSuffix.size());
+    const auto semi = inner.find(';');
+    if (semi == std::string_view::npos) {
+      if (error) *error = fmt::format("'{}': an overlapped pair names two actions, like (0F3;5B1)OVERLAP_F_B", text);
+      return std::nullopt;
+    }
+    forward_text = inner.substr(0, semi);
+    backward_text = inner.substr(semi + 1);
+  } else {
+    const auto plus = text.find('+');
+    if (plus == std::string_view::npos) return parse_simple(text, error);
+    forward_text = text.substr(0, plus);
+    backward_text = text.substr(plus + 1);
+  }
+  auto f = parse_simple(forward_text, error);
+  auto b = f ? parse_simple(backward_text, error) : std::nullopt;
   if (!f || !b) return std::nullopt;
   if (f->kind != ActionKind::Forward || (b->kind != ActionKind::Backward && b->kind != ActionKind::BackwardInput)) {
     if (error) *error = fmt::format("'{}': an overlapped pair is a forward then a backward, like 0F3+5B1", text);
@@ -83,10 +102,6 @@ std::vector<std::string> check_plan(const PipelinePlan& plan) {
                                      device, format_action(a), plan.stages, plan.microbatches));
       return;
     }
-    if (plan.split_backward && kind == ActionKind::Backward)
-      problems.push_back(fmt::format("device {}: {} is a full backward in a split-backward schedule (use I and W)", device, format_action(a)));
-    if (!plan.split_backward && (kind == ActionKind::BackwardInput || kind == ActionKind::BackwardWeight))
-      problems.push_back(fmt::format("device {}: {} splits the backward in a schedule that does not", device, format_action(a)));
     const int want = plan.device_of(stage, micro);
     if (want != device)
       problems.push_back(fmt::format("device {}: {} belongs on device {}", device, format_action(a), want));
@@ -103,14 +118,34 @@ std::vector<std::string> check_plan(const PipelinePlan& plan) {
       }
     }
   }
-  const std::vector<ActionKind> kinds = plan.split_backward
-      ? std::vector<ActionKind>{ActionKind::Forward, ActionKind::BackwardInput, ActionKind::BackwardWeight}
-      : std::vector<ActionKind>{ActionKind::Forward, ActionKind::Backward};
-  for (int s = 0; s < plan.stages; ++s)
-    for (int i = 0; i < plan.microbatches; ++i)
-      for (ActionKind k : kinds)
-        if (!seen.count({static_cast<char>(k), s, i}))
-          problems.push_back(fmt::format("{} is missing (device {})", format_action(Action{k, s, i}), plan.device_of(s, i)));
+  // Each (stage, micro-batch) needs its forward and one backward: either full (B), or split into
+  // I and W. Schedules may mix the two forms (DualPipe splits only some backwards).
+  const auto has = [&](ActionKind k, int s, int i) { return seen.count({static_cast<char>(k), s, i}) > 0; };
+  const auto missing = [&](ActionKind k, int s, int i) {
+    problems.push_back(fmt::format("{} is missing (device {})", format_action(Action{k, s, i}), plan.device_of(s, i)));
+  };
+  for (int s = 0; s < plan.stages; ++s) {
+    for (int i = 0; i < plan.microbatches; ++i) {
+      if (!has(ActionKind::Forward, s, i)) missing(ActionKind::Forward, s, i);
+      const bool full = has(ActionKind::Backward, s, i);
+      const bool input = has(ActionKind::BackwardInput, s, i), weight = has(ActionKind::BackwardWeight, s, i);
+      if (full && (input || weight)) {
+        problems.push_back(fmt::format("{} is both a full backward and split into {} / {} (use one or the other)",
+                                       format_action(Action{ActionKind::Backward, s, i}),
+                                       format_action(Action{ActionKind::BackwardInput, s, i}),
+                                       format_action(Action{ActionKind::BackwardWeight, s, i})));
+      } else if (!full && !input && !weight) {
+        if (plan.split_backward) {
+          missing(ActionKind::BackwardInput, s, i);
+          missing(ActionKind::BackwardWeight, s, i);
+        } else {
+          missing(ActionKind::Backward, s, i);
+        }
+      } else if (input != weight) {
+        missing(input ? ActionKind::BackwardWeight : ActionKind::BackwardInput, s, i);
+      }
+    }
+  }
   return problems;
 }
 

@@ -36,7 +36,8 @@ struct Action {
 
 // `0F3`; an overlapped pair as `0F3+5B1`.
 std::string format_action(const Action& a);
-// Parses the notation above; nullopt with `error` set on bad text.
+// Parses the notation above, and PyTorch's spelling of an overlapped pair,
+// `(0F3;5B1)OVERLAP_F_B`; nullopt with `error` set on bad text.
 std::optional<Action> parse_action(std::string_view text, std::string* error);
 
 // Which device runs virtual stage s for micro-batch i. Most schedules place a stage on one
@@ -46,7 +47,7 @@ struct PipelinePlan {
   int devices = 0;
   int stages = 0;  // virtual stages along the model
   int microbatches = 0;
-  bool split_backward = false;                // uses I/W instead of B
+  bool split_backward = false;                // some backwards are split into I and W
   std::vector<std::vector<int>> routes;       // routes[r][s] = device of stage s on route r
   std::vector<int> route_of_micro;            // per micro-batch
   std::vector<std::vector<Action>> actions;   // per device, in execution order
@@ -59,8 +60,9 @@ struct PipelinePlan {
 // Plan with one route: stage s on device placement[s], for every micro-batch.
 PipelinePlan single_route_plan(int devices, std::vector<int> placement, int microbatches, bool split);
 
-// Checks a plan: every required action exactly once, on the device its route names. Returns
-// one message per problem, actions named in the notation above.
+// Checks a plan: every required action exactly once, on the device its route names; each
+// (stage, micro-batch) has F and either B or both I and W. Returns one message per problem,
+// actions named in the notation above.
 std::vector<std::string> check_plan(const PipelinePlan& plan);
 
 }  // namespace stepsim

@@ -11,7 +11,7 @@ ScheduleFamily fill_drain_family() {
   f.aliases = {"gpipe"};
   f.summary = "all forwards, then all backwards (GPipe)";
   f.check = [](const ScheduleRequest& r) -> std::optional<std::string> {
-    if (r.virtual_stages != 1) return "fill-drain places one stage per device (virtual_stages must be 1)";
+    if (r.virtual_stages > 1) return "fill-drain places one stage per device (virtual_stages must be 1)";
     return std::nullopt;
   };
   f.build = [](const ScheduleRequest& r) {

@@ -14,7 +14,7 @@ ScheduleFamily one_f_one_b_family() {
   f.aliases = {"pipedream-flush"};
   f.summary = "warm-up forwards, then one forward / one backward (PipeDream-Flush)";
   f.check = [](const ScheduleRequest& r) -> std::optional<std::string> {
-    if (r.virtual_stages != 1) return "1f1b places one stage per device (use interleaved-1f1b for virtual_stages > 1)";
+    if (r.virtual_stages > 1) return "1f1b places one stage per device (use interleaved-1f1b for virtual_stages > 1)";
     return std::nullopt;
   };
   f.build = [](const ScheduleRequest& r) {

@@ -141,8 +141,9 @@ std::unique_ptr<PipelineProgram> lower(const PipelinePlan& plan, const PipelineC
       if (s > 0) message(fwd[idx(s - 1, i)], f, plan.device_of(s - 1, i), dev, true, s - 1, i);
       if (s + 1 < S) message(bwd[idx(s + 1, i)], b, plan.device_of(s + 1, i), dev, false, s + 1, i);
       dep(f, b);
-      const OpId last = plan.split_backward ? w : b;
-      if (plan.split_backward) dep(b, w);
+      // A split backward keeps the activations until W; a full one until B.
+      const OpId last = w != kNoOp ? w : b;
+      if (w != kNoOp) dep(b, w);
       hold(PipelineProgram::memory_counter(dev), costs.stages[s].activation, {f, OpPoint::Start}, {last, OpPoint::End});
       hold(PipelineProgram::resident_counter(dev), 1, {f, OpPoint::Start}, {last, OpPoint::End});
     }
@@ -171,6 +172,7 @@ PipelineStats measure(const PipelinePlan& plan, const PipelineProgram& program, 
     ds.peak_memory_time = levels[PipelineProgram::memory_counter(d)].peak_time;
     ds.peak_resident = static_cast<int>(levels[PipelineProgram::resident_counter(d)].peak);
     ds.stage_copies = copies[d];
+    ds.parameter_copies = plan.stages > 0 ? static_cast<double>(copies[d]) * plan.devices / plan.stages : 0.0;
     idle_sum += st.step_time > 0 ? static_cast<double>(ds.idle) / static_cast<double>(st.step_time) : 0.0;
     st.devices.push_back(ds);
     st.memory.push_back(std::move(levels[PipelineProgram::memory_counter(d)]));

@@ -10,8 +10,8 @@
 //    Links serve messages first come, first served.
 //  * Each device ends with its optimizer update.
 //  * Memory per device: a micro-batch's activations are held from its F's start until its B
-//    ends (W ends for split schedules); a received message is held from its arrival until the
-//    op that consumes it starts.
+//    ends (its W ends where the backward is split); a received message is held from its
+//    arrival until the op that consumes it starts.
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -89,7 +89,11 @@ struct DeviceStats {
   Bytes peak_memory;
   Time peak_memory_time;
   int peak_resident;
-  int stage_copies;  // parameter copies (virtual stages) the device holds
+  int stage_copies;  // virtual stages (model chunks) the device holds parameters for
+  // Parameters held, in units of one device's share under one stage per device (1/p of the
+  // model, every virtual stage counted as an equal 1/S slice): stage_copies * p / S. 1 for
+  // 1F1B and interleaved 1F1B (v chunks of 1/v each), 2 for DualPipe (stages i and p-1-i).
+  double parameter_copies;
 };
 
 struct PipelineStats {

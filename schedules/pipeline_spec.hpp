@@ -16,15 +16,23 @@ namespace stepsim {
 struct PipelineSpec {
   int stages = 0;  // physical pipeline stages = devices
   int microbatches = 0;
-  int virtual_stages = 1;
+  int virtual_stages = 0;  // chunks per device for interleaved schedules; 0 = the schedule's default
   std::string schedule;  // a family name, or "custom" with `custom_actions`
-  std::vector<std::vector<Action>> custom_actions;  // per device, for schedule "custom"
+  // Per device, for schedule "custom". Where each stage runs is read from the lists: the device
+  // that holds most of a stage's actions, per micro-batch where they agree (mirrored routes).
+  std::vector<std::vector<Action>> custom_actions;
   bool custom_split_backward = false;
 
   // Per physical stage (one value per device). A split schedule needs backward_input and
   // backward_weight; a full-backward schedule uses backward, or backward_input + backward_weight.
   std::vector<Time> forward, backward, backward_input, backward_weight, update;
   std::vector<Bytes> activation;
+  // How a device's values are shared among the model chunks (virtual stages) it runs: each chunk
+  // gets (its layers / the device's layers) of them. `layers` is the model's total, dealt to the
+  // chunks as evenly as possible (earlier chunks get one more); `chunk_layers` gives each chunk's
+  // count explicitly. Neither: a device's chunks share equally.
+  std::optional<int> layers;
+  std::vector<int> chunk_layers;
   std::optional<Time> overlap_fb;
 
   Time latency = 0;

@@ -6,7 +6,11 @@ const std::vector<ScheduleFamily>& schedule_families() {
   static const std::vector<ScheduleFamily> families = {
       fill_drain_family(),
       one_f_one_b_family(),
+      interleaved_1f1b_family(),
       zb_h1_family(),
+      zb_h2_family(),
+      dualpipe_family(),
+      dualpipe_v_family(),
   };
   return families;
 }

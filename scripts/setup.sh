@@ -7,10 +7,12 @@ packages=(
   build-essential cmake ninja-build pkg-config
   libboost-graph-dev libspdlog-dev libfmt-dev libyaml-cpp-dev catch2 libeigen3-dev
   libcli11-dev nlohmann-json3-dev libbenchmark-dev
+  chromium
 )
-# Optional extras: the HTML report's browser test (chromium) and scripts/bench.sh (valgrind).
+# chromium renders the HTML report in the test suite (tests/html_browser.sh fails without it).
+# Optional extras: scripts/bench.sh (valgrind).
 if [[ "${STEPSIM_SETUP_EXTRAS:-1}" == "1" ]]; then
-  packages+=(chromium valgrind)
+  packages+=(valgrind)
 fi
 
 missing=()

@@ -5,7 +5,6 @@
 #include <bit>
 #include <queue>
 
-#include <boost/range/iterator_range.hpp>
 #include <fmt/format.h>
 
 namespace stepsim {
@@ -112,7 +111,7 @@ class Run {
     std::uint32_t edge = 0;
     for (OpId op = 0; op < n_; ++op) {
       rec_[op] = {g.op_duration(op), g.op_latency(op), g.op_resource(op), g.next_on_resource(op), g.in_degree(op), edge};
-      for (OpId s : boost::make_iterator_range(boost::adjacent_vertices(op, g.deps()))) succ_[edge++] = s;
+      g.for_each_successor(op, [&](OpId s) { succ_[edge++] = s; });
     }
     rec_[n_].first_succ = edge;
     for (ResourceId r = 0; r < g.resource_count(); ++r) {
@@ -216,13 +215,11 @@ class Run {
       stuck_index[op] = static_cast<std::uint32_t>(stuck.size());
       stuck.push_back({r, op, {}});
     }
-    const auto& csr = g_.deps();
     for (OpId u = 0; u < n_; ++u) {
       if (tl_.end[u] >= 0) continue;  // ran (a started op always ends: no stuck op has started)
-      for (auto e : boost::make_iterator_range(boost::out_edges(u, csr))) {
-        const OpId v = static_cast<OpId>(boost::target(e, csr));
+      g_.for_each_successor(u, [&](OpId v) {
         if (stuck_index[v] != ~0u) stuck[stuck_index[v]].waits.push_back(u);
-      }
+      });
     }
     std::string text = fmt::format("deadlock: {} of {} ops ran;", done_count_, n_);
     for (const auto& s : stuck) {

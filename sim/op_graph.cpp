@@ -3,7 +3,6 @@
 #include <algorithm>
 
 #include <boost/graph/depth_first_search.hpp>
-#include <boost/range/iterator_range.hpp>
 #include <fmt/format.h>
 
 namespace stepsim {
@@ -68,8 +67,9 @@ bool OpGraph::has_cycle() const {
     const OpId u = free.back();
     free.pop_back();
     ++removed;
-    for (OpId v : boost::make_iterator_range(boost::adjacent_vertices(u, csr_)))
+    for_each_successor(u, [&](OpId v) {
       if (--left[v] == 0) free.push_back(v);
+    });
   }
   return removed != n;
 }

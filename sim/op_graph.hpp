@@ -81,6 +81,12 @@ class OpGraph {
   OpId next_on_resource(OpId op) const { return next_[op]; }
 
   const Csr& deps() const { return csr_; }
+  // Calls f(successor) for each op that depends on `op` (after finalize()).
+  template <class F>
+  void for_each_successor(OpId op, F&& f) const {
+    auto [begin, end] = boost::out_edges(op, csr_);
+    for (auto it = begin; it != end; ++it) f(static_cast<OpId>(boost::target(*it, csr_)));
+  }
   std::uint32_t in_degree(OpId op) const { return in_degree_[op]; }
 
  private:

@@ -8,8 +8,6 @@
 #include <queue>
 #include <random>
 
-#include <boost/range/iterator_range.hpp>
-
 #include "sim/engine.hpp"
 
 using namespace stepsim;
@@ -66,10 +64,9 @@ Timeline reference_run(OpGraph& g) {
   };
   const auto done = [&](OpId op, Time now) {
     tl.makespan = std::max(tl.makespan, now);
-    for (auto e : boost::make_iterator_range(boost::out_edges(op, g.deps()))) {
-      const auto s = static_cast<OpId>(boost::target(e, g.deps()));
+    g.for_each_successor(op, [&](OpId s) {
       if (--pending[s] == 0) ready(s, now);
-    }
+    });
   };
   for (OpId op = 0; op < n; ++op)
     if (pending[op] == 0) ready(op, 0);

@@ -1,0 +1,47 @@
+#pragma once
+// `stepsim job`: resolving a scenario's job section into a run model (step time from the
+// stragglers if not given, input waits per step from the input pipeline, checkpoint intervals in
+// steps), running it, and showing the results as a table, JSON, a Chrome trace and a histogram.
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "cli/scenario.hpp"
+#include "models/input_pipeline.hpp"
+#include "models/job.hpp"
+#include "models/monte_carlo.hpp"
+#include "models/stragglers_sim.hpp"
+
+namespace stepsim::cli {
+
+struct JobAnalysis {
+  std::string name;
+  JobSpec spec;    // resolved: profile and checkpoint interval in steps
+  Time step_time;  // before input waits
+  std::optional<StragglerResult> stragglers;
+  std::int64_t cards_per_machine = 8;
+  std::optional<InputRun> input;
+  std::optional<std::int64_t> min_prefetch;     // without a stall, with the scenario's pauses
+  std::optional<FluidPauseEstimate> fluid;      // the book's estimate for the first pause
+  JobSummary summary;
+  std::vector<IntervalResult> sweep;            // checkpoint.compare (and the chosen interval)
+  std::optional<double> sweep_optimum_seconds;  // fitted from the sweep
+  JobRecord first_run;                          // run 0's timeline
+};
+
+// Runs everything the job section asks for. `progress(done, total)` is called from worker threads.
+JobAnalysis analyse_job(const Scenario& sc, int runs, std::uint64_t seed, int threads,
+                        const std::function<void(int, int)>& progress = {});
+
+std::string job_text(const JobAnalysis& a);
+nlohmann::ordered_json job_json(const JobAnalysis& a);
+// Run 0 as a Chrome trace: collapsed step segments, saves, copies, writes and commits, failures,
+// restores, the pending-snapshot queue and (failure-free) input queue levels.
+std::string job_trace(const JobAnalysis& a);
+// A text histogram of completion times (the HTML report can use make_histogram directly).
+std::string histogram_text(const Histogram& h, int width = 40);
+
+}  // namespace stepsim::cli

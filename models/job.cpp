@@ -1,0 +1,404 @@
+#include "models/job.hpp"
+
+#include <algorithm>
+#include <atomic>
+#include <cmath>
+#include <deque>
+#include <limits>
+#include <stdexcept>
+
+#include <Eigen/Dense>
+#include <fmt/format.h>
+
+#include "models/random.hpp"
+
+namespace stepsim {
+
+namespace {
+constexpr Time kNever = std::numeric_limits<Time>::max();
+constexpr Time kYear = 365LL * 86'400 * kSecond;
+
+Time saturating_add(Time a, Time b) { return b > kNever - a ? kNever : a + b; }
+
+// Random streams of a run (derive_seed's third argument).
+constexpr std::uint64_t kFailureStream = 1;
+constexpr std::uint64_t kRollbackStream = 2;
+}  // namespace
+
+StepProfile::StepProfile(std::int64_t steps, Time step_time) : steps_(steps), step_(step_time) {
+  if (steps < 0 || step_time < 0) throw std::invalid_argument("StepProfile: negative steps or step time");
+}
+
+StepProfile::StepProfile(const std::vector<Time>& durations) : steps_(static_cast<std::int64_t>(durations.size())) {
+  prefix_.resize(durations.size() + 1, 0);
+  for (std::size_t i = 0; i < durations.size(); ++i) {
+    if (durations[i] < 0) throw std::invalid_argument("StepProfile: negative step duration");
+    prefix_[i + 1] = prefix_[i] + durations[i];
+  }
+}
+
+Time StepProfile::work_until(std::int64_t k) const {
+  k = std::clamp<std::int64_t>(k, 0, steps_);
+  return prefix_.empty() ? k * step_ : prefix_[static_cast<std::size_t>(k)];
+}
+
+std::int64_t StepProfile::steps_within(Time work) const {
+  if (work <= 0) return 0;
+  if (prefix_.empty()) return step_ == 0 ? steps_ : std::min(steps_, work / step_);
+  const auto it = std::upper_bound(prefix_.begin(), prefix_.end(), work);
+  return static_cast<std::int64_t>(it - prefix_.begin()) - 1;
+}
+
+std::int64_t steps_per_interval(Time interval, Time step_time) {
+  if (step_time <= 0) return 1;
+  return std::max<std::int64_t>(1, (interval + step_time / 2) / step_time);
+}
+
+JobCannotFinish::JobCannotFinish(int run_index, Time wall_time, std::int64_t steps)
+    : std::runtime_error(fmt::format("run {} has not finished after {:.1f} days ({} steps done)", run_index,
+                                     to_s(wall_time) / 86'400.0, steps)),
+      run(run_index),
+      wall(wall_time),
+      steps_done(steps) {}
+
+const char* job_event_name(JobEventKind k) {
+  switch (k) {
+    case JobEventKind::Steps: return "steps";
+    case JobEventKind::Save: return "save";
+    case JobEventKind::Copy: return "copy";
+    case JobEventKind::BufferWait: return "buffer wait";
+    case JobEventKind::Write: return "write";
+    case JobEventKind::Commit: return "commit";
+    case JobEventKind::Failure: return "failure";
+    case JobEventKind::Rollback: return "rollback";
+    case JobEventKind::Restore: return "restore";
+  }
+  return "?";
+}
+
+namespace {
+
+// The three sources of interruptions, merged in time order.
+class Interruptions {
+ public:
+  Interruptions(const JobSpec& spec, std::uint64_t seed, int run)
+      : failures_(derive_seed(seed, static_cast<std::uint64_t>(run), kFailureStream)),
+        rollbacks_(derive_seed(seed, static_cast<std::uint64_t>(run), kRollbackStream)),
+        job_mtbf_(spec.job_mtbf()),
+        rollback_mean_(spec.rollback_interval),
+        injected_(spec.failures_at) {
+    next_failure_ = job_mtbf_ > 0 ? failures_.exponential(job_mtbf_) : kNever;
+    next_rollback_ = rollback_mean_ > 0 ? rollbacks_.exponential(rollback_mean_) : kNever;
+  }
+
+  // The next interruption's time (kNever if none) and whether it is a rollback.
+  std::pair<Time, bool> peek() const {
+    const Time injected = next_injected_ < injected_.size() ? injected_[next_injected_] : kNever;
+    const Time failure = std::min(next_failure_, injected);
+    if (next_rollback_ < failure) return {next_rollback_, true};
+    return {failure, false};
+  }
+
+  // Consumes the interruption peek() returned; its process draws its next arrival from `t`.
+  void consume() {
+    const auto [t, rollback] = peek();
+    if (rollback) {
+      next_rollback_ = saturating_add(t, rollbacks_.exponential(rollback_mean_));
+    } else if (next_injected_ < injected_.size() && injected_[next_injected_] == t && t <= next_failure_) {
+      ++next_injected_;
+    } else {
+      next_failure_ = saturating_add(t, failures_.exponential(job_mtbf_));
+    }
+  }
+
+ private:
+  Rng failures_, rollbacks_;
+  Time job_mtbf_, rollback_mean_;
+  const std::vector<Time>& injected_;
+  std::size_t next_injected_ = 0;
+  Time next_failure_ = kNever, next_rollback_ = kNever;
+};
+
+struct PendingSnapshot {
+  std::int64_t step;
+  Time captured, write_start, write_end, commit_at;
+};
+
+class RunSimulation {
+ public:
+  RunSimulation(const JobSpec& spec, std::uint64_t seed, int run, JobRecord* rec)
+      : spec_(spec), work_(spec.profile), ck_(spec.checkpoint), irq_(spec, seed, run), rec_(rec), run_(run) {
+    const Time work = work_.total();
+    constexpr Time kCap = Time{1} << 62;  // ~146 years: far from overflowing when added to
+    give_up_ = work > (kCap - kYear) / 100 ? kCap : 100 * work + kYear;
+  }
+
+  RunResult run() {
+    res_.useful = work_.total();
+    const std::int64_t steps = work_.steps();
+    while (k_ < steps) {
+      if (now_ > give_up_) throw JobCannotFinish(run_, now_, k_);
+      const std::int64_t target =
+          ck_.every_steps > 0 ? std::min(steps, (k_ / ck_.every_steps + 1) * ck_.every_steps) : steps;
+      const Time segment = work_.work_until(target) - work_.work_until(k_);
+      const auto [t, rollback] = irq_.peek();
+      if (t < now_ + segment) {
+        const Time position = work_.work_until(k_) + (t - now_);
+        event(JobEventKind::Steps, now_, t, k_, work_.steps_within(position), false);
+        interrupt(t, position, rollback);
+        continue;
+      }
+      event(JobEventKind::Steps, now_, now_ + segment, k_, target);
+      now_ += segment;
+      k_ = target;
+      if (k_ == steps) break;
+      if (ck_.mode == SaveMode::Sync) save_sync();
+      else save_async();
+    }
+    res_.completion = now_;
+    finish_pending_record();
+    return res_;
+  }
+
+ private:
+  void event(JobEventKind kind, Time start, Time end, std::int64_t from, std::int64_t to, bool completed = true,
+             Time lost = 0) {
+    if (rec_) rec_->events.push_back(JobEvent{kind, start, end, from, to, lost, completed});
+  }
+  void pending_change(Time t, int delta) {
+    if (rec_) pending_deltas_.push_back({t, delta});
+  }
+
+  // If an interruption arrives before `end`, spends [now, t) as saving, handles it and returns true.
+  bool interrupted_pause(Time end, JobEventKind kind) {
+    const auto [t, rollback] = irq_.peek();
+    if (t >= end) return false;
+    res_.saving += t - now_;
+    event(kind, now_, t, k_, k_, false);
+    interrupt(t, work_.work_until(k_), rollback);
+    return true;
+  }
+
+  void save_sync() {
+    const Time end = now_ + ck_.pause();
+    if (interrupted_pause(end, JobEventKind::Save)) return;
+    event(JobEventKind::Save, now_, end, k_, k_);
+    res_.saving += end - now_;
+    now_ = end;
+    committed_ = k_;
+    ++res_.saves;
+    ++res_.commits;
+  }
+
+  void save_async() {
+    resolve_commits(now_);
+    if (ck_.buffers > 0) {
+      // A buffer is busy until its snapshot's data is written; writes finish in FIFO order.
+      std::size_t written = 0;
+      while (written < pending_.size() && pending_[written].write_end <= now_) ++written;
+      const std::size_t busy = pending_.size() - written;
+      if (busy >= static_cast<std::size_t>(ck_.buffers)) {
+        const Time free_at = pending_[pending_.size() - static_cast<std::size_t>(ck_.buffers)].write_end;
+        if (interrupted_pause(free_at, JobEventKind::BufferWait)) return;
+        event(JobEventKind::BufferWait, now_, free_at, k_, k_);
+        res_.saving += free_at - now_;
+        now_ = free_at;
+        resolve_commits(now_);
+      }
+    }
+    const Time copied = now_ + ck_.copy;
+    if (interrupted_pause(copied, JobEventKind::Copy)) return;
+    event(JobEventKind::Copy, now_, copied, k_, k_);
+    res_.saving += ck_.copy;
+    const Time captured = now_;
+    now_ = copied;
+    const Time write_start = std::max(now_, storage_free_);
+    const Time write_end = write_start + ck_.write_time();
+    storage_free_ = write_end;
+    pending_.push_back(PendingSnapshot{k_, captured, write_start, write_end, write_end + ck_.commit});
+    pending_change(now_, +1);
+    ++res_.saves;
+    res_.max_pending = std::max(res_.max_pending, static_cast<int>(pending_.size()));
+  }
+
+  void resolve_commits(Time t) {
+    while (!pending_.empty() && pending_.front().commit_at <= t) {
+      const PendingSnapshot& p = pending_.front();
+      committed_ = p.step;
+      ++res_.commits;
+      event(JobEventKind::Write, p.write_start, p.write_end, p.step, p.step);
+      event(JobEventKind::Commit, p.write_end, p.commit_at, p.step, p.step);
+      pending_change(p.commit_at, -1);
+      pending_.pop_front();
+    }
+  }
+
+  // A failure or rollback at `t` with the run's work position `position`.
+  void interrupt(Time t, Time position, bool rollback) {
+    resolve_commits(t);
+    for (const PendingSnapshot& p : pending_) {
+      if (p.write_start < t) event(JobEventKind::Write, p.write_start, std::min(t, p.write_end), p.step, p.step, false);
+      pending_change(t, -1);
+    }
+    pending_.clear();
+    storage_free_ = t;  // the storage drops the dead job's unfinished writes
+    const Time lost = position - work_.work_until(committed_);
+    res_.redo += lost;
+    count(rollback);
+    event(rollback ? JobEventKind::Rollback : JobEventKind::Failure, t, t, work_.steps_within(position), committed_, true,
+          lost);
+    irq_.consume();
+    for (;;) {
+      const Time end = t + spec_.restore;
+      ++res_.restores;
+      const auto [t2, rollback2] = irq_.peek();
+      if (t2 < end) {
+        if (t2 > give_up_) throw JobCannotFinish(run_, t2, committed_);
+        res_.restore += t2 - t;
+        event(JobEventKind::Restore, t, t2, committed_, committed_, false);
+        count(rollback2);
+        event(rollback2 ? JobEventKind::Rollback : JobEventKind::Failure, t2, t2, committed_, committed_, true, 0);
+        irq_.consume();
+        t = t2;
+        continue;
+      }
+      res_.restore += spec_.restore;
+      event(JobEventKind::Restore, t, end, committed_, committed_);
+      now_ = end;
+      break;
+    }
+    k_ = committed_;
+  }
+
+  void count(bool rollback) {
+    if (rollback) ++res_.rollbacks;
+    else ++res_.failures;
+  }
+
+  void finish_pending_record() {
+    if (!rec_) return;
+    // Writes still in flight when the last step ends finish after it; show them as they would.
+    for (const PendingSnapshot& p : pending_) {
+      event(JobEventKind::Write, p.write_start, p.write_end, p.step, p.step);
+      event(JobEventKind::Commit, p.write_end, p.commit_at, p.step, p.step);
+      pending_change(p.commit_at, -1);
+    }
+    // Level curve: at equal times, commits (-1) before captures (+1).
+    std::stable_sort(pending_deltas_.begin(), pending_deltas_.end(),
+                     [](const auto& a, const auto& b) { return a.first != b.first ? a.first < b.first : a.second < b.second; });
+    int level = 0;
+    rec_->pending.push_back({0, 0});
+    for (const auto& [t, d] : pending_deltas_) {
+      level += d;
+      if (rec_->pending.back().first == t) rec_->pending.back().second = level;
+      else rec_->pending.push_back({t, level});
+    }
+  }
+
+  const JobSpec& spec_;
+  const StepProfile& work_;
+  const CheckpointSpec& ck_;
+  Interruptions irq_;
+  JobRecord* rec_;
+  RunResult res_;
+  int run_;
+  Time give_up_;
+  Time now_ = 0;
+  std::int64_t k_ = 0;          // steps done in the current state
+  std::int64_t committed_ = 0;  // step of the last committed snapshot
+  std::deque<PendingSnapshot> pending_;
+  Time storage_free_ = 0;
+  std::vector<std::pair<Time, int>> pending_deltas_;
+};
+
+double fraction(Time part, Time whole) { return whole > 0 ? static_cast<double>(part) / static_cast<double>(whole) : 0.0; }
+
+}  // namespace
+
+RunResult simulate_run(const JobSpec& spec, std::uint64_t seed, int run, JobRecord* record) {
+  return RunSimulation(spec, seed, run, record).run();
+}
+
+JobSummary simulate_job(const JobSpec& spec, int runs, std::uint64_t seed, int threads,
+                        const std::function<void(int)>& progress) {
+  JobSummary s;
+  s.runs = runs;
+  s.seed = seed;
+  s.results.resize(static_cast<std::size_t>(std::max(runs, 0)));
+  for_each_run(runs, threads, [&](int i) { s.results[static_cast<std::size_t>(i)] = simulate_run(spec, seed, i); },
+               progress);
+  s.completion = describe_times(completion_times(spec, s));
+  std::vector<double> overhead, saving, redo, restore, failures, rollbacks;
+  int meet = 0;
+  for (const RunResult& r : s.results) {
+    overhead.push_back(fraction(r.completion - r.useful, r.useful));
+    saving.push_back(fraction(r.saving, r.useful));
+    redo.push_back(fraction(r.redo, r.useful));
+    restore.push_back(fraction(r.restore, r.useful));
+    failures.push_back(r.failures);
+    rollbacks.push_back(r.rollbacks);
+    if (spec.deadline > 0 && r.completion + spec.reserved <= spec.deadline) ++meet;
+    s.max_pending = std::max(s.max_pending, r.max_pending);
+  }
+  s.overhead = estimate_mean(overhead);
+  s.saving = estimate_mean(saving);
+  s.redo = estimate_mean(redo);
+  s.restore = estimate_mean(restore);
+  s.failures = estimate_mean(failures);
+  s.rollbacks = estimate_mean(rollbacks);
+  if (spec.deadline > 0 && runs > 0) s.meet_probability = static_cast<double>(meet) / runs;
+  return s;
+}
+
+std::vector<Time> completion_times(const JobSpec& spec, const JobSummary& summary) {
+  std::vector<Time> out;
+  out.reserve(summary.results.size());
+  for (const RunResult& r : summary.results) out.push_back(r.completion + spec.reserved);
+  return out;
+}
+
+std::vector<IntervalResult> sweep_intervals(const JobSpec& spec, const std::vector<std::int64_t>& every_steps, int runs,
+                                            std::uint64_t seed, int threads,
+                                            const std::function<void(int)>& progress) {
+  std::vector<IntervalResult> out;
+  std::atomic<int> done{0};
+  const std::int64_t steps = std::max<std::int64_t>(spec.profile.steps(), 1);
+  for (std::int64_t every : every_steps) {
+    JobSpec s = spec;
+    s.checkpoint.every_steps = every;
+    const JobSummary sum = simulate_job(s, runs, seed, threads, [&](int) {
+      const int d = done.fetch_add(1) + 1;
+      if (progress) progress(d);
+    });
+    IntervalResult r;
+    r.every_steps = every;
+    r.interval = spec.profile.uniform() ? spec.profile.work_until(every)
+                                        : static_cast<Time>(static_cast<__int128>(spec.profile.total()) * every / steps);
+    r.overhead = sum.overhead;
+    r.saving = sum.saving;
+    r.redo = sum.redo;
+    r.restore = sum.restore;
+    for (const RunResult& x : sum.results) r.run_overhead.push_back(fraction(x.completion - x.useful, x.useful));
+    out.push_back(std::move(r));
+  }
+  return out;
+}
+
+std::optional<double> fit_optimum_interval(const std::vector<double>& tau_seconds, const std::vector<double>& overhead) {
+  const std::size_t n = std::min(tau_seconds.size(), overhead.size());
+  if (n < 3) return std::nullopt;
+  Eigen::MatrixXd a(static_cast<Eigen::Index>(n), 3);
+  Eigen::VectorXd y(static_cast<Eigen::Index>(n));
+  for (std::size_t i = 0; i < n; ++i) {
+    const auto row = static_cast<Eigen::Index>(i);
+    a(row, 0) = 1.0 / tau_seconds[i];
+    a(row, 1) = tau_seconds[i];
+    a(row, 2) = 1.0;
+    y(row) = overhead[i];
+  }
+  const Eigen::Vector3d coef = a.colPivHouseholderQr().solve(y);
+  if (!(coef(0) > 0) || !(coef(1) > 0)) return std::nullopt;
+  return std::sqrt(coef(0) / coef(1));
+}
+
+}  // namespace stepsim

@@ -1,0 +1,106 @@
+#include "models/monte_carlo.hpp"
+
+#include <algorithm>
+#include <atomic>
+#include <cmath>
+#include <exception>
+#include <mutex>
+#include <thread>
+
+namespace stepsim {
+
+void for_each_run(int runs, int threads, const std::function<void(int)>& run,
+                  const std::function<void(int)>& progress) {
+  if (runs <= 0) return;
+  if (threads <= 0) threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  threads = std::min(threads, runs);
+  std::atomic<int> next{0};
+  std::atomic<int> done{0};
+  std::atomic<bool> failed{false};
+  std::exception_ptr first_error;
+  std::mutex error_mutex;
+  auto worker = [&] {
+    for (;;) {
+      if (failed.load()) return;
+      const int i = next.fetch_add(1);
+      if (i >= runs) return;
+      try {
+        run(i);
+      } catch (...) {
+        std::lock_guard<std::mutex> lock(error_mutex);
+        if (!first_error) first_error = std::current_exception();
+        failed.store(true);
+        return;
+      }
+      const int d = done.fetch_add(1) + 1;
+      if (progress) progress(d);
+    }
+  };
+  std::vector<std::thread> pool;
+  for (int t = 1; t < threads; ++t) pool.emplace_back(worker);
+  worker();
+  for (auto& t : pool) t.join();
+  if (first_error) std::rethrow_exception(first_error);
+}
+
+MeanEstimate estimate_mean(const std::vector<double>& xs) {
+  MeanEstimate m;
+  if (xs.empty()) return m;
+  double sum = 0;
+  for (double x : xs) sum += x;
+  m.mean = sum / static_cast<double>(xs.size());
+  if (xs.size() > 1) {
+    double ss = 0;
+    for (double x : xs) ss += (x - m.mean) * (x - m.mean);
+    m.sd = std::sqrt(ss / static_cast<double>(xs.size() - 1));
+    m.se = m.sd / std::sqrt(static_cast<double>(xs.size()));
+  }
+  return m;
+}
+
+Time nearest_rank(const std::vector<Time>& sorted, double percent) {
+  if (sorted.empty()) return 0;
+  const double n = static_cast<double>(sorted.size());
+  auto rank = static_cast<std::size_t>(std::ceil(percent / 100.0 * n));
+  rank = std::clamp<std::size_t>(rank, 1, sorted.size());
+  return sorted[rank - 1];
+}
+
+TimeDistribution describe_times(std::vector<Time> values) {
+  TimeDistribution d;
+  if (values.empty()) return d;
+  std::sort(values.begin(), values.end());
+  std::vector<double> secs;
+  secs.reserve(values.size());
+  for (Time v : values) secs.push_back(to_s(v));
+  d.seconds = estimate_mean(secs);
+  d.min = values.front();
+  d.max = values.back();
+  d.p50 = nearest_rank(values, 50);
+  d.p90 = nearest_rank(values, 90);
+  d.p99 = nearest_rank(values, 99);
+  return d;
+}
+
+Histogram make_histogram(const std::vector<Time>& values, int bins) {
+  Histogram h;
+  if (values.empty() || bins <= 0) return h;
+  const auto [lo, hi] = std::minmax_element(values.begin(), values.end());
+  h.low = *lo;
+  if (*hi == *lo) {
+    h.width = 0;
+    h.counts = {static_cast<int>(values.size())};
+    return h;
+  }
+  const Time span = *hi - *lo;
+  h.width = (span + bins - 1) / bins;  // rounded up so that max falls in the last bin
+  h.counts.assign(bins, 0);
+  for (Time v : values) {
+    auto b = static_cast<std::size_t>((v - h.low) / h.width);
+    if (b >= h.counts.size()) b = h.counts.size() - 1;
+    ++h.counts[b];
+  }
+  return h;
+}
+
+}  // namespace stepsim

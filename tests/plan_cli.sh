@@ -1,0 +1,42 @@
+#!/usr/bin/env bash
+# `stepsim plan` from the command line: the book's table, JSON, sweeps, exit codes, determinism.
+set -euo pipefail
+stepsim="$1"
+scenario=scenarios/design-case.yaml
+fail() { echo "FAIL: $*" >&2; exit 1; }
+
+out="$("$stepsim" plan "$scenario")"
+grep -q "with checkpoint overhead and 5 reserved days (days)          34.3 (misses)  24.6 (meets)" <<<"$out" || fail "verdict row"
+grep -q "48 cards: meets the 30-day deadline" <<<"$out" || fail "verdict line"
+
+# Same input, same bytes.
+[[ "$("$stepsim" plan "$scenario")" == "$out" ]] || fail "output is not deterministic"
+
+# (Outputs are captured before grep -q: with pipefail, grep closing the pipe early would fail it.)
+json="$("$stepsim" plan "$scenario" --json)"
+grep -q '"completion_days": 24.6' <<<"$json" || fail "JSON completion"
+
+csv="$("$stepsim" plan "$scenario" --sweep cards=16:64:8 --sweep efficiency=0.30:0.50:0.05 --csv)"
+[[ "$(wc -l <<<"$csv")" -eq 36 ]] || fail "sweep CSV should have 35 rows and a header"
+grep -q "^48,0.4,48," <<<"$csv" || fail "sweep CSV row for 48 cards at 40%"
+table="$("$stepsim" plan "$scenario" --sweep cards=16:64:8 --sweep efficiency=0.30:0.50:0.05)"
+grep -q "18 of 35 combinations fit in memory and meet the deadline" <<<"$table" || fail "sweep summary"
+
+# Efficiency 30%: the 48-card plan misses (70.2 s per step over the 67.2 s budget).
+slow="$("$stepsim" plan "$scenario" --set plan.compute.efficiency=30%)"
+grep -q "step time (s) .* 70.2" <<<"$slow" || fail "30% efficiency"
+
+# Bad input: one line naming the key, exit 2.
+set +e
+err="$("$stepsim" plan "$scenario" --sweep card=1:2:1 2>&1 >/dev/null)"; code=$?
+set -e
+[[ $code -eq 2 ]] || fail "bad sweep key should exit 2 (got $code)"
+grep -q "did you mean 'cards'" <<<"$err" || fail "bad sweep key message: $err"
+set +e
+"$stepsim" plan scenarios/book-pipeline.yaml >/dev/null 2>&1; code=$?
+set -e
+[[ $code -eq 2 ]] || fail "a scenario without a plan should exit 2 (got $code)"
+
+bill="$("$stepsim" plan scenarios/resource-bill.yaml)"
+grep -q "21,638,400 / 10,000,000" <<<"$bill" || fail "resource bill"
+echo ok

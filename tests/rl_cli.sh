@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# The rl scenarios end to end through the CLI: table, --json, --trace, validate, bad input.
+set -euo pipefail
+stepsim="$1"
+tmp="$(mktemp -d)"
+trap 'rm -rf "$tmp"' EXIT
+
+for f in scenarios/rl-*.yaml; do
+  "$stepsim" run "$f" > "$tmp/table.txt"
+  "$stepsim" run "$f" --json > "$tmp/a.json"
+  "$stepsim" run "$f" --json > "$tmp/b.json"
+  cmp -s "$tmp/a.json" "$tmp/b.json" || { echo "FAIL: $f --json is not deterministic"; exit 1; }
+  grep -q '"kind": "rl"' "$tmp/a.json" || { echo "FAIL: $f --json has no kind"; exit 1; }
+  "$stepsim" run "$f" --trace "$tmp/trace.json" > /dev/null
+  grep -q '"traceEvents"' "$tmp/trace.json" || { echo "FAIL: $f trace"; exit 1; }
+  "$stepsim" validate "$f" | grep -q ': ok' || { echo "FAIL: validate $f"; exit 1; }
+done
+
+"$stepsim" run scenarios/rl-stages.yaml | grep -q '4.500' || { echo "FAIL: 4.5/s not in the table"; exit 1; }
+"$stepsim" run scenarios/rl-sync-async.yaml | grep -q '11/15' || { echo "FAIL: 11/15 not in the table"; exit 1; }
+"$stepsim" run scenarios/rl-interrupted.yaml --trace "$tmp/t.json" > /dev/null
+grep -q '"learning queue"' "$tmp/t.json" || { echo "FAIL: no queue counter in the trace"; exit 1; }
+
+# --set reaches the rl section; bad values name the file or --set and the key, exit 2.
+"$stepsim" run scenarios/rl-stages.yaml --set rl.verification.workers=2 | grep -q '8.000' ||
+  { echo "FAIL: --set rl.verification.workers"; exit 1; }
+set +e
+msg="$("$stepsim" run scenarios/rl-stages.yaml --set rl.learning.rate=fast 2>&1)"
+code=$?
+set -e
+[[ $code -eq 2 ]] || { echo "FAIL: bad rate exit $code"; exit 1; }
+[[ "$msg" == *"rl.learning.rate"* ]] || { echo "FAIL: message '$msg'"; exit 1; }
+echo ok

@@ -1,0 +1,131 @@
+// Units and scenario errors: every error names the file, the line and the key.
+#include <catch2/catch.hpp>
+
+#include "cli/scenario.hpp"
+#include "models/units.hpp"
+
+using namespace stepsim;
+using stepsim::cli::InputError;
+
+TEST_CASE("units parse exactly", "[units]") {
+  CHECK(parse_duration("10ms") == 10 * kMillisecond);
+  CHECK(parse_duration("1.5us") == 1500);
+  CHECK(parse_duration("16.38s") == 16'380'000'000);
+  CHECK(parse_duration("2min") == 120 * kSecond);
+  CHECK(parse_bytes("230MiB") == 230LL * 1024 * 1024);
+  CHECK(parse_bytes("1.24GB") == 1'240'000'000);
+  CHECK(parse_bytes("1e3B") == 1000);
+  CHECK(parse_bandwidth("32GB/s") == 32'000'000'000);
+  CHECK(parse_bandwidth("200Gbit/s") == 25'000'000'000);
+  std::string err;
+  CHECK_FALSE(parse_duration("10", &err));
+  CHECK(err.find("no unit") != std::string::npos);
+  CHECK_FALSE(parse_duration("10 parsecs", &err));
+  CHECK(err.find("unknown time unit") != std::string::npos);
+  CHECK_FALSE(parse_bandwidth("32GB", &err));
+  CHECK(transfer_time(1'000'000, 100'000'000) == 10 * kMillisecond);  // section 7: 1 MB at 1e8 B/s
+}
+
+namespace {
+const char* kGood = R"(name: t
+pipeline:
+  stages: 2
+  microbatches: 4
+  schedule: 1f1b
+  time: {forward: 1ms, backward: 2ms}
+  link: {latency: 1us}
+  memory: {activation: [1MiB, 2MiB], message: 1KiB}
+)";
+
+std::string error_of(const std::string& text, const std::vector<std::string>& sets = {}) {
+  try {
+    auto sc = cli::parse_scenario(text, "s.yaml", sets);
+    simulate_pipeline(*sc.pipeline);
+  } catch (const InputError& e) {
+    return e.what();
+  } catch (const SpecError& e) {
+    return std::string("spec: ") + e.what();
+  }
+  return "";
+}
+
+std::string replace(std::string text, const std::string& from, const std::string& to) {
+  const auto at = text.find(from);
+  REQUIRE(at != std::string::npos);
+  return text.replace(at, from.size(), to);
+}
+}  // namespace
+
+TEST_CASE("a good scenario loads", "[scenario]") {
+  auto sc = cli::parse_scenario(kGood, "s.yaml");
+  REQUIRE(sc.pipeline);
+  CHECK(sc.pipeline->backward == std::vector<Time>{2 * kMillisecond, 2 * kMillisecond});
+  CHECK(sc.pipeline->activation[1] == 2 * 1024 * 1024);
+  CHECK(error_of(kGood).empty());
+}
+
+TEST_CASE("each class of bad input gets file, line and key", "[scenario][errors]") {
+  CHECK(error_of(replace(kGood, "schedule: 1f1b", "schedule: 1f1c")) ==
+        "s.yaml:5: pipeline.schedule: unknown schedule '1f1c'; did you mean '1f1b'?");
+  CHECK(error_of(replace(kGood, "schedule: 1f1b", "schedule: banana")).rfind("s.yaml:5: pipeline.schedule: unknown schedule 'banana' (known:", 0) == 0);
+  CHECK(error_of(replace(kGood, "forward: 1ms", "forward: 1")) ==
+        "s.yaml:6: pipeline.time.forward: '1' has no unit (write it like 10ms or 1.5us)");
+  CHECK(error_of(replace(kGood, "forward: 1ms", "forward: -1ms")) == "s.yaml:6: pipeline.time.forward: '-1ms' is negative");
+  CHECK(error_of(replace(kGood, "microbatches: 4", "microbatches: 0")) ==
+        "s.yaml:4: pipeline.microbatches: must be at least 1 (got 0)");
+  CHECK(error_of(replace(kGood, "stages: 2", "stages: two")) == "s.yaml:3: pipeline.stages: 'two' is not a whole number");
+  CHECK(error_of(replace(kGood, "[1MiB, 2MiB]", "[1MiB, 2MiB, 3MiB]")) ==
+        "s.yaml:8: pipeline.memory.activation: per-stage list has 3 values, expected 2 (one per stage)");
+  CHECK(error_of(replace(kGood, "microbatches: 4", "microbatchs: 4")) ==
+        "s.yaml:4: pipeline.microbatchs: unknown key; did you mean 'microbatches'?");
+  CHECK(error_of(replace(kGood, "  microbatches: 4\n", "")) == "s.yaml:3: pipeline.microbatches: missing (required)");
+  CHECK(error_of(replace(kGood, "latency: 1us", "latency: 1 lightyear")).find("unknown time unit 'lightyear'") != std::string::npos);
+  CHECK(error_of("pipeline: [1, 2]").find("s.yaml:1: pipeline: expected a map of keys") == 0);
+  CHECK(error_of("pipeline: {stages: 2").find("s.yaml:1: not valid YAML") == 0);
+  CHECK(error_of("name: x\n").find("no section to simulate") != std::string::npos);
+}
+
+TEST_CASE("set overrides any key and errors say so", "[scenario]") {
+  auto sc = cli::parse_scenario(kGood, "s.yaml", {"pipeline.microbatches=16", "pipeline.link.latency=2ms"});
+  CHECK(sc.pipeline->microbatches == 16);
+  CHECK(sc.pipeline->latency == 2 * kMillisecond);
+  CHECK(error_of(kGood, {"pipeline.microbatches=-3"}) == "--set: pipeline.microbatches: must be at least 1 (got -3)");
+  CHECK(error_of(kGood, {"pipeline.microbatches"}).find("expected key.path=value") != std::string::npos);
+}
+
+TEST_CASE("custom schedules: missing, duplicate and misplaced actions are named", "[scenario][custom]") {
+  const std::string base = R"(pipeline:
+  stages: 2
+  microbatches: 2
+  time: {forward: 1ms, backward: 2ms}
+)";
+  const std::string ok = base + "  actions: [\"0F0 0F1 0B0 0B1\", \"1F0 1B0 1F1 1B1\"]\n";
+  CHECK(error_of(ok).empty());
+  const std::string dup = base + "  actions: [\"0F0 0F1 0B0 0B1 0B1\", \"1F0 1B0 1F1 1B1\"]\n";
+  CHECK(error_of(dup).find("device 0: 0B1 is listed twice") != std::string::npos);
+  const std::string missing = base + "  actions: [\"0F0 0F1 0B0\", \"1F0 1B0 1F1 1B1\"]\n";
+  CHECK(error_of(missing).find("0B1 is missing (device 0)") != std::string::npos);
+  const std::string wrong = base + "  actions: [\"0F0 0F1 0B0 0B1 1F0\", \"1B0 1F1 1B1\"]\n";
+  CHECK(error_of(wrong).find("device 0: 1F0 belongs on device 1") != std::string::npos);
+  const std::string bad = base + "  actions: [\"0F0 0X1\", \"1F0\"]\n";
+  CHECK(error_of(bad).find("s.yaml:5: pipeline.actions[0]: '0X1': unknown op letter 'X'") == 0);
+}
+
+TEST_CASE("a custom order that deadlocks names the stuck ops", "[scenario][custom]") {
+  // Device 1 insists on micro-batch 1 first; device 0 will not send it before 0B0, which needs 1B0.
+  const std::string text = R"(pipeline:
+  stages: 2
+  microbatches: 2
+  time: {forward: 1ms, backward: 2ms}
+  actions: ["0F0 0B0 0F1 0B1", "1F1 1B1 1F0 1B0"]
+)";
+  auto sc = cli::parse_scenario(text, "s.yaml");
+  try {
+    simulate_pipeline(*sc.pipeline);
+    FAIL("expected a deadlock");
+  } catch (const DeadlockError& e) {
+    const std::string what = e.what();
+    CHECK(what.find("d0 compute stuck at 0B0 waiting on send 1B0 d1->d0") != std::string::npos);
+    CHECK(what.find("d1 compute stuck at 1F1 waiting on send 0F1 d0->d1") != std::string::npos);
+  }
+}

@@ -1,0 +1,193 @@
+// Schedules as CSV in PyTorch's torch.distributed.pipelining notation: export, import, round
+// trips for every schedule, and hand-written schedules checked like any other.
+#include <catch2/catch.hpp>
+
+#include <filesystem>
+#include <fstream>
+
+#include <unistd.h>
+
+#include "cli/scenario.hpp"
+#include "schedules/action_csv.hpp"
+#include "schedules/pipeline_spec.hpp"
+
+using namespace stepsim;
+
+namespace {
+PipelineSpec book(const std::string& schedule) {
+  auto sc = cli::load_scenario(std::string(STEPSIM_SOURCE_DIR) + "/scenarios/book-pipeline.yaml", {"pipeline.schedule=" + schedule});
+  return *sc.pipeline;
+}
+
+std::string error_of(const std::string& text, const std::string& name = "s.yaml") {
+  try {
+    cli::parse_scenario(text, name);
+  } catch (const cli::InputError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+// A scratch directory under the build tree's temp area, removed afterwards.
+struct TempDir {
+  std::filesystem::path path;
+  TempDir() : path(std::filesystem::temp_directory_path() / ("stepsim_csv_" + std::to_string(::getpid()))) {
+    std::filesystem::create_directories(path);
+  }
+  ~TempDir() { std::filesystem::remove_all(path); }
+  std::string write(const std::string& name, const std::string& text) const {
+    std::ofstream(path / name, std::ios::binary) << text;
+    return (path / name).string();
+  }
+};
+}  // namespace
+
+TEST_CASE("CSV cells are PyTorch's str(_Action)", "[schedules][csv]") {
+  CHECK(format_action_pytorch({ActionKind::Forward, 0, 3}) == "0F3");
+  CHECK(format_action_pytorch({ActionKind::BackwardInput, 1, 3}) == "1I3");
+  CHECK(format_action_pytorch({ActionKind::BackwardWeight, 1, 3}) == "1W3");
+  CHECK(format_action_pytorch({ActionKind::Backward, 2, 0}) == "2B0");
+  CHECK(format_action_pytorch({ActionKind::OverlapFB, 0, 3, 5, 1, ActionKind::Backward}) == "(0F3;5B1)OVERLAP_F_B");
+  // One row per rank, comma-separated, rows ended like Python's csv.writer.
+  CHECK(format_actions_csv({{{ActionKind::Forward, 0, 0}, {ActionKind::Backward, 0, 0}}, {{ActionKind::Forward, 1, 0}}}) ==
+        "0F0,0B0\r\n1F0\r\n");
+  // Our own notation for a pair reads back too, as does PyTorch's.
+  std::string err;
+  CHECK(parse_action("0F3+5B1", &err) == parse_action("(0F3;5B1)OVERLAP_F_B", &err));
+  CHECK_FALSE(parse_action("(0F3)OVERLAP_F_B", &err));
+  CHECK(err.find("names two actions") != std::string::npos);
+}
+
+TEST_CASE("CSV import: idle cells, comm actions, quoting, errors by row and column", "[schedules][csv]") {
+  // Empty cells (None in PyTorch) are idle slots; compute_comms actions are derived by stepsim.
+  const auto rows = parse_actions_csv("0F0,,0SEND_F0,0B0,0UNSHARD\n1RECV_F0, 1F0 ,\"1B0\",0REDUCE_GRAD\n\n");
+  REQUIRE(rows.size() == 2);
+  CHECK(rows[0] == std::vector<Action>{{ActionKind::Forward, 0, 0}, {ActionKind::Backward, 0, 0}});
+  CHECK(rows[1] == std::vector<Action>{{ActionKind::Forward, 1, 0}, {ActionKind::Backward, 1, 0}});
+  try {
+    parse_actions_csv("0F0,0B0\n1F0,1X0\n");
+    FAIL("expected an error");
+  } catch (const ActionCsvError& e) {
+    CHECK(e.row() == 2);
+    CHECK(e.column() == 2);
+    CHECK(std::string(e.what()) == "row 2, column 2: '1X0': unknown op letter 'X' (expected F, B, I or W)");
+  }
+  CHECK_THROWS_WITH(parse_actions_csv("0F0,\"0B0\n"), Catch::Contains("unterminated quoted cell"));
+}
+
+TEST_CASE("every schedule survives export and import unchanged", "[schedules][csv]") {
+  for (const auto& family : schedule_families()) {
+    INFO(family.name);
+    const PipelineSpec named = book(family.name);
+    const auto original = simulate_pipeline(named);
+    PipelineSpec custom = named;
+    custom.schedule = "custom";
+    custom.custom_actions = parse_actions_csv(format_actions_csv(original.plan.actions));
+    const auto imported = simulate_pipeline(custom);
+    CHECK(imported.plan.actions == original.plan.actions);
+    // Placement read back from the lists: DualPipe's two mirrored routes included.
+    CHECK(imported.plan.routes.size() == original.plan.routes.size());
+    for (int s = 0; s < original.plan.stages; ++s)
+      for (int i = 0; i < original.plan.microbatches; ++i) CHECK(imported.plan.device_of(s, i) == original.plan.device_of(s, i));
+    CHECK(imported.stats.step_time == original.stats.step_time);
+    CHECK(imported.timeline.start == original.timeline.start);
+  }
+}
+
+TEST_CASE("pipeline.actions_csv reads a schedule relative to the scenario file", "[schedules][csv][scenario]") {
+  TempDir dir;
+  dir.write("order.csv", format_actions_csv(simulate_pipeline(book("zb-h1")).plan.actions));
+  const std::string scenario = dir.write("s.yaml", R"(pipeline:
+  stages: 4
+  microbatches: 8
+  actions_csv: order.csv
+  time: {forward: 10ms, backward: 20ms, backward_input: 10ms, backward_weight: 10ms, update: 1ms}
+  link: {latency: 1ms}
+)");
+  const auto sc = cli::load_scenario(scenario);
+  REQUIRE(sc.pipeline);
+  CHECK(sc.pipeline->schedule == "custom");
+  CHECK(simulate_pipeline(*sc.pipeline).stats.step_time == 283 * kMillisecond);  // the book's ZB-H1
+
+  // A bad cell is reported against the scenario key, with the CSV's row and column.
+  dir.write("bad.csv", "0F0,0B0\n1F0,1Q0\n");
+  const std::string bad = dir.write("bad.yaml", R"(pipeline:
+  stages: 2
+  microbatches: 1
+  actions_csv: bad.csv
+  time: {forward: 1ms, backward: 2ms}
+)");
+  try {
+    cli::load_scenario(bad);
+    FAIL("expected an InputError");
+  } catch (const cli::InputError& e) {
+    CHECK(e.line() == 4);
+    CHECK(e.key() == "pipeline.actions_csv");
+    CHECK(e.message().find("bad.csv: row 2, column 2: '1Q0': unknown op letter 'Q'") != std::string::npos);
+  }
+  const std::string missing = dir.write("missing.yaml", R"(pipeline:
+  stages: 2
+  microbatches: 1
+  actions_csv: nowhere.csv
+  time: {forward: 1ms, backward: 2ms}
+)");
+  CHECK_THROWS_WITH(cli::load_scenario(missing), Catch::Contains("pipeline.actions_csv: cannot open"));
+  CHECK(error_of("pipeline: {stages: 1, microbatches: 1, actions: [\"0F0 0B0\"], actions_csv: x.csv, time: {forward: 1ms, backward: 1ms}}")
+            .find("give either actions or actions_csv") != std::string::npos);
+}
+
+TEST_CASE("hand-written schedules: missing, duplicate, mixed and deadlocking orders are named", "[schedules][csv][custom]") {
+  PipelineSpec s;
+  s.stages = 2;
+  s.microbatches = 2;
+  s.schedule = "custom";
+  s.forward.assign(2, kMillisecond);
+  s.backward.assign(2, 2 * kMillisecond);
+  s.backward_input.assign(2, kMillisecond);
+  s.backward_weight.assign(2, kMillisecond);
+  s.update.assign(2, 0);
+  const auto problems_of = [&](const std::string& csv) -> std::string {
+    s.custom_actions = parse_actions_csv(csv);
+    try {
+      simulate_pipeline(s);
+    } catch (const SpecError& e) {
+      return e.what();
+    }
+    return "";
+  };
+  CHECK(problems_of("0F0,0F1,0B0,0B1\n1F0,1B0,1F1,1B1\n").empty());
+  CHECK(problems_of("0F0,0F1,0B0\n1F0,1B0,1F1,1B1\n").find("0B1 is missing (device 0)") != std::string::npos);
+  CHECK(problems_of("0F0,0F1,0B0,0B1,0F1\n1F0,1B0,1F1,1B1\n").find("device 0: 0F1 is listed twice") != std::string::npos);
+  // A backward either full or split, per (stage, micro-batch); both at once is an error.
+  CHECK(problems_of("0F0,0F1,0B0,0I1,0W1\n1F0,1B0,1F1,1I1,1W1\n").empty());
+  CHECK(problems_of("0F0,0F1,0B0,0B1,0I1,0W1\n1F0,1B0,1F1,1B1\n").find("0B1 is both a full backward and split") !=
+        std::string::npos);
+  CHECK(problems_of("0F0,0F1,0B0,0I1\n1F0,1B0,1F1,1B1\n").find("0W1 is missing (device 0)") != std::string::npos);
+  // A deadlock names the stuck ops, in the same notation.
+  s.custom_actions = parse_actions_csv("0F0,0B0,0F1,0B1\n1F1,1B1,1F0,1B0\n");
+  try {
+    simulate_pipeline(s);
+    FAIL("expected a deadlock");
+  } catch (const DeadlockError& e) {
+    CHECK(std::string(e.what()).find("d1 compute stuck at 1F1 waiting on send 0F1 d0->d1") != std::string::npos);
+  }
+}
+
+TEST_CASE("hand-written V placement and mirrored routes are read from the lists", "[schedules][csv][custom]") {
+  // PyTorch's V-shaped placement (ZBV, DualPipeV): stage 3 on rank 0, stage 2 on rank 1.
+  PipelineSpec s = book("1f1b");
+  s.stages = 2;
+  s.microbatches = 1;
+  s.schedule = "custom";
+  for (auto* v : {&s.forward, &s.backward, &s.backward_input, &s.backward_weight, &s.update}) v->resize(2);
+  s.activation.resize(2);
+  s.custom_actions = parse_actions_csv("0F0,3F0,3B0,0B0\n1F0,2F0,2B0,1B0\n");
+  const auto run = simulate_pipeline(s);
+  CHECK(run.plan.routes == std::vector<std::vector<int>>{{0, 1, 1, 0}});
+  // Messages: 0->1 (d0->d1), 1->2 (same device), 2->3 (d1->d0): 2 forward, 2 backward.
+  CHECK(run.stats.forward_messages == 2);
+  CHECK(run.stats.backward_messages == 2);
+  // An explicit virtual_stages must agree with the stages named.
+  s.virtual_stages = 3;
+  CHECK_THROWS_WITH(simulate_pipeline(s), Catch::Contains("the custom actions name 4 stages, but stages x virtual_stages = 2 x 3"));
+}
