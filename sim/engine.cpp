@@ -27,8 +27,8 @@ struct Event {
 // Within one time the events come in no particular order. That is safe because everything
 // processing them does commutes: pending counts are decremented, busy flags cleared, FIFO
 // entries keyed by (ready time, op id) and resources marked dirty; nothing is started until the
-// whole time has been processed. So the timeline is the one the (time, kind, op id) order of
-// engine.hpp gives, without paying for that order.
+// whole time has been processed. So the timeline is the one any fixed order within a time
+// (say (kind, op id)) gives, without paying for sorting.
 class EventQueue {
  public:
   bool empty() const { return size_ == 0; }
