@@ -136,6 +136,7 @@ void add_compare_command(CLI::App& app) {
     pictures_need_timeline(sc, *pictures);
     if (sc.data_parallel)
       return compare_data_parallel_scenario(sc, {*json, "", pictures->html, pictures->gantt ? gantt_width(*pictures) : 0});
+    if (sc.rl) return run_rl_scenario(sc, *json, "");  // a loop and its variants are already one row each
     const PipelineSpec& base = pipeline_of(sc);
     std::vector<std::string> names = *schedules;
     const bool explicit_list = !names.empty();
