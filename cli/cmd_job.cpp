@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "cli/commands.hpp"
+#include "cli/job_pictures.hpp"
 #include "cli/job_report.hpp"
 #include "cli/output.hpp"
 #include "cli/scenario.hpp"
@@ -23,6 +24,7 @@ void add_job_command(CLI::App& app) {
     int threads = 0;
     bool json = false;
     std::string trace;
+    std::string html;
   };
   auto a = std::make_shared<Args>();
   auto* cmd = app.add_subcommand("job", "simulate whole runs: failures, checkpoints, input pipeline, stragglers");
@@ -33,6 +35,9 @@ void add_job_command(CLI::App& app) {
   cmd->add_option("--threads", a->threads, "worker threads (default: all cores)")->check(CLI::Range(0, 1024));
   cmd->add_flag("--json", a->json, "print a JSON summary instead of the tables");
   cmd->add_option("--trace", a->trace, "write run 0 as a Chrome trace (Perfetto / chrome://tracing) to this file");
+  cmd->add_option("--html", a->html,
+                  "also write a self-contained HTML report to this file: histogram of completion times against the "
+                  "deadline, overhead split, tables");
   cmd->callback([a] {
     const Scenario sc = load_scenario(a->file, a->sets);
     if (!sc.job) sc.fail("job", "this command needs a 'job' section");
@@ -55,6 +60,7 @@ void add_job_command(CLI::App& app) {
     const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
     fmt::print(stderr, "{}job: {} runs of {} in {:.2f} s\n", tty ? "\r" : "", runs, sc.name, secs);
     if (!a->trace.empty()) write_file(a->trace, job_trace(result));
+    if (!a->html.empty()) write_file(a->html, job_html_report(result, sc.description));
     if (a->json) fmt::print("{}\n", job_json(result).dump(2));
     else fmt::print("{}", job_text(result));
   });
