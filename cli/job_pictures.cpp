@@ -119,7 +119,7 @@ std::string job_html_report(const JobAnalysis& a, const std::string& description
   if (!completion.outro.empty()) page.paragraph(completion.outro);  // the verdict first, then the picture
   completion.outro.clear();
   const BarChart histogram = job_completion_histogram(a, 24);
-  page.figure(bar_chart_svg(histogram, "completion", 0, 760),
+  page.figure(bar_chart_svg(histogram, "completion-histogram", 0, 760),
               fmt::format("Completion times of the {} runs (reserved time included) in 24 bins; the dashed lines mark the "
                           "percentiles and the deadline. Hover a bin for its runs.",
                           a.summary.runs));
@@ -127,7 +127,7 @@ std::string job_html_report(const JobAnalysis& a, const std::string& description
 
   page.heading(2, "Overhead", "overhead");
   const BarChart overhead = job_overhead_chart(a);
-  page.figure(bar_chart_svg(overhead, "overhead", 0, 0),
+  page.figure(bar_chart_svg(overhead, "overhead-bars", 0, 0),
               a.sweep.empty() ? "Mean overhead over the runs, split into saving, redo and restore, as a share of the work."
                               : "Mean overhead over the same runs (hence the same failures) for each checkpoint interval, split "
                                 "into saving, redo and restore, as a share of the work; * the scenario's interval.");

@@ -66,7 +66,7 @@ BarChart plan_memory_chart(const PlanSpec& spec, const PlanEvaluation& ev) {
     item.emphasis = !m.fits();
     item.note = m.fits() ? fmt::format("{:.1f}", unit.of(m.planned)) : fmt::format("{:.1f}: no fit", unit.of(m.planned));
     const std::string whole = fmt::format("{}: {} planned per card, {} usable ({}); peak at {}", r.name, fig(m.planned),
-                                          fig(m.usable), plan_verdict(r), at_peak(r));
+                                          fig(m.usable), m.fits() ? "fits" : "does not fit", at_peak(r));
     const auto add = [&](Bytes b, int swatch, const std::string& what) {
       if (b <= 0) return;
       item.segments.push_back({unit.of(b), swatch, fmt::format("{}: {}\n{}", what, fig(b), whole)});
@@ -133,12 +133,12 @@ std::string plan_html_report(const std::string& title, const std::string& descri
     }
     page.open_row();
     const BarChart memory = plan_memory_chart(spec, *ev);
-    page.figure(bar_chart_svg(memory, "memory", 0, 0),
+    page.figure(bar_chart_svg(memory, "memory-bars", 0, 0),
                 "Memory per card at its peak, stacked by what holds it, and the planning margin on top; the dashed line is "
                 "the usable memory. Hover a part for its size.");
     if (spec.timed()) {
       const BarChart deadline = plan_deadline_chart(spec, *ev);
-      page.figure(bar_chart_svg(deadline, "deadline", 0, 0),
+      page.figure(bar_chart_svg(deadline, "deadline-bars", 0, 0),
                   "Completion per case: reserved days, training and checkpoint overhead; the dashed line is the deadline.");
     }
     page.close_row();
