@@ -32,7 +32,7 @@ struct TimeBar {
   int swatch = 0;         // index into TimelineChart::legend
   std::string label;      // short text drawn on the bar if it fits (a micro-batch number)
   std::string tip;        // shown on hover: what the bar is, when it starts and ends
-  bool emphasis = false;  // drawn outlined, e.g. communication that is not hidden behind compute
+  bool emphasis = false;  // drawn outlined, e.g. communication the compute stream waits on
 };
 
 struct TimeTrack {
@@ -43,6 +43,10 @@ struct TimeTrack {
   bool minor = false;
   // Idle time between bars (and up to TimelineChart::end) is drawn and named on hover.
   bool show_idle = false;
+  // Idle intervals with a cause, e.g. a compute stream waiting on communication: not work, so
+  // not bars, but drawn over the idle time in their swatch's colour (outlined when emphasised)
+  // with their own hover text. In start order, within idle time.
+  std::vector<TimeBar> waits;
 };
 
 struct TimelineChart {

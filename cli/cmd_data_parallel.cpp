@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include "cli/data_parallel_pictures.hpp"
 #include "cli/data_parallel_report.hpp"
 #include "cli/output.hpp"
 
@@ -24,25 +25,35 @@ DataParallelRun run_or_fail(const Scenario& sc, const DataParallelSpec& spec, co
 
 }  // namespace
 
-void run_data_parallel_scenario(const Scenario& sc, bool json, const std::string& trace_file) {
+void run_data_parallel_scenario(const Scenario& sc, const DataParallelOutputs& out) {
   const DataParallelSpec& spec = sc.data_parallel->spec;
   const DataParallelRun run = run_or_fail(sc, spec, "");
-  if (!trace_file.empty()) write_file(trace_file, data_parallel_trace(run));
-  if (json) fmt::print("{}\n", data_parallel_summary_json(run, spec, "base").dump(2));
+  const std::vector<DataParallelReportRun> view = {{"base", &run, &spec}};
+  if (!out.trace.empty()) write_file(out.trace, data_parallel_trace(run));
+  if (!out.html.empty()) write_file(out.html, data_parallel_html_report(sc.name, sc.description, view, false));
+  if (out.json) fmt::print("{}\n", data_parallel_summary_json(run, spec, "base").dump(2));
+  else if (out.gantt_width > 0) fmt::print("{}\n{}", sc.name, data_parallel_gantt_text(view, out.gantt_width));
   else fmt::print("{}\n{}", sc.name, data_parallel_run_text(run, spec));
 }
 
-void compare_data_parallel_scenario(const Scenario& sc, bool json) {
+void compare_data_parallel_scenario(const Scenario& sc, const DataParallelOutputs& out) {
   const DataParallelScenario& dp = *sc.data_parallel;
   std::vector<std::pair<std::string, const DataParallelSpec*>> specs = {{"base", &dp.spec}};
   for (const auto& [name, spec] : dp.variants) specs.emplace_back(name, &spec);
   std::vector<DataParallelRun> runs;
   runs.reserve(specs.size());
   for (const auto& [name, spec] : specs) runs.push_back(run_or_fail(sc, *spec, name == "base" ? "" : name));
-  if (json) {
+  std::vector<DataParallelReportRun> view;
+  for (std::size_t i = 0; i < runs.size(); ++i) view.push_back({specs[i].first, &runs[i], specs[i].second});
+  if (!out.html.empty()) write_file(out.html, data_parallel_html_report(sc.name, sc.description, view, true));
+  if (out.json) {
     Json list = Json::array();
     for (std::size_t i = 0; i < runs.size(); ++i) list.push_back(data_parallel_summary_json(runs[i], *specs[i].second, specs[i].first));
     fmt::print("{}\n", list.dump(2));
+    return;
+  }
+  if (out.gantt_width > 0) {
+    fmt::print("{}\n{}", sc.name, data_parallel_gantt_text(view, out.gantt_width));
     return;
   }
   std::vector<std::pair<std::string, const DataParallelRun*>> rows;

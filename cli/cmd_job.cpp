@@ -25,6 +25,7 @@ void add_job_command(CLI::App& app) {
     bool json = false;
     std::string trace;
     std::string html;
+    std::string only_case;
   };
   auto a = std::make_shared<Args>();
   auto* cmd = app.add_subcommand("job", "simulate whole runs: failures, checkpoints, input pipeline, stragglers");
@@ -38,6 +39,7 @@ void add_job_command(CLI::App& app) {
   cmd->add_option("--html", a->html,
                   "also write a self-contained HTML report to this file: histogram of completion times against the "
                   "deadline, overhead split, tables");
+  cmd->add_option("--case", a->only_case, "with cases from the plan: simulate only this case");
   cmd->callback([a] {
     const Scenario sc = load_scenario(a->file, a->sets);
     if (!sc.job) sc.fail("job", "this command needs a 'job' section");
@@ -56,13 +58,49 @@ void add_job_command(CLI::App& app) {
       shown = percent;
       fmt::print(stderr, "\rjob: {}/{} runs ({}%)", done, total, percent);
     };
-    const JobAnalysis result = analyse_job(sc, runs, seed, a->threads, progress);
-    const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
-    fmt::print(stderr, "{}job: {} runs of {} in {:.2f} s\n", tty ? "\r" : "", runs, sc.name, secs);
-    if (!a->trace.empty()) write_file(a->trace, job_trace(result));
-    if (!a->html.empty()) write_file(a->html, job_html_report(result, sc.description));
-    if (a->json) fmt::print("{}\n", job_json(result).dump(2));
-    else fmt::print("{}", job_text(result));
+    if (!sc.job->per_plan_case) {
+      if (!a->only_case.empty()) throw InputError("--case", 0, "", "the job does not take its cases from a plan");
+      const JobAnalysis result = analyse_job(sc, runs, seed, a->threads, progress);
+      const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+      fmt::print(stderr, "{}job: {} runs of {} in {:.2f} s\n", tty ? "\r" : "", runs, sc.name, secs);
+      if (!a->trace.empty()) write_file(a->trace, job_trace(result));
+      if (!a->html.empty()) write_file(a->html, job_html_report(sc.name, sc.description, {&result}));
+      if (a->json) fmt::print("{}\n", job_json(result).dump(2));
+      else fmt::print("{}", job_text(result));
+      return;
+    }
+    std::vector<std::string> names;
+    std::vector<JobAnalysis> analyses;
+    std::string source;
+    for (auto& [name, an] : analyse_plan_jobs(sc, runs, seed, a->threads, a->only_case, progress, &source)) {
+      const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+      fmt::print(stderr, "{}job: {} runs of {} in {:.2f} s\n", tty ? "\r" : "", runs, an.name, secs);
+      shown = -1;
+      names.push_back(name);
+      analyses.push_back(std::move(an));
+    }
+    if (!a->trace.empty()) {
+      if (analyses.size() > 1) throw InputError("--trace", 0, "", "pick the case to trace with --case NAME");
+      write_file(a->trace, job_trace(analyses.front()));
+    }
+    if (!a->html.empty()) {
+      std::vector<const JobAnalysis*> all;
+      for (const auto& an : analyses) all.push_back(&an);
+      write_file(a->html, job_html_report(sc.name, sc.description, all, names));
+    }
+    if (a->json) {
+      nlohmann::ordered_json list = nlohmann::ordered_json::array();
+      for (std::size_t i = 0; i < analyses.size(); ++i) {
+        nlohmann::ordered_json j = job_json(analyses[i]);
+        j["case"] = names[i];
+        list.push_back(std::move(j));
+      }
+      fmt::print("{}\n", list.dump(2));
+      return;
+    }
+    for (const auto& an : analyses) fmt::print("{}\n", job_text(an));
+    fmt::print("{}: one job per plan case, step time from the planner ({})\n{}", sc.name, source,
+               job_cases_text(names, analyses));
   });
 }
 

@@ -40,7 +40,8 @@ const PipelineSpec& pipeline_of(const Scenario& sc) {
   return *sc.pipeline;
 }
 
-// --html FILE, --gantt and --width N of `run` and `compare` (cli/pipeline_pictures.hpp).
+// --html FILE, --gantt and --width N of `run` and `compare` (cli/pipeline_pictures.hpp,
+// cli/data_parallel_pictures.hpp).
 struct PictureArgs {
   std::string html;
   bool gantt = false;
@@ -55,12 +56,12 @@ void add_picture_args(CLI::App* cmd, PictureArgs& a, CLI::Option* json) {
       ->needs(gantt);
 }
 
-// The pictures exist for pipeline runs so far; say so rather than ignore the options.
-void pictures_need_pipeline(const Scenario& sc, const PictureArgs& a) {
-  if (sc.data_parallel && (!a.html.empty() || a.gantt))
+// The pictures exist for pipeline and data_parallel runs; say so rather than ignore the options.
+void pictures_need_timeline(const Scenario& sc, const PictureArgs& a) {
+  if (sc.rl && (!a.html.empty() || a.gantt))
     throw InputError(!a.html.empty() ? "--html" : "--gantt", 0, "",
-                     "HTML reports and text Gantt charts are available for pipeline scenarios only, not yet for "
-                     "data_parallel ones (use --trace for a timeline)");
+                     "HTML reports and text Gantt charts are available for pipeline and data_parallel scenarios, not "
+                     "yet for rl ones (use --trace for a timeline)");
 }
 
 int gantt_width(const PictureArgs& a) {
@@ -105,8 +106,9 @@ void add_run_command(CLI::App& app) {
       sets.push_back("pipeline.schedule=" + *schedule);
     }
     const Scenario sc = load_scenario(args->file, sets);
-    pictures_need_pipeline(sc, *pictures);
-    if (sc.data_parallel) return run_data_parallel_scenario(sc, *json, *trace);
+    pictures_need_timeline(sc, *pictures);
+    if (sc.data_parallel)
+      return run_data_parallel_scenario(sc, {*json, *trace, pictures->html, pictures->gantt ? gantt_width(*pictures) : 0});
     if (sc.rl) return run_rl_scenario(sc, *json, *trace);
     const PipelineSpec& spec = pipeline_of(sc);
     const PipelineRun run = simulate_or_fail(sc, spec);
@@ -131,8 +133,9 @@ void add_compare_command(CLI::App& app) {
   add_picture_args(cmd, *pictures, json_flag);
   cmd->callback([=] {
     const Scenario sc = load_scenario(args->file, args->sets);
-    pictures_need_pipeline(sc, *pictures);
-    if (sc.data_parallel) return compare_data_parallel_scenario(sc, *json);
+    pictures_need_timeline(sc, *pictures);
+    if (sc.data_parallel)
+      return compare_data_parallel_scenario(sc, {*json, "", pictures->html, pictures->gantt ? gantt_width(*pictures) : 0});
     const PipelineSpec& base = pipeline_of(sc);
     std::vector<std::string> names = *schedules;
     const bool explicit_list = !names.empty();

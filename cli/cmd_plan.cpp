@@ -8,6 +8,7 @@
 #include "cli/output.hpp"
 #include "cli/plan_pictures.hpp"
 #include "cli/plan_report.hpp"
+#include "cli/plan_source.hpp"
 #include "cli/scenario.hpp"
 #include "models/plan_sweep.hpp"
 #include "models/units.hpp"
@@ -174,9 +175,7 @@ void add_plan_command(CLI::App& app) {
     if (!sc.plan) sc.fail("plan", "this command needs a 'plan' section");
     const PlanScenario& ps = *sc.plan;
     if (a->json && a->csv) throw InputError("--csv", 0, "", "choose one of --json and --csv");
-    // The seam: until the data-parallel simulation is wired in, the scenario's exposed
-    // communication and the design desk's link-time formula stand in for it.
-    const StepCommSource comm = ps.spec ? spec_step_comm(*ps.spec) : StepCommSource{};
+    const StepCommSource comm = plan_step_comm(sc);
 
     if (!a->sweeps.empty()) {
       if (!ps.spec) sc.fail("plan", "--sweep needs a plan with cases");

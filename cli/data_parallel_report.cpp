@@ -88,38 +88,51 @@ Json data_parallel_summary_json(const DataParallelRun& run, const DataParallelSp
   return j;
 }
 
-std::string data_parallel_run_text(const DataParallelRun& run, const DataParallelSpec& spec) {
+std::vector<std::string> data_parallel_run_lines(const DataParallelRun& run, const DataParallelSpec& spec) {
   const DataParallelResult& r = run.result;
   const DataParallelPlan& p = run.plan;
   const int hosts = (p.cards + p.cards_per_host - 1) / p.cards_per_host;
-  std::string out = fmt::format("{} over {} card{} ({} host{} of up to {}), {} micro-batch{}", mode(p), p.cards,
-                                p.cards == 1 ? "" : "s", hosts, hosts == 1 ? "" : "s", p.cards_per_host, p.microbatches,
-                                p.microbatches == 1 ? "" : "es");
+  std::string what = fmt::format("{} over {} card{} ({} host{} of up to {}), {} micro-batch{}", mode(p), p.cards,
+                                 p.cards == 1 ? "" : "s", hosts, hosts == 1 ? "" : "s", p.cards_per_host, p.microbatches,
+                                 p.microbatches == 1 ? "" : "es");
   if (spec.units.empty() && spec.model)
-    out += fmt::format(" of {} x {} tokens ({}, {:.0f}% of {})", spec.microbatch_size, spec.sequence_length, spec.model->name,
-                       100 * spec.efficiency, spec.accelerator.name);
-  out += p.zero3 ? fmt::format(", prefetch {}", p.prefetch) : fmt::format(", {} bucket{}", p.buckets.size(), p.buckets.size() == 1 ? "" : "s");
-  out += fmt::format(", backward {}\n", backward_order_name(p.order));
-  out += ranks_line(r, spec) + "\n";
+    what += fmt::format(" of {} x {} tokens ({}, {:.0f}% of {})", spec.microbatch_size, spec.sequence_length, spec.model->name,
+                        100 * spec.efficiency, spec.accelerator.name);
+  what += p.zero3 ? fmt::format(", prefetch {}", p.prefetch) : fmt::format(", {} bucket{}", p.buckets.size(), p.buckets.size() == 1 ? "" : "s");
+  what += fmt::format(", backward {}", backward_order_name(p.order));
+  std::vector<std::string> lines = {what, ranks_line(r, spec)};
   if (r.collectives_per_card > 0)
-    out += fmt::format("collectives run on the {} at {:.3g} GB/s: {} per card per step, {:.3f} GB sent per card\n",
-                       link_kind_name(r.link), static_cast<double>(r.link_bandwidth) / 1e9, r.collectives_per_card,
-                       gb(r.bytes_per_card));
+    lines.push_back(fmt::format("collectives run on the {} at {:.3g} GB/s: {} per card per step, {:.3f} GB sent per card",
+                                link_kind_name(r.link), static_cast<double>(r.link_bandwidth) / 1e9, r.collectives_per_card,
+                                gb(r.bytes_per_card)));
   const TimeUnit tu{r.step_time >= 10 * kSecond};
-  out += fmt::format("step {} = input wait {} + compute {} + exposed communication {}\n", tu(r.step_time),
-                     tu(r.input_wait), tu(r.compute_time), tu(r.exposed_comm));
-  out += fmt::format("link time {} per card per step ({} of the step)\n\n", tu(r.link_time), pct(r.link_time, r.step_time));
+  lines.push_back(fmt::format("step {} = input wait {} + compute {} + exposed communication {}", tu(r.step_time), tu(r.input_wait),
+                              tu(r.compute_time), tu(r.exposed_comm)));
+  lines.push_back(fmt::format("link time {} per card per step ({} of the step)", tu(r.link_time), pct(r.link_time, r.step_time)));
+  return lines;
+}
 
+Table data_parallel_resource_table(const DataParallelRun& run) {
+  const DataParallelResult& r = run.result;
+  const TimeUnit tu{r.step_time >= 10 * kSecond};
   const OpGraph& g = run.program->graph;
   const std::vector<Time> busy = resource_busy(g, run.timeline);
-  if (r.ranks.size() <= 16) {  // one row per resource; larger unfolded runs get the summary line only
-    Table t({{"resource", false}, {"busy"}, {"share of step"}});
-    for (ResourceId res = 0; res < g.resource_count(); ++res) {
-      if (g.resource(res).name == "collectives") continue;
-      t.add_row({g.resource(res).name, tu(busy[res]), pct(busy[res], r.step_time)});
-    }
-    out += t.render();
+  Table t({{"resource", false}, {"busy"}, {"share of step"}});
+  for (ResourceId res = 0; res < g.resource_count(); ++res) {
+    if (g.resource(res).name == "collectives") continue;
+    t.add_row({g.resource(res).name, tu(busy[res]), pct(busy[res], r.step_time)});
   }
+  return t;
+}
+
+std::string data_parallel_run_text(const DataParallelRun& run, const DataParallelSpec& spec) {
+  const DataParallelResult& r = run.result;
+  std::string out;
+  for (const auto& line : data_parallel_run_lines(run, spec)) out += line + "\n";
+  out += "\n";
+  const TimeUnit tu{r.step_time >= 10 * kSecond};
+  // One row per resource; larger unfolded runs get the summary line only.
+  if (r.ranks.size() <= 16) out += data_parallel_resource_table(run).render();
   if (r.ranks.size() > 1) {
     const auto [lo, hi] = std::minmax_element(r.ranks.begin(), r.ranks.end(),
                                               [](const auto& a, const auto& b) { return a.exposed < b.exposed; });
@@ -129,7 +142,7 @@ std::string data_parallel_run_text(const DataParallelRun& run, const DataParalle
   return out;
 }
 
-std::string data_parallel_compare_text(const std::vector<std::pair<std::string, const DataParallelRun*>>& runs) {
+Table data_parallel_compare_table(const std::vector<std::pair<std::string, const DataParallelRun*>>& runs) {
   Time longest = 0;
   for (const auto& [name, run] : runs) longest = std::max(longest, run->result.step_time);
   const TimeUnit tu{longest >= 10 * kSecond};
@@ -145,7 +158,11 @@ std::string data_parallel_compare_text(const std::vector<std::pair<std::string, 
                tu(r.step_time), tu(r.compute_time), tu(r.link_time), tu(r.exposed_comm), fmt::format("{:.3f}", gb(r.bytes_per_card)),
                std::to_string(r.collectives_per_card)});
   }
-  return t.render();
+  return t;
+}
+
+std::string data_parallel_compare_text(const std::vector<std::pair<std::string, const DataParallelRun*>>& runs) {
+  return data_parallel_compare_table(runs).render();
 }
 
 std::string data_parallel_trace(const DataParallelRun& run) {

@@ -108,31 +108,84 @@ BarChart job_overhead_chart(const JobAnalysis& a) {
   return chart;
 }
 
-std::string job_html_report(const JobAnalysis& a, const std::string& description) {
-  HtmlReport page(a.name + " \u2014 stepsim job");
-  page.heading(1, a.name);
-  if (!description.empty()) page.paragraph(description);
+BarChart job_cases_chart(const std::vector<const JobAnalysis*>& analyses, const std::vector<std::string>& cases) {
+  Time longest = 0;
+  for (const JobAnalysis* a : analyses) longest = std::max({longest, a->summary.completion.max, a->spec.deadline});
+  const TimeUnit unit = TimeUnit::for_longest(longest);
+  BarChart chart;
+  chart.unit = fmt::format("mean completion ({})", unit.name);
+  chart.legend = {{"mean completion", "#4e79a7"}};
+  chart.emphasis_label = "does not meet the deadline";
+  Time deadline = 0;
+  for (std::size_t i = 0; i < analyses.size(); ++i) {
+    const JobAnalysis& a = *analyses[i];
+    const TimeDistribution& d = a.summary.completion;
+    const double mean = d.seconds.mean / unit.seconds;
+    BarItem item;
+    item.label = i < cases.size() ? cases[i] : a.name;
+    item.note = fmt::format("{:.1f}, P99 {:.1f}", mean, unit.of(d.p99));
+    item.emphasis = a.summary.meet_probability && *a.summary.meet_probability < 0.9;
+    item.segments.push_back(
+        {mean, 0,
+         fmt::format("{}: {} cards, mean completion {:.2f} {}; P50 {:.2f}, P90 {:.2f}, P99 {:.2f}{}", item.label, a.spec.cards, mean,
+                     unit.name, unit.of(d.p50), unit.of(d.p90), unit.of(d.p99),
+                     a.summary.meet_probability ? fmt::format("; meets the deadline in {:.1f}% of the runs",
+                                                              100.0 * *a.summary.meet_probability)
+                                                : "")});
+    chart.bars.push_back(std::move(item));
+    deadline = std::max(deadline, a.spec.deadline);
+  }
+  if (deadline > 0) chart.lines.push_back({unit.of(deadline), fmt::format("deadline {:g} {}", unit.of(deadline), unit.name)});
+  return chart;
+}
+
+namespace {
+
+// One analysis: the verdict, the histogram and the tables; the overhead split. `n` numbers its
+// anchors and chart ids, unique in the page.
+void job_section(HtmlReport& page, const JobAnalysis& a, const std::string& heading, std::size_t n) {
+  const std::string id = n == 0 ? "" : fmt::format("-{}", n);
+  const int level = heading.empty() ? 2 : 3;
+  if (!heading.empty()) page.heading(2, heading, fmt::format("case{}", id));
   for (const auto& line : job_about(a)) page.paragraph(line);
 
-  page.heading(2, "Completion time", "completion");
+  page.heading(level, "Completion time", "completion" + id);
   CaptionedTable completion = job_completion_table(a);
   if (!completion.outro.empty()) page.paragraph(completion.outro);  // the verdict first, then the picture
   completion.outro.clear();
-  const BarChart histogram = job_completion_histogram(a, 24);
-  page.figure(bar_chart_svg(histogram, "completion-histogram", 0, 760),
+  page.figure(bar_chart_svg(job_completion_histogram(a, 24), "completion-histogram" + id, 0, 760),
               fmt::format("Completion times of the {} runs (reserved time included) in 24 bins; the dashed lines mark the "
                           "percentiles and the deadline. Hover a bin for its runs.",
                           a.summary.runs));
   page.table(completion);
 
-  page.heading(2, "Overhead", "overhead");
-  const BarChart overhead = job_overhead_chart(a);
-  page.figure(bar_chart_svg(overhead, "overhead-bars", 0, 0),
+  page.heading(level, "Overhead", "overhead" + id);
+  page.figure(bar_chart_svg(job_overhead_chart(a), "overhead-bars" + id, 0, 0),
               a.sweep.empty() ? "Mean overhead over the runs, split into saving, redo and restore, as a share of the work."
                               : "Mean overhead over the same runs (hence the same failures) for each checkpoint interval, split "
                                 "into saving, redo and restore, as a share of the work; * the scenario's interval.");
   page.table(job_overhead_table(a));
   if (const auto intervals = job_interval_table(a)) page.table(*intervals);
+}
+
+}  // namespace
+
+std::string job_html_report(const std::string& title, const std::string& description,
+                            const std::vector<const JobAnalysis*>& analyses, const std::vector<std::string>& cases) {
+  HtmlReport page(title + " \u2014 stepsim job");
+  page.heading(1, title);
+  if (!description.empty()) page.paragraph(description);
+  if (cases.empty()) {
+    for (std::size_t i = 0; i < analyses.size(); ++i) job_section(page, *analyses[i], "", i);
+    return page.finish();
+  }
+  page.heading(2, "Cases", "cases");
+  page.paragraph("One job per case of the plan: its cards and step time from the planner.");
+  page.table(job_cases_table(cases, analyses));
+  page.figure(bar_chart_svg(job_cases_chart(analyses, cases), "cases-bars", 0, 0),
+              "Mean completion per case against the deadline; outlined: met in fewer than 90% of the runs.");
+  for (std::size_t i = 0; i < analyses.size(); ++i)
+    job_section(page, *analyses[i], i < cases.size() ? cases[i] : analyses[i]->name, i + 1);
   return page.finish();
 }
 

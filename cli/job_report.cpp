@@ -1,5 +1,8 @@
 #include "cli/job_report.hpp"
 
+#include "cli/plan_report.hpp"
+#include "cli/plan_source.hpp"
+
 #include <algorithm>
 #include <atomic>
 #include <cmath>
@@ -140,6 +143,49 @@ std::string histogram_text(const Histogram& h, int width) {
   return out;
 }
 
+std::vector<std::pair<std::string, JobAnalysis>> analyse_plan_jobs(const Scenario& sc, int runs, std::uint64_t seed,
+                                                                   int threads, const std::string& only_case,
+                                                                   const std::function<void(int, int)>& progress,
+                                                                   std::string* source) {
+  if (!sc.job || !sc.job->per_plan_case || !sc.plan || !sc.plan->spec)
+    sc.fail("job", "this job does not take its cases from a plan");
+  const PlanEvaluation plan = evaluate_cases(*sc.plan->spec, plan_step_comm(sc));
+  std::vector<std::pair<std::string, JobAnalysis>> out;
+  for (const PlanResult& r : plan.results) {
+    if (!only_case.empty() && r.name != only_case) continue;
+    if (!r.time) sc.fail("plan.task", "the plan has no step time to run a job with");
+    if (source) *source = r.time->comm.source.empty() ? "given" : r.time->comm.source;
+    Scenario one = sc;
+    one.name = fmt::format("{}, {}", sc.name, r.name);
+    one.job->run.cards = r.cards;
+    one.job->steps = r.time->steps;
+    one.job->step_time = r.time->step;
+    out.emplace_back(r.name, analyse_job(one, runs, seed, threads, progress));
+  }
+  if (out.empty()) throw InputError("--case", 0, only_case, "no plan case with this name");
+  return out;
+}
+
+Table job_cases_table(const std::vector<std::string>& cases, const std::vector<const JobAnalysis*>& analyses) {
+  Table t({{"case", false}, {"cards"}, {"step"}, {"mean completion"}, {"P90"}, {"P99"}, {"deadline"}, {"met"}, {"verdict", false}});
+  for (std::size_t i = 0; i < analyses.size(); ++i) {
+    const JobAnalysis& a = *analyses[i];
+    const JobSummary& m = a.summary;
+    const Time mean = static_cast<Time>(std::llround(m.completion.seconds.mean * 1e9));
+    t.add_row({cases[i], std::to_string(a.spec.cards), format_duration(a.step_time), span(mean), span(m.completion.p90),
+               span(m.completion.p99), a.spec.deadline > 0 ? span(a.spec.deadline) : "-",
+               m.meet_probability ? fmt::format("{:.1f}%", 100.0 * *m.meet_probability) : "-",
+               m.meet_probability ? verdict(*m.meet_probability) : "-"});
+  }
+  return t;
+}
+
+std::string job_cases_text(const std::vector<std::string>& cases, const std::vector<JobAnalysis>& analyses) {
+  std::vector<const JobAnalysis*> all;
+  for (const auto& a : analyses) all.push_back(&a);
+  return job_cases_table(cases, all).render();
+}
+
 std::vector<std::string> job_about(const JobAnalysis& a) {
   const JobSpec& s = a.spec;
   const JobSummary& m = a.summary;
@@ -278,7 +324,7 @@ std::string job_text(const JobAnalysis& a) {
     out += fmt::format("\nstragglers: E[step] {:.3f} s +- {:.3f} (slowest card's compute = mu + {:.3f} sigma; "
                        "integral for {} independent cards: mu + {:.3f} sigma)\n",
                        r.step_seconds.mean, r.step_seconds.se, r.max_excess_sigmas.mean, s.cards,
-                       expected_max_of_normals(s.cards));
+                       expected_max_standard_normal(static_cast<int>(s.cards)));
     if (r.slow_machine_count > 0) out += "  (the integral assumes identical cards; the slow machines add to it)\n";
     if (r.slow_machine_count > 0) out += fmt::format("  persistently slow machines: {}\n", r.slow_machine_count);
     // The cards that wait least at the gradient collective are the slow ones.
@@ -384,7 +430,7 @@ Json job_json(const JobAnalysis& a) {
       if (r.slow_card[c]) slow.push_back(c);
     j["stragglers"] = {{"step_s", est(r.step_seconds)},
                        {"max_excess_sigmas", est(r.max_excess_sigmas)},
-                       {"integral_excess_sigmas", round6(expected_max_of_normals(s.cards))},
+                       {"integral_excess_sigmas", round6(expected_max_standard_normal(static_cast<int>(s.cards)))},
                        {"slow_machines", r.slow_machine_count},
                        {"slow_cards", slow},
                        {"card_wait_s", waits}};

@@ -37,6 +37,15 @@ struct JobAnalysis {
 JobAnalysis analyse_job(const Scenario& sc, int runs, std::uint64_t seed, int threads,
                         const std::function<void(int, int)>& progress = {});
 
+// A job whose cards and step time come from the scenario's plan (JobScenario::per_plan_case):
+// one analysis per plan case (or only `only_case`), named after it, with the case's cards, steps
+// and step time as the planner evaluates them (simulated where the scenario has a data_parallel
+// section; `source` says which). Throws InputError for an unknown case.
+std::vector<std::pair<std::string, JobAnalysis>> analyse_plan_jobs(const Scenario& sc, int runs, std::uint64_t seed,
+                                                                   int threads, const std::string& only_case,
+                                                                   const std::function<void(int, int)>& progress = {},
+                                                                   std::string* source = nullptr);
+
 // Pieces of job_text, shown by the HTML report (cli/job_pictures.hpp) too: what was simulated
 // (one line each), the completion-time distribution with the deadline verdict, the mean
 // overhead split, and the checkpoint intervals compared (if the scenario asks).
@@ -46,6 +55,10 @@ CaptionedTable job_overhead_table(const JobAnalysis& a);
 std::optional<CaptionedTable> job_interval_table(const JobAnalysis& a);
 
 std::string job_text(const JobAnalysis& a);
+// One row per plan case (`stepsim job` on a scenario whose job takes its cases from the plan):
+// cards, step time, completion distribution, share meeting the deadline, verdict.
+Table job_cases_table(const std::vector<std::string>& cases, const std::vector<const JobAnalysis*>& analyses);
+std::string job_cases_text(const std::vector<std::string>& cases, const std::vector<JobAnalysis>& analyses);
 nlohmann::ordered_json job_json(const JobAnalysis& a);
 // Run 0 as a Chrome trace: collapsed step segments, saves, copies, writes and commits, failures,
 // restores, the pending-snapshot queue and (failure-free) input queue levels.
@@ -53,7 +66,7 @@ std::string job_trace(const JobAnalysis& a);
 // The work between checkpoints `every` steps apart: W(every) for a uniform profile, else every x
 // the mean step.
 Time checkpoint_interval_of(const JobSpec& spec, std::int64_t every);
-// A text histogram of completion times (the HTML report can use make_histogram directly).
+// A text histogram of completion times (the HTML report draws make_histogram as a chart).
 std::string histogram_text(const Histogram& h, int width = 40);
 
 }  // namespace stepsim::cli

@@ -10,6 +10,7 @@
 #include "cli/input.hpp"
 #include "models/input_pipeline.hpp"
 #include "models/job.hpp"
+#include "models/plan.hpp"
 #include "models/stragglers_sim.hpp"
 
 namespace stepsim::cli {
@@ -25,9 +26,14 @@ struct JobScenario {
   std::uint64_t seed = 1;
   std::optional<InputSpec> input;
   std::optional<StragglerSpec> stragglers;
+  // The scenario's plan supplies cards and step time: one job per plan case (see cmd_job.cpp).
+  bool per_plan_case = false;
 };
 
-// Reads `job:`; `src` is the scenario's source (for list elements' file:line errors).
-JobScenario read_job(const Reader& r, std::shared_ptr<const Source> src);
+// Reads `job:`; `src` is the scenario's source (for list elements' file:line errors). With the
+// scenario's `plan` (a timed plan with cases), keys the job leaves out come from it: steps, card
+// MTBF, restore, deadline, reserved days, the checkpoint's size, storage bandwidth and interval;
+// without `step_time` and `cards`, one job runs per plan case with the case's cards and step time.
+JobScenario read_job(const Reader& r, std::shared_ptr<const Source> src, const PlanSpec* plan = nullptr);
 
 }  // namespace stepsim::cli

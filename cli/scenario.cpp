@@ -22,8 +22,8 @@ Scenario read(std::shared_ptr<Source> src) {
   sc.description = top.opt_text("description").value_or("");
   if (top.has("pipeline")) sc.pipeline = read_pipeline(top.child("pipeline"));
   if (top.has("data_parallel")) sc.data_parallel = read_data_parallel(top.child("data_parallel"));
-  if (top.has("job")) sc.job = read_job(top.child("job"), src);
   if (top.has("plan")) sc.plan = read_plan(top.child("plan"), src);
+  if (top.has("job")) sc.job = read_job(top.child("job"), src, sc.plan && sc.plan->spec ? &*sc.plan->spec : nullptr);
   if (top.has("rl")) sc.rl = read_rl(top.child("rl"));
   if (!sc.pipeline && !sc.data_parallel && !sc.job && !sc.plan && !sc.rl)
     throw InputError(src->file, 1, "",

@@ -5,6 +5,9 @@
 
 #include "cli/job_scenario.hpp"
 
+#include "models/deadline.hpp"
+#include "models/training_state.hpp"
+
 namespace stepsim::cli {
 
 namespace {
@@ -15,7 +18,12 @@ std::vector<Time> duration_list(const Reader& r, const std::string& k) {
   return r.durations(k, n.IsSequence() ? static_cast<int>(n.size()) : 1);
 }
 
-CheckpointSpec read_checkpoint(const Reader& c, JobScenario& job) {
+// The snapshot a plan saves: its checkpoint bytes, or the recoverable state.
+Bytes plan_checkpoint_bytes(const PlanSpec& plan) {
+  return plan.checkpoint_bytes.value_or(recoverable_state_bytes(plan.model.parameters, plan.format));
+}
+
+CheckpointSpec read_checkpoint(const Reader& c, JobScenario& job, const PlanSpec* plan) {
   c.only({"every", "every_steps", "compare", "mode", "size", "storage", "copy", "commit", "buffers"});
   CheckpointSpec ck;
   if (c.has("every") && c.has("every_steps")) c.fail("every_steps", "give 'every' (a duration) or 'every_steps', not both");
@@ -29,10 +37,15 @@ CheckpointSpec read_checkpoint(const Reader& c, JobScenario& job) {
   if (mode == "sync") ck.mode = SaveMode::Sync;
   else if (mode == "async") ck.mode = SaveMode::Async;
   else c.fail("mode", fmt::format("unknown mode '{}' (known: sync, async)", mode));
-  if (!c.has("size")) c.fail("size", "missing: the snapshot's size, e.g. 114670295040B or 115GB");
-  if (!c.has("storage")) c.fail("storage", "missing: the storage's write bandwidth, e.g. 7GB/s");
-  ck.size = c.bytes("size");
-  ck.storage_bandwidth = c.bandwidth("storage");
+  if (plan) {
+    ck.size = c.opt_bytes("size").value_or(plan_checkpoint_bytes(*plan));
+    ck.storage_bandwidth = c.opt_bandwidth("storage").value_or(plan->storage_bandwidth);
+    if (!job.every && !job.every_steps && plan->interval) job.every = plan->interval;
+  }
+  if (!c.has("size") && ck.size <= 0) c.fail("size", "missing: the snapshot's size, e.g. 114670295040B or 115GB");
+  if (!c.has("storage") && ck.storage_bandwidth <= 0) c.fail("storage", "missing: the storage's write bandwidth, e.g. 7GB/s");
+  if (c.has("size")) ck.size = c.bytes("size");
+  if (c.has("storage")) ck.storage_bandwidth = c.bandwidth("storage");
   ck.copy = c.opt_duration("copy").value_or(0);
   ck.commit = c.opt_duration("commit").value_or(0);
   if (c.has("copy") && ck.mode == SaveMode::Sync) c.fail("copy", "'copy' is the async pause; mode is sync");
@@ -117,32 +130,43 @@ StragglerSpec read_stragglers(const Reader& r, std::int64_t cards) {
 
 }  // namespace
 
-JobScenario read_job(const Reader& r, std::shared_ptr<const Source> src) {
+JobScenario read_job(const Reader& r, std::shared_ptr<const Source> src, const PlanSpec* plan) {
   r.only({"steps", "step_time", "cards", "card_mtbf", "restore", "rollback_every", "failures_at", "deadline", "reserved",
           "runs", "seed", "checkpoint", "input", "stragglers"});
+  if (plan && !plan->timed()) plan = nullptr;  // a memory-only plan has no steps to lend
   JobScenario job;
-  job.steps = r.integer("steps", 1);
+  job.steps = plan && !r.has("steps") ? steps_for(plan->tokens, plan->tokens_per_step()) : r.integer("steps", 1);
   job.step_time = r.opt_duration("step_time");
   if (job.step_time && *job.step_time <= 0) r.fail("step_time", "must be positive");
-  if (!job.step_time && !r.has("stragglers"))
+  if (plan && !job.step_time && !r.has("stragglers")) {
+    // Cards and step time from each plan case.
+    if (r.has("cards")) r.fail("cards", "with a plan, cards come from its cases (give step_time too for a job of your own)");
+    job.per_plan_case = true;
+  }
+  if (!job.step_time && !r.has("stragglers") && !job.per_plan_case)
     r.fail("step_time", "missing: the time of one step (or a 'stragglers' section to simulate it)");
   JobSpec& s = job.run;
   s.cards = r.opt_integer("cards", 1).value_or(1);
-  s.card_mtbf = r.opt_duration("card_mtbf").value_or(0);
+  s.card_mtbf = r.opt_duration("card_mtbf").value_or(plan ? plan->card_mtbf : 0);
   if (r.has("card_mtbf") && s.card_mtbf <= 0) r.fail("card_mtbf", "must be positive (leave it out for no failures)");
   if (s.card_mtbf > 0 && s.card_mtbf / s.cards <= 0) r.fail("card_mtbf", "the job's MTBF (card MTBF / cards) rounds to 0");
-  s.restore = r.opt_duration("restore").value_or(0);
+  s.restore = r.opt_duration("restore").value_or(plan ? plan->restore : 0);
   s.rollback_interval = r.opt_duration("rollback_every").value_or(0);
   if (r.has("rollback_every") && s.rollback_interval <= 0) r.fail("rollback_every", "must be positive");
   s.failures_at = duration_list(r, "failures_at");
   std::sort(s.failures_at.begin(), s.failures_at.end());
-  s.deadline = r.opt_duration("deadline").value_or(0);
-  s.reserved = r.opt_duration("reserved").value_or(0);
+  s.deadline = r.opt_duration("deadline").value_or(plan ? plan->deadline : 0);
+  s.reserved = r.opt_duration("reserved").value_or(plan ? plan->reserved : 0);
   job.runs = static_cast<int>(r.opt_integer("runs", 1).value_or(1000));
   job.seed = static_cast<std::uint64_t>(r.opt_integer("seed", 0).value_or(1));
   if (r.has("checkpoint")) {
-    s.checkpoint = read_checkpoint(r.child("checkpoint"), job);
+    s.checkpoint = read_checkpoint(r.child("checkpoint"), job, plan);
     if (!job.every && !job.every_steps) r.child("checkpoint").fail("every", "missing: the interval between checkpoints");
+  } else if (plan && plan->interval && plan->storage_bandwidth > 0) {
+    // The plan's synchronous checkpoint.
+    s.checkpoint.size = plan_checkpoint_bytes(*plan);
+    s.checkpoint.storage_bandwidth = plan->storage_bandwidth;
+    job.every = plan->interval;
   }
   if (r.has("input")) job.input = read_input(r.child("input"), src);
   if (r.has("stragglers")) job.stragglers = read_stragglers(r.child("stragglers"), s.cards);

@@ -289,6 +289,7 @@ PlanScenario read_plan(const Reader& r, const std::shared_ptr<const Source>& src
           "checkpoint", "cases", "scaling", "scale_out"});
   PlanScenario ps;
   if (r.has("cases") || r.has("model")) ps.spec = read_spec(r, src);
+  ps.exposed_comm_given = r.has("step") && r.child("step").has("exposed_comm");
   if (r.has("checkpoint") && r.child("checkpoint").has("compare")) {
     const Reader c = r.child("checkpoint").child("compare");
     c.only({"cards", "intervals"});

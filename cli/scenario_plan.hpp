@@ -36,6 +36,9 @@ struct ScaleOut {
 
 struct PlanScenario {
   std::optional<PlanSpec> spec;  // present when the section has `cases`
+  // `step.exposed_comm` was given. Without it, a scenario with a `data_parallel` section gets its
+  // step communication from simulating that section (see cmd_plan.cpp).
+  bool exposed_comm_given = false;
   CheckpointComparison checkpoints;
   ScalingQuestions scaling;
   std::optional<ScaleOut> scale_out;

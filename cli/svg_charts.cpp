@@ -85,15 +85,16 @@ TimeTicks time_ticks(double span_ms) {
   return {major, major / (std::lround(mantissa) == 2 ? 4.0 : 5.0)};
 }
 
-// Grid lines over [top, bottom] and labels under `bottom` for time 0 .. axis_end.
-std::string time_axis(const SvgLayout& L, Time axis_end, double top, double bottom) {
-  const double span_ms = to_ms(axis_end);
+// Grid lines over [top, bottom] and labels under `bottom` for the window's times.
+std::string time_axis(const SvgLayout& L, TimeWindow w, double top, double bottom) {
+  const double start_ms = to_ms(w.start), span_ms = to_ms(w.end - w.start);
   const auto [major, minor] = time_ticks(span_ms);
-  const auto X = [&](double ms) { return L.left + L.plot_width * ms / span_ms; };
+  const auto X = [&](double ms) { return L.left + L.plot_width * (ms - start_ms) / span_ms; };
   std::string out;
-  const long minors = std::lround(std::floor(span_ms / minor + 1e-9));
+  const long first = std::lround(std::ceil(start_ms / minor - 1e-9));
+  const long last = std::lround(std::floor(to_ms(w.end) / minor + 1e-9));
   const long per_major = std::lround(major / minor);
-  for (long k = 0; k <= minors; ++k) {
+  for (long k = first; k <= last; ++k) {
     const double ms = static_cast<double>(k) * minor;
     const bool is_major = k % per_major == 0;
     out += fmt::format("<line x1=\"{0}\" y1=\"{1}\" x2=\"{0}\" y2=\"{2}\" stroke=\"{3}\" stroke-width=\"1\"/>", n1(X(ms)),
@@ -107,6 +108,10 @@ std::string time_axis(const SvgLayout& L, Time axis_end, double top, double bott
   return out;
 }
 
+// Whether [a, b] reaches into the window: a positive length overlaps it, a zero-length one lies
+// inside it.
+bool in_window(Time a, Time b, TimeWindow w) { return a == b ? w.start <= a && a <= w.end : a < w.end && b > w.start; }
+
 std::string svg_open(const std::string& id, const char* cls, int width, int height) {
   return fmt::format(
       "<svg xmlns=\"http://www.w3.org/2000/svg\" id=\"{0}\" class=\"{1}\" width=\"{2}\" height=\"{3}\" "
@@ -117,20 +122,29 @@ std::string svg_open(const std::string& id, const char* cls, int width, int heig
 }  // namespace
 
 std::string timeline_svg(const TimelineChart& c, const std::string& id, Time axis_end, const SvgLayout& L) {
-  axis_end = std::max({axis_end, c.end, Time{1}});
-  const double scale = L.plot_width / static_cast<double>(axis_end);
-  const auto X = [&](Time t) { return L.left + scale * static_cast<double>(t); };
+  return timeline_svg(c, id, TimeWindow{0, std::max({axis_end, c.end, Time{1}})}, L);
+}
+
+std::string timeline_svg(const TimelineChart& c, const std::string& id, TimeWindow win, const SvgLayout& L) {
+  win.end = std::max(win.end, win.start + 1);
+  const double scale = L.plot_width / static_cast<double>(win.end - win.start);
+  const auto X = [&](Time t) { return L.left + scale * static_cast<double>(std::clamp(t, win.start, win.end) - win.start); };
   const int width = L.left + L.plot_width + L.right;
   const std::string idle_fill = fmt::format("url(#{}-idle)", id);
+  const auto fill_of = [&](int swatch) {
+    return swatch >= 0 && swatch < static_cast<int>(c.legend.size()) ? c.legend[swatch].colour : std::string("#888");
+  };
 
   std::vector<bool> used(c.legend.size(), false);
   bool any_idle = false, any_emphasis = false;
   for (const auto& t : c.tracks) {
     any_idle = any_idle || t.show_idle;
-    for (const auto& b : t.bars) {
-      if (b.swatch >= 0 && b.swatch < static_cast<int>(used.size())) used[b.swatch] = true;
-      any_emphasis = any_emphasis || b.emphasis;
-    }
+    for (const auto* list : {&t.bars, &t.waits})
+      for (const auto& b : *list) {
+        if (!in_window(b.start, b.end, win)) continue;
+        if (b.swatch >= 0 && b.swatch < static_cast<int>(used.size())) used[b.swatch] = true;
+        any_emphasis = any_emphasis || (b.emphasis && list == &t.bars);
+      }
   }
   std::vector<LegendItem> items;
   for (std::size_t s = 0; s < c.legend.size(); ++s)
@@ -167,12 +181,13 @@ std::string timeline_svg(const TimelineChart& c, const std::string& id, Time axi
                        n1(ty[i] + th[i] / 2 + (t.minor ? 3.5 : 4.5)), t.minor ? 10 : 13, t.minor ? "#777" : "#222",
                        html_escape(t.label));
   }
-  out += time_axis(L, axis_end, top, bottom);
+  out += time_axis(L, win, top, bottom);
 
   for (std::size_t i = 0; i < c.tracks.size(); ++i) {
     const auto& t = c.tracks[i];
     if (!t.show_idle) continue;
     const auto gap = [&](Time a, Time b) {
+      if (!in_window(a, b, win)) return;
       out += fmt::format("<rect class=\"idle\" x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" fill=\"{}\">{}</rect>\n", n1(X(a)),
                          n1(ty[i]), n1(X(b) - X(a)), n1(th[i]), idle_fill,
                          title(fmt::format("{}: idle from {} to {} ms ({} ms)", t.label, ms3(a), ms3(b), ms3(b - a))));
@@ -185,16 +200,29 @@ std::string timeline_svg(const TimelineChart& c, const std::string& id, Time axi
     if (cursor < c.end) gap(cursor, c.end);
   }
 
+  // Waits over the idle hatching, at least 2 px wide so that a short one is still seen.
+  for (std::size_t i = 0; i < c.tracks.size(); ++i) {
+    for (const auto& b : c.tracks[i].waits) {
+      if (!in_window(b.start, b.end, win)) continue;
+      const double x = X(b.start), w = std::max(X(b.end) - x, 2.0);
+      out += fmt::format("<rect class=\"wait\" x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" fill=\"{}\"{}>{}</rect>\n", n1(x),
+                         n1(ty[i]), n1(w), n1(th[i]), fill_of(b.swatch),
+                         b.emphasis ? fmt::format(" stroke=\"{}\" stroke-width=\"1.5\"", kEmphasis) : "", title(b.tip));
+    }
+  }
+
   for (std::size_t i = 0; i < c.tracks.size(); ++i) {
     const auto& t = c.tracks[i];
     const double font = t.minor ? 9 : 11;
     for (const auto& b : t.bars) {
-      const std::string& fill = b.swatch >= 0 && b.swatch < static_cast<int>(c.legend.size()) ? c.legend[b.swatch].colour
-                                                                                              : std::string("#888");
+      if (!in_window(b.start, b.end, win)) continue;
+      const std::string fill = fill_of(b.swatch);
       const double x = X(b.start), w = std::max(X(b.end) - x, 1.0);
       out += fmt::format("<rect class=\"bar\" x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" fill=\"{}\"{}>{}</rect>", n1(x),
                          n1(ty[i]), n1(w), n1(th[i]), fill,
-                         b.emphasis ? fmt::format(" stroke=\"{}\" stroke-width=\"2\"", kEmphasis) : " stroke=\"#fff\" stroke-width=\"0.6\"",
+                         b.emphasis ? fmt::format(" stroke=\"{}\" stroke-width=\"2\"", kEmphasis)
+                         // A white edge separates neighbours; on a bar a few pixels wide it would hide the fill.
+                         : w >= 3 ? " stroke=\"#fff\" stroke-width=\"0.6\"" : "",
                          title(b.tip));
       if (!b.label.empty() && w >= text_width(b.label, font) + 4)
         out += fmt::format("<text x=\"{}\" y=\"{}\" text-anchor=\"middle\" font-size=\"{}\" fill=\"{}\" pointer-events=\"none\">{}</text>",
@@ -204,12 +232,14 @@ std::string timeline_svg(const TimelineChart& c, const std::string& id, Time axi
   }
 
   // The end of the work: where a shorter run stops on a shared axis.
-  const double xe = X(c.end);
-  out += fmt::format("<line x1=\"{0}\" y1=\"{1}\" x2=\"{0}\" y2=\"{2}\" stroke=\"#222\" stroke-width=\"1.5\"/>", n1(xe), n1(top),
-                     n1(bottom + 20));
-  const bool near_right = xe > width - 90;
-  out += fmt::format("<text x=\"{}\" y=\"{}\" text-anchor=\"{}\" font-weight=\"bold\">end {} ms</text>\n",
-                     n1(near_right ? xe - 4 : xe + 4), n1(bottom + 32), near_right ? "end" : "start", ms3(c.end));
+  if (win.start <= c.end && c.end <= win.end) {
+    const double xe = X(c.end);
+    out += fmt::format("<line x1=\"{0}\" y1=\"{1}\" x2=\"{0}\" y2=\"{2}\" stroke=\"#222\" stroke-width=\"1.5\"/>", n1(xe), n1(top),
+                       n1(bottom + 20));
+    const bool near_right = xe > width - 90;
+    out += fmt::format("<text x=\"{}\" y=\"{}\" text-anchor=\"{}\" font-weight=\"bold\">end {} ms</text>\n",
+                       n1(near_right ? xe - 4 : xe + 4), n1(bottom + 32), near_right ? "end" : "start", ms3(c.end));
+  }
   out += "</svg>\n";
   return out;
 }
@@ -239,7 +269,7 @@ std::string curve_svg(const CurveChart& c, const std::string& id, Time axis_end,
   out += legend;
   out += fmt::format("<rect x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" fill=\"{}\"/>\n", L.left, n1(top), L.plot_width, n1(plot_h),
                      kTrackBackground);
-  out += time_axis(L, axis_end, top, bottom);
+  out += time_axis(L, TimeWindow{0, axis_end}, top, bottom);
   const double step = nice_step(y_max, 5);
   for (long k = 0; static_cast<double>(k) * step <= y_max + 1e-9; ++k) {
     const double v = static_cast<double>(k) * step;

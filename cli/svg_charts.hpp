@@ -6,8 +6,9 @@
 // [left, left + plot_width]. Pass the longest run's end as `axis_end` to compare runs by eye.
 //
 // Every timeline bar is one <rect class="bar"> with a <title> (its hover text); idle gaps are
-// <rect class="idle">; bar-chart columns (and histogram bins) are <rect class="col">; grid cells
-// are <rect class="cell">, each with a <title> too. Output is deterministic:
+// <rect class="idle">, waits (TimeTrack::waits) <rect class="wait"> with a <title>; bar-chart
+// columns (and histogram bins) are <rect class="col">; grid cells are <rect class="cell">, each
+// with a <title> too. Output is deterministic:
 // coordinates are printed with one decimal.
 #include <string>
 
@@ -21,8 +22,16 @@ struct SvgLayout {
   int right = 24;
 };
 
+// A part of the time axis for a zoomed view: [start, end] maps to the plot's width.
+struct TimeWindow {
+  Time start = 0, end = 0;
+};
+
 // `id` must be unique in the page (it names the chart's patterns).
 std::string timeline_svg(const TimelineChart& chart, const std::string& id, Time axis_end, const SvgLayout& layout = {});
+// The part of the chart inside `window`: bars, waits and idle gaps that reach into it, clipped to
+// it (a zero-length bar counts when its time is inside); the legend names what is visible.
+std::string timeline_svg(const TimelineChart& chart, const std::string& id, TimeWindow window, const SvgLayout& layout = {});
 
 // `y_max` <= 0: the largest value (or reference line) plus a margin.
 std::string curve_svg(const CurveChart& chart, const std::string& id, Time axis_end, double y_max,

@@ -41,22 +41,28 @@ int nearest_cell(Time t, Time axis_end, int cells) {
 
 }  // namespace
 
-std::string timeline_text(const TimelineChart& chart, Time axis_end, int width) {
+std::string timeline_text(const TimelineChart& chart, Time axis_end, int width, bool minor_rows) {
   axis_end = std::max({axis_end, chart.end, Time{1}});
   width = std::max(width, kMinGanttWidth);
+  const auto row_label = [](const TimeTrack& t) { return t.minor ? "  " + t.label : t.label; };
   std::size_t label_w = 0;
   for (const auto& t : chart.tracks)
-    if (!t.minor) label_w = std::max(label_w, display_width(t.label));
+    if (!t.minor || minor_rows) label_w = std::max(label_w, display_width(row_label(t)));
   const int cells = width - static_cast<int>(label_w) - 3;  // "label |cells|"
   std::string out;
   const auto pad = [&](const std::string& s) { return s + std::string(label_w - display_width(s), ' '); };
 
   for (const auto& t : chart.tracks) {
-    if (t.minor) continue;
+    if (t.minor && !minor_rows) continue;
+    // What each cell shows: an index into `items` (the track's waits, then its bars, so that a
+    // bar wins a cell from a wait).
+    std::vector<const TimeBar*> items;
+    for (const auto& w : t.waits) items.push_back(&w);
+    for (const auto& b : t.bars) items.push_back(&b);
     constexpr int kFree = -1;
     std::vector<int> owner(cells, kFree);
-    for (std::size_t b = 0; b < t.bars.size(); ++b) {
-      const TimeBar& bar = t.bars[b];
+    for (std::size_t b = 0; b < items.size(); ++b) {
+      const TimeBar& bar = *items[b];
       const int first = std::clamp(nearest_cell(bar.start, axis_end, cells), 0, cells - 1);
       const int last = std::clamp(nearest_cell(bar.end, axis_end, cells), 0, cells);
       if (last <= first) {
@@ -77,7 +83,7 @@ std::string timeline_text(const TimelineChart& chart, Time axis_end, int width) 
       }
       int e = c;
       while (e < cells && owner[e] == owner[c]) ++e;
-      const TimeBar& bar = t.bars[owner[c]];
+      const TimeBar& bar = *items[owner[c]];
       const char letter = letter_of(chart, bar.swatch);
       const char fill = static_cast<char>(std::tolower(static_cast<unsigned char>(letter)));
       std::string text = std::string(1, letter);
@@ -86,7 +92,7 @@ std::string timeline_text(const TimelineChart& chart, Time axis_end, int width) 
       row.replace(c, e - c, text);
       c = e;
     }
-    out += pad(t.label) + " |" + row + "|\n";
+    out += pad(row_label(t)) + " |" + row + "|\n";
   }
 
   // The axis under the cells: position k marks the boundary before cell k (k = cells: the right
@@ -111,14 +117,15 @@ std::string timeline_text(const TimelineChart& chart, Time axis_end, int width) 
   return out;
 }
 
-std::string timeline_text_legend(const TimelineChart& chart) {
+std::string timeline_text_legend(const TimelineChart& chart, bool minor_rows) {
   std::vector<bool> used(chart.legend.size(), false);
   bool idle = false;
   for (const auto& t : chart.tracks) {
-    if (t.minor) continue;
-    idle = idle || t.show_idle;
-    for (const auto& b : t.bars)
-      if (b.swatch >= 0 && b.swatch < static_cast<int>(used.size())) used[b.swatch] = true;
+    if (t.minor && !minor_rows) continue;
+    idle = idle || t.show_idle || minor_rows;
+    for (const auto* list : {&t.bars, &t.waits})
+      for (const auto& b : *list)
+        if (b.swatch >= 0 && b.swatch < static_cast<int>(used.size())) used[b.swatch] = true;
   }
   std::string out;
   for (std::size_t s = 0; s < chart.legend.size(); ++s)

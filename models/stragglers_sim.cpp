@@ -85,20 +85,4 @@ StragglerResult simulate_stragglers(const StragglerSpec& spec, std::uint64_t see
   return out;
 }
 
-double expected_max_of_normals(std::int64_t n) {
-  if (n <= 1) return 0.0;
-  const double lo = -12.0, hi = 12.0;
-  const int intervals = 24'000;  // even, for Simpson's rule
-  const double h = (hi - lo) / intervals;
-  const double nn = static_cast<double>(n);
-  auto f = [&](double x) {
-    const double phi = std::exp(-0.5 * x * x) / std::sqrt(2.0 * std::numbers::pi);
-    const double cdf = 0.5 * std::erfc(-x / std::numbers::sqrt2);
-    return x * nn * phi * std::exp((nn - 1.0) * std::log(cdf));
-  };
-  double sum = f(lo) + f(hi);
-  for (int i = 1; i < intervals; ++i) sum += f(lo + i * h) * (i % 2 == 1 ? 4.0 : 2.0);
-  return sum * h / 3.0;
-}
-
 }  // namespace stepsim

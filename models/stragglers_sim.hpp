@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "models/monte_carlo.hpp"
+#include "models/stragglers.hpp"
 #include "sim/time.hpp"
 
 namespace stepsim {
@@ -38,10 +39,5 @@ struct StragglerResult {
 // Samples spec.steps steps; blocks of steps have their own generators (from seed and the block's
 // index), so the result is the same with any number of threads.
 StragglerResult simulate_stragglers(const StragglerSpec& spec, std::uint64_t seed, int threads = 0);
-
-// E[max of n independent standard normals] = integral of x n phi(x) Phi(x)^(n-1) dx, by Simpson's
-// rule on [-12, 12] (1.42 / 2.23 / 3.25 for n = 8 / 48 / 1,024, section 5). The reference value
-// the simulation is checked against.
-double expected_max_of_normals(std::int64_t n);
 
 }  // namespace stepsim

@@ -196,4 +196,16 @@ DataParallelRun run_data_parallel(const DataParallelSpec& spec) {
 
 DataParallelResult simulate_data_parallel(const DataParallelSpec& spec) { return run_data_parallel(spec).result; }
 
+StepCommSource data_parallel_step_comm(DataParallelSpec base) {
+  return [base = std::move(base)](const StepShape& shape) {
+    DataParallelSpec spec = base;
+    spec.cards = shape.cards;
+    spec.microbatches = shape.microbatches_per_card;
+    spec.efficiency = shape.efficiency;
+    spec.input_wait = shape.input_wait;
+    const DataParallelResult r = simulate_data_parallel(spec);
+    return StepComm{r.link_time, r.exposed_comm, "data-parallel step simulation"};
+  };
+}
+
 }  // namespace stepsim

@@ -18,6 +18,7 @@
 
 #include "models/collectives.hpp"
 #include "models/hardware.hpp"
+#include "models/step_timing.hpp"
 #include "models/transformer.hpp"
 #include "schedules/pipeline_spec.hpp"  // SpecError
 #include "sim/timeline.hpp"
@@ -157,5 +158,10 @@ DataParallelRun run_data_parallel(const DataParallelSpec& spec);
 
 // The planner's entry point: one step's times, nothing else kept.
 DataParallelResult simulate_data_parallel(const DataParallelSpec& spec);
+
+// The planner's step-communication seam (models/step_timing.hpp) answered by simulation: for
+// each StepShape the planner asks about, `base` with the shape's cards, micro-batches,
+// efficiency and input wait is simulated, and its link time and exposed communication returned.
+StepCommSource data_parallel_step_comm(DataParallelSpec base);
 
 }  // namespace stepsim

@@ -17,13 +17,11 @@
 #include "cli/scenario.hpp"
 #include "cli/svg_charts.hpp"
 #include "cli/text_gantt.hpp"
-#include "html_check.hpp"
+#include "tests/html_checks.hpp"
 
 using namespace stepsim;
 using namespace stepsim::cli;
-using stepsim::testing::count;
-using stepsim::testing::markup_problem;
-using stepsim::testing::run_cli;
+using namespace stepsim::test;
 
 namespace {
 
@@ -43,13 +41,6 @@ struct BookRuns {
   }
   std::string html() const { return pipeline_html_report(sc.name, sc.description, view, *sc.pipeline); }
 };
-
-std::vector<std::string> lines_of(const std::string& text) {
-  std::vector<std::string> lines;
-  std::istringstream in(text);
-  for (std::string l; std::getline(in, l);) lines.push_back(l);
-  return lines;
-}
 
 }  // namespace
 
@@ -165,11 +156,11 @@ TEST_CASE("nice_step picks 1-2-5 steps", "[html]") {
 TEST_CASE("text Gantt: cells, labels, idle, axis", "[gantt]") {
   TimelineChart c;
   c.legend = {{"forward", "#000", 'F'}, {"backward", "#111", 'B'}, {"tick", "#222"}};
-  TimeTrack t{"d0", {}, false, true};
+  TimeTrack t{"d0", {}, false, true, {}};
   t.bars.push_back({0, 20 * kMillisecond, 0, "0", ""});
   t.bars.push_back({30 * kMillisecond, 70 * kMillisecond, 1, "12", ""});
   t.bars.push_back({70 * kMillisecond, 70 * kMillisecond + 1, 2, "", ""});  // too short: takes a cell
-  TimeTrack link{"a link", {{0, 5, 0, "", ""}}, true, false};                // minor: not a row
+  TimeTrack link{"a link", {{0, 5, 0, "", ""}}, true, false, {}};            // minor: not a row
   c.tracks = {t, link};
   c.end = 80 * kMillisecond;
   // 40 columns: "d0 |" + 35 cells + "|"; a cell is 100/35 ms. F: cells 0..6 (0 and 20 ms round

@@ -4,6 +4,7 @@
 
 #include <cmath>
 
+#include "models/checkpoint.hpp"
 #include "models/job.hpp"
 
 using namespace stepsim;
@@ -17,9 +18,13 @@ constexpr std::int64_t kStorage = 7'000'000'000LL;
 constexpr Time kRestore = 120 * kSecond;
 constexpr Time kCardMtbf = 337 * kDay;
 
-// Young/Daly first-order overhead L(tau) = c / tau + (tau / 2 + r) / M (section 5). Kept here for
-// comparison only; the planner owns the analytic model.
-double first_order_overhead(double c, double tau, double r, double m) { return c / tau + (tau / 2 + r) / m; }
+// The planner's first-order model L(tau) = c / tau + (tau / 2 + r) / M (models/checkpoint.hpp),
+// for the book's snapshot, storage, restore and card MTBF on `cards` cards.
+double first_order_overhead(double tau_seconds, int cards, std::optional<Time> rollback_every = std::nullopt) {
+  const CheckpointCost cost{transfer_time(kSnapshot, kStorage), kRestore};
+  const Interruptions job{kCardMtbf, cards, rollback_every};
+  return checkpoint_overhead(cost, static_cast<Time>(std::llround(tau_seconds * 1e9)), job).total();
+}
 
 // The exact expected overhead of the sync model for Poisson interruptions of total rate lambda
 // that can strike anywhere, a restore that restarts when interrupted, and redo from the segment's
@@ -86,14 +91,13 @@ TEST_CASE("a run's wall time splits exactly into work, saving, redo and restore"
 TEST_CASE("1,024 cards: simulated overhead at 300 / 900 / 1,800 s", "[job]") {
   // A 10-day run of 10 s steps, so that the three intervals are whole numbers of steps.
   const int runs = 600;
-  const double m = to_s(kCardMtbf) / 1024;
   const double c = 114'670'295'040.0 / 7e9;
   const double book[] = {0.064, 0.038, 0.045};
   const int taus[] = {300, 900, 1800};
   for (int i = 0; i < 3; ++i) {
     const JobSpec s = book_spec(1024, 86'400, 10 * kSecond, taus[i] * kSecond);
     const JobSummary sum = simulate_job(s, runs, 2024);
-    const double l = first_order_overhead(c, taus[i], 120, m);
+    const double l = first_order_overhead(taus[i], 1024);
     const double exact = exact_sync_overhead(s);
     INFO("tau " << taus[i] << " s: simulated " << sum.overhead.mean << " +- " << sum.overhead.se << ", first order "
                 << l << ", exact " << exact);
@@ -114,7 +118,6 @@ TEST_CASE("1,024 cards: simulated overhead at 300 / 900 / 1,800 s", "[job]") {
 
 TEST_CASE("48 and 32 cards at 1,800 s: the first-order model holds (book 1.08% / 1.02%, ~1.25% with rollbacks)", "[job]") {
   const int runs = 1000;
-  const double c = 114'670'295'040.0 / 7e9;
   struct Case {
     std::int64_t cards;
     Time step;
@@ -124,12 +127,11 @@ TEST_CASE("48 and 32 cards at 1,800 s: the first-order model holds (book 1.08% /
   for (const Case& k : {Case{48, 52'800 * kMillisecond, 0.0108}, Case{32, 78'900 * kMillisecond, 0.0102}}) {
     const JobSpec s = book_spec(k.cards, 31'790, k.step, 1800 * kSecond);
     const double tau = to_s(s.profile.work_until(s.checkpoint.every_steps));  // 34 x 52.8 s = 1,795.2 s
-    const double m = to_s(kCardMtbf) / static_cast<double>(k.cards);
     const JobSummary sum = simulate_job(s, runs, 11);
     INFO(k.cards << " cards: simulated " << sum.overhead.mean << " +- " << sum.overhead.se);
-    CHECK(round_to(first_order_overhead(c, 1800, 120, m), 0.0001) == Approx(k.book));
+    CHECK(round_to(first_order_overhead(1800, k.cards), 0.0001) == Approx(k.book));
     // tau / M ~ 0.3%: the first-order model's assumptions hold, so it agrees within Monte Carlo error.
-    CHECK(std::abs(sum.overhead.mean - first_order_overhead(c, tau, 120, m)) < 4 * sum.overhead.se);
+    CHECK(std::abs(sum.overhead.mean - first_order_overhead(tau, k.cards)) < 4 * sum.overhead.se);
     CHECK(std::abs(sum.overhead.mean - exact_sync_overhead(s)) < 4 * sum.overhead.se);
   }
 
@@ -138,9 +140,8 @@ TEST_CASE("48 and 32 cards at 1,800 s: the first-order model holds (book 1.08% /
   const JobSummary base = simulate_job(s, runs, 11);
   s.rollback_interval = 7 * kDay;
   const JobSummary spikes = simulate_job(s, runs, 11);
-  const double m = to_s(kCardMtbf) / 48;
   const double tau = to_s(s.profile.work_until(s.checkpoint.every_steps));
-  const double with_rollbacks = first_order_overhead(c, tau, 120, m) + (tau / 2 + 120) / to_s(7 * kDay);
+  const double with_rollbacks = first_order_overhead(tau, 48, 7 * kDay);
   INFO("with rollbacks: simulated " << spikes.overhead.mean << " +- " << spikes.overhead.se);
   CHECK(round_to(with_rollbacks, 0.0001) == Approx(0.0125));
   CHECK(std::abs(spikes.overhead.mean - with_rollbacks) < 4 * spikes.overhead.se);

@@ -101,7 +101,7 @@ TEST_CASE("job-stragglers: the slow machine's cards wait least; E[step] feeds th
   StragglerSpec plain = *sc.job->stragglers;
   plain.slow_machines = 0;
   const StragglerResult r = simulate_stragglers(plain, 1);
-  CHECK(std::abs(r.step_seconds.mean - (52.2 + 0.58 + expected_max_of_normals(48) * 2.61)) < 4 * r.step_seconds.se);
+  CHECK(std::abs(r.step_seconds.mean - (52.2 + 0.58 + expected_max_standard_normal(48) * 2.61)) < 4 * r.step_seconds.se);
 }
 
 TEST_CASE("job section errors name the file, line and key", "[job][scenarios]") {

@@ -5,7 +5,9 @@
 
 #include <cstdio>
 #include <filesystem>
+#include <fstream>
 #include <numeric>
+#include <sstream>
 
 #include <fmt/format.h>
 #include <unistd.h>
@@ -14,17 +16,23 @@
 #include "cli/plan_pictures.hpp"
 #include "cli/scenario.hpp"
 #include "cli/svg_charts.hpp"
-#include "html_check.hpp"
+#include "tests/html_checks.hpp"
 #include "models/plan_sweep.hpp"
 
 using namespace stepsim;
 using namespace stepsim::cli;
-using stepsim::testing::count;
-using stepsim::testing::markup_problem;
-using stepsim::testing::read_file;
-using stepsim::testing::run_cli;
+using stepsim::test::count;
+using stepsim::test::markup_problem;
+using stepsim::test::run_cli;
 
 namespace {
+
+std::string read_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream buf;
+  buf << in.rdbuf();
+  return buf.str();
+}
 
 std::string scenario(const std::string& name) { return std::string(STEPSIM_SOURCE_DIR) + "/scenarios/" + name; }
 
@@ -191,7 +199,7 @@ TEST_CASE("job report: completion histogram with P50/P90/P99 and the deadline, o
   REQUIRE(o.bars.size() == 1);
   CHECK(total(o.bars[0]) == Approx(100 * a.summary.overhead.mean));
 
-  const std::string html = job_html_report(a, sc.description);
+  const std::string html = job_html_report(sc.name, sc.description, {&a});
   CHECK(markup_problem(html) == "");
   CHECK(count(html, "class=\"bars histogram\"") == 1);
   CHECK(count(html, "<rect class=\"col\"") == 24 + segments(o));
@@ -200,7 +208,8 @@ TEST_CASE("job report: completion histogram with P50/P90/P99 and the deadline, o
   CHECK(count(html, "<p>deadline 30.00 d: met in 100.0% of runs -&gt; meets</p>") == 1);
   CHECK(count(html, "<th>P99</th>") == 1);
   // The same seed gives the same page.
-  CHECK(job_html_report(analyse_job(sc, 200, 1, 0), sc.description) == html);
+  const JobAnalysis again = analyse_job(sc, 200, 1, 0);
+  CHECK(job_html_report(sc.name, sc.description, {&again}) == html);
 }
 
 TEST_CASE("job report: late runs and compared checkpoint intervals", "[html][job]") {
@@ -208,7 +217,7 @@ TEST_CASE("job report: late runs and compared checkpoint intervals", "[html][job
   const JobAnalysis a = analyse_job(late, 100, 1, 0);
   const BarChart h = job_completion_histogram(a, 24);
   for (const auto& b : h.bars) CHECK(b.segments[0].swatch == 1);  // every bin after the deadline
-  CHECK(count(job_html_report(a, ""), ">\u2190 deadline 30 days</text>") == 1);
+  CHECK(count(job_html_report(late.name, "", {&a}), ">\u2190 deadline 30 days</text>") == 1);
 
   const Scenario sweep = load_scenario(scenario("job-1024.yaml"));
   const JobAnalysis b = analyse_job(sweep, 50, 1, 0);
@@ -217,7 +226,7 @@ TEST_CASE("job report: late runs and compared checkpoint intervals", "[html][job
   REQUIRE(o.bars.size() == 6);
   CHECK(o.bars[0].label == "every 300.00 s");
   CHECK(o.bars[3].label == "every 900.00 s *");
-  const std::string html = job_html_report(b, sweep.description);
+  const std::string html = job_html_report(sweep.name, sweep.description, {&b});
   CHECK(markup_problem(html) == "");
   CHECK(count(html, "<th>every (steps)</th>") == 1);
 
@@ -227,7 +236,32 @@ TEST_CASE("job report: late runs and compared checkpoint intervals", "[html][job
   const BarChart one = job_completion_histogram(c, 24);
   REQUIRE(one.bars.size() == 1);
   CHECK(total(one.bars[0]) == 20);
-  CHECK(markup_problem(job_html_report(c, "")) == "");
+  CHECK(markup_problem(job_html_report(same.name, "", {&c})) == "");
+}
+
+TEST_CASE("job report: one job per plan case, their completion against the deadline first", "[html][job]") {
+  const Scenario sc = load_scenario(scenario("design-case.yaml"));
+  std::vector<std::string> names;
+  std::vector<JobAnalysis> jobs;
+  for (auto& [name, an] : analyse_plan_jobs(sc, 100, 1, 0, "")) {
+    names.push_back(name);
+    jobs.push_back(std::move(an));
+  }
+  REQUIRE(jobs.size() == 2);
+  const std::vector<const JobAnalysis*> all{&jobs[0], &jobs[1]};
+  const BarChart cases = job_cases_chart(all, names);
+  REQUIRE(cases.bars.size() == 2);
+  CHECK(cases.bars[0].label == "32 cards");
+  CHECK(cases.bars[0].emphasis);  // misses the 30-day deadline
+  CHECK_FALSE(cases.bars[1].emphasis);
+  CHECK(cases.lines[0].label == "deadline 30 days");
+  const std::string html = job_html_report(sc.name, sc.description, all, names);
+  CHECK(markup_problem(html) == "");
+  CHECK(count(html, "class=\"bars histogram\"") == 2);
+  CHECK(count(html, "<h2 id=\"case-1\">32 cards</h2>") == 1);
+  CHECK(count(html, "<h2 id=\"case-2\">48 cards</h2>") == 1);
+  CHECK(count(html, "<th>verdict</th>") == 1);  // the summary table
+  CHECK(count(html, kOutline) == 1);
 }
 
 TEST_CASE("chart pieces: histogram bins, markers off the axis, emphasis, grid", "[html]") {

@@ -1,7 +1,6 @@
-// The seam between the planner and the data-parallel simulation: a StepCommSource built on
-// simulate_data_parallel drops into evaluate_plan in place of the scenario's given 0.08 s. (The
-// CLI still uses the given value; wiring the simulation into `stepsim plan` is left to the
-// merge, see README "Capacity and deadline planner".)
+// The seam between the planner and the data-parallel simulation: data_parallel_step_comm drops
+// into evaluate_plan in place of a given exposed wait; `stepsim plan` uses it whenever the
+// scenario has a data_parallel section and no plan.step.exposed_comm.
 #include <catch2/catch.hpp>
 
 #include "models/plan.hpp"
@@ -12,6 +11,8 @@ using namespace stepsim;
 using namespace stepsim::testing;
 
 namespace {
+// The design case's step as data_parallel_step_comm simulates it (the same spec the shipped
+// scenarios/design-case.yaml carries in its data_parallel section).
 StepCommSource simulated(const PlanSpec& plan) {
   DataParallelSpec base;
   base.model = *plan.model.shape;
@@ -22,15 +23,7 @@ StepCommSource simulated(const PlanSpec& plan) {
   base.gradient_bytes = plan.format.gradients;
   base.zero_stage = plan.zero_stage;
   base.alpha = 20 * kMicrosecond;  // 0.02 ms per collective (section 2)
-  return [base](const StepShape& s) {
-    DataParallelSpec spec = base;
-    spec.cards = s.cards;
-    spec.microbatches = s.microbatches_per_card;
-    spec.efficiency = s.efficiency;
-    spec.input_wait = s.input_wait;
-    const DataParallelResult r = simulate_data_parallel(spec);
-    return StepComm{r.link_time, r.exposed_comm, "data-parallel simulation"};
-  };
+  return data_parallel_step_comm(base);
 }
 }  // namespace
 
@@ -38,7 +31,7 @@ TEST_CASE("the ZeRO-3 simulation plugs into the planner", "[plan][seam]") {
   const PlanSpec s = design_case();
   const StepCommSource sim = simulated(s);
   const PlanResult a = evaluate_plan(s, cards_case(32), sim), b = evaluate_plan(s, cards_case(48), sim);
-  CHECK(a.time->comm.source == "data-parallel simulation");
+  CHECK(a.time->comm.source == "data-parallel step simulation");
   // The simulated link time matches the design desk's formula row (17.9 / 12.0 s) ...
   CHECK(to_s(a.time->comm.link) == Approx(17.9).margin(0.05));
   CHECK(to_s(b.time->comm.link) == Approx(12.0).margin(0.05));

@@ -1,17 +1,15 @@
 #pragma once
-// Checks on the HTML reports shared by the report tests: a strict well-formedness check of the
-// markup we emit, counting occurrences, running the CLI and reading what it wrote.
-#include <sys/wait.h>
-
-#include <cctype>
+// Checks shared by the tests of the pictures (tests/html_report_test.cpp,
+// tests/dp_pictures_test.cpp): a strict markup checker, counting, running the CLI.
 #include <cstdio>
-#include <fstream>
 #include <set>
 #include <sstream>
 #include <string>
 #include <vector>
 
-namespace stepsim::testing {
+#include <sys/wait.h>
+
+namespace stepsim::test {
 
 // A strict well-formedness check of the markup we emit (stricter than HTML5 needs): every
 // element is closed in order, or self-closed, or void; attribute values are quoted; every '&'
@@ -99,11 +97,11 @@ inline int run_cli(const std::string& args, std::string* out) {
   return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
 }
 
-inline std::string read_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream buf;
-  buf << in.rdbuf();
-  return buf.str();
+inline std::vector<std::string> lines_of(const std::string& text) {
+  std::vector<std::string> lines;
+  std::istringstream in(text);
+  for (std::string l; std::getline(in, l);) lines.push_back(l);
+  return lines;
 }
 
-}  // namespace stepsim::testing
+}  // namespace stepsim::test
