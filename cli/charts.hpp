@@ -61,7 +61,7 @@ struct TimelineChart {
 struct ReferenceLine {
   double value = 0;
   std::string label;
-  std::string colour = {};  // CSS colour; empty: the renderer's reference red
+  std::string colour = {};  // CSS colour; empty: the renderer's reference red ("= {}" keeps {value, label} warning-free)
 };
 
 struct CurveSeries {

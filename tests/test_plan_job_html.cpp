@@ -139,6 +139,16 @@ TEST_CASE("plan report: cases over the usable memory are outlined; memory-only p
   CHECK(count(html, "<rect class=\"col\"") == segments(memory));
 }
 
+TEST_CASE("plan report of a scale-out question alone: its table, no charts", "[html][plan]") {
+  const Scenario sc = load_scenario(scenario("scale-out.yaml"));
+  REQUIRE_FALSE(sc.plan->spec);
+  const std::string html = plan_html_report(sc.name, sc.description, *sc.plan, nullptr);
+  CHECK(markup_problem(html) == "");
+  CHECK(count(html, "<svg ") == 0);
+  CHECK(count(html, "<h2 id=\"scale-out\">Scale-out</h2>") == 1);
+  CHECK(count(html, "<table>") == 1);
+}
+
 TEST_CASE("sweep report: one heat-map cell per combination, coloured by the verdict", "[html][plan]") {
   const Plan p("design-case.yaml");
   const std::vector<SweepAxis> axes{axis("cards", {16, 24, 32, 40, 48, 56, 64}),
