@@ -111,6 +111,24 @@ void Reader::fail_at(const YAML::Node& at, const std::string& full_key, const st
   throw InputError(src_->file, at ? line_of(at) : line_of(node_), full_key, message);
 }
 
+void Reader::fail_dotted(const std::string& dotted_key, const std::string& message) const {
+  YAML::Node node = node_, deepest = node_;
+  std::size_t start = 0;
+  while (start <= dotted_key.size()) {
+    const auto dot = dotted_key.find('.', start);
+    const std::string part = dotted_key.substr(start, dot == std::string::npos ? std::string::npos : dot - start);
+    if (!node.IsMap()) break;
+    const YAML::Node& cn = node;
+    YAML::Node next = cn[part];
+    if (!next.IsDefined()) break;
+    node.reset(next);
+    deepest.reset(next);
+    if (dot == std::string::npos) break;
+    start = dot + 1;
+  }
+  fail_at(deepest, key(dotted_key), message);
+}
+
 void Reader::fail(const std::string& k, const std::string& message) const {
   const YAML::Node n = get(k);
   fail_at(n ? n : node_, key(k), message);

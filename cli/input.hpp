@@ -82,6 +82,9 @@ class Reader {
 
   [[noreturn]] void fail(const std::string& k, const std::string& message) const;
   [[noreturn]] void fail_at(const YAML::Node& at, const std::string& full_key, const std::string& message) const;
+  // Fails at the deepest node the document has along a dotted key below this reader's node
+  // ("a.b.c": its line if the file has it, else the nearest parent's).
+  [[noreturn]] void fail_dotted(const std::string& dotted_key, const std::string& message) const;
   const std::string& file() const { return src_->file; }
 
  private:

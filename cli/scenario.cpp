@@ -41,23 +41,7 @@ Scenario parse_scenario(const std::string& text, const std::string& name, const 
 }
 
 void Scenario::fail(const std::string& key, const std::string& message) const {
-  // Walk the dotted key as far as the document has it; point at the deepest node found.
-  YAML::Node node = source->root;
-  YAML::Node deepest = node;
-  std::size_t start = 0;
-  while (start <= key.size()) {
-    const auto dot = key.find('.', start);
-    const std::string part = key.substr(start, dot == std::string::npos ? std::string::npos : dot - start);
-    if (!node.IsMap()) break;
-    const YAML::Node& cn = node;
-    YAML::Node next = cn[part];
-    if (!next.IsDefined()) break;
-    node.reset(next);
-    deepest.reset(next);
-    if (dot == std::string::npos) break;
-    start = dot + 1;
-  }
-  Reader(source, deepest, "").fail_at(deepest, key, message);
+  Reader(source, source->root, "").fail_dotted(key, message);
 }
 
 std::vector<std::vector<Action>> read_actions_csv(const Reader& r) {

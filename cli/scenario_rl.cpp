@@ -16,24 +16,6 @@ const std::vector<std::string> kLoopKeys = {"name", "mode", "max_staleness", "we
                                             "batches", "batch_size", "kept", "seed", "generation",
                                             "verification", "learning", "sync"};
 
-// Fails at the deepest node of a dotted key below the reader's node (its line if the file has it).
-[[noreturn]] void fail_dotted(const Reader& r, const std::string& key, const std::string& message) {
-  YAML::Node node = r.node(), deepest = r.node();
-  std::size_t start = 0;
-  while (start <= key.size()) {
-    const auto dot = key.find('.', start);
-    const std::string part = key.substr(start, dot == std::string::npos ? std::string::npos : dot - start);
-    if (!node.IsMap()) break;
-    const YAML::Node& cn = node;
-    YAML::Node next = cn[part];
-    if (!next.IsDefined()) break;
-    node.reset(next);
-    deepest.reset(next);
-    if (dot == std::string::npos) break;
-    start = dot + 1;
-  }
-  r.fail_at(deepest, r.key(key), message);
-}
 
 template <class Enum>
 Enum choice(const Reader& r, const std::string& k, Enum fallback, const std::vector<std::pair<std::string, Enum>>& names) {
@@ -128,7 +110,7 @@ RlLoopSpec read_loop(const Reader& r, const std::string& fallback_name) {
   try {
     check_rl_loop(s);
   } catch (const SpecError& e) {
-    fail_dotted(r, e.key(), e.what());
+    r.fail_dotted(e.key(), e.what());
   }
   return s;
 }
@@ -201,7 +183,7 @@ ColocateSpec read_colocate(const Reader& r) {
   try {
     check_colocate(c);
   } catch (const SpecError& e) {
-    fail_dotted(r, e.key(), e.what());
+    r.fail_dotted(e.key(), e.what());
   }
   return c;
 }
@@ -217,7 +199,7 @@ WeightTransferSpec read_weight_transfer(const Reader& r) {
   try {
     check_weight_transfer(w);
   } catch (const SpecError& e) {
-    fail_dotted(r, e.key(), e.what());
+    r.fail_dotted(e.key(), e.what());
   }
   return w;
 }
