@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include "cli/plan_tensor_report.hpp"
 #include "cli/table.hpp"
 #include "models/checkpoint.hpp"
 #include "models/compute.hpp"
@@ -217,6 +218,10 @@ std::string room_table(const PlanEvaluation& ev) {
   row("interval tau / optimum sqrt(2cM) (s)", [](const PlanResult& r) {
     return fmt::format("{:.0f} / {:.0f}", to_s(r.time->interval), to_s(r.time->optimal_interval));
   });
+  row("checkpoint bytes / average write rate", [](const PlanResult& r) {
+    return fmt::format("{:.1f} GB / {:.1f} MB/s", static_cast<double>(r.time->checkpoint_bytes) / 1e9,
+                       r.time->checkpoint_write_rate / 1e6);
+  });
   row("overhead: save c/tau + redo (tau/2+r)/M",
       [](const PlanResult& r) { return fmt::format("{} + {}", fmt_pct(r.time->overhead.save), fmt_pct(r.time->overhead.redo)); });
   return t.render();
@@ -396,6 +401,12 @@ std::string plan_text(const std::string& title, const PlanScenario& ps, const Pl
     if (ps.spec) out += '\n';
     out += scale_out_text(*ps.scale_out);
   }
+  for (const std::string& text : {ps.reshard ? reshard_text(*ps.reshard) : std::string(),
+                                  ps.kv_cache ? kv_cache_text(*ps.kv_cache) : std::string()}) {
+    if (text.empty()) continue;
+    if (ps.spec || ps.scale_out || out.find('\n') != out.size() - 1) out += '\n';
+    out += text;
+  }
   return out;
 }
 
@@ -449,7 +460,9 @@ Json result_json(const PlanResult& r, const std::optional<MemoryLevers>& ml, con
     tj["input_wait_s"] = round_to(to_s(t.input_wait), 1e-6);
     tj["straggler_s"] = round_to(to_s(t.straggler), 1e-6);
     tj["step_s"] = round_to(to_s(t.step), 1e-6);
-    tj["checkpoint"] = {{"save_s", round_to(to_s(t.checkpoint.save), 1e-6)},
+    tj["checkpoint"] = {{"bytes", t.checkpoint_bytes},
+                        {"write_rate_Bps", round_to(t.checkpoint_write_rate, 1e-3)},
+                        {"save_s", round_to(to_s(t.checkpoint.save), 1e-6)},
                         {"restore_s", round_to(to_s(t.checkpoint.restore), 1e-6)},
                         {"interval_s", round_to(to_s(t.interval), 1e-3)},
                         {"optimal_interval_s", round_to(to_s(t.optimal_interval), 1e-3)},
@@ -542,6 +555,8 @@ Json plan_json(const std::string& name, const PlanScenario& ps, const PlanEvalua
       }
     j["scale_out"] = {{"flops", flops}, {"cards", so.cards}, {"rows", rows}};
   }
+  if (ps.reshard) j["reshard"] = reshard_json(*ps.reshard);
+  if (ps.kv_cache) j["kv_cache"] = kv_cache_json(*ps.kv_cache);
   return j;
 }
 

@@ -14,8 +14,11 @@ for f in scenarios/moe-*.yaml; do
   "$stepsim" run "$f" --trace "$tmp/trace.json" > /dev/null
   grep -q '"traceEvents"' "$tmp/trace.json" || { echo "FAIL: $f trace"; exit 1; }
   "$stepsim" compare "$f" > /dev/null
-  "$stepsim" compare "$f" --json | grep -q '"variant": "balanced"' || { echo "FAIL: $f compare --json"; exit 1; }
-  "$stepsim" validate "$f" | grep -q ': ok' || { echo "FAIL: validate $f"; exit 1; }
+  # Outputs are captured before matching: `grep -q` may exit early and a still-writing stepsim
+  # would then die of SIGPIPE, failing the pipeline under pipefail.
+  cmp_json="$("$stepsim" compare "$f" --json)"
+  [[ "$cmp_json" == *'"variant": "balanced"'* ]] || { echo "FAIL: $f compare --json"; exit 1; }
+  [[ "$("$stepsim" validate "$f")" == *': ok'* ]] || { echo "FAIL: validate $f"; exit 1; }
 done
 
 # Figure 10-27: 65,536 dispatches, 512 rows per expert; the busiest card has 1.5x the mean;
@@ -23,13 +26,13 @@ done
 out="$("$stepsim" run scenarios/moe-routing.yaml)"
 [[ "$out" == *"65,536 dispatches, 512 rows per expert"* ]] || { echo "FAIL: dispatches in '$out'"; exit 1; }
 [[ "$out" == *"busiest card 0: 6,144 rows, 1.50 x the mean card"* ]] || { echo "FAIL: busiest card in '$out'"; exit 1; }
-"$stepsim" compare scenarios/moe-routing.yaml | grep -E '^balanced .* -33\.3% ' > /dev/null ||
-  { echo "FAIL: balanced is not -33.3%"; exit 1; }
-"$stepsim" compare scenarios/moe-two-experts.yaml | grep -E '^balanced .* -33\.3% ' > /dev/null ||
-  { echo "FAIL: 64/64 is not -33.3%"; exit 1; }
+cmp128="$("$stepsim" compare scenarios/moe-routing.yaml)"
+grep -E '^balanced .* -33\.3% ' <<< "$cmp128" > /dev/null || { echo "FAIL: balanced is not -33.3%"; exit 1; }
+cmp2="$("$stepsim" compare scenarios/moe-two-experts.yaml)"
+grep -E '^balanced .* -33\.3% ' <<< "$cmp2" > /dev/null || { echo "FAIL: 64/64 is not -33.3%"; exit 1; }
 
 # --set reaches the moe section; bad values name the file or --set and the key, exit 2.
-"$stepsim" run scenarios/moe-routing.yaml --set moe.routing=balanced | grep -q '1.00 x the mean card' ||
+[[ "$("$stepsim" run scenarios/moe-routing.yaml --set moe.routing=balanced)" == *'1.00 x the mean card'* ]] ||
   { echo "FAIL: --set moe.routing"; exit 1; }
 for bad in moe.cards=12 moe.top_k=200 moe.placement=striped; do
   set +e
