@@ -46,12 +46,20 @@ MoeRoutingSpec read_routing(const Reader& r) {
   return out;
 }
 
+// A count that must fit an int (experts, top_k, cards): larger ones are refused here, not clamped.
+std::optional<int> opt_int(const Reader& r, const std::string& k) {
+  const auto v = r.opt_integer(k);
+  if (!v) return std::nullopt;
+  if (*v > 1'000'000'000) r.fail(k, fmt::format("{} is too large", *v));
+  return static_cast<int>(*v);
+}
+
 // Applies the keys present in `r` over `s` (the base section, or a variant over the base).
 void apply(const Reader& r, MoeLayerSpec& s) {
-  if (auto v = r.opt_integer("experts")) s.shape.experts = static_cast<int>(std::min<std::int64_t>(*v, 1'000'000'000));
-  if (auto v = r.opt_integer("top_k")) s.shape.top_k = static_cast<int>(std::min<std::int64_t>(*v, 1'000'000'000));
+  if (auto v = opt_int(r, "experts")) s.shape.experts = *v;
+  if (auto v = opt_int(r, "top_k")) s.shape.top_k = *v;
   if (auto v = r.opt_integer("tokens")) s.shape.tokens = *v;
-  if (auto v = r.opt_integer("cards")) s.cards = static_cast<int>(std::min<std::int64_t>(*v, 1'000'000'000));
+  if (auto v = opt_int(r, "cards")) s.cards = *v;
   if (auto v = r.opt_text("placement")) {
     const auto p = parse_placement(*v);
     if (!p) r.fail("placement", fmt::format("unknown placement '{}' (contiguous, round_robin)", *v));

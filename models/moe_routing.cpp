@@ -54,6 +54,8 @@ ExpertLoads route_experts(const MoeLayerShape& shape, const MoeRoutingSpec& rout
       if (!(routing.hot_fraction > 0 && routing.hot_fraction <= 1))
         throw MoeInputError("routing.hot_experts", "must be a fraction in (0, 1], e.g. 50%");
       if (!(routing.hot_load >= 1)) throw MoeInputError("routing.hot_load", "must be at least 1 (x the mean)");
+      if (routing.hot_load > E)
+        throw MoeInputError("routing.hot_load", fmt::format("{} x the mean is more than all {} experts' rows", routing.hot_load, E));
       const std::int64_t hot = std::max<std::int64_t>(1, std::llround(E * routing.hot_fraction));
       // Rows of all hot experts together: hot x mean x hot_load, to the nearest row.
       const std::int64_t hot_rows = std::llround(static_cast<double>(hot) * static_cast<double>(D) * routing.hot_load / E);
@@ -86,7 +88,8 @@ ExpertLoads route_experts(const MoeLayerShape& shape, const MoeRoutingSpec& rout
   out.kept = out.routed;
   out.computed = out.routed;
   if (shape.capacity_factor) {
-    if (!(*shape.capacity_factor > 0)) throw MoeInputError("capacity_factor", "must be positive");
+    if (!(*shape.capacity_factor > 0) || *shape.capacity_factor > E)
+      throw MoeInputError("capacity_factor", fmt::format("must be in (0, {}]: beyond E every expert has room for all rows", E));
     // ceil(c x D / E), with c taken to a millionth so that 1.25 x 512 is exactly 640.
     const __int128 c_ppm = std::llround(*shape.capacity_factor * kPpm);
     const __int128 den = static_cast<__int128>(E) * kPpm;

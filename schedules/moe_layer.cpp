@@ -10,12 +10,15 @@ namespace {
 
 constexpr std::int64_t kMaxExperts = 65'536;
 constexpr int kMaxCards = 4'096;
+constexpr std::int64_t kMaxTokens = 1'000'000'000'000;  // keeps tokens x top_k and row counts far from overflow
+constexpr Time kMaxPhase = 100LL * 365 * 86'400 * kSecond;  // a century: any phase beyond is an input error
 
 // Expert e's kept rows that come from card s: equal shares, the first kept mod cards one more.
 std::int64_t share_from(std::int64_t kept, int cards, int s) { return kept / cards + (s < kept % cards ? 1 : 0); }
 
 void check(const MoeLayerSpec& spec) {
   if (spec.shape.experts > kMaxExperts) throw SpecError("experts", fmt::format("more than {} experts", kMaxExperts));
+  if (spec.shape.tokens > kMaxTokens) throw SpecError("tokens", fmt::format("more than {} tokens", kMaxTokens));
   if (spec.cards < 1 || spec.cards > kMaxCards) throw SpecError("cards", fmt::format("must be between 1 and {}", kMaxCards));
   if (spec.shape.experts % spec.cards != 0)
     throw SpecError("cards", fmt::format("{} experts do not spread evenly over {} cards", spec.shape.experts, spec.cards));
@@ -25,6 +28,20 @@ void check(const MoeLayerSpec& spec) {
 }
 
 }  // namespace
+
+// Every card's compute and all-to-all must stay far inside a Time.
+void check_durations(const MoeLayerSpec& spec, const ExpertLoads& loads, const std::vector<MoeCardTraffic>& traffic) {
+  std::vector<__int128> card(spec.cards, 0);
+  for (int e = 0; e < spec.shape.experts; ++e)
+    card[expert_card(e, spec.shape.experts, spec.cards, spec.placement)] += static_cast<__int128>(loads.computed[e]) * spec.row_time;
+  for (const __int128 t : card)
+    if (t > kMaxPhase) throw SpecError("row_time", "a card's expert compute would take more than a century");
+  if (spec.link_bandwidth <= 0) return;
+  for (const auto& tf : traffic) {
+    const __int128 bytes = static_cast<__int128>(std::max(tf.rows_sent, tf.rows_received)) * spec.row_bytes;
+    if (bytes * kSecond / spec.link_bandwidth > kMaxPhase) throw SpecError("row_bytes", "an all-to-all would take more than a century");
+  }
+}
 
 std::unique_ptr<MoeLayerProgram> build_moe_layer(const MoeLayerSpec& spec, const ExpertLoads& loads) {
   check(spec);
@@ -45,6 +62,7 @@ std::unique_ptr<MoeLayerProgram> build_moe_layer(const MoeLayerSpec& spec, const
     }
   }
 
+  check_durations(spec, loads, p.traffic);
   for (int c = 0; c < n; ++c) p.compute.push_back(g.add_resource(fmt::format("card {}", c)));
   for (int c = 0; c < n; ++c) p.link.push_back(g.add_resource(fmt::format("card {} link", c)));
   p.barrier = g.add_resource("all-to-all");
@@ -95,6 +113,7 @@ std::unique_ptr<MoeLayerProgram> build_moe_layer(const MoeLayerSpec& spec, const
 MoeLayerRun simulate_moe_layer(const MoeLayerSpec& spec) {
   MoeLayerRun run;
   run.spec = spec;
+  check(spec);  // bounds first: routing allocates one entry per expert
   try {
     run.loads = route_experts(spec.shape, spec.routing);
   } catch (const MoeInputError& e) {

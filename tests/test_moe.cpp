@@ -204,4 +204,11 @@ TEST_CASE("moe scenario errors name the file, line and key", "[moe]") {
         std::string::npos);
   CHECK(input_error(head + "  cards: 16\n  link: 50GB/s\n").find("moe.row_bytes") != std::string::npos);
   CHECK(input_error(head + "  cards: 16\n  capacity_factor: 0\n").find("moe.capacity_factor") != std::string::npos);
+  // Bounds are checked before anything is allocated or multiplied.
+  CHECK(input_error("name: t\nmoe:\n  experts: 1000000000\n  top_k: 8\n  tokens: 8192\n  cards: 1\n  row_time: 1ns\n")
+            .find("moe.experts: more than 65536") != std::string::npos);
+  CHECK(input_error("name: t\nmoe:\n  experts: 2\n  top_k: 99999999999\n  tokens: 8\n  cards: 1\n  row_time: 1ns\n")
+            .find("moe.top_k: 99999999999 is too large") != std::string::npos);
+  CHECK(input_error("name: t\nmoe:\n  experts: 2\n  top_k: 1\n  tokens: 1000000000\n  cards: 1\n  row_time: 10s\n")
+            .find("moe.row_time: a card's expert compute would take more than a century") != std::string::npos);
 }
