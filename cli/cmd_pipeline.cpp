@@ -138,6 +138,7 @@ void add_compare_command(CLI::App& app) {
     pictures_need_timeline(sc, *pictures);
     if (sc.data_parallel)
       return compare_data_parallel_scenario(sc, {*json, "", pictures->html, pictures->gantt ? gantt_width(*pictures) : 0});
+    if (sc.rl) return run_rl_scenario(sc, *json, "");  // a loop and its variants are already one row each
     if (sc.moe) return compare_moe_scenario(sc, *json);
     const PipelineSpec& base = pipeline_of(sc);
     std::vector<std::string> names = *schedules;

@@ -11,6 +11,7 @@ void add_run_command(CLI::App& app);
 void add_compare_command(CLI::App& app);
 void add_export_schedule_command(CLI::App& app);
 void add_validate_command(CLI::App& app);
+void add_bench_command(CLI::App& app);
 void add_job_command(CLI::App& app);
 void add_plan_command(CLI::App& app);
 

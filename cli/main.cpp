@@ -14,6 +14,7 @@ int main(int argc, char** argv) {
   cli::add_compare_command(app);
   cli::add_export_schedule_command(app);
   cli::add_validate_command(app);
+  cli::add_bench_command(app);
   cli::add_job_command(app);
   cli::add_plan_command(app);
   try {

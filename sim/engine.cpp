@@ -1,6 +1,8 @@
 #include "sim/engine.hpp"
 
 #include <algorithm>
+#include <array>
+#include <bit>
 #include <queue>
 
 #include <fmt/format.h>
@@ -8,52 +10,134 @@
 namespace stepsim {
 namespace {
 
-// A heap entry: op `op` reaches point `kind` at `time`. End frees the resource, Done makes
-// the result visible to successors (End + latency). Packed for a cheap comparison.
+// An event: op `op` reaches point `kind` at `time`. End frees the resource, Done makes the
+// result visible to successors (End + latency).
 struct Event {
   Time time;
   std::uint32_t op;
   std::uint8_t kind;  // 0 = End, 1 = Done
-  bool operator>(const Event& o) const {
-    if (time != o.time) return time > o.time;
-    if (kind != o.kind) return kind > o.kind;
-    return op > o.op;
-  }
 };
 
+// The pending events, handed out one time at a time. Simulated time never goes back (every
+// event is pushed at or after the time being processed), so a radix heap does: an event sits in
+// the bucket of the highest bit where its time differs from the last time handed out, and only
+// the first non-empty bucket is ever re-sorted. Push is O(1); each event moves down at most
+// 64 buckets in its life, in practice one or two. (Ahuja, Mehlhorn, Orlin & Tarjan 1990.)
+//
+// Within one time the events come in no particular order. That is safe because everything
+// processing them does commutes: pending counts are decremented, busy flags cleared, FIFO
+// entries keyed by (ready time, op id) and resources marked dirty; nothing is started until the
+// whole time has been processed. So the timeline is the one any fixed order within a time
+// (say (kind, op id)) gives, without paying for sorting.
+class EventQueue {
+ public:
+  bool empty() const { return size_ == 0; }
+
+  void push(const Event& e) {
+    const int b = bucket(e.time);
+    buckets_[b].push_back(e);
+    mask_ |= bit(b);
+    ++size_;
+  }
+
+  // Moves every event of the earliest pending time into `out` (which must be empty) and
+  // returns that time.
+  Time pop_earliest(std::vector<Event>& out) {
+    if (buckets_[0].empty()) {
+      const int first = std::countr_zero(mask_) + 1;
+      std::vector<Event>& from = buckets_[first];
+      Time earliest = from.front().time;
+      for (const Event& e : from) earliest = std::min(earliest, e.time);
+      last_ = earliest;
+      mask_ &= ~bit(first);
+      for (const Event& e : from) {  // each lands in a lower bucket
+        const int b = bucket(e.time);
+        buckets_[b].push_back(e);
+        mask_ |= bit(b);
+      }
+      from.clear();
+    }
+    out.swap(buckets_[0]);
+    size_ -= out.size();
+    return last_;
+  }
+
+ private:
+  int bucket(Time t) const {
+    return std::bit_width(static_cast<std::uint64_t>(t) ^ static_cast<std::uint64_t>(last_));  // 0 when t == last_
+  }
+  static std::uint64_t bit(int b) { return (std::uint64_t{1} << b) >> 1; }  // mask bit of bucket b; none for 0
+
+  std::array<std::vector<Event>, 65> buckets_;
+  std::uint64_t mask_ = 0;  // bit b-1 set: bucket b (1..64) is not empty
+  Time last_ = 0;
+  std::size_t size_ = 0;
+};
+
+// A FIFO resource's queue entry: earliest ready time first, ties broken by lower op id.
 struct ReadyOp {
   Time ready;
   OpId op;
   bool operator>(const ReadyOp& o) const { return ready != o.ready ? ready > o.ready : op > o.op; }
 };
 
+// What the engine reads and updates of an op, packed into half a cache line. The graph keeps
+// its fields in separate arrays, so touching an op would cost a cache line per array; here one
+// record (plus its successor list) holds everything the loop needs.
+struct alignas(32) OpRec {
+  Time duration;
+  Time latency;
+  ResourceId resource;
+  OpId next;                // program order on its resource
+  std::uint32_t pending;    // dependencies not yet done
+  std::uint32_t first_succ; // successors: succ_[first_succ .. next record's first_succ)
+};
+static_assert(sizeof(OpRec) == 32);
+
 class Run {
  public:
   explicit Run(const OpGraph& g)
       : g_(g),
         n_(static_cast<OpId>(g.op_count())),
-        pending_(n_),
+        rec_(static_cast<std::size_t>(n_) + 1),
+        succ_(g.dep_count()),
         busy_(g.resource_count(), 0),
         cursor_(g.resource_count()),
         fifo_(g.resource_count()),
-        dirty_flag_(g.resource_count(), 0) {
+        dirty_flag_(g.resource_count(), 0),
+        fifo_flag_(g.resource_count(), 0) {
     tl_.start.assign(n_, -1);
     tl_.end.assign(n_, -1);
-    for (OpId op = 0; op < n_; ++op) pending_[op] = g.in_degree(op);
-    for (ResourceId r = 0; r < g.resource_count(); ++r) cursor_[r] = g.first_on(r);
+    std::uint32_t edge = 0;
+    for (OpId op = 0; op < n_; ++op) {
+      rec_[op] = {g.op_duration(op), g.op_latency(op), g.op_resource(op), g.next_on_resource(op), g.in_degree(op), edge};
+      g.for_each_successor(op, [&](OpId s) { succ_[edge++] = s; });
+    }
+    rec_[n_].first_succ = edge;
+    for (ResourceId r = 0; r < g.resource_count(); ++r) {
+      cursor_[r] = g.first_on(r);
+      fifo_flag_[r] = g.resource(r).discipline == Discipline::Fifo;
+    }
   }
 
   Timeline go() {
     for (OpId op = 0; op < n_; ++op)
-      if (pending_[op] == 0) became_ready(op, 0);
+      if (rec_[op].pending == 0) became_ready(op, 0);
     offer_dirty(0);
+    std::vector<Event> batch;
     while (!events_.empty()) {
-      const Time now = events_.top().time;
-      while (!events_.empty() && events_.top().time == now) {
-        const Event e = events_.top();
-        events_.pop();
+      const Time now = events_.pop_earliest(batch);
+      // The events of one time touch ops all over the graph: ask for their records and
+      // successor lists up front, so that the misses overlap instead of queueing.
+      for (const Event& e : batch) __builtin_prefetch(&rec_[e.op]);
+      for (const Event& e : batch) __builtin_prefetch(&succ_[rec_[e.op].first_succ]);
+      for (const Event& e : batch)
+        for (std::uint32_t i = rec_[e.op].first_succ, last = rec_[e.op + 1].first_succ; i < last; ++i)
+          __builtin_prefetch(&rec_[succ_[i]]);
+      for (const Event& e : batch) {
         if (e.kind == 0) on_end(e.op, now); else on_done(e.op, now);
       }
+      batch.clear();
       offer_dirty(now);
     }
     if (done_count_ != n_) throw deadlock();
@@ -66,49 +150,59 @@ class Run {
   }
 
   void became_ready(OpId op, Time now) {
-    const ResourceId r = g_.op_resource(op);
-    if (g_.resource(r).discipline == Discipline::Fifo) fifo_[r].push({now, op});
-    mark_dirty(r);
+    const ResourceId r = rec_[op].resource;
+    if (fifo_flag_[r]) {
+      fifo_[r].push({now, op});
+      mark_dirty(r);
+    } else if (op == cursor_[r]) {
+      // A program-order resource only ever starts its cursor op. (If the cursor moves onto
+      // this op later in the same time, on_end marks the resource then.)
+      mark_dirty(r);
+    }
   }
 
-  // Offers work to every resource touched at `now`, in resource-id order. Starting a
-  // zero-duration op schedules its End at `now`, which the main loop handles next.
+  // Offers work to every resource touched at `now`. Each resource's choice depends only on its
+  // own state, so the order of the offers does not matter (engine.hpp states it as resource-id
+  // order; any order gives that timeline). Starting a zero-duration op schedules its End at
+  // `now`, which the main loop handles next.
   void offer_dirty(Time now) {
-    if (dirty_.size() > 1) std::sort(dirty_.begin(), dirty_.end());
     for (ResourceId r : dirty_) {
       dirty_flag_[r] = 0;
       if (busy_[r]) continue;
       OpId op = kNoOp;
-      if (g_.resource(r).discipline == Discipline::Fifo) {
+      if (fifo_flag_[r]) {
         if (!fifo_[r].empty()) { op = fifo_[r].top().op; fifo_[r].pop(); }
       } else {
         const OpId next = cursor_[r];
-        if (next != kNoOp && pending_[next] == 0) op = next;
+        if (next != kNoOp && rec_[next].pending == 0) op = next;
       }
       if (op == kNoOp) continue;
       busy_[r] = 1;
+      const Time end = now + rec_[op].duration;
       tl_.start[op] = now;
-      tl_.end[op] = now + g_.op_duration(op);
-      events_.push({tl_.end[op], op, 0});
+      tl_.end[op] = end;
+      events_.push({end, op, 0});
     }
     dirty_.clear();
   }
 
   void on_end(OpId op, Time now) {
-    const ResourceId r = g_.op_resource(op);
+    const OpRec& x = rec_[op];
+    const ResourceId r = x.resource;
     busy_[r] = 0;
-    if (g_.resource(r).discipline == Discipline::ProgramOrder) cursor_[r] = g_.next_on_resource(op);
+    if (!fifo_flag_[r]) cursor_[r] = x.next;
     mark_dirty(r);
-    const Time lat = g_.op_latency(op);
-    if (lat == 0) on_done(op, now); else events_.push({now + lat, op, 1});
+    if (x.latency == 0) on_done(op, now); else events_.push({now + x.latency, op, 1});
   }
 
   void on_done(OpId op, Time now) {
     ++done_count_;
     tl_.makespan = std::max(tl_.makespan, now);
-    g_.for_each_successor(op, [&](OpId s) {
-      if (--pending_[s] == 0) became_ready(s, now);
-    });
+    const std::uint32_t first = rec_[op].first_succ, last = rec_[op + 1].first_succ;
+    for (std::uint32_t i = first; i < last; ++i) {
+      const OpId s = succ_[i];
+      if (--rec_[s].pending == 0) became_ready(s, now);
+    }
   }
 
   DeadlockError deadlock() const {
@@ -140,13 +234,15 @@ class Run {
   const OpGraph& g_;
   OpId n_;
   Timeline tl_;
-  std::vector<std::uint32_t> pending_;
+  std::vector<OpRec> rec_;  // per op, plus a sentinel closing the last successor list
+  std::vector<OpId> succ_;  // successor lists, in op order
   std::vector<std::uint8_t> busy_;
   std::vector<OpId> cursor_;
   std::vector<std::priority_queue<ReadyOp, std::vector<ReadyOp>, std::greater<>>> fifo_;
   std::vector<std::uint8_t> dirty_flag_;
+  std::vector<std::uint8_t> fifo_flag_;  // per resource: Discipline::Fifo
   std::vector<ResourceId> dirty_;
-  std::priority_queue<Event, std::vector<Event>, std::greater<>> events_;
+  EventQueue events_;
   OpId done_count_ = 0;
 };
 

@@ -6,9 +6,11 @@
 //  * A program-order resource starts its next op in program order as soon as the op is ready
 //    and the resource is free; a FIFO resource starts the ready op with the earliest ready
 //    time, ties broken by lower op id.
-//  * Events at equal times are processed in (time, kind, op id) order, and resources freed or
-//    fed at a time are offered new work only after every event at that time, in resource-id
-//    order. So a run is a pure function of the graph: same graph, same timeline, byte for byte.
+//  * All events at one time (ends, arrivals) are applied before any resource is offered new work;
+//    then the resources freed or fed at that time are offered work in resource-id order. What
+//    the events do commutes (counts decremented, flags cleared, FIFO entries keyed by (ready
+//    time, op id)), so their order within a time does not matter. A run is a pure function of
+//    the graph: same graph, same timeline, byte for byte.
 #include <stdexcept>
 #include <string>
 #include <vector>

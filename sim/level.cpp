@@ -15,34 +15,37 @@ Time time_of(const OpGraph& g, const Timeline& t, Mark m) {
 
 std::vector<LevelCurve> sweep_levels(const OpGraph& g, const Timeline& t, std::span<const Hold> holds,
                                      std::size_t counters) {
+  // The changes (time, delta) grouped by counter with a counting sort, then each counter's
+  // changes sorted by time. Only the level after all changes at one time is recorded, so the
+  // order of changes within a time does not matter -- which is also why releases "come first"
+  // at equal times: a buffer freed as another is allocated is never counted twice.
   struct Change {
     Time time;
-    std::uint32_t counter;
     std::int64_t delta;
   };
-  std::vector<Change> changes;
-  changes.reserve(holds.size() * 2);
+  std::vector<std::size_t> begin(counters + 1, 0);
+  for (const Hold& h : holds)
+    if (h.amount != 0) begin[h.counter + 1] += 2;
+  for (std::size_t c = 0; c < counters; ++c) begin[c + 1] += begin[c];
+  std::vector<Change> changes(begin[counters]);
+  std::vector<std::size_t> fill(begin.begin(), begin.end() - 1);
   for (const Hold& h : holds) {
     if (h.amount == 0) continue;
-    changes.push_back({time_of(g, t, h.from), h.counter, h.amount});
-    changes.push_back({time_of(g, t, h.until), h.counter, -h.amount});
+    changes[fill[h.counter]++] = {time_of(g, t, h.from), h.amount};
+    changes[fill[h.counter]++] = {time_of(g, t, h.until), -h.amount};
   }
-  // By counter, then time, releases (negative deltas) first.
-  std::sort(changes.begin(), changes.end(), [](const Change& a, const Change& b) {
-    if (a.counter != b.counter) return a.counter < b.counter;
-    if (a.time != b.time) return a.time < b.time;
-    return a.delta < b.delta;
-  });
   std::vector<LevelCurve> curves(counters);
-  std::size_t i = 0;
-  while (i < changes.size()) {
-    const auto c = changes[i].counter;
+  for (std::size_t c = 0; c < counters; ++c) {
+    if (begin[c] == begin[c + 1]) continue;
+    const auto first = changes.begin() + static_cast<std::ptrdiff_t>(begin[c]);
+    const auto last = changes.begin() + static_cast<std::ptrdiff_t>(begin[c + 1]);
+    std::sort(first, last, [](const Change& a, const Change& b) { return a.time < b.time; });
     auto& curve = curves[c];
     std::int64_t level = 0;
     curve.steps.emplace_back(0, 0);
-    while (i < changes.size() && changes[i].counter == c) {
-      const Time now = changes[i].time;
-      while (i < changes.size() && changes[i].counter == c && changes[i].time == now) level += changes[i++].delta;
+    for (auto i = first; i != last;) {
+      const Time now = i->time;
+      for (; i != last && i->time == now; ++i) level += i->delta;
       if (curve.steps.back().first == now) curve.steps.back().second = level;
       else if (curve.steps.back().second != level) curve.steps.emplace_back(now, level);
       if (level > curve.peak) { curve.peak = level; curve.peak_time = now; }

@@ -90,6 +90,8 @@ class OpGraph {
   std::uint32_t in_degree(OpId op) const { return in_degree_[op]; }
 
  private:
+  bool has_cycle() const;
+
   std::vector<Resource> resources_;
   std::vector<OpId> first_, last_;  // per resource
   // Structure of arrays, indexed by op id.

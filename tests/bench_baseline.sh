@@ -1,0 +1,57 @@
+#!/usr/bin/env bash
+# The shipped regression suite against its committed baseline (exact: the simulator is
+# deterministic), and that a deliberately changed schedule or setting fails it with a list.
+# Usage: bash tests/bench_baseline.sh /path/to/stepsim   (from the source directory)
+set -euo pipefail
+stepsim="$1"
+suite=bench/suites/pipeline.yaml
+baseline=bench/suites/pipeline.baseline.json
+tmp="$(mktemp -d)"
+trap 'rm -rf "$tmp"' EXIT
+fail() { echo "FAIL: $*" >&2; exit 1; }
+
+# 1. The suite as shipped matches its baseline.
+"$stepsim" bench "$suite" --baseline "$baseline" -o "$tmp/now.json" -q >"$tmp/out.txt" ||
+  { cat "$tmp/out.txt"; fail "the shipped suite does not match $baseline (regenerate: scripts/bench-baseline.sh)"; }
+grep -q "0 regressions" "$tmp/out.txt" || fail "no comparison line"
+grep -q "which schedule wins where" "$tmp/out.txt" || fail "no winner summary"
+[[ -s "$tmp/now.csv" ]] || fail "no CSV written"
+
+# 2. A deliberately changed schedule: the suite's "1f1b" runs fill-drain's order.
+sed "s|^scenario: .*|scenario: $PWD/bench/suites/pipeline-base.yaml|;
+     s|^    - 1f1b\$|    - {label: 1f1b, set: {schedule: fill-drain}}|" \
+  "$suite" >"$tmp/changed.yaml"
+grep -q "label: 1f1b, set: {schedule: fill-drain}" "$tmp/changed.yaml" || fail "could not change the suite's 1f1b"
+set +e
+"$stepsim" bench "$tmp/changed.yaml" --baseline "$baseline" -o "$tmp/changed.json" -q >"$tmp/out.txt"
+rc=$?
+set -e
+[[ $rc == 4 ]] || { cat "$tmp/out.txt"; fail "a changed schedule exited $rc, expected 4"; }
+grep -q "^regressions past tolerance (40):" "$tmp/out.txt" || { cat "$tmp/out.txt"; fail "no list of 40 regressions"; }
+grep -q "^  schedule=1f1b stages=16 microbatches=64 time_ratio=1:1:1: peak memory d15 231.000 -> 14720.000 MiB" \
+  "$tmp/out.txt" || { cat "$tmp/out.txt"; fail "regression line not readable"; }
+if grep -q "^  schedule=zb-h1" "$tmp/out.txt"; then fail "unchanged schedules listed"; fi
+
+# 3. A changed setting (link latency 1 ms -> 2 ms) moves every step time.
+set +e
+"$stepsim" bench "$suite" --set pipeline.link.latency=2ms --baseline "$baseline" -o "$tmp/lat.json" -q >"$tmp/out.txt"
+rc=$?
+set -e
+[[ $rc == 4 ]] || fail "a changed latency exited $rc, expected 4"
+grep -q "^regressions past tolerance (250):" "$tmp/out.txt" || { cat "$tmp/out.txt"; fail "latency: no list"; }
+grep -q "^  schedule=1f1b stages=4 microbatches=8 time_ratio=1:1:1: step time 347.000 -> 363.000 ms (+4.61%); bubble 0.3055 -> 0.3361" "$tmp/out.txt" ||
+  { cat "$tmp/out.txt"; fail "latency: line not readable"; }
+
+# 4. Shards joined by `bench merge` equal the whole run, byte for byte.
+for i in 0 1 2; do "$stepsim" bench "$suite" --shard "$i/3" -j 1 -o "$tmp/shard$i.json" -q >/dev/null; done
+"$stepsim" bench merge "$tmp/shard2.json" "$tmp/shard0.json" "$tmp/shard1.json" -o "$tmp/merged.json" \
+  --baseline "$baseline" >"$tmp/out.txt"
+cmp "$tmp/merged.json" "$baseline" || fail "merged shards differ from the baseline"
+cmp "$tmp/merged.csv" bench/suites/pipeline.baseline.csv || fail "merged CSV differs"
+set +e
+"$stepsim" bench merge "$tmp/shard0.json" -o "$tmp/part.json" >"$tmp/out.txt" 2>&1
+rc=$?
+set -e
+[[ $rc == 4 ]] || fail "merging one of three shards exited $rc, expected 4"
+grep -q "hold 94 of the suite's 280 variants" "$tmp/out.txt" || fail "missing-shard message"
+echo "bench baseline: ok"
