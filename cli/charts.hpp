@@ -7,7 +7,9 @@
 //    holding bars in time, e.g. every op of a simulated step.
 //  * CurveChart: step functions over the same time axis, e.g. a device's memory.
 //  * BarChart: one (possibly stacked) bar per item, e.g. resident micro-batches per stage or
-//    memory per configuration, with reference lines such as a card's capacity.
+//    memory per configuration, with reference lines such as a card's capacity; or, with `bins`,
+//    a histogram whose bars are adjacent bins of a numeric axis, with markers on that axis.
+//  * GridChart: cells coloured by category over two varied inputs (a heat map of verdicts).
 #include <optional>
 #include <string>
 #include <utility>
@@ -54,10 +56,12 @@ struct TimelineChart {
   std::string emphasis_label;  // legend text for emphasised bars, e.g. "exposed communication"
 };
 
-// A horizontal line across a chart at a value, e.g. "capacity 1024 MiB".
+// A horizontal line across a chart at a value, e.g. "capacity 1024 MiB" (or, as a histogram's
+// marker, a vertical line at a value of its bin axis, e.g. "deadline 30 days").
 struct ReferenceLine {
   double value = 0;
   std::string label;
+  std::string colour = {};  // CSS colour; empty: the renderer's reference red ("= {}" keeps {value, label} warning-free)
 };
 
 struct CurveSeries {
@@ -85,6 +89,14 @@ struct BarItem {
   std::string label;  // under the bar
   std::vector<BarSegment> segments;  // stacked bottom-up; one segment for a plain bar
   std::string note;   // over the bar, e.g. its total
+  bool emphasis = false;  // outlined, note in the emphasis colour: e.g. a plan over capacity
+};
+
+// The numeric axis of a histogram: bar i covers [low + i width, low + (i + 1) width).
+struct BinAxis {
+  double low = 0;
+  double width = 1;
+  std::string unit;  // axis title, e.g. "completion (days)"
 };
 
 struct BarChart {
@@ -93,6 +105,26 @@ struct BarChart {
   std::vector<BarItem> bars;
   std::vector<ReferenceLine> lines;
   bool integer_values = false;  // axis ticks on whole numbers only (counts)
+  std::string emphasis_label;   // legend text for emphasised bars, e.g. "over capacity"
+  // Set: a histogram. Bars are drawn as adjacent bins (their labels are not drawn; say what a
+  // bin holds in its tips) and `markers` as vertical lines at values of the bin axis.
+  std::optional<BinAxis> bins;
+  std::vector<ReferenceLine> markers;
+};
+
+// Cells coloured by category over two varied inputs, e.g. a sweep's verdict (ok / late / no fit)
+// per number of cards and efficiency.
+struct GridCell {
+  int swatch = 0;         // index into GridChart::legend
+  std::string label;      // drawn in the cell if it fits
+  std::string tip;        // shown on hover
+};
+
+struct GridChart {
+  std::string row_title, column_title;   // what varies down and across
+  std::vector<std::string> rows, columns;  // their values
+  std::vector<Swatch> legend;
+  std::vector<GridCell> cells;  // row by row: rows.size() x columns.size()
 };
 
 // A round step for axis ticks: 1, 2 or 5 times a power of ten, at least span / max_ticks.

@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "cli/commands.hpp"
+#include "cli/job_pictures.hpp"
 #include "cli/job_report.hpp"
 #include "cli/output.hpp"
 #include "cli/scenario.hpp"
@@ -23,6 +24,7 @@ void add_job_command(CLI::App& app) {
     int threads = 0;
     bool json = false;
     std::string trace;
+    std::string html;
     std::string only_case;
   };
   auto a = std::make_shared<Args>();
@@ -34,6 +36,9 @@ void add_job_command(CLI::App& app) {
   cmd->add_option("--threads", a->threads, "worker threads (default: all cores)")->check(CLI::Range(0, 1024));
   cmd->add_flag("--json", a->json, "print a JSON summary instead of the tables");
   cmd->add_option("--trace", a->trace, "write run 0 as a Chrome trace (Perfetto / chrome://tracing) to this file");
+  cmd->add_option("--html", a->html,
+                  "also write a self-contained HTML report to this file: histogram of completion times against the "
+                  "deadline, overhead split, tables");
   cmd->add_option("--case", a->only_case, "with cases from the plan: simulate only this case");
   cmd->callback([a] {
     const Scenario sc = load_scenario(a->file, a->sets);
@@ -59,6 +64,7 @@ void add_job_command(CLI::App& app) {
       const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
       fmt::print(stderr, "{}job: {} runs of {} in {:.2f} s\n", tty ? "\r" : "", runs, sc.name, secs);
       if (!a->trace.empty()) write_file(a->trace, job_trace(result));
+      if (!a->html.empty()) write_file(a->html, job_html_report(sc.name, sc.description, {&result}));
       if (a->json) fmt::print("{}\n", job_json(result).dump(2));
       else fmt::print("{}", job_text(result));
       return;
@@ -76,6 +82,11 @@ void add_job_command(CLI::App& app) {
     if (!a->trace.empty()) {
       if (analyses.size() > 1) throw InputError("--trace", 0, "", "pick the case to trace with --case NAME");
       write_file(a->trace, job_trace(analyses.front()));
+    }
+    if (!a->html.empty()) {
+      std::vector<const JobAnalysis*> all;
+      for (const auto& an : analyses) all.push_back(&an);
+      write_file(a->html, job_html_report(sc.name, sc.description, all, names));
     }
     if (a->json) {
       nlohmann::ordered_json list = nlohmann::ordered_json::array();

@@ -6,6 +6,7 @@
 
 #include "cli/commands.hpp"
 #include "cli/output.hpp"
+#include "cli/plan_pictures.hpp"
 #include "cli/plan_report.hpp"
 #include "cli/plan_source.hpp"
 #include "cli/scenario.hpp"
@@ -152,6 +153,7 @@ void add_plan_command(CLI::App& app) {
     bool json = false;
     bool csv = false;
     std::string out = "-";
+    std::string html;
   };
   auto a = std::make_shared<Args>();
   auto* cmd = app.add_subcommand("plan", "capacity and deadline planner: memory per card, step time, checkpoints, "
@@ -165,6 +167,9 @@ void add_plan_command(CLI::App& app) {
   cmd->add_flag("--json", a->json, "print JSON instead of tables");
   cmd->add_flag("--csv", a->csv, "with --sweep: print CSV, one row per combination");
   cmd->add_option("-o,--output", a->out, "write to this file instead of stdout");
+  cmd->add_option("--html", a->html,
+                  "also write a self-contained HTML report to this file: memory per card against capacity, completion "
+                  "against the deadline, the tables; with --sweep, a heat map of the verdicts");
   cmd->callback([a] {
     const Scenario sc = load_scenario(a->file, a->sets);
     if (!sc.plan) sc.fail("plan", "this command needs a 'plan' section");
@@ -210,6 +215,8 @@ void add_plan_command(CLI::App& app) {
       else if (a->csv) text = sweep_csv(axes, points);
       else text = fmt::format("{}: sweep from {}\n", sc.name, base->name) + sweep_text(axes, points, spec);
       write_file(a->out, text);
+      if (!a->html.empty())
+        write_file(a->html, sweep_html_report(sc.name, sc.description, base->name, axes, points, spec));
       return;
     }
     if (a->csv) throw InputError("--csv", 0, "", "CSV is for sweeps (add --sweep)");
@@ -217,6 +224,7 @@ void add_plan_command(CLI::App& app) {
     const PlanEvaluation* ev = eval ? &*eval : nullptr;
     if (a->json) write_file(a->out, plan_json(sc.name, ps, ev).dump(2) + "\n");
     else write_file(a->out, plan_text(sc.description.empty() ? sc.name : sc.name + ": " + sc.description, ps, ev));
+    if (!a->html.empty()) write_file(a->html, plan_html_report(sc.name, sc.description, ps, ev));
   });
 }
 

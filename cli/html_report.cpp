@@ -13,13 +13,14 @@ h3{font-size:15px;margin:18px 0 2px}p{margin:4px 0}
 figure{margin:6px 0}figcaption{color:#555;font-size:12px}
 svg{max-width:100%;height:auto;display:block}svg text{font-family:inherit}
 .row{display:flex;flex-wrap:wrap;gap:28px;align-items:flex-start}
+.row figure{display:table}.row figcaption{display:table-caption;caption-side:bottom}
 table{border-collapse:collapse;font-size:13px;margin:6px 0}
 th,td{padding:3px 9px;border-bottom:1px solid #e4e4e4;white-space:nowrap}
 th{background:#f3f3f3;text-align:left}td.num{text-align:right;font-variant-numeric:tabular-nums}
 #tip{position:fixed;display:none;pointer-events:none;background:#222;color:#fff;padding:5px 8px;border-radius:4px;
 font-size:12px;white-space:pre;z-index:10;box-shadow:0 2px 6px rgba(0,0,0,.3)}
 #errors:empty{display:none}#errors{color:#b00;border:1px solid #b00;padding:6px}
-rect.bar:hover,rect.col:hover{stroke:#000;stroke-width:1.5}rect.idle:hover{stroke:#b55;stroke-width:1}
+rect.bar:hover,rect.col:hover,rect.cell:hover{stroke:#000;stroke-width:1.5}rect.idle:hover{stroke:#b55;stroke-width:1}
 )";
 
 // Registered first, so that errors of the later script are recorded in the page.
@@ -85,6 +86,19 @@ void HtmlReport::table(const Table& t) {
     body_ += "</tr>\n";
   }
   body_ += "</table>\n";
+}
+
+void HtmlReport::table(const CaptionedTable& t) {
+  const auto lines = [this](std::string_view text) {
+    while (!text.empty()) {
+      const auto end = text.find('\n');
+      paragraph(text.substr(0, end));
+      text = end == std::string_view::npos ? std::string_view{} : text.substr(end + 1);
+    }
+  };
+  lines(t.intro);
+  table(t.table);
+  lines(t.outro);
 }
 
 void HtmlReport::figure(std::string markup, std::string_view caption) {

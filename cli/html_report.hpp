@@ -28,6 +28,8 @@ class HtmlReport {
   void heading(int level, std::string_view text, std::string_view anchor = {});
   void paragraph(std::string_view text);
   void table(const Table& table);
+  // Its intro and outro as paragraphs (one per line) around the table.
+  void table(const CaptionedTable& table);
   // A figure: trusted markup (an SVG from cli/svg_charts.hpp) with an optional caption.
   void figure(std::string markup, std::string_view caption = {});
   // Figures and tables between open_row() and close_row() sit side by side where they fit.

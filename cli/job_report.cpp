@@ -37,12 +37,6 @@ std::string pct(double x) { return fmt::format("{:.3f}%", 100.0 * x); }
 // The verdict on a deadline from the share of runs that meet it.
 std::string verdict(double p) { return p >= 0.9 ? "meets" : p >= 0.5 ? "at risk" : "misses"; }
 
-Time interval_of(const JobSpec& spec, std::int64_t every) {
-  if (spec.profile.uniform()) return spec.profile.work_until(every);
-  const std::int64_t steps = std::max<std::int64_t>(spec.profile.steps(), 1);
-  return static_cast<Time>(static_cast<__int128>(spec.profile.total()) * every / steps);
-}
-
 // Steps whose nominal start (no waits) is at most `t`, plus one.
 std::int64_t steps_until(Time t, Time step) { return step > 0 ? t / step + 1 : 1; }
 }  // namespace
@@ -131,6 +125,12 @@ JobAnalysis analyse_job(const Scenario& sc, int runs, std::uint64_t seed, int th
   return a;
 }
 
+Time checkpoint_interval_of(const JobSpec& spec, std::int64_t every) {
+  if (spec.profile.uniform()) return spec.profile.work_until(every);
+  const std::int64_t steps = std::max<std::int64_t>(spec.profile.steps(), 1);
+  return static_cast<Time>(static_cast<__int128>(spec.profile.total()) * every / steps);
+}
+
 std::string histogram_text(const Histogram& h, int width) {
   std::string out;
   const int peak = h.counts.empty() ? 0 : *std::max_element(h.counts.begin(), h.counts.end());
@@ -166,10 +166,10 @@ std::vector<std::pair<std::string, JobAnalysis>> analyse_plan_jobs(const Scenari
   return out;
 }
 
-std::string job_cases_text(const std::vector<std::string>& cases, const std::vector<JobAnalysis>& analyses) {
+Table job_cases_table(const std::vector<std::string>& cases, const std::vector<const JobAnalysis*>& analyses) {
   Table t({{"case", false}, {"cards"}, {"step"}, {"mean completion"}, {"P90"}, {"P99"}, {"deadline"}, {"met"}, {"verdict", false}});
   for (std::size_t i = 0; i < analyses.size(); ++i) {
-    const JobAnalysis& a = analyses[i];
+    const JobAnalysis& a = *analyses[i];
     const JobSummary& m = a.summary;
     const Time mean = static_cast<Time>(std::llround(m.completion.seconds.mean * 1e9));
     t.add_row({cases[i], std::to_string(a.spec.cards), format_duration(a.step_time), span(mean), span(m.completion.p90),
@@ -177,69 +177,98 @@ std::string job_cases_text(const std::vector<std::string>& cases, const std::vec
                m.meet_probability ? fmt::format("{:.1f}%", 100.0 * *m.meet_probability) : "-",
                m.meet_probability ? verdict(*m.meet_probability) : "-"});
   }
-  return t.render();
+  return t;
+}
+
+std::string job_cases_text(const std::vector<std::string>& cases, const std::vector<JobAnalysis>& analyses) {
+  std::vector<const JobAnalysis*> all;
+  for (const auto& a : analyses) all.push_back(&a);
+  return job_cases_table(cases, all).render();
+}
+
+std::vector<std::string> job_about(const JobAnalysis& a) {
+  const JobSpec& s = a.spec;
+  const JobSummary& m = a.summary;
+  std::vector<std::string> out;
+  out.push_back(fmt::format("{}: {} steps of {} on {} cards; {} runs, seed {}", a.name, s.profile.steps(),
+                            format_duration(a.step_time), s.cards, m.runs, m.seed));
+  if (s.card_mtbf > 0)
+    out.push_back(fmt::format("failures: card MTBF {} -> job MTBF {} (cards / card MTBF), restore {}", span(s.card_mtbf),
+                              span(s.job_mtbf()), format_duration(s.restore)));
+  else
+    out.push_back(fmt::format("failures: none at random; restore {}", format_duration(s.restore)));
+  if (s.rollback_interval > 0) out.push_back(fmt::format("loss-spike rollbacks: every {} on average", span(s.rollback_interval)));
+  if (!s.failures_at.empty()) {
+    std::string list;
+    for (Time t : s.failures_at) list += (list.empty() ? "" : ", ") + format_duration(t);
+    out.push_back(fmt::format("injected failures at {}", list));
+  }
+  const CheckpointSpec& ck = s.checkpoint;
+  if (ck.every_steps > 0) {
+    const std::string commit = ck.commit > 0 ? " + commit " + format_duration(ck.commit) : "";
+    out.push_back(fmt::format("checkpoint: {} every {} steps ({} of steps), {}", ck.mode == SaveMode::Sync ? "sync" : "async",
+                              ck.every_steps, format_duration(checkpoint_interval_of(s, ck.every_steps)),
+                              ck.mode == SaveMode::Sync
+                                  ? fmt::format("pause {} (write {}{})", format_duration(ck.pause()),
+                                                format_duration(ck.write_time()), commit)
+                                  : fmt::format("pause {} (copy), background write {}{}{}", format_duration(ck.copy),
+                                                format_duration(ck.write_time()), commit,
+                                                ck.buffers > 0 ? fmt::format(", {} host buffers", ck.buffers) : "")));
+  } else {
+    out.push_back("checkpoint: none (every failure restarts from step 0)");
+  }
+  return out;
+}
+
+CaptionedTable job_completion_table(const JobAnalysis& a) {
+  const JobSpec& s = a.spec;
+  const JobSummary& m = a.summary;
+  Table t({{"mean"}, {"P50"}, {"P90"}, {"P99"}, {"min"}, {"max"}});
+  const Time mean = static_cast<Time>(std::llround(m.completion.seconds.mean * 1e9));
+  t.add_row({span(mean), span(m.completion.p50), span(m.completion.p90), span(m.completion.p99), span(m.completion.min),
+             span(m.completion.max)});
+  return {fmt::format("completion{} over {} runs", s.reserved > 0 ? fmt::format(" (with {} reserved)", span(s.reserved)) : "",
+                      m.runs),
+          std::move(t),
+          m.meet_probability ? fmt::format("deadline {}: met in {:.1f}% of runs -> {}", span(s.deadline),
+                                           100.0 * *m.meet_probability, verdict(*m.meet_probability))
+                             : ""};
+}
+
+CaptionedTable job_overhead_table(const JobAnalysis& a) {
+  const JobSpec& s = a.spec;
+  const JobSummary& m = a.summary;
+  Table o({{"saving"}, {"redo"}, {"restore"}, {"total"}, {"+- se"}, {"failures/run"}, {"rollbacks/run"}});
+  o.add_row({pct(m.saving.mean), pct(m.redo.mean), pct(m.restore.mean), pct(m.overhead.mean), pct(m.overhead.se),
+             fmt::format("{:.2f}", m.failures.mean), fmt::format("{:.2f}", m.rollbacks.mean)});
+  return {fmt::format("overhead, % of {} of steps (mean over runs +- standard error)", span(s.profile.total())), std::move(o),
+          s.checkpoint.mode == SaveMode::Async
+              ? fmt::format("most snapshots pending at once (captured, not committed): {}", m.max_pending)
+              : ""};
+}
+
+std::optional<CaptionedTable> job_interval_table(const JobAnalysis& a) {
+  if (a.sweep.empty()) return std::nullopt;
+  Table w({{"every (steps)"}, {"interval"}, {"saving"}, {"redo"}, {"restore"}, {"total"}, {"+- se"}});
+  for (const auto& p : a.sweep)
+    w.add_row({std::to_string(p.every_steps), format_duration(p.interval), pct(p.saving.mean), pct(p.redo.mean),
+               pct(p.restore.mean), pct(p.overhead.mean), pct(p.overhead.se)});
+  return CaptionedTable{"checkpoint intervals (the same runs, hence the same failures, for each)", std::move(w),
+                        a.sweep_optimum_seconds
+                            ? fmt::format("optimum of a fit a/tau + b*tau + d to these points: {:.0f} s", *a.sweep_optimum_seconds)
+                            : ""};
 }
 
 std::string job_text(const JobAnalysis& a) {
   const JobSpec& s = a.spec;
   const JobSummary& m = a.summary;
-  std::string out = fmt::format("{}: {} steps of {} on {} cards; {} runs, seed {}\n", a.name, s.profile.steps(),
-                                format_duration(a.step_time), s.cards, m.runs, m.seed);
-  if (s.card_mtbf > 0)
-    out += fmt::format("  failures: card MTBF {} -> job MTBF {} (cards / card MTBF), restore {}\n", span(s.card_mtbf),
-                       span(s.job_mtbf()), format_duration(s.restore));
-  else
-    out += fmt::format("  failures: none at random; restore {}\n", format_duration(s.restore));
-  if (s.rollback_interval > 0) out += fmt::format("  loss-spike rollbacks: every {} on average\n", span(s.rollback_interval));
-  if (!s.failures_at.empty()) {
-    std::string list;
-    for (Time t : s.failures_at) list += (list.empty() ? "" : ", ") + format_duration(t);
-    out += fmt::format("  injected failures at {}\n", list);
-  }
   const CheckpointSpec& ck = s.checkpoint;
-  if (ck.every_steps > 0) {
-    const std::string commit = ck.commit > 0 ? " + commit " + format_duration(ck.commit) : "";
-    out += fmt::format("  checkpoint: {} every {} steps ({} of steps), {}\n", ck.mode == SaveMode::Sync ? "sync" : "async",
-                       ck.every_steps, format_duration(interval_of(s, ck.every_steps)),
-                       ck.mode == SaveMode::Sync
-                           ? fmt::format("pause {} (write {}{})", format_duration(ck.pause()),
-                                         format_duration(ck.write_time()), commit)
-                           : fmt::format("pause {} (copy), background write {}{}{}", format_duration(ck.copy),
-                                         format_duration(ck.write_time()), commit,
-                                         ck.buffers > 0 ? fmt::format(", {} host buffers", ck.buffers) : ""));
-  } else {
-    out += "  checkpoint: none (every failure restarts from step 0)\n";
-  }
-
-  out += fmt::format("\ncompletion{} over {} runs\n", s.reserved > 0 ? fmt::format(" (with {} reserved)", span(s.reserved)) : "",
-                     m.runs);
-  Table t({{"mean"}, {"P50"}, {"P90"}, {"P99"}, {"min"}, {"max"}});
-  const Time mean = static_cast<Time>(std::llround(m.completion.seconds.mean * 1e9));
-  t.add_row({span(mean), span(m.completion.p50), span(m.completion.p90), span(m.completion.p99), span(m.completion.min),
-             span(m.completion.max)});
-  out += t.render();
-  if (m.meet_probability)
-    out += fmt::format("deadline {}: met in {:.1f}% of runs -> {}\n", span(s.deadline), 100.0 * *m.meet_probability,
-                       verdict(*m.meet_probability));
-
-  out += fmt::format("\noverhead, % of {} of steps (mean over runs +- standard error)\n", span(s.profile.total()));
-  Table o({{"saving"}, {"redo"}, {"restore"}, {"total"}, {"+- se"}, {"failures/run"}, {"rollbacks/run"}});
-  o.add_row({pct(m.saving.mean), pct(m.redo.mean), pct(m.restore.mean), pct(m.overhead.mean), pct(m.overhead.se),
-             fmt::format("{:.2f}", m.failures.mean), fmt::format("{:.2f}", m.rollbacks.mean)});
-  out += o.render();
-  if (ck.mode == SaveMode::Async)
-    out += fmt::format("most snapshots pending at once (captured, not committed): {}\n", m.max_pending);
-
-  if (!a.sweep.empty()) {
-    out += "\ncheckpoint intervals (the same runs, hence the same failures, for each)\n";
-    Table w({{"every (steps)"}, {"interval"}, {"saving"}, {"redo"}, {"restore"}, {"total"}, {"+- se"}});
-    for (const auto& p : a.sweep)
-      w.add_row({std::to_string(p.every_steps), format_duration(p.interval), pct(p.saving.mean), pct(p.redo.mean),
-                 pct(p.restore.mean), pct(p.overhead.mean), pct(p.overhead.se)});
-    out += w.render();
-    if (a.sweep_optimum_seconds)
-      out += fmt::format("optimum of a fit a/tau + b*tau + d to these points: {:.0f} s\n", *a.sweep_optimum_seconds);
-  }
+  std::string out;
+  const auto about = job_about(a);
+  for (std::size_t i = 0; i < about.size(); ++i) out += fmt::format("{}{}\n", i ? "  " : "", about[i]);
+  out += fmt::format("\n{}", job_completion_table(a).render());
+  out += fmt::format("\n{}", job_overhead_table(a).render());
+  if (const auto intervals = job_interval_table(a)) out += fmt::format("\n{}", intervals->render());
 
   out += "\ncompletion times\n" + histogram_text(make_histogram(completion_times(s, m), 12));
 
@@ -335,7 +364,7 @@ Json job_json(const JobAnalysis& a) {
   if (ck.every_steps > 0)
     j["checkpoint"] = {{"mode", ck.mode == SaveMode::Sync ? "sync" : "async"},
                        {"every_steps", ck.every_steps},
-                       {"interval_s", round3(to_s(interval_of(s, ck.every_steps)))},
+                       {"interval_s", round3(to_s(checkpoint_interval_of(s, ck.every_steps)))},
                        {"pause_s", round6(to_s(ck.pause()))},
                        {"write_s", round6(to_s(ck.write_time()))}};
   j["completion_s"] = {{"mean", round3(m.completion.seconds.mean)}, {"se", round3(m.completion.seconds.se)},

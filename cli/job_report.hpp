@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/scenario.hpp"
+#include "cli/table.hpp"
 #include "models/input_pipeline.hpp"
 #include "models/job.hpp"
 #include "models/monte_carlo.hpp"
@@ -45,15 +46,27 @@ std::vector<std::pair<std::string, JobAnalysis>> analyse_plan_jobs(const Scenari
                                                                    const std::function<void(int, int)>& progress = {},
                                                                    std::string* source = nullptr);
 
+// Pieces of job_text, shown by the HTML report (cli/job_pictures.hpp) too: what was simulated
+// (one line each), the completion-time distribution with the deadline verdict, the mean
+// overhead split, and the checkpoint intervals compared (if the scenario asks).
+std::vector<std::string> job_about(const JobAnalysis& a);
+CaptionedTable job_completion_table(const JobAnalysis& a);
+CaptionedTable job_overhead_table(const JobAnalysis& a);
+std::optional<CaptionedTable> job_interval_table(const JobAnalysis& a);
+
 std::string job_text(const JobAnalysis& a);
 // One row per plan case (`stepsim job` on a scenario whose job takes its cases from the plan):
 // cards, step time, completion distribution, share meeting the deadline, verdict.
+Table job_cases_table(const std::vector<std::string>& cases, const std::vector<const JobAnalysis*>& analyses);
 std::string job_cases_text(const std::vector<std::string>& cases, const std::vector<JobAnalysis>& analyses);
 nlohmann::ordered_json job_json(const JobAnalysis& a);
 // Run 0 as a Chrome trace: collapsed step segments, saves, copies, writes and commits, failures,
 // restores, the pending-snapshot queue and (failure-free) input queue levels.
 std::string job_trace(const JobAnalysis& a);
-// A text histogram of completion times (the HTML report can use make_histogram directly).
+// The work between checkpoints `every` steps apart: W(every) for a uniform profile, else every x
+// the mean step.
+Time checkpoint_interval_of(const JobSpec& spec, std::int64_t every);
+// A text histogram of completion times (the HTML report draws make_histogram as a chart).
 std::string histogram_text(const Histogram& h, int width = 40);
 
 }  // namespace stepsim::cli

@@ -109,10 +109,10 @@ std::string memory_lever_text(const PlanResult& r, const MemoryLevers& lv, const
     ways.push_back(fmt::format("{} less activations and buffers (recompute, smaller micro-batches)", m(lv.over)));
   for (const auto& o : lv.options)
     ways.push_back(fmt::format("{}: {}{}", o.change, m(o.planned), o.fits ? "" : " (still over)"));
-  std::string s = fmt::format("  {} is {} over; levers: ", r.name, m(lv.over));
-  if (ways.empty()) return s + "none of cards, ZeRO stage or recompute is enough\n";
+  std::string s = fmt::format("{} is {} over; levers: ", r.name, m(lv.over));
+  if (ways.empty()) return s + "none of cards, ZeRO stage or recompute is enough";
   for (std::size_t i = 0; i < ways.size(); ++i) s += (i ? "; " : "") + ways[i];
-  return s + "\n";
+  return s;
 }
 
 std::string deadline_lever_text(const PlanResult& r, const DeadlineLevers& lv, const PlanSpec& spec) {
@@ -133,9 +133,9 @@ std::string deadline_lever_text(const PlanResult& r, const DeadlineLevers& lv, c
     ways.push_back(w);
   }
   if (!lv.cards) ways.push_back(fmt::format("no card count up to {} both fits and meets it", spec.max_cards()));
-  std::string s = fmt::format("  {} misses; levers: ", r.name);
+  std::string s = fmt::format("{} misses; levers: ", r.name);
   for (std::size_t i = 0; i < ways.size(); ++i) s += (i ? "; or " : "") + ways[i];
-  return s + "\n";
+  return s;
 }
 
 bool same_zero_stage(const PlanSpec& spec, const PlanEvaluation& ev) {
@@ -144,7 +144,7 @@ bool same_zero_stage(const PlanSpec& spec, const PlanEvaluation& ev) {
   return true;
 }
 
-std::string design_table(const PlanSpec& spec, const PlanEvaluation& ev, const Mem& m) {
+Table design_table(const PlanSpec& spec, const PlanEvaluation& ev, const Mem& m) {
   std::vector<Table::Column> cols{{"design item", false}};
   for (const auto& r : ev.results) cols.push_back({r.name, true});
   Table t(cols);
@@ -189,10 +189,10 @@ std::string design_table(const PlanSpec& spec, const PlanEvaluation& ev, const M
   } else {
     row("verdict", [](const PlanResult& r) { return std::string(verdict(r)); });
   }
-  return t.render();
+  return t;
 }
 
-std::string room_table(const PlanEvaluation& ev) {
+Table room_table(const PlanEvaluation& ev) {
   std::vector<Table::Column> cols{{"room and checkpoints", false}};
   for (const auto& r : ev.results) cols.push_back({r.name, true});
   Table t(cols);
@@ -224,10 +224,10 @@ std::string room_table(const PlanEvaluation& ev) {
   });
   row("overhead: save c/tau + redo (tau/2+r)/M",
       [](const PlanResult& r) { return fmt::format("{} + {}", fmt_pct(r.time->overhead.save), fmt_pct(r.time->overhead.redo)); });
-  return t.render();
+  return t;
 }
 
-std::string memory_table(const PlanSpec& spec, const PlanEvaluation& ev, const Mem& mem) {
+Table memory_table(const PlanSpec& spec, const PlanEvaluation& ev, const Mem& mem) {
   std::vector<Table::Column> cols{{"memory per card at the peak", false}};
   for (const auto& r : ev.results) cols.push_back({r.name, true});
   Table t(cols);
@@ -263,10 +263,10 @@ std::string memory_table(const PlanSpec& spec, const PlanEvaluation& ev, const M
   row(spec.margin > 0 ? fmt::format("planned (peak + {} margin) / usable", fmt_pct0(spec.margin)) : std::string("planned / usable"),
       [mem](const PlanResult& r) { return fmt::format("{} / {}", mem.part(r.memory.planned), mem.part(r.memory.usable)); });
   row("spare", [mem](const PlanResult& r) { return mem.part(r.memory.usable - r.memory.planned); });
-  return t.render();
+  return t;
 }
 
-std::string checkpoint_comparison(const PlanSpec& spec, const CheckpointComparison& cc) {
+CaptionedTable checkpoint_comparison(const PlanSpec& spec, const CheckpointComparison& cc) {
   std::vector<Table::Column> cols{{"cards", true}};
   for (Time i : cc.intervals) cols.push_back({fmt::format("every {:g} s", to_s(i)), true});
   cols.push_back({"optimum sqrt(2cM)", true});
@@ -283,13 +283,14 @@ std::string checkpoint_comparison(const PlanSpec& spec, const CheckpointComparis
     cells.push_back(fmt::format("{:.0f} s: {}", to_s(best), fmt_pct(checkpoint_overhead(cost, best, job).total())));
     t.add_row(std::move(cells));
   }
-  return fmt::format("checkpoint overhead L(tau) = c/tau + (tau/2 + r)/M, c = {} s, r = {} s, M = card MTBF / cards\n{}",
-                     fmt_s(cost.save), fmt_s(cost.restore), t.render());
+  return {fmt::format("checkpoint overhead L(tau) = c/tau + (tau/2 + r)/M, c = {} s, r = {} s, M = card MTBF / cards",
+                      fmt_s(cost.save), fmt_s(cost.restore)),
+          std::move(t), ""};
 }
 
 // Weak and strong scaling from the first timed case.
-std::string scaling_text(const PlanSpec& spec, const ScalingQuestions& q, const PlanResult& base) {
-  std::string out;
+std::vector<CaptionedTable> scaling_tables(const PlanSpec& spec, const ScalingQuestions& q, const PlanResult& base) {
+  std::vector<CaptionedTable> out;
   if (!q.cards.empty() && base.time && q.batch_noise) {
     const TimePlan& t = *base.time;
     const double batch = static_cast<double>(spec.tokens_per_step());
@@ -306,26 +307,26 @@ std::string scaling_text(const PlanSpec& spec, const ScalingQuestions& q, const 
       tab.add_row({fmt::format("{}{}", c, c > spec.max_cards() ? "*" : ""), fmt::format("{:.1f}", w.batch_tokens / 1e6), fmt::format("{:.0f}", w.steps),
                    fmt_days(w.training), fmt_s(strong), fmt_days(base_training_time(t.steps, strong))});
     }
-    out += fmt::format(
-        "scaling from {} (base training time, no checkpoints or reserve): critical batch S = S_min (1 + B_noise/B), "
-        "B_noise = {} tokens;\nweak scaling keeps {} micro-batches per card (the batch grows, at most {:.2f}x fewer steps); "
-        "strong scaling keeps the batch ({} s of waits stay)\n{}",
-        base.name, grouped(static_cast<std::int64_t>(*q.batch_noise)), base.microbatches_per_card, max_batch_speedup(batch, *q.batch_noise), fmt_s(waits),
-        tab.render());
-    if (split)
-      out += fmt::format("* strong scaling past {} cards would split a micro-batch across cards; the step shrinks as if it could\n",
-                         spec.max_cards());
+    out.push_back({fmt::format("scaling from {} (base training time, no checkpoints or reserve): critical batch S = S_min (1 + "
+                               "B_noise/B), B_noise = {} tokens;\nweak scaling keeps {} micro-batches per card (the batch grows, at "
+                               "most {:.2f}x fewer steps); strong scaling keeps the batch ({} s of waits stay)",
+                               base.name, grouped(static_cast<std::int64_t>(*q.batch_noise)), base.microbatches_per_card,
+                               max_batch_speedup(batch, *q.batch_noise), fmt_s(waits)),
+                   std::move(tab),
+                   split ? fmt::format("* strong scaling past {} cards would split a micro-batch across cards; the step shrinks "
+                                       "as if it could",
+                                       spec.max_cards())
+                         : ""});
   }
   if (!q.stragglers.empty()) {
     Table tab({{"cards N", true}, {"E[max] - mu (sigma)", true}});
     for (int n : q.stragglers) tab.add_row({fmt::format("{}", n), fmt::format("{:.2f}", expected_max_standard_normal(n))});
-    if (!out.empty()) out += "\n";
-    out += "stragglers: each step waits for the slowest of N cards, E[max of N normals] = mu + e_N sigma\n" + tab.render();
+    out.push_back({"stragglers: each step waits for the slowest of N cards, E[max of N normals] = mu + e_N sigma", std::move(tab), ""});
   }
   return out;
 }
 
-std::string scale_out_text(const ScaleOut& so) {
+CaptionedTable scale_out_table(const ScaleOut& so) {
   const double flops = training_flops_6nd(so.parameters, so.tokens);
   std::vector<Table::Column> cols{{"accelerator", false}, {"MFU", true}, {fmt::format("days on {} cards", so.cards), true}};
   if (so.within) cols.push_back({fmt::format("cards for {:g} days", days(*so.within)), true});
@@ -338,7 +339,7 @@ std::string scale_out_text(const ScaleOut& so) {
       t.add_row(std::move(cells));
     }
   }
-  return fmt::format("scale-out: F = 6ND = 6 x {:.3g} x {:.3g} = {:.3g} FLOPs\n{}", so.parameters, so.tokens, flops, t.render());
+  return {fmt::format("scale-out: F = 6ND = 6 x {:.3g} x {:.3g} = {:.3g} FLOPs", so.parameters, so.tokens, flops), std::move(t), ""};
 }
 
 }  // namespace
@@ -356,50 +357,50 @@ PlanEvaluation evaluate_cases(const PlanSpec& spec, const StepCommSource& comm) 
   return ev;
 }
 
-std::string plan_text(const std::string& title, const PlanScenario& ps, const PlanEvaluation* ev) {
-  std::string out = title + "\n";
+PlanReportParts plan_report_parts(const PlanScenario& ps, const PlanEvaluation* ev) {
+  PlanReportParts parts;
   if (ps.spec && ev) {
     const PlanSpec& spec = *ps.spec;
-    std::string what = spec.model.name;
     if (spec.timed()) {
-      out += fmt::format("{} ({} parameters) on {} ({:g} TFLOP/s BF16); {} tokens in {} steps of {} x {} tokens\n",
-                         what, grouped(spec.model.parameters), spec.accelerator.name, spec.accelerator.peak_bf16_flops / 1e12,
-                         grouped(spec.tokens), grouped(ev->results.front().time->steps), spec.sequences_per_step,
-                         grouped(spec.sequence));
-      out += fmt::format("communication: {}\n\n", ev->results.front().time->comm.source);
+      parts.about.push_back(fmt::format("{} ({} parameters) on {} ({:g} TFLOP/s BF16); {} tokens in {} steps of {} x {} tokens",
+                                        spec.model.name, grouped(spec.model.parameters), spec.accelerator.name,
+                                        spec.accelerator.peak_bf16_flops / 1e12, grouped(spec.tokens),
+                                        grouped(ev->results.front().time->steps), spec.sequences_per_step, grouped(spec.sequence)));
+      parts.about.push_back(fmt::format("communication: {}", ev->results.front().time->comm.source));
     } else {
-      out += fmt::format("{} ({} parameters); memory only (no task)\n\n", what, grouped(spec.model.parameters));
+      parts.about.push_back(fmt::format("{} ({} parameters); memory only (no task)", spec.model.name, grouped(spec.model.parameters)));
     }
     const Mem mem = Mem::for_usable(spec.usable);
-    out += design_table(spec, *ev, mem);
-    out += "\n";
-    for (const auto& r : ev->results) {
-      out += case_line(r, mem);
-      out += '\n';
-    }
-    bool any = false;
+    parts.design.emplace(CaptionedTable{"", design_table(spec, *ev, mem), ""});
+    for (const auto& r : ev->results) parts.verdicts.push_back(case_line(r, mem));
     for (std::size_t i = 0; i < ev->results.size(); ++i) {
-      const std::string m = ev->memory_levers[i] ? memory_lever_text(ev->results[i], *ev->memory_levers[i], spec, mem) : "";
-      const std::string d = ev->deadline_levers[i] ? deadline_lever_text(ev->results[i], *ev->deadline_levers[i], spec) : "";
-      if (!any && (!m.empty() || !d.empty())) out += "what would fix it:\n";
-      any = any || !m.empty() || !d.empty();
-      out += m;
-      out += d;
+      if (ev->memory_levers[i]) parts.levers.push_back(memory_lever_text(ev->results[i], *ev->memory_levers[i], spec, mem));
+      if (ev->deadline_levers[i]) parts.levers.push_back(deadline_lever_text(ev->results[i], *ev->deadline_levers[i], spec));
     }
-    const auto section = [&out](const std::string& text) {
-      if (text.empty()) return;
-      out += '\n';
-      out += text;
-    };
-    section(memory_table(spec, *ev, mem));
-    if (spec.timed()) section(room_table(*ev));
+    parts.details.push_back({"", memory_table(spec, *ev, mem), ""});
+    if (spec.timed()) parts.details.push_back({"", room_table(*ev), ""});
     if (!ps.checkpoints.cards.empty() && !ps.checkpoints.intervals.empty() && spec.timed())
-      section(checkpoint_comparison(spec, ps.checkpoints));
-    section(scaling_text(spec, ps.scaling, ev->results.back()));
+      parts.details.push_back(checkpoint_comparison(spec, ps.checkpoints));
+    for (auto& t : scaling_tables(spec, ps.scaling, ev->results.back())) parts.details.push_back(std::move(t));
   }
-  if (ps.scale_out) {
+  if (ps.scale_out) parts.scale_out.emplace(scale_out_table(*ps.scale_out));
+  return parts;
+}
+
+std::string plan_text(const std::string& title, const PlanScenario& ps, const PlanEvaluation* ev) {
+  const PlanReportParts parts = plan_report_parts(ps, ev);
+  std::string out = title + "\n";
+  if (parts.design) {
+    for (const auto& line : parts.about) out += fmt::format("{}\n", line);
+    out += fmt::format("\n{}\n", parts.design->render());
+    for (const auto& line : parts.verdicts) out += fmt::format("{}\n", line);
+    if (!parts.levers.empty()) out += "what would fix it:\n";
+    for (const auto& line : parts.levers) out += fmt::format("  {}\n", line);
+    for (const auto& t : parts.details) out += fmt::format("\n{}", t.render());
+  }
+  if (parts.scale_out) {
     if (ps.spec) out += '\n';
-    out += scale_out_text(*ps.scale_out);
+    out += parts.scale_out->render();
   }
   for (const std::string& text : {ps.reshard ? reshard_text(*ps.reshard) : std::string(),
                                   ps.kv_cache ? kv_cache_text(*ps.kv_cache) : std::string()}) {
@@ -560,20 +561,17 @@ Json plan_json(const std::string& name, const PlanScenario& ps, const PlanEvalua
   return j;
 }
 
-namespace {
-std::string mark(const PlanResult& r) {
+std::string sweep_mark(const PlanResult& r) {
   if (!r.memory.fits()) return "no fit";
   if (!r.time) return "fits";
   return fmt::format("{} {}", fmt_days(r.time->completion), r.time->meets() ? "ok" : "late");
 }
-}  // namespace
 
-std::string sweep_text(const std::vector<SweepAxis>& axes, const std::vector<SweepPoint>& points, const PlanSpec& spec) {
-  std::size_t good = 0;
-  for (const auto& p : points) good += p.result.ok() ? 1 : 0;
-  std::string out;
-  const std::string what = spec.timed() ? "completion days (ok = meets the deadline, late = misses, no fit = over memory)"
-                                        : "memory (fits / no fit)";
+std::string plan_verdict(const PlanResult& r) { return verdict(r); }
+
+std::string plan_memory_figure(Bytes b, Bytes usable) { return Mem::for_usable(usable).part(b); }
+
+CaptionedTable sweep_table(const std::vector<SweepAxis>& axes, const std::vector<SweepPoint>& points, const PlanSpec& spec) {
   if (axes.size() == 2) {
     // A matrix: the first axis down, the second across.
     std::vector<Table::Column> cols{{axes[0].key.name + " \\ " + axes[1].key.name, false}};
@@ -582,37 +580,44 @@ std::string sweep_text(const std::vector<SweepAxis>& axes, const std::vector<Swe
     const std::size_t w = axes[1].values.size();
     for (std::size_t i = 0; i < axes[0].values.size(); ++i) {
       std::vector<std::string> cells{axes[0].values[i].label};
-      for (std::size_t k = 0; k < w; ++k) cells.push_back(mark(points[i * w + k].result));
+      for (std::size_t k = 0; k < w; ++k) cells.push_back(sweep_mark(points[i * w + k].result));
       t.add_row(std::move(cells));
     }
-    out += what + "\n" + t.render();
-  } else {
-    std::vector<Table::Column> cols;
-    for (const auto& a : axes) cols.push_back({a.key.name, true});
-    const Mem mem = Mem::for_usable(spec.usable);
-    cols.push_back({fmt::format("memory ({})", mem.unit()), true});
-    if (spec.timed()) {
-      cols.push_back({"step (s)", true});
-      cols.push_back({"days", true});
-    }
-    cols.push_back({"verdict", false});
-    Table t(cols);
-    for (const auto& p : points) {
-      std::vector<std::string> cells;
-      for (std::size_t a = 0; a < axes.size(); ++a) cells.push_back(axes[a].values[p.index[a]].label);
-      cells.push_back(mem.num(p.result.memory.planned));
-      if (p.result.time) {
-        cells.push_back(fmt_s(p.result.time->step));
-        cells.push_back(fmt_days(p.result.time->completion));
-      }
-      cells.push_back(verdict(p.result));
-      t.add_row(std::move(cells));
-    }
-    out += t.render();
+    return {spec.timed() ? "completion days (ok = meets the deadline, late = misses, no fit = over memory)" : "memory (fits / no fit)",
+            std::move(t), ""};
   }
-  out += fmt::format("{} of {} combinations fit in memory{}\n", good, points.size(),
-                     spec.timed() ? " and meet the deadline" : "");
-  return out;
+  std::vector<Table::Column> cols;
+  for (const auto& a : axes) cols.push_back({a.key.name, true});
+  const Mem mem = Mem::for_usable(spec.usable);
+  cols.push_back({fmt::format("memory ({})", mem.unit()), true});
+  if (spec.timed()) {
+    cols.push_back({"step (s)", true});
+    cols.push_back({"days", true});
+  }
+  cols.push_back({"verdict", false});
+  Table t(cols);
+  for (const auto& p : points) {
+    std::vector<std::string> cells;
+    for (std::size_t a = 0; a < axes.size(); ++a) cells.push_back(axes[a].values[p.index[a]].label);
+    cells.push_back(mem.num(p.result.memory.planned));
+    if (p.result.time) {
+      cells.push_back(fmt_s(p.result.time->step));
+      cells.push_back(fmt_days(p.result.time->completion));
+    }
+    cells.push_back(verdict(p.result));
+    t.add_row(std::move(cells));
+  }
+  return {"", std::move(t), ""};
+}
+
+std::string sweep_summary(const std::vector<SweepPoint>& points, const PlanSpec& spec) {
+  std::size_t good = 0;
+  for (const auto& p : points) good += p.result.ok() ? 1 : 0;
+  return fmt::format("{} of {} combinations fit in memory{}", good, points.size(), spec.timed() ? " and meet the deadline" : "");
+}
+
+std::string sweep_text(const std::vector<SweepAxis>& axes, const std::vector<SweepPoint>& points, const PlanSpec& spec) {
+  return sweep_table(axes, points, spec).render() + sweep_summary(points, spec) + "\n";
 }
 
 std::string sweep_csv(const std::vector<SweepAxis>& axes, const std::vector<SweepPoint>& points) {

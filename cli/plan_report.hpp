@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/scenario_plan.hpp"
+#include "cli/table.hpp"
 #include "models/plan.hpp"
 #include "models/plan_sweep.hpp"
 
@@ -25,9 +26,33 @@ struct PlanEvaluation {
 
 PlanEvaluation evaluate_cases(const PlanSpec& spec, const StepCommSource& comm);
 
+// The report's pieces, in order; plan_text prints them and the HTML report (cli/plan_pictures.hpp)
+// shows them.
+struct PlanReportParts {
+  std::vector<std::string> about;        // what is planned: model, hardware, task, communication
+  std::optional<CaptionedTable> design;  // the book's design table, one column per case
+  std::vector<std::string> verdicts;     // one line per case
+  std::vector<std::string> levers;       // what would fix the cases that fail
+  std::vector<CaptionedTable> details;   // memory at the peak, room, checkpoint comparison, scaling, stragglers
+  std::optional<CaptionedTable> scale_out;
+};
+PlanReportParts plan_report_parts(const PlanScenario& ps, const PlanEvaluation* eval);
+
 std::string plan_text(const std::string& title, const PlanScenario& ps, const PlanEvaluation* eval);
 Json plan_json(const std::string& name, const PlanScenario& ps, const PlanEvaluation* eval);
 
+// "meets", "misses", "does not fit" or "fits" (memory-only plans).
+std::string plan_verdict(const PlanResult& r);
+// Bytes as the report writes them: GiB (MiB, B below) for cards with gigabytes, exact bytes for
+// small devices (the resource-bill chapter counts bytes).
+std::string plan_memory_figure(Bytes b, Bytes usable);
+
+// A sweep's table: a matrix of sweep_mark() for two axes, else one row per combination.
+CaptionedTable sweep_table(const std::vector<SweepAxis>& axes, const std::vector<SweepPoint>& points, const PlanSpec& spec);
+// "24.6 ok", "34.3 late", "no fit" (or "fits" for memory-only plans).
+std::string sweep_mark(const PlanResult& r);
+// "18 of 35 combinations fit in memory and meet the deadline".
+std::string sweep_summary(const std::vector<SweepPoint>& points, const PlanSpec& spec);
 std::string sweep_text(const std::vector<SweepAxis>& axes, const std::vector<SweepPoint>& points, const PlanSpec& spec);
 std::string sweep_csv(const std::vector<SweepAxis>& axes, const std::vector<SweepPoint>& points);
 Json sweep_json(const std::vector<SweepAxis>& axes, const std::vector<SweepPoint>& points);

@@ -314,21 +314,72 @@ std::string bar_chart_svg(const BarChart& c, const std::string& id, double y_max
     y_max = y_max > 0 ? y_max * 1.12 : 1.0;
   }
   std::vector<bool> used(c.legend.size(), false);
-  for (const auto& b : c.bars)
+  bool any_emphasis = false;
+  for (const auto& b : c.bars) {
+    any_emphasis = any_emphasis || b.emphasis;
     for (const auto& s : b.segments)
       if (s.swatch >= 0 && s.swatch < static_cast<int>(used.size())) used[s.swatch] = true;
+  }
   std::vector<LegendItem> items;
   for (std::size_t s = 0; s < c.legend.size(); ++s)
     if (used[s]) items.push_back({c.legend[s].colour, legend_text(c.legend[s]), false, ""});
+  if (any_emphasis) items.push_back({"#fff", c.emphasis_label.empty() ? "emphasised" : c.emphasis_label, false, kEmphasis});
   constexpr double left = 56, right = 12;
+  if (width <= 0) {
+    std::size_t longest = 0;
+    for (const auto& b : c.bars) longest = std::max({longest, b.label.size(), b.note.size()});
+    const double slot = std::max(90.0, text_width(std::string(longest, 'x'), 12) + 14);
+    width = std::max(420, static_cast<int>(std::ceil(left + right + slot * static_cast<double>(c.bars.size()))));
+  }
   const double plot_w = width - left - right;
   int legend_h = 0;
   const std::string legend = legend_row(items, left, 2, plot_w, &legend_h);
-  const double top = legend_h + 18, plot_h = 160, bottom = top + plot_h;
-  const auto Y = [&](double v) { return bottom - plot_h * v / y_max; };
-  const int height = static_cast<int>(bottom + 26);
 
-  std::string out = svg_open(id, "bars", width, height);
+  // A histogram's axis: the bins, and the markers up to one bins' span beyond them, with a little
+  // room on both sides; markers further out are named at the edge with an arrow.
+  double x_lo = 0, x_hi = 1;
+  if (c.bins) {
+    const double lo = c.bins->low, hi = lo + c.bins->width * static_cast<double>(std::max<std::size_t>(c.bars.size(), 1));
+    x_lo = lo;
+    x_hi = hi;
+    for (const auto& m : c.markers) {
+      if (m.value >= lo - (hi - lo) && m.value <= hi + (hi - lo)) {
+        x_lo = std::min(x_lo, m.value);
+        x_hi = std::max(x_hi, m.value);
+      }
+    }
+    const double pad = x_hi > x_lo ? 0.03 * (x_hi - x_lo) : 1.0;
+    x_lo -= pad;
+    x_hi += pad;
+  }
+  const auto X = [&](double v) { return left + plot_w * (v - x_lo) / (x_hi - x_lo); };
+  const auto marker_label = [&](const ReferenceLine& m) {
+    return m.value < x_lo ? "\u2190 " + m.label : m.value > x_hi ? m.label + " \u2192" : m.label;
+  };
+  // Marker labels in rows above the plot, each in the first row where it overlaps no other.
+  std::vector<int> marker_row(c.markers.size(), 0);
+  int marker_rows = 0;
+  if (c.bins) {
+    std::vector<std::size_t> order(c.markers.size());
+    for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
+    std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return c.markers[a].value < c.markers[b].value; });
+    std::vector<double> row_end;  // right edge of the last label in each row
+    for (std::size_t i : order) {
+      const double half = text_width(marker_label(c.markers[i]), 11) / 2;
+      const double x = std::clamp(X(c.markers[i].value), left + half, left + plot_w - half);
+      std::size_t r = 0;
+      while (r < row_end.size() && row_end[r] + 6 > x - half) ++r;
+      if (r == row_end.size()) row_end.push_back(0);
+      row_end[r] = x + half;
+      marker_row[i] = static_cast<int>(r);
+    }
+    marker_rows = static_cast<int>(row_end.size());
+  }
+  const double top = legend_h + 18 + 14.0 * marker_rows, plot_h = 160, bottom = top + plot_h;
+  const auto Y = [&](double v) { return bottom - plot_h * v / y_max; };
+  const int height = static_cast<int>(bottom + (c.bins ? 42 : 26));
+
+  std::string out = svg_open(id, c.bins ? "bars histogram" : "bars", width, height);
   out += legend;
   double step = nice_step(y_max, 5);
   if (c.integer_values) step = std::max(1.0, std::ceil(step));
@@ -341,11 +392,27 @@ std::string bar_chart_svg(const BarChart& c, const std::string& id, double y_max
   }
   out += fmt::format("<text x=\"14\" y=\"{0}\" transform=\"rotate(-90 14 {0})\" text-anchor=\"middle\" fill=\"#444\">{1}</text>\n",
                      n1(top + plot_h / 2), html_escape(c.unit));
+  if (c.bins) {
+    const double xstep = nice_step(x_hi - x_lo, 8);
+    for (double k = std::ceil(x_lo / xstep - 1e-9); k * xstep <= x_hi + 1e-9; k += 1) {
+      const double v = k * xstep;
+      out += fmt::format("<line x1=\"{0}\" y1=\"{1}\" x2=\"{0}\" y2=\"{2}\" stroke=\"#888\"/>", n1(X(v)), n1(bottom), n1(bottom + 4));
+      out += fmt::format("<text x=\"{}\" y=\"{}\" text-anchor=\"middle\" fill=\"#444\">{}</text>\n", n1(X(v)), n1(bottom + 16),
+                         tick_label(v, xstep));
+    }
+    out += fmt::format("<text x=\"{}\" y=\"{}\" text-anchor=\"middle\" fill=\"#444\">{}</text>\n", n1(left + plot_w / 2),
+                       n1(bottom + 34), html_escape(c.bins->unit));
+  }
   const double slot = c.bars.empty() ? plot_w : plot_w / static_cast<double>(c.bars.size());
-  const double bw = std::min(slot * 0.62, 64.0);
+  const double column = std::min(slot * 0.62, 64.0);
   for (std::size_t i = 0; i < c.bars.size(); ++i) {
     const auto& b = c.bars[i];
-    const double x = left + slot * static_cast<double>(i) + (slot - bw) / 2;
+    double x = left + slot * static_cast<double>(i) + (slot - column) / 2, bw = column;
+    if (c.bins) {  // adjacent bins with a hairline between them
+      const double a = c.bins->low + c.bins->width * static_cast<double>(i);
+      x = X(a) + 0.5;
+      bw = std::max(X(a + c.bins->width) - X(a) - 1.0, 1.0);
+    }
     double base = 0;
     for (const auto& s : b.segments) {
       const std::string& fill = s.swatch >= 0 && s.swatch < static_cast<int>(c.legend.size()) ? c.legend[s.swatch].colour
@@ -354,17 +421,101 @@ std::string bar_chart_svg(const BarChart& c, const std::string& id, double y_max
                          n1(Y(base + s.value)), n1(bw), n1(Y(base) - Y(base + s.value)), fill, title(s.tip));
       base += s.value;
     }
+    if (b.emphasis)
+      out += fmt::format("<rect x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" fill=\"none\" stroke=\"{}\" stroke-width=\"2\" "
+                         "pointer-events=\"none\"/>\n",
+                         n1(x - 1), n1(Y(totals[i]) - 1), n1(bw + 2), n1(Y(0) - Y(totals[i]) + 2), kEmphasis);
     if (!b.note.empty())
-      out += fmt::format("<text x=\"{}\" y=\"{}\" text-anchor=\"middle\" font-weight=\"bold\">{}</text>\n", n1(x + bw / 2),
-                         n1(Y(totals[i]) - 5), html_escape(b.note));
-    out += fmt::format("<text x=\"{}\" y=\"{}\" text-anchor=\"middle\" fill=\"#444\">{}</text>\n", n1(x + bw / 2), n1(bottom + 16),
-                       html_escape(b.label));
+      out += fmt::format("<text x=\"{}\" y=\"{}\" text-anchor=\"middle\" font-weight=\"bold\"{}>{}</text>\n", n1(x + bw / 2),
+                         n1(Y(totals[i]) - 5), b.emphasis ? fmt::format(" fill=\"{}\"", kEmphasis) : "", html_escape(b.note));
+    if (!c.bins)
+      out += fmt::format("<text x=\"{}\" y=\"{}\" text-anchor=\"middle\" fill=\"#444\">{}</text>\n", n1(x + bw / 2), n1(bottom + 16),
+                         html_escape(b.label));
   }
   for (const auto& l : c.lines) {
+    const std::string colour = l.colour.empty() ? kReference : l.colour;
     out += fmt::format("<line x1=\"{0}\" y1=\"{1}\" x2=\"{2}\" y2=\"{1}\" stroke=\"{3}\" stroke-width=\"1.5\" stroke-dasharray=\"6 4\"/>",
-                       n1(left), n1(Y(l.value)), n1(left + plot_w), kReference);
-    out += fmt::format("<text x=\"{}\" y=\"{}\" text-anchor=\"end\" fill=\"{}\">{}</text>\n", n1(left + plot_w - 2),
-                       n1(Y(l.value) - 4), kReference, html_escape(l.label));
+                       n1(left), n1(Y(l.value)), n1(left + plot_w), colour);
+    // A white halo keeps the label readable where it crosses a bar or a note.
+    out += fmt::format("<text x=\"{}\" y=\"{}\" text-anchor=\"end\" fill=\"{}\" stroke=\"#fff\" stroke-width=\"3\" "
+                       "paint-order=\"stroke\">{}</text>\n",
+                       n1(left + plot_w - 2), n1(Y(l.value) - 4), colour, html_escape(l.label));
+  }
+  // Marker lines from their labels down, then the labels over any line that crosses them.
+  const auto marker_colour = [&](const ReferenceLine& m) { return m.colour.empty() ? std::string(kReference) : m.colour; };
+  const auto label_y = [&](std::size_t i) { return top - 6 - 14.0 * marker_row[i]; };
+  for (std::size_t i = 0; c.bins && i < c.markers.size(); ++i)
+    if (c.markers[i].value >= x_lo && c.markers[i].value <= x_hi)
+      out += fmt::format("<line x1=\"{0}\" y1=\"{1}\" x2=\"{0}\" y2=\"{2}\" stroke=\"{3}\" stroke-width=\"1.5\" "
+                         "stroke-dasharray=\"5 3\"/>\n",
+                         n1(X(c.markers[i].value)), n1(label_y(i) + 3), n1(bottom), marker_colour(c.markers[i]));
+  for (std::size_t i = 0; c.bins && i < c.markers.size(); ++i) {
+    const std::string label = marker_label(c.markers[i]);
+    const double half = text_width(label, 11) / 2;
+    out += fmt::format("<text x=\"{}\" y=\"{}\" text-anchor=\"middle\" font-size=\"11\" fill=\"{}\" stroke=\"#fff\" "
+                       "stroke-width=\"3\" paint-order=\"stroke\">{}</text>\n",
+                       n1(std::clamp(X(c.markers[i].value), left + half, left + plot_w - half)), n1(label_y(i)),
+                       marker_colour(c.markers[i]), html_escape(label));
+  }
+  out += "</svg>\n";
+  return out;
+}
+
+std::string grid_svg(const GridChart& c, const std::string& id, int max_width) {
+  constexpr double kFont = 12, right = 12;
+  const std::size_t nr = c.rows.size(), nc = c.columns.size();
+  std::vector<bool> used(c.legend.size(), false);
+  for (const auto& cell : c.cells)
+    if (cell.swatch >= 0 && cell.swatch < static_cast<int>(used.size())) used[cell.swatch] = true;
+  std::vector<LegendItem> items;
+  for (std::size_t s = 0; s < c.legend.size(); ++s)
+    if (used[s]) items.push_back({c.legend[s].colour, legend_text(c.legend[s]), false, ""});
+
+  double label_w = text_width(c.row_title, kFont);
+  for (const auto& r : c.rows) label_w = std::max(label_w, text_width(r, kFont));
+  const double left = label_w + 16;
+  double widest = 0;
+  for (const auto& col : c.columns) widest = std::max(widest, text_width(col, kFont));
+  for (const auto& cell : c.cells) widest = std::max(widest, text_width(cell.label, kFont));
+  double cw = std::clamp(widest + 10, 18.0, 90.0);
+  if (nc > 0 && left + cw * static_cast<double>(nc) + right > max_width)
+    cw = std::max(2.0, (max_width - left - right) / static_cast<double>(nc));
+  const double ch = nr > 40 ? std::max(4.0, 880.0 / static_cast<double>(nr)) : 22.0;
+  const int width = static_cast<int>(std::ceil(std::max(left + cw * static_cast<double>(nc) + right, 260.0)));
+  int legend_h = 0;
+  const std::string legend = legend_row(items, 8, 2, width - 16, &legend_h);
+  const double title_y = legend_h + 16, labels_y = title_y + 16, top = labels_y + 8;
+  const int height = static_cast<int>(top + ch * static_cast<double>(nr) + 8);
+
+  std::string out = svg_open(id, "grid", width, height);
+  out += legend;
+  out += fmt::format("<text x=\"{}\" y=\"{}\" font-weight=\"bold\" fill=\"#444\">{}</text>\n", n1(left), n1(title_y),
+                     html_escape(c.column_title));
+  out += fmt::format("<text x=\"{}\" y=\"{}\" text-anchor=\"end\" font-weight=\"bold\" fill=\"#444\">{}</text>\n", n1(left - 8),
+                     n1(labels_y), html_escape(c.row_title));
+  // Column labels: every k-th when the cells are narrower than the labels.
+  const auto every = static_cast<std::size_t>(std::ceil((std::min(widest, 200.0) + 6) / cw));
+  for (std::size_t k = 0; k < nc; k += std::max<std::size_t>(every, 1))
+    out += fmt::format("<text x=\"{}\" y=\"{}\" text-anchor=\"middle\" fill=\"#444\">{}</text>\n",
+                       n1(left + cw * (static_cast<double>(k) + 0.5)), n1(labels_y), html_escape(c.columns[k]));
+  for (std::size_t r = 0; r < nr; ++r) {
+    const double y = top + ch * static_cast<double>(r);
+    if (ch >= kFont || r % static_cast<std::size_t>(std::ceil(kFont / ch)) == 0)
+      out += fmt::format("<text x=\"{}\" y=\"{}\" text-anchor=\"end\" fill=\"#444\">{}</text>\n", n1(left - 8),
+                         n1(y + std::max(ch, kFont) / 2 + 4), html_escape(c.rows[r]));
+    for (std::size_t k = 0; k < nc && r * nc + k < c.cells.size(); ++k) {
+      const GridCell& cell = c.cells[r * nc + k];
+      const std::string& fill = cell.swatch >= 0 && cell.swatch < static_cast<int>(c.legend.size()) ? c.legend[cell.swatch].colour
+                                                                                                   : std::string("#888");
+      const double x = left + cw * static_cast<double>(k);
+      out += fmt::format("<rect class=\"cell\" x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" fill=\"{}\" stroke=\"#fff\" "
+                         "stroke-width=\"{}\">{}</rect>",
+                         n1(x), n1(y), n1(cw), n1(ch), fill, cw >= 8 && ch >= 8 ? "1" : "0", title(cell.tip));
+      if (!cell.label.empty() && cw >= text_width(cell.label, kFont) + 4 && ch >= kFont + 4)
+        out += fmt::format("<text x=\"{}\" y=\"{}\" text-anchor=\"middle\" fill=\"{}\" pointer-events=\"none\">{}</text>",
+                           n1(x + cw / 2), n1(y + ch / 2 + 4), text_colour_on(fill), html_escape(cell.label));
+      out += "\n";
+    }
   }
   out += "</svg>\n";
   return out;

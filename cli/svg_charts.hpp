@@ -6,7 +6,9 @@
 // [left, left + plot_width]. Pass the longest run's end as `axis_end` to compare runs by eye.
 //
 // Every timeline bar is one <rect class="bar"> with a <title> (its hover text); idle gaps are
-// <rect class="idle">, waits (TimeTrack::waits) <rect class="wait"> with a <title>; bar-chart columns are <rect class="col">. Output is deterministic:
+// <rect class="idle">, waits (TimeTrack::waits) <rect class="wait"> with a <title>; bar-chart
+// columns (and histogram bins) are <rect class="col">; grid cells are <rect class="cell">, each
+// with a <title> too. Output is deterministic:
 // coordinates are printed with one decimal.
 #include <string>
 
@@ -35,6 +37,14 @@ std::string timeline_svg(const TimelineChart& chart, const std::string& id, Time
 std::string curve_svg(const CurveChart& chart, const std::string& id, Time axis_end, double y_max,
                       const SvgLayout& layout = {});
 
+// `width` <= 0: wide enough that the labels under the bars and the notes over them do not collide.
+// With chart.bins: a histogram over `width` pixels, bins side by side on a numbered axis that also
+// reaches the markers up to one bins' span away; a marker further out is named at the plot's edge
+// with an arrow (a deadline weeks after runs that all take days would squash the bins).
 std::string bar_chart_svg(const BarChart& chart, const std::string& id, double y_max, int width = 420);
+
+// Cells as wide as their longest label needs, up to `max_width` pixels in all; when the columns
+// do not fit, the cells get narrower and drop the labels that no longer fit.
+std::string grid_svg(const GridChart& chart, const std::string& id, int max_width = 1300);
 
 }  // namespace stepsim::cli

@@ -39,4 +39,12 @@ std::string Table::render() const {
   return out;
 }
 
+std::string CaptionedTable::render() const {
+  std::string out;
+  if (!intro.empty()) out += intro + "\n";
+  out += table.render();
+  if (!outro.empty()) out += outro + "\n";
+  return out;
+}
+
 }  // namespace stepsim::cli

@@ -23,6 +23,15 @@ class Table {
   std::vector<std::vector<std::string>> rows_;
 };
 
+// A table with the lines printed above it and the footnote below it (either may be empty), for
+// reports that print it as text and show it in HTML alike.
+struct CaptionedTable {
+  std::string intro;
+  Table table;
+  std::string outro;
+  std::string render() const;  // intro, the table, outro; every line ends in '\n'
+};
+
 // Display width of UTF-8 text (counts code points; our tables use no wide glyphs).
 std::size_t display_width(const std::string& s);
 

@@ -1,5 +1,6 @@
 #include "schedules/action.hpp"
 
+#include <algorithm>
 #include <charconv>
 #include <map>
 #include <set>
@@ -93,8 +94,22 @@ PipelinePlan single_route_plan(int devices, std::vector<int> placement, int micr
 
 std::vector<std::string> check_plan(const PipelinePlan& plan) {
   std::vector<std::string> problems;
-  // (kind, stage, micro) -> device it was listed on
-  std::map<std::tuple<char, int, int>, int> seen;
+  // (kind, stage, micro) -> device it was listed on (-1: not listed); a flat table, since every
+  // slot is asked about below.
+  const auto kind_index = [](ActionKind k) {
+    switch (k) {
+      case ActionKind::Forward: return 0;
+      case ActionKind::Backward: return 1;
+      case ActionKind::BackwardInput: return 2;
+      case ActionKind::BackwardWeight: return 3;
+      case ActionKind::OverlapFB: break;
+    }
+    return 0;
+  };
+  const auto slot = [&](ActionKind k, int stage, int micro) {
+    return (static_cast<std::size_t>(kind_index(k)) * plan.stages + stage) * plan.microbatches + micro;
+  };
+  std::vector<int> seen(4 * static_cast<std::size_t>(std::max(plan.stages, 0)) * std::max(plan.microbatches, 0), -1);
   auto note = [&](ActionKind kind, int stage, int micro, int device) {
     const Action a{kind, stage, micro};
     if (stage < 0 || stage >= plan.stages || micro < 0 || micro >= plan.microbatches) {
@@ -105,8 +120,9 @@ std::vector<std::string> check_plan(const PipelinePlan& plan) {
     const int want = plan.device_of(stage, micro);
     if (want != device)
       problems.push_back(fmt::format("device {}: {} belongs on device {}", device, format_action(a), want));
-    auto [it, fresh] = seen.emplace(std::make_tuple(static_cast<char>(kind), stage, micro), device);
-    if (!fresh) problems.push_back(fmt::format("device {}: {} is listed twice (also on device {})", device, format_action(a), it->second));
+    int& listed = seen[slot(kind, stage, micro)];
+    if (listed >= 0) problems.push_back(fmt::format("device {}: {} is listed twice (also on device {})", device, format_action(a), listed));
+    else listed = device;
   };
   for (int d = 0; d < static_cast<int>(plan.actions.size()); ++d) {
     for (const Action& a : plan.actions[d]) {
@@ -120,7 +136,7 @@ std::vector<std::string> check_plan(const PipelinePlan& plan) {
   }
   // Each (stage, micro-batch) needs its forward and one backward: either full (B), or split into
   // I and W. Schedules may mix the two forms (DualPipe splits only some backwards).
-  const auto has = [&](ActionKind k, int s, int i) { return seen.count({static_cast<char>(k), s, i}) > 0; };
+  const auto has = [&](ActionKind k, int s, int i) { return seen[slot(k, s, i)] >= 0; };
   const auto missing = [&](ActionKind k, int s, int i) {
     problems.push_back(fmt::format("{} is missing (device {})", format_action(Action{k, s, i}), plan.device_of(s, i)));
   };

@@ -1,5 +1,6 @@
 #include "schedules/pipeline.hpp"
 
+#include <algorithm>
 #include <stdexcept>
 
 #include <fmt/format.h>
@@ -70,9 +71,18 @@ std::unique_ptr<PipelineProgram> lower(const PipelinePlan& plan, const PipelineC
     return id;
   };
 
-  // Compute ops in each device's action order: the program order of its compute stream.
-  for (int d = 0; d < p; ++d) {
-    for (const Action& a : plan.actions[d]) {
+  // Compute ops in each device's action order: the program order of its compute stream. They are
+  // dealt round-robin over the devices (every device's k-th action, then the (k+1)-th), so that
+  // ops running at about the same time sit near each other in memory: the engine then walks its
+  // per-op records nearly sequentially instead of in p far-apart streams.
+  std::size_t longest = 0;
+  for (const auto& list : plan.actions) longest = std::max(longest, list.size());
+  for (std::size_t k = 0; k <= longest; ++k) {
+    for (int d = 0; d < p; ++d) {
+      const auto& list = plan.actions[d];
+      if (k == list.size()) add(prog.compute[d], costs.update[d], 0, {PipeOp::Update, static_cast<std::int16_t>(d), -1, -1, -1});
+      if (k >= list.size()) continue;
+      const Action& a = list[k];
       const StageCost& c = costs.stages.at(a.stage);
       Time dur = 0;
       switch (a.kind) {
@@ -100,7 +110,6 @@ std::unique_ptr<PipelineProgram> lower(const PipelinePlan& plan, const PipelineC
           break;
       }
     }
-    add(prog.compute[d], costs.update[d], 0, {PipeOp::Update, static_cast<std::int16_t>(d), -1, -1, -1});
   }
 
   std::map<std::pair<int, int>, ResourceId> links;

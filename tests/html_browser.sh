@@ -11,6 +11,9 @@
 #     distinct colours and the pixels in one colour (forward ops; exposed communication).
 # The design case's report (zero3-design-48.yaml, ~1,500 bars and zoomed views) must load
 # without a JavaScript error too.
+# The planner's and the job simulation's reports (`plan --html`, `plan --sweep ... --html`,
+# `job --html`) likewise: no JavaScript error, hovering a column or cell shows its text, and the
+# screenshots are not blank.
 # Without chromium this test fails: setup.sh installs it, so a missing browser is a broken setup.
 # Usage: bash tests/html_browser.sh path/to/stepsim   (from the source directory)
 set -euo pipefail
@@ -59,7 +62,7 @@ hover_check() {
 screenshot_check() {
   local page="$1" size="$2" colour="$3"
   rm -f "$tmp/shot.png"
-  chrome --screenshot="$tmp/shot.png" --window-size="$size" "file://$page" >/dev/null ||
+  chrome --virtual-time-budget=3000 --screenshot="$tmp/shot.png" --window-size="$size" "file://$page" >/dev/null ||
     fail "chromium --screenshot failed: $(tail -5 "$tmp/chromium.log")"
   [[ -s "$tmp/shot.png" ]] || fail "no screenshot written"
   # The PNG goes in as a data: URL, so the canvas may read its pixels.
@@ -130,3 +133,26 @@ echo "ok: data-parallel report: no JavaScript errors, $dp_bars bars, hover shows
 hover="$(hover_check "$tmp/design.html" rect.wait)"
 [[ "$hover" == "block: card 0: exposed communication "* ]] || fail "hovering the design case's first exposed interval showed '$hover'"
 echo "ok: design case report: no JavaScript errors, $(grep -o '<rect class="bar"' "$tmp/design.html" | wc -l) bars"
+
+# --- the planner and the job simulation. report_check NAME SELECTOR HOVER-PREFIX COLOUR PIXELS:
+# no JavaScript error, hovering the first SELECTOR shows HOVER-PREFIX..., and a 1200x900
+# screenshot with at least 30 colours and PIXELS pixels of the page's main COLOUR.
+report_check() {
+  local name="$1" selector="$2" want="$3" colour="$4" min="$5" hover shot
+  hover="$(hover_check "$tmp/$name.html" "$selector")"
+  [[ "$hover" == "block: $want"* ]] || fail "$name: hovering the first $selector showed '$hover'"
+  shot="$(screenshot_check "$tmp/$name.html" 1200,900 "$colour")"
+  [[ "$shot" =~ ^colours\ ([0-9]+)\ pixels\ ([0-9]+)$ ]] || fail "$name: PNG check gave '$shot'"
+  ((BASH_REMATCH[1] >= 30)) || fail "the $name screenshot looks blank: $shot"
+  ((BASH_REMATCH[2] >= min)) || fail "the $name screenshot shows too few pixels of #$colour: $shot"
+  echo "ok: $name report: no JavaScript errors, hover shows \"$hover\", screenshot $shot"
+}
+"$stepsim" plan scenarios/design-case.yaml --html "$tmp/plan.html" >/dev/null
+"$stepsim" plan scenarios/design-case.yaml --sweep cards=16:64:8 --sweep efficiency=0.3:0.5:0.05 --html "$tmp/sweep.html" >/dev/null
+"$stepsim" job scenarios/job-1024.yaml --runs 200 --html "$tmp/job.html" >/dev/null 2>&1
+# The design case's memory bars (the 10 GiB allowance in teal, ~64 x 130 px each); the sweep's
+# green cells (18 of ~30 x 22 px); the job's histogram bins and overhead bars in blue. A fraction
+# of each, so that small layout changes do not break the test.
+report_check plan rect.col "weights (ZeRO-3): " 76b7b2 5000
+report_check sweep rect.cell "cards = 16, efficiency = 0.3 / " 59a14f 5000
+report_check job rect.col "completion " 4e79a7 5000
