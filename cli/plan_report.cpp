@@ -384,6 +384,8 @@ PlanReportParts plan_report_parts(const PlanScenario& ps, const PlanEvaluation* 
     for (auto& t : scaling_tables(spec, ps.scaling, ev->results.back())) parts.details.push_back(std::move(t));
   }
   if (ps.scale_out) parts.scale_out.emplace(scale_out_table(*ps.scale_out));
+  if (ps.reshard) parts.tensors.push_back(reshard_table(*ps.reshard));
+  if (ps.kv_cache) parts.tensors.push_back(kv_cache_table(*ps.kv_cache));
   return parts;
 }
 
@@ -402,11 +404,9 @@ std::string plan_text(const std::string& title, const PlanScenario& ps, const Pl
     if (ps.spec) out += '\n';
     out += parts.scale_out->render();
   }
-  for (const std::string& text : {ps.reshard ? reshard_text(*ps.reshard) : std::string(),
-                                  ps.kv_cache ? kv_cache_text(*ps.kv_cache) : std::string()}) {
-    if (text.empty()) continue;
-    if (ps.spec || ps.scale_out || out.find('\n') != out.size() - 1) out += '\n';
-    out += text;
+  for (std::size_t i = 0; i < parts.tensors.size(); ++i) {
+    if (ps.spec || ps.scale_out || i > 0) out += '\n';
+    out += parts.tensors[i].render();
   }
   return out;
 }

@@ -26,7 +26,7 @@ std::string grouped(std::int64_t v) {
 
 }  // namespace
 
-std::string reshard_text(const ReshardQuestion& q) {
+CaptionedTable reshard_table(const ReshardQuestion& q) {
   const StateFormat& f = q.format;
   const Bytes row_weights = q.cols * f.weights;
   const Bytes row_checkpoint = checkpoint_tensor_bytes(q.cols, f);
@@ -37,14 +37,14 @@ std::string reshard_text(const ReshardQuestion& q) {
                      mib(q.rows * row_weights), f.weights, mib(q.rows * row_checkpoint), f.recoverable(), f.weights,
                      f.master, f.moment1, f.moment2);
   const RowRange old0 = shard_rows(q.rows, q.from, 0), new0 = shard_rows(q.rows, q.to, 0);
-  out += fmt::format("old shard {} rows ({} MiB of weights); new shard {} rows ({} MiB)\n", grouped(old0.count),
+  out += fmt::format("old shard {} rows ({} MiB of weights); new shard {} rows ({} MiB)", grouped(old0.count),
                      mib(old0.count * row_weights), grouped(new0.count), mib(new0.count * row_weights));
   Table t({{"new rank"}, {"reads old shard"}, {"its rows", false}, {"rows"}, {"weights MiB"}, {"checkpoint MiB"}});
   for (const ShardRead& r : reshard_reads(q.rows, q.from, q.to))
     t.add_row({std::to_string(r.new_rank), std::to_string(r.old_rank),
                fmt::format("{}-{}", r.old_offset, r.old_offset + r.rows - 1), grouped(r.rows), mib(r.rows * row_weights),
                mib(r.rows * row_checkpoint)});
-  return out + t.render();
+  return {std::move(out), std::move(t), ""};
 }
 
 nlohmann::ordered_json reshard_json(const ReshardQuestion& q) {
@@ -61,16 +61,16 @@ nlohmann::ordered_json reshard_json(const ReshardQuestion& q) {
           {"reads", reads}};
 }
 
-std::string kv_cache_text(const KvCacheQuestion& q) {
+CaptionedTable kv_cache_table(const KvCacheQuestion& q) {
   const TransformerConfig& m = q.model;
-  std::string out = fmt::format("KV cache of one sequence ({}): 2 x {} layers x {} KV heads x {} x tokens x {} B\n",
+  std::string out = fmt::format("KV cache of one sequence ({}): 2 x {} layers x {} KV heads x {} x tokens x {} B",
                                 m.name.empty() ? "model" : m.name, m.layers, m.kv_heads, m.head_dim, q.bytes);
   Table t({{"tokens"}, {"bytes"}, {"GiB"}});
   for (std::int64_t n : q.tokens) {
     const Bytes b = kv_cache_bytes(m, n, q.bytes);
     t.add_row({grouped(n), grouped(b), fmt::format("{:.3f}", static_cast<double>(b) / kGiB)});
   }
-  return out + t.render();
+  return {std::move(out), std::move(t), ""};
 }
 
 nlohmann::ordered_json kv_cache_json(const KvCacheQuestion& q) {

@@ -6,12 +6,15 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/scenario_plan.hpp"
+#include "cli/table.hpp"
 
 namespace stepsim::cli {
 
-std::string reshard_text(const ReshardQuestion& q);
+// The sizes (intro) and one row per read of a new rank.
+CaptionedTable reshard_table(const ReshardQuestion& q);
 nlohmann::ordered_json reshard_json(const ReshardQuestion& q);
-std::string kv_cache_text(const KvCacheQuestion& q);
+// The formula (intro) and one row per sequence length.
+CaptionedTable kv_cache_table(const KvCacheQuestion& q);
 nlohmann::ordered_json kv_cache_json(const KvCacheQuestion& q);
 
 }  // namespace stepsim::cli

@@ -4,6 +4,7 @@
 
 #include <cmath>
 
+#include "cli/plan_pictures.hpp"
 #include "cli/plan_report.hpp"
 #include "cli/plan_tensor_report.hpp"
 #include "cli/scenario.hpp"
@@ -42,7 +43,7 @@ TEST_CASE("tensor-sizes: gate projection TP4 -> TP8 and the 8K KV cache from the
   CHECK(q.rows == 12288);
   CHECK(q.cols == 4096);
   CHECK(q.format.recoverable() == 14);
-  const std::string text = reshard_text(q);
+  const std::string text = reshard_table(q).render();
   CHECK(contains(text, "weights 96 MiB"));
   CHECK(contains(text, "in a checkpoint 672 MiB"));
   CHECK(contains(text, "old shard 3,072 rows (24 MiB of weights); new shard 1,536 rows (12 MiB)"));
@@ -53,12 +54,17 @@ TEST_CASE("tensor-sizes: gate projection TP4 -> TP8 and the 8K KV cache from the
   CHECK(j["reads"][5]["old_offset"] == 1536);
 
   REQUIRE(sc.plan->kv_cache);
-  CHECK(contains(kv_cache_text(*sc.plan->kv_cache), "1,207,959,552  1.125"));
+  CHECK(contains(kv_cache_table(*sc.plan->kv_cache).render(), "1,207,959,552  1.125"));
   CHECK(kv_cache_json(*sc.plan->kv_cache)["sequences"][0]["bytes"] == 1'207'959'552LL);
   // The plan's text carries both sections.
   const std::string plan = plan_text("t", *sc.plan, nullptr);
   CHECK(contains(plan, "from TP4 to TP8"));
   CHECK(contains(plan, "KV cache of one sequence (qwen3-8b)"));
+  // And the HTML report (`plan --html`) shows the same tables.
+  const std::string html = plan_html_report("t", "", *sc.plan, nullptr);
+  CHECK(contains(html, "Tensors"));
+  CHECK(contains(html, "in a checkpoint 672 MiB"));
+  CHECK(contains(html, "1,207,959,552"));
 }
 
 TEST_CASE("plan.reshard and plan.kv_cache errors name the key", "[plan][arithmetic]") {
