@@ -4,6 +4,7 @@
 #include <memory>
 
 #include "cli/cmd_data_parallel.hpp"
+#include "cli/cmd_moe.hpp"
 #include "cli/commands.hpp"
 #include "cli/output.hpp"
 #include "cli/pipeline_pictures.hpp"
@@ -58,10 +59,10 @@ void add_picture_args(CLI::App* cmd, PictureArgs& a, CLI::Option* json) {
 
 // The pictures exist for pipeline and data_parallel runs; say so rather than ignore the options.
 void pictures_need_timeline(const Scenario& sc, const PictureArgs& a) {
-  if (sc.rl && (!a.html.empty() || a.gantt))
+  if ((sc.rl || sc.moe) && (!a.html.empty() || a.gantt))
     throw InputError(!a.html.empty() ? "--html" : "--gantt", 0, "",
-                     "HTML reports and text Gantt charts are available for pipeline and data_parallel scenarios, not "
-                     "yet for rl ones (use --trace for a timeline)");
+                     fmt::format("HTML reports and text Gantt charts are available for pipeline and data_parallel "
+                                 "scenarios, not yet for {} ones (use --trace for a timeline)", sc.rl ? "rl" : "moe"));
 }
 
 int gantt_width(const PictureArgs& a) {
@@ -110,6 +111,7 @@ void add_run_command(CLI::App& app) {
     if (sc.data_parallel)
       return run_data_parallel_scenario(sc, {*json, *trace, pictures->html, pictures->gantt ? gantt_width(*pictures) : 0});
     if (sc.rl) return run_rl_scenario(sc, *json, *trace);
+    if (sc.moe) return run_moe_scenario(sc, *json, *trace);
     const PipelineSpec& spec = pipeline_of(sc);
     const PipelineRun run = simulate_or_fail(sc, spec);
     if (!trace->empty()) write_file(*trace, pipeline_trace(run));
@@ -137,6 +139,7 @@ void add_compare_command(CLI::App& app) {
     if (sc.data_parallel)
       return compare_data_parallel_scenario(sc, {*json, "", pictures->html, pictures->gantt ? gantt_width(*pictures) : 0});
     if (sc.rl) return run_rl_scenario(sc, *json, "");  // a loop and its variants are already one row each
+    if (sc.moe) return compare_moe_scenario(sc, *json);
     const PipelineSpec& base = pipeline_of(sc);
     std::vector<std::string> names = *schedules;
     const bool explicit_list = !names.empty();
@@ -206,6 +209,7 @@ void add_validate_command(CLI::App& app) {
     if (sc.pipeline) simulate_or_fail(sc, *sc.pipeline);
     if (sc.data_parallel) validate_data_parallel_scenario(sc);
     if (sc.rl) validate_rl_scenario(sc);
+    if (sc.moe) validate_moe_scenario(sc);
     fmt::print("{}: ok\n", sc.file);
   });
 }

@@ -151,6 +151,10 @@ std::string plan_html_report(const std::string& title, const std::string& descri
     page.heading(2, "Scale-out", "scale-out");
     page.table(*parts.scale_out);
   }
+  if (!parts.tensors.empty()) {
+    page.heading(2, "Tensors", "tensors");
+    for (const auto& t : parts.tensors) page.table(t);
+  }
   return page.finish();
 }
 

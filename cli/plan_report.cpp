@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include "cli/plan_tensor_report.hpp"
 #include "cli/table.hpp"
 #include "models/checkpoint.hpp"
 #include "models/compute.hpp"
@@ -217,6 +218,10 @@ Table room_table(const PlanEvaluation& ev) {
   row("interval tau / optimum sqrt(2cM) (s)", [](const PlanResult& r) {
     return fmt::format("{:.0f} / {:.0f}", to_s(r.time->interval), to_s(r.time->optimal_interval));
   });
+  row("checkpoint bytes / average write rate", [](const PlanResult& r) {
+    return fmt::format("{:.1f} GB / {:.1f} MB/s", static_cast<double>(r.time->checkpoint_bytes) / 1e9,
+                       r.time->checkpoint_write_rate / 1e6);
+  });
   row("overhead: save c/tau + redo (tau/2+r)/M",
       [](const PlanResult& r) { return fmt::format("{} + {}", fmt_pct(r.time->overhead.save), fmt_pct(r.time->overhead.redo)); });
   return t;
@@ -379,6 +384,8 @@ PlanReportParts plan_report_parts(const PlanScenario& ps, const PlanEvaluation* 
     for (auto& t : scaling_tables(spec, ps.scaling, ev->results.back())) parts.details.push_back(std::move(t));
   }
   if (ps.scale_out) parts.scale_out.emplace(scale_out_table(*ps.scale_out));
+  if (ps.reshard) parts.tensors.push_back(reshard_table(*ps.reshard));
+  if (ps.kv_cache) parts.tensors.push_back(kv_cache_table(*ps.kv_cache));
   return parts;
 }
 
@@ -396,6 +403,10 @@ std::string plan_text(const std::string& title, const PlanScenario& ps, const Pl
   if (parts.scale_out) {
     if (ps.spec) out += '\n';
     out += parts.scale_out->render();
+  }
+  for (std::size_t i = 0; i < parts.tensors.size(); ++i) {
+    if (ps.spec || ps.scale_out || i > 0) out += '\n';
+    out += parts.tensors[i].render();
   }
   return out;
 }
@@ -450,7 +461,9 @@ Json result_json(const PlanResult& r, const std::optional<MemoryLevers>& ml, con
     tj["input_wait_s"] = round_to(to_s(t.input_wait), 1e-6);
     tj["straggler_s"] = round_to(to_s(t.straggler), 1e-6);
     tj["step_s"] = round_to(to_s(t.step), 1e-6);
-    tj["checkpoint"] = {{"save_s", round_to(to_s(t.checkpoint.save), 1e-6)},
+    tj["checkpoint"] = {{"bytes", t.checkpoint_bytes},
+                        {"write_rate_Bps", round_to(t.checkpoint_write_rate, 1e-3)},
+                        {"save_s", round_to(to_s(t.checkpoint.save), 1e-6)},
                         {"restore_s", round_to(to_s(t.checkpoint.restore), 1e-6)},
                         {"interval_s", round_to(to_s(t.interval), 1e-3)},
                         {"optimal_interval_s", round_to(to_s(t.optimal_interval), 1e-3)},
@@ -543,6 +556,8 @@ Json plan_json(const std::string& name, const PlanScenario& ps, const PlanEvalua
       }
     j["scale_out"] = {{"flops", flops}, {"cards", so.cards}, {"rows", rows}};
   }
+  if (ps.reshard) j["reshard"] = reshard_json(*ps.reshard);
+  if (ps.kv_cache) j["kv_cache"] = kv_cache_json(*ps.kv_cache);
   return j;
 }
 

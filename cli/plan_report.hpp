@@ -35,6 +35,7 @@ struct PlanReportParts {
   std::vector<std::string> levers;       // what would fix the cases that fail
   std::vector<CaptionedTable> details;   // memory at the peak, room, checkpoint comparison, scaling, stragglers
   std::optional<CaptionedTable> scale_out;
+  std::vector<CaptionedTable> tensors;   // plan.reshard, plan.kv_cache (cli/plan_tensor_report.hpp)
 };
 PlanReportParts plan_report_parts(const PlanScenario& ps, const PlanEvaluation* eval);
 

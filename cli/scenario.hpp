@@ -9,6 +9,7 @@
 #include "cli/input.hpp"
 #include "cli/job_scenario.hpp"
 #include "cli/scenario_data_parallel.hpp"
+#include "cli/scenario_moe.hpp"
 #include "cli/scenario_plan.hpp"
 #include "schedules/pipeline_spec.hpp"
 #include "schedules/rl_run.hpp"
@@ -24,6 +25,7 @@ struct Scenario {
   std::optional<JobScenario> job;
   std::optional<PlanScenario> plan;  // `plan:` (stepsim plan)
   std::optional<RlScenario> rl;
+  std::optional<MoeScenario> moe;  // `moe:` (cli/scenario_moe.hpp)
 
   std::shared_ptr<const Source> source;
   // Throws InputError pointing at the dotted `key` (its line if the file has it).

@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include "cli/model_files.hpp"
 #include "models/units.hpp"
 
 namespace stepsim::cli {
@@ -122,6 +123,54 @@ void read_model(const Reader& r, PlanSpec& spec) {
   spec.model.saved_arrays = static_cast<int>(m.opt_integer("saved_arrays", 0).value_or(0));
 }
 
+// Bytes per parameter of each resident array; absent ones keep mixed-precision Adam's.
+StateFormat read_state_format(const Reader& f) {
+  f.only({"weights", "gradients", "master", "moment1", "moment2"});
+  StateFormat format;
+  format.weights = static_cast<int>(f.opt_integer("weights", 0).value_or(2));
+  format.gradients = static_cast<int>(f.opt_integer("gradients", 0).value_or(2));
+  format.master = static_cast<int>(f.opt_integer("master", 0).value_or(4));
+  format.moment1 = static_cast<int>(f.opt_integer("moment1", 0).value_or(4));
+  format.moment2 = static_cast<int>(f.opt_integer("moment2", 0).value_or(4));
+  return format;
+}
+
+ReshardQuestion read_reshard(const Reader& r, const std::optional<PlanSpec>& spec) {
+  r.only({"tensor", "shape", "from", "to", "state_bytes"});
+  ReshardQuestion q;
+  q.tensor = r.opt_text("tensor").value_or("tensor");
+  const YAML::Node shape = r.node()["shape"];
+  if (!shape.IsDefined()) r.fail("shape", "missing: [rows, columns] of the matrix, split by rows");
+  if (!shape.IsSequence() || shape.size() != 2) r.fail("shape", "expected [rows, columns], e.g. [12288, 4096]");
+  std::int64_t dims[2] = {0, 0};
+  for (std::size_t i = 0; i < 2; ++i)
+    if (!shape[i].IsScalar() || !YAML::convert<std::int64_t>::decode(shape[i], dims[i]) || dims[i] < 1)
+      r.fail_at(shape[i], fmt::format("{}[{}]", r.key("shape"), i), "expected a whole number of at least 1");
+  q.rows = dims[0];
+  q.cols = dims[1];
+  q.from = static_cast<int>(r.integer("from", 1));
+  q.to = static_cast<int>(r.integer("to", 1));
+  if (q.from > q.rows) r.fail("from", fmt::format("more ranks than the {} rows", q.rows));
+  if (q.to > q.rows) r.fail("to", fmt::format("more ranks than the {} rows", q.rows));
+  if (r.has("state_bytes")) q.format = read_state_format(r.child("state_bytes"));
+  else if (spec) q.format = spec->format;
+  return q;
+}
+
+KvCacheQuestion read_kv_cache(const Reader& r, const std::optional<PlanSpec>& spec) {
+  r.only({"model", "tokens", "bytes"});
+  KvCacheQuestion q;
+  if (r.has("model")) q.model = read_transformer(r, "model");
+  else if (spec && spec->model.shape) q.model = *spec->model.shape;
+  else r.fail("model", "missing: the KV cache needs a model with shapes (layers, kv_heads, head_dim)");
+  if (q.model.layers < 1 || q.model.kv_heads < 1 || q.model.head_dim < 1)
+    r.fail("model", "the model needs layers, kv_heads and head_dim for its KV cache");
+  for (int n : int_list(r, "tokens")) q.tokens.push_back(n);
+  if (q.tokens.empty()) r.fail("tokens", "missing: a list of sequence lengths, e.g. [8192]");
+  q.bytes = static_cast<int>(r.opt_integer("bytes", 1).value_or(2));
+  return q;
+}
+
 RecomputePolicy read_recompute(const Reader& r, const std::string& k) {
   const std::string s = r.opt_text(k).value_or("none");
   if (s == "none") return {RecomputeKind::None, 0};
@@ -199,15 +248,7 @@ PlanSpec read_spec(const Reader& r, const std::shared_ptr<const Source>& src) {
   if (r.has("memory")) {
     const Reader m = r.child("memory");
     m.only({"state_bytes", "zero", "workspace", "recompute", "activation_bytes", "logit_bytes", "prefetch", "margin"});
-    if (m.has("state_bytes")) {
-      const Reader f = m.child("state_bytes");
-      f.only({"weights", "gradients", "master", "moment1", "moment2"});
-      spec.format.weights = static_cast<int>(f.opt_integer("weights", 0).value_or(2));
-      spec.format.gradients = static_cast<int>(f.opt_integer("gradients", 0).value_or(2));
-      spec.format.master = static_cast<int>(f.opt_integer("master", 0).value_or(4));
-      spec.format.moment1 = static_cast<int>(f.opt_integer("moment1", 0).value_or(4));
-      spec.format.moment2 = static_cast<int>(f.opt_integer("moment2", 0).value_or(4));
-    }
+    if (m.has("state_bytes")) spec.format = read_state_format(m.child("state_bytes"));
     spec.zero_stage = static_cast<int>(m.opt_integer("zero", 0).value_or(0));
     if (spec.zero_stage > 3) m.fail("zero", fmt::format("ZeRO stages are 0 to 3 (got {})", spec.zero_stage));
     spec.workspace = m.opt_bytes("workspace");
@@ -286,7 +327,7 @@ PlanSpec read_spec(const Reader& r, const std::shared_ptr<const Source>& src) {
 
 PlanScenario read_plan(const Reader& r, const std::shared_ptr<const Source>& src) {
   r.only({"model", "accelerator", "usable_memory", "cards_per_host", "task", "deadline", "memory", "compute", "step",
-          "checkpoint", "cases", "scaling", "scale_out"});
+          "checkpoint", "cases", "scaling", "scale_out", "reshard", "kv_cache"});
   PlanScenario ps;
   if (r.has("cases") || r.has("model")) ps.spec = read_spec(r, src);
   ps.exposed_comm_given = r.has("step") && r.child("step").has("exposed_comm");
@@ -325,7 +366,10 @@ PlanScenario read_plan(const Reader& r, const std::shared_ptr<const Source>& src
     so.within = s.opt_duration("within");
     ps.scale_out = so;
   }
-  if (!ps.spec && !ps.scale_out) r.fail("cases", "the plan has nothing to evaluate: give model and cases, or scale_out");
+  if (r.has("reshard")) ps.reshard = read_reshard(r.child("reshard"), ps.spec);
+  if (r.has("kv_cache")) ps.kv_cache = read_kv_cache(r.child("kv_cache"), ps.spec);
+  if (!ps.spec && !ps.scale_out && !ps.reshard && !ps.kv_cache)
+    r.fail("cases", "the plan has nothing to evaluate: give model and cases, scale_out, reshard or kv_cache");
   return ps;
 }
 

@@ -34,6 +34,22 @@ struct ScaleOut {
   std::optional<Time> within;
 };
 
+// `plan.reshard`: one row-split matrix of a checkpoint loaded at another tensor-parallel degree
+// (figure 10-31; models/resharding.hpp).
+struct ReshardQuestion {
+  std::string tensor;
+  std::int64_t rows = 0, cols = 0;
+  int from = 1, to = 1;
+  StateFormat format;  // its own state_bytes, else the plan's memory.state_bytes, else 2+2+4+4+4
+};
+
+// `plan.kv_cache`: one sequence's KV cache at these lengths (section 10.5; models/kv_cache.hpp).
+struct KvCacheQuestion {
+  TransformerConfig model;
+  std::vector<std::int64_t> tokens;
+  int bytes = 2;  // per element (BF16)
+};
+
 struct PlanScenario {
   std::optional<PlanSpec> spec;  // present when the section has `cases`
   // `step.exposed_comm` was given. Without it, a scenario with a `data_parallel` section gets its
@@ -42,6 +58,8 @@ struct PlanScenario {
   CheckpointComparison checkpoints;
   ScalingQuestions scaling;
   std::optional<ScaleOut> scale_out;
+  std::optional<ReshardQuestion> reshard;
+  std::optional<KvCacheQuestion> kv_cache;
 };
 
 PlanScenario read_plan(const Reader& r, const std::shared_ptr<const Source>& src);

@@ -30,4 +30,8 @@ Time optimal_checkpoint_interval(const CheckpointCost& cost, const Interruptions
   return static_cast<Time>(std::llround(std::sqrt(2.0 * to_s(cost.save) / r) * static_cast<double>(kSecond)));
 }
 
+double checkpoint_write_rate(Bytes bytes, Time interval) {
+  return interval > 0 ? static_cast<double>(bytes) / to_s(interval) : 0.0;
+}
+
 }  // namespace stepsim

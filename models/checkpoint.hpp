@@ -42,4 +42,9 @@ CheckpointOverhead checkpoint_overhead(const CheckpointCost& cost, Time interval
 // Young's optimum interval sqrt(2 c M).
 Time optimal_checkpoint_interval(const CheckpointCost& cost, const Interruptions& job);
 
+// Bytes per second the storage must take on average to keep up with a checkpoint of `bytes`
+// every `interval` (section 10.4.3: if the production rate exceeds what the storage sustains,
+// pending snapshots pile up). The design case: ~115 GB every 1,800 s is ~64 MB/s.
+double checkpoint_write_rate(Bytes bytes, Time interval);
+
 }  // namespace stepsim

@@ -114,14 +114,15 @@ TimePlan plan_time(const PlanSpec& spec, int cards, int microbatches, const Step
   t.input_wait = spec.input_wait;
   t.step = t.compute + t.straggler + t.comm.exposed + t.input_wait;
 
-  t.checkpoint.save = transfer_time(
-      spec.checkpoint_bytes.value_or(recoverable_state_bytes(spec.model.parameters, spec.format)), spec.storage_bandwidth);
+  t.checkpoint_bytes = spec.checkpoint_bytes.value_or(recoverable_state_bytes(spec.model.parameters, spec.format));
+  t.checkpoint.save = transfer_time(t.checkpoint_bytes, spec.storage_bandwidth);
   t.checkpoint.restore = spec.restore;
   const Interruptions job{spec.card_mtbf, cards, spec.rollback_every};
   t.job_mtbf = job.mean_time_between();
   t.optimal_interval = optimal_checkpoint_interval(t.checkpoint, job);
   t.interval = spec.interval.value_or(t.optimal_interval);
   t.overhead = checkpoint_overhead(t.checkpoint, t.interval, job);
+  t.checkpoint_write_rate = checkpoint_write_rate(t.checkpoint_bytes, t.interval);
   const double L = t.overhead.total();
 
   t.base_training = base_training_time(t.steps, t.step);

@@ -121,6 +121,8 @@ struct TimePlan {
   Time step = 0;              // compute + straggler + exposed communication + input wait
 
   CheckpointCost checkpoint;
+  Bytes checkpoint_bytes = 0;  // what one save writes
+  double checkpoint_write_rate = 0;  // bytes/s the storage must take on average (bytes / interval)
   Time interval = 0;
   Time optimal_interval = 0;
   Time job_mtbf = 0;

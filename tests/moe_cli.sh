@@ -1,0 +1,50 @@
+#!/usr/bin/env bash
+# The moe scenarios end to end through the CLI: run, compare, --json, --trace, validate, bad input.
+set -euo pipefail
+stepsim="$1"
+tmp="$(mktemp -d)"
+trap 'rm -rf "$tmp"' EXIT
+
+for f in scenarios/moe-*.yaml; do
+  "$stepsim" run "$f" > "$tmp/table.txt"
+  "$stepsim" run "$f" --json > "$tmp/a.json"
+  "$stepsim" run "$f" --json > "$tmp/b.json"
+  cmp -s "$tmp/a.json" "$tmp/b.json" || { echo "FAIL: $f --json is not deterministic"; exit 1; }
+  grep -q '"kind": "moe"' "$tmp/a.json" || { echo "FAIL: $f --json has no kind"; exit 1; }
+  "$stepsim" run "$f" --trace "$tmp/trace.json" > /dev/null
+  grep -q '"traceEvents"' "$tmp/trace.json" || { echo "FAIL: $f trace"; exit 1; }
+  "$stepsim" compare "$f" > /dev/null
+  # Outputs are captured before matching: `grep -q` may exit early and a still-writing stepsim
+  # would then die of SIGPIPE, failing the pipeline under pipefail.
+  cmp_json="$("$stepsim" compare "$f" --json)"
+  [[ "$cmp_json" == *'"variant": "balanced"'* ]] || { echo "FAIL: $f compare --json"; exit 1; }
+  [[ "$("$stepsim" validate "$f")" == *': ok'* ]] || { echo "FAIL: validate $f"; exit 1; }
+done
+
+# Figure 10-27: 65,536 dispatches, 512 rows per expert; the busiest card has 1.5x the mean;
+# balanced routing shortens expert compute by a third.
+out="$("$stepsim" run scenarios/moe-routing.yaml)"
+[[ "$out" == *"65,536 dispatches, 512 rows per expert"* ]] || { echo "FAIL: dispatches in '$out'"; exit 1; }
+[[ "$out" == *"busiest card 0: 6,144 rows, 1.50 x the mean card"* ]] || { echo "FAIL: busiest card in '$out'"; exit 1; }
+cmp128="$("$stepsim" compare scenarios/moe-routing.yaml)"
+grep -E '^balanced .* -33\.3% ' <<< "$cmp128" > /dev/null || { echo "FAIL: balanced is not -33.3%"; exit 1; }
+cmp2="$("$stepsim" compare scenarios/moe-two-experts.yaml)"
+grep -E '^balanced .* -33\.3% ' <<< "$cmp2" > /dev/null || { echo "FAIL: 64/64 is not -33.3%"; exit 1; }
+
+# --set reaches the moe section; bad values name the file or --set and the key, exit 2.
+[[ "$("$stepsim" run scenarios/moe-routing.yaml --set moe.routing=balanced)" == *'1.00 x the mean card'* ]] ||
+  { echo "FAIL: --set moe.routing"; exit 1; }
+for bad in moe.cards=12 moe.top_k=200 moe.placement=striped; do
+  set +e
+  msg="$("$stepsim" run scenarios/moe-routing.yaml --set "$bad" 2>&1)"
+  code=$?
+  set -e
+  [[ $code -eq 2 ]] || { echo "FAIL: $bad exit $code ($msg)"; exit 1; }
+  [[ "$msg" == *"${bad%%=*}"* ]] || { echo "FAIL: $bad message '$msg'"; exit 1; }
+done
+set +e
+msg="$("$stepsim" run scenarios/moe-routing.yaml --html "$tmp/x.html" 2>&1)"
+code=$?
+set -e
+[[ $code -eq 2 && "$msg" == *"moe"* ]] || { echo "FAIL: --html for moe: $code '$msg'"; exit 1; }
+echo ok
