@@ -30,19 +30,20 @@ grep -qE '^1f1b +347\.000' <<<"$v4" || fail "1f1b still compared with v=4"
 cap="$("$stepsim" compare "$book" --set pipeline.memory.capacity=1GiB)"
 echo "$cap"
 rows="$(sed -n '/^----/,$p' <<<"$cap" | tail -n +2)"
-head -1 <<<"$rows" | grep -qE '^1f1b .* yes$' || fail "1f1b first and fits"
+head -1 <<<"$rows" | grep >/dev/null -E '^1f1b .* yes$' || fail "1f1b first and fits"
 [[ "$(grep -c ' yes$' <<<"$rows")" == 1 ]] || fail "only 1f1b fits"
-sed -n 2p <<<"$rows" | grep -qE '^dualpipe .* no \(\+202\.0 MiB\)$' || fail "fastest infeasible next"
+sed -n 2p <<<"$rows" | grep >/dev/null -E '^dualpipe .* no \(\+202\.0 MiB\)$' || fail "fastest infeasible next"
 
 # Export a schedule as PyTorch CSV, import it as a custom schedule: same step.
 "$stepsim" export-schedule "$book" --schedule dualpipe -o "$tmp/dualpipe.csv"
-head -1 "$tmp/dualpipe.csv" | grep -q '^0F0,0F1,0F2,3F4,3I4,3W4,3F5,(0F3;3B5)OVERLAP_F_B,' || fail "dualpipe csv row"
+head -1 "$tmp/dualpipe.csv" | grep >/dev/null '^0F0,0F1,0F2,3F4,3I4,3W4,3F5,(0F3;3B5)OVERLAP_F_B,' || fail "dualpipe csv row"
 [[ "$(wc -l <"$tmp/dualpipe.csv")" == 4 ]] || fail "one row per device"
 sed -e '/schedule: 1f1b/d' -e 's|^  layers: 36|  actions_csv: dualpipe.csv|' "$book" >"$tmp/custom.yaml"
 grep -q 'actions_csv' "$tmp/custom.yaml" || fail "scenario rewrite"
-"$stepsim" run "$tmp/custom.yaml" | grep -q 'step time 270.000 ms' || fail "imported dualpipe step"
-"$stepsim" compare "$tmp/custom.yaml" | grep -qE '^custom +270\.000' || fail "custom row in compare"
-"$stepsim" export-schedule "$book" --schedule 1f1b | head -1 | grep -q $'^0F0,0F1,0F2,0F3,0B0,0F4,0B1,0F5,0B2,0F6,0B3,0F7,0B4,0B5,0B6,0B7\r$' ||
+"$stepsim" run "$tmp/custom.yaml" | grep >/dev/null 'step time 270.000 ms' || fail "imported dualpipe step"
+"$stepsim" compare "$tmp/custom.yaml" | grep >/dev/null -E '^custom +270\.000' || fail "custom row in compare"
+"$stepsim" export-schedule "$book" --schedule 1f1b >"$tmp/1f1b.csv"
+head -1 "$tmp/1f1b.csv" | grep >/dev/null $'^0F0,0F1,0F2,0F3,0B0,0F4,0B1,0F5,0B2,0F6,0B3,0F7,0B4,0B5,0B6,0B7\r$' ||
   fail "1f1b csv to stdout"
 
 # A trace for every schedule.

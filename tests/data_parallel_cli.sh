@@ -26,11 +26,11 @@ cmp -s "$tmp/a.out" "$tmp/b.out" && cmp -s "$tmp/a.json" "$tmp/b.json" || fail "
 
 cmp_out="$("$bin" compare scenarios/dp-buckets.yaml)"
 grep -q "one-bucket" <<<"$cmp_out" && grep -q "2.550 ms" <<<"$cmp_out" || fail "compare of buckets: $cmp_out"
-"$bin" compare scenarios/dp-overlap-order.yaml --json | grep -q '"exposed_comm_ms": 0.5' || fail "dx-first exposed time"
+"$bin" compare scenarios/dp-overlap-order.yaml --json | grep >/dev/null '"exposed_comm_ms": 0.5' || fail "dx-first exposed time"
 "$bin" validate scenarios/zero3-design-32.yaml >/dev/null || fail "validate"
 
 # --set reaches the section; a straggler unfolds the ranks.
-"$bin" run scenarios/zero3-design-48.yaml --set data_parallel.stragglers.5=1.02 | grep -q "all 48 simulated" \
+"$bin" run scenarios/zero3-design-48.yaml --set data_parallel.stragglers.5=1.02 | grep >/dev/null "all 48 simulated" \
   || fail "straggler did not unfold"
 
 # Bad input: exit 2 with file:line: key.

@@ -13,16 +13,16 @@ for f in scenarios/rl-*.yaml; do
   grep -q '"kind": "rl"' "$tmp/a.json" || { echo "FAIL: $f --json has no kind"; exit 1; }
   "$stepsim" run "$f" --trace "$tmp/trace.json" > /dev/null
   grep -q '"traceEvents"' "$tmp/trace.json" || { echo "FAIL: $f trace"; exit 1; }
-  "$stepsim" validate "$f" | grep -q ': ok' || { echo "FAIL: validate $f"; exit 1; }
+  "$stepsim" validate "$f" | grep >/dev/null ': ok' || { echo "FAIL: validate $f"; exit 1; }
 done
 
-"$stepsim" run scenarios/rl-stages.yaml | grep -q '4.500' || { echo "FAIL: 4.5/s not in the table"; exit 1; }
-"$stepsim" run scenarios/rl-sync-async.yaml | grep -q '11/15' || { echo "FAIL: 11/15 not in the table"; exit 1; }
+"$stepsim" run scenarios/rl-stages.yaml | grep >/dev/null '4.500' || { echo "FAIL: 4.5/s not in the table"; exit 1; }
+"$stepsim" run scenarios/rl-sync-async.yaml | grep >/dev/null '11/15' || { echo "FAIL: 11/15 not in the table"; exit 1; }
 "$stepsim" run scenarios/rl-interrupted.yaml --trace "$tmp/t.json" > /dev/null
 grep -q '"learning queue"' "$tmp/t.json" || { echo "FAIL: no queue counter in the trace"; exit 1; }
 
 # --set reaches the rl section; bad values name the file or --set and the key, exit 2.
-"$stepsim" run scenarios/rl-stages.yaml --set rl.verification.workers=2 | grep -q '8.000' ||
+"$stepsim" run scenarios/rl-stages.yaml --set rl.verification.workers=2 | grep >/dev/null '8.000' ||
   { echo "FAIL: --set rl.verification.workers"; exit 1; }
 set +e
 msg="$("$stepsim" run scenarios/rl-stages.yaml --set rl.learning.rate=fast 2>&1)"
