@@ -98,4 +98,22 @@ class Reader {
   std::string path_;
 };
 
+// `variants:` under `r`: a map of name -> keys that differ from the base. Each variant is the
+// base with `apply(reader, spec)` run on its keys (`keys`: what a variant may set), in file order.
+template <class Spec, class Apply>
+std::vector<std::pair<std::string, Spec>> read_variants(const Reader& r, const Spec& base,
+                                                        const std::vector<std::string>& keys, Apply apply) {
+  std::vector<std::pair<std::string, Spec>> out;
+  if (!r.has("variants")) return out;
+  const Reader vs = r.child("variants");
+  for (const auto& name : vs.keys()) {
+    const Reader v = vs.child(name);
+    v.only(keys);
+    Spec spec = base;
+    apply(v, spec);
+    out.emplace_back(name, std::move(spec));
+  }
+  return out;
+}
+
 }  // namespace stepsim::cli

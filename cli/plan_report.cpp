@@ -138,6 +138,29 @@ std::string deadline_lever_text(const PlanResult& r, const DeadlineLevers& lv, c
   return s;
 }
 
+// A table with one column per plan case: `row(label, cell)` adds a row whose cells are
+// cell(result) for each case.
+class CaseTable {
+ public:
+  CaseTable(std::string title, const PlanEvaluation& ev) : ev_(ev), table_(columns(std::move(title), ev)) {}
+  template <class Cell>
+  void row(std::string label, Cell cell) {
+    std::vector<std::string> cells{std::move(label)};
+    for (const auto& r : ev_.results) cells.push_back(cell(r));
+    table_.add_row(std::move(cells));
+  }
+  Table table() && { return std::move(table_); }
+
+ private:
+  static std::vector<Table::Column> columns(std::string title, const PlanEvaluation& ev) {
+    std::vector<Table::Column> cols{{std::move(title), false}};
+    for (const auto& r : ev.results) cols.push_back({r.name, true});
+    return cols;
+  }
+  const PlanEvaluation& ev_;
+  Table table_;
+};
+
 bool same_zero_stage(const PlanSpec& spec, const PlanEvaluation& ev) {
   for (const auto& r : ev.results)
     if (r.zero_stage != spec.zero_stage) return false;
@@ -145,14 +168,8 @@ bool same_zero_stage(const PlanSpec& spec, const PlanEvaluation& ev) {
 }
 
 Table design_table(const PlanSpec& spec, const PlanEvaluation& ev, const Mem& m) {
-  std::vector<Table::Column> cols{{"design item", false}};
-  for (const auto& r : ev.results) cols.push_back({r.name, true});
-  Table t(cols);
-  auto row = [&](std::string label, auto cell) {
-    std::vector<std::string> cells{std::move(label)};
-    for (const auto& r : ev.results) cells.push_back(cell(r));
-    t.add_row(std::move(cells));
-  };
+  CaseTable t("design item", ev);
+  const auto row = [&t](std::string label, auto cell) { t.row(std::move(label), cell); };
   const bool timed = spec.timed();
   const bool one_stage = same_zero_stage(spec, ev);
   const std::string seqs = fmt::format("{} sequence{}", spec.microbatch_sequences, spec.microbatch_sequences == 1 ? "" : "s");
@@ -189,18 +206,12 @@ Table design_table(const PlanSpec& spec, const PlanEvaluation& ev, const Mem& m)
   } else {
     row("verdict", [](const PlanResult& r) { return std::string(verdict(r)); });
   }
-  return t;
+  return std::move(t).table();
 }
 
 Table room_table(const PlanEvaluation& ev) {
-  std::vector<Table::Column> cols{{"room and checkpoints", false}};
-  for (const auto& r : ev.results) cols.push_back({r.name, true});
-  Table t(cols);
-  auto row = [&](std::string label, auto cell) {
-    std::vector<std::string> cells{std::move(label)};
-    for (const auto& r : ev.results) cells.push_back(cell(r));
-    t.add_row(std::move(cells));
-  };
+  CaseTable t("room and checkpoints", ev);
+  const auto row = [&t](std::string label, auto cell) { t.row(std::move(label), cell); };
   row("steps", [](const PlanResult& r) { return fmt::format("{}", r.time->steps); });
   row("per-step budget without / with overhead (s)",
       [](const PlanResult& r) { return fmt::format("{} / {}", fmt_s(r.time->plain_budget), fmt_s(r.time->budget)); });
@@ -224,18 +235,12 @@ Table room_table(const PlanEvaluation& ev) {
   });
   row("overhead: save c/tau + redo (tau/2+r)/M",
       [](const PlanResult& r) { return fmt::format("{} + {}", fmt_pct(r.time->overhead.save), fmt_pct(r.time->overhead.redo)); });
-  return t;
+  return std::move(t).table();
 }
 
 Table memory_table(const PlanSpec& spec, const PlanEvaluation& ev, const Mem& mem) {
-  std::vector<Table::Column> cols{{"memory per card at the peak", false}};
-  for (const auto& r : ev.results) cols.push_back({r.name, true});
-  Table t(cols);
-  auto row = [&](std::string label, auto cell) {
-    std::vector<std::string> cells{std::move(label)};
-    for (const auto& r : ev.results) cells.push_back(cell(r));
-    t.add_row(std::move(cells));
-  };
+  CaseTable t("memory per card at the peak", ev);
+  const auto row = [&t](std::string label, auto cell) { t.row(std::move(label), cell); };
   const bool one_stage = same_zero_stage(spec, ev);
   row(one_stage ? fmt::format("weights / gradients / master + moments (ZeRO-{})", spec.zero_stage)
                 : std::string("weights / gradients / master + moments"),
@@ -263,7 +268,7 @@ Table memory_table(const PlanSpec& spec, const PlanEvaluation& ev, const Mem& me
   row(spec.margin > 0 ? fmt::format("planned (peak + {} margin) / usable", fmt_pct0(spec.margin)) : std::string("planned / usable"),
       [mem](const PlanResult& r) { return fmt::format("{} / {}", mem.part(r.memory.planned), mem.part(r.memory.usable)); });
   row("spare", [mem](const PlanResult& r) { return mem.part(r.memory.usable - r.memory.planned); });
-  return t;
+  return std::move(t).table();
 }
 
 CaptionedTable checkpoint_comparison(const PlanSpec& spec, const CheckpointComparison& cc) {

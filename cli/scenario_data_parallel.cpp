@@ -106,16 +106,7 @@ DataParallelScenario read_data_parallel(const Reader& r) {
   if (r.has("model") && r.has("layers")) r.fail("layers", "give a model or explicit layers, not both");
   DataParallelScenario out;
   apply(r, out.spec);
-  if (r.has("variants")) {
-    const Reader vs = r.child("variants");
-    for (const auto& name : vs.keys()) {
-      const Reader v = vs.child(name);
-      v.only(kKeys);
-      DataParallelSpec spec = out.spec;
-      apply(v, spec);
-      out.variants.emplace_back(name, std::move(spec));
-    }
-  }
+  out.variants = read_variants(r, out.spec, kKeys, [](const Reader& v, auto& spec) { apply(v, spec); });
   return out;
 }
 

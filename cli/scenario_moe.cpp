@@ -112,16 +112,7 @@ MoeScenario read_moe(const Reader& r) {
   apply(r, out.spec);
   if (out.spec.link_bandwidth > 0 && out.spec.row_bytes == 0)
     r.fail("row_bytes", "a link needs the bytes of one row on the wire (or expert.hidden)");
-  if (r.has("variants")) {
-    const Reader vs = r.child("variants");
-    for (const auto& name : vs.keys()) {
-      const Reader v = vs.child(name);
-      v.only(kKeys);
-      MoeLayerSpec spec = out.spec;
-      apply(v, spec);
-      out.variants.emplace_back(name, std::move(spec));
-    }
-  }
+  out.variants = read_variants(r, out.spec, kKeys, [](const Reader& v, auto& spec) { apply(v, spec); });
   return out;
 }
 
