@@ -1,8 +1,6 @@
 // Data parallelism and ZeRO-3 (schedules/data_parallel*.hpp) against the book's figures
 // (reference section 2: gradient buckets, figure 10-25/10-26, the ZeRO-3 design case; section 4:
 // the design table). Every figure is computed by the simulator from the stated inputs.
-#include <chrono>
-
 #include <catch2/catch.hpp>
 
 #include "cli/scenario.hpp"
@@ -237,16 +235,14 @@ TEST_CASE("a straggler unfolds the ranks and every card waits for it", "[data_pa
   CHECK_THROWS_AS(simulate_data_parallel(s), SpecError);
 }
 
-TEST_CASE("data-parallel steps are quick: the design case and 1,024 cards", "[data_parallel]") {
-  const auto start = std::chrono::steady_clock::now();
+TEST_CASE("identical ranks fold: the design case and 1,024 cards", "[data_parallel]") {
+  // Speed lives in bench/ (BM_SimulateZero3DesignCase), not in a timed test; here, the fold.
   const auto design = simulate_data_parallel(design_spec(48, 8));
   DataParallelSpec big = design_spec(1024, 8);
   const auto folded = simulate_data_parallel(big);
-  const auto elapsed = std::chrono::steady_clock::now() - start;
   CHECK(design.simulated_ranks == 1);
   CHECK(folded.simulated_ranks == 1);
   CHECK(folded.cards == 1024);
-  CHECK(std::chrono::duration<double>(elapsed).count() < 1.0);
   // Without folding, 1,024 cards x 1 micro-batch still runs (one op per collective per card).
   big.microbatches = 1;
   big.fold = false;
