@@ -7,15 +7,6 @@
 
 namespace stepsim {
 
-const char* memory_kind_name(MemoryKind k) {
-  switch (k) {
-    case MemoryKind::Resident: return "resident";
-    case MemoryKind::Activations: return "activations";
-    case MemoryKind::Buffers: return "buffers";
-  }
-  return "?";
-}
-
 std::size_t MemorySequence::add_op(std::string name) {
   ops_.push_back(std::move(name));
   return ops_.size() - 1;

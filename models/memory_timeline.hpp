@@ -15,7 +15,6 @@
 namespace stepsim {
 
 enum class MemoryKind { Resident, Activations, Buffers };
-const char* memory_kind_name(MemoryKind k);
 
 struct LiveBuffer {
   std::string name;

@@ -16,12 +16,6 @@ const FloatFormat* find_float_format(std::string_view name) {
   return nullptr;
 }
 
-std::vector<std::string_view> float_format_names() {
-  std::vector<std::string_view> out;
-  for (const auto& f : kFormats) out.push_back(f.name);
-  return out;
-}
-
 FormatLimits format_limits(const FloatFormat& f) {
   FormatLimits l;
   const int all_ones = (1 << f.exponent_bits) - 1;

@@ -35,7 +35,6 @@ inline constexpr FloatFormat kFp16{"fp16", 5, 10, 15, SpecialValues::Ieee};
 inline constexpr FloatFormat kFp8E4M3{"fp8-e4m3", 4, 3, 7, SpecialValues::FiniteOnly};
 inline constexpr FloatFormat kFp8E5M2{"fp8-e5m2", 5, 2, 15, SpecialValues::Ieee};
 const FloatFormat* find_float_format(std::string_view name);
-std::vector<std::string_view> float_format_names();
 
 struct FormatLimits {
   int min_normal_exponent = 0;     // 1 - bias

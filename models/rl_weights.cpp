@@ -24,13 +24,6 @@ Bytes resident_before(const ColocateSpec& spec, const SwitchOrder& order) {
   return sum;
 }
 
-Bytes resident_after(const ColocateSpec& spec, const SwitchOrder& order) {
-  Bytes sum = 0;
-  for (const auto& s : spec.states)
-    if (!has_step(order, s.name, false)) sum += s.size;
-  return sum;
-}
-
 Bytes switch_peak(const ColocateSpec& spec, const SwitchOrder& order) {
   Bytes level = resident_before(spec, order), peak = level;
   for (const auto& step : order.steps) {
@@ -48,11 +41,6 @@ const char* distribution_name(WeightDistribution d) {
 
 Bytes share_begin(Bytes size, std::int64_t n, std::int64_t k) {
   return static_cast<Bytes>(static_cast<__int128>(size) * k / n);
-}
-
-Bytes receiver_bytes(const WeightTransferSpec& spec, WeightDistribution d, int r) {
-  if (d == WeightDistribution::FullSet) return spec.size;
-  return share_begin(spec.size, spec.receivers, r + 1) - share_begin(spec.size, spec.receivers, r);
 }
 
 Bytes total_traffic(const WeightTransferSpec& spec, WeightDistribution d) {

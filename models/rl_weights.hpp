@@ -42,9 +42,8 @@ struct ColocateSpec {
 };
 
 const CardState* find_state(const ColocateSpec& spec, const std::string& name);
-// Memory held while training (before the switch) and while generating (after it).
+// Memory held while training, before the switch.
 Bytes resident_before(const ColocateSpec& spec, const SwitchOrder& order);
-Bytes resident_after(const ColocateSpec& spec, const SwitchOrder& order);
 // The peak of the switch, walking its steps: each load adds its state, each release removes it.
 Bytes switch_peak(const ColocateSpec& spec, const SwitchOrder& order);
 
@@ -63,8 +62,6 @@ struct WeightTransferSpec {
 
 // [begin, end) of a's share k of `size` cut into n even parts.
 Bytes share_begin(Bytes size, std::int64_t n, std::int64_t k);
-// Bytes receiver r needs: the whole set, or its shard.
-Bytes receiver_bytes(const WeightTransferSpec& spec, WeightDistribution d, int r);
 // Bytes on the wire in all: receivers x size for the full set, size by shard.
 Bytes total_traffic(const WeightTransferSpec& spec, WeightDistribution d);
 

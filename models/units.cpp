@@ -127,6 +127,4 @@ std::string format_duration(Time t) {
   return fmt::format("{:.3f} ms", to_ms(t));
 }
 
-std::string format_bytes_mib(Bytes b) { return fmt::format("{:.1f} MiB", static_cast<double>(b) / (1024.0 * 1024.0)); }
-
 }  // namespace stepsim

@@ -21,6 +21,5 @@ std::optional<std::int64_t> parse_bandwidth(std::string_view text, std::string* 
 
 // Human-readable renderings for tables.
 std::string format_duration(Time t);           // "347.000 ms", "52.8 s"
-std::string format_bytes_mib(Bytes b);         // "921.0 MiB"
 
 }  // namespace stepsim

@@ -62,7 +62,6 @@ class OpGraph {
   // Builds the dependency graph (Boost CSR) and checks it is acyclic; throws GraphError naming
   // the ops of one cycle. Must be called once, after the last add_*.
   void finalize();
-  bool finalized() const { return finalized_; }
 
   void set_namer(Namer namer) { namer_ = std::move(namer); }
   std::string op_name(OpId op) const;
@@ -74,7 +73,6 @@ class OpGraph {
   ResourceId op_resource(OpId op) const { return resource_[op]; }
   Time op_duration(OpId op) const { return duration_[op]; }
   Time op_latency(OpId op) const { return latency_[op]; }
-  void set_duration(OpId op, Time duration) { duration_[op] = duration; }
 
   // Program order: the first op of a resource, and the op after `op` on its resource.
   OpId first_on(ResourceId r) const { return first_[r]; }
