@@ -45,7 +45,7 @@ std::string busy_text(const RlLoopStats& st) {
 }
 
 // The first synchronous and first asynchronous variant with the same stage times, if any.
-std::optional<std::pair<const RlLoopSpec*, const RlLoopSpec*>> sync_async_pair(const RlScenario& sc) {
+std::optional<std::pair<const RlLoopSpec*, const RlLoopSpec*>> sync_async_pair(const RlSpec& sc) {
   const RlLoopSpec *sync = nullptr, *async = nullptr;
   for (const auto& l : sc.loops) {
     if (l.mode == RlMode::Synchronous && !sync) sync = &l;
@@ -114,7 +114,7 @@ Json loop_json(const RlLoopRun& run) {
 
 }  // namespace
 
-Json rl_summary_json(const RlRun& run, const RlScenario& scenario) {
+Json rl_summary_json(const RlRun& run, const RlSpec& scenario) {
   Json j;
   j["kind"] = "rl";
   if (!run.loops.empty()) {
@@ -194,7 +194,7 @@ std::string rl_in_flight_text(const RlRun& run) {
   return out;
 }
 
-std::string rl_loops_text(const RlRun& run, const RlScenario& scenario) {
+std::string rl_loops_text(const RlRun& run, const RlSpec& scenario) {
   std::string out = "RL loop (busy and workers: generation/verification/learning; steady state = second half of the batches)\n\n";
   Table t({{"variant", false}, {"mode", false}, {"workers", false}, {"s/batch"}, {"model s/batch"}, {"learned/s"},
            {"model/s"}, {"bottleneck", false}, {"busy", false}, {"staleness (age:count)", false}});
@@ -252,7 +252,7 @@ std::string rl_weight_transfer_text(const RlRun& run, const WeightTransferSpec& 
 
 }  // namespace
 
-std::string rl_run_text(const RlRun& run, const RlScenario& scenario) {
+std::string rl_run_text(const RlRun& run, const RlSpec& scenario) {
   std::string out;
   if (!run.loops.empty()) out += rl_loops_text(run, scenario);
   if (scenario.colocate && !run.colocate.empty()) {
