@@ -74,13 +74,13 @@ TEST_CASE("chunks are named where a device holds more than one", "[units][readab
   PipelineSpec spec;
   spec.stages = 4;
   spec.microbatches = 8;
-  spec.forward = {10 * kMillisecond};
-  spec.backward = {20 * kMillisecond};
-  spec.backward_input = {10 * kMillisecond};
-  spec.backward_weight = {10 * kMillisecond};
-  spec.update = {1 * kMillisecond};
+  spec.forward.assign(4, 10 * kMillisecond);
+  spec.backward.assign(4, 20 * kMillisecond);
+  spec.backward_input.assign(4, 10 * kMillisecond);
+  spec.backward_weight.assign(4, 10 * kMillisecond);
+  spec.update.assign(4, 1 * kMillisecond);
   spec.latency = 1 * kMillisecond;
-  spec.activation = {230LL << 20};
+  spec.activation.assign(4, 230LL << 20);
   spec.message = 1LL << 20;
 
   spec.schedule = "1f1b";
@@ -109,6 +109,7 @@ TEST_CASE("chunks are named where a device holds more than one", "[units][readab
 
   // DualPipe: each device holds its own stage and the mirrored one (two parameter copies).
   spec.schedule = "dualpipe";
+  spec.virtual_stages = 0;
   const PipelineRun dp = simulate_pipeline(spec);
   const auto dchunks = pipeline_chunks(dp);
   CHECK(dchunks[0][0] == 0);
