@@ -440,14 +440,14 @@ std::string bar_chart_svg(const BarChart& c, const std::string& id, double y_max
         for (std::size_t k = 0; k < px.size(); ++k)
           px[k] = b.segments[k].value <= 0 ? 0 : px[k] < kMinSegment ? kMinSegment : px[k] * room / large;
     }
-    double top = Y(0);
+    double stack_top = Y(0);
     for (std::size_t k = 0; k < b.segments.size(); ++k) {
       const auto& s = b.segments[k];
       const std::string& fill = s.swatch >= 0 && s.swatch < static_cast<int>(c.legend.size()) ? c.legend[s.swatch].colour
                                                                                               : std::string("#888");
       out += fmt::format("<rect class=\"col\" x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" fill=\"{}\">{}</rect>\n", n1(x),
-                         n1(top - px[k]), n1(bw), n1(px[k]), fill, title(s.tip));
-      top -= px[k];
+                         n1(stack_top - px[k]), n1(bw), n1(px[k]), fill, title(s.tip));
+      stack_top -= px[k];
     }
     if (b.emphasis)
       out += fmt::format("<rect x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" fill=\"none\" stroke=\"{}\" stroke-width=\"2\" "
