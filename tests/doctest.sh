@@ -91,6 +91,24 @@ matches() {
   ' "$1" "$2"
 }
 
+# The matcher itself, so that the runner cannot pass by matching anything.
+selftest() {  # expected actual 0|1
+  printf '%b' "$1" >"$tmp/st.expected"
+  printf '%b' "$2" >"$tmp/st.actual"
+  local got=0
+  matches "$tmp/st.expected" "$tmp/st.actual" || got=1
+  [[ $got == "$3" ]] || { echo "FAIL: doctest matcher: shown '$1' vs printed '$2' gave $got, want $3" >&2; exit 1; }
+}
+selftest 'a\nb\n' 'a\nb\n' 0
+selftest 'a\nb\n' 'a\nc\n' 1
+selftest 'a\n' 'a\nb\n' 1            # extra output is drift too
+selftest 'a\n...\nc\n' 'a\nb\nb\nc\n' 0
+selftest 'a\n...\nc\n' 'a\nb\n' 1
+selftest '...\nc\n' 'a\nc\n' 0
+selftest 'a\n...\n' 'a\nb\n' 0
+selftest '...\nb\n...\n' 'a\nc\n' 1
+selftest 'a\n...\nc\n...\ne\n' 'a\nc\nd\ne\n' 0
+
 mkdir -p "$tmp/ex"
 n=0
 for file in "$@"; do
