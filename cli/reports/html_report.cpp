@@ -73,6 +73,10 @@ void HtmlReport::heading(int level, std::string_view text, std::string_view anch
 
 void HtmlReport::paragraph(std::string_view text) { body_ += fmt::format("<p>{}</p>\n", html_escape(text)); }
 
+void HtmlReport::preformatted(std::string_view text) {
+  body_ += fmt::format("<pre class=\"text\">{}</pre>\n", html_escape(text));
+}
+
 void HtmlReport::table(const Table& t) {
   body_ += "<table>\n<tr>";
   for (const auto& c : t.columns()) body_ += fmt::format("<th>{}</th>", html_escape(c.header));
