@@ -1,13 +1,12 @@
 // `stepsim job`: Monte Carlo of a whole training run (failures, checkpoints, input, stragglers).
-#include <chrono>
-#include <cstdio>
 #include <memory>
-#include <mutex>
 
 #include <fmt/format.h>
-#include <unistd.h>
+#include <fmt/ranges.h>
 
 #include "cli/commands/commands.hpp"
+#include "cli/commands/diagnostics.hpp"
+#include "cli/commands/scenario_kinds.hpp"
 #include "cli/reports/job_pictures.hpp"
 #include "cli/reports/job_report.hpp"
 #include "cli/reports/output.hpp"
@@ -42,45 +41,42 @@ void add_job_command(CLI::App& app) {
   cmd->add_option("--case", a->only_case, "with cases from the plan: simulate only this case");
   cmd->callback([a] {
     const Scenario sc = load_scenario(a->file, a->sets);
-    if (!sc.job) sc.fail("job", "this command needs a 'job' section");
+    require_section(sc, "job", "job");
     const int runs = a->runs > 0 ? a->runs : sc.job->runs;
     const std::uint64_t seed = a->seed >= 0 ? static_cast<std::uint64_t>(a->seed) : sc.job->seed;
-    // Progress on stderr: a rewritten line on a terminal, nothing but the final line otherwise.
-    const bool tty = isatty(fileno(stderr)) != 0;
-    std::mutex mutex;
-    int shown = -1;
-    const auto started = std::chrono::steady_clock::now();
-    auto progress = [&](int done, int total) {
-      if (!tty) return;
-      const int percent = static_cast<int>(100LL * done / total);
-      std::lock_guard<std::mutex> lock(mutex);
-      if (percent <= shown) return;
-      shown = percent;
-      fmt::print(stderr, "\rjob: {}/{} runs ({}%)", done, total, percent);
-    };
     if (!sc.job->per_plan_case) {
       if (!a->only_case.empty()) throw InputError("--case", 0, "", "the job does not take its cases from a plan");
-      const JobAnalysis result = analyse_job(sc, runs, seed, a->threads, progress);
-      const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
-      fmt::print(stderr, "{}job: {} runs of {} in {:.2f} s\n", tty ? "\r" : "", runs, sc.name, secs);
+      Progress progress("job", "runs", static_cast<std::size_t>(runs), a->json);
+      const JobAnalysis result = analyse_job(sc, runs, seed, a->threads, progress.int_callback());
+      const double secs = progress.seconds();
+      progress.restart("job");
+      note("job: {} runs of {} in {:.2f} s", runs, sc.name, secs);
       if (!a->trace.empty()) write_file(a->trace, job_trace(result));
       if (!a->html.empty()) write_file(a->html, job_html_report(sc.name, sc.description, {&result}));
       if (a->json) fmt::print("{}\n", job_json(result).dump(2));
       else fmt::print("{}", job_text(result));
       return;
     }
+    // Checked before anything runs: a wrong case name, or a trace without a case to trace.
+    std::vector<std::string> case_names;
+    if (sc.plan && sc.plan->spec)
+      for (const auto& c : sc.plan->spec->cases) case_names.push_back(c.name);
+    if (!a->only_case.empty()) check_case_name(a->only_case, case_names);
+    if (!a->trace.empty() && a->only_case.empty() && case_names.size() > 1)
+      throw InputError("--trace", 0, "",
+                       fmt::format("a trace shows one case: pick it with --case NAME ({})", fmt::join(case_names, ", ")));
+    Progress progress("job", "runs", static_cast<std::size_t>(runs), a->json);
     std::vector<std::string> names;
     std::vector<JobAnalysis> analyses;
     std::string source;
-    for (auto& [name, an] : analyse_plan_jobs(sc, runs, seed, a->threads, a->only_case, progress, &source)) {
-      const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
-      fmt::print(stderr, "{}job: {} runs of {} in {:.2f} s\n", tty ? "\r" : "", runs, an.name, secs);
-      shown = -1;
+    for (auto& [name, an] : analyse_plan_jobs(sc, runs, seed, a->threads, a->only_case, progress.int_callback(), &source)) {
+      const double secs = progress.seconds();
+      progress.restart("job");
+      note("job: {} runs of {} in {:.2f} s", runs, an.name, secs);
       names.push_back(name);
       analyses.push_back(std::move(an));
     }
     if (!a->trace.empty()) {
-      if (analyses.size() > 1) throw InputError("--trace", 0, "", "pick the case to trace with --case NAME");
       write_file(a->trace, job_trace(analyses.front()));
     }
     if (!a->html.empty()) {
