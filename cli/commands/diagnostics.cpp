@@ -96,25 +96,32 @@ void Progress::clear_line() {
 
 void Progress::update(std::size_t done) {
   if (!enabled_) return;
-  const int percent = static_cast<int>(100 * std::min(done, total_) / total_);
   std::lock_guard<std::mutex> lock(mutex_);
+  const int percent = static_cast<int>(100 * std::min(done, total_) / total_);
   if (percent <= percent_) return;
   percent_ = percent;
   fmt::print(stderr, "\r\033[K{}: {}/{} {} ({}%)", label_, done, total_, what_, percent);
-  g_progress_line = true;
   std::fflush(stderr);
+  g_progress_line = true;
+}
+
+void Progress::report(std::size_t done, std::size_t total) {
+  if (!enabled_ || total == 0) return;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    total_ = total;
+  }
+  update(done);
 }
 
 std::function<void(int, int)> Progress::int_callback() {
   return [this](int done, int total) {
-    if (total > 0) update(static_cast<std::size_t>(done) * total_ / static_cast<std::size_t>(total));
+    if (done >= 0 && total > 0) report(static_cast<std::size_t>(done), static_cast<std::size_t>(total));
   };
 }
 
 std::function<void(std::size_t, std::size_t)> Progress::size_callback() {
-  return [this](std::size_t done, std::size_t total) {
-    if (total > 0) update(done * total_ / total);
-  };
+  return [this](std::size_t done, std::size_t total) { report(done, total); };
 }
 
 void Progress::restart(std::string label) {

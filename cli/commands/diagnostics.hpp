@@ -49,10 +49,13 @@ class Progress {
   Progress& operator=(const Progress&) = delete;
 
   void update(std::size_t done);
-  // For a lower layer: update() with the layer's own count (total as the layer counts it).
+  // `done` of `total` as a lower layer counts them (the total may differ from the one given at
+  // construction, e.g. job runs times the checkpoint intervals compared).
+  void report(std::size_t done, std::size_t total);
+  // For a lower layer: report() with the layer's own counts.
   std::function<void(int, int)> int_callback();
   std::function<void(std::size_t, std::size_t)> size_callback();
-  void restart(std::string label);  // the next part of the work (one plan case after another)
+  void restart(std::string label);  // the next part of the work (one plan case after another), from 0 %
   bool shown() const { return enabled_; }
   // Seconds since the reporter was made.
   double seconds() const;
