@@ -101,6 +101,7 @@ void add_compare_command(CLI::App& app) {
   add_output_args(cmd, *out, "print a JSON list of summaries instead of the table");
   cmd->callback([=] {
     for (const auto& name : request->schedules) check_schedule_name("--schedules", name);
+    request->json = out->json;
     const Scenario sc = load(args->file, args->sets);
     const ScenarioKind& kind = step_kind(sc, "compare");
     if (!request->schedules.empty() && kind.section != "pipeline")

@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include "cli/commands/diagnostics.hpp"
 #include "cli/commands/scenario_kinds.hpp"
 #include "cli/reports/data_parallel_pictures.hpp"
 #include "cli/reports/data_parallel_report.hpp"
@@ -39,14 +40,18 @@ KindReport run_one(const Scenario& sc) {
   return r;
 }
 
-KindReport compare_all(const Scenario& sc, const CompareRequest&) {
+KindReport compare_all(const Scenario& sc, const CompareRequest& req) {
   const DataParallelScenario& dp = *sc.data_parallel;
   auto specs = std::make_shared<std::vector<std::pair<std::string, const DataParallelSpec*>>>();
   specs->emplace_back("base", &dp.spec);
   for (const auto& [name, spec] : dp.variants) specs->emplace_back(name, &spec);
   auto runs = std::make_shared<std::vector<DataParallelRun>>();
   runs->reserve(specs->size());
-  for (const auto& [name, spec] : *specs) runs->push_back(run_or_fail(sc, *spec, name == "base" ? "" : name));
+  Progress progress("compare", "variants", specs->size(), req.json);
+  for (const auto& [name, spec] : *specs) {
+    progress.update(runs->size());
+    runs->push_back(run_or_fail(sc, *spec, name == "base" ? "" : name));
+  }
   const auto view = [specs, runs] {
     std::vector<DataParallelReportRun> v;
     for (std::size_t i = 0; i < runs->size(); ++i) v.push_back({(*specs)[i].first, &(*runs)[i], (*specs)[i].second});

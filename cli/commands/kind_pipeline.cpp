@@ -91,7 +91,10 @@ KindReport compare_pipeline(const Scenario& sc, const CompareRequest& req) {
     if (base.schedule == "custom") names.push_back("custom");  // the scenario's own order
   }
   auto runs = std::make_shared<std::vector<std::unique_ptr<PipelineRun>>>();
+  Progress progress("compare", "schedules", names.size(), req.json);
+  std::size_t tried = 0;
   for (const auto& name : names) {
+    progress.update(tried++);
     const PipelineSpec spec = spec_for_schedule(base, name);
     if (name == "custom" && base.custom_actions.empty())
       sc.fail("--schedules", "schedule 'custom' needs the scenario's pipeline.actions or pipeline.actions_csv");

@@ -30,6 +30,7 @@ struct KindReport {
 // What `compare` may be told besides the file.
 struct CompareRequest {
   std::vector<std::string> schedules;  // pipeline: --schedules (empty: every one that runs)
+  bool json = false;                   // --json: no progress line
 };
 
 struct ScenarioKind {
