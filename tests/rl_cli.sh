@@ -34,4 +34,18 @@ code=$?
 set -e
 [[ $code -eq 2 ]] || { echo "FAIL: bad rate exit $code"; exit 1; }
 [[ "$msg" == *"rl.learning.rate"* ]] || { echo "FAIL: message '$msg'"; exit 1; }
+# --html and --gantt (drawn by the scenario-kind registry from the loops' timelines): one verify bar
+# per generated trajectory, "(kept)" on as many as the JSON's verified_kept, per loop variant.
+"$stepsim" run scenarios/rl-stages.yaml --html "$tmp/rl.html" > /dev/null
+"$stepsim" run scenarios/rl-stages.yaml --json > "$tmp/rl.json"
+read -r generated kept <<<"$(python3 -c 'import json,sys; l=json.load(open(sys.argv[1]))["loops"]; print(sum(x["trajectories"]["generated"] for x in l), sum(x["trajectories"]["verified_kept"] for x in l))' "$tmp/rl.json")"
+[[ $(grep -o '<title>verify trajectory [0-9]* ([a-z]*)' "$tmp/rl.html" | wc -l) -eq $generated ]] || { echo "FAIL: rl --html verify bars != $generated"; exit 1; }
+[[ $(grep -o '<title>verify trajectory [0-9]* (kept)' "$tmp/rl.html" | wc -l) -eq $kept ]] || { echo "FAIL: rl --html kept bars != $kept"; exit 1; }
+"$stepsim" run scenarios/rl-stages.yaml --gantt --width 120 > "$tmp/rl-gantt.txt"
+grep -q "^2x generation: loop: 16 batches in 66.33 s" "$tmp/rl-gantt.txt" || { echo "FAIL: rl --gantt title"; cat "$tmp/rl-gantt.txt"; exit 1; }
+[[ $(grep -c "^generator 1 " "$tmp/rl-gantt.txt") -eq 1 ]] || { echo "FAIL: rl --gantt: generator 1 only in the 2x generation loop"; exit 1; }
+"$stepsim" run scenarios/rl-shared-card.yaml --gantt > "$tmp/card.txt"
+grep -q "^shared card, order " "$tmp/card.txt" || { echo "FAIL: rl --gantt shared card"; exit 1; }
+"$stepsim" run scenarios/rl-weight-distribution.yaml --html "$tmp/w.html" > /dev/null
+grep -q "sender 0 link" "$tmp/w.html" || { echo "FAIL: rl --html weight distribution"; exit 1; }
 echo ok

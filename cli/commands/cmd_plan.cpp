@@ -5,6 +5,8 @@
 #include <fmt/format.h>
 
 #include "cli/commands/commands.hpp"
+#include "cli/commands/diagnostics.hpp"
+#include "cli/commands/scenario_kinds.hpp"
 #include "cli/reports/output.hpp"
 #include "cli/reports/plan_pictures.hpp"
 #include "cli/reports/plan_report.hpp"
@@ -172,7 +174,7 @@ void add_plan_command(CLI::App& app) {
                   "against the deadline, the tables; with --sweep, a heat map of the verdicts");
   cmd->callback([a] {
     const Scenario sc = load_scenario(a->file, a->sets);
-    if (!sc.plan) sc.fail("plan", "this command needs a 'plan' section");
+    require_section(sc, "plan", "plan");
     const PlanScenario& ps = *sc.plan;
     if (a->json && a->csv) throw InputError("--csv", 0, "", "choose one of --json and --csv");
     const StepCommSource comm = plan_step_comm(sc);
@@ -196,20 +198,18 @@ void add_plan_command(CLI::App& app) {
       }
       const PlanCase* base = &spec.cases.front();
       if (!a->base_case.empty()) {
-        base = nullptr;
+        std::vector<std::string> names;
+        for (const auto& c : spec.cases) names.push_back(c.name);
+        check_case_name(a->base_case, names);
         for (const auto& c : spec.cases)
           if (c.name == a->base_case) base = &c;
-        if (!base) throw InputError("--case", 0, a->base_case, "no case with this name in the scenario");
       }
       std::size_t total = 1;
       for (const auto& ax : axes) total *= ax.values.size();
       if (total > 1'000'000) sweep_error(a->sweeps.front(), fmt::format("{} combinations are too many (at most 1,000,000)", total));
-      // Progress on stderr for long sweeps; stdout stays byte-identical.
-      const bool show = total >= 2000;
-      const auto progress = [show](std::size_t done, std::size_t all) {
-        if (show && (done % (all / 20 + 1) == 0 || done == all)) fmt::print(stderr, "plan: {} of {} combinations\n", done, all);
-      };
-      const auto points = sweep_plan(spec, *base, axes, comm, progress);
+      Progress progress("plan", "combinations", total, a->json || a->csv);
+      const auto points = sweep_plan(spec, *base, axes, comm, progress.size_callback());
+      debug("plan: {} combinations in {:.2f} s", total, progress.seconds());
       std::string text;
       if (a->json) text = sweep_json(axes, points).dump(2) + "\n";
       else if (a->csv) text = sweep_csv(axes, points);

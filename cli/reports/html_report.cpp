@@ -75,6 +75,10 @@ void HtmlReport::heading(int level, std::string_view text, std::string_view anch
 
 void HtmlReport::paragraph(std::string_view text) { body_ += fmt::format("<p>{}</p>\n", html_escape(text)); }
 
+void HtmlReport::preformatted(std::string_view text) {
+  body_ += fmt::format("<pre class=\"text\">{}</pre>\n", html_escape(text));
+}
+
 void HtmlReport::table(const Table& t) {
   // In a scrolling box, and words wrapping in text cells: a wide table (the resource bill's
   // details) stays inside the page instead of widening it.
