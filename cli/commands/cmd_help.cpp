@@ -79,7 +79,7 @@ void add_help_command(CLI::App& app) {
     }
     for (const auto* sub : app.get_subcommands([](const CLI::App*) { return true; }))
       if (sub->get_name() == *command) {
-        fmt::print("{}", sub->help());
+        fmt::print("{}", sub->help(app.get_name()));
         return;
       }
     throw InputError("help", 0, "", unknown_command(app, *command));
