@@ -97,7 +97,7 @@ pipeline:
   time: {forward: 1ms, backward: 2ms, backward_input: 1ms, backward_weight: 1.5ms}
 YAML
 run "$stepsim" run "$tmp/split.yaml"
-expect 0 "warning: $tmp/split.yaml: pipeline.time.backward: stage 0: backward 2.000 ms is not backward_input + backward_weight = 2.500 ms" err
+expect 0 "warning: $tmp/split.yaml: pipeline.time.backward: stage 0: backward 2.0 ms is not backward_input + backward_weight = 2.5 ms" err
 run "$stepsim" validate "$tmp/split.yaml"; expect 0 "warning: " err
 run "$stepsim" run "$tmp/split.yaml" --quiet; [[ $code == 0 && -z "$err" ]] || fail "--quiet: exit $code, stderr '$err'"
 run "$stepsim" job scenarios/job-storage.yaml --quiet; [[ $code == 0 && -z "$err" ]] || fail "job --quiet: stderr '$err'"

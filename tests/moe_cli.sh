@@ -51,7 +51,7 @@ layer="$("$stepsim" run scenarios/moe-routing.yaml --json | python3 -c 'import j
 "$stepsim" run scenarios/moe-routing.yaml --gantt --width 100 > "$tmp/gantt.txt"
 rows="$(grep -c '^card [0-9]* ' "$tmp/gantt.txt")"
 [[ $rows -eq 16 ]] || { echo "FAIL: moe --gantt has $rows card rows, expected 16"; exit 1; }
-grep -q "base: layer $(printf '%.3f' "$layer") ms, busiest card 0 (1.50x the mean rows)" "$tmp/gantt.txt" ||
+grep -q "base: layer $(printf '%.1f' "$layer") ms, busiest card 0 (1.50x the mean rows)" "$tmp/gantt.txt" ||
   { echo "FAIL: moe --gantt title (layer $layer ms)"; cat "$tmp/gantt.txt"; exit 1; }
 "$stepsim" compare scenarios/moe-routing.yaml --gantt --width 100 > "$tmp/cgantt.txt"
 [[ $(grep -c "^[a-z0-9.-]*: layer " "$tmp/cgantt.txt") -eq 5 ]] || { echo "FAIL: moe compare --gantt: not 5 runs"; exit 1; }

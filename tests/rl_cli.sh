@@ -42,7 +42,7 @@ read -r generated kept <<<"$(python3 -c 'import json,sys; l=json.load(open(sys.a
 [[ $(grep -o '<title>verify trajectory [0-9]* ([a-z]*)' "$tmp/rl.html" | wc -l) -eq $generated ]] || { echo "FAIL: rl --html verify bars != $generated"; exit 1; }
 [[ $(grep -o '<title>verify trajectory [0-9]* (kept)' "$tmp/rl.html" | wc -l) -eq $kept ]] || { echo "FAIL: rl --html kept bars != $kept"; exit 1; }
 "$stepsim" run scenarios/rl-stages.yaml --gantt --width 120 > "$tmp/rl-gantt.txt"
-grep -q "^2x generation: loop: 16 batches in 66.33 s" "$tmp/rl-gantt.txt" || { echo "FAIL: rl --gantt title"; cat "$tmp/rl-gantt.txt"; exit 1; }
+grep -q "^2x generation: loop: 16 batches in 66.3 s" "$tmp/rl-gantt.txt" || { echo "FAIL: rl --gantt title"; cat "$tmp/rl-gantt.txt"; exit 1; }
 [[ $(grep -c "^generator 1 " "$tmp/rl-gantt.txt") -eq 1 ]] || { echo "FAIL: rl --gantt: generator 1 only in the 2x generation loop"; exit 1; }
 "$stepsim" run scenarios/rl-shared-card.yaml --gantt > "$tmp/card.txt"
 grep -q "^shared card, order " "$tmp/card.txt" || { echo "FAIL: rl --gantt shared card"; exit 1; }

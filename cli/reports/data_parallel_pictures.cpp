@@ -298,6 +298,51 @@ bool same_timeline(const DataParallelRun& a, const DataParallelRun& b) {
     if (ga.op_name(op) != gb.op_name(op) || ga.op_resource(op) != gb.op_resource(op)) return false;
   return true;
 }
+
+// One run's part of the timelines section: its step split per shown card, its timeline and the
+// zoomed ends; a run that repeats an earlier one's timeline is named instead of drawn again.
+void run_timeline_section(HtmlReport& page, const std::vector<DataParallelReportRun>& runs, std::size_t i,
+                          const std::string& anchor, bool compare, bool seconds, const Zoom& zoom, Time axis_end) {
+  const DataParallelRun& run = *runs[i].run;
+  const DataParallelResult& r = run.result;
+  page.heading(3, runs[i].name, "timeline-" + anchor);
+  const auto lines = data_parallel_run_lines(run, *runs[i].spec);
+  if (compare) page.paragraph(lines.front());
+  // A variant that only restates the base (dp-buckets' three-buckets) would draw the same rows
+  // twice: say so instead.
+  if (const auto same = std::find_if(runs.begin(), runs.begin() + static_cast<std::ptrdiff_t>(i),
+                                     [&](const DataParallelReportRun& e) { return same_timeline(*e.run, run); });
+      same != runs.begin() + static_cast<std::ptrdiff_t>(i)) {
+    page.paragraph(fmt::format("The same step as {}: every op starts and ends at the same time, so its timeline is not "
+                               "drawn again.",
+                               same->name));
+    return;
+  }
+  const ShownRanks shown = data_parallel_shown_ranks(run);
+  if (!shown.note.empty()) page.paragraph(shown.note);
+  for (std::size_t rank : shown.ranks) {
+    const auto exposed = exposed_intervals(run, rank);
+    Time sum = 0;
+    for (const auto& e : exposed) sum += e.end - e.start;
+    page.paragraph(fmt::format("card {}: step {} = input wait {} + compute {} + exposed communication {}{}", r.ranks[rank].card,
+                               span(r.step_time, seconds), span(r.input_wait, seconds),
+                               span(r.ranks[rank].compute_busy, seconds), span(sum, seconds), intervals(exposed.size())));
+  }
+  const TimelineChart chart = data_parallel_timeline(run);
+  SvgLayout full;
+  full.sliver_tips = zoom.span == 0;  // with zoomed views, hover the narrow ops there
+  page.figure(timeline_svg(chart, fmt::format("timeline{}", i), axis_end, full));
+  if (zoom.span > 0) {
+    const TimeWindow first{0, zoom.span};
+    const TimeWindow last{std::max<Time>(0, r.step_time - zoom.span), r.step_time};
+    page.figure(timeline_svg(chart, fmt::format("zoom{}-first", i), first),
+                fmt::format("{}: the first {} of the step", runs[i].name, span(zoom.span, zoom.span >= kSecond)));
+    page.figure(timeline_svg(chart, fmt::format("zoom{}-last", i), last),
+                fmt::format("{}: the last {} of the step ({} to {} ms)", runs[i].name, span(zoom.span, zoom.span >= kSecond),
+                            ms3(last.start), ms3(last.end)));
+  }
+}
+
 }  // namespace
 
 std::string data_parallel_html_report(const std::string& title, const std::string& description,
@@ -345,46 +390,8 @@ std::string data_parallel_html_report(const std::string& title, const std::strin
         "communication sits (the first gathers after the input wait; the last reductions).",
         span(zoom.span, zoom.span >= kSecond)));
 
-  for (std::size_t i = 0; i < runs.size(); ++i) {
-    const DataParallelRun& run = *runs[i].run;
-    const DataParallelResult& r = run.result;
-    page.heading(3, runs[i].name, "timeline-" + anchors[i]);
-    const auto lines = data_parallel_run_lines(run, *runs[i].spec);
-    if (compare) page.paragraph(lines.front());
-    // A variant that only restates the base (dp-buckets' three-buckets) would draw the same rows
-    // twice: say so instead.
-    if (const auto same = std::find_if(runs.begin(), runs.begin() + static_cast<std::ptrdiff_t>(i),
-                                       [&](const DataParallelReportRun& e) { return same_timeline(*e.run, run); });
-        same != runs.begin() + static_cast<std::ptrdiff_t>(i)) {
-      page.paragraph(fmt::format("The same step as {}: every op starts and ends at the same time, so its timeline is not "
-                                 "drawn again.",
-                                 same->name));
-      continue;
-    }
-    const ShownRanks shown = data_parallel_shown_ranks(run);
-    if (!shown.note.empty()) page.paragraph(shown.note);
-    for (std::size_t rank : shown.ranks) {
-      const auto exposed = exposed_intervals(run, rank);
-      Time sum = 0;
-      for (const auto& e : exposed) sum += e.end - e.start;
-      page.paragraph(fmt::format("card {}: step {} = input wait {} + compute {} + exposed communication {}{}", r.ranks[rank].card,
-                                 span(r.step_time, seconds), span(r.input_wait, seconds),
-                                 span(r.ranks[rank].compute_busy, seconds), span(sum, seconds), intervals(exposed.size())));
-    }
-    const TimelineChart chart = data_parallel_timeline(run);
-    SvgLayout full;
-    full.sliver_tips = zoom.span == 0;  // with zoomed views, hover the narrow ops there
-    page.figure(timeline_svg(chart, fmt::format("timeline{}", i), axis_end, full));
-    if (zoom.span > 0) {
-      const TimeWindow first{0, zoom.span};
-      const TimeWindow last{std::max<Time>(0, r.step_time - zoom.span), r.step_time};
-      page.figure(timeline_svg(chart, fmt::format("zoom{}-first", i), first),
-                  fmt::format("{}: the first {} of the step", runs[i].name, span(zoom.span, zoom.span >= kSecond)));
-      page.figure(timeline_svg(chart, fmt::format("zoom{}-last", i), last),
-                  fmt::format("{}: the last {} of the step ({} to {} ms)", runs[i].name, span(zoom.span, zoom.span >= kSecond),
-                              ms3(last.start), ms3(last.end)));
-    }
-  }
+  for (std::size_t i = 0; i < runs.size(); ++i)
+    run_timeline_section(page, runs, i, anchors[i], compare, seconds, zoom, axis_end);
   return page.finish();
 }
 
