@@ -24,6 +24,10 @@ int main(int argc, char** argv) {
   } catch (const cli::InputError& e) {
     fmt::print(stderr, "error: {}\n", e.what());
     return 2;
+  } catch (const TimeOverflowError& e) {
+    // A sum of the input's durations passes the int64-nanosecond limit: the input is at fault.
+    fmt::print(stderr, "error: {}\n", e.what());
+    return 2;
   } catch (const DeadlockError& e) {
     fmt::print(stderr, "error: the schedule cannot finish: {}\n", e.what());
     return 3;

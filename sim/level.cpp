@@ -1,6 +1,7 @@
 #include "sim/level.hpp"
 
 #include <algorithm>
+#include <bit>
 
 namespace stepsim {
 
@@ -13,16 +14,67 @@ Time time_of(const OpGraph& g, const Timeline& t, Mark m) {
   return 0;
 }
 
+namespace {
+
+struct Change {
+  Time time;
+  std::int64_t delta;
+};
+
+// Sorts changes by time: a least-significant-digit radix sort on (time - earliest), 11 bits a
+// pass and only as many passes as the span of times needs (a 130 s step: 37 bits, 4 passes),
+// through `scratch`. Linear in the number of changes; short runs use a comparison sort. The
+// order within one time is left unspecified: nothing downstream depends on it (see below).
+void sort_by_time(Change* first, Change* last, std::vector<Change>& scratch) {
+  const std::size_t n = static_cast<std::size_t>(last - first);
+  if (n < 256) {
+    std::sort(first, last, [](const Change& a, const Change& b) { return a.time < b.time; });
+    return;
+  }
+  Time lo = first->time, hi = first->time;
+  for (const Change* c = first; c != last; ++c) {
+    lo = std::min(lo, c->time);
+    hi = std::max(hi, c->time);
+  }
+  const auto span = static_cast<std::uint64_t>(hi) - static_cast<std::uint64_t>(lo);
+  constexpr int kBits = 11;
+  constexpr std::size_t kRadix = std::size_t{1} << kBits;
+  const int passes = (std::bit_width(span) + kBits - 1) / kBits;
+  if (passes == 0) return;
+  if (scratch.size() < n) scratch.resize(n);
+  std::vector<std::uint32_t> count(kRadix * static_cast<std::size_t>(passes), 0);
+  for (const Change* c = first; c != last; ++c) {
+    const auto key = static_cast<std::uint64_t>(c->time) - static_cast<std::uint64_t>(lo);
+    for (int p = 0; p < passes; ++p) ++count[kRadix * p + ((key >> (kBits * p)) & (kRadix - 1))];
+  }
+  Change* from = first;
+  Change* to = scratch.data();
+  for (int p = 0; p < passes; ++p) {
+    std::uint32_t* h = count.data() + kRadix * p;
+    std::uint32_t sum = 0;
+    for (std::size_t d = 0; d < kRadix; ++d) {
+      const std::uint32_t c = h[d];
+      h[d] = sum;
+      sum += c;
+    }
+    for (std::size_t i = 0; i < n; ++i) {
+      const auto key = static_cast<std::uint64_t>(from[i].time) - static_cast<std::uint64_t>(lo);
+      to[h[(key >> (kBits * p)) & (kRadix - 1)]++] = from[i];
+    }
+    std::swap(from, to);
+  }
+  if (from != first) std::copy(from, from + n, first);
+}
+
+}  // namespace
+
 std::vector<LevelCurve> sweep_levels(const OpGraph& g, const Timeline& t, std::span<const Hold> holds,
                                      std::size_t counters) {
   // The changes (time, delta) grouped by counter with a counting sort, then each counter's
-  // changes sorted by time. Only the level after all changes at one time is recorded, so the
-  // order of changes within a time does not matter -- which is also why releases "come first"
-  // at equal times: a buffer freed as another is allocated is never counted twice.
-  struct Change {
-    Time time;
-    std::int64_t delta;
-  };
+  // changes sorted by time (radix, above). Only the level after all changes at one time is
+  // recorded, so the order of changes within a time does not matter -- which is also why
+  // releases "come first" at equal times: a buffer freed as another is allocated is never
+  // counted twice.
   std::vector<std::size_t> begin(counters + 1, 0);
   for (const Hold& h : holds)
     if (h.amount != 0) begin[h.counter + 1] += 2;
@@ -35,15 +87,16 @@ std::vector<LevelCurve> sweep_levels(const OpGraph& g, const Timeline& t, std::s
     changes[fill[h.counter]++] = {time_of(g, t, h.until), -h.amount};
   }
   std::vector<LevelCurve> curves(counters);
+  std::vector<Change> scratch;
   for (std::size_t c = 0; c < counters; ++c) {
     if (begin[c] == begin[c + 1]) continue;
-    const auto first = changes.begin() + static_cast<std::ptrdiff_t>(begin[c]);
-    const auto last = changes.begin() + static_cast<std::ptrdiff_t>(begin[c + 1]);
-    std::sort(first, last, [](const Change& a, const Change& b) { return a.time < b.time; });
+    Change* const first = changes.data() + begin[c];
+    Change* const last = changes.data() + begin[c + 1];
+    sort_by_time(first, last, scratch);
     auto& curve = curves[c];
     std::int64_t level = 0;
     curve.steps.emplace_back(0, 0);
-    for (auto i = first; i != last;) {
+    for (const Change* i = first; i != last;) {
       const Time now = i->time;
       for (; i != last && i->time == now; ++i) level += i->delta;
       if (curve.steps.back().first == now) curve.steps.back().second = level;
