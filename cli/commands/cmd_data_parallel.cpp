@@ -29,7 +29,7 @@ void run_data_parallel_scenario(const Scenario& sc, const DataParallelOutputs& o
   const DataParallelSpec& spec = sc.data_parallel->spec;
   const DataParallelRun run = run_or_fail(sc, spec, "");
   const std::vector<DataParallelReportRun> view = {{"base", &run, &spec}};
-  if (!out.trace.empty()) write_file(out.trace, data_parallel_trace(run));
+  if (!out.trace.empty()) write_data_parallel_trace(out.trace, run);
   if (!out.html.empty()) write_file(out.html, data_parallel_html_report(sc.name, sc.description, view, false));
   if (out.json) fmt::print("{}\n", data_parallel_summary_json(run, spec, "base").dump(2));
   else if (out.gantt_width > 0) fmt::print("{}\n{}", sc.name, data_parallel_gantt_text(view, out.gantt_width));

@@ -114,7 +114,7 @@ void add_run_command(CLI::App& app) {
     if (sc.moe) return run_moe_scenario(sc, *json, *trace);
     const PipelineSpec& spec = pipeline_of(sc);
     const PipelineRun run = simulate_or_fail(sc, spec);
-    if (!trace->empty()) write_file(*trace, pipeline_trace(run));
+    if (!trace->empty()) write_pipeline_trace(*trace, run);
     if (!pictures->html.empty()) write_file(pictures->html, pipeline_html_report(sc.name, sc.description, {&run}, spec));
     if (*json) fmt::print("{}\n", pipeline_summary_json(run, spec).dump(2));
     else if (pictures->gantt) fmt::print("{}\n{}", sc.name, pipeline_gantt_text({&run}, spec, gantt_width(*pictures)));

@@ -38,5 +38,7 @@ std::string pipeline_compare_text(const std::vector<const PipelineRun*>& runs, c
 // Trace Event Format JSON: a process per device with a compute track and one track per
 // outgoing link, flow arrows from each send to its consumer, memory counters per device.
 std::string pipeline_trace(const PipelineRun& run);
+// The same trace streamed to a file (peak memory independent of the trace's size).
+void write_pipeline_trace(const std::string& path, const PipelineRun& run);
 
 }  // namespace stepsim::cli

@@ -1,6 +1,7 @@
 #include "schedules/lowering/pipeline/pipeline.hpp"
 
 #include <algorithm>
+#include <charconv>
 #include <stdexcept>
 
 #include <fmt/format.h>
@@ -27,6 +28,48 @@ char pipe_op_letter(PipeOp kind) {
 }
 
 namespace {
+void append_number(std::string& out, std::int64_t v) {
+  char buf[24];
+  out.append(buf, std::to_chars(buf, buf + sizeof buf, v).ptr);
+}
+}  // namespace
+
+// The op names of deadlock messages and traces, written without a format string (a trace names
+// every op): "update d0", "send 1F3 d1->d2", "send 2B3 d2->d1", "0F3+5B1", "1F3", "1W3".
+void append_pipe_op_name(std::string& out, const PipeOpInfo& x) {
+  switch (x.kind) {
+    case PipeOp::Update:
+      out += "update d";
+      append_number(out, x.device);
+      return;
+    case PipeOp::SendForward:
+    case PipeOp::SendBackward:
+      out += "send ";
+      append_number(out, x.stage);
+      out += x.kind == PipeOp::SendForward ? 'F' : 'B';
+      append_number(out, x.micro);
+      out += " d";
+      append_number(out, x.device);
+      out += "->d";
+      append_number(out, x.peer);
+      return;
+    case PipeOp::Overlap:
+      append_number(out, x.stage);
+      out += 'F';
+      append_number(out, x.micro);
+      out += '+';
+      append_number(out, x.stage2);
+      out += 'B';
+      append_number(out, x.micro2);
+      return;
+    default:
+      append_number(out, x.stage);
+      out += pipe_op_letter(x.kind);
+      append_number(out, x.micro);
+  }
+}
+
+namespace {
 PipeOp pipe_kind(ActionKind k) {
   switch (k) {
     case ActionKind::Forward: return PipeOp::Forward;
@@ -39,13 +82,9 @@ PipeOp pipe_kind(ActionKind k) {
 }
 
 std::string name_of(const PipeOpInfo& x) {
-  switch (x.kind) {
-    case PipeOp::Update: return fmt::format("update d{}", x.device);
-    case PipeOp::SendForward: return fmt::format("send {}F{} d{}->d{}", x.stage, x.micro, x.device, x.peer);
-    case PipeOp::SendBackward: return fmt::format("send {}B{} d{}->d{}", x.stage, x.micro, x.device, x.peer);
-    case PipeOp::Overlap: return fmt::format("{}F{}+{}B{}", x.stage, x.micro, x.stage2, x.micro2);
-    default: return fmt::format("{}{}{}", x.stage, pipe_op_letter(x.kind), x.micro);
-  }
+  std::string out;
+  append_pipe_op_name(out, x);
+  return out;
 }
 }  // namespace
 
@@ -60,6 +99,24 @@ std::unique_ptr<PipelineProgram> lower(const PipelinePlan& plan, const PipelineC
   PipelineProgram& prog = *holder;
   prog.devices = p;
   OpGraph& g = prog.graph;
+
+  // The counts are known before anything is added: reserve once instead of growing (growth
+  // copies and, at millions of ops, faults in twice the pages).
+  {
+    std::size_t compute_ops = static_cast<std::size_t>(p), sends = 0, deps = 0;
+    for (const auto& list : plan.actions) compute_ops += list.size();
+    for (int i = 0; i < m; ++i)
+      for (int s = 0; s < S; ++s) {
+        const int dev = plan.device_of(s, i);
+        if (s > 0) { const bool hop = plan.device_of(s - 1, i) != dev; sends += hop; deps += hop ? 2 : 1; }
+        if (s + 1 < S) { const bool hop = plan.device_of(s + 1, i) != dev; sends += hop; deps += hop ? 2 : 1; }
+        deps += plan.split_backward ? 2 : 1;  // F -> B, and B -> W where split (an upper bound)
+      }
+    g.reserve(compute_ops + sends, deps);
+    prog.info.reserve(compute_ops + sends);
+    prog.consumer.reserve(sends);
+    prog.holds.reserve(2 * static_cast<std::size_t>(S) * m + sends);
+  }
   for (int d = 0; d < p; ++d) prog.compute.push_back(g.add_resource(fmt::format("d{} compute", d)));
 
   const auto idx = [m](int s, int i) { return static_cast<std::size_t>(s) * m + i; };
@@ -112,14 +169,23 @@ std::unique_ptr<PipelineProgram> lower(const PipelinePlan& plan, const PipelineC
     }
   }
 
-  std::map<std::pair<int, int>, ResourceId> links;
-  auto link = [&](int src, int dst) {
-    auto [it, fresh] = links.try_emplace({src, dst}, 0);
-    if (fresh) {
-      it->second = g.add_resource(fmt::format("link d{}->d{}", src, dst), Discipline::Fifo);
-      prog.link_ends[it->second] = {src, dst};
+  // Links by (src, dst): a dense table while p^2 is small (every message looks one up), else a
+  // map. Each link's latency is looked up once, when the link is made.
+  struct Link {
+    ResourceId resource = kNoOp;
+    Time latency = 0;
+  };
+  const bool dense = static_cast<std::int64_t>(p) * p <= (1 << 20);
+  std::vector<Link> link_table(dense ? static_cast<std::size_t>(p) * p : 0);
+  std::map<std::pair<int, int>, Link> link_map;
+  auto link = [&](int src, int dst) -> const Link& {
+    Link& l = dense ? link_table[static_cast<std::size_t>(src) * p + dst] : link_map[{src, dst}];
+    if (l.resource == kNoOp) {
+      l.resource = g.add_resource(fmt::format("link d{}->d{}", src, dst), Discipline::Fifo);
+      l.latency = costs.latency_between(src, dst);
+      prog.link_ends[l.resource] = {src, dst};
     }
-    return it->second;
+    return l;
   };
   auto dep = [&](OpId before, OpId after) {
     if (before == after)
@@ -135,10 +201,11 @@ std::unique_ptr<PipelineProgram> lower(const PipelinePlan& plan, const PipelineC
     if (src == dst) { dep(from, to); return; }
     const PipeOpInfo info{forward ? PipeOp::SendForward : PipeOp::SendBackward, static_cast<std::int16_t>(src),
                           static_cast<std::int16_t>(dst), stage, micro};
-    const OpId send = add(link(src, dst), msg_time, costs.latency_between(src, dst), info);
+    const Link& l = link(src, dst);
+    const OpId send = add(l.resource, msg_time, l.latency, info);
     dep(from, send);
     dep(send, to);
-    prog.consumer[send] = to;
+    prog.consumer.emplace_back(send, to);
     (forward ? prog.forward_messages : prog.backward_messages)++;
     hold(PipelineProgram::memory_counter(dst), costs.message, {send, OpPoint::Done}, {to, OpPoint::Start});
   };
