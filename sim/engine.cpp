@@ -129,7 +129,10 @@ class Run {
       batch.clear();
       offer_dirty(now);
     }
-    if (done_count_ != n_) throw deadlock();
+    if (done_count_ != n_) {
+      g_.check_acyclic();  // a cycle is named as such (GraphError), not as a deadlock
+      throw deadlock();
+    }
     return std::move(tl_);
   }
 

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <bit>
+#include <stdexcept>
 
 namespace stepsim {
 
@@ -70,28 +71,38 @@ void sort_by_time(Change* first, Change* last, std::vector<Change>& scratch) {
 
 std::vector<LevelCurve> sweep_levels(const OpGraph& g, const Timeline& t, std::span<const Hold> holds,
                                      std::size_t counters) {
-  // The changes (time, delta) grouped by counter with a counting sort, then each counter's
-  // changes sorted by time (radix, above). Only the level after all changes at one time is
-  // recorded, so the order of changes within a time does not matter -- which is also why
-  // releases "come first" at equal times: a buffer freed as another is allocated is never
-  // counted twice.
+  // The holds grouped by counter with a counting sort of their indices (4 bytes a hold), then
+  // one counter at a time: its changes (time, delta) gathered into a buffer the size of the
+  // largest counter's and sorted by time (radix, above). Only the level after all changes at
+  // one time is recorded, so the order of changes within a time does not matter -- which is
+  // also why releases "come first" at equal times: a buffer freed as another is allocated is
+  // never counted twice.
+  if (holds.size() >= 0xffffffffu) throw std::length_error("sweep_levels: more than 2^32 - 1 holds");
   std::vector<std::size_t> begin(counters + 1, 0);
   for (const Hold& h : holds)
-    if (h.amount != 0) begin[h.counter + 1] += 2;
-  for (std::size_t c = 0; c < counters; ++c) begin[c + 1] += begin[c];
-  std::vector<Change> changes(begin[counters]);
-  std::vector<std::size_t> fill(begin.begin(), begin.end() - 1);
-  for (const Hold& h : holds) {
-    if (h.amount == 0) continue;
-    changes[fill[h.counter]++] = {time_of(g, t, h.from), h.amount};
-    changes[fill[h.counter]++] = {time_of(g, t, h.until), -h.amount};
+    if (h.amount != 0) ++begin[h.counter + 1];
+  std::size_t largest = 0;
+  for (std::size_t c = 0; c < counters; ++c) {
+    largest = std::max(largest, begin[c + 1]);
+    begin[c + 1] += begin[c];
+  }
+  std::vector<std::uint32_t> order(begin[counters]);
+  {
+    std::vector<std::size_t> fill(begin.begin(), begin.end() - 1);
+    for (std::size_t i = 0; i < holds.size(); ++i)
+      if (holds[i].amount != 0) order[fill[holds[i].counter]++] = static_cast<std::uint32_t>(i);
   }
   std::vector<LevelCurve> curves(counters);
-  std::vector<Change> scratch;
+  std::vector<Change> changes(2 * largest), scratch;
   for (std::size_t c = 0; c < counters; ++c) {
     if (begin[c] == begin[c + 1]) continue;
-    Change* const first = changes.data() + begin[c];
-    Change* const last = changes.data() + begin[c + 1];
+    Change* const first = changes.data();
+    Change* last = first;
+    for (std::size_t k = begin[c]; k < begin[c + 1]; ++k) {
+      const Hold& h = holds[order[k]];
+      *last++ = {time_of(g, t, h.from), h.amount};
+      *last++ = {time_of(g, t, h.until), -h.amount};
+    }
     sort_by_time(first, last, scratch);
     auto& curve = curves[c];
     std::int64_t level = 0;

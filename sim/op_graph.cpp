@@ -70,7 +70,9 @@ bool OpGraph::has_cycle() const {
 
 void OpGraph::finalize() {
   if (finalized_) return;
-  // CSR by a counting sort of the edges on their source: first_succ counts, then offsets.
+  // CSR by a counting sort of the edges on their source, in place: count, turn the counts into
+  // end offsets, then place the edges from last to first, moving each source's offset down to
+  // its start. Each list keeps the order its edges were added in.
   rec_.push_back({0, 0, 0, kNoOp, 0, 0});  // sentinel
   for (const auto& [from, to] : edges_) {
     ++rec_[from].first_succ;
@@ -78,27 +80,20 @@ void OpGraph::finalize() {
   }
   std::uint32_t sum = 0;
   for (std::size_t op = 0; op <= n_; ++op) {
-    const std::uint32_t c = rec_[op].first_succ;
+    sum += rec_[op].first_succ;
     rec_[op].first_succ = sum;
-    sum += c;
   }
   targets_.resize(edges_.size());
-  {
-    // Fill each list in insertion order; `fill` is the sentinel-shifted cursor per op.
-    std::vector<std::uint32_t> fill(n_);
-    for (std::size_t op = 0; op < n_; ++op) fill[op] = rec_[op].first_succ;
-    for (const auto& [from, to] : edges_) targets_[fill[from]++] = to;
-  }
-  if (has_cycle()) {
-    // Leave the graph as it was before this call, then name the cycle.
-    rec_.pop_back();
-    for (auto& r : rec_) r.first_succ = r.in_degree = 0;
-    targets_.clear();
-    throw_cycle();
-  }
+  for (auto e = edges_.rbegin(); e != edges_.rend(); ++e) targets_[--rec_[e->first].first_succ] = e->second;
   edges_.clear();
   edges_.shrink_to_fit();
   finalized_ = true;
+}
+
+// Acyclicity is not checked here but by the engine, which is a topological traversal itself: a
+// run that cannot finish checks for a cycle first (check_acyclic), so the error names the cycle.
+void OpGraph::check_acyclic() const {
+  if (has_cycle()) throw_cycle();
 }
 
 namespace {
@@ -116,12 +111,15 @@ struct CycleFinder : boost::default_dfs_visitor {
 };
 }  // namespace
 
-// Error path: a depth-first search (Boost) over the edges as added finds one cycle to name.
+// Error path: a depth-first search (Boost) over the successor lists finds one cycle to name.
 void OpGraph::throw_cycle() const {
   using Csr = boost::compressed_sparse_row_graph<boost::directedS, boost::no_property, boost::no_property,
                                                  boost::no_property, OpId, OpId>;
   const auto n = static_cast<OpId>(n_);
-  const Csr csr(boost::edges_are_unsorted_multi_pass, edges_.begin(), edges_.end(), n);
+  std::vector<std::pair<OpId, OpId>> edges;
+  edges.reserve(targets_.size());
+  for (OpId u = 0; u < n; ++u) for_each_successor(u, [&](OpId v) { edges.emplace_back(u, v); });
+  const Csr csr(boost::edges_are_sorted, edges.begin(), edges.end(), n);
   std::vector<OpId> parent(n, kNoOp);
   std::pair<OpId, OpId> back{};
   bool found = false;

@@ -75,9 +75,12 @@ class OpGraph {
   // `after` may not start before `before` is done (ended plus its latency).
   void add_dep(OpId before, OpId after);
 
-  // Builds the successor lists (CSR) and checks the graph is acyclic; throws GraphError naming
-  // the ops of one cycle. Must be called once, after the last add_*.
+  // Builds the successor lists (CSR). Must be called once, after the last add_*. (run() calls
+  // it.) Acyclicity is checked by run(): a graph with a cycle cannot finish, and run() then
+  // throws GraphError naming the ops of one cycle.
   void finalize();
+  // Throws GraphError naming the ops of one cycle, if there is one (after finalize()).
+  void check_acyclic() const;
   bool finalized() const { return finalized_; }
 
   void set_namer(Namer namer) { namer_ = std::move(namer); }
