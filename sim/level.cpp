@@ -98,7 +98,18 @@ std::vector<LevelCurve> sweep_levels(const OpGraph& g, const Timeline& t, std::s
     if (begin[c] == begin[c + 1]) continue;
     Change* const first = changes.data();
     Change* last = first;
-    for (std::size_t k = begin[c]; k < begin[c + 1]; ++k) {
+    // The holds and the times they point at are scattered: prefetch a hold 16 ahead and the
+    // timeline entries of the hold 8 ahead, so that the misses overlap.
+    const std::size_t end = begin[c + 1];
+    for (std::size_t k = begin[c]; k < end; ++k) {
+      if (k + 16 < end) __builtin_prefetch(&holds[order[k + 16]]);
+      if (k + 8 < end) {
+        const Hold& ahead = holds[order[k + 8]];
+        __builtin_prefetch(ahead.from.point == OpPoint::Start ? &t.start[ahead.from.op] : &t.end[ahead.from.op]);
+        __builtin_prefetch(ahead.until.point == OpPoint::Start ? &t.start[ahead.until.op] : &t.end[ahead.until.op]);
+        if (ahead.from.point == OpPoint::Done || ahead.until.point == OpPoint::Done)
+          __builtin_prefetch(&g.records()[ahead.from.point == OpPoint::Done ? ahead.from.op : ahead.until.op]);
+      }
       const Hold& h = holds[order[k]];
       *last++ = {time_of(g, t, h.from), h.amount};
       *last++ = {time_of(g, t, h.until), -h.amount};
