@@ -24,12 +24,14 @@ struct Change {
 
 // Sorts changes by time: a least-significant-digit radix sort on (time - earliest), 11 bits a
 // pass and only as many passes as the span of times needs (a 130 s step: 37 bits, 4 passes),
-// through `scratch`. Linear in the number of changes; short runs use a comparison sort. The
+// through `scratch`. Linear in the number of changes; runs shorter than the histograms use a
+// comparison sort. The
 // order within one time is left unspecified: nothing downstream depends on it (see below).
 void sort_by_time(Change* first, Change* last, std::vector<Change>& scratch) {
   const std::size_t n = static_cast<std::size_t>(last - first);
-  if (n < 256) {
-    std::sort(first, last, [](const Change& a, const Change& b) { return a.time < b.time; });
+  const auto by_time = [](const Change& a, const Change& b) { return a.time < b.time; };
+  if (n < 4096) {  // below this the histograms (2,048 entries a pass) cost more than they save
+    std::sort(first, last, by_time);
     return;
   }
   Time lo = first->time, hi = first->time;
@@ -42,6 +44,10 @@ void sort_by_time(Change* first, Change* last, std::vector<Change>& scratch) {
   constexpr std::size_t kRadix = std::size_t{1} << kBits;
   const int passes = (std::bit_width(span) + kBits - 1) / kBits;
   if (passes == 0) return;
+  if (n < static_cast<std::size_t>(passes) * kRadix) {
+    std::sort(first, last, by_time);
+    return;
+  }
   if (scratch.size() < n) scratch.resize(n);
   std::vector<std::uint32_t> count(kRadix * static_cast<std::size_t>(passes), 0);
   for (const Change* c = first; c != last; ++c) {
