@@ -176,6 +176,65 @@ std::string pipeline_compare_text(const std::vector<const PipelineRun*>& runs, c
 }
 
 namespace {
+// The reused buffers of one trace slice.
+struct SliceText {
+  std::string name, args, opname;
+  char letter[2] = {0, 0};
+};
+
+// Fills `t` with op's slice name and args; returns its category (which may point into `t`).
+std::string_view pipeline_slice(SliceText& t, const OpGraph& g, const Timeline& tl, const PipeOpInfo& x, OpId op) {
+  std::string_view cat;
+  t.name.clear();
+  switch (x.kind) {
+    case PipeOp::Update: t.name = "update"; cat = "update"; break;
+    case PipeOp::SendForward: t.name = "send F mb"; append_int(t.name, x.micro); cat = "send"; break;
+    case PipeOp::SendBackward: t.name = "send B mb"; append_int(t.name, x.micro); cat = "send"; break;
+    case PipeOp::Overlap:
+      t.name = "F mb";
+      append_int(t.name, x.micro);
+      t.name += " + B mb";
+      append_int(t.name, x.micro2);
+      cat = "overlap";
+      break;
+    default:
+      t.letter[0] = pipe_op_letter(x.kind);
+      t.name = t.letter;
+      t.name += " mb";
+      append_int(t.name, x.micro);
+      cat = std::string_view(t.letter, 1);
+      break;
+  }
+  t.opname.clear();
+  append_pipe_op_name(t.opname, x);
+  std::string& a = t.args;
+  a = R"("op":")";
+  append_json_escaped(a, t.opname);
+  a += R"(","stage":)";
+  append_int(a, x.stage);
+  a += R"(,"microbatch":)";
+  append_int(a, x.micro);
+  a += R"(,"start_ms":)";
+  append_ms3(a, tl.start[op]);
+  a += R"(,"end_ms":)";
+  append_ms3(a, tl.done(g, op));
+  if (x.kind == PipeOp::Overlap) {
+    a += R"(,"backward_stage":)";
+    append_int(a, x.stage2);
+    a += R"(,"backward_microbatch":)";
+    append_int(a, x.micro2);
+  }
+  if (x.kind == PipeOp::SendForward || x.kind == PipeOp::SendBackward) {
+    a += R"(,"from_device":)";
+    append_int(a, x.device);
+    a += R"(,"to_device":)";
+    append_int(a, x.peer);
+    a += R"(,"latency_ms":)";
+    append_ms3(a, g.op_latency(op));
+  }
+  return cat;
+}
+
 void emit_pipeline_trace(ChromeTrace& tr, const PipelineRun& run) {
   const PipelineProgram& prog = *run.program;
   const OpGraph& g = prog.graph;
@@ -196,62 +255,14 @@ void emit_pipeline_trace(ChromeTrace& tr, const PipelineRun& run) {
     tr.thread(pid_of(src), tid, fmt::format("link to device {}", dst), 1 + dst);
     track[r] = {pid_of(src), tid};
   }
-  // One slice per op, its name and args appended by hand into reused strings: this loop is the
-  // trace's bytes, and formatting it with format strings cost 3/4 of the export.
-  std::string name, args, opname;
-  char letter[2] = {0, 0};
+  // One slice per op, its name and args appended by hand into reused strings (pipeline_slice):
+  // this loop is the trace's bytes, and formatting it with format strings cost 3/4 of the export.
+  SliceText text;
   for (OpId op = 0; op < g.op_count(); ++op) {
-    const PipeOpInfo& x = prog.info[op];
     const auto [pid, tid] = track[g.op_resource(op)];
-    std::string_view cat;
-    name.clear();
-    switch (x.kind) {
-      case PipeOp::Update: name = "update"; cat = "update"; break;
-      case PipeOp::SendForward: name = "send F mb"; append_int(name, x.micro); cat = "send"; break;
-      case PipeOp::SendBackward: name = "send B mb"; append_int(name, x.micro); cat = "send"; break;
-      case PipeOp::Overlap:
-        name = "F mb";
-        append_int(name, x.micro);
-        name += " + B mb";
-        append_int(name, x.micro2);
-        cat = "overlap";
-        break;
-      default:
-        letter[0] = pipe_op_letter(x.kind);
-        name = letter;
-        name += " mb";
-        append_int(name, x.micro);
-        cat = std::string_view(letter, 1);
-        break;
-    }
+    const std::string_view cat = pipeline_slice(text, g, tl, prog.info[op], op);
     const Time done = tl.done(g, op);
-    opname.clear();
-    append_pipe_op_name(opname, x);
-    args = R"("op":")";
-    append_json_escaped(args, opname);
-    args += R"(","stage":)";
-    append_int(args, x.stage);
-    args += R"(,"microbatch":)";
-    append_int(args, x.micro);
-    args += R"(,"start_ms":)";
-    append_ms3(args, tl.start[op]);
-    args += R"(,"end_ms":)";
-    append_ms3(args, done);
-    if (x.kind == PipeOp::Overlap) {
-      args += R"(,"backward_stage":)";
-      append_int(args, x.stage2);
-      args += R"(,"backward_microbatch":)";
-      append_int(args, x.micro2);
-    }
-    if (x.kind == PipeOp::SendForward || x.kind == PipeOp::SendBackward) {
-      args += R"(,"from_device":)";
-      append_int(args, x.device);
-      args += R"(,"to_device":)";
-      append_int(args, x.peer);
-      args += R"(,"latency_ms":)";
-      append_ms3(args, g.op_latency(op));
-    }
-    tr.slice(pid, tid, name, cat, tl.start[op], done - tl.start[op], args);
+    tr.slice(pid, tid, text.name, cat, tl.start[op], done - tl.start[op], text.args);
   }
   std::uint64_t flow_id = 1;
   for (const auto& [send, consumer] : prog.consumer) {

@@ -88,84 +88,107 @@ std::string name_of(const PipeOpInfo& x) {
 }
 }  // namespace
 
-std::unique_ptr<PipelineProgram> lower(const PipelinePlan& plan, const PipelineCosts& costs) {
-  const int p = plan.devices, S = plan.stages, m = plan.microbatches;
-  if (static_cast<int>(costs.stages.size()) != S)
-    throw std::invalid_argument(fmt::format("costs for {} stages, plan has {}", costs.stages.size(), S));
-  if (static_cast<int>(costs.update.size()) != p)
-    throw std::invalid_argument(fmt::format("update times for {} devices, plan has {}", costs.update.size(), p));
+namespace {
 
-  auto holder = std::make_unique<PipelineProgram>();
-  PipelineProgram& prog = *holder;
-  prog.devices = p;
-  OpGraph& g = prog.graph;
+Time action_duration(const Action& a, const PipelineCosts& costs) {
+  const StageCost& c = costs.stages.at(a.stage);
+  switch (a.kind) {
+    case ActionKind::Forward: return c.forward;
+    case ActionKind::Backward: return c.backward;
+    case ActionKind::BackwardInput: return c.backward_input;
+    case ActionKind::BackwardWeight: return c.backward_weight;
+    case ActionKind::OverlapFB: {
+      const StageCost& c2 = costs.stages.at(a.stage2);
+      return costs.overlap_fb ? *costs.overlap_fb : c.forward + (a.kind2 == ActionKind::Backward ? c2.backward : c2.backward_input);
+    }
+  }
+  return 0;
+}
+
+// Op emission: the compute ops in action order, then per (micro-batch, stage) the messages and
+// dependencies between them, and what memory each holds.
+class PipeEmitter {
+ public:
+  PipeEmitter(const PipelinePlan& plan, const PipelineCosts& costs, PipelineProgram& prog)
+      : plan_(plan), costs_(costs), prog_(prog), g_(prog.graph), m_(plan.microbatches),
+        fwd_(static_cast<std::size_t>(plan.stages) * plan.microbatches, kNoOp), bwd_(fwd_.size(), kNoOp),
+        wgt_(fwd_.size(), kNoOp), msg_time_(transfer_time(costs.message, costs.bandwidth)) {}
 
   // The counts are known before anything is added: reserve once instead of growing (growth
   // copies and, at millions of ops, faults in twice the pages).
-  {
+  void reserve() {
+    const int p = plan_.devices, S = plan_.stages;
     std::size_t compute_ops = static_cast<std::size_t>(p), sends = 0, deps = 0;
-    for (const auto& list : plan.actions) compute_ops += list.size();
-    for (int i = 0; i < m; ++i)
+    for (const auto& list : plan_.actions) compute_ops += list.size();
+    for (int i = 0; i < m_; ++i)
       for (int s = 0; s < S; ++s) {
-        const int dev = plan.device_of(s, i);
-        if (s > 0) { const bool hop = plan.device_of(s - 1, i) != dev; sends += hop; deps += hop ? 2 : 1; }
-        if (s + 1 < S) { const bool hop = plan.device_of(s + 1, i) != dev; sends += hop; deps += hop ? 2 : 1; }
-        deps += plan.split_backward ? 2 : 1;  // F -> B, and B -> W where split (an upper bound)
+        const int dev = plan_.device_of(s, i);
+        if (s > 0) { const bool hop = plan_.device_of(s - 1, i) != dev; sends += hop; deps += hop ? 2 : 1; }
+        if (s + 1 < S) { const bool hop = plan_.device_of(s + 1, i) != dev; sends += hop; deps += hop ? 2 : 1; }
+        deps += plan_.split_backward ? 2 : 1;  // F -> B, and B -> W where split (an upper bound)
       }
-    g.reserve(compute_ops + sends, deps);
-    prog.info.reserve(compute_ops + sends);
-    prog.consumer.reserve(sends);
-    prog.holds.reserve(2 * static_cast<std::size_t>(S) * m + sends);
+    g_.reserve(compute_ops + sends, deps);
+    prog_.info.reserve(compute_ops + sends);
+    prog_.consumer.reserve(sends);
+    prog_.holds.reserve(2 * static_cast<std::size_t>(S) * m_ + sends);
   }
-  for (int d = 0; d < p; ++d) prog.compute.push_back(g.add_resource(fmt::format("d{} compute", d)));
-
-  const auto idx = [m](int s, int i) { return static_cast<std::size_t>(s) * m + i; };
-  std::vector<OpId> fwd(static_cast<std::size_t>(S) * m, kNoOp), bwd(fwd.size(), kNoOp), wgt(fwd.size(), kNoOp);
-
-  auto add = [&](ResourceId r, Time dur, Time lat, PipeOpInfo info) {
-    const OpId id = g.add_op(r, dur, lat);
-    prog.info.push_back(info);
-    return id;
-  };
 
   // Compute ops in each device's action order: the program order of its compute stream. They are
   // dealt round-robin over the devices (every device's k-th action, then the (k+1)-th), so that
   // ops running at about the same time sit near each other in memory: the engine then walks its
   // per-op records nearly sequentially instead of in p far-apart streams.
-  std::size_t longest = 0;
-  for (const auto& list : plan.actions) longest = std::max(longest, list.size());
-  for (std::size_t k = 0; k <= longest; ++k) {
-    for (int d = 0; d < p; ++d) {
-      const auto& list = plan.actions[d];
-      if (k == list.size()) add(prog.compute[d], costs.update[d], 0, {PipeOp::Update, static_cast<std::int16_t>(d), -1, -1, -1});
-      if (k >= list.size()) continue;
-      const Action& a = list[k];
-      const StageCost& c = costs.stages.at(a.stage);
-      Time dur = 0;
-      switch (a.kind) {
-        case ActionKind::Forward: dur = c.forward; break;
-        case ActionKind::Backward: dur = c.backward; break;
-        case ActionKind::BackwardInput: dur = c.backward_input; break;
-        case ActionKind::BackwardWeight: dur = c.backward_weight; break;
-        case ActionKind::OverlapFB: {
-          const StageCost& c2 = costs.stages.at(a.stage2);
-          dur = costs.overlap_fb ? *costs.overlap_fb
-                                 : c.forward + (a.kind2 == ActionKind::Backward ? c2.backward : c2.backward_input);
-          break;
-        }
+  void compute() {
+    for (int d = 0; d < plan_.devices; ++d) prog_.compute.push_back(g_.add_resource(fmt::format("d{} compute", d)));
+    std::size_t longest = 0;
+    for (const auto& list : plan_.actions) longest = std::max(longest, list.size());
+    for (std::size_t k = 0; k <= longest; ++k) {
+      for (int d = 0; d < plan_.devices; ++d) {
+        const auto& list = plan_.actions[d];
+        if (k == list.size())
+          add(prog_.compute[d], costs_.update[d], 0, {PipeOp::Update, static_cast<std::int16_t>(d), -1, -1, -1});
+        if (k < list.size()) action(d, list[k]);
       }
-      PipeOpInfo info{pipe_kind(a.kind), static_cast<std::int16_t>(d), -1, a.stage, a.micro, a.stage2, a.micro2};
-      const OpId op = add(prog.compute[d], dur, 0, info);
-      switch (a.kind) {
-        case ActionKind::Forward: fwd[idx(a.stage, a.micro)] = op; break;
-        case ActionKind::Backward:
-        case ActionKind::BackwardInput: bwd[idx(a.stage, a.micro)] = op; break;
-        case ActionKind::BackwardWeight: wgt[idx(a.stage, a.micro)] = op; break;
-        case ActionKind::OverlapFB:
-          fwd[idx(a.stage, a.micro)] = op;
-          bwd[idx(a.stage2, a.micro2)] = op;
-          break;
+    }
+  }
+
+  void flows() {
+    for (int i = 0; i < m_; ++i) {
+      for (int s = 0; s < plan_.stages; ++s) {
+        const OpId f = fwd_[idx(s, i)], b = bwd_[idx(s, i)], w = wgt_[idx(s, i)];
+        const int dev = plan_.device_of(s, i);
+        if (s > 0) message(fwd_[idx(s - 1, i)], f, plan_.device_of(s - 1, i), dev, true, s - 1, i);
+        if (s + 1 < plan_.stages) message(bwd_[idx(s + 1, i)], b, plan_.device_of(s + 1, i), dev, false, s + 1, i);
+        dep(f, b);
+        // A split backward keeps the activations until W; a full one until B.
+        const OpId last = w != kNoOp ? w : b;
+        if (w != kNoOp) dep(b, w);
+        hold(PipelineProgram::memory_counter(dev), costs_.stages[s].activation, {f, OpPoint::Start}, {last, OpPoint::End});
+        hold(PipelineProgram::resident_counter(dev), 1, {f, OpPoint::Start}, {last, OpPoint::End});
       }
+    }
+  }
+
+ private:
+  std::size_t idx(int s, int i) const { return static_cast<std::size_t>(s) * m_ + i; }
+
+  OpId add(ResourceId r, Time dur, Time lat, PipeOpInfo info) {
+    const OpId id = g_.add_op(r, dur, lat);
+    prog_.info.push_back(info);
+    return id;
+  }
+
+  void action(int d, const Action& a) {
+    PipeOpInfo info{pipe_kind(a.kind), static_cast<std::int16_t>(d), -1, a.stage, a.micro, a.stage2, a.micro2};
+    const OpId op = add(prog_.compute[d], action_duration(a, costs_), 0, info);
+    switch (a.kind) {
+      case ActionKind::Forward: fwd_[idx(a.stage, a.micro)] = op; break;
+      case ActionKind::Backward:
+      case ActionKind::BackwardInput: bwd_[idx(a.stage, a.micro)] = op; break;
+      case ActionKind::BackwardWeight: wgt_[idx(a.stage, a.micro)] = op; break;
+      case ActionKind::OverlapFB:
+        fwd_[idx(a.stage, a.micro)] = op;
+        bwd_[idx(a.stage2, a.micro2)] = op;
+        break;
     }
   }
 
@@ -175,57 +198,67 @@ std::unique_ptr<PipelineProgram> lower(const PipelinePlan& plan, const PipelineC
     ResourceId resource = kNoOp;
     Time latency = 0;
   };
-  const bool dense = static_cast<std::int64_t>(p) * p <= (1 << 20);
-  std::vector<Link> link_table(dense ? static_cast<std::size_t>(p) * p : 0);
-  std::map<std::pair<int, int>, Link> link_map;
-  auto link = [&](int src, int dst) -> const Link& {
-    Link& l = dense ? link_table[static_cast<std::size_t>(src) * p + dst] : link_map[{src, dst}];
+  const Link& link(int src, int dst) {
+    const int p = plan_.devices;
+    if (link_table_.empty() && static_cast<std::int64_t>(p) * p <= (1 << 20))
+      link_table_.resize(static_cast<std::size_t>(p) * p);
+    Link& l = link_table_.empty() ? link_map_[{src, dst}] : link_table_[static_cast<std::size_t>(src) * p + dst];
     if (l.resource == kNoOp) {
-      l.resource = g.add_resource(fmt::format("link d{}->d{}", src, dst), Discipline::Fifo);
-      l.latency = costs.latency_between(src, dst);
-      prog.link_ends[l.resource] = {src, dst};
+      l.resource = g_.add_resource(fmt::format("link d{}->d{}", src, dst), Discipline::Fifo);
+      l.latency = costs_.latency_between(src, dst);
+      prog_.link_ends[l.resource] = {src, dst};
     }
     return l;
-  };
-  auto dep = [&](OpId before, OpId after) {
-    if (before == after)
-      throw GraphError(fmt::format("{} would wait on itself", name_of(prog.info[before])));
-    g.add_dep(before, after);
-  };
-  auto hold = [&](std::uint32_t counter, std::int64_t amount, Mark from, Mark until) {
-    prog.holds.push_back({counter, amount, from, until});
-  };
-  const Time msg_time = transfer_time(costs.message, costs.bandwidth);
+  }
+
+  void dep(OpId before, OpId after) {
+    if (before == after) throw GraphError(fmt::format("{} would wait on itself", name_of(prog_.info[before])));
+    g_.add_dep(before, after);
+  }
+
+  void hold(std::uint32_t counter, std::int64_t amount, Mark from, Mark until) {
+    prog_.holds.push_back({counter, amount, from, until});
+  }
+
   // A message from `from` (on device src) to `to` (on device dst); same device: a plain dependency.
-  auto message = [&](OpId from, OpId to, int src, int dst, bool forward, int stage, int micro) {
+  void message(OpId from, OpId to, int src, int dst, bool forward, int stage, int micro) {
     if (src == dst) { dep(from, to); return; }
     const PipeOpInfo info{forward ? PipeOp::SendForward : PipeOp::SendBackward, static_cast<std::int16_t>(src),
                           static_cast<std::int16_t>(dst), stage, micro};
     const Link& l = link(src, dst);
-    const OpId send = add(l.resource, msg_time, l.latency, info);
+    const OpId send = add(l.resource, msg_time_, l.latency, info);
     dep(from, send);
     dep(send, to);
-    prog.consumer.emplace_back(send, to);
-    (forward ? prog.forward_messages : prog.backward_messages)++;
-    hold(PipelineProgram::memory_counter(dst), costs.message, {send, OpPoint::Done}, {to, OpPoint::Start});
-  };
-
-  for (int i = 0; i < m; ++i) {
-    for (int s = 0; s < S; ++s) {
-      const OpId f = fwd[idx(s, i)], b = bwd[idx(s, i)], w = wgt[idx(s, i)];
-      const int dev = plan.device_of(s, i);
-      if (s > 0) message(fwd[idx(s - 1, i)], f, plan.device_of(s - 1, i), dev, true, s - 1, i);
-      if (s + 1 < S) message(bwd[idx(s + 1, i)], b, plan.device_of(s + 1, i), dev, false, s + 1, i);
-      dep(f, b);
-      // A split backward keeps the activations until W; a full one until B.
-      const OpId last = w != kNoOp ? w : b;
-      if (w != kNoOp) dep(b, w);
-      hold(PipelineProgram::memory_counter(dev), costs.stages[s].activation, {f, OpPoint::Start}, {last, OpPoint::End});
-      hold(PipelineProgram::resident_counter(dev), 1, {f, OpPoint::Start}, {last, OpPoint::End});
-    }
+    prog_.consumer.emplace_back(send, to);
+    (forward ? prog_.forward_messages : prog_.backward_messages)++;
+    hold(PipelineProgram::memory_counter(dst), costs_.message, {send, OpPoint::Done}, {to, OpPoint::Start});
   }
 
-  g.set_namer([&info = prog.info](OpId op) { return name_of(info[op]); });
+  const PipelinePlan& plan_;
+  const PipelineCosts& costs_;
+  PipelineProgram& prog_;
+  OpGraph& g_;
+  const int m_;
+  std::vector<OpId> fwd_, bwd_, wgt_;  // per (stage, micro-batch): the op that runs it
+  std::vector<Link> link_table_;
+  std::map<std::pair<int, int>, Link> link_map_;
+  const Time msg_time_;
+};
+
+}  // namespace
+
+std::unique_ptr<PipelineProgram> lower(const PipelinePlan& plan, const PipelineCosts& costs) {
+  if (static_cast<int>(costs.stages.size()) != plan.stages)
+    throw std::invalid_argument(fmt::format("costs for {} stages, plan has {}", costs.stages.size(), plan.stages));
+  if (static_cast<int>(costs.update.size()) != plan.devices)
+    throw std::invalid_argument(fmt::format("update times for {} devices, plan has {}", costs.update.size(), plan.devices));
+  auto holder = std::make_unique<PipelineProgram>();
+  holder->devices = plan.devices;
+  PipeEmitter emitter(plan, costs, *holder);
+  emitter.reserve();
+  emitter.compute();
+  emitter.flows();
+  holder->graph.set_namer([&info = holder->info](OpId op) { return name_of(info[op]); });
   return holder;
 }
 
