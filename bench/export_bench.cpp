@@ -1,5 +1,9 @@
-// Trace export speed: pipeline_trace (cli/reports/pipeline_report.hpp) turning a finished run into
-// Chrome Trace Event JSON, in MB (10^6 bytes) of JSON per second.
+// Trace export speed: turning a finished run into Chrome Trace Event JSON, in MB (10^6 bytes)
+// of JSON per second -- in memory (pipeline_trace) and streamed to a file through its 1 MiB
+// buffer (write_pipeline_trace, what `stepsim run --trace` does; the file goes to $TMPDIR).
+#include <cstdio>
+#include <filesystem>
+
 #include <benchmark/benchmark.h>
 
 #include "bench/workloads.hpp"
@@ -7,6 +11,14 @@
 
 namespace stepsim::bench {
 namespace {
+
+void rate(benchmark::State& state, std::size_t bytes, std::size_t ops) {
+  state.counters["MB_per_s"] =
+      benchmark::Counter(static_cast<double>(bytes) * static_cast<double>(state.iterations()) / 1e6,
+                         benchmark::Counter::kIsRate);
+  state.counters["MB"] = static_cast<double>(bytes) / 1e6;
+  state.counters["ops"] = static_cast<double>(ops);
+}
 
 void BM_TraceExport(benchmark::State& state) {
   const PipelineRun r = simulate_pipeline(
@@ -17,13 +29,19 @@ void BM_TraceExport(benchmark::State& state) {
     bytes = json.size();
     benchmark::DoNotOptimize(json.data());
   }
-  state.counters["MB_per_s"] =
-      benchmark::Counter(static_cast<double>(bytes) * static_cast<double>(state.iterations()) / 1e6,
-                         benchmark::Counter::kIsRate);
-  state.counters["MB"] = static_cast<double>(bytes) / 1e6;
-  state.counters["ops"] = static_cast<double>(r.program->graph.op_count());
+  rate(state, bytes, r.program->graph.op_count());
 }
 BENCHMARK(BM_TraceExport)->Args({16, 1024})->Unit(benchmark::kMillisecond);
+
+void BM_TraceToFile(benchmark::State& state) {
+  const PipelineRun r = simulate_pipeline(
+      pipeline_workload("1f1b", static_cast<int>(state.range(0)), static_cast<int>(state.range(1))));
+  const auto path = (std::filesystem::temp_directory_path() / "stepsim_bench_trace.json").string();
+  for (auto _ : state) cli::write_pipeline_trace(path, r);
+  rate(state, static_cast<std::size_t>(std::filesystem::file_size(path)), r.program->graph.op_count());
+  std::filesystem::remove(path);
+}
+BENCHMARK(BM_TraceToFile)->Args({64, 1024})->Unit(benchmark::kMillisecond)->UseRealTime();
 
 }  // namespace
 }  // namespace stepsim::bench

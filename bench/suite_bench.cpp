@@ -22,12 +22,7 @@ void BM_Suite1000(benchmark::State& state) {
   std::size_t variants = 0;
   for (auto _ : state) {
     const cli::BenchSuite suite = cli::load_suite(kSuite);
-    std::vector<cli::PreparedVariant> prepared;
-    for (std::size_t i = 0; i < suite.variant_count(); ++i) {
-      cli::BenchVariant v = cli::variant_at(suite, i);
-      PipelineSpec spec = cli::variant_spec(suite, v);
-      prepared.push_back({std::move(v), std::move(spec)});
-    }
+    const auto prepared = cli::prepare_variants(suite, cli::shard_indices(suite.variant_count(), {}), {}, jobs);
     const auto results = cli::run_variants(prepared, jobs);
     variants = results.size();
     benchmark::DoNotOptimize(results.data());

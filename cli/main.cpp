@@ -37,6 +37,10 @@ int exit_code_of_current_exception(const CLI::App& app) {
   } catch (const cli::InputError& e) {
     fmt::print(stderr, "error: {}\n", e.what());
     return 2;
+  } catch (const TimeOverflowError& e) {
+    // A sum of the input's durations passes the int64-nanosecond limit: the input is at fault.
+    fmt::print(stderr, "error: {}\n", e.what());
+    return 2;
   } catch (const DeadlockError& e) {
     fmt::print(stderr, "error: the schedule cannot finish: {}\n", e.what());
     return 3;

@@ -1,9 +1,12 @@
 #!/usr/bin/env bash
-# The simulator's own speed: builds Release, runs the Google Benchmark suite (bench/*.cpp) and
-# times a 1,000-variant regression suite, then counts instructions with callgrind -- a figure
-# that does not move with machine load, so a regression shows even on a busy machine.
-# Usage: scripts/bench.sh [extra stepsim_bench flags]   (STEPSIM_BENCH_REPS=3 repetitions;
-#        STEPSIM_BENCH_CALLGRIND=0 skips valgrind)
+# The simulator's own speed (docs/performance.md): builds Release, runs the Google Benchmark suite
+# (bench/*.cpp), then measures the whole `stepsim` process -- CPU time and peak RSS per op from
+# 260k to 16.6M ops, --trace against the run without it, the Python reference model side by
+# side, the 1,000-variant suite on 1 and 2 jobs -- and counts instructions with callgrind (a
+# figure that does not move with machine load).
+# Usage: scripts/bench.sh [extra stepsim_bench flags]
+#   STEPSIM_BENCH_REPS=3 repetitions; STEPSIM_BENCH_CALLGRIND=0 skips valgrind;
+#   STEPSIM_BENCH_LARGE=0 skips the 16.6M-op run (about 2 GB of RAM before the speed work).
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 build="${STEPSIM_BUILD_DIR:-$root/build}"
@@ -11,6 +14,7 @@ STEPSIM_BUILD_TYPE=Release "$root/scripts/build.sh" --target stepsim stepsim_ben
 cd "$root"
 tmp="$(mktemp -d)"
 trap 'rm -rf "$tmp"' EXIT
+stepsim="$build/stepsim"
 
 echo "== $(lscpu | sed -n 's/^Model name: *//p'), $(nproc) cores; $(date -u +%Y-%m-%dT%H:%MZ);" \
      "commit $(git rev-parse --short HEAD 2>/dev/null || echo '?'); load $(cut -d' ' -f1-3 /proc/loadavg)"
@@ -19,29 +23,71 @@ echo "== Google Benchmark (median of ${STEPSIM_BENCH_REPS:-3}; items_per_second 
 "$build/stepsim_bench" --benchmark_repetitions="${STEPSIM_BENCH_REPS:-3}" --benchmark_report_aggregates_only=true \
   --benchmark_counters_tabular=true "$@" 2>&1 | grep -v -e '_mean' -e '_stddev' -e '_cv' -e 'Library was built as DEBUG'
 
+# 1F1B at p = 64 has 2pm + p compute ops and 2(p-1)m transfers.
+ops_of() { echo $((2 * 64 * $1 + 64 + 2 * 63 * $1)); }
+run_case() {  # m [extra args]: one whole `stepsim run --json` on pipeline-base at p = 64
+  local m="$1"; shift
+  /usr/bin/time -f "%U %S %M %e" -o "$tmp/time" "$stepsim" run bench/suites/pipeline-base.yaml \
+    --set pipeline.stages=64 --set pipeline.microbatches="$m" --json "$@" >/dev/null
+  read -r user sys rss wall <"$tmp/time"
+  cpu=$(echo "$user + $sys" | bc -l)
+}
 echo
-echo "== stepsim bench on bench/suites/scale-1000.yaml (1,000 variants, all cores)"
-/usr/bin/time -f "   %e s wall, %U s user, max RSS %M KB" \
-  "$build/stepsim" bench bench/suites/scale-1000.yaml -q -o "$tmp/scale.json" >/dev/null
+echo "== whole process: stepsim run --json, 1F1B p=64 (CPU = user + sys; RSS = peak resident)"
+printf '   %-8s %11s %9s %14s %10s %9s\n' m ops CPU-s "M ops/CPU-s" "RSS MB" "B/op"
+sizes=(1024 4096 16384)
+[[ "${STEPSIM_BENCH_LARGE:-1}" == "1" ]] && sizes+=(65536)
+for m in "${sizes[@]}"; do
+  run_case "$m"
+  ops=$(ops_of "$m")
+  printf '   %-8s %11s %9.2f %14.1f %10.0f %9.1f\n' "$m" "$ops" "$cpu" "$(echo "$ops / $cpu / 1000000" | bc -l)" \
+    "$(echo "$rss / 1024" | bc -l)" "$(echo "$rss * 1024 / $ops" | bc -l)"
+done
+
+echo
+echo "== --trace: the same run with the Chrome trace streamed to a file (p=64, m=4096)"
+run_case 4096; base=$cpu; base_rss=$rss
+run_case 4096 --trace "$tmp/trace.json"; with=$cpu
+bytes=$(stat -c %s "$tmp/trace.json")
+printf '   run %.2f CPU-s, run --trace %.2f CPU-s (%.2fx); trace %.0f MB, %.0f MB/s of extra CPU; peak RSS %d -> %d MB\n' \
+  "$base" "$with" "$(echo "$with / $base" | bc -l)" "$(echo "$bytes / 1000000" | bc -l)" \
+  "$(echo "$bytes / 1000000 / ($with - $base + 0.001)" | bc -l)" $((base_rss / 1024)) $((rss / 1024))
+
+echo
+echo "== against the Python reference model of the same rules (bench/reference/pipeline_model.py)"
+python3 bench/reference/side_by_side.py "$stepsim" 64 1024 3
+
+echo
+echo "== stepsim bench on bench/suites/scale-1000.yaml (1,000 variants), --jobs 1 and 2"
+for j in 1 2; do
+  /usr/bin/time -f "%e %U %S %M" -o "$tmp/time" "$stepsim" bench bench/suites/scale-1000.yaml -q -j "$j" \
+    -o "$tmp/scale$j.json" >/dev/null
+  read -r wall user sys rss <"$tmp/time"
+  eval "wall$j=$wall"
+  printf '   --jobs %d: %6.2f s wall, %6.2f s user, max RSS %d MB\n' "$j" "$wall" "$user" $((rss / 1024))
+done
+cmp -s "$tmp/scale1.json" "$tmp/scale2.json" && same="identical results" || same="RESULTS DIFFER"
+printf '   speed-up on 2 jobs: %.2fx (%s)\n' "$(echo "$wall1 / $wall2" | bc -l)" "$same"
 
 if [[ "${STEPSIM_BENCH_CALLGRIND:-1}" == "1" ]] && command -v valgrind >/dev/null; then
-  # 1F1B, p = 64, m = 256: 2pm + p compute ops and 2(p-1)m transfers.
   p=64 m=256
   ops=$((2 * p * m + p + 2 * (p - 1) * m))
   echo
-  echo "== callgrind: instructions for 1F1B p=$p m=$m ($ops ops), one 'stepsim run' with a trace"
-  valgrind --tool=callgrind --callgrind-out-file="$tmp/cg.out" "$build/stepsim" run bench/suites/pipeline-base.yaml \
+  echo "== callgrind: instructions for 1F1B p=$p m=$m ($ops ops), one 'stepsim run --json --trace'"
+  valgrind --tool=callgrind --callgrind-out-file="$tmp/cg.out" "$stepsim" run bench/suites/pipeline-base.yaml \
     --set pipeline.stages=$p --set pipeline.microbatches=$m --json --trace "$tmp/trace.json" >/dev/null 2>"$tmp/cg.err"
   bytes=$(stat -c %s "$tmp/trace.json")
-  callgrind_annotate --inclusive=yes "$tmp/cg.out" 2>/dev/null >"$tmp/cg.txt"
-  ir() { grep -m1 -F "$1" "$tmp/cg.txt" | awk '{gsub(",", "", $1); print $1}'; }
-  total=$(grep -m1 'PROGRAM TOTALS' "$tmp/cg.txt" | awk '{gsub(",", "", $1); print $1}')
+  # --threshold=100: every function, so that a phase below the default 99 % cut still shows.
+  callgrind_annotate --inclusive=yes --threshold=100 "$tmp/cg.out" 2>/dev/null >"$tmp/cg.txt"
+  ir() { { grep -m1 -F "$1" "$tmp/cg.txt" || echo 0; } | awk '{gsub(",", "", $1); print $1 + 0}'; }
+  total=$(ir 'PROGRAM TOTALS')
   printf '   %-34s %14s %12s\n' "phase" "instructions" "per op"
   for phase in "stepsim::plan_for(" "stepsim::lower(" "stepsim::run(stepsim::OpGraph&)" "stepsim::measure(" \
-               "stepsim::cli::pipeline_trace"; do
+               "stepsim::cli::write_pipeline_trace("; do
     n=$(ir "$phase")
-    printf '   %-34s %14s %12.1f\n' "${phase%%(*}" "${n:-0}" "$(echo "${n:-0} / $ops" | bc -l)"
+    printf '   %-34s %14s %12.1f\n' "${phase%%(*}" "$n" "$(echo "$n / $ops" | bc -l)"
   done
   printf '   %-34s %14s %12.1f\n' "whole process" "$total" "$(echo "$total / $ops" | bc -l)"
-  printf '   trace: %d bytes, %.1f instructions per byte\n' "$bytes" "$(echo "$(ir stepsim::cli::pipeline_trace) / $bytes" | bc -l)"
+  printf '   trace: %d bytes, %.1f instructions per byte\n' "$bytes" \
+    "$(echo "$(ir stepsim::cli::write_pipeline_trace\() / $bytes" | bc -l)"
 fi

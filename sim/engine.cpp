@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <array>
 #include <bit>
+#include <memory>
 #include <queue>
 
 #include <fmt/format.h>
@@ -81,26 +82,18 @@ struct ReadyOp {
   bool operator>(const ReadyOp& o) const { return ready != o.ready ? ready > o.ready : op > o.op; }
 };
 
-// What the engine reads and updates of an op, packed into half a cache line. The graph keeps
-// its fields in separate arrays, so touching an op would cost a cache line per array; here one
-// record (plus its successor list) holds everything the loop needs.
-struct alignas(32) OpRec {
-  Time duration;
-  Time latency;
-  ResourceId resource;
-  OpId next;                // program order on its resource
-  std::uint32_t pending;    // dependencies not yet done
-  std::uint32_t first_succ; // successors: succ_[first_succ .. next record's first_succ)
-};
-static_assert(sizeof(OpRec) == 32);
+using OpRecord = OpGraph::OpRecord;
 
+// The engine reads the graph's records and successor lists in place (sim/op_graph.hpp lays them
+// out for this loop); its own per-op state is the pending-dependency count and the timeline.
 class Run {
  public:
   explicit Run(const OpGraph& g)
       : g_(g),
         n_(static_cast<OpId>(g.op_count())),
-        rec_(static_cast<std::size_t>(n_) + 1),
-        succ_(g.dep_count()),
+        rec_(g.records().data()),
+        succ_(g.targets().data()),
+        pending_(new std::uint32_t[n_ + 1]),
         busy_(g.resource_count(), 0),
         cursor_(g.resource_count()),
         fifo_(g.resource_count()),
@@ -108,12 +101,7 @@ class Run {
         fifo_flag_(g.resource_count(), 0) {
     tl_.start.assign(n_, -1);
     tl_.end.assign(n_, -1);
-    std::uint32_t edge = 0;
-    for (OpId op = 0; op < n_; ++op) {
-      rec_[op] = {g.op_duration(op), g.op_latency(op), g.op_resource(op), g.next_on_resource(op), g.in_degree(op), edge};
-      g.for_each_successor(op, [&](OpId s) { succ_[edge++] = s; });
-    }
-    rec_[n_].first_succ = edge;
+    for (OpId op = 0; op < n_; ++op) pending_[op] = rec_[op].in_degree;
     for (ResourceId r = 0; r < g.resource_count(); ++r) {
       cursor_[r] = g.first_on(r);
       fifo_flag_[r] = g.resource(r).discipline == Discipline::Fifo;
@@ -122,25 +110,29 @@ class Run {
 
   Timeline go() {
     for (OpId op = 0; op < n_; ++op)
-      if (rec_[op].pending == 0) became_ready(op, 0);
+      if (pending_[op] == 0) became_ready(op, 0);
     offer_dirty(0);
     std::vector<Event> batch;
     while (!events_.empty()) {
       const Time now = events_.pop_earliest(batch);
       // The events of one time touch ops all over the graph: ask for their records and
-      // successor lists up front, so that the misses overlap instead of queueing.
-      for (const Event& e : batch) __builtin_prefetch(&rec_[e.op]);
-      for (const Event& e : batch) __builtin_prefetch(&succ_[rec_[e.op].first_succ]);
+      // successor lists up front, so that the misses overlap instead of queueing. (Pointer
+      // arithmetic on the arrays' data: an op without successors may point one past the end.)
+      for (const Event& e : batch) __builtin_prefetch(rec_ + e.op);
+      for (const Event& e : batch) __builtin_prefetch(succ_ + rec_[e.op].first_succ);
       for (const Event& e : batch)
         for (std::uint32_t i = rec_[e.op].first_succ, last = rec_[e.op + 1].first_succ; i < last; ++i)
-          __builtin_prefetch(&rec_[succ_[i]]);
+          __builtin_prefetch(pending_.get() + succ_[i]);
       for (const Event& e : batch) {
         if (e.kind == 0) on_end(e.op, now); else on_done(e.op, now);
       }
       batch.clear();
       offer_dirty(now);
     }
-    if (done_count_ != n_) throw deadlock();
+    if (done_count_ != n_) {
+      g_.check_acyclic();  // a cycle is named as such (GraphError), not as a deadlock
+      throw deadlock();
+    }
     return std::move(tl_);
   }
 
@@ -174,11 +166,12 @@ class Run {
         if (!fifo_[r].empty()) { op = fifo_[r].top().op; fifo_[r].pop(); }
       } else {
         const OpId next = cursor_[r];
-        if (next != kNoOp && rec_[next].pending == 0) op = next;
+        if (next != kNoOp && pending_[next] == 0) op = next;
       }
       if (op == kNoOp) continue;
       busy_[r] = 1;
-      const Time end = now + rec_[op].duration;
+      Time end;
+      if (!add_time(now, rec_[op].duration, &end)) throw overflow(op, now, rec_[op].duration, "end");
       tl_.start[op] = now;
       tl_.end[op] = end;
       events_.push({end, op, 0});
@@ -187,12 +180,15 @@ class Run {
   }
 
   void on_end(OpId op, Time now) {
-    const OpRec& x = rec_[op];
+    const OpRecord& x = rec_[op];
     const ResourceId r = x.resource;
     busy_[r] = 0;
     if (!fifo_flag_[r]) cursor_[r] = x.next;
     mark_dirty(r);
-    if (x.latency == 0) on_done(op, now); else events_.push({now + x.latency, op, 1});
+    if (x.latency == 0) { on_done(op, now); return; }
+    Time done;
+    if (!add_time(now, x.latency, &done)) throw overflow(op, now, x.latency, "arrive");
+    events_.push({done, op, 1});
   }
 
   void on_done(OpId op, Time now) {
@@ -201,8 +197,14 @@ class Run {
     const std::uint32_t first = rec_[op].first_succ, last = rec_[op + 1].first_succ;
     for (std::uint32_t i = first; i < last; ++i) {
       const OpId s = succ_[i];
-      if (--rec_[s].pending == 0) became_ready(s, now);
+      if (--pending_[s] == 0) became_ready(s, now);
     }
+  }
+
+  TimeOverflowError overflow(OpId op, Time now, Time add, const char* what) const {
+    return TimeOverflowError(fmt::format(
+        "too large: {} at {} ns plus {} ns would {} after the simulated time limit: the step would exceed {} years",
+        g_.op_name(op), now, add, what, kTimeLimitYears));
   }
 
   DeadlockError deadlock() const {
@@ -234,8 +236,9 @@ class Run {
   const OpGraph& g_;
   OpId n_;
   Timeline tl_;
-  std::vector<OpRec> rec_;  // per op, plus a sentinel closing the last successor list
-  std::vector<OpId> succ_;  // successor lists, in op order
+  const OpRecord* rec_;   // the graph's: per op, plus a sentinel closing the last successor list
+  const OpId* succ_;      // the graph's successor lists, in op order
+  std::unique_ptr<std::uint32_t[]> pending_;  // per op: dependencies not yet done
   std::vector<std::uint8_t> busy_;
   std::vector<OpId> cursor_;
   std::vector<std::priority_queue<ReadyOp, std::vector<ReadyOp>, std::greater<>>> fifo_;

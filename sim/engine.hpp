@@ -35,7 +35,9 @@ class DeadlockError : public std::runtime_error {
   std::vector<Stuck> stuck_;
 };
 
-// Runs the graph (finalizing it if needed). Throws DeadlockError if not every op can run.
+// Runs the graph (finalizing it if needed). Throws GraphError naming a dependency cycle,
+// DeadlockError if not every op can run for another reason, TimeOverflowError if a time would
+// pass the limit (sim/time.hpp).
 Timeline run(OpGraph& graph);
 
 }  // namespace stepsim

@@ -2,12 +2,19 @@
 
 #include <algorithm>
 
+#include <boost/graph/compressed_sparse_row_graph.hpp>
 #include <boost/graph/depth_first_search.hpp>
 #include <fmt/format.h>
 
 namespace stepsim {
 
+void OpGraph::reserve(std::size_t ops, std::size_t deps) {
+  rec_.reserve(ops + 1);  // + the sentinel finalize() appends
+  edges_.reserve(deps);
+}
+
 ResourceId OpGraph::add_resource(std::string name, Discipline discipline) {
+  if (resources_.size() >= kNoOp) throw GraphError("too many resources");
   resources_.push_back({std::move(name), discipline});
   first_.push_back(kNoOp);
   last_.push_back(kNoOp);
@@ -15,28 +22,78 @@ ResourceId OpGraph::add_resource(std::string name, Discipline discipline) {
 }
 
 OpId OpGraph::add_op(ResourceId resource, Time duration, Time latency) {
+  if (finalized_) throw GraphError("op added after finalize");
   if (resource >= resources_.size()) throw GraphError(fmt::format("op on unknown resource {}", resource));
   if (duration < 0 || latency < 0) throw GraphError("op with negative duration or latency");
-  const auto id = static_cast<OpId>(resource_.size());
-  resource_.push_back(resource);
-  duration_.push_back(duration);
-  latency_.push_back(latency);
-  next_.push_back(kNoOp);
-  if (last_[resource] == kNoOp) first_[resource] = id; else next_[last_[resource]] = id;
+  if (n_ + 1 >= kNoOp) throw GraphError("too many ops (at most 2^32 - 2)");
+  const auto id = static_cast<OpId>(n_++);
+  rec_.push_back({duration, latency, resource, kNoOp, 0, 0});
+  if (last_[resource] == kNoOp) first_[resource] = id; else rec_[last_[resource]].next = id;
   last_[resource] = id;
   return id;
 }
 
 void OpGraph::add_dep(OpId before, OpId after) {
-  if (before >= op_count() || after >= op_count())
+  if (before >= n_ || after >= n_)
     throw GraphError(fmt::format("dependency between unknown ops {} -> {}", before, after));
   if (before == after) throw GraphError(fmt::format("op {} depends on itself", op_name(before)));
+  if (finalized_) throw GraphError("dependency added after finalize");
+  if (edges_.size() >= 0xffffffffu) throw GraphError("too many dependencies (at most 2^32 - 1)");
   edges_.emplace_back(before, after);
 }
 
 std::string OpGraph::op_name(OpId op) const {
   if (namer_) return namer_(op);
   return fmt::format("op#{}", op);
+}
+
+// Kahn's algorithm: the graph is acyclic iff repeatedly removing ops with no unremoved
+// predecessor removes them all. Plain arrays, so it costs a fraction of a depth-first search.
+bool OpGraph::has_cycle() const {
+  std::vector<std::uint32_t> left(n_);
+  std::vector<OpId> free;
+  for (OpId op = 0; op < n_; ++op) {
+    left[op] = rec_[op].in_degree;
+    if (left[op] == 0) free.push_back(op);
+  }
+  std::size_t removed = 0;
+  while (!free.empty()) {
+    const OpId u = free.back();
+    free.pop_back();
+    ++removed;
+    for_each_successor(u, [&](OpId v) {
+      if (--left[v] == 0) free.push_back(v);
+    });
+  }
+  return removed != n_;
+}
+
+void OpGraph::finalize() {
+  if (finalized_) return;
+  // CSR by a counting sort of the edges on their source, in place: count, turn the counts into
+  // end offsets, then place the edges from last to first, moving each source's offset down to
+  // its start. Each list keeps the order its edges were added in.
+  rec_.push_back({0, 0, 0, kNoOp, 0, 0});  // sentinel
+  for (const auto& [from, to] : edges_) {
+    ++rec_[from].first_succ;
+    ++rec_[to].in_degree;
+  }
+  std::uint32_t sum = 0;
+  for (std::size_t op = 0; op <= n_; ++op) {
+    sum += rec_[op].first_succ;
+    rec_[op].first_succ = sum;
+  }
+  targets_.resize(edges_.size());
+  for (auto e = edges_.rbegin(); e != edges_.rend(); ++e) targets_[--rec_[e->first].first_succ] = e->second;
+  edges_.clear();
+  edges_.shrink_to_fit();
+  finalized_ = true;
+}
+
+// Acyclicity is not checked here but by the engine, which is a topological traversal itself: a
+// run that cannot finish checks for a cycle first (check_acyclic), so the error names the cycle.
+void OpGraph::check_acyclic() const {
+  if (has_cycle()) throw_cycle();
 }
 
 namespace {
@@ -54,40 +111,15 @@ struct CycleFinder : boost::default_dfs_visitor {
 };
 }  // namespace
 
-// Kahn's algorithm: the graph is acyclic iff repeatedly removing ops with no unremoved
-// predecessor removes them all. Plain arrays, so it costs a fraction of a depth-first search.
-bool OpGraph::has_cycle() const {
-  const auto n = static_cast<OpId>(op_count());
-  std::vector<std::uint32_t> left = in_degree_;
-  std::vector<OpId> free;
-  for (OpId op = 0; op < n; ++op)
-    if (left[op] == 0) free.push_back(op);
-  std::size_t removed = 0;
-  while (!free.empty()) {
-    const OpId u = free.back();
-    free.pop_back();
-    ++removed;
-    for_each_successor(u, [&](OpId v) {
-      if (--left[v] == 0) free.push_back(v);
-    });
-  }
-  return removed != n;
-}
-
-void OpGraph::finalize() {
-  if (finalized_) return;
-  const auto n = static_cast<OpId>(op_count());
-  in_degree_.assign(n, 0);
-  for (const auto& e : edges_) ++in_degree_[e.second];
-  csr_ = Csr(boost::edges_are_unsorted_multi_pass, edges_.begin(), edges_.end(), n);
-  edges_.clear();
-  edges_.shrink_to_fit();
-  if (!has_cycle()) {
-    finalized_ = true;
-    return;
-  }
-
-  // Error path: a depth-first search finds one cycle to name.
+// Error path: a depth-first search (Boost) over the successor lists finds one cycle to name.
+void OpGraph::throw_cycle() const {
+  using Csr = boost::compressed_sparse_row_graph<boost::directedS, boost::no_property, boost::no_property,
+                                                 boost::no_property, OpId, OpId>;
+  const auto n = static_cast<OpId>(n_);
+  std::vector<std::pair<OpId, OpId>> edges;
+  edges.reserve(targets_.size());
+  for (OpId u = 0; u < n; ++u) for_each_successor(u, [&](OpId v) { edges.emplace_back(u, v); });
+  const Csr csr(boost::edges_are_sorted, edges.begin(), edges.end(), n);
   std::vector<OpId> parent(n, kNoOp);
   std::pair<OpId, OpId> back{};
   bool found = false;
@@ -96,19 +128,17 @@ void OpGraph::finalize() {
   vis.back = &back;
   vis.found = &found;
   std::vector<boost::default_color_type> color(n);
-  boost::depth_first_search(csr_, boost::visitor(vis).color_map(
-      boost::make_iterator_property_map(color.begin(), boost::get(boost::vertex_index, csr_))));
-  if (found) {
-    // back = (u, v): v is an ancestor of u in the DFS tree; walk u's parents up to v.
-    std::vector<OpId> cycle{back.first};
-    for (OpId x = back.first; x != back.second && parent[x] != kNoOp; x = parent[x]) cycle.push_back(parent[x]);
-    std::reverse(cycle.begin(), cycle.end());
-    std::string text;
-    for (OpId op : cycle) text += op_name(op) + " -> ";
-    text += op_name(cycle.front());
-    throw GraphError("dependency cycle: " + text);
-  }
-  finalized_ = true;
+  boost::depth_first_search(csr, boost::visitor(vis).color_map(
+      boost::make_iterator_property_map(color.begin(), boost::get(boost::vertex_index, csr))));
+  if (!found) throw GraphError("dependency cycle");
+  // back = (u, v): v is an ancestor of u in the DFS tree; walk u's parents up to v.
+  std::vector<OpId> cycle{back.first};
+  for (OpId x = back.first; x != back.second && parent[x] != kNoOp; x = parent[x]) cycle.push_back(parent[x]);
+  std::reverse(cycle.begin(), cycle.end());
+  std::string text;
+  for (OpId op : cycle) text += op_name(op) + " -> ";
+  text += op_name(cycle.front());
+  throw GraphError("dependency cycle: " + text);
 }
 
 }  // namespace stepsim

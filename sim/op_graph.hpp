@@ -4,14 +4,19 @@
 // The kernel knows only resources, ops, durations and dependencies; what an op *means*
 // (a forward pass, a gradient transfer) lives in the model that built the graph, which can
 // give the graph a namer so that errors and traces speak its language.
+//
+// Storage is laid out for the engine, which reads it in place (no copy): one 32-byte record per
+// op (everything the event loop touches for that op sits in one cache line half) and the
+// successor lists as flat CSR arrays built once by finalize(). Boost.Graph is used only where a
+// graph library earns its keep: naming the ops of a cycle, and critical paths
+// (sim/critical_path.hpp).
 #include <cstdint>
 #include <functional>
+#include <span>
 #include <stdexcept>
 #include <string>
 #include <utility>
 #include <vector>
-
-#include <boost/graph/compressed_sparse_row_graph.hpp>
 
 #include "sim/time.hpp"
 
@@ -44,10 +49,21 @@ class GraphError : public std::runtime_error {
 
 class OpGraph {
  public:
-  using Csr = boost::compressed_sparse_row_graph<boost::directedS, boost::no_property,
-                                                 boost::no_property, boost::no_property,
-                                                 OpId, OpId>;
   using Namer = std::function<std::string(OpId)>;
+
+  // What the engine reads of an op, packed into half a cache line.
+  struct alignas(32) OpRecord {
+    Time duration;
+    Time latency;
+    ResourceId resource;
+    OpId next;                 // program order on its resource
+    std::uint32_t first_succ;  // successors: targets()[first_succ .. next record's first_succ)
+    std::uint32_t in_degree;   // dependencies (after finalize)
+  };
+  static_assert(sizeof(OpRecord) == 32);
+
+  // Optional: room for this many ops and dependencies, so that the arrays grow once.
+  void reserve(std::size_t ops, std::size_t deps);
 
   ResourceId add_resource(std::string name, Discipline discipline = Discipline::ProgramOrder);
 
@@ -59,46 +75,51 @@ class OpGraph {
   // `after` may not start before `before` is done (ended plus its latency).
   void add_dep(OpId before, OpId after);
 
-  // Builds the dependency graph (Boost CSR) and checks it is acyclic; throws GraphError naming
-  // the ops of one cycle. Must be called once, after the last add_*.
+  // Builds the successor lists (CSR). Must be called once, after the last add_*. (run() calls
+  // it.) Acyclicity is checked by run(): a graph with a cycle cannot finish, and run() then
+  // throws GraphError naming the ops of one cycle.
   void finalize();
+  // Throws GraphError naming the ops of one cycle, if there is one (after finalize()).
+  void check_acyclic() const;
+  bool finalized() const { return finalized_; }
 
   void set_namer(Namer namer) { namer_ = std::move(namer); }
   std::string op_name(OpId op) const;
 
-  std::size_t op_count() const { return resource_.size(); }
+  std::size_t op_count() const { return n_; }
   std::size_t resource_count() const { return resources_.size(); }
-  std::size_t dep_count() const { return edges_.empty() ? boost::num_edges(csr_) : edges_.size(); }
+  std::size_t dep_count() const { return finalized_ ? targets_.size() : edges_.size(); }
   const Resource& resource(ResourceId r) const { return resources_[r]; }
-  ResourceId op_resource(OpId op) const { return resource_[op]; }
-  Time op_duration(OpId op) const { return duration_[op]; }
-  Time op_latency(OpId op) const { return latency_[op]; }
+  ResourceId op_resource(OpId op) const { return rec_[op].resource; }
+  Time op_duration(OpId op) const { return rec_[op].duration; }
+  Time op_latency(OpId op) const { return rec_[op].latency; }
 
   // Program order: the first op of a resource, and the op after `op` on its resource.
   OpId first_on(ResourceId r) const { return first_[r]; }
-  OpId next_on_resource(OpId op) const { return next_[op]; }
+  OpId next_on_resource(OpId op) const { return rec_[op].next; }
 
-  const Csr& deps() const { return csr_; }
+  // After finalize(): the records (op_count() + 1 of them: the last is a sentinel whose
+  // first_succ closes the last list) and the successor targets.
+  std::span<const OpRecord> records() const { return {rec_.data(), rec_.size()}; }
+  std::span<const OpId> targets() const { return {targets_.data(), targets_.size()}; }
+
   // Calls f(successor) for each op that depends on `op` (after finalize()).
   template <class F>
   void for_each_successor(OpId op, F&& f) const {
-    auto [begin, end] = boost::out_edges(op, csr_);
-    for (auto it = begin; it != end; ++it) f(static_cast<OpId>(boost::target(*it, csr_)));
+    for (std::uint32_t i = rec_[op].first_succ, last = rec_[op + 1].first_succ; i < last; ++i) f(targets_[i]);
   }
-  std::uint32_t in_degree(OpId op) const { return in_degree_[op]; }
+  std::uint32_t in_degree(OpId op) const { return rec_[op].in_degree; }
 
  private:
   bool has_cycle() const;
+  [[noreturn]] void throw_cycle() const;
 
   std::vector<Resource> resources_;
   std::vector<OpId> first_, last_;  // per resource
-  // Structure of arrays, indexed by op id.
-  std::vector<ResourceId> resource_;
-  std::vector<Time> duration_, latency_;
-  std::vector<OpId> next_;
-  std::vector<std::uint32_t> in_degree_;
+  std::vector<OpRecord> rec_;       // per op (+ the sentinel after finalize)
+  std::vector<OpId> targets_;       // successor lists, in op order (after finalize)
   std::vector<std::pair<OpId, OpId>> edges_;  // until finalize()
-  Csr csr_;
+  std::size_t n_ = 0;
   Namer namer_;
   bool finalized_ = false;
 };

@@ -1,6 +1,7 @@
 #pragma once
 // Simulated time: integer nanoseconds. Never accumulate floats into a Time.
 #include <cstdint>
+#include <stdexcept>
 
 namespace stepsim {
 
@@ -12,12 +13,29 @@ inline constexpr Time kMicrosecond = 1'000;
 inline constexpr Time kMillisecond = 1'000'000;
 inline constexpr Time kSecond = 1'000'000'000;
 
+
+// The largest simulated time: 2^63 - 1 ns, 292.47 Julian years (365.25 days).
+inline constexpr int kTimeLimitYears = 292;
+
+// A simulated time (a sum of durations) that would pass the limit above. Reported as
+// "too large: ... would exceed 292 years" (the CLI exits 2: it is the input's fault).
+class TimeOverflowError : public std::overflow_error {
+ public:
+  using std::overflow_error::overflow_error;
+};
+
+// a + b for non-negative times; false (and *out untouched) when it would pass the limit.
+inline bool add_time(Time a, Time b, Time* out) { return !__builtin_add_overflow(a, b, out); }
+
 // Time to push `bytes` through `bytes_per_second`, rounded up to the next nanosecond.
-// 128-bit intermediate so that terabyte transfers do not overflow.
+// 128-bit intermediate so that terabyte transfers do not overflow; a transfer longer than the
+// time limit throws TimeOverflowError.
+[[noreturn]] void throw_transfer_overflow(Bytes bytes, std::int64_t bytes_per_second);
 inline Time transfer_time(Bytes bytes, std::int64_t bytes_per_second) {
   if (bytes <= 0 || bytes_per_second <= 0) return 0;
-  __int128 num = static_cast<__int128>(bytes) * kSecond;
-  return static_cast<Time>((num + bytes_per_second - 1) / bytes_per_second);
+  const __int128 t = (static_cast<__int128>(bytes) * kSecond + bytes_per_second - 1) / bytes_per_second;
+  if (t > INT64_MAX) throw_transfer_overflow(bytes, bytes_per_second);
+  return static_cast<Time>(t);
 }
 
 inline double to_ms(Time t) { return static_cast<double>(t) / kMillisecond; }

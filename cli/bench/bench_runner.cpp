@@ -40,6 +40,40 @@ VariantResult simulate_variant(const BenchVariant& variant, const PipelineSpec& 
   return r;
 }
 
+namespace {
+// Runs work(i) for i in [0, n) on `jobs` threads, each taking the next unclaimed index.
+template <class F>
+void parallel_for(std::size_t n, unsigned jobs, F&& work) {
+  std::atomic<std::size_t> next{0};
+  const auto loop = [&] {
+    for (std::size_t i = next++; i < n; i = next++) work(i);
+  };
+  const unsigned t = std::max(1u, std::min<unsigned>(jobs, static_cast<unsigned>(std::max<std::size_t>(1, n))));
+  std::vector<std::thread> threads;
+  for (unsigned k = 1; k < t; ++k) threads.emplace_back(loop);
+  loop();
+  for (auto& th : threads) th.join();
+}
+}  // namespace
+
+std::vector<PreparedVariant> prepare_variants(const BenchSuite& suite, const std::vector<std::size_t>& indices,
+                                              const std::vector<std::string>& sets, unsigned jobs) {
+  std::vector<PreparedVariant> out(indices.size());
+  std::vector<std::exception_ptr> errors(indices.size());
+  parallel_for(indices.size(), jobs, [&](std::size_t i) {
+    try {
+      BenchVariant v = variant_at(suite, indices[i]);
+      PipelineSpec spec = variant_spec(suite, v, sets);
+      out[i] = {std::move(v), std::move(spec)};
+    } catch (...) {
+      errors[i] = std::current_exception();
+    }
+  });
+  for (const auto& e : errors)
+    if (e) std::rethrow_exception(e);
+  return out;
+}
+
 std::vector<VariantResult> run_variants(const std::vector<PreparedVariant>& variants, unsigned jobs,
                                         const BenchProgress& progress) {
   std::vector<VariantResult> results(variants.size());

@@ -22,6 +22,12 @@ VariantResult simulate_variant(const BenchVariant& variant, const PipelineSpec& 
 // Called after each finished variant with the number finished so far; calls are serialized.
 using BenchProgress = std::function<void(std::size_t done, const VariantResult& result)>;
 
+// Reads the variants `indices` of the suite (each: the base scenario, the --set overrides
+// `sets`, then the variant's) on `jobs` threads. Throws the error of the lowest failing index,
+// the same one a sequential read would throw first.
+std::vector<PreparedVariant> prepare_variants(const BenchSuite& suite, const std::vector<std::size_t>& indices,
+                                              const std::vector<std::string>& sets, unsigned jobs);
+
 // Runs every variant on `jobs` threads (at least 1).
 std::vector<VariantResult> run_variants(const std::vector<PreparedVariant>& variants, unsigned jobs,
                                         const BenchProgress& progress = {});

@@ -277,12 +277,23 @@ SuiteIdentity BenchSuite::identity() const {
   return id;
 }
 
+namespace {
+std::shared_ptr<const YAML::Node> parse_base(const std::string& text) {
+  try {
+    return std::make_shared<const YAML::Node>(YAML::Load(text));
+  } catch (const YAML::Exception&) {
+    return nullptr;  // every variant reports it, with the file and line, from the text
+  }
+}
+}  // namespace
+
 BenchSuite load_suite(const std::string& file) {
   int scenario_line = 0;
   BenchSuite suite = read_suite(Source::parse(read_text(file, file, 0, ""), file), &scenario_line);
   const auto dir = std::filesystem::path(file).parent_path();
   suite.scenario_file = (dir / suite.scenario).lexically_normal().string();
   suite.scenario_text = read_text(suite.scenario_file, file, scenario_line, "scenario");
+  suite.scenario_root = parse_base(suite.scenario_text);
   if (suite.baseline_path) suite.baseline_path = (dir / *suite.baseline_path).lexically_normal().string();
   return suite;
 }
@@ -291,6 +302,7 @@ BenchSuite parse_suite(const std::string& text, const std::string& name, const s
   BenchSuite suite = read_suite(Source::parse(text, name));
   suite.scenario_file = suite.scenario;
   suite.scenario_text = scenario_text;
+  suite.scenario_root = parse_base(suite.scenario_text);
   return suite;
 }
 
@@ -338,7 +350,18 @@ PipelineSpec variant_spec(const BenchSuite& suite, const BenchVariant& variant, 
   overrides.insert(overrides.end(), variant.overrides.begin(), variant.overrides.end());
   const std::string where = fmt::format("variant {} ({})", variant.index, settings_key(variant.settings));
   try {
-    Scenario sc = parse_scenario(suite.scenario_text, suite.scenario_file, overrides);
+    // From the base parsed once; should that fail, from the text again: a copied document has
+    // no line numbers, and the error must point into the file.
+    const auto read = [&] {
+      if (suite.scenario_root) {
+        try {
+          return scenario_from_root(*suite.scenario_root, suite.scenario_file, overrides);
+        } catch (const InputError&) {
+        }
+      }
+      return parse_scenario(suite.scenario_text, suite.scenario_file, overrides);
+    };
+    Scenario sc = read();
     if (!sc.pipeline) throw InputError(suite.scenario_file, 1, "pipeline", "the base scenario has no 'pipeline' section");
     if (variant.time_ratio) apply_time_ratio(*sc.pipeline, *variant.time_ratio);
     return *sc.pipeline;

@@ -23,6 +23,8 @@
 #include <utility>
 #include <vector>
 
+#include <yaml-cpp/yaml.h>
+
 #include "cli/bench/bench_results.hpp"
 #include "cli/input/input.hpp"
 #include "schedules/lowering/pipeline/pipeline_spec.hpp"
@@ -61,6 +63,9 @@ struct BenchSuite {
   std::string scenario;       // as written in the suite (relative to it); results record this
   std::string scenario_file;  // the path it resolves to from here; errors name this
   std::string scenario_text;
+  // The base scenario parsed once (null if it does not parse: each variant then reports the
+  // error from the text); variants copy it and apply their overrides.
+  std::shared_ptr<const YAML::Node> scenario_root;
   std::optional<std::string> baseline_path;  // resolved against the suite's directory
   std::vector<BenchAxis> axes;
   Tolerances tolerance;

@@ -124,15 +124,11 @@ void run_bench(const BenchArgs& a) {
   if (a.write_baseline && !suite.baseline_path)
     throw InputError(suite.file, 0, "baseline", "--write-baseline needs the suite to name its baseline file");
 
-  // Every variant's scenario is read before anything runs, so a bad axis value fails fast.
-  std::vector<PreparedVariant> prepared;
-  for (std::size_t index : shard_indices(suite.variant_count(), shard)) {
-    BenchVariant v = variant_at(suite, index);
-    PipelineSpec spec = variant_spec(suite, v, a.sets);
-    prepared.push_back({std::move(v), std::move(spec)});
-  }
-
+  // Every variant's scenario is read before anything runs, so a bad axis value fails fast (on
+  // all workers: the base scenario is parsed once, each variant copies it).
   const unsigned jobs = a.jobs > 0 ? a.jobs : std::max(1u, std::thread::hardware_concurrency());
+  const std::vector<PreparedVariant> prepared =
+      prepare_variants(suite, shard_indices(suite.variant_count(), shard), a.sets, jobs);
   SuiteProgress progress(prepared.size(), a.quiet || verbosity() == Verbosity::Quiet);
   BenchResults results;
   results.suite = suite.identity();

@@ -59,7 +59,7 @@ Scenario load(const std::string& file, const std::vector<std::string>& sets) {
 
 // Files first (trace, HTML), then stdout: JSON, a Gantt chart or the table.
 void write_outputs(const KindReport& report, const OutputArgs& a) {
-  if (!a.trace.empty()) write_file(a.trace, report.trace());
+  if (!a.trace.empty()) report.write_trace(a.trace);
   if (!a.html.empty()) write_file(a.html, report.html());
   if (a.json) fmt::print("{}", report.json());
   else if (a.gantt) fmt::print("{}", report.gantt(gantt_width(a)));

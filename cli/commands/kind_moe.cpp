@@ -7,6 +7,7 @@
 #include "cli/commands/scenario_kinds.hpp"
 #include "cli/reports/moe_pictures.hpp"
 #include "cli/reports/moe_report.hpp"
+#include "cli/reports/output.hpp"
 
 namespace stepsim::cli {
 
@@ -29,7 +30,7 @@ KindReport run_one(const Scenario& sc) {
   KindReport r;
   r.text = [run, &sc] { return fmt::format("{}\n{}", sc.name, moe_run_text(*run)); };
   r.json = [run] { return moe_summary_json(*run, "base").dump(2) + "\n"; };
-  r.trace = [run] { return moe_trace(*run); };
+  r.write_trace = [run](const std::string& path) { write_file(path, moe_trace(*run)); };
   r.html = [run, &sc] { return moe_html_report(sc.name, sc.description, moe_run_text(*run), {{"base", run.get()}}); };
   r.gantt = [run, &sc](int width) { return fmt::format("{}\n{}", sc.name, moe_gantt_text({{"base", run.get()}}, width)); };
   return r;

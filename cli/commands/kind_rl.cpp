@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "cli/commands/scenario_kinds.hpp"
+#include "cli/reports/output.hpp"
 #include "cli/reports/rl_pictures.hpp"
 #include "cli/reports/rl_report.hpp"
 
@@ -27,7 +28,7 @@ KindReport run_rl(const Scenario& sc) {
   KindReport r;
   r.text = [run, &sc] { return fmt::format("{}\n{}", sc.name, rl_run_text(*run, *sc.rl)); };
   r.json = [run, &sc] { return rl_summary_json(*run, *sc.rl).dump(2) + "\n"; };
-  r.trace = [run] { return rl_trace(*run); };
+  r.write_trace = [run](const std::string& path) { write_file(path, rl_trace(*run)); };
   r.html = [run, &sc] { return rl_html_report(sc.name, sc.description, rl_run_text(*run, *sc.rl), *run); };
   r.gantt = [run, &sc](int width) { return fmt::format("{}\n{}", sc.name, rl_gantt_text(*run, width)); };
   return r;
@@ -44,7 +45,7 @@ ScenarioKind rl_kind() {
   k.run = run_rl;
   k.compare = [](const Scenario& sc, const CompareRequest&) {
     KindReport r = run_rl(sc);
-    r.trace = nullptr;
+    r.write_trace = nullptr;
     return r;
   };
   k.validate = [](const Scenario& sc) { simulate_rl_or_fail(sc); };

@@ -22,7 +22,7 @@ namespace stepsim::cli {
 struct KindReport {
   std::function<std::string()> text;        // the table as printed (scenario name first)
   std::function<std::string()> json;        // the --json document, newline included
-  std::function<std::string()> trace;       // Chrome trace (`run --trace`)
+  std::function<void(const std::string& path)> write_trace;  // Chrome trace to a file (`run --trace`)
   std::function<std::string()> html;        // `--html` page
   std::function<std::string(int)> gantt;    // `--gantt` chart, this many columns wide
 };

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <fstream>
+#include <mutex>
 #include <sstream>
 
 #include <fmt/format.h>
@@ -55,6 +56,29 @@ std::shared_ptr<Source> Source::parse(const std::string& text, const std::string
   }
   if (src->root.IsNull()) src->root = YAML::Node(YAML::NodeType::Map);
   if (!src->root.IsMap()) throw InputError(name, line_of(src->root), "", "a scenario is a YAML map of keys");
+  apply_overrides(*src, overrides);
+  return src;
+}
+
+std::shared_ptr<Source> Source::from_root(const YAML::Node& root, const std::string& name,
+                                          const std::vector<std::string>& overrides) {
+  auto src = std::make_shared<Source>();
+  src->file = name;
+  {
+    // yaml-cpp does not promise that concurrent reads of one node are safe; copies are cheap
+    // next to a simulation, so they are made one at a time.
+    static std::mutex clone_lock;
+    std::lock_guard lock(clone_lock);
+    src->root = YAML::Clone(root);
+  }
+  if (src->root.IsNull()) src->root = YAML::Node(YAML::NodeType::Map);
+  if (!src->root.IsMap()) throw InputError(name, line_of(src->root), "", "a scenario is a YAML map of keys");
+  apply_overrides(*src, overrides);
+  return src;
+}
+
+void Source::apply_overrides(Source& source, const std::vector<std::string>& overrides) {
+  Source* src = &source;
   for (const auto& ov : overrides) {
     const auto eq = ov.find('=');
     if (eq == std::string::npos || eq == 0)
@@ -72,7 +96,6 @@ std::shared_ptr<Source> Source::parse(const std::string& text, const std::string
     set_path(src->root, parts, value);
     src->overridden.insert(key);
   }
-  return src;
 }
 
 std::shared_ptr<Source> Source::load(const std::string& file, const std::vector<std::string>& overrides) {

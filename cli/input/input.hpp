@@ -43,6 +43,12 @@ struct Source {
   static std::shared_ptr<Source> load(const std::string& file, const std::vector<std::string>& overrides);
   static std::shared_ptr<Source> parse(const std::string& text, const std::string& name,
                                        const std::vector<std::string>& overrides = {});
+  // The same from an already parsed document (a copy of `root` is taken; `root` is not
+  // changed): a bench suite parses its base scenario once and applies each variant's overrides
+  // to a copy.
+  static std::shared_ptr<Source> from_root(const YAML::Node& root, const std::string& name,
+                                           const std::vector<std::string>& overrides = {});
+  static void apply_overrides(Source& src, const std::vector<std::string>& overrides);
 };
 
 // The closest of `candidates` to `word` (edit distance), or "" if none is close.

@@ -41,6 +41,10 @@ Scenario parse_scenario(const std::string& text, const std::string& name, const 
   return read(Source::parse(text, name, overrides));
 }
 
+Scenario scenario_from_root(const YAML::Node& root, const std::string& name, const std::vector<std::string>& overrides) {
+  return read(Source::from_root(root, name, overrides));
+}
+
 void Scenario::fail(const std::string& key, const std::string& message) const {
   Reader(source, source->root, "").fail_dotted(key, message);
 }

@@ -34,6 +34,8 @@ struct Scenario {
 
 Scenario load_scenario(const std::string& file, const std::vector<std::string>& overrides = {});
 Scenario parse_scenario(const std::string& text, const std::string& name, const std::vector<std::string>& overrides = {});
+// From a parsed document (copied, then `overrides` applied): see Source::from_root.
+Scenario scenario_from_root(const YAML::Node& root, const std::string& name, const std::vector<std::string>& overrides = {});
 
 // Section readers, one per scenario kind.
 PipelineSpec read_pipeline(const Reader& r);

@@ -1,20 +1,58 @@
 #include "cli/reports/chrome_trace.hpp"
 
+#include <cerrno>
+#include <charconv>
+#include <cstdlib>
+#include <cstring>
+#include <stdexcept>
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <fmt/compile.h>
 #include <fmt/format.h>
 
 namespace stepsim::cli {
 
 namespace {
+constexpr std::size_t kSpill = std::size_t{1} << 20;
+
 // Microseconds with three decimals, exactly, from integer nanoseconds.
 void append_us(std::string& out, Time ns) {
   if (ns < 0) { out += '-'; ns = -ns; }
-  fmt::format_to(std::back_inserter(out), "{}.{:03}", ns / 1000, ns % 1000);
+  append_int(out, ns / 1000);
+  const auto frac = static_cast<int>(ns % 1000);
+  const char digits[3] = {static_cast<char>('0' + frac / 100), static_cast<char>('0' + frac / 10 % 10),
+                          static_cast<char>('0' + frac % 10)};
+  out += '.';
+  out.append(digits, 3);
 }
 }  // namespace
 
-std::string json_escape(std::string_view s) {
-  std::string out;
-  out.reserve(s.size());
+void append_int(std::string& out, std::int64_t v) {
+  char buf[24];
+  const auto r = std::to_chars(buf, buf + sizeof buf, v);
+  out.append(buf, r.ptr);
+}
+
+void append_ms3(std::string& out, Time ns) {
+  // to_ms(ns) = ns / 1e6 as a double, printed with 3 decimals: the microsecond count rounded to
+  // nearest. Below 10^14 ns the double is within 0.02 ns of the exact quotient, so only an exact
+  // half (remainder 500 ns) could round either way; that case, and huge or negative times, go
+  // through fmt to keep the output byte for byte what it was.
+  if (ns >= 0 && ns < 100'000'000'000'000 && ns % 1000 != 500) {
+    const std::int64_t us = ns / 1000 + (ns % 1000 > 500 ? 1 : 0);
+    append_int(out, us / 1000);
+    const auto frac = static_cast<int>(us % 1000);
+    const char digits[4] = {'.', static_cast<char>('0' + frac / 100), static_cast<char>('0' + frac / 10 % 10),
+                            static_cast<char>('0' + frac % 10)};
+    out.append(digits, 4);
+    return;
+  }
+  fmt::format_to(std::back_inserter(out), FMT_COMPILE("{:.3f}"), to_ms(ns));
+}
+
+void append_json_escaped(std::string& out, std::string_view s) {
   for (char c : s) {
     switch (c) {
       case '"': out += "\\\""; break;
@@ -26,12 +64,33 @@ std::string json_escape(std::string_view s) {
         else out += c;
     }
   }
+}
+
+std::string json_escape(std::string_view s) {
+  std::string out;
+  out.reserve(s.size());
+  append_json_escaped(out, s);
   return out;
 }
 
 ChromeTrace::ChromeTrace() { out_ = "{\"displayTimeUnit\":\"ms\",\"traceEvents\":[\n"; }
 
+ChromeTrace::ChromeTrace(std::FILE* out) : ChromeTrace() {
+  file_ = out;
+  out_.reserve(kSpill + 4096);
+}
+
+void ChromeTrace::spill() {
+  if (!file_ || out_.size() < kSpill) return;
+  if (std::fwrite(out_.data(), 1, out_.size(), file_) != out_.size() && !failed_) {
+    failed_ = true;
+    errno_ = errno;
+  }
+  out_.clear();
+}
+
 void ChromeTrace::begin_event() {
+  spill();
   if (!first_) out_ += ",\n";
   first_ = false;
 }
@@ -54,11 +113,20 @@ void ChromeTrace::thread(int pid, int tid, std::string_view name, int sort_index
                  pid, tid, sort_index);
 }
 
+// The per-op events below are written by hand (no format string parsed per event): they are
+// nearly all of a trace's bytes.
 void ChromeTrace::slice(int pid, int tid, std::string_view name, std::string_view category, Time start, Time duration,
                         std::string_view args) {
   begin_event();
-  fmt::format_to(std::back_inserter(out_), R"({{"ph":"X","pid":{},"tid":{},"name":"{}","cat":"{}","ts":)", pid, tid,
-                 json_escape(name), category);
+  out_ += R"({"ph":"X","pid":)";
+  append_int(out_, pid);
+  out_ += R"(,"tid":)";
+  append_int(out_, tid);
+  out_ += R"(,"name":")";
+  append_json_escaped(out_, name);
+  out_ += R"(","cat":")";
+  out_ += category;
+  out_ += R"(","ts":)";
   append_us(out_, start);
   out_ += ",\"dur\":";
   append_us(out_, duration);
@@ -69,28 +137,104 @@ void ChromeTrace::slice(int pid, int tid, std::string_view name, std::string_vie
 
 void ChromeTrace::flow(std::uint64_t id, std::string_view name, int from_pid, int from_tid, Time from_ts, int to_pid,
                        int to_tid, Time to_ts) {
-  begin_event();
-  fmt::format_to(std::back_inserter(out_), R"({{"ph":"s","id":{},"pid":{},"tid":{},"name":"{}","cat":"flow","ts":)", id,
-                 from_pid, from_tid, json_escape(name));
-  append_us(out_, from_ts);
-  out_ += "}";
-  begin_event();
-  fmt::format_to(std::back_inserter(out_), R"({{"ph":"f","bp":"e","id":{},"pid":{},"tid":{},"name":"{}","cat":"flow","ts":)",
-                 id, to_pid, to_tid, json_escape(name));
-  append_us(out_, to_ts);
-  out_ += "}";
+  for (int end = 0; end < 2; ++end) {
+    begin_event();
+    out_ += end == 0 ? R"({"ph":"s","id":)" : R"({"ph":"f","bp":"e","id":)";
+    append_int(out_, static_cast<std::int64_t>(id));
+    out_ += R"(,"pid":)";
+    append_int(out_, end == 0 ? from_pid : to_pid);
+    out_ += R"(,"tid":)";
+    append_int(out_, end == 0 ? from_tid : to_tid);
+    out_ += R"(,"name":")";
+    append_json_escaped(out_, name);
+    out_ += R"(","cat":"flow","ts":)";
+    append_us(out_, end == 0 ? from_ts : to_ts);
+    out_ += "}";
+  }
 }
 
 void ChromeTrace::counter(int pid, std::string_view name, Time ts, std::string_view series, double value) {
   begin_event();
-  fmt::format_to(std::back_inserter(out_), R"({{"ph":"C","pid":{},"tid":0,"name":"{}","ts":)", pid, json_escape(name));
+  out_ += R"({"ph":"C","pid":)";
+  append_int(out_, pid);
+  out_ += R"(,"tid":0,"name":")";
+  append_json_escaped(out_, name);
+  out_ += R"(","ts":)";
   append_us(out_, ts);
-  fmt::format_to(std::back_inserter(out_), R"(,"args":{{"{}":{}}}}})", json_escape(series), value);
+  out_ += R"(,"args":{")";
+  append_json_escaped(out_, series);
+  out_ += "\":";
+  fmt::format_to(std::back_inserter(out_), FMT_COMPILE("{}"), value);
+  out_ += "}}";
 }
 
 std::string ChromeTrace::finish() {
   out_ += "\n]}\n";
-  return std::move(out_);
+  if (!file_) return std::move(out_);
+  if (std::fwrite(out_.data(), 1, out_.size(), file_) != out_.size() && !failed_) {
+    failed_ = true;
+    errno_ = errno;
+  }
+  out_.clear();
+  if (failed_) throw std::runtime_error(fmt::format("cannot write the trace: {}", std::strerror(errno_)));
+  return {};
+}
+
+TraceFile::TraceFile(const std::string& path) : path_(path) {
+  if (path == "-") {
+    file_ = stdout;
+    return;
+  }
+  struct stat st {};
+  if (::stat(path.c_str(), &st) == 0 && !S_ISREG(st.st_mode)) {
+    // A device or a pipe (/dev/null, a FIFO): written in place, there is nothing to replace.
+    file_ = std::fopen(path.c_str(), "wb");
+    if (!file_) throw std::runtime_error(fmt::format("cannot write {}: {}", path, std::strerror(errno)));
+    direct_ = true;
+    return;
+  }
+  tmp_ = path + ".XXXXXX";
+  const int fd = mkstemp(tmp_.data());
+  if (fd < 0) throw std::runtime_error(fmt::format("cannot write {}: {}", path, std::strerror(errno)));
+  file_ = fdopen(fd, "wb");
+  if (!file_) {
+    const int err = errno;
+    ::close(fd);
+    std::remove(tmp_.c_str());
+    throw std::runtime_error(fmt::format("cannot write {}: {}", path, std::strerror(err)));
+  }
+}
+
+TraceFile::~TraceFile() {
+  if (!file_ || file_ == stdout) return;
+  std::fclose(file_);  // not committed: an exception left the trace unfinished
+  if (!direct_) std::remove(tmp_.c_str());
+}
+
+void TraceFile::commit() {
+  if (file_ == stdout) {
+    if (std::fflush(stdout) != 0) throw std::runtime_error(fmt::format("cannot write to stdout: {}", std::strerror(errno)));
+    file_ = nullptr;
+    return;
+  }
+  std::FILE* f = file_;
+  file_ = nullptr;
+  const bool ok = std::fflush(f) == 0 && !std::ferror(f);
+  const int err = errno;
+  if (std::fclose(f) != 0 || !ok) {
+    if (!direct_) std::remove(tmp_.c_str());
+    throw std::runtime_error(fmt::format("cannot write {}: {}", path_, std::strerror(ok ? errno : err)));
+  }
+  if (direct_) return;
+  // mkstemp makes the file 0600; a trace is an ordinary output file.
+  const mode_t mask = ::umask(0);
+  ::umask(mask);
+  ::chmod(tmp_.c_str(), 0666 & ~mask);
+  if (std::rename(tmp_.c_str(), path_.c_str()) != 0) {
+    const int e = errno;
+    std::remove(tmp_.c_str());
+    throw std::runtime_error(fmt::format("cannot write {}: {}", path_, std::strerror(e)));
+  }
 }
 
 }  // namespace stepsim::cli

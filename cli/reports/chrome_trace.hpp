@@ -2,7 +2,11 @@
 // Chrome Trace Event Format writer (the JSON that chrome://tracing and ui.perfetto.dev open):
 // named processes and threads, complete ("X") slices, flow arrows ("s"/"f"), counters ("C").
 // Timestamps are written in microseconds with exact nanosecond decimals from integer time.
+//
+// Two modes: in memory (finish() returns the document), or streamed to a file (TraceFile):
+// events go through a 1 MiB buffer, so memory does not grow with the trace.
 #include <cstdint>
+#include <cstdio>
 #include <string>
 #include <string_view>
 
@@ -12,7 +16,8 @@ namespace stepsim::cli {
 
 class ChromeTrace {
  public:
-  ChromeTrace();
+  ChromeTrace();                        // in memory
+  explicit ChromeTrace(std::FILE* out);  // streamed to `out` (not closed here)
   void process(int pid, std::string_view name, int sort_index);
   void thread(int pid, int tid, std::string_view name, int sort_index);
   // `args` is the inside of a JSON object (`"stage":1,"microbatch":3`), may be empty.
@@ -23,16 +28,46 @@ class ChromeTrace {
   void flow(std::uint64_t id, std::string_view name, int from_pid, int from_tid, Time from_ts, int to_pid, int to_tid,
             Time to_ts);
   void counter(int pid, std::string_view name, Time ts, std::string_view series, double value);
-  // Closes the document and returns it.
+  // Closes the document: returns it (in memory), or writes the rest and returns "" (streamed;
+  // throws std::runtime_error if a write failed).
   std::string finish();
 
  private:
   void begin_event();
+  void spill();  // streamed: write the buffer out once it is large
   std::string out_;
+  std::FILE* file_ = nullptr;
   bool first_ = true;
+  bool failed_ = false;
+  int errno_ = 0;  // of the first failed write
 };
 
 // JSON string escaping for names we emit.
 std::string json_escape(std::string_view s);
+// The same, appended to `out`.
+void append_json_escaped(std::string& out, std::string_view s);
+// Appends an integer, and integer nanoseconds as milliseconds with three decimals rounded
+// exactly as fmt's "{:.3f}" rounds to_ms(t) (without formatting a double in the common case).
+void append_int(std::string& out, std::int64_t v);
+void append_ms3(std::string& out, Time ns);
+
+// A trace file written through a temporary file in the same directory and renamed into place
+// when complete, so that a failed write never leaves a truncated file where the old one was.
+// "-" writes to stdout.
+class TraceFile {
+ public:
+  explicit TraceFile(const std::string& path);
+  ~TraceFile();
+  TraceFile(const TraceFile&) = delete;
+  TraceFile& operator=(const TraceFile&) = delete;
+  std::FILE* get() const { return file_; }
+  // Flushes, closes and renames into place; throws std::runtime_error with the system's reason.
+  void commit();
+
+ private:
+  std::string path_, tmp_;
+  std::FILE* file_ = nullptr;
+  bool direct_ = false;  // not a regular file: written in place
+};
 
 }  // namespace stepsim::cli

@@ -165,11 +165,11 @@ std::string data_parallel_compare_text(const std::vector<std::pair<std::string, 
   return data_parallel_compare_table(runs).render();
 }
 
-std::string data_parallel_trace(const DataParallelRun& run) {
+namespace {
+void emit_data_parallel_trace(ChromeTrace& tr, const DataParallelRun& run) {
   const DataParallelProgram& prog = *run.program;
   const OpGraph& g = prog.graph;
   const Timeline& tl = run.timeline;
-  ChromeTrace tr;
   constexpr int kCompute = 1, kLink = 2, kInput = 3;
   std::map<ResourceId, std::pair<int, int>> track;  // resource -> (pid, tid)
   for (std::size_t i = 0; i < prog.cards.size(); ++i) {
@@ -223,7 +223,21 @@ std::string data_parallel_trace(const DataParallelRun& run) {
                                          json_escape(g.op_name(op)), x.micro, to_ms(tl.start[op]), to_ms(done));
     tr.slice(pid, tid, name, cat, tl.start[op], done - tl.start[op], args);
   }
+}
+}  // namespace
+
+std::string data_parallel_trace(const DataParallelRun& run) {
+  ChromeTrace tr;
+  emit_data_parallel_trace(tr, run);
   return tr.finish();
+}
+
+void write_data_parallel_trace(const std::string& path, const DataParallelRun& run) {
+  TraceFile file(path);
+  ChromeTrace tr(file.get());
+  emit_data_parallel_trace(tr, run);
+  tr.finish();
+  file.commit();
 }
 
 }  // namespace stepsim::cli

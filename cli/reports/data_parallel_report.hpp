@@ -28,5 +28,7 @@ Table data_parallel_compare_table(const std::vector<std::pair<std::string, const
 // Trace Event Format JSON: a process per simulated card with compute, link and input tracks,
 // and a process per host NIC when collectives run there.
 std::string data_parallel_trace(const DataParallelRun& run);
+// The same trace streamed to a file (peak memory independent of the trace's size).
+void write_data_parallel_trace(const std::string& path, const DataParallelRun& run);
 
 }  // namespace stepsim::cli

@@ -46,5 +46,7 @@ std::string chunk_suffix(const std::vector<std::vector<int>>& chunks, int device
 // Trace Event Format JSON: a process per device with a compute track and one track per
 // outgoing link, flow arrows from each send to its consumer, memory counters per device.
 std::string pipeline_trace(const PipelineRun& run);
+// The same trace streamed to a file (peak memory independent of the trace's size).
+void write_pipeline_trace(const std::string& path, const PipelineRun& run);
 
 }  // namespace stepsim::cli

@@ -1,6 +1,7 @@
 #include "schedules/lowering/pipeline/pipeline.hpp"
 
 #include <algorithm>
+#include <charconv>
 #include <stdexcept>
 
 #include <fmt/format.h>
@@ -27,6 +28,48 @@ char pipe_op_letter(PipeOp kind) {
 }
 
 namespace {
+void append_number(std::string& out, std::int64_t v) {
+  char buf[24];
+  out.append(buf, std::to_chars(buf, buf + sizeof buf, v).ptr);
+}
+}  // namespace
+
+// The op names of deadlock messages and traces, written without a format string (a trace names
+// every op): "update d0", "send 1F3 d1->d2", "send 2B3 d2->d1", "0F3+5B1", "1F3", "1W3".
+void append_pipe_op_name(std::string& out, const PipeOpInfo& x) {
+  switch (x.kind) {
+    case PipeOp::Update:
+      out += "update d";
+      append_number(out, x.device);
+      return;
+    case PipeOp::SendForward:
+    case PipeOp::SendBackward:
+      out += "send ";
+      append_number(out, x.stage);
+      out += x.kind == PipeOp::SendForward ? 'F' : 'B';
+      append_number(out, x.micro);
+      out += " d";
+      append_number(out, x.device);
+      out += "->d";
+      append_number(out, x.peer);
+      return;
+    case PipeOp::Overlap:
+      append_number(out, x.stage);
+      out += 'F';
+      append_number(out, x.micro);
+      out += '+';
+      append_number(out, x.stage2);
+      out += 'B';
+      append_number(out, x.micro2);
+      return;
+    default:
+      append_number(out, x.stage);
+      out += pipe_op_letter(x.kind);
+      append_number(out, x.micro);
+  }
+}
+
+namespace {
 PipeOp pipe_kind(ActionKind k) {
   switch (k) {
     case ActionKind::Forward: return PipeOp::Forward;
@@ -39,13 +82,9 @@ PipeOp pipe_kind(ActionKind k) {
 }
 
 std::string name_of(const PipeOpInfo& x) {
-  switch (x.kind) {
-    case PipeOp::Update: return fmt::format("update d{}", x.device);
-    case PipeOp::SendForward: return fmt::format("send {}F{} d{}->d{}", x.stage, x.micro, x.device, x.peer);
-    case PipeOp::SendBackward: return fmt::format("send {}B{} d{}->d{}", x.stage, x.micro, x.device, x.peer);
-    case PipeOp::Overlap: return fmt::format("{}F{}+{}B{}", x.stage, x.micro, x.stage2, x.micro2);
-    default: return fmt::format("{}{}{}", x.stage, pipe_op_letter(x.kind), x.micro);
-  }
+  std::string out;
+  append_pipe_op_name(out, x);
+  return out;
 }
 }  // namespace
 
@@ -74,6 +113,25 @@ class PipeEmitter {
       : plan_(plan), costs_(costs), prog_(prog), g_(prog.graph), m_(plan.microbatches),
         fwd_(static_cast<std::size_t>(plan.stages) * plan.microbatches, kNoOp), bwd_(fwd_.size(), kNoOp),
         wgt_(fwd_.size(), kNoOp), msg_time_(transfer_time(costs.message, costs.bandwidth)) {}
+
+  // The counts are known before anything is added: reserve once instead of growing (growth
+  // copies and, at millions of ops, faults in twice the pages).
+  void reserve() {
+    const int p = plan_.devices, S = plan_.stages;
+    std::size_t compute_ops = static_cast<std::size_t>(p), sends = 0, deps = 0;
+    for (const auto& list : plan_.actions) compute_ops += list.size();
+    for (int i = 0; i < m_; ++i)
+      for (int s = 0; s < S; ++s) {
+        const int dev = plan_.device_of(s, i);
+        if (s > 0) { const bool hop = plan_.device_of(s - 1, i) != dev; sends += hop; deps += hop ? 2 : 1; }
+        if (s + 1 < S) { const bool hop = plan_.device_of(s + 1, i) != dev; sends += hop; deps += hop ? 2 : 1; }
+        deps += plan_.split_backward ? 2 : 1;  // F -> B, and B -> W where split (an upper bound)
+      }
+    g_.reserve(compute_ops + sends, deps);
+    prog_.info.reserve(compute_ops + sends);
+    prog_.consumer.reserve(sends);
+    prog_.holds.reserve(2 * static_cast<std::size_t>(S) * m_ + sends);
+  }
 
   // Compute ops in each device's action order: the program order of its compute stream. They are
   // dealt round-robin over the devices (every device's k-th action, then the (k+1)-th), so that
@@ -134,13 +192,23 @@ class PipeEmitter {
     }
   }
 
-  ResourceId link(int src, int dst) {
-    auto [it, fresh] = links_.try_emplace({src, dst}, 0);
-    if (fresh) {
-      it->second = g_.add_resource(fmt::format("link d{}->d{}", src, dst), Discipline::Fifo);
-      prog_.link_ends[it->second] = {src, dst};
+  // Links by (src, dst): a dense table while p^2 is small (every message looks one up), else a
+  // map. Each link's latency is looked up once, when the link is made.
+  struct Link {
+    ResourceId resource = kNoOp;
+    Time latency = 0;
+  };
+  const Link& link(int src, int dst) {
+    const int p = plan_.devices;
+    if (link_table_.empty() && static_cast<std::int64_t>(p) * p <= (1 << 20))
+      link_table_.resize(static_cast<std::size_t>(p) * p);
+    Link& l = link_table_.empty() ? link_map_[{src, dst}] : link_table_[static_cast<std::size_t>(src) * p + dst];
+    if (l.resource == kNoOp) {
+      l.resource = g_.add_resource(fmt::format("link d{}->d{}", src, dst), Discipline::Fifo);
+      l.latency = costs_.latency_between(src, dst);
+      prog_.link_ends[l.resource] = {src, dst};
     }
-    return it->second;
+    return l;
   }
 
   void dep(OpId before, OpId after) {
@@ -157,10 +225,11 @@ class PipeEmitter {
     if (src == dst) { dep(from, to); return; }
     const PipeOpInfo info{forward ? PipeOp::SendForward : PipeOp::SendBackward, static_cast<std::int16_t>(src),
                           static_cast<std::int16_t>(dst), stage, micro};
-    const OpId send = add(link(src, dst), msg_time_, costs_.latency_between(src, dst), info);
+    const Link& l = link(src, dst);
+    const OpId send = add(l.resource, msg_time_, l.latency, info);
     dep(from, send);
     dep(send, to);
-    prog_.consumer[send] = to;
+    prog_.consumer.emplace_back(send, to);
     (forward ? prog_.forward_messages : prog_.backward_messages)++;
     hold(PipelineProgram::memory_counter(dst), costs_.message, {send, OpPoint::Done}, {to, OpPoint::Start});
   }
@@ -171,7 +240,8 @@ class PipeEmitter {
   OpGraph& g_;
   const int m_;
   std::vector<OpId> fwd_, bwd_, wgt_;  // per (stage, micro-batch): the op that runs it
-  std::map<std::pair<int, int>, ResourceId> links_;
+  std::vector<Link> link_table_;
+  std::map<std::pair<int, int>, Link> link_map_;
   const Time msg_time_;
 };
 
@@ -185,6 +255,7 @@ std::unique_ptr<PipelineProgram> lower(const PipelinePlan& plan, const PipelineC
   auto holder = std::make_unique<PipelineProgram>();
   holder->devices = plan.devices;
   PipeEmitter emitter(plan, costs, *holder);
+  emitter.reserve();
   emitter.compute();
   emitter.flows();
   holder->graph.set_namer([&info = holder->info](OpId op) { return name_of(info[op]); });

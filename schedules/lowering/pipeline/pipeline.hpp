@@ -60,6 +60,8 @@ struct PipeOpInfo {
 };
 
 char pipe_op_letter(PipeOp kind);
+// The op's name as errors and traces print it ("1F3", "send 1F3 d1->d2", "update d0"), appended.
+void append_pipe_op_name(std::string& out, const PipeOpInfo& x);
 
 struct PipelineProgram {
   OpGraph graph;
@@ -69,8 +71,9 @@ struct PipelineProgram {
   int devices = 0;
   int forward_messages = 0;
   int backward_messages = 0;
-  // For each send op: the op that consumes the message (flow arrows in traces).
-  std::map<OpId, OpId> consumer;
+  // For each send op, in op-id order: (send, the op that consumes the message) -- flow arrows
+  // in traces. A flat list: sends are added in increasing id order, so it is sorted.
+  std::vector<std::pair<OpId, OpId>> consumer;
   // Link resources and the (source, destination) devices they join.
   std::map<ResourceId, std::pair<int, int>> link_ends;
 

@@ -1,0 +1,12 @@
+#include "sim/time.hpp"
+
+#include <fmt/format.h>
+
+namespace stepsim {
+
+void throw_transfer_overflow(Bytes bytes, std::int64_t bytes_per_second) {
+  throw TimeOverflowError(fmt::format("too large: {} bytes at {} bytes/s would exceed {} years of simulated time",
+                                      bytes, bytes_per_second, kTimeLimitYears));
+}
+
+}  // namespace stepsim

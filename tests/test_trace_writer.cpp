@@ -1,0 +1,78 @@
+// The trace writer's hand-written number formatting against fmt (what it replaced, byte for
+// byte), and streaming: a trace written to a file equals the one built in memory, and a failed
+// write leaves no file behind and names the reason.
+#include <catch2/catch.hpp>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <random>
+#include <sstream>
+
+#include <fmt/format.h>
+
+#include "cli/reports/chrome_trace.hpp"
+#include "cli/reports/pipeline_report.hpp"
+#include "cli/input/scenario.hpp"
+
+using namespace stepsim;
+
+TEST_CASE("append_ms3 prints what fmt's {:.3f} of to_ms prints", "[trace]") {
+  std::mt19937_64 rng(3);
+  std::vector<Time> times = {0, 1, 499, 500, 501, 999, 1000, 1500, 2500, 999'999'500, 123'456'789'500,
+                             99'999'999'999'999, 100'000'000'000'000, 4'000'000'000'000'500, -1500, -7};
+  for (int i = 0; i < 200'000; ++i) {
+    const Time scale = Time{1} << (rng() % 62);
+    Time t = static_cast<Time>(rng() % static_cast<std::uint64_t>(scale));
+    if (i % 4 == 0) t = t / 1000 * 1000 + 500;  // exact halves: the fallback path
+    times.push_back(t);
+  }
+  int mismatches = 0;
+  for (Time t : times) {
+    std::string ours;
+    cli::append_ms3(ours, t);
+    if (ours != fmt::format("{:.3f}", to_ms(t)) && ++mismatches < 5) CHECK(ours == fmt::format("{:.3f}", to_ms(t)));
+  }
+  CHECK(mismatches == 0);
+  std::string s;
+  cli::append_ms3(s, 1'234'567);
+  CHECK(s == "1.235");
+}
+
+TEST_CASE("a trace streamed to a file equals the one built in memory", "[trace]") {
+  auto sc = cli::load_scenario(std::string(STEPSIM_SOURCE_DIR) + "/scenarios/book-pipeline.yaml",
+                               {"pipeline.microbatches=600"});  // about 2.5 MB: the buffer spills
+  const auto run = simulate_pipeline(*sc.pipeline);
+  const std::string text = cli::pipeline_trace(run);
+  REQUIRE(text.size() > 2'000'000);
+  const auto path = (std::filesystem::temp_directory_path() / "stepsim_test_trace.json").string();
+  cli::write_pipeline_trace(path, run);
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream back;
+  back << in.rdbuf();
+  CHECK(back.str() == text);
+  std::filesystem::remove(path);
+}
+
+TEST_CASE("a trace that cannot be written says why and leaves no file", "[trace]") {
+  auto sc = cli::load_scenario(std::string(STEPSIM_SOURCE_DIR) + "/scenarios/book-pipeline.yaml");
+  const auto run = simulate_pipeline(*sc.pipeline);
+  try {
+    cli::write_pipeline_trace("/nonexistent-dir/trace.json", run);
+    FAIL("no error");
+  } catch (const std::runtime_error& e) {
+    CHECK(std::string(e.what()) == "cannot write /nonexistent-dir/trace.json: No such file or directory");
+  }
+}
+
+TEST_CASE("a trace to a full device fails with the system's reason", "[trace]") {
+  if (!std::filesystem::exists("/dev/full")) return;
+  auto sc = cli::load_scenario(std::string(STEPSIM_SOURCE_DIR) + "/scenarios/book-pipeline.yaml");
+  const auto run = simulate_pipeline(*sc.pipeline);
+  try {
+    cli::write_pipeline_trace("/dev/full", run);
+    FAIL("no error");
+  } catch (const std::runtime_error& e) {
+    CHECK(std::string(e.what()).find("No space left on device") != std::string::npos);
+  }
+}
