@@ -5,6 +5,7 @@
 
 #include "cli/cmd_data_parallel.hpp"
 #include "cli/cmd_moe.hpp"
+#include "cli/commands/job_step_commands.hpp"
 #include "cli/commands.hpp"
 #include "cli/output.hpp"
 #include "cli/pipeline_pictures.hpp"
@@ -59,10 +60,10 @@ void add_picture_args(CLI::App* cmd, PictureArgs& a, CLI::Option* json) {
 
 // The pictures exist for pipeline and data_parallel runs; say so rather than ignore the options.
 void pictures_need_timeline(const Scenario& sc, const PictureArgs& a) {
-  if ((sc.rl || sc.moe) && (!a.html.empty() || a.gantt))
+  if ((sc.rl || sc.moe || sc.job_step) && (!a.html.empty() || a.gantt))
     throw InputError(!a.html.empty() ? "--html" : "--gantt", 0, "",
                      fmt::format("HTML reports and text Gantt charts are available for pipeline and data_parallel "
-                                 "scenarios, not yet for {} ones (use --trace for a timeline)", sc.rl ? "rl" : "moe"));
+                                 "scenarios, not yet for {} ones (use --trace for a timeline)", sc.rl ? "rl" : sc.moe ? "moe" : "job_step"));
 }
 
 int gantt_width(const PictureArgs& a) {
@@ -112,6 +113,7 @@ void add_run_command(CLI::App& app) {
       return run_data_parallel_scenario(sc, {*json, *trace, pictures->html, pictures->gantt ? gantt_width(*pictures) : 0});
     if (sc.rl) return run_rl_scenario(sc, *json, *trace);
     if (sc.moe) return run_moe_scenario(sc, *json, *trace);
+    if (sc.job_step) return run_job_step_scenario(sc, *json, *trace);
     const PipelineSpec& spec = pipeline_of(sc);
     const PipelineRun run = simulate_or_fail(sc, spec);
     if (!trace->empty()) write_file(*trace, pipeline_trace(run));
@@ -210,6 +212,7 @@ void add_validate_command(CLI::App& app) {
     if (sc.data_parallel) validate_data_parallel_scenario(sc);
     if (sc.rl) validate_rl_scenario(sc);
     if (sc.moe) validate_moe_scenario(sc);
+    if (sc.job_step) validate_job_step_scenario(sc);
     fmt::print("{}: ok\n", sc.file);
   });
 }

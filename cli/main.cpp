@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "cli/commands.hpp"
+#include "cli/commands/job_step_commands.hpp"
 #include "cli/input.hpp"
 #include "sim/engine.hpp"
 
@@ -17,6 +18,8 @@ int main(int argc, char** argv) {
   cli::add_bench_command(app);
   cli::add_job_command(app);
   cli::add_plan_command(app);
+  cli::add_check_against_command(app);
+  cli::add_calibrate_command(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -22,6 +22,7 @@ char pipe_op_letter(PipeOp kind) {
     case PipeOp::Update: return 'U';
     case PipeOp::SendForward: return 'f';
     case PipeOp::SendBackward: return 'b';
+    case PipeOp::Comm: return 'c';
   }
   return '?';
 }
@@ -44,6 +45,7 @@ std::string name_of(const PipeOpInfo& x) {
     case PipeOp::SendForward: return fmt::format("send {}F{} d{}->d{}", x.stage, x.micro, x.device, x.peer);
     case PipeOp::SendBackward: return fmt::format("send {}B{} d{}->d{}", x.stage, x.micro, x.device, x.peer);
     case PipeOp::Overlap: return fmt::format("{}F{}+{}B{}", x.stage, x.micro, x.stage2, x.micro2);
+    case PipeOp::Comm: return fmt::format("comm {}:{} d{}", x.stage, x.micro, x.device);
     default: return fmt::format("{}{}{}", x.stage, pipe_op_letter(x.kind), x.micro);
   }
 }
@@ -61,6 +63,15 @@ std::unique_ptr<PipelineProgram> lower(const PipelinePlan& plan, const PipelineC
   prog.devices = p;
   OpGraph& g = prog.graph;
   for (int d = 0; d < p; ++d) prog.compute.push_back(g.add_resource(fmt::format("d{} compute", d)));
+  bool has_comm = false;
+  for (const auto& c : costs.stages) has_comm = has_comm || c.forward_comm > 0 || c.backward_comm > 0;
+  if (has_comm)
+    for (int d = 0; d < p; ++d) prog.comm.push_back(g.add_resource(fmt::format("d{} collectives", d)));
+  // The in-pass collective that ends each action (a successor waits for it, not for the compute),
+  // and per device the last one, which the device's next compute op waits for.
+  std::vector<OpId> done_of;
+  std::vector<OpId> last_comm(p, kNoOp);
+  std::vector<std::pair<OpId, OpId>> pending_deps;
 
   const auto idx = [m](int s, int i) { return static_cast<std::size_t>(s) * m + i; };
   std::vector<OpId> fwd(static_cast<std::size_t>(S) * m, kNoOp), bwd(fwd.size(), kNoOp), wgt(fwd.size(), kNoOp);
@@ -80,7 +91,10 @@ std::unique_ptr<PipelineProgram> lower(const PipelinePlan& plan, const PipelineC
   for (std::size_t k = 0; k <= longest; ++k) {
     for (int d = 0; d < p; ++d) {
       const auto& list = plan.actions[d];
-      if (k == list.size()) add(prog.compute[d], costs.update[d], 0, {PipeOp::Update, static_cast<std::int16_t>(d), -1, -1, -1});
+      if (k == list.size()) {
+        const OpId u = add(prog.compute[d], costs.update[d], 0, {PipeOp::Update, static_cast<std::int16_t>(d), -1, -1, -1});
+        if (last_comm[d] != kNoOp) pending_deps.emplace_back(last_comm[d], u);
+      }
       if (k >= list.size()) continue;
       const Action& a = list[k];
       const StageCost& c = costs.stages.at(a.stage);
@@ -98,7 +112,25 @@ std::unique_ptr<PipelineProgram> lower(const PipelinePlan& plan, const PipelineC
         }
       }
       PipeOpInfo info{pipe_kind(a.kind), static_cast<std::int16_t>(d), -1, a.stage, a.micro, a.stage2, a.micro2};
-      const OpId op = add(prog.compute[d], dur, 0, info);
+      OpId op = add(prog.compute[d], dur, 0, info);
+      if (has_comm) {
+        if (last_comm[d] != kNoOp) pending_deps.emplace_back(last_comm[d], op);
+        Time comm = 0;
+        switch (a.kind) {
+          case ActionKind::Forward: comm = c.forward_comm; break;
+          case ActionKind::Backward:
+          case ActionKind::BackwardInput: comm = c.backward_comm; break;
+          case ActionKind::BackwardWeight: break;
+          case ActionKind::OverlapFB: comm = c.forward_comm + costs.stages.at(a.stage2).backward_comm; break;
+        }
+        if (comm > 0) {
+          const OpId cop = add(prog.comm[d], comm, 0, {PipeOp::Comm, static_cast<std::int16_t>(d), -1, a.stage, a.micro});
+          pending_deps.emplace_back(op, cop);
+          last_comm[d] = cop;
+          if (done_of.size() <= cop) done_of.resize(cop + 1, kNoOp);
+          done_of[op] = cop;
+        }
+      }
       switch (a.kind) {
         case ActionKind::Forward: fwd[idx(a.stage, a.micro)] = op; break;
         case ActionKind::Backward:
@@ -126,6 +158,9 @@ std::unique_ptr<PipelineProgram> lower(const PipelinePlan& plan, const PipelineC
       throw GraphError(fmt::format("{} would wait on itself", name_of(prog.info[before])));
     g.add_dep(before, after);
   };
+  for (const auto& [before, after] : pending_deps) dep(before, after);
+  // A pass is done for its successors once its in-pass collectives are.
+  const auto done = [&](OpId op) { return op < done_of.size() && done_of[op] != kNoOp ? done_of[op] : op; };
   auto hold = [&](std::uint32_t counter, std::int64_t amount, Mark from, Mark until) {
     prog.holds.push_back({counter, amount, from, until});
   };
@@ -147,9 +182,9 @@ std::unique_ptr<PipelineProgram> lower(const PipelinePlan& plan, const PipelineC
     for (int s = 0; s < S; ++s) {
       const OpId f = fwd[idx(s, i)], b = bwd[idx(s, i)], w = wgt[idx(s, i)];
       const int dev = plan.device_of(s, i);
-      if (s > 0) message(fwd[idx(s - 1, i)], f, plan.device_of(s - 1, i), dev, true, s - 1, i);
-      if (s + 1 < S) message(bwd[idx(s + 1, i)], b, plan.device_of(s + 1, i), dev, false, s + 1, i);
-      dep(f, b);
+      if (s > 0) message(done(fwd[idx(s - 1, i)]), f, plan.device_of(s - 1, i), dev, true, s - 1, i);
+      if (s + 1 < S) message(done(bwd[idx(s + 1, i)]), b, plan.device_of(s + 1, i), dev, false, s + 1, i);
+      dep(done(f), b);
       // A split backward keeps the activations until W; a full one until B.
       const OpId last = w != kNoOp ? w : b;
       if (w != kNoOp) dep(b, w);
