@@ -1,29 +1,40 @@
-// stepsim: a discrete-event simulator of LLM training steps. See README.md.
+// stepsim: a discrete-event simulator of LLM training steps. See README.md and docs/cli.md.
+#include <algorithm>
+
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
 #include "cli/commands/commands.hpp"
 #include "cli/commands/job_step_commands.hpp"
+#include "cli/commands/diagnostics.hpp"
 #include "cli/input/input.hpp"
 #include "sim/engine.hpp"
 
-int main(int argc, char** argv) {
+#ifndef STEPSIM_VERSION
+#define STEPSIM_VERSION "unknown"
+#endif
+
+namespace {
+
+// Every exception that ends a command, mapped to its message on stderr and its exit code (the
+// table in docs/cli.md). Called from a catch block; add a catch clause here for a new error type.
+int exit_code_of_current_exception(const CLI::App& app) {
   using namespace stepsim;
-  CLI::App app{"stepsim: simulate LLM training steps (pipeline schedules, overlap, memory)"};
-  app.require_subcommand(1);
-  cli::add_run_command(app);
-  cli::add_compare_command(app);
-  cli::add_export_schedule_command(app);
-  cli::add_validate_command(app);
-  cli::add_bench_command(app);
-  cli::add_job_command(app);
-  cli::add_plan_command(app);
-  cli::add_check_against_command(app);
-  cli::add_calibrate_command(app);
   try {
-    app.parse(argc, argv);
-  } catch (const CLI::ParseError& e) {
+    throw;
+  } catch (const CLI::CallForVersion& e) {
+    fmt::print("{}\n", e.what());
+    return 0;
+  } catch (const CLI::Success& e) {  // --help
+    if (dynamic_cast<const CLI::CallForHelp*>(&e) && app.get_subcommands().empty()) {
+      fmt::print("{}", cli::overview(app));
+      return 0;
+    }
     return app.exit(e);
+  } catch (const CLI::RuntimeError& e) {  // a command's own exit code (bench: 3, 4)
+    return e.get_exit_code();
+  } catch (const CLI::ParseError& e) {
+    return cli::report_usage_error(app, e);
   } catch (const cli::InputError& e) {
     fmt::print(stderr, "error: {}\n", e.what());
     return 2;
@@ -36,6 +47,34 @@ int main(int argc, char** argv) {
   } catch (const std::exception& e) {
     fmt::print(stderr, "error: {}\n", e.what());
     return 1;
+  }
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  using namespace stepsim;
+  CLI::App app{"stepsim " STEPSIM_VERSION ": simulate LLM training steps (pipeline schedules, overlap, memory)", "stepsim"};
+  app.set_version_flag("--version", "stepsim " STEPSIM_VERSION);
+  app.require_subcommand(1);
+  cli::add_run_command(app);
+  cli::add_compare_command(app);
+  cli::add_export_schedule_command(app);
+  cli::add_validate_command(app);
+  cli::add_bench_command(app);
+  cli::add_job_command(app);
+  cli::add_plan_command(app);
+  cli::add_check_against_command(app);
+  cli::add_calibrate_command(app);
+  cli::add_help_command(app);
+  try {
+    std::vector<std::string> args(argv + 1, argv + argc);
+    const cli::GlobalFlags flags = cli::take_global_flags(args);
+    cli::set_verbosity(flags.quiet ? cli::Verbosity::Quiet : flags.verbose ? cli::Verbosity::Verbose : cli::Verbosity::Normal);
+    std::reverse(args.begin(), args.end());  // CLI11 takes them last first
+    app.parse(args);
+  } catch (...) {
+    return exit_code_of_current_exception(app);
   }
   return 0;
 }

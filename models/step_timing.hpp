@@ -2,9 +2,11 @@
 // The seam between the planner and the data-parallel step simulation.
 //
 // The planner computes each card's compute from FLOPs; how long the step's communication takes
-// and how much of it the compute does not hide comes from a StepCommSource. Until the ZeRO-3
-// data-parallel simulation is wired in, `given_step_comm` supplies the scenario's exposed wait
-// (the book's 0.08 s) and the link time from the design desk's closed form
+// and how much of it the compute does not hide comes from a StepCommSource. A scenario with a
+// `data_parallel` section gets the simulated ZeRO-3 step (`data_parallel_step_comm`, chosen by
+// `plan_step_comm` in cli/input/plan_source.hpp); without one, or with `exposed_comm` given,
+// `given_step_comm` supplies the given exposed wait (the book's 0.08 s) and the link time from
+// the design desk's closed form
 //     V = 3 m (d - 1) / d x 2N bytes per card per step
 // (per micro-batch: AllGather of the BF16 weights before forward and again before backward, and a
 // ReduceScatter of the BF16 gradients; section 10.3.3) over the card's link bandwidth.

@@ -2,6 +2,9 @@
 
 #include <cctype>
 #include <cmath>
+#include <iterator>
+#include <limits>
+#include <string>
 
 #include <fmt/format.h>
 
@@ -123,8 +126,30 @@ std::optional<std::int64_t> parse_bandwidth(std::string_view text, std::string* 
 }
 
 std::string format_duration(Time t) {
-  if (std::llabs(t) >= 10 * kSecond) return fmt::format("{:.2f} s", to_s(t));
-  return fmt::format("{:.3f} ms", to_ms(t));
+  // The largest unit that still shows 3-4 significant digits: one decimal below 100, none from
+  // 100 up. A unit takes over from the next smaller one at 1 (1,000 ms -> 1.0 s), except where
+  // the smaller unit still reads better: seconds up to 100 s (78.9 s, not 1.3 min), minutes up
+  // to 100 min, hours up to 48 h. 4 s -> "4.0 s", 52.83 s -> "52.8 s", 120 s -> "2.0 min",
+  // 1,814.7 s -> "30.2 min", 500 ms -> "500 ms", 0 -> "0 s".
+  struct Unit {
+    Time ns;
+    Time from;  // the unit is used from this magnitude up
+    const char* name;
+  };
+  static constexpr Unit kUnits[] = {{86'400 * kSecond, 48 * 3'600 * kSecond, "d"},
+                                    {3'600 * kSecond, 100 * 60 * kSecond, "h"},
+                                    {60 * kSecond, 100 * kSecond, "min"},
+                                    {kSecond, kSecond, "s"},
+                                    {kMillisecond, kMillisecond, "ms"},
+                                    {kMicrosecond, kMicrosecond, "us"},
+                                    {1, 0, "ns"}};
+  if (t == 0) return "0 s";
+  const Time magnitude = t < 0 ? (t == std::numeric_limits<Time>::min() ? std::numeric_limits<Time>::max() : -t) : t;
+  std::size_t u = 0;
+  while (u + 1 < std::size(kUnits) && magnitude < kUnits[u].from) ++u;
+  const double v = static_cast<double>(t) / static_cast<double>(kUnits[u].ns);
+  // 99.96 rounds to "100.0" with one decimal: from there on, whole numbers.
+  return fmt::format("{:.{}f} {}", v, std::fabs(v) >= 99.95 ? 0 : 1, kUnits[u].name);
 }
 
 }  // namespace stepsim

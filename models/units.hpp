@@ -19,7 +19,10 @@ std::optional<Time> parse_duration(std::string_view text, std::string* error = n
 std::optional<Bytes> parse_bytes(std::string_view text, std::string* error = nullptr);
 std::optional<std::int64_t> parse_bandwidth(std::string_view text, std::string* error = nullptr);
 
-// Human-readable renderings for tables.
-std::string format_duration(Time t);           // "347.000 ms", "52.8 s"
+// A duration for a person, in the largest unit that keeps 3-4 significant digits (seconds up to
+// 100 s, minutes up to 100 min, hours up to 48 h), one decimal below 100: "4.0 s", "52.8 s",
+// "2.0 min", "30.2 min", "500 ms", "0 s". The one helper for durations in prose and in tables
+// whose figures are not tied to a unit (step tables keep their ms or s columns).
+std::string format_duration(Time t);
 
 }  // namespace stepsim

@@ -11,6 +11,7 @@
 #     distinct colours and the pixels in one colour (forward ops; exposed communication).
 # The design case's report (zero3-design-48.yaml, ~1,500 bars and zoomed views) must load
 # without a JavaScript error too.
+# The rl and moe reports (run --html) load without a JavaScript error, every bar found.
 # The planner's and the job simulation's reports (`plan --html`, `plan --sweep ... --html`,
 # `job --html`) likewise: no JavaScript error, hovering a column or cell shows its text, and the
 # screenshots are not blank.
@@ -113,8 +114,10 @@ echo "ok: pipeline report: no JavaScript errors, $bars bars, hover shows \"$hove
 # --- the data-parallel comparison: base, three buckets, one bucket
 "$stepsim" compare scenarios/dp-buckets.yaml --html "$tmp/dp.html" >/dev/null
 dp_bars="$(grep -o '<rect class="bar"' "$tmp/dp.html" | wc -l)"
-# base and three-buckets: 4 forward + 4 backward + 3 AllReduce; one-bucket: 4 + 4 + 1.
-[[ "$dp_bars" -eq 31 ]] || fail "expected 31 bars in the data-parallel report, found $dp_bars"
+# base: 4 forward + 4 backward + 3 AllReduce; one-bucket: 4 + 4 + 1. three-buckets is the base
+# again, named but not drawn twice.
+[[ "$dp_bars" -eq 20 ]] || fail "expected 20 bars in the data-parallel report, found $dp_bars"
+grep -q 'The same step as base' "$tmp/dp.html" || fail "the data-parallel report does not say three-buckets is the base"
 # The one exposed interval: one-bucket's compute waiting 2.55 ms for its AllReduce.
 hover="$(hover_check "$tmp/dp.html" rect.wait)"
 [[ "$hover" == "block: card 0: exposed communication 2.550 ms, from 8.000 to 10.550 ms / "* ]] ||
@@ -133,6 +136,20 @@ echo "ok: data-parallel report: no JavaScript errors, $dp_bars bars, hover shows
 hover="$(hover_check "$tmp/design.html" rect.wait)"
 [[ "$hover" == "block: card 0: exposed communication "* ]] || fail "hovering the design case's first exposed interval showed '$hover'"
 echo "ok: design case report: no JavaScript errors, $(grep -o '<rect class="bar"' "$tmp/design.html" | wc -l) bars"
+
+# --- rl and moe pages (drawn by the scenario-kind registry from their timelines): no JavaScript
+# error, every bar found, the first bar's hover text.
+"$stepsim" run scenarios/moe-two-experts.yaml --html "$tmp/moe.html" >/dev/null
+# 2 cards x (1 expert + dispatch + combine).
+[[ "$(grep -o '<rect class="bar"' "$tmp/moe.html" | wc -l)" -eq 6 ]] || fail "expected 6 bars in the moe report"
+hover="$(hover_check "$tmp/moe.html" rect.bar)"
+[[ "$hover" == "block: card 0: expert 0, 96 rows computed (96 routed), 0 s to 960 us (960 us)" ]] ||
+  fail "hovering the moe report's first bar showed '$hover'"
+"$stepsim" run scenarios/rl-sync-async.yaml --html "$tmp/rl.html" >/dev/null
+hover="$(hover_check "$tmp/rl.html" rect.bar)"
+[[ "$hover" == "block: trajectory 0 (batch 0), policy v0, learned, 0 s to 667 ms (667 ms)" ]] ||
+  fail "hovering the rl report's first bar showed '$hover'"
+echo "ok: rl and moe reports: no JavaScript errors, hover shows the op"
 
 # --- the planner and the job simulation. report_check NAME SELECTOR HOVER-PREFIX COLOUR PIXELS:
 # no JavaScript error, hovering the first SELECTOR shows HOVER-PREFIX..., and a 1200x900

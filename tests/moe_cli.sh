@@ -42,9 +42,17 @@ for bad in moe.cards=12 moe.top_k=200 moe.placement=striped; do
   [[ $code -eq 2 ]] || { echo "FAIL: $bad exit $code ($msg)"; exit 1; }
   [[ "$msg" == *"${bad%%=*}"* ]] || { echo "FAIL: $bad message '$msg'"; exit 1; }
 done
-set +e
-msg="$("$stepsim" run scenarios/moe-routing.yaml --html "$tmp/x.html" 2>&1)"
-code=$?
-set -e
-[[ $code -eq 2 && "$msg" == *"moe"* ]] || { echo "FAIL: --html for moe: $code '$msg'"; exit 1; }
+# --html and --gantt (the scenario-kind registry draws moe layers from their timelines): one bar
+# per expert op and two per card link (dispatch, combine): 16 cards x (8 experts + 2) = 160.
+"$stepsim" run scenarios/moe-routing.yaml --html "$tmp/x.html" > "$tmp/table.txt"
+bars="$(grep -o '<rect class="bar"' "$tmp/x.html" | wc -l)"
+[[ $bars -eq 160 ]] || { echo "FAIL: moe --html draws $bars bars, expected 160"; exit 1; }
+layer="$("$stepsim" run scenarios/moe-routing.yaml --json | python3 -c 'import json,sys; print(json.load(sys.stdin)["layer_ms"])')"
+"$stepsim" run scenarios/moe-routing.yaml --gantt --width 100 > "$tmp/gantt.txt"
+rows="$(grep -c '^card [0-9]* ' "$tmp/gantt.txt")"
+[[ $rows -eq 16 ]] || { echo "FAIL: moe --gantt has $rows card rows, expected 16"; exit 1; }
+grep -q "base: layer $(printf '%.1f' "$layer") ms, busiest card 0 (1.50x the mean rows)" "$tmp/gantt.txt" ||
+  { echo "FAIL: moe --gantt title (layer $layer ms)"; cat "$tmp/gantt.txt"; exit 1; }
+"$stepsim" compare scenarios/moe-routing.yaml --gantt --width 100 > "$tmp/cgantt.txt"
+[[ $(grep -c "^[a-z0-9.-]*: layer " "$tmp/cgantt.txt") -eq 5 ]] || { echo "FAIL: moe compare --gantt: not 5 runs"; exit 1; }
 echo ok

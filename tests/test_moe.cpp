@@ -6,7 +6,7 @@
 #include <algorithm>
 #include <numeric>
 
-#include "cli/commands/cmd_moe.hpp"
+#include "cli/commands/scenario_kinds.hpp"
 #include "cli/reports/moe_report.hpp"
 #include "cli/input/scenario.hpp"
 #include "models/moe_routing.hpp"
@@ -40,7 +40,7 @@ const MoeLayerSpec& variant(const cli::Scenario& sc, const std::string& name) {
 std::string input_error(const std::string& yaml) {
   try {
     const auto sc = cli::parse_scenario(yaml, "t.yaml");
-    if (sc.moe) cli::validate_moe_scenario(sc);  // the spec's own checks, mapped to the file's keys
+    if (sc.moe) cli::moe_kind().validate(sc);  // the spec's own checks, mapped to the file's keys
   } catch (const cli::InputError& e) {
     return e.what();
   }

@@ -111,7 +111,7 @@ TEST_CASE("the resource-bill scenario counts bytes", "[plan][cli]") {
 
 TEST_CASE("the design case with its step simulated", "[plan][cli]") {
   // No exposed_comm given: the data_parallel section is simulated per case. Our simulation
-  // exposes 0.10 s, not the book's 0.08 (see README, data-parallel fidelity); every other row
+  // exposes 0.10 s, not the book's 0.08 (see docs/reference-figures.md, data parallelism); every other row
   // of the table stands.
   const Scenario sc = load_scenario(kDesignCase);
   REQUIRE(sc.data_parallel);

@@ -234,8 +234,8 @@ TEST_CASE("job report: late runs and compared checkpoint intervals", "[html][job
   const BarChart o = job_overhead_chart(b);
   // The six intervals compared; the scenario's own (900 s) is one of them, starred.
   REQUIRE(o.bars.size() == 6);
-  CHECK(o.bars[0].label == "every 300.00 s");
-  CHECK(o.bars[3].label == "every 900.00 s *");
+  CHECK(o.bars[0].label == "every 5.0 min");
+  CHECK(o.bars[3].label == "every 15.0 min *");
   const std::string html = job_html_report(sweep.name, sweep.description, {&b});
   CHECK(markup_problem(html) == "");
   CHECK(count(html, "<th>every (steps)</th>") == 1);

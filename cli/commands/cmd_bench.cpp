@@ -1,7 +1,4 @@
 // `stepsim bench SUITE.yaml` and `stepsim bench merge`: schedule-variant regression suites.
-#include <unistd.h>
-
-#include <chrono>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -13,6 +10,7 @@
 
 #include "cli/bench/bench_runner.hpp"
 #include "cli/commands/commands.hpp"
+#include "cli/commands/diagnostics.hpp"
 #include "cli/reports/output.hpp"
 
 namespace stepsim::cli {
@@ -53,32 +51,23 @@ std::string csv_path_for(const std::string& json_path) {
   return p.string();
 }
 
-// Progress on stderr: a self-rewriting line on a terminal, a line per tenth otherwise (logs).
-class ProgressLine {
+// Progress of a suite: the shared progress line (a terminal only) and a warning per failed variant.
+class SuiteProgress {
  public:
-  ProgressLine(std::size_t total, bool quiet) : total_(total), quiet_(quiet), tty_(isatty(fileno(stderr)) != 0) {}
+  SuiteProgress(std::size_t total, bool quiet) : quiet_(quiet), line_("bench", "variants", quiet ? 0 : total) {}
   void update(std::size_t done, const VariantResult& r) {
-    if (r.status == VariantStatus::Skipped) ++skipped_;
-    if (r.status == VariantStatus::Failed) {
-      ++failed_;
-      if (!quiet_) fmt::print(stderr, "{}bench: variant {} ({}) failed: {}\n", tty_ ? "\r\033[K" : "", r.index, r.key(), r.reason);
-    }
-    if (quiet_) return;
-    const std::size_t tenth = total_ >= 10 ? total_ / 10 : 1;
-    if (tty_) fmt::print(stderr, "\r\033[Kbench: {}/{} variants ({} skipped, {} failed)", done, total_, skipped_, failed_);
-    else if (done % tenth == 0 || done == total_)
-      fmt::print(stderr, "bench: {}/{} variants ({} skipped, {} failed)\n", done, total_, skipped_, failed_);
+    if (r.status == VariantStatus::Failed && !quiet_) warn("bench: variant {} ({}) failed: {}", r.index, r.key(), r.reason);
+    line_.update(done);
   }
-  void finish(double seconds, unsigned jobs) {
-    if (quiet_) return;
-    fmt::print(stderr, "{}bench: {} variants in {:.2f} s on {} thread{}\n", tty_ ? "\r\033[K" : "", total_, seconds, jobs,
-               jobs == 1 ? "" : "s");
+  void finish(std::size_t total, unsigned jobs) {
+    const double seconds = line_.seconds();
+    line_.restart("bench");
+    if (!quiet_) note("bench: {} variants in {:.2f} s on {} thread{}", total, seconds, jobs, jobs == 1 ? "" : "s");
   }
 
  private:
-  std::size_t total_;
-  bool quiet_, tty_;
-  std::size_t skipped_ = 0, failed_ = 0;
+  bool quiet_;
+  Progress line_;
 };
 
 void write_results(const BenchResults& results, const std::string& json_path, const std::string& csv_path) {
@@ -144,14 +133,12 @@ void run_bench(const BenchArgs& a) {
   }
 
   const unsigned jobs = a.jobs > 0 ? a.jobs : std::max(1u, std::thread::hardware_concurrency());
-  ProgressLine progress(prepared.size(), a.quiet);
-  const auto t0 = std::chrono::steady_clock::now();
+  SuiteProgress progress(prepared.size(), a.quiet || verbosity() == Verbosity::Quiet);
   BenchResults results;
   results.suite = suite.identity();
   results.shard = sharded ? fmt::format("{}/{}", shard.index, shard.count) : "all";
   results.results = run_variants(prepared, jobs, [&](std::size_t done, const VariantResult& r) { progress.update(done, r); });
-  progress.finish(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(),
-                  std::min<unsigned>(jobs, std::max<std::size_t>(1, prepared.size())));
+  progress.finish(prepared.size(), std::min<unsigned>(jobs, std::max<std::size_t>(1, prepared.size())));
 
   const std::string stem = sharded ? fmt::format("{}-shard-{}-of-{}", suite.name, shard.index, shard.count)
                                    : fmt::format("{}-results", suite.name);
@@ -172,20 +159,27 @@ void run_bench(const BenchArgs& a) {
   fail_if_any_failed(results);
 }
 
+// Nothing is written unless the merge succeeds: a missing shard (without --allow-partial) fails
+// before any file is written, so no half result lies around looking like a whole one.
 void run_merge(const MergeArgs& a) {
   std::vector<BenchResults> parts;
   for (const auto& f : a.files) parts.push_back(results_from_json(read_file(f), f));
   const BenchResults merged = merge_results(parts, a.files);
+  if (merged.shard != "all") {
+    if (!a.allow_partial) {
+      fmt::print(stderr,
+                 "error: the files hold {} of the suite's {} variants (a shard is missing); nothing written "
+                 "(--allow-partial writes what there is)\n",
+                 merged.results.size(), merged.suite.variants);
+      throw CLI::RuntimeError(4);
+    }
+    warn("the files hold {} of the suite's {} variants (a shard is missing)", merged.results.size(), merged.suite.variants);
+  }
   const std::string csv_path = a.csv.empty() ? csv_path_for(a.output) : a.csv;
   write_results(merged, a.output, csv_path);
   const std::string wins = wins_text(schedule_wins(merged));
   if (!wins.empty() && merged.shard == "all") fmt::print("{}\n", wins);
   fmt::print("{} merged from {} files; results in {} and {}\n", counts_line(merged), a.files.size(), a.output, csv_path);
-  if (merged.shard != "all") {
-    fmt::print(stderr, "{}: the files hold {} of the suite's {} variants (a shard is missing)\n",
-               a.allow_partial ? "warning" : "error", merged.results.size(), merged.suite.variants);
-    if (!a.allow_partial) throw CLI::RuntimeError(4);
-  }
   if (!a.baseline.empty()) check_baseline(merged, a.baseline, merged.suite.tolerance);
   fail_if_any_failed(merged);
 }

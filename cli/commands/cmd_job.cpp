@@ -1,13 +1,12 @@
 // `stepsim job`: Monte Carlo of a whole training run (failures, checkpoints, input, stragglers).
-#include <chrono>
-#include <cstdio>
 #include <memory>
-#include <mutex>
 
 #include <fmt/format.h>
-#include <unistd.h>
+#include <fmt/ranges.h>
 
 #include "cli/commands/commands.hpp"
+#include "cli/commands/diagnostics.hpp"
+#include "cli/commands/scenario_kinds.hpp"
 #include "cli/reports/job_pictures.hpp"
 #include "cli/reports/job_report.hpp"
 #include "cli/reports/output.hpp"
@@ -15,19 +14,87 @@
 
 namespace stepsim::cli {
 
-void add_job_command(CLI::App& app) {
-  struct Args {
-    std::string file;
-    std::vector<std::string> sets;
-    int runs = 0;
-    std::int64_t seed = -1;
-    int threads = 0;
-    bool json = false;
-    std::string trace;
-    std::string html;
-    std::string only_case;
+namespace {
+
+struct JobArgs {
+  std::string file;
+  std::vector<std::string> sets;
+  int runs = 0;
+  std::int64_t seed = -1;
+  int threads = 0;
+  bool json = false;
+  std::string trace;
+  std::string html;
+  std::string only_case;
+};
+
+// A job with its own step time: one analysis.
+void run_one_job(const Scenario& sc, const JobArgs& a, int runs, std::uint64_t seed) {
+  if (!a.only_case.empty()) throw InputError("--case", 0, "", "the job does not take its cases from a plan");
+  Progress progress("job", "runs", static_cast<std::size_t>(runs), a.json);
+  const JobAnalysis result = analyse_job(sc, runs, seed, a.threads, progress.int_callback());
+  const double secs = progress.seconds();
+  progress.restart("job");
+  note("job: {} runs of {} in {:.2f} s", runs, sc.name, secs);
+  if (!a.trace.empty()) write_file(a.trace, job_trace(result));
+  if (!a.html.empty()) write_file(a.html, job_html_report(sc.name, sc.description, {&result}));
+  if (a.json) fmt::print("{}\n", job_json(result).dump(2));
+  else fmt::print("{}", job_text(result));
+}
+
+// A job per plan case (the step time from the planner), or the one --case picks.
+void run_plan_jobs(const Scenario& sc, const JobArgs& a, int runs, std::uint64_t seed) {
+  // Checked before anything runs: a wrong case name, or a trace without a case to trace.
+  std::vector<std::string> case_names;
+  if (sc.plan && sc.plan->spec)
+    for (const auto& c : sc.plan->spec->cases) case_names.push_back(c.name);
+  if (!a.only_case.empty()) check_case_name(a.only_case, case_names);
+  if (!a.trace.empty() && a.only_case.empty() && case_names.size() > 1)
+    throw InputError("--trace", 0, "",
+                     fmt::format("a trace shows one case: pick it with --case NAME ({})", fmt::join(case_names, ", ")));
+  const std::size_t cases = a.only_case.empty() ? case_names.size() : 1;
+  Progress progress("job", "runs", static_cast<std::size_t>(runs), a.json);
+  std::size_t started = 0;
+  const auto per_case = [&](int done, int total) {  // a case's first run: the next case
+    if (done == 1 && cases > 1) progress.restart(fmt::format("job, case {} of {}", ++started, cases));
+    if (total > 0) progress.report(static_cast<std::size_t>(done), static_cast<std::size_t>(total));
   };
-  auto a = std::make_shared<Args>();
+  std::vector<std::string> names;
+  std::vector<JobAnalysis> analyses;
+  std::string source;
+  for (auto& [name, an] : analyse_plan_jobs(sc, runs, seed, a.threads, a.only_case, per_case, &source)) {
+    names.push_back(name);
+    analyses.push_back(std::move(an));
+  }
+  const double secs = progress.seconds();
+  progress.restart("job");
+  note("job: {} runs of each of {} case{} of {} in {:.2f} s", runs, analyses.size(), analyses.size() == 1 ? "" : "s",
+       sc.name, secs);
+  if (!a.trace.empty()) write_file(a.trace, job_trace(analyses.front()));
+  if (!a.html.empty()) {
+    std::vector<const JobAnalysis*> all;
+    for (const auto& an : analyses) all.push_back(&an);
+    write_file(a.html, job_html_report(sc.name, sc.description, all, names));
+  }
+  if (a.json) {
+    nlohmann::ordered_json list = nlohmann::ordered_json::array();
+    for (std::size_t i = 0; i < analyses.size(); ++i) {
+      nlohmann::ordered_json j = job_json(analyses[i]);
+      j["case"] = names[i];
+      list.push_back(std::move(j));
+    }
+    fmt::print("{}\n", list.dump(2));
+    return;
+  }
+  for (const auto& an : analyses) fmt::print("{}\n", job_text(an));
+  fmt::print("{}: one job per plan case, step time from the planner ({})\n{}", sc.name, source,
+             job_cases_text(names, analyses));
+}
+
+}  // namespace
+
+void add_job_command(CLI::App& app) {
+  auto a = std::make_shared<JobArgs>();
   auto* cmd = app.add_subcommand("job", "simulate whole runs: failures, checkpoints, input pipeline, stragglers");
   cmd->add_option("file", a->file, "scenario YAML file with a 'job' section")->required();
   cmd->add_option("--set", a->sets, "override a key, e.g. --set job.checkpoint.every=900s (repeatable)");
@@ -42,65 +109,11 @@ void add_job_command(CLI::App& app) {
   cmd->add_option("--case", a->only_case, "with cases from the plan: simulate only this case");
   cmd->callback([a] {
     const Scenario sc = load_scenario(a->file, a->sets);
-    if (!sc.job) sc.fail("job", "this command needs a 'job' section");
+    require_section(sc, "job", "job");
     const int runs = a->runs > 0 ? a->runs : sc.job->runs;
     const std::uint64_t seed = a->seed >= 0 ? static_cast<std::uint64_t>(a->seed) : sc.job->seed;
-    // Progress on stderr: a rewritten line on a terminal, nothing but the final line otherwise.
-    const bool tty = isatty(fileno(stderr)) != 0;
-    std::mutex mutex;
-    int shown = -1;
-    const auto started = std::chrono::steady_clock::now();
-    auto progress = [&](int done, int total) {
-      if (!tty) return;
-      const int percent = static_cast<int>(100LL * done / total);
-      std::lock_guard<std::mutex> lock(mutex);
-      if (percent <= shown) return;
-      shown = percent;
-      fmt::print(stderr, "\rjob: {}/{} runs ({}%)", done, total, percent);
-    };
-    if (!sc.job->per_plan_case) {
-      if (!a->only_case.empty()) throw InputError("--case", 0, "", "the job does not take its cases from a plan");
-      const JobAnalysis result = analyse_job(sc, runs, seed, a->threads, progress);
-      const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
-      fmt::print(stderr, "{}job: {} runs of {} in {:.2f} s\n", tty ? "\r" : "", runs, sc.name, secs);
-      if (!a->trace.empty()) write_file(a->trace, job_trace(result));
-      if (!a->html.empty()) write_file(a->html, job_html_report(sc.name, sc.description, {&result}));
-      if (a->json) fmt::print("{}\n", job_json(result).dump(2));
-      else fmt::print("{}", job_text(result));
-      return;
-    }
-    std::vector<std::string> names;
-    std::vector<JobAnalysis> analyses;
-    std::string source;
-    for (auto& [name, an] : analyse_plan_jobs(sc, runs, seed, a->threads, a->only_case, progress, &source)) {
-      const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
-      fmt::print(stderr, "{}job: {} runs of {} in {:.2f} s\n", tty ? "\r" : "", runs, an.name, secs);
-      shown = -1;
-      names.push_back(name);
-      analyses.push_back(std::move(an));
-    }
-    if (!a->trace.empty()) {
-      if (analyses.size() > 1) throw InputError("--trace", 0, "", "pick the case to trace with --case NAME");
-      write_file(a->trace, job_trace(analyses.front()));
-    }
-    if (!a->html.empty()) {
-      std::vector<const JobAnalysis*> all;
-      for (const auto& an : analyses) all.push_back(&an);
-      write_file(a->html, job_html_report(sc.name, sc.description, all, names));
-    }
-    if (a->json) {
-      nlohmann::ordered_json list = nlohmann::ordered_json::array();
-      for (std::size_t i = 0; i < analyses.size(); ++i) {
-        nlohmann::ordered_json j = job_json(analyses[i]);
-        j["case"] = names[i];
-        list.push_back(std::move(j));
-      }
-      fmt::print("{}\n", list.dump(2));
-      return;
-    }
-    for (const auto& an : analyses) fmt::print("{}\n", job_text(an));
-    fmt::print("{}: one job per plan case, step time from the planner ({})\n{}", sc.name, source,
-               job_cases_text(names, analyses));
+    if (sc.job->per_plan_case) run_plan_jobs(sc, *a, runs, seed);
+    else run_one_job(sc, *a, runs, seed);
   });
 }
 

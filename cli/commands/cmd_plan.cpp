@@ -5,6 +5,8 @@
 #include <fmt/format.h>
 
 #include "cli/commands/commands.hpp"
+#include "cli/commands/diagnostics.hpp"
+#include "cli/commands/scenario_kinds.hpp"
 #include "cli/reports/output.hpp"
 #include "cli/reports/plan_pictures.hpp"
 #include "cli/reports/plan_report.hpp"
@@ -142,20 +144,62 @@ SweepAxis parse_sweep(const std::string& arg) {
   return axis;
 }
 
+struct PlanArgs {
+  std::string file;
+  std::vector<std::string> sets;
+  std::vector<std::string> sweeps;
+  std::string base_case;
+  bool json = false;
+  bool csv = false;
+  std::string out = "-";
+  std::string html;
+};
+
+// `plan --sweep`: the grid from one case, as a table, JSON or CSV (and a heat map).
+void run_sweep(const Scenario& sc, const PlanArgs& a, const StepCommSource& comm) {
+  if (!sc.plan->spec) sc.fail("plan", "--sweep needs a plan with cases");
+  const PlanSpec& spec = *sc.plan->spec;
+  std::vector<SweepAxis> axes;
+  for (const auto& s : a.sweeps) {
+    axes.push_back(parse_sweep(s));
+    for (std::size_t i = 0; i + 1 < axes.size(); ++i)
+      if (axes[i].key.name == axes.back().key.name) sweep_error(axes.back().key.name, "swept twice");
+    if (axes.back().key.name == "cards" && spec.timed())
+      for (const auto& v : axes.back().values)
+        if (v.integer > spec.max_cards())
+          sweep_error("cards", fmt::format("{} cards exceed the batch: {} sequences per step keep at most {} busy",
+                                           v.integer, spec.sequences_per_step, spec.max_cards()));
+    if (axes.back().key.name == "interval")
+      for (const auto& v : axes.back().values)
+        if (v.integer <= 0) sweep_error("interval", "checkpoint intervals must be positive");
+  }
+  const PlanCase* base = &spec.cases.front();
+  if (!a.base_case.empty()) {
+    std::vector<std::string> names;
+    for (const auto& c : spec.cases) names.push_back(c.name);
+    check_case_name(a.base_case, names);
+    for (const auto& c : spec.cases)
+      if (c.name == a.base_case) base = &c;
+  }
+  std::size_t total = 1;
+  for (const auto& ax : axes) total *= ax.values.size();
+  if (total > 1'000'000) sweep_error(a.sweeps.front(), fmt::format("{} combinations are too many (at most 1,000,000)", total));
+  Progress progress("plan", "combinations", total, a.json || a.csv);
+  const auto points = sweep_plan(spec, *base, axes, comm, progress.size_callback());
+  debug("plan: {} combinations in {:.2f} s", total, progress.seconds());
+  std::string text;
+  if (a.json) text = sweep_json(axes, points).dump(2) + "\n";
+  else if (a.csv) text = sweep_csv(axes, points);
+  else text = fmt::format("{}: sweep from {}\n", sc.name, base->name) + sweep_text(axes, points, spec);
+  write_file(a.out, text);
+  if (!a.html.empty())
+    write_file(a.html, sweep_html_report(sc.name, sc.description, base->name, axes, points, spec));
+}
+
 }  // namespace
 
 void add_plan_command(CLI::App& app) {
-  struct Args {
-    std::string file;
-    std::vector<std::string> sets;
-    std::vector<std::string> sweeps;
-    std::string base_case;
-    bool json = false;
-    bool csv = false;
-    std::string out = "-";
-    std::string html;
-  };
-  auto a = std::make_shared<Args>();
+  auto a = std::make_shared<PlanArgs>();
   auto* cmd = app.add_subcommand("plan", "capacity and deadline planner: memory per card, step time, checkpoints, "
                                          "completion vs deadline (the book's design desk)");
   cmd->add_option("file", a->file, "scenario YAML file with a 'plan' section")->required();
@@ -172,53 +216,12 @@ void add_plan_command(CLI::App& app) {
                   "against the deadline, the tables; with --sweep, a heat map of the verdicts");
   cmd->callback([a] {
     const Scenario sc = load_scenario(a->file, a->sets);
-    if (!sc.plan) sc.fail("plan", "this command needs a 'plan' section");
+    require_section(sc, "plan", "plan");
     const PlanScenario& ps = *sc.plan;
     if (a->json && a->csv) throw InputError("--csv", 0, "", "choose one of --json and --csv");
     const StepCommSource comm = plan_step_comm(sc);
 
-    if (!a->sweeps.empty()) {
-      if (!ps.spec) sc.fail("plan", "--sweep needs a plan with cases");
-      const PlanSpec& spec = *ps.spec;
-      std::vector<SweepAxis> axes;
-      for (const auto& s : a->sweeps) {
-        axes.push_back(parse_sweep(s));
-        for (std::size_t i = 0; i + 1 < axes.size(); ++i)
-          if (axes[i].key.name == axes.back().key.name) sweep_error(axes.back().key.name, "swept twice");
-        if (axes.back().key.name == "cards" && spec.timed())
-          for (const auto& v : axes.back().values)
-            if (v.integer > spec.max_cards())
-              sweep_error("cards", fmt::format("{} cards exceed the batch: {} sequences per step keep at most {} busy",
-                                               v.integer, spec.sequences_per_step, spec.max_cards()));
-        if (axes.back().key.name == "interval")
-          for (const auto& v : axes.back().values)
-            if (v.integer <= 0) sweep_error("interval", "checkpoint intervals must be positive");
-      }
-      const PlanCase* base = &spec.cases.front();
-      if (!a->base_case.empty()) {
-        base = nullptr;
-        for (const auto& c : spec.cases)
-          if (c.name == a->base_case) base = &c;
-        if (!base) throw InputError("--case", 0, a->base_case, "no case with this name in the scenario");
-      }
-      std::size_t total = 1;
-      for (const auto& ax : axes) total *= ax.values.size();
-      if (total > 1'000'000) sweep_error(a->sweeps.front(), fmt::format("{} combinations are too many (at most 1,000,000)", total));
-      // Progress on stderr for long sweeps; stdout stays byte-identical.
-      const bool show = total >= 2000;
-      const auto progress = [show](std::size_t done, std::size_t all) {
-        if (show && (done % (all / 20 + 1) == 0 || done == all)) fmt::print(stderr, "plan: {} of {} combinations\n", done, all);
-      };
-      const auto points = sweep_plan(spec, *base, axes, comm, progress);
-      std::string text;
-      if (a->json) text = sweep_json(axes, points).dump(2) + "\n";
-      else if (a->csv) text = sweep_csv(axes, points);
-      else text = fmt::format("{}: sweep from {}\n", sc.name, base->name) + sweep_text(axes, points, spec);
-      write_file(a->out, text);
-      if (!a->html.empty())
-        write_file(a->html, sweep_html_report(sc.name, sc.description, base->name, axes, points, spec));
-      return;
-    }
+    if (!a->sweeps.empty()) return run_sweep(sc, *a, comm);
     if (a->csv) throw InputError("--csv", 0, "", "CSV is for sweeps (add --sweep)");
     const std::optional<PlanEvaluation> eval = ps.spec ? std::optional(evaluate_cases(*ps.spec, comm)) : std::nullopt;
     const PlanEvaluation* ev = eval ? &*eval : nullptr;

@@ -1,8 +1,12 @@
 #pragma once
-// The stepsim subcommands. Each adds itself to the CLI11 app; main() owns exit codes:
-//   0 success, 1 internal error, 2 bad input (file:line: key: message),
+// The stepsim subcommands. Each adds itself to the CLI11 app; main() owns exit codes
+// (docs/cli.md lists them):
+//   0 success (also help and --version), 1 internal error, 2 bad input or usage (a scenario's
+//   file:line: key: message, an unknown command or option, conflicting flags),
 //   3 a simulation that cannot finish (deadlock or cycle, with the stuck ops named),
-//   4 a check failed (e.g. a benchmark regression).
+//   4 a check failed (a benchmark regression, a bench merge with a shard missing).
+#include <string>
+
 #include <CLI/CLI.hpp>
 
 namespace stepsim::cli {
@@ -14,10 +18,22 @@ void add_validate_command(CLI::App& app);
 void add_bench_command(CLI::App& app);
 void add_job_command(CLI::App& app);
 void add_plan_command(CLI::App& app);
+// `stepsim help [COMMAND]`: the overview, or a command's options (cmd_help.cpp).
+void add_help_command(CLI::App& app);
 
-// `run` / `validate` for a scenario whose section is `rl` (cmd_rl.cpp).
-struct Scenario;
-void run_rl_scenario(const Scenario& sc, bool json, const std::string& trace_file);
-void validate_rl_scenario(const Scenario& sc);
+// The short overview `stepsim`, `stepsim help` and `stepsim --help` print: the commands, the
+// scenario kinds and the command that takes each, global options, exit codes.
+std::string overview(const CLI::App& app);
+
+// A usage error CLI11 found (unknown command or option, conflicting or missing flags) as our one
+// line: "error: ..." with a did-you-mean where a name was mistyped, on stderr; returns the exit code.
+int report_usage_error(const CLI::App& app, const CLI::ParseError& e);
+
+// Removes the global flags (--verbose, --quiet) wherever they stand before a lone "--", so that
+// they may follow the command, and returns the verbosity they ask for (both: an InputError).
+struct GlobalFlags {
+  bool verbose = false, quiet = false;
+};
+GlobalFlags take_global_flags(std::vector<std::string>& args);
 
 }  // namespace stepsim::cli

@@ -21,14 +21,6 @@ namespace stepsim::cli {
 
 namespace {
 
-JobStepRun run_or_fail(const Scenario& sc, const JobStepSpec& spec) {
-  try {
-    return run_job_step(spec);
-  } catch (const SpecError& e) {
-    sc.fail("job_step." + e.key(), e.what());
-  }
-}
-
 // Efficiency parameters as a vector, in the order the fit uses.
 std::vector<double> eff_vector(const Efficiency& e) { return {e.gemm, e.attention, e.memory, e.fabric, e.network, e.contention}; }
 Efficiency eff_of(const std::vector<double>& v) { return {v[0], v[1], v[2], v[3], v[4], v[5]}; }
@@ -76,15 +68,6 @@ std::string eff_text(const Efficiency& e) {
 }
 
 }  // namespace
-
-void run_job_step_scenario(const Scenario& sc, bool json, const std::string& trace_file) {
-  const JobStepRun run = run_or_fail(sc, sc.job_step->spec);
-  if (!trace_file.empty()) write_file(trace_file, job_step_trace(run));
-  if (json) fmt::print("{}\n", job_step_json(sc.name, run).dump(2));
-  else fmt::print("{}", job_step_text(sc.name, run));
-}
-
-void validate_job_step_scenario(const Scenario& sc) { run_or_fail(sc, sc.job_step->spec); }
 
 void add_check_against_command(CLI::App& app) {
   auto files = std::make_shared<std::vector<std::string>>();

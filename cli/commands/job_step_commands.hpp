@@ -7,9 +7,6 @@
 
 namespace stepsim::cli {
 
-struct Scenario;
-void run_job_step_scenario(const Scenario& sc, bool json, const std::string& trace_file);
-void validate_job_step_scenario(const Scenario& sc);
 void add_check_against_command(CLI::App& app);
 void add_calibrate_command(CLI::App& app);
 

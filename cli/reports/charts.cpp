@@ -13,4 +13,11 @@ double nice_step(double span, int max_ticks) {
   return 10.0 * decade;
 }
 
+AxisUnit axis_unit(double span_ms) {
+  if (span_ms >= 20.0 * 3'600'000.0) return {3'600'000.0, "h"};
+  if (span_ms >= 20.0 * 60'000.0) return {60'000.0, "min"};
+  if (span_ms >= 20'000.0) return {1'000.0, "s"};
+  return {};
+}
+
 }  // namespace stepsim::cli

@@ -130,4 +130,12 @@ struct GridChart {
 // A round step for axis ticks: 1, 2 or 5 times a power of ten, at least span / max_ticks.
 double nice_step(double span, int max_ticks);
 
+// The unit of a time axis spanning `span_ms`: ms for the book's steps, s / min / h once the ticks
+// would read like "50000" (a 52.8 s ZeRO-3 step). Used by the SVG charts and the text Gantt.
+struct AxisUnit {
+  double ms = 1;  // milliseconds per unit
+  const char* name = "ms";
+};
+AxisUnit axis_unit(double span_ms);
+
 }  // namespace stepsim::cli

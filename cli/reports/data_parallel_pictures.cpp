@@ -23,7 +23,7 @@ std::vector<Swatch> dp_legend() {
   return {{"input wait", "#bab0ac", '<'},
           {"forward", "#4e79a7", 'F'},
           {"backward", "#f28e2b", 'B'},
-          {"input gradient (dX)", "#e15759", 'I'},
+          {"input gradient (dX)", "#9c755f", 'I'},
           {"weight gradient (dW)", "#59a14f", 'W'},
           {"AllGather", "#76b7b2", 'G'},
           {"ReduceScatter", "#edc948", 'R'},
@@ -205,7 +205,9 @@ TimeBar exposed_wait(const DataParallelRun& run, std::size_t rank, const Exposed
   w.start = e.start;
   w.end = e.end;
   w.swatch = kExposed;
-  w.emphasis = true;
+  // Its own fill says what it is; the red outline is kept for the collectives in flight, so
+  // that no red edge sits on a red-ish fill.
+  w.emphasis = false;
   const std::string cause =
       e.waits_for != kNoOp
           ? fmt::format("waits for {}: {} (ends {} ms)", g.op_name(e.waits_for), describe(run, p.info[e.waits_for]),
@@ -286,6 +288,63 @@ TimelineChart data_parallel_timeline(const DataParallelRun& run) {
   return chart;
 }
 
+namespace {
+// Whether two runs put the same ops at the same times (the same picture).
+bool same_timeline(const DataParallelRun& a, const DataParallelRun& b) {
+  const OpGraph& ga = a.program->graph;
+  const OpGraph& gb = b.program->graph;
+  if (ga.op_count() != gb.op_count() || a.timeline.start != b.timeline.start || a.timeline.end != b.timeline.end) return false;
+  for (OpId op = 0; op < ga.op_count(); ++op)
+    if (ga.op_name(op) != gb.op_name(op) || ga.op_resource(op) != gb.op_resource(op)) return false;
+  return true;
+}
+
+// One run's part of the timelines section: its step split per shown card, its timeline and the
+// zoomed ends; a run that repeats an earlier one's timeline is named instead of drawn again.
+void run_timeline_section(HtmlReport& page, const std::vector<DataParallelReportRun>& runs, std::size_t i,
+                          const std::string& anchor, bool compare, bool seconds, const Zoom& zoom, Time axis_end) {
+  const DataParallelRun& run = *runs[i].run;
+  const DataParallelResult& r = run.result;
+  page.heading(3, runs[i].name, "timeline-" + anchor);
+  const auto lines = data_parallel_run_lines(run, *runs[i].spec);
+  if (compare) page.paragraph(lines.front());
+  // A variant that only restates the base (dp-buckets' three-buckets) would draw the same rows
+  // twice: say so instead.
+  if (const auto same = std::find_if(runs.begin(), runs.begin() + static_cast<std::ptrdiff_t>(i),
+                                     [&](const DataParallelReportRun& e) { return same_timeline(*e.run, run); });
+      same != runs.begin() + static_cast<std::ptrdiff_t>(i)) {
+    page.paragraph(fmt::format("The same step as {}: every op starts and ends at the same time, so its timeline is not "
+                               "drawn again.",
+                               same->name));
+    return;
+  }
+  const ShownRanks shown = data_parallel_shown_ranks(run);
+  if (!shown.note.empty()) page.paragraph(shown.note);
+  for (std::size_t rank : shown.ranks) {
+    const auto exposed = exposed_intervals(run, rank);
+    Time sum = 0;
+    for (const auto& e : exposed) sum += e.end - e.start;
+    page.paragraph(fmt::format("card {}: step {} = input wait {} + compute {} + exposed communication {}{}", r.ranks[rank].card,
+                               span(r.step_time, seconds), span(r.input_wait, seconds),
+                               span(r.ranks[rank].compute_busy, seconds), span(sum, seconds), intervals(exposed.size())));
+  }
+  const TimelineChart chart = data_parallel_timeline(run);
+  SvgLayout full;
+  full.sliver_tips = zoom.span == 0;  // with zoomed views, hover the narrow ops there
+  page.figure(timeline_svg(chart, fmt::format("timeline{}", i), axis_end, full));
+  if (zoom.span > 0) {
+    const TimeWindow first{0, zoom.span};
+    const TimeWindow last{std::max<Time>(0, r.step_time - zoom.span), r.step_time};
+    page.figure(timeline_svg(chart, fmt::format("zoom{}-first", i), first),
+                fmt::format("{}: the first {} of the step", runs[i].name, span(zoom.span, zoom.span >= kSecond)));
+    page.figure(timeline_svg(chart, fmt::format("zoom{}-last", i), last),
+                fmt::format("{}: the last {} of the step ({} to {} ms)", runs[i].name, span(zoom.span, zoom.span >= kSecond),
+                            ms3(last.start), ms3(last.end)));
+  }
+}
+
+}  // namespace
+
 std::string data_parallel_html_report(const std::string& title, const std::string& description,
                                       const std::vector<DataParallelReportRun>& runs, bool compare) {
   Time axis_end = 0;
@@ -318,7 +377,7 @@ std::string data_parallel_html_report(const std::string& title, const std::strin
       "run on (its PCIe lane or peer link, or its host's NIC), each collective from start to end. Hover a bar for its op, "
       "unit, micro-batch, start and end.");
   page.paragraph(
-      "Exposed communication (red, outlined): the intervals in which a card's compute stream stands idle after its input "
+      "Exposed communication (light red): the intervals in which a card's compute stream stands idle after its input "
       "wait \u2014 waiting for an AllGather of weights it needs next, or, after its last compute op, for the reductions still "
       "running. They add up to the card's exposed communication (step = input wait + compute + exposed communication). "
       "Collectives outlined in red were in flight during such an interval: the communication the compute waits on. "
@@ -327,38 +386,12 @@ std::string data_parallel_html_report(const std::string& title, const std::strin
   if (zoom.span > 0)
     page.paragraph(fmt::format(
         "The step holds too many ops to see each at full scale (bars narrower than a pixel are still drawn, one per op, "
-        "unlabelled; hover them). Below each timeline: the step's first and last {} zoomed, where the exposed "
+        "unlabelled and without hover text). Below each timeline: the step's first and last {} zoomed, where the exposed "
         "communication sits (the first gathers after the input wait; the last reductions).",
         span(zoom.span, zoom.span >= kSecond)));
 
-  for (std::size_t i = 0; i < runs.size(); ++i) {
-    const DataParallelRun& run = *runs[i].run;
-    const DataParallelResult& r = run.result;
-    page.heading(3, runs[i].name, "timeline-" + anchors[i]);
-    const auto lines = data_parallel_run_lines(run, *runs[i].spec);
-    if (compare) page.paragraph(lines.front());
-    const ShownRanks shown = data_parallel_shown_ranks(run);
-    if (!shown.note.empty()) page.paragraph(shown.note);
-    for (std::size_t rank : shown.ranks) {
-      const auto exposed = exposed_intervals(run, rank);
-      Time sum = 0;
-      for (const auto& e : exposed) sum += e.end - e.start;
-      page.paragraph(fmt::format("card {}: step {} = input wait {} + compute {} + exposed communication {}{}", r.ranks[rank].card,
-                                 span(r.step_time, seconds), span(r.input_wait, seconds),
-                                 span(r.ranks[rank].compute_busy, seconds), span(sum, seconds), intervals(exposed.size())));
-    }
-    const TimelineChart chart = data_parallel_timeline(run);
-    page.figure(timeline_svg(chart, fmt::format("timeline{}", i), axis_end));
-    if (zoom.span > 0) {
-      const TimeWindow first{0, zoom.span};
-      const TimeWindow last{std::max<Time>(0, r.step_time - zoom.span), r.step_time};
-      page.figure(timeline_svg(chart, fmt::format("zoom{}-first", i), first),
-                  fmt::format("{}: the first {} of the step", runs[i].name, span(zoom.span, zoom.span >= kSecond)));
-      page.figure(timeline_svg(chart, fmt::format("zoom{}-last", i), last),
-                  fmt::format("{}: the last {} of the step ({} to {} ms)", runs[i].name, span(zoom.span, zoom.span >= kSecond),
-                              ms3(last.start), ms3(last.end)));
-    }
-  }
+  for (std::size_t i = 0; i < runs.size(); ++i)
+    run_timeline_section(page, runs, i, anchors[i], compare, seconds, zoom, axis_end);
   return page.finish();
 }
 

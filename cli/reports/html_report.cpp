@@ -15,7 +15,9 @@ svg{max-width:100%;height:auto;display:block}svg text{font-family:inherit}
 .row{display:flex;flex-wrap:wrap;gap:28px;align-items:flex-start}
 .row figure{display:table}.row figcaption{display:table-caption;caption-side:bottom}
 table{border-collapse:collapse;font-size:13px;margin:6px 0}
+.tw{max-width:100%;overflow-x:auto}
 th,td{padding:3px 9px;border-bottom:1px solid #e4e4e4;white-space:nowrap}
+td:not(.num){white-space:normal;min-width:8em;max-width:40em}
 th{background:#f3f3f3;text-align:left}td.num{text-align:right;font-variant-numeric:tabular-nums}
 #tip{position:fixed;display:none;pointer-events:none;background:#222;color:#fff;padding:5px 8px;border-radius:4px;
 font-size:12px;white-space:pre;z-index:10;box-shadow:0 2px 6px rgba(0,0,0,.3)}
@@ -73,8 +75,14 @@ void HtmlReport::heading(int level, std::string_view text, std::string_view anch
 
 void HtmlReport::paragraph(std::string_view text) { body_ += fmt::format("<p>{}</p>\n", html_escape(text)); }
 
+void HtmlReport::preformatted(std::string_view text) {
+  body_ += fmt::format("<pre class=\"text\">{}</pre>\n", html_escape(text));
+}
+
 void HtmlReport::table(const Table& t) {
-  body_ += "<table>\n<tr>";
+  // In a scrolling box, and words wrapping in text cells: a wide table (the resource bill's
+  // details) stays inside the page instead of widening it.
+  body_ += "<div class=\"tw\"><table>\n<tr>";
   for (const auto& c : t.columns()) body_ += fmt::format("<th>{}</th>", html_escape(c.header));
   body_ += "</tr>\n";
   for (const auto& row : t.rows()) {
@@ -85,7 +93,7 @@ void HtmlReport::table(const Table& t) {
     }
     body_ += "</tr>\n";
   }
-  body_ += "</table>\n";
+  body_ += "</table></div>\n";
 }
 
 void HtmlReport::table(const CaptionedTable& t) {

@@ -27,6 +27,8 @@ class HtmlReport {
   // <h1>..<h3>; `anchor` (optional) becomes the element id.
   void heading(int level, std::string_view text, std::string_view anchor = {});
   void paragraph(std::string_view text);
+  // Text as printed on a terminal (a table of the text report), in a monospaced block.
+  void preformatted(std::string_view text);
   void table(const Table& table);
   // Its intro and outro as paragraphs (one per line) around the table.
   void table(const CaptionedTable& table);

@@ -7,19 +7,22 @@
 
 #include "cli/reports/html_report.hpp"
 #include "cli/reports/svg_charts.hpp"
+#include "cli/reports/table.hpp"
 #include "models/units.hpp"
 
 namespace stepsim::cli {
 
 namespace {
 
-// Completion times in days for runs of days, hours for runs of hours, else seconds.
+// Completion times in days for runs of days, hours for runs of hours, minutes from 20 min, else
+// seconds.
 struct TimeUnit {
   double seconds = 1;
   const char* name = "s";
   static TimeUnit for_longest(Time t) {
     if (to_s(t) >= 2 * 86400.0) return {86400.0, "days"};
     if (to_s(t) >= 2 * 3600.0) return {3600.0, "h"};
+    if (to_s(t) >= 20 * 60.0) return {60.0, "min"};
     return {1.0, "s"};
   }
   double of(Time t) const { return to_s(t) / seconds; }
@@ -44,7 +47,8 @@ BarChart job_completion_histogram(const JobAnalysis& a, int bins) {
   BarChart chart;
   chart.unit = "runs";
   chart.integer_values = true;
-  chart.legend = {{"runs", "#4e79a7"}, {"runs after the deadline", "#f28e2b"}};
+  chart.legend = {{"runs", "#4e79a7"}};
+  if (s.deadline > 0) chart.legend.push_back({"runs after the deadline", "#f28e2b"});
   // All runs equal (no failures, or failures at given times): one bin, 0.2% of the value wide
   // around it.
   const double width = h.width > 0 ? unit.of(h.width) : std::max(unit.of(h.low) * 0.002, 1e-3);
@@ -59,12 +63,13 @@ BarChart job_completion_histogram(const JobAnalysis& a, int bins) {
                                                          fixed(unit.of(lo + h.width), decimals), unit.name)
                                           : fmt::format("{} {}", fixed(unit.of(lo), decimals), unit.name);
     item.segments.push_back({static_cast<double>(h.counts[b]), late ? Late : InTime,
-                             fmt::format("completion {}: {} of {} runs ({:.1f}%){}", range, h.counts[b], m.runs,
+                             fmt::format("completion {}: {} of {} ({:.1f}%){}", range, h.counts[b], counted(m.runs, "run"),
                                          m.runs > 0 ? 100.0 * h.counts[b] / m.runs : 0.0, late ? ", after the deadline" : "")});
     chart.bars.push_back(std::move(item));
   }
+  // Two decimals, as the completion table prints them (the bins may need more to be told apart).
   const auto marker = [&](const char* name, Time t) {
-    chart.markers.push_back({unit.of(t), fmt::format("{} {}", name, fixed(unit.of(t), decimals)), "#333"});
+    chart.markers.push_back({unit.of(t), fmt::format("{} {}", name, fixed(unit.of(t), 2)), "#333"});
   };
   marker("P50", m.completion.p50);
   marker("P90", m.completion.p90);
@@ -127,7 +132,7 @@ BarChart job_cases_chart(const std::vector<const JobAnalysis*>& analyses, const 
     item.emphasis = a.summary.meet_probability && *a.summary.meet_probability < 0.9;
     item.segments.push_back(
         {mean, 0,
-         fmt::format("{}: {} cards, mean completion {:.2f} {}; P50 {:.2f}, P90 {:.2f}, P99 {:.2f}{}", item.label, a.spec.cards, mean,
+         fmt::format("{}: {}, mean completion {:.2f} {}; P50 {:.2f}, P90 {:.2f}, P99 {:.2f}{}", item.label, counted(a.spec.cards, "card"), mean,
                      unit.name, unit.of(d.p50), unit.of(d.p90), unit.of(d.p99),
                      a.summary.meet_probability ? fmt::format("; meets the deadline in {:.1f}% of the runs",
                                                               100.0 * *a.summary.meet_probability)
@@ -154,9 +159,11 @@ void job_section(HtmlReport& page, const JobAnalysis& a, const std::string& head
   if (!completion.outro.empty()) page.paragraph(completion.outro);  // the verdict first, then the picture
   completion.outro.clear();
   page.figure(bar_chart_svg(job_completion_histogram(a, 24), "completion-histogram" + id, 0, 760),
-              fmt::format("Completion times of the {} runs (reserved time included) in 24 bins; the dashed lines mark the "
-                          "percentiles and the deadline. Hover a bin for its runs.",
-                          a.summary.runs));
+              // Only what the scenario has: no reserved time or deadline, no words about them.
+              fmt::format("Completion times of the {}{} in 24 bins; the dashed lines mark the percentiles{}. Hover a bin "
+                          "for its runs.",
+                          counted(a.summary.runs, "run"), a.spec.reserved > 0 ? " (reserved time included)" : "",
+                          a.spec.deadline > 0 ? " and the deadline" : ""));
   page.table(completion);
 
   page.heading(level, "Overhead", "overhead" + id);
@@ -182,8 +189,11 @@ std::string job_html_report(const std::string& title, const std::string& descrip
   page.heading(2, "Cases", "cases");
   page.paragraph("One job per case of the plan: its cards and step time from the planner.");
   page.table(job_cases_table(cases, analyses));
+  const bool any_deadline =
+      std::any_of(analyses.begin(), analyses.end(), [](const JobAnalysis* a) { return a->spec.deadline > 0; });
   page.figure(bar_chart_svg(job_cases_chart(analyses, cases), "cases-bars", 0, 0),
-              "Mean completion per case against the deadline; outlined: met in fewer than 90% of the runs.");
+              any_deadline ? "Mean completion per case against the deadline; outlined: met in fewer than 90% of the runs."
+                           : "Mean completion per case.");
   for (std::size_t i = 0; i < analyses.size(); ++i)
     job_section(page, *analyses[i], i < cases.size() ? cases[i] : analyses[i]->name, i + 1);
   return page.finish();

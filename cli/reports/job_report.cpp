@@ -197,8 +197,8 @@ std::vector<std::string> job_about(const JobAnalysis& a) {
   const JobSpec& s = a.spec;
   const JobSummary& m = a.summary;
   std::vector<std::string> out;
-  out.push_back(fmt::format("{}: {} steps of {} on {} cards; {} runs, seed {}", a.name, s.profile.steps(),
-                            format_duration(a.step_time), s.cards, m.runs, m.seed));
+  out.push_back(fmt::format("{}: {} of {} on {}; {}, seed {}", a.name, counted(s.profile.steps(), "step"),
+                            format_duration(a.step_time), counted(s.cards, "card"), counted(m.runs, "run"), m.seed));
   if (s.card_mtbf > 0)
     out.push_back(fmt::format("failures: card MTBF {} -> job MTBF {} (cards / card MTBF), restore {}", span(s.card_mtbf),
                               span(s.job_mtbf()), format_duration(s.restore)));
@@ -234,8 +234,8 @@ CaptionedTable job_completion_table(const JobAnalysis& a) {
   const Time mean = static_cast<Time>(std::llround(m.completion.seconds.mean * 1e9));
   t.add_row({span(mean), span(m.completion.p50), span(m.completion.p90), span(m.completion.p99), span(m.completion.min),
              span(m.completion.max)});
-  return {fmt::format("completion{} over {} runs", s.reserved > 0 ? fmt::format(" (with {} reserved)", span(s.reserved)) : "",
-                      m.runs),
+  return {fmt::format("completion{} over {}", s.reserved > 0 ? fmt::format(" (with {} reserved)", span(s.reserved)) : "",
+                      counted(m.runs, "run")),
           std::move(t),
           m.meet_probability ? fmt::format("deadline {}: met in {:.1f}% of runs -> {}", span(s.deadline),
                                            100.0 * *m.meet_probability, verdict(*m.meet_probability))
@@ -317,9 +317,9 @@ std::string input_text(const JobAnalysis& a) {
                        a.min_prefetch ? std::to_string(*a.min_prefetch) : std::string("none suffices"),
                        a.fluid->min_prefetch);
     if (!in.refill.empty())
-      out += fmt::format("  queue full again {} after the pause (fluid estimate {:.1f} s)\n",
+      out += fmt::format("  queue full again {} after the pause (fluid estimate {})\n",
                          in.refill[0] ? format_duration(*in.refill[0]) : std::string("never within the run"),
-                         a.fluid->refill_seconds);
+                         format_duration(static_cast<Time>(std::llround(a.fluid->refill_seconds * 1e9))));
   }
   return out;
 }

@@ -54,11 +54,16 @@ std::string describe(const PipeOpInfo& x) {
   return "";
 }
 
-std::string bar_label(const PipeOpInfo& x) {
+// The micro-batch on the bar, with its chunk where the device holds several ("0c1").
+std::string bar_label(const PipeOpInfo& x, const std::vector<std::vector<int>>& chunks) {
+  const auto chunk = [&](int stage) {
+    const std::string c = chunk_suffix(chunks, x.device, stage);
+    return c.empty() ? c : c.substr(1);
+  };
   switch (x.kind) {
     case PipeOp::Update: return "";
-    case PipeOp::Overlap: return fmt::format("{}/{}", x.micro, x.micro2);
-    default: return std::to_string(x.micro);
+    case PipeOp::Overlap: return fmt::format("{}{}/{}{}", x.micro, chunk(x.stage), x.micro2, chunk(x.stage2));
+    default: return fmt::format("{}{}", x.micro, chunk(x.stage));
   }
 }
 
@@ -71,6 +76,7 @@ TimelineChart pipeline_timeline(const PipelineRun& run) {
   TimelineChart chart;
   chart.legend = pipeline_legend();
   chart.end = run.stats.step_time;
+  const std::vector<std::vector<int>> chunks = pipeline_chunks(run);
   const auto track_of = [&](ResourceId r, std::string label, bool link) {
     TimeTrack t;
     t.label = std::move(label);
@@ -83,10 +89,12 @@ TimelineChart pipeline_timeline(const PipelineRun& run) {
       // A message is drawn from sending to arrival: its link time plus its latency.
       b.end = link ? tl.done(g, iv.op) : iv.end;
       b.swatch = static_cast<int>(x.kind);
-      b.label = bar_label(x);
-      b.tip = link ? fmt::format("{}: {}\nsent {} ms, arrives {} ms (link busy {} ms)", g.op_name(iv.op), describe(x),
+      b.label = bar_label(x, chunks);
+      const std::string c = x.kind == PipeOp::Update ? "" : chunk_suffix(chunks, x.device, x.stage);
+      const std::string what = c.empty() ? describe(x) : fmt::format("{}, chunk {} of device {}", describe(x), c.substr(2), x.device);
+      b.tip = link ? fmt::format("{}: {}\nsent {} ms, arrives {} ms (link busy {} ms)", g.op_name(iv.op), what,
                                  ms3(iv.start), ms3(b.end), ms3(iv.end - iv.start))
-                   : fmt::format("{}: {}\nstart {} ms, end {} ms ({} ms)", g.op_name(iv.op), describe(x), ms3(iv.start),
+                   : fmt::format("{}: {}\nstart {} ms, end {} ms ({} ms)", g.op_name(iv.op), what, ms3(iv.start),
                                  ms3(iv.end), ms3(iv.end - iv.start));
       t.bars.push_back(std::move(b));
     }
@@ -171,10 +179,18 @@ std::string pipeline_html_report(const std::string& title, const std::string& de
     page.table(pipeline_compare_table(runs, spec));
   }
 
+  const bool any_chunks = std::any_of(runs.begin(), runs.end(), [](const PipelineRun* r) {
+    for (const auto& device : pipeline_chunks(*r))
+      if (std::any_of(device.begin(), device.end(), [](int c) { return c >= 0; })) return true;
+    return false;
+  });
   page.heading(2, "Timelines", "timelines");
   page.paragraph(std::string("Every op of one training step: per device its compute stream and, below it, each outgoing link "
                              "(a message from sending to arrival). Numbers on the bars are micro-batches; hatched: idle. "
                              "Hover a bar for its op, micro-batch, start and end.") +
+                 (any_chunks ? " Where a device holds several model chunks, c0, c1, ... say which (in stage order: 3c1 is "
+                               "micro-batch 3 in the device's second chunk)."
+                             : "") +
                  (several ? " All schedules share one time axis." : ""));
   for (std::size_t i = 0; i < runs.size(); ++i) {
     const PipelineRun& r = *runs[i];

@@ -45,6 +45,35 @@ double max_parameter_copies(const PipelineRun& run) {
   return c;
 }
 
+}  // namespace
+
+std::vector<std::vector<int>> pipeline_chunks(const PipelineRun& run) {
+  const PipelinePlan& plan = run.plan;
+  std::vector<std::vector<int>> chunks(plan.devices, std::vector<int>(plan.stages, -1));
+  std::vector<std::vector<bool>> holds(plan.devices, std::vector<bool>(plan.stages, false));
+  for (int d = 0; d < plan.devices && d < static_cast<int>(plan.actions.size()); ++d)
+    for (const Action& a : plan.actions[d]) {
+      if (a.stage >= 0 && a.stage < plan.stages) holds[d][a.stage] = true;
+      if (a.stage2 >= 0 && a.stage2 < plan.stages) holds[d][a.stage2] = true;
+    }
+  for (int d = 0; d < plan.devices; ++d) {
+    if (std::count(holds[d].begin(), holds[d].end(), true) < 2) continue;
+    int next = 0;
+    for (int s = 0; s < plan.stages; ++s)
+      if (holds[d][s]) chunks[d][s] = next++;
+  }
+  return chunks;
+}
+
+std::string chunk_suffix(const std::vector<std::vector<int>>& chunks, int device, int stage) {
+  if (device < 0 || device >= static_cast<int>(chunks.size()) || stage < 0 ||
+      stage >= static_cast<int>(chunks[device].size()) || chunks[device][stage] < 0)
+    return "";
+  return fmt::format(" c{}", chunks[device][stage]);
+}
+
+namespace {
+
 // The schedule's name, with its chunk count where the scenario chooses it (interleaved-1f1b).
 std::string schedule_label(const PipelineRun& run) {
   const ScheduleFamily* f = find_schedule(run.schedule);
@@ -195,21 +224,31 @@ std::string pipeline_trace(const PipelineRun& run) {
     tr.thread(pid_of(src), tid, fmt::format("link to device {}", dst), 1 + dst);
     track[r] = {pid_of(src), tid};
   }
+  const std::vector<std::vector<int>> chunks = pipeline_chunks(run);
   for (OpId op = 0; op < g.op_count(); ++op) {
     const PipeOpInfo& x = prog.info[op];
     const auto [pid, tid] = track[g.op_resource(op)];
     std::string name, cat;
+    // The chunk is named where the device holds several ("F mb0 c1"); sends carry the sender's.
+    const std::string c = x.kind == PipeOp::Update ? "" : chunk_suffix(chunks, x.device, x.stage);
     switch (x.kind) {
       case PipeOp::Update: name = "update"; cat = "update"; break;
-      case PipeOp::SendForward: name = fmt::format("send F mb{}", x.micro); cat = "send"; break;
-      case PipeOp::SendBackward: name = fmt::format("send B mb{}", x.micro); cat = "send"; break;
-      case PipeOp::Overlap: name = fmt::format("F mb{} + B mb{}", x.micro, x.micro2); cat = "overlap"; break;
-      default: name = fmt::format("{} mb{}", pipe_op_letter(x.kind), x.micro); cat = std::string(1, pipe_op_letter(x.kind)); break;
+      case PipeOp::SendForward: name = fmt::format("send F mb{}{}", x.micro, c); cat = "send"; break;
+      case PipeOp::SendBackward: name = fmt::format("send B mb{}{}", x.micro, c); cat = "send"; break;
+      case PipeOp::Overlap:
+        name = fmt::format("F mb{}{} + B mb{}{}", x.micro, c, x.micro2, chunk_suffix(chunks, x.device, x.stage2));
+        cat = "overlap";
+        break;
+      default: name = fmt::format("{} mb{}{}", pipe_op_letter(x.kind), x.micro, c); cat = std::string(1, pipe_op_letter(x.kind)); break;
     }
     const Time done = tl.done(g, op);
     std::string args = fmt::format(R"("op":"{}","stage":{},"microbatch":{},"start_ms":{:.3f},"end_ms":{:.3f})",
                                    json_escape(g.op_name(op)), x.stage, x.micro, to_ms(tl.start[op]), to_ms(done));
-    if (x.kind == PipeOp::Overlap) args += fmt::format(R"(,"backward_stage":{},"backward_microbatch":{})", x.stage2, x.micro2);
+    if (!c.empty()) args += fmt::format(R"(,"chunk":{})", chunks[x.device][x.stage]);
+    if (x.kind == PipeOp::Overlap) {
+      args += fmt::format(R"(,"backward_stage":{},"backward_microbatch":{})", x.stage2, x.micro2);
+      if (!c.empty()) args += fmt::format(R"(,"backward_chunk":{})", chunks[x.device][x.stage2]);
+    }
     if (x.kind == PipeOp::SendForward || x.kind == PipeOp::SendBackward)
       args += fmt::format(R"(,"from_device":{},"to_device":{},"latency_ms":{:.3f})", x.device, x.peer, to_ms(g.op_latency(op)));
     tr.slice(pid, tid, name, cat, tl.start[op], done - tl.start[op], args);

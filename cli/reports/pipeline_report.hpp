@@ -35,6 +35,14 @@ std::string pipeline_compare_title(const PipelineSpec& spec);
 std::string pipeline_run_text(const PipelineRun& run, const PipelineSpec& spec);
 std::string pipeline_compare_text(const std::vector<const PipelineRun*>& runs, const PipelineSpec& spec);
 
+// Which of its device's model chunks each stage is, per device: chunks[d][stage] = 0, 1, ... in
+// stage order, or -1 when device d holds one chunk only (then no label needs to say which).
+// Interleaved schedules and DualPipe put several stages on a device; without the chunk, two
+// slices "F mb0" on device 0 cannot be told apart.
+std::vector<std::vector<int>> pipeline_chunks(const PipelineRun& run);
+// " c1" for a stage in chunk 1 of `device`, "" when the device holds one chunk.
+std::string chunk_suffix(const std::vector<std::vector<int>>& chunks, int device, int stage);
+
 // Trace Event Format JSON: a process per device with a compute track and one track per
 // outgoing link, flow arrows from each send to its consumer, memory counters per device.
 std::string pipeline_trace(const PipelineRun& run);

@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "cli/reports/html_report.hpp"
+#include "models/units.hpp"
 
 namespace stepsim::cli {
 
@@ -75,36 +76,38 @@ std::string legend_row(const std::vector<LegendItem>& items, double x0, double y
   return out;
 }
 
-// Ticks of a time axis in ms: labelled major ticks and unlabelled minor grid lines.
+// Ticks of a time axis in its unit: labelled major ticks and unlabelled minor grid lines.
 struct TimeTicks {
   double major, minor;
 };
-TimeTicks time_ticks(double span_ms) {
-  const double major = nice_step(span_ms, 10);
+TimeTicks time_ticks(double span) {
+  const double major = nice_step(span, 10);
   const double mantissa = major / std::pow(10.0, std::floor(std::log10(major) + 1e-9));
   return {major, major / (std::lround(mantissa) == 2 ? 4.0 : 5.0)};
 }
 
 // Grid lines over [top, bottom] and labels under `bottom` for the window's times.
 std::string time_axis(const SvgLayout& L, TimeWindow w, double top, double bottom) {
-  const double start_ms = to_ms(w.start), span_ms = to_ms(w.end - w.start);
-  const auto [major, minor] = time_ticks(span_ms);
-  const auto X = [&](double ms) { return L.left + L.plot_width * (ms - start_ms) / span_ms; };
+  const AxisUnit u = axis_unit(to_ms(w.end - w.start));
+  const double start = to_ms(w.start) / u.ms, span = to_ms(w.end - w.start) / u.ms;
+  const auto [major, minor] = time_ticks(span);
+  const auto X = [&](double v) { return L.left + L.plot_width * (v - start) / span; };
   std::string out;
-  const long first = std::lround(std::ceil(start_ms / minor - 1e-9));
-  const long last = std::lround(std::floor(to_ms(w.end) / minor + 1e-9));
+  const long first = std::lround(std::ceil(start / minor - 1e-9));
+  const long last = std::lround(std::floor(to_ms(w.end) / u.ms / minor + 1e-9));
   const long per_major = std::lround(major / minor);
   for (long k = first; k <= last; ++k) {
-    const double ms = static_cast<double>(k) * minor;
+    const double v = static_cast<double>(k) * minor;
     const bool is_major = k % per_major == 0;
-    out += fmt::format("<line x1=\"{0}\" y1=\"{1}\" x2=\"{0}\" y2=\"{2}\" stroke=\"{3}\" stroke-width=\"1\"/>", n1(X(ms)),
+    out += fmt::format("<line x1=\"{0}\" y1=\"{1}\" x2=\"{0}\" y2=\"{2}\" stroke=\"{3}\" stroke-width=\"1\"/>", n1(X(v)),
                        n1(top), n1(bottom + (is_major ? 4 : 0)), is_major ? kGridMajor : kGridMinor);
     if (is_major)
-      out += fmt::format("<text x=\"{}\" y=\"{}\" text-anchor=\"middle\" fill=\"#444\">{}</text>", n1(X(ms)), n1(bottom + 16),
-                         tick_label(ms, major));
+      out += fmt::format("<text x=\"{}\" y=\"{}\" text-anchor=\"middle\" fill=\"#444\">{}</text>", n1(X(v)), n1(bottom + 16),
+                         tick_label(v, major));
     out += "\n";
   }
-  out += fmt::format("<text x=\"{}\" y=\"{}\" text-anchor=\"end\" fill=\"#444\">time (ms)</text>\n", L.left - 8, n1(bottom + 16));
+  out += fmt::format("<text x=\"{}\" y=\"{}\" text-anchor=\"end\" fill=\"#444\">time ({})</text>\n", L.left - 8,
+                     n1(bottom + 16), u.name);
   return out;
 }
 
@@ -214,6 +217,7 @@ class TimelineSvg {
     if (!t.show_idle) return;
     const auto gap = [&](Time a, Time b) {
       if (!in_window(a, b, win_)) return;
+      if (!L_.sliver_tips && X(b) - X(a) < 1.0) return;  // hatching narrower than a pixel does not show
       out_ += fmt::format("<rect class=\"idle\" x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" fill=\"{}\">{}</rect>\n", n1(X(a)),
                           n1(ty_[i]), n1(X(b) - X(a)), n1(th_[i]), idle_fill_,
                           title(fmt::format("{}: idle from {} to {} ms ({} ms)", t.label, ms3(a), ms3(b), ms3(b - a))));
@@ -249,7 +253,7 @@ class TimelineSvg {
                           b.emphasis ? fmt::format(" stroke=\"{}\" stroke-width=\"2\"", kEmphasis)
                           // A white edge separates neighbours; on a bar a few pixels wide it would hide the fill.
                           : w >= 3 ? " stroke=\"#fff\" stroke-width=\"0.6\"" : "",
-                          title(b.tip));
+                          L_.sliver_tips || X(b.end) - x >= 1.0 ? title(b.tip) : std::string());
       if (!b.label.empty() && w >= text_width(b.label, font) + 4)
         out_ += fmt::format("<text x=\"{}\" y=\"{}\" text-anchor=\"middle\" font-size=\"{}\" fill=\"{}\" pointer-events=\"none\">{}</text>",
                             n1(x + w / 2), n1(ty_[i] + th_[i] / 2 + font * 0.36), font, text_colour_on(fill), html_escape(b.label));
@@ -264,8 +268,11 @@ class TimelineSvg {
     out_ += fmt::format("<line x1=\"{0}\" y1=\"{1}\" x2=\"{0}\" y2=\"{2}\" stroke=\"#222\" stroke-width=\"1.5\"/>", n1(xe), n1(top_),
                         n1(bottom_ + 20));
     const bool near_right = xe > width_ - 90;
-    out_ += fmt::format("<text x=\"{}\" y=\"{}\" text-anchor=\"{}\" font-weight=\"bold\">end {} ms</text>\n",
-                        n1(near_right ? xe - 4 : xe + 4), n1(bottom_ + 32), near_right ? "end" : "start", ms3(c_.end));
+    // The exact step time on a ms axis (as the tables print it); a person's unit on longer ones.
+    const bool in_ms = std::string_view(axis_unit(to_ms(win_.end - win_.start)).name) == "ms";
+    out_ += fmt::format("<text x=\"{}\" y=\"{}\" text-anchor=\"{}\" font-weight=\"bold\">end {}</text>\n",
+                        n1(near_right ? xe - 4 : xe + 4), n1(bottom_ + 32), near_right ? "end" : "start",
+                        in_ms ? ms3(c_.end) + " ms" : format_duration(c_.end));
   }
 
   const TimelineChart& c_;
@@ -486,13 +493,34 @@ class BarChartSvg {
       x = X(a) + 0.5;
       bw = std::max(X(a + c_.bins->width) - X(a) - 1.0, 1.0);
     }
-    double base = 0;
-    for (const auto& s : b.segments) {
+    // Segment heights in pixels. A stacked column gives every segment at least kMinSegment px
+    // (a 0.5 GiB weight shard under 13 GiB, a 1% checkpoint overhead) and takes those pixels from
+    // the larger ones in proportion, so that the column's top stays at its total.
+    constexpr double kMinSegment = 3.0;
+    std::vector<double> px(b.segments.size());
+    for (std::size_t k = 0; k < px.size(); ++k) px[k] = std::max(0.0, Y(0) - Y(b.segments[k].value));
+    const double column_px = Y(0) - Y(totals_[i]);
+    if (!c_.bins && column_px >= kMinSegment * static_cast<double>(px.size())) {
+      double large = 0;
+      std::size_t n_small = 0;
+      for (std::size_t k = 0; k < px.size(); ++k) {
+        if (b.segments[k].value <= 0) continue;
+        if (px[k] < kMinSegment) ++n_small;
+        else large += px[k];
+      }
+      const double room = column_px - kMinSegment * static_cast<double>(n_small);
+      if (n_small > 0 && large > 0 && room > 0)
+        for (std::size_t k = 0; k < px.size(); ++k)
+          px[k] = b.segments[k].value <= 0 ? 0 : px[k] < kMinSegment ? kMinSegment : px[k] * room / large;
+    }
+    double stack_top = Y(0);
+    for (std::size_t k = 0; k < b.segments.size(); ++k) {
+      const auto& s = b.segments[k];
       const std::string& fill = s.swatch >= 0 && s.swatch < static_cast<int>(c_.legend.size()) ? c_.legend[s.swatch].colour
-                                                                                                : std::string("#888");
+                                                                                              : std::string("#888");
       out_ += fmt::format("<rect class=\"col\" x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" fill=\"{}\">{}</rect>\n", n1(x),
-                          n1(Y(base + s.value)), n1(bw), n1(Y(base) - Y(base + s.value)), fill, title(s.tip));
-      base += s.value;
+                          n1(stack_top - px[k]), n1(bw), n1(px[k]), fill, title(s.tip));
+      stack_top -= px[k];
     }
     if (b.emphasis)
       out_ += fmt::format("<rect x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" fill=\"none\" stroke=\"{}\" stroke-width=\"2\" "

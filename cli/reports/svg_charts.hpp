@@ -20,6 +20,11 @@ struct SvgLayout {
   int left = 120;         // track labels and value axis
   int plot_width = 1160;  // pixels for the time axis
   int right = 24;
+  // Hover texts on bars narrower than a pixel, and idle gaps narrower than a pixel at all. A long
+  // step's full view has thousands (the ZeRO-3 design case: ~1,500 per run); with zoomed views
+  // beside it, where the ends of the step are wide enough to hover, leaving them out takes the
+  // design case's compare page from 3.9 to 2.2 MB.
+  bool sliver_tips = true;
 };
 
 // A part of the time axis for a zoomed view: [start, end] maps to the plot's width.

@@ -47,4 +47,8 @@ std::string CaptionedTable::render() const {
   return out;
 }
 
+std::string counted(long long n, const std::string& noun, const std::string& plural) {
+  return std::to_string(n) + " " + (n == 1 ? noun : plural.empty() ? noun + "s" : plural);
+}
+
 }  // namespace stepsim::cli

@@ -32,6 +32,10 @@ struct CaptionedTable {
   std::string render() const;  // intro, the table, outro; every line ends in '\n'
 };
 
+// "1 card", "2 cards": a count with its noun, singular for exactly one. `plural` defaults to the
+// noun + "s" ("micro-batch" needs "micro-batches").
+std::string counted(long long n, const std::string& noun, const std::string& plural = {});
+
 // Display width of UTF-8 text (counts code points; our tables use no wide glyphs).
 std::size_t display_width(const std::string& s);
 

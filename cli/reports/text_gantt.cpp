@@ -97,15 +97,16 @@ std::string timeline_text(const TimelineChart& chart, Time axis_end, int width, 
 
   // The axis under the cells: position k marks the boundary before cell k (k = cells: the right
   // border); a '+' on each labelled time, its label starting under it where it fits.
-  const double span_ms = to_ms(axis_end);
-  const double step = nice_step(span_ms, std::max(2, cells / 10));
+  const AxisUnit unit = axis_unit(to_ms(axis_end));
+  const double span = to_ms(axis_end) / unit.ms;
+  const double step = nice_step(span, std::max(2, cells / 10));
   std::string ticks(cells + 1, '-'), labels(cells + 12, ' ');
   int free_from = 0;
-  for (long k = 0; static_cast<double>(k) * step <= span_ms + 1e-9; ++k) {
-    const double ms = static_cast<double>(k) * step;
-    const int c = static_cast<int>(std::lround(ms / span_ms * cells));
+  for (long k = 0; static_cast<double>(k) * step <= span + 1e-9; ++k) {
+    const double v = static_cast<double>(k) * step;
+    const int c = static_cast<int>(std::lround(v / span * cells));
     ticks[c] = '+';
-    const std::string text = step >= 1 ? fmt::format("{:.0f}", ms) : fmt::format("{:g}", ms);
+    const std::string text = step >= 1 ? fmt::format("{:.0f}", v) : fmt::format("{:g}", v);
     if (c >= free_from && c + text.size() <= labels.size()) {
       labels.replace(c, text.size(), text);
       free_from = c + static_cast<int>(text.size()) + 1;
@@ -113,7 +114,7 @@ std::string timeline_text(const TimelineChart& chart, Time axis_end, int width, 
   }
   while (!labels.empty() && labels.back() == ' ') labels.pop_back();
   out += pad("") + "  " + ticks + "\n";
-  out += pad("ms") + "  " + labels + "\n";
+  out += pad(unit.name) + "  " + labels + "\n";
   return out;
 }
 

@@ -1,7 +1,7 @@
 // The book's five-schedule comparison (reference section 1, figure 10-24) for the schedules beyond
 // fill-drain / 1F1B / ZB-H1, and the published closed forms of each schedule, computed by the
 // engine from the book scenario's stated inputs. Where the book's figure is not what the event
-// model gives, the assertion is our value and the comment says why (README, "Pipeline schedules").
+// model gives, the assertion is our value and the comment says why (docs/pipeline.md, "Pipeline schedules").
 #include <catch2/catch.hpp>
 
 #include <algorithm>

@@ -68,9 +68,15 @@ TEST_CASE("save time c and per-card MTBF from their stated inputs", "[job]") {
   CheckpointSpec ck;
   ck.size = kSnapshot;
   ck.storage_bandwidth = kStorage;
-  CHECK(to_s(ck.write_time()) == Approx(16.38).margin(0.005));  // c ~ 16.38 s
-  // Meta: 1,024-GPU jobs average 7.9 h between failures -> ~337 days per card.
-  CHECK(7.9 * 1024 / 24 == Approx(337).margin(0.5));
+  // c ~ 16.38 s: 114,670,295,040 B at 7 GB/s = 16.381471 s, to the nanosecond.
+  CHECK(ck.write_time() == 16'381'470'720);
+  CHECK(to_s(ck.write_time()) == Approx(16.38).margin(0.005));
+  // Meta: 1,024-GPU jobs average 7.9 h between failures -> ~337 days per card. Back from the
+  // spec: 337 days per card over 1,024 cards is 7.898 h for the job.
+  const JobSpec s = book_spec(1024, 1, 10 * kSecond, 900 * kSecond);
+  CHECK(s.job_mtbf() == 337 * kDay / 1024);
+  CHECK(to_s(s.job_mtbf()) / 3600.0 == Approx(7.8984375).margin(1e-9));
+  CHECK(to_s(s.job_mtbf()) / 3600.0 == Approx(7.9).margin(0.005));
 }
 
 TEST_CASE("a run's wall time splits exactly into work, saving, redo and restore", "[job]") {
@@ -108,7 +114,7 @@ TEST_CASE("1,024 cards: simulated overhead at 300 / 900 / 1,800 s", "[job]") {
     // The first-order model drops terms of order lambda (tau + c) and c / M: failures during
     // saves, restores and redo, and a failure costing (tau + c) / 2 rather than tau / 2. With
     // tau / M up to 6% at 1,024 cards they add 0.09-0.15 points, so the simulation sits that
-    // much above L(tau) (README fidelity table); at 48 cards the gap is within Monte Carlo error.
+    // much above L(tau) (docs/reference-figures.md, whole runs); at 48 cards the gap is within Monte Carlo error.
     CHECK(sum.overhead.mean > l);
     // Saving is c per checkpoint taken: the W / tau - 1 of the run plus those redone after failures.
     const double saves_needed = static_cast<double>(86'400 * 10 / taus[i] - 1);

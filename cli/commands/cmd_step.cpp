@@ -1,0 +1,156 @@
+// `stepsim run`, `compare`, `export-schedule` and `validate`: the commands on one simulated
+// step. They read the scenario, ask the registry (scenario_kinds.hpp) which kind it is, and write
+// what the kind's report gives; nothing here depends on the kind.
+#include <fmt/format.h>
+#include <memory>
+
+#include "cli/commands/commands.hpp"
+#include "cli/commands/diagnostics.hpp"
+#include "cli/commands/scenario_kinds.hpp"
+#include "cli/input/scenario.hpp"
+#include "cli/reports/output.hpp"
+#include "cli/reports/text_gantt.hpp"
+#include "schedules/pipeline/action_csv.hpp"
+
+namespace stepsim::cli {
+
+namespace {
+
+struct ScenarioArgs {
+  std::string file;
+  std::vector<std::string> sets;
+};
+
+void add_scenario_args(CLI::App* cmd, ScenarioArgs& a) {
+  cmd->add_option("file", a.file, "scenario YAML file")->required();
+  cmd->add_option("--set", a.sets, "override a key, e.g. --set pipeline.microbatches=16 (repeatable)");
+}
+
+// --json, --html FILE, --gantt and --width N of `run` and `compare`.
+struct OutputArgs {
+  bool json = false;
+  std::string trace;  // `run` only
+  std::string html;
+  bool gantt = false;
+  int width = 0;  // 0: the terminal's
+};
+
+void add_output_args(CLI::App* cmd, OutputArgs& a, const char* json_help) {
+  auto* json = cmd->add_flag("--json", a.json, json_help);
+  cmd->add_option("--html", a.html, "write a self-contained HTML report (timelines, tables) to this file");
+  auto* gantt = cmd->add_flag("--gantt", a.gantt, "print the timeline as a text Gantt chart instead of the table");
+  gantt->excludes(json);
+  cmd->add_option("--width", a.width, "columns of the --gantt chart (default: $COLUMNS, the terminal's, or 100)")
+      ->needs(gantt);
+}
+
+int gantt_width(const OutputArgs& a) {
+  if (a.width == 0) return std::max(terminal_columns(), kMinGanttWidth);
+  if (a.width < kMinGanttWidth)
+    throw InputError("--width", 0, "", fmt::format("{} columns is too narrow; the chart needs at least {}", a.width, kMinGanttWidth));
+  return a.width;
+}
+
+Scenario load(const std::string& file, const std::vector<std::string>& sets) {
+  Scenario sc = load_scenario(file, sets);
+  debug("{}: read '{}'", file, sc.name);
+  return sc;
+}
+
+// Files first (trace, HTML), then stdout: JSON, a Gantt chart or the table.
+void write_outputs(const KindReport& report, const OutputArgs& a) {
+  if (!a.trace.empty()) write_file(a.trace, report.trace());
+  if (!a.html.empty()) write_file(a.html, report.html());
+  if (a.json) fmt::print("{}", report.json());
+  else if (a.gantt) fmt::print("{}", report.gantt(gantt_width(a)));
+  else fmt::print("{}", report.text());
+}
+
+}  // namespace
+
+void add_run_command(CLI::App& app) {
+  auto args = std::make_shared<ScenarioArgs>();
+  auto schedule = std::make_shared<std::string>();
+  auto out = std::make_shared<OutputArgs>();
+  auto* cmd = app.add_subcommand("run", "simulate one step of a scenario and print its table");
+  add_scenario_args(cmd, *args);
+  cmd->add_option("--schedule", *schedule, "schedule to run (overrides pipeline.schedule)");
+  cmd->add_option("--trace", out->trace, "write a Chrome trace (Perfetto / chrome://tracing) to this file");
+  add_output_args(cmd, *out, "print a JSON summary instead of the table");
+  cmd->callback([=] {
+    auto sets = args->sets;
+    if (!schedule->empty()) {
+      check_schedule_name("--schedule", *schedule);
+      sets.push_back("pipeline.schedule=" + *schedule);
+    }
+    const Scenario sc = load(args->file, sets);
+    const ScenarioKind& kind = step_kind(sc, "run");
+    debug("{}: a '{}' scenario", sc.file, kind.section);
+    write_outputs(kind.run(sc), *out);
+  });
+}
+
+void add_compare_command(CLI::App& app) {
+  auto args = std::make_shared<ScenarioArgs>();
+  auto request = std::make_shared<CompareRequest>();
+  auto out = std::make_shared<OutputArgs>();
+  auto* cmd = app.add_subcommand("compare", "simulate the scenario under several schedules or variants, one row each");
+  add_scenario_args(cmd, *args);
+  cmd->add_option("--schedules", request->schedules, "comma-separated schedules (default: every one that can run it)")
+      ->delimiter(',');
+  add_output_args(cmd, *out, "print a JSON list of summaries instead of the table");
+  cmd->callback([=] {
+    for (const auto& name : request->schedules) check_schedule_name("--schedules", name);
+    request->json = out->json;
+    const Scenario sc = load(args->file, args->sets);
+    const ScenarioKind& kind = step_kind(sc, "compare");
+    if (!request->schedules.empty() && kind.section != "pipeline")
+      throw InputError("--schedules", 0, "", fmt::format("a '{}' scenario compares its variants, not schedules", kind.section));
+    debug("{}: a '{}' scenario", sc.file, kind.section);
+    write_outputs(kind.compare(sc, *request), *out);
+  });
+}
+
+void add_export_schedule_command(CLI::App& app) {
+  auto args = std::make_shared<ScenarioArgs>();
+  auto schedule = std::make_shared<std::string>();
+  auto out = std::make_shared<std::string>("-");
+  auto* cmd = app.add_subcommand("export-schedule",
+                                 "write the scenario's schedule as CSV in PyTorch's notation (one row per device)");
+  add_scenario_args(cmd, *args);
+  cmd->add_option("--schedule", *schedule, "schedule to export (overrides pipeline.schedule)");
+  cmd->add_option("-o,--output", *out, "CSV file to write ('-' = stdout, the default)");
+  cmd->callback([=] {
+    auto sets = args->sets;
+    if (!schedule->empty()) {
+      check_schedule_name("--schedule", *schedule);
+      sets.push_back("pipeline.schedule=" + *schedule);
+    }
+    const Scenario sc = load(args->file, sets);
+    require_section(sc, "export-schedule", "pipeline");
+    PipelinePlan plan;
+    try {
+      plan = plan_for(*sc.pipeline);
+    } catch (const SpecError& e) {
+      sc.fail(e.key(), e.what());
+    }
+    write_file(*out, format_actions_csv(plan.actions));
+  });
+}
+
+void add_validate_command(CLI::App& app) {
+  auto args = std::make_shared<ScenarioArgs>();
+  auto* cmd = app.add_subcommand("validate", "check a scenario file (and that its schedule runs) without output");
+  add_scenario_args(cmd, *args);
+  cmd->callback([=] {
+    const Scenario sc = load(args->file, args->sets);
+    for (const auto& kind : scenario_kinds())
+      if (kind.validate && kind.present(sc)) {
+        debug("{}: checking the '{}' section", sc.file, kind.section);
+        kind.validate(sc);
+      }
+    fmt::print("{}: ok\n", sc.file);
+  });
+}
+
+}  // namespace stepsim::cli

@@ -1,0 +1,145 @@
+// The pipeline kind: one training step of a pipeline-parallel schedule (schedules/pipeline,
+// schedules/lowering/pipeline); `compare` runs it under several schedules.
+#include <memory>
+
+#include <fmt/format.h>
+
+#include "cli/commands/diagnostics.hpp"
+#include "cli/commands/scenario_kinds.hpp"
+#include "cli/reports/pipeline_pictures.hpp"
+#include "cli/reports/pipeline_report.hpp"
+#include "models/units.hpp"
+
+namespace stepsim::cli {
+
+namespace {
+
+// Runs the spec; spec errors are reported against the scenario file.
+PipelineRun simulate_or_fail(const Scenario& sc, const PipelineSpec& spec) {
+  try {
+    return simulate_pipeline(spec);
+  } catch (const SpecError& e) {
+    sc.fail(e.key(), e.what());
+  }
+}
+
+// A full-backward schedule runs `backward`, a split one backward_input and backward_weight: when
+// a file gives all three and they disagree, the schedules compared are not timing the same work.
+void warn_backward_split(const Scenario& sc, const PipelineSpec& spec) {
+  if (spec.backward.empty() || spec.backward_input.empty() || spec.backward_weight.empty()) return;
+  for (std::size_t i = 0; i < spec.backward.size() && i < spec.backward_input.size() && i < spec.backward_weight.size(); ++i) {
+    const Time split = spec.backward_input[i] + spec.backward_weight[i];
+    if (spec.backward[i] == split) continue;
+    warn("{}: pipeline.time.backward: stage {}: backward {} is not backward_input + backward_weight = {}; full-backward "
+         "schedules time the step with the first, split ones (zb-*, dualpipe*) with the second",
+         sc.file, i, format_duration(spec.backward[i]), format_duration(split));
+    return;  // one stage is enough to say it
+  }
+}
+
+// The scenario's spec under another schedule. `virtual_stages` is a parameter of the schedules
+// that take it (interleaved-1f1b); the others keep their own placement in a comparison.
+PipelineSpec spec_for_schedule(const PipelineSpec& base, const std::string& name) {
+  PipelineSpec spec = base;
+  spec.schedule = name;
+  const ScheduleFamily* family = find_schedule(name);
+  if (family && !family->takes_virtual_stages) spec.virtual_stages = 0;
+  return spec;
+}
+
+// A spec error's message without the schedule name it may already start with ("dualpipe: ...").
+std::string without_prefix(const std::string& message, const std::string& name) {
+  const std::string prefix = name + ": ";
+  return message.rfind(prefix, 0) == 0 ? message.substr(prefix.size()) : message;
+}
+
+[[noreturn]] void unknown_schedule(const std::string& option, const std::string& name) {
+  std::vector<std::string> names = schedule_names(), families;  // names include the aliases ("zbh1")
+  names.push_back("custom");
+  for (const auto& f : schedule_families()) families.push_back(f.name);
+  families.push_back("custom");
+  std::string near = nearest(name, names);
+  if (const ScheduleFamily* f = near.empty() ? nullptr : find_schedule(near)) near = f->name;  // the canonical name
+  throw InputError(option, 0, "",
+                   near.empty() ? fmt::format("unknown schedule '{}' (known: {})", name, fmt::join(families, ", "))
+                                : fmt::format("unknown schedule '{}'; did you mean '{}'?", name, near));
+}
+
+KindReport run_pipeline(const Scenario& sc) {
+  const PipelineSpec& spec = *sc.pipeline;
+  warn_backward_split(sc, spec);
+  auto run = std::make_shared<PipelineRun>(simulate_or_fail(sc, spec));
+  debug("{}: {} ops simulated, step {}", sc.file, run->program->graph.op_count(), format_duration(run->timeline.makespan));
+  KindReport r;
+  r.text = [run, &sc] { return fmt::format("{}\n{}", sc.name, pipeline_run_text(*run, *sc.pipeline)); };
+  r.json = [run, &sc] { return pipeline_summary_json(*run, *sc.pipeline).dump(2) + "\n"; };
+  r.trace = [run] { return pipeline_trace(*run); };
+  r.html = [run, &sc] { return pipeline_html_report(sc.name, sc.description, {run.get()}, *sc.pipeline); };
+  r.gantt = [run, &sc](int width) { return fmt::format("{}\n{}", sc.name, pipeline_gantt_text({run.get()}, *sc.pipeline, width)); };
+  return r;
+}
+
+KindReport compare_pipeline(const Scenario& sc, const CompareRequest& req) {
+  const PipelineSpec& base = *sc.pipeline;
+  warn_backward_split(sc, base);
+  std::vector<std::string> names = req.schedules;
+  const bool explicit_list = !names.empty();
+  for (const auto& name : names)
+    if (name != "custom" && !find_schedule(name)) unknown_schedule("--schedules", name);
+  if (!explicit_list) {
+    for (const auto& f : schedule_families()) names.push_back(f.name);
+    if (base.schedule == "custom") names.push_back("custom");  // the scenario's own order
+  }
+  auto runs = std::make_shared<std::vector<std::unique_ptr<PipelineRun>>>();
+  Progress progress("compare", "schedules", names.size(), req.json);
+  std::size_t tried = 0;
+  for (const auto& name : names) {
+    progress.update(tried++);
+    const PipelineSpec spec = spec_for_schedule(base, name);
+    if (name == "custom" && base.custom_actions.empty())
+      sc.fail("--schedules", "schedule 'custom' needs the scenario's pipeline.actions or pipeline.actions_csv");
+    try {
+      runs->push_back(std::make_unique<PipelineRun>(simulate_pipeline(spec)));
+    } catch (const SpecError& e) {
+      if (explicit_list) sc.fail(e.key(), e.what());
+      note("skipped {}: {}", name, without_prefix(e.what(), name));
+    }
+  }
+  auto view = std::make_shared<std::vector<const PipelineRun*>>();
+  for (const auto& r : *runs) view->push_back(r.get());
+  KindReport r;
+  r.text = [runs, view, &sc] { return fmt::format("{}\n{}", sc.name, pipeline_compare_text(*view, *sc.pipeline)); };
+  r.json = [runs, view, &sc] {
+    Json list = Json::array();
+    for (const auto* run : *view) list.push_back(pipeline_summary_json(*run, *sc.pipeline));
+    return list.dump(2) + "\n";
+  };
+  r.html = [runs, view, &sc] { return pipeline_html_report(sc.name, sc.description, *view, *sc.pipeline); };
+  r.gantt = [runs, view, &sc](int width) {
+    return fmt::format("{}\n{}", sc.name, pipeline_gantt_text(*view, *sc.pipeline, width));
+  };
+  return r;
+}
+
+}  // namespace
+
+void check_schedule_name(const std::string& option, const std::string& name) {
+  if (name != "custom" && !find_schedule(name)) unknown_schedule(option, name);
+}
+
+ScenarioKind pipeline_kind() {
+  ScenarioKind k;
+  k.section = "pipeline";
+  k.command = "run";
+  k.what = "one pipeline-parallel training step";
+  k.present = [](const Scenario& sc) { return sc.pipeline.has_value(); };
+  k.run = run_pipeline;
+  k.compare = compare_pipeline;
+  k.validate = [](const Scenario& sc) {
+    warn_backward_split(sc, *sc.pipeline);
+    simulate_or_fail(sc, *sc.pipeline);
+  };
+  return k;
+}
+
+}  // namespace stepsim::cli
