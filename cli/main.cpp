@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include "cli/commands/commands.hpp"
+#include "cli/commands/job_step_commands.hpp"
 #include "cli/commands/diagnostics.hpp"
 #include "cli/input/input.hpp"
 #include "sim/engine.hpp"
@@ -67,6 +68,8 @@ int main(int argc, char** argv) {
   cli::add_bench_command(app);
   cli::add_job_command(app);
   cli::add_plan_command(app);
+  cli::add_check_against_command(app);
+  cli::add_calibrate_command(app);
   cli::add_help_command(app);
   try {
     std::vector<std::string> args(argv + 1, argv + argc);

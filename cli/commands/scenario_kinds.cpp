@@ -38,6 +38,7 @@ const std::vector<ScenarioKind>& scenario_kinds() {
       data_parallel_kind(),
       rl_kind(),
       moe_kind(),
+      job_step_kind(),
       pipeline_kind(),
       own_command_kind("job", "whole training runs: failures, checkpoints, input, stragglers",
                        [](const Scenario& sc) { return sc.job.has_value(); }),
@@ -51,7 +52,7 @@ const ScenarioKind& step_kind(const Scenario& sc, const std::string& command) {
     if (k.run && k.present(sc)) return k;
   const ScenarioKind* other = first_present(sc);
   if (!other) sc.fail("", fmt::format("`stepsim {}` needs a scenario section to simulate", command));
-  wrong_kind(sc, command, "a step to simulate (a 'pipeline', 'data_parallel', 'rl' or 'moe' section)", *other);
+  wrong_kind(sc, command, "a step to simulate (a 'pipeline', 'data_parallel', 'rl', 'moe' or 'job_step' section)", *other);
 }
 
 void require_section(const Scenario& sc, const std::string& command, const std::string& section) {

@@ -69,5 +69,6 @@ ScenarioKind pipeline_kind();
 ScenarioKind data_parallel_kind();
 ScenarioKind rl_kind();
 ScenarioKind moe_kind();
+ScenarioKind job_step_kind();
 
 }  // namespace stepsim::cli

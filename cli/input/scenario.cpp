@@ -17,7 +17,7 @@ Scenario read(std::shared_ptr<Source> src) {
   sc.file = src->file;
   sc.source = src;
   Reader top(src, src->root, "");
-  top.only({"name", "description", "pipeline", "data_parallel", "job", "plan", "rl", "moe"});
+  top.only({"name", "description", "pipeline", "data_parallel", "job", "plan", "rl", "moe", "job_step"});
   sc.name = top.opt_text("name").value_or(src->file);
   sc.description = top.opt_text("description").value_or("");
   if (top.has("pipeline")) sc.pipeline = read_pipeline(top.child("pipeline"));
@@ -26,9 +26,10 @@ Scenario read(std::shared_ptr<Source> src) {
   if (top.has("job")) sc.job = read_job(top.child("job"), src, sc.plan && sc.plan->spec ? &*sc.plan->spec : nullptr);
   if (top.has("rl")) sc.rl = read_rl(top.child("rl"));
   if (top.has("moe")) sc.moe = read_moe(top.child("moe"));
-  if (!sc.pipeline && !sc.data_parallel && !sc.job && !sc.plan && !sc.rl && !sc.moe)
+  if (top.has("job_step")) sc.job_step = read_job_step(top.child("job_step"));
+  if (!sc.pipeline && !sc.data_parallel && !sc.job && !sc.plan && !sc.rl && !sc.moe && !sc.job_step)
     throw InputError(src->file, 1, "",
-                     "the scenario has no section to simulate (expected 'pipeline', 'data_parallel', 'job', 'plan', 'rl' or 'moe')");
+                     "the scenario has no section to simulate (expected 'pipeline', 'data_parallel', 'job', 'plan', 'rl', 'moe' or 'job_step')");
   return sc;
 }
 }  // namespace

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "cli/input/input.hpp"
+#include "cli/input/job_step_input.hpp"
 #include "cli/input/job_scenario.hpp"
 #include "cli/input/scenario_data_parallel.hpp"
 #include "cli/input/scenario_moe.hpp"
@@ -26,6 +27,7 @@ struct Scenario {
   std::optional<PlanScenario> plan;  // `plan:` (stepsim plan)
   std::optional<RlSpec> rl;
   std::optional<MoeScenario> moe;  // `moe:` (cli/scenario_moe.hpp)
+  std::optional<JobStepScenario> job_step;  // `job_step:` (cli/input/job_step_input.hpp)
 
   std::shared_ptr<const Source> source;
   // Throws InputError pointing at the dotted `key` (its line if the file has it).

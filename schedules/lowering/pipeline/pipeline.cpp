@@ -23,6 +23,7 @@ char pipe_op_letter(PipeOp kind) {
     case PipeOp::Update: return 'U';
     case PipeOp::SendForward: return 'f';
     case PipeOp::SendBackward: return 'b';
+    case PipeOp::Comm: return 'c';
   }
   return '?';
 }
@@ -61,6 +62,14 @@ void append_pipe_op_name(std::string& out, const PipeOpInfo& x) {
       append_number(out, x.stage2);
       out += 'B';
       append_number(out, x.micro2);
+      return;
+    case PipeOp::Comm:
+      out += "comm ";
+      append_number(out, x.stage);
+      out += ':';
+      append_number(out, x.micro);
+      out += " d";
+      append_number(out, x.device);
       return;
     default:
       append_number(out, x.stage);
@@ -105,6 +114,19 @@ Time action_duration(const Action& a, const PipelineCosts& costs) {
   return 0;
 }
 
+// The in-pass collectives (a job's TP / CP / EP) that follow an action, 0 for none.
+Time action_comm(const Action& a, const PipelineCosts& costs) {
+  const StageCost& c = costs.stages.at(a.stage);
+  switch (a.kind) {
+    case ActionKind::Forward: return c.forward_comm;
+    case ActionKind::Backward:
+    case ActionKind::BackwardInput: return c.backward_comm;
+    case ActionKind::BackwardWeight: return 0;
+    case ActionKind::OverlapFB: return c.forward_comm + costs.stages.at(a.stage2).backward_comm;
+  }
+  return 0;
+}
+
 // Op emission: the compute ops in action order, then per (micro-batch, stage) the messages and
 // dependencies between them, and what memory each holds.
 class PipeEmitter {
@@ -139,26 +161,33 @@ class PipeEmitter {
   // per-op records nearly sequentially instead of in p far-apart streams.
   void compute() {
     for (int d = 0; d < plan_.devices; ++d) prog_.compute.push_back(g_.add_resource(fmt::format("d{} compute", d)));
+    for (const auto& c : costs_.stages) has_comm_ = has_comm_ || c.forward_comm > 0 || c.backward_comm > 0;
+    if (has_comm_)
+      for (int d = 0; d < plan_.devices; ++d) prog_.comm.push_back(g_.add_resource(fmt::format("d{} collectives", d)));
+    last_comm_.assign(static_cast<std::size_t>(plan_.devices), kNoOp);
     std::size_t longest = 0;
     for (const auto& list : plan_.actions) longest = std::max(longest, list.size());
     for (std::size_t k = 0; k <= longest; ++k) {
       for (int d = 0; d < plan_.devices; ++d) {
         const auto& list = plan_.actions[d];
-        if (k == list.size())
-          add(prog_.compute[d], costs_.update[d], 0, {PipeOp::Update, static_cast<std::int16_t>(d), -1, -1, -1});
+        if (k == list.size()) {
+          const OpId u = add(prog_.compute[d], costs_.update[d], 0, {PipeOp::Update, static_cast<std::int16_t>(d), -1, -1, -1});
+          if (last_comm_[d] != kNoOp) pending_.emplace_back(last_comm_[d], u);
+        }
         if (k < list.size()) action(d, list[k]);
       }
     }
   }
 
   void flows() {
+    for (const auto& [before, after] : pending_) dep(before, after);
     for (int i = 0; i < m_; ++i) {
       for (int s = 0; s < plan_.stages; ++s) {
         const OpId f = fwd_[idx(s, i)], b = bwd_[idx(s, i)], w = wgt_[idx(s, i)];
         const int dev = plan_.device_of(s, i);
-        if (s > 0) message(fwd_[idx(s - 1, i)], f, plan_.device_of(s - 1, i), dev, true, s - 1, i);
-        if (s + 1 < plan_.stages) message(bwd_[idx(s + 1, i)], b, plan_.device_of(s + 1, i), dev, false, s + 1, i);
-        dep(f, b);
+        if (s > 0) message(done(fwd_[idx(s - 1, i)]), f, plan_.device_of(s - 1, i), dev, true, s - 1, i);
+        if (s + 1 < plan_.stages) message(done(bwd_[idx(s + 1, i)]), b, plan_.device_of(s + 1, i), dev, false, s + 1, i);
+        dep(done(f), b);
         // A split backward keeps the activations until W; a full one until B.
         const OpId last = w != kNoOp ? w : b;
         if (w != kNoOp) dep(b, w);
@@ -180,6 +209,7 @@ class PipeEmitter {
   void action(int d, const Action& a) {
     PipeOpInfo info{pipe_kind(a.kind), static_cast<std::int16_t>(d), -1, a.stage, a.micro, a.stage2, a.micro2};
     const OpId op = add(prog_.compute[d], action_duration(a, costs_), 0, info);
+    if (has_comm_) comm(d, a, op);
     switch (a.kind) {
       case ActionKind::Forward: fwd_[idx(a.stage, a.micro)] = op; break;
       case ActionKind::Backward:
@@ -191,6 +221,22 @@ class PipeEmitter {
         break;
     }
   }
+
+  // The action's in-pass collectives on the device's collectives resource after its compute op;
+  // the device's next op waits for them, and so do the action's successors (done()).
+  void comm(int d, const Action& a, OpId op) {
+    if (last_comm_[d] != kNoOp) pending_.emplace_back(last_comm_[d], op);
+    const Time t = action_comm(a, costs_);
+    if (t <= 0) return;
+    const OpId cop = add(prog_.comm[d], t, 0, {PipeOp::Comm, static_cast<std::int16_t>(d), -1, a.stage, a.micro});
+    pending_.emplace_back(op, cop);
+    last_comm_[d] = cop;
+    if (done_of_.size() <= cop) done_of_.resize(cop + 1, kNoOp);
+    done_of_[op] = cop;
+  }
+
+  // The op whose end completes an action: its collectives if it has any, else itself.
+  OpId done(OpId op) const { return op < done_of_.size() && done_of_[op] != kNoOp ? done_of_[op] : op; }
 
   // Links by (src, dst): a dense table while p^2 is small (every message looks one up), else a
   // map. Each link's latency is looked up once, when the link is made.
@@ -243,6 +289,9 @@ class PipeEmitter {
   std::vector<Link> link_table_;
   std::map<std::pair<int, int>, Link> link_map_;
   const Time msg_time_;
+  bool has_comm_ = false;
+  std::vector<OpId> done_of_, last_comm_;            // per op / per device (in-pass collectives)
+  std::vector<std::pair<OpId, OpId>> pending_;       // dependencies added once the ops exist
 };
 
 }  // namespace

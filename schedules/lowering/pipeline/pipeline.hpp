@@ -32,6 +32,10 @@ struct StageCost {
   Time backward_input = 0;  // I, for split schedules
   Time backward_weight = 0; // W, for split schedules
   Bytes activation = 0;     // held per resident micro-batch
+  // Collectives inside the pass that the compute stream waits for (a job's TP / CP / EP), run
+  // after it on the device's "collectives" resource; 0 = none (no op is added).
+  Time forward_comm = 0;
+  Time backward_comm = 0;
 };
 
 struct PipelineCosts {
@@ -46,7 +50,7 @@ struct PipelineCosts {
   Time latency_between(int src, int dst) const;
 };
 
-enum class PipeOp : std::uint8_t { Forward, Backward, BackwardInput, BackwardWeight, Overlap, Update, SendForward, SendBackward };
+enum class PipeOp : std::uint8_t { Forward, Backward, BackwardInput, BackwardWeight, Overlap, Update, SendForward, SendBackward, Comm };
 
 // What an op of a pipeline graph means; indexed by op id.
 struct PipeOpInfo {
@@ -67,6 +71,7 @@ struct PipelineProgram {
   OpGraph graph;
   std::vector<PipeOpInfo> info;
   std::vector<ResourceId> compute;  // per device
+  std::vector<ResourceId> comm;     // per device: its in-pass collectives (only with *_comm costs)
   std::vector<Hold> holds;          // counters: 2d = memory bytes, 2d+1 = resident micro-batches
   int devices = 0;
   int forward_messages = 0;

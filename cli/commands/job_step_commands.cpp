@@ -1,0 +1,216 @@
+#include "cli/commands/job_step_commands.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <fstream>
+#include <map>
+#include <memory>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "cli/input/job_step_input.hpp"
+#include "cli/input/validation_csv.hpp"
+#include "cli/reports/output.hpp"
+#include "cli/reports/job_step_report.hpp"
+#include "cli/input/scenario.hpp"
+#include "cli/reports/table.hpp"
+#include "models/calibration.hpp"
+
+namespace stepsim::cli {
+
+namespace {
+
+// Efficiency parameters as a vector, in the order the fit uses.
+std::vector<double> eff_vector(const Efficiency& e) { return {e.gemm, e.attention, e.memory, e.fabric, e.network, e.contention}; }
+Efficiency eff_of(const std::vector<double>& v) { return {v[0], v[1], v[2], v[3], v[4], v[5]}; }
+const char* kEffNames[] = {"gemm", "attention", "memory", "fabric", "network", "contention"};
+
+double predict_row(const MeasuredRun& row, const Efficiency& e) {
+  JobStepSpec spec = row.spec;
+  spec.cluster.accelerator.efficiency = e;
+  const JobStepRun run = run_job_step(spec);
+  return predicted_metric(row, run.result);
+}
+
+std::vector<MeasuredRun> read_all(const std::vector<std::string>& files) {
+  std::vector<MeasuredRun> out;
+  for (const auto& f : files) {
+    auto rows = read_measured_runs(f);
+    for (auto& r : rows) r.label = f + ":" + std::to_string(r.line) + " " + r.label;
+    out.insert(out.end(), rows.begin(), rows.end());
+  }
+  return out;
+}
+
+// One calibration per accelerator: fitted on the given rows of that accelerator.
+std::map<std::string, FitResult> fit_per_accelerator(const std::vector<MeasuredRun>& rows) {
+  std::map<std::string, std::vector<const MeasuredRun*>> by_hw;
+  for (const auto& r : rows) by_hw[r.hw].push_back(&r);
+  std::map<std::string, FitResult> out;
+  for (const auto& [hw, list] : by_hw) {
+    std::vector<double> measured;
+    for (const auto* r : list) measured.push_back(r->value);
+    auto predict = [&list](const std::vector<double>& p) {
+      std::vector<double> v;
+      for (const auto* r : list) v.push_back(predict_row(*r, eff_of(p)));
+      return v;
+    };
+    const Efficiency start = find_cluster_preset(hw)->accelerator.efficiency;
+    out[hw] = fit_log_least_squares(predict, measured, eff_vector(start), 0.05, 1.0, 12);
+  }
+  return out;
+}
+
+std::string eff_text(const Efficiency& e) {
+  return fmt::format("gemm {:.3f}, attention {:.3f}, memory {:.3f}, fabric {:.3f}, network {:.3f}, contention {:.3f}", e.gemm,
+                     e.attention, e.memory, e.fabric, e.network, e.contention);
+}
+
+}  // namespace
+
+void add_check_against_command(CLI::App& app) {
+  auto files = std::make_shared<std::vector<std::string>>();
+  auto json = std::make_shared<bool>(false);
+  auto hardware = std::make_shared<std::string>();
+  auto* cmd = app.add_subcommand(
+      "check-against",
+      "predict measured runs (validation/*.csv) and print measured vs predicted per row; one calibration per accelerator is "
+      "fitted on the rows marked fit=1 of all the files given, the other rows are held out");
+  cmd->add_option("files", *files, "CSV files of measured runs")->required();
+  cmd->add_flag("--json", *json, "print JSON instead of tables");
+  cmd->add_option("--efficiency", *hardware,
+                  "use these efficiencies instead of fitting: gemm,attention,memory,fabric,network,contention (e.g. 0.7,0.5,0.8,0.8,0.8,0.2)");
+  cmd->callback([=] {
+    const auto rows = read_all(*files);
+    std::map<std::string, Efficiency> eff;
+    std::map<std::string, FitResult> fits;
+    if (!hardware->empty()) {
+      std::vector<double> v;
+      std::string cur;
+      for (char ch : *hardware + ",") {
+        if (ch == ',') {
+          try { v.push_back(std::stod(cur)); } catch (const std::exception&) { throw InputError("--efficiency", 0, "", fmt::format("'{}' is not a number", cur)); }
+          cur.clear();
+        } else cur += ch;
+      }
+      if (v.size() != 6) throw InputError("--efficiency", 0, "", "expected six numbers: gemm,attention,memory,fabric,network,contention");
+      for (const auto& r : rows) eff[r.hw] = eff_of(v);
+    } else {
+      std::vector<MeasuredRun> fit_rows;
+      for (const auto& r : rows)
+        if (r.fit) fit_rows.push_back(r);
+      if (fit_rows.empty()) throw InputError((*files)[0], 0, "fit", "no row is marked fit=1: nothing to calibrate on");
+      fits = fit_per_accelerator(fit_rows);
+      for (const auto& [hw, f] : fits) eff[hw] = eff_of(f.params);
+    }
+    nlohmann::ordered_json out;
+    out["calibration"] = nlohmann::ordered_json::object();
+    for (const auto& [hw, e] : eff) {
+      nlohmann::ordered_json c;
+      for (std::size_t i = 0; i < 6; ++i) c[kEffNames[i]] = eff_vector(e)[i];
+      if (fits.count(hw)) {
+        int n = 0;
+        for (const auto& r : rows) n += r.fit && r.hw == hw;
+        c["fitted_on_rows"] = n;
+      }
+      out["calibration"][hw] = c;
+    }
+    std::string text;
+    for (const auto& [hw, e] : eff) {
+      int nfit = 0, nall = 0;
+      for (const auto& r : rows) if (r.hw == hw) { ++nall; nfit += r.fit; }
+      text += fmt::format("calibration for {}: {}\n  {}\n", hw, eff_text(e),
+                          fits.count(hw) ? fmt::format("fitted on {} of {} rows (fit=1), shared by every row of this accelerator", nfit, nall)
+                                         : std::string("given with --efficiency"));
+    }
+    out["files"] = nlohmann::ordered_json::array();
+    for (const auto& file : *files) {
+      Table t({{"row", false}, {"measured"}, {"predicted"}, {"error"}, {"", false}});
+      nlohmann::ordered_json jf;
+      jf["file"] = file;
+      jf["rows"] = nlohmann::ordered_json::array();
+      double sum_h = 0, max_h = 0, sum_f = 0, max_f = 0;
+      int n_h = 0, n_f = 0;
+      struct P { std::string table; int metric; double meas, pred; int line; };
+      std::vector<P> pts;
+      for (const auto& r : rows) {
+        if (r.label.rfind(file + ":", 0) != 0) continue;
+        const double pred = predict_row(r, eff[r.hw]);
+        const double err = pred / r.value - 1;
+        (r.fit ? sum_f : sum_h) += std::abs(err);
+        (r.fit ? max_f : max_h) = std::max(r.fit ? max_f : max_h, std::abs(err));
+        (r.fit ? n_f : n_h)++;
+        pts.push_back({r.table, static_cast<int>(r.metric), r.value, pred, r.line});
+        const std::string what = r.label.substr(file.size() + 1);
+        t.add_row({what, fmt::format("{:.4g} {}", r.value, metric_unit(r.metric)), fmt::format("{:.4g}", pred),
+                   fmt::format("{:+.1f}%", 100 * err), r.fit ? "fit" : "held out"});
+        jf["rows"].push_back({{"line", r.line}, {"row", what}, {"measured", r.value}, {"predicted", pred}, {"error", err}, {"fit", r.fit}});
+      }
+      // Ranking: within a table and metric, where two measurements differ by more than 5 %, the
+      // prediction must order them the same way (for times: faster = smaller).
+      int pairs = 0, kept = 0;
+      std::vector<std::string> flips;
+      for (std::size_t i = 0; i < pts.size(); ++i)
+        for (std::size_t j = i + 1; j < pts.size(); ++j) {
+          const P& a = pts[i];
+          const P& b = pts[j];
+          if (a.table != b.table || a.metric != b.metric) continue;
+          if (std::abs(a.meas / b.meas - 1) <= 0.05) continue;
+          ++pairs;
+          if ((a.meas > b.meas) == (a.pred > b.pred)) ++kept;
+          else flips.push_back(fmt::format("lines {} and {}", a.line, b.line));
+        }
+      const double mean_h = n_h ? sum_h / n_h : 0, mean_f = n_f ? sum_f / n_f : 0;
+      text += fmt::format("\n{}\n{}", file, t.render());
+      text += fmt::format("held out: {} rows, mean |error| {:.1f}%, max {:.1f}%\n", n_h, 100 * mean_h, 100 * max_h);
+      text += fmt::format("fit:      {} rows, mean |error| {:.1f}%, max {:.1f}%\n", n_f, 100 * mean_f, 100 * max_f);
+      text += fmt::format("ranking:  {} of {} pairs that differ by more than 5% keep their order{}\n", kept, pairs,
+                          flips.empty() ? "" : " (flipped: " + [&] { std::string s; for (const auto& f : flips) s += (s.empty() ? "" : ", ") + f; return s; }() + ")");
+      jf["held_out"] = {{"rows", n_h}, {"mean_abs_error", mean_h}, {"max_abs_error", max_h}};
+      jf["fit"] = {{"rows", n_f}, {"mean_abs_error", mean_f}, {"max_abs_error", max_f}};
+      jf["ranking"] = {{"pairs", pairs}, {"kept", kept}};
+      out["files"].push_back(jf);
+    }
+    if (*json) fmt::print("{}\n", out.dump(2));
+    else fmt::print("{}", text);
+  });
+}
+
+void add_calibrate_command(CLI::App& app) {
+  auto files = std::make_shared<std::vector<std::string>>();
+  auto output = std::make_shared<std::string>();
+  auto fit_only = std::make_shared<bool>(false);
+  auto* cmd = app.add_subcommand("calibrate",
+                                 "fit an accelerator's efficiency parameters (least squares) to measured runs and write a hardware "
+                                 "file scenarios can use (job_step.hardware: {file: ...})");
+  cmd->add_option("files", *files, "CSV files of measured runs (columns as validation/*.csv)")->required();
+  cmd->add_option("-o,--output", *output, "hardware YAML to write ('-' = stdout)")->required();
+  cmd->add_flag("--fit-rows", *fit_only, "fit only the rows marked fit=1 (as check-against does)");
+  cmd->callback([=] {
+    auto rows = read_all(*files);
+    if (*fit_only) rows.erase(std::remove_if(rows.begin(), rows.end(), [](const MeasuredRun& r) { return !r.fit; }), rows.end());
+    if (rows.empty()) throw InputError((*files)[0], 0, "fit", "no rows to fit");
+    std::string hw = rows.front().hw;
+    for (const auto& r : rows)
+      if (r.hw != hw) throw InputError((*files)[0], r.line, "hw", fmt::format("rows of '{}' and '{}': calibrate one accelerator at a time", hw, r.hw));
+    const auto fits = fit_per_accelerator(rows);
+    const FitResult& f = fits.at(hw);
+    Table t({{"row", false}, {"measured"}, {"fitted"}, {"residual"}});
+    for (std::size_t i = 0; i < rows.size(); ++i)
+      t.add_row({rows[i].label, fmt::format("{:.4g} {}", rows[i].value, metric_unit(rows[i].metric)),
+                 fmt::format("{:.4g}", rows[i].value * std::exp(f.residuals[i])), fmt::format("{:+.1f}%", 100 * (std::exp(f.residuals[i]) - 1))});
+    ClusterSpec c = *find_cluster_preset(hw);
+    c.accelerator.efficiency = eff_of(f.params);
+    std::string files_list;
+    for (const auto& x : *files) files_list += (files_list.empty() ? "" : ", ") + x;
+    const std::string yaml = format_hardware_yaml(
+        c, fmt::format("# Written by `stepsim calibrate`: {}'s efficiencies fitted to {} measured rows of {}\n"
+                       "# (rms log residual {:.4f}, {} iterations). Use as job_step.hardware: {{file: THIS}} (add gpus: N).\n",
+                       hw, rows.size(), files_list, f.rms, f.iterations));
+    write_file(*output, yaml);
+    fmt::print("calibration for {}: {}\n{}rms residual {:.2f}%\n", hw, eff_text(c.accelerator.efficiency), t.render(), 100 * f.rms);
+  });
+}
+
+}  // namespace stepsim::cli

@@ -1,0 +1,58 @@
+// The job_step kind: one training step of a job given by model, cluster and layout
+// (schedules/lowering/job, docs/job.md). `compare` runs the one layout.
+#include <memory>
+
+#include <fmt/format.h>
+
+#include "cli/commands/job_step_commands.hpp"
+#include "cli/commands/scenario_kinds.hpp"
+#include "cli/reports/job_step_report.hpp"
+
+namespace stepsim::cli {
+
+namespace {
+
+JobStepRun run_or_fail(const Scenario& sc) {
+  try {
+    return run_job_step(sc.job_step->spec);
+  } catch (const SpecError& e) {
+    sc.fail("job_step." + e.key(), e.what());
+  }
+}
+
+// The HTML page: the report's tables as preformatted text (the trace is the timeline).
+std::string html_page(const Scenario& sc, const std::string& text) {
+  std::string esc;
+  for (char ch : text) esc += ch == '<' ? std::string("&lt;") : ch == '>' ? std::string("&gt;") : ch == '&' ? std::string("&amp;") : std::string(1, ch);
+  return fmt::format("<!doctype html><html><head><meta charset=\"utf-8\"><title>{0}</title></head><body><h1>{0}</h1>"
+                     "<p>{1}</p><pre>{2}</pre></body></html>\n", sc.name, sc.description, esc);
+}
+
+KindReport run_one(const Scenario& sc) {
+  auto run = std::make_shared<JobStepRun>(run_or_fail(sc));
+  KindReport r;
+  r.text = [run, &sc] { return job_step_text(sc.name, *run); };
+  r.json = [run, &sc] { return job_step_json(sc.name, *run).dump(2) + "\n"; };
+  r.trace = [run] { return job_step_trace(*run); };
+  r.html = [run, &sc] { return html_page(sc, job_step_text(sc.name, *run)); };
+  r.gantt = [&sc](int) -> std::string {
+    sc.fail("job_step", "a text Gantt chart is not drawn for job_step scenarios: use --trace FILE for the timeline");
+  };
+  return r;
+}
+
+}  // namespace
+
+ScenarioKind job_step_kind() {
+  ScenarioKind k;
+  k.section = "job_step";
+  k.command = "run";
+  k.what = "one training step of a job: model, cluster and parallel layout";
+  k.present = [](const Scenario& sc) { return sc.job_step.has_value(); };
+  k.run = run_one;
+  k.compare = [](const Scenario& sc, const CompareRequest&) { return run_one(sc); };
+  k.validate = [](const Scenario& sc) { run_or_fail(sc); };
+  return k;
+}
+
+}  // namespace stepsim::cli

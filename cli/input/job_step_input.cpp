@@ -1,0 +1,283 @@
+#include "cli/input/job_step_input.hpp"
+
+#include <filesystem>
+
+#include <fmt/format.h>
+
+#include "models/layout.hpp"
+
+namespace stepsim::cli {
+
+namespace {
+
+std::string join(const std::vector<std::string>& names) {
+  std::string out;
+  for (const auto& n : names) out += (out.empty() ? "" : ", ") + n;
+  return out;
+}
+
+// The inline map, or the root of the file `file:` names (relative to the scenario's folder).
+Reader fields_of(const Reader& parent, const std::string& k) {
+  const Reader r = parent.child(k);
+  if (!r.has("file")) return r;
+  const std::string name = r.text("file");
+  std::filesystem::path path(name);
+  if (path.is_relative()) path = std::filesystem::path(parent.file()).parent_path() / path;
+  if (!std::filesystem::is_regular_file(path)) r.fail("file", fmt::format("cannot open '{}'", path.string()));
+  const auto src = Source::load(path.string(), {});
+  return Reader(src, src->root, "");
+}
+
+double gib(Bytes b) { return static_cast<double>(b) / (1024.0 * 1024 * 1024); }
+
+}  // namespace
+
+JobModel read_job_model(const Reader& parent, const std::string& k) {
+  JobModel m;
+  const YAML::Node n = parent.node()[k];
+  if (n.IsDefined() && n.IsScalar()) {
+    const std::string name = parent.text(k);
+    const auto* c = find_transformer(name);
+    if (!c) {
+      const auto near = nearest(name, transformer_names());
+      parent.fail(k, near.empty() ? fmt::format("unknown model '{}' (built in: {}; or give {{file: ...}})", name, join(transformer_names()))
+                                  : fmt::format("unknown model '{}'; did you mean '{}'?", name, near));
+    }
+    m.shape = *c;
+    return m;
+  }
+  const Reader r = fields_of(parent, k);
+  r.only({"name", "layers", "hidden", "intermediate", "ffn", "heads", "kv_heads", "head_dim", "vocab", "tied_embeddings",
+          "qk_norm", "seq", "mlp", "experts", "top_k", "expert_ffn"});
+  auto& c = m.shape;
+  c.name = r.opt_text("name").value_or("custom");
+  c.layers = static_cast<int>(r.integer("layers", 1));
+  c.hidden = r.integer("hidden", 1);
+  if (r.has("ffn") && r.has("intermediate")) r.fail("ffn", "give ffn or intermediate (the same thing), not both");
+  c.intermediate = r.has("ffn") ? r.integer("ffn", 1) : r.opt_integer("intermediate", 1).value_or(4 * c.hidden);
+  c.heads = static_cast<int>(r.integer("heads", 1));
+  c.kv_heads = static_cast<int>(r.opt_integer("kv_heads", 1).value_or(c.heads));
+  c.head_dim = static_cast<int>(r.opt_integer("head_dim", 1).value_or(c.hidden / c.heads));
+  c.vocab = r.integer("vocab", 1);
+  c.tied_embeddings = r.flag("tied_embeddings", false);
+  c.qk_norm = r.flag("qk_norm", false);
+  if (c.heads % c.kv_heads != 0) r.fail("kv_heads", fmt::format("{} heads do not split into {} KV groups", c.heads, c.kv_heads));
+  m.seq = r.opt_integer("seq", 1).value_or(2048);
+  const std::string mlp = r.opt_text("mlp").value_or("swiglu");
+  if (mlp != "swiglu" && mlp != "gelu") r.fail("mlp", fmt::format("unknown mlp '{}' (swiglu or gelu)", mlp));
+  m.gated_mlp = mlp == "swiglu";
+  m.experts = static_cast<int>(r.opt_integer("experts", 0).value_or(0));
+  if (m.experts > 0) {
+    m.top_k = static_cast<int>(r.integer("top_k", 1));
+    m.expert_ffn = r.integer("expert_ffn", 1);
+    if (m.top_k > m.experts) r.fail("top_k", fmt::format("top_k {} is more than the {} experts", m.top_k, m.experts));
+  } else if (r.has("top_k") || r.has("expert_ffn")) {
+    r.fail(r.has("top_k") ? "top_k" : "expert_ffn", "needs experts (a mixture-of-experts model)");
+  }
+  return m;
+}
+
+static void read_network(const Reader& n, NetworkSpec& net) {
+  n.only({"nics", "nic_bandwidth", "latency", "tiers"});
+  if (auto v = n.opt_integer("nics", 1)) net.nics = static_cast<int>(*v);
+  if (auto v = n.opt_bandwidth("nic_bandwidth")) net.nic_bandwidth = *v;
+  if (auto v = n.opt_duration("latency")) net.latency = *v;
+  if (n.has("tiers")) {
+    const YAML::Node list = n.node()["tiers"];
+    if (!list.IsSequence()) n.fail("tiers", "expected a list of {name, nodes, oversubscription}, inner tier first");
+    net.tiers.clear();
+    for (std::size_t i = 0; i < list.size(); ++i) {
+      NetworkTier tier;
+      const YAML::Node x = list[i];
+      if (!x.IsMap()) n.fail_at(x, fmt::format("{}[{}]", n.key("tiers"), i), "expected {name, nodes, oversubscription}");
+      tier.name = x["name"] ? x["name"].as<std::string>() : fmt::format("tier {}", i + 1);
+      try {
+        tier.nodes = x["nodes"] ? x["nodes"].as<std::int64_t>() : 0;
+        tier.oversubscription = x["oversubscription"] ? x["oversubscription"].as<double>() : 1.0;
+      } catch (const YAML::Exception&) {
+        n.fail_at(x, fmt::format("{}[{}]", n.key("tiers"), i), "nodes must be a whole number and oversubscription a ratio like 2");
+      }
+      if (tier.nodes < 0 || tier.oversubscription < 1)
+        n.fail_at(x, fmt::format("{}[{}]", n.key("tiers"), i), "nodes must be >= 0 (0: the top) and oversubscription >= 1");
+      net.tiers.push_back(tier);
+    }
+  }
+}
+
+ClusterSpec read_cluster(const Reader& parent, const std::string& k) {
+  const Reader r = fields_of(parent, k);
+  r.only({"preset", "gpus", "accelerator", "efficiency", "node", "network", "name"});
+  const std::string preset = r.text("preset");
+  const ClusterSpec* p = find_cluster_preset(preset);
+  if (!p) {
+    // A preset the name starts (h100 -> h100-sxm) before the nearest by edit distance.
+    std::string near;
+    for (const auto& n : cluster_preset_names())
+      if (near.empty() && n.rfind(preset, 0) == 0) near = n;
+    if (near.empty()) near = nearest(preset, cluster_preset_names());
+    r.fail("preset", near.empty() ? fmt::format("unknown preset '{}' (known: {})", preset, join(cluster_preset_names()))
+                                  : fmt::format("unknown preset '{}'; did you mean '{}'?", preset, near));
+  }
+  ClusterSpec c = *p;
+  if (r.has("accelerator")) {
+    const Reader a = r.child("accelerator");
+    a.only({"peak_tflops", "peak_fp8_tflops", "hbm_bandwidth", "memory", "usable_memory"});
+    if (auto v = a.opt_number("peak_tflops")) c.accelerator.peak_bf16 = *v * 1e12;
+    if (auto v = a.opt_number("peak_fp8_tflops")) c.accelerator.peak_fp8 = *v * 1e12;
+    if (auto v = a.opt_bandwidth("hbm_bandwidth")) c.accelerator.hbm_bandwidth = *v;
+    if (auto v = a.opt_bytes("memory")) c.accelerator.memory = *v;
+    if (auto v = a.opt_bytes("usable_memory")) c.accelerator.usable_memory = *v;
+    if (c.accelerator.peak_bf16 <= 0) a.fail("peak_tflops", "must be positive");
+  }
+  if (r.has("efficiency")) {
+    const Reader e = r.child("efficiency");
+    e.only({"gemm", "attention", "memory", "fabric", "network", "contention"});
+    auto frac = [&](const char* key, double& out) {
+      if (auto v = e.opt_number(key)) {
+        if (!(*v > 0 && *v <= 1)) e.fail(key, fmt::format("{} is not an efficiency (a fraction in (0, 1], e.g. 0.7 or 70%)", *v));
+        out = *v;
+      }
+    };
+    auto& eff = c.accelerator.efficiency;
+    frac("gemm", eff.gemm);
+    frac("attention", eff.attention);
+    frac("memory", eff.memory);
+    frac("fabric", eff.fabric);
+    frac("network", eff.network);
+    frac("contention", eff.contention);
+  }
+  if (r.has("node")) {
+    const Reader n = r.child("node");
+    n.only({"gpus", "fabric_bandwidth", "pcie_bandwidth", "p2p", "fabric_latency"});
+    if (auto v = n.opt_integer("gpus", 1)) c.node.gpus = static_cast<int>(*v);
+    if (n.has("fabric_bandwidth")) {
+      const YAML::Node fb = n.node()["fabric_bandwidth"];
+      c.node.fabric_bandwidth = fb.IsScalar() && (fb.Scalar() == "0" || fb.Scalar() == "none") ? 0 : n.bandwidth("fabric_bandwidth");
+    }
+    if (auto v = n.opt_bandwidth("pcie_bandwidth")) c.node.pcie_bandwidth = *v;
+    c.node.p2p = n.flag("p2p", c.node.p2p);
+    if (auto v = n.opt_duration("fabric_latency")) c.node.fabric_latency = *v;
+  }
+  if (r.has("network")) read_network(r.child("network"), c.network);
+  return c;
+}
+
+JobLayout read_layout(const Reader& r, const JobModel& m) {
+  r.only({"tp", "pp", "virtual_stages", "dp", "cp", "ep", "schedule", "zero", "fsdp", "sequence_parallel", "micro_batch",
+          "global_batch", "recompute", "attention", "overlap", "fp8", "grad_bytes"});
+  JobLayout l;
+  l.tp = static_cast<int>(r.opt_integer("tp", 1).value_or(1));
+  l.pp = static_cast<int>(r.opt_integer("pp", 1).value_or(1));
+  l.vpp = static_cast<int>(r.opt_integer("virtual_stages", 1).value_or(1));
+  l.dp = static_cast<int>(r.opt_integer("dp", 1).value_or(0));
+  l.cp = static_cast<int>(r.opt_integer("cp", 1).value_or(1));
+  l.ep = static_cast<int>(r.opt_integer("ep", 1).value_or(1));
+  l.schedule = r.opt_text("schedule").value_or(l.vpp > 1 ? "interleaved-1f1b" : "1f1b");
+  if (!find_schedule(l.schedule)) {
+    const auto near = nearest(l.schedule, schedule_names());
+    r.fail("schedule", near.empty() ? fmt::format("unknown schedule '{}' (known: {})", l.schedule, join(schedule_names()))
+                                    : fmt::format("unknown schedule '{}'; did you mean '{}'?", l.schedule, near));
+  }
+  l.zero = static_cast<int>(r.opt_integer("zero", 0).value_or(0));
+  if (l.zero > 3) r.fail("zero", fmt::format("zero stage {} does not exist (0, 1, 2 or 3)", l.zero));
+  if (r.flag("fsdp", false)) {
+    if (r.has("zero") && l.zero != 3) r.fail("fsdp", "fsdp is zero 3; drop one of them");
+    l.zero = 3;
+  }
+  l.sequence_parallel = r.flag("sequence_parallel", false);
+  if (l.sequence_parallel && l.tp == 1) r.fail("sequence_parallel", "sequence parallelism splits along the TP group: needs tp > 1");
+  l.micro_batch = static_cast<int>(r.opt_integer("micro_batch", 1).value_or(1));
+  l.global_batch = r.integer("global_batch", 1);
+  const std::string rc = r.opt_text("recompute").value_or("none");
+  if (rc == "none") l.recompute = JobRecompute::None;
+  else if (rc == "selective") l.recompute = JobRecompute::Selective;
+  else if (rc == "full") l.recompute = JobRecompute::Full;
+  else r.fail("recompute", fmt::format("unknown recompute '{}' (none, selective or full)", rc));
+  const std::string at = r.opt_text("attention").value_or("flash");
+  if (at == "flash") l.attention = AttentionKernel::Flash;
+  else if (at == "unfused") l.attention = AttentionKernel::Unfused;
+  else r.fail("attention", fmt::format("unknown attention kernel '{}' (flash or unfused)", at));
+  if (r.has("overlap")) {
+    const Reader o = r.child("overlap");
+    o.only({"grad_reduce", "param_gather"});
+    l.overlap_grad_reduce = o.flag("grad_reduce", true);
+    l.overlap_param_gather = o.flag("param_gather", true);
+  }
+  l.fp8 = r.flag("fp8", false);
+  l.grad_bytes = static_cast<int>(r.opt_integer("grad_bytes", 2).value_or(4));
+  if (l.grad_bytes != 2 && l.grad_bytes != 4) r.fail("grad_bytes", "gradients are reduced in BF16 (2) or FP32 (4)");
+  (void)m;
+  return l;
+}
+
+void check_job_step(const Reader& r, const JobStepSpec& spec, std::int64_t gpus, bool allow_oom) {
+  if (const auto p = check_layout(spec.model, spec.layout, gpus)) r.child("layout").fail(p->key, p->message);
+  if (allow_oom) return;
+  auto total = [&](const JobLayout& l) {
+    return job_memory(spec.model, l, chunk_costs(spec.model, l, spec.cluster), -1).total();
+  };
+  const Bytes cap = spec.cluster.accelerator.usable_memory;
+  const Bytes need = total(spec.layout);
+  if (need <= cap) return;
+  const JobMemory mem = job_memory(spec.model, spec.layout, chunk_costs(spec.model, spec.layout, spec.cluster), -1);
+  // What would fit: one change at a time, in the order a user would try them.
+  std::string fits;
+  auto try_layout = [&](JobLayout l, const std::string& what) {
+    if (!fits.empty()) return;
+    if (check_layout(spec.model, l, 0)) return;
+    const Bytes n = total(l);
+    if (n <= cap) fits = fmt::format("{} ({:.1f} GiB)", what, gib(n));
+  };
+  const JobLayout& base = spec.layout;
+  if (base.recompute != JobRecompute::Full) { JobLayout l = base; l.recompute = JobRecompute::Full; try_layout(l, "recompute: full"); }
+  if (base.zero < 1) { JobLayout l = base; l.zero = 1; try_layout(l, "zero: 1"); }
+  if (base.pp == 1 && base.zero < 3) { JobLayout l = base; l.zero = 3; try_layout(l, "zero: 3"); }
+  if (base.micro_batch > 1) { JobLayout l = base; l.micro_batch = 1; try_layout(l, "micro_batch: 1"); }
+  for (int f = 2; f <= 8 && base.pp * f <= spec.model.shape.layers; f *= 2) {
+    JobLayout l = base;
+    l.pp *= f;
+    if (l.dp % f != 0) break;
+    l.dp /= f;
+    try_layout(l, fmt::format("pp: {}, dp: {}", l.pp, l.dp));
+  }
+  r.fail("layout", fmt::format("needs {:.1f} GiB per GPU (weights {:.1f}, gradients {:.1f}, optimizer {:.1f}, activations {:.1f}, "
+                               "buffers {:.1f}) but {} has {:.1f} GiB usable; {} (or set allow_oom: true to report it)",
+                               gib(need), gib(mem.weights), gib(mem.gradients), gib(mem.optimizer), gib(mem.activations),
+                               gib(mem.buffers), spec.cluster.accelerator.name, gib(cap),
+                               fits.empty() ? "no single change of recompute, zero, micro_batch or pp fits" : "would fit: " + fits));
+}
+
+JobStepScenario read_job_step(const Reader& r) {
+  r.only({"model", "hardware", "layout", "input_wait", "allow_oom"});
+  JobStepScenario sc;
+  if (!r.has("model")) r.fail("model", "missing (a model file, fields or a built-in name)");
+  if (!r.has("hardware")) r.fail("hardware", "missing (preset, gpus, ...)");
+  if (!r.has("layout")) r.fail("layout", "missing (tp, pp, dp, global_batch, ...)");
+  sc.spec.model = read_job_model(r, "model");
+  sc.spec.cluster = read_cluster(r, "hardware");
+  const Reader hw = r.child("hardware");
+  const std::int64_t gpus = hw.has("gpus") ? hw.integer("gpus", 1) : 0;
+  sc.spec.layout = read_layout(r.child("layout"), sc.spec.model);
+  JobLayout& l = sc.spec.layout;
+  if (l.dp == 0) {  // derive dp from the GPUs
+    if (gpus == 0) r.child("layout").fail("dp", "give layout.dp or hardware.gpus");
+    const std::int64_t mp = static_cast<std::int64_t>(l.tp) * l.pp * l.cp;
+    if (gpus % mp != 0) r.child("hardware").fail("gpus", fmt::format("{} GPUs do not split into tp x pp x cp = {} groups", gpus, mp));
+    l.dp = static_cast<int>(gpus / mp);
+  }
+  sc.spec.input_wait = r.opt_duration("input_wait").value_or(0);
+  sc.allow_oom = r.flag("allow_oom", false);
+  check_job_step(r, sc.spec, gpus, sc.allow_oom);
+  return sc;
+}
+
+std::string format_hardware_yaml(const ClusterSpec& c, const std::string& comment) {
+  const auto& e = c.accelerator.efficiency;
+  std::string out = comment;
+  out += fmt::format("preset: {}\n", c.accelerator.name);
+  out += fmt::format("efficiency: {{gemm: {:.4f}, attention: {:.4f}, memory: {:.4f}, fabric: {:.4f}, network: {:.4f}, contention: {:.4f}}}\n",
+                     e.gemm, e.attention, e.memory, e.fabric, e.network, e.contention);
+  return out;
+}
+
+}  // namespace stepsim::cli

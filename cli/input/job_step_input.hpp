@@ -1,0 +1,38 @@
+#pragma once
+// The `job_step:` section of a scenario: one training step of a job given by its model, its
+// cluster and its parallel layout (docs/job.md). Not `job:`, which is the whole-run Monte Carlo.
+//
+//   job_step:
+//     model: {file: models/gpt3-175b.yaml}     # or inline fields, or a built-in name
+//     hardware: {preset: a100-sxm-80gb, gpus: 1024, efficiency: {...}, node: {...}, network: {...}}
+//     layout: {tp: 8, pp: 8, virtual_stages: 2, zero: 1, micro_batch: 1, global_batch: 1536, ...}
+//     input_wait: 0.5s
+//     allow_oom: false    # true: a layout that does not fit is reported, not an error
+#include <memory>
+#include <string>
+
+#include "cli/input/input.hpp"
+#include "schedules/lowering/job/job_step.hpp"
+
+namespace stepsim::cli {
+
+struct JobStepScenario {
+  JobStepSpec spec;
+  bool allow_oom = false;
+};
+
+JobStepScenario read_job_step(const Reader& r);
+
+// Pieces, for the calibrate / check-against commands and hardware files.
+JobModel read_job_model(const Reader& parent, const std::string& k);
+ClusterSpec read_cluster(const Reader& parent, const std::string& k);
+JobLayout read_layout(const Reader& r, const JobModel& m);
+
+// Fails at `layout.<key>` if the layout does not divide, and at `layout` if it does not fit in
+// memory (saying which change would fit), unless `allow_oom`.
+void check_job_step(const Reader& r, const JobStepSpec& spec, std::int64_t gpus, bool allow_oom);
+
+// A hardware file as `stepsim calibrate` writes it (the `hardware:` map as its root).
+std::string format_hardware_yaml(const ClusterSpec& c, const std::string& comment);
+
+}  // namespace stepsim::cli

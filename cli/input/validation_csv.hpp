@@ -1,0 +1,32 @@
+#pragma once
+// Published (or a user's own) measured runs as CSV, one measurement per row with the layout that
+// produced it (validation/*.csv; columns in docs/job.md). Lines starting with '#' are comments.
+#include <string>
+#include <vector>
+
+#include "schedules/lowering/job/job_step.hpp"
+
+namespace stepsim::cli {
+
+enum class Metric { TflopsSc21, TflopsHardware, IterationSeconds, LayerForwardMs, LayerBackwardMs };
+
+struct MeasuredRun {
+  int line = 0;
+  std::string label;   // table + model + GPUs
+  std::string table;   // "Table 1", ...
+  JobStepSpec spec;
+  Metric metric = Metric::IterationSeconds;
+  double value = 0;
+  bool fit = false;    // used by the calibration
+  std::string hw;      // accelerator preset (one calibration per accelerator)
+};
+
+// Throws InputError (file:line: column: message).
+std::vector<MeasuredRun> read_measured_runs(const std::string& file);
+
+// The prediction of a row's metric from a simulated step (and the per-layer times).
+double predicted_metric(const MeasuredRun& row, const JobStepResult& r);
+
+const char* metric_unit(Metric m);
+
+}  // namespace stepsim::cli

@@ -1,0 +1,90 @@
+#include "models/accelerators.hpp"
+
+#include <algorithm>
+
+namespace stepsim {
+
+namespace {
+constexpr Bytes GiB = 1024LL * 1024 * 1024;
+constexpr std::int64_t GBps = 1'000'000'000;
+
+ClusterSpec make(AcceleratorSpec a, NodeSpec n, NetworkSpec net) { return {std::move(a), n, std::move(net)}; }
+
+const std::vector<ClusterSpec>& presets() {
+  // Usable memory: what is left after the CUDA context, NCCL buffers and allocator fragmentation;
+  // the same allowances as models/hardware.cpp (A100 76 GiB, H100 74.5 GiB, 4090 22 GiB), and
+  // about 7 % off the others.
+  static const std::vector<ClusterSpec> all = {
+      // NVIDIA A100 Tensor Core GPU datasheet (2021): 312 TFLOP/s dense BF16, no FP8, 80 GB
+      // HBM2e at 2,039 GB/s (SXM), NVLink 3 600 GB/s total = 300 GB/s each direction.
+      // DGX A100: 8 GPUs on NVSwitch, eight 200 Gbit/s HDR InfiniBand (one per GPU).
+      make({"a100-sxm-80gb", 312e12, 0, 2'039 * GBps / 1, 80'000'000'000, 76 * GiB, {}},
+           {8, 300 * GBps, 32 * GBps, true, 3 * kMicrosecond}, {8, 25 * GBps, 5 * kMicrosecond, {}}),
+      // NVIDIA H100 Tensor Core GPU datasheet (SXM5): 989.4 TFLOP/s dense BF16, 1,978.9 dense
+      // FP8, 80 GB HBM3 at 3.35 TB/s, NVLink 4 900 GB/s total = 450 each direction. DGX H100:
+      // eight 400 Gbit/s ConnectX-7 (one per GPU).
+      make({"h100-sxm", 989.4e12, 1978.9e12, 3'350 * GBps, 80'000'000'000, 74 * GiB + GiB / 2, {}},
+           {8, 450 * GBps, 64 * GBps, true, 3 * kMicrosecond}, {8, 50 * GBps, 5 * kMicrosecond, {}}),
+      // H800 SXM5: the H100 die with NVLink cut to 400 GB/s total = 200 each direction (NVIDIA
+      // H800 product brief; DeepSeek-V3 report sec. 3.1), 8 x 400 Gbit/s InfiniBand per node.
+      make({"h800", 989.4e12, 1978.9e12, 3'350 * GBps, 80'000'000'000, 74 * GiB + GiB / 2, {}},
+           {8, 200 * GBps, 64 * GBps, true, 3 * kMicrosecond}, {8, 50 * GBps, 5 * kMicrosecond, {}}),
+      // NVIDIA H200 datasheet: H100 compute, 141 GB HBM3e at 4.8 TB/s, NVLink 900 GB/s total.
+      make({"h200", 989.4e12, 1978.9e12, 4'800 * GBps, 141'000'000'000, 131 * GiB, {}},
+           {8, 450 * GBps, 64 * GBps, true, 3 * kMicrosecond}, {8, 50 * GBps, 5 * kMicrosecond, {}}),
+      // NVIDIA DGX B200 datasheet: 72 PFLOP/s FP8 training for 8 GPUs = 4.5 dense FP8 per GPU,
+      // 2.25 PFLOP/s dense BF16, 180 GB HBM3e per GPU (1,440 GB per 8), 8 TB/s, NVLink 5 1.8 TB/s
+      // total = 900 GB/s each direction; 8 x 400 Gbit/s ConnectX-7.
+      make({"b200", 2250e12, 4500e12, 8'000 * GBps, 180'000'000'000, 167 * GiB, {}},
+           {8, 900 * GBps, 64 * GBps, true, 3 * kMicrosecond}, {8, 50 * GBps, 5 * kMicrosecond, {}}),
+      // NVIDIA Ada Lovelace architecture whitepaper (RTX 4090): 165.2 TFLOP/s dense BF16 (FP16
+      // accumulate), 330.3 dense FP8, 24 GB GDDR6X at 1,008 GB/s; no NVLink, no peer-to-peer
+      // (PCIe 4.0 x16, 32 GB/s each direction; exchanges go through host memory). Hosts of 8
+      // cards with eight 200 Gbit/s NICs, as in the book's design desk (reference section 2).
+      make({"rtx4090", 165.2e12, 330.3e12, 1'008 * GBps, 24'000'000'000, 22 * GiB, {}},
+           {8, 0, 32 * GBps, false, 10 * kMicrosecond}, {8, 25 * GBps, 5 * kMicrosecond, {}}),
+  };
+  return all;
+}
+}  // namespace
+
+const ClusterSpec* find_cluster_preset(std::string_view name) {
+  for (const auto& c : presets())
+    if (c.accelerator.name == name) return &c;
+  return nullptr;
+}
+
+std::vector<std::string> cluster_preset_names() {
+  std::vector<std::string> out;
+  for (const auto& c : presets()) out.push_back(c.accelerator.name);
+  return out;
+}
+
+PathBandwidth group_path(const ClusterSpec& c, std::int64_t nodes_spanned, bool) {
+  PathBandwidth p;
+  const Efficiency& e = c.accelerator.efficiency;
+  if (nodes_spanned <= 1) {
+    // Inside a node: NVLink/NVSwitch per GPU; PCIe-only cards without P2P bounce through host
+    // memory, each byte crossing PCIe twice (half the rate).
+    double bw = c.node.fabric_bandwidth > 0 ? static_cast<double>(c.node.fabric_bandwidth)
+                                            : static_cast<double>(c.node.pcie_bandwidth) / (c.node.p2p ? 1.0 : 2.0);
+    p.bytes_per_second = bw * e.fabric;
+    p.step_latency = c.node.fabric_latency;
+    return p;
+  }
+  // Across nodes: a ring over rails uses every GPU's share of the node's NICs (NCCL's rings run
+  // one per NIC), capped by the GPU's own PCIe/fabric path to the NIC.
+  double bw = static_cast<double>(c.network.nic_bandwidth) * c.network.nics / std::max(1, c.node.gpus);
+  double over = 1.0;
+  for (const auto& t : c.network.tiers) {
+    over = t.oversubscription;
+    if (t.nodes == 0 || nodes_spanned <= t.nodes) break;
+  }
+  // Only tiers the group crosses count: inside the first tier's size the first ratio applies.
+  p.bytes_per_second = bw / std::max(1.0, over) * e.network;
+  p.step_latency = c.network.latency;
+  p.inter_node = true;
+  return p;
+}
+
+}  // namespace stepsim

@@ -1,0 +1,83 @@
+#pragma once
+// Accelerators, nodes and networks for jobs described by model + cluster + layout (docs/job.md).
+// Richer than models/hardware.hpp's Accelerator (which the planner uses): adds FP8 peak, HBM
+// bandwidth, the node's fabric, the network tiers and the efficiency parameters a calibration fits.
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "sim/time.hpp"
+
+namespace stepsim {
+
+// The achieved fractions of peak the cost model applies (models/layer_costs.hpp). Defaults are
+// uncalibrated guesses; `stepsim calibrate` fits them to measured runs (models/calibration.hpp).
+struct Efficiency {
+  double gemm = 0.70;       // dense GEMMs: FLOPs / (peak x gemm)
+  double attention = 0.55;  // attention core (FlashAttention kernel or batched QK^T / AV GEMMs)
+  double memory = 0.80;     // memory-bound kernels: bytes / (HBM bandwidth x memory)
+  double fabric = 0.80;     // intra-node collectives (NVLink/NVSwitch or PCIe): bus bandwidth share
+  double network = 0.80;    // inter-node collectives over the NICs: bus bandwidth share
+  // Compute lost to a collective running at the same time (its kernels take SMs and HBM
+  // bandwidth): a GEMM overlapped by a collective for time x is delayed by contention * x.
+  double contention = 0.20;
+};
+
+struct AcceleratorSpec {
+  std::string name;
+  double peak_bf16 = 0;         // dense BF16 tensor FLOP/s
+  double peak_fp8 = 0;          // dense FP8 tensor FLOP/s (0: no FP8)
+  std::int64_t hbm_bandwidth = 0;  // bytes/s
+  Bytes memory = 0;
+  Bytes usable_memory = 0;      // what training may use (CUDA context, NCCL buffers, fragmentation off)
+  Efficiency efficiency;
+};
+
+struct NodeSpec {
+  int gpus = 8;
+  std::int64_t fabric_bandwidth = 0;  // NVLink/NVSwitch bytes/s per GPU, each direction; 0: PCIe only
+  std::int64_t pcie_bandwidth = 32'000'000'000;  // per GPU, each direction (PCIe 4.0 x16)
+  bool p2p = true;  // PCIe-only nodes: peer-to-peer allowed (else through host memory, half rate)
+  Time fabric_latency = 3 * kMicrosecond;  // per ring step inside a node
+};
+
+// A network tier: up to `nodes` nodes are joined at this level with `oversubscription`:1 (1 =
+// full bisection). A group whose nodes do not fit in a tier's size crosses the next one.
+struct NetworkTier {
+  std::string name;
+  std::int64_t nodes = 0;  // 0: unlimited (the top)
+  double oversubscription = 1.0;
+};
+
+struct NetworkSpec {
+  int nics = 8;                      // per node
+  std::int64_t nic_bandwidth = 25'000'000'000;  // bytes/s per NIC, each direction
+  Time latency = 5 * kMicrosecond;   // per ring step between nodes
+  std::vector<NetworkTier> tiers;    // inner to outer; empty: one non-blocking tier
+};
+
+struct ClusterSpec {
+  AcceleratorSpec accelerator;
+  NodeSpec node;
+  NetworkSpec network;
+};
+
+// Presets by name: a100-sxm-80gb, h100-sxm, h800, h200, b200, rtx4090 (each value's source in
+// accelerators.cpp). Each comes with its usual node (8 GPUs on NVSwitch, or PCIe for the 4090)
+// and network (one NIC per GPU, 200/400 Gbit/s).
+const ClusterSpec* find_cluster_preset(std::string_view name);
+std::vector<std::string> cluster_preset_names();
+
+// Bytes/s per GPU a collective among members spread over `nodes` nodes can run at, and the
+// per-step latency: inside one node the fabric, across nodes the GPU's share of the NICs,
+// divided by the oversubscription of the highest tier the group crosses.
+struct PathBandwidth {
+  double bytes_per_second = 0;  // with the efficiency applied
+  Time step_latency = 0;
+  bool inter_node = false;
+};
+PathBandwidth group_path(const ClusterSpec& c, std::int64_t nodes_spanned, bool heavy_share = false);
+
+}  // namespace stepsim

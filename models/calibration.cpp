@@ -1,0 +1,76 @@
+#include "models/calibration.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+#include <Eigen/Dense>
+
+namespace stepsim {
+
+namespace {
+std::vector<double> residuals_of(const std::vector<double>& pred, const std::vector<double>& measured) {
+  std::vector<double> r(measured.size());
+  for (std::size_t i = 0; i < r.size(); ++i) r[i] = std::log(pred[i] / measured[i]);
+  return r;
+}
+double sumsq(const std::vector<double>& r) {
+  double s = 0;
+  for (double x : r) s += x * x;
+  return s;
+}
+}  // namespace
+
+FitResult fit_log_least_squares(const std::function<std::vector<double>(const std::vector<double>&)>& predict,
+                                const std::vector<double>& measured, std::vector<double> start, double lo, double hi,
+                                int max_iterations) {
+  const std::size_t n = start.size(), m = measured.size();
+  auto clamp = [&](std::vector<double> p) {
+    for (double& x : p) x = std::clamp(x, lo, hi);
+    return p;
+  };
+  std::vector<double> p = clamp(std::move(start));
+  std::vector<double> r = residuals_of(predict(p), measured);
+  double cost = sumsq(r);
+  double lambda = 1e-3;
+  FitResult out;
+  for (int it = 0; it < max_iterations; ++it) {
+    out.iterations = it + 1;
+    Eigen::MatrixXd J(m, n);
+    for (std::size_t j = 0; j < n; ++j) {
+      std::vector<double> q = p;
+      const double step = 1e-3;
+      q[j] = p[j] * std::exp(step);  // d/d(log p)
+      const auto rq = residuals_of(predict(q), measured);
+      for (std::size_t i = 0; i < m; ++i) J(static_cast<Eigen::Index>(i), static_cast<Eigen::Index>(j)) = (rq[i] - r[i]) / step;
+    }
+    Eigen::VectorXd rv(m);
+    for (std::size_t i = 0; i < m; ++i) rv(static_cast<Eigen::Index>(i)) = r[i];
+    bool improved = false;
+    for (int tries = 0; tries < 8 && !improved; ++tries) {
+      Eigen::MatrixXd A = J.transpose() * J;
+      A.diagonal() += lambda * (A.diagonal().array() + 1e-9).matrix();
+      const Eigen::VectorXd dx = A.ldlt().solve(-J.transpose() * rv);
+      std::vector<double> q(n);
+      for (std::size_t j = 0; j < n; ++j) q[j] = p[j] * std::exp(std::clamp(dx(static_cast<Eigen::Index>(j)), -0.5, 0.5));
+      q = clamp(q);
+      const auto rq = residuals_of(predict(q), measured);
+      const double c = sumsq(rq);
+      if (c < cost) {
+        improved = true;
+        const double gain = cost - c;
+        p = q; r = rq; cost = c;
+        lambda = std::max(1e-7, lambda / 3);
+        if (gain < 1e-10) it = max_iterations;  // converged
+      } else {
+        lambda *= 4;
+      }
+    }
+    if (!improved) break;
+  }
+  out.params = p;
+  out.residuals = r;
+  out.rms = m > 0 ? std::sqrt(cost / static_cast<double>(m)) : 0;
+  return out;
+}
+
+}  // namespace stepsim

@@ -1,0 +1,24 @@
+#pragma once
+// Fitting efficiency parameters to measurements: damped Gauss-Newton (Levenberg-Marquardt) on
+// log residuals, log(predicted / measured), over log-parameters (so they stay positive), with
+// Eigen's least-squares solve of (J^T J + lambda diag) dx = -J^T r. The Jacobian is taken by
+// forward differences, since a prediction is a simulation, not a formula.
+#include <functional>
+#include <vector>
+
+namespace stepsim {
+
+struct FitResult {
+  std::vector<double> params;
+  std::vector<double> residuals;  // log(predicted / measured) at the solution
+  double rms = 0;                 // root mean square of the residuals
+  int iterations = 0;
+};
+
+// `predict(params)` returns one prediction per measurement (same order as `measured`). Each
+// parameter is kept within [lo, hi].
+FitResult fit_log_least_squares(const std::function<std::vector<double>(const std::vector<double>&)>& predict,
+                                const std::vector<double>& measured, std::vector<double> start, double lo, double hi,
+                                int max_iterations = 30);
+
+}  // namespace stepsim

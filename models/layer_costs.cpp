@@ -1,0 +1,314 @@
+#include "models/layer_costs.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+namespace stepsim {
+
+const char* recompute_name(JobRecompute r) {
+  switch (r) {
+    case JobRecompute::None: return "none";
+    case JobRecompute::Selective: return "selective";
+    case JobRecompute::Full: return "full";
+  }
+  return "?";
+}
+
+PassSeconds& PassSeconds::operator+=(const PassSeconds& o) {
+  gemm += o.gemm; attention += o.attention; memory += o.memory;
+  tp += o.tp; cp += o.cp; ep += o.ep;
+  return *this;
+}
+PassSeconds operator*(PassSeconds p, double k) {
+  p.gemm *= k; p.attention *= k; p.memory *= k; p.tp *= k; p.cp *= k; p.ep *= k;
+  return p;
+}
+
+namespace {
+constexpr double kAct = 2;  // BF16 activations and weights
+
+int head_dim(const TransformerConfig& s) { return s.head_dim > 0 ? s.head_dim : static_cast<int>(s.hidden / s.heads); }
+
+std::int64_t layer_parameters(const JobModel& m) {
+  const auto& s = m.shape;
+  const std::int64_t h = s.hidden, q = static_cast<std::int64_t>(s.heads) * head_dim(s),
+                     kv = static_cast<std::int64_t>(s.kv_heads > 0 ? s.kv_heads : s.heads) * head_dim(s);
+  const std::int64_t attn = h * (q + 2 * kv) + q * h;
+  const int mats = m.gated_mlp ? 3 : 2;
+  const std::int64_t mlp = m.experts > 0 ? static_cast<std::int64_t>(m.experts) * mats * h * m.expert_ffn + h * m.experts
+                                         : mats * h * s.intermediate;
+  return attn + mlp + 2 * h;  // + two norms
+}
+}  // namespace
+
+std::int64_t total_parameters(const JobModel& m) {
+  const auto& s = m.shape;
+  return s.layers * layer_parameters(m) + s.vocab * s.hidden * (s.tied_embeddings ? 1 : 2) + s.hidden;
+}
+
+LayerWork layer_work(const JobModel& m, const JobLayout& l) {
+  const auto& s = m.shape;
+  LayerWork w;
+  const double t = l.tp;
+  const double T = static_cast<double>(l.micro_batch) * static_cast<double>(m.seq) / l.cp;  // tokens on this GPU
+  const double h = static_cast<double>(s.hidden);
+  const double d = head_dim(s);
+  const double q = s.heads * d, kv = (s.kv_heads > 0 ? s.kv_heads : s.heads) * d;
+  const double mats = m.gated_mlp ? 3 : 2;
+  // GEMMs: QKV, output projection, MLP (or routed experts: each token through top_k of them).
+  w.gemm_flops = 2 * T * h * (q + 2 * kv) / t + 2 * T * q * h / t;
+  if (m.experts > 0)
+    w.gemm_flops += 2 * T * m.top_k * h * static_cast<double>(m.expert_ffn) * mats / t + 2 * T * h * m.experts;
+  else
+    w.gemm_flops += 2 * T * h * static_cast<double>(s.intermediate) * mats / t;
+  // Attention core: each of the T local tokens against the keys before it. Causal FlashAttention
+  // visits (s + 1) / 2 keys on average (with CP's balanced chunks too); unfused kernels all s.
+  const double ctx = l.attention == AttentionKernel::Flash ? (static_cast<double>(m.seq) + 1) / 2 : static_cast<double>(m.seq);
+  w.attention_flops = 4 * T * ctx * q / t;
+  // Memory-bound kernels, bytes per token: two norms (read + write), two residual adds with
+  // dropout (read 2, write 1, one mask byte), the activation function (GeLU: read + write the
+  // FFN activations; SwiGLU: read 2, write 1). Without sequence parallelism the norms, adds and
+  // dropouts run on the full hidden size on every TP rank (Korthikanti 2022, sec. 4.2.2).
+  const double hid = l.sequence_parallel ? h / t : h;
+  double per_token = 2 * 2 * hid * kAct + 2 * (3 * hid * kAct + hid);
+  const double ffn_local = (m.experts > 0 ? m.top_k * static_cast<double>(m.expert_ffn) : static_cast<double>(s.intermediate)) / t;
+  per_token += (m.gated_mlp ? 3 : 2) * ffn_local * kAct;
+  // Unfused attention writes the a/t x s scores, softmaxes (read, write), drops out (read, write,
+  // mask) and reads them for AV: 13 bytes per score element (BF16 + a byte of mask).
+  if (l.attention == AttentionKernel::Unfused) per_token += 13.0 * s.heads / t * static_cast<double>(m.seq);
+  w.memory_bytes = T * per_token;
+  if (t > 1) {
+    w.tp_bytes = T * h * kAct;  // b s h of each all-reduce (or all-gather + reduce-scatter)
+    w.tp_collectives = 2;
+  }
+  if (l.cp > 1) w.cp_bytes = T * 2 * kv / t * kAct;  // this GPU's K and V chunk
+  if (m.experts > 0 && l.ep > 1) w.ep_bytes = T * m.top_k * h * kAct;
+  w.parameters = layer_parameters(m) / l.tp;
+  if (m.experts > 0) {
+    const int mats_i = m.gated_mlp ? 3 : 2;
+    const std::int64_t expert = static_cast<std::int64_t>(m.experts) * mats_i * s.hidden * m.expert_ffn;
+    w.parameters = (layer_parameters(m) - expert) / l.tp + expert / (static_cast<std::int64_t>(l.tp) * l.ep);
+  }
+  return w;
+}
+
+double ring_seconds(Collective c, int n, double bytes, const PathBandwidth& path) {
+  if (n <= 1 || bytes <= 0) return 0;
+  const double frac = static_cast<double>(n - 1) / n;
+  const double steps = c == Collective::AllReduce ? 2.0 * (n - 1) : static_cast<double>(n - 1);
+  const double volume = (c == Collective::AllReduce ? 2 : 1) * frac * bytes;
+  return steps * to_s(path.step_latency) + volume / path.bytes_per_second;
+}
+
+GroupPaths group_paths(const ClusterSpec& c, const JobLayout& l) {
+  const std::int64_t g = std::max(1, c.node.gpus);
+  // A group of n members at stride `stride` spans ceil(stride * n / g) nodes when stride < g,
+  // else n nodes (every member on its own node).
+  auto span = [g](std::int64_t stride, std::int64_t n) -> std::int64_t {
+    if (n <= 1) return 1;
+    if (stride >= g) return n;
+    return (stride * n + g - 1) / g;
+  };
+  GroupPaths p;
+  p.tp = group_path(c, span(1, l.tp));
+  p.cp = group_path(c, span(l.tp, l.cp));
+  p.ep = group_path(c, span(static_cast<std::int64_t>(l.tp) * l.cp, l.ep));
+  p.dp = group_path(c, span(static_cast<std::int64_t>(l.tp) * l.cp, l.dp));
+  // Point to point between neighbouring stages: one hop, inside the node when the stride fits.
+  p.pp = group_path(c, static_cast<std::int64_t>(l.tp) * l.cp * l.dp >= g ? 2 : 1);
+  return p;
+}
+
+namespace {
+PassSeconds layer_pass(const LayerWork& w, const JobLayout& l, const ClusterSpec& c, const GroupPaths& paths,
+                       double gemm_mult, double attn_mult, double mem_mult, double tp_mult) {
+  const auto& a = c.accelerator;
+  const double peak = l.fp8 && a.peak_fp8 > 0 ? a.peak_fp8 : a.peak_bf16;
+  PassSeconds p;
+  p.gemm = gemm_mult * w.gemm_flops / (peak * a.efficiency.gemm);
+  // Attention kernels run at BF16 even in FP8 recipes (Transformer Engine keeps them BF16).
+  p.attention = attn_mult * w.attention_flops / (a.peak_bf16 * a.efficiency.attention);
+  p.memory = mem_mult * w.memory_bytes / (static_cast<double>(a.hbm_bandwidth) * a.efficiency.memory);
+  // TP collectives are on the critical path in Megatron (the next GEMM needs their result).
+  const Collective tc = l.sequence_parallel ? Collective::AllGather : Collective::AllReduce;
+  double one = ring_seconds(tc, l.tp, w.tp_bytes, paths.tp);
+  if (l.sequence_parallel) one *= 2;  // all-gather + reduce-scatter = one all-reduce's bytes
+  p.tp = tp_mult * w.tp_collectives * one;
+  return p;
+}
+}  // namespace
+
+LayerPasses layer_passes(const JobModel& m, const JobLayout& l, const ClusterSpec& c) {
+  const LayerWork w = layer_work(m, l);
+  const GroupPaths paths = group_paths(c, l);
+  const auto& a = c.accelerator;
+  // One layer's passes. Backward input gradient = forward GEMMs, weight gradient = forward GEMMs;
+  // attention backward 2x its forward (2.5x for FlashAttention, which recomputes the scores);
+  // memory-bound backward reads the saved input and the incoming gradient and writes a gradient
+  // where the forward read one array and wrote one: 1.5x.
+  const double attn_b = l.attention == AttentionKernel::Flash ? 2.5 : 2.0;
+  PassSeconds f = layer_pass(w, l, c, paths, 1, 1, 1, 1);
+  PassSeconds bi = layer_pass(w, l, c, paths, 1, attn_b, 1.5, 1);
+  PassSeconds bw = layer_pass(w, l, c, paths, 1, 0, 0, 0);
+  // Backward TP: of the two collectives, the one after the column-parallel GEMM runs while that
+  // GEMM's weight gradient is computed (Megatron's async tensor-parallel all-reduce, sec. 4.2.2
+  // of Korthikanti 2022): only what outlasts that weight gradient shows.
+  if (bi.tp > 0) {
+    const double half = bi.tp / 2;
+    bi.tp = half + std::max(0.0, half - bw.gemm / 2);
+  }
+  // CP: the K/V ring (cp - 1 steps) hides behind the attention it feeds; what exceeds it shows.
+  if (l.cp > 1) {
+    const double ring = (l.cp - 1) * (to_s(paths.cp.step_latency) + w.cp_bytes / paths.cp.bytes_per_second);
+    f.cp = std::max(0.0, ring - f.attention);
+    bi.cp = std::max(0.0, 2 * ring - bi.attention);  // dK, dV travel back too
+  }
+  // EP: dispatch and combine all-to-alls forward, their transposes backward.
+  if (w.ep_bytes > 0) {
+    f.ep = 2 * ring_seconds(Collective::AllToAll, l.ep, w.ep_bytes, paths.ep);
+    bi.ep = f.ep;
+  }
+  // Recompute: full reruns the whole forward in the backward; selective reruns the attention
+  // core (scores, softmax, dropout, AV), nothing for FlashAttention, which recomputes anyway.
+  if (l.recompute == JobRecompute::Full) bi += f;
+  if (l.recompute == JobRecompute::Selective && l.attention == AttentionKernel::Unfused) {
+    PassSeconds core;
+    core.attention = f.attention;
+    const double scores = 13.0 * m.shape.heads / l.tp * static_cast<double>(m.seq) *
+                          (static_cast<double>(l.micro_batch) * static_cast<double>(m.seq) / l.cp);
+    core.memory = scores / (static_cast<double>(a.hbm_bandwidth) * a.efficiency.memory);
+    bi += core;
+  }
+
+  // Activations kept per micro-batch per layer (Korthikanti 2022, sec. 4).
+  const double sbh = static_cast<double>(l.micro_batch) * static_cast<double>(m.seq) / l.cp * static_cast<double>(m.shape.hidden);
+  const double t = l.tp;
+  const double as_h = 5.0 * m.shape.heads * static_cast<double>(m.seq) / static_cast<double>(m.shape.hidden);
+  const double score_term = l.attention == AttentionKernel::Flash || l.recompute == JobRecompute::Selective ? 0.0 : as_h;
+  double act = 0;
+  if (l.recompute == JobRecompute::Full) act = 2 * sbh / (l.sequence_parallel ? t : 1);
+  else if (l.sequence_parallel) act = sbh / t * (34 + score_term);
+  else act = sbh * (10 + 24 / t + score_term / t);
+  return {f, bi, bw, static_cast<Bytes>(act)};
+}
+
+std::vector<ChunkCost> chunk_costs(const JobModel& m, const JobLayout& l, const ClusterSpec& c) {
+  const LayerWork w = layer_work(m, l);
+  const auto& a = c.accelerator;
+  const LayerPasses lp = layer_passes(m, l, c);
+  const PassSeconds& f = lp.forward;
+  const PassSeconds& bi = lp.backward_input;
+  const PassSeconds& bw = lp.backward_weight;
+  const double act = static_cast<double>(lp.activation);
+  const double t = l.tp;
+  const int chunks = l.pp * l.vpp;
+  const int L = m.shape.layers;
+  std::vector<ChunkCost> out;
+  const double T = static_cast<double>(l.micro_batch) * static_cast<double>(m.seq) / l.cp;
+  for (int k = 0; k < chunks; ++k) {
+    ChunkCost ch;
+    ch.layers = L / chunks + (k < L % chunks ? 1 : 0);
+    ch.first = k == 0;
+    ch.last = k == chunks - 1;
+    ch.forward = f * ch.layers;
+    ch.backward_input = bi * ch.layers;
+    ch.backward_weight = bw * ch.layers;
+    ch.parameters = w.parameters * ch.layers;
+    ch.activation = static_cast<Bytes>(act * ch.layers);
+    const double h = static_cast<double>(m.shape.hidden), V = static_cast<double>(m.shape.vocab);
+    if (ch.first) {
+      // Embedding lookup: read and write b s h (memory-bound); its gradient is a scatter-add.
+      const double bytes = 2 * T * h * kAct;
+      ch.forward.memory += bytes / (static_cast<double>(a.hbm_bandwidth) * a.efficiency.memory);
+      ch.backward_input.memory += bytes / (static_cast<double>(a.hbm_bandwidth) * a.efficiency.memory);
+      ch.parameters += m.shape.vocab * m.shape.hidden / l.tp;
+    }
+    if (ch.last) {
+      // LM head GEMM (2 T h V / t forward, same again for dX and dW) and the cross-entropy over
+      // FP32 logits (write, read for softmax, write the gradient: 12 bytes per logit).
+      const double peak = l.fp8 && a.peak_fp8 > 0 ? a.peak_fp8 : a.peak_bf16;
+      const double g = 2 * T * h * V / t / (peak * a.efficiency.gemm);
+      const double ce = 12 * T * V / t / (static_cast<double>(a.hbm_bandwidth) * a.efficiency.memory);
+      ch.forward.gemm += g;
+      ch.forward.memory += ce / 2;
+      ch.backward_input.gemm += g;
+      ch.backward_input.memory += ce / 2;
+      ch.backward_weight.gemm += g;
+      if (!m.shape.tied_embeddings || l.pp * l.vpp > 1) ch.parameters += m.shape.vocab * m.shape.hidden / l.tp;
+      ch.activation += static_cast<Bytes>(T * h / (l.sequence_parallel ? t : 1) * kAct);
+    }
+    out.push_back(ch);
+  }
+  return out;
+}
+
+StepFlops step_flops(const JobModel& m, const JobLayout& l) {
+  // Per token forward: GEMMs (2 x matmul parameters touched) + attention core; training = 3x
+  // forward; hardware adds the recomputed forward (full: everything; selective: attention core).
+  JobLayout one = l;
+  one.tp = one.cp = one.ep = 1;
+  one.micro_batch = 1;
+  one.sequence_parallel = false;
+  const LayerWork w = layer_work(m, one);  // one sequence, no parallelism
+  const double L = m.shape.layers;
+  const double head = 2.0 * static_cast<double>(m.seq) * static_cast<double>(m.shape.hidden) * static_cast<double>(m.shape.vocab);
+  // Model FLOPs count causal attention as half the square (the quantity a kernel must do),
+  // whatever kernel runs; hardware FLOPs count what the kernel does.
+  JobLayout flash = one;
+  flash.attention = AttentionKernel::Flash;
+  const double attn_model = layer_work(m, flash).attention_flops;
+  const double fwd_model = L * (w.gemm_flops + attn_model) + head;
+  const double fwd_hw = L * (w.gemm_flops + w.attention_flops) + head;
+  double recompute = 0;
+  if (l.recompute == JobRecompute::Full) recompute = L * (w.gemm_flops + w.attention_flops);
+  if (l.recompute == JobRecompute::Selective && l.attention == AttentionKernel::Unfused) recompute = L * w.attention_flops;
+  const double seqs = static_cast<double>(l.global_batch);
+  return {3 * fwd_model * seqs, (3 * fwd_hw + recompute) * seqs};
+}
+
+JobMemory job_memory(const JobModel& m, const JobLayout& l, const std::vector<ChunkCost>& chunks, Bytes activation_peak) {
+  JobMemory mem;
+  // The most loaded pipeline rank: the sum of its chunks (rank r holds chunks r, r + pp, ...).
+  std::int64_t params = 0;
+  Bytes act_one = 0;
+  for (int r = 0; r < l.pp; ++r) {
+    std::int64_t p = 0;
+    Bytes a = 0;
+    for (int v = 0; v < l.vpp; ++v) {
+      const auto& ch = chunks[static_cast<std::size_t>(v * l.pp + r)];
+      p += ch.parameters;
+      a += ch.activation;
+    }
+    params = std::max(params, p);
+    act_one = std::max(act_one, a);
+  }
+  const double dp = l.dp * l.cp;  // CP ranks hold the same weights as DP ranks (shard with them)
+  // Mixed-precision Adam: BF16 weights (2 B), gradients (grad_bytes), FP32 master + m + v (12 B).
+  mem.weights = static_cast<Bytes>(2.0 * params / (l.zero >= 3 ? dp : 1));
+  mem.gradients = static_cast<Bytes>(static_cast<double>(l.grad_bytes) * params / (l.zero >= 2 ? dp : 1));
+  mem.optimizer = static_cast<Bytes>(12.0 * params / (l.zero >= 1 ? dp : 1));
+  if (activation_peak >= 0) {
+    mem.activations = activation_peak;
+  } else {
+    const double inflight = l.pp == 1 ? 1.0 : l.pp * (l.vpp > 1 ? 1.0 + (l.pp - 1.0) / (l.pp * l.vpp) : 1.0);
+    mem.activations = static_cast<Bytes>(static_cast<double>(act_one) / l.vpp * inflight);
+  }
+  // Buffers: FP32 logits of one micro-batch on the last stage (and their gradient), ZeRO-3's
+  // gathered layers (two in flight), and for full recompute one layer's rebuilt activations.
+  const double T = static_cast<double>(l.micro_batch) * static_cast<double>(m.seq) / l.cp;
+  Bytes buf = static_cast<Bytes>(2 * 4 * T * static_cast<double>(m.shape.vocab) / l.tp);
+  if (l.zero >= 3) buf += 2 * 2 * layer_work(m, l).parameters;
+  if (l.recompute == JobRecompute::Full) {
+    const double sbh = T * static_cast<double>(m.shape.hidden);
+    buf += static_cast<Bytes>(sbh / (l.sequence_parallel ? l.tp : 1) * 34);
+  }
+  mem.buffers = buf;
+  return mem;
+}
+
+double optimizer_seconds(const JobLayout& l, const ClusterSpec& c, std::int64_t params_on_gpu) {
+  const double shard = static_cast<double>(params_on_gpu) / (l.zero >= 1 ? l.dp * l.cp : 1);
+  return shard * 30.0 / (static_cast<double>(c.accelerator.hbm_bandwidth) * c.accelerator.efficiency.memory);
+}
+
+}  // namespace stepsim

@@ -1,0 +1,137 @@
+#pragma once
+// Per-layer costs of a transformer job from first principles: a model shape, a parallel layout
+// and a cluster give each pipeline chunk's forward, backward-input and backward-weight times
+// (compute split into GEMMs, attention and memory-bound kernels, plus the TP / CP / EP
+// communications that sit between them), the bytes its collectives move, and the FLOPs that MFU
+// and HFU count. Pure functions; the lowering (schedules/lowering/job/) turns them into ops.
+//
+// Sources (cited again where used):
+//  * GEMM FLOPs, 2 x m x n x k per multiply; backward = input gradient + weight gradient, each as
+//    large as the forward (Narayanan et al. SC21, sec. 5.1 / appendix: F = 96 B s l h^2 (1 + s/6h
+//    + V/16lh) counts 4 passes with full recompute).
+//  * Attention core 4 x s_q x s_kv x d per layer forward (QK^T and AV); FlashAttention skips the
+//    masked half of a causal sequence: s (s + 1) / 2 pairs (figure 10-28/29); the unfused
+//    Megatron kernels of 2021-22 compute the full s x s scores and then mask them.
+//  * Tensor parallelism: two all-reduces of b s h per layer forward and two backward (Shoeybi
+//    et al. 2019, Megatron-LM, sec. 3); with sequence parallelism the same bytes as all-gather +
+//    reduce-scatter, and LayerNorm/dropout work divided by t (Korthikanti et al. 2022, sec. 4.2.2).
+//  * Activation bytes per layer: s b h (34 + 5 a s / h) without parallelism, s b h (10 + 24/t +
+//    5 a s / (h t)) with TP, s b h / t (34 + 5 a s / h) with TP + SP, 34 s b h / t with selective
+//    recompute and SP, 2 s b h (/ t with SP) for the layer input kept by full recompute
+//    (Korthikanti et al. 2022, sec. 4, eq. 1-2, Table 2).
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "models/accelerators.hpp"
+#include "models/collectives.hpp"
+#include "models/transformer.hpp"
+
+namespace stepsim {
+
+enum class AttentionKernel : std::uint8_t { Flash, Unfused };
+enum class JobRecompute : std::uint8_t { None, Selective, Full };
+const char* recompute_name(JobRecompute r);
+
+struct JobModel {
+  TransformerConfig shape;   // layers, hidden, intermediate (= FFN), heads, kv_heads, head_dim, vocab, tied
+  std::int64_t seq = 2048;
+  bool gated_mlp = true;     // SwiGLU (3 matrices) vs GeLU (2 matrices)
+  int experts = 0;           // MoE: routed experts per layer (0: dense)
+  int top_k = 0;
+  std::int64_t expert_ffn = 0;
+};
+
+struct JobLayout {
+  int tp = 1, pp = 1, vpp = 1, dp = 1, cp = 1, ep = 1;
+  std::string schedule = "1f1b";  // a pipeline schedule family (schedules/registry.hpp)
+  int zero = 0;                   // 0 DDP, 1 optimizer states, 2 + gradients, 3 + weights (FSDP)
+  bool sequence_parallel = false;
+  int micro_batch = 1;            // sequences per micro-batch
+  std::int64_t global_batch = 1;  // sequences per step
+  JobRecompute recompute = JobRecompute::None;
+  AttentionKernel attention = AttentionKernel::Flash;
+  bool overlap_grad_reduce = true;   // DP gradient collectives overlap the backward
+  bool overlap_param_gather = true;  // ZeRO-3 / distributed optimizer gathers prefetched
+  bool fp8 = false;                  // GEMMs at the FP8 peak
+  int grad_bytes = 4;                // bytes per gradient element reduced (Megatron keeps FP32 main grads)
+  int ranks() const { return tp * pp * dp * cp; }
+  std::int64_t microbatches() const { return global_batch / (static_cast<std::int64_t>(micro_batch) * dp); }
+};
+
+// One pass of one chunk for one micro-batch on one GPU, in seconds (double: summed over layers
+// once, then rounded to integer nanoseconds by the lowering).
+struct PassSeconds {
+  double gemm = 0, attention = 0, memory = 0;  // compute, by kind of kernel
+  double tp = 0, cp = 0, ep = 0;               // exposed communication inside the pass
+  double compute() const { return gemm + attention + memory; }
+  double comm() const { return tp + cp + ep; }
+  PassSeconds& operator+=(const PassSeconds& o);
+};
+PassSeconds operator*(PassSeconds p, double k);
+
+struct ChunkCost {
+  int layers = 0;
+  bool first = false, last = false;      // holds the embedding / the LM head
+  PassSeconds forward, backward_input, backward_weight;  // recompute inside backward_input
+  std::int64_t parameters = 0;           // held by one GPU of this chunk
+  Bytes activation = 0;                  // kept per micro-batch until its backward
+};
+
+struct LayerWork {  // one decoder layer, one micro-batch, one GPU, forward only
+  double gemm_flops = 0, attention_flops = 0, memory_bytes = 0;
+  double tp_bytes = 0;        // bytes of each of the TP collectives (full buffer)
+  int tp_collectives = 0;     // per forward (all-reduces, or AG+RS pairs with SP)
+  double cp_bytes = 0;        // K/V bytes one ring step passes
+  double ep_bytes = 0;        // bytes of one all-to-all (full buffer per member)
+  std::int64_t parameters = 0;  // held by one GPU
+};
+LayerWork layer_work(const JobModel& m, const JobLayout& l);
+
+// Seconds of a ring collective of `bytes` among `members` on a path: (n-1) or 2(n-1) steps of
+// latency plus the ring's bytes over the bandwidth (models/collectives.hpp).
+double ring_seconds(Collective c, int members, double bytes, const PathBandwidth& path);
+
+// The network path of each group: nodes spanned by TP (stride 1), CP (stride tp), EP, DP
+// (stride tp*cp) and PP (stride tp*cp*dp) groups, ranks ordered tp, cp, dp, pp (Megatron).
+struct GroupPaths {
+  PathBandwidth tp, cp, ep, dp, pp;
+};
+GroupPaths group_paths(const ClusterSpec& c, const JobLayout& l);
+
+// One decoder layer's passes on one GPU for one micro-batch, with recompute in the backward.
+struct LayerPasses {
+  PassSeconds forward, backward_input, backward_weight;
+  Bytes activation = 0;  // kept per micro-batch
+};
+LayerPasses layer_passes(const JobModel& m, const JobLayout& l, const ClusterSpec& c);
+
+// Chunks in pipeline order (pp x vpp of them): layers dealt evenly, embedding on the first,
+// LM head and loss on the last.
+std::vector<ChunkCost> chunk_costs(const JobModel& m, const JobLayout& l, const ClusterSpec& c);
+
+// FLOPs of one step, whole job: model FLOPs (6 N-style: forward + backward, no recompute) and
+// hardware FLOPs (with the recomputed forward work), both including attention.
+struct StepFlops {
+  double model = 0, hardware = 0;
+};
+StepFlops step_flops(const JobModel& m, const JobLayout& l);
+
+// Parameters of the whole model (dense count; MoE counts every expert).
+std::int64_t total_parameters(const JobModel& m);
+
+// Memory per GPU (the most loaded pipeline rank), bytes.
+struct JobMemory {
+  Bytes weights = 0, gradients = 0, optimizer = 0, activations = 0, buffers = 0;
+  Bytes total() const { return weights + gradients + optimizer + activations + buffers; }
+};
+// `activation_peak`: the activations the pipeline holds at its peak (from the simulation), or
+// -1 to use the analytic in-flight count (first stage holds pp micro-batches; interleaved
+// pp (1 + (pp-1)/(pp v)), Korthikanti sec. 4.2.3).
+JobMemory job_memory(const JobModel& m, const JobLayout& l, const std::vector<ChunkCost>& chunks, Bytes activation_peak = -1);
+
+// Optimizer step seconds (Adam): HBM traffic of the GPU's shard, 16 bytes read + 14 written per
+// parameter (FP32 master, m, v, gradient; BF16 copy out).
+double optimizer_seconds(const JobLayout& l, const ClusterSpec& c, std::int64_t params_on_gpu);
+
+}  // namespace stepsim

@@ -1,0 +1,475 @@
+#include "schedules/lowering/job/job_step.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <functional>
+#include <map>
+
+#include <boost/graph/adjacency_list.hpp>
+#include <boost/graph/dag_shortest_paths.hpp>
+#include <fmt/format.h>
+
+#include "sim/engine.hpp"
+
+namespace stepsim {
+
+const char* job_op_kind_name(JobOpKind k) {
+  switch (k) {
+    case JobOpKind::Forward: return "forward";
+    case JobOpKind::Backward: return "backward";
+    case JobOpKind::BackwardWeight: return "weight gradient";
+    case JobOpKind::InPassComm: return "TP/CP/EP collectives";
+    case JobOpKind::PpSend: return "PP sends";
+    case JobOpKind::DpComm: return "DP/ZeRO collectives";
+    case JobOpKind::Optimizer: return "optimizer";
+    case JobOpKind::Input: return "input wait";
+    case JobOpKind::Other: return "other";
+  }
+  return "?";
+}
+
+namespace {
+// Seconds to integer nanoseconds, rounded up (a cost is never shortened to zero by rounding).
+Time ns(double seconds) { return seconds <= 0 ? 0 : static_cast<Time>(std::ceil(seconds * 1e9)); }
+
+constexpr double kBucketParams = 40e6;  // Megatron DDP bucket (40M elements)
+
+std::int64_t params_on_device(const JobLayout& l, const std::vector<ChunkCost>& chunks, int d) {
+  std::int64_t p = 0;
+  for (int v = 0; v < l.vpp; ++v) p += chunks[static_cast<std::size_t>(v * l.pp + d)].parameters;
+  return p;
+}
+}  // namespace
+
+JobCommPlan plan_job_comm(const JobStepSpec& spec) {
+  const JobLayout& l = spec.layout;
+  const ClusterSpec& c = spec.cluster;
+  JobCommPlan plan;
+  plan.paths = group_paths(c, l);
+  plan.chunks = chunk_costs(spec.model, l, c);
+  for (const auto& ch : plan.chunks) {
+    StageCost s;
+    s.forward = ns(ch.forward.compute());
+    s.backward_input = ns(ch.backward_input.compute());
+    s.backward_weight = ns(ch.backward_weight.compute());
+    s.backward = s.backward_input + s.backward_weight;
+    s.forward_comm = ns(ch.forward.comm());
+    s.backward_comm = ns(ch.backward_input.comm());
+    s.activation = ch.activation;
+    plan.stages.push_back(s);
+  }
+  // PP message: the boundary activation b s h, split over TP ranks (SC21 sec. 4.1 scatter/gather).
+  plan.pp_message = static_cast<Bytes>(static_cast<double>(l.micro_batch) * static_cast<double>(spec.model.seq) / l.cp *
+                                       static_cast<double>(spec.model.shape.hidden) * 2 / l.tp);
+  plan.pp_inter_node = plan.paths.pp.inter_node;
+  plan.pp_latency = plan.paths.pp.step_latency;
+  plan.pp_message_time = transfer_time(plan.pp_message, static_cast<std::int64_t>(plan.paths.pp.bytes_per_second));
+  // DP: members are the dp x cp ranks holding the same weights (CP ranks reduce gradients too).
+  const int members = l.dp * l.cp;
+  plan.dp_inter_node = plan.paths.dp.inter_node;
+  for (int d = 0; d < l.pp; ++d) {
+    std::vector<Time> red;
+    Time gather = 0;
+    for (int v = 0; v < l.vpp; ++v) {
+      const auto& ch = plan.chunks[static_cast<std::size_t>(v * l.pp + d)];
+      const double grads = static_cast<double>(ch.parameters) * l.grad_bytes;
+      const double weights = static_cast<double>(ch.parameters) * 2;
+      if (l.zero == 0) {
+        red.push_back(ns(ring_seconds(Collective::AllReduce, members, grads, plan.paths.dp)));
+      } else {
+        red.push_back(ns(ring_seconds(Collective::ReduceScatter, members, grads, plan.paths.dp)));
+        gather += ns(ring_seconds(Collective::AllGather, members, weights, plan.paths.dp));
+      }
+    }
+    plan.dp_reduce.push_back(red);
+    plan.dp_gather.push_back(gather);
+    plan.optimizer.push_back(ns(optimizer_seconds(l, c, params_on_device(l, plan.chunks, d))));
+  }
+  return plan;
+}
+
+namespace {
+
+JobOpKind kind_of(const PipeOpInfo& x) {
+  switch (x.kind) {
+    case PipeOp::Forward: return JobOpKind::Forward;
+    case PipeOp::Backward:
+    case PipeOp::BackwardInput:
+    case PipeOp::Overlap: return JobOpKind::Backward;
+    case PipeOp::BackwardWeight: return JobOpKind::BackwardWeight;
+    case PipeOp::Update: return JobOpKind::Optimizer;
+    case PipeOp::SendForward:
+    case PipeOp::SendBackward: return JobOpKind::PpSend;
+    case PipeOp::Comm: return JobOpKind::InPassComm;
+  }
+  return JobOpKind::Other;
+}
+
+JobOpKind kind_of(const DpOpInfo& x) {
+  switch (x.kind) {
+    case DpOp::Input: return JobOpKind::Input;
+    case DpOp::Forward: return JobOpKind::Forward;
+    case DpOp::Backward:
+    case DpOp::BackwardInput: return JobOpKind::Backward;
+    case DpOp::BackwardWeight: return JobOpKind::BackwardWeight;
+    case DpOp::Gather:
+    case DpOp::ReduceScatter:
+    case DpOp::AllReduce: return JobOpKind::DpComm;
+    case DpOp::Join: return JobOpKind::Other;
+  }
+  return JobOpKind::Other;
+}
+
+using AddOp = std::function<OpId(ResourceId, Time, JobOpKind, std::string)>;
+
+// Device d's DP collectives, on its own "dp" resource: per chunk the gradient reduction (during
+// the chunk's last backward with overlap, else after the device's last compute), before the
+// optimizer; the parameter gather after it.
+void emit_dp_device(JobStepRun& run, int d, std::size_t base, const AddOp& add) {
+  const JobLayout& l = run.spec.layout;
+  const JobCommPlan& cp = run.comm;
+  PipelineProgram& prog = *run.pipeline;
+  OpGraph& g = prog.graph;
+  // Walk the device's program: per stage its last backward-like op and the op before it.
+  std::map<int, std::pair<OpId, OpId>> last_bwd;  // stage -> (op, previous op)
+  OpId prev = kNoOp, last_compute = kNoOp, update = kNoOp;
+  for (OpId op = g.first_on(prog.compute[d]); op != kNoOp; op = g.next_on_resource(op)) {
+    const PipeOpInfo& x = prog.info[op];
+    if (x.kind == PipeOp::Update) { update = op; break; }
+    if (x.kind == PipeOp::Backward || x.kind == PipeOp::BackwardInput || x.kind == PipeOp::BackwardWeight)
+      last_bwd[x.stage] = {op, prev};
+    if (x.kind == PipeOp::Overlap) last_bwd[x.stage2] = {op, prev};
+    last_compute = op;
+    prev = op;
+  }
+  // The op that ends the pass, collectives included (successors wait for it).
+  // The op that ends a pass, its in-pass collectives included: lower() adds the collective
+  // right after its compute op.
+  auto ends = [&](OpId op) {
+    return op + 1 < base && prog.info[op + 1].kind == PipeOp::Comm ? op + 1 : op;
+  };
+  std::vector<std::pair<OpId, int>> order;  // (last backward op, stage) in program order
+  for (const auto& [stage, ops] : last_bwd) order.emplace_back(ops.first, stage);
+  std::sort(order.begin(), order.end());
+  const ResourceId dpr = g.add_resource(fmt::format("d{} dp", d));
+  for (const auto& [op, stage] : order) {
+    const int v = stage / l.pp;
+    const Time red = cp.dp_reduce[d][static_cast<std::size_t>(v)];
+    const auto& ch = cp.chunks[static_cast<std::size_t>(stage)];
+    if (l.overlap_grad_reduce) {
+      // Buckets fill during the chunk's last backward: the reduction may start with it, and
+      // the last bucket (40M parameters) can only go once the backward is done.
+      const double frac = std::min(1.0, kBucketParams / std::max<double>(1.0, static_cast<double>(ch.parameters)));
+      const Time tail = static_cast<Time>(std::ceil(static_cast<double>(red) * frac));
+      // The reduction under the backward slows it by the contention share of the overlap;
+      // the delay shows where the backward ends, before the last bucket.
+      const double under = std::min(static_cast<double>(red - tail), static_cast<double>(g.op_duration(op)));
+      const Time slow = static_cast<Time>(std::ceil(under * run.spec.cluster.accelerator.efficiency.contention));
+      const OpId r1 = add(dpr, red - tail, JobOpKind::DpComm, fmt::format("dp reduce chunk {} d{}", stage, d));
+      const OpId before = last_bwd[stage].second;
+      if (before != kNoOp) g.add_dep(before, r1);
+      const OpId r2 = add(dpr, tail + slow, JobOpKind::DpComm, fmt::format("dp reduce chunk {} last bucket d{}", stage, d));
+      g.add_dep(ends(op), r2);
+      g.add_dep(r2, update);
+    } else {
+      const OpId r1 = add(dpr, red, JobOpKind::DpComm, fmt::format("dp reduce chunk {} d{}", stage, d));
+      g.add_dep(ends(last_compute), r1);
+      g.add_dep(r1, update);
+    }
+  }
+  if (cp.dp_gather[d] > 0) {
+    const OpId ag = add(dpr, cp.dp_gather[d], JobOpKind::DpComm, fmt::format("dp param gather d{}", d));
+    g.add_dep(update, ag);
+  }
+}
+
+void run_pipeline_path(JobStepRun& run) {
+  const JobStepSpec& spec = run.spec;
+  const JobLayout& l = spec.layout;
+  const JobCommPlan& cp = run.comm;
+  PipelineCosts costs;
+  costs.stages = cp.stages;
+  costs.update = cp.optimizer;
+  costs.latency = cp.pp_latency;
+  costs.bandwidth = static_cast<std::int64_t>(cp.paths.pp.bytes_per_second);
+  costs.message = cp.pp_message;
+  if (!run.plan.split_backward)
+    for (auto& s : costs.stages) s.backward_input = s.backward_weight = 0;
+  run.pipeline = lower(run.plan, costs);
+  PipelineProgram& prog = *run.pipeline;
+  OpGraph& g = prog.graph;
+  for (const auto& x : prog.info) run.kinds.push_back(kind_of(x));
+  auto names = std::make_shared<std::vector<std::string>>();
+  const std::size_t base = prog.info.size();
+  auto add = [&](ResourceId r, Time dur, JobOpKind k, std::string name) {
+    const OpId id = g.add_op(r, dur);
+    run.kinds.push_back(k);
+    names->push_back(std::move(name));
+    return id;
+  };
+  // Input wait before every device's first op.
+  if (spec.input_wait > 0) {
+    const ResourceId in = g.add_resource("input");
+    const OpId op = add(in, spec.input_wait, JobOpKind::Input, "input wait");
+    for (int d = 0; d < prog.devices; ++d) g.add_dep(op, g.first_on(prog.compute[d]));
+  }
+  if (l.dp * l.cp > 1)
+    for (int d = 0; d < prog.devices; ++d) emit_dp_device(run, d, base, add);
+  g.set_namer([info = &prog.info, names, base](OpId op) -> std::string {
+    if (op >= base) return (*names)[op - base];
+    const PipeOpInfo& x = (*info)[op];
+    return fmt::format("{}{}{} d{}", x.stage, pipe_op_letter(x.kind), x.micro, x.device);
+  });
+  run.timeline = stepsim::run(g);
+}
+
+void run_fsdp_path(JobStepRun& run) {
+  const JobStepSpec& spec = run.spec;
+  const JobLayout& l = spec.layout;
+  const ClusterSpec& c = spec.cluster;
+  const JobCommPlan& cp = run.comm;
+  const LayerPasses lp = layer_passes(spec.model, l, c);
+  const LayerWork w = layer_work(spec.model, l);
+  const int members = l.dp * l.cp;
+  DataParallelPlan& p = run.fsdp_plan;
+  p.cards = members;
+  p.cards_per_host = std::max(1, c.node.gpus / (l.tp * l.cp));
+  p.microbatches = static_cast<int>(l.microbatches());
+  p.zero3 = true;
+  p.prefetch = l.overlap_param_gather ? 2 : 0;
+  p.input_wait = spec.input_wait;
+  p.link = cp.paths.dp.inter_node ? LinkKind::HostNic : LinkKind::PeerLink;
+  p.link_bandwidth = static_cast<std::int64_t>(cp.paths.dp.bytes_per_second);
+  const double k = c.accelerator.efficiency.contention;
+  auto unit = [&](std::string name, const PassSeconds& f, const PassSeconds& b, std::int64_t params) {
+    DataParallelPlan::Unit u;
+    u.name = std::move(name);
+    const double wb = static_cast<double>(params) * 2, gb = static_cast<double>(params) * l.grad_bytes;
+    const double gather = ring_seconds(Collective::AllGather, members, wb, cp.paths.dp);
+    const double reduce = ring_seconds(Collective::ReduceScatter, members, gb, cp.paths.dp);
+    // Prefetched collectives run under the compute; each slows it by the contention share of
+    // the overlap (the next unit's gather under the forward; a gather and a reduce-scatter under
+    // the backward).
+    const double ov = l.overlap_param_gather && members > 1 ? k : 0.0;
+    u.forward = ns(f.compute() + f.comm() + ov * std::min(f.compute(), gather));
+    u.backward_input = ns(b.compute() + b.comm() + ov * std::min(b.compute(), gather + reduce));
+    u.gather = ns(gather);
+    u.reduce = ns(reduce);
+    u.gather_bytes = static_cast<Bytes>(wb * (members - 1) / members);
+    u.reduce_bytes = static_cast<Bytes>(gb * (members - 1) / members);
+    u.has_gather = u.has_reduce = members > 1;
+    p.units.push_back(u);
+  };
+  // Embedding and head from the chunk costs (the single chunk minus its layers).
+  const auto& ch = cp.chunks.front();
+  PassSeconds ef, eb, ew;
+  ef = ch.forward;
+  ef += lp.forward * -static_cast<double>(ch.layers);
+  eb = ch.backward_input;
+  eb += lp.backward_input * -static_cast<double>(ch.layers);
+  eb += ch.backward_weight;
+  eb += lp.backward_weight * -static_cast<double>(ch.layers);
+  const std::int64_t vh = spec.model.shape.vocab * spec.model.shape.hidden / l.tp;
+  unit("embedding", PassSeconds{}, PassSeconds{}, vh);
+  PassSeconds lb = lp.backward_input;
+  lb += lp.backward_weight;
+  for (int n = 0; n < spec.model.shape.layers; ++n) unit(fmt::format("layer {}", n), lp.forward, lb, w.parameters);
+  unit("head", ef, eb, spec.model.shape.tied_embeddings ? 0 : vh);
+  run.fsdp = lower_data_parallel(p);
+  for (const auto& x : run.fsdp->info) run.kinds.push_back(kind_of(x));
+  // lower_data_parallel() finalizes its graph: the optimizer on the card's shard, which runs
+  // after the card's last reduction, is added to the step after the run (run_job_step).
+  OpGraph& g = run.fsdp->graph;
+  run.timeline = stepsim::run(g);
+}
+
+}  // namespace
+
+std::vector<OpId> critical_path(const OpGraph& g, const Timeline& t) {
+  const std::size_t n = g.op_count();
+  std::vector<OpId> path;
+  if (n == 0) return path;
+  using Graph = boost::adjacency_list<boost::vecS, boost::vecS, boost::directedS, boost::no_property,
+                                      boost::property<boost::edge_weight_t, double>>;
+  Graph cg(n + 1);  // vertex n: the start
+  const auto src = static_cast<Graph::vertex_descriptor>(n);
+  auto tight = [&](OpId u, OpId v) {
+    const double w = -static_cast<double>(g.op_duration(v));
+    boost::add_edge(u, v, w, cg);
+  };
+  for (OpId u = 0; u < n; ++u) {
+    g.for_each_successor(u, [&](OpId v) {
+      if (t.done(g, u) == t.start[v]) tight(u, v);
+    });
+    if (t.start[u] == 0) boost::add_edge(src, u, -static_cast<double>(g.op_duration(u)), cg);
+  }
+  // Resource predecessors: the op that occupied the resource until this one started.
+  for (ResourceId r = 0; r < g.resource_count(); ++r) {
+    const auto iv = resource_intervals(g, t, r);
+    for (std::size_t k = 1; k < iv.size(); ++k)
+      if (iv[k - 1].end == iv[k].start) tight(iv[k - 1].op, iv[k].op);
+  }
+  std::vector<double> dist(n + 1);
+  std::vector<Graph::vertex_descriptor> pred(n + 1);
+  boost::dag_shortest_paths(cg, src, boost::distance_map(dist.data()).predecessor_map(pred.data()));
+  // The sink: the op done last (lowest id on ties).
+  OpId sink = 0;
+  for (OpId op = 1; op < n; ++op)
+    if (t.done(g, op) > t.done(g, sink)) sink = op;
+  for (auto v = static_cast<Graph::vertex_descriptor>(sink); v != src; v = pred[v]) {
+    path.push_back(static_cast<OpId>(v));
+    if (pred[v] == v) break;  // unreachable (cannot happen for a finished run)
+  }
+  std::reverse(path.begin(), path.end());
+  return path;
+}
+
+// The critical path summed per kind of op and per resource, and the exposed communication by
+// kind read from it; `tail` is time appended after the graph (the FSDP path's optimizer).
+void critical_shares(JobStepRun& run, bool fsdp, Time tail) {
+  const OpGraph& g = run.graph();
+  const Timeline& t = run.timeline;
+  const JobLayout& l = run.spec.layout;
+  const ClusterSpec& c = run.spec.cluster;
+  JobStepResult& r = run.result;
+  // Critical path: time per kind of op and per resource; waits (latency) count as their own.
+  const auto path = critical_path(g, t);
+  std::map<std::string, Time> by_kind, by_res;
+  Time tp_c = 0, cp_c = 0, ep_c = 0;
+  for (const auto& ch : run.comm.chunks) {
+    tp_c += ns(ch.forward.tp + ch.backward_input.tp);
+    cp_c += ns(ch.forward.cp + ch.backward_input.cp);
+    ep_c += ns(ch.forward.ep + ch.backward_input.ep);
+  }
+  Time in_pass = 0, prev_end = 0;
+  for (OpId op : path) {
+    const JobOpKind k = run.kinds[op];
+    const Time d = g.op_duration(op);
+    by_kind[job_op_kind_name(k)] += d;
+    // Between the end of one op of the path and the start of the next: the first's latency.
+    if (t.start[op] > prev_end) by_kind["waits (latency)"] += t.start[op] - prev_end;
+    prev_end = t.end[op];
+    const std::string& rn = g.resource(g.op_resource(op)).name;
+    const bool dp_res = rn.find(" dp") != std::string::npos || rn.rfind("card ", 0) == 0 || rn.rfind("host ", 0) == 0;
+    std::string cls = rn.find("compute") != std::string::npos   ? "compute stream"
+                      : dp_res                                   ? "data-parallel network"
+                      : rn.find("collectives") != std::string::npos ? "intra-pass collectives (TP/CP/EP links)"
+                      : rn.find("link") != std::string::npos     ? "pipeline links"
+                                                                 : rn;
+    by_res[cls] += d;
+    if (k == JobOpKind::InPassComm) in_pass += d;
+    if (k == JobOpKind::PpSend) r.exposed_pp += d;
+    if (k == JobOpKind::DpComm) r.exposed_dp += d;
+  }
+  const double tot = static_cast<double>(tp_c + cp_c + ep_c);
+  if (tot > 0) {
+    r.exposed_tp = static_cast<Time>(static_cast<double>(in_pass) * static_cast<double>(tp_c) / tot);
+    r.exposed_cp = static_cast<Time>(static_cast<double>(in_pass) * static_cast<double>(cp_c) / tot);
+    r.exposed_ep = in_pass - r.exposed_tp - r.exposed_cp;
+  }
+  if (fsdp) {
+    // In-pass collectives ride inside the FSDP path's compute ops: their share of the compute
+    // on the critical path is the TP/CP/EP exposure.
+    const LayerPasses lp = layer_passes(run.spec.model, l, c);
+    const double comm = lp.forward.comm() + lp.backward_input.comm();
+    const double all = comm + lp.forward.compute() + lp.backward_input.compute() + lp.backward_weight.compute();
+    const Time compute_on_path = by_kind["forward"] + by_kind["backward"];
+    if (all > 0 && comm > 0) {
+      const double sh = comm / all;
+      const Time moved = static_cast<Time>(static_cast<double>(compute_on_path) * sh);
+      const double tot2 = lp.forward.tp + lp.backward_input.tp + lp.forward.cp + lp.backward_input.cp + lp.forward.ep + lp.backward_input.ep;
+      r.exposed_tp = static_cast<Time>(static_cast<double>(moved) * (lp.forward.tp + lp.backward_input.tp) / tot2);
+      r.exposed_cp = static_cast<Time>(static_cast<double>(moved) * (lp.forward.cp + lp.backward_input.cp) / tot2);
+      r.exposed_ep = moved - r.exposed_tp - r.exposed_cp;
+    }
+  }
+  if (tail > 0) {
+    by_kind[job_op_kind_name(JobOpKind::Optimizer)] += tail;
+    by_res["compute stream"] += tail;
+  }
+  const Time total = std::max<Time>(1, r.step_time);
+  for (const auto& [k, v] : by_kind) r.critical_by_kind.push_back({k, v, static_cast<double>(v) / static_cast<double>(total)});
+  for (const auto& [k, v] : by_res) r.critical_by_resource.push_back({k, v, static_cast<double>(v) / static_cast<double>(total)});
+  auto by_time = [](const CriticalShare& a, const CriticalShare& b) { return a.time != b.time ? a.time > b.time : a.what < b.what; };
+  std::sort(r.critical_by_kind.begin(), r.critical_by_kind.end(), by_time);
+  std::sort(r.critical_by_resource.begin(), r.critical_by_resource.end(), by_time);
+
+}
+
+JobStepRun run_job_step(const JobStepSpec& spec) {
+  JobStepRun run;
+  run.spec = spec;
+  const JobLayout& l = spec.layout;
+  const ClusterSpec& c = spec.cluster;
+  run.comm = plan_job_comm(spec);
+  const bool fsdp = l.zero >= 3;
+  if (!fsdp) {
+    PipelineSpec ps;
+    ps.stages = l.pp;
+    ps.microbatches = static_cast<int>(l.microbatches());
+    ps.schedule = l.schedule;
+    const ScheduleFamily* fam = find_schedule(l.schedule);
+    ps.virtual_stages = fam && fam->takes_virtual_stages ? l.vpp : 0;
+    if (fam && !fam->takes_virtual_stages && l.vpp > 1)
+      throw SpecError("layout.virtual_stages", fmt::format("schedule '{}' runs one chunk per device; virtual_stages {} needs "
+                                                           "interleaved-1f1b", l.schedule, l.vpp));
+    try {
+      run.plan = plan_for(ps);
+    } catch (const SpecError& e) {
+      throw SpecError("layout.schedule", e.what());
+    }
+    run_pipeline_path(run);
+  } else {
+    run_fsdp_path(run);
+  }
+  const OpGraph& g = run.graph();
+  const Timeline& t = run.timeline;
+  JobStepResult& r = run.result;
+  // The FSDP path's optimizer follows the graph's end (see run_fsdp_path).
+  const Time tail = fsdp ? run.comm.optimizer[0] : 0;
+  r.step_time = t.makespan + tail;
+  r.gpus = l.ranks();
+  r.simulated_devices = fsdp ? 1 : l.pp;
+  r.ops = static_cast<std::int64_t>(g.op_count());
+  r.microbatches = l.microbatches();
+  const double step_s = to_s(r.step_time);
+  const StepFlops fl = step_flops(spec.model, l);
+  const double peak = l.fp8 && c.accelerator.peak_fp8 > 0 ? c.accelerator.peak_fp8 : c.accelerator.peak_bf16;
+  r.tokens_per_s_per_gpu = static_cast<double>(l.global_batch) * static_cast<double>(spec.model.seq) / step_s / static_cast<double>(r.gpus);
+  r.model_tflops_per_gpu = fl.model / step_s / static_cast<double>(r.gpus) / 1e12;
+  r.hardware_tflops_per_gpu = fl.hardware / step_s / static_cast<double>(r.gpus) / 1e12;
+  r.mfu = r.model_tflops_per_gpu * 1e12 / peak;
+  r.hfu = r.hardware_tflops_per_gpu * 1e12 / peak;
+
+  // Bubble: the share of the step a device's compute stream and its in-pass collectives idle.
+  const auto busy = resource_busy(g, t);
+  double idle = 0;
+  if (!fsdp) {
+    for (int d = 0; d < run.pipeline->devices; ++d) {
+      Time b = busy[run.pipeline->compute[static_cast<std::size_t>(d)]];
+      if (!run.pipeline->comm.empty()) b += busy[run.pipeline->comm[static_cast<std::size_t>(d)]];
+      idle += 1.0 - static_cast<double>(b) / static_cast<double>(r.step_time);
+    }
+    r.bubble = idle / run.pipeline->devices;
+  } else {
+    r.bubble = 1.0 - static_cast<double>(busy[run.fsdp->compute[0]] + tail) / static_cast<double>(r.step_time);
+  }
+
+  critical_shares(run, fsdp, tail);
+
+  // Memory: activations at the pipeline's simulated peak (messages included) on the worst device.
+  Bytes act_peak = -1;
+  if (!fsdp) {
+    const PipelineStats st = measure(run.plan, *run.pipeline, t);
+    act_peak = 0;
+    for (const auto& d : st.devices) act_peak = std::max(act_peak, d.peak_memory);
+  }
+  r.memory = job_memory(spec.model, l, run.comm.chunks, act_peak);
+  r.capacity = c.accelerator.usable_memory;
+  const LayerPasses lp = layer_passes(spec.model, l, c);
+  r.layer_forward_s = lp.forward.compute() + lp.forward.comm();
+  r.layer_backward_s = lp.backward_input.compute() + lp.backward_input.comm() + lp.backward_weight.compute();
+  return run;
+}
+
+}  // namespace stepsim
