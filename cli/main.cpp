@@ -4,6 +4,7 @@
 
 #include "cli/commands.hpp"
 #include "cli/commands/job_step_commands.hpp"
+#include "cli/commands/search_commands.hpp"
 #include "cli/input.hpp"
 #include "sim/engine.hpp"
 
@@ -20,6 +21,7 @@ int main(int argc, char** argv) {
   cli::add_plan_command(app);
   cli::add_check_against_command(app);
   cli::add_calibrate_command(app);
+  cli::add_search_command(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
