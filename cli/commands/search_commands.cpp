@@ -186,6 +186,7 @@ void run_merge(const MergeArgs& a) {
       r.counts.bound += c.bound;
       r.counts.simulated += c.simulated;
       r.counts.over_memory_simulated += c.over_memory_simulated;
+      for (const auto& [cards, why] : j.at("none_why").items()) r.none_why.emplace(std::stoll(cards), why.get<std::string>());
       for (const auto& e : j.at("simulated")) {
         Evaluated ev = evaluated_from_json(e);
         apply_task(sc->spec, ev);

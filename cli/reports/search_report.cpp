@@ -134,6 +134,16 @@ std::string header(const SearchReportInfo& info, const SearchSpec& spec) {
   return out;
 }
 
+// The design desk's answer: the fewest cards that meet the deadline, with their layout.
+std::string fewest_line(const SearchSpec& spec, const SearchResult& r) {
+  if (!timed(spec) || spec.task.deadline <= 0) return "";
+  for (const auto& p : r.per_cards)
+    if (p.best && p.meets)
+      return fmt::format("fewest cards that meet the deadline: {} ({}), {:.1f} days\n", p.cards, layout_label(p.best->c),
+                         days(p.best->completion));
+  return "no card count searched meets the deadline\n";
+}
+
 }  // namespace
 
 std::string search_text(const SearchReportInfo& info, const SearchSpec& spec, const SearchResult& r) {
@@ -150,6 +160,7 @@ std::string search_text(const SearchReportInfo& info, const SearchSpec& spec, co
     if (out.back() != '\n') out += '\n';
     for (const auto& p : r.per_cards)
       if (!p.why.empty()) out += fmt::format("  {} cards {}\n", p.cards, p.why);
+    out += fewest_line(spec, r);
   }
   if (r.miss) {
     out += fmt::format("\nnearest miss: {}\nwhat would have to change:\n", r.miss->what);
@@ -276,6 +287,8 @@ nlohmann::ordered_json search_json(const SearchReportInfo& info, const SearchSpe
     j["per_cards"].push_back(x);
   }
   j["front_cards"] = r.front;
+  j["none_why"] = nlohmann::ordered_json::object();
+  for (const auto& [cards, why] : r.none_why) j["none_why"][std::to_string(cards)] = why;
   if (r.miss) j["nearest_miss"] = {{"what", r.miss->what}, {"changes", r.miss->changes}};
   j["simulated"] = nlohmann::ordered_json::array();
   for (const auto& e : r.simulated) j["simulated"].push_back(entry_json(e));
@@ -387,6 +400,7 @@ std::string search_html(const SearchReportInfo& info, const SearchSpec& spec, co
   h.table(cards_table(spec, r));
   for (const auto& p : r.per_cards)
     if (!p.why.empty()) h.paragraph(fmt::format("{} cards {}", p.cards, p.why));
+  if (const std::string f = fewest_line(spec, r); !f.empty()) h.paragraph(f);
   if (r.miss) {
     h.heading(2, "Nearest miss", "miss");
     h.paragraph(r.miss->what);

@@ -288,6 +288,12 @@ SearchResult run_search(const SearchSpec& spec, const SearchOptions& opt) {
   std::map<std::tuple<std::string, int, std::int64_t, int, int>, std::optional<std::string>> sched_cache;
   // The smallest analytic memory seen (for "nothing fits").
   std::optional<Evaluated> smallest;
+  struct CardsNote {
+    std::string first_problem;
+    Bytes smallest_memory = -1;
+    bool queued = false;
+  };
+  std::map<std::int64_t, CardsNote> notes;
   enumerate_layouts(spec, [&](const Candidate& c) {
     if (static_cast<std::size_t>(c.index) % opt.shard_count != opt.shard_index) return;
     ++n.considered;
@@ -300,6 +306,8 @@ SearchResult run_search(const SearchSpec& spec, const SearchOptions& opt) {
     if (const auto p = check_layout(spec.model, l, c.cards)) {
       ++n.divisibility;
       ++div_keys[p->key];
+      auto& note = notes[c.cards];
+      if (note.first_problem.empty()) note.first_problem = fmt::format("layout.{}: {}", p->key, p->message);
       return;
     }
     const auto key = std::make_tuple(l.schedule, l.pp, l.microbatches(), l.vpp, l.zero >= 3 ? 1 : 0);
@@ -315,12 +323,23 @@ SearchResult run_search(const SearchSpec& spec, const SearchOptions& opt) {
     e.analytic_memory = job_memory(s.model, l, chunk_costs(s.model, l, s.cluster), -1).total();
     if (e.analytic_memory > cap) {
       ++n.memory;
+      auto& note = notes[c.cards];
+      if (note.smallest_memory < 0 || e.analytic_memory < note.smallest_memory) note.smallest_memory = e.analytic_memory;
       if (!smallest || e.analytic_memory < smallest->analytic_memory) smallest = e;
       return;
     }
     e.bound = compute_bound(s);
+    notes[c.cards].queued = true;
     queue.push_back(std::move(e));
   });
+  for (const auto& [cards, note] : notes) {
+    if (note.queued) continue;
+    if (note.smallest_memory >= 0)
+      res.none_why[cards] = fmt::format("no layout fits in memory: the smallest needs {:.1f} GiB per GPU, {:.1f} GiB usable",
+                                        gib(note.smallest_memory), gib(cap));
+    else if (!note.first_problem.empty())
+      res.none_why[cards] = "no layout divides: e.g. " + note.first_problem;
+  }
   if (!div_keys.empty())
     res.divisibility_example =
         std::max_element(div_keys.begin(), div_keys.end(), [](const auto& a, const auto& b) { return a.second < b.second; })->first;
@@ -399,11 +418,12 @@ SearchResult run_search(const SearchSpec& spec, const SearchOptions& opt) {
     miss.changes.push_back(fmt::format("an accelerator with at least {:.1f} GiB usable per GPU", gib(s.analytic_memory)));
     // More cards: the same layout with dp doubled until it fits (ZeRO shards over dp).
     JobLayout l = s.c.layout;
-    for (int f = 2; f <= 64; f *= 2) {
+    for (int f = 2; f <= 1024; f *= 2) {
       JobLayout g = l;
       g.dp = l.dp * f;
       g.global_batch = std::max<std::int64_t>(l.global_batch, static_cast<std::int64_t>(g.dp) * g.micro_batch);
-      if (g.zero == 0) g.zero = 1;
+      // Shard the state over the data-parallel ranks: ZeRO-3 without a pipeline, else ZeRO-1.
+      g.zero = g.pp == 1 ? 3 : std::max(1, g.zero);
       const Bytes need = job_memory(spec.model, g, chunk_costs(spec.model, g, spec.cluster), -1).total();
       if (need <= cap) {
         miss.changes.push_back(fmt::format("{} cards (dp {}, zero {}{}): {:.1f} GiB per GPU", s.c.cards * f, g.dp, g.zero,
@@ -446,7 +466,8 @@ void finish_search(const SearchSpec& spec, SearchResult& r) {
     if (timed) {
       p.budget = step_budget_at(spec, cards);
       if (!p.best) {
-        p.why = "no layout fits in memory or divides";
+        const auto w = r.none_why.find(cards);
+        p.why = w != r.none_why.end() ? w->second : "no layout fits in memory at its simulated peak";
       } else {
         const Evaluated& b = *p.best;
         p.meets = b.completion <= spec.task.deadline;
@@ -494,16 +515,23 @@ void finish_search(const SearchSpec& spec, SearchResult& r) {
         const double ratio = to_s(b.step) / std::max(1e-9, to_s(nearest->budget));
         miss.changes.push_back(fmt::format("a step {:.0f}% faster at {} cards (efficiency x {:.2f}, or faster cards)", (ratio - 1) * 100,
                                            b.c.cards, ratio));
-        // Cards: strong scaling at best linear; rounded up to whole nodes.
+        // Cards: strong scaling at best linear; rounded up to whole nodes whose data-parallel
+        // count can split the global batch.
         const int node = std::max(1, spec.cluster.node.gpus);
-        const std::int64_t need = static_cast<std::int64_t>(std::ceil(static_cast<double>(b.c.cards) * ratio / node)) * node;
-        if (need <= b.c.layout.global_batch)
-          miss.changes.push_back(fmt::format("at least {} cards (if the step shrank in proportion; search them to check)", need));
+        const std::int64_t gb = b.c.layout.global_batch;
+        const std::int64_t mp = static_cast<std::int64_t>(b.c.layout.tp) * b.c.layout.pp * b.c.layout.cp;
+        std::int64_t need = static_cast<std::int64_t>(std::ceil(static_cast<double>(b.c.cards) * ratio / node)) * node;
+        while (need <= gb * mp && (need % mp != 0 || gb % (need / mp) != 0)) need += node;
+        if (need <= gb * mp)
+          miss.changes.push_back(fmt::format("at least {} cards (whole {}-card hosts whose dp {} splits the {} sequences; if the step "
+                                             "shrank in proportion: search them to check)",
+                                             need, node, need / mp, gb));
         else
-          miss.changes.push_back(fmt::format("more than {} sequences per step: {} cards would not all get a sequence",
-                                             b.c.layout.global_batch, need));
-        miss.changes.push_back(
-            fmt::format("a deadline of at least {:.1f} days, or {:.0f}% fewer tokens", days, (1 - 1 / ratio) * 100));
+          miss.changes.push_back(fmt::format("more cards than the {} sequences per step can keep busy: a larger global batch", gb));
+        const double train_now = to_s(b.completion - spec.task.reserved);
+        const double train_max = to_s(spec.task.deadline - spec.task.reserved);
+        miss.changes.push_back(fmt::format("a deadline of at least {:.1f} days, or {:.0f}% fewer tokens", days,
+                                           (1 - train_max / std::max(1e-9, train_now)) * 100));
         r.miss = miss;
       }
     }

@@ -23,6 +23,7 @@
 // card count's best N is exact for every key and for the Pareto front of cards vs days.
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -128,6 +129,9 @@ struct SearchResult {
   std::vector<std::int64_t> front;   // cards of the Pareto front of (cards, days) (or step time)
   std::optional<NearestMiss> miss;   // set when no layout fits, or none meets the deadline
   std::string divisibility_example;  // the most frequent divisibility message key, for "why none"
+  // Per card count with no layout left before simulation: why (the first divisibility problem,
+  // or the smallest memory need).
+  std::map<std::int64_t, std::string> none_why;
 };
 
 // The values each key takes (auto domains filled in for this model and cluster).
