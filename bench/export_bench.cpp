@@ -1,9 +1,9 @@
-// Trace export speed: pipeline_trace (cli/pipeline_report.hpp) turning a finished run into
+// Trace export speed: pipeline_trace (cli/reports/pipeline_report.hpp) turning a finished run into
 // Chrome Trace Event JSON, in MB (10^6 bytes) of JSON per second.
 #include <benchmark/benchmark.h>
 
 #include "bench/workloads.hpp"
-#include "cli/pipeline_report.hpp"
+#include "cli/reports/pipeline_report.hpp"
 
 namespace stepsim::bench {
 namespace {

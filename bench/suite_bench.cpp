@@ -6,7 +6,7 @@
 
 #include <benchmark/benchmark.h>
 
-#include "cli/bench_runner.hpp"
+#include "cli/bench/bench_runner.hpp"
 
 namespace stepsim::bench {
 namespace {

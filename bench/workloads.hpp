@@ -3,7 +3,7 @@
 // (the book's stage times, 1 ms links, 230 MiB activations, 1 MiB messages) at a given size.
 #include <string>
 
-#include "schedules/pipeline_spec.hpp"
+#include "schedules/lowering/pipeline/pipeline_spec.hpp"
 
 namespace stepsim::bench {
 

@@ -6,8 +6,8 @@
 
 #include <benchmark/benchmark.h>
 
-#include "cli/scenario.hpp"
-#include "schedules/data_parallel.hpp"
+#include "cli/input/scenario.hpp"
+#include "schedules/lowering/data_parallel/data_parallel.hpp"
 
 namespace stepsim::bench {
 namespace {

@@ -2,10 +2,10 @@
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
-#include "cli/commands.hpp"
+#include "cli/commands/commands.hpp"
 #include "cli/commands/job_step_commands.hpp"
 #include "cli/commands/search_commands.hpp"
-#include "cli/input.hpp"
+#include "cli/input/input.hpp"
 #include "sim/engine.hpp"
 
 int main(int argc, char** argv) {

@@ -144,11 +144,19 @@ LayerPasses layer_passes(const JobModel& m, const JobLayout& l, const ClusterSpe
   const auto& a = c.accelerator;
   // One layer's passes. Backward input gradient = forward GEMMs, weight gradient = forward GEMMs;
   // attention backward 2x its forward (2.5x for FlashAttention, which recomputes the scores);
-  // memory-bound backward reads the saved input and the gradient and writes a gradient: 2x.
+  // memory-bound backward reads the saved input and the incoming gradient and writes a gradient
+  // where the forward read one array and wrote one: 1.5x.
   const double attn_b = l.attention == AttentionKernel::Flash ? 2.5 : 2.0;
   PassSeconds f = layer_pass(w, l, c, paths, 1, 1, 1, 1);
-  PassSeconds bi = layer_pass(w, l, c, paths, 1, attn_b, 2, 1);
+  PassSeconds bi = layer_pass(w, l, c, paths, 1, attn_b, 1.5, 1);
   PassSeconds bw = layer_pass(w, l, c, paths, 1, 0, 0, 0);
+  // Backward TP: of the two collectives, the one after the column-parallel GEMM runs while that
+  // GEMM's weight gradient is computed (Megatron's async tensor-parallel all-reduce, sec. 4.2.2
+  // of Korthikanti 2022): only what outlasts that weight gradient shows.
+  if (bi.tp > 0) {
+    const double half = bi.tp / 2;
+    bi.tp = half + std::max(0.0, half - bw.gemm / 2);
+  }
   // CP: the K/V ring (cp - 1 steps) hides behind the attention it feeds; what exceeds it shows.
   if (l.cp > 1) {
     const double ring = (l.cp - 1) * (to_s(paths.cp.step_latency) + w.cp_bytes / paths.cp.bytes_per_second);

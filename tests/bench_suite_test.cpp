@@ -3,7 +3,7 @@
 #include <catch2/catch.hpp>
 #include <fmt/format.h>
 
-#include "cli/bench_runner.hpp"
+#include "cli/bench/bench_runner.hpp"
 
 using namespace stepsim;
 using namespace stepsim::cli;

@@ -1,4 +1,4 @@
-// Pictures of data-parallel runs (cli/data_parallel_pictures.hpp): the HTML report is well-formed,
+// Pictures of data-parallel runs (cli/reports/data_parallel_pictures.hpp): the HTML report is well-formed,
 // draws one bar per op of the shown cards, and its exposed-communication highlights add up to the
 // exposed communication the simulation reports; the zoomed views and the text Gantt chart.
 #include <catch2/catch.hpp>
@@ -15,12 +15,12 @@
 
 #include <unistd.h>
 
-#include "cli/data_parallel_pictures.hpp"
-#include "cli/scenario.hpp"
-#include "cli/scenario_data_parallel.hpp"
-#include "cli/svg_charts.hpp"
-#include "cli/text_gantt.hpp"
-#include "schedules/data_parallel.hpp"
+#include "cli/reports/data_parallel_pictures.hpp"
+#include "cli/input/scenario.hpp"
+#include "cli/input/scenario_data_parallel.hpp"
+#include "cli/reports/svg_charts.hpp"
+#include "cli/reports/text_gantt.hpp"
+#include "schedules/lowering/data_parallel/data_parallel.hpp"
 #include "tests/html_checks.hpp"
 
 using namespace stepsim;

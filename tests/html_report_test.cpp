@@ -12,11 +12,11 @@
 
 #include <unistd.h>
 
-#include "cli/html_report.hpp"
-#include "cli/pipeline_pictures.hpp"
-#include "cli/scenario.hpp"
-#include "cli/svg_charts.hpp"
-#include "cli/text_gantt.hpp"
+#include "cli/reports/html_report.hpp"
+#include "cli/reports/pipeline_pictures.hpp"
+#include "cli/input/scenario.hpp"
+#include "cli/reports/svg_charts.hpp"
+#include "cli/reports/text_gantt.hpp"
 #include "tests/html_checks.hpp"
 
 using namespace stepsim;

@@ -6,13 +6,13 @@
 #include <cmath>
 #include <numeric>
 
-#include "cli/input.hpp"
-#include "cli/rl_report.hpp"
-#include "cli/scenario.hpp"
+#include "cli/input/input.hpp"
+#include "cli/reports/rl_report.hpp"
+#include "cli/input/scenario.hpp"
 #include "models/rl_loop.hpp"
 #include "models/random.hpp"
 #include "models/rl_weights.hpp"
-#include "schedules/rl_run.hpp"
+#include "schedules/lowering/rl/rl_run.hpp"
 
 using namespace stepsim;
 

@@ -1,11 +1,11 @@
-// Data parallelism and ZeRO-3 (schedules/data_parallel*.hpp) against the book's figures
+// Data parallelism and ZeRO-3 (schedules/lowering/data_parallel/) against the book's figures
 // (reference section 2: gradient buckets, figure 10-25/10-26, the ZeRO-3 design case; section 4:
 // the design table). Every figure is computed by the simulator from the stated inputs.
 #include <catch2/catch.hpp>
 
-#include "cli/scenario.hpp"
-#include "schedules/data_parallel.hpp"
-#include "schedules/data_parallel_spec.hpp"
+#include "cli/input/scenario.hpp"
+#include "schedules/lowering/data_parallel/data_parallel.hpp"
+#include "schedules/lowering/data_parallel/data_parallel_spec.hpp"
 
 using namespace stepsim;
 

@@ -2,8 +2,8 @@
 // cards and the step time the planner evaluates (simulated from the data_parallel section).
 #include <catch2/catch.hpp>
 
-#include "cli/job_report.hpp"
-#include "cli/scenario.hpp"
+#include "cli/reports/job_report.hpp"
+#include "cli/input/scenario.hpp"
 
 using namespace stepsim;
 using namespace stepsim::cli;

@@ -5,8 +5,8 @@
 
 #include <fmt/format.h>
 
-#include "cli/job_report.hpp"
-#include "cli/scenario.hpp"
+#include "cli/reports/job_report.hpp"
+#include "cli/input/scenario.hpp"
 
 using namespace stepsim;
 using namespace stepsim::cli;

@@ -6,11 +6,11 @@
 #include <algorithm>
 #include <numeric>
 
-#include "cli/cmd_moe.hpp"
-#include "cli/moe_report.hpp"
-#include "cli/scenario.hpp"
+#include "cli/commands/cmd_moe.hpp"
+#include "cli/reports/moe_report.hpp"
+#include "cli/input/scenario.hpp"
 #include "models/moe_routing.hpp"
-#include "schedules/moe_layer.hpp"
+#include "schedules/lowering/moe/moe_layer.hpp"
 
 using namespace stepsim;
 

@@ -5,7 +5,7 @@
 #include <algorithm>
 #include <random>
 
-#include "schedules/pipeline_spec.hpp"
+#include "schedules/lowering/pipeline/pipeline_spec.hpp"
 
 using namespace stepsim;
 

@@ -1,13 +1,13 @@
 // `stepsim plan` end to end: the shipped scenarios, the report, and bad input.
 #include <catch2/catch.hpp>
 
-#include "schedules/data_parallel_spec.hpp"
+#include "schedules/lowering/data_parallel/data_parallel_spec.hpp"
 
 #include <fstream>
 #include <sstream>
 
-#include "cli/plan_report.hpp"
-#include "cli/scenario.hpp"
+#include "cli/reports/plan_report.hpp"
+#include "cli/input/scenario.hpp"
 #include "models/plan_sweep.hpp"
 
 using namespace stepsim;

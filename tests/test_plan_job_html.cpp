@@ -12,10 +12,10 @@
 #include <fmt/format.h>
 #include <unistd.h>
 
-#include "cli/job_pictures.hpp"
-#include "cli/plan_pictures.hpp"
-#include "cli/scenario.hpp"
-#include "cli/svg_charts.hpp"
+#include "cli/reports/job_pictures.hpp"
+#include "cli/reports/plan_pictures.hpp"
+#include "cli/input/scenario.hpp"
+#include "cli/reports/svg_charts.hpp"
 #include "tests/html_checks.hpp"
 #include "models/plan_sweep.hpp"
 

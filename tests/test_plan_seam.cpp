@@ -5,7 +5,7 @@
 
 #include "models/plan.hpp"
 #include "plan_fixtures.hpp"
-#include "schedules/data_parallel_spec.hpp"
+#include "schedules/lowering/data_parallel/data_parallel_spec.hpp"
 
 using namespace stepsim;
 using namespace stepsim::testing;

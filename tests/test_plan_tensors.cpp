@@ -4,10 +4,10 @@
 
 #include <cmath>
 
-#include "cli/plan_pictures.hpp"
-#include "cli/plan_report.hpp"
-#include "cli/plan_tensor_report.hpp"
-#include "cli/scenario.hpp"
+#include "cli/reports/plan_pictures.hpp"
+#include "cli/reports/plan_report.hpp"
+#include "cli/reports/plan_tensor_report.hpp"
+#include "cli/input/scenario.hpp"
 #include "models/step_timing.hpp"
 #include "plan_fixtures.hpp"
 

@@ -1,7 +1,7 @@
 // Units and scenario errors: every error names the file, the line and the key.
 #include <catch2/catch.hpp>
 
-#include "cli/scenario.hpp"
+#include "cli/input/scenario.hpp"
 #include "models/units.hpp"
 
 using namespace stepsim;

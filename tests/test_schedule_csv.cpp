@@ -7,9 +7,9 @@
 
 #include <unistd.h>
 
-#include "cli/scenario.hpp"
-#include "schedules/action_csv.hpp"
-#include "schedules/pipeline_spec.hpp"
+#include "cli/input/scenario.hpp"
+#include "schedules/pipeline/action_csv.hpp"
+#include "schedules/lowering/pipeline/pipeline_spec.hpp"
 
 using namespace stepsim;
 

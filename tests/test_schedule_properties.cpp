@@ -11,8 +11,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "cli/pipeline_report.hpp"
-#include "schedules/pipeline_spec.hpp"
+#include "cli/reports/pipeline_report.hpp"
+#include "schedules/lowering/pipeline/pipeline_spec.hpp"
 
 using namespace stepsim;
 

@@ -6,8 +6,8 @@
 
 #include <algorithm>
 
-#include "cli/scenario.hpp"
-#include "schedules/pipeline_spec.hpp"
+#include "cli/input/scenario.hpp"
+#include "schedules/lowering/pipeline/pipeline_spec.hpp"
 
 using namespace stepsim;
 

@@ -5,8 +5,8 @@
 #include <nlohmann/json.hpp>
 #include <set>
 
-#include "cli/pipeline_report.hpp"
-#include "cli/scenario.hpp"
+#include "cli/reports/pipeline_report.hpp"
+#include "cli/input/scenario.hpp"
 
 using namespace stepsim;
 

@@ -11,10 +11,10 @@
 
 #include "cli/input/job_step_input.hpp"
 #include "cli/input/validation_csv.hpp"
-#include "cli/output.hpp"
+#include "cli/reports/output.hpp"
 #include "cli/reports/job_step_report.hpp"
-#include "cli/scenario.hpp"
-#include "cli/table.hpp"
+#include "cli/input/scenario.hpp"
+#include "cli/reports/table.hpp"
 #include "models/calibration.hpp"
 
 namespace stepsim::cli {

@@ -83,7 +83,11 @@ ClusterSpec read_cluster(const Reader& parent, const std::string& k) {
   const std::string preset = r.text("preset");
   const ClusterSpec* p = find_cluster_preset(preset);
   if (!p) {
-    const auto near = nearest(preset, cluster_preset_names());
+    // A preset the name starts (h100 -> h100-sxm) before the nearest by edit distance.
+    std::string near;
+    for (const auto& n : cluster_preset_names())
+      if (near.empty() && n.rfind(preset, 0) == 0) near = n;
+    if (near.empty()) near = nearest(preset, cluster_preset_names());
     r.fail("preset", near.empty() ? fmt::format("unknown preset '{}' (known: {})", preset, join(cluster_preset_names()))
                                   : fmt::format("unknown preset '{}'; did you mean '{}'?", preset, near));
   }

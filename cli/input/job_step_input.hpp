@@ -11,7 +11,7 @@
 #include <memory>
 #include <string>
 
-#include "cli/input.hpp"
+#include "cli/input/input.hpp"
 #include "schedules/lowering/job/job_step.hpp"
 
 namespace stepsim::cli {

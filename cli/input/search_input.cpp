@@ -6,7 +6,7 @@
 #include <fmt/format.h>
 
 #include "cli/input/job_step_input.hpp"
-#include "schedules/registry.hpp"
+#include "schedules/pipeline/registry.hpp"
 
 namespace stepsim::cli {
 

@@ -15,7 +15,7 @@
 #include <string>
 #include <vector>
 
-#include "cli/input.hpp"
+#include "cli/input/input.hpp"
 #include "schedules/lowering/search/layout_search.hpp"
 
 namespace stepsim::cli {

@@ -7,7 +7,7 @@
 
 #include <fmt/format.h>
 
-#include "cli/input.hpp"
+#include "cli/input/input.hpp"
 #include "models/layout.hpp"
 
 namespace stepsim::cli {

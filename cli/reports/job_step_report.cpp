@@ -2,8 +2,8 @@
 
 #include <fmt/format.h>
 
-#include "cli/chrome_trace.hpp"
-#include "cli/table.hpp"
+#include "cli/reports/chrome_trace.hpp"
+#include "cli/reports/table.hpp"
 
 namespace stepsim::cli {
 

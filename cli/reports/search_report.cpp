@@ -7,8 +7,8 @@
 
 #include <fmt/format.h>
 
-#include "cli/html_report.hpp"
-#include "cli/table.hpp"
+#include "cli/reports/html_report.hpp"
+#include "cli/reports/table.hpp"
 
 namespace stepsim::cli {
 

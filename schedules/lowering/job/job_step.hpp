@@ -17,8 +17,8 @@
 #include <vector>
 
 #include "models/layer_costs.hpp"
-#include "schedules/data_parallel.hpp"
-#include "schedules/pipeline_spec.hpp"
+#include "schedules/lowering/data_parallel/data_parallel.hpp"
+#include "schedules/lowering/pipeline/pipeline_spec.hpp"
 
 namespace stepsim {
 

@@ -16,7 +16,7 @@
 #include "models/checkpoint.hpp"
 #include "models/deadline.hpp"
 #include "models/layout.hpp"
-#include "schedules/registry.hpp"
+#include "schedules/pipeline/registry.hpp"
 
 namespace stepsim {
 

@@ -1,0 +1,67 @@
+#include "cli/bench/bench_runner.hpp"
+
+#include <atomic>
+#include <exception>
+#include <mutex>
+#include <thread>
+
+#include <fmt/format.h>
+
+namespace stepsim::cli {
+
+VariantResult simulate_variant(const BenchVariant& variant, const PipelineSpec& spec) {
+  VariantResult r;
+  r.index = variant.index;
+  r.settings = variant.settings;
+  try {
+    const PipelineRun run = simulate_pipeline(spec);
+    const PipelineStats& st = run.stats;
+    r.step_time = st.step_time;
+    r.bubble_fraction = st.bubble_fraction;
+    r.forward_messages = st.forward_messages;
+    r.backward_messages = st.backward_messages;
+    for (const auto& d : st.devices) {
+      r.peak_memory.push_back(d.peak_memory);
+      r.peak_resident.push_back(d.peak_resident);
+    }
+  } catch (const SpecError& e) {
+    r.status = VariantStatus::Skipped;
+    r.reason = e.what();
+  } catch (const DeadlockError& e) {
+    r.status = VariantStatus::Failed;
+    r.reason = fmt::format("cannot finish: {}", e.what());
+  } catch (const GraphError& e) {
+    r.status = VariantStatus::Failed;
+    r.reason = fmt::format("cannot run: {}", e.what());
+  } catch (const std::exception& e) {
+    r.status = VariantStatus::Failed;
+    r.reason = fmt::format("internal error: {}", e.what());
+  }
+  return r;
+}
+
+std::vector<VariantResult> run_variants(const std::vector<PreparedVariant>& variants, unsigned jobs,
+                                        const BenchProgress& progress) {
+  std::vector<VariantResult> results(variants.size());
+  std::atomic<std::size_t> next{0};
+  std::mutex report;
+  std::size_t done = 0;
+  // Each worker takes the next unclaimed variant and writes only its own slot.
+  const auto work = [&] {
+    for (std::size_t i = next++; i < variants.size(); i = next++) {
+      results[i] = simulate_variant(variants[i].variant, variants[i].spec);
+      if (progress) {
+        std::lock_guard lock(report);
+        progress(++done, results[i]);
+      }
+    }
+  };
+  const unsigned n = std::max(1u, std::min<unsigned>(jobs, static_cast<unsigned>(variants.size())));
+  std::vector<std::thread> threads;
+  for (unsigned t = 1; t < n; ++t) threads.emplace_back(work);
+  work();
+  for (auto& t : threads) t.join();
+  return results;
+}
+
+}  // namespace stepsim::cli

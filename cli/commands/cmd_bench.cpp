@@ -1,0 +1,225 @@
+// `stepsim bench SUITE.yaml` and `stepsim bench merge`: schedule-variant regression suites.
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <memory>
+#include <sstream>
+#include <thread>
+
+#include <fmt/format.h>
+
+#include "cli/bench/bench_runner.hpp"
+#include "cli/commands/commands.hpp"
+#include "cli/reports/output.hpp"
+
+namespace stepsim::cli {
+
+namespace {
+
+struct BenchArgs {
+  std::string suite;
+  std::string output;
+  std::string csv;
+  std::string baseline;
+  bool write_baseline = false;
+  std::string shard;
+  unsigned jobs = 0;
+  std::vector<std::string> sets;
+  bool quiet = false;
+};
+
+struct MergeArgs {
+  std::vector<std::string> files;
+  std::string output;
+  std::string csv;
+  std::string baseline;
+  bool allow_partial = false;
+};
+
+std::string read_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw InputError(path, 0, "", "cannot open the file");
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+std::string csv_path_for(const std::string& json_path) {
+  std::filesystem::path p(json_path);
+  p.replace_extension(".csv");
+  return p.string();
+}
+
+// Progress on stderr: a self-rewriting line on a terminal, a line per tenth otherwise (logs).
+class ProgressLine {
+ public:
+  ProgressLine(std::size_t total, bool quiet) : total_(total), quiet_(quiet), tty_(isatty(fileno(stderr)) != 0) {}
+  void update(std::size_t done, const VariantResult& r) {
+    if (r.status == VariantStatus::Skipped) ++skipped_;
+    if (r.status == VariantStatus::Failed) {
+      ++failed_;
+      if (!quiet_) fmt::print(stderr, "{}bench: variant {} ({}) failed: {}\n", tty_ ? "\r\033[K" : "", r.index, r.key(), r.reason);
+    }
+    if (quiet_) return;
+    const std::size_t tenth = total_ >= 10 ? total_ / 10 : 1;
+    if (tty_) fmt::print(stderr, "\r\033[Kbench: {}/{} variants ({} skipped, {} failed)", done, total_, skipped_, failed_);
+    else if (done % tenth == 0 || done == total_)
+      fmt::print(stderr, "bench: {}/{} variants ({} skipped, {} failed)\n", done, total_, skipped_, failed_);
+  }
+  void finish(double seconds, unsigned jobs) {
+    if (quiet_) return;
+    fmt::print(stderr, "{}bench: {} variants in {:.2f} s on {} thread{}\n", tty_ ? "\r\033[K" : "", total_, seconds, jobs,
+               jobs == 1 ? "" : "s");
+  }
+
+ private:
+  std::size_t total_;
+  bool quiet_, tty_;
+  std::size_t skipped_ = 0, failed_ = 0;
+};
+
+void write_results(const BenchResults& results, const std::string& json_path, const std::string& csv_path) {
+  write_file(json_path, results_json_text(results));
+  write_file(csv_path, results_csv(results));
+}
+
+std::string counts_line(const BenchResults& r) {
+  std::size_t ok = 0, skipped = 0, failed = 0;
+  for (const auto& v : r.results) {
+    if (v.status == VariantStatus::Ok) ++ok;
+    else if (v.status == VariantStatus::Skipped) ++skipped;
+    else ++failed;
+  }
+  return fmt::format("{}: {} variants ({} ran, {} skipped, {} failed)", r.suite.name, r.results.size(), ok, skipped, failed);
+}
+
+// Prints the comparison; exit 4 if anything regressed.
+void check_baseline(const BenchResults& current, const std::string& baseline_file, const Tolerances& tol) {
+  const BenchResults baseline = results_from_json(read_file(baseline_file), baseline_file);
+  if (baseline.suite.name != current.suite.name)
+    throw InputError(baseline_file, 0, "suite.name",
+                     fmt::format("the baseline is from suite '{}', these results are from '{}'", baseline.suite.name,
+                                 current.suite.name));
+  const Comparison c = compare_results(baseline, current, tol);
+  fmt::print("\n{}", comparison_text(c, baseline_file));
+  if (!c.regressions.empty()) {
+    std::fflush(stdout);
+    throw CLI::RuntimeError(4);
+  }
+}
+
+void fail_if_any_failed(const BenchResults& r) {
+  for (const auto& v : r.results)
+    if (v.status == VariantStatus::Failed) {
+      fmt::print(stderr, "error: some variants cannot finish (status 'failed' in the results)\n");
+      throw CLI::RuntimeError(3);
+    }
+}
+
+void run_bench(const BenchArgs& a) {
+  if (a.suite.empty()) throw InputError("bench", 0, "", "missing the suite file (stepsim bench SUITE.yaml)");
+  const BenchSuite suite = load_suite(a.suite);
+  Shard shard;
+  if (!a.shard.empty()) {
+    std::string err;
+    auto s = parse_shard(a.shard, &err);
+    if (!s) throw InputError("--shard", 0, "", err);
+    shard = *s;
+  }
+  const bool sharded = shard.count > 1;
+  if (a.write_baseline && sharded)
+    throw InputError("--write-baseline", 0, "", "a baseline needs every variant: run without --shard (or merge shards)");
+  if (a.write_baseline && !suite.baseline_path)
+    throw InputError(suite.file, 0, "baseline", "--write-baseline needs the suite to name its baseline file");
+
+  // Every variant's scenario is read before anything runs, so a bad axis value fails fast.
+  std::vector<PreparedVariant> prepared;
+  for (std::size_t index : shard_indices(suite.variant_count(), shard)) {
+    BenchVariant v = variant_at(suite, index);
+    PipelineSpec spec = variant_spec(suite, v, a.sets);
+    prepared.push_back({std::move(v), std::move(spec)});
+  }
+
+  const unsigned jobs = a.jobs > 0 ? a.jobs : std::max(1u, std::thread::hardware_concurrency());
+  ProgressLine progress(prepared.size(), a.quiet);
+  const auto t0 = std::chrono::steady_clock::now();
+  BenchResults results;
+  results.suite = suite.identity();
+  results.shard = sharded ? fmt::format("{}/{}", shard.index, shard.count) : "all";
+  results.results = run_variants(prepared, jobs, [&](std::size_t done, const VariantResult& r) { progress.update(done, r); });
+  progress.finish(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(),
+                  std::min<unsigned>(jobs, std::max<std::size_t>(1, prepared.size())));
+
+  const std::string stem = sharded ? fmt::format("{}-shard-{}-of-{}", suite.name, shard.index, shard.count)
+                                   : fmt::format("{}-results", suite.name);
+  // With --write-baseline the baseline is the result file, unless -o asks for another copy.
+  const std::string json_path =
+      !a.output.empty() ? a.output : a.write_baseline ? *suite.baseline_path : stem + ".json";
+  const std::string csv_path = a.csv.empty() ? csv_path_for(json_path) : a.csv;
+  write_results(results, json_path, csv_path);
+  if (a.write_baseline && json_path != *suite.baseline_path) write_file(*suite.baseline_path, results_json_text(results));
+
+  if (!sharded) {
+    const std::string wins = wins_text(schedule_wins(results));
+    if (!wins.empty()) fmt::print("{}\n", wins);
+  }
+  fmt::print("{}; results in {} and {}\n", counts_line(results), json_path, csv_path);
+  if (a.write_baseline) fmt::print("baseline written to {}\n", *suite.baseline_path);
+  if (!a.baseline.empty()) check_baseline(results, a.baseline, suite.tolerance);
+  fail_if_any_failed(results);
+}
+
+void run_merge(const MergeArgs& a) {
+  std::vector<BenchResults> parts;
+  for (const auto& f : a.files) parts.push_back(results_from_json(read_file(f), f));
+  const BenchResults merged = merge_results(parts, a.files);
+  const std::string csv_path = a.csv.empty() ? csv_path_for(a.output) : a.csv;
+  write_results(merged, a.output, csv_path);
+  const std::string wins = wins_text(schedule_wins(merged));
+  if (!wins.empty() && merged.shard == "all") fmt::print("{}\n", wins);
+  fmt::print("{} merged from {} files; results in {} and {}\n", counts_line(merged), a.files.size(), a.output, csv_path);
+  if (merged.shard != "all") {
+    fmt::print(stderr, "{}: the files hold {} of the suite's {} variants (a shard is missing)\n",
+               a.allow_partial ? "warning" : "error", merged.results.size(), merged.suite.variants);
+    if (!a.allow_partial) throw CLI::RuntimeError(4);
+  }
+  if (!a.baseline.empty()) check_baseline(merged, a.baseline, merged.suite.tolerance);
+  fail_if_any_failed(merged);
+}
+
+}  // namespace
+
+void add_bench_command(CLI::App& app) {
+  auto a = std::make_shared<BenchArgs>();
+  auto* cmd = app.add_subcommand("bench", "run a schedule-variant suite (cross product of axes) and compare to a baseline");
+  cmd->require_subcommand(0, 1);
+  cmd->add_option("suite", a->suite, "suite YAML file (base scenario + axes), e.g. bench/suites/pipeline.yaml");
+  cmd->add_option("-o,--output", a->output, "result JSON (default: NAME-results.json, or NAME-shard-I-of-N.json)");
+  cmd->add_option("--csv", a->csv, "result CSV (default: the JSON path with .csv)");
+  cmd->add_option("--baseline", a->baseline, "compare with an earlier result JSON; exit 4 listing regressions");
+  cmd->add_flag("--write-baseline", a->write_baseline,
+                "write the results to the suite's 'baseline' file (and its CSV next to it) to accept them");
+  cmd->add_option("--shard", a->shard, "run variants I, I+N, I+2N, ... only (I/N, I from 0); join with 'bench merge'");
+  cmd->add_option("-j,--jobs", a->jobs, "worker threads (default: all cores)");
+  cmd->add_option("--set", a->sets, "override a base-scenario key for every variant (repeatable)");
+  cmd->add_flag("-q,--quiet", a->quiet, "no progress on stderr");
+
+  auto m = std::make_shared<MergeArgs>();
+  auto* merge = cmd->add_subcommand("merge", "join the result files of shards (--shard I/N) into one");
+  merge->add_option("files", m->files, "shard result JSON files")->required();
+  merge->add_option("-o,--output", m->output, "merged result JSON")->required();
+  merge->add_option("--csv", m->csv, "merged result CSV (default: the JSON path with .csv)");
+  merge->add_option("--baseline", m->baseline, "compare the merged results with a baseline; exit 4 on regressions");
+  merge->add_flag("--allow-partial", m->allow_partial, "write and succeed even if some variants are missing");
+  merge->callback([m] { run_merge(*m); });
+
+  cmd->callback([a, merge] {
+    if (merge->parsed()) return;
+    run_bench(*a);
+  });
+}
+
+}  // namespace stepsim::cli

@@ -1,0 +1,342 @@
+#include "cli/input/input.hpp"
+
+#include <algorithm>
+#include <fstream>
+#include <sstream>
+
+#include <fmt/format.h>
+
+#include "models/units.hpp"
+
+namespace stepsim::cli {
+
+InputError::InputError(std::string file, int line, std::string key, const std::string& message)
+    : std::runtime_error(fmt::format("{}{}: {}{}", file, line > 0 ? fmt::format(":{}", line) : std::string(),
+                                     key.empty() ? std::string() : key + ": ", message)),
+      file_(std::move(file)), line_(line), key_(std::move(key)), message_(message) {}
+
+namespace {
+int line_of(const YAML::Node& n) {
+  const auto mark = n.Mark();
+  return mark.line >= 0 ? mark.line + 1 : 0;
+}
+
+std::vector<std::string> split_dots(const std::string& key) {
+  std::vector<std::string> parts;
+  std::stringstream ss(key);
+  std::string part;
+  while (std::getline(ss, part, '.')) parts.push_back(part);
+  return parts;
+}
+
+// Sets root[a][b][c] = value, creating maps on the way.
+void set_path(YAML::Node root, const std::vector<std::string>& parts, const YAML::Node& value) {
+  YAML::Node cur = root;
+  for (std::size_t i = 0; i + 1 < parts.size(); ++i) {
+    YAML::Node next = cur[parts[i]];
+    if (!next.IsMap()) {
+      next = YAML::Node(YAML::NodeType::Map);
+      cur[parts[i]] = next;
+    }
+    cur.reset(next);
+  }
+  cur[parts.back()] = value;
+}
+}  // namespace
+
+std::shared_ptr<Source> Source::parse(const std::string& text, const std::string& name,
+                                      const std::vector<std::string>& overrides) {
+  auto src = std::make_shared<Source>();
+  src->file = name;
+  try {
+    src->root = YAML::Load(text);
+  } catch (const YAML::Exception& e) {
+    throw InputError(name, e.mark.line + 1, "", fmt::format("not valid YAML: {}", e.msg));
+  }
+  if (src->root.IsNull()) src->root = YAML::Node(YAML::NodeType::Map);
+  if (!src->root.IsMap()) throw InputError(name, line_of(src->root), "", "a scenario is a YAML map of keys");
+  for (const auto& ov : overrides) {
+    const auto eq = ov.find('=');
+    if (eq == std::string::npos || eq == 0)
+      throw InputError("--set", 0, ov, "expected key.path=value");
+    const std::string key = ov.substr(0, eq);
+    YAML::Node value;
+    try {
+      value = YAML::Load(ov.substr(eq + 1));
+    } catch (const YAML::Exception& e) {
+      throw InputError("--set", 0, key, fmt::format("value is not valid YAML: {}", e.msg));
+    }
+    auto parts = split_dots(key);
+    if (std::any_of(parts.begin(), parts.end(), [](const std::string& p) { return p.empty(); }))
+      throw InputError("--set", 0, key, "empty part in key path");
+    set_path(src->root, parts, value);
+    src->overridden.insert(key);
+  }
+  return src;
+}
+
+std::shared_ptr<Source> Source::load(const std::string& file, const std::vector<std::string>& overrides) {
+  std::ifstream in(file);
+  if (!in) throw InputError(file, 0, "", "cannot open the file");
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return parse(ss.str(), file, overrides);
+}
+
+std::string nearest(const std::string& word, const std::vector<std::string>& candidates) {
+  std::string best;
+  std::size_t best_d = std::max<std::size_t>(2, word.size() / 3) + 1;
+  for (const auto& c : candidates) {
+    std::vector<std::size_t> prev(c.size() + 1), cur(c.size() + 1);
+    for (std::size_t j = 0; j <= c.size(); ++j) prev[j] = j;
+    for (std::size_t i = 1; i <= word.size(); ++i) {
+      cur[0] = i;
+      for (std::size_t j = 1; j <= c.size(); ++j)
+        cur[j] = std::min({prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + (word[i - 1] == c[j - 1] ? 0 : 1)});
+      std::swap(prev, cur);
+    }
+    if (prev[c.size()] < best_d) { best_d = prev[c.size()]; best = c; }
+  }
+  return best;
+}
+
+Reader::Reader(std::shared_ptr<const Source> src, YAML::Node node, std::string path)
+    : src_(std::move(src)), node_(std::move(node)), path_(std::move(path)) {}
+
+void Reader::fail_at(const YAML::Node& at, const std::string& full_key, const std::string& message) const {
+  // A key set with --set has no line in the file: say where it came from instead.
+  for (const auto& ov : src_->overridden)
+    if (full_key == ov || full_key.rfind(ov + ".", 0) == 0 || full_key.rfind(ov + "[", 0) == 0)
+      throw InputError("--set", 0, full_key, message);
+  throw InputError(src_->file, at ? line_of(at) : line_of(node_), full_key, message);
+}
+
+void Reader::fail_dotted(const std::string& dotted_key, const std::string& message) const {
+  YAML::Node node = node_, deepest = node_;
+  std::size_t start = 0;
+  while (start <= dotted_key.size()) {
+    const auto dot = dotted_key.find('.', start);
+    const std::string part = dotted_key.substr(start, dot == std::string::npos ? std::string::npos : dot - start);
+    if (!node.IsMap()) break;
+    const YAML::Node& cn = node;
+    YAML::Node next = cn[part];
+    if (!next.IsDefined()) break;
+    node.reset(next);
+    deepest.reset(next);
+    if (dot == std::string::npos) break;
+    start = dot + 1;
+  }
+  fail_at(deepest, key(dotted_key), message);
+}
+
+void Reader::fail(const std::string& k, const std::string& message) const {
+  const YAML::Node n = get(k);
+  fail_at(n ? n : node_, key(k), message);
+}
+
+YAML::Node Reader::get(const std::string& k) const {
+  const YAML::Node& cn = node_;
+  if (!cn.IsMap()) return YAML::Node();
+  return cn[k];
+}
+
+bool Reader::has(const std::string& k) const {
+  const YAML::Node n = get(k);
+  return n.IsDefined() && !n.IsNull();
+}
+
+std::vector<std::string> Reader::keys() const {
+  std::vector<std::string> out;
+  if (node_.IsMap())
+    for (const auto& kv : node_) out.push_back(kv.first.as<std::string>());
+  return out;
+}
+
+Reader Reader::child(const std::string& k) const {
+  const YAML::Node n = get(k);
+  if (!n.IsDefined() || n.IsNull()) fail_at(node_, key(k), "missing section");
+  if (!n.IsMap()) fail_at(n, key(k), "expected a map of keys");
+  return Reader(src_, n, key(k));
+}
+
+void Reader::only(const std::vector<std::string>& allowed) const {
+  if (!node_.IsMap()) return;
+  for (const auto& kv : node_) {
+    const auto k = kv.first.as<std::string>();
+    if (std::find(allowed.begin(), allowed.end(), k) != allowed.end()) continue;
+    const auto near = nearest(k, allowed);
+    std::string known;
+    for (const auto& a : allowed) known += (known.empty() ? "" : ", ") + a;
+    fail_at(kv.first, key(k), near.empty() ? fmt::format("unknown key (known here: {})", known)
+                                           : fmt::format("unknown key; did you mean '{}'?", near));
+  }
+}
+
+std::string Reader::scalar(const YAML::Node& n, const std::string& full_key, const char* what) const {
+  if (!n.IsScalar()) fail_at(n, full_key, fmt::format("expected {}", what));
+  return n.Scalar();
+}
+
+std::string Reader::text(const std::string& k) const {
+  auto v = opt_text(k);
+  if (!v) fail_at(node_, key(k), "missing (required)");
+  return *v;
+}
+
+std::optional<std::string> Reader::opt_text(const std::string& k) const {
+  if (!has(k)) return std::nullopt;
+  return scalar(get(k), key(k), "a string");
+}
+
+std::optional<std::int64_t> Reader::opt_integer(const std::string& k, std::int64_t min) const {
+  if (!has(k)) return std::nullopt;
+  const YAML::Node n = get(k);
+  const std::string s = scalar(n, key(k), "a whole number");
+  std::int64_t v = 0;
+  std::size_t used = 0;
+  try {
+    v = std::stoll(s, &used);
+  } catch (...) {
+    used = 0;
+  }
+  if (used == 0 || used != s.size()) fail_at(n, key(k), fmt::format("'{}' is not a whole number", s));
+  if (v < min) fail_at(n, key(k), fmt::format("must be at least {} (got {})", min, v));
+  return v;
+}
+
+std::int64_t Reader::integer(const std::string& k, std::int64_t min) const {
+  auto v = opt_integer(k, min);
+  if (!v) fail_at(node_, key(k), "missing (required)");
+  return *v;
+}
+
+std::optional<double> Reader::opt_number(const std::string& k) const {
+  if (!has(k)) return std::nullopt;
+  const YAML::Node n = get(k);
+  const std::string s = scalar(n, key(k), "a number");
+  std::size_t used = 0;
+  double v = 0;
+  try {
+    v = std::stod(s, &used);
+  } catch (...) {
+    used = 0;
+  }
+  if (used == 0 || used != s.size()) {
+    // Allow percentages: "40%".
+    if (used > 0 && used + 1 == s.size() && s.back() == '%') return v / 100.0;
+    fail_at(n, key(k), fmt::format("'{}' is not a number", s));
+  }
+  return v;
+}
+
+double Reader::number(const std::string& k) const {
+  auto v = opt_number(k);
+  if (!v) fail_at(node_, key(k), "missing (required)");
+  return *v;
+}
+
+bool Reader::flag(const std::string& k, bool fallback) const {
+  if (!has(k)) return fallback;
+  const YAML::Node n = get(k);
+  const std::string s = scalar(n, key(k), "true or false");
+  if (s == "true" || s == "yes" || s == "on") return true;
+  if (s == "false" || s == "no" || s == "off") return false;
+  fail_at(n, key(k), fmt::format("'{}' is not true or false", s));
+}
+
+Time Reader::duration_of(const YAML::Node& n, const std::string& full_key) const {
+  const std::string s = scalar(n, full_key, "a duration like 10ms");
+  std::string err;
+  auto v = parse_duration(s, &err);
+  if (!v) fail_at(n, full_key, err);
+  if (*v < 0) fail_at(n, full_key, fmt::format("'{}' is negative", s));
+  return *v;
+}
+
+Bytes Reader::bytes_of(const YAML::Node& n, const std::string& full_key) const {
+  const std::string s = scalar(n, full_key, "a size like 230MiB");
+  std::string err;
+  auto v = parse_bytes(s, &err);
+  if (!v) fail_at(n, full_key, err);
+  if (*v < 0) fail_at(n, full_key, fmt::format("'{}' is negative", s));
+  return *v;
+}
+
+std::optional<Time> Reader::opt_duration(const std::string& k) const {
+  if (!has(k)) return std::nullopt;
+  return duration_of(get(k), key(k));
+}
+
+Time Reader::duration(const std::string& k) const {
+  auto v = opt_duration(k);
+  if (!v) fail_at(node_, key(k), "missing (required)");
+  return *v;
+}
+
+std::optional<Bytes> Reader::opt_bytes(const std::string& k) const {
+  if (!has(k)) return std::nullopt;
+  return bytes_of(get(k), key(k));
+}
+
+Bytes Reader::bytes(const std::string& k) const {
+  auto v = opt_bytes(k);
+  if (!v) fail_at(node_, key(k), "missing (required)");
+  return *v;
+}
+
+std::optional<std::int64_t> Reader::opt_bandwidth(const std::string& k) const {
+  if (!has(k)) return std::nullopt;
+  const YAML::Node n = get(k);
+  const std::string s = scalar(n, key(k), "a bandwidth like 32GB/s");
+  std::string err;
+  auto v = parse_bandwidth(s, &err);
+  if (!v) fail_at(n, key(k), err);
+  if (*v <= 0) fail_at(n, key(k), fmt::format("'{}' must be positive", s));
+  return *v;
+}
+
+std::int64_t Reader::bandwidth(const std::string& k) const {
+  auto v = opt_bandwidth(k);
+  if (!v) fail_at(node_, key(k), "missing (required)");
+  return *v;
+}
+
+std::vector<Time> Reader::durations(const std::string& k, int n) const {
+  if (!has(k)) return {};
+  const YAML::Node node = get(k);
+  if (node.IsSequence()) {
+    if (static_cast<int>(node.size()) != n)
+      fail_at(node, key(k), fmt::format("per-stage list has {} values, expected {} (one per stage)", node.size(), n));
+    std::vector<Time> out;
+    for (std::size_t i = 0; i < node.size(); ++i) out.push_back(duration_of(node[i], fmt::format("{}[{}]", key(k), i)));
+    return out;
+  }
+  return std::vector<Time>(n, duration_of(node, key(k)));
+}
+
+std::vector<Bytes> Reader::sizes(const std::string& k, int n) const {
+  if (!has(k)) return {};
+  const YAML::Node node = get(k);
+  if (node.IsSequence()) {
+    if (static_cast<int>(node.size()) != n)
+      fail_at(node, key(k), fmt::format("per-stage list has {} values, expected {} (one per stage)", node.size(), n));
+    std::vector<Bytes> out;
+    for (std::size_t i = 0; i < node.size(); ++i) out.push_back(bytes_of(node[i], fmt::format("{}[{}]", key(k), i)));
+    return out;
+  }
+  return std::vector<Bytes>(n, bytes_of(node, key(k)));
+}
+
+std::vector<std::string> Reader::texts(const std::string& k) const {
+  if (!has(k)) return {};
+  const YAML::Node node = get(k);
+  std::vector<std::string> out;
+  if (node.IsSequence()) {
+    for (std::size_t i = 0; i < node.size(); ++i) out.push_back(scalar(node[i], fmt::format("{}[{}]", key(k), i), "a string"));
+  } else {
+    out.push_back(scalar(node, key(k), "a string or a list of strings"));
+  }
+  return out;
+}
+
+}  // namespace stepsim::cli

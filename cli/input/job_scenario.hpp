@@ -1,0 +1,39 @@
+#pragma once
+// The `job:` section of a scenario: a whole training run (steps, failures, checkpoints) with an
+// optional input pipeline and straggler model. Read once into plain structs; intervals given as
+// durations are kept as durations until the step time is known (it may come from the stragglers).
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <vector>
+
+#include "cli/input/input.hpp"
+#include "models/input_pipeline.hpp"
+#include "models/job.hpp"
+#include "models/plan.hpp"
+#include "models/stragglers_sim.hpp"
+
+namespace stepsim::cli {
+
+struct JobScenario {
+  JobSpec run;  // run.profile and run.checkpoint.every_steps are set by resolve_job()
+  std::int64_t steps = 0;
+  std::optional<Time> step_time;            // absent: E[step] from the stragglers
+  std::optional<Time> every;                // checkpoint interval as a duration...
+  std::optional<std::int64_t> every_steps;  // ...or as steps
+  std::vector<Time> compare;                // extra intervals to sweep (durations)
+  int runs = 1000;
+  std::uint64_t seed = 1;
+  std::optional<InputSpec> input;
+  std::optional<StragglerSpec> stragglers;
+  // The scenario's plan supplies cards and step time: one job per plan case (see cmd_job.cpp).
+  bool per_plan_case = false;
+};
+
+// Reads `job:`; `src` is the scenario's source (for list elements' file:line errors). With the
+// scenario's `plan` (a timed plan with cases), keys the job leaves out come from it: steps, card
+// MTBF, restore, deadline, reserved days, the checkpoint's size, storage bandwidth and interval;
+// without `step_time` and `cards`, one job runs per plan case with the case's cards and step time.
+JobScenario read_job(const Reader& r, std::shared_ptr<const Source> src, const PlanSpec* plan = nullptr);
+
+}  // namespace stepsim::cli

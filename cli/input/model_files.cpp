@@ -1,0 +1,82 @@
+#include "cli/input/model_files.hpp"
+
+#include <filesystem>
+
+#include <fmt/format.h>
+
+namespace stepsim::cli {
+
+namespace {
+
+std::string known(const std::vector<std::string>& names) {
+  std::string out;
+  for (const auto& n : names) out += (out.empty() ? "" : ", ") + n;
+  return out;
+}
+
+// The reader of the fields: the inline map, or the root of the file it names.
+Reader fields_of(const Reader& parent, const std::string& k) {
+  const Reader r = parent.child(k);
+  if (!r.has("file")) return r;
+  r.only({"file"});
+  const std::string name = r.text("file");
+  std::filesystem::path path(name);
+  if (path.is_relative()) path = std::filesystem::path(parent.file()).parent_path() / path;
+  if (!std::filesystem::is_regular_file(path)) r.fail("file", fmt::format("cannot open '{}'", path.string()));
+  const auto src = Source::load(path.string(), {});
+  return Reader(src, src->root, "");
+}
+
+}  // namespace
+
+TransformerConfig read_transformer(const Reader& parent, const std::string& k) {
+  const YAML::Node n = parent.node()[k];
+  if (n.IsDefined() && n.IsScalar()) {
+    const std::string name = parent.text(k);
+    if (const auto* c = find_transformer(name)) return *c;
+    const auto near = nearest(name, transformer_names());
+    parent.fail(k, near.empty() ? fmt::format("unknown model '{}' (built in: {})", name, known(transformer_names()))
+                                : fmt::format("unknown model '{}'; did you mean '{}'?", name, near));
+  }
+  const Reader r = fields_of(parent, k);
+  r.only({"name", "layers", "hidden", "intermediate", "heads", "kv_heads", "head_dim", "vocab", "tied_embeddings", "qk_norm"});
+  TransformerConfig c;
+  c.name = r.opt_text("name").value_or("custom");
+  c.layers = static_cast<int>(r.integer("layers", 1));
+  c.hidden = r.integer("hidden", 1);
+  c.intermediate = r.integer("intermediate", 1);
+  c.heads = static_cast<int>(r.integer("heads", 1));
+  c.kv_heads = static_cast<int>(r.opt_integer("kv_heads", 1).value_or(c.heads));
+  c.head_dim = static_cast<int>(r.opt_integer("head_dim", 1).value_or(c.hidden / c.heads));
+  c.vocab = r.integer("vocab", 1);
+  c.tied_embeddings = r.flag("tied_embeddings", false);
+  c.qk_norm = r.flag("qk_norm", false);
+  if (c.heads % c.kv_heads != 0) r.fail("kv_heads", fmt::format("{} heads do not split into {} KV groups", c.heads, c.kv_heads));
+  return c;
+}
+
+Accelerator read_accelerator(const Reader& parent, const std::string& k) {
+  const YAML::Node n = parent.node()[k];
+  if (n.IsDefined() && n.IsScalar()) {
+    const std::string name = parent.text(k);
+    if (const auto* a = find_accelerator(name)) return *a;
+    const auto near = nearest(name, accelerator_names());
+    parent.fail(k, near.empty() ? fmt::format("unknown accelerator '{}' (built in: {})", name, known(accelerator_names()))
+                                : fmt::format("unknown accelerator '{}'; did you mean '{}'?", name, near));
+  }
+  const Reader r = fields_of(parent, k);
+  r.only({"name", "peak_tflops", "memory", "usable_memory", "host_link", "peer_link", "p2p"});
+  Accelerator a;
+  a.name = r.opt_text("name").value_or("custom");
+  const double tflops = r.number("peak_tflops");
+  if (!(tflops > 0)) r.fail("peak_tflops", "must be positive");
+  a.peak_bf16_flops = tflops * 1e12;
+  a.memory = r.opt_bytes("memory").value_or(0);
+  a.usable_memory = r.opt_bytes("usable_memory").value_or(a.memory);
+  a.host_link = r.bandwidth("host_link");
+  a.peer_link = r.opt_bandwidth("peer_link").value_or(0);
+  a.p2p = r.flag("p2p", a.peer_link > 0);
+  return a;
+}
+
+}  // namespace stepsim::cli

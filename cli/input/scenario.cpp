@@ -1,0 +1,167 @@
+#include "cli/input/scenario.hpp"
+
+#include <charconv>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include <fmt/format.h>
+
+#include "schedules/pipeline/action_csv.hpp"
+
+namespace stepsim::cli {
+
+namespace {
+Scenario read(std::shared_ptr<Source> src) {
+  Scenario sc;
+  sc.file = src->file;
+  sc.source = src;
+  Reader top(src, src->root, "");
+  top.only({"name", "description", "pipeline", "data_parallel", "job", "plan", "rl", "moe", "job_step"});
+  sc.name = top.opt_text("name").value_or(src->file);
+  sc.description = top.opt_text("description").value_or("");
+  if (top.has("pipeline")) sc.pipeline = read_pipeline(top.child("pipeline"));
+  if (top.has("data_parallel")) sc.data_parallel = read_data_parallel(top.child("data_parallel"));
+  if (top.has("plan")) sc.plan = read_plan(top.child("plan"), src);
+  if (top.has("job")) sc.job = read_job(top.child("job"), src, sc.plan && sc.plan->spec ? &*sc.plan->spec : nullptr);
+  if (top.has("rl")) sc.rl = read_rl(top.child("rl"));
+  if (top.has("moe")) sc.moe = read_moe(top.child("moe"));
+  if (top.has("job_step")) sc.job_step = read_job_step(top.child("job_step"));
+  if (!sc.pipeline && !sc.data_parallel && !sc.job && !sc.plan && !sc.rl && !sc.moe && !sc.job_step)
+    throw InputError(src->file, 1, "",
+                     "the scenario has no section to simulate (expected 'pipeline', 'data_parallel', 'job', 'plan', 'rl', 'moe' or 'job_step')");
+  return sc;
+}
+}  // namespace
+
+Scenario load_scenario(const std::string& file, const std::vector<std::string>& overrides) {
+  return read(Source::load(file, overrides));
+}
+
+Scenario parse_scenario(const std::string& text, const std::string& name, const std::vector<std::string>& overrides) {
+  return read(Source::parse(text, name, overrides));
+}
+
+void Scenario::fail(const std::string& key, const std::string& message) const {
+  Reader(source, source->root, "").fail_dotted(key, message);
+}
+
+std::vector<std::vector<Action>> read_actions_csv(const Reader& r) {
+  const std::string name = r.text("actions_csv");
+  // Relative to the scenario file, so a scenario and its schedule travel together.
+  std::filesystem::path path(name);
+  if (path.is_relative()) path = std::filesystem::path(r.file()).parent_path() / path;
+  std::ifstream in(path, std::ios::binary);
+  if (!in) r.fail("actions_csv", fmt::format("cannot open '{}'", path.string()));
+  std::ostringstream text;
+  text << in.rdbuf();
+  try {
+    return parse_actions_csv(text.str());
+  } catch (const ActionCsvError& e) {
+    r.fail("actions_csv", fmt::format("{}: {}", path.string(), e.what()));
+  }
+}
+
+PipelineSpec read_pipeline(const Reader& r) {
+  r.only({"stages", "microbatches", "virtual_stages", "layers", "chunk_layers", "schedule", "actions", "actions_csv",
+          "time", "link", "memory"});
+  PipelineSpec spec;
+  spec.stages = static_cast<int>(r.integer("stages", 1));
+  spec.microbatches = static_cast<int>(r.integer("microbatches", 1));
+  spec.virtual_stages = static_cast<int>(r.opt_integer("virtual_stages", 1).value_or(0));
+  if (r.has("layers")) spec.layers = static_cast<int>(r.integer("layers", 1));
+  if (r.has("chunk_layers")) {
+    for (const auto& text : r.texts("chunk_layers")) {
+      int n = 0;
+      const auto res = std::from_chars(text.data(), text.data() + text.size(), n);
+      if (res.ec != std::errc{} || res.ptr != text.data() + text.size() || n < 1)
+        r.fail("chunk_layers", fmt::format("'{}' is not a layer count (a whole number, at least 1)", text));
+      spec.chunk_layers.push_back(n);
+    }
+  }
+  const bool has_actions = r.has("actions") || r.has("actions_csv");
+  if (r.has("actions") && r.has("actions_csv")) r.fail("actions_csv", "give either actions or actions_csv, not both");
+  spec.schedule = r.opt_text("schedule").value_or(has_actions ? "custom" : "1f1b");
+  if (spec.schedule != "custom" && !find_schedule(spec.schedule)) {
+    const auto near = nearest(spec.schedule, schedule_names());
+    std::string known;
+    for (const auto& n : schedule_names()) known += (known.empty() ? "" : ", ") + n;
+    r.fail("schedule", near.empty() ? fmt::format("unknown schedule '{}' (known: {}, custom)", spec.schedule, known)
+                                    : fmt::format("unknown schedule '{}'; did you mean '{}'?", spec.schedule, near));
+  }
+  if (spec.schedule == "custom" && r.has("actions_csv")) {
+    spec.custom_actions = read_actions_csv(r);
+    for (const auto& list : spec.custom_actions)
+      for (const Action& a : list)
+        if (a.kind == ActionKind::BackwardInput || a.kind == ActionKind::BackwardWeight) spec.custom_split_backward = true;
+  } else if (spec.schedule == "custom") {
+    if (!r.has("actions")) r.fail("schedule", "schedule 'custom' needs 'actions' (one list per device) or 'actions_csv'");
+    const YAML::Node list = r.node()["actions"];
+    if (!list.IsSequence()) r.fail("actions", "expected one entry per device (a list of actions, or one string of them)");
+    for (std::size_t d = 0; d < list.size(); ++d) {
+      std::vector<std::string> words;
+      const YAML::Node dev = list[d];
+      const std::string k = fmt::format("{}[{}]", r.key("actions"), d);
+      if (dev.IsSequence()) {
+        for (const auto& a : dev) words.push_back(a.as<std::string>());
+      } else if (dev.IsScalar()) {
+        std::string s = dev.Scalar();
+        std::string cur;
+        for (char c : s + " ") {
+          if (c == ' ' || c == ',' || c == '\t' || c == '\n') { if (!cur.empty()) words.push_back(cur); cur.clear(); }
+          else cur += c;
+        }
+      } else {
+        r.fail_at(dev, k, "expected a list of actions like [0F0, 0B0]");
+      }
+      std::vector<Action> acts;
+      for (const auto& w : words) {
+        std::string err;
+        auto a = parse_action(w, &err);
+        if (!a) r.fail_at(dev, k, err);
+        if (a->kind == ActionKind::BackwardInput || a->kind == ActionKind::BackwardWeight) spec.custom_split_backward = true;
+        acts.push_back(*a);
+      }
+      spec.custom_actions.push_back(std::move(acts));
+    }
+  } else if (has_actions) {
+    const char* key = r.has("actions") ? "actions" : "actions_csv";
+    r.fail(key, fmt::format("{} are only read with schedule 'custom' (schedule is '{}')", key, spec.schedule));
+  }
+
+  const int n = spec.stages;
+  if (!r.has("time")) r.fail("time", "missing section (forward, backward, ... durations)");
+  const Reader t = r.child("time");
+  t.only({"forward", "backward", "backward_input", "backward_weight", "update", "overlap"});
+  spec.forward = t.durations("forward", n);
+  if (spec.forward.empty()) t.fail("forward", "missing (required)");
+  spec.backward = t.durations("backward", n);
+  spec.backward_input = t.durations("backward_input", n);
+  spec.backward_weight = t.durations("backward_weight", n);
+  if (spec.backward_input.empty() != spec.backward_weight.empty())
+    t.fail(spec.backward_input.empty() ? "backward_input" : "backward_weight",
+           "backward_input and backward_weight come together");
+  if (spec.backward.empty() && spec.backward_input.empty())
+    t.fail("backward", "missing: give backward, or backward_input and backward_weight");
+  spec.update = t.durations("update", n);
+  if (spec.update.empty()) spec.update.assign(n, 0);
+  spec.overlap_fb = t.opt_duration("overlap");
+
+  if (r.has("link")) {
+    const Reader l = r.child("link");
+    l.only({"latency", "bandwidth", "wrap_latency"});
+    spec.latency = l.opt_duration("latency").value_or(0);
+    spec.bandwidth = l.opt_bandwidth("bandwidth").value_or(0);
+    spec.wrap_latency = l.opt_duration("wrap_latency");
+  }
+  if (r.has("memory")) {
+    const Reader m = r.child("memory");
+    m.only({"activation", "message", "capacity"});
+    spec.activation = m.sizes("activation", n);
+    spec.message = m.opt_bytes("message").value_or(0);
+    spec.capacity = m.opt_bytes("capacity");
+  }
+  return spec;
+}
+
+}  // namespace stepsim::cli

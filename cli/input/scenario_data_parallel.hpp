@@ -1,0 +1,20 @@
+#pragma once
+// The `data_parallel:` scenario section: one DataParallelSpec, plus named variants (the same
+// keys, applied over it) that `stepsim compare` runs side by side.
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "cli/input/input.hpp"
+#include "schedules/lowering/data_parallel/data_parallel_spec.hpp"
+
+namespace stepsim::cli {
+
+struct DataParallelScenario {
+  DataParallelSpec spec;
+  std::vector<std::pair<std::string, DataParallelSpec>> variants;  // in file order
+};
+
+DataParallelScenario read_data_parallel(const Reader& r);
+
+}  // namespace stepsim::cli

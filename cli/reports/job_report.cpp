@@ -1,0 +1,488 @@
+#include "cli/reports/job_report.hpp"
+
+#include "cli/reports/plan_report.hpp"
+#include "cli/input/plan_source.hpp"
+
+#include <algorithm>
+#include <atomic>
+#include <cmath>
+#include <limits>
+
+#include <fmt/format.h>
+
+#include "cli/reports/chrome_trace.hpp"
+#include "cli/reports/table.hpp"
+#include "models/units.hpp"
+
+namespace stepsim::cli {
+
+using Json = nlohmann::ordered_json;
+
+namespace {
+constexpr Time kDay = 86'400 * kSecond;
+constexpr std::int64_t kMaxInputSteps = 10'000'000;  // per-step samples are kept in memory
+
+double days(Time t) { return static_cast<double>(t) / static_cast<double>(kDay); }
+double round3(double x) { return std::round(x * 1000.0) / 1000.0; }
+double round6(double x) { return std::round(x * 1e6) / 1e6; }
+double round8(double x) { return std::round(x * 1e8) / 1e8; }
+// Days for long spans, seconds below a day.
+std::string span(Time t) {
+  if (std::llabs(t) >= kDay) return fmt::format("{:.2f} d", days(t));
+  if (std::llabs(t) >= 3600 * kSecond) return fmt::format("{:.2f} h", to_s(t) / 3600.0);
+  return format_duration(t);
+}
+std::string pct(double x) { return fmt::format("{:.3f}%", 100.0 * x); }
+
+// The verdict on a deadline from the share of runs that meet it.
+std::string verdict(double p) { return p >= 0.9 ? "meets" : p >= 0.5 ? "at risk" : "misses"; }
+
+// Steps whose nominal start (no waits) is at most `t`, plus one.
+std::int64_t steps_until(Time t, Time step) { return step > 0 ? t / step + 1 : 1; }
+}  // namespace
+
+JobAnalysis analyse_job(const Scenario& sc, int runs, std::uint64_t seed, int threads,
+                        const std::function<void(int, int)>& progress) {
+  if (!sc.job) sc.fail("job", "this command needs a 'job' section");
+  const JobScenario& job = *sc.job;
+  JobAnalysis a;
+  a.name = sc.name;
+  a.spec = job.run;
+
+  // Step time: given, or E[step] of the straggler simulation.
+  if (job.stragglers) {
+    a.stragglers = simulate_stragglers(*job.stragglers, seed, threads);
+    a.cards_per_machine = job.stragglers->cards_per_machine;
+  }
+  if (job.step_time) a.step_time = *job.step_time;
+  else a.step_time = static_cast<Time>(std::llround(a.stragglers->step_seconds.mean * 1e9));
+
+  // Work must stay far from int64 overflow (2^61 ns ~ 73 years).
+  if (job.steps > (Time{1} << 61) / std::max<Time>(a.step_time, 1))
+    sc.fail("job.steps", fmt::format("{} steps of {} exceed the 73 years a run can simulate", job.steps,
+                                     format_duration(a.step_time)));
+  // Input: one failure-free pass over the steps gives each step's input wait.
+  if (job.input) {
+    if (job.steps > kMaxInputSteps)
+      sc.fail("job.steps", fmt::format("the input pipeline simulates at most {} steps", kMaxInputSteps));
+    try {
+      a.input = simulate_input(*job.input, a.step_time, job.steps);
+    } catch (const std::invalid_argument& e) {
+      sc.fail("job.input", e.what());
+    }
+    std::vector<Time> durations = a.input->waits();
+    for (Time& d : durations) d += a.step_time;
+    a.spec.profile = StepProfile(durations);
+    // The first pause: the book's estimate, and the simulated minimum prefetch (searched over the
+    // steps up to the pause's end plus twice the fluid refill time, after which no step stalls).
+    for (std::size_t w = 0; w < job.input->workers.size() && !a.fluid; ++w) {
+      if (job.input->workers[w].pauses.empty()) continue;
+      const InputPause& p = job.input->workers[w].pauses.front();
+      a.fluid = fluid_pause_estimate(*job.input, a.step_time, w, p.duration);
+    }
+    if (a.fluid && a.fluid->production > a.fluid->consumption) {
+      Time last_end = 0;
+      for (const auto& w : job.input->workers)
+        for (const auto& p : w.pauses) last_end = std::max(last_end, p.start + p.duration);
+      const Time settle = static_cast<Time>(2.0 * a.fluid->refill_seconds * 1e9);
+      const std::int64_t horizon = std::min(job.steps, steps_until(last_end + settle, a.step_time) + 2);
+      a.min_prefetch = min_prefetch_without_stall(*job.input, a.step_time, horizon);
+    }
+  } else {
+    a.spec.profile = StepProfile(job.steps, a.step_time);
+  }
+
+  // Checkpoint intervals in steps.
+  if (job.every_steps) a.spec.checkpoint.every_steps = *job.every_steps;
+  else if (job.every) a.spec.checkpoint.every_steps = steps_per_interval(*job.every, a.step_time);
+  std::vector<std::int64_t> sweep;
+  for (Time t : job.compare) sweep.push_back(steps_per_interval(t, a.step_time));
+
+  const int total = runs * (1 + static_cast<int>(sweep.size()));
+  std::atomic<int> done{0};
+  auto tick = [&](int) {
+    const int d = done.fetch_add(1) + 1;
+    if (progress) progress(d, total);
+  };
+  try {
+    a.summary = simulate_job(a.spec, runs, seed, threads, tick);
+    if (!sweep.empty()) a.sweep = sweep_intervals(a.spec, sweep, runs, seed, threads, tick);
+    simulate_run(a.spec, seed, 0, &a.first_run);
+  } catch (const JobCannotFinish& e) {
+    const std::string key = a.spec.card_mtbf > 0 ? "job.card_mtbf" : "job.rollback_every";
+    sc.fail(key, fmt::format("{}: interruptions (every {} on average) come faster than checkpoint segments "
+                             "complete; save more often or use fewer cards",
+                             e.what(), span(a.spec.card_mtbf > 0 ? a.spec.job_mtbf() : a.spec.rollback_interval)));
+  }
+  if (!sweep.empty()) {
+    std::vector<double> taus, overheads;
+    for (const auto& p : a.sweep) {
+      taus.push_back(to_s(p.interval));
+      overheads.push_back(p.overhead.mean);
+    }
+    a.sweep_optimum_seconds = fit_optimum_interval(taus, overheads);
+  }
+  return a;
+}
+
+Time checkpoint_interval_of(const JobSpec& spec, std::int64_t every) {
+  if (spec.profile.uniform()) return spec.profile.work_until(every);
+  const std::int64_t steps = std::max<std::int64_t>(spec.profile.steps(), 1);
+  return static_cast<Time>(static_cast<__int128>(spec.profile.total()) * every / steps);
+}
+
+std::string histogram_text(const Histogram& h, int width) {
+  std::string out;
+  const int peak = h.counts.empty() ? 0 : *std::max_element(h.counts.begin(), h.counts.end());
+  for (std::size_t b = 0; b < h.counts.size(); ++b) {
+    const Time lo = h.low + static_cast<Time>(b) * h.width;
+    const int bar = peak > 0 ? (h.counts[b] * width + peak - 1) / peak : 0;
+    out += fmt::format("  {:>10} .. {:<10} |{:<{}} {}\n", span(lo), span(lo + h.width), std::string(static_cast<std::size_t>(bar), '#'),
+                       width, h.counts[b]);
+  }
+  return out;
+}
+
+std::vector<std::pair<std::string, JobAnalysis>> analyse_plan_jobs(const Scenario& sc, int runs, std::uint64_t seed,
+                                                                   int threads, const std::string& only_case,
+                                                                   const std::function<void(int, int)>& progress,
+                                                                   std::string* source) {
+  if (!sc.job || !sc.job->per_plan_case || !sc.plan || !sc.plan->spec)
+    sc.fail("job", "this job does not take its cases from a plan");
+  const PlanEvaluation plan = evaluate_cases(*sc.plan->spec, plan_step_comm(sc));
+  std::vector<std::pair<std::string, JobAnalysis>> out;
+  for (const PlanResult& r : plan.results) {
+    if (!only_case.empty() && r.name != only_case) continue;
+    if (!r.time) sc.fail("plan.task", "the plan has no step time to run a job with");
+    if (source) *source = r.time->comm.source.empty() ? "given" : r.time->comm.source;
+    Scenario one = sc;
+    one.name = fmt::format("{}, {}", sc.name, r.name);
+    one.job->run.cards = r.cards;
+    one.job->steps = r.time->steps;
+    one.job->step_time = r.time->step;
+    out.emplace_back(r.name, analyse_job(one, runs, seed, threads, progress));
+  }
+  if (out.empty()) throw InputError("--case", 0, only_case, "no plan case with this name");
+  return out;
+}
+
+Table job_cases_table(const std::vector<std::string>& cases, const std::vector<const JobAnalysis*>& analyses) {
+  Table t({{"case", false}, {"cards"}, {"step"}, {"mean completion"}, {"P90"}, {"P99"}, {"deadline"}, {"met"}, {"verdict", false}});
+  for (std::size_t i = 0; i < analyses.size(); ++i) {
+    const JobAnalysis& a = *analyses[i];
+    const JobSummary& m = a.summary;
+    const Time mean = static_cast<Time>(std::llround(m.completion.seconds.mean * 1e9));
+    t.add_row({cases[i], std::to_string(a.spec.cards), format_duration(a.step_time), span(mean), span(m.completion.p90),
+               span(m.completion.p99), a.spec.deadline > 0 ? span(a.spec.deadline) : "-",
+               m.meet_probability ? fmt::format("{:.1f}%", 100.0 * *m.meet_probability) : "-",
+               m.meet_probability ? verdict(*m.meet_probability) : "-"});
+  }
+  return t;
+}
+
+std::string job_cases_text(const std::vector<std::string>& cases, const std::vector<JobAnalysis>& analyses) {
+  std::vector<const JobAnalysis*> all;
+  for (const auto& a : analyses) all.push_back(&a);
+  return job_cases_table(cases, all).render();
+}
+
+std::vector<std::string> job_about(const JobAnalysis& a) {
+  const JobSpec& s = a.spec;
+  const JobSummary& m = a.summary;
+  std::vector<std::string> out;
+  out.push_back(fmt::format("{}: {} steps of {} on {} cards; {} runs, seed {}", a.name, s.profile.steps(),
+                            format_duration(a.step_time), s.cards, m.runs, m.seed));
+  if (s.card_mtbf > 0)
+    out.push_back(fmt::format("failures: card MTBF {} -> job MTBF {} (cards / card MTBF), restore {}", span(s.card_mtbf),
+                              span(s.job_mtbf()), format_duration(s.restore)));
+  else
+    out.push_back(fmt::format("failures: none at random; restore {}", format_duration(s.restore)));
+  if (s.rollback_interval > 0) out.push_back(fmt::format("loss-spike rollbacks: every {} on average", span(s.rollback_interval)));
+  if (!s.failures_at.empty()) {
+    std::string list;
+    for (Time t : s.failures_at) list += (list.empty() ? "" : ", ") + format_duration(t);
+    out.push_back(fmt::format("injected failures at {}", list));
+  }
+  const CheckpointSpec& ck = s.checkpoint;
+  if (ck.every_steps > 0) {
+    const std::string commit = ck.commit > 0 ? " + commit " + format_duration(ck.commit) : "";
+    out.push_back(fmt::format("checkpoint: {} every {} steps ({} of steps), {}", ck.mode == SaveMode::Sync ? "sync" : "async",
+                              ck.every_steps, format_duration(checkpoint_interval_of(s, ck.every_steps)),
+                              ck.mode == SaveMode::Sync
+                                  ? fmt::format("pause {} (write {}{})", format_duration(ck.pause()),
+                                                format_duration(ck.write_time()), commit)
+                                  : fmt::format("pause {} (copy), background write {}{}{}", format_duration(ck.copy),
+                                                format_duration(ck.write_time()), commit,
+                                                ck.buffers > 0 ? fmt::format(", {} host buffers", ck.buffers) : "")));
+  } else {
+    out.push_back("checkpoint: none (every failure restarts from step 0)");
+  }
+  return out;
+}
+
+CaptionedTable job_completion_table(const JobAnalysis& a) {
+  const JobSpec& s = a.spec;
+  const JobSummary& m = a.summary;
+  Table t({{"mean"}, {"P50"}, {"P90"}, {"P99"}, {"min"}, {"max"}});
+  const Time mean = static_cast<Time>(std::llround(m.completion.seconds.mean * 1e9));
+  t.add_row({span(mean), span(m.completion.p50), span(m.completion.p90), span(m.completion.p99), span(m.completion.min),
+             span(m.completion.max)});
+  return {fmt::format("completion{} over {} runs", s.reserved > 0 ? fmt::format(" (with {} reserved)", span(s.reserved)) : "",
+                      m.runs),
+          std::move(t),
+          m.meet_probability ? fmt::format("deadline {}: met in {:.1f}% of runs -> {}", span(s.deadline),
+                                           100.0 * *m.meet_probability, verdict(*m.meet_probability))
+                             : ""};
+}
+
+CaptionedTable job_overhead_table(const JobAnalysis& a) {
+  const JobSpec& s = a.spec;
+  const JobSummary& m = a.summary;
+  Table o({{"saving"}, {"redo"}, {"restore"}, {"total"}, {"+- se"}, {"failures/run"}, {"rollbacks/run"}});
+  o.add_row({pct(m.saving.mean), pct(m.redo.mean), pct(m.restore.mean), pct(m.overhead.mean), pct(m.overhead.se),
+             fmt::format("{:.2f}", m.failures.mean), fmt::format("{:.2f}", m.rollbacks.mean)});
+  return {fmt::format("overhead, % of {} of steps (mean over runs +- standard error)", span(s.profile.total())), std::move(o),
+          s.checkpoint.mode == SaveMode::Async
+              ? fmt::format("most snapshots pending at once (captured, not committed): {}", m.max_pending)
+              : ""};
+}
+
+std::optional<CaptionedTable> job_interval_table(const JobAnalysis& a) {
+  if (a.sweep.empty()) return std::nullopt;
+  Table w({{"every (steps)"}, {"interval"}, {"saving"}, {"redo"}, {"restore"}, {"total"}, {"+- se"}});
+  for (const auto& p : a.sweep)
+    w.add_row({std::to_string(p.every_steps), format_duration(p.interval), pct(p.saving.mean), pct(p.redo.mean),
+               pct(p.restore.mean), pct(p.overhead.mean), pct(p.overhead.se)});
+  return CaptionedTable{"checkpoint intervals (the same runs, hence the same failures, for each)", std::move(w),
+                        a.sweep_optimum_seconds
+                            ? fmt::format("optimum of a fit a/tau + b*tau + d to these points: {:.0f} s", *a.sweep_optimum_seconds)
+                            : ""};
+}
+
+std::string job_text(const JobAnalysis& a) {
+  const JobSpec& s = a.spec;
+  const JobSummary& m = a.summary;
+  const CheckpointSpec& ck = s.checkpoint;
+  std::string out;
+  const auto about = job_about(a);
+  for (std::size_t i = 0; i < about.size(); ++i) out += fmt::format("{}{}\n", i ? "  " : "", about[i]);
+  out += fmt::format("\n{}", job_completion_table(a).render());
+  out += fmt::format("\n{}", job_overhead_table(a).render());
+  if (const auto intervals = job_interval_table(a)) out += fmt::format("\n{}", intervals->render());
+
+  out += "\ncompletion times\n" + histogram_text(make_histogram(completion_times(s, m), 12));
+
+  // Run 0's interruptions: what was restored and how much was redone.
+  std::vector<const JobEvent*> hits;
+  for (const auto& e : a.first_run.events)
+    if (e.kind == JobEventKind::Failure || e.kind == JobEventKind::Rollback) hits.push_back(&e);
+  if (!hits.empty()) {
+    out += fmt::format("\nrun 0: {} interruptions{}\n", hits.size(), hits.size() > 10 ? " (first 10)" : "");
+    Table f({{"time"}, {"kind", false}, {"steps done"}, {"restored step"}, {"restored work"}, {"redo"}});
+    for (std::size_t i = 0; i < hits.size() && i < 10; ++i) {
+      const JobEvent& e = *hits[i];
+      f.add_row({span(e.start), job_event_name(e.kind), std::to_string(e.from_step), std::to_string(e.to_step),
+                 span(s.profile.work_until(e.to_step)), span(e.lost)});
+    }
+    out += f.render();
+  }
+  if (ck.mode == SaveMode::Async && !a.first_run.pending.empty()) {
+    // The queue after each capture (sampled to at most 12 rows).
+    std::vector<std::pair<Time, int>> peaks;
+    for (std::size_t i = 1; i < a.first_run.pending.size(); ++i)
+      if (a.first_run.pending[i].second > a.first_run.pending[i - 1].second) peaks.push_back(a.first_run.pending[i]);
+    if (!peaks.empty()) {
+      out += "\nrun 0: snapshots pending after each capture\n";
+      Table q({{"time"}, {"pending"}});
+      const std::size_t stride = (peaks.size() + 11) / 12;
+      for (std::size_t i = 0; i < peaks.size(); i += stride)
+        q.add_row({span(peaks[i].first), std::to_string(peaks[i].second)});
+      if ((peaks.size() - 1) % stride != 0) q.add_row({span(peaks.back().first), std::to_string(peaks.back().second)});
+      out += q.render();
+    }
+  }
+
+  if (a.input) {
+    const InputRun& in = *a.input;
+    out += fmt::format("\ninput pipeline (one failure-free pass): input wait {} in all, {} of {} steps stalled, max {}\n",
+                       format_duration(in.total_wait), in.stalled_steps, in.steps.size(), format_duration(in.max_wait));
+    if (a.fluid) {
+      out += fmt::format("  production {:.2f} sequences/s ({:.2f} during the pause), training takes {:.2f}/s\n",
+                         a.fluid->production, a.fluid->production_during_pause, a.fluid->consumption);
+      out += fmt::format("  minimum prefetch through the first pause: {} simulated; fluid estimate {:.1f}\n",
+                         a.min_prefetch ? std::to_string(*a.min_prefetch) : std::string("none suffices"),
+                         a.fluid->min_prefetch);
+      if (!in.refill.empty())
+        out += fmt::format("  queue full again {} after the pause (fluid estimate {:.1f} s)\n",
+                           in.refill[0] ? format_duration(*in.refill[0]) : std::string("never within the run"),
+                           a.fluid->refill_seconds);
+    }
+  }
+
+  if (a.stragglers) {
+    const StragglerResult& r = *a.stragglers;
+    out += fmt::format("\nstragglers: E[step] {:.3f} s +- {:.3f} (slowest card's compute = mu + {:.3f} sigma; "
+                       "integral for {} independent cards: mu + {:.3f} sigma)\n",
+                       r.step_seconds.mean, r.step_seconds.se, r.max_excess_sigmas.mean, s.cards,
+                       expected_max_standard_normal(static_cast<int>(s.cards)));
+    if (r.slow_machine_count > 0) out += "  (the integral assumes identical cards; the slow machines add to it)\n";
+    if (r.slow_machine_count > 0) out += fmt::format("  persistently slow machines: {}\n", r.slow_machine_count);
+    // The cards that wait least at the gradient collective are the slow ones.
+    std::vector<std::size_t> order(r.card_wait_seconds.size());
+    for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
+    std::stable_sort(order.begin(), order.end(),
+                     [&](std::size_t x, std::size_t y) { return r.card_wait_seconds[x] < r.card_wait_seconds[y]; });
+    out += "  mean wait at the gradient collective (step compute end - own compute end), least first:\n";
+    Table c({{"card"}, {"machine"}, {"wait"}, {"slow", false}});
+    const std::size_t shown = std::min<std::size_t>(order.size(), 10);
+    for (std::size_t i = 0; i < shown; ++i)
+      c.add_row({std::to_string(order[i]), std::to_string(static_cast<std::int64_t>(order[i]) / a.cards_per_machine), fmt::format("{:.3f} s", r.card_wait_seconds[order[i]]),
+                 r.slow_card[order[i]] ? "yes" : ""});
+    if (!order.empty())
+      c.add_row({"median", "", fmt::format("{:.3f} s", r.card_wait_seconds[order[order.size() / 2]]), ""});
+    out += c.render();
+  }
+  return out;
+}
+
+Json job_json(const JobAnalysis& a) {
+  const JobSpec& s = a.spec;
+  const JobSummary& m = a.summary;
+  auto est = [](const MeanEstimate& e) { return Json{{"mean", round8(e.mean)}, {"se", round8(e.se)}}; };
+  Json j;
+  j["scenario"] = a.name;
+  j["runs"] = m.runs;
+  j["seed"] = m.seed;
+  j["steps"] = s.profile.steps();
+  j["step_time_s"] = round6(to_s(a.step_time));
+  j["work_s"] = round3(to_s(s.profile.total()));
+  j["cards"] = s.cards;
+  if (s.card_mtbf > 0) j["job_mtbf_s"] = round3(to_s(s.job_mtbf()));
+  j["restore_s"] = round3(to_s(s.restore));
+  if (s.rollback_interval > 0) j["rollback_interval_s"] = round3(to_s(s.rollback_interval));
+  const CheckpointSpec& ck = s.checkpoint;
+  if (ck.every_steps > 0)
+    j["checkpoint"] = {{"mode", ck.mode == SaveMode::Sync ? "sync" : "async"},
+                       {"every_steps", ck.every_steps},
+                       {"interval_s", round3(to_s(checkpoint_interval_of(s, ck.every_steps)))},
+                       {"pause_s", round6(to_s(ck.pause()))},
+                       {"write_s", round6(to_s(ck.write_time()))}};
+  j["completion_s"] = {{"mean", round3(m.completion.seconds.mean)}, {"se", round3(m.completion.seconds.se)},
+                       {"p50", round3(to_s(m.completion.p50))},     {"p90", round3(to_s(m.completion.p90))},
+                       {"p99", round3(to_s(m.completion.p99))},     {"min", round3(to_s(m.completion.min))},
+                       {"max", round3(to_s(m.completion.max))}};
+  j["reserved_s"] = round3(to_s(s.reserved));
+  if (m.meet_probability) {
+    j["deadline_s"] = round3(to_s(s.deadline));
+    j["meet_probability"] = round6(*m.meet_probability);
+    j["verdict"] = verdict(*m.meet_probability);
+  }
+  j["overhead"] = {{"total", est(m.overhead)}, {"saving", est(m.saving)}, {"redo", est(m.redo)}, {"restore", est(m.restore)}};
+  j["failures_per_run"] = round6(m.failures.mean);
+  j["rollbacks_per_run"] = round6(m.rollbacks.mean);
+  if (ck.mode == SaveMode::Async) j["max_pending_snapshots"] = m.max_pending;
+  const Histogram h = make_histogram(completion_times(s, m), 12);
+  j["histogram"] = {{"low_s", round3(to_s(h.low))}, {"width_s", round3(to_s(h.width))}, {"counts", h.counts}};
+  if (!a.sweep.empty()) {
+    Json list = Json::array();
+    for (const auto& p : a.sweep)
+      list.push_back({{"every_steps", p.every_steps},
+                      {"interval_s", round3(to_s(p.interval))},
+                      {"overhead", est(p.overhead)},
+                      {"saving", est(p.saving)},
+                      {"redo", est(p.redo)},
+                      {"restore", est(p.restore)}});
+    j["intervals"] = list;
+    if (a.sweep_optimum_seconds) j["fitted_optimum_interval_s"] = round3(*a.sweep_optimum_seconds);
+  }
+  Json interruptions = Json::array();
+  for (const auto& e : a.first_run.events)
+    if (e.kind == JobEventKind::Failure || e.kind == JobEventKind::Rollback)
+      interruptions.push_back({{"time_s", round6(to_s(e.start))},
+                               {"kind", job_event_name(e.kind)},
+                               {"steps_done", e.from_step},
+                               {"restored_step", e.to_step},
+                               {"redo_s", round6(to_s(e.lost))}});
+  j["run0_interruptions"] = interruptions;
+  if (a.input) {
+    Json in = {{"total_wait_s", round6(to_s(a.input->total_wait))},
+               {"stalled_steps", a.input->stalled_steps},
+               {"max_wait_s", round6(to_s(a.input->max_wait))}};
+    if (a.min_prefetch) in["min_prefetch_simulated"] = *a.min_prefetch;
+    if (a.fluid) {
+      in["fluid"] = {{"consumption_per_s", round6(a.fluid->consumption)},
+                     {"production_per_s", round6(a.fluid->production)},
+                     {"production_during_pause_per_s", round6(a.fluid->production_during_pause)},
+                     {"min_prefetch", round6(a.fluid->min_prefetch)},
+                     {"refill_s", round6(a.fluid->refill_seconds)}};
+    }
+    Json refill = Json::array();
+    for (const auto& r : a.input->refill) refill.push_back(r ? Json(round6(to_s(*r))) : Json(nullptr));
+    in["refill_s"] = refill;
+    j["input"] = in;
+  }
+  if (a.stragglers) {
+    const StragglerResult& r = *a.stragglers;
+    Json waits = Json::array();
+    for (double w : r.card_wait_seconds) waits.push_back(round6(w));
+    Json slow = Json::array();
+    for (std::size_t c = 0; c < r.slow_card.size(); ++c)
+      if (r.slow_card[c]) slow.push_back(c);
+    j["stragglers"] = {{"step_s", est(r.step_seconds)},
+                       {"max_excess_sigmas", est(r.max_excess_sigmas)},
+                       {"integral_excess_sigmas", round6(expected_max_standard_normal(static_cast<int>(s.cards)))},
+                       {"slow_machines", r.slow_machine_count},
+                       {"slow_cards", slow},
+                       {"card_wait_s", waits}};
+  }
+  return j;
+}
+
+std::string job_trace(const JobAnalysis& a) {
+  ChromeTrace t;
+  const int run_pid = 1, input_pid = 2;
+  enum Track { Training = 1, Interruptions = 2, Storage = 3 };
+  t.process(run_pid, "run 0", 0);
+  t.thread(run_pid, Training, "training", 0);
+  t.thread(run_pid, Interruptions, "failures and restores", 1);
+  t.thread(run_pid, Storage, "storage (background writes)", 2);
+  for (const JobEvent& e : a.first_run.events) {
+    const std::string args = fmt::format(R"("from_step":{},"to_step":{},"completed":{})", e.from_step, e.to_step,
+                                         e.completed ? "true" : "false");
+    switch (e.kind) {
+      case JobEventKind::Steps:
+        t.slice(run_pid, Training, fmt::format("steps {}-{}", e.from_step, e.to_step), "steps", e.start, e.end - e.start, args);
+        break;
+      case JobEventKind::Save:
+      case JobEventKind::Copy:
+      case JobEventKind::BufferWait:
+        t.slice(run_pid, Training, fmt::format("{} @{}", job_event_name(e.kind), e.to_step), "checkpoint", e.start,
+                e.end - e.start, args);
+        break;
+      case JobEventKind::Write:
+      case JobEventKind::Commit:
+        t.slice(run_pid, Storage, fmt::format("{} @{}", job_event_name(e.kind), e.to_step), "checkpoint", e.start,
+                e.end - e.start, args);
+        break;
+      case JobEventKind::Failure:
+      case JobEventKind::Rollback:
+        t.slice(run_pid, Interruptions, job_event_name(e.kind), "interruption", e.start, 0,
+                fmt::format(R"({},"redo_s":{})", args, to_s(e.lost)));
+        break;
+      case JobEventKind::Restore:
+        t.slice(run_pid, Interruptions, fmt::format("restore @{}", e.to_step), "restore", e.start, e.end - e.start, args);
+        break;
+    }
+  }
+  for (const auto& [time, level] : a.first_run.pending) t.counter(run_pid, "pending snapshots", time, "snapshots", level);
+  if (a.input) {
+    t.process(input_pid, "input pipeline (failure-free pass)", 1);
+    for (const auto& st : a.input->steps) {
+      t.counter(input_pid, "ready sequences at step start", st.start, "ready", static_cast<double>(st.ready));
+      t.counter(input_pid, "input wait", st.start, "seconds", to_s(st.wait));
+    }
+  }
+  return t.finish();
+}
+
+}  // namespace stepsim::cli

@@ -1,0 +1,72 @@
+#pragma once
+// `stepsim job`: resolving a scenario's job section into a run model (step time from the
+// stragglers if not given, input waits per step from the input pipeline, checkpoint intervals in
+// steps), running it, and showing the results as a table, JSON, a Chrome trace and a histogram.
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "cli/input/scenario.hpp"
+#include "cli/reports/table.hpp"
+#include "models/input_pipeline.hpp"
+#include "models/job.hpp"
+#include "models/monte_carlo.hpp"
+#include "models/stragglers_sim.hpp"
+
+namespace stepsim::cli {
+
+struct JobAnalysis {
+  std::string name;
+  JobSpec spec;    // resolved: profile and checkpoint interval in steps
+  Time step_time;  // before input waits
+  std::optional<StragglerResult> stragglers;
+  std::int64_t cards_per_machine = 8;
+  std::optional<InputRun> input;
+  std::optional<std::int64_t> min_prefetch;     // without a stall, with the scenario's pauses
+  std::optional<FluidPauseEstimate> fluid;      // the book's estimate for the first pause
+  JobSummary summary;
+  std::vector<IntervalResult> sweep;            // checkpoint.compare (and the chosen interval)
+  std::optional<double> sweep_optimum_seconds;  // fitted from the sweep
+  JobRecord first_run;                          // run 0's timeline
+};
+
+// Runs everything the job section asks for. `progress(done, total)` is called from worker threads.
+JobAnalysis analyse_job(const Scenario& sc, int runs, std::uint64_t seed, int threads,
+                        const std::function<void(int, int)>& progress = {});
+
+// A job whose cards and step time come from the scenario's plan (JobScenario::per_plan_case):
+// one analysis per plan case (or only `only_case`), named after it, with the case's cards, steps
+// and step time as the planner evaluates them (simulated where the scenario has a data_parallel
+// section; `source` says which). Throws InputError for an unknown case.
+std::vector<std::pair<std::string, JobAnalysis>> analyse_plan_jobs(const Scenario& sc, int runs, std::uint64_t seed,
+                                                                   int threads, const std::string& only_case,
+                                                                   const std::function<void(int, int)>& progress = {},
+                                                                   std::string* source = nullptr);
+
+// Pieces of job_text, shown by the HTML report (cli/job_pictures.hpp) too: what was simulated
+// (one line each), the completion-time distribution with the deadline verdict, the mean
+// overhead split, and the checkpoint intervals compared (if the scenario asks).
+std::vector<std::string> job_about(const JobAnalysis& a);
+CaptionedTable job_completion_table(const JobAnalysis& a);
+CaptionedTable job_overhead_table(const JobAnalysis& a);
+std::optional<CaptionedTable> job_interval_table(const JobAnalysis& a);
+
+std::string job_text(const JobAnalysis& a);
+// One row per plan case (`stepsim job` on a scenario whose job takes its cases from the plan):
+// cards, step time, completion distribution, share meeting the deadline, verdict.
+Table job_cases_table(const std::vector<std::string>& cases, const std::vector<const JobAnalysis*>& analyses);
+std::string job_cases_text(const std::vector<std::string>& cases, const std::vector<JobAnalysis>& analyses);
+nlohmann::ordered_json job_json(const JobAnalysis& a);
+// Run 0 as a Chrome trace: collapsed step segments, saves, copies, writes and commits, failures,
+// restores, the pending-snapshot queue and (failure-free) input queue levels.
+std::string job_trace(const JobAnalysis& a);
+// The work between checkpoints `every` steps apart: W(every) for a uniform profile, else every x
+// the mean step.
+Time checkpoint_interval_of(const JobSpec& spec, std::int64_t every);
+// A text histogram of completion times (the HTML report draws make_histogram as a chart).
+std::string histogram_text(const Histogram& h, int width = 40);
+
+}  // namespace stepsim::cli

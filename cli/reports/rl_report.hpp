@@ -1,0 +1,20 @@
+#pragma once
+// What an rl run looks like to people and scripts: tables, a JSON summary, a Chrome trace.
+// Everything is derived from the RlRun (programs, timelines, stats); nothing re-runs.
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "schedules/lowering/rl/rl_run.hpp"
+
+namespace stepsim::cli {
+
+nlohmann::ordered_json rl_summary_json(const RlRun& run, const RlScenario& scenario);
+std::string rl_run_text(const RlRun& run, const RlScenario& scenario);
+// Per loop variant: a process per stage with a track per worker (trajectory segments by policy
+// version, syncs, learner batches), queue lengths as counters, publishes on a "weights" track.
+// Per switch order: the card's steps and its memory counter. Per distribution: a track per
+// sender link.
+std::string rl_trace(const RlRun& run);
+
+}  // namespace stepsim::cli

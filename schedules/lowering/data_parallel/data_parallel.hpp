@@ -1,0 +1,72 @@
+#pragma once
+// Lowering a data-parallel plan to an OpGraph, and measuring the timeline it produces.
+//
+// Each simulated card has a compute stream (program order): per micro-batch the units' forward
+// ops in order, then their backward ops in reverse (one op, or dX and dW in the plan's order).
+// Collectives are ops on the resource a card's traffic is limited by: its own link lane (PCIe,
+// or the peer link inside one P2P host), or its host's NIC when that is slower (then one op per
+// host serves all its cards). Link resources run in program order = the order the rank issues
+// collectives, which every rank must share (NCCL's rule for one communicator).
+//
+// Issue rules:
+//  * ZeRO-3: the gather for the k-th unit computation of the step (forward and backward counted
+//    in compute order, across micro-batches) is issued when computation k - prefetch starts,
+//    i.e. after computation k - prefetch - 1 ends (at the step start if there is none, after the
+//    input wait). Prefetch 0: issued only when the unit is needed. The computation waits for it.
+//    The ReduceScatter of a unit's gradient is issued when its gradient op (dW, or the fused
+//    backward) ends, every micro-batch. Nothing waits for it but the end of the step.
+//  * DDP: gradients are bucketed in the order they are produced; a bucket's AllReduce is issued
+//    when its last gradient is produced, in the last micro-batch only (no_sync accumulation).
+//  * At one issue point a reduction is issued before a gather (the backward hook that launches
+//    the reduction runs before the next unit's pre-hook prefetches).
+//
+// Ranks: when the plan is fold-able (no per-rank variation) one representative card (card 0,
+// on host 0) is simulated: every rank's timeline is the same, since each collective starts on
+// all members together. Otherwise every card is simulated and each collective gets a zero-
+// duration join op (on a "collectives" resource) that waits for every member's issue point and
+// every member link's previous collective, so members start together as a ring does.
+#include <memory>
+#include <vector>
+
+#include "schedules/lowering/data_parallel/data_parallel_spec.hpp"
+#include "sim/op_graph.hpp"
+
+namespace stepsim {
+
+enum class DpOp : std::uint8_t { Input, Forward, Backward, BackwardInput, BackwardWeight, Gather, ReduceScatter, AllReduce, Join };
+
+struct DpOpInfo {
+  DpOp kind = DpOp::Forward;
+  int card = -1;     // compute, input and lane ops: the card; NIC ops: -1
+  int host = -1;     // NIC ops: the host
+  int micro = -1;
+  int unit = -1;
+  int bucket = -1;   // AllReduce
+  bool for_backward = false;  // a gather for the backward pass
+};
+
+struct DataParallelProgram {
+  OpGraph graph;
+  std::vector<DpOpInfo> info;       // per op
+  std::vector<int> cards;           // simulated card ids
+  std::vector<ResourceId> compute;  // per simulated card
+  std::vector<ResourceId> lane;     // per simulated card (its link lane; unused when on NIC)
+  std::vector<ResourceId> input;    // per simulated card (none without an input wait)
+  std::vector<int> hosts;           // simulated host ids (NIC resources)
+  std::vector<ResourceId> nic;      // per simulated host, when collectives run on the NIC
+  std::vector<int> card_host;       // per simulated card: index into hosts
+  std::vector<OpId> last_compute;   // per simulated card
+  int collectives = 0;              // per card per step
+  Bytes bytes_per_card = 0;
+};
+
+inline constexpr ResourceId kNoResource = ~ResourceId{0};
+
+// The program lives on the heap: its graph's namer refers to its op table.
+std::shared_ptr<DataParallelProgram> lower_data_parallel(const DataParallelPlan& plan);
+
+// Per-rank and step numbers from a finished timeline.
+DataParallelResult measure_data_parallel(const DataParallelPlan& plan, const DataParallelProgram& prog,
+                                         const Timeline& t);
+
+}  // namespace stepsim

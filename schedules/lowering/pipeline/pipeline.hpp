@@ -1,0 +1,114 @@
+#pragma once
+// From a schedule's action lists to an OpGraph, and from the Timeline back to the figures a
+// pipeline user asks for (step time, idle, peak memory, resident micro-batches, messages).
+//
+// Lowering rules (reference section 1 / figures 10-17 to 10-24):
+//  * F(s,i) waits for F(s-1,i)'s output to arrive; B(s,i) (or I(s,i)) waits for B(s+1,i)'s
+//    output and for F(s,i); W(s,i) waits for I(s,i).
+//  * A message between stages on different devices is an op on the directed link
+//    (src -> dst): it occupies the link for message / bandwidth and arrives `latency` later.
+//    Links serve messages first come, first served.
+//  * Each device ends with its optimizer update.
+//  * Memory per device: a micro-batch's activations are held from its F's start until its B
+//    ends (its W ends where the backward is split); a received message is held from its
+//    arrival until the op that consumes it starts.
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "schedules/pipeline/action.hpp"
+#include "sim/level.hpp"
+#include "sim/op_graph.hpp"
+#include "sim/timeline.hpp"
+
+namespace stepsim {
+
+struct StageCost {
+  Time forward = 0;
+  Time backward = 0;        // full backward (B)
+  Time backward_input = 0;  // I, for split schedules
+  Time backward_weight = 0; // W, for split schedules
+  Bytes activation = 0;     // held per resident micro-batch
+  // Collectives inside the pass that the compute stream waits for (a job's TP / CP / EP), run
+  // after it on the device's "collectives" resource; 0 = none (no op is added).
+  Time forward_comm = 0;
+  Time backward_comm = 0;
+};
+
+struct PipelineCosts {
+  std::vector<StageCost> stages;  // per virtual stage
+  std::vector<Time> update;       // per device
+  Time latency = 0;               // per message, every hop unless overridden
+  std::int64_t bandwidth = 0;     // bytes/s; 0 = messages take no link time beyond latency
+  Bytes message = 0;              // bytes of one boundary message
+  std::map<std::pair<int, int>, Time> hop_latency;  // (src, dst) device overrides
+  std::optional<Time> overlap_fb; // duration of an overlapped F&B pair; default F + B
+
+  Time latency_between(int src, int dst) const;
+};
+
+enum class PipeOp : std::uint8_t { Forward, Backward, BackwardInput, BackwardWeight, Overlap, Update, SendForward, SendBackward, Comm };
+
+// What an op of a pipeline graph means; indexed by op id.
+struct PipeOpInfo {
+  PipeOp kind;
+  std::int16_t device;  // the device that runs it (for sends: the sender)
+  std::int16_t peer;    // sends: the receiving device
+  std::int32_t stage;
+  std::int32_t micro;
+  std::int32_t stage2 = -1;  // overlapped pair: the backward half
+  std::int32_t micro2 = -1;
+};
+
+char pipe_op_letter(PipeOp kind);
+
+struct PipelineProgram {
+  OpGraph graph;
+  std::vector<PipeOpInfo> info;
+  std::vector<ResourceId> compute;  // per device
+  std::vector<ResourceId> comm;     // per device: its in-pass collectives (only with *_comm costs)
+  std::vector<Hold> holds;          // counters: 2d = memory bytes, 2d+1 = resident micro-batches
+  int devices = 0;
+  int forward_messages = 0;
+  int backward_messages = 0;
+  // For each send op: the op that consumes the message (flow arrows in traces).
+  std::map<OpId, OpId> consumer;
+  // Link resources and the (source, destination) devices they join.
+  std::map<ResourceId, std::pair<int, int>> link_ends;
+
+  static std::uint32_t memory_counter(int device) { return 2u * device; }
+  static std::uint32_t resident_counter(int device) { return 2u * device + 1; }
+};
+
+// Throws std::invalid_argument if plan and costs disagree (sizes), GraphError on an action that
+// would wait on itself. Returned on the heap: the graph's namer points into the program.
+std::unique_ptr<PipelineProgram> lower(const PipelinePlan& plan, const PipelineCosts& costs);
+
+struct DeviceStats {
+  int id;
+  Time busy;
+  Time idle;
+  Bytes peak_memory;
+  Time peak_memory_time;
+  int peak_resident;
+  int stage_copies;  // virtual stages (model chunks) the device holds parameters for
+  // Parameters held, in units of one device's share under one stage per device (1/p of the
+  // model, every virtual stage counted as an equal 1/S slice): stage_copies * p / S. 1 for
+  // 1F1B and interleaved 1F1B (v chunks of 1/v each), 2 for DualPipe (stages i and p-1-i).
+  double parameter_copies;
+};
+
+struct PipelineStats {
+  Time step_time;
+  double bubble_fraction;  // mean over devices of idle / step time
+  int forward_messages, backward_messages;
+  std::vector<DeviceStats> devices;
+  std::vector<LevelCurve> memory;  // per device, bytes over time
+};
+
+PipelineStats measure(const PipelinePlan& plan, const PipelineProgram& program, const Timeline& timeline);
+
+}  // namespace stepsim

@@ -1,0 +1,113 @@
+#!/usr/bin/env bash
+# job_step scenarios from the CLI (docs/job.md): the shipped jobs' figures, bad input as one
+# file:line: key: message line with exit 2, and check-against's bounds on the validation tables.
+# Usage: bash tests/job_step_cli.sh /path/to/stepsim   (from the source directory)
+set -euo pipefail
+stepsim="$1"
+tmp="$(mktemp -d)"
+trap 'rm -rf "$tmp"' EXIT
+fail() { echo "FAIL: $*" >&2; exit 1; }
+has() { grep -q -- "$1" "$2" || { cat "$2"; fail "expected '$1' in $2"; }; }
+# Figures are checked with runs of spaces squeezed (tables align with them).
+fig() { tr -s ' ' <"$2" | grep -q -- "$1" || { cat "$2"; fail "expected '$1' in $2"; }; }
+
+# 1. The shipped jobs, their figures (deterministic) and their speed.
+"$stepsim" run scenarios/job-llama70b-64xh100.yaml >"$tmp/llama.txt"
+fig "step time 14.798 s" "$tmp/llama.txt"
+fig "MFU 50.3%" "$tmp/llama.txt"
+has "simulated 4 device(s) of one pipeline, 7600 ops, 64 micro-batches" "$tmp/llama.txt"
+"$stepsim" run scenarios/job-gpt3-1024xa100.yaml >"$tmp/gpt3.txt"
+fig "step time 29.615 s" "$tmp/gpt3.txt"
+fig "hardware TFLOP/s per GPU 148.8" "$tmp/gpt3.txt"
+"$stepsim" run scenarios/job-fsdp-8.yaml >"$tmp/fsdp.txt"
+fig "step time 5.583 s" "$tmp/fsdp.txt"
+fig "exposed DP/ZeRO 22.45 ms" "$tmp/fsdp.txt"
+"$stepsim" run scenarios/job-gpt3-1024xa100.yaml --json >"$tmp/gpt3.json"
+has "\"step_time_ns\": 29614983548" "$tmp/gpt3.json"
+has '"by_kind"' "$tmp/gpt3.json"
+"$stepsim" run scenarios/job-llama70b-64xh100.yaml --trace "$tmp/trace.json" >/dev/null
+has '"name":"d0 collectives"' "$tmp/trace.json"
+has '"name":"d3 dp"' "$tmp/trace.json"
+start=$(date +%s%N)
+"$stepsim" run scenarios/job-gpt3-1024xa100.yaml >/dev/null
+elapsed=$(( ($(date +%s%N) - start) / 1000000 ))
+(( elapsed < 1000 )) || fail "the 1,024-GPU job took $elapsed ms"
+
+# 2. Bad input: one line naming file, line and key, exit 2.
+bad() {  # bad NAME 'yaml' 'expected message'
+  printf '%s\n' "$2" >"$tmp/$1.yaml"
+  set +e
+  "$stepsim" run "$tmp/$1.yaml" >"$tmp/$1.out" 2>"$tmp/$1.err"
+  local rc=$?
+  set -e
+  [[ $rc == 2 ]] || { cat "$tmp/$1.err"; fail "$1 exited $rc, expected 2"; }
+  [[ $(wc -l <"$tmp/$1.err") == 1 ]] || { cat "$tmp/$1.err"; fail "$1: more than one line"; }
+  has "$3" "$tmp/$1.err"
+}
+head='job_step:
+  model: {layers: 96, hidden: 12288, ffn: 49152, heads: 96, vocab: 51200, seq: 2048, mlp: gelu}'
+bad preset "$head
+  hardware: {preset: h100, gpus: 64}
+  layout: {tp: 8, pp: 8, global_batch: 64}" "preset.yaml:3: job_step.hardware.preset: unknown preset 'h100'; did you mean 'h100-sxm'?"
+bad preset2 "$head
+  hardware: {preset: a100, gpus: 64}
+  layout: {tp: 8, pp: 8, global_batch: 64}" "job_step.hardware.preset: unknown preset 'a100'; did you mean 'a100-sxm-80gb'?"
+bad heads "$head
+  hardware: {preset: a100-sxm-80gb, gpus: 640}
+  layout: {tp: 10, pp: 8, global_batch: 64}" "job_step.layout.tp: tp 10 does not divide the 96 attention heads and 96 key/value heads (would fit: 1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 48)"
+bad layers "$head
+  hardware: {preset: a100-sxm-80gb, gpus: 560}
+  layout: {tp: 8, pp: 7, global_batch: 70}" "job_step.layout.pp: 96 layers do not split into pp x virtual_stages = 7 x 1 = 7 equal chunks"
+bad gpus "$head
+  hardware: {preset: a100-sxm-80gb, gpus: 256}
+  layout: {tp: 8, pp: 8, dp: 2, global_batch: 64}" "job_step.layout.dp: tp x pp x dp x cp = 8 x 8 x 2 x 1 = 128 but the cluster has 256 GPUs (would fit: dp 4)"
+bad oom "$head
+  hardware: {preset: a100-sxm-80gb, gpus: 64}
+  layout: {tp: 8, pp: 8, micro_batch: 4, global_batch: 64, attention: unfused}" "oom.yaml:4: job_step.layout: needs 255.8 GiB per GPU (weights 5.2, gradients 10.4, optimizer 31.3, activations 208.5, buffers 0.4) but a100-sxm-80gb has 76.0 GiB usable; would fit: recompute: full (70.0 GiB)"
+bad schedule "$head
+  hardware: {preset: a100-sxm-80gb, gpus: 64}
+  layout: {tp: 8, pp: 8, schedule: 1f1c, global_batch: 64}" "job_step.layout.schedule: unknown schedule '1f1c'; did you mean '1f1b'?"
+printf '%s\n' "$head
+  hardware: {preset: a100-sxm-80gb, gpus: 64}
+  layout: {tp: 8, pp: 1, dp: 8, global_batch: 64}
+  allow_oom: true" >"$tmp/allow.yaml"
+"$stepsim" run "$tmp/allow.yaml" >"$tmp/allow.out"
+has "(does not fit)" "$tmp/allow.out"
+
+# 3. Validation: one A100 calibration fitted on the rows marked fit=1, the others held out.
+"$stepsim" check-against validation/megatron_sc21.csv validation/megatron_korthikanti2022.csv \
+  validation/megascale_megatron.csv --json >"$tmp/check.json"
+python3 - "$tmp/check.json" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+files = {f["file"].split("/")[-1]: f for f in d["files"]}
+def rows(name): return {r["line"]: r for r in files[name]["rows"]}
+# MegaScale: held out within 5 % mean, 10 % max; the decline with scale ranked right.
+m = files["megascale_megatron.csv"]
+assert m["held_out"]["mean_abs_error"] <= 0.05 and m["held_out"]["max_abs_error"] <= 0.10, m["held_out"]
+assert m["fit"]["max_abs_error"] <= 0.10, m["fit"]
+assert m["ranking"]["kept"] == m["ranking"]["pairs"], m["ranking"]
+# Korthikanti: every Table 4 layer time within 10 %; Table 3 ranking kept.
+k = files["megatron_korthikanti2022.csv"]
+for line, r in rows("megatron_korthikanti2022.csv").items():
+    if line >= 15: assert abs(r["error"]) <= 0.10, (line, r)
+assert k["ranking"]["kept"] == k["ranking"]["pairs"], k["ranking"]
+# SC21: the Table 1 and PTD-P rows within 10 %; ZeRO-3 at 768 and 1,536 GPUs within 10 % (the
+# bandwidth-bound collapse); the TP x PP rows of Table 2 above the ZeRO-3 rows they beat.
+s = rows("megatron_sc21.csv")
+for line in list(range(8, 18)) + list(range(24, 30)) + [19, 20]:
+    assert abs(s[line]["error"]) <= 0.10, (line, s[line])
+for z, p in [(19, 25), (20, 26), (22, 28), (23, 29)]:
+    assert s[z]["predicted"] < s[p]["predicted"], (z, p)
+assert s[20]["predicted"] < s[19]["predicted"] < s[18]["predicted"]
+print("check-against bounds ok")
+PY
+
+# 4. calibrate writes a hardware file a scenario can use.
+"$stepsim" calibrate validation/megascale_megatron.csv --fit-rows -o "$tmp/hw.yaml" >"$tmp/cal.txt"
+has "rms residual" "$tmp/cal.txt"
+has "efficiency: {gemm:" "$tmp/hw.yaml"
+sed "s|file: hardware/a100-calibrated.yaml|file: $tmp/hw.yaml|; s|file: models/|file: $PWD/scenarios/models/|" scenarios/job-gpt3-1024xa100.yaml >"$tmp/gpt3-own.yaml"
+"$stepsim" run "$tmp/gpt3-own.yaml" >"$tmp/own.txt"
+has "step time" "$tmp/own.txt"
+echo "job_step: all checks passed"

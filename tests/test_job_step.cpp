@@ -1,0 +1,173 @@
+// Jobs from model + cluster + layout (docs/job.md): the cost model's formulas against their
+// sources, layout checks, folding, and the critical path.
+#include <catch2/catch.hpp>
+
+#include <chrono>
+#include <cmath>
+
+#include "models/layer_costs.hpp"
+#include "models/layout.hpp"
+#include "schedules/lowering/job/job_step.hpp"
+
+using namespace stepsim;
+
+namespace {
+
+JobModel gpt3() {
+  JobModel m;
+  m.shape.name = "gpt3-175b";
+  m.shape.layers = 96;
+  m.shape.hidden = 12288;
+  m.shape.intermediate = 4 * 12288;
+  m.shape.heads = 96;
+  m.shape.kv_heads = 96;
+  m.shape.head_dim = 128;
+  m.shape.vocab = 51200;
+  m.shape.tied_embeddings = true;
+  m.shape.qk_norm = false;
+  m.seq = 2048;
+  m.gated_mlp = false;
+  return m;
+}
+
+JobStepSpec megascale(int gpus, std::int64_t gbs) {
+  JobStepSpec s;
+  s.model = gpt3();
+  s.model.shape.heads = s.model.shape.kv_heads = 128;
+  s.model.shape.head_dim = 96;
+  s.model.shape.vocab = 64000;
+  s.cluster = *find_cluster_preset("a100-sxm-80gb");
+  JobLayout& l = s.layout;
+  l.tp = 8; l.pp = 8; l.vpp = 6; l.dp = gpus / 64;
+  l.schedule = "interleaved-1f1b";
+  l.micro_batch = 1; l.global_batch = gbs;
+  l.recompute = JobRecompute::Selective; l.sequence_parallel = true;
+  l.attention = AttentionKernel::Unfused;
+  l.overlap_grad_reduce = false;
+  return s;
+}
+
+}  // namespace
+
+TEST_CASE("hardware FLOPs with full recompute equal SC21's F = 96 B s l h^2 (1 + s/6h + V/16lh)", "[job_step]") {
+  JobModel m = gpt3();
+  JobLayout l;
+  l.global_batch = 1536;
+  l.recompute = JobRecompute::Full;
+  l.attention = AttentionKernel::Unfused;
+  const double B = 1536, s = 2048, L = 96, h = 12288, V = 51200;
+  const double F = 96 * B * s * L * h * h * (1 + s / (6 * h) + V / (16 * L * h));
+  const StepFlops f = step_flops(m, l);
+  // The paper's formula drops the biases and norms, as our count does: equal to rounding.
+  CHECK(f.hardware / F == Approx(1.0).epsilon(1e-12));
+  // Model FLOPs: 3 passes and causal attention counted as half the square.
+  const double model = 72 * B * s * L * h * h * (1 + s / (12 * h) * (s + 1) / s + V / (12 * L * h));
+  CHECK(f.model / model == Approx(1.0).epsilon(1e-12));
+}
+
+TEST_CASE("activations per layer follow Korthikanti 2022 (sec. 4, Table 2)", "[job_step]") {
+  const JobModel m = gpt3();
+  const ClusterSpec c = *find_cluster_preset("a100-sxm-80gb");
+  JobLayout l;
+  l.tp = 8;
+  l.micro_batch = 1;
+  l.attention = AttentionKernel::Unfused;
+  const double sbh = 2048.0 * 12288;
+  const double as_h = 5.0 * 96 * 2048 / 12288;
+  // TP without SP: s b h (10 + 24/t + 5 a s / (h t)).
+  CHECK(static_cast<double>(layer_passes(m, l, c).activation) == Approx(sbh * (10 + 24.0 / 8 + as_h / 8)).epsilon(1e-9));
+  l.sequence_parallel = true;  // s b h / t (34 + 5 a s / h)
+  CHECK(static_cast<double>(layer_passes(m, l, c).activation) == Approx(sbh / 8 * (34 + as_h)).epsilon(1e-9));
+  l.recompute = JobRecompute::Selective;  // 34 s b h / t
+  CHECK(static_cast<double>(layer_passes(m, l, c).activation) == Approx(34 * sbh / 8).epsilon(1e-9));
+  l.recompute = JobRecompute::Full;  // the layer input: 2 s b h / t
+  CHECK(static_cast<double>(layer_passes(m, l, c).activation) == Approx(2 * sbh / 8).epsilon(1e-9));
+}
+
+TEST_CASE("ring collectives: alpha per step plus the ring's bytes over the path", "[job_step]") {
+  PathBandwidth p{100e9, 5 * kMicrosecond, true};
+  // All-reduce of 1 GB among 8: 2 x 7/8 x 1 GB / 100 GB/s = 17.5 ms, plus 14 steps of 5 us.
+  CHECK(ring_seconds(Collective::AllReduce, 8, 1e9, p) == Approx(0.0175 + 14 * 5e-6));
+  CHECK(ring_seconds(Collective::AllGather, 8, 1e9, p) == Approx(0.00875 + 7 * 5e-6));
+  CHECK(ring_seconds(Collective::AllReduce, 1, 1e9, p) == 0);
+}
+
+TEST_CASE("groups cross the fabric they really use", "[job_step]") {
+  const ClusterSpec c = *find_cluster_preset("a100-sxm-80gb");
+  JobLayout l;
+  l.tp = 8; l.pp = 4; l.dp = 4;
+  GroupPaths g = group_paths(c, l);
+  CHECK_FALSE(g.tp.inter_node);  // TP 8 fills one node: NVSwitch at 300 GB/s x efficiency
+  CHECK(g.tp.bytes_per_second == Approx(300e9 * c.accelerator.efficiency.fabric));
+  CHECK(g.dp.inter_node);        // DP peers are 8 ranks apart: one per node, over the NICs
+  CHECK(g.dp.bytes_per_second == Approx(25e9 * c.accelerator.efficiency.network));
+  CHECK(g.pp.inter_node);
+  l.tp = 1; l.pp = 1; l.dp = 8;
+  CHECK_FALSE(group_paths(c, l).dp.inter_node);  // eight DP ranks in one node
+  // An oversubscribed upper tier: a group spanning more than 4 nodes gets a quarter.
+  ClusterSpec o = c;
+  o.network.tiers = {{"leaf", 4, 1.0}, {"spine", 0, 4.0}};
+  l.tp = 8; l.dp = 4;
+  CHECK(group_paths(o, l).dp.bytes_per_second == Approx(25e9 * c.accelerator.efficiency.network));
+  l.dp = 16;
+  CHECK(group_paths(o, l).dp.bytes_per_second == Approx(25e9 / 4 * c.accelerator.efficiency.network));
+}
+
+TEST_CASE("layouts that do not divide are named with what would fit", "[job_step]") {
+  const JobModel m = gpt3();
+  JobLayout l;
+  l.tp = 5; l.global_batch = 8;
+  auto p = check_layout(m, l, 0);
+  REQUIRE(p);
+  CHECK(p->key == "tp");
+  CHECK(p->message.find("would fit: 1, 2, 3, 4, 6, 8") != std::string::npos);
+  l.tp = 8; l.pp = 7;
+  p = check_layout(m, l, 0);
+  REQUIRE(p);
+  CHECK(p->key == "pp");
+  l.pp = 8; l.dp = 2;
+  p = check_layout(m, l, 256);
+  REQUIRE(p);
+  CHECK(p->key == "dp");
+  CHECK(p->message.find("would fit: dp 4") != std::string::npos);
+}
+
+TEST_CASE("symmetric ranks fold: 12,288 GPUs simulate one pipeline in well under a second", "[job_step]") {
+  const auto t0 = std::chrono::steady_clock::now();
+  const JobStepRun big = run_job_step(megascale(12288, 6144));
+  const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  CHECK(secs < 1.0);
+  CHECK(big.result.simulated_devices == 8);
+  CHECK(big.result.gpus == 12288);
+  // The same pipeline with 32 micro-batches at DP 4 has the same ops: DP size only changes
+  // what the collectives cost.
+  const JobStepRun small = run_job_step(megascale(256, 128));
+  CHECK(small.result.microbatches == big.result.microbatches);
+  CHECK(small.result.ops == big.result.ops);
+  CHECK(big.result.exposed_dp > small.result.exposed_dp);
+  CHECK(big.result.step_time > small.result.step_time);
+}
+
+TEST_CASE("the critical path accounts for the whole step", "[job_step]") {
+  const JobStepRun run = run_job_step(megascale(256, 768));
+  Time sum = 0;
+  for (const auto& x : run.result.critical_by_kind) sum += x.time;
+  CHECK(sum == run.result.step_time);
+  const auto path = critical_path(run.graph(), run.timeline);
+  REQUIRE(!path.empty());
+  CHECK(run.timeline.start[path.front()] == 0);
+  CHECK(run.timeline.done(run.graph(), path.back()) == run.timeline.makespan);
+}
+
+TEST_CASE("bubbles grow as micro-batches per pipeline shrink (SC21 sec. 2.2)", "[job_step]") {
+  JobStepSpec s = megascale(256, 768);
+  s.layout.vpp = 1;
+  s.layout.schedule = "1f1b";
+  const double b192 = run_job_step(s).result.bubble;  // m = 192
+  s.layout.global_batch = 64;                          // m = 16
+  const double b16 = run_job_step(s).result.bubble;
+  // (p - 1) / (m + p - 1): 7/199 = 3.5 % and 7/23 = 30 %; compute stalls on TP come on top.
+  CHECK(b16 > 0.25);
+  CHECK(b16 < 0.40);
+  CHECK(b192 < 0.08);
+}
