@@ -138,6 +138,9 @@ std::optional<std::string> schedule_problem(const JobLayout& l) {
   // The job lowering gives each device pp x vpp chunk costs: a family that places more chunks per
   // device (DualPipe-V's V shape) does not run on it yet (notes/search-needs.md).
   if (f->name == "dualpipe-v") return std::string("the job lowering does not place DualPipe-V's two chunks per device yet");
+  // DualPipe runs both directions: each device holds two stages' weights, which job_memory does
+  // not count yet; left out rather than ranked on an understated memory (notes/search-needs.md).
+  if (f->name == "dualpipe") return std::string("DualPipe's two weight copies per device are not in the memory model yet");
   return std::nullopt;
 }
 
