@@ -163,7 +163,8 @@ std::string search_text(const SearchReportInfo& info, const SearchSpec& spec, co
     out += fewest_line(spec, r);
   }
   if (r.miss) {
-    out += fmt::format("\nnearest miss: {}\nwhat would have to change:\n", r.miss->what);
+    if (out.size() < 2 || out.compare(out.size() - 2, 2, "\n\n") != 0) out += "\n";
+    out += fmt::format("nearest miss: {}\nwhat would have to change:\n", r.miss->what);
     for (const auto& c : r.miss->changes) out += fmt::format("  - {}\n", c);
   }
   return out;
