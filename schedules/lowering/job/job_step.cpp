@@ -371,13 +371,14 @@ JobStepRun run_job_step(const JobStepSpec& spec) {
     cp_c += ns(ch.forward.cp + ch.backward_input.cp);
     ep_c += ns(ch.forward.ep + ch.backward_input.ep);
   }
-  Time in_pass = 0, prev_done = 0;
+  Time in_pass = 0, prev_end = 0;
   for (OpId op : path) {
     const JobOpKind k = run.kinds[op];
     const Time d = g.op_duration(op);
     by_kind[job_op_kind_name(k)] += d;
-    if (t.start[op] > prev_done) by_kind["waits (latency)"] += t.start[op] - prev_done;
-    prev_done = t.done(g, op);
+    // Between the end of one op of the path and the start of the next: the first's latency.
+    if (t.start[op] > prev_end) by_kind["waits (latency)"] += t.start[op] - prev_end;
+    prev_end = t.end[op];
     const std::string& rn = g.resource(g.op_resource(op)).name;
     const bool dp_res = rn.find(" dp") != std::string::npos || rn.rfind("card ", 0) == 0 || rn.rfind("host ", 0) == 0;
     std::string cls = rn.find("compute") != std::string::npos   ? "compute stream"
