@@ -144,7 +144,9 @@ void run_search_command(const SearchArgs& a) {
     return;
   }
   print_outputs(info, sc.spec, r, a.json, a.csv, a.html);
-  if (!a.json) fmt::print(stderr, "search: {:.2f} s on {} thread{}\n", info.seconds, opt.jobs, opt.jobs == 1 ? "" : "s");
+  // Only on a terminal: redirected output stays the same from run to run.
+  if (!a.json && isatty(fileno(stderr)) != 0)
+    fmt::print(stderr, "search: {:.2f} s on {} thread{}\n", info.seconds, opt.jobs, opt.jobs == 1 ? "" : "s");
 }
 
 void run_merge(const MergeArgs& a) {
