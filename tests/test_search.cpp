@@ -13,6 +13,7 @@
 #include "cli/input/search_input.hpp"
 #include "cli/input/validation_csv.hpp"
 #include "cli/reports/search_report.hpp"
+#include "html_checks.hpp"
 #include "models/layout.hpp"
 
 using namespace stepsim;
@@ -289,4 +290,18 @@ TEST_CASE("search: bad input names the file, line and key", "[search][input]") {
   CHECK(err(head + "  layout: {tp: auto, pp: auto, virtual_stages: auto, cp: auto, ep: auto, micro_batch: auto, zero: auto, "
                    "recompute: auto, schedule: auto, sequence_parallel: auto, global_batch: [1, 2, 4, 8, 16, 32, 64, 128]}\n")
             .find("more than 20000000") != std::string::npos);
+}
+
+TEST_CASE("search: the HTML report is well-formed, every simulated layout a dot, the front ringed", "[search][html]") {
+  const auto sc = scenario("search-design-desk.yaml");
+  const SearchResult r = run_search(sc.spec);
+  const std::string html = cli::search_html({sc.name, sc.description, sc.file}, sc.spec, r);
+  CHECK(stepsim::test::markup_problem(html).empty());
+  const auto dots = stepsim::test::count(html, "class=\"dot\"");
+  const auto front = stepsim::test::count(html, "class=\"front-dot\"");
+  CHECK(dots + front == r.simulated.size());
+  CHECK(front == r.front.size());
+  CHECK(r.front == std::vector<std::int64_t>{16, 24, 32, 48, 64});
+  CHECK(stepsim::test::count(html, "class=\"deadline\"") == 1);
+  CHECK(html.find("fewest cards that meet the deadline: 48") != std::string::npos);
 }
