@@ -20,6 +20,9 @@ struct Efficiency {
   double memory = 0.80;     // memory-bound kernels: bytes / (HBM bandwidth x memory)
   double fabric = 0.80;     // intra-node collectives (NVLink/NVSwitch or PCIe): bus bandwidth share
   double network = 0.80;    // inter-node collectives over the NICs: bus bandwidth share
+  // Compute lost to a collective running at the same time (its kernels take SMs and HBM
+  // bandwidth): a GEMM overlapped by a collective for time x is delayed by contention * x.
+  double contention = 0.20;
 };
 
 struct AcceleratorSpec {

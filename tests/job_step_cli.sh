@@ -13,17 +13,17 @@ fig() { tr -s ' ' <"$2" | grep -q -- "$1" || { cat "$2"; fail "expected '$1' in 
 
 # 1. The shipped jobs, their figures (deterministic) and their speed.
 "$stepsim" run scenarios/job-llama70b-64xh100.yaml >"$tmp/llama.txt"
-fig "step time 14.798 s" "$tmp/llama.txt"
+fig "step time 14.802 s" "$tmp/llama.txt"
 fig "MFU 50.3%" "$tmp/llama.txt"
 has "simulated 4 device(s) of one pipeline, 7600 ops, 64 micro-batches" "$tmp/llama.txt"
 "$stepsim" run scenarios/job-gpt3-1024xa100.yaml >"$tmp/gpt3.txt"
-fig "step time 29.615 s" "$tmp/gpt3.txt"
-fig "hardware TFLOP/s per GPU 148.8" "$tmp/gpt3.txt"
+fig "step time 28.840 s" "$tmp/gpt3.txt"
+fig "hardware TFLOP/s per GPU 152.7" "$tmp/gpt3.txt"
 "$stepsim" run scenarios/job-fsdp-8.yaml >"$tmp/fsdp.txt"
-fig "step time 5.583 s" "$tmp/fsdp.txt"
+fig "step time 5.761 s" "$tmp/fsdp.txt"
 fig "exposed DP/ZeRO 22.45 ms" "$tmp/fsdp.txt"
 "$stepsim" run scenarios/job-gpt3-1024xa100.yaml --json >"$tmp/gpt3.json"
-has "\"step_time_ns\": 29614983548" "$tmp/gpt3.json"
+has "\"step_time_ns\": 28839990150" "$tmp/gpt3.json"
 has '"by_kind"' "$tmp/gpt3.json"
 "$stepsim" run scenarios/job-llama70b-64xh100.yaml --trace "$tmp/trace.json" >/dev/null
 has '"name":"d0 collectives"' "$tmp/trace.json"
@@ -87,19 +87,25 @@ m = files["megascale_megatron.csv"]
 assert m["held_out"]["mean_abs_error"] <= 0.05 and m["held_out"]["max_abs_error"] <= 0.10, m["held_out"]
 assert m["fit"]["max_abs_error"] <= 0.10, m["fit"]
 assert m["ranking"]["kept"] == m["ranking"]["pairs"], m["ranking"]
-# Korthikanti: every Table 4 layer time within 10 %; Table 3 ranking kept.
+# Korthikanti: held out within 5 % mean; every row within 10 % but the 1T full-recompute one
+# (line 12, +10.9 %: docs/job.md says why); every Table 4 layer time within 10 %; ranking kept.
 k = files["megatron_korthikanti2022.csv"]
+assert k["held_out"]["mean_abs_error"] <= 0.05, k["held_out"]
 for line, r in rows("megatron_korthikanti2022.csv").items():
-    if line >= 15: assert abs(r["error"]) <= 0.10, (line, r)
+    if line != 12: assert abs(r["error"]) <= 0.10, (line, r)
 assert k["ranking"]["kept"] == k["ranking"]["pairs"], k["ranking"]
-# SC21: the Table 1 and PTD-P rows within 10 %; ZeRO-3 at 768 and 1,536 GPUs within 10 % (the
-# bandwidth-bound collapse); the TP x PP rows of Table 2 above the ZeRO-3 rows they beat.
+# SC21: held out within 5 % mean and 10 % max, fit rows within 10 %; at most the two near-tie
+# pairs flip (7.5B vs 18.4B, 175B ZeRO-3 768 vs 530B ZeRO-3 1,120, < 1 % apart when predicted);
+# every ZeRO-3 row below the TP x PP row of its model and size, and falling with scale.
 s = rows("megatron_sc21.csv")
-for line in list(range(8, 18)) + list(range(24, 30)) + [19, 20]:
-    assert abs(s[line]["error"]) <= 0.10, (line, s[line])
-for z, p in [(19, 25), (20, 26), (22, 28), (23, 29)]:
+f = files["megatron_sc21.csv"]
+assert f["held_out"]["mean_abs_error"] <= 0.05 and f["held_out"]["max_abs_error"] <= 0.10, f["held_out"]
+assert f["fit"]["max_abs_error"] <= 0.10, f["fit"]
+assert f["ranking"]["kept"] >= f["ranking"]["pairs"] - 2, f["ranking"]
+for z, p in [(18, 24), (19, 25), (20, 26), (21, 27), (22, 28), (23, 29)]:
     assert s[z]["predicted"] < s[p]["predicted"], (z, p)
 assert s[20]["predicted"] < s[19]["predicted"] < s[18]["predicted"]
+assert s[23]["predicted"] < s[22]["predicted"] < s[21]["predicted"]
 print("check-against bounds ok")
 PY
 

@@ -30,9 +30,9 @@ JobStepRun run_or_fail(const Scenario& sc, const JobStepSpec& spec) {
 }
 
 // Efficiency parameters as a vector, in the order the fit uses.
-std::vector<double> eff_vector(const Efficiency& e) { return {e.gemm, e.attention, e.memory, e.fabric, e.network}; }
-Efficiency eff_of(const std::vector<double>& v) { return {v[0], v[1], v[2], v[3], v[4]}; }
-const char* kEffNames[] = {"gemm", "attention", "memory", "fabric", "network"};
+std::vector<double> eff_vector(const Efficiency& e) { return {e.gemm, e.attention, e.memory, e.fabric, e.network, e.contention}; }
+Efficiency eff_of(const std::vector<double>& v) { return {v[0], v[1], v[2], v[3], v[4], v[5]}; }
+const char* kEffNames[] = {"gemm", "attention", "memory", "fabric", "network", "contention"};
 
 double predict_row(const MeasuredRun& row, const Efficiency& e) {
   JobStepSpec spec = row.spec;
@@ -71,8 +71,8 @@ std::map<std::string, FitResult> fit_per_accelerator(const std::vector<MeasuredR
 }
 
 std::string eff_text(const Efficiency& e) {
-  return fmt::format("gemm {:.3f}, attention {:.3f}, memory {:.3f}, fabric {:.3f}, network {:.3f}", e.gemm, e.attention, e.memory,
-                     e.fabric, e.network);
+  return fmt::format("gemm {:.3f}, attention {:.3f}, memory {:.3f}, fabric {:.3f}, network {:.3f}, contention {:.3f}", e.gemm,
+                     e.attention, e.memory, e.fabric, e.network, e.contention);
 }
 
 }  // namespace
@@ -97,7 +97,7 @@ void add_check_against_command(CLI::App& app) {
   cmd->add_option("files", *files, "CSV files of measured runs")->required();
   cmd->add_flag("--json", *json, "print JSON instead of tables");
   cmd->add_option("--efficiency", *hardware,
-                  "use these efficiencies instead of fitting: gemm,attention,memory,fabric,network (e.g. 0.7,0.5,0.8,0.8,0.8)");
+                  "use these efficiencies instead of fitting: gemm,attention,memory,fabric,network,contention (e.g. 0.7,0.5,0.8,0.8,0.8,0.2)");
   cmd->callback([=] {
     const auto rows = read_all(*files);
     std::map<std::string, Efficiency> eff;
@@ -111,7 +111,7 @@ void add_check_against_command(CLI::App& app) {
           cur.clear();
         } else cur += ch;
       }
-      if (v.size() != 5) throw InputError("--efficiency", 0, "", "expected five numbers: gemm,attention,memory,fabric,network");
+      if (v.size() != 6) throw InputError("--efficiency", 0, "", "expected six numbers: gemm,attention,memory,fabric,network,contention");
       for (const auto& r : rows) eff[r.hw] = eff_of(v);
     } else {
       std::vector<MeasuredRun> fit_rows;
@@ -125,7 +125,7 @@ void add_check_against_command(CLI::App& app) {
     out["calibration"] = nlohmann::ordered_json::object();
     for (const auto& [hw, e] : eff) {
       nlohmann::ordered_json c;
-      for (std::size_t i = 0; i < 5; ++i) c[kEffNames[i]] = eff_vector(e)[i];
+      for (std::size_t i = 0; i < 6; ++i) c[kEffNames[i]] = eff_vector(e)[i];
       if (fits.count(hw)) {
         int n = 0;
         for (const auto& r : rows) n += r.fit && r.hw == hw;

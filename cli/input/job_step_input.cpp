@@ -104,7 +104,7 @@ ClusterSpec read_cluster(const Reader& parent, const std::string& k) {
   }
   if (r.has("efficiency")) {
     const Reader e = r.child("efficiency");
-    e.only({"gemm", "attention", "memory", "fabric", "network"});
+    e.only({"gemm", "attention", "memory", "fabric", "network", "contention"});
     auto frac = [&](const char* key, double& out) {
       if (auto v = e.opt_number(key)) {
         if (!(*v > 0 && *v <= 1)) e.fail(key, fmt::format("{} is not an efficiency (a fraction in (0, 1], e.g. 0.7 or 70%)", *v));
@@ -117,6 +117,7 @@ ClusterSpec read_cluster(const Reader& parent, const std::string& k) {
     frac("memory", eff.memory);
     frac("fabric", eff.fabric);
     frac("network", eff.network);
+    frac("contention", eff.contention);
   }
   if (r.has("node")) {
     const Reader n = r.child("node");
@@ -273,8 +274,8 @@ std::string format_hardware_yaml(const ClusterSpec& c, const std::string& commen
   const auto& e = c.accelerator.efficiency;
   std::string out = comment;
   out += fmt::format("preset: {}\n", c.accelerator.name);
-  out += fmt::format("efficiency: {{gemm: {:.4f}, attention: {:.4f}, memory: {:.4f}, fabric: {:.4f}, network: {:.4f}}}\n", e.gemm,
-                     e.attention, e.memory, e.fabric, e.network);
+  out += fmt::format("efficiency: {{gemm: {:.4f}, attention: {:.4f}, memory: {:.4f}, fabric: {:.4f}, network: {:.4f}, contention: {:.4f}}}\n",
+                     e.gemm, e.attention, e.memory, e.fabric, e.network, e.contention);
   return out;
 }
 

@@ -183,10 +183,14 @@ void run_pipeline_path(JobStepRun& run) {
           // the last bucket (40M parameters) can only go once the backward is done.
           const double frac = std::min(1.0, kBucketParams / std::max<double>(1.0, static_cast<double>(ch.parameters)));
           const Time tail = static_cast<Time>(std::ceil(static_cast<double>(red) * frac));
+          // The reduction under the backward slows it by the contention share of the overlap;
+          // the delay shows where the backward ends, before the last bucket.
+          const double under = std::min(static_cast<double>(red - tail), static_cast<double>(g.op_duration(op)));
+          const Time slow = static_cast<Time>(std::ceil(under * spec.cluster.accelerator.efficiency.contention));
           const OpId r1 = add(dpr, red - tail, JobOpKind::DpComm, fmt::format("dp reduce chunk {} d{}", stage, d));
           const OpId before = last_bwd[stage].second;
           if (before != kNoOp) g.add_dep(before, r1);
-          const OpId r2 = add(dpr, tail, JobOpKind::DpComm, fmt::format("dp reduce chunk {} last bucket d{}", stage, d));
+          const OpId r2 = add(dpr, tail + slow, JobOpKind::DpComm, fmt::format("dp reduce chunk {} last bucket d{}", stage, d));
           g.add_dep(ends(op), r2);
           g.add_dep(r2, update);
         } else {
@@ -226,14 +230,21 @@ void run_fsdp_path(JobStepRun& run) {
   p.input_wait = spec.input_wait;
   p.link = cp.paths.dp.inter_node ? LinkKind::HostNic : LinkKind::PeerLink;
   p.link_bandwidth = static_cast<std::int64_t>(cp.paths.dp.bytes_per_second);
+  const double k = c.accelerator.efficiency.contention;
   auto unit = [&](std::string name, const PassSeconds& f, const PassSeconds& b, std::int64_t params) {
     DataParallelPlan::Unit u;
     u.name = std::move(name);
-    u.forward = ns(f.compute() + f.comm());
-    u.backward_input = ns(b.compute() + b.comm());
     const double wb = static_cast<double>(params) * 2, gb = static_cast<double>(params) * l.grad_bytes;
-    u.gather = ns(ring_seconds(Collective::AllGather, members, wb, cp.paths.dp));
-    u.reduce = ns(ring_seconds(Collective::ReduceScatter, members, gb, cp.paths.dp));
+    const double gather = ring_seconds(Collective::AllGather, members, wb, cp.paths.dp);
+    const double reduce = ring_seconds(Collective::ReduceScatter, members, gb, cp.paths.dp);
+    // Prefetched collectives run under the compute; each slows it by the contention share of
+    // the overlap (the next unit's gather under the forward; a gather and a reduce-scatter under
+    // the backward).
+    const double ov = l.overlap_param_gather && members > 1 ? k : 0.0;
+    u.forward = ns(f.compute() + f.comm() + ov * std::min(f.compute(), gather));
+    u.backward_input = ns(b.compute() + b.comm() + ov * std::min(b.compute(), gather + reduce));
+    u.gather = ns(gather);
+    u.reduce = ns(reduce);
     u.gather_bytes = static_cast<Bytes>(wb * (members - 1) / members);
     u.reduce_bytes = static_cast<Bytes>(gb * (members - 1) / members);
     u.has_gather = u.has_reduce = members > 1;
