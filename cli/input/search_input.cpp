@@ -89,41 +89,9 @@ std::vector<std::int64_t> read_cards(const Reader& hw) {
 
 namespace {
 
-SearchScenario read(std::shared_ptr<const Source> src) {
-  SearchScenario sc;
-  sc.source = src;
-  sc.file = src->file;
-  const Reader top(src, src->root, "");
-  top.only({"name", "description", "search"});
-  sc.name = top.opt_text("name").value_or("search");
-  sc.description = top.opt_text("description").value_or("");
-  if (!top.has("search")) top.fail("search", "missing: a search section (model, hardware, layout with lists or auto)");
-  const Reader r = top.child("search");
-  r.only({"model", "hardware", "layout", "input_wait", "task", "checkpoint", "top", "rank"});
-  if (!r.has("model")) r.fail("model", "missing (a model file, fields or a built-in name)");
-  if (!r.has("hardware")) r.fail("hardware", "missing (preset, gpus, ...)");
-  if (!r.has("layout")) r.fail("layout", "missing (global_batch, and lists or auto for the keys to search)");
-  SearchSpec& s = sc.spec;
-  s.model = read_job_model(r, "model");
-  s.cluster = read_cluster(r, "hardware");
-  s.axes.cards = read_cards(r.child("hardware"));
-
-  // Fixed layout keys through the job_step reader: a map holding every key but the searched ones.
-  const Reader lr = r.child("layout");
-  YAML::Node fixed(YAML::NodeType::Map);
-  for (const auto& k : lr.keys())
-    if (std::find(kAxisKeys.begin(), kAxisKeys.end(), k) == kAxisKeys.end()) fixed[k] = lr.node()[k];
+// The searched layout keys (lists, `auto`, or absent: job_step's default), and the space's size.
+void read_axes(const Reader& r, const Reader& lr, SearchSpec& s) {
   SearchAxes& a = s.axes;
-  a.global_batch.clear();
-  for (const auto& n : values_of(lr, "global_batch", a)) a.global_batch.push_back(int_of(lr, n, "global_batch", 1));
-  if (a.global_batch.empty()) lr.fail("global_batch", "give the global batch (sequences per step; a list to search it)");
-  fixed["global_batch"] = a.global_batch.front();
-  // Unknown keys are caught here (read_layout's list plus the searched ones).
-  lr.only({"tp", "pp", "virtual_stages", "dp", "cp", "ep", "schedule", "zero", "fsdp", "sequence_parallel", "micro_batch",
-           "global_batch", "recompute", "attention", "overlap", "fp8", "grad_bytes"});
-  s.base = read_layout(Reader(src, fixed, lr.path()), s.model);
-  s.base.global_batch = a.global_batch.front();
-
   const int layers = s.model.shape.layers;
   a.tp = ints(lr, "tp", a, 1, 1024);
   a.pp = ints(lr, "pp", a, 1, layers);
@@ -193,6 +161,10 @@ SearchScenario read(std::shared_ptr<const Source> src) {
     r.fail("layout", fmt::format("the search space may hold up to {:.3g} layouts, more than {}: fix some keys or shorten the lists",
                                  space, kMaxSearchSpace));
 
+}
+
+// `input_wait`, `task` and `checkpoint`: the run to finish and what saves and failures cost.
+void read_task(const Reader& r, SearchSpec& s) {
   s.input_wait = r.opt_duration("input_wait").value_or(0);
   if (r.has("task")) {
     const Reader t = r.child("task");
@@ -216,6 +188,45 @@ SearchScenario read(std::shared_ptr<const Source> src) {
     }
     s.task.card_mtbf = c.opt_duration("card_mtbf").value_or(0);
   }
+}
+
+SearchScenario read(std::shared_ptr<const Source> src) {
+  SearchScenario sc;
+  sc.source = src;
+  sc.file = src->file;
+  const Reader top(src, src->root, "");
+  top.only({"name", "description", "search"});
+  sc.name = top.opt_text("name").value_or("search");
+  sc.description = top.opt_text("description").value_or("");
+  if (!top.has("search")) top.fail("search", "missing: a search section (model, hardware, layout with lists or auto)");
+  const Reader r = top.child("search");
+  r.only({"model", "hardware", "layout", "input_wait", "task", "checkpoint", "top", "rank"});
+  if (!r.has("model")) r.fail("model", "missing (a model file, fields or a built-in name)");
+  if (!r.has("hardware")) r.fail("hardware", "missing (preset, gpus, ...)");
+  if (!r.has("layout")) r.fail("layout", "missing (global_batch, and lists or auto for the keys to search)");
+  SearchSpec& s = sc.spec;
+  s.model = read_job_model(r, "model");
+  s.cluster = read_cluster(r, "hardware");
+  s.axes.cards = read_cards(r.child("hardware"));
+
+  // Fixed layout keys through the job_step reader: a map holding every key but the searched ones.
+  const Reader lr = r.child("layout");
+  YAML::Node fixed(YAML::NodeType::Map);
+  for (const auto& k : lr.keys())
+    if (std::find(kAxisKeys.begin(), kAxisKeys.end(), k) == kAxisKeys.end()) fixed[k] = lr.node()[k];
+  SearchAxes& a = s.axes;
+  a.global_batch.clear();
+  for (const auto& n : values_of(lr, "global_batch", a)) a.global_batch.push_back(int_of(lr, n, "global_batch", 1));
+  if (a.global_batch.empty()) lr.fail("global_batch", "give the global batch (sequences per step; a list to search it)");
+  fixed["global_batch"] = a.global_batch.front();
+  // Unknown keys are caught here (read_layout's list plus the searched ones).
+  lr.only({"tp", "pp", "virtual_stages", "dp", "cp", "ep", "schedule", "zero", "fsdp", "sequence_parallel", "micro_batch",
+           "global_batch", "recompute", "attention", "overlap", "fp8", "grad_bytes"});
+  s.base = read_layout(Reader(src, fixed, lr.path()), s.model);
+  s.base.global_batch = a.global_batch.front();
+
+  read_axes(r, lr, s);
+  read_task(r, s);
   s.top = static_cast<int>(r.opt_integer("top", 1).value_or(10));
   if (s.top > 10000) r.fail("top", "at most 10,000");
   const std::string rank = r.opt_text("rank").value_or("time");

@@ -282,34 +282,39 @@ Time nth_best(std::vector<Time>& best, int n) {
 
 }  // namespace
 
-SearchResult run_search(const SearchSpec& spec, const SearchOptions& opt) {
-  SearchResult res;
-  SearchCounts& n = res.counts;
-  const Bytes cap = spec.cluster.accelerator.usable_memory;
+namespace {
+
+// What the pre-simulation pass leaves: the queue to simulate and what explains empty answers.
+struct Prefiltered {
   std::vector<Evaluated> queue;
   std::map<std::string, std::int64_t> div_keys;
-  std::map<std::tuple<std::string, int, std::int64_t, int, int>, std::optional<std::string>> sched_cache;
-  // The smallest analytic memory seen (for "nothing fits").
-  std::optional<Evaluated> smallest;
+  std::optional<Evaluated> smallest;  // the smallest memory seen (for "nothing fits")
   struct CardsNote {
     std::string first_problem;
     Bytes smallest_memory = -1;
     bool queued = false;
   };
   std::map<std::int64_t, CardsNote> notes;
+};
+
+// Enumerates and prunes by divisibility, schedule and memory; the survivors get their bound.
+Prefiltered prefilter(const SearchSpec& spec, const SearchOptions& opt, SearchCounts& n) {
+  Prefiltered f;
+  const Bytes cap = spec.cluster.accelerator.usable_memory;
+  std::map<std::tuple<std::string, int, std::int64_t, int, int>, std::optional<std::string>> sched_cache;
   enumerate_layouts(spec, [&](const Candidate& c) {
     if (static_cast<std::size_t>(c.index) % opt.shard_count != opt.shard_index) return;
     ++n.considered;
     const JobLayout& l = c.layout;
     if (l.dp <= 0) {
       ++n.divisibility;
-      ++div_keys["dp"];
+      ++f.div_keys["dp"];
       return;
     }
     if (const auto p = check_layout(spec.model, l, c.cards)) {
       ++n.divisibility;
-      ++div_keys[p->key];
-      auto& note = notes[c.cards];
+      ++f.div_keys[p->key];
+      auto& note = f.notes[c.cards];
       if (note.first_problem.empty()) note.first_problem = fmt::format("layout.{}: {}", p->key, p->message);
       return;
     }
@@ -326,117 +331,141 @@ SearchResult run_search(const SearchSpec& spec, const SearchOptions& opt) {
     e.analytic_memory = job_memory(s.model, l, chunk_costs(s.model, l, s.cluster), -1).total();
     if (e.analytic_memory > cap) {
       ++n.memory;
-      auto& note = notes[c.cards];
+      auto& note = f.notes[c.cards];
       if (note.smallest_memory < 0 || e.analytic_memory < note.smallest_memory) note.smallest_memory = e.analytic_memory;
-      if (!smallest || e.analytic_memory < smallest->analytic_memory) smallest = e;
+      if (!f.smallest || e.analytic_memory < f.smallest->analytic_memory) f.smallest = e;
       return;
     }
     e.bound = compute_bound(s);
-    notes[c.cards].queued = true;
-    queue.push_back(std::move(e));
+    f.notes[c.cards].queued = true;
+    f.queue.push_back(std::move(e));
   });
-  for (const auto& [cards, note] : notes) {
+  return f;
+}
+
+// Simulates `in` on up to `jobs` threads; results in input order.
+std::vector<Evaluated> simulate_batch(const SearchSpec& spec, const Evaluated* in, std::size_t count, int jobs,
+                                      const std::function<void()>& one_done) {
+  std::vector<Evaluated> out(count);
+  std::atomic<std::size_t> next{0};
+  auto worker = [&] {
+    for (std::size_t j = next++; j < count; j = next++) {
+      out[j] = simulate(spec, in[j]);
+      one_done();
+    }
+  };
+  const int threads = std::min<int>(jobs, static_cast<int>(count));
+  if (threads <= 1) {
+    worker();
+  } else {
+    std::vector<std::thread> pool;
+    for (int t = 0; t < threads; ++t) pool.emplace_back(worker);
+    for (auto& t : pool) t.join();
+  }
+  return out;
+}
+
+// One card count's queue [i, end), in bound order, in batches (see the header).
+void simulate_cards(const SearchSpec& spec, const SearchOptions& opt, std::vector<Evaluated>& queue, std::size_t i,
+                    std::size_t end, SearchResult& res, std::optional<Evaluated>& smallest, const std::function<void(std::size_t)>& advance) {
+  SearchCounts& n = res.counts;
+  const Bytes cap = spec.cluster.accelerator.usable_memory;
+  std::vector<Time> best;  // step times of this card count's simulated layouts that fit
+  std::size_t k = i;
+  while (k < end) {
+    const Time threshold = opt.prune_bound ? nth_best(best, std::max(1, spec.top)) : std::numeric_limits<Time>::max();
+    const std::size_t stop = std::min(end, k + kBatch);
+    std::size_t cut = k;
+    while (cut < stop && queue[cut].bound <= threshold) ++cut;
+    if (cut == k) {  // sorted by bound: everything after is slower than the threshold too
+      n.bound += static_cast<std::int64_t>(end - k);
+      advance(end - k);
+      return;
+    }
+    auto out = simulate_batch(spec, &queue[k], cut - k, std::max(1, opt.jobs), [&] { advance(1); });
+    for (auto& e : out) {
+      ++n.simulated;
+      if (e.memory.total() > cap) {
+        ++n.over_memory_simulated;
+        if (!smallest || e.memory.total() < smallest->analytic_memory) {
+          smallest = e;
+          smallest->analytic_memory = e.memory.total();
+        }
+        continue;
+      }
+      best.push_back(e.step);
+      res.simulated.push_back(std::move(e));
+    }
+    k = cut;
+  }
+}
+
+NearestMiss nothing_fits(const SearchSpec& spec, const Evaluated& s) {
+  const Bytes cap = spec.cluster.accelerator.usable_memory;
+  NearestMiss miss;
+  miss.what = fmt::format("no layout fits in memory: the smallest, {}, needs {:.1f} GiB per GPU and {} has {:.1f} GiB usable "
+                          "({:.1f} GiB over)",
+                          layout_label(s.c), gib(s.analytic_memory), spec.cluster.accelerator.name, gib(cap),
+                          gib(s.analytic_memory - cap));
+  miss.changes.push_back(fmt::format("an accelerator with at least {:.1f} GiB usable per GPU", gib(s.analytic_memory)));
+  // More cards: the same layout with dp doubled until it fits (ZeRO shards over dp).
+  const JobLayout& l = s.c.layout;
+  for (int f = 2; f <= 1024; f *= 2) {
+    JobLayout g = l;
+    g.dp = l.dp * f;
+    g.global_batch = std::max<std::int64_t>(l.global_batch, static_cast<std::int64_t>(g.dp) * g.micro_batch);
+    // Shard the state over the data-parallel ranks: ZeRO-3 without a pipeline, else ZeRO-1.
+    g.zero = g.pp == 1 ? 3 : std::max(1, g.zero);
+    const Bytes need = job_memory(spec.model, g, chunk_costs(spec.model, g, spec.cluster), -1).total();
+    if (need <= cap) {
+      miss.changes.push_back(fmt::format("{} cards (dp {}, zero {}{}): {:.1f} GiB per GPU", s.c.cards * f, g.dp, g.zero,
+                                         g.global_batch != l.global_batch ? fmt::format(", global batch {}", g.global_batch) : "",
+                                         gib(need)));
+      break;
+    }
+  }
+  return miss;
+}
+
+}  // namespace
+
+SearchResult run_search(const SearchSpec& spec, const SearchOptions& opt) {
+  SearchResult res;
+  SearchCounts& n = res.counts;
+  Prefiltered f = prefilter(spec, opt, n);
+  if (!f.div_keys.empty())
+    res.divisibility_example =
+        std::max_element(f.div_keys.begin(), f.div_keys.end(), [](const auto& a, const auto& b) { return a.second < b.second; })->first;
+  for (const auto& [cards, note] : f.notes) {
     if (note.queued) continue;
     if (note.smallest_memory >= 0)
       res.none_why[cards] = fmt::format("no layout fits in memory: the smallest needs {:.1f} GiB per GPU, {:.1f} GiB usable",
-                                        gib(note.smallest_memory), gib(cap));
+                                        gib(note.smallest_memory), gib(spec.cluster.accelerator.usable_memory));
     else if (!note.first_problem.empty())
       res.none_why[cards] = "no layout divides: e.g. " + note.first_problem;
   }
-  if (!div_keys.empty())
-    res.divisibility_example =
-        std::max_element(div_keys.begin(), div_keys.end(), [](const auto& a, const auto& b) { return a.second < b.second; })->first;
-
   // Per card count, in bound order.
+  auto& queue = f.queue;
   std::sort(queue.begin(), queue.end(), [](const Evaluated& a, const Evaluated& b) {
     return std::tie(a.c.cards, a.bound, a.c.index) < std::tie(b.c.cards, b.bound, b.c.index);
   });
-  const int jobs = std::max(1, opt.jobs);
   std::mutex progress_mutex;
   std::size_t done = 0;
-  std::size_t i = 0;
-  while (i < queue.size()) {
-    const std::int64_t cards = queue[i].c.cards;
+  auto advance = [&](std::size_t k) {
+    if (!opt.progress) return;
+    std::lock_guard<std::mutex> g(progress_mutex);
+    done += k;
+    opt.progress(done, queue.size());
+  };
+  for (std::size_t i = 0; i < queue.size();) {
     std::size_t end = i;
-    while (end < queue.size() && queue[end].c.cards == cards) ++end;
-    std::vector<Time> best;  // step times of this card count's simulated layouts that fit
-    std::size_t k = i;
-    while (k < end) {
-      const Time threshold = opt.prune_bound ? nth_best(best, std::max(1, spec.top)) : std::numeric_limits<Time>::max();
-      std::size_t stop = std::min(end, k + kBatch);
-      std::size_t cut = k;
-      while (cut < stop && queue[cut].bound <= threshold) ++cut;
-      if (cut == k) {  // sorted by bound: everything after is slower than the threshold too
-        n.bound += static_cast<std::int64_t>(end - k);
-        if (opt.progress) {
-          std::lock_guard<std::mutex> g(progress_mutex);
-          done += end - k;
-          opt.progress(done, queue.size());
-        }
-        break;
-      }
-      std::vector<Evaluated> out(cut - k);
-      std::atomic<std::size_t> next{0};
-      auto worker = [&] {
-        for (std::size_t j = next++; j < out.size(); j = next++) {
-          out[j] = simulate(spec, queue[k + j]);
-          if (opt.progress) {
-            std::lock_guard<std::mutex> g(progress_mutex);
-            opt.progress(++done, queue.size());
-          }
-        }
-      };
-      const int threads = std::min<int>(jobs, static_cast<int>(out.size()));
-      if (threads <= 1) {
-        worker();
-      } else {
-        std::vector<std::thread> pool;
-        for (int t = 0; t < threads; ++t) pool.emplace_back(worker);
-        for (auto& t : pool) t.join();
-      }
-      for (auto& e : out) {
-        ++n.simulated;
-        if (e.memory.total() > cap) {
-          ++n.over_memory_simulated;
-          if (!smallest || e.memory.total() < smallest->analytic_memory) {
-            smallest = e;
-            smallest->analytic_memory = e.memory.total();
-          }
-          continue;
-        }
-        best.push_back(e.step);
-        res.simulated.push_back(std::move(e));
-      }
-      k = cut;
-    }
+    while (end < queue.size() && queue[end].c.cards == queue[i].c.cards) ++end;
+    simulate_cards(spec, opt, queue, i, end, res, f.smallest, advance);
     i = end;
   }
-  if (res.simulated.empty() && smallest) {
-    NearestMiss miss;
-    const Evaluated& s = *smallest;
-    miss.what = fmt::format("no layout fits in memory: the smallest, {}, needs {:.1f} GiB per GPU and {} has {:.1f} GiB usable "
-                            "({:.1f} GiB over)",
-                            layout_label(s.c), gib(s.analytic_memory), spec.cluster.accelerator.name, gib(cap),
-                            gib(s.analytic_memory - cap));
-    miss.changes.push_back(fmt::format("an accelerator with at least {:.1f} GiB usable per GPU", gib(s.analytic_memory)));
-    // More cards: the same layout with dp doubled until it fits (ZeRO shards over dp).
-    JobLayout l = s.c.layout;
-    for (int f = 2; f <= 1024; f *= 2) {
-      JobLayout g = l;
-      g.dp = l.dp * f;
-      g.global_batch = std::max<std::int64_t>(l.global_batch, static_cast<std::int64_t>(g.dp) * g.micro_batch);
-      // Shard the state over the data-parallel ranks: ZeRO-3 without a pipeline, else ZeRO-1.
-      g.zero = g.pp == 1 ? 3 : std::max(1, g.zero);
-      const Bytes need = job_memory(spec.model, g, chunk_costs(spec.model, g, spec.cluster), -1).total();
-      if (need <= cap) {
-        miss.changes.push_back(fmt::format("{} cards (dp {}, zero {}{}): {:.1f} GiB per GPU", s.c.cards * f, g.dp, g.zero,
-                                           g.global_batch != l.global_batch ? fmt::format(", global batch {}", g.global_batch) : "",
-                                           gib(need)));
-        break;
-      }
-    }
-    res.miss = miss;
-  } else if (res.simulated.empty() && n.considered > 0 && !res.miss) {
+  if (res.simulated.empty() && f.smallest) {
+    res.miss = nothing_fits(spec, *f.smallest);
+  } else if (res.simulated.empty() && n.considered > 0) {
     NearestMiss miss;
     miss.what = fmt::format("none of the {} layouts considered can run: {} do not divide the model, cluster or batch "
                             "(most often at layout.{}), {} the schedule cannot run",
@@ -448,8 +477,67 @@ SearchResult run_search(const SearchSpec& spec, const SearchOptions& opt) {
   return res;
 }
 
+namespace {
+
+bool by_time(const Evaluated& a, const Evaluated& b) { return a.step != b.step ? a.step < b.step : a.c.index < b.c.index; }
+
+// Whether the card count's best layout meets the deadline, and why (or why it has none).
+void judge(const SearchSpec& spec, const SearchResult& r, PerCards& p) {
+  p.budget = step_budget_at(spec, p.cards);
+  if (!p.best) {
+    const auto w = r.none_why.find(p.cards);
+    p.why = w != r.none_why.end() ? w->second : "no layout fits in memory at its simulated peak";
+    return;
+  }
+  const Evaluated& b = *p.best;
+  p.meets = b.completion <= spec.task.deadline;
+  const double days = to_s(b.completion) / 86400.0, dl = to_s(spec.task.deadline) / 86400.0;
+  if (p.meets) {
+    p.why = fmt::format("meets: {:.1f} of {:.0f} days, step {:.1f} s within the {:.1f} s budget ({:.1f} s to spare)", days, dl,
+                        to_s(b.step), to_s(p.budget), to_s(p.budget - b.step));
+    return;
+  }
+  // How much faster the step would have to be; compute alone at the best layout.
+  const double need = to_s(b.step) / std::max(1e-9, to_s(p.budget));
+  p.why = fmt::format("misses: {:.1f} of {:.0f} days; the fastest layout's step is {:.1f} s, the budget {:.1f} s: "
+                      "{:.0f}% faster needed, and its compute alone takes {:.1f} s",
+                      days, dl, to_s(b.step), to_s(p.budget), (need - 1) * 100, to_s(b.bound) / 0.999);
+}
+
+// No card count meets the deadline: the nearest miss and what would have to change.
+NearestMiss deadline_miss(const SearchSpec& spec, const PerCards& nearest) {
+  const Evaluated& b = *nearest.best;
+  NearestMiss miss;
+  const double days = to_s(b.completion) / 86400.0, dl = to_s(spec.task.deadline) / 86400.0;
+  miss.what = fmt::format("no card count meets the {:.0f}-day deadline; nearest: {}, {:.1f} days ({:.1f} over), step {:.1f} s "
+                          "vs a {:.1f} s budget",
+                          dl, layout_label(b.c), days, days - dl, to_s(b.step), to_s(nearest.budget));
+  const double ratio = to_s(b.step) / std::max(1e-9, to_s(nearest.budget));
+  miss.changes.push_back(fmt::format("a step {:.0f}% faster at {} cards (efficiency x {:.2f}, or faster cards)", (ratio - 1) * 100,
+                                     b.c.cards, ratio));
+  // Cards: strong scaling at best linear; rounded up to whole nodes whose data-parallel count
+  // can split the global batch.
+  const int node = std::max(1, spec.cluster.node.gpus);
+  const std::int64_t gb = b.c.layout.global_batch;
+  const std::int64_t mp = static_cast<std::int64_t>(b.c.layout.tp) * b.c.layout.pp * b.c.layout.cp;
+  std::int64_t need = static_cast<std::int64_t>(std::ceil(static_cast<double>(b.c.cards) * ratio / node)) * node;
+  while (need <= gb * mp && (need % mp != 0 || gb % (need / mp) != 0)) need += node;
+  if (need <= gb * mp)
+    miss.changes.push_back(fmt::format("at least {} cards (whole {}-card hosts whose dp {} splits the {} sequences; if the step "
+                                       "shrank in proportion: search them to check)",
+                                       need, node, need / mp, gb));
+  else
+    miss.changes.push_back(fmt::format("more cards than the {} sequences per step can keep busy: a larger global batch", gb));
+  const double train_now = to_s(b.completion - spec.task.reserved);
+  const double train_max = to_s(spec.task.deadline - spec.task.reserved);
+  miss.changes.push_back(fmt::format("a deadline of at least {:.1f} days, or {:.0f}% fewer tokens", days,
+                                     (1 - train_max / std::max(1e-9, train_now)) * 100));
+  return miss;
+}
+
+}  // namespace
+
 void finish_search(const SearchSpec& spec, SearchResult& r) {
-  auto by_time = [](const Evaluated& a, const Evaluated& b) { return a.step != b.step ? a.step < b.step : a.c.index < b.c.index; };
   std::sort(r.simulated.begin(), r.simulated.end(), by_time);
   r.top = r.simulated;
   std::sort(r.top.begin(), r.top.end(), [&](const Evaluated& a, const Evaluated& b) { return ranks_before(spec, a, b); });
@@ -466,27 +554,7 @@ void finish_search(const SearchSpec& spec, SearchResult& r) {
   const bool timed = spec.task.tokens > 0 && spec.task.deadline > 0;
   r.per_cards.clear();
   for (auto& [cards, p] : per) {
-    if (timed) {
-      p.budget = step_budget_at(spec, cards);
-      if (!p.best) {
-        const auto w = r.none_why.find(cards);
-        p.why = w != r.none_why.end() ? w->second : "no layout fits in memory at its simulated peak";
-      } else {
-        const Evaluated& b = *p.best;
-        p.meets = b.completion <= spec.task.deadline;
-        const double days = to_s(b.completion) / 86400.0, dl = to_s(spec.task.deadline) / 86400.0;
-        if (p.meets)
-          p.why = fmt::format("meets: {:.1f} of {:.0f} days, step {:.1f} s within the {:.1f} s budget ({:.1f} s to spare)", days, dl,
-                              to_s(b.step), to_s(p.budget), to_s(p.budget - b.step));
-        else {
-          // How much faster the step would have to be; compute alone at the best layout.
-          const double need = to_s(b.step) / std::max(1e-9, to_s(p.budget));
-          p.why = fmt::format("misses: {:.1f} of {:.0f} days; the fastest layout's step is {:.1f} s, the budget {:.1f} s: "
-                              "{:.0f}% faster needed, and its compute alone takes {:.1f} s",
-                              days, dl, to_s(b.step), to_s(p.budget), (need - 1) * 100, to_s(b.bound) / 0.999);
-        }
-      }
-    }
+    if (timed) judge(spec, r, p);
     r.per_cards.push_back(p);
   }
   // Pareto front of (cards, days): a card count is on it if no smaller count finishes as soon.
@@ -500,45 +568,13 @@ void finish_search(const SearchSpec& spec, SearchResult& r) {
       best_so_far = key;
     }
   }
-  // No card count meets the deadline: the nearest miss and what would have to change.
-  if (timed && !r.simulated.empty()) {
-    bool any = false;
-    for (const auto& p : r.per_cards) any = any || p.meets;
-    if (!any) {
-      const PerCards* nearest = nullptr;
-      for (const auto& p : r.per_cards)
-        if (p.best && (!nearest || p.best->completion < nearest->best->completion)) nearest = &p;
-      if (nearest) {
-        const Evaluated& b = *nearest->best;
-        NearestMiss miss;
-        const double days = to_s(b.completion) / 86400.0, dl = to_s(spec.task.deadline) / 86400.0;
-        miss.what = fmt::format("no card count meets the {:.0f}-day deadline; nearest: {}, {:.1f} days ({:.1f} over), step {:.1f} s "
-                                "vs a {:.1f} s budget",
-                                dl, layout_label(b.c), days, days - dl, to_s(b.step), to_s(nearest->budget));
-        const double ratio = to_s(b.step) / std::max(1e-9, to_s(nearest->budget));
-        miss.changes.push_back(fmt::format("a step {:.0f}% faster at {} cards (efficiency x {:.2f}, or faster cards)", (ratio - 1) * 100,
-                                           b.c.cards, ratio));
-        // Cards: strong scaling at best linear; rounded up to whole nodes whose data-parallel
-        // count can split the global batch.
-        const int node = std::max(1, spec.cluster.node.gpus);
-        const std::int64_t gb = b.c.layout.global_batch;
-        const std::int64_t mp = static_cast<std::int64_t>(b.c.layout.tp) * b.c.layout.pp * b.c.layout.cp;
-        std::int64_t need = static_cast<std::int64_t>(std::ceil(static_cast<double>(b.c.cards) * ratio / node)) * node;
-        while (need <= gb * mp && (need % mp != 0 || gb % (need / mp) != 0)) need += node;
-        if (need <= gb * mp)
-          miss.changes.push_back(fmt::format("at least {} cards (whole {}-card hosts whose dp {} splits the {} sequences; if the step "
-                                             "shrank in proportion: search them to check)",
-                                             need, node, need / mp, gb));
-        else
-          miss.changes.push_back(fmt::format("more cards than the {} sequences per step can keep busy: a larger global batch", gb));
-        const double train_now = to_s(b.completion - spec.task.reserved);
-        const double train_max = to_s(spec.task.deadline - spec.task.reserved);
-        miss.changes.push_back(fmt::format("a deadline of at least {:.1f} days, or {:.0f}% fewer tokens", days,
-                                           (1 - train_max / std::max(1e-9, train_now)) * 100));
-        r.miss = miss;
-      }
-    }
+  if (!timed || r.simulated.empty()) return;
+  const PerCards* nearest = nullptr;
+  for (const auto& p : r.per_cards) {
+    if (p.meets) return;
+    if (p.best && (!nearest || p.best->completion < nearest->best->completion)) nearest = &p;
   }
+  if (nearest) r.miss = deadline_miss(spec, *nearest);
 }
 
 }  // namespace stepsim
