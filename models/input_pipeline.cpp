@@ -118,7 +118,7 @@ class InputSimulation {
     return static_cast<Time>(static_cast<__int128>(step_time_) * j / spec_.draws);
   }
 
-  void start_sample(InputStepSample& s, std::int64_t step, Time start) {
+  void start_sample(InputStepSample& s, std::int64_t /*step*/, Time start) {
     s = InputStepSample{};
     s.start = start;
     s.ready = ready_;

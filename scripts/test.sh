@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
 # Sets up if needed, builds everything, and runs the whole test suite with ctest.
+# With CI=true the build treats warnings as errors (-DSTEPSIM_WERROR=ON, see scripts/build.sh).
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 "$root/scripts/setup.sh"

@@ -7,6 +7,7 @@
 
 #include <unistd.h>
 
+#include "book_pipeline.hpp"
 #include "cli/input/scenario.hpp"
 #include "schedules/pipeline/action_csv.hpp"
 #include "schedules/lowering/pipeline/pipeline_spec.hpp"
@@ -14,10 +15,7 @@
 using namespace stepsim;
 
 namespace {
-PipelineSpec book(const std::string& schedule) {
-  auto sc = cli::load_scenario(std::string(STEPSIM_SOURCE_DIR) + "/scenarios/book-pipeline.yaml", {"pipeline.schedule=" + schedule});
-  return *sc.pipeline;
-}
+PipelineSpec book(const std::string& schedule) { return test::book_pipeline(schedule); }
 
 std::string error_of(const std::string& text, const std::string& name = "s.yaml") {
   try {

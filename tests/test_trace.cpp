@@ -1,12 +1,15 @@
-// The Chrome trace of a 1F1B run, parsed back and checked against the Trace Event Format.
+// The Chrome trace of a 1F1B run, parsed back and checked against the Trace Event Format; and the
+// trace of every schedule on random durations.
 #include <catch2/catch.hpp>
 
 #include <map>
 #include <nlohmann/json.hpp>
+#include <random>
 #include <set>
 
 #include "cli/reports/pipeline_report.hpp"
 #include "cli/input/scenario.hpp"
+#include "random_pipeline_spec.hpp"
 
 using namespace stepsim;
 
@@ -67,4 +70,31 @@ TEST_CASE("1F1B trace: slices, tracks, flows and memory counters", "[trace]") {
   CHECK(counters > 0);
   // Deterministic: the same run gives the same bytes.
   CHECK(cli::pipeline_trace(simulate_pipeline(*sc.pipeline)) == text);
+}
+
+TEST_CASE("Chrome trace of every schedule parses and shows every op and message", "[schedules][trace]") {
+  std::mt19937_64 rng(5);
+  for (const auto& family : schedule_families()) {
+    const PipelineSpec spec = test::spec_with(rng, family.name, 4, 8, 0);
+    INFO(family.name);
+    const auto run = simulate_pipeline(spec);
+    const auto doc = nlohmann::json::parse(cli::pipeline_trace(run));
+    int slices = 0, flow_starts = 0, overlap = 0, weight = 0;
+    std::set<int> devices;
+    for (const auto& e : doc["traceEvents"]) {
+      const std::string ph = e["ph"];
+      if (ph == "X") {
+        ++slices;
+        devices.insert(e["pid"].get<int>());
+        if (e["cat"] == "overlap") ++overlap;
+        if (e["cat"] == "W") ++weight;
+      }
+      if (ph == "s") ++flow_starts;
+    }
+    CHECK(slices == static_cast<int>(run.program->graph.op_count()));
+    CHECK(flow_starts == run.stats.forward_messages + run.stats.backward_messages);
+    CHECK(devices.size() == 4);
+    CHECK((overlap > 0) == (family.name == "dualpipe" || family.name == "dualpipe-v"));
+    CHECK((weight > 0) == family.split_backward);
+  }
 }

@@ -165,9 +165,7 @@ void Reader::only(const std::vector<std::string>& allowed) const {
     const auto k = kv.first.as<std::string>();
     if (std::find(allowed.begin(), allowed.end(), k) != allowed.end()) continue;
     const auto near = nearest(k, allowed);
-    std::string known;
-    for (const auto& a : allowed) known += (known.empty() ? "" : ", ") + a;
-    fail_at(kv.first, key(k), near.empty() ? fmt::format("unknown key (known here: {})", known)
+    fail_at(kv.first, key(k), near.empty() ? fmt::format("unknown key (known here: {})", fmt::join(allowed, ", "))
                                            : fmt::format("unknown key; did you mean '{}'?", near));
   }
 }

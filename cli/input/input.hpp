@@ -8,6 +8,7 @@
 #include <set>
 #include <stdexcept>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <yaml-cpp/yaml.h>
@@ -96,6 +97,14 @@ class Reader {
   std::shared_ptr<const Source> src_;
   YAML::Node node_;
   std::string path_;
+};
+
+// A scenario section that is one lowering spec plus named variants of it (the same keys, applied
+// over the base) that `stepsim compare` runs side by side: data_parallel, moe.
+template <class Spec>
+struct SpecWithVariants {
+  Spec spec;
+  std::vector<std::pair<std::string, Spec>> variants;  // in file order
 };
 
 // `variants:` under `r`: a map of name -> keys that differ from the base. Each variant is the

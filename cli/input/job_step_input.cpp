@@ -17,7 +17,7 @@ std::string join(const std::vector<std::string>& names) {
 }
 
 // The inline map, or the root of the file `file:` names (relative to the scenario's folder).
-Reader fields_of(const Reader& parent, const std::string& k, const std::vector<std::string>& extra = {}) {
+Reader fields_of(const Reader& parent, const std::string& k) {
   const Reader r = parent.child(k);
   if (!r.has("file")) return r;
   const std::string name = r.text("file");
@@ -77,6 +77,33 @@ JobModel read_job_model(const Reader& parent, const std::string& k) {
   return m;
 }
 
+static void read_network(const Reader& n, NetworkSpec& net) {
+  n.only({"nics", "nic_bandwidth", "latency", "tiers"});
+  if (auto v = n.opt_integer("nics", 1)) net.nics = static_cast<int>(*v);
+  if (auto v = n.opt_bandwidth("nic_bandwidth")) net.nic_bandwidth = *v;
+  if (auto v = n.opt_duration("latency")) net.latency = *v;
+  if (n.has("tiers")) {
+    const YAML::Node list = n.node()["tiers"];
+    if (!list.IsSequence()) n.fail("tiers", "expected a list of {name, nodes, oversubscription}, inner tier first");
+    net.tiers.clear();
+    for (std::size_t i = 0; i < list.size(); ++i) {
+      NetworkTier tier;
+      const YAML::Node x = list[i];
+      if (!x.IsMap()) n.fail_at(x, fmt::format("{}[{}]", n.key("tiers"), i), "expected {name, nodes, oversubscription}");
+      tier.name = x["name"] ? x["name"].as<std::string>() : fmt::format("tier {}", i + 1);
+      try {
+        tier.nodes = x["nodes"] ? x["nodes"].as<std::int64_t>() : 0;
+        tier.oversubscription = x["oversubscription"] ? x["oversubscription"].as<double>() : 1.0;
+      } catch (const YAML::Exception&) {
+        n.fail_at(x, fmt::format("{}[{}]", n.key("tiers"), i), "nodes must be a whole number and oversubscription a ratio like 2");
+      }
+      if (tier.nodes < 0 || tier.oversubscription < 1)
+        n.fail_at(x, fmt::format("{}[{}]", n.key("tiers"), i), "nodes must be >= 0 (0: the top) and oversubscription >= 1");
+      net.tiers.push_back(tier);
+    }
+  }
+}
+
 ClusterSpec read_cluster(const Reader& parent, const std::string& k) {
   const Reader r = fields_of(parent, k);
   r.only({"preset", "gpus", "accelerator", "efficiency", "node", "network", "name"});
@@ -131,33 +158,7 @@ ClusterSpec read_cluster(const Reader& parent, const std::string& k) {
     c.node.p2p = n.flag("p2p", c.node.p2p);
     if (auto v = n.opt_duration("fabric_latency")) c.node.fabric_latency = *v;
   }
-  if (r.has("network")) {
-    const Reader n = r.child("network");
-    n.only({"nics", "nic_bandwidth", "latency", "tiers"});
-    if (auto v = n.opt_integer("nics", 1)) c.network.nics = static_cast<int>(*v);
-    if (auto v = n.opt_bandwidth("nic_bandwidth")) c.network.nic_bandwidth = *v;
-    if (auto v = n.opt_duration("latency")) c.network.latency = *v;
-    if (n.has("tiers")) {
-      const YAML::Node list = n.node()["tiers"];
-      if (!list.IsSequence()) n.fail("tiers", "expected a list of {name, nodes, oversubscription}, inner tier first");
-      c.network.tiers.clear();
-      for (std::size_t i = 0; i < list.size(); ++i) {
-        NetworkTier tier;
-        const YAML::Node x = list[i];
-        if (!x.IsMap()) n.fail_at(x, fmt::format("{}[{}]", n.key("tiers"), i), "expected {name, nodes, oversubscription}");
-        tier.name = x["name"] ? x["name"].as<std::string>() : fmt::format("tier {}", i + 1);
-        try {
-          tier.nodes = x["nodes"] ? x["nodes"].as<std::int64_t>() : 0;
-          tier.oversubscription = x["oversubscription"] ? x["oversubscription"].as<double>() : 1.0;
-        } catch (const YAML::Exception&) {
-          n.fail_at(x, fmt::format("{}[{}]", n.key("tiers"), i), "nodes must be a whole number and oversubscription a ratio like 2");
-        }
-        if (tier.nodes < 0 || tier.oversubscription < 1)
-          n.fail_at(x, fmt::format("{}[{}]", n.key("tiers"), i), "nodes must be >= 0 (0: the top) and oversubscription >= 1");
-        c.network.tiers.push_back(tier);
-      }
-    }
-  }
+  if (r.has("network")) read_network(r.child("network"), c.network);
   return c;
 }
 

@@ -8,12 +8,6 @@ namespace stepsim::cli {
 
 namespace {
 
-std::string known(const std::vector<std::string>& names) {
-  std::string out;
-  for (const auto& n : names) out += (out.empty() ? "" : ", ") + n;
-  return out;
-}
-
 // The reader of the fields: the inline map, or the root of the file it names.
 Reader fields_of(const Reader& parent, const std::string& k) {
   const Reader r = parent.child(k);
@@ -35,7 +29,7 @@ TransformerConfig read_transformer(const Reader& parent, const std::string& k) {
     const std::string name = parent.text(k);
     if (const auto* c = find_transformer(name)) return *c;
     const auto near = nearest(name, transformer_names());
-    parent.fail(k, near.empty() ? fmt::format("unknown model '{}' (built in: {})", name, known(transformer_names()))
+    parent.fail(k, near.empty() ? fmt::format("unknown model '{}' (built in: {})", name, fmt::join(transformer_names(), ", "))
                                 : fmt::format("unknown model '{}'; did you mean '{}'?", name, near));
   }
   const Reader r = fields_of(parent, k);
@@ -61,7 +55,7 @@ Accelerator read_accelerator(const Reader& parent, const std::string& k) {
     const std::string name = parent.text(k);
     if (const auto* a = find_accelerator(name)) return *a;
     const auto near = nearest(name, accelerator_names());
-    parent.fail(k, near.empty() ? fmt::format("unknown accelerator '{}' (built in: {})", name, known(accelerator_names()))
+    parent.fail(k, near.empty() ? fmt::format("unknown accelerator '{}' (built in: {})", name, fmt::join(accelerator_names(), ", "))
                                 : fmt::format("unknown accelerator '{}'; did you mean '{}'?", name, near));
   }
   const Reader r = fields_of(parent, k);

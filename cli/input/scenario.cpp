@@ -62,73 +62,80 @@ std::vector<std::vector<Action>> read_actions_csv(const Reader& r) {
   }
 }
 
-PipelineSpec read_pipeline(const Reader& r) {
-  r.only({"stages", "microbatches", "virtual_stages", "layers", "chunk_layers", "schedule", "actions", "actions_csv",
-          "time", "link", "memory"});
-  PipelineSpec spec;
-  spec.stages = static_cast<int>(r.integer("stages", 1));
-  spec.microbatches = static_cast<int>(r.integer("microbatches", 1));
-  spec.virtual_stages = static_cast<int>(r.opt_integer("virtual_stages", 1).value_or(0));
-  if (r.has("layers")) spec.layers = static_cast<int>(r.integer("layers", 1));
-  if (r.has("chunk_layers")) {
-    for (const auto& text : r.texts("chunk_layers")) {
-      int n = 0;
-      const auto res = std::from_chars(text.data(), text.data() + text.size(), n);
-      if (res.ec != std::errc{} || res.ptr != text.data() + text.size() || n < 1)
-        r.fail("chunk_layers", fmt::format("'{}' is not a layer count (a whole number, at least 1)", text));
-      spec.chunk_layers.push_back(n);
-    }
+namespace {
+
+std::vector<int> read_chunk_layers(const Reader& r) {
+  std::vector<int> out;
+  for (const auto& text : r.texts("chunk_layers")) {
+    int n = 0;
+    const auto res = std::from_chars(text.data(), text.data() + text.size(), n);
+    if (res.ec != std::errc{} || res.ptr != text.data() + text.size() || n < 1)
+      r.fail("chunk_layers", fmt::format("'{}' is not a layer count (a whole number, at least 1)", text));
+    out.push_back(n);
   }
+  return out;
+}
+
+bool split_backward(const Action& a) { return a.kind == ActionKind::BackwardInput || a.kind == ActionKind::BackwardWeight; }
+
+// `actions:` one entry per device, a list of actions or one string of them.
+void read_inline_actions(const Reader& r, PipelineSpec& spec) {
+  const YAML::Node list = r.node()["actions"];
+  if (!list.IsSequence()) r.fail("actions", "expected one entry per device (a list of actions, or one string of them)");
+  for (std::size_t d = 0; d < list.size(); ++d) {
+    std::vector<std::string> words;
+    const YAML::Node dev = list[d];
+    const std::string k = fmt::format("{}[{}]", r.key("actions"), d);
+    if (dev.IsSequence()) {
+      for (const auto& a : dev) words.push_back(a.as<std::string>());
+    } else if (dev.IsScalar()) {
+      std::string cur;
+      for (char c : dev.Scalar() + " ") {
+        if (c == ' ' || c == ',' || c == '\t' || c == '\n') { if (!cur.empty()) words.push_back(cur); cur.clear(); }
+        else cur += c;
+      }
+    } else {
+      r.fail_at(dev, k, "expected a list of actions like [0F0, 0B0]");
+    }
+    std::vector<Action> acts;
+    for (const auto& w : words) {
+      std::string err;
+      auto a = parse_action(w, &err);
+      if (!a) r.fail_at(dev, k, err);
+      if (split_backward(*a)) spec.custom_split_backward = true;
+      acts.push_back(*a);
+    }
+    spec.custom_actions.push_back(std::move(acts));
+  }
+}
+
+// `schedule:` a named one, or `custom` with `actions` or `actions_csv`.
+void read_schedule(const Reader& r, PipelineSpec& spec) {
   const bool has_actions = r.has("actions") || r.has("actions_csv");
   if (r.has("actions") && r.has("actions_csv")) r.fail("actions_csv", "give either actions or actions_csv, not both");
   spec.schedule = r.opt_text("schedule").value_or(has_actions ? "custom" : "1f1b");
   if (spec.schedule != "custom" && !find_schedule(spec.schedule)) {
     const auto near = nearest(spec.schedule, schedule_names());
-    std::string known;
-    for (const auto& n : schedule_names()) known += (known.empty() ? "" : ", ") + n;
-    r.fail("schedule", near.empty() ? fmt::format("unknown schedule '{}' (known: {}, custom)", spec.schedule, known)
+    r.fail("schedule", near.empty() ? fmt::format("unknown schedule '{}' (known: {}, custom)", spec.schedule,
+                                                  fmt::join(schedule_names(), ", "))
                                     : fmt::format("unknown schedule '{}'; did you mean '{}'?", spec.schedule, near));
   }
   if (spec.schedule == "custom" && r.has("actions_csv")) {
     spec.custom_actions = read_actions_csv(r);
     for (const auto& list : spec.custom_actions)
       for (const Action& a : list)
-        if (a.kind == ActionKind::BackwardInput || a.kind == ActionKind::BackwardWeight) spec.custom_split_backward = true;
+        if (split_backward(a)) spec.custom_split_backward = true;
   } else if (spec.schedule == "custom") {
     if (!r.has("actions")) r.fail("schedule", "schedule 'custom' needs 'actions' (one list per device) or 'actions_csv'");
-    const YAML::Node list = r.node()["actions"];
-    if (!list.IsSequence()) r.fail("actions", "expected one entry per device (a list of actions, or one string of them)");
-    for (std::size_t d = 0; d < list.size(); ++d) {
-      std::vector<std::string> words;
-      const YAML::Node dev = list[d];
-      const std::string k = fmt::format("{}[{}]", r.key("actions"), d);
-      if (dev.IsSequence()) {
-        for (const auto& a : dev) words.push_back(a.as<std::string>());
-      } else if (dev.IsScalar()) {
-        std::string s = dev.Scalar();
-        std::string cur;
-        for (char c : s + " ") {
-          if (c == ' ' || c == ',' || c == '\t' || c == '\n') { if (!cur.empty()) words.push_back(cur); cur.clear(); }
-          else cur += c;
-        }
-      } else {
-        r.fail_at(dev, k, "expected a list of actions like [0F0, 0B0]");
-      }
-      std::vector<Action> acts;
-      for (const auto& w : words) {
-        std::string err;
-        auto a = parse_action(w, &err);
-        if (!a) r.fail_at(dev, k, err);
-        if (a->kind == ActionKind::BackwardInput || a->kind == ActionKind::BackwardWeight) spec.custom_split_backward = true;
-        acts.push_back(*a);
-      }
-      spec.custom_actions.push_back(std::move(acts));
-    }
+    read_inline_actions(r, spec);
   } else if (has_actions) {
     const char* key = r.has("actions") ? "actions" : "actions_csv";
     r.fail(key, fmt::format("{} are only read with schedule 'custom' (schedule is '{}')", key, spec.schedule));
   }
+}
 
+// `time:` per-stage durations.
+void read_pipeline_times(const Reader& r, PipelineSpec& spec) {
   const int n = spec.stages;
   if (!r.has("time")) r.fail("time", "missing section (forward, backward, ... durations)");
   const Reader t = r.child("time");
@@ -146,7 +153,21 @@ PipelineSpec read_pipeline(const Reader& r) {
   spec.update = t.durations("update", n);
   if (spec.update.empty()) spec.update.assign(n, 0);
   spec.overlap_fb = t.opt_duration("overlap");
+}
 
+}  // namespace
+
+PipelineSpec read_pipeline(const Reader& r) {
+  r.only({"stages", "microbatches", "virtual_stages", "layers", "chunk_layers", "schedule", "actions", "actions_csv",
+          "time", "link", "memory"});
+  PipelineSpec spec;
+  spec.stages = static_cast<int>(r.integer("stages", 1));
+  spec.microbatches = static_cast<int>(r.integer("microbatches", 1));
+  spec.virtual_stages = static_cast<int>(r.opt_integer("virtual_stages", 1).value_or(0));
+  if (r.has("layers")) spec.layers = static_cast<int>(r.integer("layers", 1));
+  if (r.has("chunk_layers")) spec.chunk_layers = read_chunk_layers(r);
+  read_schedule(r, spec);
+  read_pipeline_times(r, spec);
   if (r.has("link")) {
     const Reader l = r.child("link");
     l.only({"latency", "bandwidth", "wrap_latency"});
@@ -157,7 +178,7 @@ PipelineSpec read_pipeline(const Reader& r) {
   if (r.has("memory")) {
     const Reader m = r.child("memory");
     m.only({"activation", "message", "capacity"});
-    spec.activation = m.sizes("activation", n);
+    spec.activation = m.sizes("activation", spec.stages);
     spec.message = m.opt_bytes("message").value_or(0);
     spec.capacity = m.opt_bytes("capacity");
   }

@@ -25,7 +25,7 @@ struct Scenario {
   std::optional<DataParallelScenario> data_parallel;
   std::optional<JobScenario> job;
   std::optional<PlanScenario> plan;  // `plan:` (stepsim plan)
-  std::optional<RlScenario> rl;
+  std::optional<RlSpec> rl;
   std::optional<MoeScenario> moe;  // `moe:` (cli/scenario_moe.hpp)
   std::optional<JobStepScenario> job_step;  // `job_step:` (cli/input/job_step_input.hpp)
 
@@ -41,6 +41,6 @@ Scenario parse_scenario(const std::string& text, const std::string& name, const 
 PipelineSpec read_pipeline(const Reader& r);
 // `pipeline.actions_csv`: a schedule in PyTorch's CSV form, path relative to the scenario file.
 std::vector<std::vector<Action>> read_actions_csv(const Reader& r);
-RlScenario read_rl(const Reader& r);  // cli/scenario_rl.cpp
+RlSpec read_rl(const Reader& r);  // cli/scenario_rl.cpp
 
 }  // namespace stepsim::cli

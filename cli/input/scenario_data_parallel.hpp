@@ -10,10 +10,7 @@
 
 namespace stepsim::cli {
 
-struct DataParallelScenario {
-  DataParallelSpec spec;
-  std::vector<std::pair<std::string, DataParallelSpec>> variants;  // in file order
-};
+using DataParallelScenario = SpecWithVariants<DataParallelSpec>;
 
 DataParallelScenario read_data_parallel(const Reader& r);
 

@@ -10,10 +10,7 @@
 
 namespace stepsim::cli {
 
-struct MoeScenario {
-  MoeLayerSpec spec;
-  std::vector<std::pair<std::string, MoeLayerSpec>> variants;  // in file order
-};
+using MoeScenario = SpecWithVariants<MoeLayerSpec>;
 
 MoeScenario read_moe(const Reader& r);
 

@@ -11,12 +11,6 @@ namespace stepsim::cli {
 
 namespace {
 
-std::string known_list(const std::vector<std::string>& names) {
-  std::string s;
-  for (const auto& n : names) s += (s.empty() ? "" : ", ") + n;
-  return s;
-}
-
 // A count that may be written 100000000000 or 1e11; must be whole and at least `min`.
 std::optional<double> opt_count(const Reader& r, const std::string& k, double min = 1) {
   const auto v = r.opt_number(k);
@@ -92,7 +86,7 @@ const Accelerator& accelerator_named(const Reader& r, const std::string& k, cons
   const Accelerator* a = find_accelerator(name);
   if (!a) {
     const auto near = nearest(name, accelerator_names());
-    r.fail(k, near.empty() ? fmt::format("unknown accelerator '{}' (known: {})", name, known_list(accelerator_names()))
+    r.fail(k, near.empty() ? fmt::format("unknown accelerator '{}' (known: {})", name, fmt::join(accelerator_names(), ", "))
                            : fmt::format("unknown accelerator '{}'; did you mean '{}'?", name, near));
   }
   return *a;
@@ -106,7 +100,7 @@ void read_model(const Reader& r, PlanSpec& spec) {
     if (!c) {
       const auto near = nearest(name, transformer_names());
       r.fail("model", near.empty() ? fmt::format("unknown model '{}' (known: {}, or a map with parameters)", name,
-                                                 known_list(transformer_names()))
+                                                 fmt::join(transformer_names(), ", "))
                                    : fmt::format("unknown model '{}'; did you mean '{}'?", name, near));
     }
     spec.model.name = name;
@@ -209,30 +203,22 @@ PlanCase read_case(const Reader& c, const PlanSpec& spec) {
   return pc;
 }
 
-PlanSpec read_spec(const Reader& r, const std::shared_ptr<const Source>& src) {
-  PlanSpec spec;
-  read_model(r, spec);
-  if (r.has("accelerator")) {
-    spec.accelerator = accelerator_named(r, "accelerator", r.text("accelerator"));
-    spec.usable = spec.accelerator.usable_memory;
-    spec.link_bandwidth = spec.accelerator.host_link;
-  }
-  if (const auto u = r.opt_bytes("usable_memory")) spec.usable = *u;
-  if (spec.usable <= 0) r.fail("usable_memory", "missing: give an accelerator or usable_memory per card");
-  spec.cards_per_host = static_cast<int>(r.opt_integer("cards_per_host", 1).value_or(8));
+// `task:` the tokens to train on and the micro-batch. Without tokens the plan is memory-only.
+void read_task(const Reader& r, PlanSpec& spec) {
+  const Reader t = r.child("task");
+  t.only({"tokens", "sequence", "sequences_per_step", "microbatch_sequences"});
+  spec.tokens = static_cast<std::int64_t>(opt_count(t, "tokens").value_or(0));
+  spec.sequence = t.integer("sequence", 1);
+  spec.microbatch_sequences = static_cast<int>(t.opt_integer("microbatch_sequences", 1).value_or(1));
+  spec.sequences_per_step = spec.timed() ? t.integer("sequences_per_step", 1)
+                                         : t.opt_integer("sequences_per_step", 1).value_or(spec.microbatch_sequences);
+  if (spec.sequences_per_step % spec.microbatch_sequences != 0)
+    t.fail("microbatch_sequences", fmt::format("must divide sequences_per_step ({})", spec.sequences_per_step));
+}
 
-  if (r.has("task")) {
-    const Reader t = r.child("task");
-    t.only({"tokens", "sequence", "sequences_per_step", "microbatch_sequences"});
-    // Without tokens the plan is memory-only: the micro-batch is all it needs.
-    spec.tokens = static_cast<std::int64_t>(opt_count(t, "tokens").value_or(0));
-    spec.sequence = t.integer("sequence", 1);
-    spec.microbatch_sequences = static_cast<int>(t.opt_integer("microbatch_sequences", 1).value_or(1));
-    spec.sequences_per_step = spec.timed() ? t.integer("sequences_per_step", 1)
-                                           : t.opt_integer("sequences_per_step", 1).value_or(spec.microbatch_sequences);
-    if (spec.sequences_per_step % spec.microbatch_sequences != 0)
-      t.fail("microbatch_sequences", fmt::format("must divide sequences_per_step ({})", spec.sequences_per_step));
-  }
+// `task`, `deadline` and the checks that tie them together.
+void read_task_and_deadline(const Reader& r, PlanSpec& spec) {
+  if (r.has("task")) read_task(r, spec);
   if (r.has("deadline")) {
     const Reader d = r.child("deadline");
     d.only({"within", "reserved"});
@@ -244,7 +230,9 @@ PlanSpec read_spec(const Reader& r, const std::shared_ptr<const Source>& src) {
   if (!spec.timed() && r.has("deadline")) r.fail("task", "a deadline needs a task with tokens, sequence and sequences_per_step");
   if (spec.sequence == 0 && !(r.has("memory") && r.child("memory").has("workspace")))
     r.fail("task", "missing: the micro-batch's {sequence, microbatch_sequences} sizes the activations");
+}
 
+void read_plan_memory(const Reader& r, PlanSpec& spec) {
   if (r.has("memory")) {
     const Reader m = r.child("memory");
     m.only({"state_bytes", "zero", "workspace", "recompute", "activation_bytes", "logit_bytes", "prefetch", "margin"});
@@ -262,7 +250,9 @@ PlanSpec read_spec(const Reader& r, const std::shared_ptr<const Source>& src) {
   }
   if (!spec.workspace && !spec.model.shape && spec.model.saved_arrays == 0)
     r.fail("memory", "missing workspace: give the activations and buffers, or a model with shapes or saved_arrays");
+}
 
+void read_plan_compute(const Reader& r, PlanSpec& spec) {
   if (r.has("compute")) {
     const Reader c = r.child("compute");
     c.only({"efficiency", "flops_per_token", "peak"});
@@ -279,34 +269,38 @@ PlanSpec read_spec(const Reader& r, const std::shared_ptr<const Source>& src) {
     if (!spec.model.shape && !spec.flops_per_token)
       r.fail("compute", "missing flops_per_token: the model has no shapes to count FLOPs from");
   }
+}
 
-  if (r.has("step")) {
-    const Reader s = r.child("step");
-    s.only({"exposed_comm", "input_wait", "link", "straggler_sigma"});
-    spec.exposed_comm = s.opt_duration("exposed_comm").value_or(0);
-    spec.input_wait = s.opt_duration("input_wait").value_or(0);
-    if (const auto l = s.opt_bandwidth("link")) spec.link_bandwidth = *l;
-    spec.straggler_sigma = fraction(s, "straggler_sigma", 0, true);
+void read_plan_step(const Reader& r, PlanSpec& spec) {
+  const Reader s = r.child("step");
+  s.only({"exposed_comm", "input_wait", "link", "straggler_sigma"});
+  spec.exposed_comm = s.opt_duration("exposed_comm").value_or(0);
+  spec.input_wait = s.opt_duration("input_wait").value_or(0);
+  if (const auto l = s.opt_bandwidth("link")) spec.link_bandwidth = *l;
+  spec.straggler_sigma = fraction(s, "straggler_sigma", 0, true);
+}
+
+void read_plan_checkpoint(const Reader& r, PlanSpec& spec) {
+  if (!r.has("checkpoint")) {
+    if (spec.timed()) r.fail("checkpoint", "missing: {bandwidth, restore, interval, card_mtbf} (the save / redo / restore overhead)");
+    return;
   }
-
-  if (r.has("checkpoint")) {
-    const Reader c = r.child("checkpoint");
-    c.only({"bytes", "bandwidth", "restore", "interval", "card_mtbf", "rollback_every", "compare"});
-    spec.checkpoint_bytes = c.opt_bytes("bytes");
-    spec.storage_bandwidth = c.bandwidth("bandwidth");
-    spec.restore = c.opt_duration("restore").value_or(0);
-    if (c.has("interval") && c.text("interval") != "optimal") {
-      spec.interval = c.duration("interval");
-      if (*spec.interval <= 0) c.fail("interval", "must be positive (or 'optimal')");
-    }
-    spec.card_mtbf = c.duration("card_mtbf");
-    if (spec.card_mtbf <= 0) c.fail("card_mtbf", "must be positive");
-    spec.rollback_every = c.opt_duration("rollback_every");
-    if (spec.rollback_every && *spec.rollback_every <= 0) c.fail("rollback_every", "must be positive");
-  } else if (spec.timed()) {
-    r.fail("checkpoint", "missing: {bandwidth, restore, interval, card_mtbf} (the save / redo / restore overhead)");
+  const Reader c = r.child("checkpoint");
+  c.only({"bytes", "bandwidth", "restore", "interval", "card_mtbf", "rollback_every", "compare"});
+  spec.checkpoint_bytes = c.opt_bytes("bytes");
+  spec.storage_bandwidth = c.bandwidth("bandwidth");
+  spec.restore = c.opt_duration("restore").value_or(0);
+  if (c.has("interval") && c.text("interval") != "optimal") {
+    spec.interval = c.duration("interval");
+    if (*spec.interval <= 0) c.fail("interval", "must be positive (or 'optimal')");
   }
+  spec.card_mtbf = c.duration("card_mtbf");
+  if (spec.card_mtbf <= 0) c.fail("card_mtbf", "must be positive");
+  spec.rollback_every = c.opt_duration("rollback_every");
+  if (spec.rollback_every && *spec.rollback_every <= 0) c.fail("rollback_every", "must be positive");
+}
 
+void read_cases(const Reader& r, const std::shared_ptr<const Source>& src, PlanSpec& spec) {
   if (!r.has("cases")) r.fail("cases", "missing: a list of {name, cards} to compare");
   const YAML::Node list = r.node()["cases"];
   if (!list.IsSequence() || list.size() == 0) r.fail("cases", "expected a list of {name, cards}");
@@ -320,6 +314,25 @@ PlanSpec read_spec(const Reader& r, const std::shared_ptr<const Source>& src) {
                                   pc.cards, spec.sequences_per_step, spec.microbatch_sequences, spec.max_cards()));
     spec.cases.push_back(std::move(pc));
   }
+}
+
+PlanSpec read_spec(const Reader& r, const std::shared_ptr<const Source>& src) {
+  PlanSpec spec;
+  read_model(r, spec);
+  if (r.has("accelerator")) {
+    spec.accelerator = accelerator_named(r, "accelerator", r.text("accelerator"));
+    spec.usable = spec.accelerator.usable_memory;
+    spec.link_bandwidth = spec.accelerator.host_link;
+  }
+  if (const auto u = r.opt_bytes("usable_memory")) spec.usable = *u;
+  if (spec.usable <= 0) r.fail("usable_memory", "missing: give an accelerator or usable_memory per card");
+  spec.cards_per_host = static_cast<int>(r.opt_integer("cards_per_host", 1).value_or(8));
+  read_task_and_deadline(r, spec);
+  read_plan_memory(r, spec);
+  read_plan_compute(r, spec);
+  if (r.has("step")) read_plan_step(r, spec);
+  read_plan_checkpoint(r, spec);
+  read_cases(r, src, spec);
   return spec;
 }
 

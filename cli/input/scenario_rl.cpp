@@ -12,6 +12,16 @@ namespace stepsim::cli {
 
 namespace {
 
+// Runs a lowering's check; its SpecError (key relative to the section) fails at `r`'s key.
+template <class Check>
+void checked_at(const Reader& r, Check check) {
+  try {
+    check();
+  } catch (const SpecError& e) {
+    r.fail_dotted(e.key(), e.what());
+  }
+}
+
 const std::vector<std::string> kLoopKeys = {"name", "mode", "max_staleness", "weight_updates", "interrupted",
                                             "batches", "batch_size", "kept", "seed", "generation",
                                             "verification", "learning", "sync"};
@@ -27,9 +37,7 @@ Enum choice(const Reader& r, const std::string& k, Enum fallback, const std::vec
     known.push_back(name);
   }
   const auto near = nearest(*v, known);
-  std::string list;
-  for (const auto& n : known) list += (list.empty() ? "" : ", ") + n;
-  r.fail(k, near.empty() ? fmt::format("unknown value '{}' (known: {})", *v, list)
+  r.fail(k, near.empty() ? fmt::format("unknown value '{}' (known: {})", *v, fmt::join(known, ", "))
                          : fmt::format("unknown value '{}'; did you mean '{}'?", *v, near));
 }
 
@@ -107,11 +115,7 @@ RlLoopSpec read_loop(const Reader& r, const std::string& fallback_name) {
   if (r.has("verification")) s.verification = read_stage(r.child("verification"), false);
   s.learning = read_stage(r.child("learning"), false);
   s.sync = r.opt_duration("sync").value_or(0);
-  try {
-    check_rl_loop(s);
-  } catch (const SpecError& e) {
-    r.fail_dotted(e.key(), e.what());
-  }
+  checked_at(r, [&] { check_rl_loop(s); });
   return s;
 }
 
@@ -180,11 +184,7 @@ ColocateSpec read_colocate(const Reader& r) {
     }
     c.orders.push_back(order);
   }
-  try {
-    check_colocate(c);
-  } catch (const SpecError& e) {
-    r.fail_dotted(e.key(), e.what());
-  }
+  checked_at(r, [&] { check_colocate(c); });
   return c;
 }
 
@@ -196,21 +196,17 @@ WeightTransferSpec read_weight_transfer(const Reader& r) {
   w.senders = static_cast<int>(r.opt_integer("senders", 1).value_or(1));
   w.bandwidth = r.bandwidth("bandwidth");
   w.latency = r.opt_duration("latency").value_or(0);
-  try {
-    check_weight_transfer(w);
-  } catch (const SpecError& e) {
-    r.fail_dotted(e.key(), e.what());
-  }
+  checked_at(r, [&] { check_weight_transfer(w); });
   return w;
 }
 
 }  // namespace
 
-RlScenario read_rl(const Reader& r) {
+RlSpec read_rl(const Reader& r) {
   std::vector<std::string> allowed = kLoopKeys;
   for (const char* k : {"variants", "colocate", "weight_transfer"}) allowed.push_back(k);
   r.only(allowed);
-  RlScenario sc;
+  RlSpec sc;
   const bool loop = r.has("generation") || r.has("learning") || r.has("variants");
   if (loop) {
     sc.loops.push_back(read_loop(r, "base"));

@@ -38,6 +38,90 @@ const char* metric_unit(Metric m) {
   return "";
 }
 
+namespace {
+// One row of a measured-runs CSV: its layout, metric and value (columns by header name).
+MeasuredRun parse_row(const std::string& file, int n, std::map<std::string, std::string> c) {
+  auto need = [&](const char* k) -> const std::string& {
+    auto it = c.find(k);
+    if (it == c.end() || it->second.empty()) throw InputError(file, n, k, "missing value");
+    return it->second;
+  };
+  auto integer = [&](const char* k, std::int64_t fallback = -1) -> std::int64_t {
+    auto it = c.find(k);
+    if (it == c.end() || it->second.empty()) {
+      if (fallback >= 0) return fallback;
+      throw InputError(file, n, k, "missing value");
+    }
+    std::int64_t v = 0;
+    const auto& s = it->second;
+    const auto res = std::from_chars(s.data(), s.data() + s.size(), v);
+    if (res.ec != std::errc{} || res.ptr != s.data() + s.size() || v < 0)
+      throw InputError(file, n, k, fmt::format("'{}' is not a whole number", s));
+    return v;
+  };
+  MeasuredRun r;
+  r.line = n;
+  r.table = c["tbl"];
+  r.hw = need("hw");
+  const ClusterSpec* preset = find_cluster_preset(r.hw);
+  if (!preset) {
+    const auto near = nearest(r.hw, cluster_preset_names());
+    throw InputError(file, n, "hw", near.empty() ? fmt::format("unknown preset '{}'", r.hw)
+                                                 : fmt::format("unknown preset '{}'; did you mean '{}'?", r.hw, near));
+  }
+  r.spec.cluster = *preset;
+  JobModel& m = r.spec.model;
+  m.shape.name = c["model"];
+  m.shape.layers = static_cast<int>(integer("L"));
+  m.shape.hidden = integer("h");
+  m.shape.heads = static_cast<int>(integer("heads"));
+  m.shape.kv_heads = static_cast<int>(integer("kv", m.shape.heads));
+  m.shape.head_dim = static_cast<int>(m.shape.hidden / std::max(1, m.shape.heads));
+  m.shape.intermediate = integer("ffn", 4 * m.shape.hidden);
+  m.shape.vocab = integer("vocab");
+  m.shape.tied_embeddings = true;  // GPT-style: the LM head shares the embedding
+  m.seq = integer("seq");
+  m.gated_mlp = false;  // GPT: GeLU MLP
+  JobLayout& l = r.spec.layout;
+  l.tp = static_cast<int>(integer("tp", 1)), l.pp = static_cast<int>(integer("pp", 1));
+  l.dp = static_cast<int>(integer("dp", 1)), l.vpp = static_cast<int>(integer("vpp", 1));
+  l.cp = static_cast<int>(integer("cp", 1)), l.ep = static_cast<int>(integer("ep", 1));
+  l.schedule = c["sched"].empty() ? "1f1b" : c["sched"];
+  if (!find_schedule(l.schedule)) throw InputError(file, n, "sched", fmt::format("unknown schedule '{}'", l.schedule));
+  l.micro_batch = static_cast<int>(integer("mbs", 1));
+  l.global_batch = integer("gbs");
+  const std::string rc = c["recomp"];
+  l.recompute = rc == "full" ? JobRecompute::Full : rc == "selective" ? JobRecompute::Selective : JobRecompute::None;
+  if (rc != "full" && rc != "selective" && rc != "none" && !rc.empty())
+    throw InputError(file, n, "recomp", fmt::format("unknown recompute '{}' (none, selective, full)", rc));
+  l.sequence_parallel = integer("sp", 0) == 1;
+  l.zero = static_cast<int>(integer("zero", 0));
+  l.overlap_grad_reduce = integer("overlap_dp", 1) == 1;
+  l.attention = c["attention"] == "unfused" ? AttentionKernel::Unfused : AttentionKernel::Flash;
+  l.grad_bytes = static_cast<int>(integer("grad_bytes", 4));
+  const std::string& metric = need("metric");
+  if (metric == "tflops_sc21") r.metric = Metric::TflopsSc21;
+  else if (metric == "tflops_hw") r.metric = Metric::TflopsHardware;
+  else if (metric == "iteration_s") r.metric = Metric::IterationSeconds;
+  else if (metric == "layer_fwd_ms") r.metric = Metric::LayerForwardMs;
+  else if (metric == "layer_bwd_ms") r.metric = Metric::LayerBackwardMs;
+  else throw InputError(file, n, "metric", fmt::format("unknown metric '{}' (tflops_sc21, tflops_hw, iteration_s, layer_fwd_ms, layer_bwd_ms)", metric));
+  const std::string& v = need("value");
+  try {
+    std::size_t used = 0;
+    r.value = std::stod(v, &used);
+    if (used != v.size() || !(r.value > 0)) throw std::invalid_argument(v);
+  } catch (const std::exception&) {
+    throw InputError(file, n, "value", fmt::format("'{}' is not a positive number", v));
+  }
+  r.fit = integer("fit", 0) == 1;
+  const std::int64_t ngpu = integer("ngpu", 0);
+  if (const auto p = check_layout(m, l, ngpu)) throw InputError(file, n, p->key, p->message);
+  r.label = fmt::format("{} {} {} GPUs", r.table, m.shape.name, ngpu > 0 ? ngpu : l.ranks());
+  return r;
+}
+}  // namespace
+
 std::vector<MeasuredRun> read_measured_runs(const std::string& file) {
   std::ifstream in(file, std::ios::binary);
   if (!in) throw InputError(file, 0, "", "cannot open the file");
@@ -52,87 +136,7 @@ std::vector<MeasuredRun> read_measured_runs(const std::string& file) {
     if (header.empty()) { header = cells; continue; }
     std::map<std::string, std::string> c;
     for (std::size_t i = 0; i < header.size() && i < cells.size(); ++i) c[header[i]] = cells[i];
-    auto need = [&](const char* k) -> const std::string& {
-      auto it = c.find(k);
-      if (it == c.end() || it->second.empty()) throw InputError(file, n, k, "missing value");
-      return it->second;
-    };
-    auto integer = [&](const char* k, std::int64_t fallback = -1) -> std::int64_t {
-      auto it = c.find(k);
-      if (it == c.end() || it->second.empty()) {
-        if (fallback >= 0) return fallback;
-        throw InputError(file, n, k, "missing value");
-      }
-      std::int64_t v = 0;
-      const auto& s = it->second;
-      const auto res = std::from_chars(s.data(), s.data() + s.size(), v);
-      if (res.ec != std::errc{} || res.ptr != s.data() + s.size() || v < 0)
-        throw InputError(file, n, k, fmt::format("'{}' is not a whole number", s));
-      return v;
-    };
-    MeasuredRun r;
-    r.line = n;
-    r.table = c["tbl"];
-    r.hw = need("hw");
-    const ClusterSpec* preset = find_cluster_preset(r.hw);
-    if (!preset) {
-      const auto near = nearest(r.hw, cluster_preset_names());
-      throw InputError(file, n, "hw", near.empty() ? fmt::format("unknown preset '{}'", r.hw)
-                                                   : fmt::format("unknown preset '{}'; did you mean '{}'?", r.hw, near));
-    }
-    r.spec.cluster = *preset;
-    JobModel& m = r.spec.model;
-    m.shape.name = c["model"];
-    m.shape.layers = static_cast<int>(integer("L"));
-    m.shape.hidden = integer("h");
-    m.shape.heads = static_cast<int>(integer("heads"));
-    m.shape.kv_heads = static_cast<int>(integer("kv", m.shape.heads));
-    m.shape.head_dim = static_cast<int>(m.shape.hidden / std::max(1, m.shape.heads));
-    m.shape.intermediate = integer("ffn", 4 * m.shape.hidden);
-    m.shape.vocab = integer("vocab");
-    m.shape.tied_embeddings = true;  // GPT-style: the LM head shares the embedding
-    m.shape.qk_norm = false;
-    m.seq = integer("seq");
-    m.gated_mlp = false;  // GPT: GeLU MLP
-    JobLayout& l = r.spec.layout;
-    l.tp = static_cast<int>(integer("tp", 1));
-    l.pp = static_cast<int>(integer("pp", 1));
-    l.dp = static_cast<int>(integer("dp", 1));
-    l.vpp = static_cast<int>(integer("vpp", 1));
-    l.cp = static_cast<int>(integer("cp", 1));
-    l.ep = static_cast<int>(integer("ep", 1));
-    l.schedule = c["sched"].empty() ? "1f1b" : c["sched"];
-    if (!find_schedule(l.schedule)) throw InputError(file, n, "sched", fmt::format("unknown schedule '{}'", l.schedule));
-    l.micro_batch = static_cast<int>(integer("mbs", 1));
-    l.global_batch = integer("gbs");
-    const std::string rc = c["recomp"];
-    l.recompute = rc == "full" ? JobRecompute::Full : rc == "selective" ? JobRecompute::Selective : JobRecompute::None;
-    if (rc != "full" && rc != "selective" && rc != "none" && !rc.empty())
-      throw InputError(file, n, "recomp", fmt::format("unknown recompute '{}' (none, selective, full)", rc));
-    l.sequence_parallel = integer("sp", 0) == 1;
-    l.zero = static_cast<int>(integer("zero", 0));
-    l.overlap_grad_reduce = integer("overlap_dp", 1) == 1;
-    l.attention = c["attention"] == "unfused" ? AttentionKernel::Unfused : AttentionKernel::Flash;
-    l.grad_bytes = static_cast<int>(integer("grad_bytes", 4));
-    const std::string& metric = need("metric");
-    if (metric == "tflops_sc21") r.metric = Metric::TflopsSc21;
-    else if (metric == "tflops_hw") r.metric = Metric::TflopsHardware;
-    else if (metric == "iteration_s") r.metric = Metric::IterationSeconds;
-    else if (metric == "layer_fwd_ms") r.metric = Metric::LayerForwardMs;
-    else if (metric == "layer_bwd_ms") r.metric = Metric::LayerBackwardMs;
-    else throw InputError(file, n, "metric", fmt::format("unknown metric '{}' (tflops_sc21, tflops_hw, iteration_s, layer_fwd_ms, layer_bwd_ms)", metric));
-    const std::string& v = need("value");
-    try {
-      std::size_t used = 0;
-      r.value = std::stod(v, &used);
-      if (used != v.size() || !(r.value > 0)) throw std::invalid_argument(v);
-    } catch (const std::exception&) {
-      throw InputError(file, n, "value", fmt::format("'{}' is not a positive number", v));
-    }
-    r.fit = integer("fit", 0) == 1;
-    const std::int64_t ngpu = integer("ngpu", 0);
-    if (const auto p = check_layout(m, l, ngpu)) throw InputError(file, n, p->key, p->message);
-    r.label = fmt::format("{} {} {} GPUs", r.table, m.shape.name, ngpu > 0 ? ngpu : l.ranks());
+    MeasuredRun r = parse_row(file, n, c);
     rows.push_back(std::move(r));
   }
   if (rows.empty()) throw InputError(file, n, "", "no measured rows (a header line, then one row per measurement)");

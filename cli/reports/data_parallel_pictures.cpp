@@ -195,6 +195,30 @@ ShownRanks data_parallel_shown_ranks(const DataParallelRun& run) {
   return shown;
 }
 
+namespace {
+
+// A compute stream's exposed-communication interval as a wait bar, with what it waits for.
+TimeBar exposed_wait(const DataParallelRun& run, std::size_t rank, const ExposedInterval& e) {
+  const DataParallelProgram& p = *run.program;
+  const OpGraph& g = p.graph;
+  TimeBar w;
+  w.start = e.start;
+  w.end = e.end;
+  w.swatch = kExposed;
+  w.emphasis = true;
+  const std::string cause =
+      e.waits_for != kNoOp
+          ? fmt::format("waits for {}: {} (ends {} ms)", g.op_name(e.waits_for), describe(run, p.info[e.waits_for]),
+                        ms3(run.timeline.done(g, e.waits_for)))
+          : fmt::format("its last compute op is done; waits for the collectives still running on the {} (the last ends {} ms)",
+                        link_label(run, rank), ms3(e.end));
+  w.tip = fmt::format("card {}: exposed communication {} ms, from {} to {} ms\n{}", p.cards[rank], ms3(e.end - e.start),
+                      ms3(e.start), ms3(e.end), cause);
+  return w;
+}
+
+}  // namespace
+
 TimelineChart data_parallel_timeline(const DataParallelRun& run) {
   const DataParallelProgram& p = *run.program;
   const OpGraph& g = p.graph;
@@ -251,22 +275,7 @@ TimelineChart data_parallel_timeline(const DataParallelRun& run) {
     const int card = p.cards[rank];
     TimeTrack compute = track_of(p.compute[rank], fmt::format("card {}", card), false);
     const ResourceId link = link_of(run, rank);
-    for (const auto& e : exposed[rank]) {
-      TimeBar w;
-      w.start = e.start;
-      w.end = e.end;
-      w.swatch = kExposed;
-      w.emphasis = true;
-      const std::string cause =
-          e.waits_for != kNoOp
-              ? fmt::format("waits for {}: {} (ends {} ms)", g.op_name(e.waits_for), describe(run, p.info[e.waits_for]),
-                            ms3(tl.done(g, e.waits_for)))
-              : fmt::format("its last compute op is done; waits for the collectives still running on the {} (the last ends {} ms)",
-                            link_label(run, rank), ms3(e.end));
-      w.tip = fmt::format("card {}: exposed communication {} ms, from {} to {} ms\n{}", card, ms3(e.end - e.start), ms3(e.start),
-                          ms3(e.end), cause);
-      compute.waits.push_back(std::move(w));
-    }
+    for (const auto& e : exposed[rank]) compute.waits.push_back(exposed_wait(run, rank, e));
     chart.tracks.push_back(std::move(compute));
     if (p.input[rank] != kNoResource) chart.tracks.push_back(track_of(p.input[rank], "input", true));
     if (link != kNoResource && std::find(nic_drawn.begin(), nic_drawn.end(), link) == nic_drawn.end()) {

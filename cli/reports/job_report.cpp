@@ -41,6 +41,40 @@ std::string verdict(double p) { return p >= 0.9 ? "meets" : p >= 0.5 ? "at risk"
 std::int64_t steps_until(Time t, Time step) { return step > 0 ? t / step + 1 : 1; }
 }  // namespace
 
+namespace {
+
+// The per-step input waits (the step profile), the book's estimate of the first pause and the
+// simulated minimum prefetch.
+void analyse_input(const Scenario& sc, const JobScenario& job, JobAnalysis& a) {
+  if (job.steps > kMaxInputSteps)
+    sc.fail("job.steps", fmt::format("the input pipeline simulates at most {} steps", kMaxInputSteps));
+  try {
+    a.input = simulate_input(*job.input, a.step_time, job.steps);
+  } catch (const std::invalid_argument& e) {
+    sc.fail("job.input", e.what());
+  }
+  std::vector<Time> durations = a.input->waits();
+  for (Time& d : durations) d += a.step_time;
+  a.spec.profile = StepProfile(durations);
+  // The first pause: the book's estimate, and the simulated minimum prefetch (searched over the
+  // steps up to the pause's end plus twice the fluid refill time, after which no step stalls).
+  for (std::size_t w = 0; w < job.input->workers.size() && !a.fluid; ++w) {
+    if (job.input->workers[w].pauses.empty()) continue;
+    const InputPause& p = job.input->workers[w].pauses.front();
+    a.fluid = fluid_pause_estimate(*job.input, a.step_time, w, p.duration);
+  }
+  if (a.fluid && a.fluid->production > a.fluid->consumption) {
+    Time last_end = 0;
+    for (const auto& w : job.input->workers)
+      for (const auto& p : w.pauses) last_end = std::max(last_end, p.start + p.duration);
+    const Time settle = static_cast<Time>(2.0 * a.fluid->refill_seconds * 1e9);
+    const std::int64_t horizon = std::min(job.steps, steps_until(last_end + settle, a.step_time) + 2);
+    a.min_prefetch = min_prefetch_without_stall(*job.input, a.step_time, horizon);
+  }
+}
+
+}  // namespace
+
 JobAnalysis analyse_job(const Scenario& sc, int runs, std::uint64_t seed, int threads,
                         const std::function<void(int, int)>& progress) {
   if (!sc.job) sc.fail("job", "this command needs a 'job' section");
@@ -62,35 +96,8 @@ JobAnalysis analyse_job(const Scenario& sc, int runs, std::uint64_t seed, int th
     sc.fail("job.steps", fmt::format("{} steps of {} exceed the 73 years a run can simulate", job.steps,
                                      format_duration(a.step_time)));
   // Input: one failure-free pass over the steps gives each step's input wait.
-  if (job.input) {
-    if (job.steps > kMaxInputSteps)
-      sc.fail("job.steps", fmt::format("the input pipeline simulates at most {} steps", kMaxInputSteps));
-    try {
-      a.input = simulate_input(*job.input, a.step_time, job.steps);
-    } catch (const std::invalid_argument& e) {
-      sc.fail("job.input", e.what());
-    }
-    std::vector<Time> durations = a.input->waits();
-    for (Time& d : durations) d += a.step_time;
-    a.spec.profile = StepProfile(durations);
-    // The first pause: the book's estimate, and the simulated minimum prefetch (searched over the
-    // steps up to the pause's end plus twice the fluid refill time, after which no step stalls).
-    for (std::size_t w = 0; w < job.input->workers.size() && !a.fluid; ++w) {
-      if (job.input->workers[w].pauses.empty()) continue;
-      const InputPause& p = job.input->workers[w].pauses.front();
-      a.fluid = fluid_pause_estimate(*job.input, a.step_time, w, p.duration);
-    }
-    if (a.fluid && a.fluid->production > a.fluid->consumption) {
-      Time last_end = 0;
-      for (const auto& w : job.input->workers)
-        for (const auto& p : w.pauses) last_end = std::max(last_end, p.start + p.duration);
-      const Time settle = static_cast<Time>(2.0 * a.fluid->refill_seconds * 1e9);
-      const std::int64_t horizon = std::min(job.steps, steps_until(last_end + settle, a.step_time) + 2);
-      a.min_prefetch = min_prefetch_without_stall(*job.input, a.step_time, horizon);
-    }
-  } else {
-    a.spec.profile = StepProfile(job.steps, a.step_time);
-  }
+  if (job.input) analyse_input(sc, job, a);
+  else a.spec.profile = StepProfile(job.steps, a.step_time);
 
   // Checkpoint intervals in steps.
   if (job.every_steps) a.spec.checkpoint.every_steps = *job.every_steps;
@@ -259,20 +266,14 @@ std::optional<CaptionedTable> job_interval_table(const JobAnalysis& a) {
                             : ""};
 }
 
-std::string job_text(const JobAnalysis& a) {
+namespace {
+
+// Run 0's interruptions (what was restored and how much was redone) and, when saving runs in the
+// background, its queue of pending snapshots.
+std::string run0_text(const JobAnalysis& a) {
   const JobSpec& s = a.spec;
-  const JobSummary& m = a.summary;
   const CheckpointSpec& ck = s.checkpoint;
   std::string out;
-  const auto about = job_about(a);
-  for (std::size_t i = 0; i < about.size(); ++i) out += fmt::format("{}{}\n", i ? "  " : "", about[i]);
-  out += fmt::format("\n{}", job_completion_table(a).render());
-  out += fmt::format("\n{}", job_overhead_table(a).render());
-  if (const auto intervals = job_interval_table(a)) out += fmt::format("\n{}", intervals->render());
-
-  out += "\ncompletion times\n" + histogram_text(make_histogram(completion_times(s, m), 12));
-
-  // Run 0's interruptions: what was restored and how much was redone.
   std::vector<const JobEvent*> hits;
   for (const auto& e : a.first_run.events)
     if (e.kind == JobEventKind::Failure || e.kind == JobEventKind::Rollback) hits.push_back(&e);
@@ -301,54 +302,118 @@ std::string job_text(const JobAnalysis& a) {
       out += q.render();
     }
   }
+  return out;
+}
 
-  if (a.input) {
-    const InputRun& in = *a.input;
-    out += fmt::format("\ninput pipeline (one failure-free pass): input wait {} in all, {} of {} steps stalled, max {}\n",
-                       format_duration(in.total_wait), in.stalled_steps, in.steps.size(), format_duration(in.max_wait));
-    if (a.fluid) {
-      out += fmt::format("  production {:.2f} sequences/s ({:.2f} during the pause), training takes {:.2f}/s\n",
-                         a.fluid->production, a.fluid->production_during_pause, a.fluid->consumption);
-      out += fmt::format("  minimum prefetch through the first pause: {} simulated; fluid estimate {:.1f}\n",
-                         a.min_prefetch ? std::to_string(*a.min_prefetch) : std::string("none suffices"),
-                         a.fluid->min_prefetch);
-      if (!in.refill.empty())
-        out += fmt::format("  queue full again {} after the pause (fluid estimate {:.1f} s)\n",
-                           in.refill[0] ? format_duration(*in.refill[0]) : std::string("never within the run"),
-                           a.fluid->refill_seconds);
-    }
-  }
-
-  if (a.stragglers) {
-    const StragglerResult& r = *a.stragglers;
-    out += fmt::format("\nstragglers: E[step] {:.3f} s +- {:.3f} (slowest card's compute = mu + {:.3f} sigma; "
-                       "integral for {} independent cards: mu + {:.3f} sigma)\n",
-                       r.step_seconds.mean, r.step_seconds.se, r.max_excess_sigmas.mean, s.cards,
-                       expected_max_standard_normal(static_cast<int>(s.cards)));
-    if (r.slow_machine_count > 0) out += "  (the integral assumes identical cards; the slow machines add to it)\n";
-    if (r.slow_machine_count > 0) out += fmt::format("  persistently slow machines: {}\n", r.slow_machine_count);
-    // The cards that wait least at the gradient collective are the slow ones.
-    std::vector<std::size_t> order(r.card_wait_seconds.size());
-    for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
-    std::stable_sort(order.begin(), order.end(),
-                     [&](std::size_t x, std::size_t y) { return r.card_wait_seconds[x] < r.card_wait_seconds[y]; });
-    out += "  mean wait at the gradient collective (step compute end - own compute end), least first:\n";
-    Table c({{"card"}, {"machine"}, {"wait"}, {"slow", false}});
-    const std::size_t shown = std::min<std::size_t>(order.size(), 10);
-    for (std::size_t i = 0; i < shown; ++i)
-      c.add_row({std::to_string(order[i]), std::to_string(static_cast<std::int64_t>(order[i]) / a.cards_per_machine), fmt::format("{:.3f} s", r.card_wait_seconds[order[i]]),
-                 r.slow_card[order[i]] ? "yes" : ""});
-    if (!order.empty())
-      c.add_row({"median", "", fmt::format("{:.3f} s", r.card_wait_seconds[order[order.size() / 2]]), ""});
-    out += c.render();
+std::string input_text(const JobAnalysis& a) {
+  std::string out;
+  const InputRun& in = *a.input;
+  out += fmt::format("\ninput pipeline (one failure-free pass): input wait {} in all, {} of {} steps stalled, max {}\n",
+                     format_duration(in.total_wait), in.stalled_steps, in.steps.size(), format_duration(in.max_wait));
+  if (a.fluid) {
+    out += fmt::format("  production {:.2f} sequences/s ({:.2f} during the pause), training takes {:.2f}/s\n",
+                       a.fluid->production, a.fluid->production_during_pause, a.fluid->consumption);
+    out += fmt::format("  minimum prefetch through the first pause: {} simulated; fluid estimate {:.1f}\n",
+                       a.min_prefetch ? std::to_string(*a.min_prefetch) : std::string("none suffices"),
+                       a.fluid->min_prefetch);
+    if (!in.refill.empty())
+      out += fmt::format("  queue full again {} after the pause (fluid estimate {:.1f} s)\n",
+                         in.refill[0] ? format_duration(*in.refill[0]) : std::string("never within the run"),
+                         a.fluid->refill_seconds);
   }
   return out;
 }
 
+std::string stragglers_text(const JobAnalysis& a) {
+  const JobSpec& s = a.spec;
+  std::string out;
+  const StragglerResult& r = *a.stragglers;
+  out += fmt::format("\nstragglers: E[step] {:.3f} s +- {:.3f} (slowest card's compute = mu + {:.3f} sigma; "
+                     "integral for {} independent cards: mu + {:.3f} sigma)\n",
+                     r.step_seconds.mean, r.step_seconds.se, r.max_excess_sigmas.mean, s.cards,
+                     expected_max_standard_normal(static_cast<int>(s.cards)));
+  if (r.slow_machine_count > 0) out += "  (the integral assumes identical cards; the slow machines add to it)\n";
+  if (r.slow_machine_count > 0) out += fmt::format("  persistently slow machines: {}\n", r.slow_machine_count);
+  // The cards that wait least at the gradient collective are the slow ones.
+  std::vector<std::size_t> order(r.card_wait_seconds.size());
+  for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::stable_sort(order.begin(), order.end(),
+                   [&](std::size_t x, std::size_t y) { return r.card_wait_seconds[x] < r.card_wait_seconds[y]; });
+  out += "  mean wait at the gradient collective (step compute end - own compute end), least first:\n";
+  Table c({{"card"}, {"machine"}, {"wait"}, {"slow", false}});
+  const std::size_t shown = std::min<std::size_t>(order.size(), 10);
+  for (std::size_t i = 0; i < shown; ++i)
+    c.add_row({std::to_string(order[i]), std::to_string(static_cast<std::int64_t>(order[i]) / a.cards_per_machine), fmt::format("{:.3f} s", r.card_wait_seconds[order[i]]),
+               r.slow_card[order[i]] ? "yes" : ""});
+  if (!order.empty())
+    c.add_row({"median", "", fmt::format("{:.3f} s", r.card_wait_seconds[order[order.size() / 2]]), ""});
+  out += c.render();
+  return out;
+}
+
+}  // namespace
+
+std::string job_text(const JobAnalysis& a) {
+  const JobSpec& s = a.spec;
+  const JobSummary& m = a.summary;
+  std::string out;
+  const auto about = job_about(a);
+  for (std::size_t i = 0; i < about.size(); ++i) out += fmt::format("{}{}\n", i ? "  " : "", about[i]);
+  out += fmt::format("\n{}", job_completion_table(a).render());
+  out += fmt::format("\n{}", job_overhead_table(a).render());
+  if (const auto intervals = job_interval_table(a)) out += fmt::format("\n{}", intervals->render());
+
+  out += "\ncompletion times\n" + histogram_text(make_histogram(completion_times(s, m), 12));
+
+  out += run0_text(a);
+  if (a.input) out += input_text(a);
+  if (a.stragglers) out += stragglers_text(a);
+  return out;
+}
+
+namespace {
+
+Json est(const MeanEstimate& e) { return Json{{"mean", round8(e.mean)}, {"se", round8(e.se)}}; }
+
+Json input_json(const JobAnalysis& a) {
+  Json in = {{"total_wait_s", round6(to_s(a.input->total_wait))},
+             {"stalled_steps", a.input->stalled_steps},
+             {"max_wait_s", round6(to_s(a.input->max_wait))}};
+  if (a.min_prefetch) in["min_prefetch_simulated"] = *a.min_prefetch;
+  if (a.fluid) {
+    in["fluid"] = {{"consumption_per_s", round6(a.fluid->consumption)},
+                   {"production_per_s", round6(a.fluid->production)},
+                   {"production_during_pause_per_s", round6(a.fluid->production_during_pause)},
+                   {"min_prefetch", round6(a.fluid->min_prefetch)},
+                   {"refill_s", round6(a.fluid->refill_seconds)}};
+  }
+  Json refill = Json::array();
+  for (const auto& r : a.input->refill) refill.push_back(r ? Json(round6(to_s(*r))) : Json(nullptr));
+  in["refill_s"] = refill;
+  return in;
+}
+
+Json stragglers_json(const JobAnalysis& a) {
+  const JobSpec& s = a.spec;
+  const StragglerResult& r = *a.stragglers;
+  Json waits = Json::array();
+  for (double w : r.card_wait_seconds) waits.push_back(round6(w));
+  Json slow = Json::array();
+  for (std::size_t c = 0; c < r.slow_card.size(); ++c)
+    if (r.slow_card[c]) slow.push_back(c);
+  return Json{{"step_s", est(r.step_seconds)},
+              {"max_excess_sigmas", est(r.max_excess_sigmas)},
+              {"integral_excess_sigmas", round6(expected_max_standard_normal(static_cast<int>(s.cards)))},
+              {"slow_machines", r.slow_machine_count},
+              {"slow_cards", slow},
+              {"card_wait_s", waits}};
+}
+
+}  // namespace
+
 Json job_json(const JobAnalysis& a) {
   const JobSpec& s = a.spec;
   const JobSummary& m = a.summary;
-  auto est = [](const MeanEstimate& e) { return Json{{"mean", round8(e.mean)}, {"se", round8(e.se)}}; };
   Json j;
   j["scenario"] = a.name;
   j["runs"] = m.runs;
@@ -404,37 +469,8 @@ Json job_json(const JobAnalysis& a) {
                                {"restored_step", e.to_step},
                                {"redo_s", round6(to_s(e.lost))}});
   j["run0_interruptions"] = interruptions;
-  if (a.input) {
-    Json in = {{"total_wait_s", round6(to_s(a.input->total_wait))},
-               {"stalled_steps", a.input->stalled_steps},
-               {"max_wait_s", round6(to_s(a.input->max_wait))}};
-    if (a.min_prefetch) in["min_prefetch_simulated"] = *a.min_prefetch;
-    if (a.fluid) {
-      in["fluid"] = {{"consumption_per_s", round6(a.fluid->consumption)},
-                     {"production_per_s", round6(a.fluid->production)},
-                     {"production_during_pause_per_s", round6(a.fluid->production_during_pause)},
-                     {"min_prefetch", round6(a.fluid->min_prefetch)},
-                     {"refill_s", round6(a.fluid->refill_seconds)}};
-    }
-    Json refill = Json::array();
-    for (const auto& r : a.input->refill) refill.push_back(r ? Json(round6(to_s(*r))) : Json(nullptr));
-    in["refill_s"] = refill;
-    j["input"] = in;
-  }
-  if (a.stragglers) {
-    const StragglerResult& r = *a.stragglers;
-    Json waits = Json::array();
-    for (double w : r.card_wait_seconds) waits.push_back(round6(w));
-    Json slow = Json::array();
-    for (std::size_t c = 0; c < r.slow_card.size(); ++c)
-      if (r.slow_card[c]) slow.push_back(c);
-    j["stragglers"] = {{"step_s", est(r.step_seconds)},
-                       {"max_excess_sigmas", est(r.max_excess_sigmas)},
-                       {"integral_excess_sigmas", round6(expected_max_standard_normal(static_cast<int>(s.cards)))},
-                       {"slow_machines", r.slow_machine_count},
-                       {"slow_cards", slow},
-                       {"card_wait_s", waits}};
-  }
+  if (a.input) j["input"] = input_json(a);
+  if (a.stragglers) j["stragglers"] = stragglers_json(a);
   return j;
 }
 

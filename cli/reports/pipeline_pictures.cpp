@@ -49,6 +49,7 @@ std::string describe(const PipeOpInfo& x) {
       return fmt::format("activations of micro-batch {}, stage {} -> {}, device {} -> {}", x.micro, x.stage, x.stage + 1, x.device, x.peer);
     case PipeOp::SendBackward:
       return fmt::format("gradients of micro-batch {}, stage {} -> {}, device {} -> {}", x.micro, x.stage, x.stage - 1, x.device, x.peer);
+    case PipeOp::Comm: return fmt::format("collectives of micro-batch {}, stage {}", x.micro, x.stage);
   }
   return "";
 }

@@ -552,10 +552,10 @@ Json plan_json(const std::string& name, const PlanScenario& ps, const PlanEvalua
     const ScaleOut& so = *ps.scale_out;
     const double flops = training_flops_6nd(so.parameters, so.tokens);
     Json rows = Json::array();
-    for (const auto& name : so.accelerators)
+    for (const auto& accel : so.accelerators)
       for (double mfu : so.mfu) {
-        const double peak = find_accelerator(name)->peak_bf16_flops;
-        Json row{{"accelerator", name}, {"mfu", mfu}, {"days", round_to(days(time_for_flops(flops, so.cards, peak, mfu)), 1e-6)}};
+        const double peak = find_accelerator(accel)->peak_bf16_flops;
+        Json row{{"accelerator", accel}, {"mfu", mfu}, {"days", round_to(days(time_for_flops(flops, so.cards, peak, mfu)), 1e-6)}};
         if (so.within) row["cards_within_deadline"] = cards_for_flops(flops, *so.within, peak, mfu);
         rows.push_back(row);
       }

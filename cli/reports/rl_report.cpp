@@ -45,7 +45,7 @@ std::string busy_text(const RlLoopStats& st) {
 }
 
 // The first synchronous and first asynchronous variant with the same stage times, if any.
-std::optional<std::pair<const RlLoopSpec*, const RlLoopSpec*>> sync_async_pair(const RlScenario& sc) {
+std::optional<std::pair<const RlLoopSpec*, const RlLoopSpec*>> sync_async_pair(const RlSpec& sc) {
   const RlLoopSpec *sync = nullptr, *async = nullptr;
   for (const auto& l : sc.loops) {
     if (l.mode == RlMode::Synchronous && !sync) sync = &l;
@@ -114,7 +114,7 @@ Json loop_json(const RlLoopRun& run) {
 
 }  // namespace
 
-Json rl_summary_json(const RlRun& run, const RlScenario& scenario) {
+Json rl_summary_json(const RlRun& run, const RlSpec& scenario) {
   Json j;
   j["kind"] = "rl";
   if (!run.loops.empty()) {
@@ -165,167 +165,204 @@ Json rl_summary_json(const RlRun& run, const RlScenario& scenario) {
   return j;
 }
 
-std::string rl_run_text(const RlRun& run, const RlScenario& scenario) {
-  std::string out;
-  if (!run.loops.empty()) {
-    out += "RL loop (busy and workers: generation/verification/learning; steady state = second half of the batches)\n\n";
-    Table t({{"variant", false}, {"mode", false}, {"workers", false}, {"s/batch"}, {"model s/batch"}, {"learned/s"},
-             {"model/s"}, {"bottleneck", false}, {"busy", false}, {"staleness (age:count)", false}});
-    for (const auto& l : run.loops) {
-      const auto& s = l.spec;
-      const auto& st = l.stats;
-      t.add_row({s.name, mode_text(s), workers_text(s), fmt_s(st.period), fmt_s(model_period(s)),
-                 fmt::format("{:.3f}", st.learner_rate), fmt::format("{:.3f}", model_learner_rate(s)),
-                 stage_name(st.bottleneck), busy_text(st), staleness_text(st)});
-    }
-    out += t.render();
-    if (const auto pair = sync_async_pair(scenario)) {
-      const Time ps = model_period(*pair->first), pa = model_period(*pair->second);
-      const Fraction q = async_break_even(ps, pa);
-      out += fmt::format("\nmodel: synchronous {} s, asynchronous {} s per batch: asynchronous learns more per second "
-                         "when its kept fraction exceeds {}/{} = {:.1f}%\n",
-                         fmt_s(ps), fmt_s(pa), q.num, q.den, 100.0 * q.num / q.den);
-    }
-    bool any_flight = false;
-    for (const auto& l : run.loops) any_flight |= l.spec.updates == WeightUpdates::InFlight;
-    if (any_flight) {
-      out += "\nweight updates in flight (lengths are generation times)\n\n";
-      Table f({{"variant", false}, {"generated"}, {"interrupted"}, {"learned"}, {"updates/s"}, {"mean length (s)"},
-               {"mean learned length (s)"}});
-      for (const auto& l : run.loops) {
-        if (l.spec.updates != WeightUpdates::InFlight) continue;
-        const auto& st = l.stats;
-        f.add_row({l.spec.name, std::to_string(st.generated), std::to_string(st.interrupted), std::to_string(st.learned),
-                   fmt::format("{:.4f}", st.update_rate_per_s), fmt::format("{:.3f}", st.mean_length_generated_s),
-                   fmt::format("{:.3f}", st.mean_length_learned_s)});
-      }
-      out += f.render();
-      for (const auto& l : run.loops) {
-        if (l.spec.updates != WeightUpdates::InFlight) continue;
-        out += fmt::format("\n{}: survival without an update by length, against e^(-lambda t), lambda = {:.4f}/s\n\n",
-                           l.spec.name, l.stats.update_rate_per_s);
-        Table b({{"length (s)", false}, {"generated"}, {"survived"}, {"model"}});
-        for (const auto& bin : l.stats.survival)
-          b.add_row({bin.hi < 0 ? fmt::format(">= {}", fmt_s(bin.lo)) : fmt::format("{} - {}", fmt_s(bin.lo), fmt_s(bin.hi)),
-                     std::to_string(bin.generated),
-                     bin.generated ? pct(static_cast<double>(bin.survived) / bin.generated) : "-",
-                     bin.generated ? pct(bin.model) : "-"});
-        out += b.render();
-      }
-    }
+namespace {
+
+std::string rl_in_flight_text(const RlRun& run) {
+  std::string out = "\nweight updates in flight (lengths are generation times)\n\n";
+  Table f({{"variant", false}, {"generated"}, {"interrupted"}, {"learned"}, {"updates/s"}, {"mean length (s)"},
+           {"mean learned length (s)"}});
+  for (const auto& l : run.loops) {
+    if (l.spec.updates != WeightUpdates::InFlight) continue;
+    const auto& st = l.stats;
+    f.add_row({l.spec.name, std::to_string(st.generated), std::to_string(st.interrupted), std::to_string(st.learned),
+               fmt::format("{:.4f}", st.update_rate_per_s), fmt::format("{:.3f}", st.mean_length_generated_s),
+               fmt::format("{:.3f}", st.mean_length_learned_s)});
   }
-  if (scenario.colocate && !run.colocate.empty()) {
-    const auto& c = *scenario.colocate;
-    if (!out.empty()) out += "\n";
-    out += fmt::format("shared card: capacity {} GiB; training alone {} GiB, generation alone {} GiB\n\n", fmt_gib(c.capacity),
-                       fmt_gib(run.colocate.front().before), fmt_gib(run.colocate.front().after));
-    Table t({{"switch order", false}, {"steps", false}, {"peak (GiB)"}, {"during", false}, {"at (s)"}, {"fits", false}});
-    for (std::size_t i = 0; i < run.colocate.size(); ++i) {
-      const auto& o = run.colocate[i];
-      std::string steps;
-      for (const auto& st : c.orders[i].steps) steps += fmt::format("{}{}{}", steps.empty() ? "" : " ", st.load ? '+' : '-', st.state);
-      t.add_row({o.order, steps, fmt_gib(o.peak), o.peak_step, fmt_s(o.peak_time),
-                 o.fits ? "yes" : fmt::format("no (+{} GiB)", fmt_gib(o.peak - c.capacity))});
-    }
-    out += t.render();
-    if (run.colocate.size() >= 2) {
-      const auto [lo, hi] = std::minmax_element(run.colocate.begin(), run.colocate.end(),
-                                                [](const ColocateRun& a, const ColocateRun& b) { return a.peak < b.peak; });
-      out += fmt::format("peaks differ by {} GiB ({} vs {})\n", fmt_gib(hi->peak - lo->peak), hi->order, lo->order);
-    }
-  }
-  if (scenario.weight_transfer && !run.weight_transfer.empty()) {
-    const auto& w = *scenario.weight_transfer;
-    if (!out.empty()) out += "\n";
-    out += fmt::format("weight distribution: {} GiB to {} receivers from {} sender(s), {:.1f} GB/s per sender link\n\n",
-                       fmt_gib(w.size), w.receivers, w.senders, static_cast<double>(w.bandwidth) / 1e9);
-    Table t({{"distribution", false}, {"per receiver (GiB)"}, {"total traffic (GiB)"}, {"time (s)"}});
-    for (const auto& r : run.weight_transfer)
-      t.add_row({distribution_name(r.mode), fmt::format("{:.2f}", gib(*std::max_element(r.received.begin(), r.received.end()))),
-                 fmt::format("{:.1f}", gib(r.total)), fmt_s(r.time)});
-    out += t.render();
+  out += f.render();
+  for (const auto& l : run.loops) {
+    if (l.spec.updates != WeightUpdates::InFlight) continue;
+    out += fmt::format("\n{}: survival without an update by length, against e^(-lambda t), lambda = {:.4f}/s\n\n",
+                       l.spec.name, l.stats.update_rate_per_s);
+    Table b({{"length (s)", false}, {"generated"}, {"survived"}, {"model"}});
+    for (const auto& bin : l.stats.survival)
+      b.add_row({bin.hi < 0 ? fmt::format(">= {}", fmt_s(bin.lo)) : fmt::format("{} - {}", fmt_s(bin.lo), fmt_s(bin.hi)),
+                 std::to_string(bin.generated),
+                 bin.generated ? pct(static_cast<double>(bin.survived) / bin.generated) : "-",
+                 bin.generated ? pct(bin.model) : "-"});
+    out += b.render();
   }
   return out;
 }
+
+std::string rl_loops_text(const RlRun& run, const RlSpec& scenario) {
+  std::string out = "RL loop (busy and workers: generation/verification/learning; steady state = second half of the batches)\n\n";
+  Table t({{"variant", false}, {"mode", false}, {"workers", false}, {"s/batch"}, {"model s/batch"}, {"learned/s"},
+           {"model/s"}, {"bottleneck", false}, {"busy", false}, {"staleness (age:count)", false}});
+  for (const auto& l : run.loops) {
+    const auto& s = l.spec;
+    const auto& st = l.stats;
+    t.add_row({s.name, mode_text(s), workers_text(s), fmt_s(st.period), fmt_s(model_period(s)),
+               fmt::format("{:.3f}", st.learner_rate), fmt::format("{:.3f}", model_learner_rate(s)),
+               stage_name(st.bottleneck), busy_text(st), staleness_text(st)});
+  }
+  out += t.render();
+  if (const auto pair = sync_async_pair(scenario)) {
+    const Time ps = model_period(*pair->first), pa = model_period(*pair->second);
+    const Fraction q = async_break_even(ps, pa);
+    out += fmt::format("\nmodel: synchronous {} s, asynchronous {} s per batch: asynchronous learns more per second "
+                       "when its kept fraction exceeds {}/{} = {:.1f}%\n",
+                       fmt_s(ps), fmt_s(pa), q.num, q.den, 100.0 * q.num / q.den);
+  }
+  bool any_flight = false;
+  for (const auto& l : run.loops) any_flight |= l.spec.updates == WeightUpdates::InFlight;
+  if (any_flight) out += rl_in_flight_text(run);
+  return out;
+}
+
+std::string rl_colocate_text(const RlRun& run, const ColocateSpec& c) {
+  std::string out = fmt::format("shared card: capacity {} GiB; training alone {} GiB, generation alone {} GiB\n\n",
+                                fmt_gib(c.capacity), fmt_gib(run.colocate.front().before), fmt_gib(run.colocate.front().after));
+  Table t({{"switch order", false}, {"steps", false}, {"peak (GiB)"}, {"during", false}, {"at (s)"}, {"fits", false}});
+  for (std::size_t i = 0; i < run.colocate.size(); ++i) {
+    const auto& o = run.colocate[i];
+    std::string steps;
+    for (const auto& st : c.orders[i].steps) steps += fmt::format("{}{}{}", steps.empty() ? "" : " ", st.load ? '+' : '-', st.state);
+    t.add_row({o.order, steps, fmt_gib(o.peak), o.peak_step, fmt_s(o.peak_time),
+               o.fits ? "yes" : fmt::format("no (+{} GiB)", fmt_gib(o.peak - c.capacity))});
+  }
+  out += t.render();
+  if (run.colocate.size() >= 2) {
+    const auto [lo, hi] = std::minmax_element(run.colocate.begin(), run.colocate.end(),
+                                              [](const ColocateRun& a, const ColocateRun& b) { return a.peak < b.peak; });
+    out += fmt::format("peaks differ by {} GiB ({} vs {})\n", fmt_gib(hi->peak - lo->peak), hi->order, lo->order);
+  }
+  return out;
+}
+
+std::string rl_weight_transfer_text(const RlRun& run, const WeightTransferSpec& w) {
+  std::string out = fmt::format("weight distribution: {} GiB to {} receivers from {} sender(s), {:.1f} GB/s per sender link\n\n",
+                                fmt_gib(w.size), w.receivers, w.senders, static_cast<double>(w.bandwidth) / 1e9);
+  Table t({{"distribution", false}, {"per receiver (GiB)"}, {"total traffic (GiB)"}, {"time (s)"}});
+  for (const auto& r : run.weight_transfer)
+    t.add_row({distribution_name(r.mode), fmt::format("{:.2f}", gib(*std::max_element(r.received.begin(), r.received.end()))),
+               fmt::format("{:.1f}", gib(r.total)), fmt_s(r.time)});
+  out += t.render();
+  return out;
+}
+
+}  // namespace
+
+std::string rl_run_text(const RlRun& run, const RlSpec& scenario) {
+  std::string out;
+  if (!run.loops.empty()) out += rl_loops_text(run, scenario);
+  if (scenario.colocate && !run.colocate.empty()) {
+    if (!out.empty()) out += "\n";
+    out += rl_colocate_text(run, *scenario.colocate);
+  }
+  if (scenario.weight_transfer && !run.weight_transfer.empty()) {
+    if (!out.empty()) out += "\n";
+    out += rl_weight_transfer_text(run, *scenario.weight_transfer);
+  }
+  return out;
+}
+
+namespace {
+
+// Trajectories: one slice per stretch generated with one policy version (the number of syncs its
+// generator finished before the chunk started, as in RlTrajectory).
+void trace_trajectories(ChromeTrace& tr, const RlLoopRun& l, int gen_pid) {
+  const RlLoopProgram& p = *l.program;
+  const Timeline& tl = l.timeline;
+  std::vector<std::vector<Time>> sync_ends(p.generators.size());
+  for (std::size_t w = 0; w < p.generators.size(); ++w) {
+    for (OpId s : p.generator_syncs[w]) sync_ends[w].push_back(tl.end[s]);
+    std::sort(sync_ends[w].begin(), sync_ends[w].end());
+  }
+  for (const RlTrajectory& t : p.trajectories) {
+    OpId from = t.first_op;
+    int version = -1;
+    const auto flush = [&](OpId last, int v) {
+      const std::string args = fmt::format(
+          R"("trajectory":{},"batch":{},"version":{},"learned":{},"interrupted":{},"staleness":{})", t.id, t.batch, v,
+          t.learned ? "true" : "false", t.interrupted ? "true" : "false", t.staleness);
+      tr.slice(gen_pid, t.generator + 1, fmt::format("traj {} v{}", t.id, v), "generate", tl.start[from],
+               tl.end[last] - tl.start[from], args);
+    };
+    for (OpId op = t.first_op; op <= t.last_op; ++op) {
+      const auto& ends = sync_ends[t.generator];
+      const int v = static_cast<int>(std::upper_bound(ends.begin(), ends.end(), tl.start[op]) - ends.begin());
+      if (version >= 0 && v != version) { flush(op - 1, version); from = op; }
+      version = v;
+    }
+    flush(t.last_op, version);
+  }
+}
+
+// Every op but generation chunks (drawn per trajectory) as a slice on its worker.
+void trace_loop_ops(ChromeTrace& tr, const RlLoopRun& l, int gen_pid) {
+  const RlLoopProgram& p = *l.program;
+  const Timeline& tl = l.timeline;
+  const int ver_pid = gen_pid + 1, learn_pid = gen_pid + 2, weights_pid = gen_pid + 3;
+  for (OpId op = 0; op < p.graph.op_count(); ++op) {
+    const RlOpInfo& x = p.info[op];
+    switch (x.kind) {
+      case RlOpKind::Generate: break;
+      case RlOpKind::Verify: {
+        const RlTrajectory& t = p.trajectories[x.sample];
+        tr.slice(ver_pid, x.worker + 1, fmt::format("verify {}", x.sample), "verify", tl.start[op], tl.end[op] - tl.start[op],
+                 fmt::format(R"("trajectory":{},"kept":{})", x.sample, t.verified_kept ? "true" : "false"));
+        break;
+      }
+      case RlOpKind::Learn: {
+        int learned = 0;
+        for (int id : p.batch_learned_ids[x.batch])
+          if (p.trajectories[id].learner == x.worker && p.trajectories[id].learned) ++learned;
+        tr.slice(learn_pid, x.worker + 1, fmt::format("learn batch {} (v{})", x.batch, x.batch), "learn", tl.start[op],
+                 tl.end[op] - tl.start[op], fmt::format(R"("batch":{},"trajectories":{})", x.batch, learned));
+        break;
+      }
+      case RlOpKind::Publish:
+        tr.slice(weights_pid, 1, fmt::format("publish v{}", x.batch + 1), "publish", tl.start[op], 0,
+                 fmt::format(R"("version":{})", x.batch + 1));
+        break;
+      case RlOpKind::Sync: {
+        const int owner = x.stage == 0 ? gen_pid : learn_pid;
+        tr.slice(owner, x.worker + 1, fmt::format("sync v{}", x.batch + 1), "sync", tl.start[op], tl.end[op] - tl.start[op],
+                 fmt::format(R"("version":{})", x.batch + 1));
+        break;
+      }
+    }
+  }
+}
+
+// One loop as four processes (generation, verification, learning, weights) from `pid` on.
+void trace_loop(ChromeTrace& tr, const RlLoopRun& l, int pid, const std::string& prefix) {
+  const RlLoopProgram& p = *l.program;
+  const int gen_pid = pid, ver_pid = pid + 1, learn_pid = pid + 2, weights_pid = pid + 3;
+  tr.process(gen_pid, prefix + "generation", gen_pid);
+  if (!p.verifiers.empty()) tr.process(ver_pid, prefix + "verification", ver_pid);
+  tr.process(learn_pid, prefix + "learning", learn_pid);
+  tr.process(weights_pid, prefix + "weights", weights_pid);
+  for (std::size_t w = 0; w < p.generators.size(); ++w) tr.thread(gen_pid, static_cast<int>(w) + 1, fmt::format("generator {}", w), static_cast<int>(w));
+  for (std::size_t w = 0; w < p.verifiers.size(); ++w) tr.thread(ver_pid, static_cast<int>(w) + 1, fmt::format("verifier {}", w), static_cast<int>(w));
+  for (std::size_t w = 0; w < p.learners.size(); ++w) tr.thread(learn_pid, static_cast<int>(w) + 1, fmt::format("learner {}", w), static_cast<int>(w));
+  tr.thread(weights_pid, 1, "publish", 0);
+  trace_trajectories(tr, l, gen_pid);
+  trace_loop_ops(tr, l, gen_pid);
+  for (const auto& [t, level] : l.queues[RlLoopProgram::kVerificationQueue].steps)
+    tr.counter(ver_pid, "verification queue", t, "trajectories", static_cast<double>(level));
+  for (const auto& [t, level] : l.queues[RlLoopProgram::kLearningQueue].steps)
+    tr.counter(learn_pid, "learning queue", t, "trajectories", static_cast<double>(level));
+}
+
+}  // namespace
 
 std::string rl_trace(const RlRun& run) {
   ChromeTrace tr;
   int pid = 1;
   for (const auto& l : run.loops) {
-    const RlLoopProgram& p = *l.program;
-    const OpGraph& g = p.graph;
-    const Timeline& tl = l.timeline;
-    const std::string prefix = run.loops.size() > 1 ? l.spec.name + ": " : "";
-    const int gen_pid = pid, ver_pid = pid + 1, learn_pid = pid + 2, weights_pid = pid + 3;
+    trace_loop(tr, l, pid, run.loops.size() > 1 ? l.spec.name + ": " : "");
     pid += 4;
-    tr.process(gen_pid, prefix + "generation", gen_pid);
-    if (!p.verifiers.empty()) tr.process(ver_pid, prefix + "verification", ver_pid);
-    tr.process(learn_pid, prefix + "learning", learn_pid);
-    tr.process(weights_pid, prefix + "weights", weights_pid);
-    for (std::size_t w = 0; w < p.generators.size(); ++w) tr.thread(gen_pid, static_cast<int>(w) + 1, fmt::format("generator {}", w), static_cast<int>(w));
-    for (std::size_t w = 0; w < p.verifiers.size(); ++w) tr.thread(ver_pid, static_cast<int>(w) + 1, fmt::format("verifier {}", w), static_cast<int>(w));
-    for (std::size_t w = 0; w < p.learners.size(); ++w) tr.thread(learn_pid, static_cast<int>(w) + 1, fmt::format("learner {}", w), static_cast<int>(w));
-    tr.thread(weights_pid, 1, "publish", 0);
-
-    // Trajectories: one slice per stretch generated with one policy version (the number of
-    // syncs its generator finished before the chunk started, as in RlTrajectory).
-    std::vector<std::vector<Time>> sync_ends(p.generators.size());
-    for (std::size_t w = 0; w < p.generators.size(); ++w) {
-      for (OpId s : p.generator_syncs[w]) sync_ends[w].push_back(tl.end[s]);
-      std::sort(sync_ends[w].begin(), sync_ends[w].end());
-    }
-    for (const RlTrajectory& t : p.trajectories) {
-      OpId from = t.first_op;
-      int version = -1;
-      const auto flush = [&](OpId last, int v) {
-        const std::string args = fmt::format(
-            R"("trajectory":{},"batch":{},"version":{},"learned":{},"interrupted":{},"staleness":{})", t.id, t.batch, v,
-            t.learned ? "true" : "false", t.interrupted ? "true" : "false", t.staleness);
-        tr.slice(gen_pid, t.generator + 1, fmt::format("traj {} v{}", t.id, v), "generate", tl.start[from],
-                 tl.end[last] - tl.start[from], args);
-      };
-      for (OpId op = t.first_op; op <= t.last_op; ++op) {
-        const auto& ends = sync_ends[t.generator];
-        const int v = static_cast<int>(std::upper_bound(ends.begin(), ends.end(), tl.start[op]) - ends.begin());
-        if (version >= 0 && v != version) { flush(op - 1, version); from = op; }
-        version = v;
-      }
-      flush(t.last_op, version);
-    }
-    for (OpId op = 0; op < g.op_count(); ++op) {
-      const RlOpInfo& x = p.info[op];
-      switch (x.kind) {
-        case RlOpKind::Generate: break;
-        case RlOpKind::Verify: {
-          const RlTrajectory& t = p.trajectories[x.sample];
-          tr.slice(ver_pid, x.worker + 1, fmt::format("verify {}", x.sample), "verify", tl.start[op], tl.end[op] - tl.start[op],
-                   fmt::format(R"("trajectory":{},"kept":{})", x.sample, t.verified_kept ? "true" : "false"));
-          break;
-        }
-        case RlOpKind::Learn: {
-          int learned = 0;
-          for (int id : p.batch_learned_ids[x.batch])
-            if (p.trajectories[id].learner == x.worker && p.trajectories[id].learned) ++learned;
-          tr.slice(learn_pid, x.worker + 1, fmt::format("learn batch {} (v{})", x.batch, x.batch), "learn", tl.start[op],
-                   tl.end[op] - tl.start[op], fmt::format(R"("batch":{},"trajectories":{})", x.batch, learned));
-          break;
-        }
-        case RlOpKind::Publish:
-          tr.slice(weights_pid, 1, fmt::format("publish v{}", x.batch + 1), "publish", tl.start[op], 0,
-                   fmt::format(R"("version":{})", x.batch + 1));
-          break;
-        case RlOpKind::Sync: {
-          const int owner = x.stage == 0 ? gen_pid : learn_pid;
-          tr.slice(owner, x.worker + 1, fmt::format("sync v{}", x.batch + 1), "sync", tl.start[op], tl.end[op] - tl.start[op],
-                   fmt::format(R"("version":{})", x.batch + 1));
-          break;
-        }
-      }
-    }
-    for (const auto& [t, level] : l.queues[RlLoopProgram::kVerificationQueue].steps)
-      tr.counter(ver_pid, "verification queue", t, "trajectories", static_cast<double>(level));
-    for (const auto& [t, level] : l.queues[RlLoopProgram::kLearningQueue].steps)
-      tr.counter(learn_pid, "learning queue", t, "trajectories", static_cast<double>(level));
   }
   for (const auto& o : run.colocate) {
     tr.process(pid, "shared card: " + o.order, pid);

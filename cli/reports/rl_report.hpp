@@ -9,8 +9,8 @@
 
 namespace stepsim::cli {
 
-nlohmann::ordered_json rl_summary_json(const RlRun& run, const RlScenario& scenario);
-std::string rl_run_text(const RlRun& run, const RlScenario& scenario);
+nlohmann::ordered_json rl_summary_json(const RlRun& run, const RlSpec& scenario);
+std::string rl_run_text(const RlRun& run, const RlSpec& scenario);
 // Per loop variant: a process per stage with a track per worker (trajectory segments by policy
 // version, syncs, learner batches), queue lengths as counters, publishes on a "weights" track.
 // Per switch order: the card's steps and its memory counter. Per distribution: a track per

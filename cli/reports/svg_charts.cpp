@@ -125,123 +125,166 @@ std::string timeline_svg(const TimelineChart& c, const std::string& id, Time axi
   return timeline_svg(c, id, TimeWindow{0, std::max({axis_end, c.end, Time{1}})}, L);
 }
 
-std::string timeline_svg(const TimelineChart& c, const std::string& id, TimeWindow win, const SvgLayout& L) {
-  win.end = std::max(win.end, win.start + 1);
-  const double scale = L.plot_width / static_cast<double>(win.end - win.start);
-  const auto X = [&](Time t) { return L.left + scale * static_cast<double>(std::clamp(t, win.start, win.end) - win.start); };
-  const int width = L.left + L.plot_width + L.right;
-  const std::string idle_fill = fmt::format("url(#{}-idle)", id);
-  const auto fill_of = [&](int swatch) {
-    return swatch >= 0 && swatch < static_cast<int>(c.legend.size()) ? c.legend[swatch].colour : std::string("#888");
-  };
+namespace {
 
-  std::vector<bool> used(c.legend.size(), false);
-  bool any_idle = false, any_emphasis = false;
-  for (const auto& t : c.tracks) {
-    any_idle = any_idle || t.show_idle;
-    for (const auto* list : {&t.bars, &t.waits})
-      for (const auto& b : *list) {
-        if (!in_window(b.start, b.end, win)) continue;
-        if (b.swatch >= 0 && b.swatch < static_cast<int>(used.size())) used[b.swatch] = true;
-        any_emphasis = any_emphasis || (b.emphasis && list == &t.bars);
-      }
+// A timeline drawn in layers: legend, track backgrounds and labels, the time axis, idle hatching,
+// waits, bars, and the end marker.
+class TimelineSvg {
+ public:
+  TimelineSvg(const TimelineChart& c, const std::string& id, TimeWindow win, const SvgLayout& L)
+      : c_(c), id_(id), win_(win), L_(L), scale_(L.plot_width / static_cast<double>(win.end - win.start)),
+        width_(L.left + L.plot_width + L.right), idle_fill_(fmt::format("url(#{}-idle)", id)) {}
+
+  std::string draw() {
+    int legend_h = 0;
+    const std::string legend = legend_row(legend_items(), L_.left, 2, L_.plot_width, &legend_h);
+    layout(legend_h);
+    out_ = svg_open(id_, "timeline", width_, static_cast<int>(bottom_ + 40));
+    out_ += fmt::format(
+        "<defs><pattern id=\"{}-idle\" width=\"6\" height=\"6\" patternUnits=\"userSpaceOnUse\" "
+        "patternTransform=\"rotate(45)\"><rect width=\"6\" height=\"6\" fill=\"#fff4f4\"/>"
+        "<line x1=\"0\" y1=\"0\" x2=\"0\" y2=\"6\" stroke=\"#e3a6a6\" stroke-width=\"2.5\"/></pattern></defs>\n",
+        html_escape(id_));
+    out_ += legend;
+    track_backgrounds();
+    out_ += time_axis(L_, win_, top_, bottom_);
+    for (std::size_t i = 0; i < c_.tracks.size(); ++i) idle(i);
+    for (std::size_t i = 0; i < c_.tracks.size(); ++i) waits(i);
+    for (std::size_t i = 0; i < c_.tracks.size(); ++i) bars(i);
+    end_marker();
+    out_ += "</svg>\n";
+    return std::move(out_);
   }
-  std::vector<LegendItem> items;
-  for (std::size_t s = 0; s < c.legend.size(); ++s)
-    if (used[s]) items.push_back({c.legend[s].colour, legend_text(c.legend[s]), false, ""});
-  if (any_idle) items.push_back({idle_fill, "idle", false, ""});
-  if (any_emphasis) items.push_back({"#fff", c.emphasis_label.empty() ? "emphasised" : c.emphasis_label, false, kEmphasis});
-  int legend_h = 0;
-  const std::string legend = legend_row(items, L.left, 2, L.plot_width, &legend_h);
+
+ private:
+  double X(Time t) const { return L_.left + scale_ * static_cast<double>(std::clamp(t, win_.start, win_.end) - win_.start); }
+  std::string fill_of(int swatch) const {
+    return swatch >= 0 && swatch < static_cast<int>(c_.legend.size()) ? c_.legend[swatch].colour : std::string("#888");
+  }
+
+  // Swatches shown in the window, then idle and emphasis when any is drawn.
+  std::vector<LegendItem> legend_items() const {
+    std::vector<bool> used(c_.legend.size(), false);
+    bool any_idle = false, any_emphasis = false;
+    for (const auto& t : c_.tracks) {
+      any_idle = any_idle || t.show_idle;
+      for (const auto* list : {&t.bars, &t.waits})
+        for (const auto& b : *list) {
+          if (!in_window(b.start, b.end, win_)) continue;
+          if (b.swatch >= 0 && b.swatch < static_cast<int>(used.size())) used[b.swatch] = true;
+          any_emphasis = any_emphasis || (b.emphasis && list == &t.bars);
+        }
+    }
+    std::vector<LegendItem> items;
+    for (std::size_t s = 0; s < c_.legend.size(); ++s)
+      if (used[s]) items.push_back({c_.legend[s].colour, legend_text(c_.legend[s]), false, ""});
+    if (any_idle) items.push_back({idle_fill_, "idle", false, ""});
+    if (any_emphasis) items.push_back({"#fff", c_.emphasis_label.empty() ? "emphasised" : c_.emphasis_label, false, kEmphasis});
+    return items;
+  }
 
   // Track rows: a major track starts a group (a device) with a little space above it.
-  std::vector<double> ty(c.tracks.size()), th(c.tracks.size());
-  double y = legend_h + 8;
-  for (std::size_t i = 0; i < c.tracks.size(); ++i) {
-    if (i > 0 && !c.tracks[i].minor) y += 6;
-    th[i] = c.tracks[i].minor ? 11 : 22;
-    ty[i] = y;
-    y += th[i] + 2;
+  void layout(int legend_h) {
+    ty_.resize(c_.tracks.size());
+    th_.resize(c_.tracks.size());
+    double y = legend_h + 8;
+    for (std::size_t i = 0; i < c_.tracks.size(); ++i) {
+      if (i > 0 && !c_.tracks[i].minor) y += 6;
+      th_[i] = c_.tracks[i].minor ? 11 : 22;
+      ty_[i] = y;
+      y += th_[i] + 2;
+    }
+    top_ = legend_h + 4;
+    bottom_ = y + 2;
   }
-  const double top = legend_h + 4, bottom = y + 2;
-  const int height = static_cast<int>(bottom + 40);
 
-  std::string out = svg_open(id, "timeline", width, height);
-  out += fmt::format(
-      "<defs><pattern id=\"{}-idle\" width=\"6\" height=\"6\" patternUnits=\"userSpaceOnUse\" "
-      "patternTransform=\"rotate(45)\"><rect width=\"6\" height=\"6\" fill=\"#fff4f4\"/>"
-      "<line x1=\"0\" y1=\"0\" x2=\"0\" y2=\"6\" stroke=\"#e3a6a6\" stroke-width=\"2.5\"/></pattern></defs>\n",
-      html_escape(id));
-  out += legend;
-  for (std::size_t i = 0; i < c.tracks.size(); ++i) {
-    const auto& t = c.tracks[i];
-    out += fmt::format("<rect x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" fill=\"{}\"/>", L.left, n1(ty[i]), L.plot_width,
-                       n1(th[i]), kTrackBackground);
-    out += fmt::format("<text x=\"{}\" y=\"{}\" text-anchor=\"end\" font-size=\"{}\" fill=\"{}\">{}</text>\n", L.left - 8,
-                       n1(ty[i] + th[i] / 2 + (t.minor ? 3.5 : 4.5)), t.minor ? 10 : 13, t.minor ? "#777" : "#222",
-                       html_escape(t.label));
+  void track_backgrounds() {
+    for (std::size_t i = 0; i < c_.tracks.size(); ++i) {
+      const auto& t = c_.tracks[i];
+      out_ += fmt::format("<rect x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" fill=\"{}\"/>", L_.left, n1(ty_[i]), L_.plot_width,
+                          n1(th_[i]), kTrackBackground);
+      out_ += fmt::format("<text x=\"{}\" y=\"{}\" text-anchor=\"end\" font-size=\"{}\" fill=\"{}\">{}</text>\n", L_.left - 8,
+                          n1(ty_[i] + th_[i] / 2 + (t.minor ? 3.5 : 4.5)), t.minor ? 10 : 13, t.minor ? "#777" : "#222",
+                          html_escape(t.label));
+    }
   }
-  out += time_axis(L, win, top, bottom);
 
-  for (std::size_t i = 0; i < c.tracks.size(); ++i) {
-    const auto& t = c.tracks[i];
-    if (!t.show_idle) continue;
+  void idle(std::size_t i) {
+    const auto& t = c_.tracks[i];
+    if (!t.show_idle) return;
     const auto gap = [&](Time a, Time b) {
-      if (!in_window(a, b, win)) return;
-      out += fmt::format("<rect class=\"idle\" x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" fill=\"{}\">{}</rect>\n", n1(X(a)),
-                         n1(ty[i]), n1(X(b) - X(a)), n1(th[i]), idle_fill,
-                         title(fmt::format("{}: idle from {} to {} ms ({} ms)", t.label, ms3(a), ms3(b), ms3(b - a))));
+      if (!in_window(a, b, win_)) return;
+      out_ += fmt::format("<rect class=\"idle\" x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" fill=\"{}\">{}</rect>\n", n1(X(a)),
+                          n1(ty_[i]), n1(X(b) - X(a)), n1(th_[i]), idle_fill_,
+                          title(fmt::format("{}: idle from {} to {} ms ({} ms)", t.label, ms3(a), ms3(b), ms3(b - a))));
     };
     Time cursor = 0;
     for (const auto& b : t.bars) {
       if (b.start > cursor) gap(cursor, b.start);
       cursor = std::max(cursor, b.end);
     }
-    if (cursor < c.end) gap(cursor, c.end);
+    if (cursor < c_.end) gap(cursor, c_.end);
   }
 
   // Waits over the idle hatching, at least 2 px wide so that a short one is still seen.
-  for (std::size_t i = 0; i < c.tracks.size(); ++i) {
-    for (const auto& b : c.tracks[i].waits) {
-      if (!in_window(b.start, b.end, win)) continue;
+  void waits(std::size_t i) {
+    for (const auto& b : c_.tracks[i].waits) {
+      if (!in_window(b.start, b.end, win_)) continue;
       const double x = X(b.start), w = std::max(X(b.end) - x, 2.0);
-      out += fmt::format("<rect class=\"wait\" x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" fill=\"{}\"{}>{}</rect>\n", n1(x),
-                         n1(ty[i]), n1(w), n1(th[i]), fill_of(b.swatch),
-                         b.emphasis ? fmt::format(" stroke=\"{}\" stroke-width=\"1.5\"", kEmphasis) : "", title(b.tip));
+      out_ += fmt::format("<rect class=\"wait\" x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" fill=\"{}\"{}>{}</rect>\n", n1(x),
+                          n1(ty_[i]), n1(w), n1(th_[i]), fill_of(b.swatch),
+                          b.emphasis ? fmt::format(" stroke=\"{}\" stroke-width=\"1.5\"", kEmphasis) : "", title(b.tip));
     }
   }
 
-  for (std::size_t i = 0; i < c.tracks.size(); ++i) {
-    const auto& t = c.tracks[i];
+  void bars(std::size_t i) {
+    const auto& t = c_.tracks[i];
     const double font = t.minor ? 9 : 11;
     for (const auto& b : t.bars) {
-      if (!in_window(b.start, b.end, win)) continue;
+      if (!in_window(b.start, b.end, win_)) continue;
       const std::string fill = fill_of(b.swatch);
       const double x = X(b.start), w = std::max(X(b.end) - x, 1.0);
-      out += fmt::format("<rect class=\"bar\" x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" fill=\"{}\"{}>{}</rect>", n1(x),
-                         n1(ty[i]), n1(w), n1(th[i]), fill,
-                         b.emphasis ? fmt::format(" stroke=\"{}\" stroke-width=\"2\"", kEmphasis)
-                         // A white edge separates neighbours; on a bar a few pixels wide it would hide the fill.
-                         : w >= 3 ? " stroke=\"#fff\" stroke-width=\"0.6\"" : "",
-                         title(b.tip));
+      out_ += fmt::format("<rect class=\"bar\" x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" fill=\"{}\"{}>{}</rect>", n1(x),
+                          n1(ty_[i]), n1(w), n1(th_[i]), fill,
+                          b.emphasis ? fmt::format(" stroke=\"{}\" stroke-width=\"2\"", kEmphasis)
+                          // A white edge separates neighbours; on a bar a few pixels wide it would hide the fill.
+                          : w >= 3 ? " stroke=\"#fff\" stroke-width=\"0.6\"" : "",
+                          title(b.tip));
       if (!b.label.empty() && w >= text_width(b.label, font) + 4)
-        out += fmt::format("<text x=\"{}\" y=\"{}\" text-anchor=\"middle\" font-size=\"{}\" fill=\"{}\" pointer-events=\"none\">{}</text>",
-                           n1(x + w / 2), n1(ty[i] + th[i] / 2 + font * 0.36), font, text_colour_on(fill), html_escape(b.label));
-      out += "\n";
+        out_ += fmt::format("<text x=\"{}\" y=\"{}\" text-anchor=\"middle\" font-size=\"{}\" fill=\"{}\" pointer-events=\"none\">{}</text>",
+                            n1(x + w / 2), n1(ty_[i] + th_[i] / 2 + font * 0.36), font, text_colour_on(fill), html_escape(b.label));
+      out_ += "\n";
     }
   }
 
   // The end of the work: where a shorter run stops on a shared axis.
-  if (win.start <= c.end && c.end <= win.end) {
-    const double xe = X(c.end);
-    out += fmt::format("<line x1=\"{0}\" y1=\"{1}\" x2=\"{0}\" y2=\"{2}\" stroke=\"#222\" stroke-width=\"1.5\"/>", n1(xe), n1(top),
-                       n1(bottom + 20));
-    const bool near_right = xe > width - 90;
-    out += fmt::format("<text x=\"{}\" y=\"{}\" text-anchor=\"{}\" font-weight=\"bold\">end {} ms</text>\n",
-                       n1(near_right ? xe - 4 : xe + 4), n1(bottom + 32), near_right ? "end" : "start", ms3(c.end));
+  void end_marker() {
+    if (!(win_.start <= c_.end && c_.end <= win_.end)) return;
+    const double xe = X(c_.end);
+    out_ += fmt::format("<line x1=\"{0}\" y1=\"{1}\" x2=\"{0}\" y2=\"{2}\" stroke=\"#222\" stroke-width=\"1.5\"/>", n1(xe), n1(top_),
+                        n1(bottom_ + 20));
+    const bool near_right = xe > width_ - 90;
+    out_ += fmt::format("<text x=\"{}\" y=\"{}\" text-anchor=\"{}\" font-weight=\"bold\">end {} ms</text>\n",
+                        n1(near_right ? xe - 4 : xe + 4), n1(bottom_ + 32), near_right ? "end" : "start", ms3(c_.end));
   }
-  out += "</svg>\n";
-  return out;
+
+  const TimelineChart& c_;
+  const std::string& id_;
+  const TimeWindow win_;
+  const SvgLayout& L_;
+  const double scale_;
+  const int width_;
+  const std::string idle_fill_;
+  std::vector<double> ty_, th_;  // per track: top and height
+  double top_ = 0, bottom_ = 0;
+  std::string out_;
+};
+
+}  // namespace
+
+std::string timeline_svg(const TimelineChart& c, const std::string& id, TimeWindow win, const SvgLayout& L) {
+  win.end = std::max(win.end, win.start + 1);
+  return TimelineSvg(c, id, win, L).draw();
 }
 
 std::string curve_svg(const CurveChart& c, const std::string& id, Time axis_end, double y_max, const SvgLayout& L) {
@@ -301,164 +344,213 @@ std::string curve_svg(const CurveChart& c, const std::string& id, Time axis_end,
   return out;
 }
 
-std::string bar_chart_svg(const BarChart& c, const std::string& id, double y_max, int width) {
-  std::vector<double> totals;
-  for (const auto& b : c.bars) {
-    double sum = 0;
-    for (const auto& s : b.segments) sum += s.value;
-    totals.push_back(sum);
+namespace {
+
+// A bar chart (or histogram, with bins) drawn in layers: legend, value grid, bin axis, columns,
+// reference lines, markers.
+class BarChartSvg {
+ public:
+  BarChartSvg(const BarChart& c, const std::string& id, double y_max, int width) : c_(c), id_(id), y_max_(y_max), width_(width) {
+    for (const auto& b : c_.bars) {
+      double sum = 0;
+      for (const auto& s : b.segments) sum += s.value;
+      totals_.push_back(sum);
+    }
+    if (y_max_ <= 0) {
+      for (double t : totals_) y_max_ = std::max(y_max_, t);
+      for (const auto& l : c_.lines) y_max_ = std::max(y_max_, l.value);
+      y_max_ = y_max_ > 0 ? y_max_ * 1.12 : 1.0;
+    }
   }
-  if (y_max <= 0) {
-    for (double t : totals) y_max = std::max(y_max, t);
-    for (const auto& l : c.lines) y_max = std::max(y_max, l.value);
-    y_max = y_max > 0 ? y_max * 1.12 : 1.0;
+
+  std::string draw() {
+    const std::vector<LegendItem> items = legend_items();
+    if (width_ <= 0) {
+      std::size_t longest = 0;
+      for (const auto& b : c_.bars) longest = std::max({longest, b.label.size(), b.note.size()});
+      const double slot = std::max(90.0, text_width(std::string(longest, 'x'), 12) + 14);
+      width_ = std::max(420, static_cast<int>(std::ceil(kLeft + kRight + slot * static_cast<double>(c_.bars.size()))));
+    }
+    plot_w_ = width_ - kLeft - kRight;
+    int legend_h = 0;
+    const std::string legend = legend_row(items, kLeft, 2, plot_w_, &legend_h);
+    if (c_.bins) bin_range();
+    const int marker_rows = c_.bins ? place_markers() : 0;
+    top_ = legend_h + 18 + 14.0 * marker_rows;
+    bottom_ = top_ + kPlotH;
+    out_ = svg_open(id_, c_.bins ? "bars histogram" : "bars", width_, static_cast<int>(bottom_ + (c_.bins ? 42 : 26)));
+    out_ += legend;
+    value_grid();
+    if (c_.bins) bin_axis();
+    for (std::size_t i = 0; i < c_.bars.size(); ++i) column(i);
+    reference_lines();
+    if (c_.bins) markers();
+    out_ += "</svg>\n";
+    return std::move(out_);
   }
-  std::vector<bool> used(c.legend.size(), false);
-  bool any_emphasis = false;
-  for (const auto& b : c.bars) {
-    any_emphasis = any_emphasis || b.emphasis;
-    for (const auto& s : b.segments)
-      if (s.swatch >= 0 && s.swatch < static_cast<int>(used.size())) used[s.swatch] = true;
+
+ private:
+  static constexpr double kLeft = 56, kRight = 12, kPlotH = 160;
+
+  double X(double v) const { return kLeft + plot_w_ * (v - x_lo_) / (x_hi_ - x_lo_); }
+  double Y(double v) const { return bottom_ - kPlotH * v / y_max_; }
+  std::string marker_label(const ReferenceLine& m) const {
+    return m.value < x_lo_ ? "\u2190 " + m.label : m.value > x_hi_ ? m.label + " \u2192" : m.label;
   }
-  std::vector<LegendItem> items;
-  for (std::size_t s = 0; s < c.legend.size(); ++s)
-    if (used[s]) items.push_back({c.legend[s].colour, legend_text(c.legend[s]), false, ""});
-  if (any_emphasis) items.push_back({"#fff", c.emphasis_label.empty() ? "emphasised" : c.emphasis_label, false, kEmphasis});
-  constexpr double left = 56, right = 12;
-  if (width <= 0) {
-    std::size_t longest = 0;
-    for (const auto& b : c.bars) longest = std::max({longest, b.label.size(), b.note.size()});
-    const double slot = std::max(90.0, text_width(std::string(longest, 'x'), 12) + 14);
-    width = std::max(420, static_cast<int>(std::ceil(left + right + slot * static_cast<double>(c.bars.size()))));
+
+  std::vector<LegendItem> legend_items() const {
+    std::vector<bool> used(c_.legend.size(), false);
+    bool any_emphasis = false;
+    for (const auto& b : c_.bars) {
+      any_emphasis = any_emphasis || b.emphasis;
+      for (const auto& s : b.segments)
+        if (s.swatch >= 0 && s.swatch < static_cast<int>(used.size())) used[s.swatch] = true;
+    }
+    std::vector<LegendItem> items;
+    for (std::size_t s = 0; s < c_.legend.size(); ++s)
+      if (used[s]) items.push_back({c_.legend[s].colour, legend_text(c_.legend[s]), false, ""});
+    if (any_emphasis) items.push_back({"#fff", c_.emphasis_label.empty() ? "emphasised" : c_.emphasis_label, false, kEmphasis});
+    return items;
   }
-  const double plot_w = width - left - right;
-  int legend_h = 0;
-  const std::string legend = legend_row(items, left, 2, plot_w, &legend_h);
 
   // A histogram's axis: the bins, and the markers up to one bins' span beyond them, with a little
   // room on both sides; markers further out are named at the edge with an arrow.
-  double x_lo = 0, x_hi = 1;
-  if (c.bins) {
-    const double lo = c.bins->low, hi = lo + c.bins->width * static_cast<double>(std::max<std::size_t>(c.bars.size(), 1));
-    x_lo = lo;
-    x_hi = hi;
-    for (const auto& m : c.markers) {
+  void bin_range() {
+    const double lo = c_.bins->low, hi = lo + c_.bins->width * static_cast<double>(std::max<std::size_t>(c_.bars.size(), 1));
+    x_lo_ = lo;
+    x_hi_ = hi;
+    for (const auto& m : c_.markers) {
       if (m.value >= lo - (hi - lo) && m.value <= hi + (hi - lo)) {
-        x_lo = std::min(x_lo, m.value);
-        x_hi = std::max(x_hi, m.value);
+        x_lo_ = std::min(x_lo_, m.value);
+        x_hi_ = std::max(x_hi_, m.value);
       }
     }
-    const double pad = x_hi > x_lo ? 0.03 * (x_hi - x_lo) : 1.0;
-    x_lo -= pad;
-    x_hi += pad;
+    const double pad = x_hi_ > x_lo_ ? 0.03 * (x_hi_ - x_lo_) : 1.0;
+    x_lo_ -= pad;
+    x_hi_ += pad;
   }
-  const auto X = [&](double v) { return left + plot_w * (v - x_lo) / (x_hi - x_lo); };
-  const auto marker_label = [&](const ReferenceLine& m) {
-    return m.value < x_lo ? "\u2190 " + m.label : m.value > x_hi ? m.label + " \u2192" : m.label;
-  };
+
   // Marker labels in rows above the plot, each in the first row where it overlaps no other.
-  std::vector<int> marker_row(c.markers.size(), 0);
-  int marker_rows = 0;
-  if (c.bins) {
-    std::vector<std::size_t> order(c.markers.size());
+  // Returns the number of rows.
+  int place_markers() {
+    marker_row_.assign(c_.markers.size(), 0);
+    std::vector<std::size_t> order(c_.markers.size());
     for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
-    std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return c.markers[a].value < c.markers[b].value; });
+    std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return c_.markers[a].value < c_.markers[b].value; });
     std::vector<double> row_end;  // right edge of the last label in each row
     for (std::size_t i : order) {
-      const double half = text_width(marker_label(c.markers[i]), 11) / 2;
-      const double x = std::clamp(X(c.markers[i].value), left + half, left + plot_w - half);
+      const double half = text_width(marker_label(c_.markers[i]), 11) / 2;
+      const double x = std::clamp(X(c_.markers[i].value), kLeft + half, kLeft + plot_w_ - half);
       std::size_t r = 0;
       while (r < row_end.size() && row_end[r] + 6 > x - half) ++r;
       if (r == row_end.size()) row_end.push_back(0);
       row_end[r] = x + half;
-      marker_row[i] = static_cast<int>(r);
+      marker_row_[i] = static_cast<int>(r);
     }
-    marker_rows = static_cast<int>(row_end.size());
+    return static_cast<int>(row_end.size());
   }
-  const double top = legend_h + 18 + 14.0 * marker_rows, plot_h = 160, bottom = top + plot_h;
-  const auto Y = [&](double v) { return bottom - plot_h * v / y_max; };
-  const int height = static_cast<int>(bottom + (c.bins ? 42 : 26));
 
-  std::string out = svg_open(id, c.bins ? "bars histogram" : "bars", width, height);
-  out += legend;
-  double step = nice_step(y_max, 5);
-  if (c.integer_values) step = std::max(1.0, std::ceil(step));
-  for (long k = 0; static_cast<double>(k) * step <= y_max + 1e-9; ++k) {
-    const double v = static_cast<double>(k) * step;
-    out += fmt::format("<line x1=\"{0}\" y1=\"{1}\" x2=\"{2}\" y2=\"{1}\" stroke=\"{3}\"/>", n1(left - 4), n1(Y(v)), n1(left + plot_w),
-                       k == 0 ? "#888" : kGridMinor);
-    out += fmt::format("<text x=\"{}\" y=\"{}\" text-anchor=\"end\" fill=\"#444\">{}</text>\n", n1(left - 8), n1(Y(v) + 4),
-                       tick_label(v, step));
-  }
-  out += fmt::format("<text x=\"14\" y=\"{0}\" transform=\"rotate(-90 14 {0})\" text-anchor=\"middle\" fill=\"#444\">{1}</text>\n",
-                     n1(top + plot_h / 2), html_escape(c.unit));
-  if (c.bins) {
-    const double xstep = nice_step(x_hi - x_lo, 8);
-    for (double k = std::ceil(x_lo / xstep - 1e-9); k * xstep <= x_hi + 1e-9; k += 1) {
-      const double v = k * xstep;
-      out += fmt::format("<line x1=\"{0}\" y1=\"{1}\" x2=\"{0}\" y2=\"{2}\" stroke=\"#888\"/>", n1(X(v)), n1(bottom), n1(bottom + 4));
-      out += fmt::format("<text x=\"{}\" y=\"{}\" text-anchor=\"middle\" fill=\"#444\">{}</text>\n", n1(X(v)), n1(bottom + 16),
-                         tick_label(v, xstep));
+  void value_grid() {
+    double step = nice_step(y_max_, 5);
+    if (c_.integer_values) step = std::max(1.0, std::ceil(step));
+    for (long k = 0; static_cast<double>(k) * step <= y_max_ + 1e-9; ++k) {
+      const double v = static_cast<double>(k) * step;
+      out_ += fmt::format("<line x1=\"{0}\" y1=\"{1}\" x2=\"{2}\" y2=\"{1}\" stroke=\"{3}\"/>", n1(kLeft - 4), n1(Y(v)),
+                          n1(kLeft + plot_w_), k == 0 ? "#888" : kGridMinor);
+      out_ += fmt::format("<text x=\"{}\" y=\"{}\" text-anchor=\"end\" fill=\"#444\">{}</text>\n", n1(kLeft - 8), n1(Y(v) + 4),
+                          tick_label(v, step));
     }
-    out += fmt::format("<text x=\"{}\" y=\"{}\" text-anchor=\"middle\" fill=\"#444\">{}</text>\n", n1(left + plot_w / 2),
-                       n1(bottom + 34), html_escape(c.bins->unit));
+    out_ += fmt::format("<text x=\"14\" y=\"{0}\" transform=\"rotate(-90 14 {0})\" text-anchor=\"middle\" fill=\"#444\">{1}</text>\n",
+                        n1(top_ + kPlotH / 2), html_escape(c_.unit));
   }
-  const double slot = c.bars.empty() ? plot_w : plot_w / static_cast<double>(c.bars.size());
-  const double column = std::min(slot * 0.62, 64.0);
-  for (std::size_t i = 0; i < c.bars.size(); ++i) {
-    const auto& b = c.bars[i];
-    double x = left + slot * static_cast<double>(i) + (slot - column) / 2, bw = column;
-    if (c.bins) {  // adjacent bins with a hairline between them
-      const double a = c.bins->low + c.bins->width * static_cast<double>(i);
+
+  void bin_axis() {
+    const double xstep = nice_step(x_hi_ - x_lo_, 8);
+    for (double k = std::ceil(x_lo_ / xstep - 1e-9); k * xstep <= x_hi_ + 1e-9; k += 1) {
+      const double v = k * xstep;
+      out_ += fmt::format("<line x1=\"{0}\" y1=\"{1}\" x2=\"{0}\" y2=\"{2}\" stroke=\"#888\"/>", n1(X(v)), n1(bottom_), n1(bottom_ + 4));
+      out_ += fmt::format("<text x=\"{}\" y=\"{}\" text-anchor=\"middle\" fill=\"#444\">{}</text>\n", n1(X(v)), n1(bottom_ + 16),
+                          tick_label(v, xstep));
+    }
+    out_ += fmt::format("<text x=\"{}\" y=\"{}\" text-anchor=\"middle\" fill=\"#444\">{}</text>\n", n1(kLeft + plot_w_ / 2),
+                        n1(bottom_ + 34), html_escape(c_.bins->unit));
+  }
+
+  void column(std::size_t i) {
+    const double slot = c_.bars.empty() ? plot_w_ : plot_w_ / static_cast<double>(c_.bars.size());
+    const double width = std::min(slot * 0.62, 64.0);
+    const auto& b = c_.bars[i];
+    double x = kLeft + slot * static_cast<double>(i) + (slot - width) / 2, bw = width;
+    if (c_.bins) {  // adjacent bins with a hairline between them
+      const double a = c_.bins->low + c_.bins->width * static_cast<double>(i);
       x = X(a) + 0.5;
-      bw = std::max(X(a + c.bins->width) - X(a) - 1.0, 1.0);
+      bw = std::max(X(a + c_.bins->width) - X(a) - 1.0, 1.0);
     }
     double base = 0;
     for (const auto& s : b.segments) {
-      const std::string& fill = s.swatch >= 0 && s.swatch < static_cast<int>(c.legend.size()) ? c.legend[s.swatch].colour
-                                                                                              : std::string("#888");
-      out += fmt::format("<rect class=\"col\" x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" fill=\"{}\">{}</rect>\n", n1(x),
-                         n1(Y(base + s.value)), n1(bw), n1(Y(base) - Y(base + s.value)), fill, title(s.tip));
+      const std::string& fill = s.swatch >= 0 && s.swatch < static_cast<int>(c_.legend.size()) ? c_.legend[s.swatch].colour
+                                                                                                : std::string("#888");
+      out_ += fmt::format("<rect class=\"col\" x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" fill=\"{}\">{}</rect>\n", n1(x),
+                          n1(Y(base + s.value)), n1(bw), n1(Y(base) - Y(base + s.value)), fill, title(s.tip));
       base += s.value;
     }
     if (b.emphasis)
-      out += fmt::format("<rect x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" fill=\"none\" stroke=\"{}\" stroke-width=\"2\" "
-                         "pointer-events=\"none\"/>\n",
-                         n1(x - 1), n1(Y(totals[i]) - 1), n1(bw + 2), n1(Y(0) - Y(totals[i]) + 2), kEmphasis);
+      out_ += fmt::format("<rect x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" fill=\"none\" stroke=\"{}\" stroke-width=\"2\" "
+                          "pointer-events=\"none\"/>\n",
+                          n1(x - 1), n1(Y(totals_[i]) - 1), n1(bw + 2), n1(Y(0) - Y(totals_[i]) + 2), kEmphasis);
     if (!b.note.empty())
-      out += fmt::format("<text x=\"{}\" y=\"{}\" text-anchor=\"middle\" font-weight=\"bold\"{}>{}</text>\n", n1(x + bw / 2),
-                         n1(Y(totals[i]) - 5), b.emphasis ? fmt::format(" fill=\"{}\"", kEmphasis) : "", html_escape(b.note));
-    if (!c.bins)
-      out += fmt::format("<text x=\"{}\" y=\"{}\" text-anchor=\"middle\" fill=\"#444\">{}</text>\n", n1(x + bw / 2), n1(bottom + 16),
-                         html_escape(b.label));
+      out_ += fmt::format("<text x=\"{}\" y=\"{}\" text-anchor=\"middle\" font-weight=\"bold\"{}>{}</text>\n", n1(x + bw / 2),
+                          n1(Y(totals_[i]) - 5), b.emphasis ? fmt::format(" fill=\"{}\"", kEmphasis) : "", html_escape(b.note));
+    if (!c_.bins)
+      out_ += fmt::format("<text x=\"{}\" y=\"{}\" text-anchor=\"middle\" fill=\"#444\">{}</text>\n", n1(x + bw / 2), n1(bottom_ + 16),
+                          html_escape(b.label));
   }
-  for (const auto& l : c.lines) {
-    const std::string colour = l.colour.empty() ? kReference : l.colour;
-    out += fmt::format("<line x1=\"{0}\" y1=\"{1}\" x2=\"{2}\" y2=\"{1}\" stroke=\"{3}\" stroke-width=\"1.5\" stroke-dasharray=\"6 4\"/>",
-                       n1(left), n1(Y(l.value)), n1(left + plot_w), colour);
-    // A white halo keeps the label readable where it crosses a bar or a note.
-    out += fmt::format("<text x=\"{}\" y=\"{}\" text-anchor=\"end\" fill=\"{}\" stroke=\"#fff\" stroke-width=\"3\" "
-                       "paint-order=\"stroke\">{}</text>\n",
-                       n1(left + plot_w - 2), n1(Y(l.value) - 4), colour, html_escape(l.label));
+
+  void reference_lines() {
+    for (const auto& l : c_.lines) {
+      const std::string colour = l.colour.empty() ? kReference : l.colour;
+      out_ += fmt::format("<line x1=\"{0}\" y1=\"{1}\" x2=\"{2}\" y2=\"{1}\" stroke=\"{3}\" stroke-width=\"1.5\" stroke-dasharray=\"6 4\"/>",
+                          n1(kLeft), n1(Y(l.value)), n1(kLeft + plot_w_), colour);
+      // A white halo keeps the label readable where it crosses a bar or a note.
+      out_ += fmt::format("<text x=\"{}\" y=\"{}\" text-anchor=\"end\" fill=\"{}\" stroke=\"#fff\" stroke-width=\"3\" "
+                          "paint-order=\"stroke\">{}</text>\n",
+                          n1(kLeft + plot_w_ - 2), n1(Y(l.value) - 4), colour, html_escape(l.label));
+    }
   }
+
   // Marker lines from their labels down, then the labels over any line that crosses them.
-  const auto marker_colour = [&](const ReferenceLine& m) { return m.colour.empty() ? std::string(kReference) : m.colour; };
-  const auto label_y = [&](std::size_t i) { return top - 6 - 14.0 * marker_row[i]; };
-  for (std::size_t i = 0; c.bins && i < c.markers.size(); ++i)
-    if (c.markers[i].value >= x_lo && c.markers[i].value <= x_hi)
-      out += fmt::format("<line x1=\"{0}\" y1=\"{1}\" x2=\"{0}\" y2=\"{2}\" stroke=\"{3}\" stroke-width=\"1.5\" "
-                         "stroke-dasharray=\"5 3\"/>\n",
-                         n1(X(c.markers[i].value)), n1(label_y(i) + 3), n1(bottom), marker_colour(c.markers[i]));
-  for (std::size_t i = 0; c.bins && i < c.markers.size(); ++i) {
-    const std::string label = marker_label(c.markers[i]);
-    const double half = text_width(label, 11) / 2;
-    out += fmt::format("<text x=\"{}\" y=\"{}\" text-anchor=\"middle\" font-size=\"11\" fill=\"{}\" stroke=\"#fff\" "
-                       "stroke-width=\"3\" paint-order=\"stroke\">{}</text>\n",
-                       n1(std::clamp(X(c.markers[i].value), left + half, left + plot_w - half)), n1(label_y(i)),
-                       marker_colour(c.markers[i]), html_escape(label));
+  void markers() {
+    const auto marker_colour = [&](const ReferenceLine& m) { return m.colour.empty() ? std::string(kReference) : m.colour; };
+    const auto label_y = [&](std::size_t i) { return top_ - 6 - 14.0 * marker_row_[i]; };
+    for (std::size_t i = 0; i < c_.markers.size(); ++i)
+      if (c_.markers[i].value >= x_lo_ && c_.markers[i].value <= x_hi_)
+        out_ += fmt::format("<line x1=\"{0}\" y1=\"{1}\" x2=\"{0}\" y2=\"{2}\" stroke=\"{3}\" stroke-width=\"1.5\" "
+                            "stroke-dasharray=\"5 3\"/>\n",
+                            n1(X(c_.markers[i].value)), n1(label_y(i) + 3), n1(bottom_), marker_colour(c_.markers[i]));
+    for (std::size_t i = 0; i < c_.markers.size(); ++i) {
+      const std::string label = marker_label(c_.markers[i]);
+      const double half = text_width(label, 11) / 2;
+      out_ += fmt::format("<text x=\"{}\" y=\"{}\" text-anchor=\"middle\" font-size=\"11\" fill=\"{}\" stroke=\"#fff\" "
+                          "stroke-width=\"3\" paint-order=\"stroke\">{}</text>\n",
+                          n1(std::clamp(X(c_.markers[i].value), kLeft + half, kLeft + plot_w_ - half)), n1(label_y(i)),
+                          marker_colour(c_.markers[i]), html_escape(label));
+    }
   }
-  out += "</svg>\n";
-  return out;
+
+  const BarChart& c_;
+  const std::string& id_;
+  double y_max_;
+  int width_;
+  std::vector<double> totals_;  // per bar
+  double plot_w_ = 0, x_lo_ = 0, x_hi_ = 1, top_ = 0, bottom_ = 0;
+  std::vector<int> marker_row_;  // per marker (histograms)
+  std::string out_;
+};
+
+}  // namespace
+
+std::string bar_chart_svg(const BarChart& c, const std::string& id, double y_max, int width) {
+  return BarChartSvg(c, id, y_max, width).draw();
 }
 
 std::string grid_svg(const GridChart& c, const std::string& id, int max_width) {

@@ -9,30 +9,6 @@ namespace stepsim {
 
 namespace {
 
-// One unit computation of the step in compute order: a unit's forward or backward in a micro-batch.
-struct Position {
-  int micro;
-  int unit;
-  bool backward;
-};
-
-// Where in a card's compute sequence (index of the op in program order) a position's ops sit.
-struct PositionOps {
-  int first, grad, last;  // grad: the op whose end produces the unit's gradient (-1 forward)
-};
-
-// A collective as every rank issues it: the same list, in the same order, on every card.
-struct CollectivePlan {
-  DpOp kind;
-  Time duration;
-  Bytes wire_bytes;
-  int issue_after;  // compute sequence index it is issued after; -1 = at the step start
-  int rank;         // at one issue point: reductions (0) before gathers (1)
-  int consumer;     // position whose first op waits for it; -1 = none
-  int micro, unit, bucket;
-  bool for_backward;
-};
-
 Time scaled(Time t, double scale) {
   if (scale == 1.0) return t;
   return static_cast<Time>(std::llround(static_cast<double>(t) * scale));
@@ -40,110 +16,160 @@ Time scaled(Time t, double scale) {
 
 }  // namespace
 
-std::shared_ptr<DataParallelProgram> lower_data_parallel(const DataParallelPlan& plan) {
-  auto owned = std::make_shared<DataParallelProgram>();
-  DataParallelProgram& prog = *owned;  // on the heap: the namer below points into it
-  OpGraph& g = prog.graph;
+DpComputeOrder data_parallel_order(const DataParallelPlan& plan) {
+  DpComputeOrder order;
   const int units = static_cast<int>(plan.units.size());
-  const bool split = plan.order != BackwardOrder::Fused;
-
-  // --- compute order, the same on every card
-  std::vector<Position> positions;
   for (int m = 0; m < plan.microbatches; ++m) {
-    for (int u = 0; u < units; ++u) positions.push_back({m, u, false});
-    for (int u = units - 1; u >= 0; --u) positions.push_back({m, u, true});
+    for (int u = 0; u < units; ++u) order.positions.push_back({m, u, false});
+    for (int u = units - 1; u >= 0; --u) order.positions.push_back({m, u, true});
   }
-  std::vector<PositionOps> pos_ops;
   int seq = 0;
-  for (const auto& p : positions) {
-    if (!p.backward) { pos_ops.push_back({seq, -1, seq}); seq += 1; continue; }
-    if (!split) { pos_ops.push_back({seq, seq, seq}); seq += 1; continue; }
+  for (const auto& p : order.positions) {
+    if (!p.backward) { order.ops.push_back({seq, -1, seq}); seq += 1; continue; }
+    if (plan.order == BackwardOrder::Fused) { order.ops.push_back({seq, seq, seq}); seq += 1; continue; }
     const int grad = plan.order == BackwardOrder::WeightFirst ? seq : seq + 1;
-    pos_ops.push_back({seq, grad, seq + 1});
+    order.ops.push_back({seq, grad, seq + 1});
     seq += 2;
   }
-  const int ops_per_card = seq;
+  order.ops_per_card = seq;
+  return order;
+}
 
-  // --- collectives in issue order
-  std::vector<CollectivePlan> colls;
-  if (plan.zero3) {
-    for (int k = 0; k < static_cast<int>(positions.size()); ++k) {
-      const Position& p = positions[k];
-      const auto& u = plan.units[p.unit];
-      const bool needs_gather = !p.backward || !plan.keep_gathered;
-      if (needs_gather && u.has_gather) {
-        const int before = k - plan.prefetch - 1;
-        colls.push_back({DpOp::Gather, u.gather, u.gather_bytes, before >= 0 ? pos_ops[before].last : -1, 1, k, p.micro,
-                         p.unit, -1, p.backward});
-      }
-      if (p.backward && u.has_reduce)
-        colls.push_back({DpOp::ReduceScatter, u.reduce, u.reduce_bytes, pos_ops[k].grad, 0, -1, p.micro, p.unit, -1, true});
+namespace {
+
+// ZeRO-3: per position, the gather it waits for (unless kept from the forward) and, for a
+// backward, the ReduceScatter of its gradient.
+void zero3_collectives(const DataParallelPlan& plan, const DpComputeOrder& order, std::vector<DpCollective>& colls) {
+  for (int k = 0; k < static_cast<int>(order.positions.size()); ++k) {
+    const DpPosition& p = order.positions[k];
+    const auto& u = plan.units[p.unit];
+    const bool needs_gather = !p.backward || !plan.keep_gathered;
+    if (needs_gather && u.has_gather) {
+      const int before = k - plan.prefetch - 1;
+      colls.push_back({DpOp::Gather, u.gather, u.gather_bytes, before >= 0 ? order.ops[before].last : -1, 1, k, p.micro,
+                       p.unit, -1, p.backward});
     }
-  } else {
-    // Positions of the last micro-batch's backward, by unit.
-    std::vector<int> last_backward(units, -1);
-    for (int k = 0; k < static_cast<int>(positions.size()); ++k)
-      if (positions[k].backward && positions[k].micro == plan.microbatches - 1) last_backward[positions[k].unit] = k;
-    for (int b = 0; b < static_cast<int>(plan.buckets.size()); ++b) {
-      const auto& bucket = plan.buckets[b];
-      const int last_unit = bucket.units.back();
-      colls.push_back({DpOp::AllReduce, bucket.duration, bucket.wire_bytes, pos_ops[last_backward[last_unit]].grad, 0, -1,
-                       plan.microbatches - 1, last_unit, b, true});
-    }
+    if (p.backward && u.has_reduce)
+      colls.push_back({DpOp::ReduceScatter, u.reduce, u.reduce_bytes, order.ops[k].grad, 0, -1, p.micro, p.unit, -1, true});
   }
-  std::stable_sort(colls.begin(), colls.end(), [](const CollectivePlan& a, const CollectivePlan& b) {
+}
+
+// DDP: a bucket's AllReduce after its last unit's gradient in the last micro-batch.
+void ddp_collectives(const DataParallelPlan& plan, const DpComputeOrder& order, std::vector<DpCollective>& colls) {
+  std::vector<int> last_backward(plan.units.size(), -1);  // position, by unit
+  for (int k = 0; k < static_cast<int>(order.positions.size()); ++k)
+    if (order.positions[k].backward && order.positions[k].micro == plan.microbatches - 1)
+      last_backward[order.positions[k].unit] = k;
+  for (int b = 0; b < static_cast<int>(plan.buckets.size()); ++b) {
+    const auto& bucket = plan.buckets[b];
+    const int last_unit = bucket.units.back();
+    colls.push_back({DpOp::AllReduce, bucket.duration, bucket.wire_bytes, order.ops[last_backward[last_unit]].grad, 0, -1,
+                     plan.microbatches - 1, last_unit, b, true});
+  }
+}
+
+}  // namespace
+
+std::vector<DpCollective> data_parallel_collectives(const DataParallelPlan& plan, const DpComputeOrder& order) {
+  std::vector<DpCollective> colls;
+  if (plan.zero3) zero3_collectives(plan, order, colls);
+  else ddp_collectives(plan, order, colls);
+  std::stable_sort(colls.begin(), colls.end(), [](const DpCollective& a, const DpCollective& b) {
     return a.issue_after != b.issue_after ? a.issue_after < b.issue_after : a.rank < b.rank;
   });
-  prog.collectives = static_cast<int>(colls.size());
-  for (const auto& c : colls) prog.bytes_per_card += c.wire_bytes;
+  return colls;
+}
 
-  // --- simulated ranks and their resources
-  if (plan.fold) prog.cards = {0};
-  else
-    for (int c = 0; c < plan.cards; ++c) prog.cards.push_back(c);
-  const int n = static_cast<int>(prog.cards.size());
-  const bool on_nic = plan.link == LinkKind::HostNic;
-  const auto add_info = [&](OpId op, DpOpInfo info) {
-    if (prog.info.size() <= op) prog.info.resize(op + 1);
-    prog.info[op] = info;
-  };
-  for (int i = 0; i < n; ++i) {
-    const int card = prog.cards[i];
-    prog.compute.push_back(g.add_resource(fmt::format("card {} compute", card)));
-    prog.lane.push_back(on_nic || colls.empty() ? kNoResource
-                                                : g.add_resource(fmt::format("card {} {}", card, link_kind_name(plan.link))));
-    prog.input.push_back(plan.input_wait > 0 ? g.add_resource(fmt::format("card {} input", card)) : kNoResource);
-    const int host = card / plan.cards_per_host;
-    if (prog.hosts.empty() || prog.hosts.back() != host) {
-      prog.hosts.push_back(host);
-      prog.nic.push_back(on_nic && !colls.empty() ? g.add_resource(fmt::format("host {} NIC", host)) : kNoResource);
-    }
-    prog.card_host.push_back(static_cast<int>(prog.hosts.size()) - 1);
+std::vector<std::string> check_collectives(const DpComputeOrder& order, const std::vector<DpCollective>& colls) {
+  std::vector<std::string> problems;
+  const int positions = static_cast<int>(order.positions.size());
+  for (std::size_t i = 0; i < colls.size(); ++i) {
+    const DpCollective& c = colls[i];
+    if (i > 0 && std::pair(colls[i - 1].issue_after, colls[i - 1].rank) > std::pair(c.issue_after, c.rank))
+      problems.push_back(fmt::format("collective {}: issued out of order", i));
+    if (c.issue_after < -1 || c.issue_after >= order.ops_per_card)
+      problems.push_back(fmt::format("collective {}: issue point {} is not in the compute sequence", i, c.issue_after));
+    if (c.consumer < -1 || c.consumer >= positions)
+      problems.push_back(fmt::format("collective {}: consumer {} is not a position", i, c.consumer));
+    else if (c.consumer >= 0 && c.issue_after >= order.ops[c.consumer].first)
+      problems.push_back(fmt::format("collective {}: issued after its consumer starts", i));
+    if (c.duration < 0 || c.wire_bytes < 0) problems.push_back(fmt::format("collective {}: negative size", i));
   }
-  const ResourceId sync = (n > 1 && !colls.empty()) ? g.add_resource("collectives") : kNoResource;
+  return problems;
+}
 
-  // --- compute and input ops
-  std::vector<std::vector<OpId>> seq_ops(n, std::vector<OpId>(ops_per_card));
-  std::vector<OpId> input_op(n, kNoOp);
-  for (int i = 0; i < n; ++i) {
-    const int card = prog.cards[i];
-    const double scale = plan.compute_scale.empty() ? 1.0 : plan.compute_scale[card];
-    if (prog.input[i] != kNoResource) {
-      input_op[i] = g.add_op(prog.input[i], plan.input_wait);
-      add_info(input_op[i], {DpOp::Input, card, -1, -1, -1, -1, false});
+namespace {
+
+// Op emission: resources per simulated card, each card's compute sequence, then the collectives
+// in issue order. Op ids follow that order (the engine breaks ties by op id).
+class DpEmitter {
+ public:
+  DpEmitter(const DataParallelPlan& plan, const DpComputeOrder& order, const std::vector<DpCollective>& colls,
+            DataParallelProgram& prog)
+      : plan_(plan), order_(order), colls_(colls), prog_(prog), g_(prog.graph), on_nic_(plan.link == LinkKind::HostNic) {}
+
+  void resources() {
+    if (plan_.fold) prog_.cards = {0};
+    else
+      for (int c = 0; c < plan_.cards; ++c) prog_.cards.push_back(c);
+    n_ = static_cast<int>(prog_.cards.size());
+    for (int i = 0; i < n_; ++i) {
+      const int card = prog_.cards[i];
+      prog_.compute.push_back(g_.add_resource(fmt::format("card {} compute", card)));
+      prog_.lane.push_back(on_nic_ || colls_.empty() ? kNoResource
+                                                     : g_.add_resource(fmt::format("card {} {}", card, link_kind_name(plan_.link))));
+      prog_.input.push_back(plan_.input_wait > 0 ? g_.add_resource(fmt::format("card {} input", card)) : kNoResource);
+      const int host = card / plan_.cards_per_host;
+      if (prog_.hosts.empty() || prog_.hosts.back() != host) {
+        prog_.hosts.push_back(host);
+        prog_.nic.push_back(on_nic_ && !colls_.empty() ? g_.add_resource(fmt::format("host {} NIC", host)) : kNoResource);
+      }
+      prog_.card_host.push_back(static_cast<int>(prog_.hosts.size()) - 1);
     }
+    sync_ = (n_ > 1 && !colls_.empty()) ? g_.add_resource("collectives") : kNoResource;
+  }
+
+  void compute() {
+    seq_ops_.assign(n_, std::vector<OpId>(order_.ops_per_card));
+    input_op_.assign(n_, kNoOp);
+    for (int i = 0; i < n_; ++i) {
+      const int card = prog_.cards[i];
+      if (prog_.input[i] != kNoResource) {
+        input_op_[i] = g_.add_op(prog_.input[i], plan_.input_wait);
+        add_info(input_op_[i], {DpOp::Input, card, -1, -1, -1, -1, false});
+      }
+      card_compute(i);
+      prog_.last_compute.push_back(order_.ops_per_card > 0 ? seq_ops_[i].back() : kNoOp);
+    }
+  }
+
+  void collectives() {
+    last_on_.assign(g_.resource_count(), kNoOp);
+    for (const auto& c : colls_) collective(c);
+    prog_.info.resize(g_.op_count());
+  }
+
+ private:
+  void add_info(OpId op, DpOpInfo info) {
+    if (prog_.info.size() <= op) prog_.info.resize(op + 1);
+    prog_.info[op] = info;
+  }
+
+  void card_compute(int i) {
+    const int card = prog_.cards[i];
+    const double scale = plan_.compute_scale.empty() ? 1.0 : plan_.compute_scale[card];
     int s = 0;
-    for (const auto& p : positions) {
-      const auto& u = plan.units[p.unit];
+    for (const auto& p : order_.positions) {
+      const auto& u = plan_.units[p.unit];
       const auto emit = [&](DpOp kind, Time d) {
-        const OpId op = g.add_op(prog.compute[i], scaled(d, scale));
+        const OpId op = g_.add_op(prog_.compute[i], scaled(d, scale));
         add_info(op, {kind, card, -1, p.micro, p.unit, -1, p.backward});
-        if (s == 0 && input_op[i] != kNoOp) g.add_dep(input_op[i], op);
-        seq_ops[i][s++] = op;
+        if (s == 0 && input_op_[i] != kNoOp) g_.add_dep(input_op_[i], op);
+        seq_ops_[i][s++] = op;
       };
       if (!p.backward) emit(DpOp::Forward, u.forward);
-      else if (!split) emit(DpOp::Backward, u.backward_input + u.backward_weight);
-      else if (plan.order == BackwardOrder::InputFirst) {
+      else if (plan_.order == BackwardOrder::Fused) emit(DpOp::Backward, u.backward_input + u.backward_weight);
+      else if (plan_.order == BackwardOrder::InputFirst) {
         emit(DpOp::BackwardInput, u.backward_input);
         emit(DpOp::BackwardWeight, u.backward_weight);
       } else {
@@ -151,72 +177,98 @@ std::shared_ptr<DataParallelProgram> lower_data_parallel(const DataParallelPlan&
         emit(DpOp::BackwardInput, u.backward_input);
       }
     }
-    prog.last_compute.push_back(ops_per_card > 0 ? seq_ops[i].back() : kNoOp);
   }
 
-  // --- collective ops
-  const auto issue_op = [&](int i, int after) { return after >= 0 ? seq_ops[i][after] : input_op[i]; };
-  std::vector<OpId> last_on(g.resource_count(), kNoOp);
-  std::vector<OpId> member_op;  // per member resource index (lane: card index, NIC: host index)
-  for (const auto& c : colls) {
-    const auto info_for = [&](int card, int host) {
-      return DpOpInfo{c.kind, card, host, c.micro, c.unit, c.bucket, c.for_backward};
-    };
+  OpId issue_op(int i, int after) const { return after >= 0 ? seq_ops_[i][after] : input_op_[i]; }
+
+  // One op per member resource (each card's lane, or each host's NIC); with several simulated
+  // ranks a zero-time join makes the members start together.
+  void collective(const DpCollective& c) {
     std::vector<std::pair<ResourceId, OpId>> ops;  // member resource, its op
-    if (on_nic) {
-      for (std::size_t h = 0; h < prog.hosts.size(); ++h) {
-        const OpId op = g.add_op(prog.nic[h], c.duration);
-        add_info(op, info_for(-1, prog.hosts[h]));
-        ops.push_back({prog.nic[h], op});
+    if (on_nic_) {
+      for (std::size_t h = 0; h < prog_.hosts.size(); ++h) {
+        const OpId op = g_.add_op(prog_.nic[h], c.duration);
+        add_info(op, {c.kind, -1, prog_.hosts[h], c.micro, c.unit, c.bucket, c.for_backward});
+        ops.push_back({prog_.nic[h], op});
       }
     } else {
-      for (int i = 0; i < n; ++i) {
-        const OpId op = g.add_op(prog.lane[i], c.duration);
-        add_info(op, info_for(prog.cards[i], -1));
-        ops.push_back({prog.lane[i], op});
+      for (int i = 0; i < n_; ++i) {
+        const OpId op = g_.add_op(prog_.lane[i], c.duration);
+        add_info(op, {c.kind, prog_.cards[i], -1, c.micro, c.unit, c.bucket, c.for_backward});
+        ops.push_back({prog_.lane[i], op});
       }
     }
-    const auto op_of_card = [&](int i) { return on_nic ? ops[prog.card_host[i]].second : ops[i].second; };
-    if (sync != kNoResource) {
-      const OpId join = g.add_op(sync, 0);
+    const auto op_of_card = [&](int i) { return on_nic_ ? ops[prog_.card_host[i]].second : ops[i].second; };
+    if (sync_ != kNoResource) {
+      const OpId join = g_.add_op(sync_, 0);
       add_info(join, {DpOp::Join, -1, -1, c.micro, c.unit, c.bucket, c.for_backward});
-      for (int i = 0; i < n; ++i)
-        if (const OpId before = issue_op(i, c.issue_after); before != kNoOp) g.add_dep(before, join);
+      for (int i = 0; i < n_; ++i)
+        if (const OpId before = issue_op(i, c.issue_after); before != kNoOp) g_.add_dep(before, join);
       for (const auto& [r, op] : ops) {
-        if (last_on[r] != kNoOp) g.add_dep(last_on[r], join);
-        g.add_dep(join, op);
+        if (last_on_[r] != kNoOp) g_.add_dep(last_on_[r], join);
+        g_.add_dep(join, op);
       }
     } else {
-      for (int i = 0; i < n; ++i)
-        if (const OpId before = issue_op(i, c.issue_after); before != kNoOp) g.add_dep(before, op_of_card(i));
+      for (int i = 0; i < n_; ++i)
+        if (const OpId before = issue_op(i, c.issue_after); before != kNoOp) g_.add_dep(before, op_of_card(i));
     }
-    for (const auto& [r, op] : ops) last_on[r] = op;
+    for (const auto& [r, op] : ops) last_on_[r] = op;
     if (c.consumer >= 0)
-      for (int i = 0; i < n; ++i) g.add_dep(op_of_card(i), seq_ops[i][pos_ops[c.consumer].first]);
+      for (int i = 0; i < n_; ++i) g_.add_dep(op_of_card(i), seq_ops_[i][order_.ops[c.consumer].first]);
   }
-  prog.info.resize(g.op_count());
 
+  const DataParallelPlan& plan_;
+  const DpComputeOrder& order_;
+  const std::vector<DpCollective>& colls_;
+  DataParallelProgram& prog_;
+  OpGraph& g_;
+  const bool on_nic_;
+  int n_ = 0;
+  ResourceId sync_ = kNoResource;
+  std::vector<std::vector<OpId>> seq_ops_;  // per simulated card, per compute sequence index
+  std::vector<OpId> input_op_;              // per simulated card
+  std::vector<OpId> last_on_;               // per resource: its latest collective op
+};
+
+std::string dp_op_name(const DpOpInfo& x, const std::vector<std::string>& names) {
+  const std::string who = x.card >= 0 ? fmt::format("card {}", x.card) : fmt::format("host {}", x.host);
+  const std::string unit = x.unit >= 0 ? names[x.unit] : "";
+  switch (x.kind) {
+    case DpOp::Input: return fmt::format("{} input wait", who);
+    case DpOp::Forward: return fmt::format("{} F {} mb{}", who, unit, x.micro);
+    case DpOp::Backward: return fmt::format("{} B {} mb{}", who, unit, x.micro);
+    case DpOp::BackwardInput: return fmt::format("{} dX {} mb{}", who, unit, x.micro);
+    case DpOp::BackwardWeight: return fmt::format("{} dW {} mb{}", who, unit, x.micro);
+    case DpOp::Gather: return fmt::format("{} AG {} {} mb{}", who, unit, x.for_backward ? "bwd" : "fwd", x.micro);
+    case DpOp::ReduceScatter: return fmt::format("{} RS {} mb{}", who, unit, x.micro);
+    case DpOp::AllReduce: return fmt::format("{} AR bucket {}", who, x.bucket);
+    case DpOp::Join: return fmt::format("join of collective on {} mb{}", unit, x.micro);
+  }
+  return std::string("?");
+}
+
+}  // namespace
+
+std::shared_ptr<DataParallelProgram> emit_data_parallel(const DataParallelPlan& plan, const DpComputeOrder& order,
+                                                        const std::vector<DpCollective>& colls) {
+  auto owned = std::make_shared<DataParallelProgram>();
+  DataParallelProgram& prog = *owned;  // on the heap: the namer below points into it
+  prog.collectives = static_cast<int>(colls.size());
+  for (const auto& c : colls) prog.bytes_per_card += c.wire_bytes;
+  DpEmitter emitter(plan, order, colls, prog);
+  emitter.resources();
+  emitter.compute();
+  emitter.collectives();
   std::vector<std::string> names;
   for (const auto& u : plan.units) names.push_back(u.name);
-  g.set_namer([names = std::move(names), info = &prog.info](OpId op) {
-    const DpOpInfo& x = (*info)[op];
-    const std::string who = x.card >= 0 ? fmt::format("card {}", x.card) : fmt::format("host {}", x.host);
-    const std::string unit = x.unit >= 0 ? names[x.unit] : "";
-    switch (x.kind) {
-      case DpOp::Input: return fmt::format("{} input wait", who);
-      case DpOp::Forward: return fmt::format("{} F {} mb{}", who, unit, x.micro);
-      case DpOp::Backward: return fmt::format("{} B {} mb{}", who, unit, x.micro);
-      case DpOp::BackwardInput: return fmt::format("{} dX {} mb{}", who, unit, x.micro);
-      case DpOp::BackwardWeight: return fmt::format("{} dW {} mb{}", who, unit, x.micro);
-      case DpOp::Gather: return fmt::format("{} AG {} {} mb{}", who, unit, x.for_backward ? "bwd" : "fwd", x.micro);
-      case DpOp::ReduceScatter: return fmt::format("{} RS {} mb{}", who, unit, x.micro);
-      case DpOp::AllReduce: return fmt::format("{} AR bucket {}", who, x.bucket);
-      case DpOp::Join: return fmt::format("join of collective on {} mb{}", unit, x.micro);
-    }
-    return std::string("?");
-  });
-  g.finalize();
+  prog.graph.set_namer([names = std::move(names), info = &prog.info](OpId op) { return dp_op_name((*info)[op], names); });
+  prog.graph.finalize();
   return owned;
+}
+
+std::shared_ptr<DataParallelProgram> lower_data_parallel(const DataParallelPlan& plan) {
+  const DpComputeOrder order = data_parallel_order(plan);
+  return emit_data_parallel(plan, order, data_parallel_collectives(plan, order));
 }
 
 DataParallelResult measure_data_parallel(const DataParallelPlan& plan, const DataParallelProgram& prog, const Timeline& t) {

@@ -26,6 +26,7 @@
 // duration join op (on a "collectives" resource) that waits for every member's issue point and
 // every member link's previous collective, so members start together as a ring does.
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "schedules/lowering/data_parallel/data_parallel_spec.hpp"
@@ -62,7 +63,56 @@ struct DataParallelProgram {
 
 inline constexpr ResourceId kNoResource = ~ResourceId{0};
 
+// Lowering runs in three parts, each a plain value that can be checked on its own (the shape of
+// the pipeline lowering: order, then messages, then ops):
+//   data_parallel_order       -> DpComputeOrder    the compute sequence, the same on every card
+//   data_parallel_collectives -> DpCollective list the collectives in issue order (check_collectives)
+//   emit_data_parallel        -> DataParallelProgram  resources, ops and dependencies
+
+// One unit computation of the step in compute order: a unit's forward or backward in a micro-batch.
+struct DpPosition {
+  int micro = 0;
+  int unit = 0;
+  bool backward = false;
+  bool operator==(const DpPosition&) const = default;
+};
+
+// Where in a card's compute sequence (index of the op in program order) a position's ops sit.
+struct DpPositionOps {
+  int first = 0, grad = -1, last = 0;  // grad: the op whose end produces the unit's gradient (-1 forward)
+  bool operator==(const DpPositionOps&) const = default;
+};
+
+struct DpComputeOrder {
+  std::vector<DpPosition> positions;  // per micro-batch: forwards in unit order, backwards reversed
+  std::vector<DpPositionOps> ops;     // per position
+  int ops_per_card = 0;               // compute ops in one card's sequence
+};
+
+// A collective as every rank issues it: the same list, in the same order, on every card.
+struct DpCollective {
+  DpOp kind = DpOp::Gather;
+  Time duration = 0;
+  Bytes wire_bytes = 0;
+  int issue_after = -1;  // compute sequence index it is issued after; -1 = at the step start
+  int rank = 0;          // at one issue point: reductions (0) before gathers (1)
+  int consumer = -1;     // position whose first op waits for it; -1 = none
+  int micro = -1, unit = -1, bucket = -1;
+  bool for_backward = false;
+  bool operator==(const DpCollective&) const = default;
+};
+
+DpComputeOrder data_parallel_order(const DataParallelPlan& plan);
+// Sorted by (issue_after, rank), stable: the order every rank issues them in.
+std::vector<DpCollective> data_parallel_collectives(const DataParallelPlan& plan, const DpComputeOrder& order);
+// Problems with a collective plan, one line each (empty = fine): issue order not sorted, an issue
+// point or consumer out of range, a collective its consumer would have to wait for after it starts.
+std::vector<std::string> check_collectives(const DpComputeOrder& order, const std::vector<DpCollective>& colls);
+
 // The program lives on the heap: its graph's namer refers to its op table.
+std::shared_ptr<DataParallelProgram> emit_data_parallel(const DataParallelPlan& plan, const DpComputeOrder& order,
+                                                        const std::vector<DpCollective>& colls);
+// The three parts in a row.
 std::shared_ptr<DataParallelProgram> lower_data_parallel(const DataParallelPlan& plan);
 
 // Per-rank and step numbers from a finished timeline.

@@ -74,9 +74,7 @@ std::vector<DataParallelUnit> transformer_units(const DataParallelSpec& s) {
   return units;
 }
 
-}  // namespace
-
-DataParallelPlan plan_data_parallel(const DataParallelSpec& s) {
+void check_spec(const DataParallelSpec& s) {
   if (s.cards < 1) throw SpecError(key("cards"), "cards must be at least 1");
   if (s.host.cards < 1) throw SpecError(key("cards_per_host"), "cards_per_host must be at least 1");
   if (s.microbatches < 1) throw SpecError(key("microbatches"), "microbatches must be at least 1");
@@ -85,21 +83,13 @@ DataParallelPlan plan_data_parallel(const DataParallelSpec& s) {
     throw SpecError(key("zero_stage"), fmt::format("zero_stage {} is not simulated (0 = DDP, 3 = ZeRO-3)", s.zero_stage));
   if (s.bucket_size < 1) throw SpecError(key("bucket_size"), "bucket_size must be positive");
   if (s.alpha < 0 || s.input_wait < 0) throw SpecError(key("alpha"), "times must not be negative");
+}
 
-  DataParallelPlan plan;
-  plan.cards = s.cards;
-  plan.cards_per_host = s.host.cards;
-  plan.microbatches = s.microbatches;
-  plan.zero3 = s.zero_stage == 3;
-  plan.prefetch = s.prefetch;
-  plan.keep_gathered = s.keep_gathered;
-  plan.order = s.backward_order;
-  plan.input_wait = s.input_wait;
-
-  // Where the traffic is limited: a card's lane (PCIe, or the peer link inside one P2P host),
-  // or, across hosts, the host's NICs when slower. A ring crosses each host boundary once per
-  // direction, so the host's cross-host traffic per collective equals one card's (n-1)/n S,
-  // spread over its NICs unless the cards share one.
+// Where the traffic is limited: a card's lane (PCIe, or the peer link inside one P2P host),
+// or, across hosts, the host's NICs when slower. A ring crosses each host boundary once per
+// direction, so the host's cross-host traffic per collective equals one card's (n-1)/n S,
+// spread over its NICs unless the cards share one.
+void choose_link(const DataParallelSpec& s, DataParallelPlan& plan) {
   const std::int64_t lane = s.link_bandwidth > 0 ? s.link_bandwidth : s.accelerator.host_link;
   const int hosts = (s.cards + s.host.cards - 1) / s.host.cards;
   plan.link = LinkKind::Pcie;
@@ -118,12 +108,10 @@ DataParallelPlan plan_data_parallel(const DataParallelSpec& s) {
   }
   if (s.cards > 1 && plan.link_bandwidth <= 0)
     throw SpecError(key("link_bandwidth"), "no link bandwidth: give link_bandwidth or an accelerator with a PCIe bandwidth");
+}
 
-  std::vector<DataParallelUnit> units = s.units;
-  if (units.empty()) {
-    if (!s.model) throw SpecError(key("model"), "give a model, or explicit layers");
-    units = transformer_units(s);
-  }
+// Per unit: compute times and, for ZeRO-3, its gather and reduction.
+void plan_units(const DataParallelSpec& s, const std::vector<DataParallelUnit>& units, DataParallelPlan& plan) {
   const bool split = s.backward_order != BackwardOrder::Fused;
   for (const auto& u : units) {
     if (split && !u.backward_split)
@@ -144,34 +132,37 @@ DataParallelPlan plan_data_parallel(const DataParallelSpec& s) {
     }
     plan.units.push_back(std::move(pu));
   }
+}
 
-  // DDP buckets, filled in the order gradients are produced (last unit first), closed when they
-  // reach the cap (PyTorch DDP's bucket_cap_mb rule). A unit with an explicit reduction time is
-  // a bucket of its own.
-  if (!plan.zero3 && s.cards > 1) {
-    DataParallelPlan::Bucket open;
-    const auto close = [&] {
-      if (open.units.empty()) return;
-      open.duration = collective_time(Collective::AllReduce, s.cards, open.bytes, s.alpha, plan.link_bandwidth);
-      open.wire_bytes = ring_bytes_per_member(Collective::AllReduce, s.cards, open.bytes);
-      plan.buckets.push_back(open);
-      open = {};
-    };
-    for (int i = static_cast<int>(units.size()) - 1; i >= 0; --i) {
-      const auto& u = units[i];
-      if (u.reduce) {
-        close();
-        plan.buckets.push_back({{i}, *u.reduce, u.gradients, ring_bytes_per_member(Collective::AllReduce, s.cards, u.gradients)});
-        continue;
-      }
-      if (u.gradients <= 0) continue;
-      open.units.push_back(i);
-      open.bytes += u.gradients;
-      if (open.bytes >= s.bucket_size) close();
+// DDP buckets, filled in the order gradients are produced (last unit first), closed when they
+// reach the cap (PyTorch DDP's bucket_cap_mb rule). A unit with an explicit reduction time is
+// a bucket of its own.
+void plan_buckets(const DataParallelSpec& s, const std::vector<DataParallelUnit>& units, DataParallelPlan& plan) {
+  DataParallelPlan::Bucket open;
+  const auto close = [&] {
+    if (open.units.empty()) return;
+    open.duration = collective_time(Collective::AllReduce, s.cards, open.bytes, s.alpha, plan.link_bandwidth);
+    open.wire_bytes = ring_bytes_per_member(Collective::AllReduce, s.cards, open.bytes);
+    plan.buckets.push_back(open);
+    open = {};
+  };
+  for (int i = static_cast<int>(units.size()) - 1; i >= 0; --i) {
+    const auto& u = units[i];
+    if (u.reduce) {
+      close();
+      plan.buckets.push_back({{i}, *u.reduce, u.gradients, ring_bytes_per_member(Collective::AllReduce, s.cards, u.gradients)});
+      continue;
     }
-    close();
+    if (u.gradients <= 0) continue;
+    open.units.push_back(i);
+    open.bytes += u.gradients;
+    if (open.bytes >= s.bucket_size) close();
   }
+  close();
+}
 
+// A straggler unfolds the ranks: every card is simulated, each with its compute multiplier.
+void plan_stragglers(const DataParallelSpec& s, DataParallelPlan& plan) {
   for (const auto& [card, scale] : s.stragglers) {
     if (card < 0 || card >= s.cards)
       throw SpecError(key("stragglers"), fmt::format("card {} is not one of the {} cards (0 to {})", card, s.cards, s.cards - 1));
@@ -182,6 +173,30 @@ DataParallelPlan plan_data_parallel(const DataParallelSpec& s) {
     plan.compute_scale.assign(s.cards, 1.0);
     for (const auto& [card, scale] : s.stragglers) plan.compute_scale[card] = scale;
   }
+}
+
+}  // namespace
+
+DataParallelPlan plan_data_parallel(const DataParallelSpec& s) {
+  check_spec(s);
+  DataParallelPlan plan;
+  plan.cards = s.cards;
+  plan.cards_per_host = s.host.cards;
+  plan.microbatches = s.microbatches;
+  plan.zero3 = s.zero_stage == 3;
+  plan.prefetch = s.prefetch;
+  plan.keep_gathered = s.keep_gathered;
+  plan.order = s.backward_order;
+  plan.input_wait = s.input_wait;
+  choose_link(s, plan);
+  std::vector<DataParallelUnit> units = s.units;
+  if (units.empty()) {
+    if (!s.model) throw SpecError(key("model"), "give a model, or explicit layers");
+    units = transformer_units(s);
+  }
+  plan_units(s, units, plan);
+  if (!plan.zero3 && s.cards > 1) plan_buckets(s, units, plan);
+  plan_stragglers(s, plan);
   return plan;
 }
 

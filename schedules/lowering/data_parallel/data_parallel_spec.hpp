@@ -20,7 +20,8 @@
 #include "models/hardware.hpp"
 #include "models/step_timing.hpp"
 #include "models/transformer.hpp"
-#include "schedules/lowering/pipeline/pipeline_spec.hpp"  // SpecError
+#include "schedules/lowering/spec_error.hpp"
+#include "sim/engine.hpp"
 #include "sim/timeline.hpp"
 
 namespace stepsim {

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
 #include <map>
 
 #include <boost/graph/adjacency_list.hpp>
@@ -119,6 +120,69 @@ JobOpKind kind_of(const DpOpInfo& x) {
   return JobOpKind::Other;
 }
 
+using AddOp = std::function<OpId(ResourceId, Time, JobOpKind, std::string)>;
+
+// Device d's DP collectives, on its own "dp" resource: per chunk the gradient reduction (during
+// the chunk's last backward with overlap, else after the device's last compute), before the
+// optimizer; the parameter gather after it.
+void emit_dp_device(JobStepRun& run, int d, std::size_t base, const AddOp& add) {
+  const JobLayout& l = run.spec.layout;
+  const JobCommPlan& cp = run.comm;
+  PipelineProgram& prog = *run.pipeline;
+  OpGraph& g = prog.graph;
+  // Walk the device's program: per stage its last backward-like op and the op before it.
+  std::map<int, std::pair<OpId, OpId>> last_bwd;  // stage -> (op, previous op)
+  OpId prev = kNoOp, last_compute = kNoOp, update = kNoOp;
+  for (OpId op = g.first_on(prog.compute[d]); op != kNoOp; op = g.next_on_resource(op)) {
+    const PipeOpInfo& x = prog.info[op];
+    if (x.kind == PipeOp::Update) { update = op; break; }
+    if (x.kind == PipeOp::Backward || x.kind == PipeOp::BackwardInput || x.kind == PipeOp::BackwardWeight)
+      last_bwd[x.stage] = {op, prev};
+    if (x.kind == PipeOp::Overlap) last_bwd[x.stage2] = {op, prev};
+    last_compute = op;
+    prev = op;
+  }
+  // The op that ends the pass, collectives included (successors wait for it).
+  // The op that ends a pass, its in-pass collectives included: lower() adds the collective
+  // right after its compute op.
+  auto ends = [&](OpId op) {
+    return op + 1 < base && prog.info[op + 1].kind == PipeOp::Comm ? op + 1 : op;
+  };
+  std::vector<std::pair<OpId, int>> order;  // (last backward op, stage) in program order
+  for (const auto& [stage, ops] : last_bwd) order.emplace_back(ops.first, stage);
+  std::sort(order.begin(), order.end());
+  const ResourceId dpr = g.add_resource(fmt::format("d{} dp", d));
+  for (const auto& [op, stage] : order) {
+    const int v = stage / l.pp;
+    const Time red = cp.dp_reduce[d][static_cast<std::size_t>(v)];
+    const auto& ch = cp.chunks[static_cast<std::size_t>(stage)];
+    if (l.overlap_grad_reduce) {
+      // Buckets fill during the chunk's last backward: the reduction may start with it, and
+      // the last bucket (40M parameters) can only go once the backward is done.
+      const double frac = std::min(1.0, kBucketParams / std::max<double>(1.0, static_cast<double>(ch.parameters)));
+      const Time tail = static_cast<Time>(std::ceil(static_cast<double>(red) * frac));
+      // The reduction under the backward slows it by the contention share of the overlap;
+      // the delay shows where the backward ends, before the last bucket.
+      const double under = std::min(static_cast<double>(red - tail), static_cast<double>(g.op_duration(op)));
+      const Time slow = static_cast<Time>(std::ceil(under * run.spec.cluster.accelerator.efficiency.contention));
+      const OpId r1 = add(dpr, red - tail, JobOpKind::DpComm, fmt::format("dp reduce chunk {} d{}", stage, d));
+      const OpId before = last_bwd[stage].second;
+      if (before != kNoOp) g.add_dep(before, r1);
+      const OpId r2 = add(dpr, tail + slow, JobOpKind::DpComm, fmt::format("dp reduce chunk {} last bucket d{}", stage, d));
+      g.add_dep(ends(op), r2);
+      g.add_dep(r2, update);
+    } else {
+      const OpId r1 = add(dpr, red, JobOpKind::DpComm, fmt::format("dp reduce chunk {} d{}", stage, d));
+      g.add_dep(ends(last_compute), r1);
+      g.add_dep(r1, update);
+    }
+  }
+  if (cp.dp_gather[d] > 0) {
+    const OpId ag = add(dpr, cp.dp_gather[d], JobOpKind::DpComm, fmt::format("dp param gather d{}", d));
+    g.add_dep(update, ag);
+  }
+}
+
 void run_pipeline_path(JobStepRun& run) {
   const JobStepSpec& spec = run.spec;
   const JobLayout& l = spec.layout;
@@ -149,62 +213,8 @@ void run_pipeline_path(JobStepRun& run) {
     const OpId op = add(in, spec.input_wait, JobOpKind::Input, "input wait");
     for (int d = 0; d < prog.devices; ++d) g.add_dep(op, g.first_on(prog.compute[d]));
   }
-  const int members = l.dp * l.cp;
-  if (members > 1) {
-    for (int d = 0; d < prog.devices; ++d) {
-      // Walk the device's program: per stage its last backward-like op and the op before it.
-      std::map<int, std::pair<OpId, OpId>> last_bwd;  // stage -> (op, previous op)
-      OpId prev = kNoOp, last_compute = kNoOp, update = kNoOp;
-      for (OpId op = g.first_on(prog.compute[d]); op != kNoOp; op = g.next_on_resource(op)) {
-        const PipeOpInfo& x = prog.info[op];
-        if (x.kind == PipeOp::Update) { update = op; break; }
-        if (x.kind == PipeOp::Backward || x.kind == PipeOp::BackwardInput || x.kind == PipeOp::BackwardWeight)
-          last_bwd[x.stage] = {op, prev};
-        if (x.kind == PipeOp::Overlap) last_bwd[x.stage2] = {op, prev};
-        last_compute = op;
-        prev = op;
-      }
-      // The op that ends the pass, collectives included (successors wait for it).
-      // The op that ends a pass, its in-pass collectives included: lower() adds the collective
-      // right after its compute op.
-      auto ends = [&](OpId op) {
-        return op + 1 < base && prog.info[op + 1].kind == PipeOp::Comm ? op + 1 : op;
-      };
-      std::vector<std::pair<OpId, int>> order;  // (last backward op, stage) in program order
-      for (const auto& [stage, ops] : last_bwd) order.emplace_back(ops.first, stage);
-      std::sort(order.begin(), order.end());
-      const ResourceId dpr = g.add_resource(fmt::format("d{} dp", d));
-      for (const auto& [op, stage] : order) {
-        const int v = stage / l.pp;
-        const Time red = cp.dp_reduce[d][static_cast<std::size_t>(v)];
-        const auto& ch = cp.chunks[static_cast<std::size_t>(stage)];
-        if (l.overlap_grad_reduce) {
-          // Buckets fill during the chunk's last backward: the reduction may start with it, and
-          // the last bucket (40M parameters) can only go once the backward is done.
-          const double frac = std::min(1.0, kBucketParams / std::max<double>(1.0, static_cast<double>(ch.parameters)));
-          const Time tail = static_cast<Time>(std::ceil(static_cast<double>(red) * frac));
-          // The reduction under the backward slows it by the contention share of the overlap;
-          // the delay shows where the backward ends, before the last bucket.
-          const double under = std::min(static_cast<double>(red - tail), static_cast<double>(g.op_duration(op)));
-          const Time slow = static_cast<Time>(std::ceil(under * spec.cluster.accelerator.efficiency.contention));
-          const OpId r1 = add(dpr, red - tail, JobOpKind::DpComm, fmt::format("dp reduce chunk {} d{}", stage, d));
-          const OpId before = last_bwd[stage].second;
-          if (before != kNoOp) g.add_dep(before, r1);
-          const OpId r2 = add(dpr, tail + slow, JobOpKind::DpComm, fmt::format("dp reduce chunk {} last bucket d{}", stage, d));
-          g.add_dep(ends(op), r2);
-          g.add_dep(r2, update);
-        } else {
-          const OpId r1 = add(dpr, red, JobOpKind::DpComm, fmt::format("dp reduce chunk {} d{}", stage, d));
-          g.add_dep(ends(last_compute), r1);
-          g.add_dep(r1, update);
-        }
-      }
-      if (cp.dp_gather[d] > 0) {
-        const OpId ag = add(dpr, cp.dp_gather[d], JobOpKind::DpComm, fmt::format("dp param gather d{}", d));
-        g.add_dep(update, ag);
-      }
-    }
-  }
+  if (l.dp * l.cp > 1)
+    for (int d = 0; d < prog.devices; ++d) emit_dp_device(run, d, base, add);
   g.set_namer([info = &prog.info, names, base](OpId op) -> std::string {
     if (op >= base) return (*names)[op - base];
     const PipeOpInfo& x = (*info)[op];
@@ -263,7 +273,7 @@ void run_fsdp_path(JobStepRun& run) {
   unit("embedding", PassSeconds{}, PassSeconds{}, vh);
   PassSeconds lb = lp.backward_input;
   lb += lp.backward_weight;
-  for (int k = 0; k < spec.model.shape.layers; ++k) unit(fmt::format("layer {}", k), lp.forward, lb, w.parameters);
+  for (int n = 0; n < spec.model.shape.layers; ++n) unit(fmt::format("layer {}", n), lp.forward, lb, w.parameters);
   unit("head", ef, eb, spec.model.shape.tied_embeddings ? 0 : vh);
   run.fsdp = lower_data_parallel(p);
   for (const auto& x : run.fsdp->info) run.kinds.push_back(kind_of(x));
@@ -312,6 +322,78 @@ std::vector<OpId> critical_path(const OpGraph& g, const Timeline& t) {
   }
   std::reverse(path.begin(), path.end());
   return path;
+}
+
+// The critical path summed per kind of op and per resource, and the exposed communication by
+// kind read from it; `tail` is time appended after the graph (the FSDP path's optimizer).
+void critical_shares(JobStepRun& run, bool fsdp, Time tail) {
+  const OpGraph& g = run.graph();
+  const Timeline& t = run.timeline;
+  const JobLayout& l = run.spec.layout;
+  const ClusterSpec& c = run.spec.cluster;
+  JobStepResult& r = run.result;
+  // Critical path: time per kind of op and per resource; waits (latency) count as their own.
+  const auto path = critical_path(g, t);
+  std::map<std::string, Time> by_kind, by_res;
+  Time tp_c = 0, cp_c = 0, ep_c = 0;
+  for (const auto& ch : run.comm.chunks) {
+    tp_c += ns(ch.forward.tp + ch.backward_input.tp);
+    cp_c += ns(ch.forward.cp + ch.backward_input.cp);
+    ep_c += ns(ch.forward.ep + ch.backward_input.ep);
+  }
+  Time in_pass = 0, prev_end = 0;
+  for (OpId op : path) {
+    const JobOpKind k = run.kinds[op];
+    const Time d = g.op_duration(op);
+    by_kind[job_op_kind_name(k)] += d;
+    // Between the end of one op of the path and the start of the next: the first's latency.
+    if (t.start[op] > prev_end) by_kind["waits (latency)"] += t.start[op] - prev_end;
+    prev_end = t.end[op];
+    const std::string& rn = g.resource(g.op_resource(op)).name;
+    const bool dp_res = rn.find(" dp") != std::string::npos || rn.rfind("card ", 0) == 0 || rn.rfind("host ", 0) == 0;
+    std::string cls = rn.find("compute") != std::string::npos   ? "compute stream"
+                      : dp_res                                   ? "data-parallel network"
+                      : rn.find("collectives") != std::string::npos ? "intra-pass collectives (TP/CP/EP links)"
+                      : rn.find("link") != std::string::npos     ? "pipeline links"
+                                                                 : rn;
+    by_res[cls] += d;
+    if (k == JobOpKind::InPassComm) in_pass += d;
+    if (k == JobOpKind::PpSend) r.exposed_pp += d;
+    if (k == JobOpKind::DpComm) r.exposed_dp += d;
+  }
+  const double tot = static_cast<double>(tp_c + cp_c + ep_c);
+  if (tot > 0) {
+    r.exposed_tp = static_cast<Time>(static_cast<double>(in_pass) * static_cast<double>(tp_c) / tot);
+    r.exposed_cp = static_cast<Time>(static_cast<double>(in_pass) * static_cast<double>(cp_c) / tot);
+    r.exposed_ep = in_pass - r.exposed_tp - r.exposed_cp;
+  }
+  if (fsdp) {
+    // In-pass collectives ride inside the FSDP path's compute ops: their share of the compute
+    // on the critical path is the TP/CP/EP exposure.
+    const LayerPasses lp = layer_passes(run.spec.model, l, c);
+    const double comm = lp.forward.comm() + lp.backward_input.comm();
+    const double all = comm + lp.forward.compute() + lp.backward_input.compute() + lp.backward_weight.compute();
+    const Time compute_on_path = by_kind["forward"] + by_kind["backward"];
+    if (all > 0 && comm > 0) {
+      const double sh = comm / all;
+      const Time moved = static_cast<Time>(static_cast<double>(compute_on_path) * sh);
+      const double tot2 = lp.forward.tp + lp.backward_input.tp + lp.forward.cp + lp.backward_input.cp + lp.forward.ep + lp.backward_input.ep;
+      r.exposed_tp = static_cast<Time>(static_cast<double>(moved) * (lp.forward.tp + lp.backward_input.tp) / tot2);
+      r.exposed_cp = static_cast<Time>(static_cast<double>(moved) * (lp.forward.cp + lp.backward_input.cp) / tot2);
+      r.exposed_ep = moved - r.exposed_tp - r.exposed_cp;
+    }
+  }
+  if (tail > 0) {
+    by_kind[job_op_kind_name(JobOpKind::Optimizer)] += tail;
+    by_res["compute stream"] += tail;
+  }
+  const Time total = std::max<Time>(1, r.step_time);
+  for (const auto& [k, v] : by_kind) r.critical_by_kind.push_back({k, v, static_cast<double>(v) / static_cast<double>(total)});
+  for (const auto& [k, v] : by_res) r.critical_by_resource.push_back({k, v, static_cast<double>(v) / static_cast<double>(total)});
+  auto by_time = [](const CriticalShare& a, const CriticalShare& b) { return a.time != b.time ? a.time > b.time : a.what < b.what; };
+  std::sort(r.critical_by_kind.begin(), r.critical_by_kind.end(), by_time);
+  std::sort(r.critical_by_resource.begin(), r.critical_by_resource.end(), by_time);
+
 }
 
 JobStepRun run_job_step(const JobStepSpec& spec) {
@@ -373,67 +455,7 @@ JobStepRun run_job_step(const JobStepSpec& spec) {
     r.bubble = 1.0 - static_cast<double>(busy[run.fsdp->compute[0]] + tail) / static_cast<double>(r.step_time);
   }
 
-  // Critical path: time per kind of op and per resource; waits (latency) count as their own.
-  const auto path = critical_path(g, t);
-  std::map<std::string, Time> by_kind, by_res;
-  Time tp_c = 0, cp_c = 0, ep_c = 0;
-  for (const auto& ch : run.comm.chunks) {
-    tp_c += ns(ch.forward.tp + ch.backward_input.tp);
-    cp_c += ns(ch.forward.cp + ch.backward_input.cp);
-    ep_c += ns(ch.forward.ep + ch.backward_input.ep);
-  }
-  Time in_pass = 0, prev_end = 0;
-  for (OpId op : path) {
-    const JobOpKind k = run.kinds[op];
-    const Time d = g.op_duration(op);
-    by_kind[job_op_kind_name(k)] += d;
-    // Between the end of one op of the path and the start of the next: the first's latency.
-    if (t.start[op] > prev_end) by_kind["waits (latency)"] += t.start[op] - prev_end;
-    prev_end = t.end[op];
-    const std::string& rn = g.resource(g.op_resource(op)).name;
-    const bool dp_res = rn.find(" dp") != std::string::npos || rn.rfind("card ", 0) == 0 || rn.rfind("host ", 0) == 0;
-    std::string cls = rn.find("compute") != std::string::npos   ? "compute stream"
-                      : dp_res                                   ? "data-parallel network"
-                      : rn.find("collectives") != std::string::npos ? "intra-pass collectives (TP/CP/EP links)"
-                      : rn.find("link") != std::string::npos     ? "pipeline links"
-                                                                 : rn;
-    by_res[cls] += d;
-    if (k == JobOpKind::InPassComm) in_pass += d;
-    if (k == JobOpKind::PpSend) r.exposed_pp += d;
-    if (k == JobOpKind::DpComm) r.exposed_dp += d;
-  }
-  const double tot = static_cast<double>(tp_c + cp_c + ep_c);
-  if (tot > 0) {
-    r.exposed_tp = static_cast<Time>(static_cast<double>(in_pass) * static_cast<double>(tp_c) / tot);
-    r.exposed_cp = static_cast<Time>(static_cast<double>(in_pass) * static_cast<double>(cp_c) / tot);
-    r.exposed_ep = in_pass - r.exposed_tp - r.exposed_cp;
-  }
-  if (fsdp) {
-    // In-pass collectives ride inside the FSDP path's compute ops: their share of the compute
-    // on the critical path is the TP/CP/EP exposure.
-    const LayerPasses lp = layer_passes(spec.model, l, c);
-    const double comm = lp.forward.comm() + lp.backward_input.comm();
-    const double all = comm + lp.forward.compute() + lp.backward_input.compute() + lp.backward_weight.compute();
-    const Time compute_on_path = by_kind["forward"] + by_kind["backward"];
-    if (all > 0 && comm > 0) {
-      const double sh = comm / all;
-      const Time moved = static_cast<Time>(static_cast<double>(compute_on_path) * sh);
-      const double tot2 = lp.forward.tp + lp.backward_input.tp + lp.forward.cp + lp.backward_input.cp + lp.forward.ep + lp.backward_input.ep;
-      r.exposed_tp = static_cast<Time>(static_cast<double>(moved) * (lp.forward.tp + lp.backward_input.tp) / tot2);
-      r.exposed_cp = static_cast<Time>(static_cast<double>(moved) * (lp.forward.cp + lp.backward_input.cp) / tot2);
-      r.exposed_ep = moved - r.exposed_tp - r.exposed_cp;
-    }
-  }
-  if (tail > 0) {
-    by_kind[job_op_kind_name(JobOpKind::Optimizer)] += tail;
-    by_res["compute stream"] += tail;
-  }
-  const Time total = std::max<Time>(1, r.step_time);
-  for (const auto& [k, v] : by_kind) r.critical_by_kind.push_back({k, v, static_cast<double>(v) / static_cast<double>(total)});
-  for (const auto& [k, v] : by_res) r.critical_by_resource.push_back({k, v, static_cast<double>(v) / static_cast<double>(total)});
-  auto by_time = [](const CriticalShare& a, const CriticalShare& b) { return a.time != b.time ? a.time > b.time : a.what < b.what; };
-  std::sort(r.critical_by_kind.begin(), r.critical_by_kind.end(), by_time);
-  std::sort(r.critical_by_resource.begin(), r.critical_by_resource.end(), by_time);
+  critical_shares(run, fsdp, tail);
 
   // Memory: activations at the pipeline's simulated peak (messages included) on the worst device.
   Bytes act_peak = -1;

@@ -27,13 +27,11 @@ void check(const MoeLayerSpec& spec) {
   if (spec.link_bandwidth < 0) throw SpecError("link", "must not be negative");
 }
 
-}  // namespace
-
 // Every card's compute and all-to-all must stay far inside a Time.
-void check_durations(const MoeLayerSpec& spec, const ExpertLoads& loads, const std::vector<MoeCardTraffic>& traffic) {
+void check_durations(const MoeLayerSpec& spec, const ExpertLoads& loads, const MoeExpertOrder& order,
+                     const std::vector<MoeCardTraffic>& traffic) {
   std::vector<__int128> card(spec.cards, 0);
-  for (int e = 0; e < spec.shape.experts; ++e)
-    card[expert_card(e, spec.shape.experts, spec.cards, spec.placement)] += static_cast<__int128>(loads.computed[e]) * spec.row_time;
+  for (int e = 0; e < spec.shape.experts; ++e) card[order.card[e]] += static_cast<__int128>(loads.computed[e]) * spec.row_time;
   for (const __int128 t : card)
     if (t > kMaxPhase) throw SpecError("row_time", "a card's expert compute would take more than a century");
   if (spec.link_bandwidth <= 0) return;
@@ -43,26 +41,65 @@ void check_durations(const MoeLayerSpec& spec, const ExpertLoads& loads, const s
   }
 }
 
-std::unique_ptr<MoeLayerProgram> build_moe_layer(const MoeLayerSpec& spec, const ExpertLoads& loads) {
-  check(spec);
-  const int E = spec.shape.experts, n = spec.cards;
-  auto prog = std::make_unique<MoeLayerProgram>();
-  MoeLayerProgram& p = *prog;
-  OpGraph& g = p.graph;
+}  // namespace
 
-  // All-to-all traffic per card (dispatch direction).
-  p.traffic.assign(n, {});
-  for (int e = 0; e < E; ++e) {
-    const int home = expert_card(e, E, n, spec.placement);
+MoeExpertOrder moe_expert_order(const MoeLayerSpec& spec) {
+  MoeExpertOrder order;
+  order.per_card.assign(spec.cards, {});
+  for (int e = 0; e < spec.shape.experts; ++e) {
+    order.card.push_back(expert_card(e, spec.shape.experts, spec.cards, spec.placement));
+    order.per_card[order.card.back()].push_back(e);
+  }
+  return order;
+}
+
+MoeCommPlan moe_comm_plan(const MoeLayerSpec& spec, const ExpertLoads& loads, const MoeExpertOrder& order) {
+  const int n = spec.cards;
+  MoeCommPlan plan;
+  plan.traffic.assign(n, {});
+  for (int e = 0; e < spec.shape.experts; ++e) {
+    const int home = order.card[e];
     for (int s = 0; s < n; ++s) {
       if (s == home) continue;
       const std::int64_t rows = share_from(loads.kept[e], n, s);
-      p.traffic[s].rows_sent += rows;
-      p.traffic[home].rows_received += rows;
+      plan.traffic[s].rows_sent += rows;
+      plan.traffic[home].rows_received += rows;
     }
   }
+  check_durations(spec, loads, order, plan.traffic);
+  for (const auto& tf : plan.traffic) {
+    const std::int64_t rows = std::max(tf.rows_sent, tf.rows_received);
+    plan.all_to_all.push_back(spec.link_bandwidth > 0 ? transfer_time(rows * spec.row_bytes, spec.link_bandwidth) : Time{0});
+  }
+  return plan;
+}
 
-  check_durations(spec, loads, p.traffic);
+std::vector<std::string> check_comm_plan(const MoeLayerSpec& spec, const ExpertLoads& loads, const MoeExpertOrder& order,
+                                         const MoeCommPlan& plan) {
+  const auto n = static_cast<std::size_t>(spec.cards);
+  if (plan.traffic.size() != n || plan.all_to_all.size() != n || order.card.size() != loads.kept.size())
+    return {"plan sizes do not match the layer"};
+  std::vector<std::string> problems;
+  std::int64_t sent = 0, received = 0, remote = 0;
+  for (const auto& tf : plan.traffic) {
+    sent += tf.rows_sent;
+    received += tf.rows_received;
+  }
+  for (std::size_t e = 0; e < loads.kept.size(); ++e) remote += loads.kept[e] - share_from(loads.kept[e], spec.cards, order.card[e]);
+  if (sent != received) problems.push_back(fmt::format("{} rows sent, {} received", sent, received));
+  if (sent != remote) problems.push_back(fmt::format("{} rows sent, {} kept rows live off their expert's card", sent, remote));
+  for (std::size_t c = 0; c < n; ++c)
+    if (plan.all_to_all[c] < 0) problems.push_back(fmt::format("card {}: negative all-to-all time", c));
+  return problems;
+}
+
+std::unique_ptr<MoeLayerProgram> emit_moe_layer(const MoeLayerSpec& spec, const ExpertLoads& loads,
+                                                const MoeExpertOrder& order, const MoeCommPlan& plan) {
+  const int n = spec.cards;
+  auto prog = std::make_unique<MoeLayerProgram>();
+  MoeLayerProgram& p = *prog;
+  OpGraph& g = p.graph;
+  p.traffic = plan.traffic;
   for (int c = 0; c < n; ++c) p.compute.push_back(g.add_resource(fmt::format("card {}", c)));
   for (int c = 0; c < n; ++c) p.link.push_back(g.add_resource(fmt::format("card {} link", c)));
   p.barrier = g.add_resource("all-to-all");
@@ -72,18 +109,14 @@ std::unique_ptr<MoeLayerProgram> build_moe_layer(const MoeLayerSpec& spec, const
     p.op_expert.push_back(expert);
     return op;
   };
-  const auto a2a_time = [&](int c) {
-    const std::int64_t rows = std::max(p.traffic[c].rows_sent, p.traffic[c].rows_received);
-    return spec.link_bandwidth > 0 ? transfer_time(rows * spec.row_bytes, spec.link_bandwidth) : Time{0};
-  };
-
-  for (int c = 0; c < n; ++c) p.dispatch.push_back(add(p.link[c], a2a_time(c), -1));
+  for (int c = 0; c < n; ++c) p.dispatch.push_back(add(p.link[c], plan.all_to_all[c], -1));
   p.dispatched = add(p.barrier, 0, -1);
   for (OpId d : p.dispatch) g.add_dep(d, p.dispatched);
 
+  // Expert ops in expert id order (op ids), each card's in its run order.
   p.expert_ops.assign(n, {});
-  for (int e = 0; e < E; ++e) {
-    const int c = expert_card(e, E, n, spec.placement);
+  for (int e = 0; e < spec.shape.experts; ++e) {
+    const int c = order.card[e];
     const OpId op = add(p.compute[c], loads.computed[e] * spec.row_time, e);
     if (p.expert_ops[c].empty()) g.add_dep(p.dispatched, op);
     p.expert_ops[c].push_back(op);
@@ -91,7 +124,7 @@ std::unique_ptr<MoeLayerProgram> build_moe_layer(const MoeLayerSpec& spec, const
   p.combine_ready = add(p.barrier, 0, -1);
   for (int c = 0; c < n; ++c) g.add_dep(p.expert_ops[c].back(), p.combine_ready);
   for (int c = 0; c < n; ++c) {
-    p.combine.push_back(add(p.link[c], a2a_time(c), -1));
+    p.combine.push_back(add(p.link[c], plan.all_to_all[c], -1));
     g.add_dep(p.combine_ready, p.combine.back());
   }
 
@@ -108,6 +141,12 @@ std::unique_ptr<MoeLayerProgram> build_moe_layer(const MoeLayerSpec& spec, const
   });
   g.finalize();
   return prog;
+}
+
+std::unique_ptr<MoeLayerProgram> build_moe_layer(const MoeLayerSpec& spec, const ExpertLoads& loads) {
+  check(spec);
+  const MoeExpertOrder order = moe_expert_order(spec);
+  return emit_moe_layer(spec, loads, order, moe_comm_plan(spec, loads, order));
 }
 
 MoeLayerRun simulate_moe_layer(const MoeLayerSpec& spec) {

@@ -18,10 +18,11 @@
 //    results back (the dispatch traffic reversed, so the same duration). The layer is done when
 //    the last combine is: finish = max over cards.
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "models/moe_routing.hpp"
-#include "schedules/lowering/pipeline/pipeline_spec.hpp"  // SpecError
+#include "schedules/lowering/spec_error.hpp"
 #include "sim/engine.hpp"
 
 namespace stepsim {
@@ -77,7 +78,32 @@ struct MoeLayerRun {
   MoeLayerStats stats;
 };
 
+// Lowering runs in three parts, each a plain value that can be checked on its own:
+//   moe_expert_order -> MoeExpertOrder  which card runs which experts, in what order
+//   moe_comm_plan    -> MoeCommPlan     each card's all-to-all traffic and time (check_comm_plan)
+//   emit_moe_layer   -> MoeLayerProgram resources, ops and dependencies
+
+struct MoeExpertOrder {
+  std::vector<int> card;                   // per expert: the card it runs on
+  std::vector<std::vector<int>> per_card;  // per card: its experts in run order (id order)
+};
+
+struct MoeCommPlan {
+  std::vector<MoeCardTraffic> traffic;  // per card, dispatch direction
+  std::vector<Time> all_to_all;         // per card: its dispatch time; the combine takes the same
+};
+
+MoeExpertOrder moe_expert_order(const MoeLayerSpec& spec);
+// Throws SpecError when a card's expert compute or all-to-all would not fit in a century.
+MoeCommPlan moe_comm_plan(const MoeLayerSpec& spec, const ExpertLoads& loads, const MoeExpertOrder& order);
+// Problems with a plan, one line each (empty = fine): sizes, rows sent and received that do not
+// balance, or that differ from the kept rows not already on their expert's card.
+std::vector<std::string> check_comm_plan(const MoeLayerSpec& spec, const ExpertLoads& loads, const MoeExpertOrder& order,
+                                         const MoeCommPlan& plan);
+std::unique_ptr<MoeLayerProgram> emit_moe_layer(const MoeLayerSpec& spec, const ExpertLoads& loads,
+                                                const MoeExpertOrder& order, const MoeCommPlan& plan);
 // Throws SpecError whose key is relative to the moe section ("routing.loads", "cards", ...).
+// Checks the spec, then the three parts in a row.
 std::unique_ptr<MoeLayerProgram> build_moe_layer(const MoeLayerSpec& spec, const ExpertLoads& loads);
 MoeLayerRun simulate_moe_layer(const MoeLayerSpec& spec);
 

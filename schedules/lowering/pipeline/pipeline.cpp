@@ -51,149 +51,185 @@ std::string name_of(const PipeOpInfo& x) {
 }
 }  // namespace
 
-std::unique_ptr<PipelineProgram> lower(const PipelinePlan& plan, const PipelineCosts& costs) {
-  const int p = plan.devices, S = plan.stages, m = plan.microbatches;
-  if (static_cast<int>(costs.stages.size()) != S)
-    throw std::invalid_argument(fmt::format("costs for {} stages, plan has {}", costs.stages.size(), S));
-  if (static_cast<int>(costs.update.size()) != p)
-    throw std::invalid_argument(fmt::format("update times for {} devices, plan has {}", costs.update.size(), p));
+namespace {
 
-  auto holder = std::make_unique<PipelineProgram>();
-  PipelineProgram& prog = *holder;
-  prog.devices = p;
-  OpGraph& g = prog.graph;
-  for (int d = 0; d < p; ++d) prog.compute.push_back(g.add_resource(fmt::format("d{} compute", d)));
-  bool has_comm = false;
-  for (const auto& c : costs.stages) has_comm = has_comm || c.forward_comm > 0 || c.backward_comm > 0;
-  if (has_comm)
-    for (int d = 0; d < p; ++d) prog.comm.push_back(g.add_resource(fmt::format("d{} collectives", d)));
-  // The in-pass collective that ends each action (a successor waits for it, not for the compute),
-  // and per device the last one, which the device's next compute op waits for.
-  std::vector<OpId> done_of;
-  std::vector<OpId> last_comm(p, kNoOp);
-  std::vector<std::pair<OpId, OpId>> pending_deps;
+Time action_duration(const Action& a, const PipelineCosts& costs) {
+  const StageCost& c = costs.stages.at(a.stage);
+  switch (a.kind) {
+    case ActionKind::Forward: return c.forward;
+    case ActionKind::Backward: return c.backward;
+    case ActionKind::BackwardInput: return c.backward_input;
+    case ActionKind::BackwardWeight: return c.backward_weight;
+    case ActionKind::OverlapFB: {
+      const StageCost& c2 = costs.stages.at(a.stage2);
+      return costs.overlap_fb ? *costs.overlap_fb : c.forward + (a.kind2 == ActionKind::Backward ? c2.backward : c2.backward_input);
+    }
+  }
+  return 0;
+}
 
-  const auto idx = [m](int s, int i) { return static_cast<std::size_t>(s) * m + i; };
-  std::vector<OpId> fwd(static_cast<std::size_t>(S) * m, kNoOp), bwd(fwd.size(), kNoOp), wgt(fwd.size(), kNoOp);
+// The in-pass collectives (a job's TP / CP / EP) that follow an action, 0 for none.
+Time action_comm(const Action& a, const PipelineCosts& costs) {
+  const StageCost& c = costs.stages.at(a.stage);
+  switch (a.kind) {
+    case ActionKind::Forward: return c.forward_comm;
+    case ActionKind::Backward:
+    case ActionKind::BackwardInput: return c.backward_comm;
+    case ActionKind::BackwardWeight: return 0;
+    case ActionKind::OverlapFB: return c.forward_comm + costs.stages.at(a.stage2).backward_comm;
+  }
+  return 0;
+}
 
-  auto add = [&](ResourceId r, Time dur, Time lat, PipeOpInfo info) {
-    const OpId id = g.add_op(r, dur, lat);
-    prog.info.push_back(info);
-    return id;
-  };
+// Op emission: the compute ops in action order, then per (micro-batch, stage) the messages and
+// dependencies between them, and what memory each holds.
+class PipeEmitter {
+ public:
+  PipeEmitter(const PipelinePlan& plan, const PipelineCosts& costs, PipelineProgram& prog)
+      : plan_(plan), costs_(costs), prog_(prog), g_(prog.graph), m_(plan.microbatches),
+        fwd_(static_cast<std::size_t>(plan.stages) * plan.microbatches, kNoOp), bwd_(fwd_.size(), kNoOp),
+        wgt_(fwd_.size(), kNoOp), msg_time_(transfer_time(costs.message, costs.bandwidth)) {}
 
   // Compute ops in each device's action order: the program order of its compute stream. They are
   // dealt round-robin over the devices (every device's k-th action, then the (k+1)-th), so that
   // ops running at about the same time sit near each other in memory: the engine then walks its
   // per-op records nearly sequentially instead of in p far-apart streams.
-  std::size_t longest = 0;
-  for (const auto& list : plan.actions) longest = std::max(longest, list.size());
-  for (std::size_t k = 0; k <= longest; ++k) {
-    for (int d = 0; d < p; ++d) {
-      const auto& list = plan.actions[d];
-      if (k == list.size()) {
-        const OpId u = add(prog.compute[d], costs.update[d], 0, {PipeOp::Update, static_cast<std::int16_t>(d), -1, -1, -1});
-        if (last_comm[d] != kNoOp) pending_deps.emplace_back(last_comm[d], u);
-      }
-      if (k >= list.size()) continue;
-      const Action& a = list[k];
-      const StageCost& c = costs.stages.at(a.stage);
-      Time dur = 0;
-      switch (a.kind) {
-        case ActionKind::Forward: dur = c.forward; break;
-        case ActionKind::Backward: dur = c.backward; break;
-        case ActionKind::BackwardInput: dur = c.backward_input; break;
-        case ActionKind::BackwardWeight: dur = c.backward_weight; break;
-        case ActionKind::OverlapFB: {
-          const StageCost& c2 = costs.stages.at(a.stage2);
-          dur = costs.overlap_fb ? *costs.overlap_fb
-                                 : c.forward + (a.kind2 == ActionKind::Backward ? c2.backward : c2.backward_input);
-          break;
+  void compute() {
+    for (int d = 0; d < plan_.devices; ++d) prog_.compute.push_back(g_.add_resource(fmt::format("d{} compute", d)));
+    for (const auto& c : costs_.stages) has_comm_ = has_comm_ || c.forward_comm > 0 || c.backward_comm > 0;
+    if (has_comm_)
+      for (int d = 0; d < plan_.devices; ++d) prog_.comm.push_back(g_.add_resource(fmt::format("d{} collectives", d)));
+    last_comm_.assign(static_cast<std::size_t>(plan_.devices), kNoOp);
+    std::size_t longest = 0;
+    for (const auto& list : plan_.actions) longest = std::max(longest, list.size());
+    for (std::size_t k = 0; k <= longest; ++k) {
+      for (int d = 0; d < plan_.devices; ++d) {
+        const auto& list = plan_.actions[d];
+        if (k == list.size()) {
+          const OpId u = add(prog_.compute[d], costs_.update[d], 0, {PipeOp::Update, static_cast<std::int16_t>(d), -1, -1, -1});
+          if (last_comm_[d] != kNoOp) pending_.emplace_back(last_comm_[d], u);
         }
-      }
-      PipeOpInfo info{pipe_kind(a.kind), static_cast<std::int16_t>(d), -1, a.stage, a.micro, a.stage2, a.micro2};
-      OpId op = add(prog.compute[d], dur, 0, info);
-      if (has_comm) {
-        if (last_comm[d] != kNoOp) pending_deps.emplace_back(last_comm[d], op);
-        Time comm = 0;
-        switch (a.kind) {
-          case ActionKind::Forward: comm = c.forward_comm; break;
-          case ActionKind::Backward:
-          case ActionKind::BackwardInput: comm = c.backward_comm; break;
-          case ActionKind::BackwardWeight: break;
-          case ActionKind::OverlapFB: comm = c.forward_comm + costs.stages.at(a.stage2).backward_comm; break;
-        }
-        if (comm > 0) {
-          const OpId cop = add(prog.comm[d], comm, 0, {PipeOp::Comm, static_cast<std::int16_t>(d), -1, a.stage, a.micro});
-          pending_deps.emplace_back(op, cop);
-          last_comm[d] = cop;
-          if (done_of.size() <= cop) done_of.resize(cop + 1, kNoOp);
-          done_of[op] = cop;
-        }
-      }
-      switch (a.kind) {
-        case ActionKind::Forward: fwd[idx(a.stage, a.micro)] = op; break;
-        case ActionKind::Backward:
-        case ActionKind::BackwardInput: bwd[idx(a.stage, a.micro)] = op; break;
-        case ActionKind::BackwardWeight: wgt[idx(a.stage, a.micro)] = op; break;
-        case ActionKind::OverlapFB:
-          fwd[idx(a.stage, a.micro)] = op;
-          bwd[idx(a.stage2, a.micro2)] = op;
-          break;
+        if (k < list.size()) action(d, list[k]);
       }
     }
   }
 
-  std::map<std::pair<int, int>, ResourceId> links;
-  auto link = [&](int src, int dst) {
-    auto [it, fresh] = links.try_emplace({src, dst}, 0);
+  void flows() {
+    for (const auto& [before, after] : pending_) dep(before, after);
+    for (int i = 0; i < m_; ++i) {
+      for (int s = 0; s < plan_.stages; ++s) {
+        const OpId f = fwd_[idx(s, i)], b = bwd_[idx(s, i)], w = wgt_[idx(s, i)];
+        const int dev = plan_.device_of(s, i);
+        if (s > 0) message(done(fwd_[idx(s - 1, i)]), f, plan_.device_of(s - 1, i), dev, true, s - 1, i);
+        if (s + 1 < plan_.stages) message(done(bwd_[idx(s + 1, i)]), b, plan_.device_of(s + 1, i), dev, false, s + 1, i);
+        dep(done(f), b);
+        // A split backward keeps the activations until W; a full one until B.
+        const OpId last = w != kNoOp ? w : b;
+        if (w != kNoOp) dep(b, w);
+        hold(PipelineProgram::memory_counter(dev), costs_.stages[s].activation, {f, OpPoint::Start}, {last, OpPoint::End});
+        hold(PipelineProgram::resident_counter(dev), 1, {f, OpPoint::Start}, {last, OpPoint::End});
+      }
+    }
+  }
+
+ private:
+  std::size_t idx(int s, int i) const { return static_cast<std::size_t>(s) * m_ + i; }
+
+  OpId add(ResourceId r, Time dur, Time lat, PipeOpInfo info) {
+    const OpId id = g_.add_op(r, dur, lat);
+    prog_.info.push_back(info);
+    return id;
+  }
+
+  void action(int d, const Action& a) {
+    PipeOpInfo info{pipe_kind(a.kind), static_cast<std::int16_t>(d), -1, a.stage, a.micro, a.stage2, a.micro2};
+    const OpId op = add(prog_.compute[d], action_duration(a, costs_), 0, info);
+    if (has_comm_) comm(d, a, op);
+    switch (a.kind) {
+      case ActionKind::Forward: fwd_[idx(a.stage, a.micro)] = op; break;
+      case ActionKind::Backward:
+      case ActionKind::BackwardInput: bwd_[idx(a.stage, a.micro)] = op; break;
+      case ActionKind::BackwardWeight: wgt_[idx(a.stage, a.micro)] = op; break;
+      case ActionKind::OverlapFB:
+        fwd_[idx(a.stage, a.micro)] = op;
+        bwd_[idx(a.stage2, a.micro2)] = op;
+        break;
+    }
+  }
+
+  // The action's in-pass collectives on the device's collectives resource after its compute op;
+  // the device's next op waits for them, and so do the action's successors (done()).
+  void comm(int d, const Action& a, OpId op) {
+    if (last_comm_[d] != kNoOp) pending_.emplace_back(last_comm_[d], op);
+    const Time t = action_comm(a, costs_);
+    if (t <= 0) return;
+    const OpId cop = add(prog_.comm[d], t, 0, {PipeOp::Comm, static_cast<std::int16_t>(d), -1, a.stage, a.micro});
+    pending_.emplace_back(op, cop);
+    last_comm_[d] = cop;
+    if (done_of_.size() <= cop) done_of_.resize(cop + 1, kNoOp);
+    done_of_[op] = cop;
+  }
+
+  // The op whose end completes an action: its collectives if it has any, else itself.
+  OpId done(OpId op) const { return op < done_of_.size() && done_of_[op] != kNoOp ? done_of_[op] : op; }
+
+  ResourceId link(int src, int dst) {
+    auto [it, fresh] = links_.try_emplace({src, dst}, 0);
     if (fresh) {
-      it->second = g.add_resource(fmt::format("link d{}->d{}", src, dst), Discipline::Fifo);
-      prog.link_ends[it->second] = {src, dst};
+      it->second = g_.add_resource(fmt::format("link d{}->d{}", src, dst), Discipline::Fifo);
+      prog_.link_ends[it->second] = {src, dst};
     }
     return it->second;
-  };
-  auto dep = [&](OpId before, OpId after) {
-    if (before == after)
-      throw GraphError(fmt::format("{} would wait on itself", name_of(prog.info[before])));
-    g.add_dep(before, after);
-  };
-  for (const auto& [before, after] : pending_deps) dep(before, after);
-  // A pass is done for its successors once its in-pass collectives are.
-  const auto done = [&](OpId op) { return op < done_of.size() && done_of[op] != kNoOp ? done_of[op] : op; };
-  auto hold = [&](std::uint32_t counter, std::int64_t amount, Mark from, Mark until) {
-    prog.holds.push_back({counter, amount, from, until});
-  };
-  const Time msg_time = transfer_time(costs.message, costs.bandwidth);
+  }
+
+  void dep(OpId before, OpId after) {
+    if (before == after) throw GraphError(fmt::format("{} would wait on itself", name_of(prog_.info[before])));
+    g_.add_dep(before, after);
+  }
+
+  void hold(std::uint32_t counter, std::int64_t amount, Mark from, Mark until) {
+    prog_.holds.push_back({counter, amount, from, until});
+  }
+
   // A message from `from` (on device src) to `to` (on device dst); same device: a plain dependency.
-  auto message = [&](OpId from, OpId to, int src, int dst, bool forward, int stage, int micro) {
+  void message(OpId from, OpId to, int src, int dst, bool forward, int stage, int micro) {
     if (src == dst) { dep(from, to); return; }
     const PipeOpInfo info{forward ? PipeOp::SendForward : PipeOp::SendBackward, static_cast<std::int16_t>(src),
                           static_cast<std::int16_t>(dst), stage, micro};
-    const OpId send = add(link(src, dst), msg_time, costs.latency_between(src, dst), info);
+    const OpId send = add(link(src, dst), msg_time_, costs_.latency_between(src, dst), info);
     dep(from, send);
     dep(send, to);
-    prog.consumer[send] = to;
-    (forward ? prog.forward_messages : prog.backward_messages)++;
-    hold(PipelineProgram::memory_counter(dst), costs.message, {send, OpPoint::Done}, {to, OpPoint::Start});
-  };
-
-  for (int i = 0; i < m; ++i) {
-    for (int s = 0; s < S; ++s) {
-      const OpId f = fwd[idx(s, i)], b = bwd[idx(s, i)], w = wgt[idx(s, i)];
-      const int dev = plan.device_of(s, i);
-      if (s > 0) message(done(fwd[idx(s - 1, i)]), f, plan.device_of(s - 1, i), dev, true, s - 1, i);
-      if (s + 1 < S) message(done(bwd[idx(s + 1, i)]), b, plan.device_of(s + 1, i), dev, false, s + 1, i);
-      dep(done(f), b);
-      // A split backward keeps the activations until W; a full one until B.
-      const OpId last = w != kNoOp ? w : b;
-      if (w != kNoOp) dep(b, w);
-      hold(PipelineProgram::memory_counter(dev), costs.stages[s].activation, {f, OpPoint::Start}, {last, OpPoint::End});
-      hold(PipelineProgram::resident_counter(dev), 1, {f, OpPoint::Start}, {last, OpPoint::End});
-    }
+    prog_.consumer[send] = to;
+    (forward ? prog_.forward_messages : prog_.backward_messages)++;
+    hold(PipelineProgram::memory_counter(dst), costs_.message, {send, OpPoint::Done}, {to, OpPoint::Start});
   }
 
-  g.set_namer([&info = prog.info](OpId op) { return name_of(info[op]); });
+  const PipelinePlan& plan_;
+  const PipelineCosts& costs_;
+  PipelineProgram& prog_;
+  OpGraph& g_;
+  const int m_;
+  std::vector<OpId> fwd_, bwd_, wgt_;  // per (stage, micro-batch): the op that runs it
+  std::map<std::pair<int, int>, ResourceId> links_;
+  const Time msg_time_;
+  bool has_comm_ = false;
+  std::vector<OpId> done_of_, last_comm_;            // per op / per device (in-pass collectives)
+  std::vector<std::pair<OpId, OpId>> pending_;       // dependencies added once the ops exist
+};
+
+}  // namespace
+
+std::unique_ptr<PipelineProgram> lower(const PipelinePlan& plan, const PipelineCosts& costs) {
+  if (static_cast<int>(costs.stages.size()) != plan.stages)
+    throw std::invalid_argument(fmt::format("costs for {} stages, plan has {}", costs.stages.size(), plan.stages));
+  if (static_cast<int>(costs.update.size()) != plan.devices)
+    throw std::invalid_argument(fmt::format("update times for {} devices, plan has {}", costs.update.size(), plan.devices));
+  auto holder = std::make_unique<PipelineProgram>();
+  holder->devices = plan.devices;
+  PipeEmitter emitter(plan, costs, *holder);
+  emitter.compute();
+  emitter.flows();
+  holder->graph.set_namer([&info = holder->info](OpId op) { return name_of(info[op]); });
   return holder;
 }
 

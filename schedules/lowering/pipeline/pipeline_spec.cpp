@@ -129,9 +129,8 @@ PipelinePlan plan_for(const PipelineSpec& spec) {
   } else {
     const ScheduleFamily* family = find_schedule(spec.schedule);
     if (!family) {
-      std::string known;
-      for (const auto& n : schedule_names()) known += (known.empty() ? "" : ", ") + n;
-      throw SpecError("pipeline.schedule", fmt::format("unknown schedule '{}' (known: {})", spec.schedule, known));
+      throw SpecError("pipeline.schedule",
+                      fmt::format("unknown schedule '{}' (known: {})", spec.schedule, fmt::join(schedule_names(), ", ")));
     }
     const ScheduleRequest req{spec.stages, spec.microbatches, spec.virtual_stages};
     if (auto why = family->check(req)) throw SpecError("pipeline.schedule", fmt::format("{}: {}", family->name, *why));

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "schedules/lowering/pipeline/pipeline.hpp"
+#include "schedules/lowering/spec_error.hpp"
 #include "schedules/pipeline/registry.hpp"
 #include "sim/engine.hpp"
 
@@ -40,17 +41,6 @@ struct PipelineSpec {
   Bytes message = 0;
   std::optional<Time> wrap_latency;  // hop between the last device and the first, both ways
   std::optional<Bytes> capacity;     // per-device memory for intermediates (feasibility)
-};
-
-// A spec the simulation cannot take (unknown schedule, counts it cannot run, missing times).
-// `key` names the scenario key at fault, so the loader can point at the file and line.
-class SpecError : public std::runtime_error {
- public:
-  SpecError(std::string key, const std::string& what) : std::runtime_error(what), key_(std::move(key)) {}
-  const std::string& key() const { return key_; }
-
- private:
-  std::string key_;
 };
 
 struct PipelineRun {

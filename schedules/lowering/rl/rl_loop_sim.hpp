@@ -27,10 +27,11 @@
 //    its batch (k) minus the version of its first chunk.
 #include <map>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "models/rl_loop.hpp"
-#include "schedules/lowering/pipeline/pipeline_spec.hpp"  // SpecError
+#include "schedules/lowering/spec_error.hpp"
 #include "sim/engine.hpp"
 #include "sim/level.hpp"
 
@@ -111,8 +112,47 @@ struct RlLoopRun {
   RlLoopStats stats;
 };
 
+// Lowering runs in three parts, each a plain value that can be checked on its own:
+//   rl_work      -> RlWork      who does what and for how long (the deal and the drawn durations)
+//   rl_sync_plan -> RlSyncPlan  each generator's program order of trajectories and weight syncs,
+//                               and which publish gates what (check_sync_plan)
+//   emit_rl_loop -> RlLoopProgram  resources, ops and dependencies
+
+struct RlWork {
+  std::vector<RlTrajectory> trajectories;          // id, batch, workers, length, verified_kept
+  std::vector<Time> verify_time;                   // per trajectory (0 without verification)
+  std::vector<std::vector<Time>> learn_time;       // [k][learner]
+  std::vector<std::vector<int>> batch_learned_ids; // [k]: verified-kept trajectories
+  std::vector<std::vector<int>> per_generator;     // [generator]: its trajectories in id order
+};
+
+// One entry of a generator's program order: a trajectory's chunks, or the sync to version k+1.
+struct RlGeneratorStep {
+  int trajectory = -1;  // or
+  int sync = -1;        // k
+  bool operator==(const RlGeneratorStep&) const = default;
+};
+
+struct RlSyncPlan {
+  std::vector<std::vector<RlGeneratorStep>> steps;  // [generator], in op-id order
+  // Between batches: publish(k) also waits for this step of generator w (the one before its
+  // sync(k)); -1 = none. In flight: all -1.
+  std::vector<std::vector<int>> publish_after;  // [generator][k]: index into steps[generator]
+  std::vector<int> gate;  // per trajectory: its first chunk waits for publish(gate); -1 = none
+  bool chained = false;   // in flight: a generator's trajectories are chained in id order
+};
+
 // Throws SpecError whose key is relative to the loop's section ("generation.chunk").
 void check_rl_loop(const RlLoopSpec& spec);
+// Throws SpecError when the loop would have more generation ops than the engine limit.
+RlWork rl_work(const RlLoopSpec& spec);
+RlSyncPlan rl_sync_plan(const RlLoopSpec& spec, const RlWork& work);
+// Problems with a sync plan, one line each (empty = fine): a generator's trajectories or syncs
+// missing, repeated or out of order; between batches, a sync that does not sit between batch
+// k + lead and batch k + lead + 1; a gate that is not an earlier publish.
+std::vector<std::string> check_sync_plan(const RlLoopSpec& spec, const RlWork& work, const RlSyncPlan& plan);
+std::unique_ptr<RlLoopProgram> emit_rl_loop(const RlLoopSpec& spec, RlWork work, const RlSyncPlan& plan);
+// check_rl_loop, then the three parts in a row.
 std::unique_ptr<RlLoopProgram> build_rl_loop(const RlLoopSpec& spec);
 RlLoopRun simulate_rl_loop(const RlLoopSpec& spec);
 

@@ -2,19 +2,19 @@
 
 namespace stepsim {
 
-RlRun simulate_rl(const RlScenario& scenario) {
+RlRun simulate_rl(const RlSpec& spec) {
   RlRun out;
-  for (const auto& loop : scenario.loops) out.loops.push_back(simulate_rl_loop(loop));
-  if (scenario.colocate) {
+  for (const auto& loop : spec.loops) out.loops.push_back(simulate_rl_loop(loop));
+  if (spec.colocate) {
     try {
-      out.colocate = simulate_colocate(*scenario.colocate);
+      out.colocate = simulate_colocate(*spec.colocate);
     } catch (const SpecError& e) {
       throw SpecError("colocate." + e.key(), e.what());
     }
   }
-  if (scenario.weight_transfer) {
+  if (spec.weight_transfer) {
     try {
-      out.weight_transfer = simulate_weight_transfer(*scenario.weight_transfer);
+      out.weight_transfer = simulate_weight_transfer(*spec.weight_transfer);
     } catch (const SpecError& e) {
       throw SpecError("weight_transfer." + e.key(), e.what());
     }

@@ -1,6 +1,7 @@
 #pragma once
-// An `rl` scenario as plain values, and the one call that simulates all of it: the loop (one
-// run per variant), the shared card's switch orders, the weight distribution.
+// The input of an `rl` section as plain values (RlSpec: owned here, read by cli/input), and the
+// one call that simulates all of it: the loop (one run per variant), the shared card's switch
+// orders, the weight distribution.
 #include <optional>
 #include <vector>
 
@@ -9,7 +10,7 @@
 
 namespace stepsim {
 
-struct RlScenario {
+struct RlSpec {
   std::vector<RlLoopSpec> loops;  // the base loop first, then its variants; may be empty
   std::optional<ColocateSpec> colocate;
   std::optional<WeightTransferSpec> weight_transfer;
@@ -22,6 +23,6 @@ struct RlRun {
 };
 
 // Throws SpecError (keys relative to the rl section), DeadlockError, GraphError.
-RlRun simulate_rl(const RlScenario& scenario);
+RlRun simulate_rl(const RlSpec& spec);
 
 }  // namespace stepsim

@@ -15,7 +15,7 @@
 #include <vector>
 
 #include "models/rl_weights.hpp"
-#include "schedules/lowering/pipeline/pipeline_spec.hpp"  // SpecError
+#include "schedules/lowering/spec_error.hpp"
 #include "sim/engine.hpp"
 #include "sim/level.hpp"
 

@@ -3,7 +3,7 @@
 // the design table). Every figure is computed by the simulator from the stated inputs.
 #include <catch2/catch.hpp>
 
-#include "cli/input/scenario.hpp"
+#include "dp_design.hpp"
 #include "schedules/lowering/data_parallel/data_parallel.hpp"
 #include "schedules/lowering/data_parallel/data_parallel_spec.hpp"
 
@@ -37,23 +37,7 @@ DataParallelSpec buckets_spec(Bytes bucket) {
   return s;
 }
 
-// The book's design case: Qwen3-8B, ZeRO-3 over RTX 4090s in 8-card hosts with eight 200 Gbit/s
-// NICs, one 8,192-token sequence per micro-batch, 40% of peak, 0.5 s input wait per step.
-DataParallelSpec design_spec(int cards, int microbatches) {
-  DataParallelSpec s;
-  s.model = *find_transformer("qwen3-8b");
-  s.accelerator = *find_accelerator("rtx4090");
-  s.efficiency = 0.4;
-  s.sequence_length = 8192;
-  s.cards = cards;
-  s.host = {8, 8, 25'000'000'000, false};
-  s.alpha = 20 * kMicrosecond;
-  s.zero_stage = 3;
-  s.microbatches = microbatches;
-  s.prefetch = 4;
-  s.input_wait = 500 * ms;
-  return s;
-}
+DataParallelSpec design_spec(int cards, int microbatches) { return test::zero3_design(cards, microbatches); }
 
 double seconds(Time t) { return to_s(t); }
 
@@ -277,42 +261,4 @@ TEST_CASE("spec errors name the key", "[data_parallel]") {
   }
   s.zero_stage = 2;
   CHECK_THROWS_AS(simulate_data_parallel(s), SpecError);
-}
-
-TEST_CASE("shipped data-parallel scenarios load and reproduce their figures", "[data_parallel][scenarios]") {
-  const std::string dir = STEPSIM_SOURCE_DIR "/scenarios/";
-  const auto sc = cli::load_scenario(dir + "dp-buckets.yaml");
-  REQUIRE(sc.data_parallel);
-  REQUIRE(sc.data_parallel->variants.size() == 2);
-  const auto one = simulate_data_parallel(sc.data_parallel->variants[1].second);
-  CHECK(one.exposed_comm == one.link_time - 2 * ms);  // 4.55 - 2 = 2.55 ms
-  const auto order = cli::load_scenario(dir + "dp-overlap-order.yaml");
-  CHECK(simulate_data_parallel(order.data_parallel->variants[1].second).exposed_comm == 500 * kMicrosecond);
-  const auto z48 = cli::load_scenario(dir + "zero3-design-48.yaml");
-  const auto r48 = simulate_data_parallel(z48.data_parallel->spec);
-  CHECK(r48.step_time == simulate_data_parallel(design_spec(48, 8)).step_time);
-  const auto z32 = cli::load_scenario(dir + "zero3-design-32.yaml");
-  CHECK(simulate_data_parallel(z32.data_parallel->spec).step_time == simulate_data_parallel(design_spec(32, 12)).step_time);
-  // The model file is the built-in shape.
-  CHECK(count_parameters(*z48.data_parallel->spec.model).total == 8'190'735'360LL);
-}
-
-TEST_CASE("data_parallel scenario errors point at file, line and key", "[data_parallel][scenarios]") {
-  const auto bad = [](const std::string& text) {
-    try {
-      cli::parse_scenario(text, "bad.yaml");
-    } catch (const cli::InputError& e) {
-      return std::string(e.what());
-    }
-    return std::string("no error");
-  };
-  CHECK_THAT(bad("data_parallel:\n  cards: 4\n  prefetsh: 2\n"), Catch::Contains("bad.yaml:3") && Catch::Contains("did you mean 'prefetch'"));
-  CHECK_THAT(bad("data_parallel:\n  model: qwen3-7b\n"), Catch::Contains("did you mean 'qwen3-8b'"));
-  CHECK_THAT(bad("data_parallel:\n  backward_order: sideways\n"), Catch::Contains("data_parallel.backward_order"));
-  CHECK_THAT(bad("data_parallel:\n  zero_stage: 2\n"), Catch::Contains("zero_stage 2 is not simulated"));
-  CHECK_THAT(bad("data_parallel:\n  model: qwen3-8b\n  layers: {a: {forward: 1ms}}\n"), Catch::Contains("not both"));
-  CHECK_THAT(bad("data_parallel:\n  layers:\n    a: {backward_input: 1ms}\n"), Catch::Contains("come together"));
-  CHECK_THAT(bad("data_parallel:\n  stragglers: {x: 2}\n"), Catch::Contains("card number"));
-  CHECK_THAT(bad("data_parallel:\n  model: {file: nowhere.yaml}\n"), Catch::Contains("cannot open"));
-  CHECK_THAT(bad("data_parallel:\n  variants: {v: {cardz: 3}}\n"), Catch::Contains("data_parallel.variants.v.cardz"));
 }

@@ -1,46 +1,20 @@
 // Every schedule, for every valid (devices, micro-batches, chunks) in a range: the plan lists each
 // op once, the run finishes (no deadlock), every dependency holds, no resource runs two ops at
 // once, every hold is released, and each schedule's published bound on resident micro-batches
-// holds. Durations are random per stage, so heterogeneous stages are covered too. Plus the
-// Chrome trace of each schedule, parsed back.
+// holds. Durations are random per stage, so heterogeneous stages are covered too. (The Chrome
+// trace of each schedule, parsed back, is in tests/test_trace.cpp.)
 #include <catch2/catch.hpp>
 
 #include <map>
 #include <random>
 #include <set>
 
-#include <nlohmann/json.hpp>
-
-#include "cli/reports/pipeline_report.hpp"
+#include "random_pipeline_spec.hpp"
 #include "schedules/lowering/pipeline/pipeline_spec.hpp"
 
 using namespace stepsim;
 
 namespace {
-std::int64_t pick(std::mt19937_64& rng, std::int64_t lo, std::int64_t hi) {
-  return lo + static_cast<std::int64_t>(rng() % static_cast<std::uint64_t>(hi - lo + 1));
-}
-
-PipelineSpec spec_with(std::mt19937_64& rng, const std::string& schedule, int p, int m, int v) {
-  PipelineSpec s;
-  s.stages = p;
-  s.microbatches = m;
-  s.virtual_stages = v;
-  s.schedule = schedule;
-  for (int d = 0; d < p; ++d) {
-    s.forward.push_back(pick(rng, 1, 40) * kMicrosecond);
-    s.backward_input.push_back(pick(rng, 1, 40) * kMicrosecond);
-    s.backward_weight.push_back(pick(rng, 1, 40) * kMicrosecond);
-    s.backward.push_back(s.backward_input.back() + s.backward_weight.back());
-    s.update.push_back(pick(rng, 0, 3) * kMicrosecond);
-    s.activation.push_back(pick(rng, 1, 1000));
-  }
-  s.latency = pick(rng, 0, 4) * kMicrosecond;
-  s.message = 7;
-  if (rng() % 2) s.wrap_latency = 0;
-  return s;
-}
-
 // The largest number of micro-batches each schedule may keep resident on device d.
 int resident_bound(const std::string& schedule, int p, int m, int v, int d) {
   if (schedule == "fill-drain") return m;
@@ -112,7 +86,7 @@ TEST_CASE("every schedule, every valid p, m, v: each op once, deadlock-free, dep
       for (int m = 1; m <= 20; ++m)
         for (int v : chunk_counts) {
           if (family.check({p, m, v})) continue;
-          const PipelineSpec spec = spec_with(rng, family.name, p, m, v);
+          const PipelineSpec spec = test::spec_with(rng, family.name, p, m, v);
           INFO(family.name << " p=" << p << " m=" << m << " v=" << v);
           const auto run = simulate_pipeline(spec);  // throws DeadlockError if it cannot finish
           check_run(run, spec);
@@ -139,31 +113,4 @@ TEST_CASE("each family's check names why it refuses, and accepts what it builds"
   // Schedules with a fixed placement refuse an explicit virtual_stages > 1.
   for (const char* name : {"fill-drain", "1f1b", "zb-h1", "zb-h2", "dualpipe", "dualpipe-v"})
     CHECK(find_schedule(name)->check({4, 8, 2}));
-}
-
-TEST_CASE("Chrome trace of every schedule parses and shows every op and message", "[schedules][trace]") {
-  std::mt19937_64 rng(5);
-  for (const auto& family : schedule_families()) {
-    const PipelineSpec spec = spec_with(rng, family.name, 4, 8, 0);
-    INFO(family.name);
-    const auto run = simulate_pipeline(spec);
-    const auto doc = nlohmann::json::parse(cli::pipeline_trace(run));
-    int slices = 0, flow_starts = 0, overlap = 0, weight = 0;
-    std::set<int> devices;
-    for (const auto& e : doc["traceEvents"]) {
-      const std::string ph = e["ph"];
-      if (ph == "X") {
-        ++slices;
-        devices.insert(e["pid"].get<int>());
-        if (e["cat"] == "overlap") ++overlap;
-        if (e["cat"] == "W") ++weight;
-      }
-      if (ph == "s") ++flow_starts;
-    }
-    CHECK(slices == static_cast<int>(run.program->graph.op_count()));
-    CHECK(flow_starts == run.stats.forward_messages + run.stats.backward_messages);
-    CHECK(devices.size() == 4);
-    CHECK((overlap > 0) == (family.name == "dualpipe" || family.name == "dualpipe-v"));
-    CHECK((weight > 0) == family.split_backward);
-  }
 }

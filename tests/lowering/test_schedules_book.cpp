@@ -6,7 +6,7 @@
 
 #include <algorithm>
 
-#include "cli/input/scenario.hpp"
+#include "book_pipeline.hpp"
 #include "schedules/lowering/pipeline/pipeline_spec.hpp"
 
 using namespace stepsim;
@@ -14,11 +14,8 @@ using namespace stepsim;
 namespace {
 constexpr Bytes MiB = 1024 * 1024;
 
-PipelineSpec book(const std::string& schedule, std::vector<std::string> sets = {}) {
-  sets.push_back("pipeline.schedule=" + schedule);
-  auto sc = cli::load_scenario(std::string(STEPSIM_SOURCE_DIR) + "/scenarios/book-pipeline.yaml", sets);
-  REQUIRE(sc.pipeline);
-  return *sc.pipeline;
+PipelineSpec book(const std::string& schedule, int microbatches = 8, int stages = 4) {
+  return test::book_pipeline(schedule, microbatches, stages);
 }
 
 // No transfer time and no optimizer update: the setting of the published bubble formulas.
@@ -82,7 +79,9 @@ TEST_CASE("interleaved 1F1B, v = 2: step, idle and peak, book's 298 / 57 / 1,329
   CHECK(whole.stats.devices[0].peak_memory / MiB == 1329);
 
   // Same, wrap-around hop free: 297 / 56.
-  const auto whole_free_wrap = simulate_pipeline(book("interleaved-1f1b", {"pipeline.link.wrap_latency=0ms"}));
+  auto free_wrap = book("interleaved-1f1b");
+  free_wrap.wrap_latency = 0;
+  const auto whole_free_wrap = simulate_pipeline(free_wrap);
   CHECK(near(whole_free_wrap.stats.step_time, 297 * kMillisecond));
   CHECK(near(mean_idle(whole_free_wrap), 56 * kMillisecond));
 
@@ -109,8 +108,8 @@ TEST_CASE("interleaved 1F1B: bubble (p-1)(F+B)/v with no transfer time", "[sched
   for (const auto& d : simulate_pipeline(book_halves).stats.devices) CHECK(d.idle == 45 * kMillisecond);
   for (int v : {2, 3, 4}) {
     for (int m : {4, 8, 12}) {
-      auto s = bare(book("interleaved-1f1b", {"pipeline.virtual_stages=" + std::to_string(v),
-                                              "pipeline.microbatches=" + std::to_string(m)}));
+      auto s = bare(book("interleaved-1f1b", m));
+      s.virtual_stages = v;
       s.layers.reset();  // equal chunks
       s.forward.assign(4, 12 * kMillisecond);   // divisible by v = 2, 3, 4
       s.backward.assign(4, 24 * kMillisecond);
@@ -122,7 +121,7 @@ TEST_CASE("interleaved 1F1B: bubble (p-1)(F+B)/v with no transfer time", "[sched
 }
 
 TEST_CASE("interleaved 1F1B: micro-batch counts the order cannot take are refused", "[schedules][interleaved]") {
-  auto s = book("interleaved-1f1b", {"pipeline.microbatches=6"});
+  auto s = book("interleaved-1f1b", 6);
   try {
     simulate_pipeline(s);
     FAIL("expected a SpecError");
@@ -189,8 +188,7 @@ TEST_CASE("DualPipe: published bubble (PP/2-1)(F&B+B-3W) and PP+1 activations", 
   struct Case { int p, m; Time f, i, w; };
   for (const Case& c : {Case{2, 4, 10, 10, 10}, Case{6, 12, 10, 10, 10}, Case{8, 16, 10, 10, 10}, Case{8, 24, 10, 10, 10},
                         Case{4, 12, 10, 10, 4}, Case{6, 20, 7, 7, 2}}) {
-    auto s = bare(book("dualpipe", {"pipeline.stages=" + std::to_string(c.p), "pipeline.microbatches=" + std::to_string(c.m),
-                                    "pipeline.memory.activation=1MiB"}));
+    auto s = bare(book("dualpipe", c.m, c.p));  // 1 MiB of activations per stage
     s.forward.assign(c.p, c.f * kMillisecond);
     s.backward_input.assign(c.p, c.i * kMillisecond);
     s.backward_weight.assign(c.p, c.w * kMillisecond);
@@ -239,11 +237,11 @@ TEST_CASE("DualPipe: overlapped pairs take time.overlap when given", "[schedules
 }
 
 TEST_CASE("DualPipe: counts it cannot take are refused", "[schedules][dualpipe]") {
-  CHECK_THROWS_WITH(simulate_pipeline(book("dualpipe", {"pipeline.stages=3", "pipeline.memory.activation=1MiB"})),
+  CHECK_THROWS_WITH(simulate_pipeline(book("dualpipe", 8, 3)),
                     Catch::Contains("dualpipe needs an even number of stages (got 3)"));
-  CHECK_THROWS_WITH(simulate_pipeline(book("dualpipe", {"pipeline.microbatches=9"})),
+  CHECK_THROWS_WITH(simulate_pipeline(book("dualpipe", 9)),
                     Catch::Contains("microbatches must be even (got 9)"));
-  CHECK_THROWS_WITH(simulate_pipeline(book("dualpipe", {"pipeline.microbatches=6"})),
+  CHECK_THROWS_WITH(simulate_pipeline(book("dualpipe", 6)),
                     Catch::Contains("at least 2 x stages = 8 micro-batches (got 6)"));
 }
 
@@ -288,7 +286,7 @@ TEST_CASE("DualPipe-V: one parameter copy, DualPipe's bubble at chunk granularit
   // Forward messages: 8 micro-batches x 7 chunk boundaries, minus the turn of the V at device 3
   // (chunks 3 -> 4 stay on one device): 8 x 6 = 48.
   CHECK(run.stats.forward_messages == 48);
-  CHECK_THROWS_WITH(simulate_pipeline(book("dualpipe-v", {"pipeline.microbatches=6"})),
+  CHECK_THROWS_WITH(simulate_pipeline(book("dualpipe-v", 6)),
                     Catch::Contains("at least 2 x stages = 8 micro-batches (got 6)"));
 }
 

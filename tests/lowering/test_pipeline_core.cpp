@@ -4,7 +4,7 @@
 
 #include <algorithm>
 
-#include "cli/input/scenario.hpp"
+#include "book_pipeline.hpp"
 #include "schedules/lowering/pipeline/pipeline_spec.hpp"
 
 using namespace stepsim;
@@ -12,12 +12,7 @@ using namespace stepsim;
 namespace {
 constexpr Bytes MiB = 1024 * 1024;
 
-PipelineSpec book(const std::string& schedule, int microbatches = 8) {
-  auto sc = cli::load_scenario(std::string(STEPSIM_SOURCE_DIR) + "/scenarios/book-pipeline.yaml",
-                               {"pipeline.schedule=" + schedule, "pipeline.microbatches=" + std::to_string(microbatches)});
-  REQUIRE(sc.pipeline);
-  return *sc.pipeline;
-}
+PipelineSpec book(const std::string& schedule, int microbatches = 8) { return test::book_pipeline(schedule, microbatches); }
 
 std::vector<int> resident(const PipelineRun& r) {
   std::vector<int> out;

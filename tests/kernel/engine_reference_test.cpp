@@ -7,6 +7,9 @@
 
 #include <queue>
 #include <random>
+#include <string>
+
+#include <fmt/format.h>
 
 #include "sim/engine.hpp"
 
@@ -92,7 +95,8 @@ OpGraph random_graph(std::mt19937& rng, int ops, int resources) {
   OpGraph g;
   std::uniform_int_distribution<int> coin(0, 99);
   for (int r = 0; r < resources; ++r)
-    g.add_resource("r" + std::to_string(r), coin(rng) < 40 ? Discipline::Fifo : Discipline::ProgramOrder);
+    g.add_resource(fmt::format("r{}", r),  // not "r" + to_string: GCC 12 warns falsely (-Wrestrict)
+                   coin(rng) < 40 ? Discipline::Fifo : Discipline::ProgramOrder);
   std::uniform_int_distribution<int> res(0, resources - 1), dur(0, 3), lat(0, 2);
   for (int i = 0; i < ops; ++i) {
     const OpId op = g.add_op(static_cast<ResourceId>(res(rng)), dur(rng), coin(rng) < 50 ? 0 : lat(rng));
