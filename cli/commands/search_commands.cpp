@@ -71,7 +71,7 @@ std::pair<std::size_t, std::size_t> parse_shard_arg(const std::string& s) {
 void apply_flags(const SearchArgs& a, SearchSpec& spec) {
   if (a.top > 0) spec.top = a.top;
   if (!a.rank.empty()) {
-    if (a.rank == "time") spec.rank = SearchRank::Time;
+    if (a.rank == "time") spec.rank = SearchRank::Step;
     else if (a.rank == "cost") spec.rank = SearchRank::Cost;
     else if (a.rank == "days") spec.rank = SearchRank::Days;
     else throw InputError("--rank", 0, "", fmt::format("unknown rank '{}' (time, cost or days)", a.rank));

@@ -230,7 +230,7 @@ SearchScenario read(std::shared_ptr<const Source> src) {
   s.top = static_cast<int>(r.opt_integer("top", 1).value_or(10));
   if (s.top > 10000) r.fail("top", "at most 10,000");
   const std::string rank = r.opt_text("rank").value_or("time");
-  if (rank == "time") s.rank = SearchRank::Time;
+  if (rank == "time") s.rank = SearchRank::Step;
   else if (rank == "cost") s.rank = SearchRank::Cost;
   else if (rank == "days") s.rank = SearchRank::Days;
   else r.fail("rank", fmt::format("unknown rank '{}' (time, cost or days)", rank));

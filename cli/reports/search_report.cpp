@@ -115,7 +115,7 @@ Table cards_table(const SearchSpec& spec, const SearchResult& r) {
 
 std::string rank_words(SearchRank r) {
   switch (r) {
-    case SearchRank::Time: return "step time";
+    case SearchRank::Step: return "step time";
     case SearchRank::Cost: return "cost (cards x step time)";
     case SearchRank::Days: return "days to finish (checkpoint and failure overhead included)";
   }

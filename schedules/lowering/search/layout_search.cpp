@@ -22,7 +22,7 @@ namespace stepsim {
 
 const char* search_rank_name(SearchRank r) {
   switch (r) {
-    case SearchRank::Time: return "time";
+    case SearchRank::Step: return "time";
     case SearchRank::Cost: return "cost";
     case SearchRank::Days: return "days";
   }
@@ -210,7 +210,7 @@ Time step_budget_at(const SearchSpec& spec, std::int64_t cards) {
 
 bool ranks_before(const SearchSpec& spec, const Evaluated& a, const Evaluated& b) {
   switch (spec.rank) {
-    case SearchRank::Time: break;
+    case SearchRank::Step: break;
     case SearchRank::Cost: {
       // cards x step, exactly (128-bit).
       const __int128 ca = static_cast<__int128>(a.c.cards) * a.step, cb = static_cast<__int128>(b.c.cards) * b.step;

@@ -57,7 +57,7 @@ struct SearchTask {
   Time card_mtbf = 0;                     // 0: no failures
 };
 
-enum class SearchRank { Time, Cost, Days };
+enum class SearchRank { Step, Cost, Days };  // Step: by step time
 const char* search_rank_name(SearchRank r);
 
 struct SearchSpec {
@@ -67,7 +67,7 @@ struct SearchSpec {
   Time input_wait = 0;
   SearchAxes axes;
   SearchTask task;
-  SearchRank rank = SearchRank::Time;
+  SearchRank rank = SearchRank::Step;
   int top = 10;
 };
 
