@@ -7,6 +7,7 @@
 #include "cli/commands/commands.hpp"
 #include "cli/commands/job_step_commands.hpp"
 #include "cli/commands/diagnostics.hpp"
+#include "cli/commands/search_commands.hpp"
 #include "cli/input/input.hpp"
 #include "sim/engine.hpp"
 
@@ -70,6 +71,7 @@ int main(int argc, char** argv) {
   cli::add_plan_command(app);
   cli::add_check_against_command(app);
   cli::add_calibrate_command(app);
+  cli::add_search_command(app);
   cli::add_help_command(app);
   try {
     std::vector<std::string> args(argv + 1, argv + argc);

@@ -1,0 +1,241 @@
+// `stepsim search FILE` and `stepsim search merge`: the layout search (docs/search.md).
+#include "cli/commands/search_commands.hpp"
+
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <fstream>
+#include <memory>
+#include <set>
+#include <sstream>
+#include <thread>
+
+#include <fmt/format.h>
+
+#include "cli/input/search_input.hpp"
+#include "cli/reports/search_report.hpp"
+
+namespace stepsim::cli {
+
+namespace {
+
+struct SearchArgs {
+  std::string file;
+  std::vector<std::string> sets;
+  int top = 0;
+  std::string rank;
+  unsigned jobs = 0;
+  bool json = false;
+  std::string csv, html, shard, output;
+  bool no_bound = false;
+};
+
+struct MergeArgs {
+  std::vector<std::string> files;
+  bool json = false;
+  std::string csv, html;
+};
+
+void write_file(const std::string& path, const std::string& text) {
+  std::ofstream out(path, std::ios::binary);
+  if (!out) throw InputError(path, 0, "", "cannot write the file");
+  out << text;
+}
+
+std::string read_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw InputError(path, 0, "", "cannot open the file");
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+// "I/N", 0 <= I < N.
+std::pair<std::size_t, std::size_t> parse_shard_arg(const std::string& s) {
+  const auto slash = s.find('/');
+  std::size_t i = 0, n = 0;
+  try {
+    if (slash == std::string::npos) throw std::invalid_argument("");
+    std::size_t p1 = 0, p2 = 0;
+    i = std::stoul(s.substr(0, slash), &p1);
+    n = std::stoul(s.substr(slash + 1), &p2);
+    if (p1 != slash || p2 != s.size() - slash - 1) throw std::invalid_argument("");
+  } catch (const std::exception&) {
+    throw InputError("--shard", 0, "", fmt::format("'{}' is not I/N (e.g. 0/4)", s));
+  }
+  if (n == 0 || i >= n || n > 100000) throw InputError("--shard", 0, "", fmt::format("'{}': need 0 <= I < N <= 100000", s));
+  return {i, n};
+}
+
+void apply_flags(const SearchArgs& a, SearchSpec& spec) {
+  if (a.top > 0) spec.top = a.top;
+  if (!a.rank.empty()) {
+    if (a.rank == "time") spec.rank = SearchRank::Step;
+    else if (a.rank == "cost") spec.rank = SearchRank::Cost;
+    else if (a.rank == "days") spec.rank = SearchRank::Days;
+    else throw InputError("--rank", 0, "", fmt::format("unknown rank '{}' (time, cost or days)", a.rank));
+    if (spec.rank == SearchRank::Days && spec.task.tokens <= 0)
+      throw InputError("--rank", 0, "", "rank days needs a task section (search.task: tokens, deadline)");
+  }
+}
+
+// A self-rewriting line on stderr, only on a terminal and only once the search has run a second.
+class Progress {
+ public:
+  Progress() : tty_(isatty(fileno(stderr)) != 0), start_(std::chrono::steady_clock::now()) {}
+  void update(std::size_t done, std::size_t total) {
+    if (!tty_) return;
+    const auto now = std::chrono::steady_clock::now();
+    if (now - start_ < std::chrono::seconds(1) || now - last_ < std::chrono::milliseconds(200)) return;
+    last_ = now;
+    shown_ = true;
+    fmt::print(stderr, "\r\033[Ksearch: {}/{} layouts simulated or bounded", done, total);
+  }
+  void finish() {
+    if (shown_) fmt::print(stderr, "\r\033[K");
+  }
+
+ private:
+  bool tty_, shown_ = false;
+  std::chrono::steady_clock::time_point start_, last_{};
+};
+
+void print_outputs(const SearchReportInfo& info, const SearchSpec& spec, const SearchResult& r, bool json, const std::string& csv,
+                   const std::string& html) {
+  if (json) fmt::print("{}\n", search_json(info, spec, r).dump(2));
+  else fmt::print("{}", search_text(info, spec, r));
+  if (!csv.empty()) write_file(csv, search_csv(spec, r));
+  if (!html.empty()) write_file(html, search_html(info, spec, r));
+}
+
+void run_search_command(const SearchArgs& a) {
+  SearchScenario sc = load_search(a.file, a.sets);
+  apply_flags(a, sc.spec);
+  SearchOptions opt;
+  opt.jobs = static_cast<int>(a.jobs > 0 ? a.jobs : std::max(1u, std::thread::hardware_concurrency()));
+  opt.prune_bound = !a.no_bound;
+  SearchReportInfo info;
+  info.name = sc.name;
+  info.description = sc.description;
+  info.file = a.file;
+  info.jobs = opt.jobs;
+  if (!a.shard.empty()) {
+    const auto [i, n] = parse_shard_arg(a.shard);
+    opt.shard_index = i;
+    opt.shard_count = n;
+    info.shard = fmt::format("{}/{}", i, n);
+  }
+  auto progress = std::make_shared<Progress>();
+  opt.progress = [progress](std::size_t done, std::size_t total) { progress->update(done, total); };
+  const auto t0 = std::chrono::steady_clock::now();
+  const SearchResult r = run_search(sc.spec, opt);
+  progress->finish();
+  info.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  if (opt.shard_count > 1) {
+    // A shard writes everything it simulated, with what `search merge` needs to rebuild the spec.
+    auto j = search_json(info, sc.spec, r);
+    j["overrides"] = a.sets;
+    j["top_flag"] = a.top;
+    j["rank_flag"] = a.rank;
+    const std::string out = !a.output.empty() ? a.output : fmt::format("{}-shard-{}-of-{}.json", sc.name, opt.shard_index, opt.shard_count);
+    write_file(out, j.dump(1) + "\n");
+    fmt::print("shard {}: {} layouts considered, {} simulated; results in {}\n", info.shard, r.counts.considered, r.counts.simulated, out);
+    return;
+  }
+  print_outputs(info, sc.spec, r, a.json, a.csv, a.html);
+  // Only on a terminal: redirected output stays the same from run to run.
+  if (!a.json && isatty(fileno(stderr)) != 0)
+    fmt::print(stderr, "search: {:.2f} s on {} thread{}\n", info.seconds, opt.jobs, opt.jobs == 1 ? "" : "s");
+}
+
+void run_merge(const MergeArgs& a) {
+  std::optional<SearchScenario> sc;
+  SearchArgs flags;
+  SearchResult r;
+  std::set<std::size_t> seen;
+  std::size_t count = 0;
+  std::string file;
+  for (const auto& f : a.files) {
+    nlohmann::json j;
+    try {
+      j = nlohmann::json::parse(read_file(f));
+    } catch (const nlohmann::json::exception& e) {
+      throw InputError(f, 0, "", fmt::format("not a search shard file: {}", e.what()));
+    }
+    try {
+      const std::string shard = j.at("shard").get<std::string>();
+      const auto [i, n] = parse_shard_arg(shard);
+      if (count != 0 && n != count) throw InputError(f, 0, "shard", fmt::format("shard {} is of {} shards, the others of {}", shard, n, count));
+      count = n;
+      if (!seen.insert(i).second) throw InputError(f, 0, "shard", fmt::format("shard {} given twice", shard));
+      const std::string this_file = j.at("file").get<std::string>();
+      if (!sc) {
+        file = this_file;
+        flags.sets = j.at("overrides").get<std::vector<std::string>>();
+        flags.top = j.at("top_flag").get<int>();
+        flags.rank = j.at("rank_flag").get<std::string>();
+        sc = load_search(file, flags.sets);
+        apply_flags(flags, sc->spec);
+      } else if (this_file != file) {
+        throw InputError(f, 0, "file", fmt::format("this shard searched {}, the first one {}", this_file, file));
+      }
+      const SearchCounts c = counts_from_json(j.at("counts"));
+      r.counts.considered += c.considered;
+      r.counts.divisibility += c.divisibility;
+      r.counts.schedule += c.schedule;
+      r.counts.memory += c.memory;
+      r.counts.bound += c.bound;
+      r.counts.simulated += c.simulated;
+      r.counts.over_memory_simulated += c.over_memory_simulated;
+      for (const auto& [cards, why] : j.at("none_why").items()) r.none_why.emplace(std::stoll(cards), why.get<std::string>());
+      for (const auto& e : j.at("simulated")) {
+        Evaluated ev = evaluated_from_json(e);
+        apply_task(sc->spec, ev);
+        r.simulated.push_back(ev);
+      }
+    } catch (const nlohmann::json::exception& e) {
+      throw InputError(f, 0, "", fmt::format("not a search shard file: {}", e.what()));
+    }
+  }
+  if (seen.size() != count)
+    throw InputError(a.files.front(), 0, "shard", fmt::format("{} of {} shards given: every shard is needed", seen.size(), count));
+  finish_search(sc->spec, r);
+  SearchReportInfo info;
+  info.name = sc->name;
+  info.description = sc->description;
+  info.file = file;
+  print_outputs(info, sc->spec, r, a.json, a.csv, a.html);
+}
+
+}  // namespace
+
+void add_search_command(CLI::App& app) {
+  auto a = std::make_shared<SearchArgs>();
+  auto m = std::make_shared<MergeArgs>();
+  auto* cmd = app.add_subcommand("search", "search parallel layouts of a job: the fastest that fits, the fewest cards that meet a deadline");
+  cmd->add_option("file", a->file, "scenario YAML with a search: section");
+  cmd->add_option("--set", a->sets, "override a key, e.g. --set search.layout.tp=[4,8] (repeatable)");
+  cmd->add_option("--top", a->top, "how many layouts to list (default: search.top, or 10)");
+  cmd->add_option("--rank", a->rank, "rank by time (step), cost (cards x step time) or days (to finish, with checkpoint and failures)");
+  cmd->add_option("-j,--jobs", a->jobs, "threads (default: every core); results do not depend on it");
+  cmd->add_flag("--json", a->json, "print JSON (every simulated layout) instead of the tables");
+  cmd->add_option("--csv", a->csv, "write every simulated layout as CSV to this file");
+  cmd->add_option("--html", a->html, "write an HTML report (scatter of every simulated layout, the front highlighted)");
+  cmd->add_option("--shard", a->shard, "search candidates I, I+N, I+2N, ... only (I/N, I from 0); join with 'search merge'");
+  cmd->add_option("-o,--output", a->output, "shard result JSON (default: NAME-shard-I-of-N.json)");
+  cmd->add_flag("--no-bound", a->no_bound, "simulate every layout that fits, even those whose compute alone is slower than the best");
+  auto* merge = cmd->add_subcommand("merge", "join the result files of shards (--shard I/N) into one report");
+  merge->add_option("files", m->files, "shard result JSON files")->required();
+  merge->add_flag("--json", m->json, "print JSON instead of the tables");
+  merge->add_option("--csv", m->csv, "write every simulated layout as CSV to this file");
+  merge->add_option("--html", m->html, "write the HTML report to this file");
+  merge->callback([m] { run_merge(*m); });
+  cmd->callback([a, merge] {
+    if (merge->parsed()) return;
+    if (a->file.empty()) throw CLI::RequiredError("file");
+    run_search_command(*a);
+  });
+}
+
+}  // namespace stepsim::cli

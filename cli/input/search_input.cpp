@@ -1,0 +1,251 @@
+#include "cli/input/search_input.hpp"
+
+#include <algorithm>
+#include <set>
+
+#include <fmt/format.h>
+
+#include "cli/input/job_step_input.hpp"
+#include "schedules/pipeline/registry.hpp"
+
+namespace stepsim::cli {
+
+namespace {
+
+// Layout keys that may hold a list or `auto`.
+const std::vector<std::string> kAxisKeys = {"tp", "pp", "virtual_stages", "dp", "cp", "ep", "schedule", "zero", "fsdp",
+                                            "micro_batch", "recompute", "sequence_parallel", "global_batch"};
+
+bool is_auto(const YAML::Node& n) { return n.IsScalar() && n.Scalar() == "auto"; }
+
+// A scalar, a list of scalars or `auto` (-> empty, key recorded).
+std::vector<YAML::Node> values_of(const Reader& r, const std::string& k, SearchAxes& axes) {
+  std::vector<YAML::Node> out;
+  const YAML::Node n = r.node()[k];
+  if (!n.IsDefined() || n.IsNull()) return out;
+  if (is_auto(n)) {
+    axes.auto_keys.push_back(k);
+    return out;
+  }
+  if (n.IsScalar()) return {n};
+  if (!n.IsSequence() || n.size() == 0) r.fail(k, "expected a value, a non-empty list of values, or auto");
+  for (std::size_t i = 0; i < n.size(); ++i) {
+    if (!n[i].IsScalar()) r.fail_at(n[i], fmt::format("{}[{}]", r.key(k), i), "expected a single value");
+    out.push_back(n[i]);
+  }
+  return out;
+}
+
+std::int64_t int_of(const Reader& r, const YAML::Node& n, const std::string& k, std::int64_t min) {
+  std::int64_t v = 0;
+  try {
+    const double d = n.as<double>();
+    if (d != static_cast<double>(static_cast<std::int64_t>(d)) || d > 1e15) throw YAML::Exception(n.Mark(), "");
+    v = static_cast<std::int64_t>(d);
+  } catch (const YAML::Exception&) {
+    r.fail_at(n, r.key(k), fmt::format("'{}' is not a whole number", n.Scalar()));
+  }
+  if (v < min) r.fail_at(n, r.key(k), fmt::format("{} is below the minimum {}", v, min));
+  return v;
+}
+
+std::vector<int> ints(const Reader& r, const std::string& k, SearchAxes& axes, std::int64_t min, std::int64_t max) {
+  std::vector<int> out;
+  for (const auto& n : values_of(r, k, axes)) {
+    const std::int64_t v = int_of(r, n, k, min);
+    if (v > max) r.fail_at(n, r.key(k), fmt::format("{} is above the maximum {}", v, max));
+    if (std::find(out.begin(), out.end(), static_cast<int>(v)) == out.end()) out.push_back(static_cast<int>(v));
+  }
+  return out;
+}
+
+std::vector<std::int64_t> read_cards(const Reader& hw) {
+  std::vector<std::int64_t> out;
+  if (!hw.has("gpus")) hw.fail("gpus", "missing: the number of cards, a list, or {from, to, step}");
+  const YAML::Node n = hw.node()["gpus"];
+  constexpr std::int64_t kMaxCards = 1'000'000;
+  if (n.IsMap()) {
+    const Reader g = hw.child("gpus");
+    g.only({"from", "to", "step"});
+    const std::int64_t from = g.integer("from", 1), to = g.integer("to", 1);
+    const std::int64_t step = g.opt_integer("step", 1).value_or(1);
+    if (to < from) g.fail("to", fmt::format("{} is below from ({})", to, from));
+    if (to > kMaxCards) g.fail("to", fmt::format("more than {} cards", kMaxCards));
+    if ((to - from) / step + 1 > 4096) g.fail("step", "more than 4,096 card counts: use a larger step");
+    for (std::int64_t c = from; c <= to; c += step) out.push_back(c);
+  } else {
+    SearchAxes dummy;
+    for (const auto& x : values_of(hw, "gpus", dummy)) out.push_back(int_of(hw, x, "gpus", 1));
+    if (!dummy.auto_keys.empty()) hw.fail("gpus", "give the card count(s): a number, a list or {from, to, step}");
+    for (auto c : out)
+      if (c > kMaxCards) hw.fail("gpus", fmt::format("more than {} cards", kMaxCards));
+  }
+  std::sort(out.begin(), out.end());
+  out.erase(std::unique(out.begin(), out.end()), out.end());
+  return out;
+}
+
+}  // namespace
+
+namespace {
+
+// The searched layout keys (lists, `auto`, or absent: job_step's default), and the space's size.
+void read_axes(const Reader& r, const Reader& lr, SearchSpec& s) {
+  SearchAxes& a = s.axes;
+  const int layers = s.model.shape.layers;
+  a.tp = ints(lr, "tp", a, 1, 1024);
+  a.pp = ints(lr, "pp", a, 1, layers);
+  a.vpp = ints(lr, "virtual_stages", a, 1, layers);
+  a.dp = ints(lr, "dp", a, 1, 1'000'000);
+  a.dp_listed = !a.dp.empty();
+  a.cp = ints(lr, "cp", a, 1, 1024);
+  a.ep = ints(lr, "ep", a, 1, 1024);
+  a.micro_batch = ints(lr, "micro_batch", a, 1, 1'000'000);
+  a.zero = ints(lr, "zero", a, 0, 3);
+  if (lr.has("fsdp")) {
+    const YAML::Node f = lr.node()["fsdp"];
+    if (is_auto(f)) {
+      if (a.zero.empty() && !lr.has("zero")) a.zero = {0, 1, 2, 3};
+    } else if (lr.flag("fsdp", false)) {
+      if (lr.has("zero")) lr.fail("fsdp", "fsdp is zero 3; drop one of them");
+      a.zero = {3};
+    }
+  }
+  // Keys not given stay at the job_step default (not searched); `auto` (empty list) searches.
+  auto absent_default = [&](const char* k, std::vector<int>& v, int dflt) {
+    if (!lr.has(k)) v = {dflt};
+  };
+  absent_default("tp", a.tp, 1);
+  absent_default("pp", a.pp, 1);
+  absent_default("cp", a.cp, 1);
+  absent_default("ep", a.ep, 1);
+  absent_default("micro_batch", a.micro_batch, 1);
+  if (!lr.has("zero") && !lr.has("fsdp")) a.zero = {0};
+  if (!lr.has("virtual_stages")) a.vpp = {1};
+  for (const auto& n : values_of(lr, "schedule", a)) {
+    const std::string name = n.Scalar();
+    const ScheduleFamily* f = find_schedule(name);
+    if (!f) {
+      const auto near = nearest(name, schedule_names());
+      lr.fail_at(n, lr.key("schedule"),
+                 near.empty() ? fmt::format("unknown schedule '{}'", name) : fmt::format("unknown schedule '{}'; did you mean '{}'?", name, near));
+    }
+    if (std::find(a.schedule.begin(), a.schedule.end(), f->name) == a.schedule.end()) a.schedule.push_back(f->name);
+  }
+  a.default_schedule = !lr.has("schedule");
+  for (const auto& n : values_of(lr, "recompute", a)) {
+    const std::string v = n.Scalar();
+    JobRecompute rc{};
+    if (v == "none") rc = JobRecompute::None;
+    else if (v == "selective") rc = JobRecompute::Selective;
+    else if (v == "full") rc = JobRecompute::Full;
+    else lr.fail_at(n, lr.key("recompute"), fmt::format("unknown recompute '{}' (none, selective, full or auto)", v));
+    if (std::find(a.recompute.begin(), a.recompute.end(), rc) == a.recompute.end()) a.recompute.push_back(rc);
+  }
+  if (!lr.has("recompute")) a.recompute = {JobRecompute::None};
+  for (const auto& n : values_of(lr, "sequence_parallel", a)) {
+    bool b = false;
+    if (!YAML::convert<bool>::decode(n, b)) lr.fail_at(n, lr.key("sequence_parallel"), "expected true, false, a list of them or auto");
+    a.sequence_parallel.push_back(b ? 1 : 0);
+  }
+  if (!lr.has("sequence_parallel")) a.sequence_parallel = {0};
+
+  // The space's size, before any work (bad input must not mean unbounded work).
+  auto size_or = [](std::size_t n, std::size_t dflt) { return static_cast<double>(n == 0 ? dflt : n); };
+  const double space = static_cast<double>(a.cards.size()) * size_or(a.tp.size(), 8) * size_or(a.cp.size(), 8) *
+                       size_or(a.pp.size(), 64) * size_or(a.vpp.size(), 8) * size_or(a.schedule.size(), 7) *
+                       size_or(a.zero.size(), 4) * size_or(a.micro_batch.size(), 5) * size_or(a.recompute.size(), 3) *
+                       size_or(a.sequence_parallel.size(), 2) * size_or(a.ep.size(), 16) *
+                       static_cast<double>(a.global_batch.size()) * size_or(a.dp.size(), 1);
+  if (space > static_cast<double>(kMaxSearchSpace))
+    r.fail("layout", fmt::format("the search space may hold up to {:.3g} layouts, more than {}: fix some keys or shorten the lists",
+                                 space, kMaxSearchSpace));
+
+}
+
+// `input_wait`, `task` and `checkpoint`: the run to finish and what saves and failures cost.
+void read_task(const Reader& r, SearchSpec& s) {
+  s.input_wait = r.opt_duration("input_wait").value_or(0);
+  if (r.has("task")) {
+    const Reader t = r.child("task");
+    t.only({"tokens", "deadline", "reserved"});
+    const double tokens = t.number("tokens");
+    if (!(tokens >= 1 && tokens < 9e18)) t.fail("tokens", "must be a positive number of tokens");
+    s.task.tokens = static_cast<std::int64_t>(tokens);
+    s.task.deadline = t.opt_duration("deadline").value_or(0);
+    s.task.reserved = t.opt_duration("reserved").value_or(0);
+    if (s.task.deadline > 0 && s.task.reserved >= s.task.deadline) t.fail("reserved", "must be shorter than the deadline");
+  }
+  if (r.has("checkpoint")) {
+    const Reader c = r.child("checkpoint");
+    c.only({"size", "bandwidth", "restore", "interval", "card_mtbf"});
+    if (auto v = c.opt_bytes("size")) s.task.checkpoint_bytes = *v;
+    if (auto v = c.opt_bandwidth("bandwidth")) s.task.storage_bandwidth = *v;
+    s.task.restore = c.opt_duration("restore").value_or(0);
+    if (auto v = c.opt_duration("interval")) {
+      if (*v <= 0) c.fail("interval", "must be positive");
+      s.task.interval = *v;
+    }
+    s.task.card_mtbf = c.opt_duration("card_mtbf").value_or(0);
+  }
+}
+
+SearchScenario read(std::shared_ptr<const Source> src) {
+  SearchScenario sc;
+  sc.source = src;
+  sc.file = src->file;
+  const Reader top(src, src->root, "");
+  top.only({"name", "description", "search"});
+  sc.name = top.opt_text("name").value_or("search");
+  sc.description = top.opt_text("description").value_or("");
+  if (!top.has("search")) top.fail("search", "missing: a search section (model, hardware, layout with lists or auto)");
+  const Reader r = top.child("search");
+  r.only({"model", "hardware", "layout", "input_wait", "task", "checkpoint", "top", "rank"});
+  if (!r.has("model")) r.fail("model", "missing (a model file, fields or a built-in name)");
+  if (!r.has("hardware")) r.fail("hardware", "missing (preset, gpus, ...)");
+  if (!r.has("layout")) r.fail("layout", "missing (global_batch, and lists or auto for the keys to search)");
+  SearchSpec& s = sc.spec;
+  s.model = read_job_model(r, "model");
+  s.cluster = read_cluster(r, "hardware");
+  s.axes.cards = read_cards(r.child("hardware"));
+
+  // Fixed layout keys through the job_step reader: a map holding every key but the searched ones.
+  const Reader lr = r.child("layout");
+  YAML::Node fixed(YAML::NodeType::Map);
+  for (const auto& k : lr.keys())
+    if (std::find(kAxisKeys.begin(), kAxisKeys.end(), k) == kAxisKeys.end()) fixed[k] = lr.node()[k];
+  SearchAxes& a = s.axes;
+  a.global_batch.clear();
+  for (const auto& n : values_of(lr, "global_batch", a)) a.global_batch.push_back(int_of(lr, n, "global_batch", 1));
+  if (a.global_batch.empty()) lr.fail("global_batch", "give the global batch (sequences per step; a list to search it)");
+  fixed["global_batch"] = a.global_batch.front();
+  // Unknown keys are caught here (read_layout's list plus the searched ones).
+  lr.only({"tp", "pp", "virtual_stages", "dp", "cp", "ep", "schedule", "zero", "fsdp", "sequence_parallel", "micro_batch",
+           "global_batch", "recompute", "attention", "overlap", "fp8", "grad_bytes"});
+  s.base = read_layout(Reader(src, fixed, lr.path()), s.model);
+  s.base.global_batch = a.global_batch.front();
+
+  read_axes(r, lr, s);
+  read_task(r, s);
+  s.top = static_cast<int>(r.opt_integer("top", 1).value_or(10));
+  if (s.top > 10000) r.fail("top", "at most 10,000");
+  const std::string rank = r.opt_text("rank").value_or("time");
+  if (rank == "time") s.rank = SearchRank::Step;
+  else if (rank == "cost") s.rank = SearchRank::Cost;
+  else if (rank == "days") s.rank = SearchRank::Days;
+  else r.fail("rank", fmt::format("unknown rank '{}' (time, cost or days)", rank));
+  if (s.rank == SearchRank::Days && s.task.tokens <= 0) r.fail("rank", "rank days needs a task (tokens, deadline)");
+  return sc;
+}
+
+}  // namespace
+
+SearchScenario load_search(const std::string& file, const std::vector<std::string>& overrides) {
+  return read(Source::load(file, overrides));
+}
+
+SearchScenario parse_search(const std::string& text, const std::string& name, const std::vector<std::string>& overrides) {
+  return read(Source::parse(text, name, overrides));
+}
+
+}  // namespace stepsim::cli

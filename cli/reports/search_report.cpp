@@ -1,0 +1,413 @@
+#include "cli/reports/search_report.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <set>
+#include <stdexcept>
+
+#include <fmt/format.h>
+
+#include "cli/reports/html_report.hpp"
+#include "cli/reports/table.hpp"
+
+namespace stepsim::cli {
+
+namespace {
+
+double gib(Bytes b) { return static_cast<double>(b) / (1024.0 * 1024 * 1024); }
+std::string pct(double x) { return fmt::format("{:.1f}%", 100 * x); }
+std::string secs(Time t) { return t >= kSecond ? fmt::format("{:.3f} s", to_s(t)) : fmt::format("{:.1f} ms", to_ms(t)); }
+double days(Time t) { return to_s(t) / 86400.0; }
+
+std::string zero_label(const JobLayout& l) { return l.zero >= 3 ? "fsdp" : std::to_string(l.zero); }
+
+bool timed(const SearchSpec& s) { return s.task.tokens > 0; }
+
+std::string counts_line(const SearchCounts& n) {
+  return fmt::format("{} layouts considered: {} pruned by divisibility, {} by schedule, {} by memory (analytic), {} by bound "
+                     "(compute alone slower than the best found); {} simulated{}",
+                     n.considered, n.divisibility, n.schedule, n.memory, n.bound, n.simulated,
+                     n.over_memory_simulated > 0 ? fmt::format(" ({} over memory at the simulated peak)", n.over_memory_simulated) : "");
+}
+
+std::string exposed_cell(const Evaluated& e) {
+  std::string parts;
+  auto add = [&](const char* k, Time t) {
+    if (t * 200 >= e.step && t > 0) parts += fmt::format("{}{} {:.1f}", parts.empty() ? "" : " ", k, to_s(t));
+  };
+  add("TP", e.exposed_tp);
+  add("PP", e.exposed_pp);
+  add("DP", e.exposed_dp);
+  add("CP", e.exposed_cp);
+  add("EP", e.exposed_ep);
+  return fmt::format("{:.2f} s{}", to_s(e.exposed()), parts.empty() ? "" : " (" + parts + ")");
+}
+
+Table top_table(const SearchSpec& spec, const std::vector<Evaluated>& rows) {
+  std::vector<Table::Column> cols = {{"#"}, {"cards"}, {"tp"}, {"pp"}, {"v"}, {"dp"}};
+  const bool cp = std::any_of(rows.begin(), rows.end(), [](const Evaluated& e) { return e.c.layout.cp > 1; });
+  const bool ep = std::any_of(rows.begin(), rows.end(), [](const Evaluated& e) { return e.c.layout.ep > 1; });
+  if (cp) cols.push_back({"cp"});
+  if (ep) cols.push_back({"ep"});
+  for (auto c : std::vector<Table::Column>{{"zero"}, {"schedule", false}, {"mbs"}, {"recompute", false}, {"sp", false},
+                                          {"step"}, {"MFU"}, {"memory GiB"}, {"bubble"}, {"exposed comm", false}})
+    cols.push_back(c);
+  if (spec.rank == SearchRank::Cost) cols.push_back({"card-h/step"});
+  if (timed(spec)) cols.push_back({"days"});
+  Table t(cols);
+  int k = 0;
+  for (const auto& e : rows) {
+    const JobLayout& l = e.c.layout;
+    std::vector<std::string> row = {std::to_string(++k), std::to_string(e.c.cards), std::to_string(l.tp), std::to_string(l.pp),
+                                    std::to_string(l.vpp), std::to_string(l.dp)};
+    if (cp) row.push_back(std::to_string(l.cp));
+    if (ep) row.push_back(std::to_string(l.ep));
+    row.push_back(zero_label(l));
+    row.push_back(l.pp > 1 ? l.schedule : "-");
+    row.push_back(std::to_string(l.micro_batch));
+    row.push_back(recompute_name(l.recompute));
+    row.push_back(l.sequence_parallel ? "yes" : "no");
+    row.push_back(secs(e.step));
+    row.push_back(pct(e.mfu));
+    row.push_back(fmt::format("{:.1f}", gib(e.memory.total())));
+    row.push_back(pct(e.bubble));
+    row.push_back(exposed_cell(e));
+    if (spec.rank == SearchRank::Cost) row.push_back(fmt::format("{:.2f}", e.cost() / 3600.0));
+    if (timed(spec)) row.push_back(fmt::format("{:.1f}", days(e.completion)));
+    t.add_row(std::move(row));
+  }
+  return t;
+}
+
+Table cards_table(const SearchSpec& spec, const SearchResult& r) {
+  std::vector<Table::Column> cols = {{"cards"}, {"best layout", false}, {"step"}};
+  const bool dl = timed(spec) && spec.task.deadline > 0;
+  if (timed(spec)) cols.push_back({"days"});
+  if (dl) {
+    cols.push_back({"budget/step"});
+    cols.push_back({"deadline", false});
+  }
+  cols.push_back({"front", false});
+  Table t(cols);
+  const std::set<std::int64_t> front(r.front.begin(), r.front.end());
+  for (const auto& p : r.per_cards) {
+    std::vector<std::string> row = {std::to_string(p.cards)};
+    if (p.best) {
+      std::string lbl = layout_label(p.best->c);
+      lbl = lbl.substr(lbl.find(": ") + 2);
+      row.push_back(lbl);
+      row.push_back(secs(p.best->step));
+      if (timed(spec)) row.push_back(fmt::format("{:.1f}", days(p.best->completion)));
+    } else {
+      row.push_back("(none fits)");
+      row.push_back("-");
+      if (timed(spec)) row.push_back("-");
+    }
+    if (dl) {
+      row.push_back(secs(p.budget));
+      row.push_back(p.best ? (p.meets ? "meets" : "misses") : "-");
+    }
+    row.push_back(front.count(p.cards) ? "yes" : "");
+    t.add_row(std::move(row));
+  }
+  return t;
+}
+
+std::string rank_words(SearchRank r) {
+  switch (r) {
+    case SearchRank::Step: return "step time";
+    case SearchRank::Cost: return "cost (cards x step time)";
+    case SearchRank::Days: return "days to finish (checkpoint and failure overhead included)";
+  }
+  return "?";
+}
+
+std::string header(const SearchReportInfo& info, const SearchSpec& spec) {
+  std::string cards;
+  for (auto c : spec.axes.cards) cards += (cards.empty() ? "" : ", ") + std::to_string(c);
+  std::string out = fmt::format("{}\n{} ({} layers, h {}, seq {}) on {} x {}; global batch {}\n", info.name, spec.model.shape.name,
+                                spec.model.shape.layers, spec.model.shape.hidden, spec.model.seq, cards, spec.cluster.accelerator.name,
+                                spec.base.global_batch);
+  if (timed(spec))
+    out += fmt::format("task: {} tokens, deadline {:.1f} days ({:.1f} reserved)\n", spec.task.tokens, days(spec.task.deadline),
+                       days(spec.task.reserved));
+  return out;
+}
+
+// The design desk's answer: the fewest cards that meet the deadline, with their layout.
+std::string fewest_line(const SearchSpec& spec, const SearchResult& r) {
+  if (!timed(spec) || spec.task.deadline <= 0) return "";
+  for (const auto& p : r.per_cards)
+    if (p.best && p.meets)
+      return fmt::format("fewest cards that meet the deadline: {} ({}), {:.1f} days\n", p.cards, layout_label(p.best->c),
+                         days(p.best->completion));
+  return "no card count searched meets the deadline\n";
+}
+
+}  // namespace
+
+std::string search_text(const SearchReportInfo& info, const SearchSpec& spec, const SearchResult& r) {
+  std::string out = header(info, spec);
+  out += counts_line(r.counts) + "\n\n";
+  if (!r.top.empty()) {
+    out += fmt::format("top {} by {}\n", r.top.size(), rank_words(spec.rank));
+    out += top_table(spec, r.top).render();
+    if (!out.empty() && out.back() != '\n') out += '\n';
+  }
+  if (r.per_cards.size() > 1 || (timed(spec) && spec.task.deadline > 0)) {
+    out += fmt::format("\nthe fastest layout per card count{}\n", timed(spec) ? " against the deadline (front: fewer cards or sooner)" : "");
+    out += cards_table(spec, r).render();
+    if (out.back() != '\n') out += '\n';
+    for (const auto& p : r.per_cards)
+      if (!p.why.empty()) out += fmt::format("  {} cards {}\n", p.cards, p.why);
+    out += fewest_line(spec, r);
+  }
+  if (r.miss) {
+    if (out.size() < 2 || out.compare(out.size() - 2, 2, "\n\n") != 0) out += "\n";
+    out += fmt::format("nearest miss: {}\nwhat would have to change:\n", r.miss->what);
+    for (const auto& c : r.miss->changes) out += fmt::format("  - {}\n", c);
+  }
+  return out;
+}
+
+namespace {
+
+nlohmann::ordered_json entry_json(const Evaluated& e) {
+  const JobLayout& l = e.c.layout;
+  nlohmann::ordered_json j;
+  j["index"] = e.c.index;
+  j["cards"] = e.c.cards;
+  j["tp"] = l.tp;
+  j["pp"] = l.pp;
+  j["virtual_stages"] = l.vpp;
+  j["dp"] = l.dp;
+  j["cp"] = l.cp;
+  j["ep"] = l.ep;
+  j["zero"] = l.zero;
+  j["schedule"] = l.schedule;
+  j["micro_batch"] = l.micro_batch;
+  j["global_batch"] = l.global_batch;
+  j["recompute"] = recompute_name(l.recompute);
+  j["sequence_parallel"] = l.sequence_parallel;
+  j["step_ns"] = e.step;
+  j["step_s"] = to_s(e.step);
+  j["bound_ns"] = e.bound;
+  j["mfu"] = e.mfu;
+  j["bubble"] = e.bubble;
+  j["memory_bytes"] = {{"weights", e.memory.weights},         {"gradients", e.memory.gradients}, {"optimizer", e.memory.optimizer},
+                       {"activations", e.memory.activations}, {"buffers", e.memory.buffers},     {"total", e.memory.total()}};
+  j["analytic_memory_bytes"] = e.analytic_memory;
+  j["exposed_ns"] = {{"tp", e.exposed_tp}, {"pp", e.exposed_pp}, {"dp", e.exposed_dp}, {"cp", e.exposed_cp}, {"ep", e.exposed_ep}};
+  j["limit"] = e.limit;
+  j["limit_share"] = e.limit_share;
+  j["completion_ns"] = e.completion;
+  j["days"] = days(e.completion);
+  j["overhead"] = e.overhead;
+  return j;
+}
+
+}  // namespace
+
+Evaluated evaluated_from_json(const nlohmann::json& j) {
+  Evaluated e;
+  JobLayout& l = e.c.layout;
+  e.c.index = j.at("index").get<std::int64_t>();
+  e.c.cards = j.at("cards").get<std::int64_t>();
+  l.tp = j.at("tp").get<int>();
+  l.pp = j.at("pp").get<int>();
+  l.vpp = j.at("virtual_stages").get<int>();
+  l.dp = j.at("dp").get<int>();
+  l.cp = j.at("cp").get<int>();
+  l.ep = j.at("ep").get<int>();
+  l.zero = j.at("zero").get<int>();
+  l.schedule = j.at("schedule").get<std::string>();
+  l.micro_batch = j.at("micro_batch").get<int>();
+  l.global_batch = j.at("global_batch").get<std::int64_t>();
+  const std::string rc = j.at("recompute").get<std::string>();
+  l.recompute = rc == "full" ? JobRecompute::Full : rc == "selective" ? JobRecompute::Selective : JobRecompute::None;
+  l.sequence_parallel = j.at("sequence_parallel").get<bool>();
+  e.step = j.at("step_ns").get<Time>();
+  e.bound = j.at("bound_ns").get<Time>();
+  e.mfu = j.at("mfu").get<double>();
+  e.bubble = j.at("bubble").get<double>();
+  const auto& m = j.at("memory_bytes");
+  e.memory.weights = m.at("weights").get<Bytes>();
+  e.memory.gradients = m.at("gradients").get<Bytes>();
+  e.memory.optimizer = m.at("optimizer").get<Bytes>();
+  e.memory.activations = m.at("activations").get<Bytes>();
+  e.memory.buffers = m.at("buffers").get<Bytes>();
+  e.analytic_memory = j.at("analytic_memory_bytes").get<Bytes>();
+  const auto& x = j.at("exposed_ns");
+  e.exposed_tp = x.at("tp").get<Time>();
+  e.exposed_pp = x.at("pp").get<Time>();
+  e.exposed_dp = x.at("dp").get<Time>();
+  e.exposed_cp = x.at("cp").get<Time>();
+  e.exposed_ep = x.at("ep").get<Time>();
+  e.limit = j.at("limit").get<std::string>();
+  e.limit_share = j.at("limit_share").get<double>();
+  e.completion = j.at("completion_ns").get<Time>();
+  e.overhead = j.at("overhead").get<double>();
+  return e;
+}
+
+SearchCounts counts_from_json(const nlohmann::json& j) {
+  SearchCounts n;
+  n.considered = j.at("considered").get<std::int64_t>();
+  n.divisibility = j.at("pruned_divisibility").get<std::int64_t>();
+  n.schedule = j.at("pruned_schedule").get<std::int64_t>();
+  n.memory = j.at("pruned_memory").get<std::int64_t>();
+  n.bound = j.at("pruned_bound").get<std::int64_t>();
+  n.simulated = j.at("simulated").get<std::int64_t>();
+  n.over_memory_simulated = j.at("over_memory_simulated").get<std::int64_t>();
+  return n;
+}
+
+nlohmann::ordered_json search_json(const SearchReportInfo& info, const SearchSpec& spec, const SearchResult& r) {
+  nlohmann::ordered_json j;
+  j["name"] = info.name;
+  j["file"] = info.file;
+  j["shard"] = info.shard;
+  j["rank"] = search_rank_name(spec.rank);
+  j["top_n"] = spec.top;
+  const SearchCounts& n = r.counts;
+  j["counts"] = {{"considered", n.considered},       {"pruned_divisibility", n.divisibility}, {"pruned_schedule", n.schedule},
+                 {"pruned_memory", n.memory},         {"pruned_bound", n.bound},               {"simulated", n.simulated},
+                 {"over_memory_simulated", n.over_memory_simulated}};
+  j["top"] = nlohmann::ordered_json::array();
+  for (const auto& e : r.top) j["top"].push_back(entry_json(e));
+  j["per_cards"] = nlohmann::ordered_json::array();
+  for (const auto& p : r.per_cards) {
+    nlohmann::ordered_json x;
+    x["cards"] = p.cards;
+    x["best_index"] = p.best ? nlohmann::ordered_json(p.best->c.index) : nlohmann::ordered_json(nullptr);
+    x["step_s"] = p.best ? to_s(p.best->step) : 0.0;
+    x["days"] = p.best ? days(p.best->completion) : 0.0;
+    x["budget_s"] = to_s(p.budget);
+    x["meets"] = p.meets;
+    x["why"] = p.why;
+    j["per_cards"].push_back(x);
+  }
+  j["front_cards"] = r.front;
+  j["none_why"] = nlohmann::ordered_json::object();
+  for (const auto& [cards, why] : r.none_why) j["none_why"][std::to_string(cards)] = why;
+  if (r.miss) j["nearest_miss"] = {{"what", r.miss->what}, {"changes", r.miss->changes}};
+  j["simulated"] = nlohmann::ordered_json::array();
+  for (const auto& e : r.simulated) j["simulated"].push_back(entry_json(e));
+  return j;
+}
+
+std::string search_csv(const SearchSpec& spec, const SearchResult& r) {
+  std::string out =
+      "index,cards,tp,pp,virtual_stages,dp,cp,ep,zero,schedule,micro_batch,global_batch,recompute,sequence_parallel,step_s,mfu,"
+      "memory_gib,bubble,exposed_tp_s,exposed_pp_s,exposed_dp_s,exposed_cp_s,exposed_ep_s,limit,days,front\n";
+  const std::set<std::int64_t> front(r.front.begin(), r.front.end());
+  std::set<std::int64_t> front_idx;
+  for (const auto& p : r.per_cards)
+    if (p.best && front.count(p.cards)) front_idx.insert(p.best->c.index);
+  for (const auto& e : r.simulated) {
+    const JobLayout& l = e.c.layout;
+    out += fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{},{},{:.6f},{:.4f},{:.3f},{:.4f},{:.6f},{:.6f},{:.6f},{:.6f},{:.6f},{},{:.3f},{}\n",
+                       e.c.index, e.c.cards, l.tp, l.pp, l.vpp, l.dp, l.cp, l.ep, l.zero, l.schedule, l.micro_batch, l.global_batch,
+                       recompute_name(l.recompute), l.sequence_parallel ? 1 : 0, to_s(e.step), e.mfu, gib(e.memory.total()), e.bubble,
+                       to_s(e.exposed_tp), to_s(e.exposed_pp), to_s(e.exposed_dp), to_s(e.exposed_cp), to_s(e.exposed_ep), e.limit,
+                       days(e.completion), front_idx.count(e.c.index) ? 1 : 0);
+  }
+  (void)spec;
+  return out;
+}
+
+std::string search_scatter_svg(const SearchSpec& spec, const SearchResult& r) {
+  const bool by_days = timed(spec);
+  auto yval = [&](const Evaluated& e) { return by_days ? days(e.completion) : to_s(e.step); };
+  const int W = 760, H = 420, L = 70, R = 20, T = 20, B = 50;
+  double xmin = 1e300, xmax = 0, ymax = 0;
+  for (const auto& e : r.simulated) {
+    xmin = std::min(xmin, static_cast<double>(e.c.cards));
+    xmax = std::max(xmax, static_cast<double>(e.c.cards));
+    ymax = std::max(ymax, yval(e));
+  }
+  const double deadline = by_days && spec.task.deadline > 0 ? days(spec.task.deadline) : 0;
+  ymax = std::max(ymax, deadline) * 1.08;
+  if (r.simulated.empty()) {
+    xmin = 1;
+    xmax = 2;
+    ymax = 1;
+  }
+  const double lx0 = std::log2(xmin) - 0.3, lx1 = std::log2(std::max(xmax, xmin)) + 0.3;
+  auto px = [&](double cards) { return L + (std::log2(cards) - lx0) / (lx1 - lx0) * (W - L - R); };
+  auto py = [&](double y) { return H - B - y / ymax * (H - T - B); };
+  std::string s = fmt::format("<svg class=\"scatter\" xmlns=\"http://www.w3.org/2000/svg\" width=\"{}\" height=\"{}\" viewBox=\"0 0 {} {}\">\n",
+                              W, H, W, H);
+  s += fmt::format("<line x1=\"{}\" y1=\"{}\" x2=\"{}\" y2=\"{}\" stroke=\"#444\"/>\n", L, H - B, W - R, H - B);
+  s += fmt::format("<line x1=\"{}\" y1=\"{}\" x2=\"{}\" y2=\"{}\" stroke=\"#444\"/>\n", L, T, L, H - B);
+  // Card ticks: every card count searched (at most 12 labels).
+  const auto& cards = spec.axes.cards;
+  const std::size_t every = std::max<std::size_t>(1, (cards.size() + 11) / 12);
+  for (std::size_t i = 0; i < cards.size(); i += every)
+    s += fmt::format("<text x=\"{:.1f}\" y=\"{}\" font-size=\"11\" text-anchor=\"middle\">{}</text>\n", px(static_cast<double>(cards[i])),
+                     H - B + 16, cards[i]);
+  s += fmt::format("<text x=\"{}\" y=\"{}\" font-size=\"12\" text-anchor=\"middle\">cards</text>\n", (L + W - R) / 2, H - 10);
+  for (int k = 0; k <= 4; ++k) {
+    const double y = ymax * k / 4;
+    s += fmt::format("<text x=\"{}\" y=\"{:.1f}\" font-size=\"11\" text-anchor=\"end\">{:.1f}</text>\n", L - 6, py(y) + 4, y);
+  }
+  s += fmt::format("<text x=\"14\" y=\"{}\" font-size=\"12\" transform=\"rotate(-90 14 {})\" text-anchor=\"middle\">{}</text>\n",
+                   (T + H - B) / 2, (T + H - B) / 2, by_days ? "days to finish" : "step time (s)");
+  if (deadline > 0)
+    s += fmt::format("<line class=\"deadline\" x1=\"{}\" y1=\"{:.1f}\" x2=\"{}\" y2=\"{:.1f}\" stroke=\"#c00\" stroke-dasharray=\"6 4\">"
+                     "<title>deadline {:.1f} days</title></line>\n",
+                     L, py(deadline), W - R, py(deadline), deadline);
+  const std::set<std::int64_t> front(r.front.begin(), r.front.end());
+  std::set<std::int64_t> front_idx;
+  for (const auto& p : r.per_cards)
+    if (p.best && front.count(p.cards)) front_idx.insert(p.best->c.index);
+  // Dots, small jitter-free: layouts at one card count sit on one vertical line.
+  for (const auto& e : r.simulated) {
+    if (front_idx.count(e.c.index)) continue;
+    s += fmt::format("<circle class=\"dot\" cx=\"{:.1f}\" cy=\"{:.1f}\" r=\"3\" fill=\"#6a8caf\" fill-opacity=\"0.45\"><title>{}: step {:.2f} s{}</title></circle>\n",
+                     px(static_cast<double>(e.c.cards)), py(yval(e)), html_escape(layout_label(e.c)), to_s(e.step),
+                     by_days ? fmt::format(", {:.1f} days", days(e.completion)) : "");
+  }
+  std::string path;
+  for (const auto& p : r.per_cards)
+    if (p.best && front.count(p.cards))
+      path += fmt::format("{}{:.1f},{:.1f}", path.empty() ? "" : " ", px(static_cast<double>(p.cards)), py(yval(*p.best)));
+  if (!path.empty()) s += fmt::format("<polyline class=\"front\" points=\"{}\" fill=\"none\" stroke=\"#d2691e\" stroke-width=\"2\"/>\n", path);
+  for (const auto& p : r.per_cards)
+    if (p.best && front.count(p.cards))
+      s += fmt::format("<circle class=\"front-dot\" cx=\"{:.1f}\" cy=\"{:.1f}\" r=\"5.5\" fill=\"#d2691e\" stroke=\"#000\"><title>front: {}: step {:.2f} s{}</title></circle>\n",
+                       px(static_cast<double>(p.cards)), py(yval(*p.best)), html_escape(layout_label(p.best->c)), to_s(p.best->step),
+                       by_days ? fmt::format(", {:.1f} days", days(p.best->completion)) : "");
+  s += "</svg>";
+  return s;
+}
+
+std::string search_html(const SearchReportInfo& info, const SearchSpec& spec, const SearchResult& r) {
+  HtmlReport h(fmt::format("stepsim search: {}", info.name));
+  h.heading(1, fmt::format("Layout search: {}", info.name));
+  if (!info.description.empty()) h.paragraph(info.description);
+  std::string hd = header(info, spec);
+  h.paragraph(hd.substr(hd.find('\n') + 1));
+  h.paragraph(counts_line(r.counts));
+  h.heading(2, "Every simulated layout", "scatter");
+  h.figure(search_scatter_svg(spec, r),
+           timed(spec) ? "Each dot a simulated layout that fits (days to finish vs cards); ringed and joined: the Pareto front; dashed: the deadline."
+                       : "Each dot a simulated layout that fits (step time vs cards); ringed and joined: the fastest per card count that beats every smaller count.");
+  if (!r.top.empty()) {
+    h.heading(2, fmt::format("Top {} by {}", r.top.size(), rank_words(spec.rank)), "top");
+    h.table(top_table(spec, r.top));
+  }
+  h.heading(2, "Per card count", "cards");
+  h.table(cards_table(spec, r));
+  for (const auto& p : r.per_cards)
+    if (!p.why.empty()) h.paragraph(fmt::format("{} cards {}", p.cards, p.why));
+  if (const std::string f = fewest_line(spec, r); !f.empty()) h.paragraph(f);
+  if (r.miss) {
+    h.heading(2, "Nearest miss", "miss");
+    h.paragraph(r.miss->what);
+    for (const auto& c : r.miss->changes) h.paragraph("- " + c);
+  }
+  return h.finish();
+}
+
+}  // namespace stepsim::cli

@@ -1,0 +1,580 @@
+#include "schedules/lowering/search/layout_search.hpp"
+
+#include <algorithm>
+#include <atomic>
+#include <cmath>
+#include <limits>
+#include <map>
+#include <mutex>
+#include <numeric>
+#include <set>
+#include <thread>
+#include <tuple>
+
+#include <fmt/format.h>
+
+#include "models/checkpoint.hpp"
+#include "models/deadline.hpp"
+#include "models/layout.hpp"
+#include "schedules/pipeline/registry.hpp"
+
+namespace stepsim {
+
+const char* search_rank_name(SearchRank r) {
+  switch (r) {
+    case SearchRank::Step: return "time";
+    case SearchRank::Cost: return "cost";
+    case SearchRank::Days: return "days";
+  }
+  return "?";
+}
+
+namespace {
+
+std::vector<int> divisors(std::int64_t n, std::int64_t limit = std::numeric_limits<std::int64_t>::max()) {
+  std::vector<int> out;
+  for (std::int64_t d = 1; d <= n && d <= limit; ++d)
+    if (n % d == 0) out.push_back(static_cast<int>(d));
+  return out;
+}
+
+Time ns(double seconds) { return seconds <= 0 ? 0 : static_cast<Time>(std::ceil(seconds * 1e9)); }
+
+// Largest virtual-stage count `auto` tries: SC21 Table 1 uses up to 3; more chunks cost more
+// pipeline messages than they save in bubble on the presets' links.
+constexpr int kMaxAutoVpp = 8;
+// Micro-batch sizes `auto` tries.
+const std::vector<int> kAutoMicroBatch = {1, 2, 4, 8, 16};
+// Candidates simulated between two updates of the bound threshold (fixed, so that the set of
+// simulated layouts does not depend on the thread count).
+constexpr std::size_t kBatch = 16;
+
+}  // namespace
+
+std::vector<int> auto_tp(const ClusterSpec& c) { return divisors(c.node.gpus); }
+std::vector<int> auto_pp(const JobModel& m) { return divisors(m.shape.layers); }
+std::vector<int> auto_vpp(const JobModel& m, int pp) {
+  if (pp <= 1) return {1};
+  return divisors(m.shape.layers / pp, kMaxAutoVpp);
+}
+
+void enumerate_layouts(const SearchSpec& spec, const std::function<void(const Candidate&)>& visit) {
+  const SearchAxes& a = spec.axes;
+  const JobModel& m = spec.model;
+  auto or_auto = [](const std::vector<int>& v, std::vector<int> dflt) { return v.empty() ? dflt : v; };
+  const std::vector<int> tps = or_auto(a.tp, auto_tp(spec.cluster));
+  const std::vector<int> cps = or_auto(a.cp, divisors(spec.cluster.node.gpus));
+  const std::vector<int> pps = or_auto(a.pp, auto_pp(m));
+  const std::vector<int> zeros = or_auto(a.zero, {0, 1, 2, 3});
+  const std::vector<int> mbs = or_auto(a.micro_batch, kAutoMicroBatch);
+  const std::vector<int> eps = or_auto(a.ep, m.experts > 0 ? divisors(m.experts) : std::vector<int>{1});
+  const std::vector<JobRecompute> rcs =
+      a.recompute.empty() ? std::vector<JobRecompute>{JobRecompute::None, JobRecompute::Selective, JobRecompute::Full} : a.recompute;
+  const std::vector<std::int64_t> gbs = a.global_batch.empty() ? std::vector<std::int64_t>{spec.base.global_batch} : a.global_batch;
+  std::int64_t index = 0;
+  Candidate c;
+  for (const std::int64_t cards : a.cards)
+    for (const int tp : tps)
+      for (const int cp : cps)
+        for (const int pp : pps) {
+          const std::int64_t mp = static_cast<std::int64_t>(tp) * cp * pp;
+          // dp: what the cards leave (0 when they do not divide: check_layout names the problem).
+          std::vector<int> dps;
+          if (a.dp_listed) dps = a.dp;
+          else dps = {cards % mp == 0 ? static_cast<int>(cards / mp) : 0};
+          const std::vector<int> vpps = or_auto(a.vpp, auto_vpp(m, pp));
+          const std::vector<int> sps = a.sequence_parallel.empty() ? (tp > 1 ? std::vector<int>{0, 1} : std::vector<int>{0})
+                                                                    : a.sequence_parallel;
+          for (const int dp : dps)
+            for (const int v : vpps) {
+              // Schedules: with one stage the order is the same whatever the family (one is
+              // tried); else every family whose placement matches the chunk count.
+              std::vector<std::string> scheds;
+              if (!a.schedule.empty()) scheds = a.schedule;
+              else if (pp == 1 || a.default_schedule) scheds = {v > 1 ? "interleaved-1f1b" : "1f1b"};
+              else
+                for (const auto& f : schedule_families())
+                  if (f.takes_virtual_stages == (v > 1)) scheds.push_back(f.name);
+              for (const auto& sched : scheds)
+                for (const int zero : zeros)
+                  for (const int mb : mbs)
+                    for (const JobRecompute rc : rcs)
+                      for (const int sp : sps)
+                        for (const int ep : eps)
+                          for (const std::int64_t gb : gbs) {
+                            c.index = index++;
+                            c.cards = cards;
+                            JobLayout& l = c.layout;
+                            l = spec.base;
+                            l.tp = tp;
+                            l.cp = cp;
+                            l.pp = pp;
+                            l.dp = dp;
+                            l.vpp = v;
+                            l.schedule = sched;
+                            l.zero = zero;
+                            l.micro_batch = mb;
+                            l.recompute = rc;
+                            l.sequence_parallel = sp != 0 && tp > 1;
+                            l.ep = ep;
+                            l.global_batch = gb;
+                            visit(c);
+                          }
+            }
+        }
+}
+
+std::optional<std::string> schedule_problem(const JobLayout& l) {
+  const ScheduleFamily* f = find_schedule(l.schedule);
+  if (!f) return fmt::format("unknown schedule '{}'", l.schedule);
+  if (l.zero >= 3) return std::nullopt;  // FSDP runs without a pipeline schedule
+  if (!f->takes_virtual_stages && l.vpp > 1) return fmt::format("{} runs one chunk per device", f->name);
+  ScheduleRequest req;
+  req.devices = l.pp;
+  req.microbatches = static_cast<int>(l.microbatches());
+  req.virtual_stages = f->takes_virtual_stages ? l.vpp : 0;
+  if (f->check)
+    if (auto why = f->check(req)) return why;
+  // The job lowering gives each device pp x vpp chunk costs: a family that places more chunks per
+  // device (DualPipe-V's V shape) does not run on it yet (notes/search-needs.md).
+  if (f->name == "dualpipe-v") return std::string("the job lowering does not place DualPipe-V's two chunks per device yet");
+  // DualPipe runs both directions: each device holds two stages' weights, which job_memory does
+  // not count yet; left out rather than ranked on an understated memory (notes/search-needs.md).
+  if (f->name == "dualpipe") return std::string("DualPipe's two weight copies per device are not in the memory model yet");
+  return std::nullopt;
+}
+
+Time compute_bound(const JobStepSpec& s) {
+  const JobLayout& l = s.layout;
+  const auto chunks = chunk_costs(s.model, l, s.cluster);
+  const std::int64_t m = l.microbatches();
+  Time best = 0;
+  for (int d = 0; d < l.pp; ++d) {
+    Time per_micro = 0;
+    std::int64_t params = 0;
+    for (int v = 0; v < l.vpp; ++v) {
+      const auto& ch = chunks[static_cast<std::size_t>(v * l.pp + d)];
+      per_micro += ns(ch.forward.compute()) + ns(ch.backward_input.compute()) + ns(ch.backward_weight.compute());
+      params += ch.parameters;
+    }
+    const Time opt = ns(optimizer_seconds(l, s.cluster, params));
+    best = std::max(best, per_micro * m + opt);
+  }
+  // The lowering rounds per op (and, for FSDP, per layer): allow for rounding of the sums.
+  return static_cast<Time>(static_cast<double>(best) * 0.999);
+}
+
+namespace {
+
+Bytes checkpoint_bytes(const SearchSpec& spec) {
+  // The recoverable state: BF16 weights are rebuilt from the FP32 master; master + Adam m + v
+  // (12 B) + BF16 weights (2 B) = 14 B per parameter (book 10.4.2, reference section 5).
+  return spec.task.checkpoint_bytes.value_or(14 * total_parameters(spec.model));
+}
+
+struct TaskTerms {
+  std::int64_t steps = 0;
+  double overhead = 0;
+};
+
+TaskTerms task_terms(const SearchSpec& spec, std::int64_t cards, std::int64_t global_batch) {
+  TaskTerms t;
+  const SearchTask& k = spec.task;
+  t.steps = steps_for(k.tokens, global_batch * spec.model.seq);
+  CheckpointCost cost;
+  cost.save = k.storage_bandwidth > 0 ? transfer_time(checkpoint_bytes(spec), k.storage_bandwidth) : 0;
+  cost.restore = k.restore;
+  Interruptions job;
+  job.card_mtbf = k.card_mtbf;
+  job.cards = static_cast<int>(cards);
+  Time interval = k.interval.value_or(optimal_checkpoint_interval(cost, job));
+  if (k.card_mtbf <= 0 && !k.interval) interval = 0;  // no failures and no interval given: no saves
+  t.overhead = interval > 0 && interval < std::numeric_limits<Time>::max() ? checkpoint_overhead(cost, interval, job).total() : 0;
+  return t;
+}
+
+}  // namespace
+
+void apply_task(const SearchSpec& spec, Evaluated& e) {
+  if (spec.task.tokens <= 0) return;
+  const TaskTerms t = task_terms(spec, e.c.cards, e.c.layout.global_batch);
+  e.overhead = t.overhead;
+  e.completion = completion_time(spec.task.reserved, t.steps, e.step, t.overhead);
+}
+
+Time step_budget_at(const SearchSpec& spec, std::int64_t cards) {
+  if (spec.task.tokens <= 0 || spec.task.deadline <= 0) return 0;
+  const TaskTerms t = task_terms(spec, cards, spec.base.global_batch);
+  return step_budget(spec.task.deadline, spec.task.reserved, t.steps, t.overhead);
+}
+
+bool ranks_before(const SearchSpec& spec, const Evaluated& a, const Evaluated& b) {
+  switch (spec.rank) {
+    case SearchRank::Step: break;
+    case SearchRank::Cost: {
+      // cards x step, exactly (128-bit).
+      const __int128 ca = static_cast<__int128>(a.c.cards) * a.step, cb = static_cast<__int128>(b.c.cards) * b.step;
+      if (ca != cb) return ca < cb;
+      break;
+    }
+    case SearchRank::Days:
+      if (a.completion != b.completion) return a.completion < b.completion;
+      break;
+  }
+  if (a.step != b.step) return a.step < b.step;
+  return a.c.index < b.c.index;
+}
+
+std::string layout_label(const Candidate& c) {
+  const JobLayout& l = c.layout;
+  std::string s = fmt::format("{} cards: tp {} pp {}", c.cards, l.tp, l.pp);
+  if (l.vpp > 1) s += fmt::format(" v {}", l.vpp);
+  s += fmt::format(" dp {}", l.dp);
+  if (l.cp > 1) s += fmt::format(" cp {}", l.cp);
+  if (l.ep > 1) s += fmt::format(" ep {}", l.ep);
+  s += l.zero >= 3 ? " fsdp" : fmt::format(" zero {}", l.zero);
+  if (l.pp > 1) s += " " + l.schedule;
+  s += fmt::format(", mbs {}, recompute {}", l.micro_batch, recompute_name(l.recompute));
+  if (l.sequence_parallel) s += ", sp";
+  return s;
+}
+
+namespace {
+
+double gib(Bytes b) { return static_cast<double>(b) / (1024.0 * 1024 * 1024); }
+
+JobStepSpec step_spec(const SearchSpec& spec, const Candidate& c) {
+  JobStepSpec s;
+  s.model = spec.model;
+  s.cluster = spec.cluster;
+  s.layout = c.layout;
+  s.input_wait = spec.input_wait;
+  return s;
+}
+
+Evaluated simulate(const SearchSpec& spec, const Evaluated& in) {
+  Evaluated e = in;
+  const JobStepRun run = run_job_step(step_spec(spec, e.c));
+  const JobStepResult& r = run.result;
+  e.step = r.step_time;
+  e.mfu = r.mfu;
+  e.bubble = r.bubble;
+  e.memory = r.memory;
+  e.exposed_tp = r.exposed_tp;
+  e.exposed_pp = r.exposed_pp;
+  e.exposed_dp = r.exposed_dp;
+  e.exposed_cp = r.exposed_cp;
+  e.exposed_ep = r.exposed_ep;
+  if (!r.critical_by_kind.empty()) {
+    e.limit = r.critical_by_kind.front().what;
+    e.limit_share = r.critical_by_kind.front().share;
+  }
+  apply_task(spec, e);
+  return e;
+}
+
+// The N-th best step time among `done` (max when fewer than N).
+Time nth_best(std::vector<Time>& best, int n) {
+  if (static_cast<int>(best.size()) < n) return std::numeric_limits<Time>::max();
+  std::nth_element(best.begin(), best.begin() + (n - 1), best.end());
+  return best[static_cast<std::size_t>(n - 1)];
+}
+
+}  // namespace
+
+namespace {
+
+// What the pre-simulation pass leaves: the queue to simulate and what explains empty answers.
+struct Prefiltered {
+  std::vector<Evaluated> queue;
+  std::map<std::string, std::int64_t> div_keys;
+  std::optional<Evaluated> smallest;  // the smallest memory seen (for "nothing fits")
+  struct CardsNote {
+    std::string first_problem;
+    Bytes smallest_memory = -1;
+    bool queued = false;
+  };
+  std::map<std::int64_t, CardsNote> notes;
+};
+
+// Enumerates and prunes by divisibility, schedule and memory; the survivors get their bound.
+Prefiltered prefilter(const SearchSpec& spec, const SearchOptions& opt, SearchCounts& n) {
+  Prefiltered f;
+  const Bytes cap = spec.cluster.accelerator.usable_memory;
+  std::map<std::tuple<std::string, int, std::int64_t, int, int>, std::optional<std::string>> sched_cache;
+  enumerate_layouts(spec, [&](const Candidate& c) {
+    if (static_cast<std::size_t>(c.index) % opt.shard_count != opt.shard_index) return;
+    ++n.considered;
+    const JobLayout& l = c.layout;
+    if (l.dp <= 0) {
+      ++n.divisibility;
+      ++f.div_keys["dp"];
+      return;
+    }
+    if (const auto p = check_layout(spec.model, l, c.cards)) {
+      ++n.divisibility;
+      ++f.div_keys[p->key];
+      auto& note = f.notes[c.cards];
+      if (note.first_problem.empty()) note.first_problem = fmt::format("layout.{}: {}", p->key, p->message);
+      return;
+    }
+    const auto key = std::make_tuple(l.schedule, l.pp, l.microbatches(), l.vpp, l.zero >= 3 ? 1 : 0);
+    auto it = sched_cache.find(key);
+    if (it == sched_cache.end()) it = sched_cache.emplace(key, schedule_problem(l)).first;
+    if (it->second) {
+      ++n.schedule;
+      return;
+    }
+    Evaluated e;
+    e.c = c;
+    const JobStepSpec s = step_spec(spec, c);
+    e.analytic_memory = job_memory(s.model, l, chunk_costs(s.model, l, s.cluster), -1).total();
+    if (e.analytic_memory > cap) {
+      ++n.memory;
+      auto& note = f.notes[c.cards];
+      if (note.smallest_memory < 0 || e.analytic_memory < note.smallest_memory) note.smallest_memory = e.analytic_memory;
+      if (!f.smallest || e.analytic_memory < f.smallest->analytic_memory) f.smallest = e;
+      return;
+    }
+    e.bound = compute_bound(s);
+    f.notes[c.cards].queued = true;
+    f.queue.push_back(std::move(e));
+  });
+  return f;
+}
+
+// Simulates `in` on up to `jobs` threads; results in input order.
+std::vector<Evaluated> simulate_batch(const SearchSpec& spec, const Evaluated* in, std::size_t count, int jobs,
+                                      const std::function<void()>& one_done) {
+  std::vector<Evaluated> out(count);
+  std::atomic<std::size_t> next{0};
+  auto worker = [&] {
+    for (std::size_t j = next++; j < count; j = next++) {
+      out[j] = simulate(spec, in[j]);
+      one_done();
+    }
+  };
+  const int threads = std::min<int>(jobs, static_cast<int>(count));
+  if (threads <= 1) {
+    worker();
+  } else {
+    std::vector<std::thread> pool;
+    for (int t = 0; t < threads; ++t) pool.emplace_back(worker);
+    for (auto& t : pool) t.join();
+  }
+  return out;
+}
+
+// One card count's queue [i, end), in bound order, in batches (see the header).
+void simulate_cards(const SearchSpec& spec, const SearchOptions& opt, std::vector<Evaluated>& queue, std::size_t i,
+                    std::size_t end, SearchResult& res, std::optional<Evaluated>& smallest, const std::function<void(std::size_t)>& advance) {
+  SearchCounts& n = res.counts;
+  const Bytes cap = spec.cluster.accelerator.usable_memory;
+  std::vector<Time> best;  // step times of this card count's simulated layouts that fit
+  std::size_t k = i;
+  while (k < end) {
+    const Time threshold = opt.prune_bound ? nth_best(best, std::max(1, spec.top)) : std::numeric_limits<Time>::max();
+    const std::size_t stop = std::min(end, k + kBatch);
+    std::size_t cut = k;
+    while (cut < stop && queue[cut].bound <= threshold) ++cut;
+    if (cut == k) {  // sorted by bound: everything after is slower than the threshold too
+      n.bound += static_cast<std::int64_t>(end - k);
+      advance(end - k);
+      return;
+    }
+    auto out = simulate_batch(spec, &queue[k], cut - k, std::max(1, opt.jobs), [&] { advance(1); });
+    for (auto& e : out) {
+      ++n.simulated;
+      if (e.memory.total() > cap) {
+        ++n.over_memory_simulated;
+        if (!smallest || e.memory.total() < smallest->analytic_memory) {
+          smallest = e;
+          smallest->analytic_memory = e.memory.total();
+        }
+        continue;
+      }
+      best.push_back(e.step);
+      res.simulated.push_back(std::move(e));
+    }
+    k = cut;
+  }
+}
+
+NearestMiss nothing_fits(const SearchSpec& spec, const Evaluated& s) {
+  const Bytes cap = spec.cluster.accelerator.usable_memory;
+  NearestMiss miss;
+  miss.what = fmt::format("no layout fits in memory: the smallest, {}, needs {:.1f} GiB per GPU and {} has {:.1f} GiB usable "
+                          "({:.1f} GiB over)",
+                          layout_label(s.c), gib(s.analytic_memory), spec.cluster.accelerator.name, gib(cap),
+                          gib(s.analytic_memory - cap));
+  miss.changes.push_back(fmt::format("an accelerator with at least {:.1f} GiB usable per GPU", gib(s.analytic_memory)));
+  // More cards: the same layout with dp doubled until it fits (ZeRO shards over dp).
+  const JobLayout& l = s.c.layout;
+  for (int f = 2; f <= 1024; f *= 2) {
+    JobLayout g = l;
+    g.dp = l.dp * f;
+    g.global_batch = std::max<std::int64_t>(l.global_batch, static_cast<std::int64_t>(g.dp) * g.micro_batch);
+    // Shard the state over the data-parallel ranks: ZeRO-3 without a pipeline, else ZeRO-1.
+    g.zero = g.pp == 1 ? 3 : std::max(1, g.zero);
+    const Bytes need = job_memory(spec.model, g, chunk_costs(spec.model, g, spec.cluster), -1).total();
+    if (need <= cap) {
+      miss.changes.push_back(fmt::format("{} cards (dp {}, zero {}{}): {:.1f} GiB per GPU", s.c.cards * f, g.dp, g.zero,
+                                         g.global_batch != l.global_batch ? fmt::format(", global batch {}", g.global_batch) : "",
+                                         gib(need)));
+      break;
+    }
+  }
+  return miss;
+}
+
+}  // namespace
+
+SearchResult run_search(const SearchSpec& spec, const SearchOptions& opt) {
+  SearchResult res;
+  SearchCounts& n = res.counts;
+  Prefiltered f = prefilter(spec, opt, n);
+  if (!f.div_keys.empty())
+    res.divisibility_example =
+        std::max_element(f.div_keys.begin(), f.div_keys.end(), [](const auto& a, const auto& b) { return a.second < b.second; })->first;
+  for (const auto& [cards, note] : f.notes) {
+    if (note.queued) continue;
+    if (note.smallest_memory >= 0)
+      res.none_why[cards] = fmt::format("no layout fits in memory: the smallest needs {:.1f} GiB per GPU, {:.1f} GiB usable",
+                                        gib(note.smallest_memory), gib(spec.cluster.accelerator.usable_memory));
+    else if (!note.first_problem.empty())
+      res.none_why[cards] = "no layout divides: e.g. " + note.first_problem;
+  }
+  // Per card count, in bound order.
+  auto& queue = f.queue;
+  std::sort(queue.begin(), queue.end(), [](const Evaluated& a, const Evaluated& b) {
+    return std::tie(a.c.cards, a.bound, a.c.index) < std::tie(b.c.cards, b.bound, b.c.index);
+  });
+  std::mutex progress_mutex;
+  std::size_t done = 0;
+  auto advance = [&](std::size_t k) {
+    if (!opt.progress) return;
+    std::lock_guard<std::mutex> g(progress_mutex);
+    done += k;
+    opt.progress(done, queue.size());
+  };
+  for (std::size_t i = 0; i < queue.size();) {
+    std::size_t end = i;
+    while (end < queue.size() && queue[end].c.cards == queue[i].c.cards) ++end;
+    simulate_cards(spec, opt, queue, i, end, res, f.smallest, advance);
+    i = end;
+  }
+  if (res.simulated.empty() && f.smallest) {
+    res.miss = nothing_fits(spec, *f.smallest);
+  } else if (res.simulated.empty() && n.considered > 0) {
+    NearestMiss miss;
+    miss.what = fmt::format("none of the {} layouts considered can run: {} do not divide the model, cluster or batch "
+                            "(most often at layout.{}), {} the schedule cannot run",
+                            n.considered, n.divisibility, res.divisibility_example.empty() ? "?" : res.divisibility_example, n.schedule);
+    miss.changes.push_back("open more values (tp, pp, micro_batch, cards) or change the global batch");
+    res.miss = miss;
+  }
+  finish_search(spec, res);
+  return res;
+}
+
+namespace {
+
+bool by_time(const Evaluated& a, const Evaluated& b) { return a.step != b.step ? a.step < b.step : a.c.index < b.c.index; }
+
+// Whether the card count's best layout meets the deadline, and why (or why it has none).
+void judge(const SearchSpec& spec, const SearchResult& r, PerCards& p) {
+  p.budget = step_budget_at(spec, p.cards);
+  if (!p.best) {
+    const auto w = r.none_why.find(p.cards);
+    p.why = w != r.none_why.end() ? w->second : "no layout fits in memory at its simulated peak";
+    return;
+  }
+  const Evaluated& b = *p.best;
+  p.meets = b.completion <= spec.task.deadline;
+  const double days = to_s(b.completion) / 86400.0, dl = to_s(spec.task.deadline) / 86400.0;
+  if (p.meets) {
+    p.why = fmt::format("meets: {:.1f} of {:.0f} days, step {:.1f} s within the {:.1f} s budget ({:.1f} s to spare)", days, dl,
+                        to_s(b.step), to_s(p.budget), to_s(p.budget - b.step));
+    return;
+  }
+  // How much faster the step would have to be; compute alone at the best layout.
+  const double need = to_s(b.step) / std::max(1e-9, to_s(p.budget));
+  p.why = fmt::format("misses: {:.1f} of {:.0f} days; the fastest layout's step is {:.1f} s, the budget {:.1f} s: "
+                      "{:.0f}% faster needed, and its compute alone takes {:.1f} s",
+                      days, dl, to_s(b.step), to_s(p.budget), (need - 1) * 100, to_s(b.bound) / 0.999);
+}
+
+// No card count meets the deadline: the nearest miss and what would have to change.
+NearestMiss deadline_miss(const SearchSpec& spec, const PerCards& nearest) {
+  const Evaluated& b = *nearest.best;
+  NearestMiss miss;
+  const double days = to_s(b.completion) / 86400.0, dl = to_s(spec.task.deadline) / 86400.0;
+  miss.what = fmt::format("no card count meets the {:.0f}-day deadline; nearest: {}, {:.1f} days ({:.1f} over), step {:.1f} s "
+                          "vs a {:.1f} s budget",
+                          dl, layout_label(b.c), days, days - dl, to_s(b.step), to_s(nearest.budget));
+  const double ratio = to_s(b.step) / std::max(1e-9, to_s(nearest.budget));
+  miss.changes.push_back(fmt::format("a step {:.0f}% faster at {} cards (efficiency x {:.2f}, or faster cards)", (ratio - 1) * 100,
+                                     b.c.cards, ratio));
+  // Cards: strong scaling at best linear; rounded up to whole nodes whose data-parallel count
+  // can split the global batch.
+  const int node = std::max(1, spec.cluster.node.gpus);
+  const std::int64_t gb = b.c.layout.global_batch;
+  const std::int64_t mp = static_cast<std::int64_t>(b.c.layout.tp) * b.c.layout.pp * b.c.layout.cp;
+  std::int64_t need = static_cast<std::int64_t>(std::ceil(static_cast<double>(b.c.cards) * ratio / node)) * node;
+  while (need <= gb * mp && (need % mp != 0 || gb % (need / mp) != 0)) need += node;
+  if (need <= gb * mp)
+    miss.changes.push_back(fmt::format("at least {} cards (whole {}-card hosts whose dp {} splits the {} sequences; if the step "
+                                       "shrank in proportion: search them to check)",
+                                       need, node, need / mp, gb));
+  else
+    miss.changes.push_back(fmt::format("more cards than the {} sequences per step can keep busy: a larger global batch", gb));
+  const double train_now = to_s(b.completion - spec.task.reserved);
+  const double train_max = to_s(spec.task.deadline - spec.task.reserved);
+  miss.changes.push_back(fmt::format("a deadline of at least {:.1f} days, or {:.0f}% fewer tokens", days,
+                                     (1 - train_max / std::max(1e-9, train_now)) * 100));
+  return miss;
+}
+
+}  // namespace
+
+void finish_search(const SearchSpec& spec, SearchResult& r) {
+  std::sort(r.simulated.begin(), r.simulated.end(), by_time);
+  r.top = r.simulated;
+  std::sort(r.top.begin(), r.top.end(), [&](const Evaluated& a, const Evaluated& b) { return ranks_before(spec, a, b); });
+  if (static_cast<int>(r.top.size()) > spec.top) r.top.resize(static_cast<std::size_t>(std::max(0, spec.top)));
+
+  // Per card count: the best (fastest; within a card count every key agrees).
+  std::map<std::int64_t, PerCards> per;
+  for (const std::int64_t c : spec.axes.cards) per[c].cards = c;
+  for (const auto& e : r.simulated) {
+    PerCards& p = per[e.c.cards];
+    p.cards = e.c.cards;
+    if (!p.best || by_time(e, *p.best)) p.best = e;
+  }
+  const bool timed = spec.task.tokens > 0 && spec.task.deadline > 0;
+  r.per_cards.clear();
+  for (auto& [cards, p] : per) {
+    if (timed) judge(spec, r, p);
+    r.per_cards.push_back(p);
+  }
+  // Pareto front of (cards, days): a card count is on it if no smaller count finishes as soon.
+  r.front.clear();
+  Time best_so_far = std::numeric_limits<Time>::max();
+  for (const auto& p : r.per_cards) {
+    if (!p.best) continue;
+    const Time key = spec.task.tokens > 0 ? p.best->completion : p.best->step;
+    if (key < best_so_far) {
+      r.front.push_back(p.cards);
+      best_so_far = key;
+    }
+  }
+  if (!timed || r.simulated.empty()) return;
+  const PerCards* nearest = nullptr;
+  for (const auto& p : r.per_cards) {
+    if (p.meets) return;
+    if (p.best && (!nearest || p.best->completion < nearest->best->completion)) nearest = &p;
+  }
+  if (nearest) r.miss = deadline_miss(spec, *nearest);
+}
+
+}  // namespace stepsim

@@ -1,0 +1,167 @@
+#pragma once
+// Layout search (docs/search.md): every parallel layout of a job (model + cluster) over lists of
+// values per layout key and a range of card counts, pruned before simulation, the survivors
+// simulated on the engine (schedules/lowering/job/job_step.hpp), ranked.
+//
+//   1. enumerate: cards x tp x cp x pp x virtual stages x schedule x zero x micro-batch x
+//      recompute x sequence parallelism x ep x global batch, in that (fixed) order; dp is what
+//      the cards leave (cards / (tp pp cp)) unless listed;
+//   2. prune, in this order, each rule counted: divisibility (models/layout.hpp check_layout),
+//      schedule (the family cannot run pp stages with m micro-batches and v chunks), memory
+//      (the analytic per-GPU peak, job_memory, over the usable memory), bound (the busiest
+//      device's compute alone, a lower bound on the step, is slower than the N-th best step
+//      found so far at the same card count);
+//   3. simulate the rest, in parallel, deterministically: candidates sorted by (cards, bound,
+//      enumeration index) are simulated in fixed batches; the bound threshold only changes
+//      between batches, so which layouts are simulated does not depend on the thread count.
+//      Results are sorted by the ranking key with a total-order tie rule (step time, then
+//      enumeration index).
+//
+// Ranking keys: step time; cost = cards x step time; days = reserved + steps x step x (1 + L),
+// with L the checkpoint save / redo / restore overhead (models/checkpoint.hpp, Young 1974).
+// Within one card count all three order layouts the same way (by step time), so keeping each
+// card count's best N is exact for every key and for the Pareto front of cards vs days.
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "schedules/lowering/job/job_step.hpp"
+
+namespace stepsim {
+
+// Values to try per layout key. Empty: the key's `auto` domain (see expand_axes).
+struct SearchAxes {
+  std::vector<std::int64_t> cards;          // never empty after reading
+  std::vector<int> tp, pp, vpp, cp, ep, micro_batch, zero, dp;
+  bool dp_listed = false;                   // dp given: only these; else cards / (tp pp cp)
+  std::vector<std::string> schedule;        // empty: every family that can run the layout
+  bool default_schedule = false;            // not given: 1f1b, or interleaved-1f1b with v > 1
+  std::vector<JobRecompute> recompute;
+  std::vector<int> sequence_parallel;       // 0 / 1
+  std::vector<std::int64_t> global_batch;
+  // Which keys were `auto` (domain depends on other keys), for the report.
+  std::vector<std::string> auto_keys;
+};
+
+// A run to finish: days per layout and the deadline (the planner's formulas, models/plan.hpp).
+struct SearchTask {
+  std::int64_t tokens = 0;           // 0: no days, no deadline
+  Time deadline = 0, reserved = 0;
+  std::optional<Bytes> checkpoint_bytes;  // default: recoverable state, 14 B per parameter
+  std::int64_t storage_bandwidth = 0;     // 0: saves cost nothing
+  Time restore = 0;
+  std::optional<Time> interval;           // default: Young's optimum sqrt(2 c M)
+  Time card_mtbf = 0;                     // 0: no failures
+};
+
+enum class SearchRank { Step, Cost, Days };  // Step: by step time
+const char* search_rank_name(SearchRank r);
+
+struct SearchSpec {
+  JobModel model;
+  ClusterSpec cluster;
+  JobLayout base;       // fixed keys (attention, overlap, fp8, grad_bytes, ...)
+  Time input_wait = 0;
+  SearchAxes axes;
+  SearchTask task;
+  SearchRank rank = SearchRank::Step;
+  int top = 10;
+};
+
+struct SearchOptions {
+  int jobs = 1;
+  std::size_t shard_index = 0, shard_count = 1;  // candidates with index % count == index
+  bool prune_bound = true;
+  std::function<void(std::size_t done, std::size_t total)> progress;  // from worker threads, serialized
+};
+
+struct Candidate {
+  std::int64_t index = 0;  // enumeration order (the final tie rule)
+  std::int64_t cards = 0;
+  JobLayout layout;
+};
+
+struct Evaluated {
+  Candidate c;
+  Time bound = 0;           // compute-only lower bound on the step
+  Bytes analytic_memory = 0;
+  // From the simulation:
+  Time step = 0;
+  double mfu = 0, bubble = 0;
+  JobMemory memory;
+  Time exposed_tp = 0, exposed_pp = 0, exposed_dp = 0, exposed_cp = 0, exposed_ep = 0;
+  std::string limit;        // the kind of op with the largest share of the critical path
+  double limit_share = 0;
+  // From the task (0 without one):
+  Time completion = 0;      // reserved + steps x step x (1 + L)
+  double overhead = 0;      // L
+  Time exposed() const { return exposed_tp + exposed_pp + exposed_dp + exposed_cp + exposed_ep; }
+  double cost() const { return static_cast<double>(c.cards) * to_s(step); }  // card-seconds per step
+};
+
+struct SearchCounts {
+  std::int64_t considered = 0, divisibility = 0, schedule = 0, memory = 0, bound = 0, simulated = 0;
+  std::int64_t over_memory_simulated = 0;  // fit analytically, over capacity at the simulated peak
+};
+
+// The layout that came closest when nothing qualifies, and what would have to change.
+struct NearestMiss {
+  std::string what;          // one line: the layout and by how much it misses
+  std::vector<std::string> changes;  // one line each
+};
+
+struct PerCards {  // the best layout at one card count (the Pareto front's candidates)
+  std::int64_t cards = 0;
+  std::optional<Evaluated> best;
+  Time budget = 0;           // longest step that meets the deadline at this card count
+  bool meets = false;
+  std::string why;
+};
+
+struct SearchResult {
+  SearchCounts counts;
+  std::vector<Evaluated> simulated;  // every simulated layout that fits, by step time, then index
+  std::vector<Evaluated> top;        // by the ranking key, at most spec.top
+  std::vector<PerCards> per_cards;   // every card count searched, ascending
+  std::vector<std::int64_t> front;   // cards of the Pareto front of (cards, days) (or step time)
+  std::optional<NearestMiss> miss;   // set when no layout fits, or none meets the deadline
+  std::string divisibility_example;  // the most frequent divisibility message key, for "why none"
+  // Per card count with no layout left before simulation: why (the first divisibility problem,
+  // or the smallest memory need).
+  std::map<std::int64_t, std::string> none_why;
+};
+
+// The values each key takes (auto domains filled in for this model and cluster).
+std::vector<int> auto_tp(const ClusterSpec& c);
+std::vector<int> auto_pp(const JobModel& m);
+std::vector<int> auto_vpp(const JobModel& m, int pp);
+
+// Every candidate of the space in enumeration order (no pruning).
+void enumerate_layouts(const SearchSpec& spec, const std::function<void(const Candidate&)>& visit);
+
+// The compute-only lower bound on the step (busiest device: m x its chunks' F + B + W, plus its
+// optimizer step), as the lowering rounds each pass.
+Time compute_bound(const JobStepSpec& s);
+
+// Why the schedule family cannot run the layout, or nullopt.
+std::optional<std::string> schedule_problem(const JobLayout& l);
+
+// Completion and overhead for a step at `cards` (spec.task.tokens > 0).
+void apply_task(const SearchSpec& spec, Evaluated& e);
+Time step_budget_at(const SearchSpec& spec, std::int64_t cards);
+
+SearchResult run_search(const SearchSpec& spec, const SearchOptions& opt = {});
+
+// The ranking and summaries from a set of simulated layouts (used by run_search and by merging
+// shards): sorts `r.simulated`, fills top, per_cards, front and miss.
+void finish_search(const SearchSpec& spec, SearchResult& r);
+
+// Ranking order (total): the key, then step time, then enumeration index.
+bool ranks_before(const SearchSpec& spec, const Evaluated& a, const Evaluated& b);
+
+std::string layout_label(const Candidate& c);
+
+}  // namespace stepsim
