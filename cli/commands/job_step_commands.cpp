@@ -67,6 +67,57 @@ std::string eff_text(const Efficiency& e) {
                      e.attention, e.memory, e.fabric, e.network, e.contention);
 }
 
+// One file's rows: measured vs predicted with the error, the mean and max over held-out and fit
+// rows, and whether rows that differ by more than 5 % keep their order.
+void check_file(const std::string& file, const std::vector<MeasuredRun>& rows, std::map<std::string, Efficiency>& eff,
+                std::string& text, nlohmann::ordered_json& out) {
+  Table t({{"row", false}, {"measured"}, {"predicted"}, {"error"}, {"", false}});
+  nlohmann::ordered_json jf;
+  jf["file"] = file;
+  jf["rows"] = nlohmann::ordered_json::array();
+  double sum_h = 0, max_h = 0, sum_f = 0, max_f = 0;
+  int n_h = 0, n_f = 0;
+  struct P { std::string table; int metric; double meas, pred; int line; };
+  std::vector<P> pts;
+  for (const auto& r : rows) {
+    if (r.label.rfind(file + ":", 0) != 0) continue;
+    const double pred = predict_row(r, eff[r.hw]);
+    const double err = pred / r.value - 1;
+    (r.fit ? sum_f : sum_h) += std::abs(err);
+    (r.fit ? max_f : max_h) = std::max(r.fit ? max_f : max_h, std::abs(err));
+    (r.fit ? n_f : n_h)++;
+    pts.push_back({r.table, static_cast<int>(r.metric), r.value, pred, r.line});
+    const std::string what = r.label.substr(file.size() + 1);
+    t.add_row({what, fmt::format("{:.4g} {}", r.value, metric_unit(r.metric)), fmt::format("{:.4g}", pred),
+               fmt::format("{:+.1f}%", 100 * err), r.fit ? "fit" : "held out"});
+    jf["rows"].push_back({{"line", r.line}, {"row", what}, {"measured", r.value}, {"predicted", pred}, {"error", err}, {"fit", r.fit}});
+  }
+  // Ranking: within a table and metric, where two measurements differ by more than 5 %, the
+  // prediction must order them the same way (for times: faster = smaller).
+  int pairs = 0, kept = 0;
+  std::vector<std::string> flips;
+  for (std::size_t i = 0; i < pts.size(); ++i)
+    for (std::size_t j = i + 1; j < pts.size(); ++j) {
+      const P& a = pts[i];
+      const P& b = pts[j];
+      if (a.table != b.table || a.metric != b.metric) continue;
+      if (std::abs(a.meas / b.meas - 1) <= 0.05) continue;
+      ++pairs;
+      if ((a.meas > b.meas) == (a.pred > b.pred)) ++kept;
+      else flips.push_back(fmt::format("lines {} and {}", a.line, b.line));
+    }
+  const double mean_h = n_h ? sum_h / n_h : 0, mean_f = n_f ? sum_f / n_f : 0;
+  text += fmt::format("\n{}\n{}", file, t.render());
+  text += fmt::format("held out: {} rows, mean |error| {:.1f}%, max {:.1f}%\n", n_h, 100 * mean_h, 100 * max_h);
+  text += fmt::format("fit:      {} rows, mean |error| {:.1f}%, max {:.1f}%\n", n_f, 100 * mean_f, 100 * max_f);
+  text += fmt::format("ranking:  {} of {} pairs that differ by more than 5% keep their order{}\n", kept, pairs,
+                      flips.empty() ? "" : " (flipped: " + [&] { std::string s; for (const auto& f : flips) s += (s.empty() ? "" : ", ") + f; return s; }() + ")");
+  jf["held_out"] = {{"rows", n_h}, {"mean_abs_error", mean_h}, {"max_abs_error", max_h}};
+  jf["fit"] = {{"rows", n_f}, {"mean_abs_error", mean_f}, {"max_abs_error", max_f}};
+  jf["ranking"] = {{"pairs", pairs}, {"kept", kept}};
+  out["files"].push_back(jf);
+}
+
 }  // namespace
 
 void add_check_against_command(CLI::App& app) {
@@ -125,53 +176,7 @@ void add_check_against_command(CLI::App& app) {
                                          : std::string("given with --efficiency"));
     }
     out["files"] = nlohmann::ordered_json::array();
-    for (const auto& file : *files) {
-      Table t({{"row", false}, {"measured"}, {"predicted"}, {"error"}, {"", false}});
-      nlohmann::ordered_json jf;
-      jf["file"] = file;
-      jf["rows"] = nlohmann::ordered_json::array();
-      double sum_h = 0, max_h = 0, sum_f = 0, max_f = 0;
-      int n_h = 0, n_f = 0;
-      struct P { std::string table; int metric; double meas, pred; int line; };
-      std::vector<P> pts;
-      for (const auto& r : rows) {
-        if (r.label.rfind(file + ":", 0) != 0) continue;
-        const double pred = predict_row(r, eff[r.hw]);
-        const double err = pred / r.value - 1;
-        (r.fit ? sum_f : sum_h) += std::abs(err);
-        (r.fit ? max_f : max_h) = std::max(r.fit ? max_f : max_h, std::abs(err));
-        (r.fit ? n_f : n_h)++;
-        pts.push_back({r.table, static_cast<int>(r.metric), r.value, pred, r.line});
-        const std::string what = r.label.substr(file.size() + 1);
-        t.add_row({what, fmt::format("{:.4g} {}", r.value, metric_unit(r.metric)), fmt::format("{:.4g}", pred),
-                   fmt::format("{:+.1f}%", 100 * err), r.fit ? "fit" : "held out"});
-        jf["rows"].push_back({{"line", r.line}, {"row", what}, {"measured", r.value}, {"predicted", pred}, {"error", err}, {"fit", r.fit}});
-      }
-      // Ranking: within a table and metric, where two measurements differ by more than 5 %, the
-      // prediction must order them the same way (for times: faster = smaller).
-      int pairs = 0, kept = 0;
-      std::vector<std::string> flips;
-      for (std::size_t i = 0; i < pts.size(); ++i)
-        for (std::size_t j = i + 1; j < pts.size(); ++j) {
-          const P& a = pts[i];
-          const P& b = pts[j];
-          if (a.table != b.table || a.metric != b.metric) continue;
-          if (std::abs(a.meas / b.meas - 1) <= 0.05) continue;
-          ++pairs;
-          if ((a.meas > b.meas) == (a.pred > b.pred)) ++kept;
-          else flips.push_back(fmt::format("lines {} and {}", a.line, b.line));
-        }
-      const double mean_h = n_h ? sum_h / n_h : 0, mean_f = n_f ? sum_f / n_f : 0;
-      text += fmt::format("\n{}\n{}", file, t.render());
-      text += fmt::format("held out: {} rows, mean |error| {:.1f}%, max {:.1f}%\n", n_h, 100 * mean_h, 100 * max_h);
-      text += fmt::format("fit:      {} rows, mean |error| {:.1f}%, max {:.1f}%\n", n_f, 100 * mean_f, 100 * max_f);
-      text += fmt::format("ranking:  {} of {} pairs that differ by more than 5% keep their order{}\n", kept, pairs,
-                          flips.empty() ? "" : " (flipped: " + [&] { std::string s; for (const auto& f : flips) s += (s.empty() ? "" : ", ") + f; return s; }() + ")");
-      jf["held_out"] = {{"rows", n_h}, {"mean_abs_error", mean_h}, {"max_abs_error", max_h}};
-      jf["fit"] = {{"rows", n_f}, {"mean_abs_error", mean_f}, {"max_abs_error", max_f}};
-      jf["ranking"] = {{"pairs", pairs}, {"kept", kept}};
-      out["files"].push_back(jf);
-    }
+    for (const auto& file : *files) check_file(file, rows, eff, text, out);
     if (*json) fmt::print("{}\n", out.dump(2));
     else fmt::print("{}", text);
   });

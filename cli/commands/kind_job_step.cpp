@@ -7,6 +7,7 @@
 #include "cli/commands/job_step_commands.hpp"
 #include "cli/commands/scenario_kinds.hpp"
 #include "cli/reports/job_step_report.hpp"
+#include "cli/reports/output.hpp"
 
 namespace stepsim::cli {
 
@@ -33,7 +34,7 @@ KindReport run_one(const Scenario& sc) {
   KindReport r;
   r.text = [run, &sc] { return job_step_text(sc.name, *run); };
   r.json = [run, &sc] { return job_step_json(sc.name, *run).dump(2) + "\n"; };
-  r.trace = [run] { return job_step_trace(*run); };
+  r.write_trace = [run](const std::string& path) { write_file(path, job_step_trace(*run)); };
   r.html = [run, &sc] { return html_page(sc, job_step_text(sc.name, *run)); };
   r.gantt = [&sc](int) -> std::string {
     sc.fail("job_step", "a text Gantt chart is not drawn for job_step scenarios: use --trace FILE for the timeline");
