@@ -39,7 +39,11 @@ void BM_Engine(benchmark::State& state, const char* schedule) {
   }
   set_ops(state, l.program->graph.op_count());
 }
-BENCHMARK_CAPTURE(BM_Engine, 1f1b, "1f1b")->Args({kStages, kMicro})->Args({64, 256})->Args({8, 256})->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(BM_Engine, 1f1b, "1f1b")
+    ->Args({kStages, kMicro})
+    ->Args({64, 256})
+    ->Args({8, 256})
+    ->Unit(benchmark::kMillisecond);
 BENCHMARK_CAPTURE(BM_Engine, zb_h1, "zb-h1")->Args({kStages, kMicro})->Unit(benchmark::kMillisecond);
 
 // Schedule + lowering: action lists to an OpGraph with holds (finalize included).

@@ -13,16 +13,15 @@ namespace stepsim::bench {
 namespace {
 
 void rate(benchmark::State& state, std::size_t bytes, std::size_t ops) {
-  state.counters["MB_per_s"] =
-      benchmark::Counter(static_cast<double>(bytes) * static_cast<double>(state.iterations()) / 1e6,
-                         benchmark::Counter::kIsRate);
+  state.counters["MB_per_s"] = benchmark::Counter(
+      static_cast<double>(bytes) * static_cast<double>(state.iterations()) / 1e6, benchmark::Counter::kIsRate);
   state.counters["MB"] = static_cast<double>(bytes) / 1e6;
   state.counters["ops"] = static_cast<double>(ops);
 }
 
 void BM_TraceExport(benchmark::State& state) {
-  const PipelineRun r = simulate_pipeline(
-      pipeline_workload("1f1b", static_cast<int>(state.range(0)), static_cast<int>(state.range(1))));
+  const PipelineRun r =
+      simulate_pipeline(pipeline_workload("1f1b", static_cast<int>(state.range(0)), static_cast<int>(state.range(1))));
   std::size_t bytes = 0;
   for (auto _ : state) {
     const std::string json = cli::pipeline_trace(r);
@@ -34,8 +33,8 @@ void BM_TraceExport(benchmark::State& state) {
 BENCHMARK(BM_TraceExport)->Args({16, 1024})->Unit(benchmark::kMillisecond);
 
 void BM_TraceToFile(benchmark::State& state) {
-  const PipelineRun r = simulate_pipeline(
-      pipeline_workload("1f1b", static_cast<int>(state.range(0)), static_cast<int>(state.range(1))));
+  const PipelineRun r =
+      simulate_pipeline(pipeline_workload("1f1b", static_cast<int>(state.range(0)), static_cast<int>(state.range(1))));
   const auto path = (std::filesystem::temp_directory_path() / "stepsim_bench_trace.json").string();
   for (auto _ : state) cli::write_pipeline_trace(path, r);
   rate(state, static_cast<std::size_t>(std::filesystem::file_size(path)), r.program->graph.op_count());

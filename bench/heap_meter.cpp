@@ -12,12 +12,11 @@ std::atomic<std::size_t> live{0}, peak{0};
 
 void* counted_alloc(std::size_t n, std::size_t align) {
   void* p = align > alignof(std::max_align_t) ? std::aligned_alloc(align, (n + align - 1) / align * align)
-                                               : std::malloc(n ? n : 1);
+                                              : std::malloc(n ? n : 1);
   if (!p) throw std::bad_alloc();
   const std::size_t now = live.fetch_add(malloc_usable_size(p), std::memory_order_relaxed) + malloc_usable_size(p);
   std::size_t seen = peak.load(std::memory_order_relaxed);
-  while (now > seen && !peak.compare_exchange_weak(seen, now, std::memory_order_relaxed)) {
-  }
+  while (now > seen && !peak.compare_exchange_weak(seen, now, std::memory_order_relaxed)) {}
   return p;
 }
 

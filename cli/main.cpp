@@ -1,12 +1,12 @@
 // stepsim: a discrete-event simulator of LLM training steps. See README.md and docs/cli.md.
 #include <algorithm>
 
-#include <CLI/CLI.hpp>
 #include <fmt/format.h>
+#include <CLI/CLI.hpp>
 
 #include "cli/commands/commands.hpp"
-#include "cli/commands/job_step_commands.hpp"
 #include "cli/commands/diagnostics.hpp"
+#include "cli/commands/job_step_commands.hpp"
 #include "cli/commands/search_commands.hpp"
 #include "cli/input/input.hpp"
 #include "sim/engine.hpp"
@@ -34,9 +34,7 @@ int exit_code_of_current_exception(const CLI::App& app) {
     return app.exit(e);
   } catch (const CLI::RuntimeError& e) {  // a command's own exit code (bench: 3, 4)
     return e.get_exit_code();
-  } catch (const CLI::ParseError& e) {
-    return cli::report_usage_error(app, e);
-  } catch (const cli::InputError& e) {
+  } catch (const CLI::ParseError& e) { return cli::report_usage_error(app, e); } catch (const cli::InputError& e) {
     fmt::print(stderr, "error: {}\n", e.what());
     return 2;
   } catch (const TimeOverflowError& e) {
@@ -59,7 +57,8 @@ int exit_code_of_current_exception(const CLI::App& app) {
 
 int main(int argc, char** argv) {
   using namespace stepsim;
-  CLI::App app{"stepsim " STEPSIM_VERSION ": simulate LLM training steps (pipeline schedules, overlap, memory)", "stepsim"};
+  CLI::App app{"stepsim " STEPSIM_VERSION ": simulate LLM training steps (pipeline schedules, overlap, memory)",
+               "stepsim"};
   app.set_version_flag("--version", "stepsim " STEPSIM_VERSION);
   app.require_subcommand(1);
   cli::add_run_command(app);
@@ -76,11 +75,11 @@ int main(int argc, char** argv) {
   try {
     std::vector<std::string> args(argv + 1, argv + argc);
     const cli::GlobalFlags flags = cli::take_global_flags(args);
-    cli::set_verbosity(flags.quiet ? cli::Verbosity::Quiet : flags.verbose ? cli::Verbosity::Verbose : cli::Verbosity::Normal);
+    cli::set_verbosity(flags.quiet     ? cli::Verbosity::Quiet
+                       : flags.verbose ? cli::Verbosity::Verbose
+                                       : cli::Verbosity::Normal);
     std::reverse(args.begin(), args.end());  // CLI11 takes them last first
     app.parse(args);
-  } catch (...) {
-    return exit_code_of_current_exception(app);
-  }
+  } catch (...) { return exit_code_of_current_exception(app); }
   return 0;
 }

@@ -27,17 +27,17 @@ struct Efficiency {
 
 struct AcceleratorSpec {
   std::string name;
-  double peak_bf16 = 0;         // dense BF16 tensor FLOP/s
-  double peak_fp8 = 0;          // dense FP8 tensor FLOP/s (0: no FP8)
+  double peak_bf16 = 0;            // dense BF16 tensor FLOP/s
+  double peak_fp8 = 0;             // dense FP8 tensor FLOP/s (0: no FP8)
   std::int64_t hbm_bandwidth = 0;  // bytes/s
   Bytes memory = 0;
-  Bytes usable_memory = 0;      // what training may use (CUDA context, NCCL buffers, fragmentation off)
+  Bytes usable_memory = 0;  // what training may use (CUDA context, NCCL buffers, fragmentation off)
   Efficiency efficiency;
 };
 
 struct NodeSpec {
   int gpus = 8;
-  std::int64_t fabric_bandwidth = 0;  // NVLink/NVSwitch bytes/s per GPU, each direction; 0: PCIe only
+  std::int64_t fabric_bandwidth = 0;             // NVLink/NVSwitch bytes/s per GPU, each direction; 0: PCIe only
   std::int64_t pcie_bandwidth = 32'000'000'000;  // per GPU, each direction (PCIe 4.0 x16)
   bool p2p = true;  // PCIe-only nodes: peer-to-peer allowed (else through host memory, half rate)
   Time fabric_latency = 3 * kMicrosecond;  // per ring step inside a node
@@ -52,10 +52,10 @@ struct NetworkTier {
 };
 
 struct NetworkSpec {
-  int nics = 8;                      // per node
+  int nics = 8;                                 // per node
   std::int64_t nic_bandwidth = 25'000'000'000;  // bytes/s per NIC, each direction
-  Time latency = 5 * kMicrosecond;   // per ring step between nodes
-  std::vector<NetworkTier> tiers;    // inner to outer; empty: one non-blocking tier
+  Time latency = 5 * kMicrosecond;              // per ring step between nodes
+  std::vector<NetworkTier> tiers;               // inner to outer; empty: one non-blocking tier
 };
 
 struct ClusterSpec {

@@ -14,13 +14,13 @@ LayerActivations transformer_layer_activations(const TransformerConfig& c) {
       {"attention norm output", h, true, true},  // input of Wq, Wk, Wv
       {"query", q, true, false},                 // inputs of QK^T
       {"key", kv, true, false},
-      {"value", kv, true, false},                // input of AV
-      {"attention output", q, true, false},      // input of Wo
+      {"value", kv, true, false},            // input of AV
+      {"attention output", q, true, false},  // input of Wo
       {"residual after attention", h, false, false},
-      {"MLP norm output", h, true, true},        // input of gate and up projections
+      {"MLP norm output", h, true, true},  // input of gate and up projections
       {"gate projection output", i, false, false},
       {"up projection output", i, false, false},
-      {"gated product", i, true, true},          // input of the down projection
+      {"gated product", i, true, true},  // input of the down projection
   }};
 }
 

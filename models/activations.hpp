@@ -38,7 +38,7 @@ enum class RecomputeKind { None, Selective, Full, Keep };
 
 struct RecomputePolicy {
   RecomputeKind kind = RecomputeKind::None;
-  int keep = 0;  // RecomputeKind::Keep: the first `keep` tensors are kept, the rest rebuilt
+  int keep = 0;               // RecomputeKind::Keep: the first `keep` tensors are kept, the rest rebuilt
   std::string label() const;  // "none", "selective", "full", "keep 4"
 };
 

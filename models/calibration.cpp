@@ -41,7 +41,8 @@ FitResult fit_log_least_squares(const std::function<std::vector<double>(const st
       const double step = 1e-3;
       q[j] = p[j] * std::exp(step);  // d/d(log p)
       const auto rq = residuals_of(predict(q), measured);
-      for (std::size_t i = 0; i < m; ++i) J(static_cast<Eigen::Index>(i), static_cast<Eigen::Index>(j)) = (rq[i] - r[i]) / step;
+      for (std::size_t i = 0; i < m; ++i)
+        J(static_cast<Eigen::Index>(i), static_cast<Eigen::Index>(j)) = (rq[i] - r[i]) / step;
     }
     Eigen::VectorXd rv(m);
     for (std::size_t i = 0; i < m; ++i) rv(static_cast<Eigen::Index>(i)) = r[i];
@@ -51,14 +52,17 @@ FitResult fit_log_least_squares(const std::function<std::vector<double>(const st
       A.diagonal() += lambda * (A.diagonal().array() + 1e-9).matrix();
       const Eigen::VectorXd dx = A.ldlt().solve(-J.transpose() * rv);
       std::vector<double> q(n);
-      for (std::size_t j = 0; j < n; ++j) q[j] = p[j] * std::exp(std::clamp(dx(static_cast<Eigen::Index>(j)), -0.5, 0.5));
+      for (std::size_t j = 0; j < n; ++j)
+        q[j] = p[j] * std::exp(std::clamp(dx(static_cast<Eigen::Index>(j)), -0.5, 0.5));
       q = clamp(q);
       const auto rq = residuals_of(predict(q), measured);
       const double c = sumsq(rq);
       if (c < cost) {
         improved = true;
         const double gain = cost - c;
-        p = q; r = rq; cost = c;
+        p = q;
+        r = rq;
+        cost = c;
         lambda = std::max(1e-7, lambda / 3);
         if (gain < 1e-10) it = max_iterations;  // converged
       } else {

@@ -16,7 +16,7 @@
 namespace stepsim {
 
 struct Interruptions {
-  Time card_mtbf = 0;               // mean time between failures of one card
+  Time card_mtbf = 0;  // mean time between failures of one card
   int cards = 1;
   std::optional<Time> rollback_every;  // loss-spike rollbacks of the whole job (section 10.4.5)
 
@@ -32,8 +32,8 @@ struct CheckpointCost {
 };
 
 struct CheckpointOverhead {
-  double save = 0;     // c / tau
-  double redo = 0;     // (tau / 2 + r) / M
+  double save = 0;  // c / tau
+  double redo = 0;  // (tau / 2 + r) / M
   double total() const { return save + redo; }
 };
 

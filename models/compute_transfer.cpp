@@ -9,7 +9,8 @@ namespace stepsim {
 
 ComputeTransferResult simulate_compute_transfer(const ComputeTransferSpec& spec) {
   if (spec.bandwidth <= 0) throw std::invalid_argument("bandwidth must be positive");
-  if (spec.iterations < 1 || spec.iterations > 1'000'000) throw std::invalid_argument("iterations must be 1 to 1,000,000");
+  if (spec.iterations < 1 || spec.iterations > 1'000'000)
+    throw std::invalid_argument("iterations must be 1 to 1,000,000");
   ComputeTransferResult r;
   r.transfer = transfer_time(spec.bytes, spec.bandwidth);
   OpGraph g;

@@ -11,17 +11,17 @@
 namespace stepsim {
 
 struct ComputeTransferSpec {
-  Time compute = 0;                 // per iteration
-  Bytes bytes = 0;                  // sent after each iteration's compute
-  std::int64_t bandwidth = 0;       // bytes per second; > 0
-  bool overlap = false;             // may the next compute run during the transfer?
+  Time compute = 0;            // per iteration
+  Bytes bytes = 0;             // sent after each iteration's compute
+  std::int64_t bandwidth = 0;  // bytes per second; > 0
+  bool overlap = false;        // may the next compute run during the transfer?
   int iterations = 1;
 };
 
 struct ComputeTransferResult {
-  Time transfer = 0;   // bytes / bandwidth, rounded up to the ns
-  Time makespan = 0;   // all iterations
-  Time period = 0;     // between the last two iterations' ends (the makespan when there is one)
+  Time transfer = 0;  // bytes / bandwidth, rounded up to the ns
+  Time makespan = 0;  // all iterations
+  Time period = 0;    // between the last two iterations' ends (the makespan when there is one)
 };
 
 // Throws std::invalid_argument for a non-positive bandwidth or iteration count.

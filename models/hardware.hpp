@@ -11,12 +11,12 @@ namespace stepsim {
 
 struct Accelerator {
   std::string name;
-  double peak_bf16_flops = 0;   // dense BF16 tensor FLOP/s
-  Bytes memory = 0;             // on the card
-  Bytes usable_memory = 0;      // what training may use (driver, context and fragmentation off)
-  std::int64_t host_link = 0;   // bytes/s of its host link (PCIe), each direction
-  std::int64_t peer_link = 0;   // bytes/s of NVLink-class peer links; 0 = none
-  bool p2p = false;             // can cards exchange data without going through host memory
+  double peak_bf16_flops = 0;  // dense BF16 tensor FLOP/s
+  Bytes memory = 0;            // on the card
+  Bytes usable_memory = 0;     // what training may use (driver, context and fragmentation off)
+  std::int64_t host_link = 0;  // bytes/s of its host link (PCIe), each direction
+  std::int64_t peer_link = 0;  // bytes/s of NVLink-class peer links; 0 = none
+  bool p2p = false;            // can cards exchange data without going through host memory
 };
 
 struct Host {

@@ -29,7 +29,8 @@ class InputSimulation {
   InputSimulation(const InputSpec& spec, Time step_time, std::int64_t steps)
       : spec_(spec), step_time_(step_time), steps_(steps), workers_(spec.workers.size()) {
     if (spec.workers.empty()) throw std::invalid_argument("input pipeline without workers");
-    if (spec.batch < 1 || spec.draws < 1 || spec.draws > spec.batch) throw std::invalid_argument("input: bad batch or draws");
+    if (spec.batch < 1 || spec.draws < 1 || spec.draws > spec.batch)
+      throw std::invalid_argument("input: bad batch or draws");
     if (spec.prefetch < draw_size(0)) throw std::invalid_argument("input: prefetch smaller than one draw");
     for (const auto& w : spec.workers)
       if (w.period <= 0) throw std::invalid_argument("input: worker without a rate");
@@ -114,9 +115,7 @@ class InputSimulation {
   std::int64_t draw_size(std::int64_t j) const {
     return (j + 1) * spec_.batch / spec_.draws - j * spec_.batch / spec_.draws;
   }
-  Time offset(std::int64_t j) const {
-    return static_cast<Time>(static_cast<__int128>(step_time_) * j / spec_.draws);
-  }
+  Time offset(std::int64_t j) const { return static_cast<Time>(static_cast<__int128>(step_time_) * j / spec_.draws); }
 
   void start_sample(InputStepSample& s, std::int64_t /*step*/, Time start) {
     s = InputStepSample{};
@@ -195,8 +194,10 @@ std::optional<std::int64_t> min_prefetch_without_stall(InputSpec spec, Time step
   if (!stalls(lo)) return lo;
   while (hi - lo > 1) {  // lo stalls, hi does not
     const std::int64_t mid = lo + (hi - lo) / 2;
-    if (stalls(mid)) lo = mid;
-    else hi = mid;
+    if (stalls(mid))
+      lo = mid;
+    else
+      hi = mid;
   }
   return hi;
 }

@@ -44,12 +44,12 @@ struct InputSpec {
 Time period_for_rate(double sequences_per_second);
 
 struct InputStepSample {
-  Time start = 0;               // the step's start (training time without failures)
-  Time wait = 0;                // the step's input wait
-  std::int64_t ready = 0;       // ready sequences when the step starts
-  std::int64_t min_ready = 0;   // fewest ready before any of the step's draws
-  std::int64_t trained = 0;     // sequences consumed before the step (training progress)
-  std::int64_t assigned = 0;    // sequences handed to workers before the step (prefetch progress)
+  Time start = 0;              // the step's start (training time without failures)
+  Time wait = 0;               // the step's input wait
+  std::int64_t ready = 0;      // ready sequences when the step starts
+  std::int64_t min_ready = 0;  // fewest ready before any of the step's draws
+  std::int64_t trained = 0;    // sequences consumed before the step (training progress)
+  std::int64_t assigned = 0;   // sequences handed to workers before the step (prefetch progress)
 };
 
 struct InputRun {

@@ -7,8 +7,8 @@
 #include <limits>
 #include <stdexcept>
 
-#include <Eigen/Dense>
 #include <fmt/format.h>
+#include <Eigen/Dense>
 
 #include "models/random.hpp"
 
@@ -152,8 +152,10 @@ class RunSimulation {
       now_ += segment;
       k_ = target;
       if (k_ == steps) break;
-      if (ck_.mode == SaveMode::Sync) save_sync();
-      else save_async();
+      if (ck_.mode == SaveMode::Sync)
+        save_sync();
+      else
+        save_async();
     }
     res_.completion = now_;
     finish_pending_record();
@@ -245,8 +247,8 @@ class RunSimulation {
     const Time lost = position - work_.work_until(committed_);
     res_.redo += lost;
     count(rollback);
-    event(rollback ? JobEventKind::Rollback : JobEventKind::Failure, t, t, work_.steps_within(position), committed_, true,
-          lost);
+    event(rollback ? JobEventKind::Rollback : JobEventKind::Failure, t, t, work_.steps_within(position), committed_,
+          true, lost);
     irq_.consume();
     for (;;) {
       const Time end = t + spec_.restore;
@@ -271,8 +273,10 @@ class RunSimulation {
   }
 
   void count(bool rollback) {
-    if (rollback) ++res_.rollbacks;
-    else ++res_.failures;
+    if (rollback)
+      ++res_.rollbacks;
+    else
+      ++res_.failures;
   }
 
   void finish_pending_record() {
@@ -284,14 +288,17 @@ class RunSimulation {
       pending_change(p.commit_at, -1);
     }
     // Level curve: at equal times, commits (-1) before captures (+1).
-    std::stable_sort(pending_deltas_.begin(), pending_deltas_.end(),
-                     [](const auto& a, const auto& b) { return a.first != b.first ? a.first < b.first : a.second < b.second; });
+    std::stable_sort(pending_deltas_.begin(), pending_deltas_.end(), [](const auto& a, const auto& b) {
+      return a.first != b.first ? a.first < b.first : a.second < b.second;
+    });
     int level = 0;
     rec_->pending.push_back({0, 0});
     for (const auto& [t, d] : pending_deltas_) {
       level += d;
-      if (rec_->pending.back().first == t) rec_->pending.back().second = level;
-      else rec_->pending.push_back({t, level});
+      if (rec_->pending.back().first == t)
+        rec_->pending.back().second = level;
+      else
+        rec_->pending.push_back({t, level});
     }
   }
 
@@ -311,7 +318,9 @@ class RunSimulation {
   std::vector<std::pair<Time, int>> pending_deltas_;
 };
 
-double fraction(Time part, Time whole) { return whole > 0 ? static_cast<double>(part) / static_cast<double>(whole) : 0.0; }
+double fraction(Time part, Time whole) {
+  return whole > 0 ? static_cast<double>(part) / static_cast<double>(whole) : 0.0;
+}
 
 }  // namespace
 
@@ -325,8 +334,8 @@ JobSummary simulate_job(const JobSpec& spec, int runs, std::uint64_t seed, int t
   s.runs = runs;
   s.seed = seed;
   s.results.resize(static_cast<std::size_t>(std::max(runs, 0)));
-  for_each_run(runs, threads, [&](int i) { s.results[static_cast<std::size_t>(i)] = simulate_run(spec, seed, i); },
-               progress);
+  for_each_run(
+      runs, threads, [&](int i) { s.results[static_cast<std::size_t>(i)] = simulate_run(spec, seed, i); }, progress);
   s.completion = describe_times(completion_times(spec, s));
   std::vector<double> overhead, saving, redo, restore, failures, rollbacks;
   int meet = 0;
@@ -358,8 +367,7 @@ std::vector<Time> completion_times(const JobSpec& spec, const JobSummary& summar
 }
 
 std::vector<IntervalResult> sweep_intervals(const JobSpec& spec, const std::vector<std::int64_t>& every_steps, int runs,
-                                            std::uint64_t seed, int threads,
-                                            const std::function<void(int)>& progress) {
+                                            std::uint64_t seed, int threads, const std::function<void(int)>& progress) {
   std::vector<IntervalResult> out;
   std::atomic<int> done{0};
   const std::int64_t steps = std::max<std::int64_t>(spec.profile.steps(), 1);
@@ -372,8 +380,9 @@ std::vector<IntervalResult> sweep_intervals(const JobSpec& spec, const std::vect
     });
     IntervalResult r;
     r.every_steps = every;
-    r.interval = spec.profile.uniform() ? spec.profile.work_until(every)
-                                        : static_cast<Time>(static_cast<__int128>(spec.profile.total()) * every / steps);
+    r.interval = spec.profile.uniform()
+                     ? spec.profile.work_until(every)
+                     : static_cast<Time>(static_cast<__int128>(spec.profile.total()) * every / steps);
     r.overhead = sum.overhead;
     r.saving = sum.saving;
     r.redo = sum.redo;
@@ -384,7 +393,8 @@ std::vector<IntervalResult> sweep_intervals(const JobSpec& spec, const std::vect
   return out;
 }
 
-std::optional<double> fit_optimum_interval(const std::vector<double>& tau_seconds, const std::vector<double>& overhead) {
+std::optional<double> fit_optimum_interval(const std::vector<double>& tau_seconds,
+                                           const std::vector<double>& overhead) {
   const std::size_t n = std::min(tau_seconds.size(), overhead.size());
   if (n < 3) return std::nullopt;
   Eigen::MatrixXd a(static_cast<Eigen::Index>(n), 3);

@@ -44,8 +44,8 @@ class StepProfile {
   explicit StepProfile(const std::vector<Time>& durations);
 
   std::int64_t steps() const { return steps_; }
-  Time work_until(std::int64_t k) const;        // W(k)
-  std::int64_t steps_within(Time work) const;   // the largest k with W(k) <= work
+  Time work_until(std::int64_t k) const;       // W(k)
+  std::int64_t steps_within(Time work) const;  // the largest k with W(k) <= work
   Time total() const { return work_until(steps_); }
   bool uniform() const { return prefix_.empty(); }
 
@@ -66,9 +66,9 @@ struct CheckpointSpec {
   SaveMode mode = SaveMode::Sync;
   Bytes size = 0;
   std::int64_t storage_bandwidth = 0;  // bytes per second
-  Time copy = 0;    // async: the training pause to copy the snapshot into a host buffer
-  Time commit = 0;  // the commit record after the data is written
-  int buffers = 0;  // async: host buffers for snapshots being written (0: unlimited)
+  Time copy = 0;                       // async: the training pause to copy the snapshot into a host buffer
+  Time commit = 0;                     // the commit record after the data is written
+  int buffers = 0;                     // async: host buffers for snapshots being written (0: unlimited)
 
   Time write_time() const { return transfer_time(size, storage_bandwidth); }
   // The training pause of one checkpoint without waits: the write + commit (sync) or the copy.
@@ -78,9 +78,9 @@ struct CheckpointSpec {
 struct JobSpec {
   StepProfile profile;
   std::int64_t cards = 1;
-  Time card_mtbf = 0;          // 0: no random failures
+  Time card_mtbf = 0;  // 0: no random failures
   Time restore = 0;
-  Time rollback_interval = 0;  // mean wall time between loss-spike rollbacks (0: none)
+  Time rollback_interval = 0;     // mean wall time between loss-spike rollbacks (0: none)
   std::vector<Time> failures_at;  // injected failures, wall times, ascending
   CheckpointSpec checkpoint;
   Time reserved = 0;  // fixed time added to every completion (the book reserves 5 days)
@@ -135,8 +135,8 @@ RunResult simulate_run(const JobSpec& spec, std::uint64_t seed, int run, JobReco
 struct JobSummary {
   int runs = 0;
   std::uint64_t seed = 0;
-  std::vector<RunResult> results;  // by run index
-  TimeDistribution completion;     // including spec.reserved
+  std::vector<RunResult> results;          // by run index
+  TimeDistribution completion;             // including spec.reserved
   std::optional<double> meet_probability;  // share of runs with completion <= deadline
   // Per run as a fraction of the useful work W, then averaged over runs.
   MeanEstimate overhead, saving, redo, restore;

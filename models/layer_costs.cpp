@@ -15,12 +15,21 @@ const char* recompute_name(JobRecompute r) {
 }
 
 PassSeconds& PassSeconds::operator+=(const PassSeconds& o) {
-  gemm += o.gemm; attention += o.attention; memory += o.memory;
-  tp += o.tp; cp += o.cp; ep += o.ep;
+  gemm += o.gemm;
+  attention += o.attention;
+  memory += o.memory;
+  tp += o.tp;
+  cp += o.cp;
+  ep += o.ep;
   return *this;
 }
 PassSeconds operator*(PassSeconds p, double k) {
-  p.gemm *= k; p.attention *= k; p.memory *= k; p.tp *= k; p.cp *= k; p.ep *= k;
+  p.gemm *= k;
+  p.attention *= k;
+  p.memory *= k;
+  p.tp *= k;
+  p.cp *= k;
+  p.ep *= k;
   return p;
 }
 
@@ -35,8 +44,9 @@ std::int64_t layer_parameters(const JobModel& m) {
                      kv = static_cast<std::int64_t>(s.kv_heads > 0 ? s.kv_heads : s.heads) * head_dim(s);
   const std::int64_t attn = h * (q + 2 * kv) + q * h;
   const int mats = m.gated_mlp ? 3 : 2;
-  const std::int64_t mlp = m.experts > 0 ? static_cast<std::int64_t>(m.experts) * mats * h * m.expert_ffn + h * m.experts
-                                         : mats * h * s.intermediate;
+  const std::int64_t mlp = m.experts > 0
+                               ? static_cast<std::int64_t>(m.experts) * mats * h * m.expert_ffn + h * m.experts
+                               : mats * h * s.intermediate;
   return attn + mlp + 2 * h;  // + two norms
 }
 }  // namespace
@@ -63,7 +73,8 @@ LayerWork layer_work(const JobModel& m, const JobLayout& l) {
     w.gemm_flops += 2 * T * h * static_cast<double>(s.intermediate) * mats / t;
   // Attention core: each of the T local tokens against the keys before it. Causal FlashAttention
   // visits (s + 1) / 2 keys on average (with CP's balanced chunks too); unfused kernels all s.
-  const double ctx = l.attention == AttentionKernel::Flash ? (static_cast<double>(m.seq) + 1) / 2 : static_cast<double>(m.seq);
+  const double ctx =
+      l.attention == AttentionKernel::Flash ? (static_cast<double>(m.seq) + 1) / 2 : static_cast<double>(m.seq);
   w.attention_flops = 4 * T * ctx * q / t;
   // Memory-bound kernels, bytes per token: two norms (read + write), two residual adds with
   // dropout (read 2, write 1, one mask byte), the activation function (GeLU: read + write the
@@ -71,7 +82,8 @@ LayerWork layer_work(const JobModel& m, const JobLayout& l) {
   // dropouts run on the full hidden size on every TP rank (Korthikanti 2022, sec. 4.2.2).
   const double hid = l.sequence_parallel ? h / t : h;
   double per_token = 2 * 2 * hid * kAct + 2 * (3 * hid * kAct + hid);
-  const double ffn_local = (m.experts > 0 ? m.top_k * static_cast<double>(m.expert_ffn) : static_cast<double>(s.intermediate)) / t;
+  const double ffn_local =
+      (m.experts > 0 ? m.top_k * static_cast<double>(m.expert_ffn) : static_cast<double>(s.intermediate)) / t;
   per_token += (m.gated_mlp ? 3 : 2) * ffn_local * kAct;
   // Unfused attention writes the a/t x s scores, softmaxes (read, write), drops out (read, write,
   // mask) and reads them for AV: 13 bytes per score element (BF16 + a byte of mask).
@@ -181,14 +193,19 @@ LayerPasses layer_passes(const JobModel& m, const JobLayout& l, const ClusterSpe
   }
 
   // Activations kept per micro-batch per layer (Korthikanti 2022, sec. 4).
-  const double sbh = static_cast<double>(l.micro_batch) * static_cast<double>(m.seq) / l.cp * static_cast<double>(m.shape.hidden);
+  const double sbh =
+      static_cast<double>(l.micro_batch) * static_cast<double>(m.seq) / l.cp * static_cast<double>(m.shape.hidden);
   const double t = l.tp;
   const double as_h = 5.0 * m.shape.heads * static_cast<double>(m.seq) / static_cast<double>(m.shape.hidden);
-  const double score_term = l.attention == AttentionKernel::Flash || l.recompute == JobRecompute::Selective ? 0.0 : as_h;
+  const double score_term =
+      l.attention == AttentionKernel::Flash || l.recompute == JobRecompute::Selective ? 0.0 : as_h;
   double act = 0;
-  if (l.recompute == JobRecompute::Full) act = 2 * sbh / (l.sequence_parallel ? t : 1);
-  else if (l.sequence_parallel) act = sbh / t * (34 + score_term);
-  else act = sbh * (10 + 24 / t + score_term / t);
+  if (l.recompute == JobRecompute::Full)
+    act = 2 * sbh / (l.sequence_parallel ? t : 1);
+  else if (l.sequence_parallel)
+    act = sbh / t * (34 + score_term);
+  else
+    act = sbh * (10 + 24 / t + score_term / t);
   return {f, bi, bw, static_cast<Bytes>(act)};
 }
 
@@ -251,7 +268,8 @@ StepFlops step_flops(const JobModel& m, const JobLayout& l) {
   one.sequence_parallel = false;
   const LayerWork w = layer_work(m, one);  // one sequence, no parallelism
   const double L = m.shape.layers;
-  const double head = 2.0 * static_cast<double>(m.seq) * static_cast<double>(m.shape.hidden) * static_cast<double>(m.shape.vocab);
+  const double head =
+      2.0 * static_cast<double>(m.seq) * static_cast<double>(m.shape.hidden) * static_cast<double>(m.shape.vocab);
   // Model FLOPs count causal attention as half the square (the quantity a kernel must do),
   // whatever kernel runs; hardware FLOPs count what the kernel does.
   JobLayout flash = one;
@@ -261,12 +279,14 @@ StepFlops step_flops(const JobModel& m, const JobLayout& l) {
   const double fwd_hw = L * (w.gemm_flops + w.attention_flops) + head;
   double recompute = 0;
   if (l.recompute == JobRecompute::Full) recompute = L * (w.gemm_flops + w.attention_flops);
-  if (l.recompute == JobRecompute::Selective && l.attention == AttentionKernel::Unfused) recompute = L * w.attention_flops;
+  if (l.recompute == JobRecompute::Selective && l.attention == AttentionKernel::Unfused)
+    recompute = L * w.attention_flops;
   const double seqs = static_cast<double>(l.global_batch);
   return {3 * fwd_model * seqs, (3 * fwd_hw + recompute) * seqs};
 }
 
-JobMemory job_memory(const JobModel& m, const JobLayout& l, const std::vector<ChunkCost>& chunks, Bytes activation_peak) {
+JobMemory job_memory(const JobModel& m, const JobLayout& l, const std::vector<ChunkCost>& chunks,
+                     Bytes activation_peak) {
   JobMemory mem;
   // The most loaded pipeline rank: the sum of its chunks (rank r holds chunks r, r + pp, ...).
   std::int64_t params = 0;

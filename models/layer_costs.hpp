@@ -34,10 +34,10 @@ enum class JobRecompute : std::uint8_t { None, Selective, Full };
 const char* recompute_name(JobRecompute r);
 
 struct JobModel {
-  TransformerConfig shape;   // layers, hidden, intermediate (= FFN), heads, kv_heads, head_dim, vocab, tied
+  TransformerConfig shape;  // layers, hidden, intermediate (= FFN), heads, kv_heads, head_dim, vocab, tied
   std::int64_t seq = 2048;
-  bool gated_mlp = true;     // SwiGLU (3 matrices) vs GeLU (2 matrices)
-  int experts = 0;           // MoE: routed experts per layer (0: dense)
+  bool gated_mlp = true;  // SwiGLU (3 matrices) vs GeLU (2 matrices)
+  int experts = 0;        // MoE: routed experts per layer (0: dense)
   int top_k = 0;
   std::int64_t expert_ffn = 0;
 };
@@ -72,18 +72,18 @@ PassSeconds operator*(PassSeconds p, double k);
 
 struct ChunkCost {
   int layers = 0;
-  bool first = false, last = false;      // holds the embedding / the LM head
+  bool first = false, last = false;                      // holds the embedding / the LM head
   PassSeconds forward, backward_input, backward_weight;  // recompute inside backward_input
-  std::int64_t parameters = 0;           // held by one GPU of this chunk
-  Bytes activation = 0;                  // kept per micro-batch until its backward
+  std::int64_t parameters = 0;                           // held by one GPU of this chunk
+  Bytes activation = 0;                                  // kept per micro-batch until its backward
 };
 
 struct LayerWork {  // one decoder layer, one micro-batch, one GPU, forward only
   double gemm_flops = 0, attention_flops = 0, memory_bytes = 0;
-  double tp_bytes = 0;        // bytes of each of the TP collectives (full buffer)
-  int tp_collectives = 0;     // per forward (all-reduces, or AG+RS pairs with SP)
-  double cp_bytes = 0;        // K/V bytes one ring step passes
-  double ep_bytes = 0;        // bytes of one all-to-all (full buffer per member)
+  double tp_bytes = 0;          // bytes of each of the TP collectives (full buffer)
+  int tp_collectives = 0;       // per forward (all-reduces, or AG+RS pairs with SP)
+  double cp_bytes = 0;          // K/V bytes one ring step passes
+  double ep_bytes = 0;          // bytes of one all-to-all (full buffer per member)
   std::int64_t parameters = 0;  // held by one GPU
 };
 LayerWork layer_work(const JobModel& m, const JobLayout& l);
@@ -128,7 +128,8 @@ struct JobMemory {
 // `activation_peak`: the activations the pipeline holds at its peak (from the simulation), or
 // -1 to use the analytic in-flight count (first stage holds pp micro-batches; interleaved
 // pp (1 + (pp-1)/(pp v)), Korthikanti sec. 4.2.3).
-JobMemory job_memory(const JobModel& m, const JobLayout& l, const std::vector<ChunkCost>& chunks, Bytes activation_peak = -1);
+JobMemory job_memory(const JobModel& m, const JobLayout& l, const std::vector<ChunkCost>& chunks,
+                     Bytes activation_peak = -1);
 
 // Optimizer step seconds (Adam): HBM traffic of the GPU's shard, 16 bytes read + 14 written per
 // parameter (FP32 master, m, v, gradient; BF16 copy out).

@@ -20,38 +20,51 @@ std::optional<LayoutProblem> check_layout(const JobModel& m, const JobLayout& l,
   const auto& s = m.shape;
   const int kv = s.kv_heads > 0 ? s.kv_heads : s.heads;
   if (s.heads % l.tp != 0 || kv % l.tp != 0)
-    return LayoutProblem{"tp", fmt::format("tp {} does not divide the {} attention heads and {} key/value heads (would fit: {})",
-                                           l.tp, s.heads, kv, divisors_of(std::gcd(s.heads, kv)))};
+    return LayoutProblem{
+        "tp", fmt::format("tp {} does not divide the {} attention heads and {} key/value heads (would fit: {})", l.tp,
+                          s.heads, kv, divisors_of(std::gcd(s.heads, kv)))};
   if (s.layers % (l.pp * l.vpp) != 0)
-    return LayoutProblem{l.vpp > 1 ? "virtual_stages" : "pp",
-                         fmt::format("{} layers do not split into pp x virtual_stages = {} x {} = {} equal chunks (would fit: "
-                                     "pp x virtual_stages in {})",
-                                     s.layers, l.pp, l.vpp, l.pp * l.vpp, divisors_of(s.layers, s.layers))};
+    return LayoutProblem{
+        l.vpp > 1 ? "virtual_stages" : "pp",
+        fmt::format("{} layers do not split into pp x virtual_stages = {} x {} = {} equal chunks (would fit: "
+                    "pp x virtual_stages in {})",
+                    s.layers, l.pp, l.vpp, l.pp * l.vpp, divisors_of(s.layers, s.layers))};
   if (m.seq % l.cp != 0 || (l.cp > 1 && (m.seq / l.cp) % 2 != 0))
-    return LayoutProblem{"cp", fmt::format("cp {} does not split the sequence of {} into 2 x cp balanced chunks", l.cp, m.seq)};
+    return LayoutProblem{
+        "cp", fmt::format("cp {} does not split the sequence of {} into 2 x cp balanced chunks", l.cp, m.seq)};
   if (m.experts > 0 && m.experts % l.ep != 0)
-    return LayoutProblem{"ep", fmt::format("ep {} does not divide the {} experts (would fit: {})", l.ep, m.experts, divisors_of(m.experts))};
+    return LayoutProblem{"ep", fmt::format("ep {} does not divide the {} experts (would fit: {})", l.ep, m.experts,
+                                           divisors_of(m.experts))};
   if (m.experts == 0 && l.ep != 1) return LayoutProblem{"ep", "ep needs a mixture-of-experts model (experts > 0)"};
   if (l.ep > l.dp * l.cp)
-    return LayoutProblem{"ep", fmt::format("ep {} is larger than dp x cp = {} (experts are sharded over data-parallel ranks)", l.ep, l.dp * l.cp)};
+    return LayoutProblem{
+        "ep", fmt::format("ep {} is larger than dp x cp = {} (experts are sharded over data-parallel ranks)", l.ep,
+                          l.dp * l.cp)};
   if (gpus > 0 && l.ranks() != gpus) {
     const std::int64_t mp = static_cast<std::int64_t>(l.tp) * l.pp * l.cp;
-    return LayoutProblem{"dp", gpus % mp == 0
-                                   ? fmt::format("tp x pp x dp x cp = {} x {} x {} x {} = {} but the cluster has {} GPUs (would fit: dp {})",
-                                                 l.tp, l.pp, l.dp, l.cp, l.ranks(), gpus, gpus / mp)
-                                   : fmt::format("tp x pp x cp = {} does not divide the cluster's {} GPUs", mp, gpus)};
+    return LayoutProblem{
+        "dp",
+        gpus % mp == 0
+            ? fmt::format("tp x pp x dp x cp = {} x {} x {} x {} = {} but the cluster has {} GPUs (would fit: dp {})",
+                          l.tp, l.pp, l.dp, l.cp, l.ranks(), gpus, gpus / mp)
+            : fmt::format("tp x pp x cp = {} does not divide the cluster's {} GPUs", mp, gpus)};
   }
   const std::int64_t per_step = static_cast<std::int64_t>(l.micro_batch) * l.dp;
   if (l.global_batch % per_step != 0)
-    return LayoutProblem{"global_batch", fmt::format("global batch {} is not a multiple of micro_batch x dp = {} x {} = {} (would fit: {})",
-                                                     l.global_batch, l.micro_batch, l.dp, per_step,
-                                                     per_step * std::max<std::int64_t>(1, l.global_batch / per_step))};
+    return LayoutProblem{
+        "global_batch",
+        fmt::format("global batch {} is not a multiple of micro_batch x dp = {} x {} = {} (would fit: {})",
+                    l.global_batch, l.micro_batch, l.dp, per_step,
+                    per_step * std::max<std::int64_t>(1, l.global_batch / per_step))};
   if (l.zero >= 3 && l.pp > 1)
-    return LayoutProblem{"zero", "zero 3 (FSDP) shards the weights over data-parallel ranks and runs without a pipeline: use pp 1, "
-                                 "or zero 1 with pp > 1"};
+    return LayoutProblem{
+        "zero",
+        "zero 3 (FSDP) shards the weights over data-parallel ranks and runs without a pipeline: use pp 1, "
+        "or zero 1 with pp > 1"};
   if (l.vpp > 1 && l.microbatches() % l.pp != 0)
-    return LayoutProblem{"global_batch", fmt::format("the interleaved schedule needs micro-batches ({}) divisible by pp ({})",
-                                                     l.microbatches(), l.pp)};
+    return LayoutProblem{
+        "global_batch",
+        fmt::format("the interleaved schedule needs micro-batches ({}) divisible by pp ({})", l.microbatches(), l.pp)};
   return std::nullopt;
 }
 

@@ -36,13 +36,17 @@ MemoryPeak peak_memory(const MemorySequence& seq) {
   const auto curves = sweep_levels(g, t, holds, 1);
   out.peak = curves[0].peak;
   for (std::size_t k = 0; k < ids.size(); ++k)
-    if (t.start[ids[k]] == curves[0].peak_time) { out.at_op = k; break; }
+    if (t.start[ids[k]] == curves[0].peak_time) {
+      out.at_op = k;
+      break;
+    }
   for (std::size_t i = 0; i < seq.buffers().size(); ++i) {
     const auto& b = seq.buffers()[i];
     if (b.from_op <= out.at_op && out.at_op <= b.until_op && b.bytes != 0) {
       out.live.push_back(i);
-      (b.kind == MemoryKind::Resident ? out.resident : b.kind == MemoryKind::Activations ? out.activations : out.buffers) +=
-          b.bytes;
+      (b.kind == MemoryKind::Resident      ? out.resident
+       : b.kind == MemoryKind::Activations ? out.activations
+                                           : out.buffers) += b.bytes;
     }
   }
   return out;

@@ -41,8 +41,8 @@ class MemorySequence {
 
 struct MemoryPeak {
   Bytes peak = 0;
-  std::size_t at_op = 0;          // the first op at whose start the peak is reached
-  std::vector<std::size_t> live;  // indices of the buffers live at the peak
+  std::size_t at_op = 0;                             // the first op at whose start the peak is reached
+  std::vector<std::size_t> live;                     // indices of the buffers live at the peak
   Bytes resident = 0, activations = 0, buffers = 0;  // the peak by kind
 };
 

@@ -47,21 +47,22 @@ ExpertLoads route_experts(const MoeLayerShape& shape, const MoeRoutingSpec& rout
   const std::int64_t D = out.dispatches;
 
   switch (routing.kind) {
-    case MoeRoutingSpec::Kind::Balanced:
-      spread(out.routed, 0, E, D);
-      break;
+    case MoeRoutingSpec::Kind::Balanced: spread(out.routed, 0, E, D); break;
     case MoeRoutingSpec::Kind::Hot: {
       if (!(routing.hot_fraction > 0 && routing.hot_fraction <= 1))
         throw MoeInputError("routing.hot_experts", "must be a fraction in (0, 1], e.g. 50%");
       if (!(routing.hot_load >= 1)) throw MoeInputError("routing.hot_load", "must be at least 1 (x the mean)");
       if (routing.hot_load > E)
-        throw MoeInputError("routing.hot_load", fmt::format("{} x the mean is more than all {} experts' rows", routing.hot_load, E));
+        throw MoeInputError("routing.hot_load",
+                            fmt::format("{} x the mean is more than all {} experts' rows", routing.hot_load, E));
       const std::int64_t hot = std::max<std::int64_t>(1, std::llround(E * routing.hot_fraction));
       // Rows of all hot experts together: hot x mean x hot_load, to the nearest row.
-      const std::int64_t hot_rows = std::llround(static_cast<double>(hot) * static_cast<double>(D) * routing.hot_load / E);
+      const std::int64_t hot_rows =
+          std::llround(static_cast<double>(hot) * static_cast<double>(D) * routing.hot_load / E);
       if (hot_rows > D || (hot == E && hot_rows != D))
-        throw MoeInputError("routing.hot_load", fmt::format("{} hot experts at {} x the mean need {} rows, but the layer dispatches {}", hot,
-            routing.hot_load, hot_rows, D));
+        throw MoeInputError("routing.hot_load",
+                            fmt::format("{} hot experts at {} x the mean need {} rows, but the layer dispatches {}",
+                                        hot, routing.hot_load, hot_rows, D));
       spread(out.routed, 0, hot, hot_rows);
       if (hot < E) spread(out.routed, hot, E - hot, D - hot_rows);
       break;
@@ -75,21 +76,25 @@ ExpertLoads route_experts(const MoeLayerShape& shape, const MoeRoutingSpec& rout
         sum += routing.loads[e];
       }
       if (sum != D)
-        throw MoeInputError("routing.loads", fmt::format("the rows add up to {}, but {} tokens x top-{} dispatch {}", sum, shape.tokens, shape.top_k, D));
+        throw MoeInputError("routing.loads", fmt::format("the rows add up to {}, but {} tokens x top-{} dispatch {}",
+                                                         sum, shape.tokens, shape.top_k, D));
       out.routed = routing.loads;
       break;
     }
   }
   for (int e = 0; e < E; ++e)
     if (out.routed[e] > shape.tokens)
-      throw MoeInputError("routing", fmt::format("expert {} would get {} rows, more than the {} tokens (a token picks an expert at most once)", e,
-          out.routed[e], shape.tokens));
+      throw MoeInputError(
+          "routing",
+          fmt::format("expert {} would get {} rows, more than the {} tokens (a token picks an expert at most once)", e,
+                      out.routed[e], shape.tokens));
 
   out.kept = out.routed;
   out.computed = out.routed;
   if (shape.capacity_factor) {
     if (!(*shape.capacity_factor > 0) || *shape.capacity_factor > E)
-      throw MoeInputError("capacity_factor", fmt::format("must be in (0, {}]: beyond E every expert has room for all rows", E));
+      throw MoeInputError("capacity_factor",
+                          fmt::format("must be in (0, {}]: beyond E every expert has room for all rows", E));
     // ceil(c x D / E), with c taken to a millionth so that 1.25 x 512 is exactly 640.
     const __int128 c_ppm = std::llround(*shape.capacity_factor * kPpm);
     const __int128 den = static_cast<__int128>(E) * kPpm;

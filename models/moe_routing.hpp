@@ -31,8 +31,8 @@ struct MoeRoutingSpec {
     Explicit,  // rows per expert as given
   };
   Kind kind = Kind::Balanced;
-  double hot_fraction = 0;  // Hot: share of the experts that are hot, in (0, 1]
-  double hot_load = 1;      // Hot: a hot expert's rows as a multiple of the mean, >= 1
+  double hot_fraction = 0;          // Hot: share of the experts that are hot, in (0, 1]
+  double hot_load = 1;              // Hot: a hot expert's rows as a multiple of the mean, >= 1
   std::vector<std::int64_t> loads;  // Explicit: one entry per expert
 };
 
@@ -56,14 +56,14 @@ struct MoeLayerShape {
 std::int64_t moe_dispatches(std::int64_t tokens, int top_k);
 
 struct ExpertLoads {
-  std::int64_t dispatches = 0;      // rows routed in all
-  double mean = 0;                  // dispatches / E
+  std::int64_t dispatches = 0;           // rows routed in all
+  double mean = 0;                       // dispatches / E
   std::optional<std::int64_t> capacity;  // ceil(c x mean) rows per expert
-  std::vector<std::int64_t> routed;    // per expert: rows the router sent
-  std::vector<std::int64_t> kept;      // per expert: min(routed, capacity)
-  std::vector<std::int64_t> computed;  // per expert: capacity (padded) or routed (dropless)
-  std::int64_t dropped = 0;            // sum of routed - kept
-  std::int64_t padded = 0;             // sum of computed - kept
+  std::vector<std::int64_t> routed;      // per expert: rows the router sent
+  std::vector<std::int64_t> kept;        // per expert: min(routed, capacity)
+  std::vector<std::int64_t> computed;    // per expert: capacity (padded) or routed (dropless)
+  std::int64_t dropped = 0;              // sum of routed - kept
+  std::int64_t padded = 0;               // sum of computed - kept
 };
 
 // An input that cannot be; `key` names it ("top_k", "routing.loads").
@@ -76,9 +76,9 @@ class MoeInputError : public std::invalid_argument {
   std::string key_;
 };
 
-// Throws MoeInputError for a shape or routing that cannot be: no experts, top_k above E, hot fraction outside (0, 1], hot rows above the total,
-// explicit loads whose count is not E or whose sum is not tokens x top_k, an expert given more
-// rows than there are tokens (a token picks an expert at most once).
+// Throws MoeInputError for a shape or routing that cannot be: no experts, top_k above E, hot fraction outside (0, 1],
+// hot rows above the total, explicit loads whose count is not E or whose sum is not tokens x top_k, an expert given
+// more rows than there are tokens (a token picks an expert at most once).
 ExpertLoads route_experts(const MoeLayerShape& shape, const MoeRoutingSpec& routing);
 
 // Rows each card computes (sum of its experts' `computed`). Throws MoeInputError("cards") unless

@@ -47,8 +47,9 @@ StoredValue store(double x, const FloatFormat& f) {
   const double rounded = std::nearbyint(x / quantum) * quantum;  // default mode: ties to even
   if (rounded == 0) return {Stored::Zero, 0};
   if (std::abs(rounded) > l.max_finite)
-    return {Stored::Overflow, f.specials == SpecialValues::Ieee ? std::copysign(std::numeric_limits<double>::infinity(), x)
-                                                                : std::numeric_limits<double>::quiet_NaN()};
+    return {Stored::Overflow, f.specials == SpecialValues::Ieee
+                                  ? std::copysign(std::numeric_limits<double>::infinity(), x)
+                                  : std::numeric_limits<double>::quiet_NaN()};
   return {std::abs(rounded) < l.min_normal ? Stored::Subnormal : Stored::Normal, rounded};
 }
 

@@ -53,7 +53,8 @@ StepMemoryInputs step_memory_inputs(const PlanSpec& spec, int cards) {
     const TransformerConfig& c = *spec.model.shape;
     const ParameterCount p = count_parameters(c);
     in.layers = c.layers;
-    in.per_layer = layer_activation_bytes(transformer_layer_activations(c), spec.recompute, tokens, spec.activation_bytes);
+    in.per_layer =
+        layer_activation_bytes(transformer_layer_activations(c), spec.recompute, tokens, spec.activation_bytes);
     if (spec.zero_stage >= 3) {
       in.gathered_layer = p.per_layer * spec.format.weights;
       in.gathered_embedding = p.embedding * spec.format.weights;
@@ -98,19 +99,21 @@ TimePlan plan_time(const PlanSpec& spec, int cards, int microbatches, const Step
   TimePlan t;
   t.steps = steps_for(spec.tokens, spec.tokens_per_step());
   t.flops_per_token = spec.flops_per_token ? *spec.flops_per_token
-                      : spec.model.shape  ? training_flops_per_token(*spec.model.shape, spec.sequence)
-                                          : 0.0;
+                      : spec.model.shape   ? training_flops_per_token(*spec.model.shape, spec.sequence)
+                                           : 0.0;
   t.flops_per_sequence = flops_of(t.flops_per_token, spec.sequence);
   t.flops_per_step = flops_of(t.flops_per_sequence, spec.sequences_per_step);
   // The busiest card sets the step: it runs `microbatches` micro-batches.
-  t.flops_per_card = flops_of(t.flops_per_sequence, static_cast<std::int64_t>(microbatches) * spec.microbatch_sequences);
+  t.flops_per_card =
+      flops_of(t.flops_per_sequence, static_cast<std::int64_t>(microbatches) * spec.microbatch_sequences);
   const double peak = spec.accelerator.peak_bf16_flops;
   t.compute = compute_time(t.flops_per_card, 1, peak, spec.efficiency);
   if (spec.straggler_sigma > 0) {
     const Time sigma = static_cast<Time>(std::llround(spec.straggler_sigma * static_cast<double>(t.compute)));
     t.straggler = expected_slowest(t.compute, sigma, cards) - t.compute;
   }
-  t.comm = comm(StepShape{cards, microbatches, t.compute / std::max(microbatches, 1), spec.efficiency, spec.input_wait});
+  t.comm =
+      comm(StepShape{cards, microbatches, t.compute / std::max(microbatches, 1), spec.efficiency, spec.input_wait});
   t.input_wait = spec.input_wait;
   t.step = t.compute + t.straggler + t.comm.exposed + t.input_wait;
 
@@ -132,8 +135,8 @@ TimePlan plan_time(const PlanSpec& spec, int cards, int microbatches, const Step
   t.budget = step_budget(spec.deadline, spec.reserved, t.steps, L);
   // What compute may take so that the step fits the budget; stragglers scale with compute.
   const double straggle = t.compute > 0 ? 1.0 + static_cast<double>(t.straggler) / static_cast<double>(t.compute) : 1.0;
-  const Time compute_allowed = static_cast<Time>(
-      static_cast<double>(t.budget - t.comm.exposed - t.input_wait) / straggle);
+  const Time compute_allowed =
+      static_cast<Time>(static_cast<double>(t.budget - t.comm.exposed - t.input_wait) / straggle);
   t.efficiency_needed = efficiency_needed(t.flops_per_card, 1, peak, compute_allowed);
   t.comm_may_grow_to = t.budget - t.compute - t.straggler - t.input_wait;
   return t;
@@ -172,8 +175,10 @@ MemoryLevers memory_levers(const PlanSpec& spec, int cards) {
     int lo = cards + 1, hi = limit;
     while (lo < hi) {
       const int mid = lo + (hi - lo) / 2;
-      if (plan_memory(spec, mid).fits()) hi = mid;
-      else lo = mid + 1;
+      if (plan_memory(spec, mid).fits())
+        hi = mid;
+      else
+        lo = mid + 1;
     }
     lv.cards = lo;
     lv.planned_at_cards = plan_memory(spec, lo).planned;

@@ -50,23 +50,23 @@ struct PlanSpec {
 
   // Task. tokens == 0: a memory-only plan (no step time, no deadline).
   std::int64_t tokens = 0;
-  std::int64_t sequence = 0;             // tokens per sequence
-  std::int64_t sequences_per_step = 0;   // global batch
-  int microbatch_sequences = 1;          // sequences a card processes at once
+  std::int64_t sequence = 0;            // tokens per sequence
+  std::int64_t sequences_per_step = 0;  // global batch
+  int microbatch_sequences = 1;         // sequences a card processes at once
 
-  Time deadline = 0;   // from the start
-  Time reserved = 0;   // start-up, evaluation and planned pauses inside the deadline
+  Time deadline = 0;  // from the start
+  Time reserved = 0;  // start-up, evaluation and planned pauses inside the deadline
 
   // Memory.
   StateFormat format;
   int zero_stage = 0;
   std::optional<Bytes> workspace;  // given activations + buffers; otherwise derived from shapes
   RecomputePolicy recompute;
-  int activation_bytes = 2;        // bytes per saved activation element (BF16)
+  int activation_bytes = 2;  // bytes per saved activation element (BF16)
   int logit_bytes = 2;
-  int prefetch = 1;                // ZeRO-3 layers gathered ahead
-  double margin = 0;               // planning margin on the peak (0.25 = 25%)
-  Bytes usable = 0;                // per card
+  int prefetch = 1;   // ZeRO-3 layers gathered ahead
+  double margin = 0;  // planning margin on the peak (0.25 = 25%)
+  Bytes usable = 0;   // per card
 
   // Compute.
   double efficiency = 0.4;
@@ -82,7 +82,7 @@ struct PlanSpec {
   std::optional<Bytes> checkpoint_bytes;  // otherwise the recoverable state (14 B/param)
   std::int64_t storage_bandwidth = 0;
   Time restore = 0;
-  std::optional<Time> interval;           // otherwise Young's optimum
+  std::optional<Time> interval;  // otherwise Young's optimum
   Time card_mtbf = 0;
   std::optional<Time> rollback_every;
 
@@ -106,7 +106,7 @@ struct MemoryPlan {
   Bytes saved_activations = 0;     // all layers' saved activations, one micro-batch
   MemorySequence sequence;
   MemoryPeak peak;
-  Bytes planned = 0;               // peak x (1 + margin)
+  Bytes planned = 0;  // peak x (1 + margin)
   Bytes usable = 0;
   bool fits() const { return planned <= usable; }
 };
@@ -114,27 +114,27 @@ struct MemoryPlan {
 struct TimePlan {
   std::int64_t steps = 0;
   double flops_per_token = 0, flops_per_sequence = 0, flops_per_step = 0, flops_per_card = 0;
-  Time compute = 0;           // per card per step
-  Time straggler = 0;         // expected wait for the slowest card
+  Time compute = 0;    // per card per step
+  Time straggler = 0;  // expected wait for the slowest card
   StepComm comm;
   Time input_wait = 0;
-  Time step = 0;              // compute + straggler + exposed communication + input wait
+  Time step = 0;  // compute + straggler + exposed communication + input wait
 
   CheckpointCost checkpoint;
-  Bytes checkpoint_bytes = 0;  // what one save writes
+  Bytes checkpoint_bytes = 0;        // what one save writes
   double checkpoint_write_rate = 0;  // bytes/s the storage must take on average (bytes / interval)
   Time interval = 0;
   Time optimal_interval = 0;
   Time job_mtbf = 0;
   CheckpointOverhead overhead;
 
-  Time base_training = 0;      // steps x step
-  Time completion = 0;         // reserved + steps x step x (1 + L)
+  Time base_training = 0;  // steps x step
+  Time completion = 0;     // reserved + steps x step x (1 + L)
   Time deadline = 0;
-  Time plain_budget = 0;       // (deadline - reserved) / steps
-  Time budget = 0;             // (deadline - reserved) / (steps (1 + L))
+  Time plain_budget = 0;         // (deadline - reserved) / steps
+  Time budget = 0;               // (deadline - reserved) / (steps (1 + L))
   double efficiency_needed = 0;  // to make step == budget
-  Time comm_may_grow_to = 0;   // exposed communication with step == budget
+  Time comm_may_grow_to = 0;     // exposed communication with step == budget
   bool meets() const { return completion <= deadline; }
 };
 
@@ -147,7 +147,7 @@ struct PlanResult {
   double efficiency = 0;
   int zero_stage = 0;
   RecomputePolicy recompute;
-  bool given_workspace = false;   // activations and buffers given, not derived
+  bool given_workspace = false;  // activations and buffers given, not derived
   MemoryPlan memory;
   std::optional<TimePlan> time;
   bool ok() const { return memory.fits() && (!time || time->meets()); }
@@ -160,24 +160,24 @@ StepCommSource spec_step_comm(const PlanSpec& spec);
 
 // What would make a plan that does not fit in memory fit.
 struct MemoryLevers {
-  Bytes over = 0;                      // planned - usable
-  std::optional<int> cards;            // fewest cards that fit (same ZeRO stage), if any
+  Bytes over = 0;            // planned - usable
+  std::optional<int> cards;  // fewest cards that fit (same ZeRO stage), if any
   Bytes planned_at_cards = 0;
   std::optional<int> whole_host_cards;  // fewest whole hosts' worth of cards that fit
   Bytes planned_at_whole_hosts = 0;
   struct Option {
-    std::string change;                // "ZeRO-3", "recompute full"
+    std::string change;  // "ZeRO-3", "recompute full"
     Bytes planned = 0;
     bool fits = false;
   };
-  std::vector<Option> options;         // higher ZeRO stages, stronger recompute
+  std::vector<Option> options;  // higher ZeRO stages, stronger recompute
 };
 MemoryLevers memory_levers(const PlanSpec& spec, int cards);
 
 // What would make a plan that misses the deadline meet it.
 struct DeadlineLevers {
   double efficiency_needed = 0;
-  std::optional<int> cards;            // fewest cards (up to max_cards) that meet it and fit
+  std::optional<int> cards;  // fewest cards (up to max_cards) that meet it and fit
   Time completion_at_cards = 0;
   std::optional<int> whole_host_cards;  // fewest whole hosts' worth of cards that do
   Time completion_at_whole_hosts = 0;

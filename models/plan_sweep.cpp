@@ -7,14 +7,10 @@ namespace stepsim {
 
 const std::vector<SweepKey>& sweep_keys() {
   static const std::vector<SweepKey> keys = {
-      {"cards", SweepKind::Count, 1, 1 << 30},
-      {"zero", SweepKind::Count, 0, 3},
-      {"efficiency", SweepKind::Fraction, 0, 0},
-      {"margin", SweepKind::Fraction, 0, 0},
-      {"straggler_sigma", SweepKind::Fraction, 0, 0},
-      {"exposed_comm", SweepKind::Duration, 0, 0},
-      {"input_wait", SweepKind::Duration, 0, 0},
-      {"interval", SweepKind::Duration, 0, 0},
+      {"cards", SweepKind::Count, 1, 1 << 30},        {"zero", SweepKind::Count, 0, 3},
+      {"efficiency", SweepKind::Fraction, 0, 0},      {"margin", SweepKind::Fraction, 0, 0},
+      {"straggler_sigma", SweepKind::Fraction, 0, 0}, {"exposed_comm", SweepKind::Duration, 0, 0},
+      {"input_wait", SweepKind::Duration, 0, 0},      {"interval", SweepKind::Duration, 0, 0},
       {"workspace", SweepKind::Size, 0, 0},
   };
   return keys;
@@ -29,15 +25,28 @@ const SweepKey* find_sweep_key(const std::string& name) {
 namespace {
 void apply(PlanSpec& spec, PlanCase& c, const SweepKey& key, const SweepValue& v) {
   const std::string& n = key.name;
-  if (n == "cards") c.cards = static_cast<int>(v.integer);
-  else if (n == "zero") { spec.zero_stage = static_cast<int>(v.integer); c.zero_stage.reset(); }
-  else if (n == "efficiency") { spec.efficiency = v.fraction; c.efficiency.reset(); }
-  else if (n == "margin") spec.margin = v.fraction;
-  else if (n == "straggler_sigma") spec.straggler_sigma = v.fraction;
-  else if (n == "exposed_comm") { spec.exposed_comm = v.integer; c.exposed_comm.reset(); }
-  else if (n == "input_wait") { spec.input_wait = v.integer; c.input_wait.reset(); }
-  else if (n == "interval") spec.interval = v.integer;
-  else if (n == "workspace") spec.workspace = v.integer;
+  if (n == "cards")
+    c.cards = static_cast<int>(v.integer);
+  else if (n == "zero") {
+    spec.zero_stage = static_cast<int>(v.integer);
+    c.zero_stage.reset();
+  } else if (n == "efficiency") {
+    spec.efficiency = v.fraction;
+    c.efficiency.reset();
+  } else if (n == "margin")
+    spec.margin = v.fraction;
+  else if (n == "straggler_sigma")
+    spec.straggler_sigma = v.fraction;
+  else if (n == "exposed_comm") {
+    spec.exposed_comm = v.integer;
+    c.exposed_comm.reset();
+  } else if (n == "input_wait") {
+    spec.input_wait = v.integer;
+    c.input_wait.reset();
+  } else if (n == "interval")
+    spec.interval = v.integer;
+  else if (n == "workspace")
+    spec.workspace = v.integer;
 }
 }  // namespace
 
@@ -48,7 +57,8 @@ std::vector<SweepPoint> sweep_plan(const PlanSpec& spec, const PlanCase& base, c
   for (const auto& a : axes) total *= a.values.size();
   std::map<std::tuple<int, int, Time, double, Time>, StepComm> seen;
   const StepCommSource memo = [&](const StepShape& s) {
-    const auto key = std::make_tuple(s.cards, s.microbatches_per_card, s.compute_per_microbatch, s.efficiency, s.input_wait);
+    const auto key =
+        std::make_tuple(s.cards, s.microbatches_per_card, s.compute_per_microbatch, s.efficiency, s.input_wait);
     auto it = seen.find(key);
     if (it == seen.end()) it = seen.emplace(key, comm(s)).first;
     return it->second;

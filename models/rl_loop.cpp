@@ -32,15 +32,22 @@ std::optional<RatePpm> parse_rate(const std::string& text, std::string* error) {
   trim(number);
   trim(unit);
   std::int64_t per_seconds = 0;
-  if (unit == "s") per_seconds = 1;
-  else if (unit == "min") per_seconds = 60;
-  else if (unit == "h") per_seconds = 3600;
-  else return fail(fmt::format("'{}': unknown time unit '{}' (use /s, /min or /h)", text, unit));
+  if (unit == "s")
+    per_seconds = 1;
+  else if (unit == "min")
+    per_seconds = 60;
+  else if (unit == "h")
+    per_seconds = 3600;
+  else
+    return fail(fmt::format("'{}': unknown time unit '{}' (use /s, /min or /h)", text, unit));
   // Exact decimal: digits and at most 6 fraction digits.
   __int128 value = 0;
   int fraction_digits = -1;
   for (char c : number) {
-    if (c == '.' && fraction_digits < 0) { fraction_digits = 0; continue; }
+    if (c == '.' && fraction_digits < 0) {
+      fraction_digits = 0;
+      continue;
+    }
     if (!std::isdigit(static_cast<unsigned char>(c))) return fail(fmt::format("'{}' is not a rate like 12/s", text));
     if (fraction_digits >= 6) return fail(fmt::format("'{}': at most 6 decimals", text));
     value = value * 10 + (c - '0');
@@ -91,7 +98,10 @@ std::optional<FlowBound> flow_bound(const RlLoopSpec& spec) {
     if (!st.present() || !st.rate) continue;
     const double per_s = static_cast<double>(*st.rate) / kPpm * st.workers;
     fb.capacity[s] = s == 2 ? per_s : per_s * q;  // the learner sees only kept trajectories
-    if (!any || fb.capacity[s] < fb.learner_rate) { fb.learner_rate = fb.capacity[s]; fb.bottleneck = s; }
+    if (!any || fb.capacity[s] < fb.learner_rate) {
+      fb.learner_rate = fb.capacity[s];
+      fb.bottleneck = s;
+    }
     any = true;
   }
   if (!any) return std::nullopt;
@@ -103,7 +113,11 @@ Time asynchronous_period(Time generation, Time learning, Time sync) { return std
 
 Fraction async_break_even(Time sync_period, Time async_period) {
   std::int64_t a = async_period, b = sync_period;
-  while (b != 0) { const std::int64_t t = a % b; a = b; b = t; }
+  while (b != 0) {
+    const std::int64_t t = a % b;
+    a = b;
+    b = t;
+  }
   const std::int64_t g = a == 0 ? 1 : a;
   return {async_period / g, sync_period / g};
 }
@@ -145,9 +159,12 @@ double model_learner_rate(const RlLoopSpec& spec) {
   if (spec.updates == WeightUpdates::InFlight && spec.interrupted == Interrupted::Discard) {
     const auto& g = spec.generation;
     DurationDist length;  // a trajectory's generation time
-    if (g.length) length = *g.length;
-    else if (g.rate) length.a = rate_item_time(*g.rate, 0);
-    else if (g.batch_time) length.a = g.batch_time->mean() / spec.batch_size;
+    if (g.length)
+      length = *g.length;
+    else if (g.rate)
+      length.a = rate_item_time(*g.rate, 0);
+    else if (g.batch_time)
+      length.a = g.batch_time->mean() / spec.batch_size;
     learned *= expected_survival(length, 1.0 / to_s(p));
   }
   return learned / to_s(p);
@@ -159,7 +176,9 @@ double effective_throughput(int batch_size, double kept, Time period) {
 
 double survival_probability(double seconds, double lambda_per_s) { return std::exp(-lambda_per_s * seconds); }
 
-double mean_kept_length_discarding(double mean_s, double lambda_per_s) { return mean_s / (1.0 + lambda_per_s * mean_s); }
+double mean_kept_length_discarding(double mean_s, double lambda_per_s) {
+  return mean_s / (1.0 + lambda_per_s * mean_s);
+}
 
 double expected_survival(const DurationDist& length, double lambda_per_s) {
   switch (length.kind) {

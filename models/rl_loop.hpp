@@ -49,12 +49,12 @@ enum class Interrupted : std::uint8_t { Discard, Resume };
 // How long one stage takes. Exactly one of rate / batch_time / length is set (length only for
 // generation). Rates and batch times describe ONE worker: doubling workers doubles capacity.
 struct RlStageSpec {
-  int workers = 0;  // 0 = the stage is absent (verification only)
-  std::optional<RatePpm> rate;            // items per second per worker
-  std::optional<DurationDist> batch_time; // generation/verification: one worker's time for all
-                                          // trajectories of a batch; learning: time per batch
-  std::optional<DurationDist> length;     // generation: time of each trajectory (drawn per id)
-  Time chunk = 0;  // generation: weight updates are applied between chunks of this length
+  int workers = 0;                         // 0 = the stage is absent (verification only)
+  std::optional<RatePpm> rate;             // items per second per worker
+  std::optional<DurationDist> batch_time;  // generation/verification: one worker's time for all
+                                           // trajectories of a batch; learning: time per batch
+  std::optional<DurationDist> length;      // generation: time of each trajectory (drawn per id)
+  Time chunk = 0;                          // generation: weight updates are applied between chunks of this length
   bool present() const { return workers > 0; }
 };
 
@@ -65,8 +65,8 @@ struct RlLoopSpec {
   WeightUpdates updates = WeightUpdates::BetweenBatches;
   Interrupted interrupted = Interrupted::Discard;
   int batches = 1;
-  int batch_size = 1;                 // trajectories generated per batch
-  std::int64_t kept_ppm = kPpm;       // fraction of verified trajectories the learner uses
+  int batch_size = 1;            // trajectories generated per batch
+  std::int64_t kept_ppm = kPpm;  // fraction of verified trajectories the learner uses
   std::uint64_t seed = 1;
   RlStageSpec generation, verification, learning;
   Time sync = 0;  // weight sync: blocks the learner and every generator
@@ -83,7 +83,7 @@ struct RlLoopSpec {
 struct FlowBound {
   std::vector<double> capacity;  // generation, verification (0 if absent), learning
   double learner_rate = 0;
-  int bottleneck = -1;           // index into capacity, -1 if no stage has a rate
+  int bottleneck = -1;  // index into capacity, -1 if no stage has a rate
 };
 // Only stages given as rates contribute; returns nullopt if the spec has none to compare.
 std::optional<FlowBound> flow_bound(const RlLoopSpec& spec);

@@ -40,8 +40,6 @@ std::int64_t cards_for_flops(double flops, Time within, double peak, double mfu)
   return static_cast<std::int64_t>(std::ceil(flops / (peak * mfu * to_s(within))));
 }
 
-double scaling_efficiency(Time t1, int n1, Time t2, int n2) {
-  return (to_s(t1) * n1) / (to_s(t2) * n2);
-}
+double scaling_efficiency(Time t1, int n1, Time t2, int n2) { return (to_s(t1) * n1) / (to_s(t2) * n2); }
 
 }  // namespace stepsim

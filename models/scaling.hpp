@@ -8,8 +8,8 @@ namespace stepsim {
 
 // Critical batch size (McCandlish et al. 2018, "An Empirical Model of Large-Batch Training",
 // eq. 2.11): steps to a target loss S = S_min (1 + B_noise / B) for a batch of B tokens.
-double min_steps(double steps, double batch_tokens, double noise_tokens);        // S_min from S at B
-double steps_at_batch(double s_min, double batch_tokens, double noise_tokens);   // S at B
+double min_steps(double steps, double batch_tokens, double noise_tokens);       // S_min from S at B
+double steps_at_batch(double s_min, double batch_tokens, double noise_tokens);  // S at B
 // The most a larger batch can ever cut the steps from batch B: S(B) / S_min = 1 + B_noise / B.
 double max_batch_speedup(double batch_tokens, double noise_tokens);
 

@@ -46,8 +46,8 @@ MemorySequence step_memory_sequence(const StepMemoryInputs& in) {
     s.add_buffer(fmt::format("layer {} gathered for backward", l), MemoryKind::Buffers, in.gathered_layer, gb, bwd[l]);
     s.add_buffer(fmt::format("layer {} saved activations", l), MemoryKind::Activations, in.per_layer.saved, fwd[l],
                  bwd[l]);
-    s.add_buffer(fmt::format("layer {} rebuilt activations", l), MemoryKind::Activations, in.per_layer.rebuilt,
-                 bwd[l], bwd[l]);
+    s.add_buffer(fmt::format("layer {} rebuilt activations", l), MemoryKind::Activations, in.per_layer.rebuilt, bwd[l],
+                 bwd[l]);
     // Reduce-scatter of this layer's gradient overlaps the next layer's backward.
     const std::size_t rs = l > 0 ? bwd[l - 1] : emb_b;
     s.add_buffer(fmt::format("layer {} gradient before reduce-scatter", l), MemoryKind::Buffers, in.layer_gradient,

@@ -25,8 +25,8 @@ struct StepMemoryInputs {
   Bytes layer_gradient = 0;        // one layer's unsharded gradient until reduce-scatter (ZeRO-2/3)
   Bytes embedding_gradient = 0;    // likewise for the embedding and the head
   Bytes head_gradient = 0;
-  Bytes logits = 0;                // logits and their gradient
-  int prefetch = 1;                // layers gathered ahead of use
+  Bytes logits = 0;  // logits and their gradient
+  int prefetch = 1;  // layers gathered ahead of use
 };
 
 MemorySequence step_memory_sequence(const StepMemoryInputs& in);

@@ -28,9 +28,9 @@ struct StepShape {
 };
 
 struct StepComm {
-  Time link = 0;        // time the card's link is busy per step
-  Time exposed = 0;     // the part of it the step waits for (not hidden behind compute)
-  std::string source;   // where the figures come from, shown in reports
+  Time link = 0;       // time the card's link is busy per step
+  Time exposed = 0;    // the part of it the step waits for (not hidden behind compute)
+  std::string source;  // where the figures come from, shown in reports
 };
 
 using StepCommSource = std::function<StepComm(const StepShape&)>;

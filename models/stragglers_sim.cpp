@@ -40,7 +40,8 @@ StragglerResult simulate_stragglers(const StragglerSpec& spec, std::uint64_t see
       slow_machine[static_cast<std::size_t>(order[static_cast<std::size_t>(i)])] = true;
     }
   } else if (spec.slow_fraction > 0) {
-    for (std::int64_t m = 0; m < machines; ++m) slow_machine[static_cast<std::size_t>(m)] = pick.uniform() < spec.slow_fraction;
+    for (std::int64_t m = 0; m < machines; ++m)
+      slow_machine[static_cast<std::size_t>(m)] = pick.uniform() < spec.slow_fraction;
   }
   std::vector<double> mean_ns(static_cast<std::size_t>(spec.cards));
   for (std::int64_t c = 0; c < spec.cards; ++c) {

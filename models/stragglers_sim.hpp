@@ -17,9 +17,9 @@ namespace stepsim {
 struct StragglerSpec {
   std::int64_t cards = 1;
   std::int64_t cards_per_machine = 8;
-  Time compute = 0;   // mean per-card compute per step (mu)
-  Time sigma = 0;     // standard deviation of the independent jitter
-  Time other = 0;     // added to every step (communication and input wait)
+  Time compute = 0;  // mean per-card compute per step (mu)
+  Time sigma = 0;    // standard deviation of the independent jitter
+  Time other = 0;    // added to every step (communication and input wait)
   // Persistently slow machines: an exact count (chosen at random with the seed), or each machine
   // slow with probability `slow_fraction`. Their cards' mean compute is multiplied by slowdown.
   std::int64_t slow_machines = 0;
@@ -29,8 +29,8 @@ struct StragglerSpec {
 };
 
 struct StragglerResult {
-  MeanEstimate step_seconds;           // simulated E[step] (max compute + other)
-  MeanEstimate max_excess_sigmas;      // (max compute - mu) / sigma per step
+  MeanEstimate step_seconds;              // simulated E[step] (max compute + other)
+  MeanEstimate max_excess_sigmas;         // (max compute - mu) / sigma per step
   std::vector<double> card_wait_seconds;  // mean wait at the gradient collective, per card
   std::vector<bool> slow_card;
   std::int64_t slow_machine_count = 0;

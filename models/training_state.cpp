@@ -19,8 +19,6 @@ ResidentState resident_state(std::int64_t params, const StateFormat& format, int
 
 Bytes training_state_bytes(std::int64_t params, const StateFormat& format) { return params * format.total(); }
 
-Bytes recoverable_state_bytes(std::int64_t params, const StateFormat& format) {
-  return params * format.recoverable();
-}
+Bytes recoverable_state_bytes(std::int64_t params, const StateFormat& format) { return params * format.recoverable(); }
 
 }  // namespace stepsim

@@ -23,9 +23,9 @@ struct TransformerConfig {
 };
 
 struct ParameterCount {
-  std::int64_t embedding = 0;   // input token embedding
-  std::int64_t lm_head = 0;     // output projection (0 when tied)
-  std::int64_t per_layer = 0;   // one decoder layer
+  std::int64_t embedding = 0;  // input token embedding
+  std::int64_t lm_head = 0;    // output projection (0 when tied)
+  std::int64_t per_layer = 0;  // one decoder layer
   std::int64_t final_norm = 0;
   std::int64_t total = 0;
   // Parameters that take part in matrix multiplies (everything but the embedding lookup).

@@ -26,7 +26,10 @@ bool split(std::string_view text, Decimal& num, std::string_view& unit, std::str
   for (; i < text.size(); ++i) {
     const char c = text[i];
     if (std::isdigit(static_cast<unsigned char>(c))) {
-      if (num.digits > (__int128{1} << 100)) { if (error) *error = "number too long"; return false; }
+      if (num.digits > (__int128{1} << 100)) {
+        if (error) *error = "number too long";
+        return false;
+      }
       num.digits = num.digits * 10 + (c - '0');
       if (dot) ++num.scale;
       any = true;
@@ -36,7 +39,10 @@ bool split(std::string_view text, Decimal& num, std::string_view& unit, std::str
       break;
     }
   }
-  if (!any) { if (error) *error = fmt::format("'{}' does not start with a number", text); return false; }
+  if (!any) {
+    if (error) *error = fmt::format("'{}' does not start with a number", text);
+    return false;
+  }
   if (i < text.size() && (text[i] == 'e' || text[i] == 'E') && i + 1 < text.size() &&
       (std::isdigit(static_cast<unsigned char>(text[i + 1])) || text[i + 1] == '-' || text[i + 1] == '+')) {
     ++i;
@@ -44,8 +50,16 @@ bool split(std::string_view text, Decimal& num, std::string_view& unit, std::str
     if (text[i] == '-' || text[i] == '+') neg = text[i++] == '-';
     int e = 0;
     while (i < text.size() && std::isdigit(static_cast<unsigned char>(text[i]))) e = e * 10 + (text[i++] - '0');
-    if (e > 30) { if (error) *error = "exponent too large"; return false; }
-    for (int k = 0; k < e; ++k) { if (neg) ++num.scale; else num.digits *= 10; }
+    if (e > 30) {
+      if (error) *error = "exponent too large";
+      return false;
+    }
+    for (int k = 0; k < e; ++k) {
+      if (neg)
+        ++num.scale;
+      else
+        num.digits *= 10;
+    }
   }
   while (i < text.size() && std::isspace(static_cast<unsigned char>(text[i]))) ++i;
   std::size_t j = text.size();
@@ -72,13 +86,31 @@ struct UnitFactor {
 };
 
 constexpr UnitFactor kTimeUnits[] = {
-    {"ns", 1, 1}, {"us", 1000, 1}, {"µs", 1000, 1}, {"ms", 1'000'000, 1}, {"s", 1'000'000'000, 1},
-    {"min", 60'000'000'000, 1}, {"h", 3'600'000'000'000, 1}, {"d", 86'400'000'000'000, 1}, {"days", 86'400'000'000'000, 1},
+    {"ns", 1, 1},
+    {"us", 1000, 1},
+    {"µs", 1000, 1},
+    {"ms", 1'000'000, 1},
+    {"s", 1'000'000'000, 1},
+    {"min", 60'000'000'000, 1},
+    {"h", 3'600'000'000'000, 1},
+    {"d", 86'400'000'000'000, 1},
+    {"days", 86'400'000'000'000, 1},
 };
 constexpr UnitFactor kSizeUnits[] = {
-    {"B", 1, 1}, {"KB", 1'000, 1}, {"MB", 1'000'000, 1}, {"GB", 1'000'000'000, 1}, {"TB", 1'000'000'000'000, 1},
-    {"KiB", 1024, 1}, {"MiB", 1024 * 1024, 1}, {"GiB", 1024LL * 1024 * 1024, 1}, {"TiB", 1024LL * 1024 * 1024 * 1024, 1},
-    {"bit", 1, 8}, {"Kbit", 1'000, 8}, {"Mbit", 1'000'000, 8}, {"Gbit", 1'000'000'000, 8}, {"Tbit", 1'000'000'000'000, 8},
+    {"B", 1, 1},
+    {"KB", 1'000, 1},
+    {"MB", 1'000'000, 1},
+    {"GB", 1'000'000'000, 1},
+    {"TB", 1'000'000'000'000, 1},
+    {"KiB", 1024, 1},
+    {"MiB", 1024 * 1024, 1},
+    {"GiB", 1024LL * 1024 * 1024, 1},
+    {"TiB", 1024LL * 1024 * 1024 * 1024, 1},
+    {"bit", 1, 8},
+    {"Kbit", 1'000, 8},
+    {"Mbit", 1'000'000, 8},
+    {"Gbit", 1'000'000'000, 8},
+    {"Tbit", 1'000'000'000'000, 8},
 };
 
 template <std::size_t N>

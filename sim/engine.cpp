@@ -124,7 +124,10 @@ class Run {
         for (std::uint32_t i = rec_[e.op].first_succ, last = rec_[e.op + 1].first_succ; i < last; ++i)
           __builtin_prefetch(pending_.get() + succ_[i]);
       for (const Event& e : batch) {
-        if (e.kind == 0) on_end(e.op, now); else on_done(e.op, now);
+        if (e.kind == 0)
+          on_end(e.op, now);
+        else
+          on_done(e.op, now);
       }
       batch.clear();
       offer_dirty(now);
@@ -138,7 +141,10 @@ class Run {
 
  private:
   void mark_dirty(ResourceId r) {
-    if (!dirty_flag_[r]) { dirty_flag_[r] = 1; dirty_.push_back(r); }
+    if (!dirty_flag_[r]) {
+      dirty_flag_[r] = 1;
+      dirty_.push_back(r);
+    }
   }
 
   void became_ready(OpId op, Time now) {
@@ -163,7 +169,10 @@ class Run {
       if (busy_[r]) continue;
       OpId op = kNoOp;
       if (fifo_flag_[r]) {
-        if (!fifo_[r].empty()) { op = fifo_[r].top().op; fifo_[r].pop(); }
+        if (!fifo_[r].empty()) {
+          op = fifo_[r].top().op;
+          fifo_[r].pop();
+        }
       } else {
         const OpId next = cursor_[r];
         if (next != kNoOp && pending_[next] == 0) op = next;
@@ -185,7 +194,10 @@ class Run {
     busy_[r] = 0;
     if (!fifo_flag_[r]) cursor_[r] = x.next;
     mark_dirty(r);
-    if (x.latency == 0) { on_done(op, now); return; }
+    if (x.latency == 0) {
+      on_done(op, now);
+      return;
+    }
     Time done;
     if (!add_time(now, x.latency, &done)) throw overflow(op, now, x.latency, "arrive");
     events_.push({done, op, 1});
@@ -227,8 +239,8 @@ class Run {
     for (const auto& s : stuck) {
       std::string waits;
       for (OpId w : s.waits) waits += (waits.empty() ? "" : ", ") + g_.op_name(w);
-      text += fmt::format(" [{} stuck at {} waiting on {}]", g_.resource(s.resource).name,
-                          g_.op_name(s.op), waits.empty() ? "nothing (never offered)" : waits);
+      text += fmt::format(" [{} stuck at {} waiting on {}]", g_.resource(s.resource).name, g_.op_name(s.op),
+                          waits.empty() ? "nothing (never offered)" : waits);
     }
     return DeadlockError(text, std::move(stuck));
   }
@@ -236,8 +248,8 @@ class Run {
   const OpGraph& g_;
   OpId n_;
   Timeline tl_;
-  const OpRecord* rec_;   // the graph's: per op, plus a sentinel closing the last successor list
-  const OpId* succ_;      // the graph's successor lists, in op order
+  const OpRecord* rec_;                       // the graph's: per op, plus a sentinel closing the last successor list
+  const OpId* succ_;                          // the graph's successor lists, in op order
   std::unique_ptr<std::uint32_t[]> pending_;  // per op: dependencies not yet done
   std::vector<std::uint8_t> busy_;
   std::vector<OpId> cursor_;

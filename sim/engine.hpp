@@ -24,8 +24,8 @@ class DeadlockError : public std::runtime_error {
  public:
   struct Stuck {
     ResourceId resource;
-    OpId op;                   // the op the resource would run next
-    std::vector<OpId> waits;   // its dependencies that never finished
+    OpId op;                  // the op the resource would run next
+    std::vector<OpId> waits;  // its dependencies that never finished
   };
   DeadlockError(std::string what, std::vector<Stuck> stuck)
       : std::runtime_error(std::move(what)), stuck_(std::move(stuck)) {}

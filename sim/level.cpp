@@ -127,9 +127,14 @@ std::vector<LevelCurve> sweep_levels(const OpGraph& g, const Timeline& t, std::s
     for (const Change* i = first; i != last;) {
       const Time now = i->time;
       for (; i != last && i->time == now; ++i) level += i->delta;
-      if (curve.steps.back().first == now) curve.steps.back().second = level;
-      else if (curve.steps.back().second != level) curve.steps.emplace_back(now, level);
-      if (level > curve.peak) { curve.peak = level; curve.peak_time = now; }
+      if (curve.steps.back().first == now)
+        curve.steps.back().second = level;
+      else if (curve.steps.back().second != level)
+        curve.steps.emplace_back(now, level);
+      if (level > curve.peak) {
+        curve.peak = level;
+        curve.peak_time = now;
+      }
     }
   }
   return curves;

@@ -2,9 +2,9 @@
 
 #include <algorithm>
 
+#include <fmt/format.h>
 #include <boost/graph/compressed_sparse_row_graph.hpp>
 #include <boost/graph/depth_first_search.hpp>
-#include <fmt/format.h>
 
 namespace stepsim {
 
@@ -28,7 +28,10 @@ OpId OpGraph::add_op(ResourceId resource, Time duration, Time latency) {
   if (n_ + 1 >= kNoOp) throw GraphError("too many ops (at most 2^32 - 2)");
   const auto id = static_cast<OpId>(n_++);
   rec_.push_back({duration, latency, resource, kNoOp, 0, 0});
-  if (last_[resource] == kNoOp) first_[resource] = id; else rec_[last_[resource]].next = id;
+  if (last_[resource] == kNoOp)
+    first_[resource] = id;
+  else
+    rec_[last_[resource]].next = id;
   last_[resource] = id;
   return id;
 }
@@ -104,10 +107,15 @@ struct CycleFinder : boost::default_dfs_visitor {
   bool* found;
   template <class Edge, class G>
   void back_edge(Edge e, const G& g) {
-    if (!*found) { *back = {static_cast<OpId>(boost::source(e, g)), static_cast<OpId>(boost::target(e, g))}; *found = true; }
+    if (!*found) {
+      *back = {static_cast<OpId>(boost::source(e, g)), static_cast<OpId>(boost::target(e, g))};
+      *found = true;
+    }
   }
   template <class Edge, class G>
-  void tree_edge(Edge e, const G& g) { (*parent)[boost::target(e, g)] = static_cast<OpId>(boost::source(e, g)); }
+  void tree_edge(Edge e, const G& g) {
+    (*parent)[boost::target(e, g)] = static_cast<OpId>(boost::source(e, g));
+  }
 };
 }  // namespace
 
@@ -128,8 +136,8 @@ void OpGraph::throw_cycle() const {
   vis.back = &back;
   vis.found = &found;
   std::vector<boost::default_color_type> color(n);
-  boost::depth_first_search(csr, boost::visitor(vis).color_map(
-      boost::make_iterator_property_map(color.begin(), boost::get(boost::vertex_index, csr))));
+  boost::depth_first_search(csr, boost::visitor(vis).color_map(boost::make_iterator_property_map(
+                                     color.begin(), boost::get(boost::vertex_index, csr))));
   if (!found) throw GraphError("dependency cycle");
   // back = (u, v): v is an ancestor of u in the DFS tree; walk u's parents up to v.
   std::vector<OpId> cycle{back.first};

@@ -115,9 +115,9 @@ class OpGraph {
   [[noreturn]] void throw_cycle() const;
 
   std::vector<Resource> resources_;
-  std::vector<OpId> first_, last_;  // per resource
-  std::vector<OpRecord> rec_;       // per op (+ the sentinel after finalize)
-  std::vector<OpId> targets_;       // successor lists, in op order (after finalize)
+  std::vector<OpId> first_, last_;            // per resource
+  std::vector<OpRecord> rec_;                 // per op (+ the sentinel after finalize)
+  std::vector<OpId> targets_;                 // successor lists, in op order (after finalize)
   std::vector<std::pair<OpId, OpId>> edges_;  // until finalize()
   std::size_t n_ = 0;
   Namer namer_;

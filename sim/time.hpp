@@ -13,7 +13,6 @@ inline constexpr Time kMicrosecond = 1'000;
 inline constexpr Time kMillisecond = 1'000'000;
 inline constexpr Time kSecond = 1'000'000'000;
 
-
 // The largest simulated time: 2^63 - 1 ns, 292.47 Julian years (365.25 days).
 inline constexpr int kTimeLimitYears = 292;
 

@@ -14,9 +14,8 @@ std::vector<Interval> resource_intervals(const OpGraph& g, const Timeline& t, Re
   std::vector<Interval> out;
   for (OpId op = 0; op < g.op_count(); ++op)
     if (g.op_resource(op) == r) out.push_back({t.start[op], t.end[op], op});
-  std::sort(out.begin(), out.end(), [](const Interval& a, const Interval& b) {
-    return a.start != b.start ? a.start < b.start : a.op < b.op;
-  });
+  std::sort(out.begin(), out.end(),
+            [](const Interval& a, const Interval& b) { return a.start != b.start ? a.start < b.start : a.op < b.op; });
   return out;
 }
 

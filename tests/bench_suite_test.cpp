@@ -1,7 +1,7 @@
 // Regression-benchmark suites: reading suites, expanding variants, shards, results files,
 // baseline comparison, merging and the per-setting winners.
-#include <catch2/catch.hpp>
 #include <fmt/format.h>
+#include <catch2/catch.hpp>
 
 #include "cli/bench/bench_runner.hpp"
 
@@ -82,7 +82,8 @@ axes:
   stages: [2, 4, 8]
   pipeline.memory.message: [2MiB]
   time_ratio: ["1:2:1"]
-)", "t.yaml", kBase);
+)",
+                                       "t.yaml", kBase);
   REQUIRE(suite.variant_count() == 6);
   const BenchVariant v0 = variant_at(suite, 0), v4 = variant_at(suite, 4);
   CHECK(settings_key(v0.settings) == "schedule=1f1b stages=2 pipeline.memory.message=2MiB time_ratio=1:2:1");
@@ -116,31 +117,30 @@ TEST_CASE("bad suites fail with file, line and key", "[bench]") {
     try {
       const BenchSuite s = parse_suite(text, "s.yaml", kBase);
       for (std::size_t i = 0; i < s.variant_count(); ++i) variant_spec(s, variant_at(s, i));
-    } catch (const InputError& e) {
-      return std::string(e.what());
-    }
+    } catch (const InputError& e) { return std::string(e.what()); }
     return std::string("no error");
   };
-  CHECK(error_of("scenario: b.yaml\naxes:\n  stage: [2]\n") == "s.yaml:3: axes.stage: unknown axis; did you mean 'stages'?");
-  CHECK(error_of("scenario: b.yaml\naxes:\n  stages: 2\n") == "s.yaml:3: axes.stages: expected a non-empty list of values");
+  CHECK(error_of("scenario: b.yaml\naxes:\n  stage: [2]\n") ==
+        "s.yaml:3: axes.stage: unknown axis; did you mean 'stages'?");
+  CHECK(error_of("scenario: b.yaml\naxes:\n  stages: 2\n") ==
+        "s.yaml:3: axes.stages: expected a non-empty list of values");
   CHECK(error_of("scenario: b.yaml\naxes:\n  stages: [2, 2]\n") == "s.yaml:3: axes.stages[1]: value '2' appears twice");
   CHECK(error_of("scenario: b.yaml\naxes:\n  time_ratio: ['2:1']\n") ==
         "s.yaml:3: axes.time_ratio[0]: '2:1' is not a time ratio F:B:W like 1:2:1 (three non-negative numbers)");
-  CHECK(error_of("scenario: b.yaml\naxes:\n  stages: [2]\ntolerance: {step_time: 3kg}\n").rfind(
-            "s.yaml:4: tolerance.step_time: '3kg' is not a duration", 0) == 0);
+  CHECK(error_of("scenario: b.yaml\naxes:\n  stages: [2]\ntolerance: {step_time: 3kg}\n")
+            .rfind("s.yaml:4: tolerance.step_time: '3kg' is not a duration", 0) == 0);
   CHECK(error_of("scenario: b.yaml\naxes:\n  stages: [2]\ntolerance: {speed: 0}\n") ==
         "s.yaml:4: tolerance.speed: unknown key (known here: step_time, bubble_fraction, peak_memory, messages)");
   // A value the scenario rejects points at the axis in the suite, naming the variant.
   CHECK(error_of("scenario: b.yaml\naxes:\n  schedule: [1f1b]\n  stages: [2, 0]\n") ==
         "s.yaml:4: axes.stages: value '0' (pipeline.stages): must be at least 1 (got 0) "
         "[variant 1 (schedule=1f1b stages=0)]");
-  CHECK(error_of("scenario: b.yaml\naxes:\n  x: [{label: a, set: {latncy: 1ms}}]\n").rfind(
-            "s.yaml:3: axes.x[0].set.latncy: unknown axis 'latncy'; did you mean 'latency'?", 0) == 0);
+  CHECK(error_of("scenario: b.yaml\naxes:\n  x: [{label: a, set: {latncy: 1ms}}]\n")
+            .rfind("s.yaml:3: axes.x[0].set.latncy: unknown axis 'latncy'; did you mean 'latency'?", 0) == 0);
   CHECK(error_of("axes:\n  stages: [2]\n") == "s.yaml:1: scenario: missing (required)");
 }
 
-TEST_CASE("variants a schedule cannot take are skipped with the reason; threads do not change the results",
-          "[bench]") {
+TEST_CASE("variants a schedule cannot take are skipped with the reason; threads do not change the results", "[bench]") {
   const BenchSuite suite = parse_suite(R"(
 name: t
 scenario: base.yaml
@@ -148,7 +148,8 @@ axes:
   schedule: [fill-drain, 1f1b, zb-h1]
   virtual_stages: [1, 2]
   microbatches: [4, 8]
-)", "t.yaml", kBase);
+)",
+                                       "t.yaml", kBase);
   const BenchResults one = run_suite(suite, 1), two = run_suite(suite, 2);
   CHECK(results_json_text(one) == results_json_text(two));
   CHECK(results_csv(one) == results_csv(two));
@@ -184,7 +185,8 @@ axes:
   stages: [2, 4]
   microbatches: [4, 8]
   virtual_stages: [1, 2]
-)", "t.yaml", kBase);
+)",
+                                       "t.yaml", kBase);
   const BenchResults all = run_suite(suite, 2);
   const std::string text = results_json_text(all);
   CHECK(results_json_text(results_from_json(text, "all.json")) == text);
@@ -230,7 +232,8 @@ scenario: base.yaml
 axes:
   schedule: [{label: 1f1b, set: {schedule: fill-drain}}, zb-h1]
   microbatches: [4, 8]
-)", "t.yaml", kBase);
+)",
+                                         "t.yaml", kBase);
   const BenchResults cur = run_suite(changed, 1);
   const Comparison c = compare_results(base, cur, exact);
   REQUIRE(c.regressions.size() == 2);
@@ -243,7 +246,8 @@ axes:
   CHECK(c.improvements[1].rfind("schedule=1f1b microbatches=8: step time 347.000 -> 337.000 ms (-2.88%)", 0) == 0);
   const std::string text = comparison_text(c, "base.json");
   CHECK(text.rfind("baseline base.json: 4 variants compared, 2 regressions, 2 improvements\n"
-                   "regressions past tolerance (2):\n  schedule=1f1b microbatches=4: peak memory", 0) == 0);
+                   "regressions past tolerance (2):\n  schedule=1f1b microbatches=4: peak memory",
+                   0) == 0);
 
   // A tolerance wide enough lets it pass; a relative one scales with the baseline.
   Tolerances loose;
@@ -252,7 +256,7 @@ axes:
   CHECK(compare_results(base, cur, loose).regressions.empty());
   loose.peak_memory = *parse_tolerance(Metric::PeakMemory, "1000MiB", &err);
   CHECK(compare_results(base, cur, loose).regressions.size() == 1);  // 8 micro-batches: d1..d3 grow by more
-  CHECK_FALSE(parse_tolerance(Metric::StepTime, "3", &err));        // a step time tolerance has a unit
+  CHECK_FALSE(parse_tolerance(Metric::StepTime, "3", &err));         // a step time tolerance has a unit
   CHECK(parse_tolerance(Metric::StepTime, "0", &err));
   CHECK(parse_tolerance(Metric::Messages, "2", &err)->absolute == 2);
   CHECK(parse_tolerance(Metric::BubbleFraction, "0.5%", &err)->relative == Approx(0.005));

@@ -25,7 +25,8 @@ inline PipelineSpec book_pipeline(const std::string& schedule, int microbatches 
   s.backward_weight.assign(stages, 10 * kMillisecond);
   s.update.assign(stages, 1 * kMillisecond);
   s.latency = 1 * kMillisecond;
-  s.activation = stages == 4 ? std::vector<Bytes>{230 * MiB, 230 * MiB, 230 * MiB, 306 * MiB} : std::vector<Bytes>(stages, MiB);
+  s.activation =
+      stages == 4 ? std::vector<Bytes>{230 * MiB, 230 * MiB, 230 * MiB, 306 * MiB} : std::vector<Bytes>(stages, MiB);
   s.message = MiB;
   return s;
 }

@@ -4,8 +4,8 @@
 #include <catch2/catch.hpp>
 
 #include <algorithm>
-#include <cstdlib>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <memory>
@@ -15,9 +15,9 @@
 
 #include <unistd.h>
 
-#include "cli/reports/data_parallel_pictures.hpp"
 #include "cli/input/scenario.hpp"
 #include "cli/input/scenario_data_parallel.hpp"
+#include "cli/reports/data_parallel_pictures.hpp"
 #include "cli/reports/svg_charts.hpp"
 #include "cli/reports/text_gantt.hpp"
 #include "schedules/lowering/data_parallel/data_parallel.hpp"
@@ -46,7 +46,9 @@ struct DpRuns {
     runs.push_back(std::make_unique<DataParallelRun>(run_data_parallel(spec)));
     view.push_back({name, runs.back().get(), &spec});
   }
-  std::string html(bool compare = true) const { return data_parallel_html_report(sc.name, sc.description, view, compare); }
+  std::string html(bool compare = true) const {
+    return data_parallel_html_report(sc.name, sc.description, view, compare);
+  }
   const DataParallelRun& run(const std::string& name) const {
     for (const auto& v : view)
       if (v.name == name) return *v.run;
@@ -287,7 +289,7 @@ TEST_CASE("timeline pieces: a window clips, waits render", "[html][gantt][dp]") 
   const std::string part = timeline_svg(c, "w2", TimeWindow{11 * kMillisecond, 19 * kMillisecond});
   CHECK(count(part, "<rect class=\"bar\"") == 1);  // only the message
   CHECK(count(part, "<rect class=\"wait\"") == 1);
-  CHECK(count(part, ">F work</text>") == 1);  // legend: what is visible
+  CHECK(count(part, ">F work</text>") == 1);     // legend: what is visible
   CHECK(count(part, ">! waiting</text>") == 0);  // the wait has no letter in SVG legends
   CHECK(count(part, ">waiting</text>") == 1);
   CHECK(count(part, "end 30.000 ms") == 0);

@@ -32,9 +32,18 @@ inline std::string markup_problem(const std::string& html) {
       ++i;
       continue;
     }
-    if (html[i] != '<') { ++i; continue; }
-    if (html.compare(i, 9, "<!DOCTYPE") == 0) { i = html.find('>', i) + 1; continue; }
-    if (html.compare(i, 4, "<!--") == 0) { i = html.find("-->", i) + 3; continue; }
+    if (html[i] != '<') {
+      ++i;
+      continue;
+    }
+    if (html.compare(i, 9, "<!DOCTYPE") == 0) {
+      i = html.find('>', i) + 1;
+      continue;
+    }
+    if (html.compare(i, 4, "<!--") == 0) {
+      i = html.find("-->", i) + 3;
+      continue;
+    }
     const bool closing = html[i + 1] == '/';
     std::size_t j = i + (closing ? 2 : 1);
     std::string name;
@@ -46,12 +55,20 @@ inline std::string markup_problem(const std::string& html) {
     while (true) {
       while (j < html.size() && std::isspace(static_cast<unsigned char>(html[j]))) ++j;
       if (j >= html.size()) return "unterminated <" + name + ">";
-      if (html[j] == '>') { ++j; break; }
-      if (html.compare(j, 2, "/>") == 0) { self_closing = true; j += 2; break; }
+      if (html[j] == '>') {
+        ++j;
+        break;
+      }
+      if (html.compare(j, 2, "/>") == 0) {
+        self_closing = true;
+        j += 2;
+        break;
+      }
       std::string attr;
       while (j < html.size() && html[j] != '=' && html[j] != '>' && !std::isspace(static_cast<unsigned char>(html[j])))
         attr += html[j++];
-      if (html[j] != '=' || html[j + 1] != '"') return "attribute '" + attr + "' of <" + name + "> without a quoted value";
+      if (html[j] != '=' || html[j + 1] != '"')
+        return "attribute '" + attr + "' of <" + name + "> without a quoted value";
       const std::size_t close = html.find('"', j + 2);
       const std::string value = html.substr(j + 2, close - j - 2);
       if (value.find('<') != std::string::npos) return "'<' in attribute " + attr + " of <" + name + ">";

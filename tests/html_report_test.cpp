@@ -12,9 +12,9 @@
 
 #include <unistd.h>
 
+#include "cli/input/scenario.hpp"
 #include "cli/reports/html_report.hpp"
 #include "cli/reports/pipeline_pictures.hpp"
-#include "cli/input/scenario.hpp"
 #include "cli/reports/svg_charts.hpp"
 #include "cli/reports/text_gantt.hpp"
 #include "tests/html_checks.hpp"
@@ -160,7 +160,7 @@ TEST_CASE("text Gantt: cells, labels, idle, axis", "[gantt]") {
   t.bars.push_back({0, 20 * kMillisecond, 0, "0", ""});
   t.bars.push_back({30 * kMillisecond, 70 * kMillisecond, 1, "12", ""});
   t.bars.push_back({70 * kMillisecond, 70 * kMillisecond + 1, 2, "", ""});  // too short: takes a cell
-  TimeTrack link{"a link", {{0, 5, 0, "", ""}}, true, false, {}};            // minor: not a row
+  TimeTrack link{"a link", {{0, 5, 0, "", ""}}, true, false, {}};           // minor: not a row
   c.tracks = {t, link};
   c.end = 80 * kMillisecond;
   // 40 columns: "d0 |" + 35 cells + "|"; a cell is 100/35 ms. F: cells 0..6 (0 and 20 ms round
@@ -194,7 +194,8 @@ TEST_CASE("text Gantt of the book's pipeline", "[gantt]") {
   // 2nd backward (B1) and its 3rd forward (F2).
   const std::string wide = pipeline_gantt_text(book.view, *book.sc.pipeline, 200);
   const auto lines = lines_of(wide);
-  const auto row3 = std::find_if(lines.begin(), lines.end(), [](const std::string& l) { return l.rfind("device 3", 0) == 0; });
+  const auto row3 =
+      std::find_if(lines.begin(), lines.end(), [](const std::string& l) { return l.rfind("device 3", 0) == 0; });
   REQUIRE(row3 != lines.end());
   CHECK(row3->find("bb.F2") != std::string::npos);
 }
@@ -239,6 +240,6 @@ TEST_CASE("CLI: run --html, compare --html, --gantt --width", "[html][cli]") {
   REQUIRE(run_cli("compare " + kBook + " --schedules fill-drain,1f1b,zb-h1 --gantt --width 120", &out) == 0);
   CHECK(count(out, "device 0 |") == 3);
   CHECK(run_cli("run " + kBook + " --gantt --width 10", &out) == 2);  // bad input
-  CHECK(run_cli("run " + kBook + " --width 100", &out) != 0);  // --width needs --gantt
+  CHECK(run_cli("run " + kBook + " --width 100", &out) != 0);         // --width needs --gantt
   CHECK(run_cli("run " + kBook + " --gantt --json", &out) != 0);
 }

@@ -7,10 +7,10 @@
 #include <numeric>
 
 #include "cli/input/input.hpp"
-#include "cli/reports/rl_report.hpp"
 #include "cli/input/scenario.hpp"
-#include "models/rl_loop.hpp"
+#include "cli/reports/rl_report.hpp"
 #include "models/random.hpp"
+#include "models/rl_loop.hpp"
 #include "models/rl_weights.hpp"
 #include "schedules/lowering/rl/rl_run.hpp"
 
@@ -41,9 +41,7 @@ RlLoopSpec stages_spec(int gen_workers, int ver_workers) {
 std::string expect_input_error(const std::string& yaml) {
   try {
     cli::parse_scenario(yaml, "t.yaml");
-  } catch (const cli::InputError& e) {
-    return e.what();
-  }
+  } catch (const cli::InputError& e) { return e.what(); }
   FAIL("no InputError for:\n" << yaml);
   return "";
 }
@@ -189,7 +187,8 @@ TEST_CASE("in-flight updates: survival e^(-lambda t), discarding biases short, r
   CHECK(discard.mean_length_learned_s == Approx(mean_kept_length_discarding(m, lambda)).epsilon(0.1));
   CHECK(discard.mean_length_learned_s < 0.6 * m);
   // The learner keeps E[e^(-lambda T)] = 1 / (1 + lambda m) = 1/2 of them (the model's figure).
-  CHECK(static_cast<double>(discard.learned) / discard.generated == Approx(expected_survival(run.loops[0].spec.generation.length.value(), lambda)).epsilon(0.1));
+  CHECK(static_cast<double>(discard.learned) / discard.generated ==
+        Approx(expected_survival(run.loops[0].spec.generation.length.value(), lambda)).epsilon(0.1));
   CHECK(model_learner_rate(run.loops[0].spec) == Approx(0.5 * model_learner_rate(run.loops[1].spec)));
   // Resuming keeps every trajectory, so the learned lengths are the generated ones.
   CHECK(resume.learned == resume.generated);
@@ -217,8 +216,8 @@ TEST_CASE("figures 10-37/38: the switch order decides the shared card's peak", "
   const auto& release_first = run.colocate[0];
   const auto& allocate_first = run.colocate[1];
   for (const auto& o : run.colocate) {
-    CHECK(o.before / kGiB == Approx(44.0));              // training alone: 40 + 4
-    CHECK(o.after / kGiB == Approx(43.3).margin(0.001)); // generation alone: 15.3 + 24 + 4
+    CHECK(o.before / kGiB == Approx(44.0));               // training alone: 40 + 4
+    CHECK(o.after / kGiB == Approx(43.3).margin(0.001));  // generation alone: 15.3 + 24 + 4
   }
   CHECK(allocate_first.peak - release_first.peak == find_state(spec, "kv_pool")->size);  // one KV pool: 24 GiB
   CHECK(release_first.peak == switch_peak(spec, spec.orders[0]));
@@ -270,14 +269,19 @@ TEST_CASE("bad rl input: file, line and key", "[rl]") {
              Catch::Contains("t.yaml:4: rl.generation.rate: '12' is not a rate"));
   CHECK_THAT(expect_input_error(base + "  mode: asynchronus\n  generation: {rate: 12/s}\n  learning: {rate: 8/s}\n"),
              Catch::Contains("did you mean 'asynchronous'"));
-  CHECK_THAT(expect_input_error(base + "  weight_updates: in_flight\n  generation: {rate: 12/s}\n  learning: {batch_time: 1s}\n"),
+  CHECK_THAT(expect_input_error(
+                 base + "  weight_updates: in_flight\n  generation: {rate: 12/s}\n  learning: {batch_time: 1s}\n"),
              Catch::Contains("t.yaml:5: rl.generation.chunk: in-flight weight updates"));
   CHECK_THAT(expect_input_error(base + "  generation: {rate: 12/s, batch_time: 3s}\n  learning: {rate: 8/s}\n"),
              Catch::Contains("t.yaml:4: rl.generation: give exactly one of"));
-  CHECK_THAT(expect_input_error(base + "  generation: {rate: 12/s}\n  learning: {rate: 8/s}\n  variants:\n    - {name: x, kep: 50%}\n"),
-             Catch::Contains("t.yaml:7: rl.variants[0].kep: unknown key; did you mean 'kept'?"));
-  CHECK_THAT(expect_input_error(base + "  generation: {rate: 12/s}\n  learning: {rate: 8/s}\n  variants:\n    - {name: x, kept: 150%}\n"),
-             Catch::Contains("rl.variants[0].kept: must be a fraction"));
+  CHECK_THAT(
+      expect_input_error(
+          base + "  generation: {rate: 12/s}\n  learning: {rate: 8/s}\n  variants:\n    - {name: x, kep: 50%}\n"),
+      Catch::Contains("t.yaml:7: rl.variants[0].kep: unknown key; did you mean 'kept'?"));
+  CHECK_THAT(
+      expect_input_error(
+          base + "  generation: {rate: 12/s}\n  learning: {rate: 8/s}\n  variants:\n    - {name: x, kept: 150%}\n"),
+      Catch::Contains("rl.variants[0].kept: must be a fraction"));
   CHECK_THAT(expect_input_error("rl:\n  colocate:\n    capacity: 80GB\n    bandwidth: 25GB/s\n    states: {a: 1GiB}\n"
                                 "    orders: {x: [+a, -b]}\n"),
              Catch::Contains("t.yaml:6: rl.colocate.orders.x: unknown state 'b'"));

@@ -2,8 +2,8 @@
 // cards and the step time the planner evaluates (simulated from the data_parallel section).
 #include <catch2/catch.hpp>
 
-#include "cli/reports/job_report.hpp"
 #include "cli/input/scenario.hpp"
+#include "cli/reports/job_report.hpp"
 
 using namespace stepsim;
 using namespace stepsim::cli;

@@ -5,8 +5,8 @@
 
 #include <fmt/format.h>
 
-#include "cli/reports/job_report.hpp"
 #include "cli/input/scenario.hpp"
+#include "cli/reports/job_report.hpp"
 
 using namespace stepsim;
 using namespace stepsim::cli;
@@ -91,8 +91,10 @@ TEST_CASE("job-stragglers: the slow machine's cards wait least; E[step] feeds th
   double slow_max = 0, normal_min = 1e9;
   for (std::size_t c = 0; c < a.stragglers->card_wait_seconds.size(); ++c) {
     const double wait = a.stragglers->card_wait_seconds[c];
-    if (a.stragglers->slow_card[c]) slow_max = std::max(slow_max, wait);
-    else normal_min = std::min(normal_min, wait);
+    if (a.stragglers->slow_card[c])
+      slow_max = std::max(slow_max, wait);
+    else
+      normal_min = std::min(normal_min, wait);
   }
   CHECK(slow_max < normal_min);
   CHECK(to_s(a.step_time) == Approx(a.stragglers->step_seconds.mean).margin(1e-9));
@@ -101,20 +103,19 @@ TEST_CASE("job-stragglers: the slow machine's cards wait least; E[step] feeds th
   StragglerSpec plain = *sc.job->stragglers;
   plain.slow_machines = 0;
   const StragglerResult r = simulate_stragglers(plain, 1);
-  CHECK(std::abs(r.step_seconds.mean - (52.2 + 0.58 + expected_max_standard_normal(48) * 2.61)) < 4 * r.step_seconds.se);
+  CHECK(std::abs(r.step_seconds.mean - (52.2 + 0.58 + expected_max_standard_normal(48) * 2.61)) <
+        4 * r.step_seconds.se);
 }
 
 TEST_CASE("job section errors name the file, line and key", "[job][scenarios]") {
   auto error_of = [](const std::string& yaml) -> std::string {
     try {
       parse_scenario(yaml, "bad.yaml");
-    } catch (const InputError& e) {
-      return e.what();
-    }
+    } catch (const InputError& e) { return e.what(); }
     return "";
   };
-  CHECK_THAT(error_of("job:\n  steps: 10\n  step_tme: 1s\n"), Catch::Contains("bad.yaml:3: job.step_tme") &&
-                                                                   Catch::Contains("did you mean 'step_time'"));
+  CHECK_THAT(error_of("job:\n  steps: 10\n  step_tme: 1s\n"),
+             Catch::Contains("bad.yaml:3: job.step_tme") && Catch::Contains("did you mean 'step_time'"));
   CHECK_THAT(error_of("job:\n  steps: 10\n"), Catch::Contains("job.step_time"));
   CHECK_THAT(error_of("job:\n  steps: 10\n  step_time: 1s\n  checkpoint: {every: 10s, size: 1GB}\n"),
              Catch::Contains("job.checkpoint.storage"));
@@ -124,7 +125,8 @@ TEST_CASE("job section errors name the file, line and key", "[job][scenarios]") 
   CHECK_THAT(error_of("job:\n  steps: 10\n  step_time: 1s\n  input:\n    batch: 8\n    prefetch: 8\n    workers: 2\n"
                       "    rate: 1\n    pauses:\n      - {worker: 2, at: 1s, for: 1s}\n"),
              Catch::Contains("bad.yaml:10: job.input.pauses[0].worker"));
-  CHECK_THAT(error_of("job:\n  steps: 10\n  step_time: 1s\n  input: {batch: 8, draws: 2, prefetch: 3, workers: 1, rate: 1}\n"),
-             Catch::Contains("job.input.prefetch"));
+  CHECK_THAT(
+      error_of("job:\n  steps: 10\n  step_time: 1s\n  input: {batch: 8, draws: 2, prefetch: 3, workers: 1, rate: 1}\n"),
+      Catch::Contains("job.input.prefetch"));
   CHECK_THAT(error_of("job:\n  steps: 10\n  step_time: 10\n"), Catch::Contains("job.step_time"));
 }

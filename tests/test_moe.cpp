@@ -7,8 +7,8 @@
 #include <numeric>
 
 #include "cli/commands/scenario_kinds.hpp"
-#include "cli/reports/moe_report.hpp"
 #include "cli/input/scenario.hpp"
+#include "cli/reports/moe_report.hpp"
 #include "models/moe_routing.hpp"
 #include "schedules/lowering/moe/moe_layer.hpp"
 
@@ -41,9 +41,7 @@ std::string input_error(const std::string& yaml) {
   try {
     const auto sc = cli::parse_scenario(yaml, "t.yaml");
     if (sc.moe) cli::moe_kind().validate(sc);  // the spec's own checks, mapped to the file's keys
-  } catch (const cli::InputError& e) {
-    return e.what();
-  }
+  } catch (const cli::InputError& e) { return e.what(); }
   FAIL("no error for:\n" << yaml);
   return "";
 }
@@ -102,9 +100,7 @@ TEST_CASE("routing inputs that cannot be are refused with their key", "[moe]") {
   try {
     route_experts({2, 1, 128, std::nullopt}, r);
     FAIL("no error");
-  } catch (const MoeInputError& e) {
-    CHECK(e.key() == "routing.loads");
-  }
+  } catch (const MoeInputError& e) { CHECK(e.key() == "routing.loads"); }
   MoeRoutingSpec hot = hot_half();
   hot.hot_load = 2.5;  // 64 experts x 1,280 rows > 65,536
   CHECK_THROWS_AS(route_experts(qwen3_235b_layer(), hot), MoeInputError);
@@ -197,11 +193,12 @@ TEST_CASE("moe scenario errors name the file, line and key", "[moe]") {
   CHECK(input_error(head + "  cards: 16\n  routing: {loads: [1, 2]}\n").find("moe.routing.loads") != std::string::npos);
   CHECK(input_error(head + "  cards: 16\n  routing: skewed\n").find("t.yaml:8: moe.routing: unknown routing") !=
         std::string::npos);
-  CHECK(input_error(head + "  cards: 16\n  placment: contiguous\n").find("did you mean 'placement'") != std::string::npos);
+  CHECK(input_error(head + "  cards: 16\n  placment: contiguous\n").find("did you mean 'placement'") !=
+        std::string::npos);
   CHECK(input_error(head + "  cards: 16\n  routing: {hot_experts: 50%}\n").find("moe.routing.hot_load") !=
         std::string::npos);
-  CHECK(input_error("name: t\nmoe:\n  experts: 128\n  top_k: 8\n  cards: 16\n  row_time: 1ns\n").find("moe.tokens: missing") !=
-        std::string::npos);
+  CHECK(input_error("name: t\nmoe:\n  experts: 128\n  top_k: 8\n  cards: 16\n  row_time: 1ns\n")
+            .find("moe.tokens: missing") != std::string::npos);
   CHECK(input_error(head + "  cards: 16\n  link: 50GB/s\n").find("moe.row_bytes") != std::string::npos);
   CHECK(input_error(head + "  cards: 16\n  capacity_factor: 0\n").find("moe.capacity_factor") != std::string::npos);
   // Bounds are checked before anything is allocated or multiplied.

@@ -6,8 +6,8 @@
 #include <fstream>
 #include <sstream>
 
-#include "cli/reports/plan_report.hpp"
 #include "cli/input/scenario.hpp"
+#include "cli/reports/plan_report.hpp"
 #include "models/plan_sweep.hpp"
 
 using namespace stepsim;
@@ -27,9 +27,7 @@ const std::string kResourceBill = std::string(STEPSIM_SOURCE_DIR) + "/scenarios/
 std::string error_of(const std::string& yaml, const std::vector<std::string>& sets = {}) {
   try {
     parse_scenario(yaml, "t.yaml", sets);
-  } catch (const InputError& e) {
-    return e.what();
-  }
+  } catch (const InputError& e) { return e.what(); }
   return "";
 }
 
@@ -86,11 +84,14 @@ TEST_CASE("a plan that does not fit says by how much and which lever fixes it", 
   CHECK(contains(text, "more cards: 11 cards (21.1 GiB), or 16 = 2 whole 8-card hosts (17.6 GiB)"));
   CHECK(contains(text, "3.3 GiB less activations and buffers (recompute"));
   // With activations derived from the shapes and no recompute, the lever is recompute.
-  const Scenario derived = parse_scenario(yaml, "design-8.yaml", {"plan.memory.workspace=null", "plan.memory.recompute=none"});
+  const Scenario derived =
+      parse_scenario(yaml, "design-8.yaml", {"plan.memory.workspace=null", "plan.memory.recompute=none"});
   const PlanSpec& ds = *derived.plan->spec;
   const PlanEvaluation dev = evaluate_cases(ds, spec_step_comm(ds));
   const std::string dtext = plan_text(derived.name, *derived.plan, &dev);
-  CHECK(contains(dtext, "48 cards is 22.7 GiB over; levers: recompute selective: 33.5 GiB (still over); recompute full: 12.1 GiB"));
+  CHECK(contains(
+      dtext,
+      "48 cards is 22.7 GiB over; levers: recompute selective: 33.5 GiB (still over); recompute full: 12.1 GiB"));
 }
 
 TEST_CASE("the resource-bill scenario counts bytes", "[plan][cli]") {
@@ -106,7 +107,9 @@ TEST_CASE("the resource-bill scenario counts bytes", "[plan][cli]") {
   CHECK(ev.results[4].memory.resident.total() == 4'000'000);
   const std::string text = plan_text(sc.name, *sc.plan, &ev);
   CHECK(contains(text, "21,638,400 / 10,000,000"));
-  CHECK(contains(text, "1 worker: does not fit in memory: 21,638,400 B planned per card, 10,000,000 B usable (11,638,400 B over)"));
+  CHECK(contains(
+      text,
+      "1 worker: does not fit in memory: 21,638,400 B planned per card, 10,000,000 B usable (11,638,400 B over)"));
 }
 
 TEST_CASE("the design case with its step simulated", "[plan][cli]") {
@@ -154,8 +157,10 @@ TEST_CASE("a sweep over cards and efficiency", "[plan][cli]") {
 TEST_CASE("bad plan sections name the file, line and key", "[plan][cli]") {
   const std::string good = read_text(kDesignCase);
   CHECK(contains(error_of(good, {"plan.memory.zero=4"}), "plan.memory.zero: ZeRO stages are 0 to 3"));
-  CHECK(contains(error_of(good, {"plan.compute.efficiency=0"}), "plan.compute.efficiency: expected a fraction above 0"));
-  CHECK(contains(error_of(good, {"plan.task.sequences_per_step=16"}), "plan.cases[0].cards: 32 cards exceed the batch"));
+  CHECK(
+      contains(error_of(good, {"plan.compute.efficiency=0"}), "plan.compute.efficiency: expected a fraction above 0"));
+  CHECK(
+      contains(error_of(good, {"plan.task.sequences_per_step=16"}), "plan.cases[0].cards: 32 cards exceed the batch"));
   CHECK(contains(error_of(good, {"plan.checkpoint.card_mtbf=337"}), "plan.checkpoint.card_mtbf"));
   CHECK(contains(error_of(good, {"plan.scaling.batch_noise=null"}), "plan.scaling.batch_noise: missing"));
   CHECK(contains(error_of(good, {"plan.deadline.within=4d"}), "plan.deadline.reserved: leaves no time"));
@@ -163,9 +168,12 @@ TEST_CASE("bad plan sections name the file, line and key", "[plan][cli]") {
                  "t.yaml:2: plan.task: missing: the micro-batch's {sequence, microbatch_sequences}"));
   CHECK(contains(error_of("plan:\n  model: qwen3-8b\n  accelerator: rtx4090\n  task: {sequence: 8}\n  cases: []\n"),
                  "t.yaml:5: plan.cases: expected a list"));
-  CHECK(contains(error_of("plan:\n  model: qwen3-8b\n  acelerator: rtx4090\n"), "t.yaml:3: plan.acelerator: unknown key; did you mean 'accelerator'?"));
-  CHECK(contains(error_of("plan:\n  model: {parameters: 1000}\n  usable_memory: 1GiB\n  task: {sequence: 8}\n  cases: [{cards: 1}]\n"),
-                 "plan.memory: missing workspace"));
+  CHECK(contains(error_of("plan:\n  model: qwen3-8b\n  acelerator: rtx4090\n"),
+                 "t.yaml:3: plan.acelerator: unknown key; did you mean 'accelerator'?"));
+  CHECK(contains(
+      error_of(
+          "plan:\n  model: {parameters: 1000}\n  usable_memory: 1GiB\n  task: {sequence: 8}\n  cases: [{cards: 1}]\n"),
+      "plan.memory: missing workspace"));
   CHECK(contains(error_of("plan:\n  model: {parameters: 1000, saved_arrays: 2}\n  usable_memory: 1GiB\n"
                           "  task: {tokens: 1000, sequence: 8, sequences_per_step: 4}\n  deadline: {within: 1d}\n"
                           "  accelerator: a100\n  cases: [{cards: 1}]\n"),

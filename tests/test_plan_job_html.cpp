@@ -12,12 +12,12 @@
 #include <fmt/format.h>
 #include <unistd.h>
 
+#include "cli/input/scenario.hpp"
 #include "cli/reports/job_pictures.hpp"
 #include "cli/reports/plan_pictures.hpp"
-#include "cli/input/scenario.hpp"
 #include "cli/reports/svg_charts.hpp"
-#include "tests/html_checks.hpp"
 #include "models/plan_sweep.hpp"
+#include "tests/html_checks.hpp"
 
 using namespace stepsim;
 using namespace stepsim::cli;
@@ -46,7 +46,8 @@ std::size_t segments(const BarChart& c) {
 }
 
 double total(const BarItem& b) {
-  return std::accumulate(b.segments.begin(), b.segments.end(), 0.0, [](double s, const BarSegment& x) { return s + x.value; });
+  return std::accumulate(b.segments.begin(), b.segments.end(), 0.0,
+                         [](double s, const BarSegment& x) { return s + x.value; });
 }
 
 struct Plan {
@@ -77,7 +78,8 @@ std::string temp_path(const std::string& name) {
 
 }  // namespace
 
-TEST_CASE("plan report: memory bars per case against the usable memory, completion against the deadline", "[html][plan]") {
+TEST_CASE("plan report: memory bars per case against the usable memory, completion against the deadline",
+          "[html][plan]") {
   const Plan p("design-case.yaml");
   const BarChart memory = plan_memory_chart(p.spec(), p.ev);
   REQUIRE(memory.bars.size() == 2);
@@ -111,7 +113,8 @@ TEST_CASE("plan report: memory bars per case against the usable memory, completi
   CHECK(count(html, ">34.3 misses</text>") == 1);
   CHECK(count(html, ">deadline 30 days</text>") == 1);
   CHECK(count(html, ">usable 22.0 GiB</text>") == 1);
-  CHECK(count(html, "<title>master + moments: 2.9 GiB\n32 cards: 13.8 GiB planned per card, 22.0 GiB usable (fits)") == 1);
+  CHECK(count(html, "<title>master + moments: 2.9 GiB\n32 cards: 13.8 GiB planned per card, 22.0 GiB usable (fits)") ==
+        1);
   // The book's table and the verdicts, as in the text report.
   CHECK(count(html, "<td class=\"num\">34.3 (misses)</td><td class=\"num\">24.6 (meets)</td>") == 1);
   CHECK(count(html, "<p>32 cards misses; levers: efficiency 40% -&gt; 47%") == 1);
@@ -119,7 +122,8 @@ TEST_CASE("plan report: memory bars per case against the usable memory, completi
   CHECK(p.html() == html);
 }
 
-TEST_CASE("plan report: cases over the usable memory are outlined; memory-only plans have no deadline chart", "[html][plan]") {
+TEST_CASE("plan report: cases over the usable memory are outlined; memory-only plans have no deadline chart",
+          "[html][plan]") {
   const Plan p("resource-bill.yaml");
   const BarChart memory = plan_memory_chart(p.spec(), p.ev);
   REQUIRE(memory.bars.size() == 5);
@@ -286,7 +290,7 @@ TEST_CASE("chart pieces: histogram bins, markers off the axis, emphasis, grid", 
   CHECK(count(svg, "<rect class=\"col\"") == 3);
   CHECK(count(svg, ">P50 10.7</text>") == 1);
   CHECK(count(svg, ">near</text>") == 1);
-  CHECK(count(svg, ">far \u2192</text>") == 1);       // beyond one span of the bins: at the edge
+  CHECK(count(svg, ">far \u2192</text>") == 1);  // beyond one span of the bins: at the edge
   CHECK(count(svg, ">\u2190 before</text>") == 1);
   CHECK(count(svg, "stroke-dasharray=\"5 3\"") == 2);  // lines only for markers on the axis
   CHECK(count(svg, ">bin</text>") == 0);
@@ -300,7 +304,7 @@ TEST_CASE("chart pieces: histogram bins, markers off the axis, emphasis, grid", 
   e.bars.push_back(over);
   const std::string bars = bar_chart_svg(e, "e", 0, 0);
   CHECK(count(bars, kOutline) == 1);
-  CHECK(count(bars, ">over</text>") == 1);  // in the legend
+  CHECK(count(bars, ">over</text>") == 1);           // in the legend
   CHECK(count(bars, "width=\"420\" height=") == 1);  // automatic width: at least 420 pixels
   // ... or as wide as two slots for 44-character labels need: 68 + 2 x (44 x 7.2 + 14).
   e.bars[1].label = std::string(44, 'x');
@@ -331,8 +335,8 @@ TEST_CASE("CLI: plan --html, plan --sweep --html, job --html", "[html][plan][job
   CHECK(count(html, ">34.3 misses</text>") == 1);
   std::remove(path.c_str());
 
-  REQUIRE(run_cli("plan " + scenario("design-case.yaml") + " --sweep cards=16:64:8 --sweep efficiency=0.3:0.5:0.05 --csv --html " +
-                      path,
+  REQUIRE(run_cli("plan " + scenario("design-case.yaml") +
+                      " --sweep cards=16:64:8 --sweep efficiency=0.3:0.5:0.05 --csv --html " + path,
                   &with) == 0);
   CHECK(with.rfind("cards,efficiency,", 0) == 0);
   html = read_file(path);

@@ -4,10 +4,10 @@
 
 #include <cmath>
 
+#include "cli/input/scenario.hpp"
 #include "cli/reports/plan_pictures.hpp"
 #include "cli/reports/plan_report.hpp"
 #include "cli/reports/plan_tensor_report.hpp"
-#include "cli/input/scenario.hpp"
 #include "models/step_timing.hpp"
 #include "plan_fixtures.hpp"
 
@@ -20,9 +20,7 @@ bool contains(const std::string& text, const std::string& part) { return text.fi
 std::string error_of(const std::string& yaml) {
   try {
     parse_scenario(yaml, "t.yaml");
-  } catch (const InputError& e) {
-    return e.what();
-  }
+  } catch (const InputError& e) { return e.what(); }
   return "";
 }
 }  // namespace

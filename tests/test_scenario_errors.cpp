@@ -41,9 +41,7 @@ std::string error_of(const std::string& text, const std::vector<std::string>& se
   try {
     auto sc = cli::parse_scenario(text, "s.yaml", sets);
     simulate_pipeline(*sc.pipeline);
-  } catch (const InputError& e) {
-    return e.what();
-  } catch (const SpecError& e) {
+  } catch (const InputError& e) { return e.what(); } catch (const SpecError& e) {
     return std::string("spec: ") + e.what();
   }
   return "";
@@ -67,19 +65,23 @@ TEST_CASE("a good scenario loads", "[scenario]") {
 TEST_CASE("each class of bad input gets file, line and key", "[scenario][errors]") {
   CHECK(error_of(replace(kGood, "schedule: 1f1b", "schedule: 1f1c")) ==
         "s.yaml:5: pipeline.schedule: unknown schedule '1f1c'; did you mean '1f1b'?");
-  CHECK(error_of(replace(kGood, "schedule: 1f1b", "schedule: banana")).rfind("s.yaml:5: pipeline.schedule: unknown schedule 'banana' (known:", 0) == 0);
+  CHECK(error_of(replace(kGood, "schedule: 1f1b", "schedule: banana"))
+            .rfind("s.yaml:5: pipeline.schedule: unknown schedule 'banana' (known:", 0) == 0);
   CHECK(error_of(replace(kGood, "forward: 1ms", "forward: 1")) ==
         "s.yaml:6: pipeline.time.forward: '1' has no unit (write it like 10ms or 1.5us)");
-  CHECK(error_of(replace(kGood, "forward: 1ms", "forward: -1ms")) == "s.yaml:6: pipeline.time.forward: '-1ms' is negative");
+  CHECK(error_of(replace(kGood, "forward: 1ms", "forward: -1ms")) ==
+        "s.yaml:6: pipeline.time.forward: '-1ms' is negative");
   CHECK(error_of(replace(kGood, "microbatches: 4", "microbatches: 0")) ==
         "s.yaml:4: pipeline.microbatches: must be at least 1 (got 0)");
-  CHECK(error_of(replace(kGood, "stages: 2", "stages: two")) == "s.yaml:3: pipeline.stages: 'two' is not a whole number");
+  CHECK(error_of(replace(kGood, "stages: 2", "stages: two")) ==
+        "s.yaml:3: pipeline.stages: 'two' is not a whole number");
   CHECK(error_of(replace(kGood, "[1MiB, 2MiB]", "[1MiB, 2MiB, 3MiB]")) ==
         "s.yaml:8: pipeline.memory.activation: per-stage list has 3 values, expected 2 (one per stage)");
   CHECK(error_of(replace(kGood, "microbatches: 4", "microbatchs: 4")) ==
         "s.yaml:4: pipeline.microbatchs: unknown key; did you mean 'microbatches'?");
   CHECK(error_of(replace(kGood, "  microbatches: 4\n", "")) == "s.yaml:3: pipeline.microbatches: missing (required)");
-  CHECK(error_of(replace(kGood, "latency: 1us", "latency: 1 lightyear")).find("unknown time unit 'lightyear'") != std::string::npos);
+  CHECK(error_of(replace(kGood, "latency: 1us", "latency: 1 lightyear")).find("unknown time unit 'lightyear'") !=
+        std::string::npos);
   CHECK(error_of("pipeline: [1, 2]").find("s.yaml:1: pipeline: expected a map of keys") == 0);
   CHECK(error_of("pipeline: {stages: 2").find("s.yaml:1: not valid YAML") == 0);
   CHECK(error_of("name: x\n").find("no section to simulate") != std::string::npos);

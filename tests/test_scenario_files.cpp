@@ -4,8 +4,8 @@
 #include <catch2/catch.hpp>
 
 #include "book_pipeline.hpp"
-#include "dp_design.hpp"
 #include "cli/input/scenario.hpp"
+#include "dp_design.hpp"
 #include "schedules/lowering/data_parallel/data_parallel_spec.hpp"
 
 using namespace stepsim;
@@ -62,7 +62,8 @@ TEST_CASE("shipped data-parallel scenarios load and reproduce their figures", "[
   const auto r48 = simulate_data_parallel(z48.data_parallel->spec);
   CHECK(r48.step_time == simulate_data_parallel(design_spec(48, 8)).step_time);
   const auto z32 = cli::load_scenario(dir + "zero3-design-32.yaml");
-  CHECK(simulate_data_parallel(z32.data_parallel->spec).step_time == simulate_data_parallel(design_spec(32, 12)).step_time);
+  CHECK(simulate_data_parallel(z32.data_parallel->spec).step_time ==
+        simulate_data_parallel(design_spec(32, 12)).step_time);
   // The model file is the built-in shape.
   CHECK(count_parameters(*z48.data_parallel->spec.model).total == 8'190'735'360LL);
 }
@@ -71,12 +72,11 @@ TEST_CASE("data_parallel scenario errors point at file, line and key", "[data_pa
   const auto bad = [](const std::string& text) {
     try {
       cli::parse_scenario(text, "bad.yaml");
-    } catch (const cli::InputError& e) {
-      return std::string(e.what());
-    }
+    } catch (const cli::InputError& e) { return std::string(e.what()); }
     return std::string("no error");
   };
-  CHECK_THAT(bad("data_parallel:\n  cards: 4\n  prefetsh: 2\n"), Catch::Contains("bad.yaml:3") && Catch::Contains("did you mean 'prefetch'"));
+  CHECK_THAT(bad("data_parallel:\n  cards: 4\n  prefetsh: 2\n"),
+             Catch::Contains("bad.yaml:3") && Catch::Contains("did you mean 'prefetch'"));
   CHECK_THAT(bad("data_parallel:\n  model: qwen3-7b\n"), Catch::Contains("did you mean 'qwen3-8b'"));
   CHECK_THAT(bad("data_parallel:\n  backward_order: sideways\n"), Catch::Contains("data_parallel.backward_order"));
   CHECK_THAT(bad("data_parallel:\n  zero_stage: 2\n"), Catch::Contains("zero_stage 2 is not simulated"));

@@ -9,8 +9,8 @@
 
 #include "book_pipeline.hpp"
 #include "cli/input/scenario.hpp"
-#include "schedules/pipeline/action_csv.hpp"
 #include "schedules/lowering/pipeline/pipeline_spec.hpp"
+#include "schedules/pipeline/action_csv.hpp"
 
 using namespace stepsim;
 
@@ -20,9 +20,7 @@ PipelineSpec book(const std::string& schedule) { return test::book_pipeline(sche
 std::string error_of(const std::string& text, const std::string& name = "s.yaml") {
   try {
     cli::parse_scenario(text, name);
-  } catch (const cli::InputError& e) {
-    return e.what();
-  }
+  } catch (const cli::InputError& e) { return e.what(); }
   return "";
 }
 
@@ -47,8 +45,8 @@ TEST_CASE("CSV cells are PyTorch's str(_Action)", "[schedules][csv]") {
   CHECK(format_action_pytorch({ActionKind::Backward, 2, 0}) == "2B0");
   CHECK(format_action_pytorch({ActionKind::OverlapFB, 0, 3, 5, 1, ActionKind::Backward}) == "(0F3;5B1)OVERLAP_F_B");
   // One row per rank, comma-separated, rows ended like Python's csv.writer.
-  CHECK(format_actions_csv({{{ActionKind::Forward, 0, 0}, {ActionKind::Backward, 0, 0}}, {{ActionKind::Forward, 1, 0}}}) ==
-        "0F0,0B0\r\n1F0\r\n");
+  CHECK(format_actions_csv({{{ActionKind::Forward, 0, 0}, {ActionKind::Backward, 0, 0}},
+                            {{ActionKind::Forward, 1, 0}}}) == "0F0,0B0\r\n1F0\r\n");
   // Our own notation for a pair reads back too, as does PyTorch's.
   std::string err;
   CHECK(parse_action("0F3+5B1", &err) == parse_action("(0F3;5B1)OVERLAP_F_B", &err));
@@ -86,7 +84,8 @@ TEST_CASE("every schedule survives export and import unchanged", "[schedules][cs
     // Placement read back from the lists: DualPipe's two mirrored routes included.
     CHECK(imported.plan.routes.size() == original.plan.routes.size());
     for (int s = 0; s < original.plan.stages; ++s)
-      for (int i = 0; i < original.plan.microbatches; ++i) CHECK(imported.plan.device_of(s, i) == original.plan.device_of(s, i));
+      for (int i = 0; i < original.plan.microbatches; ++i)
+        CHECK(imported.plan.device_of(s, i) == original.plan.device_of(s, i));
     CHECK(imported.stats.step_time == original.stats.step_time);
     CHECK(imported.timeline.start == original.timeline.start);
   }
@@ -130,11 +129,13 @@ TEST_CASE("pipeline.actions_csv reads a schedule relative to the scenario file",
   time: {forward: 1ms, backward: 2ms}
 )");
   CHECK_THROWS_WITH(cli::load_scenario(missing), Catch::Contains("pipeline.actions_csv: cannot open"));
-  CHECK(error_of("pipeline: {stages: 1, microbatches: 1, actions: [\"0F0 0B0\"], actions_csv: x.csv, time: {forward: 1ms, backward: 1ms}}")
+  CHECK(error_of("pipeline: {stages: 1, microbatches: 1, actions: [\"0F0 0B0\"], actions_csv: x.csv, time: {forward: "
+                 "1ms, backward: 1ms}}")
             .find("give either actions or actions_csv") != std::string::npos);
 }
 
-TEST_CASE("hand-written schedules: missing, duplicate, mixed and deadlocking orders are named", "[schedules][csv][custom]") {
+TEST_CASE("hand-written schedules: missing, duplicate, mixed and deadlocking orders are named",
+          "[schedules][csv][custom]") {
   PipelineSpec s;
   s.stages = 2;
   s.microbatches = 2;
@@ -148,14 +149,13 @@ TEST_CASE("hand-written schedules: missing, duplicate, mixed and deadlocking ord
     s.custom_actions = parse_actions_csv(csv);
     try {
       simulate_pipeline(s);
-    } catch (const SpecError& e) {
-      return e.what();
-    }
+    } catch (const SpecError& e) { return e.what(); }
     return "";
   };
   CHECK(problems_of("0F0,0F1,0B0,0B1\n1F0,1B0,1F1,1B1\n").empty());
   CHECK(problems_of("0F0,0F1,0B0\n1F0,1B0,1F1,1B1\n").find("0B1 is missing (device 0)") != std::string::npos);
-  CHECK(problems_of("0F0,0F1,0B0,0B1,0F1\n1F0,1B0,1F1,1B1\n").find("device 0: 0F1 is listed twice") != std::string::npos);
+  CHECK(problems_of("0F0,0F1,0B0,0B1,0F1\n1F0,1B0,1F1,1B1\n").find("device 0: 0F1 is listed twice") !=
+        std::string::npos);
   // A backward either full or split, per (stage, micro-batch); both at once is an error.
   CHECK(problems_of("0F0,0F1,0B0,0I1,0W1\n1F0,1B0,1F1,1I1,1W1\n").empty());
   CHECK(problems_of("0F0,0F1,0B0,0B1,0I1,0W1\n1F0,1B0,1F1,1B1\n").find("0B1 is both a full backward and split") !=
@@ -187,5 +187,6 @@ TEST_CASE("hand-written V placement and mirrored routes are read from the lists"
   CHECK(run.stats.backward_messages == 2);
   // An explicit virtual_stages must agree with the stages named.
   s.virtual_stages = 3;
-  CHECK_THROWS_WITH(simulate_pipeline(s), Catch::Contains("the custom actions name 4 stages, but stages x virtual_stages = 2 x 3"));
+  CHECK_THROWS_WITH(simulate_pipeline(s),
+                    Catch::Contains("the custom actions name 4 stages, but stages x virtual_stages = 2 x 3"));
 }

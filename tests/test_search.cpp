@@ -3,8 +3,8 @@
 #include <catch2/catch.hpp>
 
 #include <algorithm>
-#include <cstdlib>
 #include <cstdio>
+#include <cstdlib>
 #include <fstream>
 #include <sstream>
 
@@ -95,7 +95,8 @@ Sc21Pick sc21_pick(const cli::MeasuredRun& row, std::vector<JobRecompute> recomp
         paper.cluster.accelerator.usable_memory);
   if (p.rank == 0) CHECK(compute_bound(paper) > r.top.back().step);
   if (std::getenv("STEPSIM_SEARCH_VERBOSE"))
-    std::fprintf(stderr, "%s | paper %.3f s rank %d/%zu | best %s %.3f s (%.1f%% faster) | %lld/%lld/%lld/%lld/%lld/%lld\n",
+    std::fprintf(stderr,
+                 "%s | paper %.3f s rank %d/%zu | best %s %.3f s (%.1f%% faster) | %lld/%lld/%lld/%lld/%lld/%lld\n",
                  row.label.c_str(), to_s(p.paper_step), p.rank, r.simulated.size(), p.best.c_str(), to_s(p.best_step),
                  100.0 * (1.0 - to_s(p.best_step) / to_s(p.paper_step)), (long long)r.counts.considered,
                  (long long)r.counts.divisibility, (long long)r.counts.schedule, (long long)r.counts.memory,
@@ -105,15 +106,18 @@ Sc21Pick sc21_pick(const cli::MeasuredRun& row, std::vector<JobRecompute> recomp
 
 }  // namespace
 
-TEST_CASE("search: SC21 Table 1, the paper's layout is in the top 5 or the search predicts a faster one", "[search][sc21]") {
+TEST_CASE("search: SC21 Table 1, the paper's layout is in the top 5 or the search predicts a faster one",
+          "[search][sc21]") {
   const auto rows = cli::read_measured_runs(kSource + "/validation/megatron_sc21.csv");
   std::vector<Sc21Pick> picks;
   for (const auto& row : rows)
-    if (row.table == "Table 1") picks.push_back(sc21_pick(row, {JobRecompute::None, JobRecompute::Selective, JobRecompute::Full}));
+    if (row.table == "Table 1")
+      picks.push_back(sc21_pick(row, {JobRecompute::None, JobRecompute::Selective, JobRecompute::Full}));
   REQUIRE(picks.size() == 10);
   int faster = 0;
   for (const auto& p : picks) {
-    INFO(p.label << ": paper " << to_s(p.paper_step) << " s, rank " << p.rank << ", best " << p.best << " " << to_s(p.best_step));
+    INFO(p.label << ": paper " << to_s(p.paper_step) << " s, rank " << p.rank << ", best " << p.best << " "
+                 << to_s(p.best_step));
     CHECK(p.best_step <= p.paper_step);
     const bool in_top5 = p.rank >= 1 && p.rank <= 5;
     CHECK((in_top5 || p.best_step < p.paper_step));
@@ -220,8 +224,10 @@ TEST_CASE("search: nothing fits, the smallest layout and what would fit", "[sear
   CHECK(r.miss->changes[1].find("128 cards (dp 16, zero 3)") != std::string::npos);
 }
 
-TEST_CASE("search: counts add up, the bound never changes the top, threads do not change the result", "[search][determinism]") {
-  const auto sc = scenario("search-gpt3-1024xa100.yaml", {"search.layout.micro_batch=[1,2]", "search.layout.recompute=[selective,full]"});
+TEST_CASE("search: counts add up, the bound never changes the top, threads do not change the result",
+          "[search][determinism]") {
+  const auto sc = scenario("search-gpt3-1024xa100.yaml",
+                           {"search.layout.micro_batch=[1,2]", "search.layout.recompute=[selective,full]"});
   SearchOptions one, two, nobound;
   one.jobs = 1;
   two.jobs = 2;
@@ -274,22 +280,22 @@ TEST_CASE("search: bad input names the file, line and key", "[search][input]") {
   auto err = [](const std::string& yaml) {
     try {
       cli::parse_search(yaml, "bad.yaml");
-    } catch (const cli::InputError& e) {
-      return std::string(e.what());
-    }
+    } catch (const cli::InputError& e) { return std::string(e.what()); }
     return std::string("no error");
   };
   const std::string head = "search:\n  model: qwen3-8b\n  hardware: {preset: a100-sxm-80gb, gpus: 64}\n";
-  CHECK(err(head + "  layout: {tp: [1, x], global_batch: 64}\n") == "bad.yaml:4: search.layout.tp: 'x' is not a whole number");
-  CHECK(err(head + "  layout: {tp: auto, schedule: [1f1c], global_batch: 64}\n").find("unknown schedule '1f1c'; did you mean '1f1b'?") !=
-        std::string::npos);
+  CHECK(err(head + "  layout: {tp: [1, x], global_batch: 64}\n") ==
+        "bad.yaml:4: search.layout.tp: 'x' is not a whole number");
+  CHECK(err(head + "  layout: {tp: auto, schedule: [1f1c], global_batch: 64}\n")
+            .find("unknown schedule '1f1c'; did you mean '1f1b'?") != std::string::npos);
   CHECK(err(head + "  layout: {tp: auto}\n").find("search.layout.global_batch") != std::string::npos);
   CHECK(err(head + "  layout: {global_batch: 64}\n  rank: days\n").find("rank days needs a task") != std::string::npos);
   CHECK(err("search:\n  model: qwen3-8b\n  hardware: {preset: a100-sxm-80gb, gpus: {from: 1, to: 100000, step: 1}}\n"
             "  layout: {global_batch: 64}\n")
             .find("more than 4,096 card counts") != std::string::npos);
-  CHECK(err(head + "  layout: {tp: auto, pp: auto, virtual_stages: auto, cp: auto, ep: auto, micro_batch: auto, zero: auto, "
-                   "recompute: auto, schedule: auto, sequence_parallel: auto, global_batch: [1, 2, 4, 8, 16, 32, 64, 128]}\n")
+  CHECK(err(head +
+            "  layout: {tp: auto, pp: auto, virtual_stages: auto, cp: auto, ep: auto, micro_batch: auto, zero: auto, "
+            "recompute: auto, schedule: auto, sequence_parallel: auto, global_batch: [1, 2, 4, 8, 16, 32, 64, 128]}\n")
             .find("more than 20000000") != std::string::npos);
 }
 

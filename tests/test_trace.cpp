@@ -7,8 +7,8 @@
 #include <random>
 #include <set>
 
-#include "cli/reports/pipeline_report.hpp"
 #include "cli/input/scenario.hpp"
+#include "cli/reports/pipeline_report.hpp"
 #include "random_pipeline_spec.hpp"
 
 using namespace stepsim;

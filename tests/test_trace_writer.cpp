@@ -11,16 +11,30 @@
 
 #include <fmt/format.h>
 
+#include "cli/input/scenario.hpp"
 #include "cli/reports/chrome_trace.hpp"
 #include "cli/reports/pipeline_report.hpp"
-#include "cli/input/scenario.hpp"
 
 using namespace stepsim;
 
 TEST_CASE("append_ms3 prints what fmt's {:.3f} of to_ms prints", "[trace]") {
   std::mt19937_64 rng(3);
-  std::vector<Time> times = {0, 1, 499, 500, 501, 999, 1000, 1500, 2500, 999'999'500, 123'456'789'500,
-                             99'999'999'999'999, 100'000'000'000'000, 4'000'000'000'000'500, -1500, -7};
+  std::vector<Time> times = {0,
+                             1,
+                             499,
+                             500,
+                             501,
+                             999,
+                             1000,
+                             1500,
+                             2500,
+                             999'999'500,
+                             123'456'789'500,
+                             99'999'999'999'999,
+                             100'000'000'000'000,
+                             4'000'000'000'000'500,
+                             -1500,
+                             -7};
   for (int i = 0; i < 200'000; ++i) {
     const Time scale = Time{1} << (rng() % 62);
     Time t = static_cast<Time>(rng() % static_cast<std::uint64_t>(scale));

@@ -194,15 +194,17 @@ std::optional<Tolerance> parse_tolerance(Metric metric, const std::string& text,
   switch (metric) {
     case Metric::StepTime: {
       auto v = parse_duration(text, &err);
-      if (!v || *v < 0) return fail(fmt::format("'{}' is not a duration like 1us or a percentage like 1%{}", text,
-                                                err.empty() ? "" : " (" + err + ")"));
+      if (!v || *v < 0)
+        return fail(fmt::format("'{}' is not a duration like 1us or a percentage like 1%{}", text,
+                                err.empty() ? "" : " (" + err + ")"));
       t.absolute = static_cast<double>(*v);
       return t;
     }
     case Metric::PeakMemory: {
       auto v = parse_bytes(text, &err);
-      if (!v || *v < 0) return fail(fmt::format("'{}' is not a size like 1MiB or a percentage like 1%{}", text,
-                                                err.empty() ? "" : " (" + err + ")"));
+      if (!v || *v < 0)
+        return fail(fmt::format("'{}' is not a size like 1MiB or a percentage like 1%{}", text,
+                                err.empty() ? "" : " (" + err + ")"));
       t.absolute = static_cast<double>(*v);
       return t;
     }
@@ -242,7 +244,8 @@ BenchResults results_from_json(const std::string& text, const std::string& file)
   const JsonReader rd(file);
   if (!j.is_object()) rd.fail("", "expected a JSON object (a stepsim bench result file)");
   const std::string format = rd.str(j, "format", "");
-  if (format != kFormat) rd.fail("format", fmt::format("'{}' is not a stepsim bench result file ({})", format, kFormat));
+  if (format != kFormat)
+    rd.fail("format", fmt::format("'{}' is not a stepsim bench result file ({})", format, kFormat));
   BenchResults out;
   const auto& s = rd.at(j, "suite", "");
   out.suite.name = rd.str(s, "name", "suite.");
@@ -317,8 +320,9 @@ std::string results_csv(const BenchResults& results) {
     out += ',';
     out += csv_cell(name);
   }
-  out += ",status,reason,step_time_ns,step_time_ms,bubble_fraction,peak_memory_max_bytes,peak_memory_bytes,"
-         "peak_resident,forward_messages,backward_messages\n";
+  out +=
+      ",status,reason,step_time_ns,step_time_ms,bubble_fraction,peak_memory_max_bytes,peak_memory_bytes,"
+      "peak_resident,forward_messages,backward_messages\n";
   for (const auto& r : results.results) {
     out += std::to_string(r.index);
     for (const auto& [k, v] : r.settings) {
@@ -343,17 +347,19 @@ BenchResults merge_results(const std::vector<BenchResults>& parts, const std::ve
   std::map<std::size_t, std::size_t> from;  // variant index -> part it came from
   for (std::size_t p = 0; p < parts.size(); ++p) {
     if (!same_identity(parts[p].suite, out.suite))
-      throw InputError(files[p], 0, "suite",
-                       fmt::format("comes from a different suite (or suite version) than {}: '{}' with {} variants vs "
-                                   "'{}' with {}", files.front(), parts[p].suite.name, parts[p].suite.variants,
-                                   out.suite.name, out.suite.variants));
+      throw InputError(
+          files[p], 0, "suite",
+          fmt::format("comes from a different suite (or suite version) than {}: '{}' with {} variants vs "
+                      "'{}' with {}",
+                      files.front(), parts[p].suite.name, parts[p].suite.variants, out.suite.name, out.suite.variants));
     for (const auto& r : parts[p].results) {
       if (r.index >= out.suite.variants)
         throw InputError(files[p], 0, "results", fmt::format("variant {} is out of range", r.index));
       auto [it, fresh] = from.emplace(r.index, p);
       if (!fresh)
-        throw InputError(files[p], 0, "results",
-                         fmt::format("variant {} ({}) is also in {}: shards overlap", r.index, r.key(), files[it->second]));
+        throw InputError(
+            files[p], 0, "results",
+            fmt::format("variant {} ({}) is also in {}: shards overlap", r.index, r.key(), files[it->second]));
       out.results.push_back(r);
     }
   }
@@ -362,6 +368,38 @@ BenchResults merge_results(const std::vector<BenchResults>& parts, const std::ve
   out.shard = out.results.size() == out.suite.variants ? "all" : "partial";
   return out;
 }
+
+namespace {
+// Peak memory per device; a list stays readable by naming the three devices that moved most.
+void compare_peak_memory(const VariantResult& b, const VariantResult& cur, const Tolerance& tol,
+                         std::vector<std::string>& worse, std::vector<std::string>& better) {
+  if (b.peak_memory.size() != cur.peak_memory.size()) {
+    worse.push_back(fmt::format("devices {} -> {}", b.peak_memory.size(), cur.peak_memory.size()));
+  } else {
+    std::vector<std::pair<double, std::string>> up, down;
+    for (std::size_t d = 0; d < b.peak_memory.size(); ++d) {
+      const double bv = static_cast<double>(b.peak_memory[d]), cv = static_cast<double>(cur.peak_memory[d]);
+      const std::string what = fmt::format("d{} {} -> {} MiB ({})", d, mib3(b.peak_memory[d]), mib3(cur.peak_memory[d]),
+                                           percent_change(bv, cv));
+      const double allowed = tol.allowed(bv);
+      if (cv - bv > allowed)
+        up.emplace_back(cv - bv, what);
+      else if (bv - cv > allowed)
+        down.emplace_back(bv - cv, what);
+    }
+    const auto summarize = [&](std::vector<std::pair<double, std::string>>& list, std::vector<std::string>& into) {
+      if (list.empty()) return;
+      std::stable_sort(list.begin(), list.end(), [](const auto& x, const auto& y) { return x.first > y.first; });
+      std::string text = "peak memory ";
+      for (std::size_t i = 0; i < list.size() && i < 3; ++i) text += (i ? ", " : "") + list[i].second;
+      if (list.size() > 3) text += fmt::format(" and {} more devices", list.size() - 3);
+      into.push_back(text);
+    };
+    summarize(up, worse);
+    summarize(down, better);
+  }
+}
+}  // namespace
 
 Comparison compare_results(const BenchResults& baseline, const BenchResults& current, const Tolerances& tol) {
   Comparison c;
@@ -378,22 +416,26 @@ Comparison compare_results(const BenchResults& baseline, const BenchResults& cur
     }
     const VariantResult& b = *it->second;
     if (b.status == VariantStatus::Ok && cur.status != VariantStatus::Ok) {
-      c.regressions.push_back(fmt::format("{}: ran in the baseline, now {}: {}", key, status_name(cur.status), cur.reason));
+      c.regressions.push_back(
+          fmt::format("{}: ran in the baseline, now {}: {}", key, status_name(cur.status), cur.reason));
       continue;
     }
     if (b.status != VariantStatus::Ok) {
       if (cur.status == VariantStatus::Ok)
         c.notes.push_back(fmt::format("{}: now runs (baseline: {}: {})", key, status_name(b.status), b.reason));
       else if (cur.status != b.status)
-        c.notes.push_back(fmt::format("{}: {} -> {}: {}", key, status_name(b.status), status_name(cur.status), cur.reason));
+        c.notes.push_back(
+            fmt::format("{}: {} -> {}: {}", key, status_name(b.status), status_name(cur.status), cur.reason));
       continue;
     }
     ++c.compared;
     std::vector<std::string> worse, better;
     const auto check = [&](const Tolerance& t, double bv, double cv, const std::string& what) {
       const double allowed = t.allowed(bv);
-      if (cv - bv > allowed) worse.push_back(what);
-      else if (bv - cv > allowed) better.push_back(what);
+      if (cv - bv > allowed)
+        worse.push_back(what);
+      else if (bv - cv > allowed)
+        better.push_back(what);
     };
     check(tol.step_time, static_cast<double>(b.step_time), static_cast<double>(cur.step_time),
           fmt::format("step time {} -> {} ms ({})", ms3(b.step_time), ms3(cur.step_time),
@@ -401,30 +443,7 @@ Comparison compare_results(const BenchResults& baseline, const BenchResults& cur
     check(tol.bubble_fraction, b.bubble_fraction, cur.bubble_fraction,
           fmt::format("bubble {:.4f} -> {:.4f} ({:+.4f})", b.bubble_fraction, cur.bubble_fraction,
                       cur.bubble_fraction - b.bubble_fraction));
-    if (b.peak_memory.size() != cur.peak_memory.size()) {
-      worse.push_back(fmt::format("devices {} -> {}", b.peak_memory.size(), cur.peak_memory.size()));
-    } else {
-      // Per device; a list stays readable by naming the three devices that moved most.
-      std::vector<std::pair<double, std::string>> up, down;
-      for (std::size_t d = 0; d < b.peak_memory.size(); ++d) {
-        const double bv = static_cast<double>(b.peak_memory[d]), cv = static_cast<double>(cur.peak_memory[d]);
-        const std::string what = fmt::format("d{} {} -> {} MiB ({})", d, mib3(b.peak_memory[d]), mib3(cur.peak_memory[d]),
-                                             percent_change(bv, cv));
-        const double allowed = tol.peak_memory.allowed(bv);
-        if (cv - bv > allowed) up.emplace_back(cv - bv, what);
-        else if (bv - cv > allowed) down.emplace_back(bv - cv, what);
-      }
-      const auto summarize = [&](std::vector<std::pair<double, std::string>>& list, std::vector<std::string>& into) {
-        if (list.empty()) return;
-        std::stable_sort(list.begin(), list.end(), [](const auto& x, const auto& y) { return x.first > y.first; });
-        std::string text = "peak memory ";
-        for (std::size_t i = 0; i < list.size() && i < 3; ++i) text += (i ? ", " : "") + list[i].second;
-        if (list.size() > 3) text += fmt::format(" and {} more devices", list.size() - 3);
-        into.push_back(text);
-      };
-      summarize(up, worse);
-      summarize(down, better);
-    }
+    compare_peak_memory(b, cur, tol.peak_memory, worse, better);
     check(tol.messages, b.forward_messages, cur.forward_messages,
           fmt::format("forward messages {} -> {}", b.forward_messages, cur.forward_messages));
     check(tol.messages, b.backward_messages, cur.backward_messages,
@@ -514,7 +533,10 @@ std::string wins_text(const std::vector<Win>& wins) {
     for (const auto& w : wins) {
       const std::string& name = w.*field;
       auto it = std::find_if(counts.begin(), counts.end(), [&](const auto& c) { return c.first == name; });
-      if (it == counts.end()) counts.emplace_back(name, 1); else ++it->second;
+      if (it == counts.end())
+        counts.emplace_back(name, 1);
+      else
+        ++it->second;
     }
     std::stable_sort(counts.begin(), counts.end(), [](const auto& a, const auto& b) { return a.second > b.second; });
     std::string s;
@@ -535,9 +557,9 @@ std::string wins_text(const std::vector<Win>& wins) {
     row.push_back(w.fastest);
     row.push_back(ms3(w.fastest_step));
     row.push_back(w.runner_up.empty() ? "-" : w.runner_up);
-    row.push_back(w.runner_up.empty() ? "-"
-                                      : percent_change(static_cast<double>(w.fastest_step),
-                                                       static_cast<double>(w.runner_up_step)));
+    row.push_back(w.runner_up.empty()
+                      ? "-"
+                      : percent_change(static_cast<double>(w.fastest_step), static_cast<double>(w.runner_up_step)));
     row.push_back(w.lowest_memory);
     row.push_back(fmt::format("{:.1f}", static_cast<double>(w.lowest_peak) / (1024.0 * 1024.0)));
     t.add_row(std::move(row));

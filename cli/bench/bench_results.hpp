@@ -71,7 +71,7 @@ struct SuiteIdentity {
 
 struct BenchResults {
   SuiteIdentity suite;
-  std::string shard = "all";  // "I/N" for a shard's file, "all" for a whole run or a full merge
+  std::string shard = "all";           // "I/N" for a shard's file, "all" for a whole run or a full merge
   std::vector<VariantResult> results;  // by variant index
 };
 

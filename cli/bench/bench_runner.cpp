@@ -65,9 +65,7 @@ std::vector<PreparedVariant> prepare_variants(const BenchSuite& suite, const std
       BenchVariant v = variant_at(suite, indices[i]);
       PipelineSpec spec = variant_spec(suite, v, sets);
       out[i] = {std::move(v), std::move(spec)};
-    } catch (...) {
-      errors[i] = std::current_exception();
-    }
+    } catch (...) { errors[i] = std::current_exception(); }
   });
   for (const auto& e : errors)
     if (e) std::rethrow_exception(e);

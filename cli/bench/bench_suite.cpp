@@ -23,12 +23,9 @@ struct NamedAxis {
   const char* key;  // nullptr: time_ratio
 };
 constexpr NamedAxis kNamedAxes[] = {
-    {"schedule", "pipeline.schedule"},
-    {"stages", "pipeline.stages"},
-    {"microbatches", "pipeline.microbatches"},
-    {"virtual_stages", "pipeline.virtual_stages"},
-    {"latency", "pipeline.link.latency"},
-    {"time_ratio", nullptr},
+    {"schedule", "pipeline.schedule"},         {"stages", "pipeline.stages"},
+    {"microbatches", "pipeline.microbatches"}, {"virtual_stages", "pipeline.virtual_stages"},
+    {"latency", "pipeline.link.latency"},      {"time_ratio", nullptr},
 };
 
 std::vector<std::string> named_axis_names() {
@@ -313,8 +310,8 @@ std::optional<Shard> parse_shard(std::string_view text, std::string* error) {
     const auto res = std::from_chars(t.data(), t.data() + t.size(), out);
     return !t.empty() && res.ec == std::errc() && res.ptr == t.data() + t.size();
   };
-  if (slash == std::string_view::npos || !num(text.substr(0, slash), s.index) || !num(text.substr(slash + 1), s.count) ||
-      s.count == 0 || s.index >= s.count) {
+  if (slash == std::string_view::npos || !num(text.substr(0, slash), s.index) ||
+      !num(text.substr(slash + 1), s.count) || s.count == 0 || s.index >= s.count) {
     if (error) *error = fmt::format("'{}' is not a shard I/N with 0 <= I < N (e.g. 0/4)", text);
     return std::nullopt;
   }
@@ -345,7 +342,8 @@ BenchVariant variant_at(const BenchSuite& suite, std::size_t index) {
   return v;
 }
 
-PipelineSpec variant_spec(const BenchSuite& suite, const BenchVariant& variant, const std::vector<std::string>& extra_sets) {
+PipelineSpec variant_spec(const BenchSuite& suite, const BenchVariant& variant,
+                          const std::vector<std::string>& extra_sets) {
   std::vector<std::string> overrides = extra_sets;
   overrides.insert(overrides.end(), variant.overrides.begin(), variant.overrides.end());
   const std::string where = fmt::format("variant {} ({})", variant.index, settings_key(variant.settings));
@@ -356,13 +354,13 @@ PipelineSpec variant_spec(const BenchSuite& suite, const BenchVariant& variant, 
       if (suite.scenario_root) {
         try {
           return scenario_from_root(*suite.scenario_root, suite.scenario_file, overrides);
-        } catch (const InputError&) {
-        }
+        } catch (const InputError&) {}
       }
       return parse_scenario(suite.scenario_text, suite.scenario_file, overrides);
     };
     Scenario sc = read();
-    if (!sc.pipeline) throw InputError(suite.scenario_file, 1, "pipeline", "the base scenario has no 'pipeline' section");
+    if (!sc.pipeline)
+      throw InputError(suite.scenario_file, 1, "pipeline", "the base scenario has no 'pipeline' section");
     if (variant.time_ratio) apply_time_ratio(*sc.pipeline, *variant.time_ratio);
     return *sc.pipeline;
   } catch (const InputError& e) {

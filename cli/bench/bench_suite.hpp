@@ -57,7 +57,7 @@ struct BenchAxis {
 };
 
 struct BenchSuite {
-  std::string file;      // the suite file as given
+  std::string file;  // the suite file as given
   std::string name;
   std::string description;
   std::string scenario;       // as written in the suite (relative to it); results record this
@@ -89,7 +89,7 @@ std::vector<std::size_t> shard_indices(std::size_t total, Shard shard);
 
 struct BenchVariant {
   std::size_t index = 0;
-  Settings settings;  // axis name -> value label, in axis order
+  Settings settings;                   // axis name -> value label, in axis order
   std::vector<std::string> overrides;  // "key=value", applied to the base scenario in order
   std::optional<TimeRatio> time_ratio;
 };

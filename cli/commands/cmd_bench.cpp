@@ -56,7 +56,8 @@ class SuiteProgress {
  public:
   SuiteProgress(std::size_t total, bool quiet) : quiet_(quiet), line_("bench", "variants", quiet ? 0 : total) {}
   void update(std::size_t done, const VariantResult& r) {
-    if (r.status == VariantStatus::Failed && !quiet_) warn("bench: variant {} ({}) failed: {}", r.index, r.key(), r.reason);
+    if (r.status == VariantStatus::Failed && !quiet_)
+      warn("bench: variant {} ({}) failed: {}", r.index, r.key(), r.reason);
     line_.update(done);
   }
   void finish(std::size_t total, unsigned jobs) {
@@ -78,11 +79,15 @@ void write_results(const BenchResults& results, const std::string& json_path, co
 std::string counts_line(const BenchResults& r) {
   std::size_t ok = 0, skipped = 0, failed = 0;
   for (const auto& v : r.results) {
-    if (v.status == VariantStatus::Ok) ++ok;
-    else if (v.status == VariantStatus::Skipped) ++skipped;
-    else ++failed;
+    if (v.status == VariantStatus::Ok)
+      ++ok;
+    else if (v.status == VariantStatus::Skipped)
+      ++skipped;
+    else
+      ++failed;
   }
-  return fmt::format("{}: {} variants ({} ran, {} skipped, {} failed)", r.suite.name, r.results.size(), ok, skipped, failed);
+  return fmt::format("{}: {} variants ({} ran, {} skipped, {} failed)", r.suite.name, r.results.size(), ok, skipped,
+                     failed);
 }
 
 // Prints the comparison; exit 4 if anything regressed.
@@ -120,7 +125,8 @@ void run_bench(const BenchArgs& a) {
   }
   const bool sharded = shard.count > 1;
   if (a.write_baseline && sharded)
-    throw InputError("--write-baseline", 0, "", "a baseline needs every variant: run without --shard (or merge shards)");
+    throw InputError("--write-baseline", 0, "",
+                     "a baseline needs every variant: run without --shard (or merge shards)");
   if (a.write_baseline && !suite.baseline_path)
     throw InputError(suite.file, 0, "baseline", "--write-baseline needs the suite to name its baseline file");
 
@@ -133,17 +139,18 @@ void run_bench(const BenchArgs& a) {
   BenchResults results;
   results.suite = suite.identity();
   results.shard = sharded ? fmt::format("{}/{}", shard.index, shard.count) : "all";
-  results.results = run_variants(prepared, jobs, [&](std::size_t done, const VariantResult& r) { progress.update(done, r); });
+  results.results =
+      run_variants(prepared, jobs, [&](std::size_t done, const VariantResult& r) { progress.update(done, r); });
   progress.finish(prepared.size(), std::min<unsigned>(jobs, std::max<std::size_t>(1, prepared.size())));
 
   const std::string stem = sharded ? fmt::format("{}-shard-{}-of-{}", suite.name, shard.index, shard.count)
                                    : fmt::format("{}-results", suite.name);
   // With --write-baseline the baseline is the result file, unless -o asks for another copy.
-  const std::string json_path =
-      !a.output.empty() ? a.output : a.write_baseline ? *suite.baseline_path : stem + ".json";
+  const std::string json_path = !a.output.empty() ? a.output : a.write_baseline ? *suite.baseline_path : stem + ".json";
   const std::string csv_path = a.csv.empty() ? csv_path_for(json_path) : a.csv;
   write_results(results, json_path, csv_path);
-  if (a.write_baseline && json_path != *suite.baseline_path) write_file(*suite.baseline_path, results_json_text(results));
+  if (a.write_baseline && json_path != *suite.baseline_path)
+    write_file(*suite.baseline_path, results_json_text(results));
 
   if (!sharded) {
     const std::string wins = wins_text(schedule_wins(results));
@@ -169,13 +176,15 @@ void run_merge(const MergeArgs& a) {
                  merged.results.size(), merged.suite.variants);
       throw CLI::RuntimeError(4);
     }
-    warn("the files hold {} of the suite's {} variants (a shard is missing)", merged.results.size(), merged.suite.variants);
+    warn("the files hold {} of the suite's {} variants (a shard is missing)", merged.results.size(),
+         merged.suite.variants);
   }
   const std::string csv_path = a.csv.empty() ? csv_path_for(a.output) : a.csv;
   write_results(merged, a.output, csv_path);
   const std::string wins = wins_text(schedule_wins(merged));
   if (!wins.empty() && merged.shard == "all") fmt::print("{}\n", wins);
-  fmt::print("{} merged from {} files; results in {} and {}\n", counts_line(merged), a.files.size(), a.output, csv_path);
+  fmt::print("{} merged from {} files; results in {} and {}\n", counts_line(merged), a.files.size(), a.output,
+             csv_path);
   if (!a.baseline.empty()) check_baseline(merged, a.baseline, merged.suite.tolerance);
   fail_if_any_failed(merged);
 }
@@ -184,7 +193,8 @@ void run_merge(const MergeArgs& a) {
 
 void add_bench_command(CLI::App& app) {
   auto a = std::make_shared<BenchArgs>();
-  auto* cmd = app.add_subcommand("bench", "run a schedule-variant suite (cross product of axes) and compare to a baseline");
+  auto* cmd =
+      app.add_subcommand("bench", "run a schedule-variant suite (cross product of axes) and compare to a baseline");
   cmd->require_subcommand(0, 1);
   cmd->add_option("suite", a->suite, "suite YAML file (base scenario + axes), e.g. bench/suites/pipeline.yaml");
   cmd->add_option("-o,--output", a->output, "result JSON (default: NAME-results.json, or NAME-shard-I-of-N.json)");

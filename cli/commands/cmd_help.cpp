@@ -48,13 +48,15 @@ std::vector<std::string> option_names(const CLI::App* cmd) {
 std::string unknown_command(const CLI::App& app, const std::string& word) {
   const std::string near = nearest(word, command_names(app));
   return fmt::format("unknown command '{}'{} (commands: {}; `stepsim help` for more)", word,
-                     near.empty() ? "" : fmt::format("; did you mean '{}'?", near), fmt::join(command_names(app), ", "));
+                     near.empty() ? "" : fmt::format("; did you mean '{}'?", near),
+                     fmt::join(command_names(app), ", "));
 }
 
 }  // namespace
 
 std::string overview(const CLI::App& app) {
-  std::string out = fmt::format("{}\n\nusage: stepsim [--verbose | --quiet] COMMAND [ARGS...]\n\ncommands:\n", app.get_description());
+  std::string out =
+      fmt::format("{}\n\nusage: stepsim [--verbose | --quiet] COMMAND [ARGS...]\n\ncommands:\n", app.get_description());
   for (const auto* sub : app.get_subcommands([](const CLI::App*) { return true; }))
     out += fmt::format("  {:<16} {}\n", sub->get_name(), sub->get_description());
   out += "\nscenario kinds (the YAML section names the kind) and the commands that take them:\n";
@@ -108,7 +110,8 @@ int report_usage_error(const CLI::App& app, const CLI::ParseError& e) {
     if (!word.empty() && word[0] == '-') {
       const std::string option = word.substr(0, word.find('='));
       const std::string near = nearest(option, option_names(cmd));
-      message = fmt::format("unknown option '{}'{}", option, near.empty() ? "" : fmt::format("; did you mean '{}'?", near));
+      message =
+          fmt::format("unknown option '{}'{}", option, near.empty() ? "" : fmt::format("; did you mean '{}'?", near));
     } else if (!word.empty()) {
       message = fmt::format("unexpected argument '{}'", word);
     }
@@ -126,9 +129,12 @@ GlobalFlags take_global_flags(std::vector<std::string>& args) {
   bool literal = false;
   for (auto& a : args) {
     if (!literal && a == "--") literal = true;
-    if (!literal && a == "--verbose") g.verbose = true;
-    else if (!literal && a == "--quiet") g.quiet = true;
-    else kept.push_back(std::move(a));
+    if (!literal && a == "--verbose")
+      g.verbose = true;
+    else if (!literal && a == "--quiet")
+      g.quiet = true;
+    else
+      kept.push_back(std::move(a));
   }
   args = std::move(kept);
   if (g.verbose && g.quiet) throw InputError("--quiet", 0, "", "choose one of --verbose and --quiet");

@@ -7,10 +7,10 @@
 #include "cli/commands/commands.hpp"
 #include "cli/commands/diagnostics.hpp"
 #include "cli/commands/scenario_kinds.hpp"
+#include "cli/input/scenario.hpp"
 #include "cli/reports/job_pictures.hpp"
 #include "cli/reports/job_report.hpp"
 #include "cli/reports/output.hpp"
-#include "cli/input/scenario.hpp"
 
 namespace stepsim::cli {
 
@@ -38,8 +38,10 @@ void run_one_job(const Scenario& sc, const JobArgs& a, int runs, std::uint64_t s
   note("job: {} runs of {} in {:.2f} s", runs, sc.name, secs);
   if (!a.trace.empty()) write_file(a.trace, job_trace(result));
   if (!a.html.empty()) write_file(a.html, job_html_report(sc.name, sc.description, {&result}));
-  if (a.json) fmt::print("{}\n", job_json(result).dump(2));
-  else fmt::print("{}", job_text(result));
+  if (a.json)
+    fmt::print("{}\n", job_json(result).dump(2));
+  else
+    fmt::print("{}", job_text(result));
 }
 
 // A job per plan case (the step time from the planner), or the one --case picks.
@@ -98,7 +100,8 @@ void add_job_command(CLI::App& app) {
   auto* cmd = app.add_subcommand("job", "simulate whole runs: failures, checkpoints, input pipeline, stragglers");
   cmd->add_option("file", a->file, "scenario YAML file with a 'job' section")->required();
   cmd->add_option("--set", a->sets, "override a key, e.g. --set job.checkpoint.every=900s (repeatable)");
-  cmd->add_option("--runs", a->runs, "Monte Carlo runs (default: job.runs, else 1000)")->check(CLI::Range(1, 1'000'000));
+  cmd->add_option("--runs", a->runs, "Monte Carlo runs (default: job.runs, else 1000)")
+      ->check(CLI::Range(1, 1'000'000));
   cmd->add_option("--seed", a->seed, "random seed (default: job.seed, else 1)")->check(CLI::NonNegativeNumber);
   cmd->add_option("--threads", a->threads, "worker threads (default: all cores)")->check(CLI::Range(0, 1024));
   cmd->add_flag("--json", a->json, "print a JSON summary instead of the tables");
@@ -112,8 +115,10 @@ void add_job_command(CLI::App& app) {
     require_section(sc, "job", "job");
     const int runs = a->runs > 0 ? a->runs : sc.job->runs;
     const std::uint64_t seed = a->seed >= 0 ? static_cast<std::uint64_t>(a->seed) : sc.job->seed;
-    if (sc.job->per_plan_case) run_plan_jobs(sc, *a, runs, seed);
-    else run_one_job(sc, *a, runs, seed);
+    if (sc.job->per_plan_case)
+      run_plan_jobs(sc, *a, runs, seed);
+    else
+      run_one_job(sc, *a, runs, seed);
   });
 }
 

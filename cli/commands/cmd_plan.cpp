@@ -7,11 +7,11 @@
 #include "cli/commands/commands.hpp"
 #include "cli/commands/diagnostics.hpp"
 #include "cli/commands/scenario_kinds.hpp"
+#include "cli/input/plan_source.hpp"
+#include "cli/input/scenario.hpp"
 #include "cli/reports/output.hpp"
 #include "cli/reports/plan_pictures.hpp"
 #include "cli/reports/plan_report.hpp"
-#include "cli/input/plan_source.hpp"
-#include "cli/input/scenario.hpp"
 #include "models/plan_sweep.hpp"
 #include "models/units.hpp"
 
@@ -45,9 +45,7 @@ SweepValue parse_value(const SweepKey& key, const std::string& text) {
       long long n = 0;
       try {
         n = std::stoll(text, &used);
-      } catch (...) {
-        used = 0;
-      }
+      } catch (...) { used = 0; }
       if (used == 0 || used != text.size()) sweep_error(key.name, fmt::format("'{}' is not a whole number", text));
       if (n < key.min || n > key.max) sweep_error(key.name, fmt::format("{} is outside {} to {}", n, key.min, key.max));
       v.integer = n;
@@ -58,11 +56,11 @@ SweepValue parse_value(const SweepKey& key, const std::string& text) {
       double x = 0;
       try {
         x = std::stod(text, &used);
-      } catch (...) {
-        used = 0;
-      }
-      if (used > 0 && used + 1 == text.size() && text.back() == '%') x /= 100.0;
-      else if (used == 0 || used != text.size()) sweep_error(key.name, fmt::format("'{}' is not a number", text));
+      } catch (...) { used = 0; }
+      if (used > 0 && used + 1 == text.size() && text.back() == '%')
+        x /= 100.0;
+      else if (used == 0 || used != text.size())
+        sweep_error(key.name, fmt::format("'{}' is not a number", text));
       if (!(x >= 0 && x <= 1)) sweep_error(key.name, fmt::format("'{}' is not a fraction from 0 to 1", text));
       if (key.name == "efficiency" && x == 0) sweep_error(key.name, "efficiency must be above 0");
       v.fraction = x;
@@ -128,13 +126,15 @@ SweepAxis parse_sweep(const std::string& arg) {
     } else {
       if (step.integer <= 0) sweep_error(name, "the step must be positive");
       if (b.integer < a.integer) sweep_error(name, "the range ends before it starts");
-      if ((b.integer - a.integer) / step.integer + 1 > static_cast<std::int64_t>(kMaxValues)) sweep_error(name, "too many values");
+      if ((b.integer - a.integer) / step.integer + 1 > static_cast<std::int64_t>(kMaxValues))
+        sweep_error(name, "too many values");
       for (std::int64_t x = a.integer; x <= b.integer; x += step.integer) {
         SweepValue v;
         v.integer = x;
-        v.label = key->kind == SweepKind::Count      ? fmt::format("{}", x)
-                  : key->kind == SweepKind::Duration ? fmt::format("{:g}s", to_s(x))
-                                                     : fmt::format("{:g}GiB", static_cast<double>(x) / (1024.0 * 1024.0 * 1024.0));
+        v.label = key->kind == SweepKind::Count ? fmt::format("{}", x)
+                  : key->kind == SweepKind::Duration
+                      ? fmt::format("{:g}s", to_s(x))
+                      : fmt::format("{:g}GiB", static_cast<double>(x) / (1024.0 * 1024.0 * 1024.0));
         axis.values.push_back(v);
       }
     }
@@ -183,30 +183,35 @@ void run_sweep(const Scenario& sc, const PlanArgs& a, const StepCommSource& comm
   }
   std::size_t total = 1;
   for (const auto& ax : axes) total *= ax.values.size();
-  if (total > 1'000'000) sweep_error(a.sweeps.front(), fmt::format("{} combinations are too many (at most 1,000,000)", total));
+  if (total > 1'000'000)
+    sweep_error(a.sweeps.front(), fmt::format("{} combinations are too many (at most 1,000,000)", total));
   Progress progress("plan", "combinations", total, a.json || a.csv);
   const auto points = sweep_plan(spec, *base, axes, comm, progress.size_callback());
   debug("plan: {} combinations in {:.2f} s", total, progress.seconds());
   std::string text;
-  if (a.json) text = sweep_json(axes, points).dump(2) + "\n";
-  else if (a.csv) text = sweep_csv(axes, points);
-  else text = fmt::format("{}: sweep from {}\n", sc.name, base->name) + sweep_text(axes, points, spec);
+  if (a.json)
+    text = sweep_json(axes, points).dump(2) + "\n";
+  else if (a.csv)
+    text = sweep_csv(axes, points);
+  else
+    text = fmt::format("{}: sweep from {}\n", sc.name, base->name) + sweep_text(axes, points, spec);
   write_file(a.out, text);
-  if (!a.html.empty())
-    write_file(a.html, sweep_html_report(sc.name, sc.description, base->name, axes, points, spec));
+  if (!a.html.empty()) write_file(a.html, sweep_html_report(sc.name, sc.description, base->name, axes, points, spec));
 }
 
 }  // namespace
 
 void add_plan_command(CLI::App& app) {
   auto a = std::make_shared<PlanArgs>();
-  auto* cmd = app.add_subcommand("plan", "capacity and deadline planner: memory per card, step time, checkpoints, "
-                                         "completion vs deadline (the book's design desk)");
+  auto* cmd = app.add_subcommand("plan",
+                                 "capacity and deadline planner: memory per card, step time, checkpoints, "
+                                 "completion vs deadline (the book's design desk)");
   cmd->add_option("file", a->file, "scenario YAML file with a 'plan' section")->required();
   cmd->add_option("--set", a->sets, "override a key, e.g. --set plan.compute.efficiency=30% (repeatable)");
-  cmd->add_option("--sweep", a->sweeps,
-                  "evaluate a grid: key=start:stop:step or key=a,b,c (keys: cards, efficiency, exposed_comm, input_wait, "
-                  "interval, zero, workspace, margin, straggler_sigma; repeatable)");
+  cmd->add_option(
+      "--sweep", a->sweeps,
+      "evaluate a grid: key=start:stop:step or key=a,b,c (keys: cards, efficiency, exposed_comm, input_wait, "
+      "interval, zero, workspace, margin, straggler_sigma; repeatable)");
   cmd->add_option("--case", a->base_case, "the case a sweep starts from (default: the first)");
   cmd->add_flag("--json", a->json, "print JSON instead of tables");
   cmd->add_flag("--csv", a->csv, "with --sweep: print CSV, one row per combination");
@@ -225,8 +230,10 @@ void add_plan_command(CLI::App& app) {
     if (a->csv) throw InputError("--csv", 0, "", "CSV is for sweeps (add --sweep)");
     const std::optional<PlanEvaluation> eval = ps.spec ? std::optional(evaluate_cases(*ps.spec, comm)) : std::nullopt;
     const PlanEvaluation* ev = eval ? &*eval : nullptr;
-    if (a->json) write_file(a->out, plan_json(sc.name, ps, ev).dump(2) + "\n");
-    else write_file(a->out, plan_text(sc.description.empty() ? sc.name : sc.name + ": " + sc.description, ps, ev));
+    if (a->json)
+      write_file(a->out, plan_json(sc.name, ps, ev).dump(2) + "\n");
+    else
+      write_file(a->out, plan_text(sc.description.empty() ? sc.name : sc.name + ": " + sc.description, ps, ev));
     if (!a->html.empty()) write_file(a->html, plan_html_report(sc.name, sc.description, ps, ev));
   });
 }

@@ -47,7 +47,8 @@ void add_output_args(CLI::App* cmd, OutputArgs& a, const char* json_help) {
 int gantt_width(const OutputArgs& a) {
   if (a.width == 0) return std::max(terminal_columns(), kMinGanttWidth);
   if (a.width < kMinGanttWidth)
-    throw InputError("--width", 0, "", fmt::format("{} columns is too narrow; the chart needs at least {}", a.width, kMinGanttWidth));
+    throw InputError("--width", 0, "",
+                     fmt::format("{} columns is too narrow; the chart needs at least {}", a.width, kMinGanttWidth));
   return a.width;
 }
 
@@ -61,9 +62,12 @@ Scenario load(const std::string& file, const std::vector<std::string>& sets) {
 void write_outputs(const KindReport& report, const OutputArgs& a) {
   if (!a.trace.empty()) report.write_trace(a.trace);
   if (!a.html.empty()) write_file(a.html, report.html());
-  if (a.json) fmt::print("{}", report.json());
-  else if (a.gantt) fmt::print("{}", report.gantt(gantt_width(a)));
-  else fmt::print("{}", report.text());
+  if (a.json)
+    fmt::print("{}", report.json());
+  else if (a.gantt)
+    fmt::print("{}", report.gantt(gantt_width(a)));
+  else
+    fmt::print("{}", report.text());
 }
 
 }  // namespace
@@ -105,7 +109,8 @@ void add_compare_command(CLI::App& app) {
     const Scenario sc = load(args->file, args->sets);
     const ScenarioKind& kind = step_kind(sc, "compare");
     if (!request->schedules.empty() && kind.section != "pipeline")
-      throw InputError("--schedules", 0, "", fmt::format("a '{}' scenario compares its variants, not schedules", kind.section));
+      throw InputError("--schedules", 0, "",
+                       fmt::format("a '{}' scenario compares its variants, not schedules", kind.section));
     debug("{}: a '{}' scenario", sc.file, kind.section);
     write_outputs(kind.compare(sc, *request), *out);
   });
@@ -131,9 +136,7 @@ void add_export_schedule_command(CLI::App& app) {
     PipelinePlan plan;
     try {
       plan = plan_for(*sc.pipeline);
-    } catch (const SpecError& e) {
-      sc.fail(e.key(), e.what());
-    }
+    } catch (const SpecError& e) { sc.fail(e.key(), e.what()); }
     write_file(*out, format_actions_csv(plan.actions));
   });
 }

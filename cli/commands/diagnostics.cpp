@@ -58,8 +58,9 @@ bool stderr_is_terminal() { return isatty(fileno(stderr)) != 0; }
 
 void set_verbosity(Verbosity v) {
   g_verbosity = v;
-  logger().set_level(v == Verbosity::Quiet ? spdlog::level::err : v == Verbosity::Verbose ? spdlog::level::debug
-                                                                                          : spdlog::level::info);
+  logger().set_level(v == Verbosity::Quiet     ? spdlog::level::err
+                     : v == Verbosity::Verbose ? spdlog::level::debug
+                                               : spdlog::level::info);
 }
 
 Verbosity verbosity() { return g_verbosity; }

@@ -10,10 +10,10 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/input/job_step_input.hpp"
-#include "cli/input/validation_csv.hpp"
-#include "cli/reports/output.hpp"
-#include "cli/reports/job_step_report.hpp"
 #include "cli/input/scenario.hpp"
+#include "cli/input/validation_csv.hpp"
+#include "cli/reports/job_step_report.hpp"
+#include "cli/reports/output.hpp"
 #include "cli/reports/table.hpp"
 #include "models/calibration.hpp"
 
@@ -22,7 +22,9 @@ namespace stepsim::cli {
 namespace {
 
 // Efficiency parameters as a vector, in the order the fit uses.
-std::vector<double> eff_vector(const Efficiency& e) { return {e.gemm, e.attention, e.memory, e.fabric, e.network, e.contention}; }
+std::vector<double> eff_vector(const Efficiency& e) {
+  return {e.gemm, e.attention, e.memory, e.fabric, e.network, e.contention};
+}
 Efficiency eff_of(const std::vector<double>& v) { return {v[0], v[1], v[2], v[3], v[4], v[5]}; }
 const char* kEffNames[] = {"gemm", "attention", "memory", "fabric", "network", "contention"};
 
@@ -63,8 +65,8 @@ std::map<std::string, FitResult> fit_per_accelerator(const std::vector<MeasuredR
 }
 
 std::string eff_text(const Efficiency& e) {
-  return fmt::format("gemm {:.3f}, attention {:.3f}, memory {:.3f}, fabric {:.3f}, network {:.3f}, contention {:.3f}", e.gemm,
-                     e.attention, e.memory, e.fabric, e.network, e.contention);
+  return fmt::format("gemm {:.3f}, attention {:.3f}, memory {:.3f}, fabric {:.3f}, network {:.3f}, contention {:.3f}",
+                     e.gemm, e.attention, e.memory, e.fabric, e.network, e.contention);
 }
 
 // One file's rows: measured vs predicted with the error, the mean and max over held-out and fit
@@ -77,7 +79,12 @@ void check_file(const std::string& file, const std::vector<MeasuredRun>& rows, s
   jf["rows"] = nlohmann::ordered_json::array();
   double sum_h = 0, max_h = 0, sum_f = 0, max_f = 0;
   int n_h = 0, n_f = 0;
-  struct P { std::string table; int metric; double meas, pred; int line; };
+  struct P {
+    std::string table;
+    int metric;
+    double meas, pred;
+    int line;
+  };
   std::vector<P> pts;
   for (const auto& r : rows) {
     if (r.label.rfind(file + ":", 0) != 0) continue;
@@ -90,7 +97,8 @@ void check_file(const std::string& file, const std::vector<MeasuredRun>& rows, s
     const std::string what = r.label.substr(file.size() + 1);
     t.add_row({what, fmt::format("{:.4g} {}", r.value, metric_unit(r.metric)), fmt::format("{:.4g}", pred),
                fmt::format("{:+.1f}%", 100 * err), r.fit ? "fit" : "held out"});
-    jf["rows"].push_back({{"line", r.line}, {"row", what}, {"measured", r.value}, {"predicted", pred}, {"error", err}, {"fit", r.fit}});
+    jf["rows"].push_back(
+        {{"line", r.line}, {"row", what}, {"measured", r.value}, {"predicted", pred}, {"error", err}, {"fit", r.fit}});
   }
   // Ranking: within a table and metric, where two measurements differ by more than 5 %, the
   // prediction must order them the same way (for times: faster = smaller).
@@ -103,15 +111,22 @@ void check_file(const std::string& file, const std::vector<MeasuredRun>& rows, s
       if (a.table != b.table || a.metric != b.metric) continue;
       if (std::abs(a.meas / b.meas - 1) <= 0.05) continue;
       ++pairs;
-      if ((a.meas > b.meas) == (a.pred > b.pred)) ++kept;
-      else flips.push_back(fmt::format("lines {} and {}", a.line, b.line));
+      if ((a.meas > b.meas) == (a.pred > b.pred))
+        ++kept;
+      else
+        flips.push_back(fmt::format("lines {} and {}", a.line, b.line));
     }
   const double mean_h = n_h ? sum_h / n_h : 0, mean_f = n_f ? sum_f / n_f : 0;
   text += fmt::format("\n{}\n{}", file, t.render());
   text += fmt::format("held out: {} rows, mean |error| {:.1f}%, max {:.1f}%\n", n_h, 100 * mean_h, 100 * max_h);
   text += fmt::format("fit:      {} rows, mean |error| {:.1f}%, max {:.1f}%\n", n_f, 100 * mean_f, 100 * max_f);
-  text += fmt::format("ranking:  {} of {} pairs that differ by more than 5% keep their order{}\n", kept, pairs,
-                      flips.empty() ? "" : " (flipped: " + [&] { std::string s; for (const auto& f : flips) s += (s.empty() ? "" : ", ") + f; return s; }() + ")");
+  text += fmt::format(
+      "ranking:  {} of {} pairs that differ by more than 5% keep their order{}\n", kept, pairs,
+      flips.empty() ? "" : " (flipped: " + [&] {
+        std::string s;
+        for (const auto& f : flips) s += (s.empty() ? "" : ", ") + f;
+        return s;
+      }() + ")");
   jf["held_out"] = {{"rows", n_h}, {"mean_abs_error", mean_h}, {"max_abs_error", max_h}};
   jf["fit"] = {{"rows", n_f}, {"mean_abs_error", mean_f}, {"max_abs_error", max_f}};
   jf["ranking"] = {{"pairs", pairs}, {"kept", kept}};
@@ -124,14 +139,15 @@ void add_check_against_command(CLI::App& app) {
   auto files = std::make_shared<std::vector<std::string>>();
   auto json = std::make_shared<bool>(false);
   auto hardware = std::make_shared<std::string>();
-  auto* cmd = app.add_subcommand(
-      "check-against",
-      "predict measured runs (validation/*.csv) and print measured vs predicted per row; one calibration per accelerator is "
-      "fitted on the rows marked fit=1 of all the files given, the other rows are held out");
+  auto* cmd = app.add_subcommand("check-against",
+                                 "predict measured runs (validation/*.csv) and print measured vs predicted per row; "
+                                 "one calibration per accelerator is "
+                                 "fitted on the rows marked fit=1 of all the files given, the other rows are held out");
   cmd->add_option("files", *files, "CSV files of measured runs")->required();
   cmd->add_flag("--json", *json, "print JSON instead of tables");
   cmd->add_option("--efficiency", *hardware,
-                  "use these efficiencies instead of fitting: gemm,attention,memory,fabric,network,contention (e.g. 0.7,0.5,0.8,0.8,0.8,0.2)");
+                  "use these efficiencies instead of fitting: gemm,attention,memory,fabric,network,contention (e.g. "
+                  "0.7,0.5,0.8,0.8,0.8,0.2)");
   cmd->callback([=] {
     const auto rows = read_all(*files);
     std::map<std::string, Efficiency> eff;
@@ -141,11 +157,18 @@ void add_check_against_command(CLI::App& app) {
       std::string cur;
       for (char ch : *hardware + ",") {
         if (ch == ',') {
-          try { v.push_back(std::stod(cur)); } catch (const std::exception&) { throw InputError("--efficiency", 0, "", fmt::format("'{}' is not a number", cur)); }
+          try {
+            v.push_back(std::stod(cur));
+          } catch (const std::exception&) {
+            throw InputError("--efficiency", 0, "", fmt::format("'{}' is not a number", cur));
+          }
           cur.clear();
-        } else cur += ch;
+        } else
+          cur += ch;
       }
-      if (v.size() != 6) throw InputError("--efficiency", 0, "", "expected six numbers: gemm,attention,memory,fabric,network,contention");
+      if (v.size() != 6)
+        throw InputError("--efficiency", 0, "",
+                         "expected six numbers: gemm,attention,memory,fabric,network,contention");
       for (const auto& r : rows) eff[r.hw] = eff_of(v);
     } else {
       std::vector<MeasuredRun> fit_rows;
@@ -170,15 +193,23 @@ void add_check_against_command(CLI::App& app) {
     std::string text;
     for (const auto& [hw, e] : eff) {
       int nfit = 0, nall = 0;
-      for (const auto& r : rows) if (r.hw == hw) { ++nall; nfit += r.fit; }
-      text += fmt::format("calibration for {}: {}\n  {}\n", hw, eff_text(e),
-                          fits.count(hw) ? fmt::format("fitted on {} of {} rows (fit=1), shared by every row of this accelerator", nfit, nall)
-                                         : std::string("given with --efficiency"));
+      for (const auto& r : rows)
+        if (r.hw == hw) {
+          ++nall;
+          nfit += r.fit;
+        }
+      text += fmt::format(
+          "calibration for {}: {}\n  {}\n", hw, eff_text(e),
+          fits.count(hw)
+              ? fmt::format("fitted on {} of {} rows (fit=1), shared by every row of this accelerator", nfit, nall)
+              : std::string("given with --efficiency"));
     }
     out["files"] = nlohmann::ordered_json::array();
     for (const auto& file : *files) check_file(file, rows, eff, text, out);
-    if (*json) fmt::print("{}\n", out.dump(2));
-    else fmt::print("{}", text);
+    if (*json)
+      fmt::print("{}\n", out.dump(2));
+    else
+      fmt::print("{}", text);
   });
 }
 
@@ -186,35 +217,42 @@ void add_calibrate_command(CLI::App& app) {
   auto files = std::make_shared<std::vector<std::string>>();
   auto output = std::make_shared<std::string>();
   auto fit_only = std::make_shared<bool>(false);
-  auto* cmd = app.add_subcommand("calibrate",
-                                 "fit an accelerator's efficiency parameters (least squares) to measured runs and write a hardware "
-                                 "file scenarios can use (job_step.hardware: {file: ...})");
+  auto* cmd = app.add_subcommand(
+      "calibrate",
+      "fit an accelerator's efficiency parameters (least squares) to measured runs and write a hardware "
+      "file scenarios can use (job_step.hardware: {file: ...})");
   cmd->add_option("files", *files, "CSV files of measured runs (columns as validation/*.csv)")->required();
   cmd->add_option("-o,--output", *output, "hardware YAML to write ('-' = stdout)")->required();
   cmd->add_flag("--fit-rows", *fit_only, "fit only the rows marked fit=1 (as check-against does)");
   cmd->callback([=] {
     auto rows = read_all(*files);
-    if (*fit_only) rows.erase(std::remove_if(rows.begin(), rows.end(), [](const MeasuredRun& r) { return !r.fit; }), rows.end());
+    if (*fit_only)
+      rows.erase(std::remove_if(rows.begin(), rows.end(), [](const MeasuredRun& r) { return !r.fit; }), rows.end());
     if (rows.empty()) throw InputError((*files)[0], 0, "fit", "no rows to fit");
     std::string hw = rows.front().hw;
     for (const auto& r : rows)
-      if (r.hw != hw) throw InputError((*files)[0], r.line, "hw", fmt::format("rows of '{}' and '{}': calibrate one accelerator at a time", hw, r.hw));
+      if (r.hw != hw)
+        throw InputError((*files)[0], r.line, "hw",
+                         fmt::format("rows of '{}' and '{}': calibrate one accelerator at a time", hw, r.hw));
     const auto fits = fit_per_accelerator(rows);
     const FitResult& f = fits.at(hw);
     Table t({{"row", false}, {"measured"}, {"fitted"}, {"residual"}});
     for (std::size_t i = 0; i < rows.size(); ++i)
       t.add_row({rows[i].label, fmt::format("{:.4g} {}", rows[i].value, metric_unit(rows[i].metric)),
-                 fmt::format("{:.4g}", rows[i].value * std::exp(f.residuals[i])), fmt::format("{:+.1f}%", 100 * (std::exp(f.residuals[i]) - 1))});
+                 fmt::format("{:.4g}", rows[i].value * std::exp(f.residuals[i])),
+                 fmt::format("{:+.1f}%", 100 * (std::exp(f.residuals[i]) - 1))});
     ClusterSpec c = *find_cluster_preset(hw);
     c.accelerator.efficiency = eff_of(f.params);
     std::string files_list;
     for (const auto& x : *files) files_list += (files_list.empty() ? "" : ", ") + x;
     const std::string yaml = format_hardware_yaml(
-        c, fmt::format("# Written by `stepsim calibrate`: {}'s efficiencies fitted to {} measured rows of {}\n"
-                       "# (rms log residual {:.4f}, {} iterations). Use as job_step.hardware: {{file: THIS}} (add gpus: N).\n",
-                       hw, rows.size(), files_list, f.rms, f.iterations));
+        c, fmt::format(
+               "# Written by `stepsim calibrate`: {}'s efficiencies fitted to {} measured rows of {}\n"
+               "# (rms log residual {:.4f}, {} iterations). Use as job_step.hardware: {{file: THIS}} (add gpus: N).\n",
+               hw, rows.size(), files_list, f.rms, f.iterations));
     write_file(*output, yaml);
-    fmt::print("calibration for {}: {}\n{}rms residual {:.2f}%\n", hw, eff_text(c.accelerator.efficiency), t.render(), 100 * f.rms);
+    fmt::print("calibration for {}: {}\n{}rms residual {:.2f}%\n", hw, eff_text(c.accelerator.efficiency), t.render(),
+               100 * f.rms);
   });
 }
 

@@ -16,17 +16,21 @@ namespace {
 JobStepRun run_or_fail(const Scenario& sc) {
   try {
     return run_job_step(sc.job_step->spec);
-  } catch (const SpecError& e) {
-    sc.fail("job_step." + e.key(), e.what());
-  }
+  } catch (const SpecError& e) { sc.fail("job_step." + e.key(), e.what()); }
 }
 
 // The HTML page: the report's tables as preformatted text (the trace is the timeline).
 std::string html_page(const Scenario& sc, const std::string& text) {
   std::string esc;
-  for (char ch : text) esc += ch == '<' ? std::string("&lt;") : ch == '>' ? std::string("&gt;") : ch == '&' ? std::string("&amp;") : std::string(1, ch);
-  return fmt::format("<!doctype html><html><head><meta charset=\"utf-8\"><title>{0}</title></head><body><h1>{0}</h1>"
-                     "<p>{1}</p><pre>{2}</pre></body></html>\n", sc.name, sc.description, esc);
+  for (char ch : text)
+    esc += ch == '<'   ? std::string("&lt;")
+           : ch == '>' ? std::string("&gt;")
+           : ch == '&' ? std::string("&amp;")
+                       : std::string(1, ch);
+  return fmt::format(
+      "<!doctype html><html><head><meta charset=\"utf-8\"><title>{0}</title></head><body><h1>{0}</h1>"
+      "<p>{1}</p><pre>{2}</pre></body></html>\n",
+      sc.name, sc.description, esc);
 }
 
 KindReport run_one(const Scenario& sc) {

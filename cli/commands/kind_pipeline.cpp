@@ -18,21 +18,21 @@ namespace {
 PipelineRun simulate_or_fail(const Scenario& sc, const PipelineSpec& spec) {
   try {
     return simulate_pipeline(spec);
-  } catch (const SpecError& e) {
-    sc.fail(e.key(), e.what());
-  }
+  } catch (const SpecError& e) { sc.fail(e.key(), e.what()); }
 }
 
 // A full-backward schedule runs `backward`, a split one backward_input and backward_weight: when
 // a file gives all three and they disagree, the schedules compared are not timing the same work.
 void warn_backward_split(const Scenario& sc, const PipelineSpec& spec) {
   if (spec.backward.empty() || spec.backward_input.empty() || spec.backward_weight.empty()) return;
-  for (std::size_t i = 0; i < spec.backward.size() && i < spec.backward_input.size() && i < spec.backward_weight.size(); ++i) {
+  for (std::size_t i = 0; i < spec.backward.size() && i < spec.backward_input.size() && i < spec.backward_weight.size();
+       ++i) {
     const Time split = spec.backward_input[i] + spec.backward_weight[i];
     if (spec.backward[i] == split) continue;
-    warn("{}: pipeline.time.backward: stage {}: backward {} is not backward_input + backward_weight = {}; full-backward "
-         "schedules time the step with the first, split ones (zb-*, dualpipe*) with the second",
-         sc.file, i, format_duration(spec.backward[i]), format_duration(split));
+    warn(
+        "{}: pipeline.time.backward: stage {}: backward {} is not backward_input + backward_weight = {}; full-backward "
+        "schedules time the step with the first, split ones (zb-*, dualpipe*) with the second",
+        sc.file, i, format_duration(spec.backward[i]), format_duration(split));
     return;  // one stage is enough to say it
   }
 }
@@ -69,13 +69,16 @@ KindReport run_pipeline(const Scenario& sc) {
   const PipelineSpec& spec = *sc.pipeline;
   warn_backward_split(sc, spec);
   auto run = std::make_shared<PipelineRun>(simulate_or_fail(sc, spec));
-  debug("{}: {} ops simulated, step {}", sc.file, run->program->graph.op_count(), format_duration(run->timeline.makespan));
+  debug("{}: {} ops simulated, step {}", sc.file, run->program->graph.op_count(),
+        format_duration(run->timeline.makespan));
   KindReport r;
   r.text = [run, &sc] { return fmt::format("{}\n{}", sc.name, pipeline_run_text(*run, *sc.pipeline)); };
   r.json = [run, &sc] { return pipeline_summary_json(*run, *sc.pipeline).dump(2) + "\n"; };
   r.write_trace = [run](const std::string& path) { write_pipeline_trace(path, *run); };
   r.html = [run, &sc] { return pipeline_html_report(sc.name, sc.description, {run.get()}, *sc.pipeline); };
-  r.gantt = [run, &sc](int width) { return fmt::format("{}\n{}", sc.name, pipeline_gantt_text({run.get()}, *sc.pipeline, width)); };
+  r.gantt = [run, &sc](int width) {
+    return fmt::format("{}\n{}", sc.name, pipeline_gantt_text({run.get()}, *sc.pipeline, width));
+  };
   return r;
 }
 

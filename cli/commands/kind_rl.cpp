@@ -18,9 +18,7 @@ namespace {
 RlRun simulate_rl_or_fail(const Scenario& sc) {
   try {
     return simulate_rl(*sc.rl);
-  } catch (const SpecError& e) {
-    sc.fail("rl." + e.key(), e.what());
-  }
+  } catch (const SpecError& e) { sc.fail("rl." + e.key(), e.what()); }
 }
 
 KindReport run_rl(const Scenario& sc) {

@@ -26,8 +26,8 @@ const ScenarioKind* first_present(const Scenario& sc) {
 
 [[noreturn]] void wrong_kind(const Scenario& sc, const std::string& command, const std::string& needs,
                              const ScenarioKind& kind) {
-  sc.fail(kind.section, fmt::format("`stepsim {}` needs {}; this is a '{}' scenario: use `stepsim {} {}`", command, needs,
-                                    kind.section, kind.command, sc.file));
+  sc.fail(kind.section, fmt::format("`stepsim {}` needs {}; this is a '{}' scenario: use `stepsim {} {}`", command,
+                                    needs, kind.section, kind.command, sc.file));
 }
 
 }  // namespace
@@ -42,7 +42,8 @@ const std::vector<ScenarioKind>& scenario_kinds() {
       pipeline_kind(),
       own_command_kind("job", "whole training runs: failures, checkpoints, input, stragglers",
                        [](const Scenario& sc) { return sc.job.has_value(); }),
-      own_command_kind("plan", "capacity and deadline planning", [](const Scenario& sc) { return sc.plan.has_value(); }),
+      own_command_kind("plan", "capacity and deadline planning",
+                       [](const Scenario& sc) { return sc.plan.has_value(); }),
   };
   return kinds;
 }
@@ -52,7 +53,8 @@ const ScenarioKind& step_kind(const Scenario& sc, const std::string& command) {
     if (k.run && k.present(sc)) return k;
   const ScenarioKind* other = first_present(sc);
   if (!other) sc.fail("", fmt::format("`stepsim {}` needs a scenario section to simulate", command));
-  wrong_kind(sc, command, "a step to simulate (a 'pipeline', 'data_parallel', 'rl', 'moe' or 'job_step' section)", *other);
+  wrong_kind(sc, command, "a step to simulate (a 'pipeline', 'data_parallel', 'rl', 'moe' or 'job_step' section)",
+             *other);
 }
 
 void require_section(const Scenario& sc, const std::string& command, const std::string& section) {
@@ -67,8 +69,8 @@ void check_case_name(const std::string& name, const std::vector<std::string>& ca
   if (std::find(cases.begin(), cases.end(), name) != cases.end()) return;
   const std::string near = nearest(name, cases);
   throw InputError("--case", 0, "",
-                   fmt::format("no case named '{}'{} (cases: {})", name, near.empty() ? "" : fmt::format("; did you mean '{}'?", near),
-                               fmt::join(cases, ", ")));
+                   fmt::format("no case named '{}'{} (cases: {})", name,
+                               near.empty() ? "" : fmt::format("; did you mean '{}'?", near), fmt::join(cases, ", ")));
 }
 
 }  // namespace stepsim::cli

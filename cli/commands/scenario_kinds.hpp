@@ -20,11 +20,11 @@ namespace stepsim::cli {
 
 // The outputs of one `run` or `compare`, each made only when asked for.
 struct KindReport {
-  std::function<std::string()> text;        // the table as printed (scenario name first)
-  std::function<std::string()> json;        // the --json document, newline included
+  std::function<std::string()> text;                         // the table as printed (scenario name first)
+  std::function<std::string()> json;                         // the --json document, newline included
   std::function<void(const std::string& path)> write_trace;  // Chrome trace to a file (`run --trace`)
-  std::function<std::string()> html;        // `--html` page
-  std::function<std::string(int)> gantt;    // `--gantt` chart, this many columns wide
+  std::function<std::string()> html;                         // `--html` page
+  std::function<std::string(int)> gantt;                     // `--gantt` chart, this many columns wide
 };
 
 // What `compare` may be told besides the file.

@@ -61,20 +61,23 @@ std::pair<std::size_t, std::size_t> parse_shard_arg(const std::string& s) {
     i = std::stoul(s.substr(0, slash), &p1);
     n = std::stoul(s.substr(slash + 1), &p2);
     if (p1 != slash || p2 != s.size() - slash - 1) throw std::invalid_argument("");
-  } catch (const std::exception&) {
-    throw InputError("--shard", 0, "", fmt::format("'{}' is not I/N (e.g. 0/4)", s));
-  }
-  if (n == 0 || i >= n || n > 100000) throw InputError("--shard", 0, "", fmt::format("'{}': need 0 <= I < N <= 100000", s));
+  } catch (const std::exception&) { throw InputError("--shard", 0, "", fmt::format("'{}' is not I/N (e.g. 0/4)", s)); }
+  if (n == 0 || i >= n || n > 100000)
+    throw InputError("--shard", 0, "", fmt::format("'{}': need 0 <= I < N <= 100000", s));
   return {i, n};
 }
 
 void apply_flags(const SearchArgs& a, SearchSpec& spec) {
   if (a.top > 0) spec.top = a.top;
   if (!a.rank.empty()) {
-    if (a.rank == "time") spec.rank = SearchRank::Step;
-    else if (a.rank == "cost") spec.rank = SearchRank::Cost;
-    else if (a.rank == "days") spec.rank = SearchRank::Days;
-    else throw InputError("--rank", 0, "", fmt::format("unknown rank '{}' (time, cost or days)", a.rank));
+    if (a.rank == "time")
+      spec.rank = SearchRank::Step;
+    else if (a.rank == "cost")
+      spec.rank = SearchRank::Cost;
+    else if (a.rank == "days")
+      spec.rank = SearchRank::Days;
+    else
+      throw InputError("--rank", 0, "", fmt::format("unknown rank '{}' (time, cost or days)", a.rank));
     if (spec.rank == SearchRank::Days && spec.task.tokens <= 0)
       throw InputError("--rank", 0, "", "rank days needs a task section (search.task: tokens, deadline)");
   }
@@ -101,10 +104,12 @@ class Progress {
   std::chrono::steady_clock::time_point start_, last_{};
 };
 
-void print_outputs(const SearchReportInfo& info, const SearchSpec& spec, const SearchResult& r, bool json, const std::string& csv,
-                   const std::string& html) {
-  if (json) fmt::print("{}\n", search_json(info, spec, r).dump(2));
-  else fmt::print("{}", search_text(info, spec, r));
+void print_outputs(const SearchReportInfo& info, const SearchSpec& spec, const SearchResult& r, bool json,
+                   const std::string& csv, const std::string& html) {
+  if (json)
+    fmt::print("{}\n", search_json(info, spec, r).dump(2));
+  else
+    fmt::print("{}", search_text(info, spec, r));
   if (!csv.empty()) write_file(csv, search_csv(spec, r));
   if (!html.empty()) write_file(html, search_html(info, spec, r));
 }
@@ -138,9 +143,11 @@ void run_search_command(const SearchArgs& a) {
     j["overrides"] = a.sets;
     j["top_flag"] = a.top;
     j["rank_flag"] = a.rank;
-    const std::string out = !a.output.empty() ? a.output : fmt::format("{}-shard-{}-of-{}.json", sc.name, opt.shard_index, opt.shard_count);
+    const std::string out =
+        !a.output.empty() ? a.output : fmt::format("{}-shard-{}-of-{}.json", sc.name, opt.shard_index, opt.shard_count);
     write_file(out, j.dump(1) + "\n");
-    fmt::print("shard {}: {} layouts considered, {} simulated; results in {}\n", info.shard, r.counts.considered, r.counts.simulated, out);
+    fmt::print("shard {}: {} layouts considered, {} simulated; results in {}\n", info.shard, r.counts.considered,
+               r.counts.simulated, out);
     return;
   }
   print_outputs(info, sc.spec, r, a.json, a.csv, a.html);
@@ -166,7 +173,8 @@ void run_merge(const MergeArgs& a) {
     try {
       const std::string shard = j.at("shard").get<std::string>();
       const auto [i, n] = parse_shard_arg(shard);
-      if (count != 0 && n != count) throw InputError(f, 0, "shard", fmt::format("shard {} is of {} shards, the others of {}", shard, n, count));
+      if (count != 0 && n != count)
+        throw InputError(f, 0, "shard", fmt::format("shard {} is of {} shards, the others of {}", shard, n, count));
       count = n;
       if (!seen.insert(i).second) throw InputError(f, 0, "shard", fmt::format("shard {} given twice", shard));
       const std::string this_file = j.at("file").get<std::string>();
@@ -188,7 +196,8 @@ void run_merge(const MergeArgs& a) {
       r.counts.bound += c.bound;
       r.counts.simulated += c.simulated;
       r.counts.over_memory_simulated += c.over_memory_simulated;
-      for (const auto& [cards, why] : j.at("none_why").items()) r.none_why.emplace(std::stoll(cards), why.get<std::string>());
+      for (const auto& [cards, why] : j.at("none_why").items())
+        r.none_why.emplace(std::stoll(cards), why.get<std::string>());
       for (const auto& e : j.at("simulated")) {
         Evaluated ev = evaluated_from_json(e);
         apply_task(sc->spec, ev);
@@ -199,7 +208,8 @@ void run_merge(const MergeArgs& a) {
     }
   }
   if (seen.size() != count)
-    throw InputError(a.files.front(), 0, "shard", fmt::format("{} of {} shards given: every shard is needed", seen.size(), count));
+    throw InputError(a.files.front(), 0, "shard",
+                     fmt::format("{} of {} shards given: every shard is needed", seen.size(), count));
   finish_search(sc->spec, r);
   SearchReportInfo info;
   info.name = sc->name;
@@ -213,18 +223,22 @@ void run_merge(const MergeArgs& a) {
 void add_search_command(CLI::App& app) {
   auto a = std::make_shared<SearchArgs>();
   auto m = std::make_shared<MergeArgs>();
-  auto* cmd = app.add_subcommand("search", "search parallel layouts of a job: the fastest that fits, the fewest cards that meet a deadline");
+  auto* cmd = app.add_subcommand(
+      "search", "search parallel layouts of a job: the fastest that fits, the fewest cards that meet a deadline");
   cmd->add_option("file", a->file, "scenario YAML with a search: section");
   cmd->add_option("--set", a->sets, "override a key, e.g. --set search.layout.tp=[4,8] (repeatable)");
   cmd->add_option("--top", a->top, "how many layouts to list (default: search.top, or 10)");
-  cmd->add_option("--rank", a->rank, "rank by time (step), cost (cards x step time) or days (to finish, with checkpoint and failures)");
+  cmd->add_option("--rank", a->rank,
+                  "rank by time (step), cost (cards x step time) or days (to finish, with checkpoint and failures)");
   cmd->add_option("-j,--jobs", a->jobs, "threads (default: every core); results do not depend on it");
   cmd->add_flag("--json", a->json, "print JSON (every simulated layout) instead of the tables");
   cmd->add_option("--csv", a->csv, "write every simulated layout as CSV to this file");
   cmd->add_option("--html", a->html, "write an HTML report (scatter of every simulated layout, the front highlighted)");
-  cmd->add_option("--shard", a->shard, "search candidates I, I+N, I+2N, ... only (I/N, I from 0); join with 'search merge'");
+  cmd->add_option("--shard", a->shard,
+                  "search candidates I, I+N, I+2N, ... only (I/N, I from 0); join with 'search merge'");
   cmd->add_option("-o,--output", a->output, "shard result JSON (default: NAME-shard-I-of-N.json)");
-  cmd->add_flag("--no-bound", a->no_bound, "simulate every layout that fits, even those whose compute alone is slower than the best");
+  cmd->add_flag("--no-bound", a->no_bound,
+                "simulate every layout that fits, even those whose compute alone is slower than the best");
   auto* merge = cmd->add_subcommand("merge", "join the result files of shards (--shard I/N) into one report");
   merge->add_option("files", m->files, "shard result JSON files")->required();
   merge->add_flag("--json", m->json, "print JSON instead of the tables");

@@ -14,7 +14,10 @@ namespace stepsim::cli {
 InputError::InputError(std::string file, int line, std::string key, const std::string& message)
     : std::runtime_error(fmt::format("{}{}: {}{}", file, line > 0 ? fmt::format(":{}", line) : std::string(),
                                      key.empty() ? std::string() : key + ": ", message)),
-      file_(std::move(file)), line_(line), key_(std::move(key)), message_(message) {}
+      file_(std::move(file)),
+      line_(line),
+      key_(std::move(key)),
+      message_(message) {}
 
 namespace {
 int line_of(const YAML::Node& n) {
@@ -81,8 +84,7 @@ void Source::apply_overrides(Source& source, const std::vector<std::string>& ove
   Source* src = &source;
   for (const auto& ov : overrides) {
     const auto eq = ov.find('=');
-    if (eq == std::string::npos || eq == 0)
-      throw InputError("--set", 0, ov, "expected key.path=value");
+    if (eq == std::string::npos || eq == 0) throw InputError("--set", 0, ov, "expected key.path=value");
     const std::string key = ov.substr(0, eq);
     YAML::Node value;
     try {
@@ -118,7 +120,10 @@ std::string nearest(const std::string& word, const std::vector<std::string>& can
         cur[j] = std::min({prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + (word[i - 1] == c[j - 1] ? 0 : 1)});
       std::swap(prev, cur);
     }
-    if (prev[c.size()] < best_d) { best_d = prev[c.size()]; best = c; }
+    if (prev[c.size()] < best_d) {
+      best_d = prev[c.size()];
+      best = c;
+    }
   }
   return best;
 }
@@ -188,8 +193,9 @@ void Reader::only(const std::vector<std::string>& allowed) const {
     const auto k = kv.first.as<std::string>();
     if (std::find(allowed.begin(), allowed.end(), k) != allowed.end()) continue;
     const auto near = nearest(k, allowed);
-    fail_at(kv.first, key(k), near.empty() ? fmt::format("unknown key (known here: {})", fmt::join(allowed, ", "))
-                                           : fmt::format("unknown key; did you mean '{}'?", near));
+    fail_at(kv.first, key(k),
+            near.empty() ? fmt::format("unknown key (known here: {})", fmt::join(allowed, ", "))
+                         : fmt::format("unknown key; did you mean '{}'?", near));
   }
 }
 
@@ -217,9 +223,7 @@ std::optional<std::int64_t> Reader::opt_integer(const std::string& k, std::int64
   std::size_t used = 0;
   try {
     v = std::stoll(s, &used);
-  } catch (...) {
-    used = 0;
-  }
+  } catch (...) { used = 0; }
   if (used == 0 || used != s.size()) fail_at(n, key(k), fmt::format("'{}' is not a whole number", s));
   if (v < min) fail_at(n, key(k), fmt::format("must be at least {} (got {})", min, v));
   return v;
@@ -239,9 +243,7 @@ std::optional<double> Reader::opt_number(const std::string& k) const {
   double v = 0;
   try {
     v = std::stod(s, &used);
-  } catch (...) {
-    used = 0;
-  }
+  } catch (...) { used = 0; }
   if (used == 0 || used != s.size()) {
     // Allow percentages: "40%".
     if (used > 0 && used + 1 == s.size() && s.back() == '%') return v / 100.0;
@@ -353,7 +355,8 @@ std::vector<std::string> Reader::texts(const std::string& k) const {
   const YAML::Node node = get(k);
   std::vector<std::string> out;
   if (node.IsSequence()) {
-    for (std::size_t i = 0; i < node.size(); ++i) out.push_back(scalar(node[i], fmt::format("{}[{}]", key(k), i), "a string"));
+    for (std::size_t i = 0; i < node.size(); ++i)
+      out.push_back(scalar(node[i], fmt::format("{}[{}]", key(k), i), "a string"));
   } else {
     out.push_back(scalar(node, key(k), "a string or a list of strings"));
   }

@@ -40,15 +40,16 @@ JobModel read_job_model(const Reader& parent, const std::string& k) {
     const auto* c = find_transformer(name);
     if (!c) {
       const auto near = nearest(name, transformer_names());
-      parent.fail(k, near.empty() ? fmt::format("unknown model '{}' (built in: {}; or give {{file: ...}})", name, join(transformer_names()))
+      parent.fail(k, near.empty() ? fmt::format("unknown model '{}' (built in: {}; or give {{file: ...}})", name,
+                                                join(transformer_names()))
                                   : fmt::format("unknown model '{}'; did you mean '{}'?", name, near));
     }
     m.shape = *c;
     return m;
   }
   const Reader r = fields_of(parent, k);
-  r.only({"name", "layers", "hidden", "intermediate", "ffn", "heads", "kv_heads", "head_dim", "vocab", "tied_embeddings",
-          "qk_norm", "seq", "mlp", "experts", "top_k", "expert_ffn"});
+  r.only({"name", "layers", "hidden", "intermediate", "ffn", "heads", "kv_heads", "head_dim", "vocab",
+          "tied_embeddings", "qk_norm", "seq", "mlp", "experts", "top_k", "expert_ffn"});
   auto& c = m.shape;
   c.name = r.opt_text("name").value_or("custom");
   c.layers = static_cast<int>(r.integer("layers", 1));
@@ -61,7 +62,8 @@ JobModel read_job_model(const Reader& parent, const std::string& k) {
   c.vocab = r.integer("vocab", 1);
   c.tied_embeddings = r.flag("tied_embeddings", false);
   c.qk_norm = r.flag("qk_norm", false);
-  if (c.heads % c.kv_heads != 0) r.fail("kv_heads", fmt::format("{} heads do not split into {} KV groups", c.heads, c.kv_heads));
+  if (c.heads % c.kv_heads != 0)
+    r.fail("kv_heads", fmt::format("{} heads do not split into {} KV groups", c.heads, c.kv_heads));
   m.seq = r.opt_integer("seq", 1).value_or(2048);
   const std::string mlp = r.opt_text("mlp").value_or("swiglu");
   if (mlp != "swiglu" && mlp != "gelu") r.fail("mlp", fmt::format("unknown mlp '{}' (swiglu or gelu)", mlp));
@@ -89,16 +91,19 @@ static void read_network(const Reader& n, NetworkSpec& net) {
     for (std::size_t i = 0; i < list.size(); ++i) {
       NetworkTier tier;
       const YAML::Node x = list[i];
-      if (!x.IsMap()) n.fail_at(x, fmt::format("{}[{}]", n.key("tiers"), i), "expected {name, nodes, oversubscription}");
+      if (!x.IsMap())
+        n.fail_at(x, fmt::format("{}[{}]", n.key("tiers"), i), "expected {name, nodes, oversubscription}");
       tier.name = x["name"] ? x["name"].as<std::string>() : fmt::format("tier {}", i + 1);
       try {
         tier.nodes = x["nodes"] ? x["nodes"].as<std::int64_t>() : 0;
         tier.oversubscription = x["oversubscription"] ? x["oversubscription"].as<double>() : 1.0;
       } catch (const YAML::Exception&) {
-        n.fail_at(x, fmt::format("{}[{}]", n.key("tiers"), i), "nodes must be a whole number and oversubscription a ratio like 2");
+        n.fail_at(x, fmt::format("{}[{}]", n.key("tiers"), i),
+                  "nodes must be a whole number and oversubscription a ratio like 2");
       }
       if (tier.nodes < 0 || tier.oversubscription < 1)
-        n.fail_at(x, fmt::format("{}[{}]", n.key("tiers"), i), "nodes must be >= 0 (0: the top) and oversubscription >= 1");
+        n.fail_at(x, fmt::format("{}[{}]", n.key("tiers"), i),
+                  "nodes must be >= 0 (0: the top) and oversubscription >= 1");
       net.tiers.push_back(tier);
     }
   }
@@ -134,7 +139,8 @@ ClusterSpec read_cluster(const Reader& parent, const std::string& k) {
     e.only({"gemm", "attention", "memory", "fabric", "network", "contention"});
     auto frac = [&](const char* key, double& out) {
       if (auto v = e.opt_number(key)) {
-        if (!(*v > 0 && *v <= 1)) e.fail(key, fmt::format("{} is not an efficiency (a fraction in (0, 1], e.g. 0.7 or 70%)", *v));
+        if (!(*v > 0 && *v <= 1))
+          e.fail(key, fmt::format("{} is not an efficiency (a fraction in (0, 1], e.g. 0.7 or 70%)", *v));
         out = *v;
       }
     };
@@ -152,7 +158,8 @@ ClusterSpec read_cluster(const Reader& parent, const std::string& k) {
     if (auto v = n.opt_integer("gpus", 1)) c.node.gpus = static_cast<int>(*v);
     if (n.has("fabric_bandwidth")) {
       const YAML::Node fb = n.node()["fabric_bandwidth"];
-      c.node.fabric_bandwidth = fb.IsScalar() && (fb.Scalar() == "0" || fb.Scalar() == "none") ? 0 : n.bandwidth("fabric_bandwidth");
+      c.node.fabric_bandwidth =
+          fb.IsScalar() && (fb.Scalar() == "0" || fb.Scalar() == "none") ? 0 : n.bandwidth("fabric_bandwidth");
     }
     if (auto v = n.opt_bandwidth("pcie_bandwidth")) c.node.pcie_bandwidth = *v;
     c.node.p2p = n.flag("p2p", c.node.p2p);
@@ -163,8 +170,8 @@ ClusterSpec read_cluster(const Reader& parent, const std::string& k) {
 }
 
 JobLayout read_layout(const Reader& r, const JobModel& m) {
-  r.only({"tp", "pp", "virtual_stages", "dp", "cp", "ep", "schedule", "zero", "fsdp", "sequence_parallel", "micro_batch",
-          "global_batch", "recompute", "attention", "overlap", "fp8", "grad_bytes"});
+  r.only({"tp", "pp", "virtual_stages", "dp", "cp", "ep", "schedule", "zero", "fsdp", "sequence_parallel",
+          "micro_batch", "global_batch", "recompute", "attention", "overlap", "fp8", "grad_bytes"});
   JobLayout l;
   l.tp = static_cast<int>(r.opt_integer("tp", 1).value_or(1));
   l.pp = static_cast<int>(r.opt_integer("pp", 1).value_or(1));
@@ -175,8 +182,9 @@ JobLayout read_layout(const Reader& r, const JobModel& m) {
   l.schedule = r.opt_text("schedule").value_or(l.vpp > 1 ? "interleaved-1f1b" : "1f1b");
   if (!find_schedule(l.schedule)) {
     const auto near = nearest(l.schedule, schedule_names());
-    r.fail("schedule", near.empty() ? fmt::format("unknown schedule '{}' (known: {})", l.schedule, join(schedule_names()))
-                                    : fmt::format("unknown schedule '{}'; did you mean '{}'?", l.schedule, near));
+    r.fail("schedule", near.empty()
+                           ? fmt::format("unknown schedule '{}' (known: {})", l.schedule, join(schedule_names()))
+                           : fmt::format("unknown schedule '{}'; did you mean '{}'?", l.schedule, near));
   }
   l.zero = static_cast<int>(r.opt_integer("zero", 0).value_or(0));
   if (l.zero > 3) r.fail("zero", fmt::format("zero stage {} does not exist (0, 1, 2 or 3)", l.zero));
@@ -185,18 +193,26 @@ JobLayout read_layout(const Reader& r, const JobModel& m) {
     l.zero = 3;
   }
   l.sequence_parallel = r.flag("sequence_parallel", false);
-  if (l.sequence_parallel && l.tp == 1) r.fail("sequence_parallel", "sequence parallelism splits along the TP group: needs tp > 1");
+  if (l.sequence_parallel && l.tp == 1)
+    r.fail("sequence_parallel", "sequence parallelism splits along the TP group: needs tp > 1");
   l.micro_batch = static_cast<int>(r.opt_integer("micro_batch", 1).value_or(1));
   l.global_batch = r.integer("global_batch", 1);
   const std::string rc = r.opt_text("recompute").value_or("none");
-  if (rc == "none") l.recompute = JobRecompute::None;
-  else if (rc == "selective") l.recompute = JobRecompute::Selective;
-  else if (rc == "full") l.recompute = JobRecompute::Full;
-  else r.fail("recompute", fmt::format("unknown recompute '{}' (none, selective or full)", rc));
+  if (rc == "none")
+    l.recompute = JobRecompute::None;
+  else if (rc == "selective")
+    l.recompute = JobRecompute::Selective;
+  else if (rc == "full")
+    l.recompute = JobRecompute::Full;
+  else
+    r.fail("recompute", fmt::format("unknown recompute '{}' (none, selective or full)", rc));
   const std::string at = r.opt_text("attention").value_or("flash");
-  if (at == "flash") l.attention = AttentionKernel::Flash;
-  else if (at == "unfused") l.attention = AttentionKernel::Unfused;
-  else r.fail("attention", fmt::format("unknown attention kernel '{}' (flash or unfused)", at));
+  if (at == "flash")
+    l.attention = AttentionKernel::Flash;
+  else if (at == "unfused")
+    l.attention = AttentionKernel::Unfused;
+  else
+    r.fail("attention", fmt::format("unknown attention kernel '{}' (flash or unfused)", at));
   if (r.has("overlap")) {
     const Reader o = r.child("overlap");
     o.only({"grad_reduce", "param_gather"});
@@ -229,10 +245,26 @@ void check_job_step(const Reader& r, const JobStepSpec& spec, std::int64_t gpus,
     if (n <= cap) fits = fmt::format("{} ({:.1f} GiB)", what, gib(n));
   };
   const JobLayout& base = spec.layout;
-  if (base.recompute != JobRecompute::Full) { JobLayout l = base; l.recompute = JobRecompute::Full; try_layout(l, "recompute: full"); }
-  if (base.zero < 1) { JobLayout l = base; l.zero = 1; try_layout(l, "zero: 1"); }
-  if (base.pp == 1 && base.zero < 3) { JobLayout l = base; l.zero = 3; try_layout(l, "zero: 3"); }
-  if (base.micro_batch > 1) { JobLayout l = base; l.micro_batch = 1; try_layout(l, "micro_batch: 1"); }
+  if (base.recompute != JobRecompute::Full) {
+    JobLayout l = base;
+    l.recompute = JobRecompute::Full;
+    try_layout(l, "recompute: full");
+  }
+  if (base.zero < 1) {
+    JobLayout l = base;
+    l.zero = 1;
+    try_layout(l, "zero: 1");
+  }
+  if (base.pp == 1 && base.zero < 3) {
+    JobLayout l = base;
+    l.zero = 3;
+    try_layout(l, "zero: 3");
+  }
+  if (base.micro_batch > 1) {
+    JobLayout l = base;
+    l.micro_batch = 1;
+    try_layout(l, "micro_batch: 1");
+  }
   for (int f = 2; f <= 8 && base.pp * f <= spec.model.shape.layers; f *= 2) {
     JobLayout l = base;
     l.pp *= f;
@@ -240,11 +272,13 @@ void check_job_step(const Reader& r, const JobStepSpec& spec, std::int64_t gpus,
     l.dp /= f;
     try_layout(l, fmt::format("pp: {}, dp: {}", l.pp, l.dp));
   }
-  r.fail("layout", fmt::format("needs {:.1f} GiB per GPU (weights {:.1f}, gradients {:.1f}, optimizer {:.1f}, activations {:.1f}, "
-                               "buffers {:.1f}) but {} has {:.1f} GiB usable; {} (or set allow_oom: true to report it)",
-                               gib(need), gib(mem.weights), gib(mem.gradients), gib(mem.optimizer), gib(mem.activations),
-                               gib(mem.buffers), spec.cluster.accelerator.name, gib(cap),
-                               fits.empty() ? "no single change of recompute, zero, micro_batch or pp fits" : "would fit: " + fits));
+  r.fail(
+      "layout",
+      fmt::format("needs {:.1f} GiB per GPU (weights {:.1f}, gradients {:.1f}, optimizer {:.1f}, activations {:.1f}, "
+                  "buffers {:.1f}) but {} has {:.1f} GiB usable; {} (or set allow_oom: true to report it)",
+                  gib(need), gib(mem.weights), gib(mem.gradients), gib(mem.optimizer), gib(mem.activations),
+                  gib(mem.buffers), spec.cluster.accelerator.name, gib(cap),
+                  fits.empty() ? "no single change of recompute, zero, micro_batch or pp fits" : "would fit: " + fits));
 }
 
 JobStepScenario read_job_step(const Reader& r) {
@@ -262,7 +296,8 @@ JobStepScenario read_job_step(const Reader& r) {
   if (l.dp == 0) {  // derive dp from the GPUs
     if (gpus == 0) r.child("layout").fail("dp", "give layout.dp or hardware.gpus");
     const std::int64_t mp = static_cast<std::int64_t>(l.tp) * l.pp * l.cp;
-    if (gpus % mp != 0) r.child("hardware").fail("gpus", fmt::format("{} GPUs do not split into tp x pp x cp = {} groups", gpus, mp));
+    if (gpus % mp != 0)
+      r.child("hardware").fail("gpus", fmt::format("{} GPUs do not split into tp x pp x cp = {} groups", gpus, mp));
     l.dp = static_cast<int>(gpus / mp);
   }
   sc.spec.input_wait = r.opt_duration("input_wait").value_or(0);
@@ -275,8 +310,10 @@ std::string format_hardware_yaml(const ClusterSpec& c, const std::string& commen
   const auto& e = c.accelerator.efficiency;
   std::string out = comment;
   out += fmt::format("preset: {}\n", c.accelerator.name);
-  out += fmt::format("efficiency: {{gemm: {:.4f}, attention: {:.4f}, memory: {:.4f}, fabric: {:.4f}, network: {:.4f}, contention: {:.4f}}}\n",
-                     e.gemm, e.attention, e.memory, e.fabric, e.network, e.contention);
+  out += fmt::format(
+      "efficiency: {{gemm: {:.4f}, attention: {:.4f}, memory: {:.4f}, fabric: {:.4f}, network: {:.4f}, contention: "
+      "{:.4f}}}\n",
+      e.gemm, e.attention, e.memory, e.fabric, e.network, e.contention);
   return out;
 }
 

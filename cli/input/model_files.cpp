@@ -29,11 +29,13 @@ TransformerConfig read_transformer(const Reader& parent, const std::string& k) {
     const std::string name = parent.text(k);
     if (const auto* c = find_transformer(name)) return *c;
     const auto near = nearest(name, transformer_names());
-    parent.fail(k, near.empty() ? fmt::format("unknown model '{}' (built in: {})", name, fmt::join(transformer_names(), ", "))
-                                : fmt::format("unknown model '{}'; did you mean '{}'?", name, near));
+    parent.fail(k, near.empty()
+                       ? fmt::format("unknown model '{}' (built in: {})", name, fmt::join(transformer_names(), ", "))
+                       : fmt::format("unknown model '{}'; did you mean '{}'?", name, near));
   }
   const Reader r = fields_of(parent, k);
-  r.only({"name", "layers", "hidden", "intermediate", "heads", "kv_heads", "head_dim", "vocab", "tied_embeddings", "qk_norm"});
+  r.only({"name", "layers", "hidden", "intermediate", "heads", "kv_heads", "head_dim", "vocab", "tied_embeddings",
+          "qk_norm"});
   TransformerConfig c;
   c.name = r.opt_text("name").value_or("custom");
   c.layers = static_cast<int>(r.integer("layers", 1));
@@ -45,7 +47,8 @@ TransformerConfig read_transformer(const Reader& parent, const std::string& k) {
   c.vocab = r.integer("vocab", 1);
   c.tied_embeddings = r.flag("tied_embeddings", false);
   c.qk_norm = r.flag("qk_norm", false);
-  if (c.heads % c.kv_heads != 0) r.fail("kv_heads", fmt::format("{} heads do not split into {} KV groups", c.heads, c.kv_heads));
+  if (c.heads % c.kv_heads != 0)
+    r.fail("kv_heads", fmt::format("{} heads do not split into {} KV groups", c.heads, c.kv_heads));
   return c;
 }
 
@@ -55,7 +58,8 @@ Accelerator read_accelerator(const Reader& parent, const std::string& k) {
     const std::string name = parent.text(k);
     if (const auto* a = find_accelerator(name)) return *a;
     const auto near = nearest(name, accelerator_names());
-    parent.fail(k, near.empty() ? fmt::format("unknown accelerator '{}' (built in: {})", name, fmt::join(accelerator_names(), ", "))
+    parent.fail(k, near.empty() ? fmt::format("unknown accelerator '{}' (built in: {})", name,
+                                              fmt::join(accelerator_names(), ", "))
                                 : fmt::format("unknown accelerator '{}'; did you mean '{}'?", name, near));
   }
   const Reader r = fields_of(parent, k);

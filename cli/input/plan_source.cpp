@@ -11,9 +11,7 @@ StepCommSource plan_step_comm(const Scenario& sc) {
     return [simulate, &sc](const StepShape& shape) {
       try {
         return simulate(shape);
-      } catch (const SpecError& e) {
-        sc.fail(e.key(), e.what());
-      }
+      } catch (const SpecError& e) { sc.fail(e.key(), e.what()); }
     };
   }
   return spec_step_comm(*sc.plan->spec);

@@ -29,7 +29,8 @@ Scenario read(std::shared_ptr<Source> src) {
   if (top.has("job_step")) sc.job_step = read_job_step(top.child("job_step"));
   if (!sc.pipeline && !sc.data_parallel && !sc.job && !sc.plan && !sc.rl && !sc.moe && !sc.job_step)
     throw InputError(src->file, 1, "",
-                     "the scenario has no section to simulate (expected 'pipeline', 'data_parallel', 'job', 'plan', 'rl', 'moe' or 'job_step')");
+                     "the scenario has no section to simulate (expected 'pipeline', 'data_parallel', 'job', 'plan', "
+                     "'rl', 'moe' or 'job_step')");
   return sc;
 }
 }  // namespace
@@ -42,7 +43,8 @@ Scenario parse_scenario(const std::string& text, const std::string& name, const 
   return read(Source::parse(text, name, overrides));
 }
 
-Scenario scenario_from_root(const YAML::Node& root, const std::string& name, const std::vector<std::string>& overrides) {
+Scenario scenario_from_root(const YAML::Node& root, const std::string& name,
+                            const std::vector<std::string>& overrides) {
   return read(Source::from_root(root, name, overrides));
 }
 
@@ -61,9 +63,7 @@ std::vector<std::vector<Action>> read_actions_csv(const Reader& r) {
   text << in.rdbuf();
   try {
     return parse_actions_csv(text.str());
-  } catch (const ActionCsvError& e) {
-    r.fail("actions_csv", fmt::format("{}: {}", path.string(), e.what()));
-  }
+  } catch (const ActionCsvError& e) { r.fail("actions_csv", fmt::format("{}: {}", path.string(), e.what())); }
 }
 
 namespace {
@@ -80,7 +80,9 @@ std::vector<int> read_chunk_layers(const Reader& r) {
   return out;
 }
 
-bool split_backward(const Action& a) { return a.kind == ActionKind::BackwardInput || a.kind == ActionKind::BackwardWeight; }
+bool split_backward(const Action& a) {
+  return a.kind == ActionKind::BackwardInput || a.kind == ActionKind::BackwardWeight;
+}
 
 // `actions:` one entry per device, a list of actions or one string of them.
 void read_inline_actions(const Reader& r, PipelineSpec& spec) {
@@ -95,8 +97,11 @@ void read_inline_actions(const Reader& r, PipelineSpec& spec) {
     } else if (dev.IsScalar()) {
       std::string cur;
       for (char c : dev.Scalar() + " ") {
-        if (c == ' ' || c == ',' || c == '\t' || c == '\n') { if (!cur.empty()) words.push_back(cur); cur.clear(); }
-        else cur += c;
+        if (c == ' ' || c == ',' || c == '\t' || c == '\n') {
+          if (!cur.empty()) words.push_back(cur);
+          cur.clear();
+        } else
+          cur += c;
       }
     } else {
       r.fail_at(dev, k, "expected a list of actions like [0F0, 0B0]");
@@ -130,7 +135,8 @@ void read_schedule(const Reader& r, PipelineSpec& spec) {
       for (const Action& a : list)
         if (split_backward(a)) spec.custom_split_backward = true;
   } else if (spec.schedule == "custom") {
-    if (!r.has("actions")) r.fail("schedule", "schedule 'custom' needs 'actions' (one list per device) or 'actions_csv'");
+    if (!r.has("actions"))
+      r.fail("schedule", "schedule 'custom' needs 'actions' (one list per device) or 'actions_csv'");
     read_inline_actions(r, spec);
   } else if (has_actions) {
     const char* key = r.has("actions") ? "actions" : "actions_csv";

@@ -7,8 +7,8 @@
 #include <vector>
 
 #include "cli/input/input.hpp"
-#include "cli/input/job_step_input.hpp"
 #include "cli/input/job_scenario.hpp"
+#include "cli/input/job_step_input.hpp"
 #include "cli/input/scenario_data_parallel.hpp"
 #include "cli/input/scenario_moe.hpp"
 #include "cli/input/scenario_plan.hpp"
@@ -26,7 +26,7 @@ struct Scenario {
   std::optional<JobScenario> job;
   std::optional<PlanScenario> plan;  // `plan:` (stepsim plan)
   std::optional<RlSpec> rl;
-  std::optional<MoeScenario> moe;  // `moe:` (cli/scenario_moe.hpp)
+  std::optional<MoeScenario> moe;           // `moe:` (cli/scenario_moe.hpp)
   std::optional<JobStepScenario> job_step;  // `job_step:` (cli/input/job_step_input.hpp)
 
   std::shared_ptr<const Source> source;
@@ -35,9 +35,11 @@ struct Scenario {
 };
 
 Scenario load_scenario(const std::string& file, const std::vector<std::string>& overrides = {});
-Scenario parse_scenario(const std::string& text, const std::string& name, const std::vector<std::string>& overrides = {});
+Scenario parse_scenario(const std::string& text, const std::string& name,
+                        const std::vector<std::string>& overrides = {});
 // From a parsed document (copied, then `overrides` applied): see Source::from_root.
-Scenario scenario_from_root(const YAML::Node& root, const std::string& name, const std::vector<std::string>& overrides = {});
+Scenario scenario_from_root(const YAML::Node& root, const std::string& name,
+                            const std::vector<std::string>& overrides = {});
 
 // Section readers, one per scenario kind.
 PipelineSpec read_pipeline(const Reader& r);

@@ -8,10 +8,28 @@ namespace stepsim::cli {
 
 namespace {
 
-const std::vector<std::string> kKeys = {
-    "model", "accelerator", "layers", "efficiency", "sequence_length", "microbatch_size", "weight_bytes", "gradient_bytes",
-    "cards", "cards_per_host", "nic", "link_bandwidth", "alpha", "zero_stage", "microbatches", "prefetch",
-    "keep_gathered", "bucket_size", "backward_order", "input_wait", "stragglers", "fold"};
+const std::vector<std::string> kKeys = {"model",
+                                        "accelerator",
+                                        "layers",
+                                        "efficiency",
+                                        "sequence_length",
+                                        "microbatch_size",
+                                        "weight_bytes",
+                                        "gradient_bytes",
+                                        "cards",
+                                        "cards_per_host",
+                                        "nic",
+                                        "link_bandwidth",
+                                        "alpha",
+                                        "zero_stage",
+                                        "microbatches",
+                                        "prefetch",
+                                        "keep_gathered",
+                                        "bucket_size",
+                                        "backward_order",
+                                        "input_wait",
+                                        "stragglers",
+                                        "fold"};
 
 std::vector<DataParallelUnit> read_units(const Reader& r) {
   std::vector<DataParallelUnit> units;
@@ -36,7 +54,8 @@ std::vector<DataParallelUnit> read_units(const Reader& r) {
     unit.reduce = u.opt_duration("reduce");
     units.push_back(std::move(unit));
   }
-  if (units.empty()) r.fail_at(r.node(), r.path(), "expected at least one layer: name: {forward: ..., backward: ..., gradients: ...}");
+  if (units.empty())
+    r.fail_at(r.node(), r.path(), "expected at least one layer: name: {forward: ..., backward: ..., gradients: ...}");
   return units;
 }
 
@@ -65,7 +84,8 @@ void apply(const Reader& r, DataParallelSpec& s) {
   if (auto v = r.opt_bandwidth("link_bandwidth")) s.link_bandwidth = *v;
   if (auto v = r.opt_duration("alpha")) s.alpha = *v;
   if (auto v = r.opt_integer("zero_stage", 0)) {
-    if (*v != 0 && *v != 3) r.fail("zero_stage", fmt::format("zero_stage {} is not simulated (0 = DDP, 3 = ZeRO-3)", *v));
+    if (*v != 0 && *v != 3)
+      r.fail("zero_stage", fmt::format("zero_stage {} is not simulated (0 = DDP, 3 = ZeRO-3)", *v));
     s.zero_stage = static_cast<int>(*v);
   }
   if (auto v = r.opt_integer("microbatches")) s.microbatches = static_cast<int>(*v);
@@ -87,8 +107,11 @@ void apply(const Reader& r, DataParallelSpec& s) {
     for (const auto& k : st.keys()) {
       std::size_t used = 0;
       int card = -1;
-      try { card = std::stoi(k, &used); } catch (...) { used = 0; }
-      if (used == 0 || used != k.size() || card < 0) st.fail(k, "expected a card number, e.g. '5: 1.1' (card 5 computes 1.1x slower)");
+      try {
+        card = std::stoi(k, &used);
+      } catch (...) { used = 0; }
+      if (used == 0 || used != k.size() || card < 0)
+        st.fail(k, "expected a card number, e.g. '5: 1.1' (card 5 computes 1.1x slower)");
       const double scale = st.number(k);
       if (!(scale > 0)) st.fail(k, "the compute multiplier must be positive");
       s.stragglers[card] = scale;

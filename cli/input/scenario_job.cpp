@@ -26,7 +26,8 @@ Bytes plan_checkpoint_bytes(const PlanSpec& plan) {
 CheckpointSpec read_checkpoint(const Reader& c, JobScenario& job, const PlanSpec* plan) {
   c.only({"every", "every_steps", "compare", "mode", "size", "storage", "copy", "commit", "buffers"});
   CheckpointSpec ck;
-  if (c.has("every") && c.has("every_steps")) c.fail("every_steps", "give 'every' (a duration) or 'every_steps', not both");
+  if (c.has("every") && c.has("every_steps"))
+    c.fail("every_steps", "give 'every' (a duration) or 'every_steps', not both");
   job.every = c.opt_duration("every");
   job.every_steps = c.opt_integer("every_steps", 1);
   if (job.every && *job.every <= 0) c.fail("every", "must be positive");
@@ -34,16 +35,20 @@ CheckpointSpec read_checkpoint(const Reader& c, JobScenario& job, const PlanSpec
   for (Time t : job.compare)
     if (t <= 0) c.fail("compare", "intervals must be positive");
   const std::string mode = c.opt_text("mode").value_or("sync");
-  if (mode == "sync") ck.mode = SaveMode::Sync;
-  else if (mode == "async") ck.mode = SaveMode::Async;
-  else c.fail("mode", fmt::format("unknown mode '{}' (known: sync, async)", mode));
+  if (mode == "sync")
+    ck.mode = SaveMode::Sync;
+  else if (mode == "async")
+    ck.mode = SaveMode::Async;
+  else
+    c.fail("mode", fmt::format("unknown mode '{}' (known: sync, async)", mode));
   if (plan) {
     ck.size = c.opt_bytes("size").value_or(plan_checkpoint_bytes(*plan));
     ck.storage_bandwidth = c.opt_bandwidth("storage").value_or(plan->storage_bandwidth);
     if (!job.every && !job.every_steps && plan->interval) job.every = plan->interval;
   }
   if (!c.has("size") && ck.size <= 0) c.fail("size", "missing: the snapshot's size, e.g. 114670295040B or 115GB");
-  if (!c.has("storage") && ck.storage_bandwidth <= 0) c.fail("storage", "missing: the storage's write bandwidth, e.g. 7GB/s");
+  if (!c.has("storage") && ck.storage_bandwidth <= 0)
+    c.fail("storage", "missing: the storage's write bandwidth, e.g. 7GB/s");
   if (c.has("size")) ck.size = c.bytes("size");
   if (c.has("storage")) ck.storage_bandwidth = c.bandwidth("storage");
   ck.copy = c.opt_duration("copy").value_or(0);
@@ -61,11 +66,13 @@ InputSpec read_input(const Reader& in, const std::shared_ptr<const Source>& src)
   InputSpec s;
   s.batch = in.integer("batch", 1);
   s.draws = in.opt_integer("draws", 1).value_or(1);
-  if (s.draws > s.batch) in.fail("draws", fmt::format("more draws ({}) than sequences per step ({})", s.draws, s.batch));
+  if (s.draws > s.batch)
+    in.fail("draws", fmt::format("more draws ({}) than sequences per step ({})", s.draws, s.batch));
   s.prefetch = in.integer("prefetch", 1);
   const std::int64_t largest_draw = (s.batch + s.draws - 1) / s.draws;
   if (s.prefetch < largest_draw)
-    in.fail("prefetch", fmt::format("must hold at least one draw ({} sequences), or training can never start", largest_draw));
+    in.fail("prefetch",
+            fmt::format("must hold at least one draw ({} sequences), or training can never start", largest_draw));
   s.warm = in.flag("warm", true);
   const std::int64_t workers = in.integer("workers", 1);
   double rate = 0;
@@ -90,7 +97,8 @@ InputSpec read_input(const Reader& in, const std::shared_ptr<const Source>& src)
       const Reader p(src, list[i], k);
       p.only({"worker", "at", "for"});
       const std::int64_t w = p.integer("worker", 0);
-      if (w >= workers) p.fail("worker", fmt::format("worker {} does not exist (workers: {}, counted from 0)", w, workers));
+      if (w >= workers)
+        p.fail("worker", fmt::format("worker {} does not exist (workers: {}, counted from 0)", w, workers));
       const InputPause pause{p.duration("at"), p.duration("for")};
       auto& ps = s.workers[static_cast<std::size_t>(w)].pauses;
       for (const auto& q : ps)
@@ -131,8 +139,8 @@ StragglerSpec read_stragglers(const Reader& r, std::int64_t cards) {
 }  // namespace
 
 JobScenario read_job(const Reader& r, std::shared_ptr<const Source> src, const PlanSpec* plan) {
-  r.only({"steps", "step_time", "cards", "card_mtbf", "restore", "rollback_every", "failures_at", "deadline", "reserved",
-          "runs", "seed", "checkpoint", "input", "stragglers"});
+  r.only({"steps", "step_time", "cards", "card_mtbf", "restore", "rollback_every", "failures_at", "deadline",
+          "reserved", "runs", "seed", "checkpoint", "input", "stragglers"});
   if (plan && !plan->timed()) plan = nullptr;  // a memory-only plan has no steps to lend
   JobScenario job;
   job.steps = plan && !r.has("steps") ? steps_for(plan->tokens, plan->tokens_per_step()) : r.integer("steps", 1);
@@ -140,7 +148,8 @@ JobScenario read_job(const Reader& r, std::shared_ptr<const Source> src, const P
   if (job.step_time && *job.step_time <= 0) r.fail("step_time", "must be positive");
   if (plan && !job.step_time && !r.has("stragglers")) {
     // Cards and step time from each plan case.
-    if (r.has("cards")) r.fail("cards", "with a plan, cards come from its cases (give step_time too for a job of your own)");
+    if (r.has("cards"))
+      r.fail("cards", "with a plan, cards come from its cases (give step_time too for a job of your own)");
     job.per_plan_case = true;
   }
   if (!job.step_time && !r.has("stragglers") && !job.per_plan_case)
@@ -149,7 +158,8 @@ JobScenario read_job(const Reader& r, std::shared_ptr<const Source> src, const P
   s.cards = r.opt_integer("cards", 1).value_or(1);
   s.card_mtbf = r.opt_duration("card_mtbf").value_or(plan ? plan->card_mtbf : 0);
   if (r.has("card_mtbf") && s.card_mtbf <= 0) r.fail("card_mtbf", "must be positive (leave it out for no failures)");
-  if (s.card_mtbf > 0 && s.card_mtbf / s.cards <= 0) r.fail("card_mtbf", "the job's MTBF (card MTBF / cards) rounds to 0");
+  if (s.card_mtbf > 0 && s.card_mtbf / s.cards <= 0)
+    r.fail("card_mtbf", "the job's MTBF (card MTBF / cards) rounds to 0");
   s.restore = r.opt_duration("restore").value_or(plan ? plan->restore : 0);
   s.rollback_interval = r.opt_duration("rollback_every").value_or(0);
   if (r.has("rollback_every") && s.rollback_interval <= 0) r.fail("rollback_every", "must be positive");
@@ -161,7 +171,8 @@ JobScenario read_job(const Reader& r, std::shared_ptr<const Source> src, const P
   job.seed = static_cast<std::uint64_t>(r.opt_integer("seed", 0).value_or(1));
   if (r.has("checkpoint")) {
     s.checkpoint = read_checkpoint(r.child("checkpoint"), job, plan);
-    if (!job.every && !job.every_steps) r.child("checkpoint").fail("every", "missing: the interval between checkpoints");
+    if (!job.every && !job.every_steps)
+      r.child("checkpoint").fail("every", "missing: the interval between checkpoints");
   } else if (plan && plan->interval && plan->storage_bandwidth > 0) {
     // The plan's synchronous checkpoint.
     s.checkpoint.size = plan_checkpoint_bytes(*plan);

@@ -9,9 +9,9 @@ namespace stepsim::cli {
 
 namespace {
 
-const std::vector<std::string> kKeys = {"experts", "top_k", "tokens", "cards", "placement", "routing",
-                                        "capacity_factor", "row_time", "expert", "accelerator", "efficiency",
-                                        "row_bytes", "link"};
+const std::vector<std::string> kKeys = {"experts",    "top_k",           "tokens",   "cards",  "placement",
+                                        "routing",    "capacity_factor", "row_time", "expert", "accelerator",
+                                        "efficiency", "row_bytes",       "link"};
 
 // `routing: balanced`, `routing: {hot_experts: 50%, hot_load: 1.5}` or `routing: {loads: [96, 32]}`.
 MoeRoutingSpec read_routing(const Reader& r) {
@@ -19,7 +19,8 @@ MoeRoutingSpec read_routing(const Reader& r) {
   const YAML::Node n = r.node()["routing"];
   if (n.IsScalar()) {
     if (n.Scalar() != "balanced")
-      r.fail("routing", fmt::format("unknown routing '{}' (balanced, {{hot_experts, hot_load}} or {{loads}})", n.Scalar()));
+      r.fail("routing",
+             fmt::format("unknown routing '{}' (balanced, {{hot_experts, hot_load}} or {{loads}})", n.Scalar()));
     return out;
   }
   const Reader c = r.child("routing");
@@ -68,7 +69,8 @@ void apply(const Reader& r, MoeLayerSpec& s) {
   if (r.has("routing")) s.routing = read_routing(r);
   if (r.has("capacity_factor")) {
     const YAML::Node n = r.node()["capacity_factor"];
-    if (n.IsScalar() && n.Scalar() == "none") s.shape.capacity_factor.reset();
+    if (n.IsScalar() && n.Scalar() == "none")
+      s.shape.capacity_factor.reset();
     else {
       const double c = r.number("capacity_factor");
       if (!(c > 0)) r.fail("capacity_factor", "must be positive (or 'none' for a dropless layer)");
@@ -83,7 +85,8 @@ void apply(const Reader& r, MoeLayerSpec& s) {
   }
   if (r.has("expert") || r.has("accelerator") || r.has("efficiency")) {
     for (const char* k : {"expert", "accelerator"})
-      if (!r.has(k)) r.fail(k, "missing: the row time comes from expert {hidden, intermediate}, accelerator and efficiency");
+      if (!r.has(k))
+        r.fail(k, "missing: the row time comes from expert {hidden, intermediate}, accelerator and efficiency");
     const Reader e = r.child("expert");
     e.only({"hidden", "intermediate"});
     const std::int64_t hidden = e.integer("hidden"), width = e.integer("intermediate");

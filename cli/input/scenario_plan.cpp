@@ -42,9 +42,7 @@ std::vector<int> int_list(const Reader& r, const std::string& k) {
     long long v = 0;
     try {
       v = std::stoll(t, &used);
-    } catch (...) {
-      used = 0;
-    }
+    } catch (...) { used = 0; }
     if (used == 0 || used != t.size() || v < 1 || v > (1 << 30))
       r.fail(k, fmt::format("'{}' is not a positive whole number", t));
     out.push_back(static_cast<int>(v));
@@ -71,11 +69,11 @@ std::vector<double> fraction_list(const Reader& r, const std::string& k) {
     double v = 0;
     try {
       v = std::stod(t, &used);
-    } catch (...) {
-      used = 0;
-    }
-    if (used + 1 == t.size() && t.back() == '%') v /= 100.0;
-    else if (used == 0 || used != t.size()) r.fail(k, fmt::format("'{}' is not a number", t));
+    } catch (...) { used = 0; }
+    if (used + 1 == t.size() && t.back() == '%')
+      v /= 100.0;
+    else if (used == 0 || used != t.size())
+      r.fail(k, fmt::format("'{}' is not a number", t));
     if (!(v > 0 && v <= 1)) r.fail(k, fmt::format("'{}' is not a fraction above 0 and at most 1", t));
     out.push_back(v);
   }
@@ -86,8 +84,9 @@ const Accelerator& accelerator_named(const Reader& r, const std::string& k, cons
   const Accelerator* a = find_accelerator(name);
   if (!a) {
     const auto near = nearest(name, accelerator_names());
-    r.fail(k, near.empty() ? fmt::format("unknown accelerator '{}' (known: {})", name, fmt::join(accelerator_names(), ", "))
-                           : fmt::format("unknown accelerator '{}'; did you mean '{}'?", name, near));
+    r.fail(k, near.empty()
+                  ? fmt::format("unknown accelerator '{}' (known: {})", name, fmt::join(accelerator_names(), ", "))
+                  : fmt::format("unknown accelerator '{}'; did you mean '{}'?", name, near));
   }
   return *a;
 }
@@ -146,17 +145,22 @@ ReshardQuestion read_reshard(const Reader& r, const std::optional<PlanSpec>& spe
   q.to = static_cast<int>(r.integer("to", 1));
   if (q.from > q.rows) r.fail("from", fmt::format("more ranks than the {} rows", q.rows));
   if (q.to > q.rows) r.fail("to", fmt::format("more ranks than the {} rows", q.rows));
-  if (r.has("state_bytes")) q.format = read_state_format(r.child("state_bytes"));
-  else if (spec) q.format = spec->format;
+  if (r.has("state_bytes"))
+    q.format = read_state_format(r.child("state_bytes"));
+  else if (spec)
+    q.format = spec->format;
   return q;
 }
 
 KvCacheQuestion read_kv_cache(const Reader& r, const std::optional<PlanSpec>& spec) {
   r.only({"model", "tokens", "bytes"});
   KvCacheQuestion q;
-  if (r.has("model")) q.model = read_transformer(r, "model");
-  else if (spec && spec->model.shape) q.model = *spec->model.shape;
-  else r.fail("model", "missing: the KV cache needs a model with shapes (layers, kv_heads, head_dim)");
+  if (r.has("model"))
+    q.model = read_transformer(r, "model");
+  else if (spec && spec->model.shape)
+    q.model = *spec->model.shape;
+  else
+    r.fail("model", "missing: the KV cache needs a model with shapes (layers, kv_heads, head_dim)");
   if (q.model.layers < 1 || q.model.kv_heads < 1 || q.model.head_dim < 1)
     r.fail("model", "the model needs layers, kv_heads and head_dim for its KV cache");
   for (int n : int_list(r, "tokens")) q.tokens.push_back(n);
@@ -175,12 +179,11 @@ RecomputePolicy read_recompute(const Reader& r, const std::string& k) {
     int n = 0;
     try {
       n = std::stoi(s.substr(5), &used);
-    } catch (...) {
-      used = 0;
-    }
+    } catch (...) { used = 0; }
     if (used > 0 && used == s.size() - 5 && n >= 1) return {RecomputeKind::Keep, n};
   }
-  r.fail(k, fmt::format("'{}' is not a recompute policy (none, selective, full, or 'keep N' saved arrays per layer)", s));
+  r.fail(k,
+         fmt::format("'{}' is not a recompute policy (none, selective, full, or 'keep N' saved arrays per layer)", s));
 }
 
 PlanCase read_case(const Reader& c, const PlanSpec& spec) {
@@ -227,7 +230,8 @@ void read_task_and_deadline(const Reader& r, PlanSpec& spec) {
     if (spec.reserved >= spec.deadline) d.fail("reserved", "leaves no time for training (must be less than 'within')");
   }
   if (spec.timed() && spec.deadline == 0) r.fail("deadline", "missing: a plan with a task needs {within, reserved}");
-  if (!spec.timed() && r.has("deadline")) r.fail("task", "a deadline needs a task with tokens, sequence and sequences_per_step");
+  if (!spec.timed() && r.has("deadline"))
+    r.fail("task", "a deadline needs a task with tokens, sequence and sequences_per_step");
   if (spec.sequence == 0 && !(r.has("memory") && r.child("memory").has("workspace")))
     r.fail("task", "missing: the micro-batch's {sequence, microbatch_sequences} sizes the activations");
 }
@@ -265,7 +269,8 @@ void read_plan_compute(const Reader& r, PlanSpec& spec) {
     }
   }
   if (spec.timed()) {
-    if (spec.accelerator.peak_bf16_flops <= 0) r.fail("accelerator", "missing: a timed plan needs an accelerator (or compute.peak)");
+    if (spec.accelerator.peak_bf16_flops <= 0)
+      r.fail("accelerator", "missing: a timed plan needs an accelerator (or compute.peak)");
     if (!spec.model.shape && !spec.flops_per_token)
       r.fail("compute", "missing flops_per_token: the model has no shapes to count FLOPs from");
   }
@@ -282,7 +287,8 @@ void read_plan_step(const Reader& r, PlanSpec& spec) {
 
 void read_plan_checkpoint(const Reader& r, PlanSpec& spec) {
   if (!r.has("checkpoint")) {
-    if (spec.timed()) r.fail("checkpoint", "missing: {bandwidth, restore, interval, card_mtbf} (the save / redo / restore overhead)");
+    if (spec.timed())
+      r.fail("checkpoint", "missing: {bandwidth, restore, interval, card_mtbf} (the save / redo / restore overhead)");
     return;
   }
   const Reader c = r.child("checkpoint");
@@ -310,8 +316,9 @@ void read_cases(const Reader& r, const std::shared_ptr<const Source>& src, PlanS
     const Reader c(src, list[i], k);
     PlanCase pc = read_case(c, spec);
     if (spec.timed() && pc.cards > spec.max_cards())
-      c.fail("cards", fmt::format("{} cards exceed the batch: {} sequences per step in micro-batches of {} keep at most {} busy",
-                                  pc.cards, spec.sequences_per_step, spec.microbatch_sequences, spec.max_cards()));
+      c.fail("cards",
+             fmt::format("{} cards exceed the batch: {} sequences per step in micro-batches of {} keep at most {} busy",
+                         pc.cards, spec.sequences_per_step, spec.microbatch_sequences, spec.max_cards()));
     spec.cases.push_back(std::move(pc));
   }
 }

@@ -17,18 +17,16 @@ template <class Check>
 void checked_at(const Reader& r, Check check) {
   try {
     check();
-  } catch (const SpecError& e) {
-    r.fail_dotted(e.key(), e.what());
-  }
+  } catch (const SpecError& e) { r.fail_dotted(e.key(), e.what()); }
 }
 
-const std::vector<std::string> kLoopKeys = {"name", "mode", "max_staleness", "weight_updates", "interrupted",
-                                            "batches", "batch_size", "kept", "seed", "generation",
-                                            "verification", "learning", "sync"};
-
+const std::vector<std::string> kLoopKeys = {
+    "name", "mode", "max_staleness", "weight_updates", "interrupted", "batches", "batch_size",
+    "kept", "seed", "generation",    "verification",   "learning",    "sync"};
 
 template <class Enum>
-Enum choice(const Reader& r, const std::string& k, Enum fallback, const std::vector<std::pair<std::string, Enum>>& names) {
+Enum choice(const Reader& r, const std::string& k, Enum fallback,
+            const std::vector<std::pair<std::string, Enum>>& names) {
   const auto v = r.opt_text(k);
   if (!v) return fallback;
   std::vector<std::string> known;
@@ -61,7 +59,8 @@ std::optional<DurationDist> read_dist(const Reader& r, const std::string& k) {
   }
   const Reader c = r.child(k);
   c.only({"exponential", "uniform"});
-  if (c.has("exponential") == c.has("uniform")) r.fail(k, "give a duration, {exponential: mean} or {uniform: [low, high]}");
+  if (c.has("exponential") == c.has("uniform"))
+    r.fail(k, "give a duration, {exponential: mean} or {uniform: [low, high]}");
   if (c.has("exponential")) {
     d.kind = DurationDist::Kind::Exponential;
     d.a = c.duration("exponential");
@@ -78,8 +77,10 @@ std::optional<DurationDist> read_dist(const Reader& r, const std::string& k) {
 }
 
 RlStageSpec read_stage(const Reader& r, bool generation) {
-  if (generation) r.only({"workers", "rate", "batch_time", "length", "chunk"});
-  else r.only({"workers", "rate", "batch_time"});
+  if (generation)
+    r.only({"workers", "rate", "batch_time", "length", "chunk"});
+  else
+    r.only({"workers", "rate", "batch_time"});
   RlStageSpec st;
   st.workers = static_cast<int>(r.opt_integer("workers", 1).value_or(1));
   if (const auto rate = r.opt_text("rate")) {
@@ -99,11 +100,13 @@ RlStageSpec read_stage(const Reader& r, bool generation) {
 RlLoopSpec read_loop(const Reader& r, const std::string& fallback_name) {
   RlLoopSpec s;
   s.name = r.opt_text("name").value_or(fallback_name);
-  s.mode = choice(r, "mode", RlMode::Synchronous, {{"synchronous", RlMode::Synchronous}, {"asynchronous", RlMode::Asynchronous}});
+  s.mode = choice(r, "mode", RlMode::Synchronous,
+                  {{"synchronous", RlMode::Synchronous}, {"asynchronous", RlMode::Asynchronous}});
   s.max_staleness = static_cast<int>(r.opt_integer("max_staleness", 1).value_or(1));  // read only when asynchronous
   s.updates = choice(r, "weight_updates", WeightUpdates::BetweenBatches,
                      {{"between_batches", WeightUpdates::BetweenBatches}, {"in_flight", WeightUpdates::InFlight}});
-  s.interrupted = choice(r, "interrupted", Interrupted::Discard, {{"discard", Interrupted::Discard}, {"resume", Interrupted::Resume}});
+  s.interrupted = choice(r, "interrupted", Interrupted::Discard,
+                         {{"discard", Interrupted::Discard}, {"resume", Interrupted::Resume}});
   s.batches = static_cast<int>(r.integer("batches", 1));
   s.batch_size = static_cast<int>(r.integer("batch_size", 1));
   if (const auto kept = r.opt_number("kept")) {
@@ -128,9 +131,12 @@ YAML::Node overlay(const YAML::Node& base, const YAML::Node& over, const std::ve
     if (std::find(skip.begin(), skip.end(), k) != skip.end()) continue;
     const YAML::Node& co = over;
     const YAML::Node ov = co[k];
-    if (ov.IsDefined() && ov.IsMap() && kv.second.IsMap()) out[k] = overlay(kv.second, ov, {});
-    else if (ov.IsDefined()) out[k] = ov;
-    else out[k] = kv.second;
+    if (ov.IsDefined() && ov.IsMap() && kv.second.IsMap())
+      out[k] = overlay(kv.second, ov, {});
+    else if (ov.IsDefined())
+      out[k] = ov;
+    else
+      out[k] = kv.second;
   }
   for (const auto& kv : over) {
     const auto k = kv.first.as<std::string>();
@@ -173,8 +179,11 @@ ColocateSpec read_colocate(const Reader& r) {
     for (const auto& item : orders.texts(name)) {
       std::string cur;
       for (char ch : item + " ") {
-        if (ch == ' ' || ch == ',' || ch == '\t') { if (!cur.empty()) words.push_back(cur); cur.clear(); }
-        else cur += ch;
+        if (ch == ' ' || ch == ',' || ch == '\t') {
+          if (!cur.empty()) words.push_back(cur);
+          cur.clear();
+        } else
+          cur += ch;
       }
     }
     for (const auto& w : words) {
@@ -229,7 +238,8 @@ RlSpec read_rl(const Reader& r) {
   if (r.has("colocate")) sc.colocate = read_colocate(r.child("colocate"));
   if (r.has("weight_transfer")) sc.weight_transfer = read_weight_transfer(r.child("weight_transfer"));
   if (sc.loops.empty() && !sc.colocate && !sc.weight_transfer)
-    r.fail_at(r.node(), r.path(), "nothing to simulate: give the loop (generation, learning), colocate or weight_transfer");
+    r.fail_at(r.node(), r.path(),
+              "nothing to simulate: give the loop (generation, learning), colocate or weight_transfer");
   return sc;
 }
 

@@ -13,8 +13,9 @@ namespace stepsim::cli {
 namespace {
 
 // Layout keys that may hold a list or `auto`.
-const std::vector<std::string> kAxisKeys = {"tp", "pp", "virtual_stages", "dp", "cp", "ep", "schedule", "zero", "fsdp",
-                                            "micro_batch", "recompute", "sequence_parallel", "global_batch"};
+const std::vector<std::string> kAxisKeys = {
+    "tp",          "pp",        "virtual_stages",    "dp",          "cp", "ep", "schedule", "zero", "fsdp",
+    "micro_batch", "recompute", "sequence_parallel", "global_batch"};
 
 bool is_auto(const YAML::Node& n) { return n.IsScalar() && n.Scalar() == "auto"; }
 
@@ -42,9 +43,7 @@ std::int64_t int_of(const Reader& r, const YAML::Node& n, const std::string& k, 
     const double d = n.as<double>();
     if (d != static_cast<double>(static_cast<std::int64_t>(d)) || d > 1e15) throw YAML::Exception(n.Mark(), "");
     v = static_cast<std::int64_t>(d);
-  } catch (const YAML::Exception&) {
-    r.fail_at(n, r.key(k), fmt::format("'{}' is not a whole number", n.Scalar()));
-  }
+  } catch (const YAML::Exception&) { r.fail_at(n, r.key(k), fmt::format("'{}' is not a whole number", n.Scalar())); }
   if (v < min) r.fail_at(n, r.key(k), fmt::format("{} is below the minimum {}", v, min));
   return v;
 }
@@ -128,7 +127,8 @@ void read_axes(const Reader& r, const Reader& lr, SearchSpec& s) {
     if (!f) {
       const auto near = nearest(name, schedule_names());
       lr.fail_at(n, lr.key("schedule"),
-                 near.empty() ? fmt::format("unknown schedule '{}'", name) : fmt::format("unknown schedule '{}'; did you mean '{}'?", name, near));
+                 near.empty() ? fmt::format("unknown schedule '{}'", name)
+                              : fmt::format("unknown schedule '{}'; did you mean '{}'?", name, near));
     }
     if (std::find(a.schedule.begin(), a.schedule.end(), f->name) == a.schedule.end()) a.schedule.push_back(f->name);
   }
@@ -136,16 +136,21 @@ void read_axes(const Reader& r, const Reader& lr, SearchSpec& s) {
   for (const auto& n : values_of(lr, "recompute", a)) {
     const std::string v = n.Scalar();
     JobRecompute rc{};
-    if (v == "none") rc = JobRecompute::None;
-    else if (v == "selective") rc = JobRecompute::Selective;
-    else if (v == "full") rc = JobRecompute::Full;
-    else lr.fail_at(n, lr.key("recompute"), fmt::format("unknown recompute '{}' (none, selective, full or auto)", v));
+    if (v == "none")
+      rc = JobRecompute::None;
+    else if (v == "selective")
+      rc = JobRecompute::Selective;
+    else if (v == "full")
+      rc = JobRecompute::Full;
+    else
+      lr.fail_at(n, lr.key("recompute"), fmt::format("unknown recompute '{}' (none, selective, full or auto)", v));
     if (std::find(a.recompute.begin(), a.recompute.end(), rc) == a.recompute.end()) a.recompute.push_back(rc);
   }
   if (!lr.has("recompute")) a.recompute = {JobRecompute::None};
   for (const auto& n : values_of(lr, "sequence_parallel", a)) {
     bool b = false;
-    if (!YAML::convert<bool>::decode(n, b)) lr.fail_at(n, lr.key("sequence_parallel"), "expected true, false, a list of them or auto");
+    if (!YAML::convert<bool>::decode(n, b))
+      lr.fail_at(n, lr.key("sequence_parallel"), "expected true, false, a list of them or auto");
     a.sequence_parallel.push_back(b ? 1 : 0);
   }
   if (!lr.has("sequence_parallel")) a.sequence_parallel = {0};
@@ -158,9 +163,10 @@ void read_axes(const Reader& r, const Reader& lr, SearchSpec& s) {
                        size_or(a.sequence_parallel.size(), 2) * size_or(a.ep.size(), 16) *
                        static_cast<double>(a.global_batch.size()) * size_or(a.dp.size(), 1);
   if (space > static_cast<double>(kMaxSearchSpace))
-    r.fail("layout", fmt::format("the search space may hold up to {:.3g} layouts, more than {}: fix some keys or shorten the lists",
-                                 space, kMaxSearchSpace));
-
+    r.fail(
+        "layout",
+        fmt::format("the search space may hold up to {:.3g} layouts, more than {}: fix some keys or shorten the lists",
+                    space, kMaxSearchSpace));
 }
 
 // `input_wait`, `task` and `checkpoint`: the run to finish and what saves and failures cost.
@@ -174,7 +180,8 @@ void read_task(const Reader& r, SearchSpec& s) {
     s.task.tokens = static_cast<std::int64_t>(tokens);
     s.task.deadline = t.opt_duration("deadline").value_or(0);
     s.task.reserved = t.opt_duration("reserved").value_or(0);
-    if (s.task.deadline > 0 && s.task.reserved >= s.task.deadline) t.fail("reserved", "must be shorter than the deadline");
+    if (s.task.deadline > 0 && s.task.reserved >= s.task.deadline)
+      t.fail("reserved", "must be shorter than the deadline");
   }
   if (r.has("checkpoint")) {
     const Reader c = r.child("checkpoint");
@@ -217,11 +224,12 @@ SearchScenario read(std::shared_ptr<const Source> src) {
   SearchAxes& a = s.axes;
   a.global_batch.clear();
   for (const auto& n : values_of(lr, "global_batch", a)) a.global_batch.push_back(int_of(lr, n, "global_batch", 1));
-  if (a.global_batch.empty()) lr.fail("global_batch", "give the global batch (sequences per step; a list to search it)");
+  if (a.global_batch.empty())
+    lr.fail("global_batch", "give the global batch (sequences per step; a list to search it)");
   fixed["global_batch"] = a.global_batch.front();
   // Unknown keys are caught here (read_layout's list plus the searched ones).
-  lr.only({"tp", "pp", "virtual_stages", "dp", "cp", "ep", "schedule", "zero", "fsdp", "sequence_parallel", "micro_batch",
-           "global_batch", "recompute", "attention", "overlap", "fp8", "grad_bytes"});
+  lr.only({"tp", "pp", "virtual_stages", "dp", "cp", "ep", "schedule", "zero", "fsdp", "sequence_parallel",
+           "micro_batch", "global_batch", "recompute", "attention", "overlap", "fp8", "grad_bytes"});
   s.base = read_layout(Reader(src, fixed, lr.path()), s.model);
   s.base.global_batch = a.global_batch.front();
 
@@ -230,10 +238,14 @@ SearchScenario read(std::shared_ptr<const Source> src) {
   s.top = static_cast<int>(r.opt_integer("top", 1).value_or(10));
   if (s.top > 10000) r.fail("top", "at most 10,000");
   const std::string rank = r.opt_text("rank").value_or("time");
-  if (rank == "time") s.rank = SearchRank::Step;
-  else if (rank == "cost") s.rank = SearchRank::Cost;
-  else if (rank == "days") s.rank = SearchRank::Days;
-  else r.fail("rank", fmt::format("unknown rank '{}' (time, cost or days)", rank));
+  if (rank == "time")
+    s.rank = SearchRank::Step;
+  else if (rank == "cost")
+    s.rank = SearchRank::Cost;
+  else if (rank == "days")
+    s.rank = SearchRank::Days;
+  else
+    r.fail("rank", fmt::format("unknown rank '{}' (time, cost or days)", rank));
   if (s.rank == SearchRank::Days && s.task.tokens <= 0) r.fail("rank", "rank days needs a task (tokens, deadline)");
   return sc;
 }
@@ -244,7 +256,8 @@ SearchScenario load_search(const std::string& file, const std::vector<std::strin
   return read(Source::load(file, overrides));
 }
 
-SearchScenario parse_search(const std::string& text, const std::string& name, const std::vector<std::string>& overrides) {
+SearchScenario parse_search(const std::string& text, const std::string& name,
+                            const std::vector<std::string>& overrides) {
   return read(Source::parse(text, name, overrides));
 }
 

@@ -28,7 +28,8 @@ struct SearchScenario {
 
 // Throws InputError (file:line: key: message).
 SearchScenario load_search(const std::string& file, const std::vector<std::string>& overrides = {});
-SearchScenario parse_search(const std::string& text, const std::string& name, const std::vector<std::string>& overrides = {});
+SearchScenario parse_search(const std::string& text, const std::string& name,
+                            const std::vector<std::string>& overrides = {});
 
 // The most candidates a search may enumerate (bad input beyond it: no unbounded work).
 inline constexpr std::int64_t kMaxSearchSpace = 20'000'000;

@@ -18,9 +18,13 @@ std::vector<std::string> split_csv(const std::string& line) {
   std::string cur;
   bool quoted = false;
   for (char ch : line) {
-    if (ch == '"') quoted = !quoted;
-    else if (ch == ',' && !quoted) { out.push_back(cur); cur.clear(); }
-    else if (ch != '\r') cur += ch;
+    if (ch == '"')
+      quoted = !quoted;
+    else if (ch == ',' && !quoted) {
+      out.push_back(cur);
+      cur.clear();
+    } else if (ch != '\r')
+      cur += ch;
   }
   out.push_back(cur);
   return out;
@@ -39,6 +43,18 @@ const char* metric_unit(Metric m) {
 }
 
 namespace {
+// The metric column: which published figure the row's value is.
+Metric parse_metric(const std::string& file, int n, const std::string& metric) {
+  if (metric == "tflops_sc21") return Metric::TflopsSc21;
+  if (metric == "tflops_hw") return Metric::TflopsHardware;
+  if (metric == "iteration_s") return Metric::IterationSeconds;
+  if (metric == "layer_fwd_ms") return Metric::LayerForwardMs;
+  if (metric == "layer_bwd_ms") return Metric::LayerBackwardMs;
+  throw InputError(
+      file, n, "metric",
+      fmt::format("unknown metric '{}' (tflops_sc21, tflops_hw, iteration_s, layer_fwd_ms, layer_bwd_ms)", metric));
+}
+
 // One row of a measured-runs CSV: its layout, metric and value (columns by header name).
 MeasuredRun parse_row(const std::string& file, int n, std::map<std::string, std::string> c) {
   auto need = [&](const char* k) -> const std::string& {
@@ -66,8 +82,9 @@ MeasuredRun parse_row(const std::string& file, int n, std::map<std::string, std:
   const ClusterSpec* preset = find_cluster_preset(r.hw);
   if (!preset) {
     const auto near = nearest(r.hw, cluster_preset_names());
-    throw InputError(file, n, "hw", near.empty() ? fmt::format("unknown preset '{}'", r.hw)
-                                                 : fmt::format("unknown preset '{}'; did you mean '{}'?", r.hw, near));
+    throw InputError(file, n, "hw",
+                     near.empty() ? fmt::format("unknown preset '{}'", r.hw)
+                                  : fmt::format("unknown preset '{}'; did you mean '{}'?", r.hw, near));
   }
   r.spec.cluster = *preset;
   JobModel& m = r.spec.model;
@@ -99,13 +116,7 @@ MeasuredRun parse_row(const std::string& file, int n, std::map<std::string, std:
   l.overlap_grad_reduce = integer("overlap_dp", 1) == 1;
   l.attention = c["attention"] == "unfused" ? AttentionKernel::Unfused : AttentionKernel::Flash;
   l.grad_bytes = static_cast<int>(integer("grad_bytes", 4));
-  const std::string& metric = need("metric");
-  if (metric == "tflops_sc21") r.metric = Metric::TflopsSc21;
-  else if (metric == "tflops_hw") r.metric = Metric::TflopsHardware;
-  else if (metric == "iteration_s") r.metric = Metric::IterationSeconds;
-  else if (metric == "layer_fwd_ms") r.metric = Metric::LayerForwardMs;
-  else if (metric == "layer_bwd_ms") r.metric = Metric::LayerBackwardMs;
-  else throw InputError(file, n, "metric", fmt::format("unknown metric '{}' (tflops_sc21, tflops_hw, iteration_s, layer_fwd_ms, layer_bwd_ms)", metric));
+  r.metric = parse_metric(file, n, need("metric"));
   const std::string& v = need("value");
   try {
     std::size_t used = 0;
@@ -133,7 +144,10 @@ std::vector<MeasuredRun> read_measured_runs(const std::string& file) {
     ++n;
     if (line.empty() || line[0] == '#') continue;
     const auto cells = split_csv(line);
-    if (header.empty()) { header = cells; continue; }
+    if (header.empty()) {
+      header = cells;
+      continue;
+    }
     std::map<std::string, std::string> c;
     for (std::size_t i = 0; i < header.size() && i < cells.size(); ++i) c[header[i]] = cells[i];
     MeasuredRun r = parse_row(file, n, c);

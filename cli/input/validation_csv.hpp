@@ -12,13 +12,13 @@ enum class Metric { TflopsSc21, TflopsHardware, IterationSeconds, LayerForwardMs
 
 struct MeasuredRun {
   int line = 0;
-  std::string label;   // table + model + GPUs
-  std::string table;   // "Table 1", ...
+  std::string label;  // table + model + GPUs
+  std::string table;  // "Table 1", ...
   JobStepSpec spec;
   Metric metric = Metric::IterationSeconds;
   double value = 0;
-  bool fit = false;    // used by the calibration
-  std::string hw;      // accelerator preset (one calibration per accelerator)
+  bool fit = false;  // used by the calibration
+  std::string hw;    // accelerator preset (one calibration per accelerator)
 };
 
 // Throws InputError (file:line: column: message).

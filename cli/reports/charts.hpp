@@ -52,7 +52,7 @@ struct TimeTrack {
 struct TimelineChart {
   std::vector<Swatch> legend;
   std::vector<TimeTrack> tracks;
-  Time end = 0;  // when the simulated work ends (the step time); the axis may reach further
+  Time end = 0;                // when the simulated work ends (the step time); the axis may reach further
   std::string emphasis_label;  // legend text for emphasised bars, e.g. "exposed communication"
 };
 
@@ -61,13 +61,14 @@ struct TimelineChart {
 struct ReferenceLine {
   double value = 0;
   std::string label;
-  std::string colour = {};  // CSS colour; empty: the renderer's reference red ("= {}" keeps {value, label} warning-free)
+  std::string colour =
+      {};  // CSS colour; empty: the renderer's reference red ("= {}" keeps {value, label} warning-free)
 };
 
 struct CurveSeries {
   std::string label;
   std::string colour;
-  std::vector<std::pair<Time, double>> steps;  // value from each time on, in time order
+  std::vector<std::pair<Time, double>> steps;   // value from each time on, in time order
   std::optional<std::pair<Time, double>> peak;  // marked with a dot and `peak_label`
   std::string peak_label;
 };
@@ -86,10 +87,10 @@ struct BarSegment {
 };
 
 struct BarItem {
-  std::string label;  // under the bar
+  std::string label;                 // under the bar
   std::vector<BarSegment> segments;  // stacked bottom-up; one segment for a plain bar
-  std::string note;   // over the bar, e.g. its total
-  bool emphasis = false;  // outlined, note in the emphasis colour: e.g. a plan over capacity
+  std::string note;                  // over the bar, e.g. its total
+  bool emphasis = false;             // outlined, note in the emphasis colour: e.g. a plan over capacity
 };
 
 // The numeric axis of a histogram: bar i covers [low + i width, low + (i + 1) width).
@@ -115,13 +116,13 @@ struct BarChart {
 // Cells coloured by category over two varied inputs, e.g. a sweep's verdict (ok / late / no fit)
 // per number of cards and efficiency.
 struct GridCell {
-  int swatch = 0;         // index into GridChart::legend
-  std::string label;      // drawn in the cell if it fits
-  std::string tip;        // shown on hover
+  int swatch = 0;     // index into GridChart::legend
+  std::string label;  // drawn in the cell if it fits
+  std::string tip;    // shown on hover
 };
 
 struct GridChart {
-  std::string row_title, column_title;   // what varies down and across
+  std::string row_title, column_title;     // what varies down and across
   std::vector<std::string> rows, columns;  // their values
   std::vector<Swatch> legend;
   std::vector<GridCell> cells;  // row by row: rows.size() x columns.size()

@@ -19,7 +19,10 @@ constexpr std::size_t kSpill = std::size_t{1} << 20;
 
 // Microseconds with three decimals, exactly, from integer nanoseconds.
 void append_us(std::string& out, Time ns) {
-  if (ns < 0) { out += '-'; ns = -ns; }
+  if (ns < 0) {
+    out += '-';
+    ns = -ns;
+  }
   append_int(out, ns / 1000);
   const auto frac = static_cast<int>(ns % 1000);
   const char digits[3] = {static_cast<char>('0' + frac / 100), static_cast<char>('0' + frac / 10 % 10),
@@ -60,8 +63,10 @@ void append_json_escaped(std::string& out, std::string_view s) {
       case '\n': out += "\\n"; break;
       case '\t': out += "\\t"; break;
       default:
-        if (static_cast<unsigned char>(c) < 0x20) fmt::format_to(std::back_inserter(out), "\\u{:04x}", static_cast<int>(c));
-        else out += c;
+        if (static_cast<unsigned char>(c) < 0x20)
+          fmt::format_to(std::back_inserter(out), "\\u{:04x}", static_cast<int>(c));
+        else
+          out += c;
     }
   }
 }
@@ -97,20 +102,24 @@ void ChromeTrace::begin_event() {
 
 void ChromeTrace::process(int pid, std::string_view name, int sort_index) {
   begin_event();
-  fmt::format_to(std::back_inserter(out_), R"({{"ph":"M","pid":{},"tid":0,"name":"process_name","args":{{"name":"{}"}}}})",
-                 pid, json_escape(name));
+  fmt::format_to(std::back_inserter(out_),
+                 R"({{"ph":"M","pid":{},"tid":0,"name":"process_name","args":{{"name":"{}"}}}})", pid,
+                 json_escape(name));
   begin_event();
-  fmt::format_to(std::back_inserter(out_), R"({{"ph":"M","pid":{},"tid":0,"name":"process_sort_index","args":{{"sort_index":{}}}}})",
-                 pid, sort_index);
+  fmt::format_to(std::back_inserter(out_),
+                 R"({{"ph":"M","pid":{},"tid":0,"name":"process_sort_index","args":{{"sort_index":{}}}}})", pid,
+                 sort_index);
 }
 
 void ChromeTrace::thread(int pid, int tid, std::string_view name, int sort_index) {
   begin_event();
-  fmt::format_to(std::back_inserter(out_), R"({{"ph":"M","pid":{},"tid":{},"name":"thread_name","args":{{"name":"{}"}}}})",
-                 pid, tid, json_escape(name));
+  fmt::format_to(std::back_inserter(out_),
+                 R"({{"ph":"M","pid":{},"tid":{},"name":"thread_name","args":{{"name":"{}"}}}})", pid, tid,
+                 json_escape(name));
   begin_event();
-  fmt::format_to(std::back_inserter(out_), R"({{"ph":"M","pid":{},"tid":{},"name":"thread_sort_index","args":{{"sort_index":{}}}}})",
-                 pid, tid, sort_index);
+  fmt::format_to(std::back_inserter(out_),
+                 R"({{"ph":"M","pid":{},"tid":{},"name":"thread_sort_index","args":{{"sort_index":{}}}}})", pid, tid,
+                 sort_index);
 }
 
 // The per-op events below are written by hand (no format string parsed per event): they are
@@ -213,7 +222,8 @@ TraceFile::~TraceFile() {
 
 void TraceFile::commit() {
   if (file_ == stdout) {
-    if (std::fflush(stdout) != 0) throw std::runtime_error(fmt::format("cannot write to stdout: {}", std::strerror(errno)));
+    if (std::fflush(stdout) != 0)
+      throw std::runtime_error(fmt::format("cannot write to stdout: {}", std::strerror(errno)));
     file_ = nullptr;
     return;
   }

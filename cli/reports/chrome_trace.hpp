@@ -16,7 +16,7 @@ namespace stepsim::cli {
 
 class ChromeTrace {
  public:
-  ChromeTrace();                        // in memory
+  ChromeTrace();                         // in memory
   explicit ChromeTrace(std::FILE* out);  // streamed to `out` (not closed here)
   void process(int pid, std::string_view name, int sort_index);
   void thread(int pid, int tid, std::string_view name, int sort_index);

@@ -17,7 +17,17 @@ namespace stepsim::cli {
 namespace {
 
 // Legend of the data-parallel timeline, indexed by DpSwatch.
-enum DpSwatch : int { kInput, kForward, kBackward, kBackwardInput, kBackwardWeight, kGather, kReduceScatter, kAllReduce, kExposed };
+enum DpSwatch : int {
+  kInput,
+  kForward,
+  kBackward,
+  kBackwardInput,
+  kBackwardWeight,
+  kGather,
+  kReduceScatter,
+  kAllReduce,
+  kExposed
+};
 
 std::vector<Swatch> dp_legend() {
   return {{"input wait", "#bab0ac", '<'},
@@ -49,7 +59,9 @@ int swatch_of(DpOp kind) {
 std::string ms3(Time t) { return fmt::format("{:.3f}", to_ms(t)); }
 
 // Seconds for long steps, milliseconds otherwise (as the text report does).
-std::string span(Time t, bool seconds) { return seconds ? fmt::format("{:.3f} s", to_s(t)) : fmt::format("{:.3f} ms", to_ms(t)); }
+std::string span(Time t, bool seconds) {
+  return seconds ? fmt::format("{:.3f} s", to_s(t)) : fmt::format("{:.3f} ms", to_ms(t));
+}
 
 std::string unit_name(const DataParallelRun& run, int unit) { return unit >= 0 ? run.plan.units[unit].name : ""; }
 
@@ -63,8 +75,8 @@ std::string describe(const DataParallelRun& run, const DpOpInfo& x) {
     case DpOp::BackwardInput: return fmt::format("input gradient (dX) of {}, micro-batch {}", unit, x.micro);
     case DpOp::BackwardWeight: return fmt::format("weight gradient (dW) of {}, micro-batch {}", unit, x.micro);
     case DpOp::Gather:
-      return fmt::format("AllGather of {}'s weights for the {}, micro-batch {}", unit, x.for_backward ? "backward" : "forward",
-                         x.micro);
+      return fmt::format("AllGather of {}'s weights for the {}, micro-batch {}", unit,
+                         x.for_backward ? "backward" : "forward", x.micro);
     case DpOp::ReduceScatter: return fmt::format("ReduceScatter of {}'s gradient, micro-batch {}", unit, x.micro);
     case DpOp::AllReduce: {
       std::string units;
@@ -189,9 +201,11 @@ ShownRanks data_parallel_shown_ranks(const DataParallelRun& run) {
     return i < 4 ? fmt::format("card {}, one of the first four", ranks[i].card) : fmt::format("card {}", ranks[i].card);
   };
   shown.note = fmt::format(
-      "{} cards simulated (they differ); shown: cards {} to {} (the first four), the slowest ({}: {:.3f} s of compute) and "
+      "{} cards simulated (they differ); shown: cards {} to {} (the first four), the slowest ({}: {:.3f} s of compute) "
+      "and "
       "the one with the most exposed communication ({}: {:.3f} s).",
-      ranks.size(), ranks[0].card, ranks[3].card, who(s), to_s(slowest->compute_busy), who(e), to_s(most_exposed->exposed));
+      ranks.size(), ranks[0].card, ranks[3].card, who(s), to_s(slowest->compute_busy), who(e),
+      to_s(most_exposed->exposed));
   return shown;
 }
 
@@ -212,8 +226,9 @@ TimeBar exposed_wait(const DataParallelRun& run, std::size_t rank, const Exposed
       e.waits_for != kNoOp
           ? fmt::format("waits for {}: {} (ends {} ms)", g.op_name(e.waits_for), describe(run, p.info[e.waits_for]),
                         ms3(run.timeline.done(g, e.waits_for)))
-          : fmt::format("its last compute op is done; waits for the collectives still running on the {} (the last ends {} ms)",
-                        link_label(run, rank), ms3(e.end));
+          : fmt::format(
+                "its last compute op is done; waits for the collectives still running on the {} (the last ends {} ms)",
+                link_label(run, rank), ms3(e.end));
   w.tip = fmt::format("card {}: exposed communication {} ms, from {} to {} ms\n{}", p.cards[rank], ms3(e.end - e.start),
                       ms3(e.start), ms3(e.end), cause);
   return w;
@@ -257,14 +272,16 @@ TimelineChart data_parallel_timeline(const DataParallelRun& run) {
       b.end = tl.done(g, iv.op);
       b.swatch = swatch_of(x.kind);
       b.label = bar_label(run, x);
-      b.tip = fmt::format("{}: {}\nstart {} ms, end {} ms ({} ms)", g.op_name(iv.op), describe(run, x), ms3(b.start), ms3(b.end),
-                          ms3(b.end - b.start));
+      b.tip = fmt::format("{}: {}\nstart {} ms, end {} ms ({} ms)", g.op_name(iv.op), describe(run, x), ms3(b.start),
+                          ms3(b.end), ms3(b.end - b.start));
       if (it != exposed_on.end()) {
         Time waited = 0;
-        for (const auto& e : it->second) waited += std::max<Time>(0, std::min(e.end, b.end) - std::max(e.start, b.start));
+        for (const auto& e : it->second)
+          waited += std::max<Time>(0, std::min(e.end, b.end) - std::max(e.start, b.start));
         if (waited > 0) {
           b.emphasis = true;
-          b.tip += fmt::format("\nin flight during {} ms of exposed communication (the compute stream waits)", ms3(waited));
+          b.tip +=
+              fmt::format("\nin flight during {} ms of exposed communication (the compute stream waits)", ms3(waited));
         }
       }
       t.bars.push_back(std::move(b));
@@ -293,7 +310,8 @@ namespace {
 bool same_timeline(const DataParallelRun& a, const DataParallelRun& b) {
   const OpGraph& ga = a.program->graph;
   const OpGraph& gb = b.program->graph;
-  if (ga.op_count() != gb.op_count() || a.timeline.start != b.timeline.start || a.timeline.end != b.timeline.end) return false;
+  if (ga.op_count() != gb.op_count() || a.timeline.start != b.timeline.start || a.timeline.end != b.timeline.end)
+    return false;
   for (OpId op = 0; op < ga.op_count(); ++op)
     if (ga.op_name(op) != gb.op_name(op) || ga.op_resource(op) != gb.op_resource(op)) return false;
   return true;
@@ -313,9 +331,10 @@ void run_timeline_section(HtmlReport& page, const std::vector<DataParallelReport
   if (const auto same = std::find_if(runs.begin(), runs.begin() + static_cast<std::ptrdiff_t>(i),
                                      [&](const DataParallelReportRun& e) { return same_timeline(*e.run, run); });
       same != runs.begin() + static_cast<std::ptrdiff_t>(i)) {
-    page.paragraph(fmt::format("The same step as {}: every op starts and ends at the same time, so its timeline is not "
-                               "drawn again.",
-                               same->name));
+    page.paragraph(
+        fmt::format("The same step as {}: every op starts and ends at the same time, so its timeline is not "
+                    "drawn again.",
+                    same->name));
     return;
   }
   const ShownRanks shown = data_parallel_shown_ranks(run);
@@ -324,9 +343,10 @@ void run_timeline_section(HtmlReport& page, const std::vector<DataParallelReport
     const auto exposed = exposed_intervals(run, rank);
     Time sum = 0;
     for (const auto& e : exposed) sum += e.end - e.start;
-    page.paragraph(fmt::format("card {}: step {} = input wait {} + compute {} + exposed communication {}{}", r.ranks[rank].card,
-                               span(r.step_time, seconds), span(r.input_wait, seconds),
-                               span(r.ranks[rank].compute_busy, seconds), span(sum, seconds), intervals(exposed.size())));
+    page.paragraph(fmt::format("card {}: step {} = input wait {} + compute {} + exposed communication {}{}",
+                               r.ranks[rank].card, span(r.step_time, seconds), span(r.input_wait, seconds),
+                               span(r.ranks[rank].compute_busy, seconds), span(sum, seconds),
+                               intervals(exposed.size())));
   }
   const TimelineChart chart = data_parallel_timeline(run);
   SvgLayout full;
@@ -338,8 +358,8 @@ void run_timeline_section(HtmlReport& page, const std::vector<DataParallelReport
     page.figure(timeline_svg(chart, fmt::format("zoom{}-first", i), first),
                 fmt::format("{}: the first {} of the step", runs[i].name, span(zoom.span, zoom.span >= kSecond)));
     page.figure(timeline_svg(chart, fmt::format("zoom{}-last", i), last),
-                fmt::format("{}: the last {} of the step ({} to {} ms)", runs[i].name, span(zoom.span, zoom.span >= kSecond),
-                            ms3(last.start), ms3(last.end)));
+                fmt::format("{}: the last {} of the step ({} to {} ms)", runs[i].name,
+                            span(zoom.span, zoom.span >= kSecond), ms3(last.start), ms3(last.end)));
   }
 }
 
@@ -361,7 +381,9 @@ std::string data_parallel_html_report(const std::string& title, const std::strin
   HtmlReport page(title + " \u2014 stepsim report");
   page.heading(1, title);
   if (!description.empty()) page.paragraph(description);
-  if (compare) page.paragraph(fmt::format("Data-parallel step: the base spec and {} variant{}.", runs.size() - 1, runs.size() == 2 ? "" : "s"));
+  if (compare)
+    page.paragraph(fmt::format("Data-parallel step: the base spec and {} variant{}.", runs.size() - 1,
+                               runs.size() == 2 ? "" : "s"));
   else
     for (const auto& line : data_parallel_run_lines(*runs.front().run, *runs.front().spec)) page.paragraph(line);
 
@@ -369,26 +391,32 @@ std::string data_parallel_html_report(const std::string& title, const std::strin
   std::vector<std::pair<std::string, const DataParallelRun*>> rows;
   for (const auto& r : runs) rows.emplace_back(r.name, r.run);
   page.table(data_parallel_compare_table(rows));
-  if (!compare && runs.front().run->result.ranks.size() <= 16) page.table(data_parallel_resource_table(*runs.front().run));
+  if (!compare && runs.front().run->result.ranks.size() <= 16)
+    page.table(data_parallel_resource_table(*runs.front().run));
 
   page.heading(2, "Timelines", "timelines");
   page.paragraph(
-      "Every op of one training step: per card its compute stream, below it its input wait and the link its collectives "
-      "run on (its PCIe lane or peer link, or its host's NIC), each collective from start to end. Hover a bar for its op, "
+      "Every op of one training step: per card its compute stream, below it its input wait and the link its "
+      "collectives "
+      "run on (its PCIe lane or peer link, or its host's NIC), each collective from start to end. Hover a bar for its "
+      "op, "
       "unit, micro-batch, start and end.");
   page.paragraph(
       "Exposed communication (light red): the intervals in which a card's compute stream stands idle after its input "
-      "wait \u2014 waiting for an AllGather of weights it needs next, or, after its last compute op, for the reductions still "
+      "wait \u2014 waiting for an AllGather of weights it needs next, or, after its last compute op, for the "
+      "reductions still "
       "running. They add up to the card's exposed communication (step = input wait + compute + exposed communication). "
       "Collectives outlined in red were in flight during such an interval: the communication the compute waits on. "
       "Hatched: idle for another reason (the input wait, or a card that finished before the slowest)." +
       std::string(compare ? " All runs share one time axis." : ""));
   if (zoom.span > 0)
-    page.paragraph(fmt::format(
-        "The step holds too many ops to see each at full scale (bars narrower than a pixel are still drawn, one per op, "
-        "unlabelled and without hover text). Below each timeline: the step's first and last {} zoomed, where the exposed "
-        "communication sits (the first gathers after the input wait; the last reductions).",
-        span(zoom.span, zoom.span >= kSecond)));
+    page.paragraph(
+        fmt::format("The step holds too many ops to see each at full scale (bars narrower than a pixel are still "
+                    "drawn, one per op, "
+                    "unlabelled and without hover text). Below each timeline: the step's first and last {} zoomed, "
+                    "where the exposed "
+                    "communication sits (the first gathers after the input wait; the last reductions).",
+                    span(zoom.span, zoom.span >= kSecond)));
 
   for (std::size_t i = 0; i < runs.size(); ++i)
     run_timeline_section(page, runs, i, anchors[i], compare, seconds, zoom, axis_end);
@@ -422,8 +450,9 @@ std::string data_parallel_gantt_text(const std::vector<DataParallelReportRun>& r
     for (auto& t : chart.tracks) all.tracks.push_back(std::move(t));
   }
   out += timeline_text_legend(all, true) + "\n";
-  out += "A bar reads as its letter, its unit (or bucket) if it fits, then lower case; ! marks the compute waiting on "
-         "communication (exposed); an op shorter than a cell still takes one.\n";
+  out +=
+      "A bar reads as its letter, its unit (or bucket) if it fits, then lower case; ! marks the compute waiting on "
+      "communication (exposed); an op shorter than a cell still takes one.\n";
   return out;
 }
 

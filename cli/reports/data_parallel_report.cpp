@@ -28,14 +28,17 @@ std::string ranks_line(const DataParallelResult& r, const DataParallelSpec& spec
   if (r.folded) return fmt::format("ranks: {} identical ranks folded into one representative (card 0)", r.cards);
   if (spec.stragglers.empty()) return fmt::format("ranks: all {} simulated (fold: false)", r.cards);
   std::string who;
-  for (const auto& [card, scale] : spec.stragglers) who += fmt::format("{}card {} computes {:g}x", who.empty() ? "" : ", ", card, scale);
+  for (const auto& [card, scale] : spec.stragglers)
+    who += fmt::format("{}card {} computes {:g}x", who.empty() ? "" : ", ", card, scale);
   return fmt::format("ranks: all {} simulated, they differ: {}", r.cards, who);
 }
 
 // One unit for a whole column set: seconds when anything reaches 10 s, else milliseconds.
 struct TimeUnit {
   bool seconds;
-  std::string operator()(Time t) const { return seconds ? fmt::format("{:.3f} s", to_s(t)) : fmt::format("{:.3f} ms", to_ms(t)); }
+  std::string operator()(Time t) const {
+    return seconds ? fmt::format("{:.3f} s", to_s(t)) : fmt::format("{:.3f} ms", to_ms(t));
+  }
 };
 }  // namespace
 
@@ -65,7 +68,8 @@ Json data_parallel_summary_json(const DataParallelRun& run, const DataParallelSp
   j["exposed_comm_ms"] = round3(to_ms(r.exposed_comm));
   j["link_time_ms"] = round3(to_ms(r.link_time));
   j["link_time_s"] = round3(to_s(r.link_time));
-  j["link"] = {{"kind", std::string(link_kind_name(r.link))}, {"bandwidth_GBps", round3(static_cast<double>(r.link_bandwidth) / 1e9)}};
+  j["link"] = {{"kind", std::string(link_kind_name(r.link))},
+               {"bandwidth_GBps", round3(static_cast<double>(r.link_bandwidth) / 1e9)}};
   j["collectives_per_card"] = r.collectives_per_card;
   j["bytes_per_card_GB"] = round3(gb(r.bytes_per_card));
   j["gather_bytes_per_pass_GB"] = round3(gb(r.gather_bytes_per_pass));
@@ -93,22 +97,25 @@ std::vector<std::string> data_parallel_run_lines(const DataParallelRun& run, con
   const DataParallelPlan& p = run.plan;
   const int hosts = (p.cards + p.cards_per_host - 1) / p.cards_per_host;
   std::string what = fmt::format("{} over {} card{} ({} host{} of up to {}), {} micro-batch{}", mode(p), p.cards,
-                                 p.cards == 1 ? "" : "s", hosts, hosts == 1 ? "" : "s", p.cards_per_host, p.microbatches,
-                                 p.microbatches == 1 ? "" : "es");
+                                 p.cards == 1 ? "" : "s", hosts, hosts == 1 ? "" : "s", p.cards_per_host,
+                                 p.microbatches, p.microbatches == 1 ? "" : "es");
   if (spec.units.empty() && spec.model)
-    what += fmt::format(" of {} x {} tokens ({}, {:.0f}% of {})", spec.microbatch_size, spec.sequence_length, spec.model->name,
-                        100 * spec.efficiency, spec.accelerator.name);
-  what += p.zero3 ? fmt::format(", prefetch {}", p.prefetch) : fmt::format(", {} bucket{}", p.buckets.size(), p.buckets.size() == 1 ? "" : "s");
+    what += fmt::format(" of {} x {} tokens ({}, {:.0f}% of {})", spec.microbatch_size, spec.sequence_length,
+                        spec.model->name, 100 * spec.efficiency, spec.accelerator.name);
+  what += p.zero3 ? fmt::format(", prefetch {}", p.prefetch)
+                  : fmt::format(", {} bucket{}", p.buckets.size(), p.buckets.size() == 1 ? "" : "s");
   what += fmt::format(", backward {}", backward_order_name(p.order));
   std::vector<std::string> lines = {what, ranks_line(r, spec)};
   if (r.collectives_per_card > 0)
-    lines.push_back(fmt::format("collectives run on the {} at {:.3g} GB/s: {} per card per step, {:.3f} GB sent per card",
-                                link_kind_name(r.link), static_cast<double>(r.link_bandwidth) / 1e9, r.collectives_per_card,
-                                gb(r.bytes_per_card)));
+    lines.push_back(
+        fmt::format("collectives run on the {} at {:.3g} GB/s: {} per card per step, {:.3f} GB sent per card",
+                    link_kind_name(r.link), static_cast<double>(r.link_bandwidth) / 1e9, r.collectives_per_card,
+                    gb(r.bytes_per_card)));
   const TimeUnit tu{r.step_time >= 10 * kSecond};
-  lines.push_back(fmt::format("step {} = input wait {} + compute {} + exposed communication {}", tu(r.step_time), tu(r.input_wait),
-                              tu(r.compute_time), tu(r.exposed_comm)));
-  lines.push_back(fmt::format("link time {} per card per step ({} of the step)", tu(r.link_time), pct(r.link_time, r.step_time)));
+  lines.push_back(fmt::format("step {} = input wait {} + compute {} + exposed communication {}", tu(r.step_time),
+                              tu(r.input_wait), tu(r.compute_time), tu(r.exposed_comm)));
+  lines.push_back(
+      fmt::format("link time {} per card per step ({} of the step)", tu(r.link_time), pct(r.link_time, r.step_time)));
   return lines;
 }
 
@@ -146,17 +153,25 @@ Table data_parallel_compare_table(const std::vector<std::pair<std::string, const
   Time longest = 0;
   for (const auto& [name, run] : runs) longest = std::max(longest, run->result.step_time);
   const TimeUnit tu{longest >= 10 * kSecond};
-  Table t({{"variant", false}, {"mode", false}, {"link", false}, {"step"}, {"compute"}, {"link time"}, {"exposed comm"},
-           {"GB/card"}, {"collectives"}});
+  Table t({{"variant", false},
+           {"mode", false},
+           {"link", false},
+           {"step"},
+           {"compute"},
+           {"link time"},
+           {"exposed comm"},
+           {"GB/card"},
+           {"collectives"}});
   for (const auto& [name, run] : runs) {
     const DataParallelResult& r = run->result;
     const DataParallelPlan& p = run->plan;
     std::string m = p.zero3 ? fmt::format("ZeRO-3 p{}{}", p.prefetch, p.keep_gathered ? " keep" : "")
                             : fmt::format("DDP {} bucket{}", p.buckets.size(), p.buckets.size() == 1 ? "" : "s");
     if (p.order != BackwardOrder::Fused) m += fmt::format(" {}", backward_order_name(p.order));
-    t.add_row({name, m, fmt::format("{} {:.3g} GB/s", link_kind_name(r.link), static_cast<double>(r.link_bandwidth) / 1e9),
-               tu(r.step_time), tu(r.compute_time), tu(r.link_time), tu(r.exposed_comm), fmt::format("{:.3f}", gb(r.bytes_per_card)),
-               std::to_string(r.collectives_per_card)});
+    t.add_row({name, m,
+               fmt::format("{} {:.3g} GB/s", link_kind_name(r.link), static_cast<double>(r.link_bandwidth) / 1e9),
+               tu(r.step_time), tu(r.compute_time), tu(r.link_time), tu(r.exposed_comm),
+               fmt::format("{:.3f}", gb(r.bytes_per_card)), std::to_string(r.collectives_per_card)});
   }
   return t;
 }
@@ -175,8 +190,9 @@ void emit_data_parallel_trace(ChromeTrace& tr, const DataParallelRun& run) {
   for (std::size_t i = 0; i < prog.cards.size(); ++i) {
     const int pid = static_cast<int>(i) + 1;
     const int card = prog.cards[i];
-    tr.process(pid, run.result.folded ? fmt::format("card {} (stands for all {} identical ranks)", card, run.result.cards)
-                                      : fmt::format("card {}", card),
+    tr.process(pid,
+               run.result.folded ? fmt::format("card {} (stands for all {} identical ranks)", card, run.result.cards)
+                                 : fmt::format("card {}", card),
                static_cast<int>(i));
     tr.thread(pid, kCompute, "compute", 0);
     track[prog.compute[i]] = {pid, kCompute};
@@ -205,17 +221,38 @@ void emit_data_parallel_trace(ChromeTrace& tr, const DataParallelRun& run) {
     const std::string unit = x.unit >= 0 ? run.plan.units[x.unit].name : "";
     std::string name, cat;
     switch (x.kind) {
-      case DpOp::Input: name = "input wait"; cat = "input"; break;
-      case DpOp::Forward: name = fmt::format("F {} mb{}", unit, x.micro); cat = "forward"; break;
-      case DpOp::Backward: name = fmt::format("B {} mb{}", unit, x.micro); cat = "backward"; break;
-      case DpOp::BackwardInput: name = fmt::format("dX {} mb{}", unit, x.micro); cat = "backward"; break;
-      case DpOp::BackwardWeight: name = fmt::format("dW {} mb{}", unit, x.micro); cat = "backward"; break;
+      case DpOp::Input:
+        name = "input wait";
+        cat = "input";
+        break;
+      case DpOp::Forward:
+        name = fmt::format("F {} mb{}", unit, x.micro);
+        cat = "forward";
+        break;
+      case DpOp::Backward:
+        name = fmt::format("B {} mb{}", unit, x.micro);
+        cat = "backward";
+        break;
+      case DpOp::BackwardInput:
+        name = fmt::format("dX {} mb{}", unit, x.micro);
+        cat = "backward";
+        break;
+      case DpOp::BackwardWeight:
+        name = fmt::format("dW {} mb{}", unit, x.micro);
+        cat = "backward";
+        break;
       case DpOp::Gather:
         name = fmt::format("AG {} {} mb{}", unit, x.for_backward ? "bwd" : "fwd", x.micro);
         cat = "allgather";
         break;
-      case DpOp::ReduceScatter: name = fmt::format("RS {} mb{}", unit, x.micro); cat = "reducescatter"; break;
-      case DpOp::AllReduce: name = fmt::format("AR bucket {}", x.bucket); cat = "allreduce"; break;
+      case DpOp::ReduceScatter:
+        name = fmt::format("RS {} mb{}", unit, x.micro);
+        cat = "reducescatter";
+        break;
+      case DpOp::AllReduce:
+        name = fmt::format("AR bucket {}", x.bucket);
+        cat = "allreduce";
+        break;
       case DpOp::Join: continue;
     }
     const Time done = tl.done(g, op);

@@ -53,18 +53,20 @@ BarChart job_completion_histogram(const JobAnalysis& a, int bins) {
   // around it.
   const double width = h.width > 0 ? unit.of(h.width) : std::max(unit.of(h.low) * 0.002, 1e-3);
   const int decimals = h.width > 0 ? decimals_for(width) : 3;
-  chart.bins = BinAxis{h.width > 0 ? unit.of(h.low) : unit.of(h.low) - width / 2, width, fmt::format("completion ({})", unit.name)};
+  chart.bins = BinAxis{h.width > 0 ? unit.of(h.low) : unit.of(h.low) - width / 2, width,
+                       fmt::format("completion ({})", unit.name)};
   for (std::size_t b = 0; b < h.counts.size(); ++b) {
     const Time lo = h.low + static_cast<Time>(b) * h.width;
     const bool late = s.deadline > 0 && lo > s.deadline;
     BarItem item;
     item.label = fixed(unit.of(lo), decimals);
     const std::string range = h.width > 0 ? fmt::format("{} to {} {}", fixed(unit.of(lo), decimals),
-                                                         fixed(unit.of(lo + h.width), decimals), unit.name)
+                                                        fixed(unit.of(lo + h.width), decimals), unit.name)
                                           : fmt::format("{} {}", fixed(unit.of(lo), decimals), unit.name);
-    item.segments.push_back({static_cast<double>(h.counts[b]), late ? Late : InTime,
-                             fmt::format("completion {}: {} of {} ({:.1f}%){}", range, h.counts[b], counted(m.runs, "run"),
-                                         m.runs > 0 ? 100.0 * h.counts[b] / m.runs : 0.0, late ? ", after the deadline" : "")});
+    item.segments.push_back(
+        {static_cast<double>(h.counts[b]), late ? Late : InTime,
+         fmt::format("completion {}: {} of {} ({:.1f}%){}", range, h.counts[b], counted(m.runs, "run"),
+                     m.runs > 0 ? 100.0 * h.counts[b] / m.runs : 0.0, late ? ", after the deadline" : "")});
     chart.bars.push_back(std::move(item));
   }
   // Two decimals, as the completion table prints them (the bins may need more to be told apart).
@@ -84,16 +86,16 @@ BarChart job_overhead_chart(const JobAnalysis& a) {
   BarChart chart;
   chart.unit = "% of the work";
   chart.legend = {{"saving", "#4e79a7"}, {"redo", "#f28e2b"}, {"restore", "#e15759"}};
-  const auto bar = [&](const std::string& label, const MeanEstimate& total, const MeanEstimate& saving, const MeanEstimate& redo,
-                       const MeanEstimate& restore) {
+  const auto bar = [&](const std::string& label, const MeanEstimate& total, const MeanEstimate& saving,
+                       const MeanEstimate& redo, const MeanEstimate& restore) {
     BarItem item;
     item.label = label;
     item.note = fmt::format("{:.2f}%", 100.0 * total.mean);
     const auto add = [&](const MeanEstimate& e, int swatch, const char* what) {
       if (e.mean <= 0) return;
       item.segments.push_back({100.0 * e.mean, swatch,
-                               fmt::format("{}: {}: {} +- {} of the work\n(total {} +- {})", label, what, pct(e.mean), pct(e.se),
-                                           pct(total.mean), pct(total.se))});
+                               fmt::format("{}: {}: {} +- {} of the work\n(total {} +- {})", label, what, pct(e.mean),
+                                           pct(e.se), pct(total.mean), pct(total.se))});
     };
     add(saving, Saving, "saving");
     add(redo, Redo, "redo");
@@ -101,11 +103,13 @@ BarChart job_overhead_chart(const JobAnalysis& a) {
     chart.bars.push_back(std::move(item));
   };
   const auto label = [&](std::int64_t every) {
-    return every > 0 ? fmt::format("every {}", format_duration(checkpoint_interval_of(s, every))) : std::string("no checkpoints");
+    return every > 0 ? fmt::format("every {}", format_duration(checkpoint_interval_of(s, every)))
+                     : std::string("no checkpoints");
   };
   // The scenario's own interval first, unless it is one of those compared (same runs, same figures).
   const std::int64_t chosen = s.checkpoint.every_steps;
-  const bool compared = std::any_of(a.sweep.begin(), a.sweep.end(), [&](const IntervalResult& p) { return p.every_steps == chosen; });
+  const bool compared =
+      std::any_of(a.sweep.begin(), a.sweep.end(), [&](const IntervalResult& p) { return p.every_steps == chosen; });
   const JobSummary& m = a.summary;
   if (!compared) bar(label(chosen), m.overhead, m.saving, m.redo, m.restore);
   for (const auto& p : a.sweep)
@@ -132,15 +136,16 @@ BarChart job_cases_chart(const std::vector<const JobAnalysis*>& analyses, const 
     item.emphasis = a.summary.meet_probability && *a.summary.meet_probability < 0.9;
     item.segments.push_back(
         {mean, 0,
-         fmt::format("{}: {}, mean completion {:.2f} {}; P50 {:.2f}, P90 {:.2f}, P99 {:.2f}{}", item.label, counted(a.spec.cards, "card"), mean,
-                     unit.name, unit.of(d.p50), unit.of(d.p90), unit.of(d.p99),
+         fmt::format("{}: {}, mean completion {:.2f} {}; P50 {:.2f}, P90 {:.2f}, P99 {:.2f}{}", item.label,
+                     counted(a.spec.cards, "card"), mean, unit.name, unit.of(d.p50), unit.of(d.p90), unit.of(d.p99),
                      a.summary.meet_probability ? fmt::format("; meets the deadline in {:.1f}% of the runs",
                                                               100.0 * *a.summary.meet_probability)
                                                 : "")});
     chart.bars.push_back(std::move(item));
     deadline = std::max(deadline, a.spec.deadline);
   }
-  if (deadline > 0) chart.lines.push_back({unit.of(deadline), fmt::format("deadline {:g} {}", unit.of(deadline), unit.name)});
+  if (deadline > 0)
+    chart.lines.push_back({unit.of(deadline), fmt::format("deadline {:g} {}", unit.of(deadline), unit.name)});
   return chart;
 }
 
@@ -158,19 +163,21 @@ void job_section(HtmlReport& page, const JobAnalysis& a, const std::string& head
   CaptionedTable completion = job_completion_table(a);
   if (!completion.outro.empty()) page.paragraph(completion.outro);  // the verdict first, then the picture
   completion.outro.clear();
-  page.figure(bar_chart_svg(job_completion_histogram(a, 24), "completion-histogram" + id, 0, 760),
-              // Only what the scenario has: no reserved time or deadline, no words about them.
-              fmt::format("Completion times of the {}{} in 24 bins; the dashed lines mark the percentiles{}. Hover a bin "
-                          "for its runs.",
-                          counted(a.summary.runs, "run"), a.spec.reserved > 0 ? " (reserved time included)" : "",
-                          a.spec.deadline > 0 ? " and the deadline" : ""));
+  page.figure(
+      bar_chart_svg(job_completion_histogram(a, 24), "completion-histogram" + id, 0, 760),
+      // Only what the scenario has: no reserved time or deadline, no words about them.
+      fmt::format("Completion times of the {}{} in 24 bins; the dashed lines mark the percentiles{}. Hover a bin "
+                  "for its runs.",
+                  counted(a.summary.runs, "run"), a.spec.reserved > 0 ? " (reserved time included)" : "",
+                  a.spec.deadline > 0 ? " and the deadline" : ""));
   page.table(completion);
 
   page.heading(level, "Overhead", "overhead" + id);
   page.figure(bar_chart_svg(job_overhead_chart(a), "overhead-bars" + id, 0, 0),
-              a.sweep.empty() ? "Mean overhead over the runs, split into saving, redo and restore, as a share of the work."
-                              : "Mean overhead over the same runs (hence the same failures) for each checkpoint interval, split "
-                                "into saving, redo and restore, as a share of the work; * the scenario's interval.");
+              a.sweep.empty()
+                  ? "Mean overhead over the runs, split into saving, redo and restore, as a share of the work."
+                  : "Mean overhead over the same runs (hence the same failures) for each checkpoint interval, split "
+                    "into saving, redo and restore, as a share of the work; * the scenario's interval.");
   page.table(job_overhead_table(a));
   if (const auto intervals = job_interval_table(a)) page.table(*intervals);
 }
@@ -192,8 +199,9 @@ std::string job_html_report(const std::string& title, const std::string& descrip
   const bool any_deadline =
       std::any_of(analyses.begin(), analyses.end(), [](const JobAnalysis* a) { return a->spec.deadline > 0; });
   page.figure(bar_chart_svg(job_cases_chart(analyses, cases), "cases-bars", 0, 0),
-              any_deadline ? "Mean completion per case against the deadline; outlined: met in fewer than 90% of the runs."
-                           : "Mean completion per case.");
+              any_deadline
+                  ? "Mean completion per case against the deadline; outlined: met in fewer than 90% of the runs."
+                  : "Mean completion per case.");
   for (std::size_t i = 0; i < analyses.size(); ++i)
     job_section(page, *analyses[i], i < cases.size() ? cases[i] : analyses[i]->name, i + 1);
   return page.finish();

@@ -25,6 +25,7 @@ BarChart job_cases_chart(const std::vector<const JobAnalysis*>& analyses, const 
 // One page for one analysis, or for one per plan case (`cases` names them; the summary table and
 // job_cases_chart come first, then each case).
 std::string job_html_report(const std::string& title, const std::string& description,
-                            const std::vector<const JobAnalysis*>& analyses, const std::vector<std::string>& cases = {});
+                            const std::vector<const JobAnalysis*>& analyses,
+                            const std::vector<std::string>& cases = {});
 
 }  // namespace stepsim::cli

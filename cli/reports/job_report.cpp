@@ -1,7 +1,7 @@
 #include "cli/reports/job_report.hpp"
 
-#include "cli/reports/plan_report.hpp"
 #include "cli/input/plan_source.hpp"
+#include "cli/reports/plan_report.hpp"
 
 #include <algorithm>
 #include <atomic>
@@ -50,9 +50,7 @@ void analyse_input(const Scenario& sc, const JobScenario& job, JobAnalysis& a) {
     sc.fail("job.steps", fmt::format("the input pipeline simulates at most {} steps", kMaxInputSteps));
   try {
     a.input = simulate_input(*job.input, a.step_time, job.steps);
-  } catch (const std::invalid_argument& e) {
-    sc.fail("job.input", e.what());
-  }
+  } catch (const std::invalid_argument& e) { sc.fail("job.input", e.what()); }
   std::vector<Time> durations = a.input->waits();
   for (Time& d : durations) d += a.step_time;
   a.spec.profile = StepProfile(durations);
@@ -88,20 +86,26 @@ JobAnalysis analyse_job(const Scenario& sc, int runs, std::uint64_t seed, int th
     a.stragglers = simulate_stragglers(*job.stragglers, seed, threads);
     a.cards_per_machine = job.stragglers->cards_per_machine;
   }
-  if (job.step_time) a.step_time = *job.step_time;
-  else a.step_time = static_cast<Time>(std::llround(a.stragglers->step_seconds.mean * 1e9));
+  if (job.step_time)
+    a.step_time = *job.step_time;
+  else
+    a.step_time = static_cast<Time>(std::llround(a.stragglers->step_seconds.mean * 1e9));
 
   // Work must stay far from int64 overflow (2^61 ns ~ 73 years).
   if (job.steps > (Time{1} << 61) / std::max<Time>(a.step_time, 1))
     sc.fail("job.steps", fmt::format("{} steps of {} exceed the 73 years a run can simulate", job.steps,
                                      format_duration(a.step_time)));
   // Input: one failure-free pass over the steps gives each step's input wait.
-  if (job.input) analyse_input(sc, job, a);
-  else a.spec.profile = StepProfile(job.steps, a.step_time);
+  if (job.input)
+    analyse_input(sc, job, a);
+  else
+    a.spec.profile = StepProfile(job.steps, a.step_time);
 
   // Checkpoint intervals in steps.
-  if (job.every_steps) a.spec.checkpoint.every_steps = *job.every_steps;
-  else if (job.every) a.spec.checkpoint.every_steps = steps_per_interval(*job.every, a.step_time);
+  if (job.every_steps)
+    a.spec.checkpoint.every_steps = *job.every_steps;
+  else if (job.every)
+    a.spec.checkpoint.every_steps = steps_per_interval(*job.every, a.step_time);
   std::vector<std::int64_t> sweep;
   for (Time t : job.compare) sweep.push_back(steps_per_interval(t, a.step_time));
 
@@ -144,8 +148,8 @@ std::string histogram_text(const Histogram& h, int width) {
   for (std::size_t b = 0; b < h.counts.size(); ++b) {
     const Time lo = h.low + static_cast<Time>(b) * h.width;
     const int bar = peak > 0 ? (h.counts[b] * width + peak - 1) / peak : 0;
-    out += fmt::format("  {:>10} .. {:<10} |{:<{}} {}\n", span(lo), span(lo + h.width), std::string(static_cast<std::size_t>(bar), '#'),
-                       width, h.counts[b]);
+    out += fmt::format("  {:>10} .. {:<10} |{:<{}} {}\n", span(lo), span(lo + h.width),
+                       std::string(static_cast<std::size_t>(bar), '#'), width, h.counts[b]);
   }
   return out;
 }
@@ -174,7 +178,15 @@ std::vector<std::pair<std::string, JobAnalysis>> analyse_plan_jobs(const Scenari
 }
 
 Table job_cases_table(const std::vector<std::string>& cases, const std::vector<const JobAnalysis*>& analyses) {
-  Table t({{"case", false}, {"cards"}, {"step"}, {"mean completion"}, {"P90"}, {"P99"}, {"deadline"}, {"met"}, {"verdict", false}});
+  Table t({{"case", false},
+           {"cards"},
+           {"step"},
+           {"mean completion"},
+           {"P90"},
+           {"P99"},
+           {"deadline"},
+           {"met"},
+           {"verdict", false}});
   for (std::size_t i = 0; i < analyses.size(); ++i) {
     const JobAnalysis& a = *analyses[i];
     const JobSummary& m = a.summary;
@@ -200,11 +212,12 @@ std::vector<std::string> job_about(const JobAnalysis& a) {
   out.push_back(fmt::format("{}: {} of {} on {}; {}, seed {}", a.name, counted(s.profile.steps(), "step"),
                             format_duration(a.step_time), counted(s.cards, "card"), counted(m.runs, "run"), m.seed));
   if (s.card_mtbf > 0)
-    out.push_back(fmt::format("failures: card MTBF {} -> job MTBF {} (cards / card MTBF), restore {}", span(s.card_mtbf),
-                              span(s.job_mtbf()), format_duration(s.restore)));
+    out.push_back(fmt::format("failures: card MTBF {} -> job MTBF {} (cards / card MTBF), restore {}",
+                              span(s.card_mtbf), span(s.job_mtbf()), format_duration(s.restore)));
   else
     out.push_back(fmt::format("failures: none at random; restore {}", format_duration(s.restore)));
-  if (s.rollback_interval > 0) out.push_back(fmt::format("loss-spike rollbacks: every {} on average", span(s.rollback_interval)));
+  if (s.rollback_interval > 0)
+    out.push_back(fmt::format("loss-spike rollbacks: every {} on average", span(s.rollback_interval)));
   if (!s.failures_at.empty()) {
     std::string list;
     for (Time t : s.failures_at) list += (list.empty() ? "" : ", ") + format_duration(t);
@@ -213,10 +226,10 @@ std::vector<std::string> job_about(const JobAnalysis& a) {
   const CheckpointSpec& ck = s.checkpoint;
   if (ck.every_steps > 0) {
     const std::string commit = ck.commit > 0 ? " + commit " + format_duration(ck.commit) : "";
-    out.push_back(fmt::format("checkpoint: {} every {} steps ({} of steps), {}", ck.mode == SaveMode::Sync ? "sync" : "async",
-                              ck.every_steps, format_duration(checkpoint_interval_of(s, ck.every_steps)),
-                              ck.mode == SaveMode::Sync
-                                  ? fmt::format("pause {} (write {}{})", format_duration(ck.pause()),
+    out.push_back(fmt::format(
+        "checkpoint: {} every {} steps ({} of steps), {}", ck.mode == SaveMode::Sync ? "sync" : "async", ck.every_steps,
+        format_duration(checkpoint_interval_of(s, ck.every_steps)),
+        ck.mode == SaveMode::Sync ? fmt::format("pause {} (write {}{})", format_duration(ck.pause()),
                                                 format_duration(ck.write_time()), commit)
                                   : fmt::format("pause {} (copy), background write {}{}{}", format_duration(ck.copy),
                                                 format_duration(ck.write_time()), commit,
@@ -234,12 +247,13 @@ CaptionedTable job_completion_table(const JobAnalysis& a) {
   const Time mean = static_cast<Time>(std::llround(m.completion.seconds.mean * 1e9));
   t.add_row({span(mean), span(m.completion.p50), span(m.completion.p90), span(m.completion.p99), span(m.completion.min),
              span(m.completion.max)});
-  return {fmt::format("completion{} over {}", s.reserved > 0 ? fmt::format(" (with {} reserved)", span(s.reserved)) : "",
-                      counted(m.runs, "run")),
-          std::move(t),
-          m.meet_probability ? fmt::format("deadline {}: met in {:.1f}% of runs -> {}", span(s.deadline),
-                                           100.0 * *m.meet_probability, verdict(*m.meet_probability))
-                             : ""};
+  return {
+      fmt::format("completion{} over {}", s.reserved > 0 ? fmt::format(" (with {} reserved)", span(s.reserved)) : "",
+                  counted(m.runs, "run")),
+      std::move(t),
+      m.meet_probability ? fmt::format("deadline {}: met in {:.1f}% of runs -> {}", span(s.deadline),
+                                       100.0 * *m.meet_probability, verdict(*m.meet_probability))
+                         : ""};
 }
 
 CaptionedTable job_overhead_table(const JobAnalysis& a) {
@@ -248,7 +262,8 @@ CaptionedTable job_overhead_table(const JobAnalysis& a) {
   Table o({{"saving"}, {"redo"}, {"restore"}, {"total"}, {"+- se"}, {"failures/run"}, {"rollbacks/run"}});
   o.add_row({pct(m.saving.mean), pct(m.redo.mean), pct(m.restore.mean), pct(m.overhead.mean), pct(m.overhead.se),
              fmt::format("{:.2f}", m.failures.mean), fmt::format("{:.2f}", m.rollbacks.mean)});
-  return {fmt::format("overhead, % of {} of steps (mean over runs +- standard error)", span(s.profile.total())), std::move(o),
+  return {fmt::format("overhead, % of {} of steps (mean over runs +- standard error)", span(s.profile.total())),
+          std::move(o),
           s.checkpoint.mode == SaveMode::Async
               ? fmt::format("most snapshots pending at once (captured, not committed): {}", m.max_pending)
               : ""};
@@ -260,10 +275,11 @@ std::optional<CaptionedTable> job_interval_table(const JobAnalysis& a) {
   for (const auto& p : a.sweep)
     w.add_row({std::to_string(p.every_steps), format_duration(p.interval), pct(p.saving.mean), pct(p.redo.mean),
                pct(p.restore.mean), pct(p.overhead.mean), pct(p.overhead.se)});
-  return CaptionedTable{"checkpoint intervals (the same runs, hence the same failures, for each)", std::move(w),
-                        a.sweep_optimum_seconds
-                            ? fmt::format("optimum of a fit a/tau + b*tau + d to these points: {:.0f} s", *a.sweep_optimum_seconds)
-                            : ""};
+  return CaptionedTable{
+      "checkpoint intervals (the same runs, hence the same failures, for each)", std::move(w),
+      a.sweep_optimum_seconds
+          ? fmt::format("optimum of a fit a/tau + b*tau + d to these points: {:.0f} s", *a.sweep_optimum_seconds)
+          : ""};
 }
 
 namespace {
@@ -328,10 +344,11 @@ std::string stragglers_text(const JobAnalysis& a) {
   const JobSpec& s = a.spec;
   std::string out;
   const StragglerResult& r = *a.stragglers;
-  out += fmt::format("\nstragglers: E[step] {:.3f} s +- {:.3f} (slowest card's compute = mu + {:.3f} sigma; "
-                     "integral for {} independent cards: mu + {:.3f} sigma)\n",
-                     r.step_seconds.mean, r.step_seconds.se, r.max_excess_sigmas.mean, s.cards,
-                     expected_max_standard_normal(static_cast<int>(s.cards)));
+  out += fmt::format(
+      "\nstragglers: E[step] {:.3f} s +- {:.3f} (slowest card's compute = mu + {:.3f} sigma; "
+      "integral for {} independent cards: mu + {:.3f} sigma)\n",
+      r.step_seconds.mean, r.step_seconds.se, r.max_excess_sigmas.mean, s.cards,
+      expected_max_standard_normal(static_cast<int>(s.cards)));
   if (r.slow_machine_count > 0) out += "  (the integral assumes identical cards; the slow machines add to it)\n";
   if (r.slow_machine_count > 0) out += fmt::format("  persistently slow machines: {}\n", r.slow_machine_count);
   // The cards that wait least at the gradient collective are the slow ones.
@@ -343,8 +360,8 @@ std::string stragglers_text(const JobAnalysis& a) {
   Table c({{"card"}, {"machine"}, {"wait"}, {"slow", false}});
   const std::size_t shown = std::min<std::size_t>(order.size(), 10);
   for (std::size_t i = 0; i < shown; ++i)
-    c.add_row({std::to_string(order[i]), std::to_string(static_cast<std::int64_t>(order[i]) / a.cards_per_machine), fmt::format("{:.3f} s", r.card_wait_seconds[order[i]]),
-               r.slow_card[order[i]] ? "yes" : ""});
+    c.add_row({std::to_string(order[i]), std::to_string(static_cast<std::int64_t>(order[i]) / a.cards_per_machine),
+               fmt::format("{:.3f} s", r.card_wait_seconds[order[i]]), r.slow_card[order[i]] ? "yes" : ""});
   if (!order.empty())
     c.add_row({"median", "", fmt::format("{:.3f} s", r.card_wait_seconds[order[order.size() / 2]]), ""});
   out += c.render();
@@ -442,7 +459,8 @@ Json job_json(const JobAnalysis& a) {
     j["meet_probability"] = round6(*m.meet_probability);
     j["verdict"] = verdict(*m.meet_probability);
   }
-  j["overhead"] = {{"total", est(m.overhead)}, {"saving", est(m.saving)}, {"redo", est(m.redo)}, {"restore", est(m.restore)}};
+  j["overhead"] = {
+      {"total", est(m.overhead)}, {"saving", est(m.saving)}, {"redo", est(m.redo)}, {"restore", est(m.restore)}};
   j["failures_per_run"] = round6(m.failures.mean);
   j["rollbacks_per_run"] = round6(m.rollbacks.mean);
   if (ck.mode == SaveMode::Async) j["max_pending_snapshots"] = m.max_pending;
@@ -487,7 +505,8 @@ std::string job_trace(const JobAnalysis& a) {
                                          e.completed ? "true" : "false");
     switch (e.kind) {
       case JobEventKind::Steps:
-        t.slice(run_pid, Training, fmt::format("steps {}-{}", e.from_step, e.to_step), "steps", e.start, e.end - e.start, args);
+        t.slice(run_pid, Training, fmt::format("steps {}-{}", e.from_step, e.to_step), "steps", e.start,
+                e.end - e.start, args);
         break;
       case JobEventKind::Save:
       case JobEventKind::Copy:
@@ -506,11 +525,13 @@ std::string job_trace(const JobAnalysis& a) {
                 fmt::format(R"({},"redo_s":{})", args, to_s(e.lost)));
         break;
       case JobEventKind::Restore:
-        t.slice(run_pid, Interruptions, fmt::format("restore @{}", e.to_step), "restore", e.start, e.end - e.start, args);
+        t.slice(run_pid, Interruptions, fmt::format("restore @{}", e.to_step), "restore", e.start, e.end - e.start,
+                args);
         break;
     }
   }
-  for (const auto& [time, level] : a.first_run.pending) t.counter(run_pid, "pending snapshots", time, "snapshots", level);
+  for (const auto& [time, level] : a.first_run.pending)
+    t.counter(run_pid, "pending snapshots", time, "snapshots", level);
   if (a.input) {
     t.process(input_pid, "input pipeline (failure-free pass)", 1);
     for (const auto& st : a.input->steps) {

@@ -25,8 +25,8 @@ struct JobAnalysis {
   std::optional<StragglerResult> stragglers;
   std::int64_t cards_per_machine = 8;
   std::optional<InputRun> input;
-  std::optional<std::int64_t> min_prefetch;     // without a stall, with the scenario's pauses
-  std::optional<FluidPauseEstimate> fluid;      // the book's estimate for the first pause
+  std::optional<std::int64_t> min_prefetch;  // without a stall, with the scenario's pauses
+  std::optional<FluidPauseEstimate> fluid;   // the book's estimate for the first pause
   JobSummary summary;
   std::vector<IntervalResult> sweep;            // checkpoint.compare (and the chosen interval)
   std::optional<double> sweep_optimum_seconds;  // fitted from the sweep

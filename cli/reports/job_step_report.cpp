@@ -10,7 +10,9 @@ namespace stepsim::cli {
 namespace {
 double gib(Bytes b) { return static_cast<double>(b) / (1024.0 * 1024 * 1024); }
 std::string pct(double x) { return fmt::format("{:.1f}%", 100 * x); }
-std::string secs(Time t) { return t >= kSecond ? fmt::format("{:.3f} s", to_s(t)) : fmt::format("{:.2f} ms", to_ms(t)); }
+std::string secs(Time t) {
+  return t >= kSecond ? fmt::format("{:.3f} s", to_s(t)) : fmt::format("{:.2f} ms", to_ms(t));
+}
 
 std::string layout_line(const JobStepSpec& s) {
   const JobLayout& l = s.layout;
@@ -19,8 +21,9 @@ std::string layout_line(const JobStepSpec& s) {
   out += fmt::format(" dp {}", l.dp);
   if (l.cp > 1) out += fmt::format(" cp {}", l.cp);
   if (l.ep > 1) out += fmt::format(" ep {}", l.ep);
-  out += fmt::format(", zero {}, {}, micro-batch {}, global batch {}, recompute {}{}", l.zero, l.schedule, l.micro_batch,
-                     l.global_batch, recompute_name(l.recompute), l.sequence_parallel ? ", sequence parallel" : "");
+  out +=
+      fmt::format(", zero {}, {}, micro-batch {}, global batch {}, recompute {}{}", l.zero, l.schedule, l.micro_batch,
+                  l.global_batch, recompute_name(l.recompute), l.sequence_parallel ? ", sequence parallel" : "");
   return out;
 }
 }  // namespace
@@ -28,10 +31,11 @@ std::string layout_line(const JobStepSpec& s) {
 std::string job_step_text(const std::string& name, const JobStepRun& run) {
   const JobStepResult& r = run.result;
   const JobStepSpec& s = run.spec;
-  std::string out = fmt::format("{}\n{} ({} layers, h {}, seq {}) on {} x {}: {}\n", name, s.model.shape.name, s.model.shape.layers,
-                                s.model.shape.hidden, s.model.seq, r.gpus, s.cluster.accelerator.name, layout_line(s));
-  out += fmt::format("simulated {} device(s) of one pipeline, {} ops, {} micro-batches per pipeline\n\n", r.simulated_devices, r.ops,
-                     r.microbatches);
+  std::string out =
+      fmt::format("{}\n{} ({} layers, h {}, seq {}) on {} x {}: {}\n", name, s.model.shape.name, s.model.shape.layers,
+                  s.model.shape.hidden, s.model.seq, r.gpus, s.cluster.accelerator.name, layout_line(s));
+  out += fmt::format("simulated {} device(s) of one pipeline, {} ops, {} micro-batches per pipeline\n\n",
+                     r.simulated_devices, r.ops, r.microbatches);
   Table t({{"", false}, {"value"}});
   t.add_row({"step time", secs(r.step_time)});
   t.add_row({"tokens/s per GPU", fmt::format("{:.0f}", r.tokens_per_s_per_gpu)});
@@ -54,7 +58,8 @@ std::string job_step_text(const std::string& name, const JobStepRun& run) {
   m.add_row({"activations (peak)", fmt::format("{:.2f}", gib(r.memory.activations))});
   m.add_row({"buffers", fmt::format("{:.2f}", gib(r.memory.buffers))});
   m.add_row({"total", fmt::format("{:.2f}", gib(r.memory.total()))});
-  m.add_row({"usable", fmt::format("{:.2f}{}", gib(r.capacity), r.memory.total() > r.capacity ? "  (does not fit)" : "")});
+  m.add_row(
+      {"usable", fmt::format("{:.2f}{}", gib(r.capacity), r.memory.total() > r.capacity ? "  (does not fit)" : "")});
   out += m.render();
   out += "\nwhat limits the step: critical path by kind of op\n";
   Table c({{"", false}, {"time"}, {"share"}});
@@ -75,9 +80,18 @@ nlohmann::ordered_json job_step_json(const std::string& name, const JobStepRun& 
   j["model"] = run.spec.model.shape.name;
   j["accelerator"] = run.spec.cluster.accelerator.name;
   j["gpus"] = r.gpus;
-  j["layout"] = {{"tp", l.tp}, {"pp", l.pp}, {"virtual_stages", l.vpp}, {"dp", l.dp}, {"cp", l.cp}, {"ep", l.ep},
-                 {"zero", l.zero}, {"schedule", l.schedule}, {"micro_batch", l.micro_batch}, {"global_batch", l.global_batch},
-                 {"recompute", recompute_name(l.recompute)}, {"sequence_parallel", l.sequence_parallel}};
+  j["layout"] = {{"tp", l.tp},
+                 {"pp", l.pp},
+                 {"virtual_stages", l.vpp},
+                 {"dp", l.dp},
+                 {"cp", l.cp},
+                 {"ep", l.ep},
+                 {"zero", l.zero},
+                 {"schedule", l.schedule},
+                 {"micro_batch", l.micro_batch},
+                 {"global_batch", l.global_batch},
+                 {"recompute", recompute_name(l.recompute)},
+                 {"sequence_parallel", l.sequence_parallel}};
   j["step_time_ns"] = r.step_time;
   j["step_time_s"] = to_s(r.step_time);
   j["microbatches"] = r.microbatches;
@@ -89,10 +103,12 @@ nlohmann::ordered_json job_step_json(const std::string& name, const JobStepRun& 
   j["mfu"] = r.mfu;
   j["hfu"] = r.hfu;
   j["bubble"] = r.bubble;
-  j["exposed_ns"] = {{"tp", r.exposed_tp}, {"pp", r.exposed_pp}, {"dp", r.exposed_dp}, {"cp", r.exposed_cp}, {"ep", r.exposed_ep}};
-  j["memory_bytes"] = {{"weights", r.memory.weights}, {"gradients", r.memory.gradients}, {"optimizer", r.memory.optimizer},
-                       {"activations", r.memory.activations}, {"buffers", r.memory.buffers}, {"total", r.memory.total()},
-                       {"capacity", r.capacity}, {"fits", r.memory.total() <= r.capacity}};
+  j["exposed_ns"] = {
+      {"tp", r.exposed_tp}, {"pp", r.exposed_pp}, {"dp", r.exposed_dp}, {"cp", r.exposed_cp}, {"ep", r.exposed_ep}};
+  j["memory_bytes"] = {{"weights", r.memory.weights},     {"gradients", r.memory.gradients},
+                       {"optimizer", r.memory.optimizer}, {"activations", r.memory.activations},
+                       {"buffers", r.memory.buffers},     {"total", r.memory.total()},
+                       {"capacity", r.capacity},          {"fits", r.memory.total() <= r.capacity}};
   auto shares = [](const std::vector<CriticalShare>& v) {
     nlohmann::ordered_json a = nlohmann::ordered_json::array();
     for (const auto& x : v) a.push_back({{"what", x.what}, {"ns", x.time}, {"share", x.share}});
@@ -109,10 +125,12 @@ std::string job_step_trace(const JobStepRun& run) {
   const Timeline& t = run.timeline;
   ChromeTrace tr;
   tr.process(1, "job step (one pipeline; DP/CP/TP peers folded)", 0);
-  for (ResourceId r = 0; r < g.resource_count(); ++r) tr.thread(1, static_cast<int>(r), g.resource(r).name, static_cast<int>(r));
+  for (ResourceId r = 0; r < g.resource_count(); ++r)
+    tr.thread(1, static_cast<int>(r), g.resource(r).name, static_cast<int>(r));
   for (OpId op = 0; op < g.op_count(); ++op) {
     if (g.op_duration(op) == 0) continue;
-    tr.slice(1, static_cast<int>(g.op_resource(op)), g.op_name(op), job_op_kind_name(run.kinds[op]), t.start[op], g.op_duration(op), "");
+    tr.slice(1, static_cast<int>(g.op_resource(op)), g.op_name(op), job_op_kind_name(run.kinds[op]), t.start[op],
+             g.op_duration(op), "");
   }
   return tr.finish();
 }

@@ -22,15 +22,16 @@ std::vector<TitledTimeline> timelines(const std::vector<std::pair<std::string, c
   for (const auto& [name, run] : runs) axis_end = std::max(axis_end, run->stats.layer);
   std::vector<TitledTimeline> out;
   for (const auto& [name, run] : runs)
-    out.push_back({fmt::format("{}: layer {}, busiest card {} ({:.2f}x the mean rows)", name, format_duration(run->stats.layer),
-                               run->stats.busiest_card, run->stats.imbalance),
+    out.push_back({fmt::format("{}: layer {}, busiest card {} ({:.2f}x the mean rows)", name,
+                               format_duration(run->stats.layer), run->stats.busiest_card, run->stats.imbalance),
                    "", moe_timeline(*run), axis_end});
   return out;
 }
 
 const char* kHowToRead =
     "Per card its compute stream (one bar per local expert, the expert id on it) and below it its link: the dispatch "
-    "all-to-all share, then the combine share. A card idle between its last expert and the combine waits for the busiest "
+    "all-to-all share, then the combine share. A card idle between its last expert and the combine waits for the "
+    "busiest "
     "card.";
 
 }  // namespace
@@ -39,7 +40,8 @@ TimelineChart moe_timeline(const MoeLayerRun& run) {
   const MoeLayerProgram& p = *run.program;
   const Timeline& tl = run.timeline;
   TimelineChart chart;
-  chart.legend = {{"expert compute", "#4e79a7", 'E'}, {"dispatch (all-to-all)", "#76b7b2", 'D'},
+  chart.legend = {{"expert compute", "#4e79a7", 'E'},
+                  {"dispatch (all-to-all)", "#76b7b2", 'D'},
                   {"combine (all-to-all)", "#edc948", 'C'}};
   chart.end = run.stats.layer;
   for (int c = 0; c < run.spec.cards; ++c) {
@@ -47,18 +49,18 @@ TimelineChart moe_timeline(const MoeLayerRun& run) {
     for (OpId op : p.expert_ops[static_cast<std::size_t>(c)]) {
       const int e = p.op_expert[op];
       compute.bars.push_back({tl.start[op], tl.end[op], kExpert, fmt::format("{}", e),
-                              fmt::format("card {}: expert {}, {} rows computed ({} routed), {}", c, e, run.loads.computed[e],
-                                          run.loads.routed[e], when(tl.start[op], tl.end[op]))});
+                              fmt::format("card {}: expert {}, {} rows computed ({} routed), {}", c, e,
+                                          run.loads.computed[e], run.loads.routed[e], when(tl.start[op], tl.end[op]))});
     }
     TimeTrack link{fmt::format("card {} link", c), {}, true, false, {}};
     const auto& tf = p.traffic[static_cast<std::size_t>(c)];
     const OpId d = p.dispatch[static_cast<std::size_t>(c)], k = p.combine[static_cast<std::size_t>(c)];
     link.bars.push_back({tl.start[d], tl.end[d], kDispatch, "",
-                         fmt::format("card {}: dispatch, {} rows sent, {} received, {}", c, tf.rows_sent, tf.rows_received,
-                                     when(tl.start[d], tl.end[d]))});
+                         fmt::format("card {}: dispatch, {} rows sent, {} received, {}", c, tf.rows_sent,
+                                     tf.rows_received, when(tl.start[d], tl.end[d]))});
     link.bars.push_back({tl.start[k], tl.end[k], kCombine, "",
-                         fmt::format("card {}: combine, {} rows sent, {} received, {}", c, tf.rows_received, tf.rows_sent,
-                                     when(tl.start[k], tl.end[k]))});
+                         fmt::format("card {}: combine, {} rows sent, {} received, {}", c, tf.rows_received,
+                                     tf.rows_sent, when(tl.start[k], tl.end[k]))});
     sort_bars(compute);
     sort_bars(link);
     chart.tracks.push_back(std::move(compute));
@@ -73,9 +75,10 @@ std::string moe_html_report(const std::string& title, const std::string& descrip
 }
 
 std::string moe_gantt_text(const std::vector<std::pair<std::string, const MoeLayerRun*>>& runs, int width) {
-  return timeline_gantt_text(timelines(runs), width,
-                             "A bar reads as its letter, its expert id if it fits, then lower case; an op shorter than a "
-                             "cell still takes one.");
+  return timeline_gantt_text(
+      timelines(runs), width,
+      "A bar reads as its letter, its expert id if it fits, then lower case; an op shorter than a "
+      "cell still takes one.");
 }
 
 }  // namespace stepsim::cli

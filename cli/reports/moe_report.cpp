@@ -55,7 +55,9 @@ std::string rows_text(double v) {
   return whole == v ? grouped(static_cast<std::int64_t>(whole)) : fmt::format("{:.1f}", v);
 }
 
-std::int64_t max_of(const std::vector<std::int64_t>& v) { return v.empty() ? 0 : *std::max_element(v.begin(), v.end()); }
+std::int64_t max_of(const std::vector<std::int64_t>& v) {
+  return v.empty() ? 0 : *std::max_element(v.begin(), v.end());
+}
 
 std::string signed_pct(Time value, Time base) {
   if (base <= 0) return "-";
@@ -81,8 +83,10 @@ Json moe_summary_json(const MoeLayerRun& run, const std::string& variant) {
   j["dispatches"] = l.dispatches;
   j["mean_rows_per_expert"] = round3(l.mean);
   j["busiest_expert_rows"] = max_of(l.routed);
-  if (l.capacity) j["capacity_rows"] = *l.capacity;
-  else j["capacity_rows"] = nullptr;
+  if (l.capacity)
+    j["capacity_rows"] = *l.capacity;
+  else
+    j["capacity_rows"] = nullptr;
   j["dropped_rows"] = l.dropped;
   j["padded_rows"] = l.padded;
   j["row_time_ns"] = s.row_time;
@@ -97,8 +101,11 @@ Json moe_summary_json(const MoeLayerRun& run, const std::string& variant) {
   Json cards = Json::array();
   for (std::size_t c = 0; c < st.cards.size(); ++c) {
     const MoeCardStats& cs = st.cards[c];
-    cards.push_back({{"card", c}, {"rows", cs.rows}, {"compute_ms", round3(to_ms(cs.compute))},
-                     {"waiting_ms", round3(to_ms(cs.waiting))}, {"rows_sent", cs.traffic.rows_sent},
+    cards.push_back({{"card", c},
+                     {"rows", cs.rows},
+                     {"compute_ms", round3(to_ms(cs.compute))},
+                     {"waiting_ms", round3(to_ms(cs.waiting))},
+                     {"rows_sent", cs.traffic.rows_sent},
                      {"rows_received", cs.traffic.rows_received}});
   }
   j["per_card"] = cards;
@@ -116,8 +123,8 @@ std::string moe_run_text(const MoeLayerRun& run) {
                      grouped(*std::min_element(l.routed.begin(), l.routed.end())));
   out += fmt::format("capacity: {}", capacity_text(l, s));
   if (l.capacity) out += fmt::format("; {} rows dropped, {} padded", grouped(l.dropped), grouped(l.padded));
-  out += fmt::format("\nplacement: {}, {} experts on each of {} cards; one row takes {} ns", placement_name(s.placement),
-                     s.shape.experts / s.cards, s.cards, s.row_time);
+  out += fmt::format("\nplacement: {}, {} experts on each of {} cards; one row takes {} ns",
+                     placement_name(s.placement), s.shape.experts / s.cards, s.cards, s.row_time);
   if (s.link_bandwidth > 0)
     out += fmt::format("; all-to-all at {:g} GB/s per card, {} B per row", static_cast<double>(s.link_bandwidth) / 1e9,
                        grouped(s.row_bytes));
@@ -137,8 +144,17 @@ std::string moe_run_text(const MoeLayerRun& run) {
 }
 
 std::string moe_compare_text(const std::vector<std::pair<std::string, const MoeLayerRun*>>& runs) {
-  Table t({{"variant", false}, {"routing", false}, {"placement", false}, {"capacity", false}, {"dropped"},
-           {"busiest expert"}, {"busiest card rows"}, {"imbalance"}, {"expert compute ms"}, {"vs first"}, {"layer ms"},
+  Table t({{"variant", false},
+           {"routing", false},
+           {"placement", false},
+           {"capacity", false},
+           {"dropped"},
+           {"busiest expert"},
+           {"busiest card rows"},
+           {"imbalance"},
+           {"expert compute ms"},
+           {"vs first"},
+           {"layer ms"},
            {"vs first"}});
   const MoeLayerRun* first = runs.empty() ? nullptr : runs.front().second;
   for (const auto& [name, run] : runs) {

@@ -42,13 +42,15 @@ std::string describe(const PipeOpInfo& x) {
     case PipeOp::BackwardInput: return fmt::format("input gradient of micro-batch {}, stage {}", x.micro, x.stage);
     case PipeOp::BackwardWeight: return fmt::format("weight gradient of micro-batch {}, stage {}", x.micro, x.stage);
     case PipeOp::Overlap:
-      return fmt::format("forward of micro-batch {} (stage {}) overlapped with backward of micro-batch {} (stage {})", x.micro,
-                         x.stage, x.micro2, x.stage2);
+      return fmt::format("forward of micro-batch {} (stage {}) overlapped with backward of micro-batch {} (stage {})",
+                         x.micro, x.stage, x.micro2, x.stage2);
     case PipeOp::Update: return fmt::format("optimizer update of device {}", x.device);
     case PipeOp::SendForward:
-      return fmt::format("activations of micro-batch {}, stage {} -> {}, device {} -> {}", x.micro, x.stage, x.stage + 1, x.device, x.peer);
+      return fmt::format("activations of micro-batch {}, stage {} -> {}, device {} -> {}", x.micro, x.stage,
+                         x.stage + 1, x.device, x.peer);
     case PipeOp::SendBackward:
-      return fmt::format("gradients of micro-batch {}, stage {} -> {}, device {} -> {}", x.micro, x.stage, x.stage - 1, x.device, x.peer);
+      return fmt::format("gradients of micro-batch {}, stage {} -> {}, device {} -> {}", x.micro, x.stage, x.stage - 1,
+                         x.device, x.peer);
     case PipeOp::Comm: return fmt::format("collectives of micro-batch {}, stage {}", x.micro, x.stage);
   }
   return "";
@@ -91,7 +93,8 @@ TimelineChart pipeline_timeline(const PipelineRun& run) {
       b.swatch = static_cast<int>(x.kind);
       b.label = bar_label(x, chunks);
       const std::string c = x.kind == PipeOp::Update ? "" : chunk_suffix(chunks, x.device, x.stage);
-      const std::string what = c.empty() ? describe(x) : fmt::format("{}, chunk {} of device {}", describe(x), c.substr(2), x.device);
+      const std::string what =
+          c.empty() ? describe(x) : fmt::format("{}, chunk {} of device {}", describe(x), c.substr(2), x.device);
       b.tip = link ? fmt::format("{}: {}\nsent {} ms, arrives {} ms (link busy {} ms)", g.op_name(iv.op), what,
                                  ms3(iv.start), ms3(b.end), ms3(iv.end - iv.start))
                    : fmt::format("{}: {}\nstart {} ms, end {} ms ({} ms)", g.op_name(iv.op), what, ms3(iv.start),
@@ -103,7 +106,8 @@ TimelineChart pipeline_timeline(const PipelineRun& run) {
   for (int d = 0; d < prog.devices; ++d) {
     chart.tracks.push_back(track_of(prog.compute[d], fmt::format("device {}", d), false));
     for (const auto& [r, ends] : prog.link_ends)
-      if (ends.first == d) chart.tracks.push_back(track_of(r, fmt::format("d{} \u2192 d{}", ends.first, ends.second), true));
+      if (ends.first == d)
+        chart.tracks.push_back(track_of(r, fmt::format("d{} \u2192 d{}", ends.first, ends.second), true));
   }
   return chart;
 }
@@ -122,7 +126,8 @@ CurveChart pipeline_memory_curves(const PipelineRun& run, const PipelineSpec& sp
     s.peak_label = fmt::format("peak {:.1f} MiB at {} ms", mib(level.peak), ms3(level.peak_time));
     chart.series.push_back(std::move(s));
   }
-  if (spec.capacity) chart.lines.push_back({mib(*spec.capacity), fmt::format("capacity {:.1f} MiB", mib(*spec.capacity))});
+  if (spec.capacity)
+    chart.lines.push_back({mib(*spec.capacity), fmt::format("capacity {:.1f} MiB", mib(*spec.capacity))});
   return chart;
 }
 
@@ -136,9 +141,10 @@ BarChart pipeline_resident_bars(const PipelineRun& run) {
     // A device holding several stages (chunks) is not "a stage".
     item.label = fmt::format("{} {}", run.plan.stages > run.plan.devices ? "device" : "stage", d.id);
     item.note = std::to_string(d.peak_resident);
-    item.segments.push_back({static_cast<double>(d.peak_resident), 0,
-                             fmt::format("{}: up to {} micro-batches' activations resident at once (peak memory {:.1f} MiB)",
-                                         item.label, d.peak_resident, mib(d.peak_memory))});
+    item.segments.push_back(
+        {static_cast<double>(d.peak_resident), 0,
+         fmt::format("{}: up to {} micro-batches' activations resident at once (peak memory {:.1f} MiB)", item.label,
+                     d.peak_resident, mib(d.peak_memory))});
     chart.bars.push_back(std::move(item));
   }
   return chart;
@@ -185,13 +191,14 @@ std::string pipeline_html_report(const std::string& title, const std::string& de
     return false;
   });
   page.heading(2, "Timelines", "timelines");
-  page.paragraph(std::string("Every op of one training step: per device its compute stream and, below it, each outgoing link "
-                             "(a message from sending to arrival). Numbers on the bars are micro-batches; hatched: idle. "
-                             "Hover a bar for its op, micro-batch, start and end.") +
-                 (any_chunks ? " Where a device holds several model chunks, c0, c1, ... say which (in stage order: 3c1 is "
-                               "micro-batch 3 in the device's second chunk)."
-                             : "") +
-                 (several ? " All schedules share one time axis." : ""));
+  page.paragraph(
+      std::string("Every op of one training step: per device its compute stream and, below it, each outgoing link "
+                  "(a message from sending to arrival). Numbers on the bars are micro-batches; hatched: idle. "
+                  "Hover a bar for its op, micro-batch, start and end.") +
+      (any_chunks ? " Where a device holds several model chunks, c0, c1, ... say which (in stage order: 3c1 is "
+                    "micro-batch 3 in the device's second chunk)."
+                  : "") +
+      (several ? " All schedules share one time axis." : ""));
   for (std::size_t i = 0; i < runs.size(); ++i) {
     const PipelineRun& r = *runs[i];
     page.heading(3, pipeline_schedule_label(r), "timeline-" + anchors[i]);
@@ -200,10 +207,11 @@ std::string pipeline_html_report(const std::string& title, const std::string& de
   }
 
   page.heading(2, "Memory", "memory");
-  page.paragraph(std::string("Bytes held per device over the step (activations of resident micro-batches and received messages "
-                             "waiting for their consumer), each peak marked; and the peak number of micro-batches whose "
-                             "activations are resident at once, per stage.") +
-                 (several ? " Scales are shared by all schedules." : ""));
+  page.paragraph(
+      std::string("Bytes held per device over the step (activations of resident micro-batches and received messages "
+                  "waiting for their consumer), each peak marked; and the peak number of micro-batches whose "
+                  "activations are resident at once, per stage.") +
+      (several ? " Scales are shared by all schedules." : ""));
   for (std::size_t i = 0; i < runs.size(); ++i) {
     const PipelineRun& r = *runs[i];
     page.heading(3, pipeline_schedule_label(r), "memory-" + anchors[i]);

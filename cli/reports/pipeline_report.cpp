@@ -130,17 +130,25 @@ std::string pipeline_run_times(const PipelineRun& run) {
 }
 
 std::string pipeline_run_messages(const PipelineRun& run) {
-  return fmt::format("messages per step: {} forward, {} backward", run.stats.forward_messages, run.stats.backward_messages);
+  return fmt::format("messages per step: {} forward, {} backward", run.stats.forward_messages,
+                     run.stats.backward_messages);
 }
 
 std::string pipeline_capacity_verdict(const PipelineRun& run, const PipelineSpec& spec) {
   if (!spec.capacity) return "";
-  return fmt::format("capacity {} MiB per device: {}", fmt_mib(*spec.capacity),
-                     fits_capacity(run, spec) ? "fits" : fmt::format("does not fit (peak {} MiB)", fmt_mib(max_peak(run))));
+  return fmt::format(
+      "capacity {} MiB per device: {}", fmt_mib(*spec.capacity),
+      fits_capacity(run, spec) ? "fits" : fmt::format("does not fit (peak {} MiB)", fmt_mib(max_peak(run))));
 }
 
 Table pipeline_device_table(const PipelineRun& run) {
-  Table t({{"device"}, {"busy (ms)"}, {"idle (ms)"}, {"peak memory (MiB)"}, {"at (ms)"}, {"peak resident mb"}, {"param copies"}});
+  Table t({{"device"},
+           {"busy (ms)"},
+           {"idle (ms)"},
+           {"peak memory (MiB)"},
+           {"at (ms)"},
+           {"peak resident mb"},
+           {"param copies"}});
   for (const auto& d : run.stats.devices)
     t.add_row({std::to_string(d.id), fmt_ms(d.busy), fmt_ms(d.idle), fmt_mib(d.peak_memory), fmt_ms(d.peak_memory_time),
                std::to_string(d.peak_resident), fmt_copies(d.parameter_copies)});
@@ -148,7 +156,8 @@ Table pipeline_device_table(const PipelineRun& run) {
 }
 
 std::string pipeline_run_text(const PipelineRun& run, const PipelineSpec& spec) {
-  std::string out = fmt::format("{}\n{}\n{}\n\n", pipeline_run_title(run, spec), pipeline_run_times(run), pipeline_run_messages(run));
+  std::string out =
+      fmt::format("{}\n{}\n{}\n\n", pipeline_run_title(run, spec), pipeline_run_times(run), pipeline_run_messages(run));
   out += pipeline_device_table(run).render();
   if (spec.capacity) out += fmt::format("\n{}\n", pipeline_capacity_verdict(run, spec));
   return out;
@@ -164,9 +173,15 @@ Table pipeline_compare_table(const std::vector<const PipelineRun*>& runs, const 
       if (fa != fb) return fa;
       return a->stats.step_time < b->stats.step_time;
     });
-  std::vector<Table::Column> cols = {{"schedule", false}, {"step (ms)"}, {"idle/device (ms)"}, {"bubble"},
-                                     {"stage 0 peak (MiB)"}, {"max peak (MiB)"}, {"resident mb per stage", false},
-                                     {"fwd/bwd msgs"}, {"param copies"}};
+  std::vector<Table::Column> cols = {{"schedule", false},
+                                     {"step (ms)"},
+                                     {"idle/device (ms)"},
+                                     {"bubble"},
+                                     {"stage 0 peak (MiB)"},
+                                     {"max peak (MiB)"},
+                                     {"resident mb per stage", false},
+                                     {"fwd/bwd msgs"},
+                                     {"param copies"}};
   if (spec.capacity) cols.push_back({"fits", false});
   Table t(cols);
   for (const PipelineRun* r : order) {
@@ -175,7 +190,10 @@ Table pipeline_compare_table(const std::vector<const PipelineRun*>& runs, const 
     int peak_dev = 0;
     std::string resident;
     for (const auto& d : devs) {
-      if (d.peak_memory > peak) { peak = d.peak_memory; peak_dev = d.id; }
+      if (d.peak_memory > peak) {
+        peak = d.peak_memory;
+        peak_dev = d.id;
+      }
       if (!resident.empty()) resident += ' ';
       resident += std::to_string(d.peak_resident);
     }
@@ -188,7 +206,8 @@ Table pipeline_compare_table(const std::vector<const PipelineRun*>& runs, const 
                                     resident,
                                     fmt::format("{}/{}", r->stats.forward_messages, r->stats.backward_messages),
                                     fmt_copies(max_parameter_copies(*r))};
-    if (spec.capacity) row.push_back(fits_capacity(*r, spec) ? "yes" : fmt::format("no (+{} MiB)", fmt_mib(peak - *spec.capacity)));
+    if (spec.capacity)
+      row.push_back(fits_capacity(*r, spec) ? "yes" : fmt::format("no (+{} MiB)", fmt_mib(peak - *spec.capacity)));
     t.add_row(std::move(row));
   }
   return t;
@@ -196,7 +215,8 @@ Table pipeline_compare_table(const std::vector<const PipelineRun*>& runs, const 
 
 std::string pipeline_compare_title(const PipelineSpec& spec) {
   std::string out = fmt::format("{} stages, {} micro-batches", spec.stages, spec.microbatches);
-  if (spec.capacity) out += fmt::format(", capacity {} MiB per device (schedules that fit first)", fmt_mib(*spec.capacity));
+  if (spec.capacity)
+    out += fmt::format(", capacity {} MiB per device (schedules that fit first)", fmt_mib(*spec.capacity));
   return out;
 }
 
@@ -219,9 +239,22 @@ std::string_view pipeline_slice(SliceText& t, const OpGraph& g, const Timeline& 
   t.name.clear();
   const std::string c = x.kind == PipeOp::Update ? std::string() : chunk_suffix(chunks, x.device, x.stage);
   switch (x.kind) {
-    case PipeOp::Update: t.name = "update"; cat = "update"; break;
-    case PipeOp::SendForward: t.name = "send F mb"; append_int(t.name, x.micro); t.name += c; cat = "send"; break;
-    case PipeOp::SendBackward: t.name = "send B mb"; append_int(t.name, x.micro); t.name += c; cat = "send"; break;
+    case PipeOp::Update:
+      t.name = "update";
+      cat = "update";
+      break;
+    case PipeOp::SendForward:
+      t.name = "send F mb";
+      append_int(t.name, x.micro);
+      t.name += c;
+      cat = "send";
+      break;
+    case PipeOp::SendBackward:
+      t.name = "send B mb";
+      append_int(t.name, x.micro);
+      t.name += c;
+      cat = "send";
+      break;
     case PipeOp::Overlap:
       t.name = "F mb";
       append_int(t.name, x.micro);

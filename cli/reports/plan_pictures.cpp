@@ -30,18 +30,16 @@ struct ChartUnit {
 // Memory parts, bottom-up as the peak is made of them.
 enum MemorySwatch { Weights, Gradients, Optimizer, Activations, Buffers, GivenWorkspace, Margin };
 std::vector<Swatch> memory_legend() {
-  return {{"weights", "#4e79a7"},
-          {"gradients", "#f28e2b"},
-          {"master + moments", "#e15759"},
-          {"activations", "#59a14f"},
-          {"buffers", "#edc948"},
-          {"activations and buffers (given)", "#76b7b2"},
+  return {{"weights", "#4e79a7"},        {"gradients", "#f28e2b"}, {"master + moments", "#e15759"},
+          {"activations", "#59a14f"},    {"buffers", "#edc948"},   {"activations and buffers (given)", "#76b7b2"},
           {"planning margin", "#bab0ac"}};
 }
 
 enum DeadlineSwatch { Reserved, Training, Overhead };
 std::vector<Swatch> deadline_legend() {
-  return {{"reserved days", "#bab0ac"}, {"training: steps x step time", "#4e79a7"}, {"checkpoint saves, redo, restores", "#f28e2b"}};
+  return {{"reserved days", "#bab0ac"},
+          {"training: steps x step time", "#4e79a7"},
+          {"checkpoint saves, redo, restores", "#f28e2b"}};
 }
 
 std::string at_peak(const PlanResult& r) {
@@ -64,7 +62,8 @@ BarChart plan_memory_chart(const PlanSpec& spec, const PlanEvaluation& ev) {
     BarItem item;
     item.label = r.name;
     item.emphasis = !m.fits();
-    item.note = m.fits() ? fmt::format("{:.1f}", unit.of(m.planned)) : fmt::format("{:.1f}: no fit", unit.of(m.planned));
+    item.note =
+        m.fits() ? fmt::format("{:.1f}", unit.of(m.planned)) : fmt::format("{:.1f}: no fit", unit.of(m.planned));
     const std::string whole = fmt::format("{}: {} planned per card, {} usable ({}); peak at {}", r.name, fig(m.planned),
                                           fig(m.usable), m.fits() ? "fits" : "does not fit", at_peak(r));
     const auto add = [&](Bytes b, int swatch, const std::string& what) {
@@ -96,11 +95,10 @@ BarChart plan_deadline_chart(const PlanSpec& spec, const PlanEvaluation& ev) {
     item.label = r.name;
     item.emphasis = !t.meets();
     item.note = fmt::format("{:.1f} {}", days(t.completion), t.meets() ? "meets" : "misses");
-    const std::string whole =
-        t.meets() ? fmt::format("{}: done after {:.1f} days, {:.1f} days before the deadline", r.name, days(t.completion),
-                                days(t.deadline - t.completion))
-                  : fmt::format("{}: done after {:.1f} days, {:.1f} days after the deadline", r.name, days(t.completion),
-                                days(t.completion - t.deadline));
+    const std::string whole = t.meets() ? fmt::format("{}: done after {:.1f} days, {:.1f} days before the deadline",
+                                                      r.name, days(t.completion), days(t.deadline - t.completion))
+                                        : fmt::format("{}: done after {:.1f} days, {:.1f} days after the deadline",
+                                                      r.name, days(t.completion), days(t.completion - t.deadline));
     const auto add = [&](Time span, int swatch, const std::string& what) {
       if (span <= 0) return;
       item.segments.push_back({days(span), swatch, fmt::format("{}: {:.2f} days\n{}", what, days(span), whole)});
@@ -133,13 +131,15 @@ std::string plan_html_report(const std::string& title, const std::string& descri
     }
     page.open_row();
     const BarChart memory = plan_memory_chart(spec, *ev);
-    page.figure(bar_chart_svg(memory, "memory-bars", 0, 0),
-                "Memory per card at its peak, stacked by what holds it, and the planning margin on top; the dashed line is "
-                "the usable memory. Hover a part for its size.");
+    page.figure(
+        bar_chart_svg(memory, "memory-bars", 0, 0),
+        "Memory per card at its peak, stacked by what holds it, and the planning margin on top; the dashed line is "
+        "the usable memory. Hover a part for its size.");
     if (spec.timed()) {
       const BarChart deadline = plan_deadline_chart(spec, *ev);
-      page.figure(bar_chart_svg(deadline, "deadline-bars", 0, 0),
-                  "Completion per case: reserved days, training and checkpoint overhead; the dashed line is the deadline.");
+      page.figure(
+          bar_chart_svg(deadline, "deadline-bars", 0, 0),
+          "Completion per case: reserved days, training and checkpoint overhead; the dashed line is the deadline.");
     }
     page.close_row();
     page.heading(2, "The design table", "design");
@@ -208,8 +208,8 @@ std::vector<SweepGrid> sweep_grids(const std::vector<SweepAxis>& axes, const std
   // A grid per combination of the further axes' values, in the order the points first show it.
   std::map<std::vector<std::size_t>, std::size_t> grid_of;
   for (const SweepPoint& p : points) {
-    const std::vector<std::size_t> rest(p.index.begin() + std::min<std::ptrdiff_t>(2, static_cast<std::ptrdiff_t>(axes.size())),
-                                        p.index.end());
+    const std::vector<std::size_t> rest(
+        p.index.begin() + std::min<std::ptrdiff_t>(2, static_cast<std::ptrdiff_t>(axes.size())), p.index.end());
     auto [it, added] = grid_of.try_emplace(rest, grids.size());
     if (added) {
       SweepGrid g;
@@ -233,36 +233,43 @@ std::vector<SweepGrid> sweep_grids(const std::vector<SweepAxis>& axes, const std
 }
 
 std::string sweep_html_report(const std::string& title, const std::string& description, const std::string& base_case,
-                              const std::vector<SweepAxis>& axes, const std::vector<SweepPoint>& points, const PlanSpec& spec) {
+                              const std::vector<SweepAxis>& axes, const std::vector<SweepPoint>& points,
+                              const PlanSpec& spec) {
   // Beyond these the page would be too heavy to open; the CSV holds every combination.
   constexpr std::size_t kMaxCells = 20000, kMaxTableRows = 2000;
   HtmlReport page(title + " \u2014 stepsim plan sweep");
   page.heading(1, title);
   if (!description.empty()) page.paragraph(description);
   std::string varied;
-  for (const auto& a : axes) varied += fmt::format("{}{} ({} values)", varied.empty() ? "" : ", ", a.key.name, a.values.size());
+  for (const auto& a : axes)
+    varied += fmt::format("{}{} ({} values)", varied.empty() ? "" : ", ", a.key.name, a.values.size());
   page.paragraph(fmt::format("Sweep from {} over {}.", base_case, varied));
   page.paragraph(sweep_summary(points, spec) + ".");
 
   page.heading(2, "Verdicts", "verdicts");
   if (points.size() > kMaxCells) {
-    page.paragraph(fmt::format("{} combinations are too many to draw (at most {}); --csv lists them all.", points.size(), kMaxCells));
+    page.paragraph(fmt::format("{} combinations are too many to draw (at most {}); --csv lists them all.",
+                               points.size(), kMaxCells));
   } else {
-    page.paragraph(spec.timed() ? "Each cell is one combination: its completion in days, coloured by the verdict. Hover a cell for "
-                                  "its step time and memory."
-                                : fmt::format("Each cell is one combination: its planned memory per card in {}, coloured by the "
-                                              "verdict. Hover a cell for the exact figure.",
-                                              ChartUnit::for_usable(spec.usable).name));
+    page.paragraph(
+        spec.timed()
+            ? "Each cell is one combination: its completion in days, coloured by the verdict. Hover a cell for "
+              "its step time and memory."
+            : fmt::format("Each cell is one combination: its planned memory per card in {}, coloured by the "
+                          "verdict. Hover a cell for the exact figure.",
+                          ChartUnit::for_usable(spec.usable).name));
     // Several grids (a third axis and more) side by side, each named by its further values.
     const auto grids = sweep_grids(axes, points, spec);
     page.open_row();
-    for (std::size_t i = 0; i < grids.size(); ++i) page.figure(grid_svg(grids[i].chart, fmt::format("grid{}", i)), grids[i].heading);
+    for (std::size_t i = 0; i < grids.size(); ++i)
+      page.figure(grid_svg(grids[i].chart, fmt::format("grid{}", i)), grids[i].heading);
     page.close_row();
   }
   page.heading(2, "Table", "table");
   const CaptionedTable table = sweep_table(axes, points, spec);
   if (table.table.rows().size() > kMaxTableRows)
-    page.paragraph(fmt::format("The table has {} rows: too many for the page; --csv lists them all.", table.table.rows().size()));
+    page.paragraph(
+        fmt::format("The table has {} rows: too many for the page; --csv lists them all.", table.table.rows().size()));
   else
     page.table(table);
   return page.finish();

@@ -32,6 +32,7 @@ std::vector<SweepGrid> sweep_grids(const std::vector<SweepAxis>& axes, const std
                                    const PlanSpec& spec);
 
 std::string sweep_html_report(const std::string& title, const std::string& description, const std::string& base_case,
-                              const std::vector<SweepAxis>& axes, const std::vector<SweepPoint>& points, const PlanSpec& spec);
+                              const std::vector<SweepAxis>& axes, const std::vector<SweepPoint>& points,
+                              const PlanSpec& spec);
 
 }  // namespace stepsim::cli

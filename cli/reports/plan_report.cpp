@@ -58,7 +58,9 @@ struct Mem {
   }
 };
 // Seconds with the book's precision: 78.3, 0.08, 0.50.
-std::string fmt_s(Time t) { return std::llabs(t) >= 10 * kSecond ? fmt::format("{:.1f}", to_s(t)) : fmt::format("{:.2f}", to_s(t)); }
+std::string fmt_s(Time t) {
+  return std::llabs(t) >= 10 * kSecond ? fmt::format("{:.1f}", to_s(t)) : fmt::format("{:.2f}", to_s(t));
+}
 std::string fmt_days(Time t) { return fmt::format("{:.1f}", days(t)); }
 std::string fmt_pct(double x) { return fmt::format("{:.2f}%", x * 100); }
 std::string fmt_pct0(double x) { return fmt::format("{:.0f}%", x * 100); }
@@ -172,12 +174,16 @@ Table design_table(const PlanSpec& spec, const PlanEvaluation& ev, const Mem& m)
   const auto row = [&t](std::string label, auto cell) { t.row(std::move(label), cell); };
   const bool timed = spec.timed();
   const bool one_stage = same_zero_stage(spec, ev);
-  const std::string seqs = fmt::format("{} sequence{}", spec.microbatch_sequences, spec.microbatch_sequences == 1 ? "" : "s");
+  const std::string seqs =
+      fmt::format("{} sequence{}", spec.microbatch_sequences, spec.microbatch_sequences == 1 ? "" : "s");
   if (timed) {
-    row(fmt::format("{}-card hosts", spec.cards_per_host), [](const PlanResult& r) { return fmt::format("{}", r.hosts); });
+    row(fmt::format("{}-card hosts", spec.cards_per_host),
+        [](const PlanResult& r) { return fmt::format("{}", r.hosts); });
     if (one_stage)
       row(fmt::format("ZeRO-{} over all cards, micro-batches of {} per card", spec.zero_stage, seqs),
-          [](const PlanResult& r) { return fmt::format("{}{}", r.microbatches_per_card, r.uneven ? " (uneven)" : ""); });
+          [](const PlanResult& r) {
+            return fmt::format("{}{}", r.microbatches_per_card, r.uneven ? " (uneven)" : "");
+          });
     else
       row(fmt::format("micro-batches of {} per card (ZeRO stage)", seqs), [](const PlanResult& r) {
         return fmt::format("{}{} (ZeRO-{})", r.microbatches_per_card, r.uneven ? " uneven" : "", r.zero_stage);
@@ -187,19 +193,22 @@ Table design_table(const PlanSpec& spec, const PlanEvaluation& ev, const Mem& m)
       return fmt::format("{}, ZeRO-{}, {}", r.cards, r.zero_stage, r.given_workspace ? "given" : r.recompute.label());
     });
   }
-  row(spec.margin > 0 ? fmt::format("memory per card with {} margin, planned / usable ({})", fmt_pct0(spec.margin), m.unit())
-                      : fmt::format("memory per card, planned / usable ({})", m.unit()),
+  row(spec.margin > 0
+          ? fmt::format("memory per card with {} margin, planned / usable ({})", fmt_pct0(spec.margin), m.unit())
+          : fmt::format("memory per card, planned / usable ({})", m.unit()),
       [m](const PlanResult& r) { return fmt::format("{} / {}", m.num(r.memory.planned), m.num(r.memory.usable)); });
   if (timed) {
     row("compute per step per card (s)", [](const PlanResult& r) { return fmt_s(r.time->compute); });
-    row(spec.zero_stage == 3 ? "ZeRO-3 link time per step (s)" : "link time per step (s)", [](const PlanResult& r) { return r.time->comm.link > 0 ? fmt_s(r.time->comm.link) : "-"; });
+    row(spec.zero_stage == 3 ? "ZeRO-3 link time per step (s)" : "link time per step (s)",
+        [](const PlanResult& r) { return r.time->comm.link > 0 ? fmt_s(r.time->comm.link) : "-"; });
     row("communication wait per step (s)", [](const PlanResult& r) { return fmt_s(r.time->comm.exposed); });
     row("input wait per step (s)", [](const PlanResult& r) { return fmt_s(r.time->input_wait); });
     if (spec.straggler_sigma > 0)
       row(fmt::format("straggler wait, sigma {} of compute (s)", fmt_pct0(spec.straggler_sigma)),
           [](const PlanResult& r) { return fmt_s(r.time->straggler); });
     row("step time (s)", [](const PlanResult& r) { return fmt_s(r.time->step); });
-    row("checkpoint save, redo and restore overhead", [](const PlanResult& r) { return fmt_pct(r.time->overhead.total()); });
+    row("checkpoint save, redo and restore overhead",
+        [](const PlanResult& r) { return fmt_pct(r.time->overhead.total()); });
     row("base training time (days)", [](const PlanResult& r) { return fmt_days(r.time->base_training); });
     row(fmt::format("with checkpoint overhead and {} reserved days (days)", fmt::format("{:g}", days(spec.reserved))),
         [](const PlanResult& r) { return fmt::format("{} ({})", fmt_days(r.time->completion), verdict(r)); });
@@ -233,8 +242,9 @@ Table room_table(const PlanEvaluation& ev) {
     return fmt::format("{:.1f} GB / {:.1f} MB/s", static_cast<double>(r.time->checkpoint_bytes) / 1e9,
                        r.time->checkpoint_write_rate / 1e6);
   });
-  row("overhead: save c/tau + redo (tau/2+r)/M",
-      [](const PlanResult& r) { return fmt::format("{} + {}", fmt_pct(r.time->overhead.save), fmt_pct(r.time->overhead.redo)); });
+  row("overhead: save c/tau + redo (tau/2+r)/M", [](const PlanResult& r) {
+    return fmt::format("{} + {}", fmt_pct(r.time->overhead.save), fmt_pct(r.time->overhead.redo));
+  });
   return std::move(t).table();
 }
 
@@ -258,15 +268,19 @@ Table memory_table(const PlanSpec& spec, const PlanEvaluation& ev, const Mem& me
     });
   } else {
     row("at the peak: resident + activations and buffers (given)", [mem](const PlanResult& r) {
-      return fmt::format("{} + {}", mem.part(r.memory.peak.resident), mem.part(r.memory.peak.activations + r.memory.peak.buffers));
+      return fmt::format("{} + {}", mem.part(r.memory.peak.resident),
+                         mem.part(r.memory.peak.activations + r.memory.peak.buffers));
     });
   }
   row("peak reached at", [](const PlanResult& r) {
     const auto& ops = r.memory.sequence.ops();
     return r.memory.peak.at_op < ops.size() ? ops[r.memory.peak.at_op] : std::string("-");
   });
-  row(spec.margin > 0 ? fmt::format("planned (peak + {} margin) / usable", fmt_pct0(spec.margin)) : std::string("planned / usable"),
-      [mem](const PlanResult& r) { return fmt::format("{} / {}", mem.part(r.memory.planned), mem.part(r.memory.usable)); });
+  row(spec.margin > 0 ? fmt::format("planned (peak + {} margin) / usable", fmt_pct0(spec.margin))
+                      : std::string("planned / usable"),
+      [mem](const PlanResult& r) {
+        return fmt::format("{} / {}", mem.part(r.memory.planned), mem.part(r.memory.usable));
+      });
   row("spare", [mem](const PlanResult& r) { return mem.part(r.memory.usable - r.memory.planned); });
   return std::move(t).table();
 }
@@ -300,8 +314,12 @@ std::vector<CaptionedTable> scaling_tables(const PlanSpec& spec, const ScalingQu
     const TimePlan& t = *base.time;
     const double batch = static_cast<double>(spec.tokens_per_step());
     const Time waits = t.step - t.compute - t.straggler;
-    Table tab({{"cards", true}, {"weak: batch (M tokens)", true}, {"weak: steps", true}, {"weak: days", true},
-               {"strong: step (s)", true}, {"strong: days", true}});
+    Table tab({{"cards", true},
+               {"weak: batch (M tokens)", true},
+               {"weak: steps", true},
+               {"weak: days", true},
+               {"strong: step (s)", true},
+               {"strong: days", true}});
     std::vector<int> cards{base.cards};
     cards.insert(cards.end(), q.cards.begin(), q.cards.end());
     bool split = false;
@@ -309,42 +327,50 @@ std::vector<CaptionedTable> scaling_tables(const PlanSpec& spec, const ScalingQu
       const WeakScaling w = weak_scaling(static_cast<double>(t.steps), batch, base.cards, t.step, c, *q.batch_noise);
       const Time strong = strong_scaling_step(t.compute, waits, base.cards, c);
       split = split || c > spec.max_cards();
-      tab.add_row({fmt::format("{}{}", c, c > spec.max_cards() ? "*" : ""), fmt::format("{:.1f}", w.batch_tokens / 1e6), fmt::format("{:.0f}", w.steps),
-                   fmt_days(w.training), fmt_s(strong), fmt_days(base_training_time(t.steps, strong))});
+      tab.add_row({fmt::format("{}{}", c, c > spec.max_cards() ? "*" : ""), fmt::format("{:.1f}", w.batch_tokens / 1e6),
+                   fmt::format("{:.0f}", w.steps), fmt_days(w.training), fmt_s(strong),
+                   fmt_days(base_training_time(t.steps, strong))});
     }
-    out.push_back({fmt::format("scaling from {} (base training time, no checkpoints or reserve): critical batch S = S_min (1 + "
-                               "B_noise/B), B_noise = {} tokens;\nweak scaling keeps {} micro-batches per card (the batch grows, at "
-                               "most {:.2f}x fewer steps); strong scaling keeps the batch ({} s of waits stay)",
-                               base.name, grouped(static_cast<std::int64_t>(*q.batch_noise)), base.microbatches_per_card,
-                               max_batch_speedup(batch, *q.batch_noise), fmt_s(waits)),
-                   std::move(tab),
-                   split ? fmt::format("* strong scaling past {} cards would split a micro-batch across cards; the step shrinks "
-                                       "as if it could",
-                                       spec.max_cards())
-                         : ""});
+    out.push_back(
+        {fmt::format(
+             "scaling from {} (base training time, no checkpoints or reserve): critical batch S = S_min (1 + "
+             "B_noise/B), B_noise = {} tokens;\nweak scaling keeps {} micro-batches per card (the batch grows, at "
+             "most {:.2f}x fewer steps); strong scaling keeps the batch ({} s of waits stay)",
+             base.name, grouped(static_cast<std::int64_t>(*q.batch_noise)), base.microbatches_per_card,
+             max_batch_speedup(batch, *q.batch_noise), fmt_s(waits)),
+         std::move(tab),
+         split ? fmt::format("* strong scaling past {} cards would split a micro-batch across cards; the step shrinks "
+                             "as if it could",
+                             spec.max_cards())
+               : ""});
   }
   if (!q.stragglers.empty()) {
     Table tab({{"cards N", true}, {"E[max] - mu (sigma)", true}});
-    for (int n : q.stragglers) tab.add_row({fmt::format("{}", n), fmt::format("{:.2f}", expected_max_standard_normal(n))});
-    out.push_back({"stragglers: each step waits for the slowest of N cards, E[max of N normals] = mu + e_N sigma", std::move(tab), ""});
+    for (int n : q.stragglers)
+      tab.add_row({fmt::format("{}", n), fmt::format("{:.2f}", expected_max_standard_normal(n))});
+    out.push_back({"stragglers: each step waits for the slowest of N cards, E[max of N normals] = mu + e_N sigma",
+                   std::move(tab), ""});
   }
   return out;
 }
 
 CaptionedTable scale_out_table(const ScaleOut& so) {
   const double flops = training_flops_6nd(so.parameters, so.tokens);
-  std::vector<Table::Column> cols{{"accelerator", false}, {"MFU", true}, {fmt::format("days on {} cards", so.cards), true}};
+  std::vector<Table::Column> cols{
+      {"accelerator", false}, {"MFU", true}, {fmt::format("days on {} cards", so.cards), true}};
   if (so.within) cols.push_back({fmt::format("cards for {:g} days", days(*so.within)), true});
   Table t(cols);
   for (const auto& name : so.accelerators) {
     const Accelerator& a = *find_accelerator(name);
     for (double mfu : so.mfu) {
-      std::vector<std::string> cells{name, fmt_pct0(mfu), fmt::format("{:.0f}", days(time_for_flops(flops, so.cards, a.peak_bf16_flops, mfu)))};
+      std::vector<std::string> cells{
+          name, fmt_pct0(mfu), fmt::format("{:.0f}", days(time_for_flops(flops, so.cards, a.peak_bf16_flops, mfu)))};
       if (so.within) cells.push_back(fmt::format("{}", cards_for_flops(flops, *so.within, a.peak_bf16_flops, mfu)));
       t.add_row(std::move(cells));
     }
   }
-  return {fmt::format("scale-out: F = 6ND = 6 x {:.3g} x {:.3g} = {:.3g} FLOPs", so.parameters, so.tokens, flops), std::move(t), ""};
+  return {fmt::format("scale-out: F = 6ND = 6 x {:.3g} x {:.3g} = {:.3g} FLOPs", so.parameters, so.tokens, flops),
+          std::move(t), ""};
 }
 
 }  // namespace
@@ -354,9 +380,10 @@ PlanEvaluation evaluate_cases(const PlanSpec& spec, const StepCommSource& comm) 
   for (const auto& c : spec.cases) {
     PlanResult r = evaluate_plan(spec, c, comm);
     const PlanSpec cs = with_case(spec, c);
-    ev.memory_levers.push_back(r.memory.fits() ? std::nullopt : std::optional<MemoryLevers>(memory_levers(cs, c.cards)));
-    ev.deadline_levers.push_back(r.time && !r.time->meets() ? std::optional<DeadlineLevers>(deadline_levers(spec, c, comm))
-                                                            : std::nullopt);
+    ev.memory_levers.push_back(r.memory.fits() ? std::nullopt
+                                               : std::optional<MemoryLevers>(memory_levers(cs, c.cards)));
+    ev.deadline_levers.push_back(
+        r.time && !r.time->meets() ? std::optional<DeadlineLevers>(deadline_levers(spec, c, comm)) : std::nullopt);
     ev.results.push_back(std::move(r));
   }
   return ev;
@@ -367,20 +394,24 @@ PlanReportParts plan_report_parts(const PlanScenario& ps, const PlanEvaluation* 
   if (ps.spec && ev) {
     const PlanSpec& spec = *ps.spec;
     if (spec.timed()) {
-      parts.about.push_back(fmt::format("{} ({} parameters) on {} ({:g} TFLOP/s BF16); {} tokens in {} steps of {} x {} tokens",
-                                        spec.model.name, grouped(spec.model.parameters), spec.accelerator.name,
-                                        spec.accelerator.peak_bf16_flops / 1e12, grouped(spec.tokens),
-                                        grouped(ev->results.front().time->steps), spec.sequences_per_step, grouped(spec.sequence)));
+      parts.about.push_back(
+          fmt::format("{} ({} parameters) on {} ({:g} TFLOP/s BF16); {} tokens in {} steps of {} x {} tokens",
+                      spec.model.name, grouped(spec.model.parameters), spec.accelerator.name,
+                      spec.accelerator.peak_bf16_flops / 1e12, grouped(spec.tokens),
+                      grouped(ev->results.front().time->steps), spec.sequences_per_step, grouped(spec.sequence)));
       parts.about.push_back(fmt::format("communication: {}", ev->results.front().time->comm.source));
     } else {
-      parts.about.push_back(fmt::format("{} ({} parameters); memory only (no task)", spec.model.name, grouped(spec.model.parameters)));
+      parts.about.push_back(
+          fmt::format("{} ({} parameters); memory only (no task)", spec.model.name, grouped(spec.model.parameters)));
     }
     const Mem mem = Mem::for_usable(spec.usable);
     parts.design.emplace(CaptionedTable{"", design_table(spec, *ev, mem), ""});
     for (const auto& r : ev->results) parts.verdicts.push_back(case_line(r, mem));
     for (std::size_t i = 0; i < ev->results.size(); ++i) {
-      if (ev->memory_levers[i]) parts.levers.push_back(memory_lever_text(ev->results[i], *ev->memory_levers[i], spec, mem));
-      if (ev->deadline_levers[i]) parts.levers.push_back(deadline_lever_text(ev->results[i], *ev->deadline_levers[i], spec));
+      if (ev->memory_levers[i])
+        parts.levers.push_back(memory_lever_text(ev->results[i], *ev->memory_levers[i], spec, mem));
+      if (ev->deadline_levers[i])
+        parts.levers.push_back(deadline_lever_text(ev->results[i], *ev->deadline_levers[i], spec));
     }
     parts.details.push_back({"", memory_table(spec, *ev, mem), ""});
     if (spec.timed()) parts.details.push_back({"", room_table(*ev), ""});
@@ -445,7 +476,8 @@ Json result_json(const PlanResult& r, const std::optional<MemoryLevers>& ml, con
     if (ml->cards) l["cards"] = *ml->cards;
     if (ml->whole_host_cards) l["whole_host_cards"] = *ml->whole_host_cards;
     Json opts = Json::array();
-    for (const auto& o : ml->options) opts.push_back({{"change", o.change}, {"planned_bytes", o.planned}, {"fits", o.fits}});
+    for (const auto& o : ml->options)
+      opts.push_back({{"change", o.change}, {"planned_bytes", o.planned}, {"fits", o.fits}});
     l["options"] = opts;
     m["levers"] = l;
   }
@@ -512,10 +544,12 @@ Json plan_json(const std::string& name, const PlanScenario& ps, const PlanEvalua
       Json rows = Json::array();
       for (int cards : ps.checkpoints.cards) {
         const Interruptions job{spec.card_mtbf, cards, spec.rollback_every};
-        Json row{{"cards", cards}, {"optimal_interval_s", round_to(to_s(optimal_checkpoint_interval(cost, job)), 1e-3)}};
+        Json row{{"cards", cards},
+                 {"optimal_interval_s", round_to(to_s(optimal_checkpoint_interval(cost, job)), 1e-3)}};
         Json o = Json::array();
         for (Time i : ps.checkpoints.intervals)
-          o.push_back({{"interval_s", to_s(i)}, {"overhead", round_to(checkpoint_overhead(cost, i, job).total(), 1e-9)}});
+          o.push_back(
+              {{"interval_s", to_s(i)}, {"overhead", round_to(checkpoint_overhead(cost, i, job).total(), 1e-9)}});
         row["overheads"] = o;
         rows.push_back(row);
       }
@@ -528,7 +562,8 @@ Json plan_json(const std::string& name, const PlanScenario& ps, const PlanEvalua
       const Time waits = t.step - t.compute - t.straggler;
       Json rows = Json::array();
       for (int c : ps.scaling.cards) {
-        const WeakScaling w = weak_scaling(static_cast<double>(t.steps), batch, base.cards, t.step, c, *ps.scaling.batch_noise);
+        const WeakScaling w =
+            weak_scaling(static_cast<double>(t.steps), batch, base.cards, t.step, c, *ps.scaling.batch_noise);
         const Time strong = strong_scaling_step(t.compute, waits, base.cards, c);
         rows.push_back({{"cards", c},
                         {"weak_batch_tokens", w.batch_tokens},
@@ -545,7 +580,8 @@ Json plan_json(const std::string& name, const PlanScenario& ps, const PlanEvalua
   }
   if (!ps.scaling.stragglers.empty()) {
     Json s = Json::array();
-    for (int n : ps.scaling.stragglers) s.push_back({{"cards", n}, {"sigmas", round_to(expected_max_standard_normal(n), 1e-6)}});
+    for (int n : ps.scaling.stragglers)
+      s.push_back({{"cards", n}, {"sigmas", round_to(expected_max_standard_normal(n), 1e-6)}});
     j["stragglers"] = s;
   }
   if (ps.scale_out) {
@@ -555,7 +591,9 @@ Json plan_json(const std::string& name, const PlanScenario& ps, const PlanEvalua
     for (const auto& accel : so.accelerators)
       for (double mfu : so.mfu) {
         const double peak = find_accelerator(accel)->peak_bf16_flops;
-        Json row{{"accelerator", accel}, {"mfu", mfu}, {"days", round_to(days(time_for_flops(flops, so.cards, peak, mfu)), 1e-6)}};
+        Json row{{"accelerator", accel},
+                 {"mfu", mfu},
+                 {"days", round_to(days(time_for_flops(flops, so.cards, peak, mfu)), 1e-6)}};
         if (so.within) row["cards_within_deadline"] = cards_for_flops(flops, *so.within, peak, mfu);
         rows.push_back(row);
       }
@@ -576,7 +614,8 @@ std::string plan_verdict(const PlanResult& r) { return verdict(r); }
 
 std::string plan_memory_figure(Bytes b, Bytes usable) { return Mem::for_usable(usable).part(b); }
 
-CaptionedTable sweep_table(const std::vector<SweepAxis>& axes, const std::vector<SweepPoint>& points, const PlanSpec& spec) {
+CaptionedTable sweep_table(const std::vector<SweepAxis>& axes, const std::vector<SweepPoint>& points,
+                           const PlanSpec& spec) {
   if (axes.size() == 2) {
     // A matrix: the first axis down, the second across.
     std::vector<Table::Column> cols{{axes[0].key.name + " \\ " + axes[1].key.name, false}};
@@ -588,7 +627,8 @@ CaptionedTable sweep_table(const std::vector<SweepAxis>& axes, const std::vector
       for (std::size_t k = 0; k < w; ++k) cells.push_back(sweep_mark(points[i * w + k].result));
       t.add_row(std::move(cells));
     }
-    return {spec.timed() ? "completion days (ok = meets the deadline, late = misses, no fit = over memory)" : "memory (fits / no fit)",
+    return {spec.timed() ? "completion days (ok = meets the deadline, late = misses, no fit = over memory)"
+                         : "memory (fits / no fit)",
             std::move(t), ""};
   }
   std::vector<Table::Column> cols;
@@ -618,10 +658,12 @@ CaptionedTable sweep_table(const std::vector<SweepAxis>& axes, const std::vector
 std::string sweep_summary(const std::vector<SweepPoint>& points, const PlanSpec& spec) {
   std::size_t good = 0;
   for (const auto& p : points) good += p.result.ok() ? 1 : 0;
-  return fmt::format("{} of {} combinations fit in memory{}", good, points.size(), spec.timed() ? " and meet the deadline" : "");
+  return fmt::format("{} of {} combinations fit in memory{}", good, points.size(),
+                     spec.timed() ? " and meet the deadline" : "");
 }
 
-std::string sweep_text(const std::vector<SweepAxis>& axes, const std::vector<SweepPoint>& points, const PlanSpec& spec) {
+std::string sweep_text(const std::vector<SweepAxis>& axes, const std::vector<SweepPoint>& points,
+                       const PlanSpec& spec) {
   return sweep_table(axes, points, spec).render() + sweep_summary(points, spec) + "\n";
 }
 
@@ -634,7 +676,8 @@ std::string sweep_csv(const std::vector<SweepAxis>& axes, const std::vector<Swee
     const PlanResult& r = p.result;
     out += fmt::format("{},{},{},{},", r.cards, r.memory.planned, r.memory.usable, r.memory.fits() ? "true" : "false");
     if (r.time)
-      out += fmt::format("{:.6f},{:.6f},{}", to_s(r.time->step), days(r.time->completion), r.time->meets() ? "true" : "false");
+      out += fmt::format("{:.6f},{:.6f},{}", to_s(r.time->step), days(r.time->completion),
+                         r.time->meets() ? "true" : "false");
     else
       out += ",,";
     out += fmt::format(",{}\n", r.ok() ? "true" : "false");
@@ -649,10 +692,14 @@ Json sweep_json(const std::vector<SweepAxis>& axes, const std::vector<SweepPoint
     Json at;
     for (std::size_t a = 0; a < axes.size(); ++a) {
       const SweepValue& v = axes[a].values[p.index[a]];
-      if (axes[a].key.kind == SweepKind::Fraction) at[axes[a].key.name] = v.fraction;
-      else if (axes[a].key.kind == SweepKind::Duration) at[axes[a].key.name + "_s"] = to_s(v.integer);
-      else if (axes[a].key.kind == SweepKind::Size) at[axes[a].key.name + "_bytes"] = v.integer;
-      else at[axes[a].key.name] = v.integer;
+      if (axes[a].key.kind == SweepKind::Fraction)
+        at[axes[a].key.name] = v.fraction;
+      else if (axes[a].key.kind == SweepKind::Duration)
+        at[axes[a].key.name + "_s"] = to_s(v.integer);
+      else if (axes[a].key.kind == SweepKind::Size)
+        at[axes[a].key.name + "_bytes"] = v.integer;
+      else
+        at[axes[a].key.name] = v.integer;
     }
     j["at"] = at;
     j["result"] = result_json(p.result, std::nullopt, std::nullopt);

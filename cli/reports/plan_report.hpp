@@ -35,7 +35,7 @@ struct PlanReportParts {
   std::vector<std::string> levers;       // what would fix the cases that fail
   std::vector<CaptionedTable> details;   // memory at the peak, room, checkpoint comparison, scaling, stragglers
   std::optional<CaptionedTable> scale_out;
-  std::vector<CaptionedTable> tensors;   // plan.reshard, plan.kv_cache (cli/plan_tensor_report.hpp)
+  std::vector<CaptionedTable> tensors;  // plan.reshard, plan.kv_cache (cli/plan_tensor_report.hpp)
 };
 PlanReportParts plan_report_parts(const PlanScenario& ps, const PlanEvaluation* eval);
 
@@ -49,7 +49,8 @@ std::string plan_verdict(const PlanResult& r);
 std::string plan_memory_figure(Bytes b, Bytes usable);
 
 // A sweep's table: a matrix of sweep_mark() for two axes, else one row per combination.
-CaptionedTable sweep_table(const std::vector<SweepAxis>& axes, const std::vector<SweepPoint>& points, const PlanSpec& spec);
+CaptionedTable sweep_table(const std::vector<SweepAxis>& axes, const std::vector<SweepPoint>& points,
+                           const PlanSpec& spec);
 // "24.6 ok", "34.3 late", "no fit" (or "fits" for memory-only plans).
 std::string sweep_mark(const PlanResult& r);
 // "18 of 35 combinations fit in memory and meet the deadline".

@@ -30,28 +30,32 @@ CaptionedTable reshard_table(const ReshardQuestion& q) {
   const StateFormat& f = q.format;
   const Bytes row_weights = q.cols * f.weights;
   const Bytes row_checkpoint = checkpoint_tensor_bytes(q.cols, f);
-  std::string out = fmt::format("resharding {} [{}, {}] from TP{} to TP{} (split by rows)\n", q.tensor, q.rows, q.cols,
-                                q.from, q.to);
-  out += fmt::format("weights {} MiB at {} B each; in a checkpoint {} MiB ({} B per parameter: weights {}, master {}, "
-                     "moments {} + {})\n",
-                     mib(q.rows * row_weights), f.weights, mib(q.rows * row_checkpoint), f.recoverable(), f.weights,
-                     f.master, f.moment1, f.moment2);
+  std::string out =
+      fmt::format("resharding {} [{}, {}] from TP{} to TP{} (split by rows)\n", q.tensor, q.rows, q.cols, q.from, q.to);
+  out += fmt::format(
+      "weights {} MiB at {} B each; in a checkpoint {} MiB ({} B per parameter: weights {}, master {}, "
+      "moments {} + {})\n",
+      mib(q.rows * row_weights), f.weights, mib(q.rows * row_checkpoint), f.recoverable(), f.weights, f.master,
+      f.moment1, f.moment2);
   const RowRange old0 = shard_rows(q.rows, q.from, 0), new0 = shard_rows(q.rows, q.to, 0);
   out += fmt::format("old shard {} rows ({} MiB of weights); new shard {} rows ({} MiB)", grouped(old0.count),
                      mib(old0.count * row_weights), grouped(new0.count), mib(new0.count * row_weights));
   Table t({{"new rank"}, {"reads old shard"}, {"its rows", false}, {"rows"}, {"weights MiB"}, {"checkpoint MiB"}});
   for (const ShardRead& r : reshard_reads(q.rows, q.from, q.to))
     t.add_row({std::to_string(r.new_rank), std::to_string(r.old_rank),
-               fmt::format("{}-{}", r.old_offset, r.old_offset + r.rows - 1), grouped(r.rows), mib(r.rows * row_weights),
-               mib(r.rows * row_checkpoint)});
+               fmt::format("{}-{}", r.old_offset, r.old_offset + r.rows - 1), grouped(r.rows),
+               mib(r.rows * row_weights), mib(r.rows * row_checkpoint)});
   return {std::move(out), std::move(t), ""};
 }
 
 nlohmann::ordered_json reshard_json(const ReshardQuestion& q) {
   nlohmann::ordered_json reads = nlohmann::ordered_json::array();
   for (const ShardRead& r : reshard_reads(q.rows, q.from, q.to))
-    reads.push_back({{"new_rank", r.new_rank}, {"old_rank", r.old_rank}, {"old_offset", r.old_offset},
-                     {"new_offset", r.new_offset}, {"rows", r.rows}});
+    reads.push_back({{"new_rank", r.new_rank},
+                     {"old_rank", r.old_rank},
+                     {"old_offset", r.old_offset},
+                     {"new_offset", r.new_offset},
+                     {"rows", r.rows}});
   return {{"tensor", q.tensor},
           {"shape", {q.rows, q.cols}},
           {"from", q.from},

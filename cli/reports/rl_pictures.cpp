@@ -13,8 +13,12 @@ namespace {
 // One legend for every rl chart, so that a page's charts and the text legend agree.
 enum Swatches { kGenerate, kVerify, kLearn, kSync, kLoad, kOffload, kSend };
 std::vector<Swatch> rl_legend() {
-  return {{"generate (trajectory)", "#4e79a7", 'G'}, {"verify", "#76b7b2", 'V'}, {"learn / train", "#f28e2b", 'L'},
-          {"weight sync", "#b07aa1", 'S'},          {"load (+)", "#59a14f", '+'}, {"offload / release (-)", "#bab0ac", '-'},
+  return {{"generate (trajectory)", "#4e79a7", 'G'},
+          {"verify", "#76b7b2", 'V'},
+          {"learn / train", "#f28e2b", 'L'},
+          {"weight sync", "#b07aa1", 'S'},
+          {"load (+)", "#59a14f", '+'},
+          {"offload / release (-)", "#bab0ac", '-'},
           {"send weights", "#edc948", '>'}};
 }
 
@@ -48,8 +52,9 @@ TitledTimeline loop_timeline(const RlLoopRun& l, Time axis_end, bool named) {
     const auto flush = [&](OpId last, int v) {
       gen[static_cast<std::size_t>(t.generator)].bars.push_back(
           {tl.start[from], tl.end[last], kGenerate, fmt::format("{}", t.id),
-           fmt::format("trajectory {} (batch {}), policy v{}{}{}, {}", t.id, t.batch, v, t.interrupted ? ", interrupted" : "",
-                       t.learned ? ", learned" : ", not learned", when(tl.start[from], tl.end[last])),
+           fmt::format("trajectory {} (batch {}), policy v{}{}{}, {}", t.id, t.batch, v,
+                       t.interrupted ? ", interrupted" : "", t.learned ? ", learned" : ", not learned",
+                       when(tl.start[from], tl.end[last])),
            t.interrupted && !t.learned});
     };
     for (OpId op = t.first_op; op <= t.last_op; ++op) {
@@ -67,24 +72,27 @@ TitledTimeline loop_timeline(const RlLoopRun& l, Time axis_end, bool named) {
     const RlOpInfo& x = p.info[op];
     const auto w = static_cast<std::size_t>(x.worker);
     if (x.kind == RlOpKind::Verify)
-      ver[w].bars.push_back({tl.start[op], tl.end[op], kVerify, fmt::format("{}", x.sample),
-                             fmt::format("verify trajectory {} ({}), {}", x.sample,
-                                         p.trajectories[static_cast<std::size_t>(x.sample)].verified_kept ? "kept" : "dropped",
-                                         when(tl.start[op], tl.end[op]))});
+      ver[w].bars.push_back(
+          {tl.start[op], tl.end[op], kVerify, fmt::format("{}", x.sample),
+           fmt::format("verify trajectory {} ({}), {}", x.sample,
+                       p.trajectories[static_cast<std::size_t>(x.sample)].verified_kept ? "kept" : "dropped",
+                       when(tl.start[op], tl.end[op]))});
     else if (x.kind == RlOpKind::Learn)
       learn[w].bars.push_back({tl.start[op], tl.end[op], kLearn, fmt::format("{}", x.batch),
                                fmt::format("learn batch {}, {}", x.batch, when(tl.start[op], tl.end[op]))});
     else if (x.kind == RlOpKind::Sync && tl.end[op] > tl.start[op])  // a sync that takes no time is no bar
-      (x.stage == 0 ? gen : learn)[w].bars.push_back({tl.start[op], tl.end[op], kSync, "",
-                                                      fmt::format("weight sync to v{}, {}", x.batch + 1, when(tl.start[op], tl.end[op]))});
+      (x.stage == 0 ? gen : learn)[w].bars.push_back(
+          {tl.start[op], tl.end[op], kSync, "",
+           fmt::format("weight sync to v{}, {}", x.batch + 1, when(tl.start[op], tl.end[op]))});
   }
   for (auto* group : {&gen, &ver, &learn})
     for (auto& t : *group) {
       sort_bars(t);
       chart.tracks.push_back(std::move(t));
     }
-  const std::string title = fmt::format("{}loop: {} batches in {}, {}/batch in the steady state", named ? l.spec.name + ": " : "",
-                                        l.spec.batches, format_duration(l.stats.makespan), format_duration(l.stats.period));
+  const std::string title =
+      fmt::format("{}loop: {} batches in {}, {}/batch in the steady state", named ? l.spec.name + ": " : "",
+                  l.spec.batches, format_duration(l.stats.makespan), format_duration(l.stats.period));
   return {title, "", std::move(chart), axis_end};
 }
 
@@ -95,14 +103,17 @@ TitledTimeline colocate_timeline(const ColocateRun& o) {
   TimeTrack card = track("shared card");
   for (OpId op = 0; op < o.graph.op_count(); ++op) {
     const std::string& step = o.step[op];
-    const int swatch = step == "training" ? kLearn : step == "generation" ? kGenerate : step.rfind('+', 0) == 0 ? kLoad : kOffload;
+    const int swatch = step == "training"        ? kLearn
+                       : step == "generation"    ? kGenerate
+                       : step.rfind('+', 0) == 0 ? kLoad
+                                                 : kOffload;
     card.bars.push_back({o.timeline.start[op], o.timeline.end[op], swatch, "",
                          fmt::format("{}, {}", step, when(o.timeline.start[op], o.timeline.end[op]))});
   }
   sort_bars(card);
   chart.tracks.push_back(std::move(card));
-  return {fmt::format("shared card, order {}: peak {:.2f} GiB during {}{}", o.order, static_cast<double>(o.peak) / (1 << 30),
-                      o.peak_step, o.fits ? "" : " (over capacity)"),
+  return {fmt::format("shared card, order {}: peak {:.2f} GiB during {}{}", o.order,
+                      static_cast<double>(o.peak) / (1 << 30), o.peak_step, o.fits ? "" : " (over capacity)"),
           "", std::move(chart), 0};
 }
 
@@ -125,17 +136,19 @@ std::vector<TitledTimeline> transfer_timelines(const std::vector<TransferRun>& r
       sort_bars(t);
       chart.tracks.push_back(std::move(t));
     }
-    out.push_back({fmt::format("weight distribution {}: {}", distribution_name(r.mode), format_duration(r.time)), "", std::move(chart),
-                   axis_end});
+    out.push_back({fmt::format("weight distribution {}: {}", distribution_name(r.mode), format_duration(r.time)), "",
+                   std::move(chart), axis_end});
   }
   return out;
 }
 
 const char* kHowToRead =
-    "Loop variants: a track per worker, all variants on one time axis. A generator's bar is a stretch of one trajectory "
+    "Loop variants: a track per worker, all variants on one time axis. A generator's bar is a stretch of one "
+    "trajectory "
     "generated with one policy version (its id on the bar; a weight sync in flight cuts it); outlined: interrupted and "
     "discarded. Verifiers show one bar per trajectory, learners one per batch. Shared card: training, the switch steps "
-    "(+ loads, - offloads or releases) and generation. Weight distribution: a track per sender link, one bar per receiver.";
+    "(+ loads, - offloads or releases) and generation. Weight distribution: a track per sender link, one bar per "
+    "receiver.";
 
 }  // namespace
 
@@ -155,9 +168,10 @@ std::string rl_html_report(const std::string& title, const std::string& descript
 }
 
 std::string rl_gantt_text(const RlRun& run, int width) {
-  return timeline_gantt_text(rl_timelines(run), width,
-                             "A bar reads as its letter, its trajectory, batch or receiver if it fits, then lower case; an op "
-                             "shorter than a cell still takes one.");
+  return timeline_gantt_text(
+      rl_timelines(run), width,
+      "A bar reads as its letter, its trajectory, batch or receiver if it fits, then lower case; an op "
+      "shorter than a cell still takes one.");
 }
 
 }  // namespace stepsim::cli

@@ -63,7 +63,8 @@ Json loop_json(const RlLoopRun& run) {
   j["mode"] = s.mode == RlMode::Synchronous ? "synchronous" : "asynchronous";
   if (s.mode == RlMode::Asynchronous) j["max_staleness"] = s.max_staleness;
   j["weight_updates"] = s.updates == WeightUpdates::InFlight ? "in_flight" : "between_batches";
-  if (s.updates == WeightUpdates::InFlight) j["interrupted"] = s.interrupted == Interrupted::Discard ? "discard" : "resume";
+  if (s.updates == WeightUpdates::InFlight)
+    j["interrupted"] = s.interrupted == Interrupted::Discard ? "discard" : "resume";
   j["batches"] = s.batches;
   j["batch_size"] = s.batch_size;
   j["kept"] = round4(static_cast<double>(s.kept_ppm) / kPpm);
@@ -124,7 +125,8 @@ Json rl_summary_json(const RlRun& run, const RlSpec& scenario) {
     if (const auto pair = sync_async_pair(scenario)) {
       const Time ps = model_period(*pair->first), pa = model_period(*pair->second);
       const Fraction q = async_break_even(ps, pa);
-      j["async_break_even_kept"] = {{"num", q.num}, {"den", q.den}, {"value", round4(static_cast<double>(q.num) / q.den)}};
+      j["async_break_even_kept"] = {
+          {"num", q.num}, {"den", q.den}, {"value", round4(static_cast<double>(q.num) / q.den)}};
     }
   }
   if (scenario.colocate) {
@@ -141,8 +143,9 @@ Json rl_summary_json(const RlRun& run, const RlSpec& scenario) {
                         {"fits", o.fits}});
     c["orders"] = orders;
     if (run.colocate.size() >= 2) {
-      const auto [lo, hi] = std::minmax_element(run.colocate.begin(), run.colocate.end(),
-                                                [](const ColocateRun& a, const ColocateRun& b) { return a.peak < b.peak; });
+      const auto [lo, hi] =
+          std::minmax_element(run.colocate.begin(), run.colocate.end(),
+                              [](const ColocateRun& a, const ColocateRun& b) { return a.peak < b.peak; });
       c["peak_difference_gib"] = round3(gib(hi->peak - lo->peak));
     }
     j["colocate"] = c;
@@ -169,7 +172,12 @@ namespace {
 
 std::string rl_in_flight_text(const RlRun& run) {
   std::string out = "\nweight updates in flight (lengths are generation times)\n\n";
-  Table f({{"variant", false}, {"generated"}, {"interrupted"}, {"learned"}, {"updates/s"}, {"mean length (s)"},
+  Table f({{"variant", false},
+           {"generated"},
+           {"interrupted"},
+           {"learned"},
+           {"updates/s"},
+           {"mean length (s)"},
            {"mean learned length (s)"}});
   for (const auto& l : run.loops) {
     if (l.spec.updates != WeightUpdates::InFlight) continue;
@@ -185,19 +193,28 @@ std::string rl_in_flight_text(const RlRun& run) {
                        l.spec.name, l.stats.update_rate_per_s);
     Table b({{"length (s)", false}, {"generated"}, {"survived"}, {"model"}});
     for (const auto& bin : l.stats.survival)
-      b.add_row({bin.hi < 0 ? fmt::format(">= {}", fmt_s(bin.lo)) : fmt::format("{} - {}", fmt_s(bin.lo), fmt_s(bin.hi)),
-                 std::to_string(bin.generated),
-                 bin.generated ? pct(static_cast<double>(bin.survived) / bin.generated) : "-",
-                 bin.generated ? pct(bin.model) : "-"});
+      b.add_row(
+          {bin.hi < 0 ? fmt::format(">= {}", fmt_s(bin.lo)) : fmt::format("{} - {}", fmt_s(bin.lo), fmt_s(bin.hi)),
+           std::to_string(bin.generated), bin.generated ? pct(static_cast<double>(bin.survived) / bin.generated) : "-",
+           bin.generated ? pct(bin.model) : "-"});
     out += b.render();
   }
   return out;
 }
 
 std::string rl_loops_text(const RlRun& run, const RlSpec& scenario) {
-  std::string out = "RL loop (busy and workers: generation/verification/learning; steady state = second half of the batches)\n\n";
-  Table t({{"variant", false}, {"mode", false}, {"workers", false}, {"s/batch"}, {"model s/batch"}, {"learned/s"},
-           {"model/s"}, {"bottleneck", false}, {"busy", false}, {"staleness (age:count)", false}});
+  std::string out =
+      "RL loop (busy and workers: generation/verification/learning; steady state = second half of the batches)\n\n";
+  Table t({{"variant", false},
+           {"mode", false},
+           {"workers", false},
+           {"s/batch"},
+           {"model s/batch"},
+           {"learned/s"},
+           {"model/s"},
+           {"bottleneck", false},
+           {"busy", false},
+           {"staleness (age:count)", false}});
   for (const auto& l : run.loops) {
     const auto& s = l.spec;
     const auto& st = l.stats;
@@ -209,9 +226,10 @@ std::string rl_loops_text(const RlRun& run, const RlSpec& scenario) {
   if (const auto pair = sync_async_pair(scenario)) {
     const Time ps = model_period(*pair->first), pa = model_period(*pair->second);
     const Fraction q = async_break_even(ps, pa);
-    out += fmt::format("\nmodel: synchronous {} s, asynchronous {} s per batch: asynchronous learns more per second "
-                       "when its kept fraction exceeds {}/{} = {:.1f}%\n",
-                       fmt_s(ps), fmt_s(pa), q.num, q.den, 100.0 * q.num / q.den);
+    out += fmt::format(
+        "\nmodel: synchronous {} s, asynchronous {} s per batch: asynchronous learns more per second "
+        "when its kept fraction exceeds {}/{} = {:.1f}%\n",
+        fmt_s(ps), fmt_s(pa), q.num, q.den, 100.0 * q.num / q.den);
   }
   bool any_flight = false;
   for (const auto& l : run.loops) any_flight |= l.spec.updates == WeightUpdates::InFlight;
@@ -220,31 +238,36 @@ std::string rl_loops_text(const RlRun& run, const RlSpec& scenario) {
 }
 
 std::string rl_colocate_text(const RlRun& run, const ColocateSpec& c) {
-  std::string out = fmt::format("shared card: capacity {} GiB; training alone {} GiB, generation alone {} GiB\n\n",
-                                fmt_gib(c.capacity), fmt_gib(run.colocate.front().before), fmt_gib(run.colocate.front().after));
+  std::string out =
+      fmt::format("shared card: capacity {} GiB; training alone {} GiB, generation alone {} GiB\n\n",
+                  fmt_gib(c.capacity), fmt_gib(run.colocate.front().before), fmt_gib(run.colocate.front().after));
   Table t({{"switch order", false}, {"steps", false}, {"peak (GiB)"}, {"during", false}, {"at (s)"}, {"fits", false}});
   for (std::size_t i = 0; i < run.colocate.size(); ++i) {
     const auto& o = run.colocate[i];
     std::string steps;
-    for (const auto& st : c.orders[i].steps) steps += fmt::format("{}{}{}", steps.empty() ? "" : " ", st.load ? '+' : '-', st.state);
+    for (const auto& st : c.orders[i].steps)
+      steps += fmt::format("{}{}{}", steps.empty() ? "" : " ", st.load ? '+' : '-', st.state);
     t.add_row({o.order, steps, fmt_gib(o.peak), o.peak_step, fmt_s(o.peak_time),
                o.fits ? "yes" : fmt::format("no (+{} GiB)", fmt_gib(o.peak - c.capacity))});
   }
   out += t.render();
   if (run.colocate.size() >= 2) {
-    const auto [lo, hi] = std::minmax_element(run.colocate.begin(), run.colocate.end(),
-                                              [](const ColocateRun& a, const ColocateRun& b) { return a.peak < b.peak; });
+    const auto [lo, hi] =
+        std::minmax_element(run.colocate.begin(), run.colocate.end(),
+                            [](const ColocateRun& a, const ColocateRun& b) { return a.peak < b.peak; });
     out += fmt::format("peaks differ by {} GiB ({} vs {})\n", fmt_gib(hi->peak - lo->peak), hi->order, lo->order);
   }
   return out;
 }
 
 std::string rl_weight_transfer_text(const RlRun& run, const WeightTransferSpec& w) {
-  std::string out = fmt::format("weight distribution: {} GiB to {} receivers from {} sender(s), {:.1f} GB/s per sender link\n\n",
-                                fmt_gib(w.size), w.receivers, w.senders, static_cast<double>(w.bandwidth) / 1e9);
+  std::string out =
+      fmt::format("weight distribution: {} GiB to {} receivers from {} sender(s), {:.1f} GB/s per sender link\n\n",
+                  fmt_gib(w.size), w.receivers, w.senders, static_cast<double>(w.bandwidth) / 1e9);
   Table t({{"distribution", false}, {"per receiver (GiB)"}, {"total traffic (GiB)"}, {"time (s)"}});
   for (const auto& r : run.weight_transfer)
-    t.add_row({distribution_name(r.mode), fmt::format("{:.2f}", gib(*std::max_element(r.received.begin(), r.received.end()))),
+    t.add_row({distribution_name(r.mode),
+               fmt::format("{:.2f}", gib(*std::max_element(r.received.begin(), r.received.end()))),
                fmt::format("{:.1f}", gib(r.total)), fmt_s(r.time)});
   out += t.render();
   return out;
@@ -282,16 +305,19 @@ void trace_trajectories(ChromeTrace& tr, const RlLoopRun& l, int gen_pid) {
     OpId from = t.first_op;
     int version = -1;
     const auto flush = [&](OpId last, int v) {
-      const std::string args = fmt::format(
-          R"("trajectory":{},"batch":{},"version":{},"learned":{},"interrupted":{},"staleness":{})", t.id, t.batch, v,
-          t.learned ? "true" : "false", t.interrupted ? "true" : "false", t.staleness);
+      const std::string args =
+          fmt::format(R"("trajectory":{},"batch":{},"version":{},"learned":{},"interrupted":{},"staleness":{})", t.id,
+                      t.batch, v, t.learned ? "true" : "false", t.interrupted ? "true" : "false", t.staleness);
       tr.slice(gen_pid, t.generator + 1, fmt::format("traj {} v{}", t.id, v), "generate", tl.start[from],
                tl.end[last] - tl.start[from], args);
     };
     for (OpId op = t.first_op; op <= t.last_op; ++op) {
       const auto& ends = sync_ends[t.generator];
       const int v = static_cast<int>(std::upper_bound(ends.begin(), ends.end(), tl.start[op]) - ends.begin());
-      if (version >= 0 && v != version) { flush(op - 1, version); from = op; }
+      if (version >= 0 && v != version) {
+        flush(op - 1, version);
+        from = op;
+      }
       version = v;
     }
     flush(t.last_op, version);
@@ -309,7 +335,8 @@ void trace_loop_ops(ChromeTrace& tr, const RlLoopRun& l, int gen_pid) {
       case RlOpKind::Generate: break;
       case RlOpKind::Verify: {
         const RlTrajectory& t = p.trajectories[x.sample];
-        tr.slice(ver_pid, x.worker + 1, fmt::format("verify {}", x.sample), "verify", tl.start[op], tl.end[op] - tl.start[op],
+        tr.slice(ver_pid, x.worker + 1, fmt::format("verify {}", x.sample), "verify", tl.start[op],
+                 tl.end[op] - tl.start[op],
                  fmt::format(R"("trajectory":{},"kept":{})", x.sample, t.verified_kept ? "true" : "false"));
         break;
       }
@@ -327,8 +354,8 @@ void trace_loop_ops(ChromeTrace& tr, const RlLoopRun& l, int gen_pid) {
         break;
       case RlOpKind::Sync: {
         const int owner = x.stage == 0 ? gen_pid : learn_pid;
-        tr.slice(owner, x.worker + 1, fmt::format("sync v{}", x.batch + 1), "sync", tl.start[op], tl.end[op] - tl.start[op],
-                 fmt::format(R"("version":{})", x.batch + 1));
+        tr.slice(owner, x.worker + 1, fmt::format("sync v{}", x.batch + 1), "sync", tl.start[op],
+                 tl.end[op] - tl.start[op], fmt::format(R"("version":{})", x.batch + 1));
         break;
       }
     }
@@ -343,9 +370,12 @@ void trace_loop(ChromeTrace& tr, const RlLoopRun& l, int pid, const std::string&
   if (!p.verifiers.empty()) tr.process(ver_pid, prefix + "verification", ver_pid);
   tr.process(learn_pid, prefix + "learning", learn_pid);
   tr.process(weights_pid, prefix + "weights", weights_pid);
-  for (std::size_t w = 0; w < p.generators.size(); ++w) tr.thread(gen_pid, static_cast<int>(w) + 1, fmt::format("generator {}", w), static_cast<int>(w));
-  for (std::size_t w = 0; w < p.verifiers.size(); ++w) tr.thread(ver_pid, static_cast<int>(w) + 1, fmt::format("verifier {}", w), static_cast<int>(w));
-  for (std::size_t w = 0; w < p.learners.size(); ++w) tr.thread(learn_pid, static_cast<int>(w) + 1, fmt::format("learner {}", w), static_cast<int>(w));
+  for (std::size_t w = 0; w < p.generators.size(); ++w)
+    tr.thread(gen_pid, static_cast<int>(w) + 1, fmt::format("generator {}", w), static_cast<int>(w));
+  for (std::size_t w = 0; w < p.verifiers.size(); ++w)
+    tr.thread(ver_pid, static_cast<int>(w) + 1, fmt::format("verifier {}", w), static_cast<int>(w));
+  for (std::size_t w = 0; w < p.learners.size(); ++w)
+    tr.thread(learn_pid, static_cast<int>(w) + 1, fmt::format("learner {}", w), static_cast<int>(w));
   tr.thread(weights_pid, 1, "publish", 0);
   trace_trajectories(tr, l, gen_pid);
   trace_loop_ops(tr, l, gen_pid);
@@ -374,7 +404,8 @@ std::string rl_trace(const RlRun& run) {
   }
   for (const auto& r : run.weight_transfer) {
     tr.process(pid, std::string("weights ") + distribution_name(r.mode), pid);
-    for (std::size_t s = 0; s < r.links.size(); ++s) tr.thread(pid, static_cast<int>(s) + 1, fmt::format("sender {} link", s), static_cast<int>(s));
+    for (std::size_t s = 0; s < r.links.size(); ++s)
+      tr.thread(pid, static_cast<int>(s) + 1, fmt::format("sender {} link", s), static_cast<int>(s));
     for (const auto& send : r.sends)
       tr.slice(pid, send.sender + 1, fmt::format("to receiver {}", send.receiver), "send", r.timeline.start[send.op],
                r.timeline.end[send.op] - r.timeline.start[send.op],

@@ -16,7 +16,9 @@ namespace {
 
 double gib(Bytes b) { return static_cast<double>(b) / (1024.0 * 1024 * 1024); }
 std::string pct(double x) { return fmt::format("{:.1f}%", 100 * x); }
-std::string secs(Time t) { return t >= kSecond ? fmt::format("{:.3f} s", to_s(t)) : fmt::format("{:.1f} ms", to_ms(t)); }
+std::string secs(Time t) {
+  return t >= kSecond ? fmt::format("{:.3f} s", to_s(t)) : fmt::format("{:.1f} ms", to_ms(t));
+}
 double days(Time t) { return to_s(t) / 86400.0; }
 
 std::string zero_label(const JobLayout& l) { return l.zero >= 3 ? "fsdp" : std::to_string(l.zero); }
@@ -24,10 +26,12 @@ std::string zero_label(const JobLayout& l) { return l.zero >= 3 ? "fsdp" : std::
 bool timed(const SearchSpec& s) { return s.task.tokens > 0; }
 
 std::string counts_line(const SearchCounts& n) {
-  return fmt::format("{} layouts considered: {} pruned by divisibility, {} by schedule, {} by memory (analytic), {} by bound "
-                     "(compute alone slower than the best found); {} simulated{}",
-                     n.considered, n.divisibility, n.schedule, n.memory, n.bound, n.simulated,
-                     n.over_memory_simulated > 0 ? fmt::format(" ({} over memory at the simulated peak)", n.over_memory_simulated) : "");
+  return fmt::format(
+      "{} layouts considered: {} pruned by divisibility, {} by schedule, {} by memory (analytic), {} by bound "
+      "(compute alone slower than the best found); {} simulated{}",
+      n.considered, n.divisibility, n.schedule, n.memory, n.bound, n.simulated,
+      n.over_memory_simulated > 0 ? fmt::format(" ({} over memory at the simulated peak)", n.over_memory_simulated)
+                                  : "");
 }
 
 std::string exposed_cell(const Evaluated& e) {
@@ -49,8 +53,16 @@ Table top_table(const SearchSpec& spec, const std::vector<Evaluated>& rows) {
   const bool ep = std::any_of(rows.begin(), rows.end(), [](const Evaluated& e) { return e.c.layout.ep > 1; });
   if (cp) cols.push_back({"cp"});
   if (ep) cols.push_back({"ep"});
-  for (auto c : std::vector<Table::Column>{{"zero"}, {"schedule", false}, {"mbs"}, {"recompute", false}, {"sp", false},
-                                          {"step"}, {"MFU"}, {"memory GiB"}, {"bubble"}, {"exposed comm", false}})
+  for (auto c : std::vector<Table::Column>{{"zero"},
+                                           {"schedule", false},
+                                           {"mbs"},
+                                           {"recompute", false},
+                                           {"sp", false},
+                                           {"step"},
+                                           {"MFU"},
+                                           {"memory GiB"},
+                                           {"bubble"},
+                                           {"exposed comm", false}})
     cols.push_back(c);
   if (spec.rank == SearchRank::Cost) cols.push_back({"card-h/step"});
   if (timed(spec)) cols.push_back({"days"});
@@ -58,8 +70,8 @@ Table top_table(const SearchSpec& spec, const std::vector<Evaluated>& rows) {
   int k = 0;
   for (const auto& e : rows) {
     const JobLayout& l = e.c.layout;
-    std::vector<std::string> row = {std::to_string(++k), std::to_string(e.c.cards), std::to_string(l.tp), std::to_string(l.pp),
-                                    std::to_string(l.vpp), std::to_string(l.dp)};
+    std::vector<std::string> row = {std::to_string(++k),  std::to_string(e.c.cards), std::to_string(l.tp),
+                                    std::to_string(l.pp), std::to_string(l.vpp),     std::to_string(l.dp)};
     if (cp) row.push_back(std::to_string(l.cp));
     if (ep) row.push_back(std::to_string(l.ep));
     row.push_back(zero_label(l));
@@ -125,12 +137,12 @@ std::string rank_words(SearchRank r) {
 std::string header(const SearchReportInfo& info, const SearchSpec& spec) {
   std::string cards;
   for (auto c : spec.axes.cards) cards += (cards.empty() ? "" : ", ") + std::to_string(c);
-  std::string out = fmt::format("{}\n{} ({} layers, h {}, seq {}) on {} x {}; global batch {}\n", info.name, spec.model.shape.name,
-                                spec.model.shape.layers, spec.model.shape.hidden, spec.model.seq, cards, spec.cluster.accelerator.name,
-                                spec.base.global_batch);
+  std::string out = fmt::format("{}\n{} ({} layers, h {}, seq {}) on {} x {}; global batch {}\n", info.name,
+                                spec.model.shape.name, spec.model.shape.layers, spec.model.shape.hidden, spec.model.seq,
+                                cards, spec.cluster.accelerator.name, spec.base.global_batch);
   if (timed(spec))
-    out += fmt::format("task: {} tokens, deadline {:.1f} days ({:.1f} reserved)\n", spec.task.tokens, days(spec.task.deadline),
-                       days(spec.task.reserved));
+    out += fmt::format("task: {} tokens, deadline {:.1f} days ({:.1f} reserved)\n", spec.task.tokens,
+                       days(spec.task.deadline), days(spec.task.reserved));
   return out;
 }
 
@@ -139,8 +151,8 @@ std::string fewest_line(const SearchSpec& spec, const SearchResult& r) {
   if (!timed(spec) || spec.task.deadline <= 0) return "";
   for (const auto& p : r.per_cards)
     if (p.best && p.meets)
-      return fmt::format("fewest cards that meet the deadline: {} ({}), {:.1f} days\n", p.cards, layout_label(p.best->c),
-                         days(p.best->completion));
+      return fmt::format("fewest cards that meet the deadline: {} ({}), {:.1f} days\n", p.cards,
+                         layout_label(p.best->c), days(p.best->completion));
   return "no card count searched meets the deadline\n";
 }
 
@@ -155,7 +167,8 @@ std::string search_text(const SearchReportInfo& info, const SearchSpec& spec, co
     if (!out.empty() && out.back() != '\n') out += '\n';
   }
   if (r.per_cards.size() > 1 || (timed(spec) && spec.task.deadline > 0)) {
-    out += fmt::format("\nthe fastest layout per card count{}\n", timed(spec) ? " against the deadline (front: fewer cards or sooner)" : "");
+    out += fmt::format("\nthe fastest layout per card count{}\n",
+                       timed(spec) ? " against the deadline (front: fewer cards or sooner)" : "");
     out += cards_table(spec, r).render();
     if (out.back() != '\n') out += '\n';
     for (const auto& p : r.per_cards)
@@ -194,10 +207,12 @@ nlohmann::ordered_json entry_json(const Evaluated& e) {
   j["bound_ns"] = e.bound;
   j["mfu"] = e.mfu;
   j["bubble"] = e.bubble;
-  j["memory_bytes"] = {{"weights", e.memory.weights},         {"gradients", e.memory.gradients}, {"optimizer", e.memory.optimizer},
-                       {"activations", e.memory.activations}, {"buffers", e.memory.buffers},     {"total", e.memory.total()}};
+  j["memory_bytes"] = {{"weights", e.memory.weights},     {"gradients", e.memory.gradients},
+                       {"optimizer", e.memory.optimizer}, {"activations", e.memory.activations},
+                       {"buffers", e.memory.buffers},     {"total", e.memory.total()}};
   j["analytic_memory_bytes"] = e.analytic_memory;
-  j["exposed_ns"] = {{"tp", e.exposed_tp}, {"pp", e.exposed_pp}, {"dp", e.exposed_dp}, {"cp", e.exposed_cp}, {"ep", e.exposed_ep}};
+  j["exposed_ns"] = {
+      {"tp", e.exposed_tp}, {"pp", e.exposed_pp}, {"dp", e.exposed_dp}, {"cp", e.exposed_cp}, {"ep", e.exposed_ep}};
   j["limit"] = e.limit;
   j["limit_share"] = e.limit_share;
   j["completion_ns"] = e.completion;
@@ -270,8 +285,12 @@ nlohmann::ordered_json search_json(const SearchReportInfo& info, const SearchSpe
   j["rank"] = search_rank_name(spec.rank);
   j["top_n"] = spec.top;
   const SearchCounts& n = r.counts;
-  j["counts"] = {{"considered", n.considered},       {"pruned_divisibility", n.divisibility}, {"pruned_schedule", n.schedule},
-                 {"pruned_memory", n.memory},         {"pruned_bound", n.bound},               {"simulated", n.simulated},
+  j["counts"] = {{"considered", n.considered},
+                 {"pruned_divisibility", n.divisibility},
+                 {"pruned_schedule", n.schedule},
+                 {"pruned_memory", n.memory},
+                 {"pruned_bound", n.bound},
+                 {"simulated", n.simulated},
                  {"over_memory_simulated", n.over_memory_simulated}};
   j["top"] = nlohmann::ordered_json::array();
   for (const auto& e : r.top) j["top"].push_back(entry_json(e));
@@ -298,7 +317,8 @@ nlohmann::ordered_json search_json(const SearchReportInfo& info, const SearchSpe
 
 std::string search_csv(const SearchSpec& spec, const SearchResult& r) {
   std::string out =
-      "index,cards,tp,pp,virtual_stages,dp,cp,ep,zero,schedule,micro_batch,global_batch,recompute,sequence_parallel,step_s,mfu,"
+      "index,cards,tp,pp,virtual_stages,dp,cp,ep,zero,schedule,micro_batch,global_batch,recompute,sequence_parallel,"
+      "step_s,mfu,"
       "memory_gib,bubble,exposed_tp_s,exposed_pp_s,exposed_dp_s,exposed_cp_s,exposed_ep_s,limit,days,front\n";
   const std::set<std::int64_t> front(r.front.begin(), r.front.end());
   std::set<std::int64_t> front_idx;
@@ -306,11 +326,13 @@ std::string search_csv(const SearchSpec& spec, const SearchResult& r) {
     if (p.best && front.count(p.cards)) front_idx.insert(p.best->c.index);
   for (const auto& e : r.simulated) {
     const JobLayout& l = e.c.layout;
-    out += fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{},{},{:.6f},{:.4f},{:.3f},{:.4f},{:.6f},{:.6f},{:.6f},{:.6f},{:.6f},{},{:.3f},{}\n",
-                       e.c.index, e.c.cards, l.tp, l.pp, l.vpp, l.dp, l.cp, l.ep, l.zero, l.schedule, l.micro_batch, l.global_batch,
-                       recompute_name(l.recompute), l.sequence_parallel ? 1 : 0, to_s(e.step), e.mfu, gib(e.memory.total()), e.bubble,
-                       to_s(e.exposed_tp), to_s(e.exposed_pp), to_s(e.exposed_dp), to_s(e.exposed_cp), to_s(e.exposed_ep), e.limit,
-                       days(e.completion), front_idx.count(e.c.index) ? 1 : 0);
+    out += fmt::format(
+        "{},{},{},{},{},{},{},{},{},{},{},{},{},{},{:.6f},{:.4f},{:.3f},{:.4f},{:.6f},{:.6f},{:.6f},{:.6f},{:.6f},{},{:"
+        ".3f},{}\n",
+        e.c.index, e.c.cards, l.tp, l.pp, l.vpp, l.dp, l.cp, l.ep, l.zero, l.schedule, l.micro_batch, l.global_batch,
+        recompute_name(l.recompute), l.sequence_parallel ? 1 : 0, to_s(e.step), e.mfu, gib(e.memory.total()), e.bubble,
+        to_s(e.exposed_tp), to_s(e.exposed_pp), to_s(e.exposed_dp), to_s(e.exposed_cp), to_s(e.exposed_ep), e.limit,
+        days(e.completion), front_idx.count(e.c.index) ? 1 : 0);
   }
   (void)spec;
   return out;
@@ -336,27 +358,33 @@ std::string search_scatter_svg(const SearchSpec& spec, const SearchResult& r) {
   const double lx0 = std::log2(xmin) - 0.3, lx1 = std::log2(std::max(xmax, xmin)) + 0.3;
   auto px = [&](double cards) { return L + (std::log2(cards) - lx0) / (lx1 - lx0) * (W - L - R); };
   auto py = [&](double y) { return H - B - y / ymax * (H - T - B); };
-  std::string s = fmt::format("<svg class=\"scatter\" xmlns=\"http://www.w3.org/2000/svg\" width=\"{}\" height=\"{}\" viewBox=\"0 0 {} {}\">\n",
-                              W, H, W, H);
+  std::string s = fmt::format(
+      "<svg class=\"scatter\" xmlns=\"http://www.w3.org/2000/svg\" width=\"{}\" height=\"{}\" viewBox=\"0 0 {} {}\">\n",
+      W, H, W, H);
   s += fmt::format("<line x1=\"{}\" y1=\"{}\" x2=\"{}\" y2=\"{}\" stroke=\"#444\"/>\n", L, H - B, W - R, H - B);
   s += fmt::format("<line x1=\"{}\" y1=\"{}\" x2=\"{}\" y2=\"{}\" stroke=\"#444\"/>\n", L, T, L, H - B);
   // Card ticks: every card count searched (at most 12 labels).
   const auto& cards = spec.axes.cards;
   const std::size_t every = std::max<std::size_t>(1, (cards.size() + 11) / 12);
   for (std::size_t i = 0; i < cards.size(); i += every)
-    s += fmt::format("<text x=\"{:.1f}\" y=\"{}\" font-size=\"11\" text-anchor=\"middle\">{}</text>\n", px(static_cast<double>(cards[i])),
-                     H - B + 16, cards[i]);
-  s += fmt::format("<text x=\"{}\" y=\"{}\" font-size=\"12\" text-anchor=\"middle\">cards</text>\n", (L + W - R) / 2, H - 10);
+    s += fmt::format("<text x=\"{:.1f}\" y=\"{}\" font-size=\"11\" text-anchor=\"middle\">{}</text>\n",
+                     px(static_cast<double>(cards[i])), H - B + 16, cards[i]);
+  s += fmt::format("<text x=\"{}\" y=\"{}\" font-size=\"12\" text-anchor=\"middle\">cards</text>\n", (L + W - R) / 2,
+                   H - 10);
   for (int k = 0; k <= 4; ++k) {
     const double y = ymax * k / 4;
-    s += fmt::format("<text x=\"{}\" y=\"{:.1f}\" font-size=\"11\" text-anchor=\"end\">{:.1f}</text>\n", L - 6, py(y) + 4, y);
+    s += fmt::format("<text x=\"{}\" y=\"{:.1f}\" font-size=\"11\" text-anchor=\"end\">{:.1f}</text>\n", L - 6,
+                     py(y) + 4, y);
   }
-  s += fmt::format("<text x=\"14\" y=\"{}\" font-size=\"12\" transform=\"rotate(-90 14 {})\" text-anchor=\"middle\">{}</text>\n",
-                   (T + H - B) / 2, (T + H - B) / 2, by_days ? "days to finish" : "step time (s)");
+  s += fmt::format(
+      "<text x=\"14\" y=\"{}\" font-size=\"12\" transform=\"rotate(-90 14 {})\" text-anchor=\"middle\">{}</text>\n",
+      (T + H - B) / 2, (T + H - B) / 2, by_days ? "days to finish" : "step time (s)");
   if (deadline > 0)
-    s += fmt::format("<line class=\"deadline\" x1=\"{}\" y1=\"{:.1f}\" x2=\"{}\" y2=\"{:.1f}\" stroke=\"#c00\" stroke-dasharray=\"6 4\">"
-                     "<title>deadline {:.1f} days</title></line>\n",
-                     L, py(deadline), W - R, py(deadline), deadline);
+    s += fmt::format(
+        "<line class=\"deadline\" x1=\"{}\" y1=\"{:.1f}\" x2=\"{}\" y2=\"{:.1f}\" stroke=\"#c00\" stroke-dasharray=\"6 "
+        "4\">"
+        "<title>deadline {:.1f} days</title></line>\n",
+        L, py(deadline), W - R, py(deadline), deadline);
   const std::set<std::int64_t> front(r.front.begin(), r.front.end());
   std::set<std::int64_t> front_idx;
   for (const auto& p : r.per_cards)
@@ -364,20 +392,27 @@ std::string search_scatter_svg(const SearchSpec& spec, const SearchResult& r) {
   // Dots, small jitter-free: layouts at one card count sit on one vertical line.
   for (const auto& e : r.simulated) {
     if (front_idx.count(e.c.index)) continue;
-    s += fmt::format("<circle class=\"dot\" cx=\"{:.1f}\" cy=\"{:.1f}\" r=\"3\" fill=\"#6a8caf\" fill-opacity=\"0.45\"><title>{}: step {:.2f} s{}</title></circle>\n",
-                     px(static_cast<double>(e.c.cards)), py(yval(e)), html_escape(layout_label(e.c)), to_s(e.step),
-                     by_days ? fmt::format(", {:.1f} days", days(e.completion)) : "");
+    s += fmt::format(
+        "<circle class=\"dot\" cx=\"{:.1f}\" cy=\"{:.1f}\" r=\"3\" fill=\"#6a8caf\" fill-opacity=\"0.45\"><title>{}: "
+        "step {:.2f} s{}</title></circle>\n",
+        px(static_cast<double>(e.c.cards)), py(yval(e)), html_escape(layout_label(e.c)), to_s(e.step),
+        by_days ? fmt::format(", {:.1f} days", days(e.completion)) : "");
   }
   std::string path;
   for (const auto& p : r.per_cards)
     if (p.best && front.count(p.cards))
-      path += fmt::format("{}{:.1f},{:.1f}", path.empty() ? "" : " ", px(static_cast<double>(p.cards)), py(yval(*p.best)));
-  if (!path.empty()) s += fmt::format("<polyline class=\"front\" points=\"{}\" fill=\"none\" stroke=\"#d2691e\" stroke-width=\"2\"/>\n", path);
+      path +=
+          fmt::format("{}{:.1f},{:.1f}", path.empty() ? "" : " ", px(static_cast<double>(p.cards)), py(yval(*p.best)));
+  if (!path.empty())
+    s += fmt::format("<polyline class=\"front\" points=\"{}\" fill=\"none\" stroke=\"#d2691e\" stroke-width=\"2\"/>\n",
+                     path);
   for (const auto& p : r.per_cards)
     if (p.best && front.count(p.cards))
-      s += fmt::format("<circle class=\"front-dot\" cx=\"{:.1f}\" cy=\"{:.1f}\" r=\"5.5\" fill=\"#d2691e\" stroke=\"#000\"><title>front: {}: step {:.2f} s{}</title></circle>\n",
-                       px(static_cast<double>(p.cards)), py(yval(*p.best)), html_escape(layout_label(p.best->c)), to_s(p.best->step),
-                       by_days ? fmt::format(", {:.1f} days", days(p.best->completion)) : "");
+      s += fmt::format(
+          "<circle class=\"front-dot\" cx=\"{:.1f}\" cy=\"{:.1f}\" r=\"5.5\" fill=\"#d2691e\" "
+          "stroke=\"#000\"><title>front: {}: step {:.2f} s{}</title></circle>\n",
+          px(static_cast<double>(p.cards)), py(yval(*p.best)), html_escape(layout_label(p.best->c)), to_s(p.best->step),
+          by_days ? fmt::format(", {:.1f} days", days(p.best->completion)) : "");
   s += "</svg>";
   return s;
 }
@@ -390,9 +425,11 @@ std::string search_html(const SearchReportInfo& info, const SearchSpec& spec, co
   h.paragraph(hd.substr(hd.find('\n') + 1));
   h.paragraph(counts_line(r.counts));
   h.heading(2, "Every simulated layout", "scatter");
-  h.figure(search_scatter_svg(spec, r),
-           timed(spec) ? "Each dot a simulated layout that fits (days to finish vs cards); ringed and joined: the Pareto front; dashed: the deadline."
-                       : "Each dot a simulated layout that fits (step time vs cards); ringed and joined: the fastest per card count that beats every smaller count.");
+  h.figure(search_scatter_svg(spec, r), timed(spec)
+                                            ? "Each dot a simulated layout that fits (days to finish vs cards); ringed "
+                                              "and joined: the Pareto front; dashed: the deadline."
+                                            : "Each dot a simulated layout that fits (step time vs cards); ringed and "
+                                              "joined: the fastest per card count that beats every smaller count.");
   if (!r.top.empty()) {
     h.heading(2, fmt::format("Top {} by {}", r.top.size(), rank_words(spec.rank)), "top");
     h.table(top_table(spec, r.top));

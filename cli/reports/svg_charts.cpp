@@ -50,8 +50,8 @@ double text_width(std::string_view text, double font_px) { return 0.6 * font_px 
 struct LegendItem {
   std::string fill;  // a colour or url(#pattern); empty with `line`
   std::string label;
-  bool line = false;      // a short line (curves) instead of a square
-  std::string stroke;     // outline of the square, e.g. the emphasis colour
+  bool line = false;   // a short line (curves) instead of a square
+  std::string stroke;  // outline of the square, e.g. the emphasis colour
 };
 
 // Items left to right, wrapping at `width`. Returns the markup; `height` gets its height.
@@ -61,14 +61,18 @@ std::string legend_row(const std::vector<LegendItem>& items, double x0, double y
   constexpr double kRow = 18;
   for (const auto& it : items) {
     const double w = 18 + text_width(it.label, 12) + 18;
-    if (x > x0 && x + w > x0 + width) { x = x0; y += kRow; }
+    if (x > x0 && x + w > x0 + width) {
+      x = x0;
+      y += kRow;
+    }
     if (it.line)
-      out += fmt::format("<line x1=\"{}\" y1=\"{}\" x2=\"{}\" y2=\"{}\" stroke=\"{}\" stroke-width=\"2.5\"/>", n1(x), n1(y + 7),
-                         n1(x + 13), n1(y + 7), it.fill);
+      out += fmt::format("<line x1=\"{}\" y1=\"{}\" x2=\"{}\" y2=\"{}\" stroke=\"{}\" stroke-width=\"2.5\"/>", n1(x),
+                         n1(y + 7), n1(x + 13), n1(y + 7), it.fill);
     else
-      out += fmt::format("<rect x=\"{}\" y=\"{}\" width=\"13\" height=\"13\" fill=\"{}\"{}/>", n1(x), n1(y + 1), it.fill,
-                         it.stroke.empty() ? " stroke=\"#999\" stroke-width=\"0.5\""
-                                           : fmt::format(" stroke=\"{}\" stroke-width=\"2\"", it.stroke));
+      out +=
+          fmt::format("<rect x=\"{}\" y=\"{}\" width=\"13\" height=\"13\" fill=\"{}\"{}/>", n1(x), n1(y + 1), it.fill,
+                      it.stroke.empty() ? " stroke=\"#999\" stroke-width=\"0.5\""
+                                        : fmt::format(" stroke=\"{}\" stroke-width=\"2\"", it.stroke));
     out += fmt::format("<text x=\"{}\" y=\"{}\">{}</text>\n", n1(x + 18), n1(y + 12), html_escape(it.label));
     x += w;
   }
@@ -99,11 +103,11 @@ std::string time_axis(const SvgLayout& L, TimeWindow w, double top, double botto
   for (long k = first; k <= last; ++k) {
     const double v = static_cast<double>(k) * minor;
     const bool is_major = k % per_major == 0;
-    out += fmt::format("<line x1=\"{0}\" y1=\"{1}\" x2=\"{0}\" y2=\"{2}\" stroke=\"{3}\" stroke-width=\"1\"/>", n1(X(v)),
-                       n1(top), n1(bottom + (is_major ? 4 : 0)), is_major ? kGridMajor : kGridMinor);
+    out += fmt::format("<line x1=\"{0}\" y1=\"{1}\" x2=\"{0}\" y2=\"{2}\" stroke=\"{3}\" stroke-width=\"1\"/>",
+                       n1(X(v)), n1(top), n1(bottom + (is_major ? 4 : 0)), is_major ? kGridMajor : kGridMinor);
     if (is_major)
-      out += fmt::format("<text x=\"{}\" y=\"{}\" text-anchor=\"middle\" fill=\"#444\">{}</text>", n1(X(v)), n1(bottom + 16),
-                         tick_label(v, major));
+      out += fmt::format("<text x=\"{}\" y=\"{}\" text-anchor=\"middle\" fill=\"#444\">{}</text>", n1(X(v)),
+                         n1(bottom + 16), tick_label(v, major));
     out += "\n";
   }
   out += fmt::format("<text x=\"{}\" y=\"{}\" text-anchor=\"end\" fill=\"#444\">time ({})</text>\n", L.left - 8,
@@ -135,8 +139,13 @@ namespace {
 class TimelineSvg {
  public:
   TimelineSvg(const TimelineChart& c, const std::string& id, TimeWindow win, const SvgLayout& L)
-      : c_(c), id_(id), win_(win), L_(L), scale_(L.plot_width / static_cast<double>(win.end - win.start)),
-        width_(L.left + L.plot_width + L.right), idle_fill_(fmt::format("url(#{}-idle)", id)) {}
+      : c_(c),
+        id_(id),
+        win_(win),
+        L_(L),
+        scale_(L.plot_width / static_cast<double>(win.end - win.start)),
+        width_(L.left + L.plot_width + L.right),
+        idle_fill_(fmt::format("url(#{}-idle)", id)) {}
 
   std::string draw() {
     int legend_h = 0;
@@ -160,7 +169,9 @@ class TimelineSvg {
   }
 
  private:
-  double X(Time t) const { return L_.left + scale_ * static_cast<double>(std::clamp(t, win_.start, win_.end) - win_.start); }
+  double X(Time t) const {
+    return L_.left + scale_ * static_cast<double>(std::clamp(t, win_.start, win_.end) - win_.start);
+  }
   std::string fill_of(int swatch) const {
     return swatch >= 0 && swatch < static_cast<int>(c_.legend.size()) ? c_.legend[swatch].colour : std::string("#888");
   }
@@ -182,7 +193,8 @@ class TimelineSvg {
     for (std::size_t s = 0; s < c_.legend.size(); ++s)
       if (used[s]) items.push_back({c_.legend[s].colour, legend_text(c_.legend[s]), false, ""});
     if (any_idle) items.push_back({idle_fill_, "idle", false, ""});
-    if (any_emphasis) items.push_back({"#fff", c_.emphasis_label.empty() ? "emphasised" : c_.emphasis_label, false, kEmphasis});
+    if (any_emphasis)
+      items.push_back({"#fff", c_.emphasis_label.empty() ? "emphasised" : c_.emphasis_label, false, kEmphasis});
     return items;
   }
 
@@ -204,11 +216,11 @@ class TimelineSvg {
   void track_backgrounds() {
     for (std::size_t i = 0; i < c_.tracks.size(); ++i) {
       const auto& t = c_.tracks[i];
-      out_ += fmt::format("<rect x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" fill=\"{}\"/>", L_.left, n1(ty_[i]), L_.plot_width,
-                          n1(th_[i]), kTrackBackground);
-      out_ += fmt::format("<text x=\"{}\" y=\"{}\" text-anchor=\"end\" font-size=\"{}\" fill=\"{}\">{}</text>\n", L_.left - 8,
-                          n1(ty_[i] + th_[i] / 2 + (t.minor ? 3.5 : 4.5)), t.minor ? 10 : 13, t.minor ? "#777" : "#222",
-                          html_escape(t.label));
+      out_ += fmt::format("<rect x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" fill=\"{}\"/>", L_.left, n1(ty_[i]),
+                          L_.plot_width, n1(th_[i]), kTrackBackground);
+      out_ += fmt::format("<text x=\"{}\" y=\"{}\" text-anchor=\"end\" font-size=\"{}\" fill=\"{}\">{}</text>\n",
+                          L_.left - 8, n1(ty_[i] + th_[i] / 2 + (t.minor ? 3.5 : 4.5)), t.minor ? 10 : 13,
+                          t.minor ? "#777" : "#222", html_escape(t.label));
     }
   }
 
@@ -218,8 +230,8 @@ class TimelineSvg {
     const auto gap = [&](Time a, Time b) {
       if (!in_window(a, b, win_)) return;
       if (!L_.sliver_tips && X(b) - X(a) < 1.0) return;  // hatching narrower than a pixel does not show
-      out_ += fmt::format("<rect class=\"idle\" x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" fill=\"{}\">{}</rect>\n", n1(X(a)),
-                          n1(ty_[i]), n1(X(b) - X(a)), n1(th_[i]), idle_fill_,
+      out_ += fmt::format("<rect class=\"idle\" x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" fill=\"{}\">{}</rect>\n",
+                          n1(X(a)), n1(ty_[i]), n1(X(b) - X(a)), n1(th_[i]), idle_fill_,
                           title(fmt::format("{}: idle from {} to {} ms ({} ms)", t.label, ms3(a), ms3(b), ms3(b - a))));
     };
     Time cursor = 0;
@@ -235,9 +247,10 @@ class TimelineSvg {
     for (const auto& b : c_.tracks[i].waits) {
       if (!in_window(b.start, b.end, win_)) continue;
       const double x = X(b.start), w = std::max(X(b.end) - x, 2.0);
-      out_ += fmt::format("<rect class=\"wait\" x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" fill=\"{}\"{}>{}</rect>\n", n1(x),
-                          n1(ty_[i]), n1(w), n1(th_[i]), fill_of(b.swatch),
-                          b.emphasis ? fmt::format(" stroke=\"{}\" stroke-width=\"1.5\"", kEmphasis) : "", title(b.tip));
+      out_ +=
+          fmt::format("<rect class=\"wait\" x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" fill=\"{}\"{}>{}</rect>\n",
+                      n1(x), n1(ty_[i]), n1(w), n1(th_[i]), fill_of(b.swatch),
+                      b.emphasis ? fmt::format(" stroke=\"{}\" stroke-width=\"1.5\"", kEmphasis) : "", title(b.tip));
     }
   }
 
@@ -248,15 +261,18 @@ class TimelineSvg {
       if (!in_window(b.start, b.end, win_)) continue;
       const std::string fill = fill_of(b.swatch);
       const double x = X(b.start), w = std::max(X(b.end) - x, 1.0);
-      out_ += fmt::format("<rect class=\"bar\" x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" fill=\"{}\"{}>{}</rect>", n1(x),
-                          n1(ty_[i]), n1(w), n1(th_[i]), fill,
+      out_ += fmt::format("<rect class=\"bar\" x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" fill=\"{}\"{}>{}</rect>",
+                          n1(x), n1(ty_[i]), n1(w), n1(th_[i]), fill,
                           b.emphasis ? fmt::format(" stroke=\"{}\" stroke-width=\"2\"", kEmphasis)
                           // A white edge separates neighbours; on a bar a few pixels wide it would hide the fill.
-                          : w >= 3 ? " stroke=\"#fff\" stroke-width=\"0.6\"" : "",
+                          : w >= 3 ? " stroke=\"#fff\" stroke-width=\"0.6\""
+                                   : "",
                           L_.sliver_tips || X(b.end) - x >= 1.0 ? title(b.tip) : std::string());
       if (!b.label.empty() && w >= text_width(b.label, font) + 4)
-        out_ += fmt::format("<text x=\"{}\" y=\"{}\" text-anchor=\"middle\" font-size=\"{}\" fill=\"{}\" pointer-events=\"none\">{}</text>",
-                            n1(x + w / 2), n1(ty_[i] + th_[i] / 2 + font * 0.36), font, text_colour_on(fill), html_escape(b.label));
+        out_ += fmt::format(
+            "<text x=\"{}\" y=\"{}\" text-anchor=\"middle\" font-size=\"{}\" fill=\"{}\" "
+            "pointer-events=\"none\">{}</text>",
+            n1(x + w / 2), n1(ty_[i] + th_[i] / 2 + font * 0.36), font, text_colour_on(fill), html_escape(b.label));
       out_ += "\n";
     }
   }
@@ -265,8 +281,8 @@ class TimelineSvg {
   void end_marker() {
     if (!(win_.start <= c_.end && c_.end <= win_.end)) return;
     const double xe = X(c_.end);
-    out_ += fmt::format("<line x1=\"{0}\" y1=\"{1}\" x2=\"{0}\" y2=\"{2}\" stroke=\"#222\" stroke-width=\"1.5\"/>", n1(xe), n1(top_),
-                        n1(bottom_ + 20));
+    out_ += fmt::format("<line x1=\"{0}\" y1=\"{1}\" x2=\"{0}\" y2=\"{2}\" stroke=\"#222\" stroke-width=\"1.5\"/>",
+                        n1(xe), n1(top_), n1(bottom_ + 20));
     const bool near_right = xe > width_ - 90;
     // The exact step time on a ms axis (as the tables print it); a person's unit on longer ones.
     const bool in_ms = std::string_view(axis_unit(to_ms(win_.end - win_.start)).name) == "ms";
@@ -317,22 +333,25 @@ std::string curve_svg(const CurveChart& c, const std::string& id, Time axis_end,
 
   std::string out = svg_open(id, "curve", width, height);
   out += legend;
-  out += fmt::format("<rect x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" fill=\"{}\"/>\n", L.left, n1(top), L.plot_width, n1(plot_h),
-                     kTrackBackground);
+  out += fmt::format("<rect x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" fill=\"{}\"/>\n", L.left, n1(top),
+                     L.plot_width, n1(plot_h), kTrackBackground);
   out += time_axis(L, TimeWindow{0, axis_end}, top, bottom);
   const double step = nice_step(y_max, 5);
   for (long k = 0; static_cast<double>(k) * step <= y_max + 1e-9; ++k) {
     const double v = static_cast<double>(k) * step;
     out += fmt::format("<line x1=\"{0}\" y1=\"{1}\" x2=\"{2}\" y2=\"{1}\" stroke=\"{3}\"/>", L.left - 4, n1(Y(v)),
                        L.left + L.plot_width, k == 0 ? "#888" : kGridMinor);
-    out += fmt::format("<text x=\"{}\" y=\"{}\" text-anchor=\"end\" fill=\"#444\">{}</text>\n", L.left - 8, n1(Y(v) + 4),
-                       tick_label(v, step));
+    out += fmt::format("<text x=\"{}\" y=\"{}\" text-anchor=\"end\" fill=\"#444\">{}</text>\n", L.left - 8,
+                       n1(Y(v) + 4), tick_label(v, step));
   }
-  out += fmt::format("<text x=\"14\" y=\"{0}\" transform=\"rotate(-90 14 {0})\" text-anchor=\"middle\" fill=\"#444\">{1}</text>\n",
-                     n1(top + plot_h / 2), html_escape(c.unit));
+  out += fmt::format(
+      "<text x=\"14\" y=\"{0}\" transform=\"rotate(-90 14 {0})\" text-anchor=\"middle\" fill=\"#444\">{1}</text>\n",
+      n1(top + plot_h / 2), html_escape(c.unit));
   for (const auto& l : c.lines) {
-    out += fmt::format("<line x1=\"{0}\" y1=\"{1}\" x2=\"{2}\" y2=\"{1}\" stroke=\"{3}\" stroke-width=\"1.5\" stroke-dasharray=\"6 4\"/>",
-                       L.left, n1(Y(l.value)), L.left + L.plot_width, kReference);
+    out += fmt::format(
+        "<line x1=\"{0}\" y1=\"{1}\" x2=\"{2}\" y2=\"{1}\" stroke=\"{3}\" stroke-width=\"1.5\" stroke-dasharray=\"6 "
+        "4\"/>",
+        L.left, n1(Y(l.value)), L.left + L.plot_width, kReference);
     out += fmt::format("<text x=\"{}\" y=\"{}\" text-anchor=\"end\" fill=\"{}\">{}</text>\n", L.left + L.plot_width - 4,
                        n1(Y(l.value) - 4), kReference, html_escape(l.label));
   }
@@ -340,12 +359,14 @@ std::string curve_svg(const CurveChart& c, const std::string& id, Time axis_end,
     std::string d = fmt::format("M{} {}", n1(X(0)), n1(Y(0)));
     for (const auto& [t, v] : s.steps) d += fmt::format(" H{} V{}", n1(X(t)), n1(Y(v)));
     d += fmt::format(" H{}", n1(X(c.end)));
-    out += fmt::format("<path d=\"{}\" fill=\"none\" stroke=\"{}\" stroke-width=\"1.8\" stroke-linejoin=\"round\"/>\n", d, s.colour);
+    out += fmt::format("<path d=\"{}\" fill=\"none\" stroke=\"{}\" stroke-width=\"1.8\" stroke-linejoin=\"round\"/>\n",
+                       d, s.colour);
   }
   for (const auto& s : c.series) {
     if (!s.peak) continue;
-    out += fmt::format("<circle cx=\"{}\" cy=\"{}\" r=\"4.5\" fill=\"{}\" stroke=\"#fff\" stroke-width=\"1.5\">{}</circle>\n",
-                       n1(X(s.peak->first)), n1(Y(s.peak->second)), s.colour, title(s.label + ": " + s.peak_label));
+    out += fmt::format(
+        "<circle cx=\"{}\" cy=\"{}\" r=\"4.5\" fill=\"{}\" stroke=\"#fff\" stroke-width=\"1.5\">{}</circle>\n",
+        n1(X(s.peak->first)), n1(Y(s.peak->second)), s.colour, title(s.label + ": " + s.peak_label));
   }
   out += "</svg>\n";
   return out;
@@ -357,7 +378,8 @@ namespace {
 // reference lines, markers.
 class BarChartSvg {
  public:
-  BarChartSvg(const BarChart& c, const std::string& id, double y_max, int width) : c_(c), id_(id), y_max_(y_max), width_(width) {
+  BarChartSvg(const BarChart& c, const std::string& id, double y_max, int width)
+      : c_(c), id_(id), y_max_(y_max), width_(width) {
     for (const auto& b : c_.bars) {
       double sum = 0;
       for (const auto& s : b.segments) sum += s.value;
@@ -416,14 +438,16 @@ class BarChartSvg {
     std::vector<LegendItem> items;
     for (std::size_t s = 0; s < c_.legend.size(); ++s)
       if (used[s]) items.push_back({c_.legend[s].colour, legend_text(c_.legend[s]), false, ""});
-    if (any_emphasis) items.push_back({"#fff", c_.emphasis_label.empty() ? "emphasised" : c_.emphasis_label, false, kEmphasis});
+    if (any_emphasis)
+      items.push_back({"#fff", c_.emphasis_label.empty() ? "emphasised" : c_.emphasis_label, false, kEmphasis});
     return items;
   }
 
   // A histogram's axis: the bins, and the markers up to one bins' span beyond them, with a little
   // room on both sides; markers further out are named at the edge with an arrow.
   void bin_range() {
-    const double lo = c_.bins->low, hi = lo + c_.bins->width * static_cast<double>(std::max<std::size_t>(c_.bars.size(), 1));
+    const double lo = c_.bins->low,
+                 hi = lo + c_.bins->width * static_cast<double>(std::max<std::size_t>(c_.bars.size(), 1));
     x_lo_ = lo;
     x_hi_ = hi;
     for (const auto& m : c_.markers) {
@@ -443,7 +467,8 @@ class BarChartSvg {
     marker_row_.assign(c_.markers.size(), 0);
     std::vector<std::size_t> order(c_.markers.size());
     for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
-    std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return c_.markers[a].value < c_.markers[b].value; });
+    std::stable_sort(order.begin(), order.end(),
+                     [&](std::size_t a, std::size_t b) { return c_.markers[a].value < c_.markers[b].value; });
     std::vector<double> row_end;  // right edge of the last label in each row
     for (std::size_t i : order) {
       const double half = text_width(marker_label(c_.markers[i]), 11) / 2;
@@ -464,23 +489,25 @@ class BarChartSvg {
       const double v = static_cast<double>(k) * step;
       out_ += fmt::format("<line x1=\"{0}\" y1=\"{1}\" x2=\"{2}\" y2=\"{1}\" stroke=\"{3}\"/>", n1(kLeft - 4), n1(Y(v)),
                           n1(kLeft + plot_w_), k == 0 ? "#888" : kGridMinor);
-      out_ += fmt::format("<text x=\"{}\" y=\"{}\" text-anchor=\"end\" fill=\"#444\">{}</text>\n", n1(kLeft - 8), n1(Y(v) + 4),
-                          tick_label(v, step));
+      out_ += fmt::format("<text x=\"{}\" y=\"{}\" text-anchor=\"end\" fill=\"#444\">{}</text>\n", n1(kLeft - 8),
+                          n1(Y(v) + 4), tick_label(v, step));
     }
-    out_ += fmt::format("<text x=\"14\" y=\"{0}\" transform=\"rotate(-90 14 {0})\" text-anchor=\"middle\" fill=\"#444\">{1}</text>\n",
-                        n1(top_ + kPlotH / 2), html_escape(c_.unit));
+    out_ += fmt::format(
+        "<text x=\"14\" y=\"{0}\" transform=\"rotate(-90 14 {0})\" text-anchor=\"middle\" fill=\"#444\">{1}</text>\n",
+        n1(top_ + kPlotH / 2), html_escape(c_.unit));
   }
 
   void bin_axis() {
     const double xstep = nice_step(x_hi_ - x_lo_, 8);
     for (double k = std::ceil(x_lo_ / xstep - 1e-9); k * xstep <= x_hi_ + 1e-9; k += 1) {
       const double v = k * xstep;
-      out_ += fmt::format("<line x1=\"{0}\" y1=\"{1}\" x2=\"{0}\" y2=\"{2}\" stroke=\"#888\"/>", n1(X(v)), n1(bottom_), n1(bottom_ + 4));
-      out_ += fmt::format("<text x=\"{}\" y=\"{}\" text-anchor=\"middle\" fill=\"#444\">{}</text>\n", n1(X(v)), n1(bottom_ + 16),
-                          tick_label(v, xstep));
+      out_ += fmt::format("<line x1=\"{0}\" y1=\"{1}\" x2=\"{0}\" y2=\"{2}\" stroke=\"#888\"/>", n1(X(v)), n1(bottom_),
+                          n1(bottom_ + 4));
+      out_ += fmt::format("<text x=\"{}\" y=\"{}\" text-anchor=\"middle\" fill=\"#444\">{}</text>\n", n1(X(v)),
+                          n1(bottom_ + 16), tick_label(v, xstep));
     }
-    out_ += fmt::format("<text x=\"{}\" y=\"{}\" text-anchor=\"middle\" fill=\"#444\">{}</text>\n", n1(kLeft + plot_w_ / 2),
-                        n1(bottom_ + 34), html_escape(c_.bins->unit));
+    out_ += fmt::format("<text x=\"{}\" y=\"{}\" text-anchor=\"middle\" fill=\"#444\">{}</text>\n",
+                        n1(kLeft + plot_w_ / 2), n1(bottom_ + 34), html_escape(c_.bins->unit));
   }
 
   void column(std::size_t i) {
@@ -505,8 +532,10 @@ class BarChartSvg {
       std::size_t n_small = 0;
       for (std::size_t k = 0; k < px.size(); ++k) {
         if (b.segments[k].value <= 0) continue;
-        if (px[k] < kMinSegment) ++n_small;
-        else large += px[k];
+        if (px[k] < kMinSegment)
+          ++n_small;
+        else
+          large += px[k];
       }
       const double room = column_px - kMinSegment * static_cast<double>(n_small);
       if (n_small > 0 && large > 0 && room > 0)
@@ -516,52 +545,62 @@ class BarChartSvg {
     double stack_top = Y(0);
     for (std::size_t k = 0; k < b.segments.size(); ++k) {
       const auto& s = b.segments[k];
-      const std::string& fill = s.swatch >= 0 && s.swatch < static_cast<int>(c_.legend.size()) ? c_.legend[s.swatch].colour
-                                                                                              : std::string("#888");
-      out_ += fmt::format("<rect class=\"col\" x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" fill=\"{}\">{}</rect>\n", n1(x),
-                          n1(stack_top - px[k]), n1(bw), n1(px[k]), fill, title(s.tip));
+      const std::string& fill = s.swatch >= 0 && s.swatch < static_cast<int>(c_.legend.size())
+                                    ? c_.legend[s.swatch].colour
+                                    : std::string("#888");
+      out_ += fmt::format("<rect class=\"col\" x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" fill=\"{}\">{}</rect>\n",
+                          n1(x), n1(stack_top - px[k]), n1(bw), n1(px[k]), fill, title(s.tip));
       stack_top -= px[k];
     }
     if (b.emphasis)
-      out_ += fmt::format("<rect x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" fill=\"none\" stroke=\"{}\" stroke-width=\"2\" "
-                          "pointer-events=\"none\"/>\n",
-                          n1(x - 1), n1(Y(totals_[i]) - 1), n1(bw + 2), n1(Y(0) - Y(totals_[i]) + 2), kEmphasis);
+      out_ += fmt::format(
+          "<rect x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" fill=\"none\" stroke=\"{}\" stroke-width=\"2\" "
+          "pointer-events=\"none\"/>\n",
+          n1(x - 1), n1(Y(totals_[i]) - 1), n1(bw + 2), n1(Y(0) - Y(totals_[i]) + 2), kEmphasis);
     if (!b.note.empty())
-      out_ += fmt::format("<text x=\"{}\" y=\"{}\" text-anchor=\"middle\" font-weight=\"bold\"{}>{}</text>\n", n1(x + bw / 2),
-                          n1(Y(totals_[i]) - 5), b.emphasis ? fmt::format(" fill=\"{}\"", kEmphasis) : "", html_escape(b.note));
+      out_ += fmt::format("<text x=\"{}\" y=\"{}\" text-anchor=\"middle\" font-weight=\"bold\"{}>{}</text>\n",
+                          n1(x + bw / 2), n1(Y(totals_[i]) - 5),
+                          b.emphasis ? fmt::format(" fill=\"{}\"", kEmphasis) : "", html_escape(b.note));
     if (!c_.bins)
-      out_ += fmt::format("<text x=\"{}\" y=\"{}\" text-anchor=\"middle\" fill=\"#444\">{}</text>\n", n1(x + bw / 2), n1(bottom_ + 16),
-                          html_escape(b.label));
+      out_ += fmt::format("<text x=\"{}\" y=\"{}\" text-anchor=\"middle\" fill=\"#444\">{}</text>\n", n1(x + bw / 2),
+                          n1(bottom_ + 16), html_escape(b.label));
   }
 
   void reference_lines() {
     for (const auto& l : c_.lines) {
       const std::string colour = l.colour.empty() ? kReference : l.colour;
-      out_ += fmt::format("<line x1=\"{0}\" y1=\"{1}\" x2=\"{2}\" y2=\"{1}\" stroke=\"{3}\" stroke-width=\"1.5\" stroke-dasharray=\"6 4\"/>",
-                          n1(kLeft), n1(Y(l.value)), n1(kLeft + plot_w_), colour);
+      out_ += fmt::format(
+          "<line x1=\"{0}\" y1=\"{1}\" x2=\"{2}\" y2=\"{1}\" stroke=\"{3}\" stroke-width=\"1.5\" stroke-dasharray=\"6 "
+          "4\"/>",
+          n1(kLeft), n1(Y(l.value)), n1(kLeft + plot_w_), colour);
       // A white halo keeps the label readable where it crosses a bar or a note.
-      out_ += fmt::format("<text x=\"{}\" y=\"{}\" text-anchor=\"end\" fill=\"{}\" stroke=\"#fff\" stroke-width=\"3\" "
-                          "paint-order=\"stroke\">{}</text>\n",
-                          n1(kLeft + plot_w_ - 2), n1(Y(l.value) - 4), colour, html_escape(l.label));
+      out_ += fmt::format(
+          "<text x=\"{}\" y=\"{}\" text-anchor=\"end\" fill=\"{}\" stroke=\"#fff\" stroke-width=\"3\" "
+          "paint-order=\"stroke\">{}</text>\n",
+          n1(kLeft + plot_w_ - 2), n1(Y(l.value) - 4), colour, html_escape(l.label));
     }
   }
 
   // Marker lines from their labels down, then the labels over any line that crosses them.
   void markers() {
-    const auto marker_colour = [&](const ReferenceLine& m) { return m.colour.empty() ? std::string(kReference) : m.colour; };
+    const auto marker_colour = [&](const ReferenceLine& m) {
+      return m.colour.empty() ? std::string(kReference) : m.colour;
+    };
     const auto label_y = [&](std::size_t i) { return top_ - 6 - 14.0 * marker_row_[i]; };
     for (std::size_t i = 0; i < c_.markers.size(); ++i)
       if (c_.markers[i].value >= x_lo_ && c_.markers[i].value <= x_hi_)
-        out_ += fmt::format("<line x1=\"{0}\" y1=\"{1}\" x2=\"{0}\" y2=\"{2}\" stroke=\"{3}\" stroke-width=\"1.5\" "
-                            "stroke-dasharray=\"5 3\"/>\n",
-                            n1(X(c_.markers[i].value)), n1(label_y(i) + 3), n1(bottom_), marker_colour(c_.markers[i]));
+        out_ += fmt::format(
+            "<line x1=\"{0}\" y1=\"{1}\" x2=\"{0}\" y2=\"{2}\" stroke=\"{3}\" stroke-width=\"1.5\" "
+            "stroke-dasharray=\"5 3\"/>\n",
+            n1(X(c_.markers[i].value)), n1(label_y(i) + 3), n1(bottom_), marker_colour(c_.markers[i]));
     for (std::size_t i = 0; i < c_.markers.size(); ++i) {
       const std::string label = marker_label(c_.markers[i]);
       const double half = text_width(label, 11) / 2;
-      out_ += fmt::format("<text x=\"{}\" y=\"{}\" text-anchor=\"middle\" font-size=\"11\" fill=\"{}\" stroke=\"#fff\" "
-                          "stroke-width=\"3\" paint-order=\"stroke\">{}</text>\n",
-                          n1(std::clamp(X(c_.markers[i].value), kLeft + half, kLeft + plot_w_ - half)), n1(label_y(i)),
-                          marker_colour(c_.markers[i]), html_escape(label));
+      out_ += fmt::format(
+          "<text x=\"{}\" y=\"{}\" text-anchor=\"middle\" font-size=\"11\" fill=\"{}\" stroke=\"#fff\" "
+          "stroke-width=\"3\" paint-order=\"stroke\">{}</text>\n",
+          n1(std::clamp(X(c_.markers[i].value), kLeft + half, kLeft + plot_w_ - half)), n1(label_y(i)),
+          marker_colour(c_.markers[i]), html_escape(label));
     }
   }
 
@@ -611,8 +650,8 @@ std::string grid_svg(const GridChart& c, const std::string& id, int max_width) {
   out += legend;
   out += fmt::format("<text x=\"{}\" y=\"{}\" font-weight=\"bold\" fill=\"#444\">{}</text>\n", n1(left), n1(title_y),
                      html_escape(c.column_title));
-  out += fmt::format("<text x=\"{}\" y=\"{}\" text-anchor=\"end\" font-weight=\"bold\" fill=\"#444\">{}</text>\n", n1(left - 8),
-                     n1(labels_y), html_escape(c.row_title));
+  out += fmt::format("<text x=\"{}\" y=\"{}\" text-anchor=\"end\" font-weight=\"bold\" fill=\"#444\">{}</text>\n",
+                     n1(left - 8), n1(labels_y), html_escape(c.row_title));
   // Column labels: every k-th when the cells are narrower than the labels.
   const auto every = static_cast<std::size_t>(std::ceil((std::min(widest, 200.0) + 6) / cw));
   for (std::size_t k = 0; k < nc; k += std::max<std::size_t>(every, 1))
@@ -625,15 +664,18 @@ std::string grid_svg(const GridChart& c, const std::string& id, int max_width) {
                          n1(y + std::max(ch, kFont) / 2 + 4), html_escape(c.rows[r]));
     for (std::size_t k = 0; k < nc && r * nc + k < c.cells.size(); ++k) {
       const GridCell& cell = c.cells[r * nc + k];
-      const std::string& fill = cell.swatch >= 0 && cell.swatch < static_cast<int>(c.legend.size()) ? c.legend[cell.swatch].colour
-                                                                                                   : std::string("#888");
+      const std::string& fill = cell.swatch >= 0 && cell.swatch < static_cast<int>(c.legend.size())
+                                    ? c.legend[cell.swatch].colour
+                                    : std::string("#888");
       const double x = left + cw * static_cast<double>(k);
-      out += fmt::format("<rect class=\"cell\" x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" fill=\"{}\" stroke=\"#fff\" "
-                         "stroke-width=\"{}\">{}</rect>",
-                         n1(x), n1(y), n1(cw), n1(ch), fill, cw >= 8 && ch >= 8 ? "1" : "0", title(cell.tip));
+      out += fmt::format(
+          "<rect class=\"cell\" x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" fill=\"{}\" stroke=\"#fff\" "
+          "stroke-width=\"{}\">{}</rect>",
+          n1(x), n1(y), n1(cw), n1(ch), fill, cw >= 8 && ch >= 8 ? "1" : "0", title(cell.tip));
       if (!cell.label.empty() && cw >= text_width(cell.label, kFont) + 4 && ch >= kFont + 4)
-        out += fmt::format("<text x=\"{}\" y=\"{}\" text-anchor=\"middle\" fill=\"{}\" pointer-events=\"none\">{}</text>",
-                           n1(x + cw / 2), n1(y + ch / 2 + 4), text_colour_on(fill), html_escape(cell.label));
+        out +=
+            fmt::format("<text x=\"{}\" y=\"{}\" text-anchor=\"middle\" fill=\"{}\" pointer-events=\"none\">{}</text>",
+                        n1(x + cw / 2), n1(y + ch / 2 + 4), text_colour_on(fill), html_escape(cell.label));
       out += "\n";
     }
   }

@@ -33,10 +33,12 @@ struct TimeWindow {
 };
 
 // `id` must be unique in the page (it names the chart's patterns).
-std::string timeline_svg(const TimelineChart& chart, const std::string& id, Time axis_end, const SvgLayout& layout = {});
+std::string timeline_svg(const TimelineChart& chart, const std::string& id, Time axis_end,
+                         const SvgLayout& layout = {});
 // The part of the chart inside `window`: bars, waits and idle gaps that reach into it, clipped to
 // it (a zero-length bar counts when its time is inside); the legend names what is visible.
-std::string timeline_svg(const TimelineChart& chart, const std::string& id, TimeWindow window, const SvgLayout& layout = {});
+std::string timeline_svg(const TimelineChart& chart, const std::string& id, TimeWindow window,
+                         const SvgLayout& layout = {});
 
 // `y_max` <= 0: the largest value (or reference line) plus a margin.
 std::string curve_svg(const CurveChart& chart, const std::string& id, Time axis_end, double y_max,

@@ -15,7 +15,8 @@ std::string Table::render() const {
   std::vector<std::size_t> width(columns_.size(), 0);
   for (std::size_t c = 0; c < columns_.size(); ++c) width[c] = display_width(columns_[c].header);
   for (const auto& row : rows_)
-    for (std::size_t c = 0; c < row.size() && c < width.size(); ++c) width[c] = std::max(width[c], display_width(row[c]));
+    for (std::size_t c = 0; c < row.size() && c < width.size(); ++c)
+      width[c] = std::max(width[c], display_width(row[c]));
   auto line = [&](const std::vector<std::string>& cells, bool header) {
     std::string out;
     for (std::size_t c = 0; c < columns_.size(); ++c) {
@@ -23,8 +24,10 @@ std::string Table::render() const {
       const std::size_t pad = width[c] - display_width(cell);
       if (c > 0) out += "  ";
       const bool right = columns_[c].right && !header ? true : (header ? columns_[c].right : false);
-      if (right) out += std::string(pad, ' ') + cell;
-      else out += cell + (c + 1 < columns_.size() ? std::string(pad, ' ') : "");
+      if (right)
+        out += std::string(pad, ' ') + cell;
+      else
+        out += cell + (c + 1 < columns_.size() ? std::string(pad, ' ') : "");
     }
     while (!out.empty() && out.back() == ' ') out.pop_back();
     return out + "\n";

@@ -29,7 +29,8 @@ namespace {
 
 // What stands for a swatch in text: its letter, or '#' for one without.
 char letter_of(const TimelineChart& chart, int swatch) {
-  const bool named = swatch >= 0 && swatch < static_cast<int>(chart.legend.size()) && chart.legend[swatch].letter != ' ';
+  const bool named =
+      swatch >= 0 && swatch < static_cast<int>(chart.legend.size()) && chart.legend[swatch].letter != ' ';
   return named ? chart.legend[swatch].letter : '#';
 }
 
@@ -130,7 +131,9 @@ std::string timeline_text_legend(const TimelineChart& chart, bool minor_rows) {
   }
   std::string out;
   for (std::size_t s = 0; s < chart.legend.size(); ++s)
-    if (used[s]) out += fmt::format("{}{} {}", out.empty() ? "" : "  ", letter_of(chart, static_cast<int>(s)), chart.legend[s].label);
+    if (used[s])
+      out +=
+          fmt::format("{}{} {}", out.empty() ? "" : "  ", letter_of(chart, static_cast<int>(s)), chart.legend[s].label);
   if (idle) out += fmt::format("{}. idle", out.empty() ? "" : "  ");
   return out;
 }

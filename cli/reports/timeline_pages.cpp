@@ -10,8 +10,9 @@
 
 namespace stepsim::cli {
 
-std::string timeline_html_report(const std::string& title, const std::string& description, const std::string& text_report,
-                                 const std::string& how_to_read, const std::vector<TitledTimeline>& timelines) {
+std::string timeline_html_report(const std::string& title, const std::string& description,
+                                 const std::string& text_report, const std::string& how_to_read,
+                                 const std::vector<TitledTimeline>& timelines) {
   HtmlReport page(title + " \u2014 stepsim report");
   page.heading(1, title);
   if (!description.empty()) page.paragraph(description);
@@ -27,7 +28,8 @@ std::string timeline_html_report(const std::string& title, const std::string& de
   return page.finish();
 }
 
-std::string timeline_gantt_text(const std::vector<TitledTimeline>& timelines, int width, const std::string& how_to_read) {
+std::string timeline_gantt_text(const std::vector<TitledTimeline>& timelines, int width,
+                                const std::string& how_to_read) {
   std::string out;
   TimelineChart all;  // every chart's tracks under one legend (the charts of a kind share theirs)
   for (const auto& t : timelines) {
@@ -44,8 +46,9 @@ std::string timeline_gantt_text(const std::vector<TitledTimeline>& timelines, in
 }
 
 void sort_bars(TimeTrack& track) {
-  std::stable_sort(track.bars.begin(), track.bars.end(),
-                   [](const TimeBar& a, const TimeBar& b) { return a.start != b.start ? a.start < b.start : a.end < b.end; });
+  std::stable_sort(track.bars.begin(), track.bars.end(), [](const TimeBar& a, const TimeBar& b) {
+    return a.start != b.start ? a.start < b.start : a.end < b.end;
+  });
 }
 
 }  // namespace stepsim::cli

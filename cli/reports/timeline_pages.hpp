@@ -20,12 +20,14 @@ struct TitledTimeline {
 
 // The page: the title, the description, the text report in a monospaced block (the very table
 // `run` prints), a paragraph on how to read the timelines, then each timeline under its title.
-std::string timeline_html_report(const std::string& title, const std::string& description, const std::string& text_report,
-                                 const std::string& how_to_read, const std::vector<TitledTimeline>& timelines);
+std::string timeline_html_report(const std::string& title, const std::string& description,
+                                 const std::string& text_report, const std::string& how_to_read,
+                                 const std::vector<TitledTimeline>& timelines);
 
 // Each timeline as text (its title, then its rows, minor tracks included), `width` columns wide,
 // then one legend naming the letters any of them uses and `how_to_read`.
-std::string timeline_gantt_text(const std::vector<TitledTimeline>& timelines, int width, const std::string& how_to_read);
+std::string timeline_gantt_text(const std::vector<TitledTimeline>& timelines, int width,
+                                const std::string& how_to_read);
 
 // Bars in start order (ties: the earlier end first), as TimeTrack requires.
 void sort_bars(TimeTrack& track);

@@ -24,7 +24,10 @@ std::optional<Action> parse_simple(std::string_view t, std::string* error) {
   auto* p = t.data();
   auto* end = t.data() + t.size();
   auto r1 = std::from_chars(p, end, stage);
-  if (r1.ec != std::errc{} || r1.ptr == end) { if (error) *error = fmt::format("'{}' is not an action like 0F3", t); return std::nullopt; }
+  if (r1.ec != std::errc{} || r1.ptr == end) {
+    if (error) *error = fmt::format("'{}' is not an action like 0F3", t);
+    return std::nullopt;
+  }
   const char k = *r1.ptr;
   if (k != 'F' && k != 'B' && k != 'I' && k != 'W') {
     if (error) *error = fmt::format("'{}': unknown op letter '{}' (expected F, B, I or W)", t, k);
@@ -113,16 +116,20 @@ std::vector<std::string> check_plan(const PipelinePlan& plan) {
   auto note = [&](ActionKind kind, int stage, int micro, int device) {
     const Action a{kind, stage, micro};
     if (stage < 0 || stage >= plan.stages || micro < 0 || micro >= plan.microbatches) {
-      problems.push_back(fmt::format("device {}: {} names a stage or micro-batch out of range ({} stages, {} micro-batches)",
-                                     device, format_action(a), plan.stages, plan.microbatches));
+      problems.push_back(
+          fmt::format("device {}: {} names a stage or micro-batch out of range ({} stages, {} micro-batches)", device,
+                      format_action(a), plan.stages, plan.microbatches));
       return;
     }
     const int want = plan.device_of(stage, micro);
     if (want != device)
       problems.push_back(fmt::format("device {}: {} belongs on device {}", device, format_action(a), want));
     int& listed = seen[slot(kind, stage, micro)];
-    if (listed >= 0) problems.push_back(fmt::format("device {}: {} is listed twice (also on device {})", device, format_action(a), listed));
-    else listed = device;
+    if (listed >= 0)
+      problems.push_back(
+          fmt::format("device {}: {} is listed twice (also on device {})", device, format_action(a), listed));
+    else
+      listed = device;
   };
   for (int d = 0; d < static_cast<int>(plan.actions.size()); ++d) {
     for (const Action& a : plan.actions[d]) {

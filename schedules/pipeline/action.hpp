@@ -47,10 +47,10 @@ struct PipelinePlan {
   int devices = 0;
   int stages = 0;  // virtual stages along the model
   int microbatches = 0;
-  bool split_backward = false;                // some backwards are split into I and W
-  std::vector<std::vector<int>> routes;       // routes[r][s] = device of stage s on route r
-  std::vector<int> route_of_micro;            // per micro-batch
-  std::vector<std::vector<Action>> actions;   // per device, in execution order
+  bool split_backward = false;               // some backwards are split into I and W
+  std::vector<std::vector<int>> routes;      // routes[r][s] = device of stage s on route r
+  std::vector<int> route_of_micro;           // per micro-batch
+  std::vector<std::vector<Action>> actions;  // per device, in execution order
 
   int device_of(int stage, int micro) const { return routes[route_of_micro[micro]][stage]; }
   // Distinct (device, stage) pairs: how many stage copies of parameters each device holds.

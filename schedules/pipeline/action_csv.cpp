@@ -35,9 +35,13 @@ std::vector<std::string> split_cells(std::string_view line, int row) {
   for (std::size_t k = 0; k < line.size(); ++k) {
     const char c = line[k];
     if (quoted) {
-      if (c == '"' && k + 1 < line.size() && line[k + 1] == '"') { cells.back() += '"'; ++k; }
-      else if (c == '"') quoted = false;
-      else cells.back() += c;
+      if (c == '"' && k + 1 < line.size() && line[k + 1] == '"') {
+        cells.back() += '"';
+        ++k;
+      } else if (c == '"')
+        quoted = false;
+      else
+        cells.back() += c;
     } else if (c == '"') {
       quoted = true;
     } else if (c == ',') {
@@ -62,8 +66,8 @@ bool is_non_compute_action(std::string_view cell) {
   while (k < cell.size() && cell[k] >= '0' && cell[k] <= '9') ++k;
   if (k == 0) return false;
   const std::string_view rest = cell.substr(k);
-  static constexpr std::array<std::string_view, 7> kNames = {"SEND_F", "RECV_F", "SEND_B", "RECV_B",
-                                                            "UNSHARD", "RESHARD", "REDUCE_GRAD"};
+  static constexpr std::array<std::string_view, 7> kNames = {"SEND_F",  "RECV_F",  "SEND_B",     "RECV_B",
+                                                             "UNSHARD", "RESHARD", "REDUCE_GRAD"};
   for (std::string_view name : kNames) {
     if (rest.substr(0, name.size()) != name) continue;
     const std::string_view tail = rest.substr(name.size());

@@ -28,7 +28,8 @@ ScheduleFamily dualpipe_family() {
     if (r.virtual_stages > 1) return "dualpipe places stage i and stage p-1-i on device i (virtual_stages must be 1)";
     if (r.devices % 2 != 0) return fmt::format("dualpipe needs an even number of stages (got {})", r.devices);
     if (r.microbatches % 2 != 0)
-      return fmt::format("dualpipe splits the micro-batches into two halves: microbatches must be even (got {})", r.microbatches);
+      return fmt::format("dualpipe splits the micro-batches into two halves: microbatches must be even (got {})",
+                         r.microbatches);
     if (r.microbatches < 2 * r.devices)
       return fmt::format("dualpipe needs at least 2 x stages = {} micro-batches (got {}), as DualPipe asserts",
                          2 * r.devices, r.microbatches);

@@ -31,7 +31,7 @@ std::vector<DualPipeOp> dualpipe_rank_program(int P, int h, int C, bool middle) 
   };
 
   for (int i = 0; i < 2 * (P - h - 1); ++i) forward(0);  // 1
-  for (int i = 0; i < h + 1; ++i) {                        // 2
+  for (int i = 0; i < h + 1; ++i) {                      // 2
     forward(0);
     forward(1);
   }

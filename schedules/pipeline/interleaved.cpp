@@ -41,11 +41,13 @@ ScheduleFamily interleaved_1f1b_family() {
   f.takes_virtual_stages = true;
   f.check = [](const ScheduleRequest& r) -> std::optional<std::string> {
     const int v = chunks_of(r);
-    if (v < 2) return fmt::format("interleaved-1f1b needs virtual_stages >= 2 (got {}; with one chunk per device use 1f1b)", v);
+    if (v < 2)
+      return fmt::format("interleaved-1f1b needs virtual_stages >= 2 (got {}; with one chunk per device use 1f1b)", v);
     if (r.microbatches % r.devices != 0)
-      return fmt::format("Megatron-LM's interleaved order runs micro-batches in groups of one per device: "
-                         "microbatches ({}) must be a multiple of stages ({})",
-                         r.microbatches, r.devices);
+      return fmt::format(
+          "Megatron-LM's interleaved order runs micro-batches in groups of one per device: "
+          "microbatches ({}) must be a multiple of stages ({})",
+          r.microbatches, r.devices);
     return std::nullopt;
   };
   f.build = [](const ScheduleRequest& r) {

@@ -4,13 +4,8 @@ namespace stepsim {
 
 const std::vector<ScheduleFamily>& schedule_families() {
   static const std::vector<ScheduleFamily> families = {
-      fill_drain_family(),
-      one_f_one_b_family(),
-      interleaved_1f1b_family(),
-      zb_h1_family(),
-      zb_h2_family(),
-      dualpipe_family(),
-      dualpipe_v_family(),
+      fill_drain_family(), one_f_one_b_family(), interleaved_1f1b_family(), zb_h1_family(),
+      zb_h2_family(),      dualpipe_family(),    dualpipe_v_family(),
   };
   return families;
 }

@@ -40,7 +40,8 @@ PipelinePlan diagonal_plan(const ScheduleRequest& r, int lag_factor) {
   return plan;
 }
 
-ScheduleFamily zero_bubble_family(std::string name, std::vector<std::string> aliases, std::string summary, int lag_factor) {
+ScheduleFamily zero_bubble_family(std::string name, std::vector<std::string> aliases, std::string summary,
+                                  int lag_factor) {
   ScheduleFamily f;
   f.name = std::move(name);
   f.aliases = std::move(aliases);
@@ -63,7 +64,8 @@ ScheduleFamily zb_h1_family() {
 
 ScheduleFamily zb_h2_family() {
   return zero_bubble_family("zb-h2", {"zbh2", "zero-bubble-h2"},
-                            "zero bubble with twice ZB-H1's memory: more warm-up forwards, W filling the tail (ZB-H2)", 2);
+                            "zero bubble with twice ZB-H1's memory: more warm-up forwards, W filling the tail (ZB-H2)",
+                            2);
 }
 
 }  // namespace stepsim

@@ -54,7 +54,10 @@ Timeline reference_run(OpGraph& g) {
       if (busy[r]) continue;
       OpId op = kNoOp;
       if (g.resource(r).discipline == Discipline::Fifo) {
-        if (!fifo[r].empty()) { op = fifo[r].top().op; fifo[r].pop(); }
+        if (!fifo[r].empty()) {
+          op = fifo[r].top().op;
+          fifo[r].pop();
+        }
       } else if (cursor[r] != kNoOp && pending[cursor[r]] == 0) {
         op = cursor[r];
       }
@@ -79,11 +82,17 @@ Timeline reference_run(OpGraph& g) {
     while (!events.empty() && events.top().time == now) {
       const Event e = events.top();
       events.pop();
-      if (e.kind == 1) { done(e.op, now); continue; }
+      if (e.kind == 1) {
+        done(e.op, now);
+        continue;
+      }
       const ResourceId r = g.op_resource(e.op);
       busy[r] = false;
       if (g.resource(r).discipline == Discipline::ProgramOrder) cursor[r] = g.next_on_resource(e.op);
-      if (g.op_latency(e.op) == 0) done(e.op, now); else events.push({now + g.op_latency(e.op), e.op, 1});
+      if (g.op_latency(e.op) == 0)
+        done(e.op, now);
+      else
+        events.push({now + g.op_latency(e.op), e.op, 1});
     }
     offer(now);
   }

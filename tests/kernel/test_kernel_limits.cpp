@@ -98,14 +98,17 @@ TEST_CASE("level sweep: radix-sorted changes give the same curve as a sorted ref
   OpGraph g;
   const auto r = g.add_resource("r");
   std::vector<OpId> ops;
-  for (int i = 0; i < 3000; ++i) ops.push_back(g.add_op(r, static_cast<Time>(rng() % 4 == 0 ? 0 : rng() % (Time{1} << 28))));
+  for (int i = 0; i < 3000; ++i)
+    ops.push_back(g.add_op(r, static_cast<Time>(rng() % 4 == 0 ? 0 : rng() % (Time{1} << 28))));
   const auto t = run(g);
   std::vector<Hold> holds;
   for (int i = 0; i < 3000; ++i) {
     const OpId a = ops[rng() % ops.size()], b = ops[rng() % ops.size()];
     const OpId from = std::min(a, b), until = std::max(a, b);
-    holds.push_back({static_cast<std::uint32_t>(i % 3), static_cast<std::int64_t>(rng() % 100) - 10,
-                     {from, OpPoint::Start}, {until, OpPoint::End}});
+    holds.push_back({static_cast<std::uint32_t>(i % 3),
+                     static_cast<std::int64_t>(rng() % 100) - 10,
+                     {from, OpPoint::Start},
+                     {until, OpPoint::End}});
   }
   const auto curves = sweep_levels(g, t, holds, 3);
   for (std::uint32_t c = 0; c < 3; ++c) {
@@ -120,9 +123,14 @@ TEST_CASE("level sweep: radix-sorted changes give the same curve as a sorted ref
     Time peak_time = 0;
     for (const auto& [time, d] : delta) {
       level += d;
-      if (steps.back().first == time) steps.back().second = level;
-      else if (steps.back().second != level) steps.emplace_back(time, level);
-      if (level > peak) { peak = level; peak_time = time; }
+      if (steps.back().first == time)
+        steps.back().second = level;
+      else if (steps.back().second != level)
+        steps.emplace_back(time, level);
+      if (level > peak) {
+        peak = level;
+        peak_time = time;
+      }
     }
     CHECK(curves[c].steps == steps);
     CHECK(curves[c].peak == peak);

@@ -190,7 +190,10 @@ TEST_CASE("design case on 32 cards, 12 micro-batches: link 17.9 s, compute 78.3 
 TEST_CASE("folded ranks match the unfolded simulation of every card", "[data_parallel]") {
   for (const bool shared_nic : {false, true}) {
     DataParallelSpec s = design_spec(24, 2);
-    if (shared_nic) { s.host.nics = 1; s.host.cards_share_nic = true; }
+    if (shared_nic) {
+      s.host.nics = 1;
+      s.host.cards_share_nic = true;
+    }
     const auto folded = run_data_parallel(s);
     s.fold = false;
     const auto all = run_data_parallel(s);
@@ -249,16 +252,12 @@ TEST_CASE("spec errors name the key", "[data_parallel]") {
   try {
     simulate_data_parallel(s);
     FAIL("expected a SpecError");
-  } catch (const SpecError& e) {
-    CHECK(e.key() == "data_parallel.link_bandwidth");
-  }
+  } catch (const SpecError& e) { CHECK(e.key() == "data_parallel.link_bandwidth"); }
   s.link_bandwidth = 1'000'000'000;
   try {
     simulate_data_parallel(s);
     FAIL("expected a SpecError");
-  } catch (const SpecError& e) {
-    CHECK(e.key() == "data_parallel.model");
-  }
+  } catch (const SpecError& e) { CHECK(e.key() == "data_parallel.model"); }
   s.zero_stage = 2;
   CHECK_THROWS_AS(simulate_data_parallel(s), SpecError);
 }

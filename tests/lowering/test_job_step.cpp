@@ -38,10 +38,15 @@ JobStepSpec megascale(int gpus, std::int64_t gbs) {
   s.model.shape.vocab = 64000;
   s.cluster = *find_cluster_preset("a100-sxm-80gb");
   JobLayout& l = s.layout;
-  l.tp = 8; l.pp = 8; l.vpp = 6; l.dp = gpus / 64;
+  l.tp = 8;
+  l.pp = 8;
+  l.vpp = 6;
+  l.dp = gpus / 64;
   l.schedule = "interleaved-1f1b";
-  l.micro_batch = 1; l.global_batch = gbs;
-  l.recompute = JobRecompute::Selective; l.sequence_parallel = true;
+  l.micro_batch = 1;
+  l.global_batch = gbs;
+  l.recompute = JobRecompute::Selective;
+  l.sequence_parallel = true;
   l.attention = AttentionKernel::Unfused;
   l.overlap_grad_reduce = false;
   return s;
@@ -75,7 +80,8 @@ TEST_CASE("activations per layer follow Korthikanti 2022 (sec. 4, Table 2)", "[j
   const double sbh = 2048.0 * 12288;
   const double as_h = 5.0 * 96 * 2048 / 12288;
   // TP without SP: s b h (10 + 24/t + 5 a s / (h t)).
-  CHECK(static_cast<double>(layer_passes(m, l, c).activation) == Approx(sbh * (10 + 24.0 / 8 + as_h / 8)).epsilon(1e-9));
+  CHECK(static_cast<double>(layer_passes(m, l, c).activation) ==
+        Approx(sbh * (10 + 24.0 / 8 + as_h / 8)).epsilon(1e-9));
   l.sequence_parallel = true;  // s b h / t (34 + 5 a s / h)
   CHECK(static_cast<double>(layer_passes(m, l, c).activation) == Approx(sbh / 8 * (34 + as_h)).epsilon(1e-9));
   l.recompute = JobRecompute::Selective;  // 34 s b h / t
@@ -95,19 +101,24 @@ TEST_CASE("ring collectives: alpha per step plus the ring's bytes over the path"
 TEST_CASE("groups cross the fabric they really use", "[job_step]") {
   const ClusterSpec c = *find_cluster_preset("a100-sxm-80gb");
   JobLayout l;
-  l.tp = 8; l.pp = 4; l.dp = 4;
+  l.tp = 8;
+  l.pp = 4;
+  l.dp = 4;
   GroupPaths g = group_paths(c, l);
   CHECK_FALSE(g.tp.inter_node);  // TP 8 fills one node: NVSwitch at 300 GB/s x efficiency
   CHECK(g.tp.bytes_per_second == Approx(300e9 * c.accelerator.efficiency.fabric));
-  CHECK(g.dp.inter_node);        // DP peers are 8 ranks apart: one per node, over the NICs
+  CHECK(g.dp.inter_node);  // DP peers are 8 ranks apart: one per node, over the NICs
   CHECK(g.dp.bytes_per_second == Approx(25e9 * c.accelerator.efficiency.network));
   CHECK(g.pp.inter_node);
-  l.tp = 1; l.pp = 1; l.dp = 8;
+  l.tp = 1;
+  l.pp = 1;
+  l.dp = 8;
   CHECK_FALSE(group_paths(c, l).dp.inter_node);  // eight DP ranks in one node
   // An oversubscribed upper tier: a group spanning more than 4 nodes gets a quarter.
   ClusterSpec o = c;
   o.network.tiers = {{"leaf", 4, 1.0}, {"spine", 0, 4.0}};
-  l.tp = 8; l.dp = 4;
+  l.tp = 8;
+  l.dp = 4;
   CHECK(group_paths(o, l).dp.bytes_per_second == Approx(25e9 * c.accelerator.efficiency.network));
   l.dp = 16;
   CHECK(group_paths(o, l).dp.bytes_per_second == Approx(25e9 / 4 * c.accelerator.efficiency.network));
@@ -116,16 +127,19 @@ TEST_CASE("groups cross the fabric they really use", "[job_step]") {
 TEST_CASE("layouts that do not divide are named with what would fit", "[job_step]") {
   const JobModel m = gpt3();
   JobLayout l;
-  l.tp = 5; l.global_batch = 8;
+  l.tp = 5;
+  l.global_batch = 8;
   auto p = check_layout(m, l, 0);
   REQUIRE(p);
   CHECK(p->key == "tp");
   CHECK(p->message.find("would fit: 1, 2, 3, 4, 6, 8") != std::string::npos);
-  l.tp = 8; l.pp = 7;
+  l.tp = 8;
+  l.pp = 7;
   p = check_layout(m, l, 0);
   REQUIRE(p);
   CHECK(p->key == "pp");
-  l.pp = 8; l.dp = 2;
+  l.pp = 8;
+  l.dp = 2;
   p = check_layout(m, l, 256);
   REQUIRE(p);
   CHECK(p->key == "dp");
@@ -164,7 +178,7 @@ TEST_CASE("bubbles grow as micro-batches per pipeline shrink (SC21 sec. 2.2)", "
   s.layout.vpp = 1;
   s.layout.schedule = "1f1b";
   const double b192 = run_job_step(s).result.bubble;  // m = 192
-  s.layout.global_batch = 16;                          // m = 16
+  s.layout.global_batch = 16;                         // m = 16
   const double b16 = run_job_step(s).result.bubble;
   // 1F1B idles (p - 1) / (m + p - 1) of the step: 7/199 = 3.5 % and 7/23 = 30.4 %, a little
   // more for the unbalanced first and last stages (embedding, LM head).

@@ -47,10 +47,17 @@ std::vector<Issue> issues(const std::vector<DpCollective>& colls) {
 
 }  // namespace
 
-TEST_CASE("data-parallel order: forwards in unit order, backwards reversed, per micro-batch", "[lowering][data_parallel]") {
+TEST_CASE("data-parallel order: forwards in unit order, backwards reversed, per micro-batch",
+          "[lowering][data_parallel]") {
   const DpComputeOrder fused = data_parallel_order(dp_plan(2, 2, true, BackwardOrder::Fused));
-  CHECK(fused.positions == std::vector<DpPosition>{{0, 0, false}, {0, 1, false}, {0, 1, true}, {0, 0, true},
-                                                   {1, 0, false}, {1, 1, false}, {1, 1, true}, {1, 0, true}});
+  CHECK(fused.positions == std::vector<DpPosition>{{0, 0, false},
+                                                   {0, 1, false},
+                                                   {0, 1, true},
+                                                   {0, 0, true},
+                                                   {1, 0, false},
+                                                   {1, 1, false},
+                                                   {1, 1, true},
+                                                   {1, 0, true}});
   CHECK(fused.ops_per_card == 8);
   CHECK(fused.ops[1] == DpPositionOps{1, -1, 1});  // a forward has no gradient op
   CHECK(fused.ops[2] == DpPositionOps{2, 2, 2});   // a fused backward is its own gradient op
@@ -64,17 +71,26 @@ TEST_CASE("data-parallel order: forwards in unit order, backwards reversed, per 
   CHECK(dw_first.ops[2] == DpPositionOps{2, 2, 3});
 }
 
-TEST_CASE("data-parallel ZeRO-3 plan: gathers prefetch one unit ahead, reductions before gathers", "[lowering][data_parallel]") {
+TEST_CASE("data-parallel ZeRO-3 plan: gathers prefetch one unit ahead, reductions before gathers",
+          "[lowering][data_parallel]") {
   const DataParallelPlan plan = dp_plan(2, 2, true, BackwardOrder::Fused);
   const DpComputeOrder order = data_parallel_order(plan);
   const auto colls = data_parallel_collectives(plan, order);
   using enum DpOp;
   // Gather k is issued after computation k - 2 ends (prefetch 1); at issue point 2 the
   // ReduceScatter of u1's gradient goes before the gather for micro-batch 1's forward.
-  CHECK(issues(colls) == std::vector<Issue>{{Gather, -1, 0, 0, 0}, {Gather, -1, 1, 1, 0}, {Gather, 0, 2, 1, 0},
-                                            {Gather, 1, 3, 0, 0}, {ReduceScatter, 2, -1, 1, 0}, {Gather, 2, 4, 0, 1},
-                                            {ReduceScatter, 3, -1, 0, 0}, {Gather, 3, 5, 1, 1}, {Gather, 4, 6, 1, 1},
-                                            {Gather, 5, 7, 0, 1}, {ReduceScatter, 6, -1, 1, 1}, {ReduceScatter, 7, -1, 0, 1}});
+  CHECK(issues(colls) == std::vector<Issue>{{Gather, -1, 0, 0, 0},
+                                            {Gather, -1, 1, 1, 0},
+                                            {Gather, 0, 2, 1, 0},
+                                            {Gather, 1, 3, 0, 0},
+                                            {ReduceScatter, 2, -1, 1, 0},
+                                            {Gather, 2, 4, 0, 1},
+                                            {ReduceScatter, 3, -1, 0, 0},
+                                            {Gather, 3, 5, 1, 1},
+                                            {Gather, 4, 6, 1, 1},
+                                            {Gather, 5, 7, 0, 1},
+                                            {ReduceScatter, 6, -1, 1, 1},
+                                            {ReduceScatter, 7, -1, 0, 1}});
   CHECK(check_collectives(order, colls).empty());
 
   auto late = colls;
@@ -85,7 +101,8 @@ TEST_CASE("data-parallel ZeRO-3 plan: gathers prefetch one unit ahead, reduction
   CHECK(problems[1] == "collective 3: issued out of order");
 }
 
-TEST_CASE("data-parallel DDP plan: one AllReduce per bucket after its last gradient of the last micro-batch", "[lowering][data_parallel]") {
+TEST_CASE("data-parallel DDP plan: one AllReduce per bucket after its last gradient of the last micro-batch",
+          "[lowering][data_parallel]") {
   DataParallelPlan plan = dp_plan(3, 2, false, BackwardOrder::Fused);
   plan.buckets = {{{2, 1}, kMillisecond, 2000, 2000}, {{0}, kMillisecond, 1000, 1000}};
   const DpComputeOrder order = data_parallel_order(plan);
@@ -96,7 +113,8 @@ TEST_CASE("data-parallel DDP plan: one AllReduce per bucket after its last gradi
   CHECK(check_collectives(order, colls).empty());
 }
 
-TEST_CASE("data-parallel emission: one representative card, compute then collectives in issue order", "[lowering][data_parallel]") {
+TEST_CASE("data-parallel emission: one representative card, compute then collectives in issue order",
+          "[lowering][data_parallel]") {
   const DataParallelPlan plan = dp_plan(2, 1, true, BackwardOrder::Fused);
   const DpComputeOrder order = data_parallel_order(plan);
   const auto colls = data_parallel_collectives(plan, order);

@@ -13,7 +13,9 @@ using namespace stepsim;
 namespace {
 constexpr Bytes MiB = 1024 * 1024;
 
-PipelineSpec book(const std::string& schedule, int microbatches = 8) { return test::book_pipeline(schedule, microbatches); }
+PipelineSpec book(const std::string& schedule, int microbatches = 8) {
+  return test::book_pipeline(schedule, microbatches);
+}
 
 std::vector<int> resident(const PipelineRun& r) {
   std::vector<int> out;
@@ -23,7 +25,11 @@ std::vector<int> resident(const PipelineRun& r) {
 }  // namespace
 
 TEST_CASE("book step times and idle per device, 8 micro-batches", "[pipeline][book]") {
-  struct Row { const char* schedule; Time step; Time idle; };
+  struct Row {
+    const char* schedule;
+    Time step;
+    Time idle;
+  };
   std::map<std::string, Time> step;
   for (const Row& row : {Row{"fill-drain", 337, 96}, Row{"1f1b", 347, 106}, Row{"zb-h1", 283, 42}}) {
     INFO(row.schedule);
@@ -108,7 +114,10 @@ TEST_CASE("with 1 GiB for intermediates only 1F1B fits", "[pipeline][book]") {
     const auto run = simulate_pipeline(spec);
     Bytes peak = 0;
     for (const auto& d : run.stats.devices) peak = std::max(peak, d.peak_memory);
-    if (peak <= *spec.capacity) { ++fits; CHECK(std::string(s) == "1f1b"); }
+    if (peak <= *spec.capacity) {
+      ++fits;
+      CHECK(std::string(s) == "1f1b");
+    }
   }
   CHECK(fits == 1);
 }

@@ -20,7 +20,8 @@ PipelineSpec random_spec(std::mt19937_64& rng, const std::string& schedule, bool
   s.stages = static_cast<int>(pick(rng, 1, 8));
   s.microbatches = static_cast<int>(pick(rng, 1, 20));
   s.schedule = schedule;
-  const Time f = pick(rng, 1, 50) * kMicrosecond, bi = pick(rng, 1, 50) * kMicrosecond, bw = pick(rng, 1, 50) * kMicrosecond;
+  const Time f = pick(rng, 1, 50) * kMicrosecond, bi = pick(rng, 1, 50) * kMicrosecond,
+             bw = pick(rng, 1, 50) * kMicrosecond;
   for (int d = 0; d < s.stages; ++d) {
     s.forward.push_back(uniform ? f : pick(rng, 1, 50) * kMicrosecond);
     s.backward_input.push_back(uniform ? bi : pick(rng, 1, 50) * kMicrosecond);
@@ -87,7 +88,8 @@ TEST_CASE("random pipelines: fill-drain matches its closed form", "[pipeline][pr
   for (int trial = 0; trial < 100; ++trial) {
     PipelineSpec spec = random_spec(rng, "fill-drain", true);
     const int p = spec.stages, m = spec.microbatches;
-    const Time expect = (m + p - 1) * (spec.forward[0] + spec.backward[0]) + 2 * (p - 1) * spec.latency + spec.update[0];
+    const Time expect =
+        (m + p - 1) * (spec.forward[0] + spec.backward[0]) + 2 * (p - 1) * spec.latency + spec.update[0];
     INFO("p=" << p << " m=" << m);
     CHECK(simulate_pipeline(spec).stats.step_time == expect);
   }

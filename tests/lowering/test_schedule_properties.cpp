@@ -21,9 +21,9 @@ int resident_bound(const std::string& schedule, int p, int m, int v, int d) {
   if (schedule == "1f1b") return std::min(m, p - d);
   if (schedule == "zb-h1") return std::min(m, p);
   if (schedule == "zb-h2") return std::min(m, 2 * p - 1);
-  if (schedule == "dualpipe") return p + 1;            // published: PP + 1
-  if (schedule == "dualpipe-v") return 2 * p + 1;      // the same program on 2p chunks
-  if (schedule == "interleaved-1f1b")                  // warm-up forwards + the steady one
+  if (schedule == "dualpipe") return p + 1;        // published: PP + 1
+  if (schedule == "dualpipe-v") return 2 * p + 1;  // the same program on 2p chunks
+  if (schedule == "interleaved-1f1b")              // warm-up forwards + the steady one
     return std::min(m * v, (p - d - 1) * 2 + (v - 1) * p + 1);
   return m * v;
 }
@@ -71,8 +71,8 @@ void check_run(const PipelineRun& run, const PipelineSpec& spec) {
     REQUIRE(curve.steps.back().second == 0);
   }
   for (const auto& d : run.stats.devices)
-    REQUIRE(d.peak_resident <= resident_bound(run.schedule, spec.stages, spec.microbatches,
-                                              run.plan.stages / run.plan.devices, d.id));
+    REQUIRE(d.peak_resident <=
+            resident_bound(run.schedule, spec.stages, spec.microbatches, run.plan.stages / run.plan.devices, d.id));
 }
 }  // namespace
 

@@ -110,8 +110,8 @@ TEST_CASE("interleaved 1F1B: bubble (p-1)(F+B)/v with no transfer time", "[sched
     for (int m : {4, 8, 12}) {
       auto s = bare(book("interleaved-1f1b", m));
       s.virtual_stages = v;
-      s.layers.reset();  // equal chunks
-      s.forward.assign(4, 12 * kMillisecond);   // divisible by v = 2, 3, 4
+      s.layers.reset();                        // equal chunks
+      s.forward.assign(4, 12 * kMillisecond);  // divisible by v = 2, 3, 4
       s.backward.assign(4, 24 * kMillisecond);
       INFO("v=" << v << " m=" << m);
       const auto run = simulate_pipeline(s);
@@ -166,7 +166,8 @@ TEST_CASE("layers are dealt to chunks; each chunk gets its share of its device's
   CHECK(one_costs.stages[3].activation == 306 * MiB);
 }
 
-TEST_CASE("DualPipe: published bubble (PP/2-1)(F&B+B-3W) and PP+1 activations", "[schedules][book][dualpipe][closed-form]") {
+TEST_CASE("DualPipe: published bubble (PP/2-1)(F&B+B-3W) and PP+1 activations",
+          "[schedules][book][dualpipe][closed-form]") {
   // DeepSeek-V3 report, table 2 / DualPipe README: with no transfer or update time, idle per
   // device = (PP/2 - 1)(F&B + B - 3W); F&B = F + B when the pair is not faster than its halves.
   // Book's durations: (4/2 - 1)(30 + 20 - 30) = 20 ms.
@@ -185,9 +186,12 @@ TEST_CASE("DualPipe: published bubble (PP/2-1)(F&B+B-3W) and PP+1 activations", 
   // derived for chunks with F = I (the shapes of DeepSeek's fig. 5) and W <= F; for other ratios
   // the event model's idle differs (e.g. F 6, I 8, W 5 at p = 4: 15 ms, formula 17 ms), as the
   // critical path then runs through other ops.
-  struct Case { int p, m; Time f, i, w; };
-  for (const Case& c : {Case{2, 4, 10, 10, 10}, Case{6, 12, 10, 10, 10}, Case{8, 16, 10, 10, 10}, Case{8, 24, 10, 10, 10},
-                        Case{4, 12, 10, 10, 4}, Case{6, 20, 7, 7, 2}}) {
+  struct Case {
+    int p, m;
+    Time f, i, w;
+  };
+  for (const Case& c : {Case{2, 4, 10, 10, 10}, Case{6, 12, 10, 10, 10}, Case{8, 16, 10, 10, 10},
+                        Case{8, 24, 10, 10, 10}, Case{4, 12, 10, 10, 4}, Case{6, 20, 7, 7, 2}}) {
     auto s = bare(book("dualpipe", c.m, c.p));  // 1 MiB of activations per stage
     s.forward.assign(c.p, c.f * kMillisecond);
     s.backward_input.assign(c.p, c.i * kMillisecond);
@@ -203,7 +207,8 @@ TEST_CASE("DualPipe: published bubble (PP/2-1)(F&B+B-3W) and PP+1 activations", 
   }
 }
 
-TEST_CASE("DualPipe on the book's scenario: 270 / 29 ms, 1,226 / 1,152 MiB (book: 306 / 65, 1,228 / 1,612)", "[schedules][book][dualpipe]") {
+TEST_CASE("DualPipe on the book's scenario: 270 / 29 ms, 1,226 / 1,152 MiB (book: 306 / 65, 1,228 / 1,612)",
+          "[schedules][book][dualpipe]") {
   // The book's DualPipe row comes from its own slot rules, which it says it does not reproduce.
   // The published schedule, under the same event rules as the other rows, gives:
   const auto run = simulate_pipeline(book("dualpipe"));
@@ -239,13 +244,13 @@ TEST_CASE("DualPipe: overlapped pairs take time.overlap when given", "[schedules
 TEST_CASE("DualPipe: counts it cannot take are refused", "[schedules][dualpipe]") {
   CHECK_THROWS_WITH(simulate_pipeline(book("dualpipe", 8, 3)),
                     Catch::Contains("dualpipe needs an even number of stages (got 3)"));
-  CHECK_THROWS_WITH(simulate_pipeline(book("dualpipe", 9)),
-                    Catch::Contains("microbatches must be even (got 9)"));
+  CHECK_THROWS_WITH(simulate_pipeline(book("dualpipe", 9)), Catch::Contains("microbatches must be even (got 9)"));
   CHECK_THROWS_WITH(simulate_pipeline(book("dualpipe", 6)),
                     Catch::Contains("at least 2 x stages = 8 micro-batches (got 6)"));
 }
 
-TEST_CASE("ZB-H2: zero bubble inside each stage, 2p-1 micro-batches resident", "[schedules][book][zb-h2][closed-form]") {
+TEST_CASE("ZB-H2: zero bubble inside each stage, 2p-1 micro-batches resident",
+          "[schedules][book][zb-h2][closed-form]") {
   // Qi et al. 2024, sec. 3.1: bubble (p-1)(TF + TB - 2TW) = 3 x (10 + 10 - 20) = 0. In the event
   // model every stage runs without a gap from its first op to its last; what remains is the
   // parallelogram's skew, stage s starting s x TF later, so each device is idle (p-1) TF = 30 ms
@@ -271,7 +276,8 @@ TEST_CASE("ZB-H2: zero bubble inside each stage, 2p-1 micro-batches resident", "
   CHECK(span_idle(sw, 0) == 30 * kMillisecond);
 }
 
-TEST_CASE("DualPipe-V: one parameter copy, DualPipe's bubble at chunk granularity", "[schedules][dualpipe-v][closed-form]") {
+TEST_CASE("DualPipe-V: one parameter copy, DualPipe's bubble at chunk granularity",
+          "[schedules][dualpipe-v][closed-form]") {
   // Two chunks per device in a V (device i: chunks i and 2p-1-i). With equal chunks (F 5, B 10,
   // W 5, F&B 15) the idle is 30 ms = (p-1)(F&B + B - 3W): DualPipe's formula for a 2p-rank
   // DualPipe folded in half (PP/2 - 1 = p - 1).

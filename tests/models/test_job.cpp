@@ -122,7 +122,8 @@ TEST_CASE("1,024 cards: simulated overhead at 300 / 900 / 1,800 s", "[job]") {
   }
 }
 
-TEST_CASE("48 and 32 cards at 1,800 s: the first-order model holds (book 1.08% / 1.02%, ~1.25% with rollbacks)", "[job]") {
+TEST_CASE("48 and 32 cards at 1,800 s: the first-order model holds (book 1.08% / 1.02%, ~1.25% with rollbacks)",
+          "[job]") {
   const int runs = 1000;
   struct Case {
     std::int64_t cards;
@@ -169,7 +170,8 @@ Optimum simulated_optimum(std::int64_t cards) {
   const double c = 114'670'295'040.0 / 7e9;
   const double guess = std::sqrt(2 * c * to_s(kCardMtbf) / static_cast<double>(cards));
   std::vector<std::int64_t> grid;
-  for (int j = -4; j <= 4; ++j) grid.push_back(steps_per_interval(static_cast<Time>(guess * std::exp2(j / 4.0) * kSecond), step));
+  for (int j = -4; j <= 4; ++j)
+    grid.push_back(steps_per_interval(static_cast<Time>(guess * std::exp2(j / 4.0) * kSecond), step));
   JobSpec s = book_spec(cards, 86'400, step, 1);
   const int runs = 1000, batches = 10;
   const auto sweep = sweep_intervals(s, grid, runs, 99);
@@ -186,7 +188,8 @@ Optimum simulated_optimum(std::int64_t cards) {
     std::vector<double> ys;
     for (const auto& p : sweep) {
       double sum = 0;
-      for (int i = b * runs / batches; i < (b + 1) * runs / batches; ++i) sum += p.run_overhead[static_cast<std::size_t>(i)];
+      for (int i = b * runs / batches; i < (b + 1) * runs / batches; ++i)
+        sum += p.run_overhead[static_cast<std::size_t>(i)];
       ys.push_back(sum / (runs / batches));
     }
     per_batch.push_back(fit_optimum_interval(taus, ys).value_or(0));
@@ -218,7 +221,8 @@ TEST_CASE("the simulated optimum interval is near sqrt(2 c M) and shrinks by 1/s
   // ratio differs from 1/sqrt(2) by its higher-order terms; that difference is allowed on top.
   const double ratio = o2048.tau / o1024.tau;
   const double ratio_se = ratio * std::hypot(o1024.se / o1024.tau, o2048.se / o2048.tau);
-  CHECK(std::abs(ratio - 1 / std::sqrt(2.0)) < 4 * ratio_se + std::abs(o2048.exact_fit / o1024.exact_fit - 1 / std::sqrt(2.0)));
+  CHECK(std::abs(ratio - 1 / std::sqrt(2.0)) <
+        4 * ratio_se + std::abs(o2048.exact_fit / o1024.exact_fit - 1 / std::sqrt(2.0)));
 }
 
 TEST_CASE("a run that cannot finish is reported, not simulated forever", "[job]") {

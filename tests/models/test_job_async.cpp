@@ -89,8 +89,8 @@ TEST_CASE("storage queue: 112 GB at 7 GB/s every 10 s backs up, every 20 s does 
   };
   // Every 10 s of training (10.5 s of wall time with the copy) demands 112 GB / 10.5 s ~ 10.7 GB/s:
   // each capture adds 1 - 10.5 / 16 snapshots to the queue, without bound.
-  const auto [short_run, short_rec] = queue_after(10 * kSecond, 400);    // 19 captures
-  const auto [long_run, long_rec] = queue_after(10 * kSecond, 1600);     // 79 captures
+  const auto [short_run, short_rec] = queue_after(10 * kSecond, 400);  // 19 captures
+  const auto [long_run, long_rec] = queue_after(10 * kSecond, 1600);   // 79 captures
   const double growth = 1.0 - 10.5 / 16.0;
   CHECK(short_run.max_pending >= static_cast<int>(19 * growth) - 1);
   CHECK(long_run.max_pending >= static_cast<int>(79 * growth) - 1);

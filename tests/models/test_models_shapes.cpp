@@ -22,7 +22,7 @@ TEST_CASE("Qwen3-8B parameter count is the book's N", "[models]") {
 TEST_CASE("Qwen3-8B training FLOPs per token at 8,192 tokens", "[models]") {
   const auto* q = find_transformer("qwen3-8b");
   const double per_token = training_flops_per_token(*q, 8192);
-  CHECK(per_token / 1e9 == Approx(52.7).margin(0.05));        // 52.7 GFLOPs per token
+  CHECK(per_token / 1e9 == Approx(52.7).margin(0.05));  // 52.7 GFLOPs per token
   const double per_seq = per_token * 8192;
   CHECK(per_seq / 1e14 == Approx(4.31).margin(0.005));        // 4.31e14 per sequence
   CHECK(per_seq * 384 / 1e17 == Approx(1.66).margin(0.005));  // 1.66e17 per step of 384

@@ -45,9 +45,9 @@ TEST_CASE("storing values: round to nearest even, subnormals, underflow and over
   CHECK(store(65'520.0, kFp16).kind == Stored::Overflow);  // rounds up past the largest value
   CHECK(std::isinf(store(1e6, kFp16).value));
   CHECK(store(448.0, kFp8E4M3).kind == Stored::Normal);
-  CHECK(store(464.0, kFp8E4M3).value == 448.0);            // halfway: ties to the even 448
+  CHECK(store(464.0, kFp8E4M3).value == 448.0);  // halfway: ties to the even 448
   CHECK(store(480.0, kFp8E4M3).kind == Stored::Overflow);
-  CHECK(std::isnan(store(480.0, kFp8E4M3).value));         // E4M3 has no infinity
+  CHECK(std::isnan(store(480.0, kFp8E4M3).value));  // E4M3 has no infinity
   CHECK(store(std::ldexp(1.0, -24), kFp16).kind == Stored::Subnormal);
   CHECK(store(std::ldexp(1.0, -25), kFp16).kind == Stored::Zero);  // halfway to 2^-24: ties to even 0
   // "Values with an exponent below -24 become 0 in FP16": 2^-26 is lost ...
@@ -65,7 +65,7 @@ TEST_CASE("loss scaling: 1,024 turns a 0.000001 gradient into 0.001024, a normal
   CHECK(g > l.min_subnormal);
   const StoredValue raw = store(g, kFp16);
   CHECK(raw.kind == Stored::Subnormal);
-  CHECK(raw.value == 17 * std::ldexp(1.0, -24));           // 1.013e-6: 1.3% off
+  CHECK(raw.value == 17 * std::ldexp(1.0, -24));  // 1.013e-6: 1.3% off
   CHECK(std::abs(raw.value - g) / g > 0.01);
   // Scaled, it is a normal number with FP16's full 11-bit precision, and dividing by the power
   // of two 1,024 afterwards (in FP32) is exact.

@@ -13,9 +13,7 @@ using namespace stepsim;
 using namespace stepsim::testing;
 
 namespace {
-PlanResult evaluate(const PlanSpec& s, int cards) {
-  return evaluate_plan(s, cards_case(cards, ""), spec_step_comm(s));
-}
+PlanResult evaluate(const PlanSpec& s, int cards) { return evaluate_plan(s, cards_case(cards, ""), spec_step_comm(s)); }
 }  // namespace
 
 TEST_CASE("steps and per-step budget of the task", "[plan][deadline]") {

@@ -87,7 +87,7 @@ TEST_CASE("resharding TP4 -> TP8: the gate projection [12288, 4096]", "[arithmet
   REQUIRE(reads.size() == 8);
   for (int r = 0; r < 8; ++r) {
     CHECK(reads[r].new_rank == r);
-    CHECK(reads[r].old_rank == r / 2);                   // old shard floor(r / 2)
+    CHECK(reads[r].old_rank == r / 2);                      // old shard floor(r / 2)
     CHECK(reads[r].old_offset == (r % 2 == 0 ? 0 : 1536));  // even ranks the first half
     CHECK(reads[r].rows == 1536);
   }

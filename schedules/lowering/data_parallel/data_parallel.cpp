@@ -25,8 +25,16 @@ DpComputeOrder data_parallel_order(const DataParallelPlan& plan) {
   }
   int seq = 0;
   for (const auto& p : order.positions) {
-    if (!p.backward) { order.ops.push_back({seq, -1, seq}); seq += 1; continue; }
-    if (plan.order == BackwardOrder::Fused) { order.ops.push_back({seq, seq, seq}); seq += 1; continue; }
+    if (!p.backward) {
+      order.ops.push_back({seq, -1, seq});
+      seq += 1;
+      continue;
+    }
+    if (plan.order == BackwardOrder::Fused) {
+      order.ops.push_back({seq, seq, seq});
+      seq += 1;
+      continue;
+    }
     const int grad = plan.order == BackwardOrder::WeightFirst ? seq : seq + 1;
     order.ops.push_back({seq, grad, seq + 1});
     seq += 2;
@@ -50,7 +58,8 @@ void zero3_collectives(const DataParallelPlan& plan, const DpComputeOrder& order
                        p.unit, -1, p.backward});
     }
     if (p.backward && u.has_reduce)
-      colls.push_back({DpOp::ReduceScatter, u.reduce, u.reduce_bytes, order.ops[k].grad, 0, -1, p.micro, p.unit, -1, true});
+      colls.push_back(
+          {DpOp::ReduceScatter, u.reduce, u.reduce_bytes, order.ops[k].grad, 0, -1, p.micro, p.unit, -1, true});
   }
 }
 
@@ -63,8 +72,8 @@ void ddp_collectives(const DataParallelPlan& plan, const DpComputeOrder& order, 
   for (int b = 0; b < static_cast<int>(plan.buckets.size()); ++b) {
     const auto& bucket = plan.buckets[b];
     const int last_unit = bucket.units.back();
-    colls.push_back({DpOp::AllReduce, bucket.duration, bucket.wire_bytes, order.ops[last_backward[last_unit]].grad, 0, -1,
-                     plan.microbatches - 1, last_unit, b, true});
+    colls.push_back({DpOp::AllReduce, bucket.duration, bucket.wire_bytes, order.ops[last_backward[last_unit]].grad, 0,
+                     -1, plan.microbatches - 1, last_unit, b, true});
   }
 }
 
@@ -72,8 +81,10 @@ void ddp_collectives(const DataParallelPlan& plan, const DpComputeOrder& order, 
 
 std::vector<DpCollective> data_parallel_collectives(const DataParallelPlan& plan, const DpComputeOrder& order) {
   std::vector<DpCollective> colls;
-  if (plan.zero3) zero3_collectives(plan, order, colls);
-  else ddp_collectives(plan, order, colls);
+  if (plan.zero3)
+    zero3_collectives(plan, order, colls);
+  else
+    ddp_collectives(plan, order, colls);
   std::stable_sort(colls.begin(), colls.end(), [](const DpCollective& a, const DpCollective& b) {
     return a.issue_after != b.issue_after ? a.issue_after < b.issue_after : a.rank < b.rank;
   });
@@ -106,23 +117,31 @@ class DpEmitter {
  public:
   DpEmitter(const DataParallelPlan& plan, const DpComputeOrder& order, const std::vector<DpCollective>& colls,
             DataParallelProgram& prog)
-      : plan_(plan), order_(order), colls_(colls), prog_(prog), g_(prog.graph), on_nic_(plan.link == LinkKind::HostNic) {}
+      : plan_(plan),
+        order_(order),
+        colls_(colls),
+        prog_(prog),
+        g_(prog.graph),
+        on_nic_(plan.link == LinkKind::HostNic) {}
 
   void resources() {
-    if (plan_.fold) prog_.cards = {0};
+    if (plan_.fold)
+      prog_.cards = {0};
     else
       for (int c = 0; c < plan_.cards; ++c) prog_.cards.push_back(c);
     n_ = static_cast<int>(prog_.cards.size());
     for (int i = 0; i < n_; ++i) {
       const int card = prog_.cards[i];
       prog_.compute.push_back(g_.add_resource(fmt::format("card {} compute", card)));
-      prog_.lane.push_back(on_nic_ || colls_.empty() ? kNoResource
-                                                     : g_.add_resource(fmt::format("card {} {}", card, link_kind_name(plan_.link))));
+      prog_.lane.push_back(on_nic_ || colls_.empty()
+                               ? kNoResource
+                               : g_.add_resource(fmt::format("card {} {}", card, link_kind_name(plan_.link))));
       prog_.input.push_back(plan_.input_wait > 0 ? g_.add_resource(fmt::format("card {} input", card)) : kNoResource);
       const int host = card / plan_.cards_per_host;
       if (prog_.hosts.empty() || prog_.hosts.back() != host) {
         prog_.hosts.push_back(host);
-        prog_.nic.push_back(on_nic_ && !colls_.empty() ? g_.add_resource(fmt::format("host {} NIC", host)) : kNoResource);
+        prog_.nic.push_back(on_nic_ && !colls_.empty() ? g_.add_resource(fmt::format("host {} NIC", host))
+                                                       : kNoResource);
       }
       prog_.card_host.push_back(static_cast<int>(prog_.hosts.size()) - 1);
     }
@@ -167,8 +186,10 @@ class DpEmitter {
         if (s == 0 && input_op_[i] != kNoOp) g_.add_dep(input_op_[i], op);
         seq_ops_[i][s++] = op;
       };
-      if (!p.backward) emit(DpOp::Forward, u.forward);
-      else if (plan_.order == BackwardOrder::Fused) emit(DpOp::Backward, u.backward_input + u.backward_weight);
+      if (!p.backward)
+        emit(DpOp::Forward, u.forward);
+      else if (plan_.order == BackwardOrder::Fused)
+        emit(DpOp::Backward, u.backward_input + u.backward_weight);
       else if (plan_.order == BackwardOrder::InputFirst) {
         emit(DpOp::BackwardInput, u.backward_input);
         emit(DpOp::BackwardWeight, u.backward_weight);
@@ -261,7 +282,8 @@ std::shared_ptr<DataParallelProgram> emit_data_parallel(const DataParallelPlan& 
   emitter.collectives();
   std::vector<std::string> names;
   for (const auto& u : plan.units) names.push_back(u.name);
-  prog.graph.set_namer([names = std::move(names), info = &prog.info](OpId op) { return dp_op_name((*info)[op], names); });
+  prog.graph.set_namer(
+      [names = std::move(names), info = &prog.info](OpId op) { return dp_op_name((*info)[op], names); });
   prog.graph.finalize();
   return owned;
 }
@@ -271,7 +293,8 @@ std::shared_ptr<DataParallelProgram> lower_data_parallel(const DataParallelPlan&
   return emit_data_parallel(plan, order, data_parallel_collectives(plan, order));
 }
 
-DataParallelResult measure_data_parallel(const DataParallelPlan& plan, const DataParallelProgram& prog, const Timeline& t) {
+DataParallelResult measure_data_parallel(const DataParallelPlan& plan, const DataParallelProgram& prog,
+                                         const Timeline& t) {
   const OpGraph& g = prog.graph;
   const std::vector<Time> busy = resource_busy(g, t);
   std::vector<Time> last_done(g.resource_count(), 0);

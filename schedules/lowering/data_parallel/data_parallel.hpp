@@ -34,15 +34,25 @@
 
 namespace stepsim {
 
-enum class DpOp : std::uint8_t { Input, Forward, Backward, BackwardInput, BackwardWeight, Gather, ReduceScatter, AllReduce, Join };
+enum class DpOp : std::uint8_t {
+  Input,
+  Forward,
+  Backward,
+  BackwardInput,
+  BackwardWeight,
+  Gather,
+  ReduceScatter,
+  AllReduce,
+  Join
+};
 
 struct DpOpInfo {
   DpOp kind = DpOp::Forward;
-  int card = -1;     // compute, input and lane ops: the card; NIC ops: -1
-  int host = -1;     // NIC ops: the host
+  int card = -1;  // compute, input and lane ops: the card; NIC ops: -1
+  int host = -1;  // NIC ops: the host
   int micro = -1;
   int unit = -1;
-  int bucket = -1;   // AllReduce
+  int bucket = -1;            // AllReduce
   bool for_backward = false;  // a gather for the backward pass
 };
 

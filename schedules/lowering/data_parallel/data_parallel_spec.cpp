@@ -48,11 +48,13 @@ Time compute_time(double flops, double flops_per_second) {
 // attention core (QK^T and AV backward have no weights), dW = matmul.
 std::vector<DataParallelUnit> transformer_units(const DataParallelSpec& s) {
   const TransformerConfig& m = *s.model;
-  if (s.accelerator.peak_bf16_flops <= 0) throw SpecError(key("accelerator"), "the model's compute needs an accelerator with a peak");
+  if (s.accelerator.peak_bf16_flops <= 0)
+    throw SpecError(key("accelerator"), "the model's compute needs an accelerator with a peak");
   if (!(s.efficiency > 0 && s.efficiency <= 1)) throw SpecError(key("efficiency"), "efficiency must be in (0, 1]");
   if (s.sequence_length < 1) throw SpecError(key("sequence_length"), "sequence_length must be at least 1");
   if (s.microbatch_size < 1) throw SpecError(key("microbatch_size"), "microbatch_size must be at least 1");
-  if (s.weight_bytes < 1 || s.gradient_bytes < 1) throw SpecError(key("weight_bytes"), "bytes per parameter must be at least 1");
+  if (s.weight_bytes < 1 || s.gradient_bytes < 1)
+    throw SpecError(key("weight_bytes"), "bytes per parameter must be at least 1");
   const ParameterCount p = count_parameters(m);
   const ForwardFlopsPerToken f = forward_flops_per_token(m, s.sequence_length);
   const double tokens = static_cast<double>(s.sequence_length) * s.microbatch_size;
@@ -69,7 +71,8 @@ std::vector<DataParallelUnit> transformer_units(const DataParallelSpec& s) {
   };
   std::vector<DataParallelUnit> units;
   units.push_back(unit("embedding", f.embedding, 0, p.embedding));
-  for (int l = 0; l < m.layers; ++l) units.push_back(unit(fmt::format("layer {}", l), f.layer_matmul, f.layer_attention, p.per_layer));
+  for (int l = 0; l < m.layers; ++l)
+    units.push_back(unit(fmt::format("layer {}", l), f.layer_matmul, f.layer_attention, p.per_layer));
   units.push_back(unit("head", f.head, 0, p.lm_head + p.final_norm));
   return units;
 }
@@ -80,7 +83,8 @@ void check_spec(const DataParallelSpec& s) {
   if (s.microbatches < 1) throw SpecError(key("microbatches"), "microbatches must be at least 1");
   if (s.prefetch < 0) throw SpecError(key("prefetch"), "prefetch must be 0 or more");
   if (s.zero_stage != 0 && s.zero_stage != 3)
-    throw SpecError(key("zero_stage"), fmt::format("zero_stage {} is not simulated (0 = DDP, 3 = ZeRO-3)", s.zero_stage));
+    throw SpecError(key("zero_stage"),
+                    fmt::format("zero_stage {} is not simulated (0 = DDP, 3 = ZeRO-3)", s.zero_stage));
   if (s.bucket_size < 1) throw SpecError(key("bucket_size"), "bucket_size must be positive");
   if (s.alpha < 0 || s.input_wait < 0) throw SpecError(key("alpha"), "times must not be negative");
 }
@@ -99,7 +103,8 @@ void choose_link(const DataParallelSpec& s, DataParallelPlan& plan) {
     plan.link_bandwidth = s.accelerator.peer_link;
   } else if (hosts > 1) {
     if (s.host.nics < 1 || s.host.nic_bandwidth <= 0)
-      throw SpecError(key("nic"), fmt::format("{} cards span {} hosts: give nic.count and nic.bandwidth", s.cards, hosts));
+      throw SpecError(key("nic"),
+                      fmt::format("{} cards span {} hosts: give nic.count and nic.bandwidth", s.cards, hosts));
     const std::int64_t nic = s.host.cards_share_nic ? s.host.nic_bandwidth : s.host.nic_bandwidth * s.host.nics;
     if (lane <= 0 || nic < lane) {
       plan.link = LinkKind::HostNic;
@@ -107,7 +112,8 @@ void choose_link(const DataParallelSpec& s, DataParallelPlan& plan) {
     }
   }
   if (s.cards > 1 && plan.link_bandwidth <= 0)
-    throw SpecError(key("link_bandwidth"), "no link bandwidth: give link_bandwidth or an accelerator with a PCIe bandwidth");
+    throw SpecError(key("link_bandwidth"),
+                    "no link bandwidth: give link_bandwidth or an accelerator with a PCIe bandwidth");
 }
 
 // Per unit: compute times and, for ZeRO-3, its gather and reduction.
@@ -116,7 +122,8 @@ void plan_units(const DataParallelSpec& s, const std::vector<DataParallelUnit>& 
   for (const auto& u : units) {
     if (split && !u.backward_split)
       throw SpecError(fmt::format("{}.layers.{}", kSection, u.name),
-                      fmt::format("backward_order {} needs backward_input and backward_weight", backward_order_name(s.backward_order)));
+                      fmt::format("backward_order {} needs backward_input and backward_weight",
+                                  backward_order_name(s.backward_order)));
     DataParallelPlan::Unit pu;
     pu.name = u.name;
     pu.forward = u.forward;
@@ -124,10 +131,12 @@ void plan_units(const DataParallelSpec& s, const std::vector<DataParallelUnit>& 
     pu.backward_weight = u.backward_weight;
     if (plan.zero3 && s.cards > 1) {
       pu.has_gather = u.weights > 0 || u.gather.has_value();
-      pu.gather = u.gather.value_or(collective_time(Collective::AllGather, s.cards, u.weights, s.alpha, plan.link_bandwidth));
+      pu.gather =
+          u.gather.value_or(collective_time(Collective::AllGather, s.cards, u.weights, s.alpha, plan.link_bandwidth));
       pu.gather_bytes = ring_bytes_per_member(Collective::AllGather, s.cards, u.weights);
       pu.has_reduce = u.gradients > 0 || u.reduce.has_value();
-      pu.reduce = u.reduce.value_or(collective_time(Collective::ReduceScatter, s.cards, u.gradients, s.alpha, plan.link_bandwidth));
+      pu.reduce = u.reduce.value_or(
+          collective_time(Collective::ReduceScatter, s.cards, u.gradients, s.alpha, plan.link_bandwidth));
       pu.reduce_bytes = ring_bytes_per_member(Collective::ReduceScatter, s.cards, u.gradients);
     }
     plan.units.push_back(std::move(pu));
@@ -150,7 +159,8 @@ void plan_buckets(const DataParallelSpec& s, const std::vector<DataParallelUnit>
     const auto& u = units[i];
     if (u.reduce) {
       close();
-      plan.buckets.push_back({{i}, *u.reduce, u.gradients, ring_bytes_per_member(Collective::AllReduce, s.cards, u.gradients)});
+      plan.buckets.push_back(
+          {{i}, *u.reduce, u.gradients, ring_bytes_per_member(Collective::AllReduce, s.cards, u.gradients)});
       continue;
     }
     if (u.gradients <= 0) continue;
@@ -165,8 +175,10 @@ void plan_buckets(const DataParallelSpec& s, const std::vector<DataParallelUnit>
 void plan_stragglers(const DataParallelSpec& s, DataParallelPlan& plan) {
   for (const auto& [card, scale] : s.stragglers) {
     if (card < 0 || card >= s.cards)
-      throw SpecError(key("stragglers"), fmt::format("card {} is not one of the {} cards (0 to {})", card, s.cards, s.cards - 1));
-    if (!(scale > 0)) throw SpecError(key("stragglers"), fmt::format("card {}: the compute multiplier must be positive", card));
+      throw SpecError(key("stragglers"),
+                      fmt::format("card {} is not one of the {} cards (0 to {})", card, s.cards, s.cards - 1));
+    if (!(scale > 0))
+      throw SpecError(key("stragglers"), fmt::format("card {}: the compute multiplier must be positive", card));
   }
   plan.fold = s.fold && s.stragglers.empty();
   if (!s.stragglers.empty()) {

@@ -39,11 +39,11 @@ std::optional<BackwardOrder> parse_backward_order(std::string_view text);
 struct DataParallelUnit {
   std::string name;
   Time forward = 0;
-  Time backward_input = 0;   // dX (a unit given one fused `backward` keeps it all here)
-  Time backward_weight = 0;  // dW
+  Time backward_input = 0;     // dX (a unit given one fused `backward` keeps it all here)
+  Time backward_weight = 0;    // dW
   bool backward_split = true;  // false: only a fused backward was given
-  Bytes weights = 0;         // bytes an AllGather assembles (ZeRO-3)
-  Bytes gradients = 0;       // bytes reduced (ReduceScatter for ZeRO-3, AllReduce bucket for DDP)
+  Bytes weights = 0;           // bytes an AllGather assembles (ZeRO-3)
+  Bytes gradients = 0;         // bytes reduced (ReduceScatter for ZeRO-3, AllReduce bucket for DDP)
   std::optional<Time> gather;  // explicit collective durations, instead of the cost model
   std::optional<Time> reduce;  // (DDP: such a unit is a bucket of its own)
 };
@@ -52,12 +52,12 @@ struct DataParallelSpec {
   // --- the work: a transformer (compute from FLOPs) or explicit units (which win if given)
   std::optional<TransformerConfig> model;
   std::vector<DataParallelUnit> units;
-  Accelerator accelerator;        // peak FLOP/s, PCIe (host_link), peer link
-  double efficiency = 0.4;        // achieved fraction of peak
+  Accelerator accelerator;  // peak FLOP/s, PCIe (host_link), peer link
+  double efficiency = 0.4;  // achieved fraction of peak
   std::int64_t sequence_length = 8192;
-  int microbatch_size = 1;        // sequences per micro-batch
-  int weight_bytes = 2;           // bytes per parameter gathered (BF16)
-  int gradient_bytes = 2;         // bytes per parameter reduced (BF16; 4 for FP32 gradients)
+  int microbatch_size = 1;  // sequences per micro-batch
+  int weight_bytes = 2;     // bytes per parameter gathered (BF16)
+  int gradient_bytes = 2;   // bytes per parameter reduced (BF16; 4 for FP32 gradients)
 
   // --- the cluster
   int cards = 1;
@@ -66,17 +66,17 @@ struct DataParallelSpec {
   Time alpha = 0;                          // start-up latency per collective
 
   // --- the schedule
-  int zero_stage = 3;             // 0 = DDP (AllReduce buckets), 3 = ZeRO-3 / FSDP
-  int microbatches = 1;           // gradient accumulation steps per optimizer step
-  int prefetch = 4;               // ZeRO-3: a gather may start this many units ahead (0 = when needed)
-  bool keep_gathered = false;     // ZeRO-3: keep forward's gathered weights for the backward
+  int zero_stage = 3;                      // 0 = DDP (AllReduce buckets), 3 = ZeRO-3 / FSDP
+  int microbatches = 1;                    // gradient accumulation steps per optimizer step
+  int prefetch = 4;                        // ZeRO-3: a gather may start this many units ahead (0 = when needed)
+  bool keep_gathered = false;              // ZeRO-3: keep forward's gathered weights for the backward
   Bytes bucket_size = 25LL * 1024 * 1024;  // DDP bucket cap (PyTorch's default 25 MiB)
   BackwardOrder backward_order = BackwardOrder::Fused;
-  Time input_wait = 0;            // per step, before the first gather can be issued
+  Time input_wait = 0;  // per step, before the first gather can be issued
 
   // --- per-rank variation: card -> compute time multiplier (a straggler); any entry unfolds
   std::map<int, double> stragglers;
-  bool fold = true;               // simulate one representative rank when all ranks are identical
+  bool fold = true;  // simulate one representative rank when all ranks are identical
 };
 
 // Where each card's collective traffic is limited (the slowest resource it crosses).
@@ -88,15 +88,15 @@ struct DataParallelPlan {
   struct Unit {
     std::string name;
     Time forward = 0, backward_input = 0, backward_weight = 0;
-    Time gather = 0, reduce = 0;           // collective durations; 0 with has_* false = none
+    Time gather = 0, reduce = 0;               // collective durations; 0 with has_* false = none
     Bytes gather_bytes = 0, reduce_bytes = 0;  // per card on the wire
     bool has_gather = false, has_reduce = false;
   };
   struct Bucket {
     std::vector<int> units;  // in the order their gradients are produced
     Time duration = 0;
-    Bytes bytes = 0;         // gradient bytes in the bucket
-    Bytes wire_bytes = 0;    // per card on the wire
+    Bytes bytes = 0;       // gradient bytes in the bucket
+    Bytes wire_bytes = 0;  // per card on the wire
   };
   int cards = 1;
   int cards_per_host = 1;
@@ -106,10 +106,10 @@ struct DataParallelPlan {
   bool keep_gathered = false;
   BackwardOrder order = BackwardOrder::Fused;
   Time input_wait = 0;
-  std::vector<Unit> units;       // forward order
-  std::vector<Bucket> buckets;   // DDP
+  std::vector<Unit> units;      // forward order
+  std::vector<Bucket> buckets;  // DDP
   LinkKind link = LinkKind::Pcie;
-  std::int64_t link_bandwidth = 0;  // effective bytes/s each collective runs at
+  std::int64_t link_bandwidth = 0;    // effective bytes/s each collective runs at
   std::vector<double> compute_scale;  // per card; empty = all 1
   bool fold = true;                   // ranks identical and folding allowed
 };
@@ -128,14 +128,14 @@ struct DataParallelRankStats {
 
 struct DataParallelResult {
   int cards = 0;
-  int simulated_ranks = 0;   // 1 when identical ranks were folded
+  int simulated_ranks = 0;  // 1 when identical ranks were folded
   bool folded = false;
-  Time step_time = 0;        // makespan of the step
-  Time compute_time = 0;     // per card, the slowest card's compute busy time
-  Time link_time = 0;        // per card, sum of its collectives' durations
-  Time exposed_comm = 0;     // step_time - input_wait - compute_time
+  Time step_time = 0;     // makespan of the step
+  Time compute_time = 0;  // per card, the slowest card's compute busy time
+  Time link_time = 0;     // per card, sum of its collectives' durations
+  Time exposed_comm = 0;  // step_time - input_wait - compute_time
   Time input_wait = 0;
-  Bytes bytes_per_card = 0;  // sent (and received) per card per step
+  Bytes bytes_per_card = 0;         // sent (and received) per card per step
   Bytes gather_bytes_per_pass = 0;  // one AllGather of every unit, per card (ZeRO-3)
   Bytes reduce_bytes_per_pass = 0;  // one reduction of every gradient, per card
   int collectives_per_card = 0;

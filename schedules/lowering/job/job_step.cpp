@@ -5,9 +5,9 @@
 #include <functional>
 #include <map>
 
+#include <fmt/format.h>
 #include <boost/graph/adjacency_list.hpp>
 #include <boost/graph/dag_shortest_paths.hpp>
-#include <fmt/format.h>
 
 #include "sim/engine.hpp"
 
@@ -135,7 +135,10 @@ void emit_dp_device(JobStepRun& run, int d, std::size_t base, const AddOp& add) 
   OpId prev = kNoOp, last_compute = kNoOp, update = kNoOp;
   for (OpId op = g.first_on(prog.compute[d]); op != kNoOp; op = g.next_on_resource(op)) {
     const PipeOpInfo& x = prog.info[op];
-    if (x.kind == PipeOp::Update) { update = op; break; }
+    if (x.kind == PipeOp::Update) {
+      update = op;
+      break;
+    }
     if (x.kind == PipeOp::Backward || x.kind == PipeOp::BackwardInput || x.kind == PipeOp::BackwardWeight)
       last_bwd[x.stage] = {op, prev};
     if (x.kind == PipeOp::Overlap) last_bwd[x.stage2] = {op, prev};
@@ -145,9 +148,7 @@ void emit_dp_device(JobStepRun& run, int d, std::size_t base, const AddOp& add) 
   // The op that ends the pass, collectives included (successors wait for it).
   // The op that ends a pass, its in-pass collectives included: lower() adds the collective
   // right after its compute op.
-  auto ends = [&](OpId op) {
-    return op + 1 < base && prog.info[op + 1].kind == PipeOp::Comm ? op + 1 : op;
-  };
+  auto ends = [&](OpId op) { return op + 1 < base && prog.info[op + 1].kind == PipeOp::Comm ? op + 1 : op; };
   std::vector<std::pair<OpId, int>> order;  // (last backward op, stage) in program order
   for (const auto& [stage, ops] : last_bwd) order.emplace_back(ops.first, stage);
   std::sort(order.begin(), order.end());
@@ -168,7 +169,8 @@ void emit_dp_device(JobStepRun& run, int d, std::size_t base, const AddOp& add) 
       const OpId r1 = add(dpr, red - tail, JobOpKind::DpComm, fmt::format("dp reduce chunk {} d{}", stage, d));
       const OpId before = last_bwd[stage].second;
       if (before != kNoOp) g.add_dep(before, r1);
-      const OpId r2 = add(dpr, tail + slow, JobOpKind::DpComm, fmt::format("dp reduce chunk {} last bucket d{}", stage, d));
+      const OpId r2 =
+          add(dpr, tail + slow, JobOpKind::DpComm, fmt::format("dp reduce chunk {} last bucket d{}", stage, d));
       g.add_dep(ends(op), r2);
       g.add_dep(r2, update);
     } else {
@@ -351,11 +353,11 @@ void critical_shares(JobStepRun& run, bool fsdp, Time tail) {
     prev_end = t.end[op];
     const std::string& rn = g.resource(g.op_resource(op)).name;
     const bool dp_res = rn.find(" dp") != std::string::npos || rn.rfind("card ", 0) == 0 || rn.rfind("host ", 0) == 0;
-    std::string cls = rn.find("compute") != std::string::npos   ? "compute stream"
-                      : dp_res                                   ? "data-parallel network"
+    std::string cls = rn.find("compute") != std::string::npos       ? "compute stream"
+                      : dp_res                                      ? "data-parallel network"
                       : rn.find("collectives") != std::string::npos ? "intra-pass collectives (TP/CP/EP links)"
-                      : rn.find("link") != std::string::npos     ? "pipeline links"
-                                                                 : rn;
+                      : rn.find("link") != std::string::npos        ? "pipeline links"
+                                                                    : rn;
     by_res[cls] += d;
     if (k == JobOpKind::InPassComm) in_pass += d;
     if (k == JobOpKind::PpSend) r.exposed_pp += d;
@@ -377,7 +379,8 @@ void critical_shares(JobStepRun& run, bool fsdp, Time tail) {
     if (all > 0 && comm > 0) {
       const double sh = comm / all;
       const Time moved = static_cast<Time>(static_cast<double>(compute_on_path) * sh);
-      const double tot2 = lp.forward.tp + lp.backward_input.tp + lp.forward.cp + lp.backward_input.cp + lp.forward.ep + lp.backward_input.ep;
+      const double tot2 = lp.forward.tp + lp.backward_input.tp + lp.forward.cp + lp.backward_input.cp + lp.forward.ep +
+                          lp.backward_input.ep;
       r.exposed_tp = static_cast<Time>(static_cast<double>(moved) * (lp.forward.tp + lp.backward_input.tp) / tot2);
       r.exposed_cp = static_cast<Time>(static_cast<double>(moved) * (lp.forward.cp + lp.backward_input.cp) / tot2);
       r.exposed_ep = moved - r.exposed_tp - r.exposed_cp;
@@ -388,12 +391,15 @@ void critical_shares(JobStepRun& run, bool fsdp, Time tail) {
     by_res["compute stream"] += tail;
   }
   const Time total = std::max<Time>(1, r.step_time);
-  for (const auto& [k, v] : by_kind) r.critical_by_kind.push_back({k, v, static_cast<double>(v) / static_cast<double>(total)});
-  for (const auto& [k, v] : by_res) r.critical_by_resource.push_back({k, v, static_cast<double>(v) / static_cast<double>(total)});
-  auto by_time = [](const CriticalShare& a, const CriticalShare& b) { return a.time != b.time ? a.time > b.time : a.what < b.what; };
+  for (const auto& [k, v] : by_kind)
+    r.critical_by_kind.push_back({k, v, static_cast<double>(v) / static_cast<double>(total)});
+  for (const auto& [k, v] : by_res)
+    r.critical_by_resource.push_back({k, v, static_cast<double>(v) / static_cast<double>(total)});
+  auto by_time = [](const CriticalShare& a, const CriticalShare& b) {
+    return a.time != b.time ? a.time > b.time : a.what < b.what;
+  };
   std::sort(r.critical_by_kind.begin(), r.critical_by_kind.end(), by_time);
   std::sort(r.critical_by_resource.begin(), r.critical_by_resource.end(), by_time);
-
 }
 
 JobStepRun run_job_step(const JobStepSpec& spec) {
@@ -411,13 +417,13 @@ JobStepRun run_job_step(const JobStepSpec& spec) {
     const ScheduleFamily* fam = find_schedule(l.schedule);
     ps.virtual_stages = fam && fam->takes_virtual_stages ? l.vpp : 0;
     if (fam && !fam->takes_virtual_stages && l.vpp > 1)
-      throw SpecError("layout.virtual_stages", fmt::format("schedule '{}' runs one chunk per device; virtual_stages {} needs "
-                                                           "interleaved-1f1b", l.schedule, l.vpp));
+      throw SpecError("layout.virtual_stages",
+                      fmt::format("schedule '{}' runs one chunk per device; virtual_stages {} needs "
+                                  "interleaved-1f1b",
+                                  l.schedule, l.vpp));
     try {
       run.plan = plan_for(ps);
-    } catch (const SpecError& e) {
-      throw SpecError("layout.schedule", e.what());
-    }
+    } catch (const SpecError& e) { throw SpecError("layout.schedule", e.what()); }
     run_pipeline_path(run);
   } else {
     run_fsdp_path(run);
@@ -435,7 +441,8 @@ JobStepRun run_job_step(const JobStepSpec& spec) {
   const double step_s = to_s(r.step_time);
   const StepFlops fl = step_flops(spec.model, l);
   const double peak = l.fp8 && c.accelerator.peak_fp8 > 0 ? c.accelerator.peak_fp8 : c.accelerator.peak_bf16;
-  r.tokens_per_s_per_gpu = static_cast<double>(l.global_batch) * static_cast<double>(spec.model.seq) / step_s / static_cast<double>(r.gpus);
+  r.tokens_per_s_per_gpu =
+      static_cast<double>(l.global_batch) * static_cast<double>(spec.model.seq) / step_s / static_cast<double>(r.gpus);
   r.model_tflops_per_gpu = fl.model / step_s / static_cast<double>(r.gpus) / 1e12;
   r.hardware_tflops_per_gpu = fl.hardware / step_s / static_cast<double>(r.gpus) / 1e12;
   r.mfu = r.model_tflops_per_gpu * 1e12 / peak;

@@ -30,23 +30,33 @@ struct JobStepSpec {
 };
 
 // Kinds of op, for reports and the critical path.
-enum class JobOpKind : std::uint8_t { Forward, Backward, BackwardWeight, InPassComm, PpSend, DpComm, Optimizer, Input, Other };
+enum class JobOpKind : std::uint8_t {
+  Forward,
+  Backward,
+  BackwardWeight,
+  InPassComm,
+  PpSend,
+  DpComm,
+  Optimizer,
+  Input,
+  Other
+};
 const char* job_op_kind_name(JobOpKind k);
 
 // Part 2: the communication plan (integer times, ns).
 struct JobCommPlan {
-  std::vector<ChunkCost> chunks;          // per virtual stage (costs in seconds)
-  std::vector<StageCost> stages;          // per virtual stage (integer ns, compute and in-pass comm)
-  Time pp_message_time = 0;               // one boundary message on its link
+  std::vector<ChunkCost> chunks;  // per virtual stage (costs in seconds)
+  std::vector<StageCost> stages;  // per virtual stage (integer ns, compute and in-pass comm)
+  Time pp_message_time = 0;       // one boundary message on its link
   Time pp_latency = 0;
   Bytes pp_message = 0;
   bool pp_inter_node = false;
   // Per device (pipeline rank): its DP gradient reduction per chunk it holds, and the parameter
   // gather after the optimizer (distributed optimizer / ZeRO-1,2).
   std::vector<std::vector<Time>> dp_reduce;  // [device][chunk on device]
-  std::vector<Time> dp_gather;                // [device]
-  std::vector<Time> optimizer;                // [device]
-  Time dp_bucket_tail = 0;                    // share of a reduction left after the last bucket
+  std::vector<Time> dp_gather;               // [device]
+  std::vector<Time> optimizer;               // [device]
+  Time dp_bucket_tail = 0;                   // share of a reduction left after the last bucket
   bool dp_inter_node = false;
   GroupPaths paths;
 };
@@ -81,10 +91,10 @@ struct JobStepRun {
   JobStepSpec spec;
   PipelinePlan plan;
   JobCommPlan comm;
-  std::unique_ptr<PipelineProgram> pipeline;   // pp path
-  std::shared_ptr<DataParallelProgram> fsdp;   // ZeRO-3 path
+  std::unique_ptr<PipelineProgram> pipeline;  // pp path
+  std::shared_ptr<DataParallelProgram> fsdp;  // ZeRO-3 path
   DataParallelPlan fsdp_plan;
-  std::vector<JobOpKind> kinds;                // per op
+  std::vector<JobOpKind> kinds;  // per op
   Timeline timeline;
   JobStepResult result;
   const OpGraph& graph() const { return pipeline ? pipeline->graph : fsdp->graph; }

@@ -10,7 +10,7 @@ namespace {
 
 constexpr std::int64_t kMaxExperts = 65'536;
 constexpr int kMaxCards = 4'096;
-constexpr std::int64_t kMaxTokens = 1'000'000'000'000;  // keeps tokens x top_k and row counts far from overflow
+constexpr std::int64_t kMaxTokens = 1'000'000'000'000;      // keeps tokens x top_k and row counts far from overflow
 constexpr Time kMaxPhase = 100LL * 365 * 86'400 * kSecond;  // a century: any phase beyond is an input error
 
 // Expert e's kept rows that come from card s: equal shares, the first kept mod cards one more.
@@ -19,9 +19,11 @@ std::int64_t share_from(std::int64_t kept, int cards, int s) { return kept / car
 void check(const MoeLayerSpec& spec) {
   if (spec.shape.experts > kMaxExperts) throw SpecError("experts", fmt::format("more than {} experts", kMaxExperts));
   if (spec.shape.tokens > kMaxTokens) throw SpecError("tokens", fmt::format("more than {} tokens", kMaxTokens));
-  if (spec.cards < 1 || spec.cards > kMaxCards) throw SpecError("cards", fmt::format("must be between 1 and {}", kMaxCards));
+  if (spec.cards < 1 || spec.cards > kMaxCards)
+    throw SpecError("cards", fmt::format("must be between 1 and {}", kMaxCards));
   if (spec.shape.experts % spec.cards != 0)
-    throw SpecError("cards", fmt::format("{} experts do not spread evenly over {} cards", spec.shape.experts, spec.cards));
+    throw SpecError("cards",
+                    fmt::format("{} experts do not spread evenly over {} cards", spec.shape.experts, spec.cards));
   if (spec.row_time <= 0) throw SpecError("row_time", "must be positive");
   if (spec.row_bytes < 0) throw SpecError("row_bytes", "must not be negative");
   if (spec.link_bandwidth < 0) throw SpecError("link", "must not be negative");
@@ -31,13 +33,15 @@ void check(const MoeLayerSpec& spec) {
 void check_durations(const MoeLayerSpec& spec, const ExpertLoads& loads, const MoeExpertOrder& order,
                      const std::vector<MoeCardTraffic>& traffic) {
   std::vector<__int128> card(spec.cards, 0);
-  for (int e = 0; e < spec.shape.experts; ++e) card[order.card[e]] += static_cast<__int128>(loads.computed[e]) * spec.row_time;
+  for (int e = 0; e < spec.shape.experts; ++e)
+    card[order.card[e]] += static_cast<__int128>(loads.computed[e]) * spec.row_time;
   for (const __int128 t : card)
     if (t > kMaxPhase) throw SpecError("row_time", "a card's expert compute would take more than a century");
   if (spec.link_bandwidth <= 0) return;
   for (const auto& tf : traffic) {
     const __int128 bytes = static_cast<__int128>(std::max(tf.rows_sent, tf.rows_received)) * spec.row_bytes;
-    if (bytes * kSecond / spec.link_bandwidth > kMaxPhase) throw SpecError("row_bytes", "an all-to-all would take more than a century");
+    if (bytes * kSecond / spec.link_bandwidth > kMaxPhase)
+      throw SpecError("row_bytes", "an all-to-all would take more than a century");
   }
 }
 
@@ -69,13 +73,14 @@ MoeCommPlan moe_comm_plan(const MoeLayerSpec& spec, const ExpertLoads& loads, co
   check_durations(spec, loads, order, plan.traffic);
   for (const auto& tf : plan.traffic) {
     const std::int64_t rows = std::max(tf.rows_sent, tf.rows_received);
-    plan.all_to_all.push_back(spec.link_bandwidth > 0 ? transfer_time(rows * spec.row_bytes, spec.link_bandwidth) : Time{0});
+    plan.all_to_all.push_back(spec.link_bandwidth > 0 ? transfer_time(rows * spec.row_bytes, spec.link_bandwidth)
+                                                      : Time{0});
   }
   return plan;
 }
 
-std::vector<std::string> check_comm_plan(const MoeLayerSpec& spec, const ExpertLoads& loads, const MoeExpertOrder& order,
-                                         const MoeCommPlan& plan) {
+std::vector<std::string> check_comm_plan(const MoeLayerSpec& spec, const ExpertLoads& loads,
+                                         const MoeExpertOrder& order, const MoeCommPlan& plan) {
   const auto n = static_cast<std::size_t>(spec.cards);
   if (plan.traffic.size() != n || plan.all_to_all.size() != n || order.card.size() != loads.kept.size())
     return {"plan sizes do not match the layer"};
@@ -85,9 +90,11 @@ std::vector<std::string> check_comm_plan(const MoeLayerSpec& spec, const ExpertL
     sent += tf.rows_sent;
     received += tf.rows_received;
   }
-  for (std::size_t e = 0; e < loads.kept.size(); ++e) remote += loads.kept[e] - share_from(loads.kept[e], spec.cards, order.card[e]);
+  for (std::size_t e = 0; e < loads.kept.size(); ++e)
+    remote += loads.kept[e] - share_from(loads.kept[e], spec.cards, order.card[e]);
   if (sent != received) problems.push_back(fmt::format("{} rows sent, {} received", sent, received));
-  if (sent != remote) problems.push_back(fmt::format("{} rows sent, {} kept rows live off their expert's card", sent, remote));
+  if (sent != remote)
+    problems.push_back(fmt::format("{} rows sent, {} kept rows live off their expert's card", sent, remote));
   for (std::size_t c = 0; c < n; ++c)
     if (plan.all_to_all[c] < 0) problems.push_back(fmt::format("card {}: negative all-to-all time", c));
   return problems;
@@ -155,9 +162,7 @@ MoeLayerRun simulate_moe_layer(const MoeLayerSpec& spec) {
   check(spec);  // bounds first: routing allocates one entry per expert
   try {
     run.loads = route_experts(spec.shape, spec.routing);
-  } catch (const MoeInputError& e) {
-    throw SpecError(e.key(), e.what());
-  }
+  } catch (const MoeInputError& e) { throw SpecError(e.key(), e.what()); }
   run.program = build_moe_layer(spec, run.loads);
   const MoeLayerProgram& p = *run.program;
   run.timeline = stepsim::run(run.program->graph);

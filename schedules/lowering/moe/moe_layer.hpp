@@ -30,11 +30,11 @@ namespace stepsim {
 struct MoeLayerSpec {
   MoeLayerShape shape;
   MoeRoutingSpec routing;
-  int cards = 1;                       // expert-parallel group; E must divide evenly
+  int cards = 1;  // expert-parallel group; E must divide evenly
   ExpertPlacement placement = ExpertPlacement::Contiguous;
-  Time row_time = 0;                   // one row through one expert (forward)
-  Bytes row_bytes = 0;                 // one row on the wire (hidden x 2 B for BF16)
-  std::int64_t link_bandwidth = 0;     // bytes/s per card, each direction; 0: the all-to-all is instant
+  Time row_time = 0;                // one row through one expert (forward)
+  Bytes row_bytes = 0;              // one row on the wire (hidden x 2 B for BF16)
+  std::int64_t link_bandwidth = 0;  // bytes/s per card, each direction; 0: the all-to-all is instant
 };
 
 struct MoeCardTraffic {
@@ -45,7 +45,7 @@ struct MoeLayerProgram {
   OpGraph graph;
   std::vector<ResourceId> compute, link;  // per card
   ResourceId barrier = 0;
-  std::vector<OpId> dispatch, combine;     // per card
+  std::vector<OpId> dispatch, combine;  // per card
   OpId dispatched = kNoOp, combine_ready = kNoOp;
   std::vector<std::vector<OpId>> expert_ops;  // per card, in run order
   std::vector<int> op_expert;                 // per op: expert id, or -1
@@ -53,20 +53,20 @@ struct MoeLayerProgram {
 };
 
 struct MoeCardStats {
-  std::int64_t rows = 0;      // rows computed (padding included)
-  Time compute = 0;           // busy time of the compute stream
-  Time waiting = 0;           // from its last expert to the combine barrier (waiting for the busiest)
+  std::int64_t rows = 0;  // rows computed (padding included)
+  Time compute = 0;       // busy time of the compute stream
+  Time waiting = 0;       // from its last expert to the combine barrier (waiting for the busiest)
   MoeCardTraffic traffic;
 };
 
 struct MoeLayerStats {
-  Time layer = 0;             // makespan: the last combine done
-  Time dispatch = 0;          // the dispatch all-to-all (barrier time)
-  Time expert_compute = 0;    // from the dispatch barrier to the last expert done
-  Time combine = 0;           // from the combine barrier to the last combine done
-  int busiest_card = 0;       // most rows (lowest id on ties)
+  Time layer = 0;           // makespan: the last combine done
+  Time dispatch = 0;        // the dispatch all-to-all (barrier time)
+  Time expert_compute = 0;  // from the dispatch barrier to the last expert done
+  Time combine = 0;         // from the combine barrier to the last combine done
+  int busiest_card = 0;     // most rows (lowest id on ties)
   double mean_card_rows = 0;
-  double imbalance = 1;       // busiest card's rows / mean card rows
+  double imbalance = 1;  // busiest card's rows / mean card rows
   std::vector<MoeCardStats> cards;
 };
 
@@ -98,8 +98,8 @@ MoeExpertOrder moe_expert_order(const MoeLayerSpec& spec);
 MoeCommPlan moe_comm_plan(const MoeLayerSpec& spec, const ExpertLoads& loads, const MoeExpertOrder& order);
 // Problems with a plan, one line each (empty = fine): sizes, rows sent and received that do not
 // balance, or that differ from the kept rows not already on their expert's card.
-std::vector<std::string> check_comm_plan(const MoeLayerSpec& spec, const ExpertLoads& loads, const MoeExpertOrder& order,
-                                         const MoeCommPlan& plan);
+std::vector<std::string> check_comm_plan(const MoeLayerSpec& spec, const ExpertLoads& loads,
+                                         const MoeExpertOrder& order, const MoeCommPlan& plan);
 std::unique_ptr<MoeLayerProgram> emit_moe_layer(const MoeLayerSpec& spec, const ExpertLoads& loads,
                                                 const MoeExpertOrder& order, const MoeCommPlan& plan);
 // Throws SpecError whose key is relative to the moe section ("routing.loads", "cards", ...).

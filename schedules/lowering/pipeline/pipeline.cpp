@@ -108,7 +108,8 @@ Time action_duration(const Action& a, const PipelineCosts& costs) {
     case ActionKind::BackwardWeight: return c.backward_weight;
     case ActionKind::OverlapFB: {
       const StageCost& c2 = costs.stages.at(a.stage2);
-      return costs.overlap_fb ? *costs.overlap_fb : c.forward + (a.kind2 == ActionKind::Backward ? c2.backward : c2.backward_input);
+      return costs.overlap_fb ? *costs.overlap_fb
+                              : c.forward + (a.kind2 == ActionKind::Backward ? c2.backward : c2.backward_input);
     }
   }
   return 0;
@@ -132,9 +133,15 @@ Time action_comm(const Action& a, const PipelineCosts& costs) {
 class PipeEmitter {
  public:
   PipeEmitter(const PipelinePlan& plan, const PipelineCosts& costs, PipelineProgram& prog)
-      : plan_(plan), costs_(costs), prog_(prog), g_(prog.graph), m_(plan.microbatches),
-        fwd_(static_cast<std::size_t>(plan.stages) * plan.microbatches, kNoOp), bwd_(fwd_.size(), kNoOp),
-        wgt_(fwd_.size(), kNoOp), msg_time_(transfer_time(costs.message, costs.bandwidth)) {}
+      : plan_(plan),
+        costs_(costs),
+        prog_(prog),
+        g_(prog.graph),
+        m_(plan.microbatches),
+        fwd_(static_cast<std::size_t>(plan.stages) * plan.microbatches, kNoOp),
+        bwd_(fwd_.size(), kNoOp),
+        wgt_(fwd_.size(), kNoOp),
+        msg_time_(transfer_time(costs.message, costs.bandwidth)) {}
 
   // The counts are known before anything is added: reserve once instead of growing (growth
   // copies and, at millions of ops, faults in twice the pages).
@@ -145,8 +152,16 @@ class PipeEmitter {
     for (int i = 0; i < m_; ++i)
       for (int s = 0; s < S; ++s) {
         const int dev = plan_.device_of(s, i);
-        if (s > 0) { const bool hop = plan_.device_of(s - 1, i) != dev; sends += hop; deps += hop ? 2 : 1; }
-        if (s + 1 < S) { const bool hop = plan_.device_of(s + 1, i) != dev; sends += hop; deps += hop ? 2 : 1; }
+        if (s > 0) {
+          const bool hop = plan_.device_of(s - 1, i) != dev;
+          sends += hop;
+          deps += hop ? 2 : 1;
+        }
+        if (s + 1 < S) {
+          const bool hop = plan_.device_of(s + 1, i) != dev;
+          sends += hop;
+          deps += hop ? 2 : 1;
+        }
         deps += plan_.split_backward ? 2 : 1;  // F -> B, and B -> W where split (an upper bound)
       }
     g_.reserve(compute_ops + sends, deps);
@@ -171,7 +186,8 @@ class PipeEmitter {
       for (int d = 0; d < plan_.devices; ++d) {
         const auto& list = plan_.actions[d];
         if (k == list.size()) {
-          const OpId u = add(prog_.compute[d], costs_.update[d], 0, {PipeOp::Update, static_cast<std::int16_t>(d), -1, -1, -1});
+          const OpId u =
+              add(prog_.compute[d], costs_.update[d], 0, {PipeOp::Update, static_cast<std::int16_t>(d), -1, -1, -1});
           if (last_comm_[d] != kNoOp) pending_.emplace_back(last_comm_[d], u);
         }
         if (k < list.size()) action(d, list[k]);
@@ -186,12 +202,14 @@ class PipeEmitter {
         const OpId f = fwd_[idx(s, i)], b = bwd_[idx(s, i)], w = wgt_[idx(s, i)];
         const int dev = plan_.device_of(s, i);
         if (s > 0) message(done(fwd_[idx(s - 1, i)]), f, plan_.device_of(s - 1, i), dev, true, s - 1, i);
-        if (s + 1 < plan_.stages) message(done(bwd_[idx(s + 1, i)]), b, plan_.device_of(s + 1, i), dev, false, s + 1, i);
+        if (s + 1 < plan_.stages)
+          message(done(bwd_[idx(s + 1, i)]), b, plan_.device_of(s + 1, i), dev, false, s + 1, i);
         dep(done(f), b);
         // A split backward keeps the activations until W; a full one until B.
         const OpId last = w != kNoOp ? w : b;
         if (w != kNoOp) dep(b, w);
-        hold(PipelineProgram::memory_counter(dev), costs_.stages[s].activation, {f, OpPoint::Start}, {last, OpPoint::End});
+        hold(PipelineProgram::memory_counter(dev), costs_.stages[s].activation, {f, OpPoint::Start},
+             {last, OpPoint::End});
         hold(PipelineProgram::resident_counter(dev), 1, {f, OpPoint::Start}, {last, OpPoint::End});
       }
     }
@@ -268,7 +286,10 @@ class PipeEmitter {
 
   // A message from `from` (on device src) to `to` (on device dst); same device: a plain dependency.
   void message(OpId from, OpId to, int src, int dst, bool forward, int stage, int micro) {
-    if (src == dst) { dep(from, to); return; }
+    if (src == dst) {
+      dep(from, to);
+      return;
+    }
     const PipeOpInfo info{forward ? PipeOp::SendForward : PipeOp::SendBackward, static_cast<std::int16_t>(src),
                           static_cast<std::int16_t>(dst), stage, micro};
     const Link& l = link(src, dst);
@@ -290,8 +311,8 @@ class PipeEmitter {
   std::map<std::pair<int, int>, Link> link_map_;
   const Time msg_time_;
   bool has_comm_ = false;
-  std::vector<OpId> done_of_, last_comm_;            // per op / per device (in-pass collectives)
-  std::vector<std::pair<OpId, OpId>> pending_;       // dependencies added once the ops exist
+  std::vector<OpId> done_of_, last_comm_;       // per op / per device (in-pass collectives)
+  std::vector<std::pair<OpId, OpId>> pending_;  // dependencies added once the ops exist
 };
 
 }  // namespace
@@ -300,7 +321,8 @@ std::unique_ptr<PipelineProgram> lower(const PipelinePlan& plan, const PipelineC
   if (static_cast<int>(costs.stages.size()) != plan.stages)
     throw std::invalid_argument(fmt::format("costs for {} stages, plan has {}", costs.stages.size(), plan.stages));
   if (static_cast<int>(costs.update.size()) != plan.devices)
-    throw std::invalid_argument(fmt::format("update times for {} devices, plan has {}", costs.update.size(), plan.devices));
+    throw std::invalid_argument(
+        fmt::format("update times for {} devices, plan has {}", costs.update.size(), plan.devices));
   auto holder = std::make_unique<PipelineProgram>();
   holder->devices = plan.devices;
   PipeEmitter emitter(plan, costs, *holder);

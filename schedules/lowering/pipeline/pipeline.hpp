@@ -28,10 +28,10 @@ namespace stepsim {
 
 struct StageCost {
   Time forward = 0;
-  Time backward = 0;        // full backward (B)
-  Time backward_input = 0;  // I, for split schedules
-  Time backward_weight = 0; // W, for split schedules
-  Bytes activation = 0;     // held per resident micro-batch
+  Time backward = 0;         // full backward (B)
+  Time backward_input = 0;   // I, for split schedules
+  Time backward_weight = 0;  // W, for split schedules
+  Bytes activation = 0;      // held per resident micro-batch
   // Collectives inside the pass that the compute stream waits for (a job's TP / CP / EP), run
   // after it on the device's "collectives" resource; 0 = none (no op is added).
   Time forward_comm = 0;
@@ -39,18 +39,28 @@ struct StageCost {
 };
 
 struct PipelineCosts {
-  std::vector<StageCost> stages;  // per virtual stage
-  std::vector<Time> update;       // per device
-  Time latency = 0;               // per message, every hop unless overridden
-  std::int64_t bandwidth = 0;     // bytes/s; 0 = messages take no link time beyond latency
-  Bytes message = 0;              // bytes of one boundary message
+  std::vector<StageCost> stages;                    // per virtual stage
+  std::vector<Time> update;                         // per device
+  Time latency = 0;                                 // per message, every hop unless overridden
+  std::int64_t bandwidth = 0;                       // bytes/s; 0 = messages take no link time beyond latency
+  Bytes message = 0;                                // bytes of one boundary message
   std::map<std::pair<int, int>, Time> hop_latency;  // (src, dst) device overrides
-  std::optional<Time> overlap_fb; // duration of an overlapped F&B pair; default F + B
+  std::optional<Time> overlap_fb;                   // duration of an overlapped F&B pair; default F + B
 
   Time latency_between(int src, int dst) const;
 };
 
-enum class PipeOp : std::uint8_t { Forward, Backward, BackwardInput, BackwardWeight, Overlap, Update, SendForward, SendBackward, Comm };
+enum class PipeOp : std::uint8_t {
+  Forward,
+  Backward,
+  BackwardInput,
+  BackwardWeight,
+  Overlap,
+  Update,
+  SendForward,
+  SendBackward,
+  Comm
+};
 
 // What an op of a pipeline graph means; indexed by op id.
 struct PipeOpInfo {

@@ -40,8 +40,8 @@ PipelinePlan custom_plan(const PipelineSpec& spec) {
   });
   if (spec.virtual_stages > 0 && stages != p * spec.virtual_stages)
     throw SpecError("pipeline.virtual_stages",
-                    fmt::format("the custom actions name {} stages, but stages x virtual_stages = {} x {} = {}", stages, p,
-                                spec.virtual_stages, p * spec.virtual_stages));
+                    fmt::format("the custom actions name {} stages, but stages x virtual_stages = {} x {} = {}", stages,
+                                p, spec.virtual_stages, p * spec.virtual_stages));
   // votes[s][d] over the stage; per[(s, i)][d] for one micro-batch.
   std::vector<std::vector<int>> votes(stages, std::vector<int>(p, 0));
   std::map<std::pair<int, int>, std::vector<int>> per;
@@ -98,13 +98,14 @@ std::vector<std::int64_t> chunk_layer_counts(const PipelineSpec& spec, int chunk
       sum += n;
     }
     if (spec.layers && sum != *spec.layers)
-      throw SpecError("pipeline.chunk_layers", fmt::format("adds up to {} layers, but layers is {}", sum, *spec.layers));
+      throw SpecError("pipeline.chunk_layers",
+                      fmt::format("adds up to {} layers, but layers is {}", sum, *spec.layers));
     return counts;
   }
   if (!spec.layers) return std::vector<std::int64_t>(chunks, 1);
   if (*spec.layers < chunks)
-    throw SpecError("pipeline.layers", fmt::format("{} layers cannot be cut into {} chunks (schedule '{}')", *spec.layers,
-                                                   chunks, spec.schedule));
+    throw SpecError("pipeline.layers", fmt::format("{} layers cannot be cut into {} chunks (schedule '{}')",
+                                                   *spec.layers, chunks, spec.schedule));
   for (int c = 0; c < chunks; ++c) counts.push_back(*spec.layers / chunks + (c < *spec.layers % chunks ? 1 : 0));
   return counts;
 }
@@ -129,8 +130,8 @@ PipelinePlan plan_for(const PipelineSpec& spec) {
   } else {
     const ScheduleFamily* family = find_schedule(spec.schedule);
     if (!family) {
-      throw SpecError("pipeline.schedule",
-                      fmt::format("unknown schedule '{}' (known: {})", spec.schedule, fmt::join(schedule_names(), ", ")));
+      throw SpecError("pipeline.schedule", fmt::format("unknown schedule '{}' (known: {})", spec.schedule,
+                                                       fmt::join(schedule_names(), ", ")));
     }
     const ScheduleRequest req{spec.stages, spec.microbatches, spec.virtual_stages};
     if (auto why = family->check(req)) throw SpecError("pipeline.schedule", fmt::format("{}: {}", family->name, *why));
@@ -149,8 +150,9 @@ PipelinePlan plan_for(const PipelineSpec& spec) {
 PipelineCosts costs_for(const PipelineSpec& spec, const PipelinePlan& plan) {
   const auto need = [&](const std::vector<Time>& v, const char* key) {
     if (static_cast<int>(v.size()) != spec.stages)
-      throw SpecError(fmt::format("pipeline.time.{}", key),
-                      fmt::format("schedule '{}' needs time.{} ({} values, got {})", spec.schedule, key, spec.stages, v.size()));
+      throw SpecError(
+          fmt::format("pipeline.time.{}", key),
+          fmt::format("schedule '{}' needs time.{} ({} values, got {})", spec.schedule, key, spec.stages, v.size()));
   };
   // Which backward forms the plan uses: full B (alone or in an overlapped pair), split I/W.
   bool uses_full = false, uses_split = false;
@@ -204,7 +206,8 @@ PipelineCosts costs_for(const PipelineSpec& spec, const PipelinePlan& plan) {
     sc.backward_weight = have_split ? share(spec.backward_weight[d]) : 0;
     // Splitting a backward never changes its work: where B = I + W for the device, a chunk's B
     // is its I + W (shares of B, I and W are rounded separately otherwise).
-    const bool b_is_sum = have_split && (!have_b || spec.backward[d] == spec.backward_input[d] + spec.backward_weight[d]);
+    const bool b_is_sum =
+        have_split && (!have_b || spec.backward[d] == spec.backward_input[d] + spec.backward_weight[d]);
     sc.backward = b_is_sum ? sc.backward_input + sc.backward_weight : have_b ? share(spec.backward[d]) : 0;
     sc.activation = d < static_cast<int>(spec.activation.size()) ? share(spec.activation[d]) : 0;
   }

@@ -18,7 +18,7 @@ struct PipelineSpec {
   int stages = 0;  // physical pipeline stages = devices
   int microbatches = 0;
   int virtual_stages = 0;  // chunks per device for interleaved schedules; 0 = the schedule's default
-  std::string schedule;  // a family name, or "custom" with `custom_actions`
+  std::string schedule;    // a family name, or "custom" with `custom_actions`
   // Per device, for schedule "custom". Where each stage runs is read from the lists: the device
   // that holds most of a stage's actions, per micro-batch where they agree (mirrored routes).
   std::vector<std::vector<Action>> custom_actions;

@@ -86,8 +86,10 @@ std::int64_t deal_trajectories(const RlLoopSpec& spec, RlWork& w) {
     t.batch = static_cast<int>(i / B);
     t.generator = static_cast<int>(i % G);
     const auto& gs = spec.generation;
-    if (gs.length) t.length = draw(*gs.length, gen_rng);
-    else if (gs.rate) t.length = rate_item_time(*gs.rate, gen_items[t.generator]++);
+    if (gs.length)
+      t.length = draw(*gs.length, gen_rng);
+    else if (gs.rate)
+      t.length = rate_item_time(*gs.rate, gen_items[t.generator]++);
     else {
       if (i % B == 0) gen_batch = draw(*gs.batch_time, gen_rng);
       t.length = even_share(gen_batch, B, i % B);
@@ -97,7 +99,8 @@ std::int64_t deal_trajectories(const RlLoopSpec& spec, RlWork& w) {
     if (V > 0) {
       t.verifier = static_cast<int>(i % V);
       const auto& vs = spec.verification;
-      if (vs.rate) w.verify_time[i] = rate_item_time(*vs.rate, ver_items[t.verifier]++);
+      if (vs.rate)
+        w.verify_time[i] = rate_item_time(*vs.rate, ver_items[t.verifier]++);
       else {
         if (i % B == 0) ver_batch = draw(*vs.batch_time, ver_rng);
         w.verify_time[i] = even_share(ver_batch, B, i % B);
@@ -141,7 +144,8 @@ RlWork rl_work(const RlLoopSpec& spec) {
   const std::int64_t ops_estimate = deal_trajectories(spec, w);
   if (ops_estimate > kMaxOps)
     throw SpecError("generation.chunk", fmt::format("{} generation ops is over the limit of {}: use a longer chunk or "
-                                                    "fewer trajectories", ops_estimate, kMaxOps));
+                                                    "fewer trajectories",
+                                                    ops_estimate, kMaxOps));
   share_learning(spec, w);
   w.per_generator.assign(spec.generation.workers, {});
   for (const RlTrajectory& t : w.trajectories) w.per_generator[t.generator].push_back(t.id);
@@ -199,20 +203,23 @@ void check_generator_steps(const RlLoopSpec& spec, const RlWork& work, const RlS
       trajectories.push_back(st.trajectory);
       continue;
     }
-    if (st.sync != next_sync++) problems.push_back(fmt::format("generator {} step {}: sync {} out of order", w, i, st.sync));
+    if (st.sync != next_sync++)
+      problems.push_back(fmt::format("generator {} step {}: sync {} out of order", w, i, st.sync));
     if (plan.chained) continue;
     if (plan.publish_after[w][st.sync] != static_cast<int>(i) - 1)
-      problems.push_back(fmt::format("generator {}: publish {} does not wait for the step before its sync", w, st.sync));
+      problems.push_back(
+          fmt::format("generator {}: publish {} does not wait for the step before its sync", w, st.sync));
     // Between batches: sync(k) sits after batch k + lead and before batch k + lead + 1.
     for (std::size_t j = 0; j < steps.size(); ++j) {
       if (steps[j].trajectory < 0) continue;
       const int batch = work.trajectories[steps[j].trajectory].batch;
       if ((j < i) != (batch <= st.sync + spec.lead()))
-        problems.push_back(fmt::format("generator {}: sync {} and trajectory {} in the wrong order", w, st.sync,
-                                       steps[j].trajectory));
+        problems.push_back(
+            fmt::format("generator {}: sync {} and trajectory {} in the wrong order", w, st.sync, steps[j].trajectory));
     }
   }
-  if (next_sync != spec.batches) problems.push_back(fmt::format("generator {}: {} syncs, not {}", w, next_sync, spec.batches));
+  if (next_sync != spec.batches)
+    problems.push_back(fmt::format("generator {}: {} syncs, not {}", w, next_sync, spec.batches));
   if (trajectories != work.per_generator[w])
     problems.push_back(fmt::format("generator {}: its trajectories are not each once in id order", w));
 }
@@ -246,8 +253,10 @@ class RlEmitter {
     const int V = spec_.verification.present() ? spec_.verification.workers : 0;
     for (int w = 0; w < spec_.generation.workers; ++w)
       p_.generators.push_back(g_.add_resource(fmt::format("generation {}", w), gen_discipline));
-    for (int w = 0; w < V; ++w) p_.verifiers.push_back(g_.add_resource(fmt::format("verification {}", w), Discipline::Fifo));
-    for (int w = 0; w < spec_.learning.workers; ++w) p_.learners.push_back(g_.add_resource(fmt::format("learning {}", w)));
+    for (int w = 0; w < V; ++w)
+      p_.verifiers.push_back(g_.add_resource(fmt::format("verification {}", w), Discipline::Fifo));
+    for (int w = 0; w < spec_.learning.workers; ++w)
+      p_.learners.push_back(g_.add_resource(fmt::format("learning {}", w)));
     p_.weights = g_.add_resource("weights");
   }
 
@@ -258,13 +267,16 @@ class RlEmitter {
     step_op_.assign(G, {});
     for (int w = 0; w < G; ++w)
       for (const RlGeneratorStep& st : plan_.steps[w]) {
-        if (st.sync >= 0) p_.generator_syncs[w][st.sync] = add(p_.generators[w], spec_.sync, {RlOpKind::Sync, 0, w, -1, st.sync, 0});
-        else add_chunks(p_.trajectories[st.trajectory]);
+        if (st.sync >= 0)
+          p_.generator_syncs[w][st.sync] = add(p_.generators[w], spec_.sync, {RlOpKind::Sync, 0, w, -1, st.sync, 0});
+        else
+          add_chunks(p_.trajectories[st.trajectory]);
         step_op_[w].push_back(st.sync >= 0 ? p_.generator_syncs[w][st.sync] : p_.trajectories[st.trajectory].last_op);
       }
     for (RlTrajectory& t : p_.trajectories)
       if (!p_.verifiers.empty())
-        t.verify_op = add(p_.verifiers[t.verifier], work_.verify_time[t.id], {RlOpKind::Verify, 1, t.verifier, t.id, t.batch, 0});
+        t.verify_op =
+            add(p_.verifiers[t.verifier], work_.verify_time[t.id], {RlOpKind::Verify, 1, t.verifier, t.id, t.batch, 0});
     p_.learn.assign(N, std::vector<OpId>(L, kNoOp));
     p_.learner_syncs.assign(L, std::vector<OpId>(N, kNoOp));
     for (int w = 0; w < L; ++w)
@@ -287,9 +299,11 @@ class RlEmitter {
       for (OpId learn : p_.learn[t.batch]) g_.add_dep(ready, learn);
       // Queue lengths: waiting for a verifier, then (kept ones) waiting for the learner.
       if (t.verify_op != kNoOp)
-        p_.holds.push_back({RlLoopProgram::kVerificationQueue, 1, {t.last_op, OpPoint::Done}, {t.verify_op, OpPoint::Start}});
+        p_.holds.push_back(
+            {RlLoopProgram::kVerificationQueue, 1, {t.last_op, OpPoint::Done}, {t.verify_op, OpPoint::Start}});
       if (t.verified_kept)
-        p_.holds.push_back({RlLoopProgram::kLearningQueue, 1, {ready, OpPoint::Done}, {p_.learn[t.batch][t.learner], OpPoint::Start}});
+        p_.holds.push_back(
+            {RlLoopProgram::kLearningQueue, 1, {ready, OpPoint::Done}, {p_.learn[t.batch][t.learner], OpPoint::Start}});
     }
   }
 
@@ -319,7 +333,10 @@ class RlEmitter {
       const Time d = c + 1 < chunks ? chunk : t.length - chunk * (chunks - 1);
       const OpId op = add(p_.generators[t.generator], d,
                           {RlOpKind::Generate, 0, t.generator, t.id, t.batch, static_cast<std::int32_t>(c)});
-      if (prev == kNoOp) t.first_op = op; else g_.add_dep(prev, op);
+      if (prev == kNoOp)
+        t.first_op = op;
+      else
+        g_.add_dep(prev, op);
       prev = op;
     }
     t.last_op = prev;
@@ -335,7 +352,8 @@ class RlEmitter {
 
 std::string rl_op_name(const RlOpInfo& x) {
   switch (x.kind) {
-    case RlOpKind::Generate: return fmt::format("generate traj {} chunk {} (generator {})", x.sample, x.chunk, x.worker);
+    case RlOpKind::Generate:
+      return fmt::format("generate traj {} chunk {} (generator {})", x.sample, x.chunk, x.worker);
     case RlOpKind::Verify: return fmt::format("verify traj {} (verifier {})", x.sample, x.worker);
     case RlOpKind::Learn: return fmt::format("learn batch {} (learner {})", x.batch, x.worker);
     case RlOpKind::Publish: return fmt::format("publish v{}", x.batch + 1);
@@ -431,7 +449,10 @@ void stage_utilization(const RlLoopProgram& p, Time t0, Time t1, RlLoopStats& s)
     if (workers[st] == 0) continue;
     const double u = t1 > t0 ? static_cast<double>(busy[st]) / (static_cast<double>(t1 - t0) * workers[st]) : 0;
     s.stages.push_back({st, workers[st], u});
-    if (u > best) { best = u; s.bottleneck = st; }
+    if (u > best) {
+      best = u;
+      s.bottleneck = st;
+    }
   }
 }
 

@@ -42,16 +42,16 @@ enum class RlOpKind : std::uint8_t { Generate, Verify, Learn, Publish, Sync };
 // What an op of the loop graph means; indexed by op id.
 struct RlOpInfo {
   RlOpKind kind;
-  std::int8_t stage;     // worker's stage: 0 generation, 1 verification, 2 learning, 3 weights
-  std::int32_t worker;   // within its stage
-  std::int32_t sample;   // Generate/Verify: trajectory id, else -1
-  std::int32_t batch;    // Publish/Sync: k, the op makes version k+1
-  std::int32_t chunk;    // Generate: chunk index within the trajectory
+  std::int8_t stage;    // worker's stage: 0 generation, 1 verification, 2 learning, 3 weights
+  std::int32_t worker;  // within its stage
+  std::int32_t sample;  // Generate/Verify: trajectory id, else -1
+  std::int32_t batch;   // Publish/Sync: k, the op makes version k+1
+  std::int32_t chunk;   // Generate: chunk index within the trajectory
 };
 
 struct RlTrajectory {
   int id = 0, batch = 0, generator = 0, verifier = -1, learner = -1;
-  Time length = 0;          // generation time (sum of its chunks)
+  Time length = 0;  // generation time (sum of its chunks)
   bool verified_kept = false;
   OpId first_op = kNoOp, last_op = kNoOp, verify_op = kNoOp;
   // From the timeline:
@@ -68,12 +68,12 @@ struct RlLoopProgram {
   std::vector<RlOpInfo> info;
   std::vector<ResourceId> generators, verifiers, learners;
   ResourceId weights = 0;
-  std::vector<OpId> publish;                       // [k]
-  std::vector<std::vector<OpId>> learn;            // [k][learner]
-  std::vector<std::vector<OpId>> generator_syncs;  // [generator][k]
-  std::vector<std::vector<OpId>> learner_syncs;    // [learner][k]
-  std::vector<std::vector<int>> batch_learned_ids; // [k]: verified-kept trajectories
-  std::vector<Hold> holds;                         // queue lengths (trajectories waiting)
+  std::vector<OpId> publish;                        // [k]
+  std::vector<std::vector<OpId>> learn;             // [k][learner]
+  std::vector<std::vector<OpId>> generator_syncs;   // [generator][k]
+  std::vector<std::vector<OpId>> learner_syncs;     // [learner][k]
+  std::vector<std::vector<int>> batch_learned_ids;  // [k]: verified-kept trajectories
+  std::vector<Hold> holds;                          // queue lengths (trajectories waiting)
   std::vector<RlTrajectory> trajectories;
 };
 
@@ -91,11 +91,11 @@ struct RlLengthBin {
 
 struct RlLoopStats {
   Time makespan = 0;
-  Time period = 0;            // steady-state time per batch
-  double learner_rate = 0;    // learned trajectories per second over the window
+  Time period = 0;                     // steady-state time per batch
+  double learner_rate = 0;             // learned trajectories per second over the window
   int window_from = 0, window_to = 0;  // steady state: batches (window_from, window_to]; from -1 = all
   std::vector<RlStageUse> stages;
-  int bottleneck = 0;         // stage with the highest utilization
+  int bottleneck = 0;            // stage with the highest utilization
   std::map<int, int> staleness;  // staleness -> learned trajectories
   int generated = 0, verified_kept = 0, interrupted = 0, discarded_interrupted = 0, learned = 0;
   double mean_length_generated_s = 0, mean_length_learned_s = 0;
@@ -119,11 +119,11 @@ struct RlLoopRun {
 //   emit_rl_loop -> RlLoopProgram  resources, ops and dependencies
 
 struct RlWork {
-  std::vector<RlTrajectory> trajectories;          // id, batch, workers, length, verified_kept
-  std::vector<Time> verify_time;                   // per trajectory (0 without verification)
-  std::vector<std::vector<Time>> learn_time;       // [k][learner]
-  std::vector<std::vector<int>> batch_learned_ids; // [k]: verified-kept trajectories
-  std::vector<std::vector<int>> per_generator;     // [generator]: its trajectories in id order
+  std::vector<RlTrajectory> trajectories;           // id, batch, workers, length, verified_kept
+  std::vector<Time> verify_time;                    // per trajectory (0 without verification)
+  std::vector<std::vector<Time>> learn_time;        // [k][learner]
+  std::vector<std::vector<int>> batch_learned_ids;  // [k]: verified-kept trajectories
+  std::vector<std::vector<int>> per_generator;      // [generator]: its trajectories in id order
 };
 
 // One entry of a generator's program order: a trajectory's chunks, or the sync to version k+1.
@@ -138,8 +138,8 @@ struct RlSyncPlan {
   // Between batches: publish(k) also waits for this step of generator w (the one before its
   // sync(k)); -1 = none. In flight: all -1.
   std::vector<std::vector<int>> publish_after;  // [generator][k]: index into steps[generator]
-  std::vector<int> gate;  // per trajectory: its first chunk waits for publish(gate); -1 = none
-  bool chained = false;   // in flight: a generator's trajectories are chained in id order
+  std::vector<int> gate;                        // per trajectory: its first chunk waits for publish(gate); -1 = none
+  bool chained = false;                         // in flight: a generator's trajectories are chained in id order
 };
 
 // Throws SpecError whose key is relative to the loop's section ("generation.chunk").

@@ -16,10 +16,10 @@ void check_colocate(const ColocateSpec& spec) {
     std::set<std::string> seen;
     for (const auto& step : order.steps) {
       const std::string key = "orders." + order.name;
-      if (!find_state(spec, step.state))
-        throw SpecError(key, fmt::format("unknown state '{}'", step.state));
+      if (!find_state(spec, step.state)) throw SpecError(key, fmt::format("unknown state '{}'", step.state));
       if (!seen.insert(step.state).second)
-        throw SpecError(key, fmt::format("state '{}' appears twice: each state is loaded or released once", step.state));
+        throw SpecError(key,
+                        fmt::format("state '{}' appears twice: each state is loaded or released once", step.state));
     }
   }
 }
@@ -50,8 +50,10 @@ std::vector<ColocateRun> simulate_colocate(const ColocateSpec& spec) {
       Mark from{train, OpPoint::Start}, until{gen, OpPoint::End};
       for (std::size_t i = 0; i < order.steps.size(); ++i) {
         if (order.steps[i].state != s.name) continue;
-        if (order.steps[i].load) from = {step_ops[i], OpPoint::Start};
-        else until = {step_ops[i], OpPoint::End};
+        if (order.steps[i].load)
+          from = {step_ops[i], OpPoint::Start};
+        else
+          until = {step_ops[i], OpPoint::End};
       }
       holds.push_back({0, s.size, from, until});
     }
@@ -115,7 +117,8 @@ std::vector<TransferRun> simulate_weight_transfer(const WeightTransferSpec& spec
       }
     }
     std::vector<std::string> names;
-    for (const auto& send : r.sends) names.push_back(fmt::format("sender {} -> receiver {}", send.sender, send.receiver));
+    for (const auto& send : r.sends)
+      names.push_back(fmt::format("sender {} -> receiver {}", send.sender, send.receiver));
     g.set_namer([names](OpId op) { return names[op]; });
     r.timeline = run(g);
     r.time = r.timeline.makespan;

@@ -27,11 +27,11 @@ struct ColocateRun {
   std::vector<std::string> step;  // per op: "training", "+weights", "-training", "generation"
   Timeline timeline;
   LevelCurve memory;
-  Bytes before = 0, after = 0;    // levels while training and while generating
+  Bytes before = 0, after = 0;  // levels while training and while generating
   Bytes peak = 0;
   Time peak_time = 0;
-  std::string peak_step;          // the op running when the peak is reached
-  bool fits = true;               // peak <= capacity
+  std::string peak_step;  // the op running when the peak is reached
+  bool fits = true;       // peak <= capacity
 };
 
 // Throws SpecError with keys relative to the colocate section ("orders.load-first").
@@ -49,9 +49,9 @@ struct TransferRun {
   std::vector<ResourceId> links;  // per sender
   std::vector<Send> sends;        // indexed like the ops
   Timeline timeline;
-  Bytes total = 0;                // bytes on all links
-  std::vector<Bytes> received;    // per receiver
-  Time time = 0;                  // until the last byte arrives
+  Bytes total = 0;              // bytes on all links
+  std::vector<Bytes> received;  // per receiver
+  Time time = 0;                // until the last byte arrives
 };
 
 void check_weight_transfer(const WeightTransferSpec& spec);  // SpecError keys relative to its section

@@ -69,8 +69,10 @@ void enumerate_layouts(const SearchSpec& spec, const std::function<void(const Ca
   const std::vector<int> mbs = or_auto(a.micro_batch, kAutoMicroBatch);
   const std::vector<int> eps = or_auto(a.ep, m.experts > 0 ? divisors(m.experts) : std::vector<int>{1});
   const std::vector<JobRecompute> rcs =
-      a.recompute.empty() ? std::vector<JobRecompute>{JobRecompute::None, JobRecompute::Selective, JobRecompute::Full} : a.recompute;
-  const std::vector<std::int64_t> gbs = a.global_batch.empty() ? std::vector<std::int64_t>{spec.base.global_batch} : a.global_batch;
+      a.recompute.empty() ? std::vector<JobRecompute>{JobRecompute::None, JobRecompute::Selective, JobRecompute::Full}
+                          : a.recompute;
+  const std::vector<std::int64_t> gbs =
+      a.global_batch.empty() ? std::vector<std::int64_t>{spec.base.global_batch} : a.global_batch;
   std::int64_t index = 0;
   Candidate c;
   for (const std::int64_t cards : a.cards)
@@ -80,18 +82,23 @@ void enumerate_layouts(const SearchSpec& spec, const std::function<void(const Ca
           const std::int64_t mp = static_cast<std::int64_t>(tp) * cp * pp;
           // dp: what the cards leave (0 when they do not divide: check_layout names the problem).
           std::vector<int> dps;
-          if (a.dp_listed) dps = a.dp;
-          else dps = {cards % mp == 0 ? static_cast<int>(cards / mp) : 0};
+          if (a.dp_listed)
+            dps = a.dp;
+          else
+            dps = {cards % mp == 0 ? static_cast<int>(cards / mp) : 0};
           const std::vector<int> vpps = or_auto(a.vpp, auto_vpp(m, pp));
-          const std::vector<int> sps = a.sequence_parallel.empty() ? (tp > 1 ? std::vector<int>{0, 1} : std::vector<int>{0})
-                                                                    : a.sequence_parallel;
+          const std::vector<int> sps = a.sequence_parallel.empty()
+                                           ? (tp > 1 ? std::vector<int>{0, 1} : std::vector<int>{0})
+                                           : a.sequence_parallel;
           for (const int dp : dps)
             for (const int v : vpps) {
               // Schedules: with one stage the order is the same whatever the family (one is
               // tried); else every family whose placement matches the chunk count.
               std::vector<std::string> scheds;
-              if (!a.schedule.empty()) scheds = a.schedule;
-              else if (pp == 1 || a.default_schedule) scheds = {v > 1 ? "interleaved-1f1b" : "1f1b"};
+              if (!a.schedule.empty())
+                scheds = a.schedule;
+              else if (pp == 1 || a.default_schedule)
+                scheds = {v > 1 ? "interleaved-1f1b" : "1f1b"};
               else
                 for (const auto& f : schedule_families())
                   if (f.takes_virtual_stages == (v > 1)) scheds.push_back(f.name);
@@ -137,10 +144,12 @@ std::optional<std::string> schedule_problem(const JobLayout& l) {
     if (auto why = f->check(req)) return why;
   // The job lowering gives each device pp x vpp chunk costs: a family that places more chunks per
   // device (DualPipe-V's V shape) does not run on it yet (notes/search-needs.md).
-  if (f->name == "dualpipe-v") return std::string("the job lowering does not place DualPipe-V's two chunks per device yet");
+  if (f->name == "dualpipe-v")
+    return std::string("the job lowering does not place DualPipe-V's two chunks per device yet");
   // DualPipe runs both directions: each device holds two stages' weights, which job_memory does
   // not count yet; left out rather than ranked on an understated memory (notes/search-needs.md).
-  if (f->name == "dualpipe") return std::string("DualPipe's two weight copies per device are not in the memory model yet");
+  if (f->name == "dualpipe")
+    return std::string("DualPipe's two weight copies per device are not in the memory model yet");
   return std::nullopt;
 }
 
@@ -189,7 +198,9 @@ TaskTerms task_terms(const SearchSpec& spec, std::int64_t cards, std::int64_t gl
   job.cards = static_cast<int>(cards);
   Time interval = k.interval.value_or(optimal_checkpoint_interval(cost, job));
   if (k.card_mtbf <= 0 && !k.interval) interval = 0;  // no failures and no interval given: no saves
-  t.overhead = interval > 0 && interval < std::numeric_limits<Time>::max() ? checkpoint_overhead(cost, interval, job).total() : 0;
+  t.overhead = interval > 0 && interval < std::numeric_limits<Time>::max()
+                   ? checkpoint_overhead(cost, interval, job).total()
+                   : 0;
   return t;
 }
 
@@ -332,7 +343,8 @@ Prefiltered prefilter(const SearchSpec& spec, const SearchOptions& opt, SearchCo
     if (e.analytic_memory > cap) {
       ++n.memory;
       auto& note = f.notes[c.cards];
-      if (note.smallest_memory < 0 || e.analytic_memory < note.smallest_memory) note.smallest_memory = e.analytic_memory;
+      if (note.smallest_memory < 0 || e.analytic_memory < note.smallest_memory)
+        note.smallest_memory = e.analytic_memory;
       if (!f.smallest || e.analytic_memory < f.smallest->analytic_memory) f.smallest = e;
       return;
     }
@@ -367,7 +379,8 @@ std::vector<Evaluated> simulate_batch(const SearchSpec& spec, const Evaluated* i
 
 // One card count's queue [i, end), in bound order, in batches (see the header).
 void simulate_cards(const SearchSpec& spec, const SearchOptions& opt, std::vector<Evaluated>& queue, std::size_t i,
-                    std::size_t end, SearchResult& res, std::optional<Evaluated>& smallest, const std::function<void(std::size_t)>& advance) {
+                    std::size_t end, SearchResult& res, std::optional<Evaluated>& smallest,
+                    const std::function<void(std::size_t)>& advance) {
   SearchCounts& n = res.counts;
   const Bytes cap = spec.cluster.accelerator.usable_memory;
   std::vector<Time> best;  // step times of this card count's simulated layouts that fit
@@ -403,10 +416,10 @@ void simulate_cards(const SearchSpec& spec, const SearchOptions& opt, std::vecto
 NearestMiss nothing_fits(const SearchSpec& spec, const Evaluated& s) {
   const Bytes cap = spec.cluster.accelerator.usable_memory;
   NearestMiss miss;
-  miss.what = fmt::format("no layout fits in memory: the smallest, {}, needs {:.1f} GiB per GPU and {} has {:.1f} GiB usable "
-                          "({:.1f} GiB over)",
-                          layout_label(s.c), gib(s.analytic_memory), spec.cluster.accelerator.name, gib(cap),
-                          gib(s.analytic_memory - cap));
+  miss.what = fmt::format(
+      "no layout fits in memory: the smallest, {}, needs {:.1f} GiB per GPU and {} has {:.1f} GiB usable "
+      "({:.1f} GiB over)",
+      layout_label(s.c), gib(s.analytic_memory), spec.cluster.accelerator.name, gib(cap), gib(s.analytic_memory - cap));
   miss.changes.push_back(fmt::format("an accelerator with at least {:.1f} GiB usable per GPU", gib(s.analytic_memory)));
   // More cards: the same layout with dp doubled until it fits (ZeRO shards over dp).
   const JobLayout& l = s.c.layout;
@@ -418,9 +431,9 @@ NearestMiss nothing_fits(const SearchSpec& spec, const Evaluated& s) {
     g.zero = g.pp == 1 ? 3 : std::max(1, g.zero);
     const Bytes need = job_memory(spec.model, g, chunk_costs(spec.model, g, spec.cluster), -1).total();
     if (need <= cap) {
-      miss.changes.push_back(fmt::format("{} cards (dp {}, zero {}{}): {:.1f} GiB per GPU", s.c.cards * f, g.dp, g.zero,
-                                         g.global_batch != l.global_batch ? fmt::format(", global batch {}", g.global_batch) : "",
-                                         gib(need)));
+      miss.changes.push_back(fmt::format(
+          "{} cards (dp {}, zero {}{}): {:.1f} GiB per GPU", s.c.cards * f, g.dp, g.zero,
+          g.global_batch != l.global_batch ? fmt::format(", global batch {}", g.global_batch) : "", gib(need)));
       break;
     }
   }
@@ -434,13 +447,15 @@ SearchResult run_search(const SearchSpec& spec, const SearchOptions& opt) {
   SearchCounts& n = res.counts;
   Prefiltered f = prefilter(spec, opt, n);
   if (!f.div_keys.empty())
-    res.divisibility_example =
-        std::max_element(f.div_keys.begin(), f.div_keys.end(), [](const auto& a, const auto& b) { return a.second < b.second; })->first;
+    res.divisibility_example = std::max_element(f.div_keys.begin(), f.div_keys.end(), [](const auto& a, const auto& b) {
+                                 return a.second < b.second;
+                               })->first;
   for (const auto& [cards, note] : f.notes) {
     if (note.queued) continue;
     if (note.smallest_memory >= 0)
-      res.none_why[cards] = fmt::format("no layout fits in memory: the smallest needs {:.1f} GiB per GPU, {:.1f} GiB usable",
-                                        gib(note.smallest_memory), gib(spec.cluster.accelerator.usable_memory));
+      res.none_why[cards] =
+          fmt::format("no layout fits in memory: the smallest needs {:.1f} GiB per GPU, {:.1f} GiB usable",
+                      gib(note.smallest_memory), gib(spec.cluster.accelerator.usable_memory));
     else if (!note.first_problem.empty())
       res.none_why[cards] = "no layout divides: e.g. " + note.first_problem;
   }
@@ -467,9 +482,10 @@ SearchResult run_search(const SearchSpec& spec, const SearchOptions& opt) {
     res.miss = nothing_fits(spec, *f.smallest);
   } else if (res.simulated.empty() && n.considered > 0) {
     NearestMiss miss;
-    miss.what = fmt::format("none of the {} layouts considered can run: {} do not divide the model, cluster or batch "
-                            "(most often at layout.{}), {} the schedule cannot run",
-                            n.considered, n.divisibility, res.divisibility_example.empty() ? "?" : res.divisibility_example, n.schedule);
+    miss.what = fmt::format(
+        "none of the {} layouts considered can run: {} do not divide the model, cluster or batch "
+        "(most often at layout.{}), {} the schedule cannot run",
+        n.considered, n.divisibility, res.divisibility_example.empty() ? "?" : res.divisibility_example, n.schedule);
     miss.changes.push_back("open more values (tp, pp, micro_batch, cards) or change the global batch");
     res.miss = miss;
   }
@@ -479,7 +495,9 @@ SearchResult run_search(const SearchSpec& spec, const SearchOptions& opt) {
 
 namespace {
 
-bool by_time(const Evaluated& a, const Evaluated& b) { return a.step != b.step ? a.step < b.step : a.c.index < b.c.index; }
+bool by_time(const Evaluated& a, const Evaluated& b) {
+  return a.step != b.step ? a.step < b.step : a.c.index < b.c.index;
+}
 
 // Whether the card count's best layout meets the deadline, and why (or why it has none).
 void judge(const SearchSpec& spec, const SearchResult& r, PerCards& p) {
@@ -493,15 +511,16 @@ void judge(const SearchSpec& spec, const SearchResult& r, PerCards& p) {
   p.meets = b.completion <= spec.task.deadline;
   const double days = to_s(b.completion) / 86400.0, dl = to_s(spec.task.deadline) / 86400.0;
   if (p.meets) {
-    p.why = fmt::format("meets: {:.1f} of {:.0f} days, step {:.1f} s within the {:.1f} s budget ({:.1f} s to spare)", days, dl,
-                        to_s(b.step), to_s(p.budget), to_s(p.budget - b.step));
+    p.why = fmt::format("meets: {:.1f} of {:.0f} days, step {:.1f} s within the {:.1f} s budget ({:.1f} s to spare)",
+                        days, dl, to_s(b.step), to_s(p.budget), to_s(p.budget - b.step));
     return;
   }
   // How much faster the step would have to be; compute alone at the best layout.
   const double need = to_s(b.step) / std::max(1e-9, to_s(p.budget));
-  p.why = fmt::format("misses: {:.1f} of {:.0f} days; the fastest layout's step is {:.1f} s, the budget {:.1f} s: "
-                      "{:.0f}% faster needed, and its compute alone takes {:.1f} s",
-                      days, dl, to_s(b.step), to_s(p.budget), (need - 1) * 100, to_s(b.bound) / 0.999);
+  p.why = fmt::format(
+      "misses: {:.1f} of {:.0f} days; the fastest layout's step is {:.1f} s, the budget {:.1f} s: "
+      "{:.0f}% faster needed, and its compute alone takes {:.1f} s",
+      days, dl, to_s(b.step), to_s(p.budget), (need - 1) * 100, to_s(b.bound) / 0.999);
 }
 
 // No card count meets the deadline: the nearest miss and what would have to change.
@@ -509,12 +528,13 @@ NearestMiss deadline_miss(const SearchSpec& spec, const PerCards& nearest) {
   const Evaluated& b = *nearest.best;
   NearestMiss miss;
   const double days = to_s(b.completion) / 86400.0, dl = to_s(spec.task.deadline) / 86400.0;
-  miss.what = fmt::format("no card count meets the {:.0f}-day deadline; nearest: {}, {:.1f} days ({:.1f} over), step {:.1f} s "
-                          "vs a {:.1f} s budget",
-                          dl, layout_label(b.c), days, days - dl, to_s(b.step), to_s(nearest.budget));
+  miss.what = fmt::format(
+      "no card count meets the {:.0f}-day deadline; nearest: {}, {:.1f} days ({:.1f} over), step {:.1f} s "
+      "vs a {:.1f} s budget",
+      dl, layout_label(b.c), days, days - dl, to_s(b.step), to_s(nearest.budget));
   const double ratio = to_s(b.step) / std::max(1e-9, to_s(nearest.budget));
-  miss.changes.push_back(fmt::format("a step {:.0f}% faster at {} cards (efficiency x {:.2f}, or faster cards)", (ratio - 1) * 100,
-                                     b.c.cards, ratio));
+  miss.changes.push_back(fmt::format("a step {:.0f}% faster at {} cards (efficiency x {:.2f}, or faster cards)",
+                                     (ratio - 1) * 100, b.c.cards, ratio));
   // Cards: strong scaling at best linear; rounded up to whole nodes whose data-parallel count
   // can split the global batch.
   const int node = std::max(1, spec.cluster.node.gpus);
@@ -523,11 +543,13 @@ NearestMiss deadline_miss(const SearchSpec& spec, const PerCards& nearest) {
   std::int64_t need = static_cast<std::int64_t>(std::ceil(static_cast<double>(b.c.cards) * ratio / node)) * node;
   while (need <= gb * mp && (need % mp != 0 || gb % (need / mp) != 0)) need += node;
   if (need <= gb * mp)
-    miss.changes.push_back(fmt::format("at least {} cards (whole {}-card hosts whose dp {} splits the {} sequences; if the step "
-                                       "shrank in proportion: search them to check)",
-                                       need, node, need / mp, gb));
+    miss.changes.push_back(
+        fmt::format("at least {} cards (whole {}-card hosts whose dp {} splits the {} sequences; if the step "
+                    "shrank in proportion: search them to check)",
+                    need, node, need / mp, gb));
   else
-    miss.changes.push_back(fmt::format("more cards than the {} sequences per step can keep busy: a larger global batch", gb));
+    miss.changes.push_back(
+        fmt::format("more cards than the {} sequences per step can keep busy: a larger global batch", gb));
   const double train_now = to_s(b.completion - spec.task.reserved);
   const double train_max = to_s(spec.task.deadline - spec.task.reserved);
   miss.changes.push_back(fmt::format("a deadline of at least {:.1f} days, or {:.0f}% fewer tokens", days,
@@ -540,7 +562,8 @@ NearestMiss deadline_miss(const SearchSpec& spec, const PerCards& nearest) {
 void finish_search(const SearchSpec& spec, SearchResult& r) {
   std::sort(r.simulated.begin(), r.simulated.end(), by_time);
   r.top = r.simulated;
-  std::sort(r.top.begin(), r.top.end(), [&](const Evaluated& a, const Evaluated& b) { return ranks_before(spec, a, b); });
+  std::sort(r.top.begin(), r.top.end(),
+            [&](const Evaluated& a, const Evaluated& b) { return ranks_before(spec, a, b); });
   if (static_cast<int>(r.top.size()) > spec.top) r.top.resize(static_cast<std::size_t>(std::max(0, spec.top)));
 
   // Per card count: the best (fastest; within a card count every key agrees).

@@ -34,13 +34,13 @@ namespace stepsim {
 
 // Values to try per layout key. Empty: the key's `auto` domain (see expand_axes).
 struct SearchAxes {
-  std::vector<std::int64_t> cards;          // never empty after reading
+  std::vector<std::int64_t> cards;  // never empty after reading
   std::vector<int> tp, pp, vpp, cp, ep, micro_batch, zero, dp;
-  bool dp_listed = false;                   // dp given: only these; else cards / (tp pp cp)
-  std::vector<std::string> schedule;        // empty: every family that can run the layout
-  bool default_schedule = false;            // not given: 1f1b, or interleaved-1f1b with v > 1
+  bool dp_listed = false;             // dp given: only these; else cards / (tp pp cp)
+  std::vector<std::string> schedule;  // empty: every family that can run the layout
+  bool default_schedule = false;      // not given: 1f1b, or interleaved-1f1b with v > 1
   std::vector<JobRecompute> recompute;
-  std::vector<int> sequence_parallel;       // 0 / 1
+  std::vector<int> sequence_parallel;  // 0 / 1
   std::vector<std::int64_t> global_batch;
   // Which keys were `auto` (domain depends on other keys), for the report.
   std::vector<std::string> auto_keys;
@@ -48,13 +48,13 @@ struct SearchAxes {
 
 // A run to finish: days per layout and the deadline (the planner's formulas, models/plan.hpp).
 struct SearchTask {
-  std::int64_t tokens = 0;           // 0: no days, no deadline
+  std::int64_t tokens = 0;  // 0: no days, no deadline
   Time deadline = 0, reserved = 0;
   std::optional<Bytes> checkpoint_bytes;  // default: recoverable state, 14 B per parameter
   std::int64_t storage_bandwidth = 0;     // 0: saves cost nothing
   Time restore = 0;
-  std::optional<Time> interval;           // default: Young's optimum sqrt(2 c M)
-  Time card_mtbf = 0;                     // 0: no failures
+  std::optional<Time> interval;  // default: Young's optimum sqrt(2 c M)
+  Time card_mtbf = 0;            // 0: no failures
 };
 
 enum class SearchRank { Step, Cost, Days };  // Step: by step time
@@ -63,7 +63,7 @@ const char* search_rank_name(SearchRank r);
 struct SearchSpec {
   JobModel model;
   ClusterSpec cluster;
-  JobLayout base;       // fixed keys (attention, overlap, fp8, grad_bytes, ...)
+  JobLayout base;  // fixed keys (attention, overlap, fp8, grad_bytes, ...)
   Time input_wait = 0;
   SearchAxes axes;
   SearchTask task;
@@ -86,18 +86,18 @@ struct Candidate {
 
 struct Evaluated {
   Candidate c;
-  Time bound = 0;           // compute-only lower bound on the step
+  Time bound = 0;  // compute-only lower bound on the step
   Bytes analytic_memory = 0;
   // From the simulation:
   Time step = 0;
   double mfu = 0, bubble = 0;
   JobMemory memory;
   Time exposed_tp = 0, exposed_pp = 0, exposed_dp = 0, exposed_cp = 0, exposed_ep = 0;
-  std::string limit;        // the kind of op with the largest share of the critical path
+  std::string limit;  // the kind of op with the largest share of the critical path
   double limit_share = 0;
   // From the task (0 without one):
-  Time completion = 0;      // reserved + steps x step x (1 + L)
-  double overhead = 0;      // L
+  Time completion = 0;  // reserved + steps x step x (1 + L)
+  double overhead = 0;  // L
   Time exposed() const { return exposed_tp + exposed_pp + exposed_dp + exposed_cp + exposed_ep; }
   double cost() const { return static_cast<double>(c.cards) * to_s(step); }  // card-seconds per step
 };
@@ -109,14 +109,14 @@ struct SearchCounts {
 
 // The layout that came closest when nothing qualifies, and what would have to change.
 struct NearestMiss {
-  std::string what;          // one line: the layout and by how much it misses
+  std::string what;                  // one line: the layout and by how much it misses
   std::vector<std::string> changes;  // one line each
 };
 
 struct PerCards {  // the best layout at one card count (the Pareto front's candidates)
   std::int64_t cards = 0;
   std::optional<Evaluated> best;
-  Time budget = 0;           // longest step that meets the deadline at this card count
+  Time budget = 0;  // longest step that meets the deadline at this card count
   bool meets = false;
   std::string why;
 };
