@@ -1,20 +1,11 @@
 #!/usr/bin/env bash
-# The rl scenarios end to end through the CLI: table, --json, --trace, validate, bad input.
+# The rl scenarios through the CLI: their figures, --set, --html and --gantt pictures, bad input.
 set -euo pipefail
 stepsim="$1"
 tmp="$(mktemp -d)"
 trap 'rm -rf "$tmp"' EXIT
 
-for f in scenarios/rl-*.yaml; do
-  "$stepsim" run "$f" > "$tmp/table.txt"
-  "$stepsim" run "$f" --json > "$tmp/a.json"
-  "$stepsim" run "$f" --json > "$tmp/b.json"
-  cmp -s "$tmp/a.json" "$tmp/b.json" || { echo "FAIL: $f --json is not deterministic"; exit 1; }
-  grep -q '"kind": "rl"' "$tmp/a.json" || { echo "FAIL: $f --json has no kind"; exit 1; }
-  "$stepsim" run "$f" --trace "$tmp/trace.json" > /dev/null
-  grep -q '"traceEvents"' "$tmp/trace.json" || { echo "FAIL: $f trace"; exit 1; }
-  "$stepsim" validate "$f" | grep >/dev/null ': ok' || { echo "FAIL: validate $f"; exit 1; }
-done
+# run / --json / --trace / --html / validate for every rl file: tests/kind_contract.sh.
 
 # The base row's own columns (s/batch, learned/s, model/s, bottleneck), not any 4.500 in the table:
 # verification at 6/s with 75% kept limits the learner to 4.5/s (figure 10-36).

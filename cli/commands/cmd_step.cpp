@@ -21,6 +21,14 @@ struct ScenarioArgs {
   std::vector<std::string> sets;
 };
 
+// The --set list with `--schedule NAME` (of `run` and `export-schedule`) as one more override.
+std::vector<std::string> with_schedule(std::vector<std::string> sets, const std::string& schedule) {
+  if (schedule.empty()) return sets;
+  check_schedule_name("--schedule", schedule);
+  sets.push_back("pipeline.schedule=" + schedule);
+  return sets;
+}
+
 void add_scenario_args(CLI::App* cmd, ScenarioArgs& a) {
   cmd->add_option("file", a.file, "scenario YAML file")->required();
   cmd->add_option("--set", a.sets, "override a key, e.g. --set pipeline.microbatches=16 (repeatable)");
@@ -82,11 +90,7 @@ void add_run_command(CLI::App& app) {
   cmd->add_option("--trace", out->trace, "write a Chrome trace (Perfetto / chrome://tracing) to this file");
   add_output_args(cmd, *out, "print a JSON summary instead of the table");
   cmd->callback([=] {
-    auto sets = args->sets;
-    if (!schedule->empty()) {
-      check_schedule_name("--schedule", *schedule);
-      sets.push_back("pipeline.schedule=" + *schedule);
-    }
+    const auto sets = with_schedule(args->sets, *schedule);
     const Scenario sc = load(args->file, sets);
     const ScenarioKind& kind = step_kind(sc, "run");
     debug("{}: a '{}' scenario", sc.file, kind.section);
@@ -126,11 +130,7 @@ void add_export_schedule_command(CLI::App& app) {
   cmd->add_option("--schedule", *schedule, "schedule to export (overrides pipeline.schedule)");
   cmd->add_option("-o,--output", *out, "CSV file to write ('-' = stdout, the default)");
   cmd->callback([=] {
-    auto sets = args->sets;
-    if (!schedule->empty()) {
-      check_schedule_name("--schedule", *schedule);
-      sets.push_back("pipeline.schedule=" + *schedule);
-    }
+    const auto sets = with_schedule(args->sets, *schedule);
     const Scenario sc = load(args->file, sets);
     require_section(sc, "export-schedule", "pipeline");
     PipelinePlan plan;

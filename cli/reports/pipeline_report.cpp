@@ -244,13 +244,8 @@ std::string_view pipeline_slice(SliceText& t, const OpGraph& g, const Timeline& 
       cat = "update";
       break;
     case PipeOp::SendForward:
-      t.name = "send F mb";
-      append_int(t.name, x.micro);
-      t.name += c;
-      cat = "send";
-      break;
     case PipeOp::SendBackward:
-      t.name = "send B mb";
+      t.name = x.kind == PipeOp::SendForward ? "send F mb" : "send B mb";
       append_int(t.name, x.micro);
       t.name += c;
       cat = "send";

@@ -39,34 +39,15 @@ TitledTimeline loop_timeline(const RlLoopRun& l, Time axis_end, bool named) {
   for (std::size_t w = 0; w < p.generators.size(); ++w) gen.push_back(track(fmt::format("generator {}", w)));
   for (std::size_t w = 0; w < p.verifiers.size(); ++w) ver.push_back(track(fmt::format("verifier {}", w)));
   for (std::size_t w = 0; w < p.learners.size(); ++w) learn.push_back(track(fmt::format("learner {}", w)));
-  // A trajectory is drawn as one bar per stretch generated with one policy version (the syncs
-  // its generator finished before the chunk started), as in the Chrome trace (cli/rl_report.cpp).
-  std::vector<std::vector<Time>> sync_ends(p.generators.size());
-  for (std::size_t w = 0; w < p.generators.size(); ++w) {
-    for (OpId s : p.generator_syncs[w]) sync_ends[w].push_back(tl.end[s]);
-    std::sort(sync_ends[w].begin(), sync_ends[w].end());
-  }
-  for (const RlTrajectory& t : p.trajectories) {
-    OpId from = t.first_op;
-    int version = -1;
-    const auto flush = [&](OpId last, int v) {
-      gen[static_cast<std::size_t>(t.generator)].bars.push_back(
-          {tl.start[from], tl.end[last], kGenerate, fmt::format("{}", t.id),
-           fmt::format("trajectory {} (batch {}), policy v{}{}{}, {}", t.id, t.batch, v,
-                       t.interrupted ? ", interrupted" : "", t.learned ? ", learned" : ", not learned",
-                       when(tl.start[from], tl.end[last])),
-           t.interrupted && !t.learned});
-    };
-    for (OpId op = t.first_op; op <= t.last_op; ++op) {
-      const auto& ends = sync_ends[static_cast<std::size_t>(t.generator)];
-      const int v = static_cast<int>(std::upper_bound(ends.begin(), ends.end(), tl.start[op]) - ends.begin());
-      if (version >= 0 && v != version) {
-        flush(op - 1, version);
-        from = op;
-      }
-      version = v;
-    }
-    flush(t.last_op, version);
+  // A trajectory is drawn as one bar per stretch generated with one policy version, as in the trace.
+  for (const GenerationStretch& g : generation_stretches(l)) {
+    const RlTrajectory& t = *g.trajectory;
+    const Time start = tl.start[g.first_op], end = tl.end[g.last_op];
+    gen[static_cast<std::size_t>(t.generator)].bars.push_back(
+        {start, end, kGenerate, fmt::format("{}", t.id),
+         fmt::format("trajectory {} (batch {}), policy v{}{}{}, {}", t.id, t.batch, g.version,
+                     t.interrupted ? ", interrupted" : "", t.learned ? ", learned" : ", not learned", when(start, end)),
+         t.interrupted && !t.learned});
   }
   for (OpId op = 0; op < p.graph.op_count(); ++op) {
     const RlOpInfo& x = p.info[op];

@@ -294,33 +294,14 @@ namespace {
 // Trajectories: one slice per stretch generated with one policy version (the number of syncs its
 // generator finished before the chunk started, as in RlTrajectory).
 void trace_trajectories(ChromeTrace& tr, const RlLoopRun& l, int gen_pid) {
-  const RlLoopProgram& p = *l.program;
   const Timeline& tl = l.timeline;
-  std::vector<std::vector<Time>> sync_ends(p.generators.size());
-  for (std::size_t w = 0; w < p.generators.size(); ++w) {
-    for (OpId s : p.generator_syncs[w]) sync_ends[w].push_back(tl.end[s]);
-    std::sort(sync_ends[w].begin(), sync_ends[w].end());
-  }
-  for (const RlTrajectory& t : p.trajectories) {
-    OpId from = t.first_op;
-    int version = -1;
-    const auto flush = [&](OpId last, int v) {
-      const std::string args =
-          fmt::format(R"("trajectory":{},"batch":{},"version":{},"learned":{},"interrupted":{},"staleness":{})", t.id,
-                      t.batch, v, t.learned ? "true" : "false", t.interrupted ? "true" : "false", t.staleness);
-      tr.slice(gen_pid, t.generator + 1, fmt::format("traj {} v{}", t.id, v), "generate", tl.start[from],
-               tl.end[last] - tl.start[from], args);
-    };
-    for (OpId op = t.first_op; op <= t.last_op; ++op) {
-      const auto& ends = sync_ends[t.generator];
-      const int v = static_cast<int>(std::upper_bound(ends.begin(), ends.end(), tl.start[op]) - ends.begin());
-      if (version >= 0 && v != version) {
-        flush(op - 1, version);
-        from = op;
-      }
-      version = v;
-    }
-    flush(t.last_op, version);
+  for (const GenerationStretch& g : generation_stretches(l)) {
+    const RlTrajectory& t = *g.trajectory;
+    const std::string args =
+        fmt::format(R"("trajectory":{},"batch":{},"version":{},"learned":{},"interrupted":{},"staleness":{})", t.id,
+                    t.batch, g.version, t.learned ? "true" : "false", t.interrupted ? "true" : "false", t.staleness);
+    tr.slice(gen_pid, t.generator + 1, fmt::format("traj {} v{}", t.id, g.version), "generate", tl.start[g.first_op],
+             tl.end[g.last_op] - tl.start[g.first_op], args);
   }
 }
 

@@ -33,6 +33,12 @@ void append_number(std::string& out, std::int64_t v) {
   char buf[24];
   out.append(buf, std::to_chars(buf, buf + sizeof buf, v).ptr);
 }
+// "aXb", the shape of every slot name ("1F3", "0:2").
+void append_pair(std::string& out, std::int64_t a, char x, std::int64_t b) {
+  append_number(out, a);
+  out += x;
+  append_number(out, b);
+}
 }  // namespace
 
 // The op names of deadlock messages and traces, written without a format string (a trace names
@@ -46,35 +52,24 @@ void append_pipe_op_name(std::string& out, const PipeOpInfo& x) {
     case PipeOp::SendForward:
     case PipeOp::SendBackward:
       out += "send ";
-      append_number(out, x.stage);
-      out += x.kind == PipeOp::SendForward ? 'F' : 'B';
-      append_number(out, x.micro);
+      append_pair(out, x.stage, x.kind == PipeOp::SendForward ? 'F' : 'B', x.micro);
       out += " d";
       append_number(out, x.device);
       out += "->d";
       append_number(out, x.peer);
       return;
     case PipeOp::Overlap:
-      append_number(out, x.stage);
-      out += 'F';
-      append_number(out, x.micro);
+      append_pair(out, x.stage, 'F', x.micro);
       out += '+';
-      append_number(out, x.stage2);
-      out += 'B';
-      append_number(out, x.micro2);
+      append_pair(out, x.stage2, 'B', x.micro2);
       return;
     case PipeOp::Comm:
       out += "comm ";
-      append_number(out, x.stage);
-      out += ':';
-      append_number(out, x.micro);
+      append_pair(out, x.stage, ':', x.micro);
       out += " d";
       append_number(out, x.device);
       return;
-    default:
-      append_number(out, x.stage);
-      out += pipe_op_letter(x.kind);
-      append_number(out, x.micro);
+    default: append_pair(out, x.stage, pipe_op_letter(x.kind), x.micro);
   }
 }
 

@@ -519,4 +519,30 @@ RlLoopRun simulate_rl_loop(const RlLoopSpec& spec) {
   return out;
 }
 
+std::vector<GenerationStretch> generation_stretches(const RlLoopRun& run) {
+  const RlLoopProgram& p = *run.program;
+  const Timeline& tl = run.timeline;
+  std::vector<std::vector<Time>> sync_ends(p.generators.size());
+  for (std::size_t w = 0; w < p.generators.size(); ++w) {
+    for (OpId s : p.generator_syncs[w]) sync_ends[w].push_back(tl.end[s]);
+    std::sort(sync_ends[w].begin(), sync_ends[w].end());
+  }
+  std::vector<GenerationStretch> out;
+  for (const RlTrajectory& t : p.trajectories) {
+    const auto& ends = sync_ends[static_cast<std::size_t>(t.generator)];
+    GenerationStretch cur{&t, t.first_op, t.first_op, -1};
+    for (OpId op = t.first_op; op <= t.last_op; ++op) {
+      const int v = static_cast<int>(std::upper_bound(ends.begin(), ends.end(), tl.start[op]) - ends.begin());
+      if (cur.version >= 0 && v != cur.version) {
+        out.push_back(cur);
+        cur.first_op = op;
+      }
+      cur.version = v;
+      cur.last_op = op;
+    }
+    out.push_back(cur);
+  }
+  return out;
+}
+
 }  // namespace stepsim

@@ -112,6 +112,15 @@ struct RlLoopRun {
   RlLoopStats stats;
 };
 
+// One stretch of a trajectory's generation made with one policy version: the number of weight
+// syncs its generator had finished when the chunk started. Traces and charts draw one slice each.
+struct GenerationStretch {
+  const RlTrajectory* trajectory;
+  OpId first_op, last_op;
+  int version;
+};
+std::vector<GenerationStretch> generation_stretches(const RlLoopRun& run);
+
 // Lowering runs in three parts, each a plain value that can be checked on its own:
 //   rl_work      -> RlWork      who does what and for how long (the deal and the drawn durations)
 //   rl_sync_plan -> RlSyncPlan  each generator's program order of trajectories and weight syncs,
