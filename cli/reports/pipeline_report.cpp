@@ -342,13 +342,16 @@ void emit_pipeline_trace(ChromeTrace& tr, const PipelineRun& run) {
     tr.slice(pid, tid, text.name, cat, tl.start[op], done - tl.start[op], text.args);
   }
   std::uint64_t flow_id = 1;
-  for (const auto& [send, consumer] : prog.consumer) {
+  for (OpId send = 0; send < g.op_count(); ++send) {
+    if (!PipelineProgram::is_send(prog.info[send].kind)) continue;
+    const OpId consumer = prog.consumer_of(send);
     const auto [spid, stid] = track[g.op_resource(send)];
     const auto [cpid, ctid] = track[g.op_resource(consumer)];
     tr.flow(flow_id++, "message", spid, stid, tl.start[send], cpid, ctid, tl.start[consumer]);
   }
+  const std::vector<LevelCurve> memory = pipeline_memory(run.plan, prog, tl);
   for (int d = 0; d < prog.devices; ++d)
-    for (const auto& [t, level] : run.stats.memory[d].steps) tr.counter(pid_of(d), "memory", t, "MiB", mib(level));
+    for (const auto& [t, level] : memory[d].steps) tr.counter(pid_of(d), "memory", t, "MiB", mib(level));
 }
 }  // namespace
 
