@@ -1,5 +1,7 @@
 #include "sim/level.hpp"
 
+#include "sim/level_runs.hpp"
+
 #include <algorithm>
 #include <bit>
 #include <stdexcept>
@@ -70,15 +72,15 @@ void sort_by_time(Change* first, Change* last, std::vector<Change>& scratch) {
 
 }  // namespace
 
-// Only the level after all changes at one time is recorded, so the order of changes within a
-// time does not matter -- which is also why releases "come first" at equal times: a buffer freed
-// as another is allocated is never counted twice.
-LevelCurve level_curve(std::span<LevelChange> changes, std::vector<LevelChange>& scratch) {
+namespace {
+
+// The level after all changes at each time, of changes in time order. Only the level after all
+// changes at one time is recorded, so the order of changes within a time does not matter --
+// which is also why releases "come first" at equal times: a buffer freed as another is allocated
+// is never counted twice.
+LevelCurve curve_of_sorted(const Change* first, const Change* last) {
   LevelCurve curve;
-  if (changes.empty()) return curve;
-  Change* const first = changes.data();
-  Change* const last = first + changes.size();
-  sort_by_time(first, last, scratch);
+  if (first == last) return curve;
   std::int64_t level = 0;
   curve.steps.emplace_back(0, 0);
   for (const Change* i = first; i != last;) {
@@ -94,6 +96,39 @@ LevelCurve level_curve(std::span<LevelChange> changes, std::vector<LevelChange>&
     }
   }
   return curve;
+}
+
+}  // namespace
+
+LevelCurve level_curve(std::span<LevelChange> changes, std::vector<LevelChange>& scratch) {
+  sort_by_time(changes.data(), changes.data() + changes.size(), scratch);
+  return curve_of_sorted(changes.data(), changes.data() + changes.size());
+}
+
+LevelCurve level_curve_of_runs(std::span<LevelChange> changes, std::span<const std::size_t> run_ends,
+                               std::vector<LevelChange>& scratch) {
+  const std::size_t n = changes.size();
+  std::vector<std::size_t> bounds{0};
+  for (const std::size_t end : run_ends) {
+    sort_by_time(changes.data() + bounds.back(), changes.data() + end, scratch);
+    bounds.push_back(end);
+  }
+  if (bounds.back() != n) throw std::invalid_argument("level_curve_of_runs: the runs do not end at the last change");
+  if (scratch.size() < n) scratch.resize(n);
+  const auto by_time = [](const Change& a, const Change& b) { return a.time < b.time; };
+  Change* from = changes.data();
+  Change* to = scratch.data();
+  while (bounds.size() > 2) {  // merge runs 2k and 2k+1 into `to`, until one is left
+    std::vector<std::size_t> next{0};
+    for (std::size_t k = 0; k + 1 < bounds.size(); k += 2) {
+      const std::size_t end = k + 2 < bounds.size() ? bounds[k + 2] : bounds[k + 1];
+      std::merge(from + bounds[k], from + bounds[k + 1], from + bounds[k + 1], from + end, to + bounds[k], by_time);
+      next.push_back(end);
+    }
+    bounds.swap(next);
+    std::swap(from, to);
+  }
+  return curve_of_sorted(from, from + n);
 }
 
 std::vector<LevelCurve> sweep_levels(const OpGraph& g, const Timeline& t, std::span<const Hold> holds,

@@ -6,6 +6,8 @@
 
 #include <fmt/format.h>
 
+#include "sim/level_runs.hpp"
+
 namespace stepsim {
 
 Time PipelineCosts::latency_between(int src, int dst) const {
@@ -329,54 +331,83 @@ std::unique_ptr<PipelineProgram> lower(const PipelinePlan& plan, const PipelineC
 
 namespace {
 
+// Level changes as runs, each in time order for the usual schedules (sim/level_runs.hpp).
+struct Changes {
+  std::vector<LevelChange> list;
+  std::vector<std::size_t> ends;
+  void clear() {
+    list.clear();
+    ends.clear();
+  }
+  void cut() {
+    if (ends.empty() ? !list.empty() : ends.back() != list.size()) ends.push_back(list.size());
+  }
+  LevelCurve curve(std::vector<LevelChange>& scratch) {
+    cut();
+    return level_curve_of_runs(list, ends, scratch);
+  }
+};
+
 // The memory and resident micro-batch changes of device d, by the lowering rules: its
 // activations from each forward's start until the end of its backward (W where split), and each
 // message it receives from arrival until its consumer starts. Zero amounts add nothing (a
-// device without any keeps an empty curve).
+// device without any keeps an empty curve). They are listed in runs that are already in time
+// order for the usual schedules, so that they merge instead of being sorted: per stage the
+// device holds, its forwards' starts (in micro-batch order), then its backwards' ends; per link
+// into it, the arrivals (a FIFO link delivers in order), then the consumers' starts.
 class DeviceChanges {
  public:
   DeviceChanges(const PipelinePlan& plan, const PipelineProgram& prog, const Timeline& tl)
-      : plan_(plan), prog_(prog), tl_(tl), in_links_(static_cast<std::size_t>(prog.devices)) {
-    // Stages of each route per device, and the links into each device: walked once per device.
-    stages_on_.resize(plan.routes.size());
-    for (std::size_t r = 0; r < plan.routes.size(); ++r) {
-      stages_on_[r].resize(static_cast<std::size_t>(prog.devices));
-      for (int s = 0; s < plan.stages; ++s) stages_on_[r][plan.routes[r][s]].push_back(s);
+      : plan_(plan), prog_(prog), tl_(tl), stages_on_(prog.devices), in_links_(prog.devices) {
+    for (int s = 0; s < plan.stages; ++s) {  // stages each device holds on some route, in order
+      for (const auto& route : plan.routes)
+        if (stages_on_[route[s]].empty() || stages_on_[route[s]].back() != s) stages_on_[route[s]].push_back(s);
     }
     for (const auto& [link, ends] : prog.link_ends) in_links_[ends.second].push_back(link);
   }
 
-  void collect(int d, std::vector<LevelChange>& memory, std::vector<LevelChange>* resident) const {
+  void collect(int d, Changes& memory, Changes* resident) const {
     memory.clear();
     if (resident) resident->clear();
-    const OpGraph& g = prog_.graph;
-    for (int i = 0; i < plan_.microbatches; ++i)
-      for (const int s : stages_on_[plan_.route_of_micro[i]][d]) {
-        const auto& a = prog_.activations[static_cast<std::size_t>(s) * plan_.microbatches + i];
-        const Time from = tl_.start[a.from], until = tl_.end[a.until];
-        if (const Bytes bytes = prog_.activation_bytes[s]; bytes != 0) {
-          memory.push_back({from, bytes});
-          memory.push_back({until, -bytes});
-        }
-        if (resident) {
-          resident->push_back({from, 1});
-          resident->push_back({until, -1});
-        }
+    for (const bool release : {false, true})
+      for (const int s : stages_on_[d]) {
+        activations(d, s, release, memory, resident);
+        memory.cut();
+        if (resident) resident->cut();
       }
     if (prog_.message_bytes == 0) return;
-    for (const ResourceId link : in_links_[d])
-      for (OpId send = g.first_on(link); send != kNoOp; send = g.next_on_resource(send)) {
-        memory.push_back({tl_.done(g, send), prog_.message_bytes});
-        memory.push_back({tl_.start[prog_.consumer_of(send)], -prog_.message_bytes});
-      }
+    const OpGraph& g = prog_.graph;
+    for (const ResourceId link : in_links_[d]) {
+      for (OpId send = g.first_on(link); send != kNoOp; send = g.next_on_resource(send))
+        memory.list.push_back({tl_.done(g, send), prog_.message_bytes});
+      memory.cut();
+      for (OpId send = g.first_on(link); send != kNoOp; send = g.next_on_resource(send))
+        memory.list.push_back({tl_.start[prog_.consumer_of(send)], -prog_.message_bytes});
+      memory.cut();
+    }
   }
 
  private:
+  // Stage s's activations on device d: taken at each forward's start, or freed at the end of
+  // each backward (`release`).
+  void activations(int d, int s, bool release, Changes& memory, Changes* resident) const {
+    const Bytes bytes = prog_.activation_bytes[s];
+    const std::int64_t sign = release ? -1 : 1;
+    const std::size_t base = static_cast<std::size_t>(s) * plan_.microbatches;
+    for (int i = 0; i < plan_.microbatches; ++i) {
+      if (plan_.device_of(s, i) != d) continue;
+      const auto& a = prog_.activations[base + i];
+      const Time t = release ? tl_.end[a.until] : tl_.start[a.from];
+      if (bytes != 0) memory.list.push_back({t, sign * bytes});
+      if (resident) resident->list.push_back({t, sign});
+    }
+  }
+
   const PipelinePlan& plan_;
   const PipelineProgram& prog_;
   const Timeline& tl_;
-  std::vector<std::vector<std::vector<int>>> stages_on_;  // [route][device]: its stages
-  std::vector<std::vector<ResourceId>> in_links_;         // per device: the links into it
+  std::vector<std::vector<int>> stages_on_;        // per device: the stages it holds on some route
+  std::vector<std::vector<ResourceId>> in_links_;  // per device: the links into it
 };
 
 }  // namespace
@@ -384,11 +415,12 @@ class DeviceChanges {
 std::vector<LevelCurve> pipeline_memory(const PipelinePlan& plan, const PipelineProgram& program,
                                         const Timeline& timeline) {
   const DeviceChanges changes(plan, program, timeline);
-  std::vector<LevelChange> memory, scratch;
+  Changes memory;
+  std::vector<LevelChange> scratch;
   std::vector<LevelCurve> curves;
   for (int d = 0; d < program.devices; ++d) {
     changes.collect(d, memory, nullptr);
-    curves.push_back(level_curve(memory, scratch));
+    curves.push_back(memory.curve(scratch));
   }
   return curves;
 }
@@ -402,18 +434,19 @@ PipelineStats measure(const PipelinePlan& plan, const PipelineProgram& program, 
   const auto busy = resource_busy(g, timeline);
   const auto copies = plan.stage_copies_per_device();
   const DeviceChanges changes(plan, program, timeline);
-  std::vector<LevelChange> memory, resident, scratch;
+  Changes memory, resident;
+  std::vector<LevelChange> scratch;
   double idle_sum = 0;
   for (int d = 0; d < program.devices; ++d) {
     changes.collect(d, memory, &resident);
-    const LevelCurve bytes = level_curve(memory, scratch);
+    const LevelCurve bytes = memory.curve(scratch);
     DeviceStats ds;
     ds.id = d;
     ds.busy = busy[program.compute[d]];
     ds.idle = st.step_time - ds.busy;
     ds.peak_memory = bytes.peak;
     ds.peak_memory_time = bytes.peak_time;
-    ds.peak_resident = static_cast<int>(level_curve(resident, scratch).peak);
+    ds.peak_resident = static_cast<int>(resident.curve(scratch).peak);
     ds.stage_copies = copies[d];
     ds.parameter_copies = plan.stages > 0 ? static_cast<double>(copies[d]) * plan.devices / plan.stages : 0.0;
     idle_sum += st.step_time > 0 ? static_cast<double>(ds.idle) / static_cast<double>(st.step_time) : 0.0;
