@@ -46,7 +46,8 @@ BENCHMARK_CAPTURE(BM_Engine, 1f1b, "1f1b")
     ->Unit(benchmark::kMillisecond);
 BENCHMARK_CAPTURE(BM_Engine, zb_h1, "zb-h1")->Args({kStages, kMicro})->Unit(benchmark::kMillisecond);
 
-// Schedule + lowering: action lists to an OpGraph with holds (finalize included).
+// Schedule + lowering: action lists to an OpGraph and the ops that bound each activation hold
+// (finalize included).
 void BM_Lower(benchmark::State& state) {
   std::size_t ops = 0;
   for (auto _ : state) {
@@ -58,7 +59,8 @@ void BM_Lower(benchmark::State& state) {
 }
 BENCHMARK(BM_Lower)->Unit(benchmark::kMillisecond);
 
-// Stats from a timeline: busy times and the memory sweep over every hold.
+// Stats from a timeline: busy times and each device's memory and resident levels, merged from
+// time-ordered runs of changes (peaks only: the curves are made on demand).
 void BM_Measure(benchmark::State& state) {
   Lowered l = lowered("1f1b", kStages, kMicro);
   const Timeline t = run(l.program->graph);
@@ -84,7 +86,8 @@ void BM_Simulate(benchmark::State& state) {
 BENCHMARK(BM_Simulate)->Unit(benchmark::kMillisecond);
 
 // Peak heap bytes per op: the highest live heap during simulate_pipeline (graph, timeline,
-// engine queues, holds, stats all at once), over the op count. Also the share of each phase.
+// engine queues, the level sweep and stats all at once), over the op count. Also the share of
+// each phase.
 void BM_PeakMemoryPerOp(benchmark::State& state) {
   const PipelineSpec spec = pipeline_workload("1f1b", kStages, kMicro);
   double total = 0, lower_peak = 0, engine_peak = 0, measure_peak = 0, kept = 0;

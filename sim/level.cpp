@@ -1,5 +1,7 @@
 #include "sim/level.hpp"
 
+#include "sim/level_runs.hpp"
+
 #include <algorithm>
 #include <bit>
 #include <stdexcept>
@@ -17,56 +19,51 @@ Time time_of(const OpGraph& g, const Timeline& t, Mark m) {
 
 namespace {
 
-struct Change {
-  Time time;
-  std::int64_t delta;
-};
+using Change = LevelChange;
 
-// Sorts changes by time: a least-significant-digit radix sort on (time - earliest), 11 bits a
-// pass and only as many passes as the span of times needs (a 130 s step: 37 bits, 4 passes),
-// through `scratch`. Linear in the number of changes; runs shorter than the histograms use a
-// comparison sort. The
-// order within one time is left unspecified: nothing downstream depends on it (see below).
+// Sorts changes by time: a least-significant-digit radix sort on (time - earliest), as many
+// passes as the span of times needs, through `scratch`. Linear in the number of changes. The
+// digit width follows the count (up to 11 bits: 2,048 histogram entries a pass), so that the
+// histograms stay smaller than the data: a device's few thousand changes sort in four or five
+// cheap passes instead of a comparison sort (which cost a quarter of a whole run at p = 64,
+// m = 1,024). The order within one time is left unspecified: nothing downstream depends on it.
 void sort_by_time(Change* first, Change* last, std::vector<Change>& scratch) {
   const std::size_t n = static_cast<std::size_t>(last - first);
-  const auto by_time = [](const Change& a, const Change& b) { return a.time < b.time; };
-  if (n < 4096) {  // below this the histograms (2,048 entries a pass) cost more than they save
-    std::sort(first, last, by_time);
+  if (n < 64) {
+    std::sort(first, last, [](const Change& a, const Change& b) { return a.time < b.time; });
     return;
   }
   Time lo = first->time, hi = first->time;
-  for (const Change* c = first; c != last; ++c) {
+  bool sorted = true;
+  for (const Change* c = first + 1; c != last; ++c) {
+    sorted = sorted && c[-1].time <= c->time;
     lo = std::min(lo, c->time);
     hi = std::max(hi, c->time);
   }
+  if (sorted) return;
   const auto span = static_cast<std::uint64_t>(hi) - static_cast<std::uint64_t>(lo);
-  constexpr int kBits = 11;
-  constexpr std::size_t kRadix = std::size_t{1} << kBits;
-  const int passes = (std::bit_width(span) + kBits - 1) / kBits;
-  if (passes == 0) return;
-  if (n < static_cast<std::size_t>(passes) * kRadix) {
-    std::sort(first, last, by_time);
-    return;
-  }
+  const int bits = std::clamp(static_cast<int>(std::bit_width(n)) - 3, 4, 11);
+  const std::size_t radix = std::size_t{1} << bits;
+  const int passes = (static_cast<int>(std::bit_width(span)) + bits - 1) / bits;
   if (scratch.size() < n) scratch.resize(n);
-  std::vector<std::uint32_t> count(kRadix * static_cast<std::size_t>(passes), 0);
+  std::vector<std::uint32_t> count(radix * static_cast<std::size_t>(passes), 0);
   for (const Change* c = first; c != last; ++c) {
     const auto key = static_cast<std::uint64_t>(c->time) - static_cast<std::uint64_t>(lo);
-    for (int p = 0; p < passes; ++p) ++count[kRadix * p + ((key >> (kBits * p)) & (kRadix - 1))];
+    for (int p = 0; p < passes; ++p) ++count[radix * p + ((key >> (bits * p)) & (radix - 1))];
   }
   Change* from = first;
   Change* to = scratch.data();
   for (int p = 0; p < passes; ++p) {
-    std::uint32_t* h = count.data() + kRadix * p;
+    std::uint32_t* h = count.data() + radix * p;
     std::uint32_t sum = 0;
-    for (std::size_t d = 0; d < kRadix; ++d) {
+    for (std::size_t d = 0; d < radix; ++d) {
       const std::uint32_t c = h[d];
       h[d] = sum;
       sum += c;
     }
     for (std::size_t i = 0; i < n; ++i) {
       const auto key = static_cast<std::uint64_t>(from[i].time) - static_cast<std::uint64_t>(lo);
-      to[h[(key >> (kBits * p)) & (kRadix - 1)]++] = from[i];
+      to[h[(key >> (bits * p)) & (radix - 1)]++] = from[i];
     }
     std::swap(from, to);
   }
@@ -75,14 +72,70 @@ void sort_by_time(Change* first, Change* last, std::vector<Change>& scratch) {
 
 }  // namespace
 
+namespace {
+
+// The level after all changes at each time, of changes in time order. Only the level after all
+// changes at one time is recorded, so the order of changes within a time does not matter --
+// which is also why releases "come first" at equal times: a buffer freed as another is allocated
+// is never counted twice.
+LevelCurve curve_of_sorted(const Change* first, const Change* last) {
+  LevelCurve curve;
+  if (first == last) return curve;
+  std::int64_t level = 0;
+  curve.steps.emplace_back(0, 0);
+  for (const Change* i = first; i != last;) {
+    const Time now = i->time;
+    for (; i != last && i->time == now; ++i) level += i->delta;
+    if (curve.steps.back().first == now)
+      curve.steps.back().second = level;
+    else if (curve.steps.back().second != level)
+      curve.steps.emplace_back(now, level);
+    if (level > curve.peak) {
+      curve.peak = level;
+      curve.peak_time = now;
+    }
+  }
+  return curve;
+}
+
+}  // namespace
+
+LevelCurve level_curve(std::span<LevelChange> changes, std::vector<LevelChange>& scratch) {
+  sort_by_time(changes.data(), changes.data() + changes.size(), scratch);
+  return curve_of_sorted(changes.data(), changes.data() + changes.size());
+}
+
+LevelCurve level_curve_of_runs(std::span<LevelChange> changes, std::span<const std::size_t> run_ends,
+                               std::vector<LevelChange>& scratch) {
+  const std::size_t n = changes.size();
+  std::vector<std::size_t> bounds{0};
+  for (const std::size_t end : run_ends) {
+    sort_by_time(changes.data() + bounds.back(), changes.data() + end, scratch);
+    bounds.push_back(end);
+  }
+  if (bounds.back() != n) throw std::invalid_argument("level_curve_of_runs: the runs do not end at the last change");
+  if (scratch.size() < n) scratch.resize(n);
+  const auto by_time = [](const Change& a, const Change& b) { return a.time < b.time; };
+  Change* from = changes.data();
+  Change* to = scratch.data();
+  while (bounds.size() > 2) {  // merge runs 2k and 2k+1 into `to`, until one is left
+    std::vector<std::size_t> next{0};
+    for (std::size_t k = 0; k + 1 < bounds.size(); k += 2) {
+      const std::size_t end = k + 2 < bounds.size() ? bounds[k + 2] : bounds[k + 1];
+      std::merge(from + bounds[k], from + bounds[k + 1], from + bounds[k + 1], from + end, to + bounds[k], by_time);
+      next.push_back(end);
+    }
+    bounds.swap(next);
+    std::swap(from, to);
+  }
+  return curve_of_sorted(from, from + n);
+}
+
 std::vector<LevelCurve> sweep_levels(const OpGraph& g, const Timeline& t, std::span<const Hold> holds,
                                      std::size_t counters) {
   // The holds grouped by counter with a counting sort of their indices (4 bytes a hold), then
   // one counter at a time: its changes (time, delta) gathered into a buffer the size of the
-  // largest counter's and sorted by time (radix, above). Only the level after all changes at
-  // one time is recorded, so the order of changes within a time does not matter -- which is
-  // also why releases "come first" at equal times: a buffer freed as another is allocated is
-  // never counted twice.
+  // largest counter's and made into its curve (level_curve).
   if (holds.size() >= 0xffffffffu) throw std::length_error("sweep_levels: more than 2^32 - 1 holds");
   std::vector<std::size_t> begin(counters + 1, 0);
   for (const Hold& h : holds)
@@ -120,22 +173,7 @@ std::vector<LevelCurve> sweep_levels(const OpGraph& g, const Timeline& t, std::s
       *last++ = {time_of(g, t, h.from), h.amount};
       *last++ = {time_of(g, t, h.until), -h.amount};
     }
-    sort_by_time(first, last, scratch);
-    auto& curve = curves[c];
-    std::int64_t level = 0;
-    curve.steps.emplace_back(0, 0);
-    for (const Change* i = first; i != last;) {
-      const Time now = i->time;
-      for (; i != last && i->time == now; ++i) level += i->delta;
-      if (curve.steps.back().first == now)
-        curve.steps.back().second = level;
-      else if (curve.steps.back().second != level)
-        curve.steps.emplace_back(now, level);
-      if (level > curve.peak) {
-        curve.peak = level;
-        curve.peak_time = now;
-      }
-    }
+    curves[c] = level_curve({first, last}, scratch);
   }
   return curves;
 }

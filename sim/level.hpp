@@ -31,6 +31,17 @@ struct LevelCurve {
 
 Time time_of(const OpGraph& g, const Timeline& t, Mark m);
 
+// One change of a level: `delta` at `time`.
+struct LevelChange {
+  Time time;
+  std::int64_t delta;
+};
+
+// The curve of a level that is 0 at time 0 and moves by each change, by the rule below. The
+// changes may come in any order; they are sorted here in place, through `scratch` (a buffer a
+// caller reuses between curves). For a model that knows its holds without storing them.
+LevelCurve level_curve(std::span<LevelChange> changes, std::vector<LevelChange>& scratch);
+
 // Rule: at equal times, releases happen before acquisitions, so a buffer freed at the instant
 // another is allocated is not counted twice.
 std::vector<LevelCurve> sweep_levels(const OpGraph& g, const Timeline& t, std::span<const Hold> holds,

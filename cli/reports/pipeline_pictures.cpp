@@ -116,8 +116,9 @@ CurveChart pipeline_memory_curves(const PipelineRun& run, const PipelineSpec& sp
   CurveChart chart;
   chart.unit = "MiB";
   chart.end = run.stats.step_time;
-  for (std::size_t d = 0; d < run.stats.memory.size(); ++d) {
-    const LevelCurve& level = run.stats.memory[d];
+  const std::vector<LevelCurve> memory = pipeline_memory(run.plan, *run.program, run.timeline);
+  for (std::size_t d = 0; d < memory.size(); ++d) {
+    const LevelCurve& level = memory[d];
     CurveSeries s;
     s.label = fmt::format("device {}", d);
     s.colour = device_colour(static_cast<int>(d));

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <string_view>
 
 #include <fmt/format.h>
 
@@ -11,6 +12,10 @@
 #include "models/units.hpp"
 
 namespace stepsim::cli {
+
+// Literals appended as string_views: their length is known at compile time (no strlen per
+// append; the trace appends a dozen per op).
+using namespace std::string_view_literals;
 
 namespace {
 double mib(Bytes b) { return static_cast<double>(b) / (1024.0 * 1024.0); }
@@ -254,7 +259,7 @@ std::string_view pipeline_slice(SliceText& t, const OpGraph& g, const Timeline& 
       t.name = "F mb";
       append_int(t.name, x.micro);
       t.name += c;
-      t.name += " + B mb";
+      t.name += " + B mb"sv;
       append_int(t.name, x.micro2);
       t.name += chunk_suffix(chunks, x.device, x.stage2);
       cat = "overlap";
@@ -262,7 +267,7 @@ std::string_view pipeline_slice(SliceText& t, const OpGraph& g, const Timeline& 
     default:
       t.letter[0] = pipe_op_letter(x.kind);
       t.name = t.letter;
-      t.name += " mb";
+      t.name += " mb"sv;
       append_int(t.name, x.micro);
       t.name += c;
       cat = std::string_view(t.letter, 1);
@@ -273,34 +278,34 @@ std::string_view pipeline_slice(SliceText& t, const OpGraph& g, const Timeline& 
   std::string& a = t.args;
   a = R"("op":")";
   append_json_escaped(a, t.opname);
-  a += R"(","stage":)";
+  a += R"(","stage":)"sv;
   append_int(a, x.stage);
-  a += R"(,"microbatch":)";
+  a += R"(,"microbatch":)"sv;
   append_int(a, x.micro);
-  a += R"(,"start_ms":)";
+  a += R"(,"start_ms":)"sv;
   append_ms3(a, tl.start[op]);
-  a += R"(,"end_ms":)";
+  a += R"(,"end_ms":)"sv;
   append_ms3(a, tl.done(g, op));
   if (!c.empty()) {
-    a += R"(,"chunk":)";
+    a += R"(,"chunk":)"sv;
     append_int(a, chunks[x.device][x.stage]);
   }
   if (x.kind == PipeOp::Overlap) {
-    a += R"(,"backward_stage":)";
+    a += R"(,"backward_stage":)"sv;
     append_int(a, x.stage2);
-    a += R"(,"backward_microbatch":)";
+    a += R"(,"backward_microbatch":)"sv;
     append_int(a, x.micro2);
     if (!c.empty()) {
-      a += R"(,"backward_chunk":)";
+      a += R"(,"backward_chunk":)"sv;
       append_int(a, chunks[x.device][x.stage2]);
     }
   }
   if (x.kind == PipeOp::SendForward || x.kind == PipeOp::SendBackward) {
-    a += R"(,"from_device":)";
+    a += R"(,"from_device":)"sv;
     append_int(a, x.device);
-    a += R"(,"to_device":)";
+    a += R"(,"to_device":)"sv;
     append_int(a, x.peer);
-    a += R"(,"latency_ms":)";
+    a += R"(,"latency_ms":)"sv;
     append_ms3(a, g.op_latency(op));
   }
   return cat;
@@ -337,13 +342,16 @@ void emit_pipeline_trace(ChromeTrace& tr, const PipelineRun& run) {
     tr.slice(pid, tid, text.name, cat, tl.start[op], done - tl.start[op], text.args);
   }
   std::uint64_t flow_id = 1;
-  for (const auto& [send, consumer] : prog.consumer) {
+  for (OpId send = 0; send < g.op_count(); ++send) {
+    if (!PipelineProgram::is_send(prog.info[send].kind)) continue;
+    const OpId consumer = prog.consumer_of(send);
     const auto [spid, stid] = track[g.op_resource(send)];
     const auto [cpid, ctid] = track[g.op_resource(consumer)];
     tr.flow(flow_id++, "message", spid, stid, tl.start[send], cpid, ctid, tl.start[consumer]);
   }
+  const std::vector<LevelCurve> memory = pipeline_memory(run.plan, prog, tl);
   for (int d = 0; d < prog.devices; ++d)
-    for (const auto& [t, level] : run.stats.memory[d].steps) tr.counter(pid_of(d), "memory", t, "MiB", mib(level));
+    for (const auto& [t, level] : memory[d].steps) tr.counter(pid_of(d), "memory", t, "MiB", mib(level));
 }
 }  // namespace
 

@@ -3,6 +3,7 @@
 
 #include "sim/engine.hpp"
 #include "sim/level.hpp"
+#include "sim/level_runs.hpp"
 
 using namespace stepsim;
 
@@ -110,4 +111,29 @@ TEST_CASE("levels: releases before acquisitions at equal times", "[engine][level
   const auto curve = sweep_levels(g, t, together, 1)[0];
   CHECK(curve.peak == 12);
   CHECK(curve.peak_time == 10);
+}
+
+TEST_CASE("levels: changes in runs give the curve of the same changes sorted", "[engine][levels]") {
+  // Three runs: two in order, one not (sorted on its own), and long enough (5,000 changes) for
+  // the radix sort; the merged curve must be the one level_curve gives for the same changes.
+  std::vector<LevelChange> changes;
+  std::vector<std::size_t> ends;
+  for (Time i = 0; i < 2000; ++i) changes.push_back({10 * i, 3});  // acquisitions, in order
+  ends.push_back(changes.size());
+  for (Time i = 0; i < 2000; ++i) changes.push_back({10 * i + 25, -3});  // releases, in order
+  ends.push_back(changes.size());
+  for (Time i = 0; i < 500; ++i) changes.push_back({(i * 7919) % 20000, 1});  // out of order
+  for (Time i = 0; i < 500; ++i) changes.push_back({(i * 7919) % 20000 + 5, -1});
+  ends.push_back(changes.size());
+  std::vector<LevelChange> copy = changes, scratch;
+  const LevelCurve merged = level_curve_of_runs(changes, ends, scratch);
+  const LevelCurve sorted = level_curve(copy, scratch);
+  CHECK(merged.steps == sorted.steps);
+  CHECK(merged.peak == sorted.peak);
+  CHECK(merged.peak_time == sorted.peak_time);
+  // Three acquisitions of 3 overlap (each lasts 25 ns, one every 10 ns), plus at most one of 1.
+  CHECK(merged.peak == 10);
+  CHECK(merged.peak_time == 43);
+  CHECK(merged.steps.front() == std::pair<Time, std::int64_t>{0, 4});
+  CHECK(merged.steps.back() == std::pair<Time, std::int64_t>{20015, 0});
 }

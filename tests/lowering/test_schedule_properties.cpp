@@ -66,7 +66,7 @@ void check_run(const PipelineRun& run, const PipelineSpec& spec) {
     }
   }
   // Every byte held is released by the end of the step.
-  for (const auto& curve : run.stats.memory) {
+  for (const auto& curve : pipeline_memory(run.plan, *run.program, run.timeline)) {
     REQUIRE(!curve.steps.empty());
     REQUIRE(curve.steps.back().second == 0);
   }

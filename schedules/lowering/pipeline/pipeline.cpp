@@ -6,6 +6,8 @@
 
 #include <fmt/format.h>
 
+#include "sim/level_runs.hpp"
+
 namespace stepsim {
 
 Time PipelineCosts::latency_between(int src, int dst) const {
@@ -161,8 +163,6 @@ class PipeEmitter {
       }
     g_.reserve(compute_ops + sends, deps);
     prog_.info.reserve(compute_ops + sends);
-    prog_.consumer.reserve(sends);
-    prog_.holds.reserve(2 * static_cast<std::size_t>(S) * m_ + sends);
   }
 
   // Compute ops in each device's action order: the program order of its compute stream. They are
@@ -192,6 +192,7 @@ class PipeEmitter {
 
   void flows() {
     for (const auto& [before, after] : pending_) dep(before, after);
+    prog_.activations.assign(fwd_.size(), {kNoOp, kNoOp});
     for (int i = 0; i < m_; ++i) {
       for (int s = 0; s < plan_.stages; ++s) {
         const OpId f = fwd_[idx(s, i)], b = bwd_[idx(s, i)], w = wgt_[idx(s, i)];
@@ -201,11 +202,8 @@ class PipeEmitter {
           message(done(bwd_[idx(s + 1, i)]), b, plan_.device_of(s + 1, i), dev, false, s + 1, i);
         dep(done(f), b);
         // A split backward keeps the activations until W; a full one until B.
-        const OpId last = w != kNoOp ? w : b;
         if (w != kNoOp) dep(b, w);
-        hold(PipelineProgram::memory_counter(dev), costs_.stages[s].activation, {f, OpPoint::Start},
-             {last, OpPoint::End});
-        hold(PipelineProgram::resident_counter(dev), 1, {f, OpPoint::Start}, {last, OpPoint::End});
+        prog_.activations[idx(s, i)] = {f, w != kNoOp ? w : b};
       }
     }
   }
@@ -275,11 +273,8 @@ class PipeEmitter {
     g_.add_dep(before, after);
   }
 
-  void hold(std::uint32_t counter, std::int64_t amount, Mark from, Mark until) {
-    prog_.holds.push_back({counter, amount, from, until});
-  }
-
   // A message from `from` (on device src) to `to` (on device dst); same device: a plain dependency.
+  // The send's first dependency is its consumer (PipelineProgram::consumer_of).
   void message(OpId from, OpId to, int src, int dst, bool forward, int stage, int micro) {
     if (src == dst) {
       dep(from, to);
@@ -291,9 +286,7 @@ class PipeEmitter {
     const OpId send = add(l.resource, msg_time_, l.latency, info);
     dep(from, send);
     dep(send, to);
-    prog_.consumer.emplace_back(send, to);
     (forward ? prog_.forward_messages : prog_.backward_messages)++;
-    hold(PipelineProgram::memory_counter(dst), costs_.message, {send, OpPoint::Done}, {to, OpPoint::Start});
   }
 
   const PipelinePlan& plan_;
@@ -320,12 +313,111 @@ std::unique_ptr<PipelineProgram> lower(const PipelinePlan& plan, const PipelineC
         fmt::format("update times for {} devices, plan has {}", costs.update.size(), plan.devices));
   auto holder = std::make_unique<PipelineProgram>();
   holder->devices = plan.devices;
+  holder->microbatches = plan.microbatches;
+  holder->message_bytes = costs.message;
+  for (const auto& c : costs.stages) holder->activation_bytes.push_back(c.activation);
   PipeEmitter emitter(plan, costs, *holder);
   emitter.reserve();
   emitter.compute();
   emitter.flows();
   holder->graph.set_namer([&info = holder->info](OpId op) { return name_of(info[op]); });
   return holder;
+}
+
+namespace {
+
+// Level changes as runs, each in time order for the usual schedules (sim/level_runs.hpp).
+struct Changes {
+  std::vector<LevelChange> list;
+  std::vector<std::size_t> ends;
+  void clear() {
+    list.clear();
+    ends.clear();
+  }
+  void cut() {
+    if (ends.empty() ? !list.empty() : ends.back() != list.size()) ends.push_back(list.size());
+  }
+  LevelCurve curve(std::vector<LevelChange>& scratch) {
+    cut();
+    return level_curve_of_runs(list, ends, scratch);
+  }
+};
+
+// The memory and resident micro-batch changes of device d, by the lowering rules: its
+// activations from each forward's start until the end of its backward (W where split), and each
+// message it receives from arrival until its consumer starts. Zero amounts add nothing (a
+// device without any keeps an empty curve). They are listed in runs that are already in time
+// order for the usual schedules, so that they merge instead of being sorted: per stage the
+// device holds, its forwards' starts (in micro-batch order), then its backwards' ends; per link
+// into it, the arrivals (a FIFO link delivers in order), then the consumers' starts.
+class DeviceChanges {
+ public:
+  DeviceChanges(const PipelinePlan& plan, const PipelineProgram& prog, const Timeline& tl)
+      : plan_(plan), prog_(prog), tl_(tl), stages_on_(prog.devices), in_links_(prog.devices) {
+    for (int s = 0; s < plan.stages; ++s) {  // stages each device holds on some route, in order
+      for (const auto& route : plan.routes)
+        if (stages_on_[route[s]].empty() || stages_on_[route[s]].back() != s) stages_on_[route[s]].push_back(s);
+    }
+    for (const auto& [link, ends] : prog.link_ends) in_links_[ends.second].push_back(link);
+  }
+
+  void collect(int d, Changes& memory, Changes* resident) const {
+    memory.clear();
+    if (resident) resident->clear();
+    for (const bool release : {false, true})
+      for (const int s : stages_on_[d]) {
+        activations(d, s, release, memory, resident);
+        memory.cut();
+        if (resident) resident->cut();
+      }
+    if (prog_.message_bytes == 0) return;
+    const OpGraph& g = prog_.graph;
+    for (const ResourceId link : in_links_[d]) {
+      for (OpId send = g.first_on(link); send != kNoOp; send = g.next_on_resource(send))
+        memory.list.push_back({tl_.done(g, send), prog_.message_bytes});
+      memory.cut();
+      for (OpId send = g.first_on(link); send != kNoOp; send = g.next_on_resource(send))
+        memory.list.push_back({tl_.start[prog_.consumer_of(send)], -prog_.message_bytes});
+      memory.cut();
+    }
+  }
+
+ private:
+  // Stage s's activations on device d: taken at each forward's start, or freed at the end of
+  // each backward (`release`).
+  void activations(int d, int s, bool release, Changes& memory, Changes* resident) const {
+    const Bytes bytes = prog_.activation_bytes[s];
+    const std::int64_t sign = release ? -1 : 1;
+    const std::size_t base = static_cast<std::size_t>(s) * plan_.microbatches;
+    for (int i = 0; i < plan_.microbatches; ++i) {
+      if (plan_.device_of(s, i) != d) continue;
+      const auto& a = prog_.activations[base + i];
+      const Time t = release ? tl_.end[a.until] : tl_.start[a.from];
+      if (bytes != 0) memory.list.push_back({t, sign * bytes});
+      if (resident) resident->list.push_back({t, sign});
+    }
+  }
+
+  const PipelinePlan& plan_;
+  const PipelineProgram& prog_;
+  const Timeline& tl_;
+  std::vector<std::vector<int>> stages_on_;        // per device: the stages it holds on some route
+  std::vector<std::vector<ResourceId>> in_links_;  // per device: the links into it
+};
+
+}  // namespace
+
+std::vector<LevelCurve> pipeline_memory(const PipelinePlan& plan, const PipelineProgram& program,
+                                        const Timeline& timeline) {
+  const DeviceChanges changes(plan, program, timeline);
+  Changes memory;
+  std::vector<LevelChange> scratch;
+  std::vector<LevelCurve> curves;
+  for (int d = 0; d < program.devices; ++d) {
+    changes.collect(d, memory, nullptr);
+    curves.push_back(memory.curve(scratch));
+  }
+  return curves;
 }
 
 PipelineStats measure(const PipelinePlan& plan, const PipelineProgram& program, const Timeline& timeline) {
@@ -335,22 +427,25 @@ PipelineStats measure(const PipelinePlan& plan, const PipelineProgram& program, 
   st.forward_messages = program.forward_messages;
   st.backward_messages = program.backward_messages;
   const auto busy = resource_busy(g, timeline);
-  auto levels = sweep_levels(g, timeline, program.holds, 2 * static_cast<std::size_t>(program.devices));
   const auto copies = plan.stage_copies_per_device();
+  const DeviceChanges changes(plan, program, timeline);
+  Changes memory, resident;
+  std::vector<LevelChange> scratch;
   double idle_sum = 0;
   for (int d = 0; d < program.devices; ++d) {
+    changes.collect(d, memory, &resident);
+    const LevelCurve bytes = memory.curve(scratch);
     DeviceStats ds;
     ds.id = d;
     ds.busy = busy[program.compute[d]];
     ds.idle = st.step_time - ds.busy;
-    ds.peak_memory = levels[PipelineProgram::memory_counter(d)].peak;
-    ds.peak_memory_time = levels[PipelineProgram::memory_counter(d)].peak_time;
-    ds.peak_resident = static_cast<int>(levels[PipelineProgram::resident_counter(d)].peak);
+    ds.peak_memory = bytes.peak;
+    ds.peak_memory_time = bytes.peak_time;
+    ds.peak_resident = static_cast<int>(resident.curve(scratch).peak);
     ds.stage_copies = copies[d];
     ds.parameter_copies = plan.stages > 0 ? static_cast<double>(copies[d]) * plan.devices / plan.stages : 0.0;
     idle_sum += st.step_time > 0 ? static_cast<double>(ds.idle) / static_cast<double>(st.step_time) : 0.0;
     st.devices.push_back(ds);
-    st.memory.push_back(std::move(levels[PipelineProgram::memory_counter(d)]));
   }
   st.bubble_fraction = program.devices > 0 ? idle_sum / program.devices : 0.0;
   return st;

@@ -82,18 +82,29 @@ struct PipelineProgram {
   std::vector<PipeOpInfo> info;
   std::vector<ResourceId> compute;  // per device
   std::vector<ResourceId> comm;     // per device: its in-pass collectives (only with *_comm costs)
-  std::vector<Hold> holds;          // counters: 2d = memory bytes, 2d+1 = resident micro-batches
   int devices = 0;
+  int microbatches = 0;
   int forward_messages = 0;
   int backward_messages = 0;
-  // For each send op, in op-id order: (send, the op that consumes the message) -- flow arrows
-  // in traces. A flat list: sends are added in increasing id order, so it is sorted.
-  std::vector<std::pair<OpId, OpId>> consumer;
   // Link resources and the (source, destination) devices they join.
   std::map<ResourceId, std::pair<int, int>> link_ends;
 
-  static std::uint32_t memory_counter(int device) { return 2u * device; }
-  static std::uint32_t resident_counter(int device) { return 2u * device + 1; }
+  // What memory the step holds (the lowering rules above), kept as the ops that bound each hold
+  // rather than as a list of holds (which took 32 bytes per op): per (stage, micro-batch), at
+  // stage * microbatches + micro, the op whose start takes its activations and the op whose end
+  // frees them; the bytes of one stage's activations; the bytes of a message, held from its
+  // send's done time until its consumer starts.
+  struct Activation {
+    OpId from, until;
+  };
+  std::vector<Activation> activations;
+  std::vector<Bytes> activation_bytes;  // per virtual stage
+  Bytes message_bytes = 0;
+
+  // The op that consumes a send's message: its first successor (the lowering adds that
+  // dependency right after the send; after the graph is finalized).
+  OpId consumer_of(OpId send) const { return graph.targets()[graph.records()[send].first_succ]; }
+  static bool is_send(PipeOp kind) { return kind == PipeOp::SendForward || kind == PipeOp::SendBackward; }
 };
 
 // Throws std::invalid_argument if plan and costs disagree (sizes), GraphError on an action that
@@ -119,9 +130,14 @@ struct PipelineStats {
   double bubble_fraction;  // mean over devices of idle / step time
   int forward_messages, backward_messages;
   std::vector<DeviceStats> devices;
-  std::vector<LevelCurve> memory;  // per device, bytes over time
 };
 
+// Computes the curves one device at a time and keeps only their peaks: the curves of a large
+// step are 16 bytes per op, and only a trace or a chart asks for them (pipeline_memory below).
 PipelineStats measure(const PipelinePlan& plan, const PipelineProgram& program, const Timeline& timeline);
+
+// Per device, its memory bytes over time.
+std::vector<LevelCurve> pipeline_memory(const PipelinePlan& plan, const PipelineProgram& program,
+                                        const Timeline& timeline);
 
 }  // namespace stepsim

@@ -1,0 +1,18 @@
+#pragma once
+// Levels from changes that come as a few runs, each (nearly always) already in time order: a
+// model that knows its holds can list them that way (a device's forwards start in order, a FIFO
+// link's messages arrive in order) and spare the sort.
+#include <span>
+#include <vector>
+
+#include "sim/level.hpp"
+
+namespace stepsim {
+
+// As level_curve(changes, scratch) (sim/level.hpp), for changes made of consecutive runs:
+// run k ends at run_ends[k] (the last is changes.size()). A run out of order is sorted on its
+// own; the runs are then merged pairwise. The same curve as level_curve of the same changes.
+LevelCurve level_curve_of_runs(std::span<LevelChange> changes, std::span<const std::size_t> run_ends,
+                               std::vector<LevelChange>& scratch);
+
+}  // namespace stepsim
