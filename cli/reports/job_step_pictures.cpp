@@ -110,13 +110,13 @@ void add_comm_bars(const JobStepRun& run, const Interval& iv, TimeTrack& t) {
   }
 }
 
-TimeTrack track_of(const JobStepRun& run, ResourceId r, std::string label, bool major) {
+TimeTrack track_of(const JobStepRun& run, ResourceId r, std::string label, bool is_major) {
   const OpGraph& g = run.graph();
   const Timeline& tl = run.timeline;
   TimeTrack t;
   t.label = std::move(label);
-  t.minor = !major;
-  t.show_idle = major;
+  t.minor = !is_major;
+  t.show_idle = is_major;
   const bool link = g.resource(r).name.rfind("link ", 0) == 0;
   for (const Interval& iv : resource_intervals(g, tl, r)) {
     if (iv.end == iv.start) continue;
@@ -178,8 +178,8 @@ TimelineChart job_step_timeline(const JobStepRun& run) {
   }
   for (const auto& [r, label] : tracks) {
     if (!has_work(g, run.timeline, r)) continue;
-    const bool major = g.resource(r).name.find("compute") != std::string::npos;
-    chart.tracks.push_back(track_of(run, r, label, major));
+    const bool is_major = g.resource(r).name.find("compute") != std::string::npos;
+    chart.tracks.push_back(track_of(run, r, label, is_major));
   }
   // The ZeRO-3 path's optimizer runs after the graph (run_job_step): drawn at the step's end.
   const Time tail = run.result.step_time - run.timeline.makespan;

@@ -122,7 +122,7 @@ CaptionedTable job_step_cp_table(const JobStepRun& run) {
       "balanced: {} chunks of {} tokens, rank i takes chunk i and chunk {}-i; contiguous: rank i takes tokens "
       "[i s/cp, (i+1) s/cp)",
       grouped(s), grouped(all), cp, 2 * cp, grouped(s / (2 * cp)), 2 * cp - 1);
-  Table t({{"CP rank"}, {"balanced chunks", false}, {"pairs"}, {"share"}, {"contiguous pairs"}, {"share "}});
+  Table t({{"CP rank"}, {"balanced chunks", false}, {"pairs"}, {"share"}, {"contiguous pairs"}, {"share"}});
   std::int64_t most_b = 0, most_c = 0;
   for (int i = 0; i < cp; ++i) {
     const auto& b = bal[static_cast<std::size_t>(i)];

@@ -251,3 +251,20 @@ TEST_CASE("DualPipe in a job: two weight copies per device, counted in memory", 
   CHECK(dual.result.step_time >= device_compute_bound(dual));
   CHECK(dual.result.bubble < one.result.bubble);
 }
+
+TEST_CASE("CP attention is costed from the most loaded rank's causal pairs", "[job_step][cp]") {
+  JobModel m = gpt3();
+  m.seq = 131072;
+  JobLayout l;
+  l.tp = 8;
+  l.cp = 4;
+  const double q = 96.0 * 128, T = 131072.0 / 4;
+  // Balanced chunks: s (s + 1) / (2 cp) pairs per rank, a mean context of (s + 1) / 2 keys.
+  const LayerWork bal = layer_work(m, l);
+  CHECK(bal.attention_flops == 4 * T * (131072.0 + 1) / 2 * q / 8);
+  // Contiguous: the last rank's quarter holds 7/16 of the pairs, 1.75x the balanced share.
+  l.cp_balanced = false;
+  const LayerWork con = layer_work(m, l);
+  CHECK(con.attention_flops / bal.attention_flops == Approx(1.75).epsilon(1e-4));
+  CHECK(con.gemm_flops == bal.gemm_flops);
+}
