@@ -59,7 +59,8 @@ std::vector<std::vector<int>> device_chunks(const JobLayout& l) {
     held.push_back(k);
   }
   if (l.stage_copies() == 2)
-    for (int d = 0; d < l.pp; ++d) out[static_cast<std::size_t>(d)] = {std::min(d, l.pp - 1 - d), std::max(d, l.pp - 1 - d)};
+    for (int d = 0; d < l.pp; ++d)
+      out[static_cast<std::size_t>(d)] = {std::min(d, l.pp - 1 - d), std::max(d, l.pp - 1 - d)};
   return out;
 }
 

@@ -64,7 +64,7 @@ std::int64_t causal_pairs_of(std::int64_t first, std::int64_t count);
 // sequence is cut into 2 cp chunks and rank i takes chunk i and chunk 2cp-1-i, so every rank has
 // s (s + 1) / (2 cp) pairs when 2 cp divides s.
 struct CpRankShare {
-  std::vector<int> chunks;     // chunk indices (contiguous: the rank's one chunk of cp)
+  std::vector<int> chunks;  // chunk indices (contiguous: the rank's one chunk of cp)
   std::int64_t tokens = 0;
   std::int64_t pairs = 0;
 };

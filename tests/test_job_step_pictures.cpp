@@ -8,8 +8,8 @@
 #include <sstream>
 
 #include <fmt/format.h>
-#include <nlohmann/json.hpp>
 #include <unistd.h>
+#include <nlohmann/json.hpp>
 
 #include "cli/input/scenario.hpp"
 #include "cli/reports/job_step_pictures.hpp"
@@ -101,8 +101,7 @@ TEST_CASE("job_step --html: timeline, memory split as --json gives it, exposed a
   const std::string total = gib2(m["total"].get<double>());
   for (const char* part : {"weights", "gradients", "activations"}) {
     const std::string key = std::string(part) == "activations" ? "activations (peak)" : part;
-    const std::string want =
-        fmt::format("{}: {} GiB of {} GiB", key, gib2(m[std::string(part)].get<double>()), total);
+    const std::string want = fmt::format("{}: {} GiB of {} GiB", key, gib2(m[std::string(part)].get<double>()), total);
     CHECK(html.find(want) != std::string::npos);
   }
   CHECK(html.find(fmt::format("optimizer state: {} GiB", gib2(m["optimizer"].get<double>()))) != std::string::npos);

@@ -311,8 +311,8 @@ JobStepScenario read_job_step(const Reader& r) {
     const auto& s = sc.spec.model.shape;
     const int kv = s.kv_heads > 0 ? s.kv_heads : s.heads;
     if (to < 1 || to > 1024 || s.heads % to != 0 || kv % to != 0)
-      r.fail("reshard_tp", fmt::format("tp {} does not divide the {} attention heads and {} key/value heads", to,
-                                       s.heads, kv));
+      r.fail("reshard_tp",
+             fmt::format("tp {} does not divide the {} attention heads and {} key/value heads", to, s.heads, kv));
     sc.spec.reshard_tp = static_cast<int>(to);
   }
   sc.allow_oom = r.flag("allow_oom", false);

@@ -18,18 +18,12 @@ namespace {
 // Swatches of the timeline, in legend order.
 enum JobSwatch { Fwd, Bwd, WGrad, Pair, Opt, Tp, Cp, Ep, Pp, Dp, Input, Other };
 std::vector<Swatch> job_legend() {
-  return {{"forward", "#4e79a7", 'F'},
-          {"backward", "#f28e2b", 'B'},
-          {"weight gradient", "#59a14f", 'W'},
-          {"overlapped F&B pair", "#76b7b2", 'O'},
-          {"optimizer", "#9b59b6", 'U'},
-          {"TP collective", "#e15759", 'T'},
-          {"CP ring (K/V)", "#ff9da7", 'C'},
-          {"EP all-to-all", "#b07aa1", 'E'},
-          {"PP send", "#a0cbe8", '>'},
-          {"DP/ZeRO collective", "#edc948", 'D'},
-          {"input wait", "#bab0ac", 'N'},
-          {"other", "#79706e", '?'}};
+  return {{"forward", "#4e79a7", 'F'},         {"backward", "#f28e2b", 'B'},
+          {"weight gradient", "#59a14f", 'W'}, {"overlapped F&B pair", "#76b7b2", 'O'},
+          {"optimizer", "#9b59b6", 'U'},       {"TP collective", "#e15759", 'T'},
+          {"CP ring (K/V)", "#ff9da7", 'C'},   {"EP all-to-all", "#b07aa1", 'E'},
+          {"PP send", "#a0cbe8", '>'},         {"DP/ZeRO collective", "#edc948", 'D'},
+          {"input wait", "#bab0ac", 'N'},      {"other", "#79706e", '?'}};
 }
 
 int swatch_of(JobOpKind k) {

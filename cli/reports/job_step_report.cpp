@@ -37,8 +37,8 @@ std::string job_step_heading(const std::string& name, const JobStepRun& run) {
   std::string out =
       fmt::format("{}\n{} ({} layers, h {}, seq {}) on {} x {}: {}\n", name, s.model.shape.name, s.model.shape.layers,
                   s.model.shape.hidden, s.model.seq, r.gpus, s.cluster.accelerator.name, layout_line(s));
-  out += fmt::format("simulated {} device(s) of one pipeline, {} ops, {} micro-batches per pipeline\n", r.simulated_devices,
-                     r.ops, r.microbatches);
+  out += fmt::format("simulated {} device(s) of one pipeline, {} ops, {} micro-batches per pipeline\n",
+                     r.simulated_devices, r.ops, r.microbatches);
   return out;
 }
 
@@ -58,7 +58,10 @@ Table job_step_summary_table(const JobStepRun& run, bool with_exposed) {
 }
 
 std::vector<std::pair<std::string, Time>> job_step_exposed(const JobStepResult& r) {
-  return {{"TP", r.exposed_tp}, {"PP", r.exposed_pp}, {"DP/ZeRO", r.exposed_dp}, {"CP", r.exposed_cp},
+  return {{"TP", r.exposed_tp},
+          {"PP", r.exposed_pp},
+          {"DP/ZeRO", r.exposed_dp},
+          {"CP", r.exposed_cp},
           {"EP", r.exposed_ep}};
 }
 

@@ -202,8 +202,8 @@ Time device_compute_bound(const JobStepRun& run) {
     Time t = run.comm.optimizer[d];
     for (int k : run.comm.device_chunks[d]) {
       const StageCost& c = run.comm.stages[static_cast<std::size_t>(k)];
-      t += run.result.microbatches * (c.forward + c.backward_input + c.backward_weight) /
-           run.spec.layout.stage_copies();
+      t +=
+          run.result.microbatches * (c.forward + c.backward_input + c.backward_weight) / run.spec.layout.stage_copies();
     }
     best = std::max(best, t);
   }

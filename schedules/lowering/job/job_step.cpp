@@ -194,7 +194,8 @@ void emit_dp_device(JobStepRun& run, int d, std::size_t base, const AddOp& add) 
 // stage on a device that holds it, on every route.
 void check_placement(const PipelinePlan& plan, const JobCommPlan& comm) {
   if (plan.stages != static_cast<int>(comm.chunks.size()))
-    throw std::logic_error(fmt::format("job lowering: schedule has {} stages, costs {}", plan.stages, comm.chunks.size()));
+    throw std::logic_error(
+        fmt::format("job lowering: schedule has {} stages, costs {}", plan.stages, comm.chunks.size()));
   for (const auto& route : plan.routes)
     for (int s = 0; s < plan.stages; ++s) {
       const auto& held = comm.device_chunks.at(static_cast<std::size_t>(route[static_cast<std::size_t>(s)]));

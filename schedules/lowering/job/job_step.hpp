@@ -56,9 +56,9 @@ struct JobCommPlan {
   // per chunk it holds, and the parameter gather after the optimizer (ZeRO-1,2).
   std::vector<std::vector<int>> device_chunks;  // [device] chunk indices, ascending
   std::vector<std::vector<Time>> dp_reduce;     // [device][chunk on device]
-  std::vector<Time> dp_gather;               // [device]
-  std::vector<Time> optimizer;               // [device]
-  Time dp_bucket_tail = 0;                   // share of a reduction left after the last bucket
+  std::vector<Time> dp_gather;                  // [device]
+  std::vector<Time> optimizer;                  // [device]
+  Time dp_bucket_tail = 0;                      // share of a reduction left after the last bucket
   bool dp_inter_node = false;
   GroupPaths paths;
 };
