@@ -232,7 +232,7 @@ void timeline_section(HtmlReport& page, const JobStepRun& run) {
   for (const auto& t : chart.tracks) bars += t.bars.size();
   page.heading(2, "Timeline", "timeline");
   page.paragraph(fmt::format("{} {} bars on {} tracks.", kHowToRead, bars, chart.tracks.size()));
-  page.figure(timeline_svg(chart, "timeline", chart.end));
+  page.figure(timeline_svg(chart, "timeline-full", chart.end));
   // The ends of the step, where the bubble and the DP collectives are, wide enough to read.
   const Time tenth = std::max<Time>(1, chart.end / 10);
   page.heading(3, "The first and the last tenth of the step", "timeline-ends");
