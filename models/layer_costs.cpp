@@ -51,6 +51,19 @@ std::int64_t layer_parameters(const JobModel& m) {
 }
 }  // namespace
 
+std::vector<std::vector<int>> device_chunks(const JobLayout& l) {
+  std::vector<std::vector<int>> out(static_cast<std::size_t>(l.pp));
+  const int n = l.pp * l.chunks_per_device();
+  for (int k = 0; k < n; ++k) {
+    auto& held = out[static_cast<std::size_t>(l.schedule == "dualpipe-v" && k >= l.pp ? 2 * l.pp - 1 - k : k % l.pp)];
+    held.push_back(k);
+  }
+  if (l.stage_copies() == 2)
+    for (int d = 0; d < l.pp; ++d)
+      out[static_cast<std::size_t>(d)] = {std::min(d, l.pp - 1 - d), std::max(d, l.pp - 1 - d)};
+  return out;
+}
+
 std::int64_t total_parameters(const JobModel& m) {
   const auto& s = m.shape;
   return s.layers * layer_parameters(m) + s.vocab * s.hidden * (s.tied_embeddings ? 1 : 2) + s.hidden;
@@ -72,9 +85,18 @@ LayerWork layer_work(const JobModel& m, const JobLayout& l) {
   else
     w.gemm_flops += 2 * T * h * static_cast<double>(s.intermediate) * mats / t;
   // Attention core: each of the T local tokens against the keys before it. Causal FlashAttention
-  // visits (s + 1) / 2 keys on average (with CP's balanced chunks too); unfused kernels all s.
-  const double ctx =
-      l.attention == AttentionKernel::Flash ? (static_cast<double>(m.seq) + 1) / 2 : static_cast<double>(m.seq);
+  // visits only the causal pairs: the most loaded CP rank's share of s (s + 1) / 2 (balanced
+  // chunks: exactly 1/cp of them, a mean context of (s + 1) / 2; contiguous: the last rank's
+  // more); unfused kernels all s keys.
+  double ctx = static_cast<double>(m.seq);
+  if (l.attention == AttentionKernel::Flash) {
+    std::int64_t most = causal_attention_pairs(m.seq);
+    if (l.cp > 1) {
+      most = 0;
+      for (const auto& r : cp_rank_shares(m.seq, l.cp, l.cp_balanced)) most = std::max(most, r.pairs);
+    }
+    ctx = static_cast<double>(most) / (static_cast<double>(m.seq) / l.cp);
+  }
   w.attention_flops = 4 * T * ctx * q / t;
   // Memory-bound kernels, bytes per token: two norms (read + write), two residual adds with
   // dropout (read 2, write 1, one mask byte), the activation function (GeLU: read + write the
@@ -218,7 +240,7 @@ std::vector<ChunkCost> chunk_costs(const JobModel& m, const JobLayout& l, const 
   const PassSeconds& bw = lp.backward_weight;
   const double act = static_cast<double>(lp.activation);
   const double t = l.tp;
-  const int chunks = l.pp * l.vpp;
+  const int chunks = l.pp * l.chunks_per_device();
   const int L = m.shape.layers;
   std::vector<ChunkCost> out;
   const double T = static_cast<double>(l.micro_batch) * static_cast<double>(m.seq) / l.cp;
@@ -251,7 +273,7 @@ std::vector<ChunkCost> chunk_costs(const JobModel& m, const JobLayout& l, const 
       ch.backward_input.gemm += g;
       ch.backward_input.memory += ce / 2;
       ch.backward_weight.gemm += g;
-      if (!m.shape.tied_embeddings || l.pp * l.vpp > 1) ch.parameters += m.shape.vocab * m.shape.hidden / l.tp;
+      if (!m.shape.tied_embeddings || chunks > 1) ch.parameters += m.shape.vocab * m.shape.hidden / l.tp;
       ch.activation += static_cast<Bytes>(T * h / (l.sequence_parallel ? t : 1) * kAct);
     }
     out.push_back(ch);
@@ -288,21 +310,25 @@ StepFlops step_flops(const JobModel& m, const JobLayout& l) {
 JobMemory job_memory(const JobModel& m, const JobLayout& l, const std::vector<ChunkCost>& chunks,
                      Bytes activation_peak) {
   JobMemory mem;
-  // The most loaded pipeline rank: the sum of its chunks (rank r holds chunks r, r + pp, ...).
+  // The most loaded pipeline rank: the sum of its chunks (device_chunks: interleaved, V shape,
+  // DualPipe's two stages).
   std::int64_t params = 0;
   Bytes act_one = 0;
-  for (int r = 0; r < l.pp; ++r) {
+  for (const auto& held : device_chunks(l)) {
     std::int64_t p = 0;
     Bytes a = 0;
-    for (int v = 0; v < l.vpp; ++v) {
-      const auto& ch = chunks[static_cast<std::size_t>(v * l.pp + r)];
+    for (int k : held) {
+      const auto& ch = chunks[static_cast<std::size_t>(k)];
       p += ch.parameters;
       a += ch.activation;
     }
     params = std::max(params, p);
     act_one = std::max(act_one, a);
   }
-  const double dp = l.dp * l.cp;  // CP ranks hold the same weights as DP ranks (shard with them)
+  // CP ranks hold the same weights as DP ranks, and so do DualPipe's two copies of a stage:
+  // ZeRO shards over all of them. DualPipe's device holds two stages: 2x parameters (DeepSeek-V3
+  // report sec. 3.2.1, Table 2), sharded over twice the ranks from ZeRO's stage on.
+  const double dp = l.weight_replicas();
   // Mixed-precision Adam: BF16 weights (2 B), gradients (grad_bytes), FP32 master + m + v (12 B).
   mem.weights = static_cast<Bytes>(2.0 * params / (l.zero >= 3 ? dp : 1));
   mem.gradients = static_cast<Bytes>(static_cast<double>(l.grad_bytes) * params / (l.zero >= 2 ? dp : 1));
@@ -311,7 +337,7 @@ JobMemory job_memory(const JobModel& m, const JobLayout& l, const std::vector<Ch
     mem.activations = activation_peak;
   } else {
     const double inflight = l.pp == 1 ? 1.0 : l.pp * (l.vpp > 1 ? 1.0 + (l.pp - 1.0) / (l.pp * l.vpp) : 1.0);
-    mem.activations = static_cast<Bytes>(static_cast<double>(act_one) / l.vpp * inflight);
+    mem.activations = static_cast<Bytes>(static_cast<double>(act_one) / l.chunks_per_device() * inflight);
   }
   // Buffers: FP32 logits of one micro-batch on the last stage (and their gradient), ZeRO-3's
   // gathered layers (two in flight), and for full recompute one layer's rebuilt activations.
@@ -327,7 +353,7 @@ JobMemory job_memory(const JobModel& m, const JobLayout& l, const std::vector<Ch
 }
 
 double optimizer_seconds(const JobLayout& l, const ClusterSpec& c, std::int64_t params_on_gpu) {
-  const double shard = static_cast<double>(params_on_gpu) / (l.zero >= 1 ? l.dp * l.cp : 1);
+  const double shard = static_cast<double>(params_on_gpu) / (l.zero >= 1 ? l.weight_replicas() : 1);
   return shard * 30.0 / (static_cast<double>(c.accelerator.hbm_bandwidth) * c.accelerator.efficiency.memory);
 }
 

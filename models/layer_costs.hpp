@@ -55,9 +55,22 @@ struct JobLayout {
   bool overlap_param_gather = true;  // ZeRO-3 / distributed optimizer gathers prefetched
   bool fp8 = false;                  // GEMMs at the FP8 peak
   int grad_bytes = 4;                // bytes per gradient element reduced (Megatron keeps FP32 main grads)
+  bool cp_balanced = true;           // CP: 2 cp chunks, rank i takes i and 2cp-1-i (else contiguous)
   int ranks() const { return tp * pp * dp * cp; }
   std::int64_t microbatches() const { return global_batch / (static_cast<std::int64_t>(micro_batch) * dp); }
+  // Model chunks per device: v for interleaved 1F1B, 2 for DualPipe-V (its V shape), else 1.
+  int chunks_per_device() const { return schedule == "dualpipe-v" ? 2 : vpp; }
+  // Devices of one pipeline holding each chunk: 2 for DualPipe (both directions hold every
+  // stage: device d holds stages d and pp-1-d, DeepSeek-V3 report sec. 3.2.1), else 1.
+  int stage_copies() const { return schedule == "dualpipe" ? 2 : 1; }
+  // Ranks holding the same weights and reducing their gradients together: DP and CP ranks, and
+  // DualPipe's two copies of each stage.
+  int weight_replicas() const { return dp * cp * stage_copies(); }
 };
+
+// The chunks (indices along the model, 0 .. pp x chunks_per_device - 1) each pipeline device
+// holds, ascending: interleaved d, d + pp, ...; DualPipe-V d and 2pp-1-d; DualPipe d and pp-1-d.
+std::vector<std::vector<int>> device_chunks(const JobLayout& l);
 
 // One pass of one chunk for one micro-batch on one GPU, in seconds (double: summed over layers
 // once, then rounded to integer nanoseconds by the lowering).

@@ -23,12 +23,13 @@ std::optional<LayoutProblem> check_layout(const JobModel& m, const JobLayout& l,
     return LayoutProblem{
         "tp", fmt::format("tp {} does not divide the {} attention heads and {} key/value heads (would fit: {})", l.tp,
                           s.heads, kv, divisors_of(std::gcd(s.heads, kv)))};
-  if (s.layers % (l.pp * l.vpp) != 0)
-    return LayoutProblem{
-        l.vpp > 1 ? "virtual_stages" : "pp",
-        fmt::format("{} layers do not split into pp x virtual_stages = {} x {} = {} equal chunks (would fit: "
-                    "pp x virtual_stages in {})",
-                    s.layers, l.pp, l.vpp, l.pp * l.vpp, divisors_of(s.layers, s.layers))};
+  const int v = l.chunks_per_device();
+  const char* what = v != l.vpp ? "chunks per device (DualPipe-V: 2)" : "virtual_stages";
+  if (s.layers % (l.pp * v) != 0)
+    return LayoutProblem{l.vpp > 1 ? "virtual_stages" : "pp",
+                         fmt::format("{} layers do not split into pp x {} = {} x {} = {} equal chunks (would fit: "
+                                     "pp x {} in {})",
+                                     s.layers, what, l.pp, v, l.pp * v, what, divisors_of(s.layers, s.layers))};
   if (m.seq % l.cp != 0 || (l.cp > 1 && (m.seq / l.cp) % 2 != 0))
     return LayoutProblem{
         "cp", fmt::format("cp {} does not split the sequence of {} into 2 x cp balanced chunks", l.cp, m.seq)};

@@ -1,5 +1,7 @@
 #include "models/transformer.hpp"
 
+#include <algorithm>
+
 namespace stepsim {
 
 ParameterCount count_parameters(const TransformerConfig& c) {
@@ -36,6 +38,25 @@ ForwardFlopsPerToken forward_flops_per_token(const TransformerConfig& c, std::in
 }
 
 std::int64_t causal_attention_pairs(std::int64_t s) { return s * (s + 1) / 2; }
+
+std::int64_t causal_pairs_of(std::int64_t first, std::int64_t count) {
+  return causal_attention_pairs(first + count) - causal_attention_pairs(first);
+}
+
+std::vector<CpRankShare> cp_rank_shares(std::int64_t s, int cp, bool balanced) {
+  std::vector<CpRankShare> out(static_cast<std::size_t>(std::max(1, cp)));
+  const int chunks = balanced ? 2 * cp : cp;
+  for (int c = 0; c < chunks; ++c) {
+    // Chunk c: tokens [c s / chunks, (c + 1) s / chunks).
+    const std::int64_t first = s * c / chunks, count = s * (c + 1) / chunks - first;
+    const int rank = c < cp ? c : 2 * cp - 1 - c;
+    CpRankShare& r = out[static_cast<std::size_t>(rank)];
+    r.chunks.push_back(c);
+    r.tokens += count;
+    r.pairs += causal_pairs_of(first, count);
+  }
+  return out;
+}
 
 namespace {
 const std::vector<TransformerConfig>& builtins() {

@@ -55,6 +55,20 @@ ForwardFlopsPerToken forward_flops_per_token(const TransformerConfig& c, std::in
 
 // Causal attention pairs in a sequence of s tokens: s (s + 1) / 2 (figure 10-28/10-29).
 std::int64_t causal_attention_pairs(std::int64_t s);
+// The causal pairs of the `count` query tokens from position `first` on, each against every key
+// at or before it: sum of (j + 1) for j in [first, first + count).
+std::int64_t causal_pairs_of(std::int64_t first, std::int64_t count);
+
+// A causal sequence of s tokens over cp context-parallel ranks (figure 10-28/10-29). Contiguous:
+// rank i takes tokens [i s/cp, (i+1) s/cp), so the last rank has the most pairs. Balanced: the
+// sequence is cut into 2 cp chunks and rank i takes chunk i and chunk 2cp-1-i, so every rank has
+// s (s + 1) / (2 cp) pairs when 2 cp divides s.
+struct CpRankShare {
+  std::vector<int> chunks;  // chunk indices (contiguous: the rank's one chunk of cp)
+  std::int64_t tokens = 0;
+  std::int64_t pairs = 0;
+};
+std::vector<CpRankShare> cp_rank_shares(std::int64_t s, int cp, bool balanced);
 
 // Built-in configurations: "qwen3-8b" (N = 8,190,735,360), "tiny-1m" (the ~1M-parameter model of
 // the resource-bill chapter is given by its parameter count, not a shape; this is a small shape

@@ -117,3 +117,43 @@ sed "s|file: hardware/a100-calibrated.yaml|file: $tmp/hw.yaml|; s|file: models/|
 "$stepsim" run "$tmp/gpt3-own.yaml" >"$tmp/own.txt"
 has "step time" "$tmp/own.txt"
 echo "job_step: all checks passed"
+
+# 5. Long context (docs/job.md): balanced CP chunks, the pairs per rank; resharding TP 4 -> 8.
+"$stepsim" run scenarios/job-long-context.yaml >"$tmp/lc.txt"
+fig "causal sequence of 131,072 tokens has s(s+1)/2 = 8,590,000,128 attention pairs; cp 4" "$tmp/lc.txt"
+fig "0 0, 7 2,147,500,032 25.0% 536,887,296 6.3%" "$tmp/lc.txt"
+fig "3 3, 4 2,147,500,032 25.0% 3,758,112,768 43.7%" "$tmp/lc.txt"
+fig "balanced 2,147,500,032 pairs (1.00x the mean), contiguous 3,758,112,768 (1.75x); this layout: balanced" "$tmp/lc.txt"
+fig "old shard 3,072 rows (24 MiB of weights); new shard 1,536 rows (12 MiB)" "$tmp/lc.txt"
+fig "1 0 1536-3071 1,536 12 84" "$tmp/lc.txt"
+"$stepsim" run scenarios/job-long-context.yaml --set job_step.layout.cp_split=contiguous >"$tmp/lc-con.txt"
+bal_ms=$("$stepsim" run scenarios/job-long-context.yaml --json | python3 -c 'import json,sys; print(json.load(sys.stdin)["step_time_ns"])')
+con_ms=$("$stepsim" run scenarios/job-long-context.yaml --set job_step.layout.cp_split=contiguous --json | python3 -c 'import json,sys; print(json.load(sys.stdin)["step_time_ns"])')
+(( con_ms > bal_ms )) || fail "contiguous CP ($con_ms ns) should be slower than balanced ($bal_ms ns)"
+has "this layout: contiguous" "$tmp/lc-con.txt"
+"$stepsim" run scenarios/job-long-context.yaml --json >"$tmp/lc.json"
+python3 - "$tmp/lc.json" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+c = d["context_parallel"]
+assert c["causal_pairs"] == 131072 * 131073 // 2, c["causal_pairs"]
+assert [r["pairs"] for r in c["balanced"]] == [131072 * 131073 // 8] * 4
+assert c["balanced"][1]["chunks"] == [1, 6]
+assert d["reshard"]["from"] == 4 and d["reshard"]["to"] == 8
+PY
+
+# 6. DualPipe and DualPipe-V through the job path (a Llama-70B-shaped pipeline of 4 stages).
+"$stepsim" run scenarios/job-llama70b-64xh100.yaml --set job_step.layout.virtual_stages=1 \
+  --set job_step.layout.schedule=dualpipe-v --json >"$tmp/dpv.json"
+"$stepsim" run scenarios/job-llama70b-64xh100.yaml --set job_step.layout.virtual_stages=1 \
+  --set job_step.layout.schedule=1f1b --json >"$tmp/1f1b.json"
+"$stepsim" run scenarios/job-llama70b-64xh100.yaml --set job_step.layout.virtual_stages=1 \
+  --set job_step.layout.schedule=dualpipe --set job_step.allow_oom=true --json >"$tmp/dual.json"
+python3 - "$tmp/dpv.json" "$tmp/1f1b.json" "$tmp/dual.json" <<'PY'
+import json, sys
+v, one, dual = (json.load(open(p)) for p in sys.argv[1:])
+assert v["bubble"] < one["bubble"] and v["step_time_ns"] < one["step_time_ns"], (v["bubble"], one["bubble"])
+assert dual["memory_bytes"]["weights"] == 2 * one["memory_bytes"]["weights"]
+print("dualpipe: ok")
+PY
+echo "job_step long context and dualpipe: all checks passed"

@@ -6,6 +6,7 @@
 
 #include "cli/commands/job_step_commands.hpp"
 #include "cli/commands/scenario_kinds.hpp"
+#include "cli/reports/job_step_pictures.hpp"
 #include "cli/reports/job_step_report.hpp"
 #include "cli/reports/output.hpp"
 
@@ -19,30 +20,14 @@ JobStepRun run_or_fail(const Scenario& sc) {
   } catch (const SpecError& e) { sc.fail("job_step." + e.key(), e.what()); }
 }
 
-// The HTML page: the report's tables as preformatted text (the trace is the timeline).
-std::string html_page(const Scenario& sc, const std::string& text) {
-  std::string esc;
-  for (char ch : text)
-    esc += ch == '<'   ? std::string("&lt;")
-           : ch == '>' ? std::string("&gt;")
-           : ch == '&' ? std::string("&amp;")
-                       : std::string(1, ch);
-  return fmt::format(
-      "<!doctype html><html><head><meta charset=\"utf-8\"><title>{0}</title></head><body><h1>{0}</h1>"
-      "<p>{1}</p><pre>{2}</pre></body></html>\n",
-      sc.name, sc.description, esc);
-}
-
 KindReport run_one(const Scenario& sc) {
   auto run = std::make_shared<JobStepRun>(run_or_fail(sc));
   KindReport r;
   r.text = [run, &sc] { return job_step_text(sc.name, *run); };
   r.json = [run, &sc] { return job_step_json(sc.name, *run).dump(2) + "\n"; };
   r.write_trace = [run](const std::string& path) { write_file(path, job_step_trace(*run)); };
-  r.html = [run, &sc] { return html_page(sc, job_step_text(sc.name, *run)); };
-  r.gantt = [&sc](int) -> std::string {
-    sc.fail("job_step", "a text Gantt chart is not drawn for job_step scenarios: use --trace FILE for the timeline");
-  };
+  r.html = [run, &sc] { return job_step_html_report(sc.name, sc.description, *run); };
+  r.gantt = [run, &sc](int width) { return job_step_gantt_text(sc.name, *run, width); };
   return r;
 }
 

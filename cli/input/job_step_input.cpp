@@ -171,7 +171,7 @@ ClusterSpec read_cluster(const Reader& parent, const std::string& k) {
 
 JobLayout read_layout(const Reader& r, const JobModel& m) {
   r.only({"tp", "pp", "virtual_stages", "dp", "cp", "ep", "schedule", "zero", "fsdp", "sequence_parallel",
-          "micro_batch", "global_batch", "recompute", "attention", "overlap", "fp8", "grad_bytes"});
+          "micro_batch", "global_batch", "recompute", "attention", "overlap", "fp8", "grad_bytes", "cp_split"});
   JobLayout l;
   l.tp = static_cast<int>(r.opt_integer("tp", 1).value_or(1));
   l.pp = static_cast<int>(r.opt_integer("pp", 1).value_or(1));
@@ -186,6 +186,7 @@ JobLayout read_layout(const Reader& r, const JobModel& m) {
                            ? fmt::format("unknown schedule '{}' (known: {})", l.schedule, join(schedule_names()))
                            : fmt::format("unknown schedule '{}'; did you mean '{}'?", l.schedule, near));
   }
+  l.schedule = find_schedule(l.schedule)->name;  // aliases to the family name (the layout's chunk rules use it)
   l.zero = static_cast<int>(r.opt_integer("zero", 0).value_or(0));
   if (l.zero > 3) r.fail("zero", fmt::format("zero stage {} does not exist (0, 1, 2 or 3)", l.zero));
   if (r.flag("fsdp", false)) {
@@ -220,6 +221,10 @@ JobLayout read_layout(const Reader& r, const JobModel& m) {
     l.overlap_param_gather = o.flag("param_gather", true);
   }
   l.fp8 = r.flag("fp8", false);
+  const std::string split = r.opt_text("cp_split").value_or("balanced");
+  if (split != "balanced" && split != "contiguous")
+    r.fail("cp_split", fmt::format("unknown cp_split '{}' (balanced or contiguous)", split));
+  l.cp_balanced = split == "balanced";
   l.grad_bytes = static_cast<int>(r.opt_integer("grad_bytes", 2).value_or(4));
   if (l.grad_bytes != 2 && l.grad_bytes != 4) r.fail("grad_bytes", "gradients are reduced in BF16 (2) or FP32 (4)");
   (void)m;
@@ -282,7 +287,7 @@ void check_job_step(const Reader& r, const JobStepSpec& spec, std::int64_t gpus,
 }
 
 JobStepScenario read_job_step(const Reader& r) {
-  r.only({"model", "hardware", "layout", "input_wait", "allow_oom"});
+  r.only({"model", "hardware", "layout", "input_wait", "allow_oom", "reshard_tp"});
   JobStepScenario sc;
   if (!r.has("model")) r.fail("model", "missing (a model file, fields or a built-in name)");
   if (!r.has("hardware")) r.fail("hardware", "missing (preset, gpus, ...)");
@@ -301,6 +306,15 @@ JobStepScenario read_job_step(const Reader& r) {
     l.dp = static_cast<int>(gpus / mp);
   }
   sc.spec.input_wait = r.opt_duration("input_wait").value_or(0);
+  if (r.has("reshard_tp")) {
+    const std::int64_t to = r.integer("reshard_tp", 1);
+    const auto& s = sc.spec.model.shape;
+    const int kv = s.kv_heads > 0 ? s.kv_heads : s.heads;
+    if (to < 1 || to > 1024 || s.heads % to != 0 || kv % to != 0)
+      r.fail("reshard_tp",
+             fmt::format("tp {} does not divide the {} attention heads and {} key/value heads", to, s.heads, kv));
+    sc.spec.reshard_tp = static_cast<int>(to);
+  }
   sc.allow_oom = r.flag("allow_oom", false);
   check_job_step(r, sc.spec, gpus, sc.allow_oom);
   return sc;

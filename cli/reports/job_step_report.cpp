@@ -1,8 +1,11 @@
 #include "cli/reports/job_step_report.hpp"
 
+#include <algorithm>
+
 #include <fmt/format.h>
 
 #include "cli/reports/chrome_trace.hpp"
+#include "cli/reports/plan_tensor_report.hpp"
 #include "cli/reports/table.hpp"
 
 namespace stepsim::cli {
@@ -28,14 +31,19 @@ std::string layout_line(const JobStepSpec& s) {
 }
 }  // namespace
 
-std::string job_step_text(const std::string& name, const JobStepRun& run) {
+std::string job_step_heading(const std::string& name, const JobStepRun& run) {
   const JobStepResult& r = run.result;
   const JobStepSpec& s = run.spec;
   std::string out =
       fmt::format("{}\n{} ({} layers, h {}, seq {}) on {} x {}: {}\n", name, s.model.shape.name, s.model.shape.layers,
                   s.model.shape.hidden, s.model.seq, r.gpus, s.cluster.accelerator.name, layout_line(s));
-  out += fmt::format("simulated {} device(s) of one pipeline, {} ops, {} micro-batches per pipeline\n\n",
+  out += fmt::format("simulated {} device(s) of one pipeline, {} ops, {} micro-batches per pipeline\n",
                      r.simulated_devices, r.ops, r.microbatches);
+  return out;
+}
+
+Table job_step_summary_table(const JobStepRun& run, bool with_exposed) {
+  const JobStepResult& r = run.result;
   Table t({{"", false}, {"value"}});
   t.add_row({"step time", secs(r.step_time)});
   t.add_row({"tokens/s per GPU", fmt::format("{:.0f}", r.tokens_per_s_per_gpu)});
@@ -44,13 +52,34 @@ std::string job_step_text(const std::string& name, const JobStepRun& run) {
   t.add_row({"MFU", pct(r.mfu)});
   t.add_row({"HFU", pct(r.hfu)});
   t.add_row({"bubble (compute idle)", pct(r.bubble)});
-  t.add_row({"exposed TP", secs(r.exposed_tp)});
-  t.add_row({"exposed PP", secs(r.exposed_pp)});
-  t.add_row({"exposed DP/ZeRO", secs(r.exposed_dp)});
-  t.add_row({"exposed CP", secs(r.exposed_cp)});
-  t.add_row({"exposed EP", secs(r.exposed_ep)});
-  out += t.render();
-  out += "\nmemory per GPU (most loaded pipeline rank)\n";
+  if (!with_exposed) return t;
+  for (const auto& [what, time] : job_step_exposed(r)) t.add_row({"exposed " + what, secs(time)});
+  return t;
+}
+
+std::vector<std::pair<std::string, Time>> job_step_exposed(const JobStepResult& r) {
+  return {{"TP", r.exposed_tp},
+          {"PP", r.exposed_pp},
+          {"DP/ZeRO", r.exposed_dp},
+          {"CP", r.exposed_cp},
+          {"EP", r.exposed_ep}};
+}
+
+Table job_step_exposed_table(const JobStepRun& run) {
+  const JobStepResult& r = run.result;
+  Table t({{"exposed communication", false}, {"time"}, {"share of the step"}});
+  Time sum = 0;
+  const double step = static_cast<double>(std::max<Time>(1, r.step_time));
+  for (const auto& [what, time] : job_step_exposed(r)) {
+    t.add_row({what, secs(time), pct(static_cast<double>(time) / step)});
+    sum += time;
+  }
+  t.add_row({"total", secs(sum), pct(static_cast<double>(sum) / step)});
+  return t;
+}
+
+Table job_step_memory_table(const JobStepRun& run) {
+  const JobStepResult& r = run.result;
   Table m({{"", false}, {"GiB"}});
   m.add_row({"weights", fmt::format("{:.2f}", gib(r.memory.weights))});
   m.add_row({"gradients", fmt::format("{:.2f}", gib(r.memory.gradients))});
@@ -60,15 +89,112 @@ std::string job_step_text(const std::string& name, const JobStepRun& run) {
   m.add_row({"total", fmt::format("{:.2f}", gib(r.memory.total()))});
   m.add_row(
       {"usable", fmt::format("{:.2f}{}", gib(r.capacity), r.memory.total() > r.capacity ? "  (does not fit)" : "")});
-  out += m.render();
-  out += "\nwhat limits the step: critical path by kind of op\n";
+  return m;
+}
+
+Table job_step_critical_table(const std::vector<CriticalShare>& shares) {
   Table c({{"", false}, {"time"}, {"share"}});
-  for (const auto& x : r.critical_by_kind) c.add_row({x.what, secs(x.time), pct(x.share)});
-  out += c.render();
+  for (const auto& x : shares) c.add_row({x.what, secs(x.time), pct(x.share)});
+  return c;
+}
+
+namespace {
+std::string grouped(std::int64_t v) {
+  std::string digits = std::to_string(v), out;
+  for (std::size_t i = 0; i < digits.size(); ++i) {
+    if (i > 0 && (digits.size() - i) % 3 == 0) out += ',';
+    out += digits[i];
+  }
+  return out;
+}
+
+std::string chunk_list(const std::vector<int>& chunks) {
+  std::string out;
+  for (int c : chunks) out += (out.empty() ? "" : ", ") + std::to_string(c);
+  return out;
+}
+}  // namespace
+
+CaptionedTable job_step_cp_table(const JobStepRun& run) {
+  const std::int64_t s = run.spec.model.seq;
+  const int cp = run.spec.layout.cp;
+  const auto bal = cp_rank_shares(s, cp, true), con = cp_rank_shares(s, cp, false);
+  const std::int64_t all = causal_attention_pairs(s);
+  std::string intro = fmt::format(
+      "context parallelism: a causal sequence of {} tokens has s(s+1)/2 = {} attention pairs; cp {}\n"
+      "balanced: {} chunks of {} tokens, rank i takes chunk i and chunk {}-i; contiguous: rank i takes tokens "
+      "[i s/cp, (i+1) s/cp)",
+      grouped(s), grouped(all), cp, 2 * cp, grouped(s / (2 * cp)), 2 * cp - 1);
+  Table t({{"CP rank"}, {"balanced chunks", false}, {"pairs"}, {"share"}, {"contiguous pairs"}, {"share"}});
+  std::int64_t most_b = 0, most_c = 0;
+  for (int i = 0; i < cp; ++i) {
+    const auto& b = bal[static_cast<std::size_t>(i)];
+    const auto& c = con[static_cast<std::size_t>(i)];
+    most_b = std::max(most_b, b.pairs);
+    most_c = std::max(most_c, c.pairs);
+    t.add_row({std::to_string(i), chunk_list(b.chunks), grouped(b.pairs),
+               pct(static_cast<double>(b.pairs) / static_cast<double>(all)), grouped(c.pairs),
+               pct(static_cast<double>(c.pairs) / static_cast<double>(all))});
+  }
+  const double mean = static_cast<double>(all) / cp;
+  std::string outro = fmt::format(
+      "the step waits for the most loaded rank: balanced {} pairs ({:.2f}x the mean), contiguous {} ({:.2f}x); "
+      "this layout: {}",
+      grouped(most_b), static_cast<double>(most_b) / mean, grouped(most_c), static_cast<double>(most_c) / mean,
+      run.spec.layout.cp_balanced ? "balanced" : "contiguous");
+  return {std::move(intro), std::move(t), std::move(outro)};
+}
+
+namespace {
+ReshardQuestion reshard_question(const JobStepRun& run) {
+  const auto& shape = run.spec.model.shape;
+  ReshardQuestion q;
+  q.tensor = "gate_proj";
+  q.rows = run.spec.model.experts > 0 ? run.spec.model.expert_ffn : shape.intermediate;
+  q.cols = shape.hidden;
+  q.from = run.spec.layout.tp;
+  q.to = run.spec.reshard_tp;
+  return q;
+}
+
+nlohmann::ordered_json cp_json(const JobStepRun& run) {
+  const std::int64_t s = run.spec.model.seq;
+  const int cp = run.spec.layout.cp;
+  nlohmann::ordered_json j;
+  j["split"] = run.spec.layout.cp_balanced ? "balanced" : "contiguous";
+  j["causal_pairs"] = causal_attention_pairs(s);
+  const auto list = [](const std::vector<CpRankShare>& v) {
+    auto a = nlohmann::ordered_json::array();
+    for (std::size_t i = 0; i < v.size(); ++i)
+      a.push_back({{"rank", i}, {"chunks", v[i].chunks}, {"tokens", v[i].tokens}, {"pairs", v[i].pairs}});
+    return a;
+  };
+  j["balanced"] = list(cp_rank_shares(s, cp, true));
+  j["contiguous"] = list(cp_rank_shares(s, cp, false));
+  return j;
+}
+}  // namespace
+
+CaptionedTable job_step_reshard_table(const JobStepRun& run) {
+  const ReshardQuestion q = reshard_question(run);
+  CaptionedTable t = reshard_table(q);
+  t.intro = fmt::format("the checkpoint of this layout (tp {}) loaded at tp {}: each layer's MLP gate projection\n{}",
+                        q.from, q.to, t.intro);
+  return t;
+}
+
+std::string job_step_text(const std::string& name, const JobStepRun& run) {
+  const JobStepResult& r = run.result;
+  std::string out = job_step_heading(name, run) + "\n";
+  out += job_step_summary_table(run, true).render();
+  out += "\nmemory per GPU (most loaded pipeline rank)\n";
+  out += job_step_memory_table(run).render();
+  out += "\nwhat limits the step: critical path by kind of op\n";
+  out += job_step_critical_table(r.critical_by_kind).render();
   out += "\ncritical path by resource\n";
-  Table cr({{"", false}, {"time"}, {"share"}});
-  for (const auto& x : r.critical_by_resource) cr.add_row({x.what, secs(x.time), pct(x.share)});
-  out += cr.render();
+  out += job_step_critical_table(r.critical_by_resource).render();
+  if (run.spec.layout.cp > 1) out += "\n" + job_step_cp_table(run).render();
+  if (run.spec.reshard_tp > 0) out += "\n" + job_step_reshard_table(run).render();
   return out;
 }
 
@@ -117,6 +243,8 @@ nlohmann::ordered_json job_step_json(const std::string& name, const JobStepRun& 
   j["critical_path"] = {{"by_kind", shares(r.critical_by_kind)}, {"by_resource", shares(r.critical_by_resource)}};
   j["layer_forward_ms"] = r.layer_forward_s * 1e3;
   j["layer_backward_ms"] = r.layer_backward_s * 1e3;
+  if (l.cp > 1) j["context_parallel"] = cp_json(run);
+  if (run.spec.reshard_tp > 0) j["reshard"] = reshard_json(reshard_question(run));
   return j;
 }
 

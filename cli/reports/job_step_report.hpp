@@ -1,13 +1,32 @@
 #pragma once
 // Reports of a job step (schedules/lowering/job/job_step.hpp): the text table, the JSON summary
-// and the Chrome trace.
+// and the Chrome trace; the tables they are made of (the HTML page shows the same ones).
 #include <string>
+#include <utility>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
+#include "cli/reports/table.hpp"
 #include "schedules/lowering/job/job_step.hpp"
 
 namespace stepsim::cli {
+
+// The scenario name, the model, cluster and layout, and what was simulated: three lines.
+std::string job_step_heading(const std::string& name, const JobStepRun& run);
+// Step time, throughput, MFU/HFU, bubble (and, `with_exposed`, the exposed communication).
+Table job_step_summary_table(const JobStepRun& run, bool with_exposed);
+// Exposed communication by kind (TP, PP, DP/ZeRO, CP, EP), in the tables' order.
+std::vector<std::pair<std::string, Time>> job_step_exposed(const JobStepResult& r);
+// The same with each kind's share of the step, and their total.
+Table job_step_exposed_table(const JobStepRun& run);
+// Memory per GPU of the most loaded pipeline rank in GiB, against the usable memory.
+Table job_step_memory_table(const JobStepRun& run);
+Table job_step_critical_table(const std::vector<CriticalShare>& shares);
+// cp > 1: the causal attention pairs per CP rank, balanced (chunks i and 2cp-1-i) and contiguous.
+CaptionedTable job_step_cp_table(const JobStepRun& run);
+// reshard_tp: the model's gate projection saved at the layout's tp and loaded at reshard_tp.
+CaptionedTable job_step_reshard_table(const JobStepRun& run);
 
 std::string job_step_text(const std::string& name, const JobStepRun& run);
 nlohmann::ordered_json job_step_json(const std::string& name, const JobStepRun& run);

@@ -185,3 +185,86 @@ TEST_CASE("bubbles grow as micro-batches per pipeline shrink (SC21 sec. 2.2)", "
   CHECK(b192 == Approx(7.0 / 199).margin(0.03));
   CHECK(b16 == Approx(7.0 / 23).margin(0.03));
 }
+
+namespace {
+// One pipeline of GPT-3 (MegaScale shape) on 64 A100: tp 8, pp 8, dp 1, m = 32 micro-batches.
+JobStepSpec one_pipeline(const std::string& schedule) {
+  JobStepSpec s = megascale(64, 32);
+  s.layout.vpp = 1;
+  s.layout.schedule = schedule;
+  return s;
+}
+
+// The busiest device's compute alone: m x (F + B + W) of the chunks it holds + its optimizer.
+Time device_compute_bound(const JobStepRun& run) {
+  Time best = 0;
+  for (std::size_t d = 0; d < run.comm.device_chunks.size(); ++d) {
+    Time t = run.comm.optimizer[d];
+    for (int k : run.comm.device_chunks[d]) {
+      const StageCost& c = run.comm.stages[static_cast<std::size_t>(k)];
+      t +=
+          run.result.microbatches * (c.forward + c.backward_input + c.backward_weight) / run.spec.layout.stage_copies();
+    }
+    best = std::max(best, t);
+  }
+  return best;
+}
+}  // namespace
+
+TEST_CASE("DualPipe-V in a job: two chunks per device in a V, a smaller bubble than 1F1B", "[job_step][dualpipe]") {
+  const JobStepRun v = run_job_step(one_pipeline("dualpipe-v"));
+  const JobStepRun one = run_job_step(one_pipeline("1f1b"));
+  // 96 layers in 16 chunks of 6; device d holds chunks d and 15 - d.
+  REQUIRE(v.plan.stages == 16);
+  REQUIRE(v.comm.chunks.size() == 16);
+  CHECK(v.comm.chunks[0].layers == 6);
+  CHECK(v.comm.device_chunks[0] == std::vector<int>{0, 15});
+  CHECK(v.comm.device_chunks[7] == std::vector<int>{7, 8});
+  // Bounds: no faster than the busiest device's compute, no slower than 1F1B on the same layout.
+  const Time bound = device_compute_bound(v);
+  CHECK(v.result.step_time >= bound);
+  CHECK(v.result.step_time < one.result.step_time);
+  // 1F1B idles about (p - 1) / (m + p - 1) = 7 / 39; DualPipe-V at most half of that here.
+  CHECK(one.result.bubble == Approx(7.0 / 39).margin(0.03));
+  CHECK(v.result.bubble < one.result.bubble / 2);
+  CHECK(v.result.bubble > 0);
+  // One copy of the parameters: device 0 holds the embedding and the LM head (tied, but both
+  // ends of the pipeline), so at most one vocabulary matrix more than 1F1B's busiest device.
+  const Bytes vocab = 2 * 64000LL * 12288 / 8;
+  CHECK(v.result.memory.weights <= one.result.memory.weights + vocab);
+  CHECK(v.result.memory.weights >= one.result.memory.weights);
+}
+
+TEST_CASE("DualPipe in a job: two weight copies per device, counted in memory", "[job_step][dualpipe]") {
+  const JobStepRun dual = run_job_step(one_pipeline("dualpipe"));
+  const JobStepRun one = run_job_step(one_pipeline("1f1b"));
+  CHECK(dual.plan.stages == 8);
+  CHECK(dual.comm.device_chunks[0] == std::vector<int>{0, 7});
+  CHECK(dual.comm.device_chunks[5] == std::vector<int>{2, 5});
+  // DeepSeek-V3 report sec. 3.2.1 (Table 2): DualPipe keeps 2x the parameters of 1F1B.
+  CHECK(dual.result.memory.weights == 2 * one.result.memory.weights);
+  CHECK(dual.result.memory.gradients == 2 * one.result.memory.gradients);
+  CHECK(dual.result.memory.optimizer == 2 * one.result.memory.optimizer);
+  // The two copies of each stage reduce their gradients together: DP traffic even at dp 1.
+  CHECK(one.result.exposed_dp == 0);
+  CHECK(dual.result.exposed_dp > 0);
+  CHECK(dual.result.step_time >= device_compute_bound(dual));
+  CHECK(dual.result.bubble < one.result.bubble);
+}
+
+TEST_CASE("CP attention is costed from the most loaded rank's causal pairs", "[job_step][cp]") {
+  JobModel m = gpt3();
+  m.seq = 131072;
+  JobLayout l;
+  l.tp = 8;
+  l.cp = 4;
+  const double q = 96.0 * 128, T = 131072.0 / 4;
+  // Balanced chunks: s (s + 1) / (2 cp) pairs per rank, a mean context of (s + 1) / 2 keys.
+  const LayerWork bal = layer_work(m, l);
+  CHECK(bal.attention_flops == 4 * T * (131072.0 + 1) / 2 * q / 8);
+  // Contiguous: the last rank's quarter holds 7/16 of the pairs, 1.75x the balanced share.
+  l.cp_balanced = false;
+  const LayerWork con = layer_work(m, l);
+  CHECK(con.attention_flops / bal.attention_flops == Approx(1.75).epsilon(1e-4));
+  CHECK(con.gemm_flops == bal.gemm_flops);
+}

@@ -38,3 +38,27 @@ TEST_CASE("accelerator peaks", "[models]") {
   CHECK_FALSE(find_accelerator("rtx4090")->p2p);
   CHECK(find_accelerator("tpu") == nullptr);
 }
+
+TEST_CASE("context-parallel chunks: balanced ranks share the causal pairs equally (figures 10-28/10-29)",
+          "[models][cp]") {
+  // 8 tokens, 36 pairs, over 2 ranks. Contiguous: tokens 0-3 (1+2+3+4 = 10) and 4-7 (26).
+  // Balanced: 4 chunks of 2; rank 0 takes chunks 0 and 3 (1+2 + 7+8 = 18), rank 1 chunks 1 and 2
+  // (3+4 + 5+6 = 18).
+  CHECK(causal_attention_pairs(8) == 36);
+  CHECK(causal_pairs_of(4, 4) == 26);
+  const auto con = cp_rank_shares(8, 2, false);
+  REQUIRE(con.size() == 2);
+  CHECK(con[0].pairs == 10);
+  CHECK(con[1].pairs == 26);
+  const auto bal = cp_rank_shares(8, 2, true);
+  CHECK(bal[0].chunks == std::vector<int>{0, 3});
+  CHECK(bal[1].chunks == std::vector<int>{1, 2});
+  CHECK(bal[0].pairs == 18);
+  CHECK(bal[1].pairs == 18);
+  // 131,072 tokens over cp 4: every balanced rank s(s+1)/(2 cp); the contiguous last rank 1.75x.
+  const std::int64_t s = 131072;
+  for (const auto& r : cp_rank_shares(s, 4, true)) CHECK(r.pairs == s * (s + 1) / 8);
+  const auto last = cp_rank_shares(s, 4, false)[3];
+  CHECK(last.pairs == causal_pairs_of(3 * s / 4, s / 4));
+  CHECK(static_cast<double>(last.pairs) / (static_cast<double>(s) * (s + 1) / 8) == Approx(1.75).epsilon(1e-4));
+}

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <functional>
 #include <map>
+#include <stdexcept>
 
 #include <fmt/format.h>
 #include <boost/graph/adjacency_list.hpp>
@@ -34,9 +35,9 @@ Time ns(double seconds) { return seconds <= 0 ? 0 : static_cast<Time>(std::ceil(
 
 constexpr double kBucketParams = 40e6;  // Megatron DDP bucket (40M elements)
 
-std::int64_t params_on_device(const JobLayout& l, const std::vector<ChunkCost>& chunks, int d) {
+std::int64_t params_on_device(const std::vector<int>& held, const std::vector<ChunkCost>& chunks) {
   std::int64_t p = 0;
-  for (int v = 0; v < l.vpp; ++v) p += chunks[static_cast<std::size_t>(v * l.pp + d)].parameters;
+  for (int k : held) p += chunks[static_cast<std::size_t>(k)].parameters;
   return p;
 }
 }  // namespace
@@ -64,14 +65,16 @@ JobCommPlan plan_job_comm(const JobStepSpec& spec) {
   plan.pp_inter_node = plan.paths.pp.inter_node;
   plan.pp_latency = plan.paths.pp.step_latency;
   plan.pp_message_time = transfer_time(plan.pp_message, static_cast<std::int64_t>(plan.paths.pp.bytes_per_second));
-  // DP: members are the dp x cp ranks holding the same weights (CP ranks reduce gradients too).
-  const int members = l.dp * l.cp;
+  // DP: members are the dp x cp ranks holding the same weights (CP ranks reduce gradients too),
+  // and with DualPipe both devices of a pipeline that hold a stage.
+  const int members = l.weight_replicas();
   plan.dp_inter_node = plan.paths.dp.inter_node;
+  plan.device_chunks = device_chunks(l);
   for (int d = 0; d < l.pp; ++d) {
     std::vector<Time> red;
     Time gather = 0;
-    for (int v = 0; v < l.vpp; ++v) {
-      const auto& ch = plan.chunks[static_cast<std::size_t>(v * l.pp + d)];
+    for (int k : plan.device_chunks[static_cast<std::size_t>(d)]) {
+      const auto& ch = plan.chunks[static_cast<std::size_t>(k)];
       const double grads = static_cast<double>(ch.parameters) * l.grad_bytes;
       const double weights = static_cast<double>(ch.parameters) * 2;
       if (l.zero == 0) {
@@ -83,7 +86,8 @@ JobCommPlan plan_job_comm(const JobStepSpec& spec) {
     }
     plan.dp_reduce.push_back(red);
     plan.dp_gather.push_back(gather);
-    plan.optimizer.push_back(ns(optimizer_seconds(l, c, params_on_device(l, plan.chunks, d))));
+    plan.optimizer.push_back(
+        ns(optimizer_seconds(l, c, params_on_device(plan.device_chunks[static_cast<std::size_t>(d)], plan.chunks))));
   }
   return plan;
 }
@@ -153,9 +157,10 @@ void emit_dp_device(JobStepRun& run, int d, std::size_t base, const AddOp& add) 
   for (const auto& [stage, ops] : last_bwd) order.emplace_back(ops.first, stage);
   std::sort(order.begin(), order.end());
   const ResourceId dpr = g.add_resource(fmt::format("d{} dp", d));
+  const auto& held = cp.device_chunks[static_cast<std::size_t>(d)];
   for (const auto& [op, stage] : order) {
-    const int v = stage / l.pp;
-    const Time red = cp.dp_reduce[d][static_cast<std::size_t>(v)];
+    const auto v = static_cast<std::size_t>(std::find(held.begin(), held.end(), stage) - held.begin());
+    const Time red = cp.dp_reduce[static_cast<std::size_t>(d)].at(v);
     const auto& ch = cp.chunks[static_cast<std::size_t>(stage)];
     if (l.overlap_grad_reduce) {
       // Buckets fill during the chunk's last backward: the reduction may start with it, and
@@ -183,6 +188,21 @@ void emit_dp_device(JobStepRun& run, int d, std::size_t base, const AddOp& add) 
     const OpId ag = add(dpr, cp.dp_gather[d], JobOpKind::DpComm, fmt::format("dp param gather d{}", d));
     g.add_dep(update, ag);
   }
+}
+
+// The schedule's placement must be the one the communication plan costed (device_chunks): each
+// stage on a device that holds it, on every route.
+void check_placement(const PipelinePlan& plan, const JobCommPlan& comm) {
+  if (plan.stages != static_cast<int>(comm.chunks.size()))
+    throw std::logic_error(
+        fmt::format("job lowering: schedule has {} stages, costs {}", plan.stages, comm.chunks.size()));
+  for (const auto& route : plan.routes)
+    for (int s = 0; s < plan.stages; ++s) {
+      const auto& held = comm.device_chunks.at(static_cast<std::size_t>(route[static_cast<std::size_t>(s)]));
+      if (std::find(held.begin(), held.end(), s) == held.end())
+        throw std::logic_error(fmt::format("job lowering: stage {} placed on device {} that does not hold it", s,
+                                           route[static_cast<std::size_t>(s)]));
+    }
 }
 
 void run_pipeline_path(JobStepRun& run) {
@@ -215,7 +235,7 @@ void run_pipeline_path(JobStepRun& run) {
     const OpId op = add(in, spec.input_wait, JobOpKind::Input, "input wait");
     for (int d = 0; d < prog.devices; ++d) g.add_dep(op, g.first_on(prog.compute[d]));
   }
-  if (l.dp * l.cp > 1)
+  if (l.weight_replicas() > 1)
     for (int d = 0; d < prog.devices; ++d) emit_dp_device(run, d, base, add);
   g.set_namer([info = &prog.info, names, base](OpId op) -> std::string {
     if (op >= base) return (*names)[op - base];
@@ -424,6 +444,7 @@ JobStepRun run_job_step(const JobStepSpec& spec) {
     try {
       run.plan = plan_for(ps);
     } catch (const SpecError& e) { throw SpecError("layout.schedule", e.what()); }
+    check_placement(run.plan, run.comm);
     run_pipeline_path(run);
   } else {
     run_fsdp_path(run);

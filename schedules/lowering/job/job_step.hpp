@@ -27,6 +27,7 @@ struct JobStepSpec {
   ClusterSpec cluster;
   JobLayout layout;
   Time input_wait = 0;  // per step, before the first micro-batch (data loading)
+  int reshard_tp = 0;   // reports only: the checkpoint of this layout loaded at this TP (0: not asked)
 };
 
 // Kinds of op, for reports and the critical path.
@@ -51,12 +52,13 @@ struct JobCommPlan {
   Time pp_latency = 0;
   Bytes pp_message = 0;
   bool pp_inter_node = false;
-  // Per device (pipeline rank): its DP gradient reduction per chunk it holds, and the parameter
-  // gather after the optimizer (distributed optimizer / ZeRO-1,2).
-  std::vector<std::vector<Time>> dp_reduce;  // [device][chunk on device]
-  std::vector<Time> dp_gather;               // [device]
-  std::vector<Time> optimizer;               // [device]
-  Time dp_bucket_tail = 0;                   // share of a reduction left after the last bucket
+  // Per device (pipeline rank): the chunks it holds (device_chunks), its DP gradient reduction
+  // per chunk it holds, and the parameter gather after the optimizer (ZeRO-1,2).
+  std::vector<std::vector<int>> device_chunks;  // [device] chunk indices, ascending
+  std::vector<std::vector<Time>> dp_reduce;     // [device][chunk on device]
+  std::vector<Time> dp_gather;                  // [device]
+  std::vector<Time> optimizer;                  // [device]
+  Time dp_bucket_tail = 0;                      // share of a reduction left after the last bucket
   bool dp_inter_node = false;
   GroupPaths paths;
 };

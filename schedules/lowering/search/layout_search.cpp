@@ -142,14 +142,6 @@ std::optional<std::string> schedule_problem(const JobLayout& l) {
   req.virtual_stages = f->takes_virtual_stages ? l.vpp : 0;
   if (f->check)
     if (auto why = f->check(req)) return why;
-  // The job lowering gives each device pp x vpp chunk costs: a family that places more chunks per
-  // device (DualPipe-V's V shape) does not run on it yet (notes/search-needs.md).
-  if (f->name == "dualpipe-v")
-    return std::string("the job lowering does not place DualPipe-V's two chunks per device yet");
-  // DualPipe runs both directions: each device holds two stages' weights, which job_memory does
-  // not count yet; left out rather than ranked on an understated memory (notes/search-needs.md).
-  if (f->name == "dualpipe")
-    return std::string("DualPipe's two weight copies per device are not in the memory model yet");
   return std::nullopt;
 }
 
@@ -158,11 +150,11 @@ Time compute_bound(const JobStepSpec& s) {
   const auto chunks = chunk_costs(s.model, l, s.cluster);
   const std::int64_t m = l.microbatches();
   Time best = 0;
-  for (int d = 0; d < l.pp; ++d) {
+  for (const auto& held : device_chunks(l)) {
     Time per_micro = 0;
     std::int64_t params = 0;
-    for (int v = 0; v < l.vpp; ++v) {
-      const auto& ch = chunks[static_cast<std::size_t>(v * l.pp + d)];
+    for (int k : held) {
+      const auto& ch = chunks[static_cast<std::size_t>(k)];
       per_micro += ns(ch.forward.compute()) + ns(ch.backward_input.compute()) + ns(ch.backward_weight.compute());
       params += ch.parameters;
     }

@@ -1,0 +1,131 @@
+// The job_step HTML report and text Gantt chart (cli/reports/job_step_pictures.hpp): one bar per
+// op of the simulated step, the tracks and legend named, the memory split as `--json` gives it,
+// the exposed-communication and critical-path tables, the long-context and resharding sections.
+#include <catch2/catch.hpp>
+
+#include <cstdio>
+#include <fstream>
+#include <sstream>
+
+#include <fmt/format.h>
+#include <unistd.h>
+#include <nlohmann/json.hpp>
+
+#include "cli/input/scenario.hpp"
+#include "cli/reports/job_step_pictures.hpp"
+#include "tests/html_checks.hpp"
+
+using namespace stepsim;
+using namespace stepsim::cli;
+using stepsim::test::count;
+using stepsim::test::markup_problem;
+using stepsim::test::run_cli;
+
+namespace {
+
+std::string read_all(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream buf;
+  buf << in.rdbuf();
+  return buf.str();
+}
+
+std::string scenario(const std::string& name) { return std::string(STEPSIM_SOURCE_DIR) + "/scenarios/" + name; }
+
+JobStepRun run_scenario(const std::string& name) {
+  const Scenario sc = load_scenario(scenario(name));
+  REQUIRE(sc.job_step.has_value());
+  return run_job_step(sc.job_step->spec);
+}
+
+std::size_t bars(const TimelineChart& c) {
+  std::size_t n = 0;
+  for (const auto& t : c.tracks) n += t.bars.size();
+  return n;
+}
+
+std::string gib2(double bytes) { return fmt::format("{:.2f}", bytes / (1024.0 * 1024 * 1024)); }
+
+}  // namespace
+
+TEST_CASE("job_step timeline: one bar per op, tracks grouped by device", "[job_step][html]") {
+  const JobStepRun run = run_scenario("job-llama70b-64xh100.yaml");
+  const TimelineChart c = job_step_timeline(run);
+  // pp 4 x v 5 x m 64: per device 640 passes + its optimizer, a TP collective after each pass,
+  // 2 x 64 x 19 stage-boundary messages, per device 5 x 2 gradient reductions and one gather.
+  CHECK(bars(c) == 4 * 641 + 4 * 640 + 2 * 64 * 19 + 4 * 11);
+  CHECK(bars(c) == static_cast<std::size_t>(run.result.ops));
+  REQUIRE(c.tracks.size() >= 12);
+  CHECK(c.tracks[0].label == "device 0");
+  CHECK_FALSE(c.tracks[0].minor);
+  CHECK(c.tracks[0].show_idle);
+  CHECK(c.tracks[1].label == "d0 TP/CP/EP");
+  CHECK(c.tracks[2].label == "d0 DP/ZeRO");
+  CHECK(c.tracks[3].label == "d0 \u2192 d1");
+  CHECK(c.tracks[3].minor);
+  CHECK(c.end == run.result.step_time);
+  // Every compute bar carries its micro-batch; the first one is micro-batch 0's forward.
+  CHECK(c.tracks[0].bars.front().label == "0");
+  CHECK(c.legend[static_cast<std::size_t>(c.tracks[0].bars.front().swatch)].label == "forward");
+}
+
+TEST_CASE("job_step timeline of ZeRO-3: the card's ops and the optimizer after the graph", "[job_step][html]") {
+  const JobStepRun run = run_scenario("job-fsdp-8.yaml");
+  const TimelineChart c = job_step_timeline(run);
+  CHECK(c.end == run.result.step_time);
+  REQUIRE(!c.tracks.empty());
+  const TimeBar& last = c.tracks.front().bars.back();
+  CHECK(c.legend[static_cast<std::size_t>(last.swatch)].label == "optimizer");
+  CHECK(last.end == run.result.step_time);
+}
+
+TEST_CASE("job_step --html: timeline, memory split as --json gives it, exposed and critical tables",
+          "[job_step][html]") {
+  char dir[] = "/tmp/stepsim-jobstep-XXXXXX";
+  REQUIRE(mkdtemp(dir) != nullptr);
+  const std::string html_path = std::string(dir) + "/llama.html";
+  std::string out;
+  REQUIRE(run_cli("run " + scenario("job-llama70b-64xh100.yaml") + " --html " + html_path, &out) == 0);
+  const std::string html = read_all(html_path);
+  REQUIRE(run_cli("run " + scenario("job-llama70b-64xh100.yaml") + " --json", &out) == 0);
+  const auto j = nlohmann::json::parse(out);
+  CHECK(markup_problem(html).empty());
+  // The full timeline and two zoomed views; the full one holds every op.
+  CHECK(count(html, "<h2 id=\"timeline\">") == 1);
+  CHECK(html.find("7600 bars on 20 tracks") != std::string::npos);  // 4 x 3 streams + 8 links
+  CHECK(count(html, "<svg") >= 4);
+  for (const char* label : {">device 3<", ">d3 TP/CP/EP<", ">d2 DP/ZeRO<", "TP collective", "PP send"})
+    CHECK(html.find(label) != std::string::npos);
+  // Memory: the stacked parts carry the JSON's figures.
+  const auto& m = j["memory_bytes"];
+  const std::string total = gib2(m["total"].get<double>());
+  for (const char* part : {"weights", "gradients", "activations"}) {
+    const std::string key = std::string(part) == "activations" ? "activations (peak)" : part;
+    const std::string want = fmt::format("{}: {} GiB of {} GiB", key, gib2(m[std::string(part)].get<double>()), total);
+    CHECK(html.find(want) != std::string::npos);
+  }
+  CHECK(html.find(fmt::format("optimizer state: {} GiB", gib2(m["optimizer"].get<double>()))) != std::string::npos);
+  CHECK(html.find(fmt::format("usable {} GiB", gib2(m["capacity"].get<double>()))) != std::string::npos);
+  // Exposed communication by kind and what limits the step.
+  const auto exposed = [](double ns) {
+    return ns >= 1e9 ? fmt::format("{:.3f} s", ns / 1e9) : fmt::format("{:.2f} ms", ns / 1e6);
+  };
+  CHECK(html.find("<th>share of the step</th>") != std::string::npos);
+  CHECK(html.find(fmt::format("<tr><td>DP/ZeRO</td><td class=\"num\">{}</td>",
+                              exposed(j["exposed_ns"]["dp"].get<double>()))) != std::string::npos);
+  CHECK(html.find(fmt::format("<tr><td>TP</td><td class=\"num\">{}</td>",
+                              exposed(j["exposed_ns"]["tp"].get<double>()))) != std::string::npos);
+  CHECK(html.find("<h2 id=\"critical\">What limits the step</h2>") != std::string::npos);
+  CHECK(html.find("intra-pass collectives (TP/CP/EP links)") != std::string::npos);
+  std::remove(html_path.c_str());
+  rmdir(dir);
+}
+
+TEST_CASE("job_step --gantt: one row per track, the legend", "[job_step][html]") {
+  std::string out;
+  REQUIRE(run_cli("run " + scenario("job-fsdp-8.yaml") + " --gantt --width 80", &out) == 0);
+  CHECK(out.find("job-fsdp-8\n") == 0);
+  CHECK(out.find("card 0") != std::string::npos);
+  CHECK(out.find("F forward") != std::string::npos);
+  CHECK(out.find("U optimizer") != std::string::npos);
+}
