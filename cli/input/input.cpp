@@ -124,10 +124,14 @@ std::string input_file_problem(const std::string& path) {
   return "";
 }
 
+void require_input_file(const std::string& path) {
+  const std::string why = input_file_problem(path);
+  if (why == "is a directory") throw InputError(path, 0, "", "is a directory, not a file");
+  if (!why.empty()) throw InputError(path, 0, "", fmt::format("cannot open the file ({})", why));
+}
+
 std::shared_ptr<Source> Source::load(const std::string& file, const std::vector<std::string>& overrides) {
-  if (const std::string why = input_file_problem(file); !why.empty())
-    throw InputError(file, 0, "", why == "is a directory" ? "is a directory, not a YAML file"
-                                                           : fmt::format("cannot open the file ({})", why));
+  require_input_file(file);
   std::ifstream in(file, std::ios::binary);
   std::stringstream ss;
   ss << in.rdbuf();

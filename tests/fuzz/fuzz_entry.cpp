@@ -50,13 +50,9 @@ void run_one(const std::uint8_t* data, std::size_t size) {
       check_message(e.what());
     } catch (const SpecError& e) {  // the CLI turns it into an InputError at the key
       check_message(e.what());
-    } catch (const TimeOverflowError& e) {
+    } catch (const TimeOverflowError& e) { check_message(e.what()); } catch (const DeadlockError& e) {
       check_message(e.what());
-    } catch (const DeadlockError& e) {
-      check_message(e.what());
-    } catch (const GraphError& e) {
-      check_message(e.what());
-    } catch (const std::exception& e) {
+    } catch (const GraphError& e) { check_message(e.what()); } catch (const std::exception& e) {
       unexpected("unexpected exception (stepsim would exit 1)", e.what());
     }
   }
