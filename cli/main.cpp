@@ -9,6 +9,7 @@
 #include "cli/commands/job_step_commands.hpp"
 #include "cli/commands/search_commands.hpp"
 #include "cli/input/input.hpp"
+#include "cli/input/printable.hpp"
 #include "sim/engine.hpp"
 
 #ifndef STEPSIM_VERSION
@@ -35,20 +36,20 @@ int exit_code_of_current_exception(const CLI::App& app) {
   } catch (const CLI::RuntimeError& e) {  // a command's own exit code (bench: 3, 4)
     return e.get_exit_code();
   } catch (const CLI::ParseError& e) { return cli::report_usage_error(app, e); } catch (const cli::InputError& e) {
-    fmt::print(stderr, "error: {}\n", e.what());
+    fmt::print(stderr, "error: {}\n", cli::printable(e.what()));
     return 2;
   } catch (const TimeOverflowError& e) {
     // A sum of the input's durations passes the int64-nanosecond limit: the input is at fault.
-    fmt::print(stderr, "error: {}\n", e.what());
+    fmt::print(stderr, "error: {}\n", cli::printable(e.what()));
     return 2;
   } catch (const DeadlockError& e) {
-    fmt::print(stderr, "error: the schedule cannot finish: {}\n", e.what());
+    fmt::print(stderr, "error: the schedule cannot finish: {}\n", cli::printable(e.what()));
     return 3;
   } catch (const GraphError& e) {
-    fmt::print(stderr, "error: the schedule cannot run: {}\n", e.what());
+    fmt::print(stderr, "error: the schedule cannot run: {}\n", cli::printable(e.what()));
     return 3;
   } catch (const std::exception& e) {
-    fmt::print(stderr, "error: {}\n", e.what());
+    fmt::print(stderr, "error: {}\n", cli::printable(e.what()));
     return 1;
   }
 }

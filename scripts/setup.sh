@@ -10,9 +10,9 @@ packages=(
   chromium
 )
 # chromium renders the HTML report in the test suite (tests/html_browser.sh fails without it).
-# Optional extras: scripts/bench.sh (valgrind).
+# Optional extras: scripts/bench.sh (valgrind), scripts/fuzz.sh (clang, libFuzzer).
 if [[ "${STEPSIM_SETUP_EXTRAS:-1}" == "1" ]]; then
-  packages+=(valgrind)
+  packages+=(valgrind clang libfuzzer-14-dev)
 fi
 
 missing=()

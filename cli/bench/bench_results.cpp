@@ -238,7 +238,7 @@ BenchResults results_from_json(const std::string& text, const std::string& file)
   OrderedJson j;
   try {
     j = OrderedJson::parse(text);
-  } catch (const OrderedJson::parse_error& e) {
+  } catch (const OrderedJson::exception& e) {  // also out_of_range: a number such as 1e400
     throw InputError(file, 0, "", fmt::format("not valid JSON: {}", e.what()));
   }
   const JsonReader rd(file);

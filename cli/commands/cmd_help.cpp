@@ -8,6 +8,7 @@
 #include "cli/commands/commands.hpp"
 #include "cli/commands/scenario_kinds.hpp"
 #include "cli/input/input.hpp"
+#include "cli/input/printable.hpp"
 
 namespace stepsim::cli {
 
@@ -95,7 +96,7 @@ int report_usage_error(const CLI::App& app, const CLI::ParseError& e) {
     // No command: the first word left over is a mistyped one, or there is none at all.
     for (const auto& word : app.remaining())
       if (word.empty() || word[0] != '-') {
-        fmt::print(stderr, "error: {}\n", unknown_command(app, word));
+        fmt::print(stderr, "error: {}\n", printable(unknown_command(app, word)));
         return 2;
       }
     fmt::print(stderr, "error: no command given\n\n{}", overview(app));
@@ -118,8 +119,8 @@ int report_usage_error(const CLI::App& app, const CLI::ParseError& e) {
   } else if (dynamic_cast<const CLI::ExcludesError*>(&e)) {
     message += ": choose one";
   }
-  fmt::print(stderr, "error: {}{}{} (`stepsim {}--help` lists the options)\n", path, path.empty() ? "" : ": ", message,
-             path.empty() ? "" : path + " ");
+  fmt::print(stderr, "error: {}{}{} (`stepsim {}--help` lists the options)\n", path, path.empty() ? "" : ": ",
+             printable(message), path.empty() ? "" : path + " ");
   return 2;
 }
 

@@ -44,8 +44,8 @@ void write_file(const std::string& path, const std::string& text) {
 }
 
 std::string read_file(const std::string& path) {
+  require_input_file(path);
   std::ifstream in(path, std::ios::binary);
-  if (!in) throw InputError(path, 0, "", "cannot open the file");
   std::stringstream ss;
   ss << in.rdbuf();
   return ss.str();

@@ -1,19 +1,22 @@
 #include "cli/input/input.hpp"
 
 #include <algorithm>
+#include <cerrno>
+#include <filesystem>
 #include <fstream>
 #include <mutex>
 #include <sstream>
 
 #include <fmt/format.h>
 
+#include "cli/input/printable.hpp"
 #include "models/units.hpp"
 
 namespace stepsim::cli {
 
 InputError::InputError(std::string file, int line, std::string key, const std::string& message)
-    : std::runtime_error(fmt::format("{}{}: {}{}", file, line > 0 ? fmt::format(":{}", line) : std::string(),
-                                     key.empty() ? std::string() : key + ": ", message)),
+    : std::runtime_error(printable(fmt::format("{}{}: {}{}", file, line > 0 ? fmt::format(":{}", line) : std::string(),
+                                               key.empty() ? std::string() : key + ": ", message))),
       file_(std::move(file)),
       line_(line),
       key_(std::move(key)),
@@ -100,11 +103,40 @@ void Source::apply_overrides(Source& source, const std::vector<std::string>& ove
   }
 }
 
+namespace {
+// The system's message for `error`, starting lower-case to read inside ours.
+std::string reason_of(int error) {
+  std::string text = std::system_category().message(error);
+  if (!text.empty() && text[0] >= 'A' && text[0] <= 'Z' && !(text.size() > 1 && text[1] >= 'A' && text[1] <= 'Z'))
+    text[0] = static_cast<char>(text[0] - 'A' + 'a');
+  return text;
+}
+}  // namespace
+
+std::string input_file_problem(const std::string& path) {
+  std::error_code ec;
+  const auto status = std::filesystem::status(path, ec);
+  if (ec) return reason_of(ec.value() ? ec.value() : ENOENT);
+  if (std::filesystem::is_directory(status)) return "is a directory";
+  errno = 0;
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return reason_of(errno ? errno : EACCES);
+  return "";
+}
+
+void require_input_file(const std::string& path) {
+  const std::string why = input_file_problem(path);
+  if (why == "is a directory") throw InputError(path, 0, "", "is a directory, not a file");
+  if (!why.empty()) throw InputError(path, 0, "", fmt::format("cannot open the file ({})", why));
+}
+
 std::shared_ptr<Source> Source::load(const std::string& file, const std::vector<std::string>& overrides) {
-  std::ifstream in(file);
-  if (!in) throw InputError(file, 0, "", "cannot open the file");
+  require_input_file(file);
+  std::ifstream in(file, std::ios::binary);
   std::stringstream ss;
   ss << in.rdbuf();
+  // An empty file (or /dev/null) is not a document with no sections: say so.
+  if (ss.str().empty()) throw InputError(file, 0, "", "is empty (expected a YAML map of keys)");
   return parse(ss.str(), file, overrides);
 }
 
@@ -132,9 +164,13 @@ Reader::Reader(std::shared_ptr<const Source> src, YAML::Node node, std::string p
     : src_(std::move(src)), node_(std::move(node)), path_(std::move(path)) {}
 
 void Reader::fail_at(const YAML::Node& at, const std::string& full_key, const std::string& message) const {
-  // A key set with --set has no line in the file: say where it came from instead.
+  // A key set with --set has no line in the file: say where it came from instead. So is a map
+  // that --set made on the way to a deeper key (`--set a.b.c=1` where a.b was a number): it has
+  // no mark in the file.
+  const bool made_by_set = at && at.Mark().is_null();
   for (const auto& ov : src_->overridden)
-    if (full_key == ov || full_key.rfind(ov + ".", 0) == 0 || full_key.rfind(ov + "[", 0) == 0)
+    if (full_key == ov || full_key.rfind(ov + ".", 0) == 0 || full_key.rfind(ov + "[", 0) == 0 ||
+        (made_by_set && ov.rfind(full_key + ".", 0) == 0))
       throw InputError("--set", 0, full_key, message);
   throw InputError(src_->file, at ? line_of(at) : line_of(node_), full_key, message);
 }

@@ -51,6 +51,13 @@ struct Source {
   static void apply_overrides(Source& src, const std::vector<std::string>& overrides);
 };
 
+// Why `path` cannot be read as an input file ("no such file or directory", "file name too long",
+// "is a directory": the system's reason), or "" if it can be opened.
+std::string input_file_problem(const std::string& path);
+// The InputError "PATH: cannot open the file (REASON)" / "PATH: is a directory, not a file" unless
+// `path` can be opened.
+void require_input_file(const std::string& path);
+
 // The closest of `candidates` to `word` (edit distance), or "" if none is close.
 std::string nearest(const std::string& word, const std::vector<std::string>& candidates);
 

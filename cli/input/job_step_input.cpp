@@ -23,7 +23,8 @@ Reader fields_of(const Reader& parent, const std::string& k) {
   const std::string name = r.text("file");
   std::filesystem::path path(name);
   if (path.is_relative()) path = std::filesystem::path(parent.file()).parent_path() / path;
-  if (!std::filesystem::is_regular_file(path)) r.fail("file", fmt::format("cannot open '{}'", path.string()));
+  if (const std::string why = input_file_problem(path.string()); !why.empty())
+    r.fail("file", fmt::format("cannot open '{}' ({})", path.string(), why));
   const auto src = Source::load(path.string(), {});
   return Reader(src, src->root, "");
 }

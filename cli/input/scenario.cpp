@@ -57,8 +57,9 @@ std::vector<std::vector<Action>> read_actions_csv(const Reader& r) {
   // Relative to the scenario file, so a scenario and its schedule travel together.
   std::filesystem::path path(name);
   if (path.is_relative()) path = std::filesystem::path(r.file()).parent_path() / path;
+  if (const std::string why = input_file_problem(path.string()); !why.empty())
+    r.fail("actions_csv", fmt::format("cannot open '{}' ({})", path.string(), why));
   std::ifstream in(path, std::ios::binary);
-  if (!in) r.fail("actions_csv", fmt::format("cannot open '{}'", path.string()));
   std::ostringstream text;
   text << in.rdbuf();
   try {

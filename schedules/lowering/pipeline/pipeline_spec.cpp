@@ -139,10 +139,10 @@ PipelinePlan plan_for(const PipelineSpec& spec) {
   }
   const auto problems = check_plan(plan);
   if (!problems.empty()) {
-    std::string text;
-    for (const auto& p : problems) text += "\n  " + p;
+    // One line: the first problem, and how many more (a bad list can have thousands).
+    const std::string more = problems.size() > 1 ? fmt::format(" (and {} more)", problems.size() - 1) : "";
     throw SpecError(spec.schedule == "custom" ? "pipeline.actions" : "pipeline.schedule",
-                    fmt::format("schedule '{}' is not a valid plan:{}", spec.schedule, text));
+                    fmt::format("schedule '{}' is not a valid plan: {}{}", spec.schedule, problems.front(), more));
   }
   return plan;
 }

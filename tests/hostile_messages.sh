@@ -1,0 +1,107 @@
+#!/usr/bin/env bash
+# Hostile input gets stepsim's one voice (issue 17, docs/cli.md): exit 2 and exactly one line
+# `error: file:line: key: message` (or `--set: key: message`), user text escaped, whatever the
+# input -- a directory, /dev/null, a file name too long for the system, 1e400 in a bench result,
+# a custom schedule with many mistakes, a --set that turns a value into a map, raw bytes.
+set -uo pipefail
+stepsim="$1"
+tmp="$(mktemp -d)"
+trap 'rm -rf "$tmp"' EXIT
+fail() { echo "FAIL: $*"; exit 1; }
+# run CMD...: sets $code and $err (stderr).
+run() {
+  "$@" >"$tmp/out" 2>"$tmp/err"
+  code=$?
+  err="$(cat "$tmp/err")"
+}
+# expect CODE LINE: exit CODE and stderr exactly the one line LINE (newline-terminated).
+expect() {
+  [[ $code == "$1" ]] || fail "exit $code, expected $1 (stderr: $err)"
+  [[ "$err" == "$2" ]] || fail "stderr is not the expected line:
+  got:      $err
+  expected: $2"
+  [[ $(wc -l <"$tmp/err") == 1 ]] || fail "stderr is not one line: $err"
+}
+# expect_start CODE TEXT: exit CODE and stderr one line starting with TEXT (taken literally).
+expect_start() {
+  [[ $code == "$1" ]] || fail "exit $code, expected $1 (stderr: $err)"
+  [[ "$err" == "$2"* ]] || fail "stderr does not start with '$2': $err"
+  [[ $(wc -l <"$tmp/err") == 1 ]] || fail "stderr is not one line: $err"
+}
+# expect_shape CODE PATTERN: exit CODE and stderr one line matching the glob PATTERN.
+expect_shape() {
+  [[ $code == "$1" ]] || fail "exit $code, expected $1 (stderr: $err)"
+  # shellcheck disable=SC2053
+  [[ "$err" == $2 ]] || fail "stderr does not match '$2': $err"
+  [[ $(wc -l <"$tmp/err") == 1 ]] || fail "stderr is not one line: $err"
+}
+
+# A directory, an empty file, a missing file, a name too long: what the file is, not "no section".
+run "$stepsim" run "$tmp"; expect 2 "error: $tmp: is a directory, not a file"
+run "$stepsim" run /dev/null; expect 2 "error: /dev/null: is empty (expected a YAML map of keys)"
+: >"$tmp/empty.yaml"
+run "$stepsim" validate "$tmp/empty.yaml"; expect 2 "error: $tmp/empty.yaml: is empty (expected a YAML map of keys)"
+run "$stepsim" run "$tmp/missing.yaml"; expect 2 "error: $tmp/missing.yaml: cannot open the file (no such file or directory)"
+long="$(printf 'a%.0s' $(seq 300))"
+run "$stepsim" run "$tmp/$long.yaml"; expect 2 "error: $tmp/$long.yaml: cannot open the file (file name too long)"
+
+# A model file name too long: in the file (its line), and from --set (blamed on --set).
+sed "s|models/llama3-8b.yaml|$long.yaml|" scenarios/job-fsdp-8.yaml >"$tmp/long-model.yaml"
+line="$(grep -n "$long" "$tmp/long-model.yaml" | cut -d: -f1)"
+run "$stepsim" run "$tmp/long-model.yaml"
+expect 2 "error: $tmp/long-model.yaml:$line: job_step.model.file: cannot open '$tmp/$long.yaml' (file name too long)"
+run "$stepsim" run scenarios/job-fsdp-8.yaml --set "job_step.model.file=$long.yaml"
+expect 2 "error: --set: job_step.model.file: cannot open 'scenarios/$long.yaml' (file name too long)"
+run "$stepsim" run scenarios/job-fsdp-8.yaml --set "job_step.model.file=."
+expect 2 "error: --set: job_step.model.file: cannot open 'scenarios/.' (is a directory)"
+
+# Bench result files: 1e400 is JSON the reader cannot hold (exit 2, not 1); a directory.
+printf '{"format": "stepsim-bench-results/1", "suite": {"variants": 1e400}}\n' >"$tmp/huge.json"
+run "$stepsim" bench merge "$tmp/huge.json" -o "$tmp/merged.json"
+expect_shape 2 "error: $tmp/huge.json: not valid JSON: *number overflow*1e400*"
+run "$stepsim" bench merge "$tmp" -o "$tmp/merged.json"; expect 2 "error: $tmp: is a directory, not a file"
+[[ ! -e "$tmp/merged.json" ]] || fail "bench merge wrote a file after bad input"
+
+# A custom schedule with many mistakes: the first, and how many more, on one line.
+cat >"$tmp/bad-plan.yaml" <<'EOF'
+pipeline:
+  stages: 2
+  microbatches: 2
+  actions: [[0F0, 0F1, 0B0, 1B1], [1F0, 1F1, 1B0, 0B1, 0F0]]
+  time: {forward: 1ms, backward: 2ms}
+EOF
+run "$stepsim" run "$tmp/bad-plan.yaml"
+expect 2 "error: $tmp/bad-plan.yaml:4: pipeline.actions: schedule 'custom' is not a valid plan: device 0: 1B1 belongs on device 1 (and 3 more)"
+
+# --set that makes a map where a value was: blamed on --set, not on the file.
+run "$stepsim" run scenarios/book-pipeline.yaml --set pipeline.stages.bogus=1
+expect 2 "error: --set: pipeline.stages: expected a whole number"
+run "$stepsim" job scenarios/job-storage.yaml --set job.runs.bogus=99
+expect 2 "error: --set: job.runs: expected a whole number"
+run "$stepsim" run scenarios/moe-routing.yaml --set moe.efficiency.x.y=1
+expect 2 "error: --set: moe.efficiency: expected a number"
+# A key the file has, set to a bad value: --set too.
+run "$stepsim" run scenarios/book-pipeline.yaml --set pipeline.microbatches=0
+expect 2 "error: --set: pipeline.microbatches: must be at least 1 (got 0)"
+
+# Raw bytes are escaped: control characters, invalid UTF-8, a newline; valid UTF-8 is kept.
+printf 'pipeline:\n  stages: 2\n  microbatches: 2\n  schedule: "1f\\x01b\\u00e9"\n  time: {forward: 1ms, backward: 1ms}\n' \
+  >"$tmp/bytes.yaml"
+run "$stepsim" run "$tmp/bytes.yaml"
+expect_start 2 "error: $tmp/bytes.yaml:4: pipeline.schedule: unknown schedule '1f\\x01bé' (known: "
+printf 'pipeline:\n  stages: 2\n  \xff\xfekey\x1b[31m: 1\n' >"$tmp/raw.yaml"
+run "$stepsim" run "$tmp/raw.yaml"
+expect_start 2 "error: $tmp/raw.yaml:3: pipeline.\\xFF\\xFEkey\\x1B[31m: unknown key (known here: stages,"
+run "$stepsim" run scenarios/book-pipeline.yaml --set $'pipeline.schedule=one\ntwo\x07'
+expect_start 2 "error: --set: pipeline.schedule: unknown schedule 'one two\\x07' (known: "
+run "$stepsim" run $'bad\nname\x01.yaml'; expect 2 "error: bad\\nname\\x01.yaml: cannot open the file (no such file or directory)"
+
+# Usage errors: exit 2 with one line (no CLI11 codes 104-109).
+for args in "run" "run --bogus x" "job scenarios/job-1024.yaml --runs abc" "job scenarios/job-1024.yaml --seed -1" \
+  "run x --width abc" "bench merge" "search scenarios/search-design-desk.yaml -j -5" "frob" \
+  "run scenarios/book-pipeline.yaml --set"; do
+  # shellcheck disable=SC2086
+  run "$stepsim" $args
+  expect_shape 2 "error: *"
+done
+exit 0
