@@ -1,4 +1,5 @@
 #include "models/moe_routing.hpp"
+#include "sim/checked.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -125,7 +126,8 @@ double expert_row_flops(std::int64_t hidden, std::int64_t intermediate) {
 
 Time expert_row_time(double row_flops, double flops_per_second) {
   if (!(row_flops > 0) || !(flops_per_second > 0)) return 0;
-  return static_cast<Time>(std::ceil(row_flops / flops_per_second * static_cast<double>(kSecond)));
+  return time_from_ns(std::ceil(row_flops / flops_per_second * static_cast<double>(kSecond)),
+                      "an expert row's compute time");
 }
 
 }  // namespace stepsim

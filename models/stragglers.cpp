@@ -1,4 +1,5 @@
 #include "models/stragglers.hpp"
+#include "sim/checked.hpp"
 
 #include <cmath>
 
@@ -22,7 +23,8 @@ double expected_max_standard_normal(int n) {
 }
 
 Time expected_slowest(Time mean, Time sigma, int n) {
-  return mean + static_cast<Time>(std::llround(expected_max_standard_normal(n) * static_cast<double>(sigma)));
+  return time_add(mean, time_from_ns(expected_max_standard_normal(n) * static_cast<double>(sigma), "the straggler delay"),
+                  "the slowest card's time");
 }
 
 }  // namespace stepsim

@@ -1,4 +1,5 @@
 #include "schedules/lowering/data_parallel/data_parallel.hpp"
+#include "sim/checked.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -11,7 +12,7 @@ namespace {
 
 Time scaled(Time t, double scale) {
   if (scale == 1.0) return t;
-  return static_cast<Time>(std::llround(static_cast<double>(t) * scale));
+  return time_from_ns(static_cast<double>(t) * scale, "a scaled duration");
 }
 
 }  // namespace

@@ -10,6 +10,7 @@
 #include <boost/graph/dag_shortest_paths.hpp>
 
 #include "sim/engine.hpp"
+#include "sim/checked.hpp"
 
 namespace stepsim {
 
@@ -30,7 +31,7 @@ const char* job_op_kind_name(JobOpKind k) {
 
 namespace {
 // Seconds to integer nanoseconds, rounded up (a cost is never shortened to zero by rounding).
-Time ns(double seconds) { return seconds <= 0 ? 0 : static_cast<Time>(std::ceil(seconds * 1e9)); }
+Time ns(double seconds) { return seconds <= 0 ? 0 : time_from_ns(std::ceil(seconds * 1e9), "a step's phase"); }
 
 constexpr double kBucketParams = 40e6;  // Megatron DDP bucket (40M elements)
 
