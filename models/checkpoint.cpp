@@ -1,8 +1,9 @@
 #include "models/checkpoint.hpp"
-#include "sim/checked.hpp"
 
 #include <cmath>
 #include <limits>
+
+#include "sim/checked.hpp"
 
 namespace stepsim {
 

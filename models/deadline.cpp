@@ -1,7 +1,8 @@
 #include "models/deadline.hpp"
-#include "sim/checked.hpp"
 
 #include <cmath>
+
+#include "sim/checked.hpp"
 
 namespace stepsim {
 

@@ -1,10 +1,11 @@
 #include "models/input_pipeline.hpp"
-#include "sim/checked.hpp"
 
 #include <algorithm>
 #include <cmath>
 #include <limits>
 #include <stdexcept>
+
+#include "sim/checked.hpp"
 
 namespace stepsim {
 

@@ -1,10 +1,11 @@
 #include "models/moe_routing.hpp"
-#include "sim/checked.hpp"
 
 #include <algorithm>
 #include <cmath>
 
 #include <fmt/format.h>
+
+#include "sim/checked.hpp"
 
 namespace stepsim {
 

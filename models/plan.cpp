@@ -136,9 +136,8 @@ TimePlan plan_time(const PlanSpec& spec, int cards, int microbatches, const Step
   t.budget = step_budget(spec.deadline, spec.reserved, t.steps, L);
   // What compute may take so that the step fits the budget; stragglers scale with compute.
   const double straggle = t.compute > 0 ? 1.0 + static_cast<double>(t.straggler) / static_cast<double>(t.compute) : 1.0;
-  const Time compute_allowed =
-      time_from_ns(std::trunc(static_cast<double>(t.budget - t.comm.exposed - t.input_wait) / straggle),
-                   "the compute time allowed");
+  const Time compute_allowed = time_from_ns(
+      std::trunc(static_cast<double>(t.budget - t.comm.exposed - t.input_wait) / straggle), "the compute time allowed");
   t.efficiency_needed = efficiency_needed(t.flops_per_card, 1, peak, compute_allowed);
   t.comm_may_grow_to = t.budget - t.compute - t.straggler - t.input_wait;
   return t;

@@ -1,7 +1,8 @@
 #include "models/stragglers.hpp"
-#include "sim/checked.hpp"
 
 #include <cmath>
+
+#include "sim/checked.hpp"
 
 namespace stepsim {
 
@@ -23,7 +24,8 @@ double expected_max_standard_normal(int n) {
 }
 
 Time expected_slowest(Time mean, Time sigma, int n) {
-  return time_add(mean, time_from_ns(expected_max_standard_normal(n) * static_cast<double>(sigma), "the straggler delay"),
+  return time_add(mean,
+                  time_from_ns(expected_max_standard_normal(n) * static_cast<double>(sigma), "the straggler delay"),
                   "the slowest card's time");
 }
 

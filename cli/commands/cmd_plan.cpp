@@ -210,8 +210,9 @@ void run_plan(const Scenario& sc, const PlanArgs& a) {
   const std::optional<PlanEvaluation> eval = ps.spec ? std::optional(evaluate_cases(*ps.spec, comm)) : std::nullopt;
   const PlanEvaluation* ev = eval ? &*eval : nullptr;
   // Every text is made before the first file is written: a failure leaves no file half done.
-  const std::string text = a.json ? plan_json(sc.name, ps, ev).dump(2) + "\n"
-                                  : plan_text(sc.description.empty() ? sc.name : sc.name + ": " + sc.description, ps, ev);
+  const std::string text = a.json
+                               ? plan_json(sc.name, ps, ev).dump(2) + "\n"
+                               : plan_text(sc.description.empty() ? sc.name : sc.name + ": " + sc.description, ps, ev);
   const std::string html = a.html.empty() ? std::string() : plan_html_report(sc.name, sc.description, ps, ev);
   write_file(a.out, text);
   if (!a.html.empty()) write_file(a.html, html);

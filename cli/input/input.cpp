@@ -177,10 +177,15 @@ bool Reader::has(const std::string& k) const {
   return n.IsDefined() && !n.IsNull();
 }
 
+std::string Reader::key_name(const YAML::Node& k) const {
+  if (!k.IsScalar()) fail_at(k, key("?"), "a key must be a name, not a map or a list");
+  return k.Scalar();
+}
+
 std::vector<std::string> Reader::keys() const {
   std::vector<std::string> out;
   if (node_.IsMap())
-    for (const auto& kv : node_) out.push_back(kv.first.as<std::string>());
+    for (const auto& kv : node_) out.push_back(key_name(kv.first));
   return out;
 }
 
@@ -194,7 +199,7 @@ Reader Reader::child(const std::string& k) const {
 void Reader::only(const std::vector<std::string>& allowed) const {
   if (!node_.IsMap()) return;
   for (const auto& kv : node_) {
-    const auto k = kv.first.as<std::string>();
+    const auto k = key_name(kv.first);
     if (std::find(allowed.begin(), allowed.end(), k) != allowed.end()) continue;
     const auto near = nearest(k, allowed);
     fail_at(kv.first, key(k),
@@ -228,9 +233,9 @@ std::optional<std::int64_t> Reader::opt_integer(const std::string& k, std::int64
   bool too_large = false;
   try {
     v = std::stoll(s, &used);
-  } catch (const std::out_of_range&) {
-    too_large = true;
-  } catch (...) { used = 0; }
+  } catch (const std::out_of_range&) { too_large = true; } catch (...) {
+    used = 0;
+  }
   if (too_large) fail_at(n, key(k), fmt::format("'{}' is too large (at most {})", s, max));
   if (used == 0 || used != s.size()) fail_at(n, key(k), fmt::format("'{}' is not a whole number", s));
   if (v < min) fail_at(n, key(k), fmt::format("must be at least {} (got {})", min, v));
@@ -261,9 +266,9 @@ std::optional<double> Reader::opt_number(const std::string& k) const {
   bool out_of_range = false;
   try {
     v = std::stod(s, &used);
-  } catch (const std::out_of_range&) {
-    out_of_range = true;
-  } catch (...) { used = 0; }
+  } catch (const std::out_of_range&) { out_of_range = true; } catch (...) {
+    used = 0;
+  }
   // 1e400 overflows; 1e-400 underflows (stod calls both out of range): neither is a usable input.
   if (out_of_range) fail_at(n, key(k), fmt::format("'{}' is out of range for a number", s));
   if (used > 0 && used + 1 == s.size() && s.back() == '%') {  // a percentage: "40%"

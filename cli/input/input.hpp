@@ -107,6 +107,7 @@ class Reader {
 
  private:
   YAML::Node get(const std::string& k) const;
+  std::string key_name(const YAML::Node& k) const;  // a map key: a scalar, else an error
   std::string scalar(const YAML::Node& n, const std::string& full_key, const char* what) const;
   Time duration_of(const YAML::Node& n, const std::string& full_key) const;
   Bytes bytes_of(const YAML::Node& n, const std::string& full_key) const;

@@ -17,6 +17,8 @@ std::optional<double> opt_count(const Reader& r, const std::string& k, double mi
   if (!v) return std::nullopt;
   if (!std::isfinite(*v) || std::floor(*v) != *v) r.fail(k, "expected a whole number");
   if (*v < min) r.fail(k, fmt::format("must be at least {}", min));
+  // Counts become int64 (parameters, tokens): 2^63 and beyond would not convert.
+  if (*v >= 9223372036854775808.0) r.fail(k, fmt::format("{:g} is too large (at most 9.2e18)", *v));
   return v;
 }
 

@@ -98,8 +98,7 @@ void check_yaml_shape(const std::string& text, const std::string& file, const st
   std::istringstream in(text);
   YAML::Parser parser(in);
   ShapeCheck check(file, prefix);
-  while (parser.HandleNextDocument(check)) {
-  }
+  while (parser.HandleNextDocument(check)) {}
 }
 
 }  // namespace stepsim::cli

@@ -1,10 +1,11 @@
 #include "schedules/lowering/data_parallel/data_parallel.hpp"
-#include "sim/checked.hpp"
 
 #include <algorithm>
 #include <cmath>
 
 #include <fmt/format.h>
+
+#include "sim/checked.hpp"
 
 namespace stepsim {
 
@@ -190,7 +191,7 @@ class DpEmitter {
       if (!p.backward)
         emit(DpOp::Forward, u.forward);
       else if (plan_.order == BackwardOrder::Fused)
-        emit(DpOp::Backward, u.backward_input + u.backward_weight);
+        emit(DpOp::Backward, time_add(u.backward_input, u.backward_weight, "a fused backward (input + weight)"));
       else if (plan_.order == BackwardOrder::InputFirst) {
         emit(DpOp::BackwardInput, u.backward_input);
         emit(DpOp::BackwardWeight, u.backward_weight);

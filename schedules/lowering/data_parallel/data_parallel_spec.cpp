@@ -5,8 +5,8 @@
 #include <fmt/format.h>
 
 #include "schedules/lowering/data_parallel/data_parallel.hpp"
-#include "sim/engine.hpp"
 #include "sim/checked.hpp"
+#include "sim/engine.hpp"
 
 namespace stepsim {
 

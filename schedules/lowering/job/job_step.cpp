@@ -9,8 +9,8 @@
 #include <boost/graph/adjacency_list.hpp>
 #include <boost/graph/dag_shortest_paths.hpp>
 
-#include "sim/engine.hpp"
 #include "sim/checked.hpp"
+#include "sim/engine.hpp"
 
 namespace stepsim {
 
@@ -53,7 +53,7 @@ JobCommPlan plan_job_comm(const JobStepSpec& spec) {
     s.forward = ns(ch.forward.compute());
     s.backward_input = ns(ch.backward_input.compute());
     s.backward_weight = ns(ch.backward_weight.compute());
-    s.backward = s.backward_input + s.backward_weight;
+    s.backward = time_add(s.backward_input, s.backward_weight, "a backward (input + weight)");
     s.forward_comm = ns(ch.forward.comm());
     s.backward_comm = ns(ch.backward_input.comm());
     s.activation = ch.activation;

@@ -1,4 +1,5 @@
 #include "schedules/lowering/pipeline/pipeline_spec.hpp"
+#include "sim/checked.hpp"
 
 #include <algorithm>
 #include <limits>
@@ -38,9 +39,8 @@ PipelinePlan custom_plan(const PipelineSpec& spec) {
   for_each_simple(spec.custom_actions, [&](int, ActionKind k, int s, int) {
     // Stage s needs s + 1 stages, which must fit the int a stage count is held in.
     if (s >= std::numeric_limits<int>::max())
-      throw SpecError("pipeline.actions",
-                      fmt::format("stage {} is too large (stages are numbered 0 to {})", s,
-                                  std::numeric_limits<int>::max() - 1));
+      throw SpecError("pipeline.actions", fmt::format("stage {} is too large (stages are numbered 0 to {})", s,
+                                                      std::numeric_limits<int>::max() - 1));
     stages = std::max(stages, s + 1);
     split = split || k == ActionKind::BackwardInput || k == ActionKind::BackwardWeight;
   });
@@ -213,9 +213,11 @@ PipelineCosts costs_for(const PipelineSpec& spec, const PipelinePlan& plan) {
     sc.backward_weight = have_split ? share(spec.backward_weight[d]) : 0;
     // Splitting a backward never changes its work: where B = I + W for the device, a chunk's B
     // is its I + W (shares of B, I and W are rounded separately otherwise).
-    const bool b_is_sum =
-        have_split && (!have_b || spec.backward[d] == spec.backward_input[d] + spec.backward_weight[d]);
-    sc.backward = b_is_sum ? sc.backward_input + sc.backward_weight : have_b ? share(spec.backward[d]) : 0;
+    const bool b_is_sum = have_split && (!have_b || checked_add(spec.backward_input[d], spec.backward_weight[d]) ==
+                                                        std::optional<Time>(spec.backward[d]));
+    sc.backward = b_is_sum ? time_add(sc.backward_input, sc.backward_weight, "a backward (input + weight)")
+                  : have_b ? share(spec.backward[d])
+                           : 0;
     sc.activation = d < static_cast<int>(spec.activation.size()) ? share(spec.activation[d]) : 0;
   }
   return costs;

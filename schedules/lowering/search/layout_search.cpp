@@ -1,9 +1,9 @@
 #include "schedules/lowering/search/layout_search.hpp"
 
 #include <algorithm>
-#include <exception>
 #include <atomic>
 #include <cmath>
+#include <exception>
 #include <limits>
 #include <map>
 #include <mutex>
