@@ -3,6 +3,8 @@
 #include <cmath>
 #include <limits>
 
+#include "sim/checked.hpp"
+
 namespace stepsim {
 
 double Interruptions::rate() const {
@@ -14,7 +16,7 @@ double Interruptions::rate() const {
 Time Interruptions::mean_time_between() const {
   const double r = rate();
   if (r <= 0) return std::numeric_limits<Time>::max();
-  return static_cast<Time>(std::llround(static_cast<double>(kSecond) / r));
+  return time_from_ns(static_cast<double>(kSecond) / r, "the mean time between interruptions");
 }
 
 CheckpointOverhead checkpoint_overhead(const CheckpointCost& cost, Time interval, const Interruptions& job) {
@@ -27,7 +29,8 @@ CheckpointOverhead checkpoint_overhead(const CheckpointCost& cost, Time interval
 Time optimal_checkpoint_interval(const CheckpointCost& cost, const Interruptions& job) {
   const double r = job.rate();
   if (r <= 0) return std::numeric_limits<Time>::max();
-  return static_cast<Time>(std::llround(std::sqrt(2.0 * to_s(cost.save) / r) * static_cast<double>(kSecond)));
+  return time_from_ns(std::sqrt(2.0 * to_s(cost.save) / r) * static_cast<double>(kSecond),
+                      "the optimal checkpoint interval sqrt(2 x save x MTBF)");
 }
 
 double checkpoint_write_rate(Bytes bytes, Time interval) {

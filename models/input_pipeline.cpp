@@ -5,6 +5,8 @@
 #include <limits>
 #include <stdexcept>
 
+#include "sim/checked.hpp"
+
 namespace stepsim {
 
 namespace {
@@ -164,7 +166,7 @@ class InputSimulation {
 
 Time period_for_rate(double sequences_per_second) {
   if (!(sequences_per_second > 0)) return 0;
-  return static_cast<Time>(std::llround(1e9 / sequences_per_second));
+  return time_from_ns(1e9 / sequences_per_second, "the input period (1 / sequences per second)");
 }
 
 std::vector<Time> InputRun::waits() const {

@@ -5,6 +5,8 @@
 
 #include <fmt/format.h>
 
+#include "sim/checked.hpp"
+
 namespace stepsim {
 
 namespace {
@@ -125,7 +127,8 @@ double expert_row_flops(std::int64_t hidden, std::int64_t intermediate) {
 
 Time expert_row_time(double row_flops, double flops_per_second) {
   if (!(row_flops > 0) || !(flops_per_second > 0)) return 0;
-  return static_cast<Time>(std::ceil(row_flops / flops_per_second * static_cast<double>(kSecond)));
+  return time_from_ns(std::ceil(row_flops / flops_per_second * static_cast<double>(kSecond)),
+                      "an expert row's compute time");
 }
 
 }  // namespace stepsim

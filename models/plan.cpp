@@ -9,6 +9,7 @@
 #include "models/deadline.hpp"
 #include "models/step_memory.hpp"
 #include "models/stragglers.hpp"
+#include "sim/checked.hpp"
 
 namespace stepsim {
 
@@ -84,7 +85,7 @@ MemoryPlan plan_memory(const PlanSpec& spec, int cards) {
   m.saved_activations = in.per_layer.saved * in.layers;
   m.sequence = step_memory_sequence(in);
   m.peak = peak_memory(m.sequence);
-  m.planned = static_cast<Bytes>(std::llround(static_cast<double>(m.peak.peak) * (1.0 + spec.margin)));
+  m.planned = to_int64(static_cast<double>(m.peak.peak) * (1.0 + spec.margin)).value_or(INT64_MAX);  // saturates
   m.usable = spec.usable;
   return m;
 }
@@ -109,7 +110,7 @@ TimePlan plan_time(const PlanSpec& spec, int cards, int microbatches, const Step
   const double peak = spec.accelerator.peak_bf16_flops;
   t.compute = compute_time(t.flops_per_card, 1, peak, spec.efficiency);
   if (spec.straggler_sigma > 0) {
-    const Time sigma = static_cast<Time>(std::llround(spec.straggler_sigma * static_cast<double>(t.compute)));
+    const Time sigma = time_from_ns(spec.straggler_sigma * static_cast<double>(t.compute), "the straggler spread");
     t.straggler = expected_slowest(t.compute, sigma, cards) - t.compute;
   }
   t.comm =
@@ -135,8 +136,8 @@ TimePlan plan_time(const PlanSpec& spec, int cards, int microbatches, const Step
   t.budget = step_budget(spec.deadline, spec.reserved, t.steps, L);
   // What compute may take so that the step fits the budget; stragglers scale with compute.
   const double straggle = t.compute > 0 ? 1.0 + static_cast<double>(t.straggler) / static_cast<double>(t.compute) : 1.0;
-  const Time compute_allowed =
-      static_cast<Time>(static_cast<double>(t.budget - t.comm.exposed - t.input_wait) / straggle);
+  const Time compute_allowed = time_from_ns(
+      std::trunc(static_cast<double>(t.budget - t.comm.exposed - t.input_wait) / straggle), "the compute time allowed");
   t.efficiency_needed = efficiency_needed(t.flops_per_card, 1, peak, compute_allowed);
   t.comm_may_grow_to = t.budget - t.compute - t.straggler - t.input_wait;
   return t;
@@ -149,7 +150,7 @@ PlanResult evaluate_plan(const PlanSpec& shared, const PlanCase& c, const StepCo
   PlanResult r;
   r.name = c.name.empty() ? fmt::format("{} cards", c.cards) : c.name;
   r.cards = c.cards;
-  r.hosts = (c.cards + spec.cards_per_host - 1) / std::max(spec.cards_per_host, 1);
+  r.hosts = static_cast<int>(ceil_div(c.cards, std::max(spec.cards_per_host, 1)));  // <= cards: fits
   r.efficiency = spec.efficiency;
   r.zero_stage = spec.zero_stage;
   r.recompute = spec.recompute;
@@ -183,9 +184,9 @@ MemoryLevers memory_levers(const PlanSpec& spec, int cards) {
     lv.cards = lo;
     lv.planned_at_cards = plan_memory(spec, lo).planned;
     const int host = std::max(spec.cards_per_host, 1);
-    const int whole = (lo + host - 1) / host * host;
+    const std::int64_t whole = ceil_div(lo, host) * host;  // lo, host ints: no overflow in int64
     if (whole <= limit) {
-      lv.whole_host_cards = whole;
+      lv.whole_host_cards = static_cast<int>(whole);
       lv.planned_at_whole_hosts = plan_memory(spec, whole).planned;
     }
   }
@@ -211,18 +212,18 @@ DeadlineLevers deadline_levers(const PlanSpec& spec, const PlanCase& c, const St
   DeadlineLevers lv;
   const PlanResult now = evaluate_plan(spec, c, comm);
   if (now.time) lv.efficiency_needed = now.time->efficiency_needed;
-  for (int d = c.cards + 1; d <= spec.max_cards(); ++d) {
+  for (std::int64_t d = static_cast<std::int64_t>(c.cards) + 1; d <= spec.max_cards(); ++d) {
     PlanCase more = c;
-    more.cards = d;
+    more.cards = static_cast<int>(d);  // <= max_cards(), an int
     more.name.clear();
     const PlanResult r = evaluate_plan(spec, more, comm);
     if (!r.ok()) continue;
     if (!lv.cards) {
-      lv.cards = d;
+      lv.cards = more.cards;
       lv.completion_at_cards = r.time ? r.time->completion : 0;
     }
     if (d % std::max(spec.cards_per_host, 1) == 0) {
-      lv.whole_host_cards = d;
+      lv.whole_host_cards = more.cards;
       lv.completion_at_whole_hosts = r.time ? r.time->completion : 0;
       break;
     }

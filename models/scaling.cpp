@@ -3,6 +3,7 @@
 #include <cmath>
 
 #include "models/compute.hpp"
+#include "sim/checked.hpp"
 
 namespace stepsim {
 
@@ -21,7 +22,7 @@ WeakScaling weak_scaling(double base_steps, double base_batch_tokens, int base_c
   WeakScaling w;
   w.batch_tokens = base_batch_tokens * cards / base_cards;
   w.steps = steps_at_batch(min_steps(base_steps, base_batch_tokens, noise_tokens), w.batch_tokens, noise_tokens);
-  w.training = static_cast<Time>(std::llround(w.steps * static_cast<double>(step)));
+  w.training = time_from_ns(w.steps * static_cast<double>(step), "the weak-scaling training time");
   return w;
 }
 
@@ -37,7 +38,10 @@ Time time_for_flops(double flops, std::int64_t cards, double peak, double mfu) {
 }
 
 std::int64_t cards_for_flops(double flops, Time within, double peak, double mfu) {
-  return static_cast<std::int64_t>(std::ceil(flops / (peak * mfu * to_s(within))));
+  // Past int64 cards is no answer: refused like a time past the limit (TimeOverflowError).
+  const auto cards = to_int64(std::ceil(flops / (peak * mfu * to_s(within))));
+  if (!cards) throw TimeOverflowError("too large: the cards needed would exceed 9223372036854775807");
+  return *cards;
 }
 
 double scaling_efficiency(Time t1, int n1, Time t2, int n2) { return (to_s(t1) * n1) / (to_s(t2) * n2); }

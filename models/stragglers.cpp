@@ -2,6 +2,8 @@
 
 #include <cmath>
 
+#include "sim/checked.hpp"
+
 namespace stepsim {
 
 double expected_max_standard_normal(int n) {
@@ -22,7 +24,9 @@ double expected_max_standard_normal(int n) {
 }
 
 Time expected_slowest(Time mean, Time sigma, int n) {
-  return mean + static_cast<Time>(std::llround(expected_max_standard_normal(n) * static_cast<double>(sigma)));
+  return time_add(mean,
+                  time_from_ns(expected_max_standard_normal(n) * static_cast<double>(sigma), "the straggler delay"),
+                  "the slowest card's time");
 }
 
 }  // namespace stepsim

@@ -6,6 +6,7 @@
 #include <stdexcept>
 
 #include "models/random.hpp"
+#include "sim/checked.hpp"
 
 namespace stepsim {
 
@@ -23,7 +24,7 @@ struct BlockSums {
 StragglerResult simulate_stragglers(const StragglerSpec& spec, std::uint64_t seed, int threads) {
   if (spec.cards < 1 || spec.cards_per_machine < 1 || spec.steps < 1)
     throw std::invalid_argument("stragglers: cards, cards per machine and steps must be positive");
-  const std::int64_t machines = (spec.cards + spec.cards_per_machine - 1) / spec.cards_per_machine;
+  const std::int64_t machines = ceil_div(spec.cards, spec.cards_per_machine);
   StragglerResult out;
   out.slow_card.assign(static_cast<std::size_t>(spec.cards), false);
 

@@ -9,6 +9,8 @@
 #include <fmt/format.h>
 
 #include "cli/input/scenario.hpp"
+#include "cli/input/yaml_shape.hpp"
+#include "sim/checked.hpp"
 
 namespace stepsim::cli {
 
@@ -165,6 +167,21 @@ BenchAxis read_axis(const Reader& axes, const YAML::Node& name_node, const YAML:
   return axis;
 }
 
+// The variants are every combination of the axes' values: their product must be countable
+// (variant_count() relies on it) and is refused, not wrapped, past int64.
+void check_variant_count(const Reader& axes, const std::vector<BenchAxis>& list) {
+  std::int64_t n = 1;
+  std::vector<std::string> sizes;
+  for (const auto& a : list) sizes.push_back(std::to_string(a.values.size()));
+  for (const auto& a : list) {
+    const auto next = checked_mul(n, static_cast<std::int64_t>(a.values.size()));
+    if (!next)
+      axes.fail_at(axes.node(), "axes",
+                   fmt::format("too many variants: {} is more than {}", fmt::join(sizes, " x "), INT64_MAX));
+    n = *next;
+  }
+}
+
 BenchSuite read_suite(const std::shared_ptr<Source>& src, int* scenario_line = nullptr) {
   BenchSuite suite;
   suite.file = src->file;
@@ -184,6 +201,7 @@ BenchSuite read_suite(const std::shared_ptr<Source>& src, int* scenario_line = n
     suite.axes.push_back(std::move(axis));
   }
   if (suite.axes.empty()) axes.fail_at(axes.node(), "axes", "expected at least one axis");
+  check_variant_count(axes, suite.axes);
 
   if (top.has("tolerance")) {
     const Reader t = top.child("tolerance");
@@ -275,12 +293,15 @@ SuiteIdentity BenchSuite::identity() const {
 }
 
 namespace {
-std::shared_ptr<const YAML::Node> parse_base(const std::string& text) {
+std::shared_ptr<const YAML::Node> parse_base(const std::string& text, const std::string& file) {
+  std::shared_ptr<const YAML::Node> root;
   try {
-    return std::make_shared<const YAML::Node>(YAML::Load(text));
+    root = std::make_shared<const YAML::Node>(YAML::Load(text));
   } catch (const YAML::Exception&) {
     return nullptr;  // every variant reports it, with the file and line, from the text
   }
+  check_yaml_shape(text, file);  // duplicate keys, a second document: refused once, for the suite
+  return root;
 }
 }  // namespace
 
@@ -290,7 +311,7 @@ BenchSuite load_suite(const std::string& file) {
   const auto dir = std::filesystem::path(file).parent_path();
   suite.scenario_file = (dir / suite.scenario).lexically_normal().string();
   suite.scenario_text = read_text(suite.scenario_file, file, scenario_line, "scenario");
-  suite.scenario_root = parse_base(suite.scenario_text);
+  suite.scenario_root = parse_base(suite.scenario_text, suite.scenario_file);
   if (suite.baseline_path) suite.baseline_path = (dir / *suite.baseline_path).lexically_normal().string();
   return suite;
 }
@@ -299,7 +320,7 @@ BenchSuite parse_suite(const std::string& text, const std::string& name, const s
   BenchSuite suite = read_suite(Source::parse(text, name));
   suite.scenario_file = suite.scenario;
   suite.scenario_text = scenario_text;
-  suite.scenario_root = parse_base(suite.scenario_text);
+  suite.scenario_root = parse_base(suite.scenario_text, suite.scenario_file);
   return suite;
 }
 

@@ -14,6 +14,7 @@
 #include "cli/reports/plan_report.hpp"
 #include "models/plan_sweep.hpp"
 #include "models/units.hpp"
+#include "sim/time.hpp"
 
 namespace stepsim::cli {
 
@@ -199,6 +200,24 @@ void run_sweep(const Scenario& sc, const PlanArgs& a, const StepCommSource& comm
   if (!a.html.empty()) write_file(a.html, sweep_html_report(sc.name, sc.description, base->name, axes, points, spec));
 }
 
+void run_plan(const Scenario& sc, const PlanArgs& a) {
+  const PlanScenario& ps = *sc.plan;
+  if (a.json && a.csv) throw InputError("--csv", 0, "", "choose one of --json and --csv");
+  const StepCommSource comm = plan_step_comm(sc);
+
+  if (!a.sweeps.empty()) return run_sweep(sc, a, comm);
+  if (a.csv) throw InputError("--csv", 0, "", "CSV is for sweeps (add --sweep)");
+  const std::optional<PlanEvaluation> eval = ps.spec ? std::optional(evaluate_cases(*ps.spec, comm)) : std::nullopt;
+  const PlanEvaluation* ev = eval ? &*eval : nullptr;
+  // Every text is made before the first file is written: a failure leaves no file half done.
+  const std::string text = a.json
+                               ? plan_json(sc.name, ps, ev).dump(2) + "\n"
+                               : plan_text(sc.description.empty() ? sc.name : sc.name + ": " + sc.description, ps, ev);
+  const std::string html = a.html.empty() ? std::string() : plan_html_report(sc.name, sc.description, ps, ev);
+  write_file(a.out, text);
+  if (!a.html.empty()) write_file(a.html, html);
+}
+
 }  // namespace
 
 void add_plan_command(CLI::App& app) {
@@ -222,19 +241,12 @@ void add_plan_command(CLI::App& app) {
   cmd->callback([a] {
     const Scenario sc = load_scenario(a->file, a->sets);
     require_section(sc, "plan", "plan");
-    const PlanScenario& ps = *sc.plan;
-    if (a->json && a->csv) throw InputError("--csv", 0, "", "choose one of --json and --csv");
-    const StepCommSource comm = plan_step_comm(sc);
-
-    if (!a->sweeps.empty()) return run_sweep(sc, *a, comm);
-    if (a->csv) throw InputError("--csv", 0, "", "CSV is for sweeps (add --sweep)");
-    const std::optional<PlanEvaluation> eval = ps.spec ? std::optional(evaluate_cases(*ps.spec, comm)) : std::nullopt;
-    const PlanEvaluation* ev = eval ? &*eval : nullptr;
-    if (a->json)
-      write_file(a->out, plan_json(sc.name, ps, ev).dump(2) + "\n");
-    else
-      write_file(a->out, plan_text(sc.description.empty() ? sc.name : sc.name + ": " + sc.description, ps, ev));
-    if (!a->html.empty()) write_file(a->html, plan_html_report(sc.name, sc.description, ps, ev));
+    try {
+      run_plan(sc, *a);
+    } catch (const TimeOverflowError& e) {
+      // A time of the plan (compute, training, completion) past the limit: the plan's inputs are at fault.
+      sc.fail("plan", e.what());
+    }
   });
 }
 

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <mutex>
@@ -10,6 +11,7 @@
 #include <fmt/format.h>
 
 #include "cli/input/printable.hpp"
+#include "cli/input/yaml_shape.hpp"
 #include "models/units.hpp"
 
 namespace stepsim::cli {
@@ -60,6 +62,7 @@ std::shared_ptr<Source> Source::parse(const std::string& text, const std::string
   } catch (const YAML::Exception& e) {
     throw InputError(name, e.mark.line + 1, "", fmt::format("not valid YAML: {}", e.msg));
   }
+  check_yaml_shape(text, name);
   if (src->root.IsNull()) src->root = YAML::Node(YAML::NodeType::Map);
   if (!src->root.IsMap()) throw InputError(name, line_of(src->root), "", "a scenario is a YAML map of keys");
   apply_overrides(*src, overrides);
@@ -95,6 +98,7 @@ void Source::apply_overrides(Source& source, const std::vector<std::string>& ove
     } catch (const YAML::Exception& e) {
       throw InputError("--set", 0, key, fmt::format("value is not valid YAML: {}", e.msg));
     }
+    check_yaml_shape(ov.substr(eq + 1), "--set", key);
     auto parts = split_dots(key);
     if (std::any_of(parts.begin(), parts.end(), [](const std::string& p) { return p.empty(); }))
       throw InputError("--set", 0, key, "empty part in key path");
@@ -209,10 +213,15 @@ bool Reader::has(const std::string& k) const {
   return n.IsDefined() && !n.IsNull();
 }
 
+std::string Reader::key_name(const YAML::Node& k) const {
+  if (!k.IsScalar()) fail_at(k, key("?"), "a key must be a name, not a map or a list");
+  return k.Scalar();
+}
+
 std::vector<std::string> Reader::keys() const {
   std::vector<std::string> out;
   if (node_.IsMap())
-    for (const auto& kv : node_) out.push_back(kv.first.as<std::string>());
+    for (const auto& kv : node_) out.push_back(key_name(kv.first));
   return out;
 }
 
@@ -226,7 +235,7 @@ Reader Reader::child(const std::string& k) const {
 void Reader::only(const std::vector<std::string>& allowed) const {
   if (!node_.IsMap()) return;
   for (const auto& kv : node_) {
-    const auto k = kv.first.as<std::string>();
+    const auto k = key_name(kv.first);
     if (std::find(allowed.begin(), allowed.end(), k) != allowed.end()) continue;
     const auto near = nearest(k, allowed);
     fail_at(kv.first, key(k),
@@ -251,25 +260,38 @@ std::optional<std::string> Reader::opt_text(const std::string& k) const {
   return scalar(get(k), key(k), "a string");
 }
 
-std::optional<std::int64_t> Reader::opt_integer(const std::string& k, std::int64_t min) const {
+std::optional<std::int64_t> Reader::opt_integer(const std::string& k, std::int64_t min, std::int64_t max) const {
   if (!has(k)) return std::nullopt;
   const YAML::Node n = get(k);
   const std::string s = scalar(n, key(k), "a whole number");
   std::int64_t v = 0;
   std::size_t used = 0;
+  bool too_large = false;
   try {
     v = std::stoll(s, &used);
-  } catch (...) { used = 0; }
+  } catch (const std::out_of_range&) { too_large = true; } catch (...) {
+    used = 0;
+  }
+  if (too_large) fail_at(n, key(k), fmt::format("'{}' is too large (at most {})", s, max));
   if (used == 0 || used != s.size()) fail_at(n, key(k), fmt::format("'{}' is not a whole number", s));
   if (v < min) fail_at(n, key(k), fmt::format("must be at least {} (got {})", min, v));
+  if (v > max) fail_at(n, key(k), fmt::format("'{}' is too large (at most {})", s, max));
   return v;
 }
 
-std::int64_t Reader::integer(const std::string& k, std::int64_t min) const {
-  auto v = opt_integer(k, min);
+std::int64_t Reader::integer(const std::string& k, std::int64_t min, std::int64_t max) const {
+  auto v = opt_integer(k, min, max);
   if (!v) fail_at(node_, key(k), "missing (required)");
   return *v;
 }
+
+std::optional<int> Reader::opt_count(const std::string& k, int min) const {
+  const auto v = opt_integer(k, min, kMaxCount);
+  if (!v) return std::nullopt;
+  return static_cast<int>(*v);
+}
+
+int Reader::count(const std::string& k, int min) const { return static_cast<int>(integer(k, min, kMaxCount)); }
 
 std::optional<double> Reader::opt_number(const std::string& k) const {
   if (!has(k)) return std::nullopt;
@@ -277,14 +299,20 @@ std::optional<double> Reader::opt_number(const std::string& k) const {
   const std::string s = scalar(n, key(k), "a number");
   std::size_t used = 0;
   double v = 0;
+  bool out_of_range = false;
   try {
     v = std::stod(s, &used);
-  } catch (...) { used = 0; }
-  if (used == 0 || used != s.size()) {
-    // Allow percentages: "40%".
-    if (used > 0 && used + 1 == s.size() && s.back() == '%') return v / 100.0;
+  } catch (const std::out_of_range&) { out_of_range = true; } catch (...) {
+    used = 0;
+  }
+  // 1e400 overflows; 1e-400 underflows (stod calls both out of range): neither is a usable input.
+  if (out_of_range) fail_at(n, key(k), fmt::format("'{}' is out of range for a number", s));
+  if (used > 0 && used + 1 == s.size() && s.back() == '%') {  // a percentage: "40%"
+    v /= 100.0;
+  } else if (used == 0 || used != s.size()) {
     fail_at(n, key(k), fmt::format("'{}' is not a number", s));
   }
+  if (!std::isfinite(v)) fail_at(n, key(k), fmt::format("'{}' is not a finite number", s));
   return v;
 }
 

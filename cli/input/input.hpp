@@ -77,8 +77,19 @@ class Reader {
 
   std::string text(const std::string& k) const;
   std::optional<std::string> opt_text(const std::string& k) const;
-  std::int64_t integer(const std::string& k, std::int64_t min = 1) const;
-  std::optional<std::int64_t> opt_integer(const std::string& k, std::int64_t min = 1) const;
+  // A whole number in [min, max], parsed as 64-bit so that nothing is truncated: out of range
+  // is an error naming the key, never a wrapped value.
+  std::int64_t integer(const std::string& k, std::int64_t min = 1, std::int64_t max = kMaxInteger) const;
+  std::optional<std::int64_t> opt_integer(const std::string& k, std::int64_t min = 1,
+                                          std::int64_t max = kMaxInteger) const;
+  // A count the simulator holds in an int (stages, micro-batches, cards, ...): integer() with
+  // max kMaxCount. Every int-sized key is read through these.
+  int count(const std::string& k, int min = 1) const;
+  std::optional<int> opt_count(const std::string& k, int min = 1) const;
+  static constexpr std::int64_t kMaxInteger = INT64_MAX;
+  static constexpr int kMaxCount = INT32_MAX;
+  // A finite number ("40%" is 0.4); NaN, infinities and values past the double range (1e400)
+  // are errors naming the key.
   double number(const std::string& k) const;
   std::optional<double> opt_number(const std::string& k) const;
   bool flag(const std::string& k, bool fallback) const;
@@ -103,6 +114,7 @@ class Reader {
 
  private:
   YAML::Node get(const std::string& k) const;
+  std::string key_name(const YAML::Node& k) const;  // a map key: a scalar, else an error
   std::string scalar(const YAML::Node& n, const std::string& full_key, const char* what) const;
   Time duration_of(const YAML::Node& n, const std::string& full_key) const;
   Bytes bytes_of(const YAML::Node& n, const std::string& full_key) const;

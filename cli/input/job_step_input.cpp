@@ -1,5 +1,6 @@
 #include "cli/input/job_step_input.hpp"
 
+#include <cmath>
 #include <filesystem>
 
 #include <fmt/format.h>
@@ -53,13 +54,13 @@ JobModel read_job_model(const Reader& parent, const std::string& k) {
           "tied_embeddings", "qk_norm", "seq", "mlp", "experts", "top_k", "expert_ffn"});
   auto& c = m.shape;
   c.name = r.opt_text("name").value_or("custom");
-  c.layers = static_cast<int>(r.integer("layers", 1));
+  c.layers = r.count("layers", 1);
   c.hidden = r.integer("hidden", 1);
   if (r.has("ffn") && r.has("intermediate")) r.fail("ffn", "give ffn or intermediate (the same thing), not both");
   c.intermediate = r.has("ffn") ? r.integer("ffn", 1) : r.opt_integer("intermediate", 1).value_or(4 * c.hidden);
-  c.heads = static_cast<int>(r.integer("heads", 1));
-  c.kv_heads = static_cast<int>(r.opt_integer("kv_heads", 1).value_or(c.heads));
-  c.head_dim = static_cast<int>(r.opt_integer("head_dim", 1).value_or(c.hidden / c.heads));
+  c.heads = r.count("heads", 1);
+  c.kv_heads = r.opt_count("kv_heads", 1).value_or(c.heads);
+  c.head_dim = r.opt_count("head_dim", 1).value_or(c.hidden / c.heads);
   c.vocab = r.integer("vocab", 1);
   c.tied_embeddings = r.flag("tied_embeddings", false);
   c.qk_norm = r.flag("qk_norm", false);
@@ -69,9 +70,9 @@ JobModel read_job_model(const Reader& parent, const std::string& k) {
   const std::string mlp = r.opt_text("mlp").value_or("swiglu");
   if (mlp != "swiglu" && mlp != "gelu") r.fail("mlp", fmt::format("unknown mlp '{}' (swiglu or gelu)", mlp));
   m.gated_mlp = mlp == "swiglu";
-  m.experts = static_cast<int>(r.opt_integer("experts", 0).value_or(0));
+  m.experts = r.opt_count("experts", 0).value_or(0);
   if (m.experts > 0) {
-    m.top_k = static_cast<int>(r.integer("top_k", 1));
+    m.top_k = r.count("top_k", 1);
     m.expert_ffn = r.integer("expert_ffn", 1);
     if (m.top_k > m.experts) r.fail("top_k", fmt::format("top_k {} is more than the {} experts", m.top_k, m.experts));
   } else if (r.has("top_k") || r.has("expert_ffn")) {
@@ -82,7 +83,7 @@ JobModel read_job_model(const Reader& parent, const std::string& k) {
 
 static void read_network(const Reader& n, NetworkSpec& net) {
   n.only({"nics", "nic_bandwidth", "latency", "tiers"});
-  if (auto v = n.opt_integer("nics", 1)) net.nics = static_cast<int>(*v);
+  if (auto v = n.opt_count("nics", 1)) net.nics = *v;
   if (auto v = n.opt_bandwidth("nic_bandwidth")) net.nic_bandwidth = *v;
   if (auto v = n.opt_duration("latency")) net.latency = *v;
   if (n.has("tiers")) {
@@ -94,7 +95,9 @@ static void read_network(const Reader& n, NetworkSpec& net) {
       const YAML::Node x = list[i];
       if (!x.IsMap())
         n.fail_at(x, fmt::format("{}[{}]", n.key("tiers"), i), "expected {name, nodes, oversubscription}");
-      tier.name = x["name"] ? x["name"].as<std::string>() : fmt::format("tier {}", i + 1);
+      if (x["name"] && !x["name"].IsScalar())
+        n.fail_at(x["name"], fmt::format("{}[{}].name", n.key("tiers"), i), "expected a string");
+      tier.name = x["name"] ? x["name"].Scalar() : fmt::format("tier {}", i + 1);
       try {
         tier.nodes = x["nodes"] ? x["nodes"].as<std::int64_t>() : 0;
         tier.oversubscription = x["oversubscription"] ? x["oversubscription"].as<double>() : 1.0;
@@ -102,7 +105,7 @@ static void read_network(const Reader& n, NetworkSpec& net) {
         n.fail_at(x, fmt::format("{}[{}]", n.key("tiers"), i),
                   "nodes must be a whole number and oversubscription a ratio like 2");
       }
-      if (tier.nodes < 0 || tier.oversubscription < 1)
+      if (tier.nodes < 0 || !(tier.oversubscription >= 1) || !std::isfinite(tier.oversubscription))
         n.fail_at(x, fmt::format("{}[{}]", n.key("tiers"), i),
                   "nodes must be >= 0 (0: the top) and oversubscription >= 1");
       net.tiers.push_back(tier);
@@ -156,7 +159,7 @@ ClusterSpec read_cluster(const Reader& parent, const std::string& k) {
   if (r.has("node")) {
     const Reader n = r.child("node");
     n.only({"gpus", "fabric_bandwidth", "pcie_bandwidth", "p2p", "fabric_latency"});
-    if (auto v = n.opt_integer("gpus", 1)) c.node.gpus = static_cast<int>(*v);
+    if (auto v = n.opt_count("gpus", 1)) c.node.gpus = *v;
     if (n.has("fabric_bandwidth")) {
       const YAML::Node fb = n.node()["fabric_bandwidth"];
       c.node.fabric_bandwidth =
@@ -174,12 +177,12 @@ JobLayout read_layout(const Reader& r, const JobModel& m) {
   r.only({"tp", "pp", "virtual_stages", "dp", "cp", "ep", "schedule", "zero", "fsdp", "sequence_parallel",
           "micro_batch", "global_batch", "recompute", "attention", "overlap", "fp8", "grad_bytes", "cp_split"});
   JobLayout l;
-  l.tp = static_cast<int>(r.opt_integer("tp", 1).value_or(1));
-  l.pp = static_cast<int>(r.opt_integer("pp", 1).value_or(1));
-  l.vpp = static_cast<int>(r.opt_integer("virtual_stages", 1).value_or(1));
-  l.dp = static_cast<int>(r.opt_integer("dp", 1).value_or(0));
-  l.cp = static_cast<int>(r.opt_integer("cp", 1).value_or(1));
-  l.ep = static_cast<int>(r.opt_integer("ep", 1).value_or(1));
+  l.tp = r.opt_count("tp", 1).value_or(1);
+  l.pp = r.opt_count("pp", 1).value_or(1);
+  l.vpp = r.opt_count("virtual_stages", 1).value_or(1);
+  l.dp = r.opt_count("dp", 1).value_or(0);
+  l.cp = r.opt_count("cp", 1).value_or(1);
+  l.ep = r.opt_count("ep", 1).value_or(1);
   l.schedule = r.opt_text("schedule").value_or(l.vpp > 1 ? "interleaved-1f1b" : "1f1b");
   if (!find_schedule(l.schedule)) {
     const auto near = nearest(l.schedule, schedule_names());
@@ -188,7 +191,7 @@ JobLayout read_layout(const Reader& r, const JobModel& m) {
                            : fmt::format("unknown schedule '{}'; did you mean '{}'?", l.schedule, near));
   }
   l.schedule = find_schedule(l.schedule)->name;  // aliases to the family name (the layout's chunk rules use it)
-  l.zero = static_cast<int>(r.opt_integer("zero", 0).value_or(0));
+  l.zero = r.opt_count("zero", 0).value_or(0);
   if (l.zero > 3) r.fail("zero", fmt::format("zero stage {} does not exist (0, 1, 2 or 3)", l.zero));
   if (r.flag("fsdp", false)) {
     if (r.has("zero") && l.zero != 3) r.fail("fsdp", "fsdp is zero 3; drop one of them");
@@ -197,7 +200,7 @@ JobLayout read_layout(const Reader& r, const JobModel& m) {
   l.sequence_parallel = r.flag("sequence_parallel", false);
   if (l.sequence_parallel && l.tp == 1)
     r.fail("sequence_parallel", "sequence parallelism splits along the TP group: needs tp > 1");
-  l.micro_batch = static_cast<int>(r.opt_integer("micro_batch", 1).value_or(1));
+  l.micro_batch = r.opt_count("micro_batch", 1).value_or(1);
   l.global_batch = r.integer("global_batch", 1);
   const std::string rc = r.opt_text("recompute").value_or("none");
   if (rc == "none")
@@ -226,7 +229,7 @@ JobLayout read_layout(const Reader& r, const JobModel& m) {
   if (split != "balanced" && split != "contiguous")
     r.fail("cp_split", fmt::format("unknown cp_split '{}' (balanced or contiguous)", split));
   l.cp_balanced = split == "balanced";
-  l.grad_bytes = static_cast<int>(r.opt_integer("grad_bytes", 2).value_or(4));
+  l.grad_bytes = r.opt_count("grad_bytes", 2).value_or(4);
   if (l.grad_bytes != 2 && l.grad_bytes != 4) r.fail("grad_bytes", "gradients are reduced in BF16 (2) or FP32 (4)");
   (void)m;
   return l;

@@ -39,12 +39,12 @@ TransformerConfig read_transformer(const Reader& parent, const std::string& k) {
           "qk_norm"});
   TransformerConfig c;
   c.name = r.opt_text("name").value_or("custom");
-  c.layers = static_cast<int>(r.integer("layers", 1));
+  c.layers = r.count("layers", 1);
   c.hidden = r.integer("hidden", 1);
   c.intermediate = r.integer("intermediate", 1);
-  c.heads = static_cast<int>(r.integer("heads", 1));
-  c.kv_heads = static_cast<int>(r.opt_integer("kv_heads", 1).value_or(c.heads));
-  c.head_dim = static_cast<int>(r.opt_integer("head_dim", 1).value_or(c.hidden / c.heads));
+  c.heads = r.count("heads", 1);
+  c.kv_heads = r.opt_count("kv_heads", 1).value_or(c.heads);
+  c.head_dim = r.opt_count("head_dim", 1).value_or(c.hidden / c.heads);
   c.vocab = r.integer("vocab", 1);
   c.tied_embeddings = r.flag("tied_embeddings", false);
   c.qk_norm = r.flag("qk_norm", false);

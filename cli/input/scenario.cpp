@@ -94,7 +94,10 @@ void read_inline_actions(const Reader& r, PipelineSpec& spec) {
     const YAML::Node dev = list[d];
     const std::string k = fmt::format("{}[{}]", r.key("actions"), d);
     if (dev.IsSequence()) {
-      for (const auto& a : dev) words.push_back(a.as<std::string>());
+      for (std::size_t i = 0; i < dev.size(); ++i) {
+        if (!dev[i].IsScalar()) r.fail_at(dev[i], fmt::format("{}[{}]", k, i), "expected an action like 0F3");
+        words.push_back(dev[i].Scalar());
+      }
     } else if (dev.IsScalar()) {
       std::string cur;
       for (char c : dev.Scalar() + " ") {
@@ -172,10 +175,10 @@ PipelineSpec read_pipeline(const Reader& r) {
   r.only({"stages", "microbatches", "virtual_stages", "layers", "chunk_layers", "schedule", "actions", "actions_csv",
           "time", "link", "memory"});
   PipelineSpec spec;
-  spec.stages = static_cast<int>(r.integer("stages", 1));
-  spec.microbatches = static_cast<int>(r.integer("microbatches", 1));
-  spec.virtual_stages = static_cast<int>(r.opt_integer("virtual_stages", 1).value_or(0));
-  if (r.has("layers")) spec.layers = static_cast<int>(r.integer("layers", 1));
+  spec.stages = r.count("stages", 1);
+  spec.microbatches = r.count("microbatches", 1);
+  spec.virtual_stages = r.opt_count("virtual_stages", 1).value_or(0);
+  if (r.has("layers")) spec.layers = r.count("layers", 1);
   if (r.has("chunk_layers")) spec.chunk_layers = read_chunk_layers(r);
   read_schedule(r, spec);
   read_pipeline_times(r, spec);

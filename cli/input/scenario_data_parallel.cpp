@@ -69,15 +69,15 @@ void apply(const Reader& r, DataParallelSpec& s) {
     s.efficiency = *v;
   }
   if (auto v = r.opt_integer("sequence_length")) s.sequence_length = *v;
-  if (auto v = r.opt_integer("microbatch_size")) s.microbatch_size = static_cast<int>(*v);
-  if (auto v = r.opt_integer("weight_bytes")) s.weight_bytes = static_cast<int>(*v);
-  if (auto v = r.opt_integer("gradient_bytes")) s.gradient_bytes = static_cast<int>(*v);
-  if (auto v = r.opt_integer("cards")) s.cards = static_cast<int>(*v);
-  if (auto v = r.opt_integer("cards_per_host")) s.host.cards = static_cast<int>(*v);
+  if (auto v = r.opt_count("microbatch_size")) s.microbatch_size = *v;
+  if (auto v = r.opt_count("weight_bytes")) s.weight_bytes = *v;
+  if (auto v = r.opt_count("gradient_bytes")) s.gradient_bytes = *v;
+  if (auto v = r.opt_count("cards")) s.cards = *v;
+  if (auto v = r.opt_count("cards_per_host")) s.host.cards = *v;
   if (r.has("nic")) {
     const Reader n = r.child("nic");
     n.only({"count", "bandwidth", "shared"});
-    if (auto v = n.opt_integer("count")) s.host.nics = static_cast<int>(*v);
+    if (auto v = n.opt_count("count")) s.host.nics = *v;
     if (auto v = n.opt_bandwidth("bandwidth")) s.host.nic_bandwidth = *v;
     s.host.cards_share_nic = n.flag("shared", s.host.cards_share_nic);
   }
@@ -88,8 +88,8 @@ void apply(const Reader& r, DataParallelSpec& s) {
       r.fail("zero_stage", fmt::format("zero_stage {} is not simulated (0 = DDP, 3 = ZeRO-3)", *v));
     s.zero_stage = static_cast<int>(*v);
   }
-  if (auto v = r.opt_integer("microbatches")) s.microbatches = static_cast<int>(*v);
-  if (auto v = r.opt_integer("prefetch", 0)) s.prefetch = static_cast<int>(*v);
+  if (auto v = r.opt_count("microbatches")) s.microbatches = *v;
+  if (auto v = r.opt_count("prefetch", 0)) s.prefetch = *v;
   s.keep_gathered = r.flag("keep_gathered", s.keep_gathered);
   if (auto v = r.opt_bytes("bucket_size")) {
     if (*v < 1) r.fail("bucket_size", "must be positive");

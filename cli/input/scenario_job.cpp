@@ -56,7 +56,7 @@ CheckpointSpec read_checkpoint(const Reader& c, JobScenario& job, const PlanSpec
   if (c.has("copy") && ck.mode == SaveMode::Sync) c.fail("copy", "'copy' is the async pause; mode is sync");
   if (c.has("buffers")) {
     if (ck.mode == SaveMode::Sync) c.fail("buffers", "'buffers' apply to async saves; mode is sync");
-    ck.buffers = static_cast<int>(c.integer("buffers", 1));
+    ck.buffers = c.count("buffers", 1);
   }
   return ck;
 }
@@ -167,7 +167,7 @@ JobScenario read_job(const Reader& r, std::shared_ptr<const Source> src, const P
   std::sort(s.failures_at.begin(), s.failures_at.end());
   s.deadline = r.opt_duration("deadline").value_or(plan ? plan->deadline : 0);
   s.reserved = r.opt_duration("reserved").value_or(plan ? plan->reserved : 0);
-  job.runs = static_cast<int>(r.opt_integer("runs", 1).value_or(1000));
+  job.runs = r.opt_count("runs", 1).value_or(1000);
   job.seed = static_cast<std::uint64_t>(r.opt_integer("seed", 0).value_or(1));
   if (r.has("checkpoint")) {
     s.checkpoint = read_checkpoint(r.child("checkpoint"), job, plan);

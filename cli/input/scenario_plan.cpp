@@ -17,6 +17,8 @@ std::optional<double> opt_count(const Reader& r, const std::string& k, double mi
   if (!v) return std::nullopt;
   if (!std::isfinite(*v) || std::floor(*v) != *v) r.fail(k, "expected a whole number");
   if (*v < min) r.fail(k, fmt::format("must be at least {}", min));
+  // Counts become int64 (parameters, tokens): 2^63 and beyond would not convert.
+  if (*v >= 9223372036854775808.0) r.fail(k, fmt::format("{:g} is too large (at most 9.2e18)", *v));
   return v;
 }
 
@@ -111,20 +113,20 @@ void read_model(const Reader& r, PlanSpec& spec) {
   m.only({"name", "parameters", "layers", "width", "saved_arrays"});
   spec.model.name = m.opt_text("name").value_or("model");
   spec.model.parameters = static_cast<std::int64_t>(required_count(m, "parameters"));
-  spec.model.layers = static_cast<int>(m.opt_integer("layers", 1).value_or(1));
+  spec.model.layers = m.opt_count("layers", 1).value_or(1);
   spec.model.width = m.opt_integer("width", 1).value_or(1);
-  spec.model.saved_arrays = static_cast<int>(m.opt_integer("saved_arrays", 0).value_or(0));
+  spec.model.saved_arrays = m.opt_count("saved_arrays", 0).value_or(0);
 }
 
 // Bytes per parameter of each resident array; absent ones keep mixed-precision Adam's.
 StateFormat read_state_format(const Reader& f) {
   f.only({"weights", "gradients", "master", "moment1", "moment2"});
   StateFormat format;
-  format.weights = static_cast<int>(f.opt_integer("weights", 0).value_or(2));
-  format.gradients = static_cast<int>(f.opt_integer("gradients", 0).value_or(2));
-  format.master = static_cast<int>(f.opt_integer("master", 0).value_or(4));
-  format.moment1 = static_cast<int>(f.opt_integer("moment1", 0).value_or(4));
-  format.moment2 = static_cast<int>(f.opt_integer("moment2", 0).value_or(4));
+  format.weights = f.opt_count("weights", 0).value_or(2);
+  format.gradients = f.opt_count("gradients", 0).value_or(2);
+  format.master = f.opt_count("master", 0).value_or(4);
+  format.moment1 = f.opt_count("moment1", 0).value_or(4);
+  format.moment2 = f.opt_count("moment2", 0).value_or(4);
   return format;
 }
 
@@ -141,8 +143,8 @@ ReshardQuestion read_reshard(const Reader& r, const std::optional<PlanSpec>& spe
       r.fail_at(shape[i], fmt::format("{}[{}]", r.key("shape"), i), "expected a whole number of at least 1");
   q.rows = dims[0];
   q.cols = dims[1];
-  q.from = static_cast<int>(r.integer("from", 1));
-  q.to = static_cast<int>(r.integer("to", 1));
+  q.from = r.count("from", 1);
+  q.to = r.count("to", 1);
   if (q.from > q.rows) r.fail("from", fmt::format("more ranks than the {} rows", q.rows));
   if (q.to > q.rows) r.fail("to", fmt::format("more ranks than the {} rows", q.rows));
   if (r.has("state_bytes"))
@@ -165,7 +167,7 @@ KvCacheQuestion read_kv_cache(const Reader& r, const std::optional<PlanSpec>& sp
     r.fail("model", "the model needs layers, kv_heads and head_dim for its KV cache");
   for (int n : int_list(r, "tokens")) q.tokens.push_back(n);
   if (q.tokens.empty()) r.fail("tokens", "missing: a list of sequence lengths, e.g. [8192]");
-  q.bytes = static_cast<int>(r.opt_integer("bytes", 1).value_or(2));
+  q.bytes = r.opt_count("bytes", 1).value_or(2);
   return q;
 }
 
@@ -189,7 +191,7 @@ RecomputePolicy read_recompute(const Reader& r, const std::string& k) {
 PlanCase read_case(const Reader& c, const PlanSpec& spec) {
   c.only({"name", "cards", "efficiency", "exposed_comm", "input_wait", "zero", "recompute"});
   PlanCase pc;
-  pc.cards = static_cast<int>(c.integer("cards", 1));
+  pc.cards = c.count("cards", 1);
   pc.name = c.opt_text("name").value_or(fmt::format("{} cards", pc.cards));
   if (c.has("efficiency")) pc.efficiency = fraction(c, "efficiency", 0, false);
   pc.exposed_comm = c.opt_duration("exposed_comm");
@@ -212,7 +214,7 @@ void read_task(const Reader& r, PlanSpec& spec) {
   t.only({"tokens", "sequence", "sequences_per_step", "microbatch_sequences"});
   spec.tokens = static_cast<std::int64_t>(opt_count(t, "tokens").value_or(0));
   spec.sequence = t.integer("sequence", 1);
-  spec.microbatch_sequences = static_cast<int>(t.opt_integer("microbatch_sequences", 1).value_or(1));
+  spec.microbatch_sequences = t.opt_count("microbatch_sequences", 1).value_or(1);
   spec.sequences_per_step = spec.timed() ? t.integer("sequences_per_step", 1)
                                          : t.opt_integer("sequences_per_step", 1).value_or(spec.microbatch_sequences);
   if (spec.sequences_per_step % spec.microbatch_sequences != 0)
@@ -241,15 +243,15 @@ void read_plan_memory(const Reader& r, PlanSpec& spec) {
     const Reader m = r.child("memory");
     m.only({"state_bytes", "zero", "workspace", "recompute", "activation_bytes", "logit_bytes", "prefetch", "margin"});
     if (m.has("state_bytes")) spec.format = read_state_format(m.child("state_bytes"));
-    spec.zero_stage = static_cast<int>(m.opt_integer("zero", 0).value_or(0));
+    spec.zero_stage = m.opt_count("zero", 0).value_or(0);
     if (spec.zero_stage > 3) m.fail("zero", fmt::format("ZeRO stages are 0 to 3 (got {})", spec.zero_stage));
     spec.workspace = m.opt_bytes("workspace");
     spec.recompute = read_recompute(m, "recompute");
     if (spec.recompute.kind == RecomputeKind::Selective && !spec.model.shape)
       m.fail("recompute", "selective recompute needs a model with shapes (use 'keep N' for a model given by counts)");
-    spec.activation_bytes = static_cast<int>(m.opt_integer("activation_bytes", 1).value_or(2));
-    spec.logit_bytes = static_cast<int>(m.opt_integer("logit_bytes", 1).value_or(2));
-    spec.prefetch = static_cast<int>(m.opt_integer("prefetch", 0).value_or(1));
+    spec.activation_bytes = m.opt_count("activation_bytes", 1).value_or(2);
+    spec.logit_bytes = m.opt_count("logit_bytes", 1).value_or(2);
+    spec.prefetch = m.opt_count("prefetch", 0).value_or(1);
     spec.margin = fraction(m, "margin", 0, true);
   }
   if (!spec.workspace && !spec.model.shape && spec.model.saved_arrays == 0)
@@ -333,7 +335,7 @@ PlanSpec read_spec(const Reader& r, const std::shared_ptr<const Source>& src) {
   }
   if (const auto u = r.opt_bytes("usable_memory")) spec.usable = *u;
   if (spec.usable <= 0) r.fail("usable_memory", "missing: give an accelerator or usable_memory per card");
-  spec.cards_per_host = static_cast<int>(r.opt_integer("cards_per_host", 1).value_or(8));
+  spec.cards_per_host = r.opt_count("cards_per_host", 1).value_or(8);
   read_task_and_deadline(r, spec);
   read_plan_memory(r, spec);
   read_plan_compute(r, spec);

@@ -82,7 +82,7 @@ RlStageSpec read_stage(const Reader& r, bool generation) {
   else
     r.only({"workers", "rate", "batch_time"});
   RlStageSpec st;
-  st.workers = static_cast<int>(r.opt_integer("workers", 1).value_or(1));
+  st.workers = r.opt_count("workers", 1).value_or(1);
   if (const auto rate = r.opt_text("rate")) {
     std::string err;
     st.rate = parse_rate(*rate, &err);
@@ -102,13 +102,13 @@ RlLoopSpec read_loop(const Reader& r, const std::string& fallback_name) {
   s.name = r.opt_text("name").value_or(fallback_name);
   s.mode = choice(r, "mode", RlMode::Synchronous,
                   {{"synchronous", RlMode::Synchronous}, {"asynchronous", RlMode::Asynchronous}});
-  s.max_staleness = static_cast<int>(r.opt_integer("max_staleness", 1).value_or(1));  // read only when asynchronous
+  s.max_staleness = r.opt_count("max_staleness", 1).value_or(1);  // read only when asynchronous
   s.updates = choice(r, "weight_updates", WeightUpdates::BetweenBatches,
                      {{"between_batches", WeightUpdates::BetweenBatches}, {"in_flight", WeightUpdates::InFlight}});
   s.interrupted = choice(r, "interrupted", Interrupted::Discard,
                          {{"discard", Interrupted::Discard}, {"resume", Interrupted::Resume}});
-  s.batches = static_cast<int>(r.integer("batches", 1));
-  s.batch_size = static_cast<int>(r.integer("batch_size", 1));
+  s.batches = r.count("batches", 1);
+  s.batch_size = r.count("batch_size", 1);
   if (const auto kept = r.opt_number("kept")) {
     if (!(*kept > 0 && *kept <= 1)) r.fail("kept", "must be a fraction in (0, 1] or a percentage like 75%");
     s.kept_ppm = std::llround(*kept * kPpm);
@@ -201,8 +201,8 @@ WeightTransferSpec read_weight_transfer(const Reader& r) {
   r.only({"size", "receivers", "senders", "bandwidth", "latency"});
   WeightTransferSpec w;
   w.size = r.bytes("size");
-  w.receivers = static_cast<int>(r.integer("receivers", 1));
-  w.senders = static_cast<int>(r.opt_integer("senders", 1).value_or(1));
+  w.receivers = r.count("receivers", 1);
+  w.senders = r.opt_count("senders", 1).value_or(1);
   w.bandwidth = r.bandwidth("bandwidth");
   w.latency = r.opt_duration("latency").value_or(0);
   checked_at(r, [&] { check_weight_transfer(w); });

@@ -7,6 +7,7 @@
 
 #include "cli/input/job_step_input.hpp"
 #include "schedules/pipeline/registry.hpp"
+#include "sim/checked.hpp"
 
 namespace stepsim::cli {
 
@@ -41,8 +42,9 @@ std::int64_t int_of(const Reader& r, const YAML::Node& n, const std::string& k, 
   std::int64_t v = 0;
   try {
     const double d = n.as<double>();
-    if (d != static_cast<double>(static_cast<std::int64_t>(d)) || d > 1e15) throw YAML::Exception(n.Mark(), "");
-    v = static_cast<std::int64_t>(d);
+    const auto whole = to_int64(d);  // not finite or past int64: not a whole number (no undefined cast)
+    if (!whole || static_cast<double>(*whole) != d || d > 1e15) throw YAML::Exception(n.Mark(), "");
+    v = *whole;
   } catch (const YAML::Exception&) { r.fail_at(n, r.key(k), fmt::format("'{}' is not a whole number", n.Scalar())); }
   if (v < min) r.fail_at(n, r.key(k), fmt::format("{} is below the minimum {}", v, min));
   return v;
@@ -235,7 +237,7 @@ SearchScenario read(std::shared_ptr<const Source> src) {
 
   read_axes(r, lr, s);
   read_task(r, s);
-  s.top = static_cast<int>(r.opt_integer("top", 1).value_or(10));
+  s.top = r.opt_count("top", 1).value_or(10);
   if (s.top > 10000) r.fail("top", "at most 10,000");
   const std::string rank = r.opt_text("rank").value_or("time");
   if (rank == "time")

@@ -9,6 +9,7 @@
 #include "cli/reports/chrome_trace.hpp"
 #include "cli/reports/table.hpp"
 #include "schedules/lowering/data_parallel/data_parallel.hpp"
+#include "sim/checked.hpp"
 
 namespace stepsim::cli {
 
@@ -95,7 +96,7 @@ Json data_parallel_summary_json(const DataParallelRun& run, const DataParallelSp
 std::vector<std::string> data_parallel_run_lines(const DataParallelRun& run, const DataParallelSpec& spec) {
   const DataParallelResult& r = run.result;
   const DataParallelPlan& p = run.plan;
-  const int hosts = (p.cards + p.cards_per_host - 1) / p.cards_per_host;
+  const std::int64_t hosts = ceil_div(p.cards, p.cards_per_host);
   std::string what = fmt::format("{} over {} card{} ({} host{} of up to {}), {} micro-batch{}", mode(p), p.cards,
                                  p.cards == 1 ? "" : "s", hosts, hosts == 1 ? "" : "s", p.cards_per_host,
                                  p.microbatches, p.microbatches == 1 ? "" : "es");

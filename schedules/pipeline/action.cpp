@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <charconv>
+#include <limits>
 #include <map>
 #include <set>
 #include <tuple>
@@ -36,6 +37,11 @@ std::optional<Action> parse_simple(std::string_view t, std::string* error) {
   auto r2 = std::from_chars(r1.ptr + 1, end, micro);
   if (r2.ec != std::errc{} || r2.ptr != end || stage < 0 || micro < 0) {
     if (error) *error = fmt::format("'{}' is not an action like 0F3", t);
+    return std::nullopt;
+  }
+  // A schedule of stage s has s + 1 stages, a count held in an int.
+  if (stage == std::numeric_limits<int>::max()) {
+    if (error) *error = fmt::format("'{}': stage {} is too large (at most {})", t, stage, stage - 1);
     return std::nullopt;
   }
   return Action{static_cast<ActionKind>(k), stage, micro};

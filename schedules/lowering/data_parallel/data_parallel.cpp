@@ -5,13 +5,15 @@
 
 #include <fmt/format.h>
 
+#include "sim/checked.hpp"
+
 namespace stepsim {
 
 namespace {
 
 Time scaled(Time t, double scale) {
   if (scale == 1.0) return t;
-  return static_cast<Time>(std::llround(static_cast<double>(t) * scale));
+  return time_from_ns(static_cast<double>(t) * scale, "a scaled duration");
 }
 
 }  // namespace
@@ -189,7 +191,7 @@ class DpEmitter {
       if (!p.backward)
         emit(DpOp::Forward, u.forward);
       else if (plan_.order == BackwardOrder::Fused)
-        emit(DpOp::Backward, u.backward_input + u.backward_weight);
+        emit(DpOp::Backward, time_add(u.backward_input, u.backward_weight, "a fused backward (input + weight)"));
       else if (plan_.order == BackwardOrder::InputFirst) {
         emit(DpOp::BackwardInput, u.backward_input);
         emit(DpOp::BackwardWeight, u.backward_weight);

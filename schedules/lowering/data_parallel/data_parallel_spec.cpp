@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include "schedules/lowering/data_parallel/data_parallel.hpp"
+#include "sim/checked.hpp"
 #include "sim/engine.hpp"
 
 namespace stepsim {
@@ -40,7 +41,8 @@ std::string key(const char* k) { return fmt::format("{}.{}", kSection, k); }
 
 // Time of `flops` at `flops_per_second`, rounded to the nanosecond once (never accumulated).
 Time compute_time(double flops, double flops_per_second) {
-  return static_cast<Time>(std::llround(flops / flops_per_second * static_cast<double>(kSecond)));
+  return time_from_ns(flops / flops_per_second * static_cast<double>(kSecond),
+                      "the compute time (FLOPs / (peak x efficiency))");
 }
 
 // The units of one micro-batch of a transformer: the embedding, each decoder layer, the LM head
@@ -95,7 +97,7 @@ void check_spec(const DataParallelSpec& s) {
 // spread over its NICs unless the cards share one.
 void choose_link(const DataParallelSpec& s, DataParallelPlan& plan) {
   const std::int64_t lane = s.link_bandwidth > 0 ? s.link_bandwidth : s.accelerator.host_link;
-  const int hosts = (s.cards + s.host.cards - 1) / s.host.cards;
+  const std::int64_t hosts = ceil_div(s.cards, s.host.cards);
   plan.link = LinkKind::Pcie;
   plan.link_bandwidth = lane;
   if (hosts == 1 && s.link_bandwidth == 0 && s.accelerator.p2p && s.accelerator.peer_link > 0) {

@@ -10,6 +10,7 @@
 #include <boost/graph/adjacency_list.hpp>
 #include <boost/graph/dag_shortest_paths.hpp>
 
+#include "sim/checked.hpp"
 #include "sim/engine.hpp"
 
 namespace stepsim {
@@ -31,7 +32,7 @@ const char* job_op_kind_name(JobOpKind k) {
 
 namespace {
 // Seconds to integer nanoseconds, rounded up (a cost is never shortened to zero by rounding).
-Time ns(double seconds) { return seconds <= 0 ? 0 : static_cast<Time>(std::ceil(seconds * 1e9)); }
+Time ns(double seconds) { return seconds <= 0 ? 0 : time_from_ns(std::ceil(seconds * 1e9), "a step's phase"); }
 
 constexpr double kBucketParams = 40e6;  // Megatron DDP bucket (40M elements)
 
@@ -53,7 +54,7 @@ JobCommPlan plan_job_comm(const JobStepSpec& spec) {
     s.forward = ns(ch.forward.compute());
     s.backward_input = ns(ch.backward_input.compute());
     s.backward_weight = ns(ch.backward_weight.compute());
-    s.backward = s.backward_input + s.backward_weight;
+    s.backward = time_add(s.backward_input, s.backward_weight, "a backward (input + weight)");
     s.forward_comm = ns(ch.forward.comm());
     s.backward_comm = ns(ch.backward_input.comm());
     s.activation = ch.activation;

@@ -1,4 +1,5 @@
 #include "schedules/lowering/pipeline/pipeline.hpp"
+#include "sim/checked.hpp"
 
 #include <algorithm>
 #include <charconv>
@@ -106,7 +107,8 @@ Time action_duration(const Action& a, const PipelineCosts& costs) {
     case ActionKind::OverlapFB: {
       const StageCost& c2 = costs.stages.at(a.stage2);
       return costs.overlap_fb ? *costs.overlap_fb
-                              : c.forward + (a.kind2 == ActionKind::Backward ? c2.backward : c2.backward_input);
+                              : time_add(c.forward, a.kind2 == ActionKind::Backward ? c2.backward : c2.backward_input,
+                                         "an overlapped forward + backward");
     }
   }
   return 0;

@@ -1,6 +1,8 @@
 #include "schedules/lowering/pipeline/pipeline_spec.hpp"
+#include "sim/checked.hpp"
 
 #include <algorithm>
+#include <limits>
 #include <map>
 #include <set>
 
@@ -35,13 +37,18 @@ PipelinePlan custom_plan(const PipelineSpec& spec) {
   int stages = p;  // at least one stage per device; more if the actions name them
   bool split = false;
   for_each_simple(spec.custom_actions, [&](int, ActionKind k, int s, int) {
+    // Stage s needs s + 1 stages, which must fit the int a stage count is held in.
+    if (s >= std::numeric_limits<int>::max())
+      throw SpecError("pipeline.actions", fmt::format("stage {} is too large (stages are numbered 0 to {})", s,
+                                                      std::numeric_limits<int>::max() - 1));
     stages = std::max(stages, s + 1);
     split = split || k == ActionKind::BackwardInput || k == ActionKind::BackwardWeight;
   });
-  if (spec.virtual_stages > 0 && stages != p * spec.virtual_stages)
+  const std::int64_t virtual_total = static_cast<std::int64_t>(p) * spec.virtual_stages;  // both ints: fits
+  if (spec.virtual_stages > 0 && stages != virtual_total)
     throw SpecError("pipeline.virtual_stages",
                     fmt::format("the custom actions name {} stages, but stages x virtual_stages = {} x {} = {}", stages,
-                                p, spec.virtual_stages, p * spec.virtual_stages));
+                                p, spec.virtual_stages, virtual_total));
   // votes[s][d] over the stage; per[(s, i)][d] for one micro-batch.
   std::vector<std::vector<int>> votes(stages, std::vector<int>(p, 0));
   std::map<std::pair<int, int>, std::vector<int>> per;
@@ -206,9 +213,11 @@ PipelineCosts costs_for(const PipelineSpec& spec, const PipelinePlan& plan) {
     sc.backward_weight = have_split ? share(spec.backward_weight[d]) : 0;
     // Splitting a backward never changes its work: where B = I + W for the device, a chunk's B
     // is its I + W (shares of B, I and W are rounded separately otherwise).
-    const bool b_is_sum =
-        have_split && (!have_b || spec.backward[d] == spec.backward_input[d] + spec.backward_weight[d]);
-    sc.backward = b_is_sum ? sc.backward_input + sc.backward_weight : have_b ? share(spec.backward[d]) : 0;
+    const bool b_is_sum = have_split && (!have_b || checked_add(spec.backward_input[d], spec.backward_weight[d]) ==
+                                                        std::optional<Time>(spec.backward[d]));
+    sc.backward = b_is_sum ? time_add(sc.backward_input, sc.backward_weight, "a backward (input + weight)")
+                  : have_b ? share(spec.backward[d])
+                           : 0;
     sc.activation = d < static_cast<int>(spec.activation.size()) ? share(spec.activation[d]) : 0;
   }
   return costs;

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cmath>
+#include <exception>
 #include <limits>
 #include <map>
 #include <mutex>
@@ -17,6 +18,7 @@
 #include "models/deadline.hpp"
 #include "models/layout.hpp"
 #include "schedules/pipeline/registry.hpp"
+#include "sim/checked.hpp"
 
 namespace stepsim {
 
@@ -38,7 +40,7 @@ std::vector<int> divisors(std::int64_t n, std::int64_t limit = std::numeric_limi
   return out;
 }
 
-Time ns(double seconds) { return seconds <= 0 ? 0 : static_cast<Time>(std::ceil(seconds * 1e9)); }
+Time ns(double seconds) { return seconds <= 0 ? 0 : time_from_ns(std::ceil(seconds * 1e9), "a step's phase"); }
 
 // Largest virtual-stage count `auto` tries: SC21 Table 1 uses up to 3; more chunks cost more
 // pipeline messages than they save in bubble on the presets' links.
@@ -351,10 +353,15 @@ Prefiltered prefilter(const SearchSpec& spec, const SearchOptions& opt, SearchCo
 std::vector<Evaluated> simulate_batch(const SearchSpec& spec, const Evaluated* in, std::size_t count, int jobs,
                                       const std::function<void()>& one_done) {
   std::vector<Evaluated> out(count);
+  // A layout that throws (a time past the limit) must not end a worker thread: the error of the
+  // first such layout in input order is rethrown here, the same whatever the thread count.
+  std::vector<std::exception_ptr> errors(count);
   std::atomic<std::size_t> next{0};
   auto worker = [&] {
     for (std::size_t j = next++; j < count; j = next++) {
-      out[j] = simulate(spec, in[j]);
+      try {
+        out[j] = simulate(spec, in[j]);
+      } catch (...) { errors[j] = std::current_exception(); }
       one_done();
     }
   };
@@ -366,6 +373,8 @@ std::vector<Evaluated> simulate_batch(const SearchSpec& spec, const Evaluated* i
     for (int t = 0; t < threads; ++t) pool.emplace_back(worker);
     for (auto& t : pool) t.join();
   }
+  for (const auto& e : errors)
+    if (e) std::rethrow_exception(e);
   return out;
 }
 

@@ -1,0 +1,131 @@
+#!/usr/bin/env bash
+# Hostile numbers (issue 17, part A): every reproducer exits 2 with one line that names the file,
+# line and key (or --set and the key), or "too large: ... would exceed 292 years" for a time past
+# the int64-nanosecond limit. No crash, no wrapped count, no nonsense figure with exit 0.
+set -uo pipefail
+stepsim="$1"
+tmp="$(mktemp -d)"
+trap 'rm -rf "$tmp"' EXIT
+fail() { echo "FAIL: $*"; exit 1; }
+run() {
+  "$@" >"$tmp/out" 2>"$tmp/err"
+  code=$?
+  out="$(cat "$tmp/out")"
+  err="$(cat "$tmp/err")"
+}
+# expect CODE TEXT: exit CODE, TEXT in stderr, stderr one line, nothing on stdout.
+expect() {
+  [[ $code == "$1" ]] || fail "exit $code, expected $1 (stdout: ${out:0:300}; stderr: $err)"
+  [[ "$err" == *"$2"* ]] || fail "'$2' not in stderr: $err"
+  [[ "$(printf '%s\n' "$err" | wc -l)" == 1 ]] || fail "more than one line: $err"
+  [[ -z "$out" ]] || fail "output on stdout: ${out:0:300}"
+}
+book=scenarios/book-pipeline.yaml
+pipe() {  # pipe FILE BODY: a pipeline scenario
+  printf 'pipeline:\n%s\n' "$2" >"$tmp/$1"
+}
+
+# R1: times past the limit.
+pipe r1.yaml '  stages: 2
+  microbatches: 2
+  time: {forward: 60000d, backward: 1ms}'
+run "$stepsim" run "$tmp/r1.yaml"; expect 2 "error: too large: 0F1 at 5184000000000000000 ns plus 5184000000000000000 ns"
+[[ "$err" == *"would exceed 292 years"* ]] || fail "R1: $err"
+run "$stepsim" run "$book" --set pipeline.link.latency=10000d; expect 2 "would exceed 292 years"
+run "$stepsim" export-schedule "$tmp/r1.yaml" -o "$tmp/r1.csv"; [[ $code == 0 ]] || fail "export needs no times: $err"
+run "$stepsim" run scenarios/zero3-design-48.yaml --set data_parallel.link_bandwidth=1B/s
+expect 2 "scenarios/zero3-design-48.yaml:"
+[[ "$err" == *": data_parallel: too large: "*"would exceed 292 years"* ]] || fail "1B/s: $err"
+
+# R2: stage 2^31 - 1 in a custom action, inline and in a CSV cell.
+pipe r2.yaml '  stages: 1
+  microbatches: 1
+  actions: ["2147483647F0"]
+  time: {forward: 1ms, backward: 1ms}'
+run "$stepsim" run "$tmp/r2.yaml"
+expect 2 "r2.yaml:4: pipeline.actions[0]: '2147483647F0': stage 2147483647 is too large (at most 2147483646)"
+printf '2147483647F0,0B0\n' >"$tmp/r2.csv"
+pipe r2csv.yaml '  stages: 1
+  microbatches: 1
+  actions_csv: r2.csv
+  time: {forward: 1ms, backward: 1ms}'
+run "$stepsim" run "$tmp/r2csv.yaml"; expect 2 "r2csv.yaml:4: pipeline.actions_csv: "
+[[ "$err" == *"stage 2147483647 is too large"* ]] || fail "R2 csv: $err"
+
+# Overflow that used to print nonsense with exit 0.
+run "$stepsim" plan scenarios/design-case.yaml --set plan.checkpoint.card_mtbf=1ns
+expect 2 ": plan: too large: the training time"
+run "$stepsim" run scenarios/zero3-design-48.yaml --set data_parallel.efficiency=1e-9%
+expect 2 ": data_parallel: too large: the compute time"
+sed 's/mfu: \[40%, 50%\]/mfu: [1e-300]/' scenarios/scale-out.yaml >"$tmp/scale.yaml"
+grep -q '1e-300' "$tmp/scale.yaml" || fail "scale-out rewrite"
+run "$stepsim" plan "$tmp/scale.yaml"; expect 2 ": plan: too large: the compute time"
+run "$stepsim" run scenarios/zero3-design-48.yaml --set data_parallel.cards=2147483647
+# A correct answer: the identical ranks fold into one, the hosts are counted in 64 bits.
+[[ $code == 0 ]] || fail "cards=2^31-1: exit $code: $err"
+[[ "$out" == *"ZeRO-3 over 2147483647 cards (268435456 hosts of up to 8)"* ]] || fail "hosts: ${out:0:300}"
+
+# Counts: parsed as 64-bit and range-checked, never truncated.
+sed 's/microbatches: 8/microbatches: 4294967304/' "$book" >"$tmp/mb.yaml"
+run "$stepsim" run "$tmp/mb.yaml"
+expect 2 "mb.yaml:7: pipeline.microbatches: '4294967304' is too large (at most 2147483647)"
+sed 's/stages: 4/stages: 4294967297/' "$book" >"$tmp/st.yaml"
+run "$stepsim" run "$tmp/st.yaml"; expect 2 "st.yaml:6: pipeline.stages: '4294967297' is too large (at most 2147483647)"
+run "$stepsim" run "$book" --set pipeline.stages=2147483648
+expect 2 "error: --set: pipeline.stages: '2147483648' is too large (at most 2147483647)"
+run "$stepsim" run "$book" --set pipeline.microbatches=99999999999999999999
+expect 2 "--set: pipeline.microbatches: '99999999999999999999' is too large"
+run "$stepsim" job scenarios/job-1024.yaml --set job.steps=9223372036854775808
+expect 2 "--set: job.steps: '9223372036854775808' is too large (at most 9223372036854775807)"
+
+# Numbers: finite, in range.
+run "$stepsim" run scenarios/zero3-design-48.yaml --set data_parallel.efficiency=1e400
+expect 2 "--set: data_parallel.efficiency: '1e400' is out of range for a number"
+run "$stepsim" run scenarios/zero3-design-48.yaml --set data_parallel.efficiency=nan
+expect 2 "--set: data_parallel.efficiency: 'nan' is not a finite number"
+run "$stepsim" plan scenarios/design-case.yaml --set plan.compute.efficiency=inf
+expect 2 "--set: plan.compute.efficiency: 'inf' is not a finite number"
+
+# A bench suite of 16 axes of 16 values: 2^64 variants, refused (it wrapped to "0 variants").
+cp bench/suites/pipeline-base.yaml "$tmp/base.yaml"
+{
+  echo "name: huge"
+  echo "scenario: base.yaml"
+  echo "axes:"
+  for a in $(seq 1 16); do echo "  x.a$a: [$(seq -s, 1 16)]"; done
+} >"$tmp/huge.yaml"
+run "$stepsim" bench "$tmp/huge.yaml" -o "$tmp/huge.json"
+expect 2 "huge.yaml:4: axes: too many variants: 16 x 16 x 16 x 16 x 16 x 16 x 16 x 16 x 16 x 16 x 16 x 16 x 16 x 16 x 16 x 16 is more than 9223372036854775807"
+[[ ! -e "$tmp/huge.json" ]] || fail "huge suite wrote results"
+
+# YAML: duplicate keys, a second document, a map where a value is expected.
+pipe dup.yaml '  stages: 4
+  microbatches: 8
+  stages: 2
+  time: {forward: 1ms, backward: 2ms}'
+run "$stepsim" run "$tmp/dup.yaml"
+expect 2 "dup.yaml:4: pipeline.stages: appears twice in one map (first on line 2); give each key once"
+pipe dup2.yaml '  stages: 4
+  microbatches: 8
+  time: {forward: 1ms, backward: 2ms, forward: 3ms}'
+run "$stepsim" run "$tmp/dup2.yaml"; expect 2 "dup2.yaml:4: pipeline.time.forward: appears twice"
+run "$stepsim" run "$book" --set 'pipeline.time={forward: 1ms, forward: 2ms, backward: 1ms}'
+expect 2 "error: --set: pipeline.time.forward: appears twice in one map"
+{ cat "$book"; printf -- '---\npipeline: {stages: 9}\n'; } >"$tmp/docs.yaml"
+run "$stepsim" run "$tmp/docs.yaml"; expect 2 "docs.yaml:20: ---: a second YAML document"
+pipe tmap.yaml '  stages: 4
+  microbatches: {a: 1}
+  time: {forward: 1ms, backward: 2ms}'
+run "$stepsim" run "$tmp/tmap.yaml"; expect 2 "tmap.yaml:3: pipeline.microbatches: expected a whole number"
+pipe amap.yaml '  stages: 1
+  microbatches: 1
+  actions: [[0F0, {a: 1}]]
+  time: {forward: 1ms, backward: 2ms}'
+run "$stepsim" run "$tmp/amap.yaml"; expect 2 "amap.yaml:4: pipeline.actions[0][1]: expected an action like 0F3"
+
+# Shipped scenarios still load: no false duplicate or document errors.
+for f in scenarios/*.yaml bench/suites/*.yaml; do
+  run "$stepsim" validate "$f"
+  [[ "$err" != *"appears twice"* && "$err" != *"second YAML document"* ]] || fail "$f: $err"
+done
+echo "hostile_arith: ok"
