@@ -11,6 +11,7 @@
 #include "cli/bench/bench_runner.hpp"
 #include "cli/commands/commands.hpp"
 #include "cli/commands/diagnostics.hpp"
+#include "cli/input/budget.hpp"
 #include "cli/reports/output.hpp"
 
 namespace stepsim::cli {
@@ -36,14 +37,6 @@ struct MergeArgs {
   std::string baseline;
   bool allow_partial = false;
 };
-
-std::string read_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw InputError(path, 0, "", "cannot open the file");
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
 
 std::string csv_path_for(const std::string& json_path) {
   std::filesystem::path p(json_path);
@@ -92,7 +85,7 @@ std::string counts_line(const BenchResults& r) {
 
 // Prints the comparison; exit 4 if anything regressed.
 void check_baseline(const BenchResults& current, const std::string& baseline_file, const Tolerances& tol) {
-  const BenchResults baseline = results_from_json(read_file(baseline_file), baseline_file);
+  const BenchResults baseline = results_from_json(read_input_file(baseline_file), baseline_file);
   if (baseline.suite.name != current.suite.name)
     throw InputError(baseline_file, 0, "suite.name",
                      fmt::format("the baseline is from suite '{}', these results are from '{}'", baseline.suite.name,
@@ -166,7 +159,7 @@ void run_bench(const BenchArgs& a) {
 // before any file is written, so no half result lies around looking like a whole one.
 void run_merge(const MergeArgs& a) {
   std::vector<BenchResults> parts;
-  for (const auto& f : a.files) parts.push_back(results_from_json(read_file(f), f));
+  for (const auto& f : a.files) parts.push_back(results_from_json(read_input_file(f), f));
   const BenchResults merged = merge_results(parts, a.files);
   if (merged.shard != "all") {
     if (!a.allow_partial) {

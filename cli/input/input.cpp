@@ -1,5 +1,7 @@
 #include "cli/input/input.hpp"
 
+#include "cli/input/budget.hpp"
+
 #include <algorithm>
 #include <fstream>
 #include <mutex>
@@ -101,11 +103,7 @@ void Source::apply_overrides(Source& source, const std::vector<std::string>& ove
 }
 
 std::shared_ptr<Source> Source::load(const std::string& file, const std::vector<std::string>& overrides) {
-  std::ifstream in(file);
-  if (!in) throw InputError(file, 0, "", "cannot open the file");
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return parse(ss.str(), file, overrides);
+  return parse(read_input_file(file), file, overrides);
 }
 
 std::string nearest(const std::string& word, const std::vector<std::string>& candidates) {
