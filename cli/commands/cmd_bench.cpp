@@ -126,6 +126,12 @@ void run_bench(const BenchArgs& a) {
   // Every variant's scenario is read before anything runs, so a bad axis value fails fast (on
   // all workers: the base scenario is parsed once, each variant copies it).
   const unsigned jobs = a.jobs > 0 ? a.jobs : std::max(1u, std::thread::hardware_concurrency());
+  // The budget before a variant is listed: each holds its scenario and result (about 4 KB) and
+  // simulates at least a few dozen ops.
+  const double variants = static_cast<double>(
+      shard.index < suite.variant_count() ? (suite.variant_count() - shard.index + shard.count - 1) / shard.count : 0);
+  check_budget(suite.file, suite.axes.empty() ? 0 : suite.axes.front().line - 1, "axes", 64 * variants,
+               4096 * variants);
   const std::vector<PreparedVariant> prepared =
       prepare_variants(suite, shard_indices(suite.variant_count(), shard), a.sets, jobs);
   SuiteProgress progress(prepared.size(), a.quiet || verbosity() == Verbosity::Quiet);

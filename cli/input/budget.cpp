@@ -23,7 +23,7 @@ Budget& current() {
   static Budget b = [] {
     Budget d;
     d.max_memory = default_max_memory();
-    d.max_ops = default_max_ops(d.max_memory);
+    d.max_ops = kDefaultMaxOps;
     return d;
   }();
   return b;
@@ -78,10 +78,6 @@ std::int64_t default_max_memory() {
   return static_cast<std::int64_t>(mem / 2);
 }
 
-std::int64_t default_max_ops(std::int64_t max_memory) {
-  return std::min<std::int64_t>(max_memory / kBytesPerOp, 1'000'000'000);
-}
-
 const Budget& budget() { return current(); }
 void set_budget(const Budget& b) { current() = b; }
 
@@ -103,16 +99,18 @@ void take_budget_flags(std::vector<std::string>& args) {
   args = std::move(kept);
   Budget b = budget();
   if (memory) b.max_memory = *memory;
-  b.max_ops = ops ? *ops : default_max_ops(b.max_memory);
+  if (ops) b.max_ops = *ops;
   set_budget(b);
 }
 
-std::string over_budget(double ops, double extra_bytes) {
+std::string over_budget(double ops, double extra_bytes, double bytes_per_op) {
   const Budget& b = budget();
-  const double bytes = ops * static_cast<double>(kBytesPerOp) + extra_bytes;
+  const double bytes = ops * bytes_per_op + extra_bytes;
   const bool too_many = ops > static_cast<double>(b.max_ops);
   if (!too_many && bytes <= static_cast<double>(b.max_memory)) return "";
-  const std::string estimate = fmt::format("about {:.2g} ops and {} of memory", ops, size_text(bytes));
+  const std::string estimate = bytes_per_op > 0 || extra_bytes > 0
+                                   ? fmt::format("about {:.2g} ops and {} of memory", ops, size_text(bytes))
+                                   : fmt::format("about {:.2g} events", ops);
   return too_many ? fmt::format("{}, over --max-ops {}", estimate, b.max_ops)
                   : fmt::format("{}, over --max-memory {}", estimate, size_text(static_cast<double>(b.max_memory)));
 }
@@ -125,11 +123,20 @@ void check_budget(const std::string& file, int line, const std::string& key, dou
                       fmt::format("too large: {}: make it smaller or raise {}", why, option));
 }
 
-void check_budget(const Reader& r, const std::string& key, double ops, double extra_bytes) {
-  if (over_budget(ops, extra_bytes).empty()) return;
+void fail_too_large(const Reader& r, const std::string& key, const std::string& message) {
   try {
-    r.fail(key, "");
-  } catch (const InputError& e) { check_budget(e.file(), e.line(), e.key(), ops, extra_bytes); }
+    if (key.find('.') != std::string::npos)
+      r.fail_dotted(key, message);
+    else
+      r.fail(key, message);
+  } catch (const InputError& e) { throw TooLargeError(e.file(), e.line(), e.key(), e.message()); }
+}
+
+void check_budget(const Reader& r, const std::string& key, double ops, double extra_bytes, double bytes_per_op) {
+  const std::string why = over_budget(ops, extra_bytes, bytes_per_op);
+  if (why.empty()) return;
+  const std::string option = why.find("--max-ops") != std::string::npos ? "--max-ops" : "--max-memory";
+  fail_too_large(r, key, fmt::format("too large: {}: make it smaller or raise {}", why, option));
 }
 
 void check_pipeline_budget(const Reader& r, const PipelineSpec& spec) {

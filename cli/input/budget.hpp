@@ -30,8 +30,8 @@ inline constexpr std::int64_t kMaxInputBytes = std::int64_t{64} << 20;
 
 // Half the machine's physical memory, or half of `ulimit -v` when that is lower.
 std::int64_t default_max_memory();
-// max_memory / kBytesPerOp, at most 10^9.
-std::int64_t default_max_ops(std::int64_t max_memory);
+// 10^9: a bound on work (a few minutes); ops that hold memory are bounded by --max-memory too.
+inline constexpr std::int64_t kDefaultMaxOps = 1'000'000'000;
 
 // The budget in force (main() sets it from --max-ops / --max-memory; defaults as above).
 const Budget& budget();
@@ -42,12 +42,17 @@ void take_budget_flags(std::vector<std::string>& args);
 
 // "" when `ops` simulated ops plus `extra_bytes` fit the budget, else the reason:
 // "about 8.0e+09 ops and 3.2 TB, over --max-ops 100000000".
-std::string over_budget(double ops, double extra_bytes = 0);
+// `bytes_per_op` is kBytesPerOp for ops of a graph, 0 for events that hold no memory (job runs).
+std::string over_budget(double ops, double extra_bytes = 0, double bytes_per_op = kBytesPerOp);
 // Throws TooLargeError at `key` of `r` (or at file:line, for callers without a reader) when
 // over_budget() says so: "too large: about ... ops ..., over --max-ops N: lower KEY or raise
 // --max-ops".
-void check_budget(const Reader& r, const std::string& key, double ops, double extra_bytes = 0);
+void check_budget(const Reader& r, const std::string& key, double ops, double extra_bytes = 0,
+                  double bytes_per_op = kBytesPerOp);
 void check_budget(const std::string& file, int line, const std::string& key, double ops, double extra_bytes = 0);
+
+// Throws TooLargeError at `key` of `r` (a dotted key from the root works too) with `message`.
+[[noreturn]] void fail_too_large(const Reader& r, const std::string& key, const std::string& message);
 
 // A pipeline section's size before its per-stage values are read and its schedule is built:
 // stages x virtual stages (or the largest stage a custom action names) x micro-batches.
