@@ -90,8 +90,8 @@ int main(int argc, char** argv) {
     std::vector<std::string> args(argv + 1, argv + argc);
     const cli::GlobalFlags flags = cli::take_global_flags(args);
     cli::take_budget_flags(args);
-    set_op_limit(static_cast<std::size_t>(
-        std::min(cli::budget().max_ops, cli::budget().max_memory / cli::kBytesPerOp)));
+    set_op_limit(
+        static_cast<std::size_t>(std::min(cli::budget().max_ops, cli::budget().max_memory / cli::kBytesPerOp)));
     cli::set_verbosity(flags.quiet     ? cli::Verbosity::Quiet
                        : flags.verbose ? cli::Verbosity::Verbose
                                        : cli::Verbosity::Normal);

@@ -46,7 +46,8 @@ std::int64_t parse_count(const std::string& option, const std::string& text) {
   try {
     v = std::stoll(text, &used);
   } catch (const std::exception&) { used = 0; }
-  if (used != text.size() || v < 1) throw InputError(option, 0, "", fmt::format("'{}' is not a count of at least 1", text));
+  if (used != text.size() || v < 1)
+    throw InputError(option, 0, "", fmt::format("'{}' is not a count of at least 1", text));
   return v;
 }
 
@@ -119,8 +120,7 @@ void check_budget(const std::string& file, int line, const std::string& key, dou
   const std::string why = over_budget(ops, extra_bytes);
   if (why.empty()) return;
   const std::string option = why.find("--max-ops") != std::string::npos ? "--max-ops" : "--max-memory";
-  throw TooLargeError(file, line, key,
-                      fmt::format("too large: {}: make it smaller or raise {}", why, option));
+  throw TooLargeError(file, line, key, fmt::format("too large: {}: make it smaller or raise {}", why, option));
 }
 
 void fail_too_large(const Reader& r, const std::string& key, const std::string& message) {
@@ -152,7 +152,7 @@ void check_pipeline_budget(const Reader& r, const PipelineSpec& spec) {
   const double ops = 4 * stages * micro;
   // Per-device values, and for custom actions a vote per (stage, device) and a route per micro-batch.
   const double extra = 64 * devices + (named > 0 ? 4 * stages * (devices + micro) + 24 * actions : 0);
-  const char* key = named > declared ? (r.has("actions_csv") ? "actions_csv" : "actions")
+  const char* key = named > declared  ? (r.has("actions_csv") ? "actions_csv" : "actions")
                     : micro >= stages ? "microbatches"
                                       : "stages";
   check_budget(r, key, ops, extra);
@@ -160,9 +160,11 @@ void check_pipeline_budget(const Reader& r, const PipelineSpec& spec) {
 
 std::string read_input_file(const std::string& path) {
   struct stat st {};
-  if (::stat(path.c_str(), &st) != 0) throw InputError(path, 0, "", fmt::format("cannot open the file: {}", std::strerror(errno)));
+  if (::stat(path.c_str(), &st) != 0)
+    throw InputError(path, 0, "", fmt::format("cannot open the file: {}", std::strerror(errno)));
   if (!S_ISREG(st.st_mode))
-    throw InputError(path, 0, "", S_ISDIR(st.st_mode) ? "is a directory, not a file" : "is not a regular file (a device or a pipe)");
+    throw InputError(path, 0, "",
+                     S_ISDIR(st.st_mode) ? "is a directory, not a file" : "is not a regular file (a device or a pipe)");
   std::ifstream in(path, std::ios::binary);
   if (!in) throw InputError(path, 0, "", fmt::format("cannot open the file: {}", std::strerror(errno)));
   std::string text;

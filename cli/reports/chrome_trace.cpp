@@ -189,9 +189,7 @@ std::string ChromeTrace::finish() {
 void finish_trace_file(ChromeTrace& trace, OutputFile& file) {
   try {
     trace.finish();
-  } catch (const std::runtime_error&) {
-    file.fail(trace.write_errno());
-  }
+  } catch (const std::runtime_error&) { file.fail(trace.write_errno()); }
   file.commit();
 }
 

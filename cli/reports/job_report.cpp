@@ -78,16 +78,20 @@ void analyse_input(const Scenario& sc, const JobScenario& job, JobAnalysis& a) {
 void check_job_budget(const Scenario& sc, JobSpec& spec, int runs, std::size_t sweeps) {
   const double work = static_cast<double>(spec.profile.total());
   const double steps = static_cast<double>(spec.profile.steps());
-  const double segments = spec.checkpoint.every_steps > 0 ? steps / static_cast<double>(spec.checkpoint.every_steps) : 1;
+  const double segments =
+      spec.checkpoint.every_steps > 0 ? steps / static_cast<double>(spec.checkpoint.every_steps) : 1;
   double rate = 0;  // interruptions per ns
   if (spec.card_mtbf > 0) rate += static_cast<double>(spec.cards) / static_cast<double>(spec.card_mtbf);
   if (spec.rollback_interval > 0) rate += 1.0 / static_cast<double>(spec.rollback_interval);
   const double interruptions = work * rate;
   const double passes = static_cast<double>(runs) * static_cast<double>(1 + sweeps) + 1;
-  const std::string key = interruptions <= segments ? "job.steps" : spec.card_mtbf > 0 ? "job.cards" : "job.rollback_every";
+  const std::string key = interruptions <= segments ? "job.steps"
+                          : spec.card_mtbf > 0      ? "job.cards"
+                                                    : "job.rollback_every";
   const Reader root(sc.source, sc.source->root, "");
   check_budget(root, key, (2 * segments + 2 * interruptions + 1) * passes, 0, 0);
-  spec.max_events = std::max<std::int64_t>(1000, static_cast<std::int64_t>(static_cast<double>(budget().max_ops) / passes));
+  spec.max_events =
+      std::max<std::int64_t>(1000, static_cast<std::int64_t>(static_cast<double>(budget().max_ops) / passes));
 }
 
 }  // namespace
