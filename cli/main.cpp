@@ -8,9 +8,12 @@
 #include "cli/commands/diagnostics.hpp"
 #include "cli/commands/job_step_commands.hpp"
 #include "cli/commands/search_commands.hpp"
+#include "cli/input/budget.hpp"
 #include "cli/input/input.hpp"
 #include "cli/input/printable.hpp"
+#include "cli/reports/output.hpp"
 #include "sim/engine.hpp"
+#include "sim/op_graph.hpp"
 
 #ifndef STEPSIM_VERSION
 #define STEPSIM_VERSION "unknown"
@@ -35,7 +38,13 @@ int exit_code_of_current_exception(const CLI::App& app) {
     return app.exit(e);
   } catch (const CLI::RuntimeError& e) {  // a command's own exit code (bench: 3, 4)
     return e.get_exit_code();
-  } catch (const CLI::ParseError& e) { return cli::report_usage_error(app, e); } catch (const cli::InputError& e) {
+  } catch (const CLI::ParseError& e) {
+    return cli::report_usage_error(app, e);
+  } catch (const OpLimitError& e) {  // over --max-ops / --max-memory, found while building the graph
+    fmt::print(stderr, "error: too large: {}: make the scenario smaller or raise --max-ops / --max-memory\n",
+               cli::printable(e.what()));
+    return 2;
+  } catch (const cli::InputError& e) {  // TooLargeError too: over the budget, before the work
     fmt::print(stderr, "error: {}\n", cli::printable(e.what()));
     return 2;
   } catch (const TimeOverflowError& e) {
@@ -45,6 +54,9 @@ int exit_code_of_current_exception(const CLI::App& app) {
   } catch (const DeadlockError& e) {
     fmt::print(stderr, "error: the schedule cannot finish: {}\n", cli::printable(e.what()));
     return 3;
+  } catch (const cli::OutputError& e) {
+    fmt::print(stderr, "error: {}\n", cli::printable(e.what()));
+    return 1;
   } catch (const GraphError& e) {
     fmt::print(stderr, "error: the schedule cannot run: {}\n", cli::printable(e.what()));
     return 3;
@@ -76,11 +88,15 @@ int main(int argc, char** argv) {
   try {
     std::vector<std::string> args(argv + 1, argv + argc);
     const cli::GlobalFlags flags = cli::take_global_flags(args);
+    cli::take_budget_flags(args);
+    set_op_limit(
+        static_cast<std::size_t>(std::min(cli::budget().max_ops, cli::budget().max_memory / cli::kBytesPerOp)));
     cli::set_verbosity(flags.quiet     ? cli::Verbosity::Quiet
                        : flags.verbose ? cli::Verbosity::Verbose
                                        : cli::Verbosity::Normal);
     std::reverse(args.begin(), args.end());  // CLI11 takes them last first
     app.parse(args);
+    cli::check_stdout();  // a full disk or /dev/full behind stdout is an error, not exit 0
   } catch (...) { return exit_code_of_current_exception(app); }
   return 0;
 }

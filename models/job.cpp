@@ -54,6 +54,9 @@ std::int64_t steps_per_interval(Time interval, Time step_time) {
   return std::max<std::int64_t>(1, (interval + step_time / 2) / step_time);
 }
 
+JobTooMuchWork::JobTooMuchWork(int run, std::int64_t events)
+    : std::runtime_error(fmt::format("run {} passed {} events", run, events)) {}
+
 JobCannotFinish::JobCannotFinish(int run_index, Time wall_time, std::int64_t steps)
     : std::runtime_error(fmt::format("run {} has not finished after {:.1f} days ({} steps done)", run_index,
                                      to_s(wall_time) / 86'400.0, steps)),
@@ -138,6 +141,7 @@ class RunSimulation {
     const std::int64_t steps = work_.steps();
     while (k_ < steps) {
       if (now_ > give_up_) throw JobCannotFinish(run_, now_, k_);
+      guard();
       const std::int64_t target =
           ck_.every_steps > 0 ? std::min(steps, (k_ / ck_.every_steps + 1) * ck_.every_steps) : steps;
       const Time segment = work_.work_until(target) - work_.work_until(k_);
@@ -251,6 +255,7 @@ class RunSimulation {
           true, lost);
     irq_.consume();
     for (;;) {
+      guard();
       const Time end = t + spec_.restore;
       ++res_.restores;
       const auto [t2, rollback2] = irq_.peek();
@@ -270,6 +275,10 @@ class RunSimulation {
       break;
     }
     k_ = committed_;
+  }
+
+  void guard() {
+    if (spec_.max_events > 0 && ++events_ > spec_.max_events) throw JobTooMuchWork(run_, spec_.max_events);
   }
 
   void count(bool rollback) {
@@ -311,6 +320,7 @@ class RunSimulation {
   int run_;
   Time give_up_;
   Time now_ = 0;
+  std::int64_t events_ = 0;     // loop turns, for the work guard
   std::int64_t k_ = 0;          // steps done in the current state
   std::int64_t committed_ = 0;  // step of the last committed snapshot
   std::deque<PendingSnapshot> pending_;

@@ -85,6 +85,9 @@ struct JobSpec {
   CheckpointSpec checkpoint;
   Time reserved = 0;  // fixed time added to every completion (the book reserves 5 days)
   Time deadline = 0;  // 0: no deadline
+  // Work guard: the most events (step segments, saves, interruptions) one run may simulate
+  // before it throws JobTooMuchWork (0: no limit). Counts work, not simulated time.
+  std::int64_t max_events = 0;
 
   // The job's mean time between failures: card MTBF / cards (0 without failures).
   Time job_mtbf() const { return card_mtbf > 0 ? card_mtbf / cards : 0; }
@@ -126,6 +129,12 @@ class JobCannotFinish : public std::runtime_error {
   int run;
   Time wall;
   std::int64_t steps_done;
+};
+
+// A run that passed spec.max_events events.
+class JobTooMuchWork : public std::runtime_error {
+ public:
+  JobTooMuchWork(int run, std::int64_t events);
 };
 
 // One run with generators derived from (seed, run). `record`, if given, receives the timeline.

@@ -1,6 +1,7 @@
 #include "sim/op_graph.hpp"
 
 #include <algorithm>
+#include <atomic>
 
 #include <fmt/format.h>
 #include <boost/graph/compressed_sparse_row_graph.hpp>
@@ -8,7 +9,19 @@
 
 namespace stepsim {
 
+namespace {
+std::atomic<std::size_t> g_op_limit{0};
+
+[[noreturn]] void over_op_limit() {
+  throw OpLimitError(fmt::format("more than {} ops in one simulated graph", g_op_limit.load()));
+}
+}  // namespace
+
+void set_op_limit(std::size_t ops) { g_op_limit = ops; }
+std::size_t op_limit() { return g_op_limit; }
+
 void OpGraph::reserve(std::size_t ops, std::size_t deps) {
+  if (g_op_limit != 0 && ops > g_op_limit) over_op_limit();
   rec_.reserve(ops + 1);  // + the sentinel finalize() appends
   edges_.reserve(deps);
 }
@@ -26,6 +39,7 @@ OpId OpGraph::add_op(ResourceId resource, Time duration, Time latency) {
   if (resource >= resources_.size()) throw GraphError(fmt::format("op on unknown resource {}", resource));
   if (duration < 0 || latency < 0) throw GraphError("op with negative duration or latency");
   if (n_ + 1 >= kNoOp) throw GraphError("too many ops (at most 2^32 - 2)");
+  if (g_op_limit != 0 && n_ >= g_op_limit) over_op_limit();
   const auto id = static_cast<OpId>(n_++);
   rec_.push_back({duration, latency, resource, kNoOp, 0, 0});
   if (last_[resource] == kNoOp)

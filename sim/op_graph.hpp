@@ -47,6 +47,17 @@ class GraphError : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+// A graph that passes the op limit (set_op_limit): more work than the run may take. The
+// command line sets the limit from --max-ops / --max-memory, so that a scenario no estimate
+// caught still stops before it allocates without bound.
+class OpLimitError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+// The most ops one graph may hold, for every graph of the process (0: no limit).
+void set_op_limit(std::size_t ops);
+std::size_t op_limit();
+
 class OpGraph {
  public:
   using Namer = std::function<std::string(OpId)>;

@@ -38,7 +38,7 @@ expect_shape() {
 
 # A directory, an empty file, a missing file, a name too long: what the file is, not "no section".
 run "$stepsim" run "$tmp"; expect 2 "error: $tmp: is a directory, not a file"
-run "$stepsim" run /dev/null; expect 2 "error: /dev/null: is empty (expected a YAML map of keys)"
+run "$stepsim" run /dev/null; expect 2 "error: /dev/null: is not a regular file (a device or a pipe)"
 : >"$tmp/empty.yaml"
 run "$stepsim" validate "$tmp/empty.yaml"; expect 2 "error: $tmp/empty.yaml: is empty (expected a YAML map of keys)"
 run "$stepsim" run "$tmp/missing.yaml"; expect 2 "error: $tmp/missing.yaml: cannot open the file (no such file or directory)"

@@ -33,6 +33,9 @@ VariantResult simulate_variant(const BenchVariant& variant, const PipelineSpec& 
   } catch (const GraphError& e) {
     r.status = VariantStatus::Failed;
     r.reason = fmt::format("cannot run: {}", e.what());
+  } catch (const OpLimitError& e) {
+    r.status = VariantStatus::Failed;
+    r.reason = fmt::format("too large: {} (--max-ops / --max-memory)", e.what());
   } catch (const std::exception& e) {
     r.status = VariantStatus::Failed;
     r.reason = fmt::format("internal error: {}", e.what());

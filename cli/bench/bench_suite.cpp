@@ -8,6 +8,7 @@
 
 #include <fmt/format.h>
 
+#include "cli/input/budget.hpp"
 #include "cli/input/scenario.hpp"
 #include "cli/input/yaml_shape.hpp"
 #include "sim/checked.hpp"
@@ -224,11 +225,9 @@ BenchSuite read_suite(const std::shared_ptr<Source>& src, int* scenario_line = n
 }
 
 std::string read_text(const std::string& file, const std::string& from, int line, const std::string& key) {
-  std::ifstream in(file, std::ios::binary);
-  if (!in) throw InputError(from, line, key, fmt::format("cannot open '{}'", file));
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
+  try {
+    return read_input_file(file);
+  } catch (const InputError& e) { throw InputError(from, line, key, fmt::format("'{}': {}", file, e.message())); }
 }
 
 }  // namespace

@@ -11,6 +11,7 @@
 #include "cli/bench/bench_runner.hpp"
 #include "cli/commands/commands.hpp"
 #include "cli/commands/diagnostics.hpp"
+#include "cli/input/budget.hpp"
 #include "cli/reports/output.hpp"
 
 namespace stepsim::cli {
@@ -36,14 +37,6 @@ struct MergeArgs {
   std::string baseline;
   bool allow_partial = false;
 };
-
-std::string read_file(const std::string& path) {
-  require_input_file(path);
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
 
 std::string csv_path_for(const std::string& json_path) {
   std::filesystem::path p(json_path);
@@ -92,7 +85,7 @@ std::string counts_line(const BenchResults& r) {
 
 // Prints the comparison; exit 4 if anything regressed.
 void check_baseline(const BenchResults& current, const std::string& baseline_file, const Tolerances& tol) {
-  const BenchResults baseline = results_from_json(read_file(baseline_file), baseline_file);
+  const BenchResults baseline = results_from_json(read_input_file(baseline_file), baseline_file);
   if (baseline.suite.name != current.suite.name)
     throw InputError(baseline_file, 0, "suite.name",
                      fmt::format("the baseline is from suite '{}', these results are from '{}'", baseline.suite.name,
@@ -133,6 +126,12 @@ void run_bench(const BenchArgs& a) {
   // Every variant's scenario is read before anything runs, so a bad axis value fails fast (on
   // all workers: the base scenario is parsed once, each variant copies it).
   const unsigned jobs = a.jobs > 0 ? a.jobs : std::max(1u, std::thread::hardware_concurrency());
+  // The budget before a variant is listed: each holds its scenario and result (about 4 KB) and
+  // simulates at least a few dozen ops.
+  const double variants = static_cast<double>(
+      shard.index < suite.variant_count() ? (suite.variant_count() - shard.index + shard.count - 1) / shard.count : 0);
+  check_budget(suite.file, suite.axes.empty() ? 0 : suite.axes.front().line - 1, "axes", 64 * variants,
+               4096 * variants);
   const std::vector<PreparedVariant> prepared =
       prepare_variants(suite, shard_indices(suite.variant_count(), shard), a.sets, jobs);
   SuiteProgress progress(prepared.size(), a.quiet || verbosity() == Verbosity::Quiet);
@@ -166,7 +165,7 @@ void run_bench(const BenchArgs& a) {
 // before any file is written, so no half result lies around looking like a whole one.
 void run_merge(const MergeArgs& a) {
   std::vector<BenchResults> parts;
-  for (const auto& f : a.files) parts.push_back(results_from_json(read_file(f), f));
+  for (const auto& f : a.files) parts.push_back(results_from_json(read_input_file(f), f));
   const BenchResults merged = merge_results(parts, a.files);
   if (merged.shard != "all") {
     if (!a.allow_partial) {

@@ -13,7 +13,9 @@
 
 #include <fmt/format.h>
 
+#include "cli/input/budget.hpp"
 #include "cli/input/search_input.hpp"
+#include "cli/reports/output.hpp"
 #include "cli/reports/search_report.hpp"
 
 namespace stepsim::cli {
@@ -36,20 +38,6 @@ struct MergeArgs {
   bool json = false;
   std::string csv, html;
 };
-
-void write_file(const std::string& path, const std::string& text) {
-  std::ofstream out(path, std::ios::binary);
-  if (!out) throw InputError(path, 0, "", "cannot write the file");
-  out << text;
-}
-
-std::string read_file(const std::string& path) {
-  require_input_file(path);
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
 
 // "I/N", 0 <= I < N.
 std::pair<std::size_t, std::size_t> parse_shard_arg(const std::string& s) {
@@ -166,7 +154,7 @@ void run_merge(const MergeArgs& a) {
   for (const auto& f : a.files) {
     nlohmann::json j;
     try {
-      j = nlohmann::json::parse(read_file(f));
+      j = nlohmann::json::parse(read_input_file(f));
     } catch (const nlohmann::json::exception& e) {
       throw InputError(f, 0, "", fmt::format("not a search shard file: {}", e.what()));
     }

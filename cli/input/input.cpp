@@ -1,5 +1,7 @@
 #include "cli/input/input.hpp"
 
+#include "cli/input/budget.hpp"
+
 #include <algorithm>
 #include <cerrno>
 #include <cmath>
@@ -122,6 +124,8 @@ std::string input_file_problem(const std::string& path) {
   const auto status = std::filesystem::status(path, ec);
   if (ec) return reason_of(ec.value() ? ec.value() : ENOENT);
   if (std::filesystem::is_directory(status)) return "is a directory";
+  // A device or a pipe could be endless or never end (/dev/zero, a FIFO with no writer).
+  if (!std::filesystem::is_regular_file(status)) return "is not a regular file (a device or a pipe)";
   errno = 0;
   std::ifstream in(path, std::ios::binary);
   if (!in) return reason_of(errno ? errno : EACCES);
@@ -131,17 +135,15 @@ std::string input_file_problem(const std::string& path) {
 void require_input_file(const std::string& path) {
   const std::string why = input_file_problem(path);
   if (why == "is a directory") throw InputError(path, 0, "", "is a directory, not a file");
+  if (why.rfind("is ", 0) == 0) throw InputError(path, 0, "", why);  // a device or a pipe
   if (!why.empty()) throw InputError(path, 0, "", fmt::format("cannot open the file ({})", why));
 }
 
 std::shared_ptr<Source> Source::load(const std::string& file, const std::vector<std::string>& overrides) {
-  require_input_file(file);
-  std::ifstream in(file, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  // An empty file (or /dev/null) is not a document with no sections: say so.
-  if (ss.str().empty()) throw InputError(file, 0, "", "is empty (expected a YAML map of keys)");
-  return parse(ss.str(), file, overrides);
+  const std::string text = read_input_file(file);
+  // An empty file is not a document with no sections: say so.
+  if (text.empty()) throw InputError(file, 0, "", "is empty (expected a YAML map of keys)");
+  return parse(text, file, overrides);
 }
 
 std::string nearest(const std::string& word, const std::vector<std::string>& candidates) {

@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include "cli/input/model_files.hpp"
 #include "models/layout.hpp"
 
 namespace stepsim::cli {
@@ -17,55 +18,21 @@ std::string join(const std::vector<std::string>& names) {
   return out;
 }
 
-// The inline map, or the root of the file `file:` names (relative to the scenario's folder).
-Reader fields_of(const Reader& parent, const std::string& k) {
-  const Reader r = parent.child(k);
-  if (!r.has("file")) return r;
-  const std::string name = r.text("file");
-  std::filesystem::path path(name);
-  if (path.is_relative()) path = std::filesystem::path(parent.file()).parent_path() / path;
-  if (const std::string why = input_file_problem(path.string()); !why.empty())
-    r.fail("file", fmt::format("cannot open '{}' ({})", path.string(), why));
-  const auto src = Source::load(path.string(), {});
-  return Reader(src, src->root, "");
-}
-
 double gib(Bytes b) { return static_cast<double>(b) / (1024.0 * 1024 * 1024); }
 
 }  // namespace
 
 JobModel read_job_model(const Reader& parent, const std::string& k) {
   JobModel m;
-  const YAML::Node n = parent.node()[k];
-  if (n.IsDefined() && n.IsScalar()) {
-    const std::string name = parent.text(k);
-    const auto* c = find_transformer(name);
-    if (!c) {
-      const auto near = nearest(name, transformer_names());
-      parent.fail(k, near.empty() ? fmt::format("unknown model '{}' (built in: {}; or give {{file: ...}})", name,
-                                                join(transformer_names()))
-                                  : fmt::format("unknown model '{}'; did you mean '{}'?", name, near));
-    }
+  if (const auto* c = builtin_transformer(parent, k)) {
     m.shape = *c;
     return m;
   }
-  const Reader r = fields_of(parent, k);
-  r.only({"name", "layers", "hidden", "intermediate", "ffn", "heads", "kv_heads", "head_dim", "vocab",
-          "tied_embeddings", "qk_norm", "seq", "mlp", "experts", "top_k", "expert_ffn"});
-  auto& c = m.shape;
-  c.name = r.opt_text("name").value_or("custom");
-  c.layers = r.count("layers", 1);
-  c.hidden = r.integer("hidden", 1);
-  if (r.has("ffn") && r.has("intermediate")) r.fail("ffn", "give ffn or intermediate (the same thing), not both");
-  c.intermediate = r.has("ffn") ? r.integer("ffn", 1) : r.opt_integer("intermediate", 1).value_or(4 * c.hidden);
-  c.heads = r.count("heads", 1);
-  c.kv_heads = r.opt_count("kv_heads", 1).value_or(c.heads);
-  c.head_dim = r.opt_count("head_dim", 1).value_or(c.hidden / c.heads);
-  c.vocab = r.integer("vocab", 1);
-  c.tied_embeddings = r.flag("tied_embeddings", false);
-  c.qk_norm = r.flag("qk_norm", false);
-  if (c.heads % c.kv_heads != 0)
-    r.fail("kv_heads", fmt::format("{} heads do not split into {} KV groups", c.heads, c.kv_heads));
+  const Reader r = fields_or_file(parent, k);
+  std::vector<std::string> keys(kTransformerKeys.begin(), kTransformerKeys.end());
+  keys.insert(keys.end(), {"seq", "mlp", "experts", "top_k", "expert_ffn"});
+  r.only(keys);
+  m.shape = transformer_fields(r);
   m.seq = r.opt_integer("seq", 1).value_or(2048);
   const std::string mlp = r.opt_text("mlp").value_or("swiglu");
   if (mlp != "swiglu" && mlp != "gelu") r.fail("mlp", fmt::format("unknown mlp '{}' (swiglu or gelu)", mlp));
@@ -114,7 +81,7 @@ static void read_network(const Reader& n, NetworkSpec& net) {
 }
 
 ClusterSpec read_cluster(const Reader& parent, const std::string& k) {
-  const Reader r = fields_of(parent, k);
+  const Reader r = fields_or_file(parent, k);
   r.only({"preset", "gpus", "accelerator", "efficiency", "node", "network", "name"});
   const std::string preset = r.text("preset");
   const ClusterSpec* p = find_cluster_preset(preset);

@@ -8,8 +8,8 @@ namespace stepsim::cli {
 
 namespace {
 
-// The reader of the fields: the inline map, or the root of the file it names.
-Reader fields_of(const Reader& parent, const std::string& k) {
+
+Reader fields_or_file(const Reader& parent, const std::string& k) {
   const Reader r = parent.child(k);
   if (!r.has("file")) return r;
   r.only({"file"});
@@ -22,26 +22,24 @@ Reader fields_of(const Reader& parent, const std::string& k) {
   return Reader(src, src->root, "");
 }
 
-}  // namespace
-
-TransformerConfig read_transformer(const Reader& parent, const std::string& k) {
+const TransformerConfig* builtin_transformer(const Reader& parent, const std::string& k) {
   const YAML::Node n = parent.node()[k];
-  if (n.IsDefined() && n.IsScalar()) {
-    const std::string name = parent.text(k);
-    if (const auto* c = find_transformer(name)) return *c;
-    const auto near = nearest(name, transformer_names());
-    parent.fail(k, near.empty()
-                       ? fmt::format("unknown model '{}' (built in: {})", name, fmt::join(transformer_names(), ", "))
-                       : fmt::format("unknown model '{}'; did you mean '{}'?", name, near));
-  }
-  const Reader r = fields_of(parent, k);
-  r.only({"name", "layers", "hidden", "intermediate", "heads", "kv_heads", "head_dim", "vocab", "tied_embeddings",
-          "qk_norm"});
+  if (!n.IsDefined() || !n.IsScalar()) return nullptr;
+  const std::string name = parent.text(k);
+  if (const auto* c = find_transformer(name)) return c;
+  const auto near = nearest(name, transformer_names());
+  parent.fail(k, near.empty() ? fmt::format("unknown model '{}' (built in: {}; or give {{file: ...}} or the fields)",
+                                            name, fmt::join(transformer_names(), ", "))
+                              : fmt::format("unknown model '{}'; did you mean '{}'?", name, near));
+}
+
+TransformerConfig transformer_fields(const Reader& r) {
   TransformerConfig c;
   c.name = r.opt_text("name").value_or("custom");
   c.layers = r.count("layers", 1);
   c.hidden = r.integer("hidden", 1);
-  c.intermediate = r.integer("intermediate", 1);
+  if (r.has("ffn") && r.has("intermediate")) r.fail("ffn", "give ffn or intermediate (the same thing), not both");
+  c.intermediate = r.has("ffn") ? r.integer("ffn", 1) : r.opt_integer("intermediate", 1).value_or(4 * c.hidden);
   c.heads = r.count("heads", 1);
   c.kv_heads = r.opt_count("kv_heads", 1).value_or(c.heads);
   c.head_dim = r.opt_count("head_dim", 1).value_or(c.hidden / c.heads);
@@ -51,6 +49,14 @@ TransformerConfig read_transformer(const Reader& parent, const std::string& k) {
   if (c.heads % c.kv_heads != 0)
     r.fail("kv_heads", fmt::format("{} heads do not split into {} KV groups", c.heads, c.kv_heads));
   return c;
+}
+
+TransformerConfig read_transformer(const Reader& parent, const std::string& k) {
+  if (const auto* c = builtin_transformer(parent, k)) return *c;
+  const Reader r = fields_or_file(parent, k);
+  std::vector<std::string> keys(kTransformerKeys.begin(), kTransformerKeys.end());
+  r.only(keys);
+  return transformer_fields(r);
 }
 
 Accelerator read_accelerator(const Reader& parent, const std::string& k) {
@@ -63,7 +69,7 @@ Accelerator read_accelerator(const Reader& parent, const std::string& k) {
                                               fmt::join(accelerator_names(), ", "))
                                 : fmt::format("unknown accelerator '{}'; did you mean '{}'?", name, near));
   }
-  const Reader r = fields_of(parent, k);
+  const Reader r = fields_or_file(parent, k);
   r.only({"name", "peak_tflops", "memory", "usable_memory", "host_link", "peer_link", "p2p"});
   Accelerator a;
   a.name = r.opt_text("name").value_or("custom");

@@ -3,9 +3,10 @@
 //   model: qwen3-8b                         a built-in (models/transformer.hpp, models/hardware.hpp)
 //   model: {file: models/qwen3-8b.yaml}     a YAML file of fields, relative to the scenario's folder
 //   model: {layers: 36, hidden: 4096, ...}  the fields inline
-// Transformer fields: name, layers, hidden, intermediate, heads, kv_heads, head_dim, vocab,
+// Transformer fields: name, layers, hidden, intermediate (or ffn), heads, kv_heads, head_dim, vocab,
 // tied_embeddings, qk_norm. Accelerator fields: name, peak_tflops (dense BF16), memory,
 // usable_memory, host_link (PCIe, each direction), peer_link, p2p.
+#include <array>
 #include <string>
 
 #include "cli/input/input.hpp"
@@ -15,6 +16,19 @@
 namespace stepsim::cli {
 
 TransformerConfig read_transformer(const Reader& parent, const std::string& k);
+
+// The pieces of read_transformer, for sections that add keys of their own (job_step's model):
+// the inline map at `k`, or the root of the YAML file its only key `file:` names (relative to
+// the scenario's folder);
+Reader fields_or_file(const Reader& parent, const std::string& k);
+// the built-in a scalar at `k` names (nullptr when `k` is a map; an unknown name is an error);
+const TransformerConfig* builtin_transformer(const Reader& parent, const std::string& k);
+// and the shape read from `r`'s kTransformerKeys (`ffn` is another name for `intermediate`,
+// which defaults to 4 x hidden). The caller checks the keys with Reader::only.
+inline constexpr std::array<const char*, 11> kTransformerKeys = {
+    "name", "layers", "hidden", "intermediate", "ffn", "heads", "kv_heads", "head_dim", "vocab", "tied_embeddings",
+    "qk_norm"};
+TransformerConfig transformer_fields(const Reader& r);
 Accelerator read_accelerator(const Reader& parent, const std::string& k);
 
 }  // namespace stepsim::cli

@@ -7,6 +7,7 @@
 
 #include <fmt/format.h>
 
+#include "cli/input/budget.hpp"
 #include "schedules/pipeline/action_csv.hpp"
 
 namespace stepsim::cli {
@@ -57,13 +58,12 @@ std::vector<std::vector<Action>> read_actions_csv(const Reader& r) {
   // Relative to the scenario file, so a scenario and its schedule travel together.
   std::filesystem::path path(name);
   if (path.is_relative()) path = std::filesystem::path(r.file()).parent_path() / path;
-  if (const std::string why = input_file_problem(path.string()); !why.empty())
-    r.fail("actions_csv", fmt::format("cannot open '{}' ({})", path.string(), why));
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream text;
-  text << in.rdbuf();
+  std::string text;
   try {
-    return parse_actions_csv(text.str());
+    text = read_input_file(path.string());
+  } catch (const InputError& e) { r.fail("actions_csv", fmt::format("'{}': {}", path.string(), e.message())); }
+  try {
+    return parse_actions_csv(text);
   } catch (const ActionCsvError& e) { r.fail("actions_csv", fmt::format("{}: {}", path.string(), e.what())); }
 }
 
@@ -181,6 +181,7 @@ PipelineSpec read_pipeline(const Reader& r) {
   if (r.has("layers")) spec.layers = r.count("layers", 1);
   if (r.has("chunk_layers")) spec.chunk_layers = read_chunk_layers(r);
   read_schedule(r, spec);
+  check_pipeline_budget(r, spec);  // before the per-stage values and the schedule are built
   read_pipeline_times(r, spec);
   if (r.has("link")) {
     const Reader l = r.child("link");

@@ -7,6 +7,7 @@
 
 #include <fmt/format.h>
 
+#include "cli/input/budget.hpp"
 #include "cli/input/input.hpp"
 #include "models/layout.hpp"
 
@@ -134,8 +135,7 @@ MeasuredRun parse_row(const std::string& file, int n, std::map<std::string, std:
 }  // namespace
 
 std::vector<MeasuredRun> read_measured_runs(const std::string& file) {
-  std::ifstream in(file, std::ios::binary);
-  if (!in) throw InputError(file, 0, "", "cannot open the file");
+  std::istringstream in(read_input_file(file));
   std::string line;
   int n = 0;
   std::vector<std::string> header;

@@ -7,9 +7,6 @@
 #include <stdexcept>
 #include <string_view>
 
-#include <sys/stat.h>
-#include <unistd.h>
-
 #include <fmt/compile.h>
 #include <fmt/format.h>
 
@@ -198,62 +195,11 @@ std::string ChromeTrace::finish() {
   return {};
 }
 
-TraceFile::TraceFile(const std::string& path) : path_(path) {
-  if (path == "-") {
-    file_ = stdout;
-    return;
-  }
-  struct stat st {};
-  if (::stat(path.c_str(), &st) == 0 && !S_ISREG(st.st_mode)) {
-    // A device or a pipe (/dev/null, a FIFO): written in place, there is nothing to replace.
-    file_ = std::fopen(path.c_str(), "wb");
-    if (!file_) throw std::runtime_error(fmt::format("cannot write {}: {}", path, std::strerror(errno)));
-    direct_ = true;
-    return;
-  }
-  tmp_ = path + ".XXXXXX";
-  const int fd = mkstemp(tmp_.data());
-  if (fd < 0) throw std::runtime_error(fmt::format("cannot write {}: {}", path, std::strerror(errno)));
-  file_ = fdopen(fd, "wb");
-  if (!file_) {
-    const int err = errno;
-    ::close(fd);
-    std::remove(tmp_.c_str());
-    throw std::runtime_error(fmt::format("cannot write {}: {}", path, std::strerror(err)));
-  }
-}
-
-TraceFile::~TraceFile() {
-  if (!file_ || file_ == stdout) return;
-  std::fclose(file_);  // not committed: an exception left the trace unfinished
-  if (!direct_) std::remove(tmp_.c_str());
-}
-
-void TraceFile::commit() {
-  if (file_ == stdout) {
-    if (std::fflush(stdout) != 0)
-      throw std::runtime_error(fmt::format("cannot write to stdout: {}", std::strerror(errno)));
-    file_ = nullptr;
-    return;
-  }
-  std::FILE* f = file_;
-  file_ = nullptr;
-  const bool ok = std::fflush(f) == 0 && !std::ferror(f);
-  const int err = errno;
-  if (std::fclose(f) != 0 || !ok) {
-    if (!direct_) std::remove(tmp_.c_str());
-    throw std::runtime_error(fmt::format("cannot write {}: {}", path_, std::strerror(ok ? errno : err)));
-  }
-  if (direct_) return;
-  // mkstemp makes the file 0600; a trace is an ordinary output file.
-  const mode_t mask = ::umask(0);
-  ::umask(mask);
-  ::chmod(tmp_.c_str(), 0666 & ~mask);
-  if (std::rename(tmp_.c_str(), path_.c_str()) != 0) {
-    const int e = errno;
-    std::remove(tmp_.c_str());
-    throw std::runtime_error(fmt::format("cannot write {}: {}", path_, std::strerror(e)));
-  }
+void finish_trace_file(ChromeTrace& trace, OutputFile& file) {
+  try {
+    trace.finish();
+  } catch (const std::runtime_error&) { file.fail(trace.write_errno()); }
+  file.commit();
 }
 
 }  // namespace stepsim::cli

@@ -3,13 +3,14 @@
 // named processes and threads, complete ("X") slices, flow arrows ("s"/"f"), counters ("C").
 // Timestamps are written in microseconds with exact nanosecond decimals from integer time.
 //
-// Two modes: in memory (finish() returns the document), or streamed to a file (TraceFile):
+// Two modes: in memory (finish() returns the document), or streamed to a file (OutputFile, finish_trace_file):
 // events go through a 1 MiB buffer, so memory does not grow with the trace.
 #include <cstdint>
 #include <cstdio>
 #include <string>
 #include <string_view>
 
+#include "cli/reports/output.hpp"
 #include "sim/time.hpp"
 
 namespace stepsim::cli {
@@ -31,6 +32,7 @@ class ChromeTrace {
   // Closes the document: returns it (in memory), or writes the rest and returns "" (streamed;
   // throws std::runtime_error if a write failed).
   std::string finish();
+  int write_errno() const { return errno_; }  // of the first failed streamed write, 0 if none
 
  private:
   void begin_event();
@@ -51,23 +53,8 @@ void append_json_escaped(std::string& out, std::string_view s);
 void append_int(std::string& out, std::int64_t v);
 void append_ms3(std::string& out, Time ns);
 
-// A trace file written through a temporary file in the same directory and renamed into place
-// when complete, so that a failed write never leaves a truncated file where the old one was.
-// "-" writes to stdout.
-class TraceFile {
- public:
-  explicit TraceFile(const std::string& path);
-  ~TraceFile();
-  TraceFile(const TraceFile&) = delete;
-  TraceFile& operator=(const TraceFile&) = delete;
-  std::FILE* get() const { return file_; }
-  // Flushes, closes and renames into place; throws std::runtime_error with the system's reason.
-  void commit();
-
- private:
-  std::string path_, tmp_;
-  std::FILE* file_ = nullptr;
-  bool direct_ = false;  // not a regular file: written in place
-};
+// A streamed trace's end: the rest written, then `file` committed (renamed into place); a failed
+// write throws OutputError naming the file and the system's reason, and leaves any old file.
+void finish_trace_file(ChromeTrace& trace, OutputFile& file);
 
 }  // namespace stepsim::cli

@@ -271,11 +271,10 @@ std::string data_parallel_trace(const DataParallelRun& run) {
 }
 
 void write_data_parallel_trace(const std::string& path, const DataParallelRun& run) {
-  TraceFile file(path);
+  OutputFile file(path);
   ChromeTrace tr(file.get());
   emit_data_parallel_trace(tr, run);
-  tr.finish();
-  file.commit();
+  finish_trace_file(tr, file);
 }
 
 }  // namespace stepsim::cli

@@ -1,5 +1,6 @@
 #include "cli/reports/job_report.hpp"
 
+#include "cli/input/budget.hpp"
 #include "cli/input/plan_source.hpp"
 #include "cli/reports/plan_report.hpp"
 
@@ -71,6 +72,28 @@ void analyse_input(const Scenario& sc, const JobScenario& job, JobAnalysis& a) {
   }
 }
 
+// The events of every run, estimated before any is simulated (step segments between saves, and
+// interruptions: work x rate), and the per-run work guard from the same budget: a run that takes
+// far more events than expected (failures faster than segments complete) stops at its share.
+void check_job_budget(const Scenario& sc, JobSpec& spec, int runs, std::size_t sweeps) {
+  const double work = static_cast<double>(spec.profile.total());
+  const double steps = static_cast<double>(spec.profile.steps());
+  const double segments =
+      spec.checkpoint.every_steps > 0 ? steps / static_cast<double>(spec.checkpoint.every_steps) : 1;
+  double rate = 0;  // interruptions per ns
+  if (spec.card_mtbf > 0) rate += static_cast<double>(spec.cards) / static_cast<double>(spec.card_mtbf);
+  if (spec.rollback_interval > 0) rate += 1.0 / static_cast<double>(spec.rollback_interval);
+  const double interruptions = work * rate;
+  const double passes = static_cast<double>(runs) * static_cast<double>(1 + sweeps) + 1;
+  const std::string key = interruptions <= segments ? "job.steps"
+                          : spec.card_mtbf > 0      ? "job.cards"
+                                                    : "job.rollback_every";
+  const Reader root(sc.source, sc.source->root, "");
+  check_budget(root, key, (2 * segments + 2 * interruptions + 1) * passes, 0, 0);
+  spec.max_events =
+      std::max<std::int64_t>(1000, static_cast<std::int64_t>(static_cast<double>(budget().max_ops) / passes));
+}
+
 }  // namespace
 
 JobAnalysis analyse_job(const Scenario& sc, int runs, std::uint64_t seed, int threads,
@@ -109,6 +132,7 @@ JobAnalysis analyse_job(const Scenario& sc, int runs, std::uint64_t seed, int th
   std::vector<std::int64_t> sweep;
   for (Time t : job.compare) sweep.push_back(steps_per_interval(t, a.step_time));
 
+  check_job_budget(sc, a.spec, runs, sweep.size());
   const int total = runs * (1 + static_cast<int>(sweep.size()));
   std::atomic<int> done{0};
   auto tick = [&](int) {
@@ -119,6 +143,11 @@ JobAnalysis analyse_job(const Scenario& sc, int runs, std::uint64_t seed, int th
     a.summary = simulate_job(a.spec, runs, seed, threads, tick);
     if (!sweep.empty()) a.sweep = sweep_intervals(a.spec, sweep, runs, seed, threads, tick);
     simulate_run(a.spec, seed, 0, &a.first_run);
+  } catch (const JobTooMuchWork& e) {
+    fail_too_large(Reader(sc.source, sc.source->root, ""), a.spec.card_mtbf > 0 ? "job.cards" : "job.steps",
+                   fmt::format("too large: {} (the work guard: --max-ops {} shared by the runs): make it smaller or "
+                               "raise --max-ops",
+                               e.what(), budget().max_ops));
   } catch (const JobCannotFinish& e) {
     const std::string key = a.spec.card_mtbf > 0 ? "job.card_mtbf" : "job.rollback_every";
     sc.fail(key, fmt::format("{}: interruptions (every {} on average) come faster than checkpoint segments "

@@ -362,11 +362,10 @@ std::string pipeline_trace(const PipelineRun& run) {
 }
 
 void write_pipeline_trace(const std::string& path, const PipelineRun& run) {
-  TraceFile file(path);
+  OutputFile file(path);
   ChromeTrace tr(file.get());
   emit_pipeline_trace(tr, run);
-  tr.finish();
-  file.commit();
+  finish_trace_file(tr, file);
 }
 
 }  // namespace stepsim::cli
