@@ -24,15 +24,15 @@ sc=scenarios/book-pipeline.yaml
 
 # No budget: each of these allocated until bad_alloc, or ran for 50 minutes.
 run "$stepsim" run $sc --set pipeline.microbatches=1000000000
-expect 2 "$sc:7: pipeline.microbatches: too large: about 1.6e+10 ops and 6.4 TB of memory, over --max-ops 1000000000: make it smaller or raise --max-ops"
+expect 2 "error: --set: pipeline.microbatches: too large: about 1.6e+10 ops and 6.4 TB of memory, over --max-ops 1000000000: make it smaller or raise --max-ops"
 sed 's/^  schedule: .*$/  schedule: custom\n  actions: [["30000000F0"], [], [], []]/' $sc >"$tmp/token.yaml"
 grep -q 30000000F0 "$tmp/token.yaml" || fail "the token scenario was not made"
 run "$stepsim" run "$tmp/token.yaml"
 expect 2 "pipeline.actions: too large: about 9.6e+08 ops and"
 run "$stepsim" run $sc --set pipeline.stages=256 --set pipeline.microbatches=65536
-expect 2 "pipeline.microbatches: too large: about 6.7e+07 ops and 27.0 GB of memory, over --max-memory 1.0 GB"
+expect 2 "pipeline.microbatches: too large: about 6.7e+07 ops and 26.8 GB of memory, over --max-memory 1.0 GB"
 run "$stepsim" job scenarios/job-1024.yaml --set job.steps=2147483647
-expect 2 "job.steps: too large: about"
+expect 2 "job.steps: 2147483647 steps of 10.0 s exceed the 73 years a run can simulate"
 run "$stepsim" job scenarios/job-1024.yaml --set job.cards=4294967297
 expect 2 "job.cards: too large: about"
 # A suite of 10^9 variants: refused before a single one is listed.
@@ -47,7 +47,7 @@ expect 2 "$tmp/suite.yaml:3: axes: too large: about 6.4e+10 ops"
 
 # --max-ops / --max-memory: anywhere on the line, both forms; the default is the machine's.
 run "$stepsim" --max-ops 100 run $sc
-expect 2 "pipeline.microbatches: too large: about 1.3e+02 ops and 51.2 KB of memory, over --max-ops 100"
+expect 2 "pipeline.microbatches: too large: about 1.3e+02 ops and 51.5 KB of memory, over --max-ops 100"
 run "$stepsim" run $sc --max-memory=10KB
 expect 2 "over --max-memory 10.0 KB: make it smaller or raise --max-memory"
 run "$stepsim" run $sc --max-ops 0

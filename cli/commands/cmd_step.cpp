@@ -11,6 +11,7 @@
 #include "cli/reports/output.hpp"
 #include "cli/reports/text_gantt.hpp"
 #include "schedules/pipeline/action_csv.hpp"
+#include "sim/time.hpp"
 
 namespace stepsim::cli {
 
@@ -78,6 +79,15 @@ void write_outputs(const KindReport& report, const OutputArgs& a) {
     fmt::print("{}", report.text());
 }
 
+// Runs `work` on the kind's section; a time past the engine's limit (the sum of the section's own
+// durations) is blamed on the section: "file:line: pipeline: too large: ... would exceed 292 years".
+template <typename Work>
+void blaming_section(const Scenario& sc, const ScenarioKind& kind, Work work) {
+  try {
+    work();
+  } catch (const TimeOverflowError& e) { sc.fail(kind.section, e.what()); }
+}
+
 }  // namespace
 
 void add_run_command(CLI::App& app) {
@@ -94,7 +104,7 @@ void add_run_command(CLI::App& app) {
     const Scenario sc = load(args->file, sets);
     const ScenarioKind& kind = step_kind(sc, "run");
     debug("{}: a '{}' scenario", sc.file, kind.section);
-    write_outputs(kind.run(sc), *out);
+    blaming_section(sc, kind, [&] { write_outputs(kind.run(sc), *out); });
   });
 }
 
@@ -116,7 +126,7 @@ void add_compare_command(CLI::App& app) {
       throw InputError("--schedules", 0, "",
                        fmt::format("a '{}' scenario compares its variants, not schedules", kind.section));
     debug("{}: a '{}' scenario", sc.file, kind.section);
-    write_outputs(kind.compare(sc, *request), *out);
+    blaming_section(sc, kind, [&] { write_outputs(kind.compare(sc, *request), *out); });
   });
 }
 
@@ -150,7 +160,7 @@ void add_validate_command(CLI::App& app) {
     for (const auto& kind : scenario_kinds())
       if (kind.validate && kind.present(sc)) {
         debug("{}: checking the '{}' section", sc.file, kind.section);
-        kind.validate(sc);
+        blaming_section(sc, kind, [&] { kind.validate(sc); });
       }
     fmt::print("{}: ok\n", sc.file);
   });

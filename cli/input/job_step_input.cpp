@@ -81,7 +81,7 @@ static void read_network(const Reader& n, NetworkSpec& net) {
 }
 
 ClusterSpec read_cluster(const Reader& parent, const std::string& k) {
-  const Reader r = fields_or_file(parent, k);
+  const Reader r = fields_or_file(parent, k, {"gpus"});  // gpus: read by read_job_step_scenario
   r.only({"preset", "gpus", "accelerator", "efficiency", "node", "network", "name"});
   const std::string preset = r.text("preset");
   const ClusterSpec* p = find_cluster_preset(preset);

@@ -6,13 +6,12 @@
 
 namespace stepsim::cli {
 
-namespace {
-
-
-Reader fields_or_file(const Reader& parent, const std::string& k) {
+Reader fields_or_file(const Reader& parent, const std::string& k, const std::vector<std::string>& beside_file) {
   const Reader r = parent.child(k);
   if (!r.has("file")) return r;
-  r.only({"file"});
+  std::vector<std::string> allowed = beside_file;
+  allowed.push_back("file");
+  r.only(allowed);
   const std::string name = r.text("file");
   std::filesystem::path path(name);
   if (path.is_relative()) path = std::filesystem::path(parent.file()).parent_path() / path;

@@ -8,6 +8,7 @@
 // usable_memory, host_link (PCIe, each direction), peer_link, p2p.
 #include <array>
 #include <string>
+#include <vector>
 
 #include "cli/input/input.hpp"
 #include "models/hardware.hpp"
@@ -19,8 +20,9 @@ TransformerConfig read_transformer(const Reader& parent, const std::string& k);
 
 // The pieces of read_transformer, for sections that add keys of their own (job_step's model):
 // the inline map at `k`, or the root of the YAML file its only key `file:` names (relative to
-// the scenario's folder);
-Reader fields_or_file(const Reader& parent, const std::string& k);
+// the scenario's folder). `beside_file` are keys the caller reads from `k` itself next to `file:`
+// (job_step.hardware's gpus);
+Reader fields_or_file(const Reader& parent, const std::string& k, const std::vector<std::string>& beside_file = {});
 // the built-in a scalar at `k` names (nullptr when `k` is a map; an unknown name is an error);
 const TransformerConfig* builtin_transformer(const Reader& parent, const std::string& k);
 // and the shape read from `r`'s kTransformerKeys (`ffn` is another name for `intermediate`,

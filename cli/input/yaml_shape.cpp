@@ -31,23 +31,30 @@ class ShapeCheck : public YAML::EventHandler {
     leaf(mark, value);
   }
   void OnSequenceStart(const YAML::Mark&, const std::string&, YAML::anchor_t, YAML::EmitterStyle::value) override {
-    stack_.push_back(Frame{false, enter()});
+    push(false);
   }
   void OnSequenceEnd() override { stack_.pop_back(); }
   void OnMapStart(const YAML::Mark&, const std::string&, YAML::anchor_t, YAML::EmitterStyle::value) override {
-    stack_.push_back(Frame{true, enter()});
+    push(true);
   }
   void OnMapEnd() override { stack_.pop_back(); }
 
  private:
   struct Frame {
-    bool map;
+    bool map = false;
     std::string path;
     bool want_key = true;
     std::string key;  // the key whose value comes next
     std::size_t index = 0;
     std::map<std::string, int> seen;  // key -> its line
   };
+
+  void push(bool map) {
+    Frame f;
+    f.map = map;
+    f.path = enter();  // before the push: the path comes from the enclosing frame
+    stack_.push_back(std::move(f));
+  }
 
   // A file's line; a --set value (prefix_ set) has none of its own.
   int line(const YAML::Mark& mark) const { return prefix_.empty() ? mark.line + 1 : 0; }
@@ -61,7 +68,7 @@ class ShapeCheck : public YAML::EventHandler {
     if (!f.map) return fmt::format("{}[{}]", f.path, f.index++);
     if (f.want_key) {
       f.want_key = false;
-      f.key = "?";
+      f.key.assign(1, '?');  // not = "?": GCC 12 -O3 warns falsely (-Wrestrict, PR 105329)
       return join(f.path, "?");
     }
     f.want_key = true;
