@@ -18,7 +18,7 @@ if [[ $sanitize == 1 ]]; then
   if [[ ! -f "$build/CMakeCache.txt" ]]; then
     # -O1: the sanitizers' checks stay, the build and the slower tests stay affordable.
     cmake -S "$root" -B "$build" "${gen[@]}" -DCMAKE_BUILD_TYPE=Release -DCMAKE_CXX_FLAGS_RELEASE="-O1 -DNDEBUG" \
-      -DCMAKE_CXX_FLAGS=-gline-tables-only -DSTEPSIM_SANITIZE=ON >&2
+      -DCMAKE_CXX_FLAGS=-g1 -DSTEPSIM_SANITIZE=ON >&2
   fi
   cmake --build "$build" -j "${STEPSIM_JOBS:-$(nproc)}" >&2
   # Leaks are not errors here (one-shot command-line runs); everything else aborts.
