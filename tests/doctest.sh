@@ -3,12 +3,15 @@
 # and compared with what is shown, so a changed output fails the build instead of drifting.
 #
 # An example is a ```text block whose first line is `$ stepsim ...` or `$ scripts/run.sh ...`;
-# the lines after it (up to the closing ```) are the expected stdout. In the expected text a line
-# that is exactly `...` stands for any number of lines (zero or more); nothing else is normalised,
-# so shown figures must be the program's figures. Add `2>&1` to the command to show stderr too.
-# Commands run in a scratch directory holding `scenarios/` (a link to the checkout's) and an
-# empty `out/`, with `stepsim` on the PATH and `scripts/run.sh` meaning `stepsim` with its default
-# arguments; files an example writes (out/report.html) land there, never in the checkout.
+# the lines after it (up to the next `$ ` command line or the closing ```) are the expected
+# stdout. A ```console block is the same as a terminal shows it: stdout and stderr together.
+# In the expected text a line that is exactly `...` stands for any number of lines (zero or
+# more); nothing else is normalised, so shown figures must be the program's figures. Add `2>&1`
+# to a text example's command to show stderr too. Commands run in a scratch directory holding
+# `scenarios/` and `bench/` (links to the checkout's) and an `out/` emptied at the start of each
+# block (so a block's later commands see what its earlier ones wrote), with `stepsim` on the PATH
+# and `scripts/run.sh` meaning `stepsim` with its default arguments; files an example writes
+# (out/report.html) land there, never in the checkout.
 # Usage: bash tests/doctest.sh /path/to/stepsim [FILE.md...]   (from the source directory)
 set -euo pipefail
 stepsim="$(cd "$(dirname "$1")" && pwd)/$(basename "$1")"
@@ -22,6 +25,7 @@ trap 'rm -rf "$tmp"' EXIT
 mkdir -p "$tmp/bin" "$tmp/work/scripts"
 ln -s "$stepsim" "$tmp/bin/stepsim"
 ln -s "$src/scenarios" "$tmp/work/scenarios"
+ln -s "$src/bench" "$tmp/work/bench"
 # scripts/run.sh sets up and builds first; here the binary is built, so it is only the default run.
 cat >"$tmp/work/scripts/run.sh" <<'EOF'
 #!/usr/bin/env bash
@@ -33,19 +37,23 @@ chmod +x "$tmp/work/scripts/run.sh"
 # Splits FILE into numbered examples: $tmp/ex/N.cmd (the command), N.expected, N.where (file:line).
 extract() {
   awk -v dir="$tmp/ex" -v file="$1" -v start="$2" '
+    function start_example(fresh) {
+      n++; state = 2
+      print substr($0, 3) (console ? " 2>&1" : "") > (dir "/" n ".cmd")
+      printf "" > (dir "/" n ".expected")
+      print file ":" NR > (dir "/" n ".where")
+      if (fresh) printf "" > (dir "/" n ".fresh")
+    }
     BEGIN { n = start; state = 0 }
-    state == 0 && /^```text[[:space:]]*$/ { state = 1; line = NR; next }
+    state == 0 && /^```(text|console)[[:space:]]*$/ { state = 1; console = ($0 ~ /console/); next }
     state == 1 {
-      if ($0 ~ /^\$ (stepsim|scripts\/run\.sh)( |$)/) {
-        n++; state = 2
-        print substr($0, 3) > (dir "/" n ".cmd")
-        printf "" > (dir "/" n ".expected")
-        print file ":" NR > (dir "/" n ".where")
-      } else if ($0 ~ /^```/) state = 0
+      if ($0 ~ /^\$ (stepsim|scripts\/run\.sh)( |$)/) start_example(1)
+      else if ($0 ~ /^```/) state = 0
       else state = 3
       next
     }
     state == 2 && /^```/ { state = 0; next }
+    state == 2 && /^\$ (stepsim|scripts\/run\.sh)( |$)/ { start_example(0); next }
     state == 2 { print > (dir "/" n ".expected"); next }
     state == 0 && /^```/ { state = 3; next }
     state == 3 && /^```/ { state = 0; next }
@@ -121,7 +129,7 @@ done
 failed=0
 for ((i = 1; i <= n; i++)); do
   cmd="$(cat "$tmp/ex/$i.cmd")"
-  rm -rf "$tmp/work/out" && mkdir "$tmp/work/out"
+  if [[ -f "$tmp/ex/$i.fresh" ]]; then rm -rf "$tmp/work/out" && mkdir "$tmp/work/out"; fi
   (cd "$tmp/work" && PATH="$tmp/bin:$PATH" COLUMNS=100 bash -c "$cmd" </dev/null \
     >"$tmp/ex/$i.actual" 2>"$tmp/ex/$i.stderr") || true
   if ! matches "$tmp/ex/$i.expected" "$tmp/ex/$i.actual"; then
