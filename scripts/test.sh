@@ -29,4 +29,5 @@ else
   build="${STEPSIM_BUILD_DIR:-$root/build}"
 fi
 cd "$build"
+echo "test: running $(ctest -N "$@" | sed -n 's/^Total Tests: //p') tests with ctest (about 5 min on 2 cores)" >&2
 ctest --output-on-failure -j "${STEPSIM_JOBS:-$(nproc)}" "$@"
