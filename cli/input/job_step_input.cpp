@@ -121,7 +121,13 @@ ClusterSpec read_cluster(const Reader& parent, const std::string& k) {
     frac("memory", eff.memory);
     frac("fabric", eff.fabric);
     frac("network", eff.network);
-    frac("contention", eff.contention);
+    // Contention is a share of time lost, not an efficiency: 0 (collectives cost the compute
+    // under them nothing) is a valid answer.
+    if (auto v = e.opt_number("contention")) {
+      if (!(*v >= 0 && *v <= 1))
+        e.fail("contention", fmt::format("{} is not a share of time (a fraction in [0, 1], e.g. 0.2 or 20%)", *v));
+      eff.contention = *v;
+    }
   }
   if (r.has("node")) {
     const Reader n = r.child("node");
