@@ -8,7 +8,7 @@
 # In the expected text a line that is exactly `...` stands for any number of lines (zero or
 # more); nothing else is normalised, so shown figures must be the program's figures. Add `2>&1`
 # to a text example's command to show stderr too. Commands run in a scratch directory holding
-# `scenarios/` and `bench/` (links to the checkout's) and an `out/` emptied at the start of each
+# `scenarios/`, `bench/` and `validation/` (links to the checkout's) and an `out/` emptied at the start of each
 # block (so a block's later commands see what its earlier ones wrote), with `stepsim` on the PATH
 # and `scripts/run.sh` meaning `stepsim` with its default arguments; files an example writes
 # (out/report.html) land there, never in the checkout.
@@ -26,6 +26,7 @@ mkdir -p "$tmp/bin" "$tmp/work/scripts"
 ln -s "$stepsim" "$tmp/bin/stepsim"
 ln -s "$src/scenarios" "$tmp/work/scenarios"
 ln -s "$src/bench" "$tmp/work/bench"
+ln -s "$src/validation" "$tmp/work/validation"
 # scripts/run.sh sets up and builds first; here the binary is built, so it is only the default run.
 cat >"$tmp/work/scripts/run.sh" <<'EOF'
 #!/usr/bin/env bash
