@@ -16,11 +16,7 @@
 
 using namespace stepsim;
 using namespace stepsim::cli;
-using stepsim::test::count;
-using stepsim::test::markup_problem;
-using stepsim::test::read_file;
-using stepsim::test::run_cli;
-using stepsim::test::scenario_path;
+using namespace stepsim::test;
 
 namespace {
 
