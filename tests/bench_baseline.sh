@@ -3,12 +3,9 @@
 # deterministic), and that a deliberately changed schedule or setting fails it with a list.
 # Usage: bash tests/bench_baseline.sh /path/to/stepsim   (from the source directory)
 set -euo pipefail
-stepsim="$1"
+source "$(dirname "${BASH_SOURCE[0]}")/lib/cli_test.sh"
 suite=bench/suites/pipeline.yaml
 baseline=bench/suites/pipeline.baseline.json
-tmp="$(mktemp -d)"
-trap 'rm -rf "$tmp"' EXIT
-fail() { echo "FAIL: $*" >&2; exit 1; }
 
 # 1. The suite as shipped matches its baseline.
 "$stepsim" bench "$suite" --baseline "$baseline" -o "$tmp/now.json" -q >"$tmp/out.txt" ||

@@ -1,10 +1,7 @@
 #!/usr/bin/env bash
 # End-to-end: the stepsim command on the book scenario, its JSON, its trace and its exit codes.
 set -euo pipefail
-stepsim="$1"
-tmp="$(mktemp -d)"
-trap 'rm -rf "$tmp"' EXIT
-fail() { echo "FAIL: $*" >&2; exit 1; }
+source "$(dirname "${BASH_SOURCE[0]}")/lib/cli_test.sh"
 
 out="$("$stepsim" compare scenarios/book-pipeline.yaml)"
 echo "$out"

@@ -2,10 +2,7 @@
 # End-to-end: the five-schedule comparison (plus ZB-H2 and DualPipe-V), capacity ranking,
 # CSV export and import in PyTorch's notation, traces for every schedule, and clear errors.
 set -euo pipefail
-stepsim="$1"
-tmp="$(mktemp -d)"
-trap 'rm -rf "$tmp"' EXIT
-fail() { echo "FAIL: $*" >&2; exit 1; }
+source "$(dirname "${BASH_SOURCE[0]}")/lib/cli_test.sh"
 book=scenarios/book-pipeline.yaml
 
 out="$("$stepsim" compare "$book")"

@@ -3,17 +3,7 @@
 # codes for usage errors, did-you-mean, wrong scenario kinds, job --case / --trace checks, the
 # skip reasons of compare, --verbose / --quiet, progress only on a terminal, bench merge.
 set -uo pipefail
-stepsim="$1"
-tmp="$(mktemp -d)"
-trap 'rm -rf "$tmp"' EXIT
-fail() { echo "FAIL: $*"; exit 1; }
-# run CMD...: sets $code, $out (stdout) and $err (stderr).
-run() {
-  "$@" >"$tmp/out" 2>"$tmp/err"
-  code=$?
-  out="$(cat "$tmp/out")"
-  err="$(cat "$tmp/err")"
-}
+source "$(dirname "${BASH_SOURCE[0]}")/lib/cli_test.sh"
 expect() {  # expect CODE TEXT WHERE: exit CODE and TEXT in $WHERE (out or err)
   [[ $code == "$1" ]] || fail "exit $code, expected $1 (stdout: $out; stderr: $err)"
   local where="${!3}"

@@ -7,11 +7,9 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
-#include <fstream>
 #include <memory>
 #include <regex>
 #include <set>
-#include <sstream>
 
 #include <unistd.h>
 
@@ -22,14 +20,13 @@
 #include "cli/reports/text_gantt.hpp"
 #include "schedules/lowering/data_parallel/data_parallel.hpp"
 #include "tests/html_checks.hpp"
+#include "tests/test_files.hpp"
 
 using namespace stepsim;
 using namespace stepsim::cli;
 using namespace stepsim::test;
 
 namespace {
-
-std::string scenario_path(const std::string& name) { return std::string(STEPSIM_SOURCE_DIR) + "/scenarios/" + name; }
 
 // The base spec and every variant of a data_parallel scenario, simulated.
 struct DpRuns {
@@ -307,21 +304,15 @@ TEST_CASE("timeline pieces: a window clips, waits render", "[html][gantt][dp]") 
 TEST_CASE("CLI: run and compare --html and --gantt on data_parallel scenarios", "[html][dp][cli]") {
   const std::string path =
       (std::filesystem::temp_directory_path() / ("stepsim_test_dp_" + std::to_string(getpid()) + ".html")).string();
-  const auto read = [&] {
-    std::ifstream in(path);
-    std::stringstream buf;
-    buf << in.rdbuf();
-    return buf.str();
-  };
   const std::string buckets = scenario_path("dp-buckets.yaml");
   std::string out;
   REQUIRE(run_cli("run " + buckets + " --html " + path, &out) == 0);
   CHECK(out.find("step 8.000 ms = input wait") != std::string::npos);  // the table still prints
-  std::string html = read();
+  std::string html = read_file(path);
   CHECK(markup_problem(html) == "");
   CHECK(count(html, "<rect class=\"bar\"") == DpRuns("dp-buckets.yaml", {}, false).runs[0]->program->graph.op_count());
   REQUIRE(run_cli("compare " + buckets + " --html " + path, &out) == 0);
-  html = read();
+  html = read_file(path);
   const DpRuns dp("dp-buckets.yaml");
   CHECK(html == dp.html());  // the CLI writes the report the library builds
   std::remove(path.c_str());

@@ -5,11 +5,9 @@
 # change of a figure, a table or a trace byte fails here with a diff.
 # Usage: bash tests/golden.sh /path/to/stepsim [--update]   (from the source directory)
 set -euo pipefail
-stepsim="$1"
+source "$(dirname "${BASH_SOURCE[0]}")/lib/cli_test.sh"
 update="${2:-}"
 dir=tests/golden
-tmp="$(mktemp -d)"
-trap 'rm -rf "$tmp"' EXIT
 failed=0 count=0
 while IFS='|' read -r name args; do
   [[ -z "$name" || "$name" == \#* ]] && continue

@@ -3,16 +3,7 @@
 # line and key (or --set and the key), or "too large: ... would exceed 292 years" for a time past
 # the int64-nanosecond limit. No crash, no wrapped count, no nonsense figure with exit 0.
 set -uo pipefail
-stepsim="$1"
-tmp="$(mktemp -d)"
-trap 'rm -rf "$tmp"' EXIT
-fail() { echo "FAIL: $*"; exit 1; }
-run() {
-  "$@" >"$tmp/out" 2>"$tmp/err"
-  code=$?
-  out="$(cat "$tmp/out")"
-  err="$(cat "$tmp/err")"
-}
+source "$(dirname "${BASH_SOURCE[0]}")/lib/cli_test.sh"
 # expect CODE TEXT: exit CODE, TEXT in stderr, stderr one line, nothing on stdout.
 expect() {
   [[ $code == "$1" ]] || fail "exit $code, expected $1 (stdout: ${out:0:300}; stderr: $err)"

@@ -4,17 +4,11 @@
 # size cap (/dev/zero, a FIFO, a directory refused at once); outputs are never half-written and a
 # failed write says why (exit 1), stdout included.
 set -uo pipefail
-stepsim="$1"
-tmp="$(mktemp -d)"
-trap 'rm -rf "$tmp"' EXIT
-fail() { echo "FAIL: $*"; exit 1; }
-# run CMD...: sets $code, $out, $err; each refusal must come back within 10 s and 2 GB of address space.
-run() {
-  (ulimit -v 2000000; timeout 10 "$@") >"$tmp/out" 2>"$tmp/err"
-  code=$?
-  out="$(cat "$tmp/out")"
-  err="$(cat "$tmp/err")"
-}
+source "$(dirname "${BASH_SOURCE[0]}")/lib/cli_test.sh"
+# run_capped CMD...: `run` (sets $code, $out, $err) with CMD held to 10 s and 2 GB of address
+# space: each refusal must come back within them.
+within_limits() (ulimit -v 2000000; timeout 10 "$@")
+run_capped() { run within_limits "$@"; }
 expect() {  # expect CODE TEXT: exit CODE and TEXT in stderr, which is one line
   [[ $code == "$1" ]] || fail "exit $code, expected $1 (stderr: $err)"
   [[ "$err" == *"$2"* ]] || fail "'$2' not in stderr: $err"
@@ -23,17 +17,17 @@ expect() {  # expect CODE TEXT: exit CODE and TEXT in stderr, which is one line
 sc=scenarios/book-pipeline.yaml
 
 # No budget: each of these allocated until bad_alloc, or ran for 50 minutes.
-run "$stepsim" run $sc --set pipeline.microbatches=1000000000
+run_capped "$stepsim" run $sc --set pipeline.microbatches=1000000000
 expect 2 "error: --set: pipeline.microbatches: too large: about 1.6e+10 ops and 6.4 TB of memory, over --max-ops 1000000000: make it smaller or raise --max-ops"
 sed 's/^  schedule: .*$/  schedule: custom\n  actions: [["30000000F0"], [], [], []]/' $sc >"$tmp/token.yaml"
 grep -q 30000000F0 "$tmp/token.yaml" || fail "the token scenario was not made"
-run "$stepsim" run "$tmp/token.yaml"
+run_capped "$stepsim" run "$tmp/token.yaml"
 expect 2 "pipeline.actions: too large: about 9.6e+08 ops and"
-run "$stepsim" run $sc --set pipeline.stages=256 --set pipeline.microbatches=65536
+run_capped "$stepsim" run $sc --set pipeline.stages=256 --set pipeline.microbatches=65536
 expect 2 "pipeline.microbatches: too large: about 6.7e+07 ops and 26.8 GB of memory, over --max-memory 1.0 GB"
-run "$stepsim" job scenarios/job-1024.yaml --set job.steps=2147483647
+run_capped "$stepsim" job scenarios/job-1024.yaml --set job.steps=2147483647
 expect 2 "job.steps: 2147483647 steps of 10.0 s exceed the 73 years a run can simulate"
-run "$stepsim" job scenarios/job-1024.yaml --set job.cards=4294967297
+run_capped "$stepsim" job scenarios/job-1024.yaml --set job.cards=4294967297
 expect 2 "job.cards: too large: about"
 # A suite of 10^9 variants: refused before a single one is listed.
 {
@@ -42,51 +36,51 @@ expect 2 "job.cards: too large: about"
   echo "axes:"
   for k in 1 2 3 4 5 6 7 8 9; do echo "  pipeline.memory.message$k: [1B, 2B, 3B, 4B, 5B, 6B, 7B, 8B, 9B, 10B]"; done
 } >"$tmp/suite.yaml"
-run "$stepsim" bench "$tmp/suite.yaml"
+run_capped "$stepsim" bench "$tmp/suite.yaml"
 expect 2 "$tmp/suite.yaml:3: axes: too large: about 6.4e+10 ops"
 
 # --max-ops / --max-memory: anywhere on the line, both forms; the default is the machine's.
-run "$stepsim" --max-ops 100 run $sc
+run_capped "$stepsim" --max-ops 100 run $sc
 expect 2 "pipeline.microbatches: too large: about 1.3e+02 ops and 51.5 KB of memory, over --max-ops 100"
-run "$stepsim" run $sc --max-memory=10KB
+run_capped "$stepsim" run $sc --max-memory=10KB
 expect 2 "over --max-memory 10.0 KB: make it smaller or raise --max-memory"
-run "$stepsim" run $sc --max-ops 0
+run_capped "$stepsim" run $sc --max-ops 0
 expect 2 "--max-ops: '0' is not a count of at least 1"
-run "$stepsim" run $sc --max-ops 1000 --json
+run_capped "$stepsim" run $sc --max-ops 1000 --json
 [[ $code == 0 ]] || fail "a scenario within --max-ops failed: $err"
 # The op limit behind the estimates: a graph never holds more ops than the budget.
-run "$stepsim" run scenarios/zero3-design-48.yaml --max-ops 50
+run_capped "$stepsim" run scenarios/zero3-design-48.yaml --max-ops 50
 expect 2 "too large: more than 50 ops in one simulated graph: make the scenario smaller or raise --max-ops / --max-memory"
 
 # Input files: a size cap, and no devices or pipes.
 sed 's|^  schedule: .*$|  schedule: custom\n  actions_csv: /dev/zero|' $sc >"$tmp/zero.yaml"
-run "$stepsim" run "$tmp/zero.yaml"
+run_capped "$stepsim" run "$tmp/zero.yaml"
 expect 2 "pipeline.actions_csv: '/dev/zero': is not a regular file (a device or a pipe)"
 mkfifo "$tmp/fifo.yaml"
-run "$stepsim" run "$tmp/fifo.yaml"
+run_capped "$stepsim" run "$tmp/fifo.yaml"
 expect 2 "$tmp/fifo.yaml: is not a regular file (a device or a pipe)"
-run "$stepsim" validate /dev/zero
+run_capped "$stepsim" validate /dev/zero
 expect 2 "/dev/zero: is not a regular file"
 truncate -s 65M "$tmp/big.yaml"
-run "$stepsim" validate "$tmp/big.yaml"
+run_capped "$stepsim" validate "$tmp/big.yaml"
 expect 2 "$tmp/big.yaml: larger than the 64 MiB an input file may have"
-run "$stepsim" bench merge /dev/zero -o "$tmp/m.json"
+run_capped "$stepsim" bench merge /dev/zero -o "$tmp/m.json"
 expect 2 "/dev/zero: is not a regular file"
 
 # Output: stdout and files on a full device, with the reason; exit 1.
-run "$stepsim" run $sc
+run_capped "$stepsim" run $sc
 [[ $code == 0 ]] || fail "run failed: $err"
 table="$out"
 "$stepsim" run $sc >/dev/full 2>"$tmp/err"; code=$?; err="$(cat "$tmp/err")"
 expect 1 "error: cannot write to stdout: No space left on device"
-run "$stepsim" export-schedule $sc -o /dev/full
+run_capped "$stepsim" export-schedule $sc -o /dev/full
 expect 1 "error: cannot write /dev/full: No space left on device"
-run "$stepsim" run $sc --trace /dev/full
+run_capped "$stepsim" run $sc --trace /dev/full
 expect 1 "error: cannot write /dev/full: No space left on device"
-run "$stepsim" run $sc --html "$tmp/missing/report.html"
+run_capped "$stepsim" run $sc --html "$tmp/missing/report.html"
 expect 1 "error: cannot write $tmp/missing/report.html: No such file or directory"
 mkdir "$tmp/dir.html"
-run "$stepsim" run $sc --html "$tmp/dir.html"
+run_capped "$stepsim" run $sc --html "$tmp/dir.html"
 expect 1 "error: cannot write $tmp/dir.html: Is a directory"
 
 # A failed write keeps the old file whole and leaves no temporary file (also as root: a file
@@ -100,9 +94,9 @@ for opt in --html --trace; do
   [[ -z "$(ls "$tmp" | grep 'old.out.')" ]] || fail "$opt: a temporary file was left: $(ls "$tmp")"
 done
 # A write that succeeds replaces the file, with ordinary permissions.
-run "$stepsim" export-schedule $sc -o "$tmp/old.out"
+run_capped "$stepsim" export-schedule $sc -o "$tmp/old.out"
 [[ $code == 0 && "$(head -c 5 "$tmp/old.out")" != "the o" ]] || fail "export-schedule did not replace the file"
 [[ "$(stat -c %a "$tmp/old.out")" == "644" ]] || fail "permissions $(stat -c %a "$tmp/old.out"), expected 644"
-run "$stepsim" run $sc
+run_capped "$stepsim" run $sc
 [[ "$out" == "$table" ]] || fail "the table changed between runs"
 echo "hostile_budget: ok"

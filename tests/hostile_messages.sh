@@ -4,16 +4,7 @@
 # input -- a directory, /dev/null, a file name too long for the system, 1e400 in a bench result,
 # a custom schedule with many mistakes, a --set that turns a value into a map, raw bytes.
 set -uo pipefail
-stepsim="$1"
-tmp="$(mktemp -d)"
-trap 'rm -rf "$tmp"' EXIT
-fail() { echo "FAIL: $*"; exit 1; }
-# run CMD...: sets $code and $err (stderr).
-run() {
-  "$@" >"$tmp/out" 2>"$tmp/err"
-  code=$?
-  err="$(cat "$tmp/err")"
-}
+source "$(dirname "${BASH_SOURCE[0]}")/lib/cli_test.sh"
 # expect CODE LINE: exit CODE and stderr exactly the one line LINE (newline-terminated).
 expect() {
   [[ $code == "$1" ]] || fail "exit $code, expected $1 (stderr: $err)"

@@ -6,9 +6,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
-#include <fstream>
 #include <set>
-#include <sstream>
 
 #include <unistd.h>
 
@@ -18,6 +16,7 @@
 #include "cli/reports/svg_charts.hpp"
 #include "cli/reports/text_gantt.hpp"
 #include "tests/html_checks.hpp"
+#include "tests/test_files.hpp"
 
 using namespace stepsim;
 using namespace stepsim::cli;
@@ -218,19 +217,13 @@ TEST_CASE("CLI: run --html, compare --html, --gantt --width", "[html][cli]") {
   std::string out;
   REQUIRE(run_cli("run " + kBook + " --html " + html_path, &out) == 0);
   CHECK(out.find("device  busy (ms)") != std::string::npos);  // the table still prints
-  std::ifstream in(html_path);
-  std::stringstream buf;
-  buf << in.rdbuf();
-  const std::string html = buf.str();
+  const std::string html = read_file(html_path);
   CHECK(markup_problem(html) == "");
   CHECK(count(html, "<rect class=\"bar\"") == 116);
   std::remove(html_path.c_str());
 
   REQUIRE(run_cli("compare " + kBook + " --schedules 1f1b,zb-h1 --html " + html_path, &out) == 0);
-  std::ifstream in2(html_path);
-  std::stringstream buf2;
-  buf2 << in2.rdbuf();
-  CHECK(count(buf2.str(), "<rect class=\"bar\"") == 116 + 148);
+  CHECK(count(read_file(html_path), "<rect class=\"bar\"") == 116 + 148);
   std::remove(html_path.c_str());
 
   REQUIRE(run_cli("run " + kBook + " --gantt --width 80", &out) == 0);

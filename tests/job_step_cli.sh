@@ -3,10 +3,7 @@
 # file:line: key: message line with exit 2, and check-against's bounds on the validation tables.
 # Usage: bash tests/job_step_cli.sh /path/to/stepsim   (from the source directory)
 set -euo pipefail
-stepsim="$1"
-tmp="$(mktemp -d)"
-trap 'rm -rf "$tmp"' EXIT
-fail() { echo "FAIL: $*" >&2; exit 1; }
+source "$(dirname "${BASH_SOURCE[0]}")/lib/cli_test.sh"
 has() { grep -q -- "$1" "$2" || { cat "$2"; fail "expected '$1' in $2"; }; }
 # Figures are checked with runs of spaces squeezed (tables align with them).
 fig() { tr -s ' ' <"$2" | grep -q -- "$1" || { cat "$2"; fail "expected '$1' in $2"; }; }

@@ -4,10 +4,7 @@
 # `--trace` writes a Chrome trace, `--html` a page, `compare` and `validate` succeed. The kinds'
 # own figures are asserted in their own tests (cli_pipeline.sh, rl_cli.sh, moe_cli.sh, ...).
 set -euo pipefail
-stepsim="$1"
-tmp="$(mktemp -d)"
-trap 'rm -rf "$tmp"' EXIT
-fail() { echo "FAIL: $*" >&2; exit 1; }
+source "$(dirname "${BASH_SOURCE[0]}")/lib/cli_test.sh"
 
 checked=0
 for f in scenarios/*.yaml; do

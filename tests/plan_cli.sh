@@ -1,9 +1,8 @@
 #!/usr/bin/env bash
 # `stepsim plan` from the command line: the book's table, JSON, sweeps, exit codes, determinism.
 set -euo pipefail
-stepsim="$1"
+source "$(dirname "${BASH_SOURCE[0]}")/lib/cli_test.sh"
 scenario=scenarios/design-case.yaml
-fail() { echo "FAIL: $*" >&2; exit 1; }
 
 out="$("$stepsim" plan "$scenario")"
 grep -q "with checkpoint overhead and 5 reserved days (days)          34.3 (misses)  24.6 (meets)" <<<"$out" || fail "verdict row"

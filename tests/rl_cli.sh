@@ -1,9 +1,7 @@
 #!/usr/bin/env bash
 # The rl scenarios through the CLI: their figures, --set, --html and --gantt pictures, bad input.
 set -euo pipefail
-stepsim="$1"
-tmp="$(mktemp -d)"
-trap 'rm -rf "$tmp"' EXIT
+source "$(dirname "${BASH_SOURCE[0]}")/lib/cli_test.sh"
 
 # run / --json / --trace / --html / validate for every rl file: tests/kind_contract.sh.
 

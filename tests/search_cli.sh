@@ -1,19 +1,17 @@
 #!/usr/bin/env bash
 # `stepsim search` end to end: tables, JSON, CSV, HTML, threads, shards + merge, input errors.
 set -euo pipefail
-bin="$1"
-tmp="$(mktemp -d)"
-trap 'rm -rf "$tmp"' EXIT
+source "$(dirname "${BASH_SOURCE[0]}")/lib/cli_test.sh"
 
 # The design desk: 48 cards meet, 32 miss, and why.
-out="$("$bin" search scenarios/search-design-desk.yaml 2>/dev/null)"
+out="$("$stepsim" search scenarios/search-design-desk.yaml 2>/dev/null)"
 grep -q "fewest cards that meet the deadline: 48 (48 cards: tp 1 pp 1 dp 48 fsdp" <<<"$out"
 grep -q "32 cards misses: 36.3 of 30 days" <<<"$out"
 grep -q "3024 layouts considered: 2289 pruned by divisibility" <<<"$out"
 
 # Threads do not change the output; JSON, CSV and HTML are written.
-"$bin" search scenarios/search-design-desk.yaml -j1 --json >"$tmp/a.json" 2>/dev/null
-"$bin" search scenarios/search-design-desk.yaml -j2 --json --csv "$tmp/a.csv" --html "$tmp/a.html" >"$tmp/b.json" 2>/dev/null
+"$stepsim" search scenarios/search-design-desk.yaml -j1 --json >"$tmp/a.json" 2>/dev/null
+"$stepsim" search scenarios/search-design-desk.yaml -j2 --json --csv "$tmp/a.csv" --html "$tmp/a.html" >"$tmp/b.json" 2>/dev/null
 cmp "$tmp/a.json" "$tmp/b.json"
 python3 - "$tmp/a.json" "$tmp/a.csv" "$tmp/a.html" <<'PY'
 import csv, json, sys
@@ -32,25 +30,22 @@ assert html.count('class="front-dot"') == 5 and 'class="deadline"' in html
 PY
 
 # Shards + merge: the same report as one run.
-for i in 0 1 2; do "$bin" search scenarios/search-design-desk.yaml --shard "$i/3" -o "$tmp/s$i.json" >/dev/null 2>&1; done
-"$bin" search merge "$tmp/s0.json" "$tmp/s1.json" "$tmp/s2.json" >"$tmp/merged.txt"
-"$bin" search scenarios/search-design-desk.yaml 2>/dev/null >"$tmp/whole.txt"
+for i in 0 1 2; do "$stepsim" search scenarios/search-design-desk.yaml --shard "$i/3" -o "$tmp/s$i.json" >/dev/null 2>&1; done
+"$stepsim" search merge "$tmp/s0.json" "$tmp/s1.json" "$tmp/s2.json" >"$tmp/merged.txt"
+"$stepsim" search scenarios/search-design-desk.yaml 2>/dev/null >"$tmp/whole.txt"
 diff <(sed -n '5,$p' "$tmp/whole.txt") <(sed -n '5,$p' "$tmp/merged.txt")
-set +e
-"$bin" search merge "$tmp/s0.json" "$tmp/s1.json" >/dev/null 2>"$tmp/err"; rc=$?
-set -e
-[[ $rc == 2 ]] && grep -q "2 of 3 shards given" "$tmp/err"
+run "$stepsim" search merge "$tmp/s0.json" "$tmp/s1.json"
+[[ $code == 2 ]] || fail "merge of 2 of 3 shards: exit $code"
+grep -q "2 of 3 shards given" <<<"$err" || fail "merge of 2 of 3 shards: $err"
 
 # Nothing fits: the nearest miss, not an empty table.
-out="$("$bin" search scenarios/search-impossible.yaml 2>/dev/null)"
+out="$("$stepsim" search scenarios/search-impossible.yaml 2>/dev/null)"
 grep -q "nearest miss: no layout fits in memory" <<<"$out"
 grep -q "128 cards (dp 16, zero 3)" <<<"$out"
 
 # Bad input: one line, file:line: key: message, exit 2.
 printf 'search:\n  model: qwen3-8b\n  hardware: {preset: rtx4090, gpus: 8}\n  layout: {tp: [1, 3x], global_batch: 8}\n' >"$tmp/bad.yaml"
-set +e
-"$bin" search "$tmp/bad.yaml" >/dev/null 2>"$tmp/err"; rc=$?
-set -e
-[[ $rc == 2 ]]
-grep -q "bad.yaml:4: search.layout.tp: '3x' is not a whole number" "$tmp/err"
+run "$stepsim" search "$tmp/bad.yaml"
+[[ $code == 2 ]] || fail "bad layout: exit $code"
+grep -q "bad.yaml:4: search.layout.tp: '3x' is not a whole number" <<<"$err" || fail "bad layout: $err"
 echo "search cli: ok"

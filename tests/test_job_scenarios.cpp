@@ -7,14 +7,15 @@
 
 #include "cli/input/scenario.hpp"
 #include "cli/reports/job_report.hpp"
+#include "tests/test_files.hpp"
 
 using namespace stepsim;
 using namespace stepsim::cli;
+using stepsim::test::scenario_path;
 
 namespace {
-std::string scenario(const std::string& name) { return std::string(STEPSIM_SOURCE_DIR) + "/scenarios/" + name; }
 JobAnalysis analyse(const std::string& name, std::vector<std::string> sets = {}, int runs = 0) {
-  const Scenario sc = load_scenario(scenario(name), sets);
+  const Scenario sc = load_scenario(scenario_path(name), sets);
   return analyse_job(sc, runs > 0 ? runs : sc.job->runs, sc.job->seed, 0);
 }
 constexpr double kDaySeconds = 86'400.0;
@@ -73,7 +74,7 @@ TEST_CASE("job-storage: every 10 s the queue grows, every 20 s it stays at one",
 
 TEST_CASE("job-input: the shipped prefetch is the simulated minimum; one less stalls", "[job][scenarios]") {
   const JobAnalysis a = analyse("job-input.yaml");
-  const Scenario sc = load_scenario(scenario("job-input.yaml"));
+  const Scenario sc = load_scenario(scenario_path("job-input.yaml"));
   REQUIRE(a.min_prefetch);
   CHECK(*a.min_prefetch == sc.job->input->prefetch);
   CHECK(a.input->stalled_steps == 0);
@@ -99,7 +100,7 @@ TEST_CASE("job-stragglers: the slow machine's cards wait least; E[step] feeds th
   CHECK(slow_max < normal_min);
   CHECK(to_s(a.step_time) == Approx(a.stragglers->step_seconds.mean).margin(1e-9));
   // Without the slow machine: mu + 2.23 sigma + 0.58 s ~ 58.6 s (exercise 10-9).
-  const Scenario sc = load_scenario(scenario("job-stragglers.yaml"));
+  const Scenario sc = load_scenario(scenario_path("job-stragglers.yaml"));
   StragglerSpec plain = *sc.job->stragglers;
   plain.slow_machines = 0;
   const StragglerResult r = simulate_stragglers(plain, 1);

@@ -4,8 +4,6 @@
 #include <catch2/catch.hpp>
 
 #include <cstdio>
-#include <fstream>
-#include <sstream>
 
 #include <fmt/format.h>
 #include <unistd.h>
@@ -14,26 +12,16 @@
 #include "cli/input/scenario.hpp"
 #include "cli/reports/job_step_pictures.hpp"
 #include "tests/html_checks.hpp"
+#include "tests/test_files.hpp"
 
 using namespace stepsim;
 using namespace stepsim::cli;
-using stepsim::test::count;
-using stepsim::test::markup_problem;
-using stepsim::test::run_cli;
+using namespace stepsim::test;
 
 namespace {
 
-std::string read_all(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream buf;
-  buf << in.rdbuf();
-  return buf.str();
-}
-
-std::string scenario(const std::string& name) { return std::string(STEPSIM_SOURCE_DIR) + "/scenarios/" + name; }
-
 JobStepRun run_scenario(const std::string& name) {
-  const Scenario sc = load_scenario(scenario(name));
+  const Scenario sc = load_scenario(scenario_path(name));
   REQUIRE(sc.job_step.has_value());
   return run_job_step(sc.job_step->spec);
 }
@@ -85,9 +73,9 @@ TEST_CASE("job_step --html: timeline, memory split as --json gives it, exposed a
   REQUIRE(mkdtemp(dir) != nullptr);
   const std::string html_path = std::string(dir) + "/llama.html";
   std::string out;
-  REQUIRE(run_cli("run " + scenario("job-llama70b-64xh100.yaml") + " --html " + html_path, &out) == 0);
-  const std::string html = read_all(html_path);
-  REQUIRE(run_cli("run " + scenario("job-llama70b-64xh100.yaml") + " --json", &out) == 0);
+  REQUIRE(run_cli("run " + scenario_path("job-llama70b-64xh100.yaml") + " --html " + html_path, &out) == 0);
+  const std::string html = read_file(html_path);
+  REQUIRE(run_cli("run " + scenario_path("job-llama70b-64xh100.yaml") + " --json", &out) == 0);
   const auto j = nlohmann::json::parse(out);
   CHECK(markup_problem(html).empty());
   // The full timeline and two zoomed views; the full one holds every op.
@@ -123,7 +111,7 @@ TEST_CASE("job_step --html: timeline, memory split as --json gives it, exposed a
 
 TEST_CASE("job_step --gantt: one row per track, the legend", "[job_step][html]") {
   std::string out;
-  REQUIRE(run_cli("run " + scenario("job-fsdp-8.yaml") + " --gantt --width 80", &out) == 0);
+  REQUIRE(run_cli("run " + scenario_path("job-fsdp-8.yaml") + " --gantt --width 80", &out) == 0);
   CHECK(out.find("job-fsdp-8\n") == 0);
   CHECK(out.find("card 0") != std::string::npos);
   CHECK(out.find("F forward") != std::string::npos);

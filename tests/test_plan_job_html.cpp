@@ -5,9 +5,7 @@
 
 #include <cstdio>
 #include <filesystem>
-#include <fstream>
 #include <numeric>
-#include <sstream>
 
 #include <fmt/format.h>
 #include <unistd.h>
@@ -18,23 +16,13 @@
 #include "cli/reports/svg_charts.hpp"
 #include "models/plan_sweep.hpp"
 #include "tests/html_checks.hpp"
+#include "tests/test_files.hpp"
 
 using namespace stepsim;
 using namespace stepsim::cli;
-using stepsim::test::count;
-using stepsim::test::markup_problem;
-using stepsim::test::run_cli;
+using namespace stepsim::test;
 
 namespace {
-
-std::string read_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream buf;
-  buf << in.rdbuf();
-  return buf.str();
-}
-
-std::string scenario(const std::string& name) { return std::string(STEPSIM_SOURCE_DIR) + "/scenarios/" + name; }
 
 // The outline drawn around an emphasised bar (over capacity, late).
 const std::string kOutline = "fill=\"none\" stroke=\"#d62728\" stroke-width=\"2\" pointer-events=\"none\"";
@@ -53,7 +41,7 @@ double total(const BarItem& b) {
 struct Plan {
   Scenario sc;
   PlanEvaluation ev;
-  explicit Plan(const std::string& file) : sc(load_scenario(scenario(file))) {
+  explicit Plan(const std::string& file) : sc(load_scenario(scenario_path(file))) {
     ev = evaluate_cases(*sc.plan->spec, spec_step_comm(*sc.plan->spec));
   }
   const PlanSpec& spec() const { return *sc.plan->spec; }
@@ -144,7 +132,7 @@ TEST_CASE("plan report: cases over the usable memory are outlined; memory-only p
 }
 
 TEST_CASE("plan report of a scale-out question alone: its table, no charts", "[html][plan]") {
-  const Scenario sc = load_scenario(scenario("scale-out.yaml"));
+  const Scenario sc = load_scenario(scenario_path("scale-out.yaml"));
   REQUIRE_FALSE(sc.plan->spec);
   const std::string html = plan_html_report(sc.name, sc.description, *sc.plan, nullptr);
   CHECK(markup_problem(html) == "");
@@ -195,7 +183,7 @@ TEST_CASE("sweep report: a third axis gives one grid per value", "[html][plan]")
 }
 
 TEST_CASE("job report: completion histogram with P50/P90/P99 and the deadline, overhead split", "[html][job]") {
-  const Scenario sc = load_scenario(scenario("job-design-48.yaml"));
+  const Scenario sc = load_scenario(scenario_path("job-design-48.yaml"));
   const JobAnalysis a = analyse_job(sc, 200, 1, 0);
   const BarChart h = job_completion_histogram(a, 24);
   REQUIRE(h.bins);
@@ -227,13 +215,13 @@ TEST_CASE("job report: completion histogram with P50/P90/P99 and the deadline, o
 }
 
 TEST_CASE("job report: late runs and compared checkpoint intervals", "[html][job]") {
-  const Scenario late = load_scenario(scenario("job-design-32.yaml"));
+  const Scenario late = load_scenario(scenario_path("job-design-32.yaml"));
   const JobAnalysis a = analyse_job(late, 100, 1, 0);
   const BarChart h = job_completion_histogram(a, 24);
   for (const auto& b : h.bars) CHECK(b.segments[0].swatch == 1);  // every bin after the deadline
   CHECK(count(job_html_report(late.name, "", {&a}), ">\u2190 deadline 30 days</text>") == 1);
 
-  const Scenario sweep = load_scenario(scenario("job-1024.yaml"));
+  const Scenario sweep = load_scenario(scenario_path("job-1024.yaml"));
   const JobAnalysis b = analyse_job(sweep, 50, 1, 0);
   const BarChart o = job_overhead_chart(b);
   // The six intervals compared; the scenario's own (900 s) is one of them, starred.
@@ -245,7 +233,7 @@ TEST_CASE("job report: late runs and compared checkpoint intervals", "[html][job
   CHECK(count(html, "<th>every (steps)</th>") == 1);
 
   // Every run alike (one injected failure, no random ones): one bin around the value.
-  const Scenario same = load_scenario(scenario("job-async-save.yaml"));
+  const Scenario same = load_scenario(scenario_path("job-async-save.yaml"));
   const JobAnalysis c = analyse_job(same, 20, 1, 0);
   const BarChart one = job_completion_histogram(c, 24);
   REQUIRE(one.bars.size() == 1);
@@ -254,7 +242,7 @@ TEST_CASE("job report: late runs and compared checkpoint intervals", "[html][job
 }
 
 TEST_CASE("job report: one job per plan case, their completion against the deadline first", "[html][job]") {
-  const Scenario sc = load_scenario(scenario("design-case.yaml"));
+  const Scenario sc = load_scenario(scenario_path("design-case.yaml"));
   std::vector<std::string> names;
   std::vector<JobAnalysis> jobs;
   for (auto& [name, an] : analyse_plan_jobs(sc, 100, 1, 0, "")) {
@@ -327,15 +315,15 @@ TEST_CASE("chart pieces: histogram bins, markers off the axis, emphasis, grid", 
 TEST_CASE("CLI: plan --html, plan --sweep --html, job --html", "[html][plan][job][cli]") {
   const std::string path = temp_path("report.html");
   std::string with, without;
-  REQUIRE(run_cli("plan " + scenario("design-case.yaml") + " --html " + path, &with) == 0);
-  REQUIRE(run_cli("plan " + scenario("design-case.yaml"), &without) == 0);
+  REQUIRE(run_cli("plan " + scenario_path("design-case.yaml") + " --html " + path, &with) == 0);
+  REQUIRE(run_cli("plan " + scenario_path("design-case.yaml"), &without) == 0);
   CHECK(with == without);  // the text report still prints, unchanged
   std::string html = read_file(path);
   CHECK(markup_problem(html) == "");
   CHECK(count(html, ">34.3 misses</text>") == 1);
   std::remove(path.c_str());
 
-  REQUIRE(run_cli("plan " + scenario("design-case.yaml") +
+  REQUIRE(run_cli("plan " + scenario_path("design-case.yaml") +
                       " --sweep cards=16:64:8 --sweep efficiency=0.3:0.5:0.05 --csv --html " + path,
                   &with) == 0);
   CHECK(with.rfind("cards,efficiency,", 0) == 0);
@@ -344,13 +332,13 @@ TEST_CASE("CLI: plan --html, plan --sweep --html, job --html", "[html][plan][job
   CHECK(count(html, "<rect class=\"cell\"") == 35);
   std::remove(path.c_str());
 
-  REQUIRE(run_cli("job " + scenario("job-design-48.yaml") + " --runs 100 --html " + path, &with) == 0);
-  REQUIRE(run_cli("job " + scenario("job-design-48.yaml") + " --runs 100", &without) == 0);
+  REQUIRE(run_cli("job " + scenario_path("job-design-48.yaml") + " --runs 100 --html " + path, &with) == 0);
+  REQUIRE(run_cli("job " + scenario_path("job-design-48.yaml") + " --runs 100", &without) == 0);
   CHECK(with == without);
   html = read_file(path);
   CHECK(markup_problem(html) == "");
   CHECK(count(html, "class=\"bars histogram\"") == 1);
   std::remove(path.c_str());
 
-  CHECK(run_cli("plan " + scenario("design-case.yaml") + " --html /nonexistent-dir/x.html", &with) != 0);
+  CHECK(run_cli("plan " + scenario_path("design-case.yaml") + " --html /nonexistent-dir/x.html", &with) != 0);
 }

@@ -99,15 +99,6 @@ Table job_step_critical_table(const std::vector<CriticalShare>& shares) {
 }
 
 namespace {
-std::string grouped(std::int64_t v) {
-  std::string digits = std::to_string(v), out;
-  for (std::size_t i = 0; i < digits.size(); ++i) {
-    if (i > 0 && (digits.size() - i) % 3 == 0) out += ',';
-    out += digits[i];
-  }
-  return out;
-}
-
 std::string chunk_list(const std::vector<int>& chunks) {
   std::string out;
   for (int c : chunks) out += (out.empty() ? "" : ", ") + std::to_string(c);
@@ -124,7 +115,7 @@ CaptionedTable job_step_cp_table(const JobStepRun& run) {
       "context parallelism: a causal sequence of {} tokens has s(s+1)/2 = {} attention pairs; cp {}\n"
       "balanced: {} chunks of {} tokens, rank i takes chunk i and chunk {}-i; contiguous: rank i takes tokens "
       "[i s/cp, (i+1) s/cp)",
-      grouped(s), grouped(all), cp, 2 * cp, grouped(s / (2 * cp)), 2 * cp - 1);
+      comma_grouped(s), comma_grouped(all), cp, 2 * cp, comma_grouped(s / (2 * cp)), 2 * cp - 1);
   Table t({{"CP rank"}, {"balanced chunks", false}, {"pairs"}, {"share"}, {"contiguous pairs"}, {"share"}});
   std::int64_t most_b = 0, most_c = 0;
   for (int i = 0; i < cp; ++i) {
@@ -132,16 +123,16 @@ CaptionedTable job_step_cp_table(const JobStepRun& run) {
     const auto& c = con[static_cast<std::size_t>(i)];
     most_b = std::max(most_b, b.pairs);
     most_c = std::max(most_c, c.pairs);
-    t.add_row({std::to_string(i), chunk_list(b.chunks), grouped(b.pairs),
-               pct(static_cast<double>(b.pairs) / static_cast<double>(all)), grouped(c.pairs),
+    t.add_row({std::to_string(i), chunk_list(b.chunks), comma_grouped(b.pairs),
+               pct(static_cast<double>(b.pairs) / static_cast<double>(all)), comma_grouped(c.pairs),
                pct(static_cast<double>(c.pairs) / static_cast<double>(all))});
   }
   const double mean = static_cast<double>(all) / cp;
   std::string outro = fmt::format(
       "the step waits for the most loaded rank: balanced {} pairs ({:.2f}x the mean), contiguous {} ({:.2f}x); "
       "this layout: {}",
-      grouped(most_b), static_cast<double>(most_b) / mean, grouped(most_c), static_cast<double>(most_c) / mean,
-      run.spec.layout.cp_balanced ? "balanced" : "contiguous");
+      comma_grouped(most_b), static_cast<double>(most_b) / mean, comma_grouped(most_c),
+      static_cast<double>(most_c) / mean, run.spec.layout.cp_balanced ? "balanced" : "contiguous");
   return {std::move(intro), std::move(t), std::move(outro)};
 }
 

@@ -17,16 +17,6 @@ using Json = nlohmann::ordered_json;
 double round3(double x) { return std::round(x * 1000.0) / 1000.0; }
 std::string ms(Time t) { return fmt::format("{:.3f}", to_ms(t)); }
 
-// 65536 -> "65,536".
-std::string grouped(std::int64_t v) {
-  std::string digits = std::to_string(v < 0 ? -v : v), out;
-  for (std::size_t i = 0; i < digits.size(); ++i) {
-    if (i > 0 && (digits.size() - i) % 3 == 0) out += ',';
-    out += digits[i];
-  }
-  return v < 0 ? "-" + out : out;
-}
-
 std::string routing_text(const MoeLayerRun& run) {
   const MoeRoutingSpec& r = run.spec.routing;
   switch (r.kind) {
@@ -46,13 +36,13 @@ std::string routing_text(const MoeLayerRun& run) {
 
 std::string capacity_text(const ExpertLoads& l, const MoeLayerSpec& spec) {
   if (!l.capacity) return "dropless";
-  return fmt::format("{} rows (c = {:g})", grouped(*l.capacity), *spec.shape.capacity_factor);
+  return fmt::format("{} rows (c = {:g})", comma_grouped(*l.capacity), *spec.shape.capacity_factor);
 }
 
 // A row count that may be a mean: grouped when whole, one decimal otherwise.
 std::string rows_text(double v) {
   const double whole = std::round(v);
-  return whole == v ? grouped(static_cast<std::int64_t>(whole)) : fmt::format("{:.1f}", v);
+  return whole == v ? comma_grouped(static_cast<std::int64_t>(whole)) : fmt::format("{:.1f}", v);
 }
 
 std::int64_t max_of(const std::vector<std::int64_t>& v) {
@@ -118,26 +108,27 @@ std::string moe_run_text(const MoeLayerRun& run) {
   const MoeLayerStats& st = run.stats;
   std::string out;
   out += fmt::format("{} experts, top-{}, {} tokens: {} dispatches, {} rows per expert on average\n", s.shape.experts,
-                     s.shape.top_k, grouped(s.shape.tokens), grouped(l.dispatches), rows_text(l.mean));
-  out += fmt::format("routing: {}; busiest expert {} rows, quietest {}\n", routing_text(run), grouped(max_of(l.routed)),
-                     grouped(*std::min_element(l.routed.begin(), l.routed.end())));
+                     s.shape.top_k, comma_grouped(s.shape.tokens), comma_grouped(l.dispatches), rows_text(l.mean));
+  out +=
+      fmt::format("routing: {}; busiest expert {} rows, quietest {}\n", routing_text(run),
+                  comma_grouped(max_of(l.routed)), comma_grouped(*std::min_element(l.routed.begin(), l.routed.end())));
   out += fmt::format("capacity: {}", capacity_text(l, s));
-  if (l.capacity) out += fmt::format("; {} rows dropped, {} padded", grouped(l.dropped), grouped(l.padded));
+  if (l.capacity) out += fmt::format("; {} rows dropped, {} padded", comma_grouped(l.dropped), comma_grouped(l.padded));
   out += fmt::format("\nplacement: {}, {} experts on each of {} cards; one row takes {} ns",
                      placement_name(s.placement), s.shape.experts / s.cards, s.cards, s.row_time);
   if (s.link_bandwidth > 0)
     out += fmt::format("; all-to-all at {:g} GB/s per card, {} B per row", static_cast<double>(s.link_bandwidth) / 1e9,
-                       grouped(s.row_bytes));
+                       comma_grouped(s.row_bytes));
   out += "\n\n";
   Table t({{"card"}, {"rows"}, {"compute ms"}, {"waits for the busiest ms"}, {"rows sent"}, {"rows received"}});
   for (std::size_t c = 0; c < st.cards.size(); ++c) {
     const MoeCardStats& cs = st.cards[c];
-    t.add_row({std::to_string(c), grouped(cs.rows), ms(cs.compute), ms(cs.waiting), grouped(cs.traffic.rows_sent),
-               grouped(cs.traffic.rows_received)});
+    t.add_row({std::to_string(c), comma_grouped(cs.rows), ms(cs.compute), ms(cs.waiting),
+               comma_grouped(cs.traffic.rows_sent), comma_grouped(cs.traffic.rows_received)});
   }
   out += t.render();
   out += fmt::format("\nbusiest card {}: {} rows, {:.2f} x the mean card ({} rows)\n", st.busiest_card,
-                     grouped(st.cards[st.busiest_card].rows), st.imbalance, rows_text(st.mean_card_rows));
+                     comma_grouped(st.cards[st.busiest_card].rows), st.imbalance, rows_text(st.mean_card_rows));
   out += fmt::format("dispatch {} ms, expert compute {} ms, combine {} ms: layer done at {} ms\n", ms(st.dispatch),
                      ms(st.expert_compute), ms(st.combine), ms(st.layer));
   return out;
@@ -160,8 +151,9 @@ std::string moe_compare_text(const std::vector<std::pair<std::string, const MoeL
   for (const auto& [name, run] : runs) {
     const MoeLayerStats& st = run->stats;
     t.add_row({name, routing_text(*run), std::string(placement_name(run->spec.placement)),
-               capacity_text(run->loads, run->spec), grouped(run->loads.dropped), grouped(max_of(run->loads.routed)),
-               grouped(st.cards[st.busiest_card].rows), fmt::format("{:.2f}", st.imbalance), ms(st.expert_compute),
+               capacity_text(run->loads, run->spec), comma_grouped(run->loads.dropped),
+               comma_grouped(max_of(run->loads.routed)), comma_grouped(st.cards[st.busiest_card].rows),
+               fmt::format("{:.2f}", st.imbalance), ms(st.expert_compute),
                signed_pct(st.expert_compute, first->stats.expert_compute), ms(st.layer),
                signed_pct(st.layer, first->stats.layer)});
   }

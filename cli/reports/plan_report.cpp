@@ -29,16 +29,6 @@ double round_to(double x, double unit) {
   return std::round(x * scale) / scale;
 }
 
-// 8,190,735,360
-std::string grouped(std::int64_t n) {
-  std::string digits = fmt::format("{}", n < 0 ? -n : n), out;
-  for (std::size_t i = 0; i < digits.size(); ++i) {
-    if (i > 0 && (digits.size() - i) % 3 == 0) out += ',';
-    out += digits[i];
-  }
-  return n < 0 ? "-" + out : out;
-}
-
 std::string fmt_gib(Bytes b) { return fmt::format("{:.1f}", gib(b)); }
 
 // Memory figures in one unit per report: GiB for cards with gigabytes, exact bytes for small
@@ -47,11 +37,11 @@ struct Mem {
   bool exact = false;
   static Mem for_usable(Bytes usable) { return Mem{usable < static_cast<Bytes>(kGiB)}; }
   const char* unit() const { return exact ? "B" : "GiB"; }
-  std::string num(Bytes b) const { return exact ? grouped(b) : fmt_gib(b); }
+  std::string num(Bytes b) const { return exact ? comma_grouped(b) : fmt_gib(b); }
   std::string operator()(Bytes b) const { return num(b) + " " + unit(); }
   // Breakdowns: exact bytes, or the largest binary unit that keeps a digit before the point.
   std::string part(Bytes b) const {
-    if (exact) return grouped(b) + " B";
+    if (exact) return comma_grouped(b) + " B";
     if (std::llabs(b) >= static_cast<Bytes>(kGiB) / 10) return fmt::format("{:.1f} GiB", gib(b));
     if (std::llabs(b) >= 1024 * 1024) return fmt::format("{:.1f} MiB", static_cast<double>(b) / (1024.0 * 1024.0));
     return fmt::format("{} B", b);
@@ -336,7 +326,7 @@ std::vector<CaptionedTable> scaling_tables(const PlanSpec& spec, const ScalingQu
              "scaling from {} (base training time, no checkpoints or reserve): critical batch S = S_min (1 + "
              "B_noise/B), B_noise = {} tokens;\nweak scaling keeps {} micro-batches per card (the batch grows, at "
              "most {:.2f}x fewer steps); strong scaling keeps the batch ({} s of waits stay)",
-             base.name, grouped(static_cast<std::int64_t>(*q.batch_noise)), base.microbatches_per_card,
+             base.name, comma_grouped(static_cast<std::int64_t>(*q.batch_noise)), base.microbatches_per_card,
              max_batch_speedup(batch, *q.batch_noise), fmt_s(waits)),
          std::move(tab),
          split ? fmt::format("* strong scaling past {} cards would split a micro-batch across cards; the step shrinks "
@@ -394,15 +384,15 @@ PlanReportParts plan_report_parts(const PlanScenario& ps, const PlanEvaluation* 
   if (ps.spec && ev) {
     const PlanSpec& spec = *ps.spec;
     if (spec.timed()) {
-      parts.about.push_back(
-          fmt::format("{} ({} parameters) on {} ({:g} TFLOP/s BF16); {} tokens in {} steps of {} x {} tokens",
-                      spec.model.name, grouped(spec.model.parameters), spec.accelerator.name,
-                      spec.accelerator.peak_bf16_flops / 1e12, grouped(spec.tokens),
-                      grouped(ev->results.front().time->steps), spec.sequences_per_step, grouped(spec.sequence)));
+      parts.about.push_back(fmt::format(
+          "{} ({} parameters) on {} ({:g} TFLOP/s BF16); {} tokens in {} steps of {} x {} tokens", spec.model.name,
+          comma_grouped(spec.model.parameters), spec.accelerator.name, spec.accelerator.peak_bf16_flops / 1e12,
+          comma_grouped(spec.tokens), comma_grouped(ev->results.front().time->steps), spec.sequences_per_step,
+          comma_grouped(spec.sequence)));
       parts.about.push_back(fmt::format("communication: {}", ev->results.front().time->comm.source));
     } else {
-      parts.about.push_back(
-          fmt::format("{} ({} parameters); memory only (no task)", spec.model.name, grouped(spec.model.parameters)));
+      parts.about.push_back(fmt::format("{} ({} parameters); memory only (no task)", spec.model.name,
+                                        comma_grouped(spec.model.parameters)));
     }
     const Mem mem = Mem::for_usable(spec.usable);
     parts.design.emplace(CaptionedTable{"", design_table(spec, *ev, mem), ""});

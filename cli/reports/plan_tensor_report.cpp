@@ -15,15 +15,6 @@ constexpr double kGiB = 1024.0 * kMiB;
 
 std::string mib(Bytes b) { return fmt::format("{:g}", static_cast<double>(b) / kMiB); }
 
-std::string grouped(std::int64_t v) {
-  std::string digits = std::to_string(v), out;
-  for (std::size_t i = 0; i < digits.size(); ++i) {
-    if (i > 0 && (digits.size() - i) % 3 == 0) out += ',';
-    out += digits[i];
-  }
-  return out;
-}
-
 }  // namespace
 
 CaptionedTable reshard_table(const ReshardQuestion& q) {
@@ -38,12 +29,12 @@ CaptionedTable reshard_table(const ReshardQuestion& q) {
       mib(q.rows * row_weights), f.weights, mib(q.rows * row_checkpoint), f.recoverable(), f.weights, f.master,
       f.moment1, f.moment2);
   const RowRange old0 = shard_rows(q.rows, q.from, 0), new0 = shard_rows(q.rows, q.to, 0);
-  out += fmt::format("old shard {} rows ({} MiB of weights); new shard {} rows ({} MiB)", grouped(old0.count),
-                     mib(old0.count * row_weights), grouped(new0.count), mib(new0.count * row_weights));
+  out += fmt::format("old shard {} rows ({} MiB of weights); new shard {} rows ({} MiB)", comma_grouped(old0.count),
+                     mib(old0.count * row_weights), comma_grouped(new0.count), mib(new0.count * row_weights));
   Table t({{"new rank"}, {"reads old shard"}, {"its rows", false}, {"rows"}, {"weights MiB"}, {"checkpoint MiB"}});
   for (const ShardRead& r : reshard_reads(q.rows, q.from, q.to))
     t.add_row({std::to_string(r.new_rank), std::to_string(r.old_rank),
-               fmt::format("{}-{}", r.old_offset, r.old_offset + r.rows - 1), grouped(r.rows),
+               fmt::format("{}-{}", r.old_offset, r.old_offset + r.rows - 1), comma_grouped(r.rows),
                mib(r.rows * row_weights), mib(r.rows * row_checkpoint)});
   return {std::move(out), std::move(t), ""};
 }
@@ -72,7 +63,7 @@ CaptionedTable kv_cache_table(const KvCacheQuestion& q) {
   Table t({{"tokens"}, {"bytes"}, {"GiB"}});
   for (std::int64_t n : q.tokens) {
     const Bytes b = kv_cache_bytes(m, n, q.bytes);
-    t.add_row({grouped(n), grouped(b), fmt::format("{:.3f}", static_cast<double>(b) / kGiB)});
+    t.add_row({comma_grouped(n), comma_grouped(b), fmt::format("{:.3f}", static_cast<double>(b) / kGiB)});
   }
   return {std::move(out), std::move(t), ""};
 }

@@ -1,5 +1,6 @@
 #pragma once
 // Aligned plain-text tables for people: a header row, a rule, right-aligned numbers.
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -35,6 +36,9 @@ struct CaptionedTable {
 // "1 card", "2 cards": a count with its noun, singular for exactly one. `plural` defaults to the
 // noun + "s" ("micro-batch" needs "micro-batches").
 std::string counted(long long n, const std::string& noun, const std::string& plural = {});
+
+// 65536 -> "65,536": digits grouped by thousands, for counts of rows, dispatches and bytes.
+std::string comma_grouped(std::int64_t v);
 
 // Display width of UTF-8 text (counts code points; our tables use no wide glyphs).
 std::size_t display_width(const std::string& s);

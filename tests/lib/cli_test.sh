@@ -1,0 +1,19 @@
+# The preamble shared by the CLI test scripts (tests/*.sh), sourced after their `set` line:
+#   source "$(dirname "${BASH_SOURCE[0]}")/lib/cli_test.sh"
+# It provides
+#   $stepsim      the binary under test (the script's first argument);
+#   $tmp          a scratch folder, removed when the script exits;
+#   fail MESSAGE  print "FAIL: MESSAGE" on stderr and exit 1;
+#   run CMD...    run CMD with stdout and stderr to files; sets $code (its exit status), $out and
+#                 $err (their text). A failing CMD does not stop a script under `set -e`.
+# It lives in tests/lib/ so that CMake's glob of tests/*.sh does not register it as a test.
+stepsim="$1"
+tmp="$(mktemp -d)"
+trap 'rm -rf "$tmp"' EXIT
+fail() { echo "FAIL: $*" >&2; exit 1; }
+run() {
+  code=0
+  "$@" >"$tmp/out" 2>"$tmp/err" || code=$?
+  out="$(cat "$tmp/out")"
+  err="$(cat "$tmp/err")"
+}
