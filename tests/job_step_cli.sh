@@ -34,12 +34,8 @@ fig "step time 78.805 s" "$tmp/desk32.txt"
 "$stepsim" run scenarios/job-design-qwen3-4090.yaml --set "$book" --set job_step.hardware.gpus=48 >"$tmp/desk48.txt"
 fig "step time 52.744 s" "$tmp/desk48.txt"
 fig "MFU 39.6%" "$tmp/desk48.txt"
-set +e
-"$stepsim" run scenarios/job-design-qwen3-4090.yaml --set 'job_step.hardware.efficiency.contention=-0.1' 2>"$tmp/cont.err"
-rc=$?
-set -e
-[[ $rc == 2 ]] || fail "contention -0.1 exited $rc"
-has "contention: -0.1 is not a share of time" "$tmp/cont.err"
+run "$stepsim" run scenarios/job-design-qwen3-4090.yaml --set 'job_step.hardware.efficiency.contention=-0.1'
+[[ $code == 2 && "$err" == *"contention: -0.1 is not a share of time"* ]] || fail "contention -0.1: exit $code: $err"
 
 # 2. Bad input: one line naming file, line and key, exit 2.
 bad() {  # bad NAME 'yaml' 'expected message'
