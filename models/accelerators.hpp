@@ -25,6 +25,17 @@ struct Efficiency {
   double contention = 0.20;
 };
 
+// How the GPU runs a GEMM, for tile and wave quantization (models/layer_costs.hpp,
+// gemm_wave_efficiency): its SMs (streaming multiprocessors), each computing one tile_m x tile_n
+// tile of the output at a time. sms 0: not modelled (every GEMM at peak x efficiency.gemm).
+// The 256 x 128 tile is cuBLAS's and CUTLASS's usual large BF16 tile on A100 and H100, the one
+// NVIDIA's "Matrix Multiplication Background User's Guide" (section "Wave quantization") uses.
+struct GemmTiling {
+  int sms = 0;
+  int tile_m = 256;  // along the GEMM's M (the tokens, in the forward)
+  int tile_n = 128;
+};
+
 struct AcceleratorSpec {
   std::string name;
   double peak_bf16 = 0;            // dense BF16 tensor FLOP/s
@@ -33,6 +44,7 @@ struct AcceleratorSpec {
   Bytes memory = 0;
   Bytes usable_memory = 0;  // what training may use (CUDA context, NCCL buffers, fragmentation off)
   Efficiency efficiency;
+  GemmTiling tiling;
 };
 
 struct NodeSpec {

@@ -49,7 +49,50 @@ std::int64_t layer_parameters(const JobModel& m) {
                                : mats * h * s.intermediate;
   return attn + mlp + 2 * h;  // + two norms
 }
+
+// The forward GEMMs of one layer on one GPU (Megatron's column-parallel QKV and MLP-in GEMMs
+// split N by t, the row-parallel output projection and MLP-out split K by t; gate and up fused
+// into one GEMM of 2 ffn / t columns). MoE: the router (N = experts, unsplit) and the GPU's
+// experts / ep local experts as one grouped GEMM, each expert T top_k / (experts / ep) tokens.
+std::vector<GemmShape> layer_gemms(const JobModel& m, const JobLayout& l, double T, double h, double q, double kv) {
+  const double t = l.tp;
+  const double in_mats = m.gated_mlp ? 2 : 1;
+  std::vector<GemmShape> g = {{T, (q + 2 * kv) / t, h, 1}, {T, h, q / t, 1}};
+  if (m.experts > 0) {
+    const double local = static_cast<double>(m.experts) / std::max(1, l.ep);
+    const double per_expert = T * m.top_k / local, ffn = static_cast<double>(m.expert_ffn) / t;
+    g.push_back({T, static_cast<double>(m.experts), h, 1});
+    g.push_back({per_expert, in_mats * ffn, h, local});
+    g.push_back({per_expert, h, ffn, local});
+  } else {
+    const double ffn = static_cast<double>(m.shape.intermediate) / t;
+    g.push_back({T, in_mats * ffn, h, 1});
+    g.push_back({T, h, ffn, 1});
+  }
+  return g;
+}
 }  // namespace
+
+double gemm_wave_efficiency(double m, double n, double count, const GemmTiling& g) {
+  if (g.sms <= 0 || g.tile_m <= 0 || g.tile_n <= 0 || m <= 0 || n <= 0 || count <= 0) return 1;
+  const double tm = g.tile_m, tn = g.tile_n;
+  const double tiles = count * std::ceil(m / tm) * std::ceil(n / tn);
+  const double waves = std::ceil(tiles / g.sms);
+  return count * m * n / (tm * tn) / (waves * g.sms);
+}
+
+double gemm_seconds(const std::vector<GemmShape>& gemms, GemmPass pass, const AcceleratorSpec& a, bool fp8) {
+  const double peak = fp8 && a.peak_fp8 > 0 ? a.peak_fp8 : a.peak_bf16;
+  double s = 0;
+  for (const auto& x : gemms) {
+    // The output of each pass: forward m x n, input gradient m x k, weight gradient k x n.
+    const double rows = pass == GemmPass::WeightGrad ? x.k : x.m;
+    const double cols = pass == GemmPass::InputGrad ? x.k : x.n;
+    const double flops = 2 * x.m * x.n * x.k * x.count;
+    s += flops / (peak * a.efficiency.gemm * gemm_wave_efficiency(rows, cols, x.count, a.tiling));
+  }
+  return s;
+}
 
 std::vector<std::vector<int>> device_chunks(const JobLayout& l) {
   std::vector<std::vector<int>> out(static_cast<std::size_t>(l.pp));
@@ -84,6 +127,7 @@ LayerWork layer_work(const JobModel& m, const JobLayout& l) {
     w.gemm_flops += 2 * T * m.top_k * h * static_cast<double>(m.expert_ffn) * mats / t + 2 * T * h * m.experts;
   else
     w.gemm_flops += 2 * T * h * static_cast<double>(s.intermediate) * mats / t;
+  w.gemms = layer_gemms(m, l, T, h, q, kv);
   // Attention core: each of the T local tokens against the keys before it. Causal FlashAttention
   // visits only the causal pairs: the most loaded CP rank's share of s (s + 1) / 2 (balanced
   // chunks: exactly 1/cp of them, a mean context of (s + 1) / 2; contiguous: the last rank's
@@ -155,11 +199,10 @@ GroupPaths group_paths(const ClusterSpec& c, const JobLayout& l) {
 
 namespace {
 PassSeconds layer_pass(const LayerWork& w, const JobLayout& l, const ClusterSpec& c, const GroupPaths& paths,
-                       double gemm_mult, double attn_mult, double mem_mult, double tp_mult) {
+                       GemmPass pass, double attn_mult, double mem_mult, double tp_mult) {
   const auto& a = c.accelerator;
-  const double peak = l.fp8 && a.peak_fp8 > 0 ? a.peak_fp8 : a.peak_bf16;
   PassSeconds p;
-  p.gemm = gemm_mult * w.gemm_flops / (peak * a.efficiency.gemm);
+  p.gemm = gemm_seconds(w.gemms, pass, a, l.fp8);
   // Attention kernels run at BF16 even in FP8 recipes (Transformer Engine keeps them BF16).
   p.attention = attn_mult * w.attention_flops / (a.peak_bf16 * a.efficiency.attention);
   p.memory = mem_mult * w.memory_bytes / (static_cast<double>(a.hbm_bandwidth) * a.efficiency.memory);
@@ -181,9 +224,9 @@ LayerPasses layer_passes(const JobModel& m, const JobLayout& l, const ClusterSpe
   // memory-bound backward reads the saved input and the incoming gradient and writes a gradient
   // where the forward read one array and wrote one: 1.5x.
   const double attn_b = l.attention == AttentionKernel::Flash ? 2.5 : 2.0;
-  PassSeconds f = layer_pass(w, l, c, paths, 1, 1, 1, 1);
-  PassSeconds bi = layer_pass(w, l, c, paths, 1, attn_b, 1.5, 1);
-  PassSeconds bw = layer_pass(w, l, c, paths, 1, 0, 0, 0);
+  PassSeconds f = layer_pass(w, l, c, paths, GemmPass::Forward, 1, 1, 1);
+  PassSeconds bi = layer_pass(w, l, c, paths, GemmPass::InputGrad, attn_b, 1.5, 1);
+  PassSeconds bw = layer_pass(w, l, c, paths, GemmPass::WeightGrad, 0, 0, 0);
   // Backward TP: of the two collectives, the one after the column-parallel GEMM runs while that
   // GEMM's weight gradient is computed (Megatron's async tensor-parallel all-reduce, sec. 4.2.2
   // of Korthikanti 2022): only what outlasts that weight gradient shows.
@@ -263,16 +306,16 @@ std::vector<ChunkCost> chunk_costs(const JobModel& m, const JobLayout& l, const 
       ch.parameters += m.shape.vocab * m.shape.hidden / l.tp;
     }
     if (ch.last) {
-      // LM head GEMM (2 T h V / t forward, same again for dX and dW) and the cross-entropy over
-      // FP32 logits (write, read for softmax, write the gradient: 12 bytes per logit).
-      const double peak = l.fp8 && a.peak_fp8 > 0 ? a.peak_fp8 : a.peak_bf16;
-      const double g = 2 * T * h * V / t / (peak * a.efficiency.gemm);
+      // LM head GEMM (T x V / t logits from h: 2 T h V / t forward, as many for dX and dW) and
+      // the cross-entropy over FP32 logits (write, read for softmax, write the gradient: 12 bytes
+      // per logit).
+      const std::vector<GemmShape> head = {{T, V / t, h, 1}};
       const double ce = 12 * T * V / t / (static_cast<double>(a.hbm_bandwidth) * a.efficiency.memory);
-      ch.forward.gemm += g;
+      ch.forward.gemm += gemm_seconds(head, GemmPass::Forward, a, l.fp8);
       ch.forward.memory += ce / 2;
-      ch.backward_input.gemm += g;
+      ch.backward_input.gemm += gemm_seconds(head, GemmPass::InputGrad, a, l.fp8);
       ch.backward_input.memory += ce / 2;
-      ch.backward_weight.gemm += g;
+      ch.backward_weight.gemm += gemm_seconds(head, GemmPass::WeightGrad, a, l.fp8);
       if (!m.shape.tied_embeddings || chunks > 1) ch.parameters += m.shape.vocab * m.shape.hidden / l.tp;
       ch.activation += static_cast<Bytes>(T * h / (l.sequence_parallel ? t : 1) * kAct);
     }

@@ -91,8 +91,30 @@ struct ChunkCost {
   Bytes activation = 0;                                  // kept per micro-batch until its backward
 };
 
+// One GEMM of a pass, C[m x n] = A[m x k] B[k x n], or `count` of them launched together (an MoE
+// layer's local experts as one grouped GEMM).
+struct GemmShape {
+  double m = 0, n = 0, k = 0;
+  double count = 1;
+};
+// The backward of Y[m x n] = X[m x k] W[k x n] computes dX[m x k] = dY W^T (inner n) and
+// dW[k x n] = X^T dY (inner m): as many FLOPs, other output shapes.
+enum class GemmPass : std::uint8_t { Forward, InputGrad, WeightGrad };
+
+// Tile and wave quantization (NVIDIA, "Matrix Multiplication Background User's Guide", sections
+// "Tile quantization" and "Wave quantization"): the m x n output is computed in tile_m x tile_n
+// tiles, each SM one tile at a time, so a partial tile costs a whole one and the last wave of
+// ceil(tiles / sms) leaves SMs idle. Returns the useful share of the occupied tile slots,
+// (count m n / (tile_m tile_n)) / (waves x sms), in (0, 1]; 1 when the tiling is not modelled.
+double gemm_wave_efficiency(double m, double n, double count, const GemmTiling& g);
+// Seconds of `gemms` in one pass: each one's 2 m n k x count FLOPs / (peak x efficiency.gemm x
+// its wave efficiency); efficiency.gemm is what quantization leaves unexplained (fitted).
+double gemm_seconds(const std::vector<GemmShape>& gemms, GemmPass pass, const AcceleratorSpec& a, bool fp8);
+
 struct LayerWork {  // one decoder layer, one micro-batch, one GPU, forward only
   double gemm_flops = 0, attention_flops = 0, memory_bytes = 0;
+  // The GEMMs gemm_flops counts, forward shapes: QKV, output projection, MLP in, MLP out.
+  std::vector<GemmShape> gemms;
   double tp_bytes = 0;          // bytes of each of the TP collectives (full buffer)
   int tp_collectives = 0;       // per forward (all-reduces, or AG+RS pairs with SP)
   double cp_bytes = 0;          // K/V bytes one ring step passes

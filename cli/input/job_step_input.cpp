@@ -97,12 +97,13 @@ ClusterSpec read_cluster(const Reader& parent, const std::string& k) {
   ClusterSpec c = *p;
   if (r.has("accelerator")) {
     const Reader a = r.child("accelerator");
-    a.only({"peak_tflops", "peak_fp8_tflops", "hbm_bandwidth", "memory", "usable_memory"});
+    a.only({"peak_tflops", "peak_fp8_tflops", "hbm_bandwidth", "memory", "usable_memory", "sms"});
     if (auto v = a.opt_number("peak_tflops")) c.accelerator.peak_bf16 = *v * 1e12;
     if (auto v = a.opt_number("peak_fp8_tflops")) c.accelerator.peak_fp8 = *v * 1e12;
     if (auto v = a.opt_bandwidth("hbm_bandwidth")) c.accelerator.hbm_bandwidth = *v;
     if (auto v = a.opt_bytes("memory")) c.accelerator.memory = *v;
     if (auto v = a.opt_bytes("usable_memory")) c.accelerator.usable_memory = *v;
+    if (auto v = a.opt_count("sms", 0)) c.accelerator.tiling.sms = *v;  // 0: no wave quantization
     if (c.accelerator.peak_bf16 <= 0) a.fail("peak_tflops", "must be positive");
   }
   if (r.has("efficiency")) {

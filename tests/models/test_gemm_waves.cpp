@@ -1,0 +1,62 @@
+// Tile and wave quantization of GEMMs (models/layer_costs.hpp, gemm_wave_efficiency; NVIDIA,
+// "Matrix Multiplication Background User's Guide"): the useful share of the tile slots a GEMM's
+// output occupies, each figure worked by hand below.
+#include <catch2/catch.hpp>
+
+#include "models/accelerators.hpp"
+#include "models/layer_costs.hpp"
+
+using namespace stepsim;
+
+namespace {
+const GemmTiling kA100{108, 256, 128};
+const GemmTiling kH100{132, 256, 128};
+}  // namespace
+
+TEST_CASE("wave quantization of whole tiles", "[gemm]") {
+  // GPT-3 175B at tp 8, micro-batch 1 (T = 2,048 tokens): the QKV GEMM's output is 2,048 x
+  // 3 x 12,288 / 8 = 2,048 x 4,608: 8 x 36 = 288 tiles of 256 x 128. A100: ceil(288 / 108) = 3
+  // waves = 324 slots, 288 / 324 = 8/9. H100: 3 waves of 132 = 396 slots, 288 / 396 = 8/11.
+  CHECK(gemm_wave_efficiency(2048, 4608, 1, kA100) == Approx(8.0 / 9.0));
+  CHECK(gemm_wave_efficiency(2048, 4608, 1, kH100) == Approx(8.0 / 11.0));
+  // 1T at tp 8: 2,048 x 3 x 25,600 / 8 = 2,048 x 9,600: 8 x 75 = 600 tiles; ceil(600 / 108) = 6
+  // waves = 648 slots, 600 / 648 = 25/27: the larger GEMM wastes less of its last wave.
+  CHECK(gemm_wave_efficiency(2048, 9600, 1, kA100) == Approx(25.0 / 27.0));
+  // 18 x 12 = 216 tiles = exactly 2 waves of 108: nothing lost.
+  CHECK(gemm_wave_efficiency(18 * 256, 12 * 128, 1, kA100) == 1.0);
+  // Not modelled (0 SMs): 1.
+  CHECK(gemm_wave_efficiency(2048, 4608, 1, GemmTiling{}) == 1.0);
+}
+
+TEST_CASE("tile quantization and grouped GEMMs", "[gemm]") {
+  // 2,048 x 100: 8 x 1 tiles (each 128 columns wide for 100 useful), one wave of 108 slots:
+  // 2,048 x 100 / (256 x 128) = 6.25 useful tiles / 108.
+  CHECK(gemm_wave_efficiency(2048, 100, 1, kA100) == Approx(6.25 / 108));
+  // Four experts of 300 x 128 as one grouped GEMM: 2 x 1 tiles each, 8 in one wave;
+  // 4 x 300 x 128 / 32,768 = 4.6875 useful tiles / 108.
+  CHECK(gemm_wave_efficiency(300, 128, 4, kA100) == Approx(4.6875 / 108));
+}
+
+TEST_CASE("the backward's GEMMs have their own output shapes", "[gemm]") {
+  // The 175B QKV GEMM, Y[2,048 x 4,608] = X[2,048 x 12,288] W[12,288 x 4,608], as many FLOPs in
+  // each pass. Forward 8/9 (above); dX is 2,048 x 12,288: 8 x 96 = 768 tiles, ceil(768 / 108) = 8
+  // waves = 864 slots, 8/9 again; dW is 12,288 x 4,608: 48 x 36 = 1,728 tiles = 16 whole waves, 1.
+  AcceleratorSpec a;
+  a.peak_bf16 = 312e12;
+  a.efficiency.gemm = 0.5;
+  a.tiling = kA100;
+  const std::vector<GemmShape> qkv = {{2048, 4608, 12288, 1}};
+  const double at_peak = 2.0 * 2048 * 4608 * 12288 / (312e12 * 0.5);
+  CHECK(gemm_seconds(qkv, GemmPass::Forward, a, false) == Approx(at_peak * 9 / 8));
+  CHECK(gemm_seconds(qkv, GemmPass::InputGrad, a, false) == Approx(at_peak * 9 / 8));
+  CHECK(gemm_seconds(qkv, GemmPass::WeightGrad, a, false) == Approx(at_peak));
+}
+
+TEST_CASE("presets carry their SM counts", "[gemm]") {
+  CHECK(find_cluster_preset("a100-sxm-80gb")->accelerator.tiling.sms == 108);
+  CHECK(find_cluster_preset("h100-sxm")->accelerator.tiling.sms == 132);
+  CHECK(find_cluster_preset("h800")->accelerator.tiling.sms == 132);
+  CHECK(find_cluster_preset("h200")->accelerator.tiling.sms == 132);
+  CHECK(find_cluster_preset("b200")->accelerator.tiling.sms == 148);
+  CHECK(find_cluster_preset("rtx4090")->accelerator.tiling.sms == 128);
+}
