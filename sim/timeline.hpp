@@ -24,5 +24,8 @@ struct Interval {
   OpId op;
 };
 std::vector<Interval> resource_intervals(const OpGraph& g, const Timeline& t, ResourceId r);
+// Every resource's intervals, [resource][k], in one pass over the ops (resource_intervals for each
+// resource would read every op once per resource).
+std::vector<std::vector<Interval>> all_resource_intervals(const OpGraph& g, const Timeline& t);
 
 }  // namespace stepsim

@@ -4,7 +4,6 @@
 #include <fstream>
 #include <memory>
 #include <sstream>
-#include <thread>
 
 #include <fmt/format.h>
 
@@ -13,6 +12,7 @@
 #include "cli/commands/diagnostics.hpp"
 #include "cli/input/budget.hpp"
 #include "cli/reports/output.hpp"
+#include "sim/parallel_for.hpp"
 
 namespace stepsim::cli {
 
@@ -125,7 +125,7 @@ void run_bench(const BenchArgs& a) {
 
   // Every variant's scenario is read before anything runs, so a bad axis value fails fast (on
   // all workers: the base scenario is parsed once, each variant copies it).
-  const unsigned jobs = a.jobs > 0 ? a.jobs : std::max(1u, std::thread::hardware_concurrency());
+  const unsigned jobs = a.jobs > 0 ? a.jobs : all_cores();
   // The budget before a variant is listed: each holds its scenario and result (about 4 KB) and
   // simulates at least a few dozen ops.
   const double variants = static_cast<double>(

@@ -16,6 +16,7 @@
 #include "cli/reports/output.hpp"
 #include "cli/reports/table.hpp"
 #include "models/calibration.hpp"
+#include "sim/parallel_for.hpp"
 
 namespace stepsim::cli {
 
@@ -53,9 +54,11 @@ std::map<std::string, FitResult> fit_per_accelerator(const std::vector<MeasuredR
   for (const auto& [hw, list] : by_hw) {
     std::vector<double> measured;
     for (const auto* r : list) measured.push_back(r->value);
+    // Rows are independent simulations: every core, each row's prediction at its own index.
     auto predict = [&list](const std::vector<double>& p) {
-      std::vector<double> v;
-      for (const auto* r : list) v.push_back(predict_row(*r, eff_of(p)));
+      std::vector<double> v(list.size());
+      const Efficiency e = eff_of(p);
+      parallel_for(list.size(), all_cores(), [&](std::size_t i) { v[i] = predict_row(*list[i], e); });
       return v;
     };
     const Efficiency start = find_cluster_preset(hw)->accelerator.efficiency;

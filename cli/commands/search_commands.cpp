@@ -9,7 +9,6 @@
 #include <memory>
 #include <set>
 #include <sstream>
-#include <thread>
 
 #include <fmt/format.h>
 
@@ -17,6 +16,7 @@
 #include "cli/input/search_input.hpp"
 #include "cli/reports/output.hpp"
 #include "cli/reports/search_report.hpp"
+#include "sim/parallel_for.hpp"
 
 namespace stepsim::cli {
 
@@ -106,7 +106,7 @@ void run_search_command(const SearchArgs& a) {
   SearchScenario sc = load_search(a.file, a.sets);
   apply_flags(a, sc.spec);
   SearchOptions opt;
-  opt.jobs = static_cast<int>(a.jobs > 0 ? a.jobs : std::max(1u, std::thread::hardware_concurrency()));
+  opt.jobs = static_cast<int>(a.jobs > 0 ? a.jobs : all_cores());
   opt.prune_bound = !a.no_bound;
   SearchReportInfo info;
   info.name = sc.name;

@@ -7,7 +7,7 @@
 #include <stdexcept>
 
 #include <fmt/format.h>
-#include <boost/graph/adjacency_list.hpp>
+#include <boost/graph/compressed_sparse_row_graph.hpp>
 #include <boost/graph/dag_shortest_paths.hpp>
 
 #include "sim/checked.hpp"
@@ -312,29 +312,38 @@ std::vector<OpId> critical_path(const OpGraph& g, const Timeline& t) {
   const std::size_t n = g.op_count();
   std::vector<OpId> path;
   if (n == 0) return path;
-  using Graph = boost::adjacency_list<boost::vecS, boost::vecS, boost::directedS, boost::no_property,
-                                      boost::property<boost::edge_weight_t, double>>;
-  Graph cg(n + 1);  // vertex n: the start
-  const auto src = static_cast<Graph::vertex_descriptor>(n);
-  auto tight = [&](OpId u, OpId v) {
-    const double w = -static_cast<double>(g.op_duration(v));
-    boost::add_edge(u, v, w, cg);
+  // The tight edges are listed first, then stored once in Boost's compressed sparse row graph
+  // (one allocation for all of them; an adjacency list allocates per vertex).
+  struct Weight {
+    double w = 0;
   };
+  using Graph = boost::compressed_sparse_row_graph<boost::directedS, boost::no_property, Weight>;
+  std::vector<std::pair<std::size_t, std::size_t>> edges;
+  std::vector<Weight> weights;
+  edges.reserve(2 * n);
+  weights.reserve(2 * n);
+  auto edge = [&](std::size_t u, OpId v) {
+    edges.emplace_back(u, v);
+    weights.push_back({-static_cast<double>(g.op_duration(v))});
+  };
+  const std::size_t start = n;  // vertex n: the start
   for (OpId u = 0; u < n; ++u) {
     g.for_each_successor(u, [&](OpId v) {
-      if (t.done(g, u) == t.start[v]) tight(u, v);
+      if (t.done(g, u) == t.start[v]) edge(u, v);
     });
-    if (t.start[u] == 0) boost::add_edge(src, u, -static_cast<double>(g.op_duration(u)), cg);
+    if (t.start[u] == 0) edge(start, u);
   }
   // Resource predecessors: the op that occupied the resource until this one started.
-  for (ResourceId r = 0; r < g.resource_count(); ++r) {
-    const auto iv = resource_intervals(g, t, r);
+  for (const auto& iv : all_resource_intervals(g, t))
     for (std::size_t k = 1; k < iv.size(); ++k)
-      if (iv[k - 1].end == iv[k].start) tight(iv[k - 1].op, iv[k].op);
-  }
+      if (iv[k - 1].end == iv[k].start) edge(iv[k - 1].op, iv[k].op);
+  const Graph cg(boost::edges_are_unsorted_multi_pass, edges.begin(), edges.end(), weights.begin(), n + 1);
+  const auto src = static_cast<Graph::vertex_descriptor>(start);
   std::vector<double> dist(n + 1);
   std::vector<Graph::vertex_descriptor> pred(n + 1);
-  boost::dag_shortest_paths(cg, src, boost::distance_map(dist.data()).predecessor_map(pred.data()));
+  boost::dag_shortest_paths(
+      cg, src,
+      boost::weight_map(boost::get(&Weight::w, cg)).distance_map(dist.data()).predecessor_map(pred.data()));
   // The sink: the op done last (lowest id on ties).
   OpId sink = 0;
   for (OpId op = 1; op < n; ++op)

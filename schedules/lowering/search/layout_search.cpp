@@ -1,7 +1,6 @@
 #include "schedules/lowering/search/layout_search.hpp"
 
 #include <algorithm>
-#include <atomic>
 #include <cmath>
 #include <exception>
 #include <limits>
@@ -9,7 +8,6 @@
 #include <mutex>
 #include <numeric>
 #include <set>
-#include <thread>
 #include <tuple>
 
 #include <fmt/format.h>
@@ -19,6 +17,7 @@
 #include "models/layout.hpp"
 #include "schedules/pipeline/registry.hpp"
 #include "sim/checked.hpp"
+#include "sim/parallel_for.hpp"
 
 namespace stepsim {
 
@@ -353,28 +352,17 @@ Prefiltered prefilter(const SearchSpec& spec, const SearchOptions& opt, SearchCo
 std::vector<Evaluated> simulate_batch(const SearchSpec& spec, const Evaluated* in, std::size_t count, int jobs,
                                       const std::function<void()>& one_done) {
   std::vector<Evaluated> out(count);
-  // A layout that throws (a time past the limit) must not end a worker thread: the error of the
-  // first such layout in input order is rethrown here, the same whatever the thread count.
-  std::vector<std::exception_ptr> errors(count);
-  std::atomic<std::size_t> next{0};
-  auto worker = [&] {
-    for (std::size_t j = next++; j < count; j = next++) {
-      try {
-        out[j] = simulate(spec, in[j]);
-      } catch (...) { errors[j] = std::current_exception(); }
+  // A layout that throws (a time past the limit) must not end a worker thread: parallel_for
+  // rethrows the error of the first such layout in input order, the same whatever the thread count.
+  parallel_for(count, static_cast<unsigned>(std::max(1, jobs)), [&](std::size_t j) {
+    try {
+      out[j] = simulate(spec, in[j]);
+    } catch (...) {
       one_done();
+      throw;
     }
-  };
-  const int threads = std::min<int>(jobs, static_cast<int>(count));
-  if (threads <= 1) {
-    worker();
-  } else {
-    std::vector<std::thread> pool;
-    for (int t = 0; t < threads; ++t) pool.emplace_back(worker);
-    for (auto& t : pool) t.join();
-  }
-  for (const auto& e : errors)
-    if (e) std::rethrow_exception(e);
+    one_done();
+  });
   return out;
 }
 

@@ -1,0 +1,40 @@
+#pragma once
+// Independent work on several threads, with results that do not depend on how many.
+#include <algorithm>
+#include <atomic>
+#include <cstddef>
+#include <exception>
+#include <thread>
+#include <vector>
+
+namespace stepsim {
+
+// Runs work(i) for every i in [0, n) on up to `jobs` threads (the calling thread among them),
+// each taking the next unclaimed index; work(i) writes its result at index i, so the results
+// are the same whatever the thread count. An exception from work(i) does not end its thread:
+// after every index has run, the one of the smallest i is rethrown (again the same whatever the
+// thread count).
+template <class F>
+void parallel_for(std::size_t n, unsigned jobs, F&& work) {
+  std::vector<std::exception_ptr> errors(n);
+  std::atomic<std::size_t> next{0};
+  const auto loop = [&] {
+    for (std::size_t i = next++; i < n; i = next++) {
+      try {
+        work(i);
+      } catch (...) { errors[i] = std::current_exception(); }
+    }
+  };
+  const unsigned threads = static_cast<unsigned>(std::clamp<std::size_t>(n, 1, std::max(1u, jobs)));
+  std::vector<std::thread> pool;
+  for (unsigned t = 1; t < threads; ++t) pool.emplace_back(loop);
+  loop();
+  for (auto& t : pool) t.join();
+  for (const auto& e : errors)
+    if (e) std::rethrow_exception(e);
+}
+
+// Threads to use when the user did not say: every core.
+inline unsigned all_cores() { return std::max(1u, std::thread::hardware_concurrency()); }
+
+}  // namespace stepsim
