@@ -10,17 +10,17 @@ fig() { tr -s ' ' <"$2" | grep -q -- "$1" || { cat "$2"; fail "expected '$1' in 
 
 # 1. The shipped jobs and their figures (deterministic).
 "$stepsim" run scenarios/job-llama70b-64xh100.yaml >"$tmp/llama.txt"
-fig "step time 14.802 s" "$tmp/llama.txt"
-fig "MFU 50.3%" "$tmp/llama.txt"
+fig "step time 15.256 s" "$tmp/llama.txt"
+fig "MFU 48.8%" "$tmp/llama.txt"
 has "simulated 4 device(s) of one pipeline, 7600 ops, 64 micro-batches" "$tmp/llama.txt"
 "$stepsim" run scenarios/job-gpt3-1024xa100.yaml >"$tmp/gpt3.txt"
-fig "step time 28.840 s" "$tmp/gpt3.txt"
-fig "hardware TFLOP/s per GPU 152.7" "$tmp/gpt3.txt"
+fig "step time 29.460 s" "$tmp/gpt3.txt"
+fig "hardware TFLOP/s per GPU 149.5" "$tmp/gpt3.txt"
 "$stepsim" run scenarios/job-fsdp-8.yaml >"$tmp/fsdp.txt"
-fig "step time 5.761 s" "$tmp/fsdp.txt"
+fig "step time 5.876 s" "$tmp/fsdp.txt"
 fig "exposed DP/ZeRO 22.45 ms" "$tmp/fsdp.txt"
 "$stepsim" run scenarios/job-gpt3-1024xa100.yaml --json >"$tmp/gpt3.json"
-has "\"step_time_ns\": 28839990150" "$tmp/gpt3.json"
+has "\"step_time_ns\": 29459964260" "$tmp/gpt3.json"
 has '"by_kind"' "$tmp/gpt3.json"
 "$stepsim" run scenarios/job-llama70b-64xh100.yaml --trace "$tmp/trace.json" >/dev/null
 has '"name":"d0 collectives"' "$tmp/trace.json"
@@ -30,9 +30,9 @@ has '"name":"d3 dp"' "$tmp/trace.json"
 # the book's 78.9 s (32 cards) and 52.8 s (48 cards); contention 0 is accepted, -0.1 is not.
 book='job_step.hardware.efficiency={gemm: 0.56, attention: 0.56, contention: 0}'
 "$stepsim" run scenarios/job-design-qwen3-4090.yaml --set "$book" >"$tmp/desk32.txt"
-fig "step time 78.805 s" "$tmp/desk32.txt"
+fig "step time 78.811 s" "$tmp/desk32.txt"
 "$stepsim" run scenarios/job-design-qwen3-4090.yaml --set "$book" --set job_step.hardware.gpus=48 >"$tmp/desk48.txt"
-fig "step time 52.744 s" "$tmp/desk48.txt"
+fig "step time 52.748 s" "$tmp/desk48.txt"
 fig "MFU 39.6%" "$tmp/desk48.txt"
 run "$stepsim" run scenarios/job-design-qwen3-4090.yaml --set 'job_step.hardware.efficiency.contention=-0.1'
 [[ $code == 2 && "$err" == *"contention: -0.1 is not a share of time"* ]] || fail "contention -0.1: exit $code: $err"
@@ -91,12 +91,12 @@ m = files["megascale_megatron.csv"]
 assert m["held_out"]["mean_abs_error"] <= 0.05 and m["held_out"]["max_abs_error"] <= 0.10, m["held_out"]
 assert m["fit"]["max_abs_error"] <= 0.10, m["fit"]
 assert m["ranking"]["kept"] == m["ranking"]["pairs"], m["ranking"]
-# Korthikanti: held out within 5 % mean; every row within 10 % but the 1T full-recompute one
-# (line 12, +10.9 %: docs/job.md says why); every Table 4 layer time within 10 %; ranking kept.
+# Korthikanti: held out within 5 % mean; every row within 10 % (Table 4's layer times too: rows
+# 15-24); ranking kept.
 k = files["megatron_korthikanti2022.csv"]
 assert k["held_out"]["mean_abs_error"] <= 0.05, k["held_out"]
 for line, r in rows("megatron_korthikanti2022.csv").items():
-    if line != 12: assert abs(r["error"]) <= 0.10, (line, r)
+    assert abs(r["error"]) <= 0.10, (line, r)
 assert k["ranking"]["kept"] == k["ranking"]["pairs"], k["ranking"]
 # SC21: held out within 5 % mean and 10 % max, fit rows within 10 %; at most the two near-tie
 # pairs flip (7.5B vs 18.4B, 175B ZeRO-3 768 vs 530B ZeRO-3 1,120, < 1 % apart when predicted);
