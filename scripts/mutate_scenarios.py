@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Mutation run over the shipped scenarios (docs/fuzzing.md).
 
-    scripts/mutate_scenarios.py STEPSIM [-n N] [--seed S] [--timeout SEC] [--save DIR]
+    scripts/mutate_scenarios.py STEPSIM [-n N] [--seed S] [--timeout SEC] [-j JOBS] [--save DIR]
 
 Makes N mutants of scenarios/*.yaml (numbers made huge, negative, NaN or 1e400; keys deleted or
 duplicated; values of another type; stray bytes), runs the command that takes each (`run`, `job`,
@@ -14,8 +14,10 @@ Offenders are written to --save (one YAML file each, the command in a first comm
 Exits 1 if there was any offender. Python 3 standard library only.
 """
 import argparse
+import concurrent.futures
 import hashlib
 import os
+import queue
 import random
 import re
 import shutil
@@ -170,35 +172,59 @@ def save(folder, data, cmd, name, category, code):
     return path
 
 
+def judge(stepsim, job, timeout, dirs):
+    """Runs one mutant (name, bytes, cmd) in a free scratch folder; returns (code, err, timed_out)."""
+    name, data, cmd = job
+    folder = dirs.get()
+    try:
+        path = os.path.join(folder, name)
+        with open(path, "wb") as f:
+            f.write(data)
+        code, err, timed_out, _ = run(stepsim, cmd, path, timeout)
+        return code, err, timed_out
+    finally:
+        dirs.put(folder)
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("stepsim", help="stepsim built with -fsanitize=address,undefined")
     ap.add_argument("-n", type=int, default=1000, help="mutants (default 1000)")
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--timeout", type=float, default=10.0, help="seconds before a run counts as a hang")
+    ap.add_argument("-j", "--jobs", type=int, default=os.cpu_count() or 1,
+                    help="mutants run at once (default: every core); the mutants and the report do not depend on it")
     ap.add_argument("--save", default=os.path.join(ROOT, "tests", "fuzz_regressions"))
     a = ap.parse_args()
     rng = random.Random(a.seed)
     base = originals(a.stepsim, a.timeout)
-    tmp = workdir()
+    # Every mutant is made before any runs, from one generator: the same seed gives the same
+    # mutants and the same report (in mutant order) whatever --jobs.
+    jobs = []
+    for _ in range(a.n):
+        name, data, cmd = rng.choice(base)
+        jobs.append((name, mutant(data, rng), cmd))
+    dirs = queue.Queue()
+    for _ in range(max(1, a.jobs)):
+        dirs.put(workdir())
     counts, offenders, started = Counter(), [], time.monotonic()
     try:
-        for i in range(a.n):
-            name, data, cmd = rng.choice(base)
-            m = mutant(data, rng)
-            path = os.path.join(tmp, name)
-            with open(path, "wb") as f:
-                f.write(m)
-            code, err, timed_out, _ = run(a.stepsim, cmd, path, a.timeout)
-            counts[f"exit {code}" if not timed_out else "timeout"] += 1
-            category = verdict(code, err, timed_out)
-            if category:
-                saved = save(a.save, m, cmd, name, category, code)
-                first = err.decode("utf-8", "replace").strip().split("\n")[0][:160]
-                offenders.append((category, saved, first))
-                print(f"{category}: {saved}: {first}", file=sys.stderr)
+        with concurrent.futures.ThreadPoolExecutor(max_workers=max(1, a.jobs)) as pool:
+            results = pool.map(lambda j: judge(a.stepsim, j, a.timeout, dirs), jobs)
+            for i, ((name, m, cmd), (code, err, timed_out)) in enumerate(zip(jobs, results), 1):
+                counts[f"exit {code}" if not timed_out else "timeout"] += 1
+                category = verdict(code, err, timed_out)
+                if category:
+                    saved = save(a.save, m, cmd, name, category, code)
+                    first = err.decode("utf-8", "replace").strip().split("\n")[0][:160]
+                    offenders.append((category, saved, first))
+                    print(f"{category}: {saved}: {first}", file=sys.stderr)
+                if i % 500 == 0 or i == a.n:
+                    print(f"mutants: {i} of {a.n} run, {len(offenders)} offender(s), "
+                          f"{time.monotonic() - started:.0f} s", file=sys.stderr)
     finally:
-        shutil.rmtree(tmp)
+        while not dirs.empty():
+            shutil.rmtree(dirs.get())
     secs = time.monotonic() - started
     print(f"{a.n} mutants of {len(base)} scenarios in {secs:.0f} s: " +
           ", ".join(f"{k}: {v}" for k, v in sorted(counts.items())))
