@@ -51,7 +51,10 @@ std::map<std::string, FitResult> fit_per_accelerator(const std::vector<MeasuredR
   std::map<std::string, std::vector<const MeasuredRun*>> by_hw;
   for (const auto& r : rows) by_hw[r.hw].push_back(&r);
   std::map<std::string, FitResult> out;
-  for (const auto& [hw, list] : by_hw) {
+  for (const auto& entry : by_hw) {
+    // Named, not a structured binding: the lambda below captures it (clang before 16 cannot).
+    const std::string& hw = entry.first;
+    const std::vector<const MeasuredRun*>& list = entry.second;
     std::vector<double> measured;
     for (const auto* r : list) measured.push_back(r->value);
     // Rows are independent simulations: every core, each row's prediction at its own index.
