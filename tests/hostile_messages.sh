@@ -36,6 +36,12 @@ run "$stepsim" run "$tmp/missing.yaml"; expect 2 "error: $tmp/missing.yaml: cann
 long="$(printf 'a%.0s' $(seq 300))"
 run "$stepsim" run "$tmp/$long.yaml"; expect 2 "error: $tmp/$long.yaml: cannot open the file (file name too long)"
 
+# A syntax error that yaml-cpp's loader passes over but the full parse of every document meets
+# (found by libFuzzer; the scenario used to end as an internal error, exit 1).
+f=tests/fuzz_regressions/yaml-error-past-first-document-4.yaml
+run "$stepsim" validate $f; expect 2 "error: $f:10: not valid YAML: illegal map value"
+run "$stepsim" search $f; expect 2 "error: $f:10: not valid YAML: illegal map value"
+
 # A model file name too long: in the file (its line), and from --set (blamed on --set).
 sed "s|models/llama3-8b.yaml|$long.yaml|" scenarios/job-fsdp-8.yaml >"$tmp/long-model.yaml"
 line="$(grep -n "$long" "$tmp/long-model.yaml" | cut -d: -f1)"

@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 #include <yaml-cpp/eventhandler.h>
+#include <yaml-cpp/exceptions.h>
 #include <yaml-cpp/mark.h>
 #include <yaml-cpp/parser.h>
 
@@ -105,7 +106,13 @@ void check_yaml_shape(const std::string& text, const std::string& file, const st
   std::istringstream in(text);
   YAML::Parser parser(in);
   ShapeCheck check(file, prefix);
-  while (parser.HandleNextDocument(check)) {}
+  // yaml-cpp's Load reads the first document only; this pass reads them all, so a syntax error
+  // past the first one (a stray `---` or `...` and what follows) surfaces here.
+  try {
+    while (parser.HandleNextDocument(check)) {}
+  } catch (const YAML::ParserException& e) {
+    throw InputError(file, e.mark.line + 1, prefix, fmt::format("not valid YAML: {}", e.msg));
+  }
 }
 
 }  // namespace stepsim::cli
