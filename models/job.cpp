@@ -11,6 +11,7 @@
 #include <Eigen/Dense>
 
 #include "models/random.hpp"
+#include "sim/checked.hpp"
 
 namespace stepsim {
 
@@ -219,9 +220,10 @@ class RunSimulation {
     const Time captured = now_;
     now_ = copied;
     const Time write_start = std::max(now_, storage_free_);
-    const Time write_end = write_start + ck_.write_time();
+    const Time write_end = time_add(write_start, ck_.write_time(), "the checkpoint writes of a run");
     storage_free_ = write_end;
-    pending_.push_back(PendingSnapshot{k_, captured, write_start, write_end, write_end + ck_.commit});
+    pending_.push_back(
+        PendingSnapshot{k_, captured, write_start, write_end, time_add(write_end, ck_.commit, "the checkpoint writes of a run")});
     pending_change(now_, +1);
     ++res_.saves;
     res_.max_pending = std::max(res_.max_pending, static_cast<int>(pending_.size()));

@@ -19,6 +19,7 @@
 //    5 a s / (h t)) with TP, s b h / t (34 + 5 a s / h) with TP + SP, 34 s b h / t with selective
 //    recompute and SP, 2 s b h (/ t with SP) for the layer input kept by full recompute
 //    (Korthikanti et al. 2022, sec. 4, eq. 1-2, Table 2).
+#include <algorithm>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -67,6 +68,15 @@ struct JobLayout {
   // DualPipe's two copies of each stage.
   int weight_replicas() const { return dp * cp * stage_copies(); }
 };
+
+// An upper bound on the ops one step of `l` simulates, before it is built (docs/limits.md): per
+// pipeline chunk copy and micro-batch a forward, a backward, a weight gradient, two sends and
+// in-pass collectives (8); for ZeRO-3 (the data-parallel lowering) per layer and micro-batch a
+// gather, the passes and a reduction (6).
+inline double job_step_ops_bound(const JobLayout& l, std::int64_t layers) {
+  const double m = static_cast<double>(l.global_batch) / std::max<std::int64_t>(1, std::int64_t{l.micro_batch} * l.dp);
+  return m * (8.0 * l.pp * l.chunks_per_device() * l.stage_copies() + 6.0 * static_cast<double>(layers));
+}
 
 // The chunks (indices along the model, 0 .. pp x chunks_per_device - 1) each pipeline device
 // holds, ascending: interleaved d, d + pp, ...; DualPipe-V d and 2pp-1-d; DualPipe d and pp-1-d.

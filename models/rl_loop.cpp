@@ -58,6 +58,10 @@ std::optional<RatePpm> parse_rate(const std::string& text, std::string* error) {
   for (int k = std::max(fraction_digits, 0); k < 6; ++k) value *= 10;
   value /= per_seconds;  // exact for /s; /min and /h round down to a millionth per second
   if (value <= 0) return fail(fmt::format("'{}' must be positive", text));
+  // An item takes 1e15 / rate ns: past 10^9 items a second it would take less than the 1 ns tick
+  // (and the value would not fit the int64 it is kept in).
+  if (value > __int128{kSecond} * kPpm)
+    return fail(fmt::format("'{}' is too large: at most 1000000000/s (one item per nanosecond)", text));
   return static_cast<RatePpm>(value);
 }
 

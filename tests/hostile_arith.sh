@@ -114,6 +114,17 @@ pipe amap.yaml '  stages: 1
   time: {forward: 1ms, backward: 2ms}'
 run "$stepsim" run "$tmp/amap.yaml"; expect 2 "amap.yaml:4: pipeline.actions[0][1]: expected an action like 0F3"
 
+# Found by the 10,000-mutant run (tests/fuzz_regressions/A-*): sums past int64 and a rate that
+# rounded to zero ended in UBSan reports (signed overflow, division by zero, a double past int64).
+run "$stepsim" job scenarios/job-storage.yaml --runs 2 --set job.checkpoint.storage=0.0000001GB/s
+expect 2 "error: too large: the checkpoint writes of a run would exceed 292 years of simulated time"
+run "$stepsim" run scenarios/rl-stages.yaml --set 'rl.learning={workers: 1, rate: 9223372036854775808/s}'
+expect 2 "rl.learning.rate: '9223372036854775808/s' is too large: at most 1000000000/s (one item per nanosecond)"
+run "$stepsim" run scenarios/rl-weight-distribution.yaml --set rl.weight_transfer.size=4294967297GiB
+expect 2 "rl.weight_transfer.size: too large: 16 receivers x the size would exceed 8 EiB of traffic"
+run "$stepsim" job scenarios/job-input.yaml --runs 2 --set 'job.input.pauses=[{worker: 0, at: 600s, for: 4294967297s}]'
+expect 2 "error: too large: the input pipeline's refill would exceed 292 years of simulated time"
+
 # Shipped scenarios still load: no false duplicate or document errors.
 for f in scenarios/*.yaml bench/suites/*.yaml; do
   run "$stepsim" validate "$f"

@@ -33,6 +33,13 @@ run_capped "$stepsim" run "$tmp/token.yaml"
 expect 2 "pipeline.actions: too large: about 9.6e+08 ops and"
 run_capped "$stepsim" run $sc --set pipeline.stages=256 --set pipeline.microbatches=65536
 expect 2 "pipeline.microbatches: too large: about 6.7e+07 ops and 26.8 GB of memory, over $default_max_memory"
+# A job step's micro-batches (found by the mutation run: 2^31 sequences ran for minutes).
+run_capped "$stepsim" run scenarios/job-gpt3-1024xa100.yaml --set job_step.layout.global_batch=2147483648
+expect 2 "job_step.layout.global_batch: too large: about 9.4e+10 ops and 37.8 TB of memory, over --max-ops 1000000000"
+run_capped "$stepsim" search scenarios/search-gpt3-1024xa100.yaml --set search.layout.global_batch=2147483648
+expect 2 "search.layout.global_batch: too large: about"
+run_capped "$stepsim" job scenarios/job-stragglers.yaml --runs 2 --set job.stragglers.steps=4294967297
+expect 2 "job.stragglers.steps: too large: about 2.1e+11 events, over --max-ops 1000000000"
 run_capped "$stepsim" job scenarios/job-1024.yaml --set job.steps=2147483647
 expect 2 "job.steps: 2147483647 steps of 10.0 s exceed the 73 years a run can simulate"
 run_capped "$stepsim" job scenarios/job-1024.yaml --set job.cards=4294967297

@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include "cli/input/budget.hpp"
 #include "cli/input/model_files.hpp"
 #include "models/layout.hpp"
 
@@ -211,6 +212,7 @@ JobLayout read_layout(const Reader& r, const JobModel& m) {
 
 void check_job_step(const Reader& r, const JobStepSpec& spec, std::int64_t gpus, bool allow_oom) {
   if (const auto p = check_layout(spec.model, spec.layout, gpus)) r.child("layout").fail(p->key, p->message);
+  check_budget(r.child("layout"), "global_batch", job_step_ops_bound(spec.layout, spec.model.shape.layers));
   if (allow_oom) return;
   auto total = [&](const JobLayout& l) {
     return job_memory(spec.model, l, chunk_costs(spec.model, l, spec.cluster), -1).total();

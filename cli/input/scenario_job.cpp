@@ -3,6 +3,7 @@
 
 #include <fmt/format.h>
 
+#include "cli/input/budget.hpp"
 #include "cli/input/job_scenario.hpp"
 
 #include "models/deadline.hpp"
@@ -121,6 +122,8 @@ StragglerSpec read_stragglers(const Reader& r, std::int64_t cards) {
   s.other = r.opt_duration("other").value_or(0);
   s.cards_per_machine = r.opt_integer("cards_per_machine", 1).value_or(8);
   s.steps = r.opt_integer("steps", 1).value_or(2000);
+  // One draw per card and simulated step, holding no memory: bounded by --max-ops alone.
+  check_budget(r, "steps", static_cast<double>(s.steps) * static_cast<double>(std::max<std::int64_t>(cards, 1)), 0, 0);
   if (r.has("slow")) {
     const Reader slow = r.child("slow");
     slow.only({"machines", "fraction", "slowdown"});

@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include "cli/input/budget.hpp"
 #include "cli/input/job_step_input.hpp"
 #include "schedules/pipeline/registry.hpp"
 #include "sim/checked.hpp"
@@ -90,6 +91,30 @@ std::vector<std::int64_t> read_cards(const Reader& hw) {
 
 namespace {
 
+// The space's size and the largest step, before any work (bad input must not mean unbounded work).
+void check_search_size(const Reader& r, const Reader& lr, const SearchSpec& s) {
+  const SearchAxes& a = s.axes;
+  // The space's size, before any work (bad input must not mean unbounded work).
+  auto size_or = [](std::size_t n, std::size_t dflt) { return static_cast<double>(n == 0 ? dflt : n); };
+  const double space = static_cast<double>(a.cards.size()) * size_or(a.tp.size(), 8) * size_or(a.cp.size(), 8) *
+                       size_or(a.pp.size(), 64) * size_or(a.vpp.size(), 8) * size_or(a.schedule.size(), 7) *
+                       size_or(a.zero.size(), 4) * size_or(a.micro_batch.size(), 5) * size_or(a.recompute.size(), 3) *
+                       size_or(a.sequence_parallel.size(), 2) * size_or(a.ep.size(), 16) *
+                       static_cast<double>(a.global_batch.size()) * size_or(a.dp.size(), 1);
+  // The largest step any layout may simulate: the most micro-batches (the largest global batch
+  // in micro-batches of the smallest size, dp 1) through chunks up to one per layer (DualPipe: 2).
+  JobLayout widest;
+  widest.global_batch = *std::max_element(a.global_batch.begin(), a.global_batch.end());
+  widest.micro_batch = a.micro_batch.empty() ? 1 : *std::min_element(a.micro_batch.begin(), a.micro_batch.end());
+  widest.pp = static_cast<int>(std::min<std::int64_t>(s.model.shape.layers, 1 << 20));
+  check_budget(lr, "global_batch", 2 * job_step_ops_bound(widest, s.model.shape.layers));
+  if (space > static_cast<double>(kMaxSearchSpace))
+    r.fail(
+        "layout",
+        fmt::format("the search space may hold up to {:.3g} layouts, more than {}: fix some keys or shorten the lists",
+                    space, kMaxSearchSpace));
+}
+
 // The searched layout keys (lists, `auto`, or absent: job_step's default), and the space's size.
 void read_axes(const Reader& r, const Reader& lr, SearchSpec& s) {
   SearchAxes& a = s.axes;
@@ -157,18 +182,7 @@ void read_axes(const Reader& r, const Reader& lr, SearchSpec& s) {
   }
   if (!lr.has("sequence_parallel")) a.sequence_parallel = {0};
 
-  // The space's size, before any work (bad input must not mean unbounded work).
-  auto size_or = [](std::size_t n, std::size_t dflt) { return static_cast<double>(n == 0 ? dflt : n); };
-  const double space = static_cast<double>(a.cards.size()) * size_or(a.tp.size(), 8) * size_or(a.cp.size(), 8) *
-                       size_or(a.pp.size(), 64) * size_or(a.vpp.size(), 8) * size_or(a.schedule.size(), 7) *
-                       size_or(a.zero.size(), 4) * size_or(a.micro_batch.size(), 5) * size_or(a.recompute.size(), 3) *
-                       size_or(a.sequence_parallel.size(), 2) * size_or(a.ep.size(), 16) *
-                       static_cast<double>(a.global_batch.size()) * size_or(a.dp.size(), 1);
-  if (space > static_cast<double>(kMaxSearchSpace))
-    r.fail(
-        "layout",
-        fmt::format("the search space may hold up to {:.3g} layouts, more than {}: fix some keys or shorten the lists",
-                    space, kMaxSearchSpace));
+  check_search_size(r, lr, s);
 }
 
 // `input_wait`, `task` and `checkpoint`: the run to finish and what saves and failures cost.

@@ -14,6 +14,7 @@
 #include "cli/reports/chrome_trace.hpp"
 #include "cli/reports/table.hpp"
 #include "models/units.hpp"
+#include "sim/checked.hpp"
 
 namespace stepsim::cli {
 
@@ -65,9 +66,10 @@ void analyse_input(const Scenario& sc, const JobScenario& job, JobAnalysis& a) {
   if (a.fluid && a.fluid->production > a.fluid->consumption) {
     Time last_end = 0;
     for (const auto& w : job.input->workers)
-      for (const auto& p : w.pauses) last_end = std::max(last_end, p.start + p.duration);
-    const Time settle = static_cast<Time>(2.0 * a.fluid->refill_seconds * 1e9);
-    const std::int64_t horizon = std::min(job.steps, steps_until(last_end + settle, a.step_time) + 2);
+      for (const auto& p : w.pauses) last_end = std::max(last_end, time_add(p.start, p.duration, "an input pause"));
+    const Time settle = time_from_ns(2.0 * a.fluid->refill_seconds * 1e9, "the input pipeline's refill");
+    const std::int64_t horizon =
+        std::min(job.steps, steps_until(time_add(last_end, settle, "the input pipeline's refill"), a.step_time) + 2);
     a.min_prefetch = min_prefetch_without_stall(*job.input, a.step_time, horizon);
   }
 }

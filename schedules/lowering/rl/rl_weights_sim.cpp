@@ -5,6 +5,8 @@
 
 #include <fmt/format.h>
 
+#include "sim/checked.hpp"
+
 namespace stepsim {
 
 void check_colocate(const ColocateSpec& spec) {
@@ -88,6 +90,9 @@ void check_weight_transfer(const WeightTransferSpec& spec) {
   if (spec.bandwidth <= 0) throw SpecError("bandwidth", "must be positive");
   if (static_cast<std::int64_t>(spec.senders) * spec.receivers > 1'000'000)
     throw SpecError("senders", "senders x receivers is over a million transfers");
+  // Sending the full set to every receiver moves size x receivers bytes, counted in int64.
+  if (!checked_mul(spec.size, spec.receivers))
+    throw SpecError("size", fmt::format("too large: {} receivers x the size would exceed 8 EiB of traffic", spec.receivers));
 }
 
 std::vector<TransferRun> simulate_weight_transfer(const WeightTransferSpec& spec) {
