@@ -30,7 +30,7 @@ PY
 
 # Progress and timing go to stderr, not stdout.
 "$stepsim" job scenarios/job-storage.yaml >"$tmp/o.txt" 2>"$tmp/e.txt"
-grep -q "job: 1 runs of job-storage" "$tmp/e.txt"
+grep -q "job: 1 run of job-storage" "$tmp/e.txt"
 ! grep -q "job: 1 runs" "$tmp/o.txt"
 
 # Bad input: exit 2 with file:line: key.

@@ -35,7 +35,7 @@ void run_one_job(const Scenario& sc, const JobArgs& a, int runs, std::uint64_t s
   const JobAnalysis result = analyse_job(sc, runs, seed, a.threads, progress.int_callback());
   const double secs = progress.seconds();
   progress.restart("job");
-  note("job: {} runs of {} in {:.2f} s", runs, sc.name, secs);
+  note("job: {} of {} in {:.2f} s", counted(runs, "run"), sc.name, secs);
   if (!a.trace.empty()) write_file(a.trace, job_trace(result));
   if (!a.html.empty()) write_file(a.html, job_html_report(sc.name, sc.description, {&result}));
   if (a.json)
@@ -70,8 +70,8 @@ void run_plan_jobs(const Scenario& sc, const JobArgs& a, int runs, std::uint64_t
   }
   const double secs = progress.seconds();
   progress.restart("job");
-  note("job: {} runs of each of {} case{} of {} in {:.2f} s", runs, analyses.size(), analyses.size() == 1 ? "" : "s",
-       sc.name, secs);
+  note("job: {} of each of {} of {} in {:.2f} s", counted(runs, "run"),
+       counted(static_cast<long long>(analyses.size()), "case"), sc.name, secs);
   if (!a.trace.empty()) write_file(a.trace, job_trace(analyses.front()));
   if (!a.html.empty()) {
     std::vector<const JobAnalysis*> all;
