@@ -16,14 +16,15 @@ constexpr Time kNever = std::numeric_limits<Time>::max();
 Time finish_time(const InputWorker& w, Time start, std::size_t first_pause) {
   Time t = start;
   Time remaining = w.period;
+  constexpr std::string_view kWhat = "the input pipeline's batches";
   for (std::size_t p = first_pause; p < w.pauses.size(); ++p) {
-    const Time a = w.pauses[p].start, b = a + w.pauses[p].duration;
+    const Time a = w.pauses[p].start, b = time_add(a, w.pauses[p].duration, kWhat);
     if (b <= t) continue;
-    if (a >= t + remaining) break;
+    if (a >= time_add(t, remaining, kWhat)) break;
     if (a > t) remaining -= a - t;
     t = b;
   }
-  return t + remaining;
+  return time_add(t, remaining, kWhat);
 }
 
 class InputSimulation {

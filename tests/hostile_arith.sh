@@ -125,6 +125,12 @@ expect 2 "rl.weight_transfer.size: too large: 16 receivers x the size would exce
 run "$stepsim" job scenarios/job-input.yaml --runs 2 --set 'job.input.pauses=[{worker: 0, at: 600s, for: 4294967297s}]'
 expect 2 "error: too large: the input pipeline's refill would exceed 292 years of simulated time"
 
+run "$stepsim" plan scenarios/resource-bill.yaml --set plan.model.parameters=1e18
+expect 2 "plan.model.parameters: 1e+18 is too large: at most 1e+15 parameters"
+
+run "$stepsim" job scenarios/job-input.yaml --runs 2 --set job.input.rate=0.0000001
+expect 2 "error: too large: the input pipeline's batches would exceed 292 years of simulated time"
+
 # Shipped scenarios still load: no false duplicate or document errors.
 for f in scenarios/*.yaml bench/suites/*.yaml; do
   run "$stepsim" validate "$f"

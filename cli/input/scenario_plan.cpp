@@ -22,6 +22,8 @@ std::optional<double> opt_count(const Reader& r, const std::string& k, double mi
   return v;
 }
 
+constexpr std::int64_t kMaxPlanParameters = 1'000'000'000'000'000;  // 10^15
+
 double required_count(const Reader& r, const std::string& k) {
   const auto v = opt_count(r, k);
   if (!v) r.fail(k, "missing (required)");
@@ -113,6 +115,10 @@ void read_model(const Reader& r, PlanSpec& spec) {
   m.only({"name", "parameters", "layers", "width", "saved_arrays"});
   spec.model.name = m.opt_text("name").value_or("model");
   spec.model.parameters = static_cast<std::int64_t>(required_count(m, "parameters"));
+  // Bytes of state are parameters x up to 20-odd bytes each, kept in int64: bounded well below.
+  if (spec.model.parameters > kMaxPlanParameters)
+    m.fail("parameters", fmt::format("{:g} is too large: at most {:g} parameters (1,000x the largest models trained)",
+                                     static_cast<double>(spec.model.parameters), static_cast<double>(kMaxPlanParameters)));
   spec.model.layers = m.opt_count("layers", 1).value_or(1);
   spec.model.width = m.opt_integer("width", 1).value_or(1);
   spec.model.saved_arrays = m.opt_count("saved_arrays", 0).value_or(0);

@@ -285,7 +285,7 @@ void run_fsdp_path(JobStepRun& run) {
   };
   // Embedding and head from the chunk costs (the single chunk minus its layers).
   const auto& ch = cp.chunks.front();
-  PassSeconds ef, eb, ew;
+  PassSeconds ef, eb;
   ef = ch.forward;
   ef += lp.forward * -static_cast<double>(ch.layers);
   eb = ch.backward_input;
