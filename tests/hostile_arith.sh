@@ -131,6 +131,11 @@ expect 2 "plan.model.parameters: 1e+18 is too large: at most 1e+15 parameters"
 run "$stepsim" job scenarios/job-input.yaml --runs 2 --set job.input.rate=0.0000001
 expect 2 "error: too large: the input pipeline's batches would exceed 292 years of simulated time"
 
+run "$stepsim" job scenarios/job-stragglers.yaml --runs 2 --set job.stragglers.sigma=4294967297s
+expect 2 "job.stragglers.sigma: too large: 2000 steps of up to compute + other + 12 sigma would exceed 146 years of waits"
+run "$stepsim" job scenarios/job-input.yaml --runs 2 --set job.input.workers=4294967297
+expect 2 "job.input.workers: 4294967297 is too many: at most 1000000 input workers"
+
 # Shipped scenarios still load: no false duplicate or document errors.
 for f in scenarios/*.yaml bench/suites/*.yaml; do
   run "$stepsim" validate "$f"

@@ -76,6 +76,8 @@ InputSpec read_input(const Reader& in, const std::shared_ptr<const Source>& src)
             fmt::format("must hold at least one draw ({} sequences), or training can never start", largest_draw));
   s.warm = in.flag("warm", true);
   const std::int64_t workers = in.integer("workers", 1);
+  // Each worker is simulated (its queue and pauses): a million is far past any loader.
+  if (workers > 1'000'000) in.fail("workers", fmt::format("{} is too many: at most 1000000 input workers", workers));
   double rate = 0;
   if (in.has("rate") == in.has("tokens_per_second"))
     in.fail("rate", "give each worker's 'rate' (sequences per second) or 'tokens_per_second' with 'sequence_tokens'");
@@ -122,6 +124,13 @@ StragglerSpec read_stragglers(const Reader& r, std::int64_t cards) {
   s.other = r.opt_duration("other").value_or(0);
   s.cards_per_machine = r.opt_integer("cards_per_machine", 1).value_or(8);
   s.steps = r.opt_integer("steps", 1).value_or(2000);
+  // Each card's wait is summed over the steps in int64 ns: steps x (compute + other + 12 sigma,
+  // past any draw the normal gives) must stay within 2^62.
+  const double worst = static_cast<double>(s.steps) *
+                       (static_cast<double>(s.compute) + static_cast<double>(s.other) + 12.0 * static_cast<double>(s.sigma));
+  if (worst > 4.6e18)
+    r.fail("sigma", fmt::format("too large: {} steps of up to compute + other + 12 sigma would exceed 146 years of waits",
+                                s.steps));
   // One draw per card and simulated step, holding no memory: bounded by --max-ops alone.
   check_budget(r, "steps", static_cast<double>(s.steps) * static_cast<double>(std::max<std::int64_t>(cards, 1)), 0, 0);
   if (r.has("slow")) {
