@@ -222,8 +222,8 @@ class RunSimulation {
     const Time write_start = std::max(now_, storage_free_);
     const Time write_end = time_add(write_start, ck_.write_time(), "the checkpoint writes of a run");
     storage_free_ = write_end;
-    pending_.push_back(
-        PendingSnapshot{k_, captured, write_start, write_end, time_add(write_end, ck_.commit, "the checkpoint writes of a run")});
+    pending_.push_back(PendingSnapshot{k_, captured, write_start, write_end,
+                                       time_add(write_end, ck_.commit, "the checkpoint writes of a run")});
     pending_change(now_, +1);
     ++res_.saves;
     res_.max_pending = std::max(res_.max_pending, static_cast<int>(pending_.size()));

@@ -117,8 +117,9 @@ void read_model(const Reader& r, PlanSpec& spec) {
   spec.model.parameters = static_cast<std::int64_t>(required_count(m, "parameters"));
   // Bytes of state are parameters x up to 20-odd bytes each, kept in int64: bounded well below.
   if (spec.model.parameters > kMaxPlanParameters)
-    m.fail("parameters", fmt::format("{:g} is too large: at most {:g} parameters (1,000x the largest models trained)",
-                                     static_cast<double>(spec.model.parameters), static_cast<double>(kMaxPlanParameters)));
+    m.fail("parameters",
+           fmt::format("{:g} is too large: at most {:g} parameters (1,000x the largest models trained)",
+                       static_cast<double>(spec.model.parameters), static_cast<double>(kMaxPlanParameters)));
   spec.model.layers = m.opt_count("layers", 1).value_or(1);
   spec.model.width = m.opt_integer("width", 1).value_or(1);
   spec.model.saved_arrays = m.opt_count("saved_arrays", 0).value_or(0);

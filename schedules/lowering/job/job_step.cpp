@@ -342,8 +342,7 @@ std::vector<OpId> critical_path(const OpGraph& g, const Timeline& t) {
   std::vector<double> dist(n + 1);
   std::vector<Graph::vertex_descriptor> pred(n + 1);
   boost::dag_shortest_paths(
-      cg, src,
-      boost::weight_map(boost::get(&Weight::w, cg)).distance_map(dist.data()).predecessor_map(pred.data()));
+      cg, src, boost::weight_map(boost::get(&Weight::w, cg)).distance_map(dist.data()).predecessor_map(pred.data()));
   // The sink: the op done last (lowest id on ties).
   OpId sink = 0;
   for (OpId op = 1; op < n; ++op)

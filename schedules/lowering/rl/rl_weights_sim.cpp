@@ -92,7 +92,8 @@ void check_weight_transfer(const WeightTransferSpec& spec) {
     throw SpecError("senders", "senders x receivers is over a million transfers");
   // Sending the full set to every receiver moves size x receivers bytes, counted in int64.
   if (!checked_mul(spec.size, spec.receivers))
-    throw SpecError("size", fmt::format("too large: {} receivers x the size would exceed 8 EiB of traffic", spec.receivers));
+    throw SpecError("size",
+                    fmt::format("too large: {} receivers x the size would exceed 8 EiB of traffic", spec.receivers));
 }
 
 std::vector<TransferRun> simulate_weight_transfer(const WeightTransferSpec& spec) {
