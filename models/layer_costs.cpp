@@ -120,14 +120,10 @@ LayerWork layer_work(const JobModel& m, const JobLayout& l) {
   const double h = static_cast<double>(s.hidden);
   const double d = head_dim(s);
   const double q = s.heads * d, kv = (s.kv_heads > 0 ? s.kv_heads : s.heads) * d;
-  const double mats = m.gated_mlp ? 3 : 2;
-  // GEMMs: QKV, output projection, MLP (or routed experts: each token through top_k of them).
-  w.gemm_flops = 2 * T * h * (q + 2 * kv) / t + 2 * T * q * h / t;
-  if (m.experts > 0)
-    w.gemm_flops += 2 * T * m.top_k * h * static_cast<double>(m.expert_ffn) * mats / t + 2 * T * h * m.experts;
-  else
-    w.gemm_flops += 2 * T * h * static_cast<double>(s.intermediate) * mats / t;
+  // GEMMs: QKV, output projection, MLP (or routed experts: each token through top_k of them);
+  // their FLOPs are read off the shapes, 2 m n k per multiply.
   w.gemms = layer_gemms(m, l, T, h, q, kv);
+  for (const GemmShape& g : w.gemms) w.gemm_flops += 2 * g.m * g.n * g.k * g.count;
   // Attention core: each of the T local tokens against the keys before it. Causal FlashAttention
   // visits only the causal pairs: the most loaded CP rank's share of s (s + 1) / 2 (balanced
   // chunks: exactly 1/cp of them, a mean context of (s + 1) / 2; contiguous: the last rank's

@@ -122,9 +122,10 @@ double gemm_wave_efficiency(double m, double n, double count, const GemmTiling& 
 double gemm_seconds(const std::vector<GemmShape>& gemms, GemmPass pass, const AcceleratorSpec& a, bool fp8);
 
 struct LayerWork {  // one decoder layer, one micro-batch, one GPU, forward only
-  double gemm_flops = 0, attention_flops = 0, memory_bytes = 0;
-  // The GEMMs gemm_flops counts, forward shapes: QKV, output projection, MLP in, MLP out.
+  // The GEMMs, forward shapes: QKV, output projection, MLP in, MLP out (MoE: router, experts);
+  // gemm_flops is their sum.
   std::vector<GemmShape> gemms;
+  double gemm_flops = 0, attention_flops = 0, memory_bytes = 0;
   double tp_bytes = 0;          // bytes of each of the TP collectives (full buffer)
   int tp_collectives = 0;       // per forward (all-reduces, or AG+RS pairs with SP)
   double cp_bytes = 0;          // K/V bytes one ring step passes

@@ -128,11 +128,10 @@ StragglerSpec read_stragglers(const Reader& r, std::int64_t cards) {
   check_budget(r, "steps", static_cast<double>(s.steps) * static_cast<double>(std::max<std::int64_t>(cards, 1)), 0, 0);
   // Each card's wait is summed over the steps in int64 ns: steps x (compute + other + 12 sigma,
   // past any draw the normal gives) must stay within 2^62.
-  const double worst = static_cast<double>(s.steps) * (static_cast<double>(s.compute) + static_cast<double>(s.other) +
-                                                       12.0 * static_cast<double>(s.sigma));
-  const double per_step = worst / static_cast<double>(s.steps);
-  if (worst > 4.6e18)
-    r.fail(per_step > 8.64e13 ? "sigma" : "steps",
+  const double per_step =
+      static_cast<double>(s.compute) + static_cast<double>(s.other) + 12.0 * static_cast<double>(s.sigma);
+  if (static_cast<double>(s.steps) * per_step > 4.6e18)
+    r.fail(per_step > 8.64e13 ? "sigma" : "steps",  // past a day a step, the step is at fault
            fmt::format("too large: {} steps of up to compute + other + 12 sigma would exceed 146 years of waits",
                        s.steps));
   if (r.has("slow")) {

@@ -94,7 +94,6 @@ namespace {
 // The space's size and the largest step, before any work (bad input must not mean unbounded work).
 void check_search_size(const Reader& r, const Reader& lr, const SearchSpec& s) {
   const SearchAxes& a = s.axes;
-  // The space's size, before any work (bad input must not mean unbounded work).
   auto size_or = [](std::size_t n, std::size_t dflt) { return static_cast<double>(n == 0 ? dflt : n); };
   const double space = static_cast<double>(a.cards.size()) * size_or(a.tp.size(), 8) * size_or(a.cp.size(), 8) *
                        size_or(a.pp.size(), 64) * size_or(a.vpp.size(), 8) * size_or(a.schedule.size(), 7) *
