@@ -54,6 +54,7 @@ struct JobLayout {
   AttentionKernel attention = AttentionKernel::Flash;
   bool overlap_grad_reduce = true;   // DP gradient collectives overlap the backward
   bool overlap_param_gather = true;  // ZeRO-3 / distributed optimizer gathers prefetched
+  bool overlap_pp = true;            // PP sends run beside the compute (false: they block the sender)
   bool fp8 = false;                  // GEMMs at the FP8 peak
   int grad_bytes = 4;                // bytes per gradient element reduced (Megatron keeps FP32 main grads)
   bool cp_balanced = true;           // CP: 2 cp chunks, rank i takes i and 2cp-1-i (else contiguous)

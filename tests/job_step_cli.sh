@@ -13,14 +13,19 @@ fig() { tr -s ' ' <"$2" | grep -q -- "$1" || { cat "$2"; fail "expected '$1' in 
 fig "step time 15.256 s" "$tmp/llama.txt"
 fig "MFU 48.8%" "$tmp/llama.txt"
 has "simulated 4 device(s) of one pipeline, 7600 ops, 64 micro-batches" "$tmp/llama.txt"
+fig "exposed PP 15.94 ms" "$tmp/llama.txt"
+# Blocking pipeline sends (Megatron's default p2p): the sender waits for each message.
+"$stepsim" run scenarios/job-llama70b-64xh100.yaml --set job_step.layout.overlap.pp=false >"$tmp/llama-block.txt"
+fig "step time 15.486 s" "$tmp/llama-block.txt"
+fig "exposed PP 243.69 ms" "$tmp/llama-block.txt"
 "$stepsim" run scenarios/job-gpt3-1024xa100.yaml >"$tmp/gpt3.txt"
-fig "step time 29.460 s" "$tmp/gpt3.txt"
-fig "hardware TFLOP/s per GPU 149.5" "$tmp/gpt3.txt"
+fig "step time 28.545 s" "$tmp/gpt3.txt"
+fig "hardware TFLOP/s per GPU 154.3" "$tmp/gpt3.txt"
 "$stepsim" run scenarios/job-fsdp-8.yaml >"$tmp/fsdp.txt"
 fig "step time 5.876 s" "$tmp/fsdp.txt"
 fig "exposed DP/ZeRO 22.45 ms" "$tmp/fsdp.txt"
 "$stepsim" run scenarios/job-gpt3-1024xa100.yaml --json >"$tmp/gpt3.json"
-has "\"step_time_ns\": 29459964260" "$tmp/gpt3.json"
+has "\"step_time_ns\": 28545282352" "$tmp/gpt3.json"
 has '"by_kind"' "$tmp/gpt3.json"
 "$stepsim" run scenarios/job-llama70b-64xh100.yaml --trace "$tmp/trace.json" >/dev/null
 has '"name":"d0 collectives"' "$tmp/trace.json"
@@ -92,24 +97,27 @@ assert m["held_out"]["mean_abs_error"] <= 0.05 and m["held_out"]["max_abs_error"
 assert m["fit"]["max_abs_error"] <= 0.10, m["fit"]
 assert m["ranking"]["kept"] == m["ranking"]["pairs"], m["ranking"]
 # Korthikanti: held out within 5 % mean; every row within 10 % (Table 4's layer times too: rows
-# 15-24); ranking kept.
+# 16-25); ranking kept.
 k = files["megatron_korthikanti2022.csv"]
 assert k["held_out"]["mean_abs_error"] <= 0.05, k["held_out"]
 for line, r in rows("megatron_korthikanti2022.csv").items():
     assert abs(r["error"]) <= 0.10, (line, r)
 assert k["ranking"]["kept"] == k["ranking"]["pairs"], k["ranking"]
-# SC21: held out within 5 % mean and 10 % max, fit rows within 10 %; at most the two near-tie
-# pairs flip (7.5B vs 18.4B, 175B ZeRO-3 768 vs 530B ZeRO-3 1,120, < 1 % apart when predicted);
-# every ZeRO-3 row below the TP x PP row of its model and size, and falling with scale.
+# SC21: held out within 5 % mean and every row within 10 % (76.1B, line 16, and 175B ZeRO-3 on
+# 768, line 22, sit within 0.1 point of it: docs/job.md); at most the two known pairs flip
+# (76.1B vs 145.6B; 175B ZeRO-3 768 vs 530B ZeRO-3 1,120, < 1 % apart when predicted); every
+# ZeRO-3 row below the TP x PP row of its model and size, and falling with scale.
 s = rows("megatron_sc21.csv")
 f = files["megatron_sc21.csv"]
-assert f["held_out"]["mean_abs_error"] <= 0.05 and f["held_out"]["max_abs_error"] <= 0.10, f["held_out"]
+assert f["held_out"]["mean_abs_error"] <= 0.05, f["held_out"]
+for line, r in s.items():
+    assert abs(r["error"]) <= 0.10, (line, r)
 assert f["fit"]["max_abs_error"] <= 0.10, f["fit"]
 assert f["ranking"]["kept"] >= f["ranking"]["pairs"] - 2, f["ranking"]
-for z, p in [(18, 24), (19, 25), (20, 26), (21, 27), (22, 28), (23, 29)]:
+for z, p in [(21, 27), (22, 28), (23, 29), (24, 30), (25, 31), (26, 32)]:
     assert s[z]["predicted"] < s[p]["predicted"], (z, p)
-assert s[20]["predicted"] < s[19]["predicted"] < s[18]["predicted"]
 assert s[23]["predicted"] < s[22]["predicted"] < s[21]["predicted"]
+assert s[26]["predicted"] < s[25]["predicted"] < s[24]["predicted"]
 print("check-against bounds ok")
 PY
 

@@ -115,6 +115,7 @@ MeasuredRun parse_row(const std::string& file, int n, std::map<std::string, std:
   l.sequence_parallel = integer("sp", 0) == 1;
   l.zero = static_cast<int>(integer("zero", 0));
   l.overlap_grad_reduce = integer("overlap_dp", 1) == 1;
+  l.overlap_pp = integer("overlap_pp", 1) == 1;
   l.attention = c["attention"] == "unfused" ? AttentionKernel::Unfused : AttentionKernel::Flash;
   l.grad_bytes = static_cast<int>(integer("grad_bytes", 4));
   r.metric = parse_metric(file, n, need("metric"));

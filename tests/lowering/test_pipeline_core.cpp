@@ -7,6 +7,8 @@
 
 #include "book_pipeline.hpp"
 #include "schedules/lowering/pipeline/pipeline_spec.hpp"
+#include "schedules/pipeline/registry.hpp"
+#include "sim/engine.hpp"
 
 using namespace stepsim;
 
@@ -143,5 +145,44 @@ TEST_CASE("zero transfer and update: idle equals the closed forms", "[pipeline][
     const auto run = simulate_pipeline(spec);
     const auto& d = run.stats.devices[0];
     CHECK(static_cast<double>(d.idle) / static_cast<double>(d.busy) == Approx(fraction));
+  }
+}
+
+TEST_CASE("blocking sends: the sender's next op waits for the message, on every schedule", "[pipeline][blocking]") {
+  // Megatron-LM's default p2p (batch_isend_irecv, then wait) holds the sender's stream until the
+  // message is done. Book fill-drain, 4 stages, 8 micro-batches, messages of latency 1 ms and no
+  // link time: each forward of stages 0-2 and each backward of stages 1-3 now costs 1 ms more.
+  // The last forward leaves d0 at 7 x 11 + 10 = 87 ms and reaches d3 at 110 (three hops of
+  // 10 + 1); d3's eight backwards end at 110 + 10 + 8 x 21 - 1 = 287; three hops back of 1 + 20
+  // each put d0's last backward's end at 350, its update at 351 (337 without blocking).
+  for (const auto& family : schedule_families()) {
+    INFO(family.name);
+    auto spec = book(family.name);
+    const PipelinePlan plan = plan_for(spec);
+    PipelineCosts costs = costs_for(spec, plan);
+    const Time free_step = run(lower(plan, costs)->graph).makespan;
+    costs.blocking_sends = true;
+    const auto prog = lower(plan, costs);
+    const Timeline tl = run(prog->graph);
+    CHECK(tl.makespan >= free_step);
+    const OpGraph& g = prog->graph;
+    int sends = 0;
+    for (OpId op = 0; op < g.op_count(); ++op) {
+      if (!PipelineProgram::is_send(prog->info[op].kind)) continue;
+      ++sends;
+      // The producer is the send's only predecessor: the op on the sender's compute stream
+      // whose output it carries; its program successor starts no earlier than the send is done.
+      for (OpId u = 0; u < g.op_count(); ++u) {
+        bool feeds = false;
+        g.for_each_successor(u, [&](OpId v) { feeds = feeds || v == op; });
+        if (feeds && g.next_on_resource(u) != kNoOp) CHECK(tl.start[g.next_on_resource(u)] >= tl.done(g, op));
+      }
+    }
+    CHECK(sends == prog->forward_messages + prog->backward_messages);
+    CHECK(sends > 0);
+    if (family.name == "fill-drain") {
+      CHECK(free_step == 337 * kMillisecond);
+      CHECK(tl.makespan == 351 * kMillisecond);
+    }
   }
 }

@@ -216,6 +216,7 @@ void run_pipeline_path(JobStepRun& run) {
   costs.latency = cp.pp_latency;
   costs.bandwidth = static_cast<std::int64_t>(cp.paths.pp.bytes_per_second);
   costs.message = cp.pp_message;
+  costs.blocking_sends = !l.overlap_pp;
   if (!run.plan.split_backward)
     for (auto& s : costs.stages) s.backward_input = s.backward_weight = 0;
   run.pipeline = lower(run.plan, costs);

@@ -154,12 +154,12 @@ class PipeEmitter {
         if (s > 0) {
           const bool hop = plan_.device_of(s - 1, i) != dev;
           sends += hop;
-          deps += hop ? 2 : 1;
+          deps += hop ? 2 + costs_.blocking_sends : 1;
         }
         if (s + 1 < S) {
           const bool hop = plan_.device_of(s + 1, i) != dev;
           sends += hop;
-          deps += hop ? 2 : 1;
+          deps += hop ? 2 + costs_.blocking_sends : 1;
         }
         deps += plan_.split_backward ? 2 : 1;  // F -> B, and B -> W where split (an upper bound)
       }
@@ -199,9 +199,8 @@ class PipeEmitter {
       for (int s = 0; s < plan_.stages; ++s) {
         const OpId f = fwd_[idx(s, i)], b = bwd_[idx(s, i)], w = wgt_[idx(s, i)];
         const int dev = plan_.device_of(s, i);
-        if (s > 0) message(done(fwd_[idx(s - 1, i)]), f, plan_.device_of(s - 1, i), dev, true, s - 1, i);
-        if (s + 1 < plan_.stages)
-          message(done(bwd_[idx(s + 1, i)]), b, plan_.device_of(s + 1, i), dev, false, s + 1, i);
+        if (s > 0) message(fwd_[idx(s - 1, i)], f, plan_.device_of(s - 1, i), dev, true, s - 1, i);
+        if (s + 1 < plan_.stages) message(bwd_[idx(s + 1, i)], b, plan_.device_of(s + 1, i), dev, false, s + 1, i);
         dep(done(f), b);
         // A split backward keeps the activations until W; a full one until B.
         if (w != kNoOp) dep(b, w);
@@ -275,9 +274,11 @@ class PipeEmitter {
     g_.add_dep(before, after);
   }
 
-  // A message from `from` (on device src) to `to` (on device dst); same device: a plain dependency.
-  // The send's first dependency is its consumer (PipelineProgram::consumer_of).
-  void message(OpId from, OpId to, int src, int dst, bool forward, int stage, int micro) {
+  // A message from the action `producer` runs (on device src) to `to` (on device dst); same
+  // device: a plain dependency. The send's first dependency is its consumer
+  // (PipelineProgram::consumer_of); a blocking send then holds the sender's next compute op.
+  void message(OpId producer, OpId to, int src, int dst, bool forward, int stage, int micro) {
+    const OpId from = done(producer);
     if (src == dst) {
       dep(from, to);
       return;
@@ -288,6 +289,7 @@ class PipeEmitter {
     const OpId send = add(l.resource, msg_time_, l.latency, info);
     dep(from, send);
     dep(send, to);
+    if (costs_.blocking_sends && g_.next_on_resource(producer) != kNoOp) dep(send, g_.next_on_resource(producer));
     (forward ? prog_.forward_messages : prog_.backward_messages)++;
   }
 

@@ -46,6 +46,10 @@ struct PipelineCosts {
   Bytes message = 0;                                // bytes of one boundary message
   std::map<std::pair<int, int>, Time> hop_latency;  // (src, dst) device overrides
   std::optional<Time> overlap_fb;                   // duration of an overlapped F&B pair; default F + B
+  // Sends block the sender: its next compute op waits until the message is done, as Megatron-LM's
+  // non-overlapped p2p (batch_isend_irecv, then wait) holds the stream. Default: sends run beside
+  // the compute.
+  bool blocking_sends = false;
 
   Time latency_between(int src, int dst) const;
 };
