@@ -67,7 +67,7 @@ FitResult fit_log_least_squares(const std::function<std::vector<double>(const st
         // Converged when a step gains less than 0.01 % of the cost (the rms moves by less than
         // 0.005 %, below the printed digits): each further step costs a simulation per row and
         // parameter.
-        if (gain < 1e-4 * c + 1e-12) it = max_iterations;
+        if (gain < 1e-7 * c + 1e-12) it = max_iterations;
       } else {
         lambda *= 4;
       }
