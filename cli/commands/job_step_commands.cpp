@@ -5,6 +5,7 @@
 #include <fstream>
 #include <map>
 #include <memory>
+#include <tuple>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -46,7 +47,8 @@ std::vector<MeasuredRun> read_all(const std::vector<std::string>& files) {
   return out;
 }
 
-// One calibration per accelerator: fitted on the given rows of that accelerator.
+// One calibration per accelerator: fitted on the given rows of that accelerator. Each fit's
+// residuals are in the order of that accelerator's rows as given.
 std::map<std::string, FitResult> fit_per_accelerator(const std::vector<MeasuredRun>& rows) {
   std::map<std::string, std::vector<const MeasuredRun*>> by_hw;
   for (const auto& r : rows) by_hw[r.hw].push_back(&r);
@@ -54,9 +56,21 @@ std::map<std::string, FitResult> fit_per_accelerator(const std::vector<MeasuredR
   for (const auto& entry : by_hw) {
     // Named, not a structured binding: the lambda below captures it (clang before 16 cannot).
     const std::string& hw = entry.first;
-    const std::vector<const MeasuredRun*>& list = entry.second;
+    const std::vector<const MeasuredRun*>& given = entry.second;
+    // The same rows fit the same whatever order the files came in (the fit's path depends on the
+    // order its sums are taken in): fitted by measured value, then line and table.
+    std::vector<std::size_t> order(given.size());
+    for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
+    std::sort(order.begin(), order.end(), [&given](std::size_t a, std::size_t b) {
+      return std::tie(given[a]->value, given[a]->line, given[a]->table) <
+             std::tie(given[b]->value, given[b]->line, given[b]->table);
+    });
+    std::vector<const MeasuredRun*> list;
     std::vector<double> measured;
-    for (const auto* r : list) measured.push_back(r->value);
+    for (const std::size_t i : order) {
+      list.push_back(given[i]);
+      measured.push_back(given[i]->value);
+    }
     // Rows are independent simulations: every core, each row's prediction at its own index.
     auto predict = [&list](const std::vector<double>& p) {
       std::vector<double> v(list.size());
@@ -65,7 +79,11 @@ std::map<std::string, FitResult> fit_per_accelerator(const std::vector<MeasuredR
       return v;
     };
     const Efficiency start = find_cluster_preset(hw)->accelerator.efficiency;
-    out[hw] = fit_log_least_squares(predict, measured, eff_vector(start), 0.05, 1.0, 12);
+    FitResult fit = fit_log_least_squares(predict, measured, eff_vector(start), 0.05, 1.0, 12);
+    std::vector<double> residuals(given.size());
+    for (std::size_t k = 0; k < order.size(); ++k) residuals[order[k]] = fit.residuals[k];
+    fit.residuals = std::move(residuals);
+    out[hw] = std::move(fit);
   }
   return out;
 }
