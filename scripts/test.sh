@@ -16,9 +16,10 @@ if [[ $sanitize == 1 ]]; then
   gen=()
   if command -v ninja >/dev/null 2>&1; then gen=(-G Ninja); fi
   if [[ ! -f "$build/CMakeCache.txt" ]]; then
-    # -O1: the sanitizers' checks stay, the build and the slower tests stay affordable.
+    # -O1: the sanitizers' checks stay, the build and the slower tests stay affordable. File by
+    # file (no unity batches): a file that leans on another's includes fails here.
     cmake -S "$root" -B "$build" "${gen[@]}" -DCMAKE_BUILD_TYPE=Release -DCMAKE_CXX_FLAGS_RELEASE="-O1 -DNDEBUG" \
-      -DCMAKE_CXX_FLAGS=-g1 -DSTEPSIM_SANITIZE=ON >&2
+      -DCMAKE_CXX_FLAGS=-g1 -DSTEPSIM_SANITIZE=ON -DSTEPSIM_UNITY=OFF >&2
   fi
   cmake --build "$build" -j "${STEPSIM_JOBS:-$(nproc)}" >&2
   # Leaks are not errors here (one-shot command-line runs); everything else aborts.

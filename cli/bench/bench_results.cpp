@@ -1,4 +1,5 @@
 #include "cli/bench/bench_results.hpp"
+#include "cli/reports/quantities.hpp"
 
 #include <algorithm>
 #include <charconv>
@@ -24,7 +25,6 @@ std::string ms_text(Time ns) {
   const Time a = ns < 0 ? -ns : ns;
   return fmt::format("{}{}.{:06}", sign, a / kMillisecond, a % kMillisecond);
 }
-std::string ms3(Time ns) { return fmt::format("{:.3f}", to_ms(ns)); }
 std::string mib3(Bytes b) { return fmt::format("{:.3f}", static_cast<double>(b) / (1024.0 * 1024.0)); }
 
 std::string percent_change(double base, double cur) {

@@ -30,7 +30,7 @@ DataParallelRun run_or_fail(const Scenario& sc, const DataParallelSpec& spec, co
   }
 }
 
-KindReport run_one(const Scenario& sc) {
+KindReport run_data_parallel(const Scenario& sc) {
   const DataParallelSpec& spec = sc.data_parallel->spec;
   auto run = std::make_shared<DataParallelRun>(run_or_fail(sc, spec, ""));
   const auto view = [run, &spec] { return std::vector<DataParallelReportRun>{{"base", run.get(), &spec}}; };
@@ -88,7 +88,7 @@ ScenarioKind data_parallel_kind() {
   k.command = "run";
   k.what = "one data-parallel training step";
   k.present = [](const Scenario& sc) { return sc.data_parallel.has_value(); };
-  k.run = run_one;
+  k.run = run_data_parallel;
   k.compare = compare_all;
   k.validate = [](const Scenario& sc) {
     run_or_fail(sc, sc.data_parallel->spec, "");

@@ -20,7 +20,7 @@ JobStepRun run_or_fail(const Scenario& sc) {
   } catch (const SpecError& e) { sc.fail("job_step." + e.key(), e.what()); }
 }
 
-KindReport run_one(const Scenario& sc) {
+KindReport run_job_step_kind(const Scenario& sc) {
   auto run = std::make_shared<JobStepRun>(run_or_fail(sc));
   KindReport r;
   r.text = [run, &sc] { return job_step_text(sc.name, *run); };
@@ -39,8 +39,8 @@ ScenarioKind job_step_kind() {
   k.command = "run";
   k.what = "one training step of a job: model, cluster and parallel layout";
   k.present = [](const Scenario& sc) { return sc.job_step.has_value(); };
-  k.run = run_one;
-  k.compare = [](const Scenario& sc, const CompareRequest&) { return run_one(sc); };
+  k.run = run_job_step_kind;
+  k.compare = [](const Scenario& sc, const CompareRequest&) { return run_job_step_kind(sc); };
   k.validate = [](const Scenario& sc) { run_or_fail(sc); };
   return k;
 }

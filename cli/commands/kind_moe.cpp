@@ -25,7 +25,7 @@ MoeLayerRun run_or_fail(const Scenario& sc, const MoeLayerSpec& spec, const std:
   }
 }
 
-KindReport run_one(const Scenario& sc) {
+KindReport run_moe(const Scenario& sc) {
   auto run = std::make_shared<MoeLayerRun>(run_or_fail(sc, sc.moe->spec, ""));
   KindReport r;
   r.text = [run, &sc] { return fmt::format("{}\n{}", sc.name, moe_run_text(*run)); };
@@ -73,7 +73,7 @@ ScenarioKind moe_kind() {
   k.command = "run";
   k.what = "one mixture-of-experts layer";
   k.present = [](const Scenario& sc) { return sc.moe.has_value(); };
-  k.run = run_one;
+  k.run = run_moe;
   k.compare = compare_all;
   k.validate = [](const Scenario& sc) {
     run_or_fail(sc, sc.moe->spec, "");

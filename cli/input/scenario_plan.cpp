@@ -54,7 +54,7 @@ std::vector<int> int_list(const Reader& r, const std::string& k) {
   return out;
 }
 
-std::vector<Time> duration_list(const Reader& r, const std::string& k) {
+std::vector<Time> positive_durations(const Reader& r, const std::string& k) {
   std::vector<Time> out;
   for (const auto& t : r.texts(k)) {
     std::string err;
@@ -364,7 +364,7 @@ PlanScenario read_plan(const Reader& r, const std::shared_ptr<const Source>& src
     const Reader c = r.child("checkpoint").child("compare");
     c.only({"cards", "intervals"});
     ps.checkpoints.cards = int_list(c, "cards");
-    ps.checkpoints.intervals = duration_list(c, "intervals");
+    ps.checkpoints.intervals = positive_durations(c, "intervals");
   }
   if (r.has("scaling")) {
     const Reader s = r.child("scaling");

@@ -32,25 +32,25 @@ std::vector<std::string> split_csv(const std::string& line) {
 }
 }  // namespace
 
-const char* metric_unit(Metric m) {
+const char* metric_unit(MeasuredMetric m) {
   switch (m) {
-    case Metric::TflopsSc21:
-    case Metric::TflopsHardware: return "TFLOP/s";
-    case Metric::IterationSeconds: return "s";
-    case Metric::LayerForwardMs:
-    case Metric::LayerBackwardMs: return "ms";
+    case MeasuredMetric::TflopsSc21:
+    case MeasuredMetric::TflopsHardware: return "TFLOP/s";
+    case MeasuredMetric::IterationSeconds: return "s";
+    case MeasuredMetric::LayerForwardMs:
+    case MeasuredMetric::LayerBackwardMs: return "ms";
   }
   return "";
 }
 
 namespace {
 // The metric column: which published figure the row's value is.
-Metric parse_metric(const std::string& file, int n, const std::string& metric) {
-  if (metric == "tflops_sc21") return Metric::TflopsSc21;
-  if (metric == "tflops_hw") return Metric::TflopsHardware;
-  if (metric == "iteration_s") return Metric::IterationSeconds;
-  if (metric == "layer_fwd_ms") return Metric::LayerForwardMs;
-  if (metric == "layer_bwd_ms") return Metric::LayerBackwardMs;
+MeasuredMetric parse_metric(const std::string& file, int n, const std::string& metric) {
+  if (metric == "tflops_sc21") return MeasuredMetric::TflopsSc21;
+  if (metric == "tflops_hw") return MeasuredMetric::TflopsHardware;
+  if (metric == "iteration_s") return MeasuredMetric::IterationSeconds;
+  if (metric == "layer_fwd_ms") return MeasuredMetric::LayerForwardMs;
+  if (metric == "layer_bwd_ms") return MeasuredMetric::LayerBackwardMs;
   throw InputError(
       file, n, "metric",
       fmt::format("unknown metric '{}' (tflops_sc21, tflops_hw, iteration_s, layer_fwd_ms, layer_bwd_ms)", metric));
@@ -162,17 +162,17 @@ double predicted_metric(const MeasuredRun& row, const JobStepResult& r) {
   const JobModel& m = row.spec.model;
   const JobLayout& l = row.spec.layout;
   switch (row.metric) {
-    case Metric::TflopsSc21: {
+    case MeasuredMetric::TflopsSc21: {
       // SC21's own count: F = 96 B s l h^2 (1 + s / 6h + V / 16 l h) (sec. 5.1), per GPU per second.
       const double B = static_cast<double>(l.global_batch), s = static_cast<double>(m.seq), L = m.shape.layers,
                    h = static_cast<double>(m.shape.hidden), V = static_cast<double>(m.shape.vocab);
       const double F = 96 * B * s * L * h * h * (1 + s / (6 * h) + V / (16 * L * h));
       return F / to_s(r.step_time) / static_cast<double>(r.gpus) / 1e12;
     }
-    case Metric::TflopsHardware: return r.hardware_tflops_per_gpu;
-    case Metric::IterationSeconds: return to_s(r.step_time);
-    case Metric::LayerForwardMs: return r.layer_forward_s * 1e3;
-    case Metric::LayerBackwardMs: return r.layer_backward_s * 1e3;
+    case MeasuredMetric::TflopsHardware: return r.hardware_tflops_per_gpu;
+    case MeasuredMetric::IterationSeconds: return to_s(r.step_time);
+    case MeasuredMetric::LayerForwardMs: return r.layer_forward_s * 1e3;
+    case MeasuredMetric::LayerBackwardMs: return r.layer_backward_s * 1e3;
   }
   return 0;
 }

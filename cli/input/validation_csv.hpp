@@ -8,14 +8,14 @@
 
 namespace stepsim::cli {
 
-enum class Metric { TflopsSc21, TflopsHardware, IterationSeconds, LayerForwardMs, LayerBackwardMs };
+enum class MeasuredMetric { TflopsSc21, TflopsHardware, IterationSeconds, LayerForwardMs, LayerBackwardMs };
 
 struct MeasuredRun {
   int line = 0;
   std::string label;  // table + model + GPUs
   std::string table;  // "Table 1", ...
   JobStepSpec spec;
-  Metric metric = Metric::IterationSeconds;
+  MeasuredMetric metric = MeasuredMetric::IterationSeconds;
   double value = 0;
   bool fit = false;  // used by the calibration
   std::string hw;    // accelerator preset (one calibration per accelerator)
@@ -27,6 +27,6 @@ std::vector<MeasuredRun> read_measured_runs(const std::string& file);
 // The prediction of a row's metric from a simulated step (and the per-layer times).
 double predicted_metric(const MeasuredRun& row, const JobStepResult& r);
 
-const char* metric_unit(Metric m);
+const char* metric_unit(MeasuredMetric m);
 
 }  // namespace stepsim::cli

@@ -1,4 +1,5 @@
 #include "cli/reports/data_parallel_pictures.hpp"
+#include "cli/reports/quantities.hpp"
 
 #include <algorithm>
 #include <cctype>
@@ -56,7 +57,6 @@ int swatch_of(DpOp kind) {
   return kInput;
 }
 
-std::string ms3(Time t) { return fmt::format("{:.3f}", to_ms(t)); }
 
 // Seconds for long steps, milliseconds otherwise (as the text report does).
 std::string span(Time t, bool seconds) {

@@ -1,4 +1,5 @@
 #include "cli/reports/data_parallel_report.hpp"
+#include "cli/reports/quantities.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -14,10 +15,8 @@
 namespace stepsim::cli {
 
 namespace {
-// 3 decimals of ms is a microsecond: stable, readable JSON.
-double round3(double x) { return std::round(x * 1000.0) / 1000.0; }
 double gb(Bytes b) { return static_cast<double>(b) / 1e9; }
-std::string pct(Time part, Time whole) { return whole > 0 ? fmt::format("{:.1f}%", 100.0 * part / whole) : "-"; }
+std::string percent_of(Time part, Time whole) { return whole > 0 ? fmt::format("{:.1f}%", 100.0 * part / whole) : "-"; }
 
 std::string mode(const DataParallelPlan& p) {
   if (!p.zero3) return "DDP";
@@ -35,7 +34,7 @@ std::string ranks_line(const DataParallelResult& r, const DataParallelSpec& spec
 }
 
 // One unit for a whole column set: seconds when anything reaches 10 s, else milliseconds.
-struct TimeUnit {
+struct SecondsOrMs {
   bool seconds;
   std::string operator()(Time t) const {
     return seconds ? fmt::format("{:.3f} s", to_s(t)) : fmt::format("{:.3f} ms", to_ms(t));
@@ -112,23 +111,23 @@ std::vector<std::string> data_parallel_run_lines(const DataParallelRun& run, con
         fmt::format("collectives run on the {} at {:.3g} GB/s: {} per card per step, {:.3f} GB sent per card",
                     link_kind_name(r.link), static_cast<double>(r.link_bandwidth) / 1e9, r.collectives_per_card,
                     gb(r.bytes_per_card)));
-  const TimeUnit tu{r.step_time >= 10 * kSecond};
+  const SecondsOrMs tu{r.step_time >= 10 * kSecond};
   lines.push_back(fmt::format("step {} = input wait {} + compute {} + exposed communication {}", tu(r.step_time),
                               tu(r.input_wait), tu(r.compute_time), tu(r.exposed_comm)));
   lines.push_back(
-      fmt::format("link time {} per card per step ({} of the step)", tu(r.link_time), pct(r.link_time, r.step_time)));
+      fmt::format("link time {} per card per step ({} of the step)", tu(r.link_time), percent_of(r.link_time, r.step_time)));
   return lines;
 }
 
 Table data_parallel_resource_table(const DataParallelRun& run) {
   const DataParallelResult& r = run.result;
-  const TimeUnit tu{r.step_time >= 10 * kSecond};
+  const SecondsOrMs tu{r.step_time >= 10 * kSecond};
   const OpGraph& g = run.program->graph;
   const std::vector<Time> busy = resource_busy(g, run.timeline);
   Table t({{"resource", false}, {"busy"}, {"share of step"}});
   for (ResourceId res = 0; res < g.resource_count(); ++res) {
     if (g.resource(res).name == "collectives") continue;
-    t.add_row({g.resource(res).name, tu(busy[res]), pct(busy[res], r.step_time)});
+    t.add_row({g.resource(res).name, tu(busy[res]), percent_of(busy[res], r.step_time)});
   }
   return t;
 }
@@ -138,7 +137,7 @@ std::string data_parallel_run_text(const DataParallelRun& run, const DataParalle
   std::string out;
   for (const auto& line : data_parallel_run_lines(run, spec)) out += line + "\n";
   out += "\n";
-  const TimeUnit tu{r.step_time >= 10 * kSecond};
+  const SecondsOrMs tu{r.step_time >= 10 * kSecond};
   // One row per resource; larger unfolded runs get the summary line only.
   if (r.ranks.size() <= 16) out += data_parallel_resource_table(run).render();
   if (r.ranks.size() > 1) {
@@ -153,7 +152,7 @@ std::string data_parallel_run_text(const DataParallelRun& run, const DataParalle
 Table data_parallel_compare_table(const std::vector<std::pair<std::string, const DataParallelRun*>>& runs) {
   Time longest = 0;
   for (const auto& [name, run] : runs) longest = std::max(longest, run->result.step_time);
-  const TimeUnit tu{longest >= 10 * kSecond};
+  const SecondsOrMs tu{longest >= 10 * kSecond};
   Table t({{"variant", false},
            {"mode", false},
            {"link", false},

@@ -1,4 +1,5 @@
 #include "cli/reports/job_pictures.hpp"
+#include "cli/reports/quantities.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -35,7 +36,6 @@ std::string fixed(double v, int decimals) { return fmt::format("{:.{}f}", v, dec
 enum CompletionSwatch { InTime, Late };
 enum OverheadSwatch { Saving, Redo, Restore };
 
-std::string pct(double x) { return fmt::format("{:.3f}%", 100.0 * x); }
 
 }  // namespace
 
@@ -94,8 +94,8 @@ BarChart job_overhead_chart(const JobAnalysis& a) {
     const auto add = [&](const MeanEstimate& e, int swatch, const char* what) {
       if (e.mean <= 0) return;
       item.segments.push_back({100.0 * e.mean, swatch,
-                               fmt::format("{}: {}: {} +- {} of the work\n(total {} +- {})", label, what, pct(e.mean),
-                                           pct(e.se), pct(total.mean), pct(total.se))});
+                               fmt::format("{}: {}: {} +- {} of the work\n(total {} +- {})", label, what, percent(e.mean, 3),
+                                           percent(e.se, 3), percent(total.mean, 3), percent(total.se, 3))});
     };
     add(saving, Saving, "saving");
     add(redo, Redo, "redo");

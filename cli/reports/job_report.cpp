@@ -1,4 +1,5 @@
 #include "cli/reports/job_report.hpp"
+#include "cli/reports/quantities.hpp"
 
 #include "cli/input/budget.hpp"
 #include "cli/input/plan_source.hpp"
@@ -24,8 +25,6 @@ namespace {
 constexpr Time kDay = 86'400 * kSecond;
 constexpr std::int64_t kMaxInputSteps = 10'000'000;  // per-step samples are kept in memory
 
-double days(Time t) { return static_cast<double>(t) / static_cast<double>(kDay); }
-double round3(double x) { return std::round(x * 1000.0) / 1000.0; }
 double round6(double x) { return std::round(x * 1e6) / 1e6; }
 double round8(double x) { return std::round(x * 1e8) / 1e8; }
 // Days for long spans, seconds below a day.
@@ -34,7 +33,6 @@ std::string span(Time t) {
   if (std::llabs(t) >= 3600 * kSecond) return fmt::format("{:.2f} h", to_s(t) / 3600.0);
   return format_duration(t);
 }
-std::string pct(double x) { return fmt::format("{:.3f}%", 100.0 * x); }
 
 // The verdict on a deadline from the share of runs that meet it.
 std::string verdict(double p) { return p >= 0.9 ? "meets" : p >= 0.5 ? "at risk" : "misses"; }
@@ -291,7 +289,7 @@ CaptionedTable job_overhead_table(const JobAnalysis& a) {
   const JobSpec& s = a.spec;
   const JobSummary& m = a.summary;
   Table o({{"saving"}, {"redo"}, {"restore"}, {"total"}, {"+- se"}, {"failures/run"}, {"rollbacks/run"}});
-  o.add_row({pct(m.saving.mean), pct(m.redo.mean), pct(m.restore.mean), pct(m.overhead.mean), pct(m.overhead.se),
+  o.add_row({percent(m.saving.mean, 3), percent(m.redo.mean, 3), percent(m.restore.mean, 3), percent(m.overhead.mean, 3), percent(m.overhead.se, 3),
              fmt::format("{:.2f}", m.failures.mean), fmt::format("{:.2f}", m.rollbacks.mean)});
   return {fmt::format("overhead, % of {} of steps (mean over runs +- standard error)", span(s.profile.total())),
           std::move(o),
@@ -304,8 +302,8 @@ std::optional<CaptionedTable> job_interval_table(const JobAnalysis& a) {
   if (a.sweep.empty()) return std::nullopt;
   Table w({{"every (steps)"}, {"interval"}, {"saving"}, {"redo"}, {"restore"}, {"total"}, {"+- se"}});
   for (const auto& p : a.sweep)
-    w.add_row({std::to_string(p.every_steps), format_duration(p.interval), pct(p.saving.mean), pct(p.redo.mean),
-               pct(p.restore.mean), pct(p.overhead.mean), pct(p.overhead.se)});
+    w.add_row({std::to_string(p.every_steps), format_duration(p.interval), percent(p.saving.mean, 3), percent(p.redo.mean, 3),
+               percent(p.restore.mean, 3), percent(p.overhead.mean, 3), percent(p.overhead.se, 3)});
   return CaptionedTable{
       "checkpoint intervals (the same runs, hence the same failures, for each)", std::move(w),
       a.sweep_optimum_seconds

@@ -1,4 +1,5 @@
 #include "cli/reports/job_step_pictures.hpp"
+#include "cli/reports/quantities.hpp"
 
 #include <algorithm>
 #include <array>
@@ -41,7 +42,6 @@ int swatch_of(JobOpKind k) {
   return Other;
 }
 
-std::string ms3(Time t) { return fmt::format("{:.3f}", to_ms(t)); }
 
 TimeBar bar_of(const JobStepRun& run, OpId op, Time start, Time end, int swatch) {
   const OpGraph& g = run.graph();

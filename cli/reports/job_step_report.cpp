@@ -1,4 +1,5 @@
 #include "cli/reports/job_step_report.hpp"
+#include "cli/reports/quantities.hpp"
 
 #include <algorithm>
 
@@ -11,8 +12,6 @@
 namespace stepsim::cli {
 
 namespace {
-double gib(Bytes b) { return static_cast<double>(b) / (1024.0 * 1024 * 1024); }
-std::string pct(double x) { return fmt::format("{:.1f}%", 100 * x); }
 std::string secs(Time t) {
   return t >= kSecond ? fmt::format("{:.3f} s", to_s(t)) : fmt::format("{:.2f} ms", to_ms(t));
 }
@@ -49,9 +48,9 @@ Table job_step_summary_table(const JobStepRun& run, bool with_exposed) {
   t.add_row({"tokens/s per GPU", fmt::format("{:.0f}", r.tokens_per_s_per_gpu)});
   t.add_row({"model TFLOP/s per GPU", fmt::format("{:.1f}", r.model_tflops_per_gpu)});
   t.add_row({"hardware TFLOP/s per GPU", fmt::format("{:.1f}", r.hardware_tflops_per_gpu)});
-  t.add_row({"MFU", pct(r.mfu)});
-  t.add_row({"HFU", pct(r.hfu)});
-  t.add_row({"bubble (compute idle)", pct(r.bubble)});
+  t.add_row({"MFU", percent(r.mfu, 1)});
+  t.add_row({"HFU", percent(r.hfu, 1)});
+  t.add_row({"bubble (compute idle)", percent(r.bubble, 1)});
   if (!with_exposed) return t;
   for (const auto& [what, time] : job_step_exposed(r)) t.add_row({"exposed " + what, secs(time)});
   return t;
@@ -71,10 +70,10 @@ Table job_step_exposed_table(const JobStepRun& run) {
   Time sum = 0;
   const double step = static_cast<double>(std::max<Time>(1, r.step_time));
   for (const auto& [what, time] : job_step_exposed(r)) {
-    t.add_row({what, secs(time), pct(static_cast<double>(time) / step)});
+    t.add_row({what, secs(time), percent(static_cast<double>(time) / step, 1)});
     sum += time;
   }
-  t.add_row({"total", secs(sum), pct(static_cast<double>(sum) / step)});
+  t.add_row({"total", secs(sum), percent(static_cast<double>(sum) / step, 1)});
   return t;
 }
 
@@ -94,7 +93,7 @@ Table job_step_memory_table(const JobStepRun& run) {
 
 Table job_step_critical_table(const std::vector<CriticalShare>& shares) {
   Table c({{"", false}, {"time"}, {"share"}});
-  for (const auto& x : shares) c.add_row({x.what, secs(x.time), pct(x.share)});
+  for (const auto& x : shares) c.add_row({x.what, secs(x.time), percent(x.share, 1)});
   return c;
 }
 
@@ -124,8 +123,8 @@ CaptionedTable job_step_cp_table(const JobStepRun& run) {
     most_b = std::max(most_b, b.pairs);
     most_c = std::max(most_c, c.pairs);
     t.add_row({std::to_string(i), chunk_list(b.chunks), comma_grouped(b.pairs),
-               pct(static_cast<double>(b.pairs) / static_cast<double>(all)), comma_grouped(c.pairs),
-               pct(static_cast<double>(c.pairs) / static_cast<double>(all))});
+               percent(static_cast<double>(b.pairs) / static_cast<double>(all), 1), comma_grouped(c.pairs),
+               percent(static_cast<double>(c.pairs) / static_cast<double>(all), 1)});
   }
   const double mean = static_cast<double>(all) / cp;
   std::string outro = fmt::format(

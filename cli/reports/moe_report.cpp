@@ -1,4 +1,5 @@
 #include "cli/reports/moe_report.hpp"
+#include "cli/reports/quantities.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -14,7 +15,6 @@ namespace {
 
 using Json = nlohmann::ordered_json;
 
-double round3(double x) { return std::round(x * 1000.0) / 1000.0; }
 std::string ms(Time t) { return fmt::format("{:.3f}", to_ms(t)); }
 
 std::string routing_text(const MoeLayerRun& run) {

@@ -1,4 +1,5 @@
 #include "cli/reports/pipeline_pictures.hpp"
+#include "cli/reports/quantities.hpp"
 
 #include <algorithm>
 
@@ -32,8 +33,6 @@ const char* device_colour(int d) {
   return kColours[d % 8];
 }
 
-double mib(Bytes b) { return static_cast<double>(b) / (1024.0 * 1024.0); }
-std::string ms3(Time t) { return fmt::format("{:.3f}", to_ms(t)); }
 
 std::string describe(const PipeOpInfo& x) {
   switch (x.kind) {

@@ -1,4 +1,5 @@
 #include "cli/reports/pipeline_report.hpp"
+#include "cli/reports/quantities.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -18,9 +19,7 @@ namespace stepsim::cli {
 using namespace std::string_view_literals;
 
 namespace {
-double mib(Bytes b) { return static_cast<double>(b) / (1024.0 * 1024.0); }
 // Rounded for stable, readable JSON: 3 decimals of ms is a microsecond.
-double round3(double x) { return std::round(x * 1000.0) / 1000.0; }
 double round4(double x) { return std::round(x * 10000.0) / 10000.0; }
 
 Bytes max_peak(const PipelineRun& run) {

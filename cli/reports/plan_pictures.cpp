@@ -1,4 +1,5 @@
 #include "cli/reports/plan_pictures.hpp"
+#include "cli/reports/quantities.hpp"
 
 #include <algorithm>
 #include <map>
@@ -12,9 +13,6 @@ namespace stepsim::cli {
 
 namespace {
 
-constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
-constexpr double kDaySeconds = 86400.0;
-double days(Time t) { return to_s(t) / kDaySeconds; }
 
 // The chart's memory unit: GiB for cards with gigabytes, decimal megabytes for the small devices
 // whose budgets the book counts in bytes (10,000,000 B = 10.0 MB).

@@ -1,4 +1,5 @@
 #include "cli/reports/plan_report.hpp"
+#include "cli/reports/quantities.hpp"
 
 #include <cmath>
 
@@ -16,11 +17,7 @@ namespace stepsim::cli {
 
 namespace {
 
-constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
-constexpr double kDaySeconds = 86400.0;
 
-double gib(Bytes b) { return static_cast<double>(b) / kGiB; }
-double days(Time t) { return to_s(t) / kDaySeconds; }
 // Rounded for stable, readable JSON.
 // Rounded to `unit` (a power of ten) by scaling with its exact inverse, so that JSON prints the
 // short decimal (679.255211, not 679.2552109999999).

@@ -1,4 +1,5 @@
 #include "cli/reports/plan_tensor_report.hpp"
+#include "cli/reports/quantities.hpp"
 
 #include <fmt/format.h>
 
@@ -10,10 +11,7 @@ namespace stepsim::cli {
 
 namespace {
 
-constexpr double kMiB = 1024.0 * 1024.0;
-constexpr double kGiB = 1024.0 * kMiB;
-
-std::string mib(Bytes b) { return fmt::format("{:g}", static_cast<double>(b) / kMiB); }
+std::string mib_text(Bytes b) { return fmt::format("{:g}", mib(b)); }
 
 }  // namespace
 
@@ -26,16 +24,16 @@ CaptionedTable reshard_table(const ReshardQuestion& q) {
   out += fmt::format(
       "weights {} MiB at {} B each; in a checkpoint {} MiB ({} B per parameter: weights {}, master {}, "
       "moments {} + {})\n",
-      mib(q.rows * row_weights), f.weights, mib(q.rows * row_checkpoint), f.recoverable(), f.weights, f.master,
+      mib_text(q.rows * row_weights), f.weights, mib_text(q.rows * row_checkpoint), f.recoverable(), f.weights, f.master,
       f.moment1, f.moment2);
   const RowRange old0 = shard_rows(q.rows, q.from, 0), new0 = shard_rows(q.rows, q.to, 0);
   out += fmt::format("old shard {} rows ({} MiB of weights); new shard {} rows ({} MiB)", comma_grouped(old0.count),
-                     mib(old0.count * row_weights), comma_grouped(new0.count), mib(new0.count * row_weights));
+                     mib_text(old0.count * row_weights), comma_grouped(new0.count), mib_text(new0.count * row_weights));
   Table t({{"new rank"}, {"reads old shard"}, {"its rows", false}, {"rows"}, {"weights MiB"}, {"checkpoint MiB"}});
   for (const ShardRead& r : reshard_reads(q.rows, q.from, q.to))
     t.add_row({std::to_string(r.new_rank), std::to_string(r.old_rank),
                fmt::format("{}-{}", r.old_offset, r.old_offset + r.rows - 1), comma_grouped(r.rows),
-               mib(r.rows * row_weights), mib(r.rows * row_checkpoint)});
+               mib_text(r.rows * row_weights), mib_text(r.rows * row_checkpoint)});
   return {std::move(out), std::move(t), ""};
 }
 

@@ -1,4 +1,5 @@
 #include "cli/reports/rl_report.hpp"
+#include "cli/reports/quantities.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -13,12 +14,9 @@ namespace stepsim::cli {
 namespace {
 using Json = nlohmann::ordered_json;
 
-double gib(Bytes b) { return static_cast<double>(b) / (1024.0 * 1024.0 * 1024.0); }
-double round3(double x) { return std::round(x * 1000.0) / 1000.0; }
 double round4(double x) { return std::round(x * 10000.0) / 10000.0; }
 std::string fmt_s(Time t) { return fmt::format("{:.3f}", to_s(t)); }
 std::string fmt_gib(Bytes b) { return fmt::format("{:.1f}", gib(b)); }
-std::string pct(double x) { return fmt::format("{:.0f}%", 100.0 * x); }
 
 std::string mode_text(const RlLoopSpec& s) {
   std::string out = s.mode == RlMode::Synchronous ? "synchronous" : fmt::format("async <={}", s.max_staleness);
@@ -40,7 +38,7 @@ std::string staleness_text(const RlLoopStats& st) {
 
 std::string busy_text(const RlLoopStats& st) {
   std::string cells[3] = {"-", "-", "-"};
-  for (const auto& u : st.stages) cells[u.stage] = pct(u.utilization);
+  for (const auto& u : st.stages) cells[u.stage] = percent(u.utilization, 0);
   return fmt::format("{}/{}/{}", cells[0], cells[1], cells[2]);
 }
 
@@ -195,8 +193,8 @@ std::string rl_in_flight_text(const RlRun& run) {
     for (const auto& bin : l.stats.survival)
       b.add_row(
           {bin.hi < 0 ? fmt::format(">= {}", fmt_s(bin.lo)) : fmt::format("{} - {}", fmt_s(bin.lo), fmt_s(bin.hi)),
-           std::to_string(bin.generated), bin.generated ? pct(static_cast<double>(bin.survived) / bin.generated) : "-",
-           bin.generated ? pct(bin.model) : "-"});
+           std::to_string(bin.generated), bin.generated ? percent(static_cast<double>(bin.survived) / bin.generated, 0) : "-",
+           bin.generated ? percent(bin.model, 0) : "-"});
     out += b.render();
   }
   return out;

@@ -1,4 +1,5 @@
 #include "cli/reports/search_report.hpp"
+#include "cli/reports/quantities.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -14,12 +15,9 @@ namespace stepsim::cli {
 
 namespace {
 
-double gib(Bytes b) { return static_cast<double>(b) / (1024.0 * 1024 * 1024); }
-std::string pct(double x) { return fmt::format("{:.1f}%", 100 * x); }
 std::string secs(Time t) {
   return t >= kSecond ? fmt::format("{:.3f} s", to_s(t)) : fmt::format("{:.1f} ms", to_ms(t));
 }
-double days(Time t) { return to_s(t) / 86400.0; }
 
 std::string zero_label(const JobLayout& l) { return l.zero >= 3 ? "fsdp" : std::to_string(l.zero); }
 
@@ -80,9 +78,9 @@ Table top_table(const SearchSpec& spec, const std::vector<Evaluated>& rows) {
     row.push_back(recompute_name(l.recompute));
     row.push_back(l.sequence_parallel ? "yes" : "no");
     row.push_back(secs(e.step));
-    row.push_back(pct(e.mfu));
+    row.push_back(percent(e.mfu, 1));
     row.push_back(fmt::format("{:.1f}", gib(e.memory.total())));
-    row.push_back(pct(e.bubble));
+    row.push_back(percent(e.bubble, 1));
     row.push_back(exposed_cell(e));
     if (spec.rank == SearchRank::Cost) row.push_back(fmt::format("{:.2f}", e.cost() / 3600.0));
     if (timed(spec)) row.push_back(fmt::format("{:.1f}", days(e.completion)));

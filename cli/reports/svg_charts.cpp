@@ -1,4 +1,5 @@
 #include "cli/reports/svg_charts.hpp"
+#include "cli/reports/quantities.hpp"
 
 #include <algorithm>
 #include <cctype>
@@ -21,7 +22,6 @@ constexpr const char* kReference = "#c0392b";
 
 // Coordinates with one decimal: enough for the eye, stable in text.
 std::string n1(double v) { return fmt::format("{:.1f}", v); }
-std::string ms3(Time t) { return fmt::format("{:.3f}", to_ms(t)); }
 
 // A swatch's legend text: its letter first when it has one (F forward).
 std::string legend_text(const Swatch& s) {

@@ -1,0 +1,28 @@
+#pragma once
+// The unit conversions and roundings reports print with, defined once: MiB and GiB of bytes, days
+// of simulated time, a figure rounded to 3 decimals for JSON, milliseconds with 3 decimals, and a
+// fraction as a percentage with a given number of decimals.
+#include <cmath>
+#include <string>
+
+#include <fmt/format.h>
+
+#include "sim/time.hpp"
+
+namespace stepsim::cli {
+
+inline constexpr double kMiB = 1024.0 * 1024.0;
+inline constexpr double kGiB = 1024.0 * kMiB;
+inline constexpr double kDaySeconds = 86400.0;
+
+inline double mib(Bytes b) { return static_cast<double>(b) / kMiB; }
+inline double gib(Bytes b) { return static_cast<double>(b) / kGiB; }
+inline double days(Time t) { return to_s(t) / kDaySeconds; }
+inline double round3(double x) { return std::round(x * 1000.0) / 1000.0; }
+inline std::string ms3(Time t) { return fmt::format("{:.3f}", to_ms(t)); }
+// 0.1234 with 1 decimal: "12.3%".
+inline std::string percent(double fraction, int decimals) {
+  return fmt::format("{:.{}f}%", 100.0 * fraction, decimals);
+}
+
+}  // namespace stepsim::cli
