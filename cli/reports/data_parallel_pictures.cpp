@@ -57,7 +57,6 @@ int swatch_of(DpOp kind) {
   return kInput;
 }
 
-
 // Seconds for long steps, milliseconds otherwise (as the text report does).
 std::string span(Time t, bool seconds) {
   return seconds ? fmt::format("{:.3f} s", to_s(t)) : fmt::format("{:.3f} ms", to_ms(t));

@@ -114,8 +114,8 @@ std::vector<std::string> data_parallel_run_lines(const DataParallelRun& run, con
   const SecondsOrMs tu{r.step_time >= 10 * kSecond};
   lines.push_back(fmt::format("step {} = input wait {} + compute {} + exposed communication {}", tu(r.step_time),
                               tu(r.input_wait), tu(r.compute_time), tu(r.exposed_comm)));
-  lines.push_back(
-      fmt::format("link time {} per card per step ({} of the step)", tu(r.link_time), percent_of(r.link_time, r.step_time)));
+  lines.push_back(fmt::format("link time {} per card per step ({} of the step)", tu(r.link_time),
+                              percent_of(r.link_time, r.step_time)));
   return lines;
 }
 

@@ -36,7 +36,6 @@ std::string fixed(double v, int decimals) { return fmt::format("{:.{}f}", v, dec
 enum CompletionSwatch { InTime, Late };
 enum OverheadSwatch { Saving, Redo, Restore };
 
-
 }  // namespace
 
 BarChart job_completion_histogram(const JobAnalysis& a, int bins) {
@@ -93,9 +92,10 @@ BarChart job_overhead_chart(const JobAnalysis& a) {
     item.note = fmt::format("{:.2f}%", 100.0 * total.mean);
     const auto add = [&](const MeanEstimate& e, int swatch, const char* what) {
       if (e.mean <= 0) return;
-      item.segments.push_back({100.0 * e.mean, swatch,
-                               fmt::format("{}: {}: {} +- {} of the work\n(total {} +- {})", label, what, percent(e.mean, 3),
-                                           percent(e.se, 3), percent(total.mean, 3), percent(total.se, 3))});
+      item.segments.push_back(
+          {100.0 * e.mean, swatch,
+           fmt::format("{}: {}: {} +- {} of the work\n(total {} +- {})", label, what, percent(e.mean, 3),
+                       percent(e.se, 3), percent(total.mean, 3), percent(total.se, 3))});
     };
     add(saving, Saving, "saving");
     add(redo, Redo, "redo");

@@ -289,8 +289,9 @@ CaptionedTable job_overhead_table(const JobAnalysis& a) {
   const JobSpec& s = a.spec;
   const JobSummary& m = a.summary;
   Table o({{"saving"}, {"redo"}, {"restore"}, {"total"}, {"+- se"}, {"failures/run"}, {"rollbacks/run"}});
-  o.add_row({percent(m.saving.mean, 3), percent(m.redo.mean, 3), percent(m.restore.mean, 3), percent(m.overhead.mean, 3), percent(m.overhead.se, 3),
-             fmt::format("{:.2f}", m.failures.mean), fmt::format("{:.2f}", m.rollbacks.mean)});
+  o.add_row({percent(m.saving.mean, 3), percent(m.redo.mean, 3), percent(m.restore.mean, 3),
+             percent(m.overhead.mean, 3), percent(m.overhead.se, 3), fmt::format("{:.2f}", m.failures.mean),
+             fmt::format("{:.2f}", m.rollbacks.mean)});
   return {fmt::format("overhead, % of {} of steps (mean over runs +- standard error)", span(s.profile.total())),
           std::move(o),
           s.checkpoint.mode == SaveMode::Async
@@ -302,8 +303,9 @@ std::optional<CaptionedTable> job_interval_table(const JobAnalysis& a) {
   if (a.sweep.empty()) return std::nullopt;
   Table w({{"every (steps)"}, {"interval"}, {"saving"}, {"redo"}, {"restore"}, {"total"}, {"+- se"}});
   for (const auto& p : a.sweep)
-    w.add_row({std::to_string(p.every_steps), format_duration(p.interval), percent(p.saving.mean, 3), percent(p.redo.mean, 3),
-               percent(p.restore.mean, 3), percent(p.overhead.mean, 3), percent(p.overhead.se, 3)});
+    w.add_row({std::to_string(p.every_steps), format_duration(p.interval), percent(p.saving.mean, 3),
+               percent(p.redo.mean, 3), percent(p.restore.mean, 3), percent(p.overhead.mean, 3),
+               percent(p.overhead.se, 3)});
   return CaptionedTable{
       "checkpoint intervals (the same runs, hence the same failures, for each)", std::move(w),
       a.sweep_optimum_seconds

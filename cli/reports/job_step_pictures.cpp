@@ -42,7 +42,6 @@ int swatch_of(JobOpKind k) {
   return Other;
 }
 
-
 TimeBar bar_of(const JobStepRun& run, OpId op, Time start, Time end, int swatch) {
   const OpGraph& g = run.graph();
   TimeBar b;

@@ -33,7 +33,6 @@ const char* device_colour(int d) {
   return kColours[d % 8];
 }
 
-
 std::string describe(const PipeOpInfo& x) {
   switch (x.kind) {
     case PipeOp::Forward: return fmt::format("forward of micro-batch {}, stage {}", x.micro, x.stage);

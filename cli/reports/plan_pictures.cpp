@@ -13,7 +13,6 @@ namespace stepsim::cli {
 
 namespace {
 
-
 // The chart's memory unit: GiB for cards with gigabytes, decimal megabytes for the small devices
 // whose budgets the book counts in bytes (10,000,000 B = 10.0 MB).
 struct ChartUnit {

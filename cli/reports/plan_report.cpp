@@ -17,7 +17,6 @@ namespace stepsim::cli {
 
 namespace {
 
-
 // Rounded for stable, readable JSON.
 // Rounded to `unit` (a power of ten) by scaling with its exact inverse, so that JSON prints the
 // short decimal (679.255211, not 679.2552109999999).

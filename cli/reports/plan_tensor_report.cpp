@@ -24,8 +24,8 @@ CaptionedTable reshard_table(const ReshardQuestion& q) {
   out += fmt::format(
       "weights {} MiB at {} B each; in a checkpoint {} MiB ({} B per parameter: weights {}, master {}, "
       "moments {} + {})\n",
-      mib_text(q.rows * row_weights), f.weights, mib_text(q.rows * row_checkpoint), f.recoverable(), f.weights, f.master,
-      f.moment1, f.moment2);
+      mib_text(q.rows * row_weights), f.weights, mib_text(q.rows * row_checkpoint), f.recoverable(), f.weights,
+      f.master, f.moment1, f.moment2);
   const RowRange old0 = shard_rows(q.rows, q.from, 0), new0 = shard_rows(q.rows, q.to, 0);
   out += fmt::format("old shard {} rows ({} MiB of weights); new shard {} rows ({} MiB)", comma_grouped(old0.count),
                      mib_text(old0.count * row_weights), comma_grouped(new0.count), mib_text(new0.count * row_weights));

@@ -193,7 +193,8 @@ std::string rl_in_flight_text(const RlRun& run) {
     for (const auto& bin : l.stats.survival)
       b.add_row(
           {bin.hi < 0 ? fmt::format(">= {}", fmt_s(bin.lo)) : fmt::format("{} - {}", fmt_s(bin.lo), fmt_s(bin.hi)),
-           std::to_string(bin.generated), bin.generated ? percent(static_cast<double>(bin.survived) / bin.generated, 0) : "-",
+           std::to_string(bin.generated),
+           bin.generated ? percent(static_cast<double>(bin.survived) / bin.generated, 0) : "-",
            bin.generated ? percent(bin.model, 0) : "-"});
     out += b.render();
   }
