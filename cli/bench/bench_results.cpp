@@ -25,7 +25,7 @@ std::string ms_text(Time ns) {
   const Time a = ns < 0 ? -ns : ns;
   return fmt::format("{}{}.{:06}", sign, a / kMillisecond, a % kMillisecond);
 }
-std::string mib3(Bytes b) { return fmt::format("{:.3f}", static_cast<double>(b) / (1024.0 * 1024.0)); }
+std::string mib3(Bytes b) { return fmt::format("{:.3f}", mib(b)); }
 
 std::string percent_change(double base, double cur) {
   if (base == 0) return cur == 0 ? "0%" : "new";

@@ -57,11 +57,6 @@ int swatch_of(DpOp kind) {
   return kInput;
 }
 
-// Seconds for long steps, milliseconds otherwise (as the text report does).
-std::string span(Time t, bool seconds) {
-  return seconds ? fmt::format("{:.3f} s", to_s(t)) : fmt::format("{:.3f} ms", to_ms(t));
-}
-
 std::string unit_name(const DataParallelRun& run, int unit) { return unit >= 0 ? run.plan.units[unit].name : ""; }
 
 // What an op is, in words.
@@ -343,9 +338,9 @@ void run_timeline_section(HtmlReport& page, const std::vector<DataParallelReport
     Time sum = 0;
     for (const auto& e : exposed) sum += e.end - e.start;
     page.paragraph(fmt::format("card {}: step {} = input wait {} + compute {} + exposed communication {}{}",
-                               r.ranks[rank].card, span(r.step_time, seconds), span(r.input_wait, seconds),
-                               span(r.ranks[rank].compute_busy, seconds), span(sum, seconds),
-                               intervals(exposed.size())));
+                               r.ranks[rank].card, seconds_or_ms(r.step_time, seconds),
+                               seconds_or_ms(r.input_wait, seconds), seconds_or_ms(r.ranks[rank].compute_busy, seconds),
+                               seconds_or_ms(sum, seconds), intervals(exposed.size())));
   }
   const TimelineChart chart = data_parallel_timeline(run);
   SvgLayout full;
@@ -354,11 +349,12 @@ void run_timeline_section(HtmlReport& page, const std::vector<DataParallelReport
   if (zoom.span > 0) {
     const TimeWindow first{0, zoom.span};
     const TimeWindow last{std::max<Time>(0, r.step_time - zoom.span), r.step_time};
-    page.figure(timeline_svg(chart, fmt::format("zoom{}-first", i), first),
-                fmt::format("{}: the first {} of the step", runs[i].name, span(zoom.span, zoom.span >= kSecond)));
+    page.figure(
+        timeline_svg(chart, fmt::format("zoom{}-first", i), first),
+        fmt::format("{}: the first {} of the step", runs[i].name, seconds_or_ms(zoom.span, zoom.span >= kSecond)));
     page.figure(timeline_svg(chart, fmt::format("zoom{}-last", i), last),
                 fmt::format("{}: the last {} of the step ({} to {} ms)", runs[i].name,
-                            span(zoom.span, zoom.span >= kSecond), ms3(last.start), ms3(last.end)));
+                            seconds_or_ms(zoom.span, zoom.span >= kSecond), ms3(last.start), ms3(last.end)));
   }
 }
 
@@ -415,7 +411,7 @@ std::string data_parallel_html_report(const std::string& title, const std::strin
                     "unlabelled and without hover text). Below each timeline: the step's first and last {} zoomed, "
                     "where the exposed "
                     "communication sits (the first gathers after the input wait; the last reductions).",
-                    span(zoom.span, zoom.span >= kSecond)));
+                    seconds_or_ms(zoom.span, zoom.span >= kSecond)));
 
   for (std::size_t i = 0; i < runs.size(); ++i)
     run_timeline_section(page, runs, i, anchors[i], compare, seconds, zoom, axis_end);
@@ -442,8 +438,8 @@ std::string data_parallel_gantt_text(const std::vector<DataParallelReportRun>& r
       const auto exposed = exposed_intervals(*r.run, rank);
       Time sum = 0;
       for (const auto& e : exposed) sum += e.end - e.start;
-      out += fmt::format("card {}: exposed communication {}{}\n", r.run->result.ranks[rank].card, span(sum, seconds),
-                         intervals(exposed.size()));
+      out += fmt::format("card {}: exposed communication {}{}\n", r.run->result.ranks[rank].card,
+                         seconds_or_ms(sum, seconds), intervals(exposed.size()));
     }
     out += "\n";
     for (auto& t : chart.tracks) all.tracks.push_back(std::move(t));

@@ -36,9 +36,7 @@ std::string ranks_line(const DataParallelResult& r, const DataParallelSpec& spec
 // One unit for a whole column set: seconds when anything reaches 10 s, else milliseconds.
 struct SecondsOrMs {
   bool seconds;
-  std::string operator()(Time t) const {
-    return seconds ? fmt::format("{:.3f} s", to_s(t)) : fmt::format("{:.3f} ms", to_ms(t));
-  }
+  std::string operator()(Time t) const { return seconds_or_ms(t, seconds); }
 };
 }  // namespace
 

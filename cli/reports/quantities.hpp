@@ -1,7 +1,7 @@
 #pragma once
 // The unit conversions and roundings reports print with, defined once: MiB and GiB of bytes, days
-// of simulated time, a figure rounded to 3 decimals for JSON, milliseconds with 3 decimals, and a
-// fraction as a percentage with a given number of decimals.
+// of simulated time, a figure rounded to 3 decimals for JSON, milliseconds with 3 decimals, a span
+// in seconds or milliseconds, and a fraction as a percentage with a given number of decimals.
 #include <cmath>
 #include <string>
 
@@ -20,6 +20,10 @@ inline double gib(Bytes b) { return static_cast<double>(b) / kGiB; }
 inline double days(Time t) { return to_s(t) / kDaySeconds; }
 inline double round3(double x) { return std::round(x * 1000.0) / 1000.0; }
 inline std::string ms3(Time t) { return fmt::format("{:.3f}", to_ms(t)); }
+// Seconds for long spans, milliseconds otherwise: "12.345 s" or "12.345 ms".
+inline std::string seconds_or_ms(Time t, bool seconds) {
+  return seconds ? fmt::format("{:.3f} s", to_s(t)) : fmt::format("{:.3f} ms", to_ms(t));
+}
 // 0.1234 with 1 decimal: "12.3%".
 inline std::string percent(double fraction, int decimals) {
   return fmt::format("{:.{}f}%", 100.0 * fraction, decimals);
