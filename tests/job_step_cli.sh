@@ -14,18 +14,27 @@ fig "step time 15.256 s" "$tmp/llama.txt"
 fig "MFU 48.8%" "$tmp/llama.txt"
 has "simulated 4 device(s) of one pipeline, 7600 ops, 64 micro-batches" "$tmp/llama.txt"
 fig "exposed PP 15.94 ms" "$tmp/llama.txt"
-# Blocking pipeline sends (Megatron's default p2p): the sender waits for each message.
+# Blocking pipeline sends (Megatron's default p2p): devices meet at exchanges (tests/lowering [blocking]).
 "$stepsim" run scenarios/job-llama70b-64xh100.yaml --set job_step.layout.overlap.pp=false >"$tmp/llama-block.txt"
-fig "step time 15.486 s" "$tmp/llama-block.txt"
-fig "exposed PP 243.69 ms" "$tmp/llama-block.txt"
+fig "step time 15.388 s" "$tmp/llama-block.txt"
+fig "exposed PP 143.03 ms" "$tmp/llama-block.txt"
+# An order written for asynchronous sends deadlocks when they block: refused at the key, exit 2.
+set +e
+"$stepsim" run scenarios/job-llama70b-64xh100.yaml --set job_step.layout.schedule=zb-h2 \
+  --set job_step.layout.virtual_stages=1 --set job_step.layout.overlap.pp=false 2>"$tmp/zbh2.txt"
+rc=$?
+set -e
+[[ $rc == 2 ]] || fail "zb-h2 with blocking sends: exit $rc"
+has "job_step.layout.overlap.pp: with blocking pipeline sends (overlap.pp false) schedule 'zb-h2' deadlocks (dependency cycle: " "$tmp/zbh2.txt"
+[[ $(wc -l <"$tmp/zbh2.txt") == 1 ]] || fail "zb-h2: more than one line"
 "$stepsim" run scenarios/job-gpt3-1024xa100.yaml >"$tmp/gpt3.txt"
-fig "step time 28.528 s" "$tmp/gpt3.txt"
-fig "hardware TFLOP/s per GPU 154.4" "$tmp/gpt3.txt"
+fig "step time 28.735 s" "$tmp/gpt3.txt"
+fig "hardware TFLOP/s per GPU 153.3" "$tmp/gpt3.txt"
 "$stepsim" run scenarios/job-fsdp-8.yaml >"$tmp/fsdp.txt"
 fig "step time 5.876 s" "$tmp/fsdp.txt"
 fig "exposed DP/ZeRO 22.45 ms" "$tmp/fsdp.txt"
 "$stepsim" run scenarios/job-gpt3-1024xa100.yaml --json >"$tmp/gpt3.json"
-has "\"step_time_ns\": 28527755825" "$tmp/gpt3.json"
+has "\"step_time_ns\": 28735299786" "$tmp/gpt3.json"
 has '"by_kind"' "$tmp/gpt3.json"
 "$stepsim" run scenarios/job-llama70b-64xh100.yaml --trace "$tmp/trace.json" >/dev/null
 has '"name":"d0 collectives"' "$tmp/trace.json"
@@ -111,7 +120,7 @@ s = rows("megatron_sc21.csv")
 f = files["megatron_sc21.csv"]
 assert f["held_out"]["mean_abs_error"] <= 0.05, f["held_out"]
 for line, r in s.items():
-    assert abs(r["error"]) <= (0.1005 if line == 16 else 0.10), (line, r)
+    assert abs(r["error"]) <= 0.10, (line, r)
 assert f["fit"]["max_abs_error"] <= 0.10, f["fit"]
 assert f["ranking"]["kept"] >= f["ranking"]["pairs"] - 2, f["ranking"]
 for z, p in [(21, 27), (22, 28), (23, 29), (24, 30), (25, 31), (26, 32)]:

@@ -51,6 +51,11 @@ struct PipelinePlan {
   std::vector<std::vector<int>> routes;      // routes[r][s] = device of stage s on route r
   std::vector<int> route_of_micro;           // per micro-batch
   std::vector<std::vector<Action>> actions;  // per device, in execution order
+  // Where blocking point-to-point communication puts its exchanges (PipelineCosts::blocking_sends):
+  // per device, per action, true where the action and the next one run without an exchange
+  // between them. Megatron-LM's interleaved steady state sends and receives once per forward-backward
+  // pair; empty (every other schedule): an exchange after every action.
+  std::vector<std::vector<bool>> paired_with_next;
 
   int device_of(int stage, int micro) const { return routes[route_of_micro[micro]][stage]; }
   // Distinct (device, stage) pairs: how many stage copies of parameters each device holds.

@@ -55,6 +55,7 @@ ScheduleFamily interleaved_1f1b_family() {
     std::vector<int> placement(static_cast<std::size_t>(p) * v);
     for (int c = 0; c < p * v; ++c) placement[c] = c % p;
     PipelinePlan plan = single_route_plan(p, placement, m, false);
+    plan.paired_with_next.resize(static_cast<std::size_t>(p));
     const int total = m * v;
     for (int d = 0; d < p; ++d) {
       auto& list = plan.actions[d];
@@ -74,6 +75,11 @@ ScheduleFamily interleaved_1f1b_family() {
         backward(bwd++);
       }
       while (bwd < total) backward(bwd++);
+      // Megatron-LM's steady state runs a forward and a backward, then one batched exchange
+      // (send_forward_backward_recv_forward_backward); warmup and cooldown exchange after each op.
+      auto& paired = plan.paired_with_next[static_cast<std::size_t>(d)];
+      paired.assign(list.size(), false);
+      for (int k = 0; k < total - warmup; ++k) paired[static_cast<std::size_t>(warmup + 2 * k)] = true;
     }
     return plan;
   };

@@ -147,6 +147,7 @@ class PipeEmitter {
   void reserve() {
     const int p = plan_.devices, S = plan_.stages;
     std::size_t compute_ops = static_cast<std::size_t>(p), sends = 0, deps = 0;
+    const std::size_t per_send = costs_.blocking_sends ? 5 : 2;  // see message()
     for (const auto& list : plan_.actions) compute_ops += list.size();
     for (int i = 0; i < m_; ++i)
       for (int s = 0; s < S; ++s) {
@@ -154,12 +155,12 @@ class PipeEmitter {
         if (s > 0) {
           const bool hop = plan_.device_of(s - 1, i) != dev;
           sends += hop;
-          deps += hop ? 2 + costs_.blocking_sends : 1;
+          deps += hop ? per_send : 1;
         }
         if (s + 1 < S) {
           const bool hop = plan_.device_of(s + 1, i) != dev;
           sends += hop;
-          deps += hop ? 2 + costs_.blocking_sends : 1;
+          deps += hop ? per_send : 1;
         }
         deps += plan_.split_backward ? 2 : 1;  // F -> B, and B -> W where split (an upper bound)
       }
@@ -177,6 +178,10 @@ class PipeEmitter {
     if (has_comm_)
       for (int d = 0; d < plan_.devices; ++d) prog_.comm.push_back(g_.add_resource(fmt::format("d{} collectives", d)));
     last_comm_.assign(static_cast<std::size_t>(plan_.devices), kNoOp);
+    if (costs_.blocking_sends) {
+      open_group_.assign(static_cast<std::size_t>(plan_.devices), {});
+      closed_group_.assign(static_cast<std::size_t>(plan_.devices), kNoOp);
+    }
     std::size_t longest = 0;
     for (const auto& list : plan_.actions) longest = std::max(longest, list.size());
     for (std::size_t k = 0; k <= longest; ++k) {
@@ -187,7 +192,7 @@ class PipeEmitter {
               add(prog_.compute[d], costs_.update[d], 0, {PipeOp::Update, static_cast<std::int16_t>(d), -1, -1, -1});
           if (last_comm_[d] != kNoOp) pending_.emplace_back(last_comm_[d], u);
         }
-        if (k < list.size()) action(d, list[k]);
+        if (k < list.size()) action(d, list[k], paired(d, k));
       }
     }
   }
@@ -218,10 +223,18 @@ class PipeEmitter {
     return id;
   }
 
-  void action(int d, const Action& a) {
+  // Whether device d's k-th action runs with the next one without an exchange between them.
+  bool paired(int d, std::size_t k) const {
+    if (plan_.paired_with_next.empty()) return false;
+    const auto& list = plan_.paired_with_next[static_cast<std::size_t>(d)];
+    return k + 1 < plan_.actions[d].size() && k < list.size() && list[k];
+  }
+
+  void action(int d, const Action& a, bool paired_with_next) {
     PipeOpInfo info{pipe_kind(a.kind), static_cast<std::int16_t>(d), -1, a.stage, a.micro, a.stage2, a.micro2};
     const OpId op = add(prog_.compute[d], action_duration(a, costs_), 0, info);
     if (has_comm_) comm(d, a, op);
+    if (costs_.blocking_sends) exchange_group(d, op, paired_with_next);
     switch (a.kind) {
       case ActionKind::Forward: fwd_[idx(a.stage, a.micro)] = op; break;
       case ActionKind::Backward:
@@ -245,6 +258,24 @@ class PipeEmitter {
     last_comm_[d] = cop;
     if (done_of_.size() <= cop) done_of_.resize(cop + 1, kNoOp);
     done_of_[op] = cop;
+  }
+
+  // Blocking sends: the compute ops between two exchanges of device d form a group; each op
+  // learns its group's last op and the last op of the group before (kNoOp at the start).
+  void exchange_group(int d, OpId op, bool paired_with_next) {
+    if (group_last_.size() <= op) {
+      group_last_.resize(op + 1, kNoOp);
+      group_before_.resize(op + 1, kNoOp);
+    }
+    auto& open = open_group_[static_cast<std::size_t>(d)];
+    open.push_back(op);
+    if (paired_with_next) return;
+    for (const OpId x : open) {
+      group_last_[x] = op;
+      group_before_[x] = closed_group_[static_cast<std::size_t>(d)];
+    }
+    closed_group_[static_cast<std::size_t>(d)] = op;
+    open.clear();
   }
 
   // The op whose end completes an action: its collectives if it has any, else itself.
@@ -276,20 +307,35 @@ class PipeEmitter {
 
   // A message from the action `producer` runs (on device src) to `to` (on device dst); same
   // device: a plain dependency. The send's first dependency is its consumer
-  // (PipelineProgram::consumer_of); a blocking send then holds the sender's next compute op.
+  // (PipelineProgram::consumer_of).
+  //
+  // Blocking sends meet at exchanges (PipelineCosts::blocking_sends): the message leaves at the
+  // sender's first exchange after its producer (after the producer's group) and is taken at the
+  // receiver's last exchange before its consumer (before the consumer's group); it moves once
+  // both devices have reached those exchanges, and neither device goes on past its exchange
+  // until the message is done.
   void message(OpId producer, OpId to, int src, int dst, bool forward, int stage, int micro) {
-    const OpId from = done(producer);
     if (src == dst) {
-      dep(from, to);
+      dep(done(producer), to);
       return;
     }
     const PipeOpInfo info{forward ? PipeOp::SendForward : PipeOp::SendBackward, static_cast<std::int16_t>(src),
                           static_cast<std::int16_t>(dst), stage, micro};
     const Link& l = link(src, dst);
     const OpId send = add(l.resource, msg_time_, l.latency, info);
-    dep(from, send);
-    dep(send, to);
-    if (costs_.blocking_sends && g_.next_on_resource(producer) != kNoOp) dep(send, g_.next_on_resource(producer));
+    if (!costs_.blocking_sends) {
+      dep(done(producer), send);
+      dep(send, to);
+    } else {
+      const OpId sent_after = group_last_[producer], taken_after = group_before_[to];
+      dep(done(sent_after), send);
+      dep(send, to);
+      if (taken_after != kNoOp) dep(done(taken_after), send);
+      const OpId sender_next = g_.next_on_resource(sent_after);
+      if (sender_next != kNoOp) dep(send, sender_next);
+      const OpId receiver_next = taken_after != kNoOp ? g_.next_on_resource(taken_after) : g_.first_on(prog_.compute[dst]);
+      if (receiver_next != to) dep(send, receiver_next);
+    }
     (forward ? prog_.forward_messages : prog_.backward_messages)++;
   }
 
@@ -305,6 +351,11 @@ class PipeEmitter {
   bool has_comm_ = false;
   std::vector<OpId> done_of_, last_comm_;       // per op / per device (in-pass collectives)
   std::vector<std::pair<OpId, OpId>> pending_;  // dependencies added once the ops exist
+  // Blocking sends' exchanges: per compute op, the last op of its group and of the group before;
+  // per device, the ops of its group being built and the last op of its last closed group.
+  std::vector<OpId> group_last_, group_before_;
+  std::vector<std::vector<OpId>> open_group_;
+  std::vector<OpId> closed_group_;
 };
 
 }  // namespace

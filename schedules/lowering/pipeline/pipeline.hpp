@@ -46,9 +46,12 @@ struct PipelineCosts {
   Bytes message = 0;                                // bytes of one boundary message
   std::map<std::pair<int, int>, Time> hop_latency;  // (src, dst) device overrides
   std::optional<Time> overlap_fb;                   // duration of an overlapped F&B pair; default F + B
-  // Sends block the sender: its next compute op waits until the message is done, as Megatron-LM's
-  // non-overlapped p2p (batch_isend_irecv, then wait) holds the stream. Default: sends run beside
-  // the compute.
+  // Blocking point-to-point, as Megatron-LM's without --overlap-p2p-communication (batched
+  // isend/irecv, then wait): each device exchanges its messages at points of its program, after
+  // every action or after the pairs the plan names (PipelinePlan::paired_with_next). A message
+  // moves once its sender has reached the exchange after its producer and its receiver the
+  // exchange before its consumer (NCCL's send and receive meet), and each device waits at its
+  // exchange until the exchange's messages are done. Default: sends run beside the compute.
   bool blocking_sends = false;
 
   Time latency_between(int src, int dst) const;
