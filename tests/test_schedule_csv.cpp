@@ -78,9 +78,10 @@ TEST_CASE("every schedule survives export and import unchanged", "[schedules][cs
     const auto original = simulate_pipeline(named);
     PipelineSpec custom = named;
     custom.schedule = "custom";
-    custom.custom_actions = parse_actions_csv(format_actions_csv(original.plan.actions));
+    const PipelinePlan order = plan_for(named);
+    custom.custom_actions = parse_actions_csv(format_actions_csv(order.actions));
     const auto imported = simulate_pipeline(custom);
-    CHECK(imported.plan.actions == original.plan.actions);
+    CHECK(plan_for(custom).actions == order.actions);
     // Placement read back from the lists: DualPipe's two mirrored routes included.
     CHECK(imported.plan.routes.size() == original.plan.routes.size());
     for (int s = 0; s < original.plan.stages; ++s)
@@ -93,7 +94,7 @@ TEST_CASE("every schedule survives export and import unchanged", "[schedules][cs
 
 TEST_CASE("pipeline.actions_csv reads a schedule relative to the scenario file", "[schedules][csv][scenario]") {
   TempDir dir;
-  dir.write("order.csv", format_actions_csv(simulate_pipeline(book("zb-h1")).plan.actions));
+  dir.write("order.csv", format_actions_csv(plan_for(book("zb-h1")).actions));
   const std::string scenario = dir.write("s.yaml", R"(pipeline:
   stages: 4
   microbatches: 8

@@ -14,6 +14,7 @@
 #include <fmt/format.h>
 
 #include "models/units.hpp"
+#include "schedules/lowering/pipeline/pipeline.hpp"
 
 namespace stepsim::cli {
 
@@ -148,6 +149,11 @@ void check_pipeline_budget(const Reader& r, const PipelineSpec& spec) {
     for (const Action& a : list) named = std::max({named, a.stage + 1.0, a.stage2 + 1.0});
   }
   const double stages = std::max(declared, named);
+  if (devices > kMaxPipelineStages)
+    r.fail("stages", fmt::format("{} is too many: a pipeline has at most {} devices", spec.stages, kMaxPipelineStages));
+  if (stages > kMaxPipelineStages)
+    r.fail(named > declared ? (r.has("actions_csv") ? "actions_csv" : "actions") : "virtual_stages",
+           fmt::format("{:.0f} virtual stages are too many: a pipeline has at most {}", stages, kMaxPipelineStages));
   // Per (stage, micro-batch): forward, backward (or its two halves) and the sends between stages.
   const double ops = 4 * stages * micro;
   // Per-device values, and for custom actions a vote per (stage, device) and a route per micro-batch.

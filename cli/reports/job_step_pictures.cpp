@@ -77,7 +77,7 @@ std::array<double, 3> comm_parts(const JobStepRun& run, OpId op) {
     case PipeOp::BackwardInput: add(chunk(c.stage).backward_input); break;
     case PipeOp::Overlap:
       add(chunk(c.stage).forward);
-      add(chunk(c.stage2).backward_input);
+      add(chunk(c.stage2()).backward_input);
       break;
     default: break;
   }

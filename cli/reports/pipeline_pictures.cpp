@@ -41,14 +41,14 @@ std::string describe(const PipeOpInfo& x) {
     case PipeOp::BackwardWeight: return fmt::format("weight gradient of micro-batch {}, stage {}", x.micro, x.stage);
     case PipeOp::Overlap:
       return fmt::format("forward of micro-batch {} (stage {}) overlapped with backward of micro-batch {} (stage {})",
-                         x.micro, x.stage, x.micro2, x.stage2);
+                         x.micro, x.stage, x.micro2, x.stage2());
     case PipeOp::Update: return fmt::format("optimizer update of device {}", x.device);
     case PipeOp::SendForward:
       return fmt::format("activations of micro-batch {}, stage {} -> {}, device {} -> {}", x.micro, x.stage,
-                         x.stage + 1, x.device, x.peer);
+                         x.stage + 1, x.device, x.peer());
     case PipeOp::SendBackward:
       return fmt::format("gradients of micro-batch {}, stage {} -> {}, device {} -> {}", x.micro, x.stage, x.stage - 1,
-                         x.device, x.peer);
+                         x.device, x.peer());
     case PipeOp::Comm: return fmt::format("collectives of micro-batch {}, stage {}", x.micro, x.stage);
   }
   return "";
@@ -62,7 +62,7 @@ std::string bar_label(const PipeOpInfo& x, const std::vector<std::vector<int>>& 
   };
   switch (x.kind) {
     case PipeOp::Update: return "";
-    case PipeOp::Overlap: return fmt::format("{}{}/{}{}", x.micro, chunk(x.stage), x.micro2, chunk(x.stage2));
+    case PipeOp::Overlap: return fmt::format("{}{}/{}{}", x.micro, chunk(x.stage), x.micro2, chunk(x.stage2()));
     default: return fmt::format("{}{}", x.micro, chunk(x.stage));
   }
 }

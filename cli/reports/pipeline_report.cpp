@@ -55,11 +55,8 @@ std::vector<std::vector<int>> pipeline_chunks(const PipelineRun& run) {
   const PipelinePlan& plan = run.plan;
   std::vector<std::vector<int>> chunks(plan.devices, std::vector<int>(plan.stages, -1));
   std::vector<std::vector<bool>> holds(plan.devices, std::vector<bool>(plan.stages, false));
-  for (int d = 0; d < plan.devices && d < static_cast<int>(plan.actions.size()); ++d)
-    for (const Action& a : plan.actions[d]) {
-      if (a.stage >= 0 && a.stage < plan.stages) holds[d][a.stage] = true;
-      if (a.stage2 >= 0 && a.stage2 < plan.stages) holds[d][a.stage2] = true;
-    }
+  for (const auto& route : plan.routes)  // the stages each device runs on some route
+    for (int s = 0; s < plan.stages; ++s) holds[route[s]][s] = true;
   for (int d = 0; d < plan.devices; ++d) {
     if (std::count(holds[d].begin(), holds[d].end(), true) < 2) continue;
     int next = 0;
@@ -260,7 +257,7 @@ std::string_view pipeline_slice(SliceText& t, const OpGraph& g, const Timeline& 
       t.name += c;
       t.name += " + B mb"sv;
       append_int(t.name, x.micro2);
-      t.name += chunk_suffix(chunks, x.device, x.stage2);
+      t.name += chunk_suffix(chunks, x.device, x.stage2());
       cat = "overlap";
       break;
     default:
@@ -291,19 +288,19 @@ std::string_view pipeline_slice(SliceText& t, const OpGraph& g, const Timeline& 
   }
   if (x.kind == PipeOp::Overlap) {
     a += R"(,"backward_stage":)"sv;
-    append_int(a, x.stage2);
+    append_int(a, x.stage2());
     a += R"(,"backward_microbatch":)"sv;
     append_int(a, x.micro2);
     if (!c.empty()) {
       a += R"(,"backward_chunk":)"sv;
-      append_int(a, chunks[x.device][x.stage2]);
+      append_int(a, chunks[x.device][x.stage2()]);
     }
   }
   if (x.kind == PipeOp::SendForward || x.kind == PipeOp::SendBackward) {
     a += R"(,"from_device":)"sv;
     append_int(a, x.device);
     a += R"(,"to_device":)"sv;
-    append_int(a, x.peer);
+    append_int(a, x.peer());
     a += R"(,"latency_ms":)"sv;
     append_ms3(a, g.op_latency(op));
   }

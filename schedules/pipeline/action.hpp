@@ -58,6 +58,12 @@ struct PipelinePlan {
   std::vector<std::vector<bool>> paired_with_next;
 
   int device_of(int stage, int micro) const { return routes[route_of_micro[micro]][stage]; }
+  // Frees the action lists (12 bytes per op of a large step) once a lowering has turned them into
+  // ops; placement (routes) stays.
+  void release_actions() {
+    std::vector<std::vector<Action>>().swap(actions);
+    std::vector<std::vector<bool>>().swap(paired_with_next);
+  }
   // Distinct (device, stage) pairs: how many stage copies of parameters each device holds.
   std::vector<int> stage_copies_per_device() const;
 };

@@ -241,12 +241,12 @@ TEST_CASE("blocking sends meet at exchanges, on every schedule whose order allow
       const bool fwd = x.kind == PipeOp::SendForward;
       const int to_stage = fwd ? x.stage + 1 : x.stage - 1;
       const int src_k = position.at({x.device, fwd, x.stage, x.micro});
-      const int dst_k = position.at({x.peer, fwd, to_stage, x.micro});
-      const int end = group_end(plan, x.device, src_k), first = group_start(plan, x.peer, dst_k);
+      const int dst_k = position.at({x.peer(), fwd, to_stage, x.micro});
+      const int end = group_end(plan, x.device, src_k), first = group_start(plan, x.peer(), dst_k);
       CHECK(tl.start[op] >= tl.done(g, stream[x.device][end]));
-      if (first > 0) CHECK(tl.start[op] >= tl.done(g, stream[x.peer][first - 1]));
+      if (first > 0) CHECK(tl.start[op] >= tl.done(g, stream[x.peer()][first - 1]));
       CHECK(tl.start[stream[x.device][end + 1]] >= tl.done(g, op));  // the update at worst
-      CHECK(tl.start[stream[x.peer][first]] >= tl.done(g, op));
+      CHECK(tl.start[stream[x.peer()][first]] >= tl.done(g, op));
     }
     CHECK(sends == prog->forward_messages + prog->backward_messages);
     CHECK(sends > 0);

@@ -39,7 +39,7 @@ void check_run(const PipelineRun& run, const PipelineSpec& spec) {
     const auto& x = prog.info[op];
     if (x.kind == PipeOp::Overlap) {
       ++count[{'F', x.stage, x.micro}];
-      ++count[{'B', x.stage2, x.micro2}];
+      ++count[{'B', x.stage2(), x.micro2}];
     } else if (x.kind == PipeOp::Forward || x.kind == PipeOp::Backward || x.kind == PipeOp::BackwardInput) {
       ++count[{x.kind == PipeOp::Forward ? 'F' : 'B', x.stage, x.micro}];
     }

@@ -146,7 +146,7 @@ void emit_dp_device(JobStepRun& run, int d, std::size_t base, const AddOp& add) 
     }
     if (x.kind == PipeOp::Backward || x.kind == PipeOp::BackwardInput || x.kind == PipeOp::BackwardWeight)
       last_bwd[x.stage] = {op, prev};
-    if (x.kind == PipeOp::Overlap) last_bwd[x.stage2] = {op, prev};
+    if (x.kind == PipeOp::Overlap) last_bwd[x.stage2()] = {op, prev};
     last_compute = op;
     prev = op;
   }
@@ -229,6 +229,7 @@ void run_pipeline_path(JobStepRun& run) {
   if (!run.plan.split_backward)
     for (auto& s : costs.stages) s.backward_input = s.backward_weight = 0;
   run.pipeline = lower(run.plan, costs);
+  run.plan.release_actions();
   PipelineProgram& prog = *run.pipeline;
   OpGraph& g = prog.graph;
   for (const auto& x : prog.info) run.kinds.push_back(kind_of(x));
@@ -462,6 +463,9 @@ JobStepRun run_job_step(const JobStepSpec& spec) {
     ps.schedule = l.schedule;
     const ScheduleFamily* fam = find_schedule(l.schedule);
     ps.virtual_stages = fam && fam->takes_virtual_stages ? l.vpp : 0;
+    if (static_cast<std::int64_t>(l.pp) * std::max(1, ps.virtual_stages) > kMaxPipelineStages)
+      throw SpecError("layout.pp", fmt::format("pp {} x virtual_stages {} is too many: a pipeline has at most {} stages",
+                                               l.pp, std::max(1, ps.virtual_stages), kMaxPipelineStages));
     if (fam && !fam->takes_virtual_stages && l.vpp > 1)
       throw SpecError("layout.virtual_stages",
                       fmt::format("schedule '{}' runs one chunk per device; virtual_stages {} needs "

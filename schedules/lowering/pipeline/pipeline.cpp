@@ -60,12 +60,12 @@ void append_pipe_op_name(std::string& out, const PipeOpInfo& x) {
       out += " d";
       append_number(out, x.device);
       out += "->d";
-      append_number(out, x.peer);
+      append_number(out, x.peer());
       return;
     case PipeOp::Overlap:
       append_pair(out, x.stage, 'F', x.micro);
       out += '+';
-      append_pair(out, x.stage2, 'B', x.micro2);
+      append_pair(out, x.stage2(), 'B', x.micro2);
       return;
     case PipeOp::Comm:
       out += "comm ";
@@ -232,7 +232,9 @@ class PipeEmitter {
   }
 
   void action(int d, const Action& a, bool paired_with_next) {
-    PipeOpInfo info{pipe_kind(a.kind), static_cast<std::int16_t>(d), -1, a.stage, a.micro, a.stage2, a.micro2};
+    const PipeOpInfo info{pipe_kind(a.kind), static_cast<std::int16_t>(d),
+                          static_cast<std::int16_t>(a.kind == ActionKind::OverlapFB ? a.stage2 : -1),
+                          static_cast<std::int16_t>(a.stage), a.micro, a.micro2};
     const OpId op = add(prog_.compute[d], action_duration(a, costs_), 0, info);
     if (has_comm_) comm(d, a, op);
     if (costs_.blocking_sends) exchange_group(d, op, paired_with_next);
@@ -254,7 +256,7 @@ class PipeEmitter {
     if (last_comm_[d] != kNoOp) pending_.emplace_back(last_comm_[d], op);
     const Time t = action_comm(a, costs_);
     if (t <= 0) return;
-    const OpId cop = add(prog_.comm[d], t, 0, {PipeOp::Comm, static_cast<std::int16_t>(d), -1, a.stage, a.micro});
+    const OpId cop = add(prog_.comm[d], t, 0, {PipeOp::Comm, static_cast<std::int16_t>(d), -1, static_cast<std::int16_t>(a.stage), a.micro});
     pending_.emplace_back(op, cop);
     last_comm_[d] = cop;
     if (done_of_.size() <= cop) done_of_.resize(cop + 1, kNoOp);
@@ -321,7 +323,7 @@ class PipeEmitter {
       return;
     }
     const PipeOpInfo info{forward ? PipeOp::SendForward : PipeOp::SendBackward, static_cast<std::int16_t>(src),
-                          static_cast<std::int16_t>(dst), stage, micro};
+                          static_cast<std::int16_t>(dst), static_cast<std::int16_t>(stage), micro};
     const Link& l = link(src, dst);
     const OpId send = add(l.resource, msg_time_, l.latency, info);
     if (!costs_.blocking_sends) {
@@ -364,6 +366,9 @@ class PipeEmitter {
 std::unique_ptr<PipelineProgram> lower(const PipelinePlan& plan, const PipelineCosts& costs) {
   if (static_cast<int>(costs.stages.size()) != plan.stages)
     throw std::invalid_argument(fmt::format("costs for {} stages, plan has {}", costs.stages.size(), plan.stages));
+  if (plan.devices > kMaxPipelineStages || plan.stages > kMaxPipelineStages)
+    throw std::invalid_argument(fmt::format("{} devices and {} stages: a pipeline has at most {} of each",
+                                            plan.devices, plan.stages, kMaxPipelineStages));
   if (static_cast<int>(costs.update.size()) != plan.devices)
     throw std::invalid_argument(
         fmt::format("update times for {} devices, plan has {}", costs.update.size(), plan.devices));

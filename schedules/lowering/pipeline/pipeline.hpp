@@ -69,16 +69,24 @@ enum class PipeOp : std::uint8_t {
   Comm
 };
 
-// What an op of a pipeline graph means; indexed by op id.
+// What an op of a pipeline graph means; indexed by op id. 16 bytes: a large step holds one per
+// op, so a send's receiving device and an overlapped pair's backward stage share a field (an op is
+// never both). Devices and virtual stages fit 16 bits (lower() checks).
 struct PipeOpInfo {
   PipeOp kind;
   std::int16_t device;  // the device that runs it (for sends: the sender)
-  std::int16_t peer;    // sends: the receiving device
-  std::int32_t stage;
+  std::int16_t other;   // sends: the receiving device; an overlapped pair: its backward half's stage
+  std::int16_t stage;
   std::int32_t micro;
-  std::int32_t stage2 = -1;  // overlapped pair: the backward half
-  std::int32_t micro2 = -1;
+  std::int32_t micro2 = -1;  // an overlapped pair: its backward half's micro-batch
+
+  int peer() const { return other; }
+  int stage2() const { return other; }
 };
+static_assert(sizeof(PipeOpInfo) == 16);
+
+// The most devices and virtual stages a pipeline may have (PipeOpInfo's 16-bit fields).
+inline constexpr int kMaxPipelineStages = 32767;
 
 char pipe_op_letter(PipeOp kind);
 // The op's name as errors and traces print it ("1F3", "send 1F3 d1->d2", "update d0"), appended.
