@@ -98,13 +98,15 @@ class Run {
         cursor_(g.resource_count()),
         fifo_(g.resource_count()),
         dirty_flag_(g.resource_count(), 0),
-        fifo_flag_(g.resource_count(), 0) {
+        fifo_flag_(g.resource_count(), 0),
+        latency_(g.resource_count(), 0) {
     tl_.start.assign(n_, -1);
     tl_.end.assign(n_, -1);
     for (OpId op = 0; op < n_; ++op) pending_[op] = rec_[op].in_degree;
     for (ResourceId r = 0; r < g.resource_count(); ++r) {
       cursor_[r] = g.first_on(r);
       fifo_flag_[r] = g.resource(r).discipline == Discipline::Fifo;
+      latency_[r] = g.resource(r).latency;
     }
   }
 
@@ -194,12 +196,13 @@ class Run {
     busy_[r] = 0;
     if (!fifo_flag_[r]) cursor_[r] = x.next;
     mark_dirty(r);
-    if (x.latency == 0) {
+    const Time latency = latency_[r];
+    if (latency == 0) {
       on_done(op, now);
       return;
     }
     Time done;
-    if (!add_time(now, x.latency, &done)) throw overflow(op, now, x.latency, "arrive");
+    if (!add_time(now, latency, &done)) throw overflow(op, now, latency, "arrive");
     events_.push({done, op, 1});
   }
 
@@ -256,6 +259,7 @@ class Run {
   std::vector<std::priority_queue<ReadyOp, std::vector<ReadyOp>, std::greater<>>> fifo_;
   std::vector<std::uint8_t> dirty_flag_;
   std::vector<std::uint8_t> fifo_flag_;  // per resource: Discipline::Fifo
+  std::vector<Time> latency_;            // per resource: its ops' latency
   std::vector<ResourceId> dirty_;
   EventQueue events_;
   OpId done_count_ = 0;

@@ -26,22 +26,23 @@ void OpGraph::reserve(std::size_t ops, std::size_t deps) {
   edges_.reserve(deps);
 }
 
-ResourceId OpGraph::add_resource(std::string name, Discipline discipline) {
+ResourceId OpGraph::add_resource(std::string name, Discipline discipline, Time latency) {
   if (resources_.size() >= kNoOp) throw GraphError("too many resources");
-  resources_.push_back({std::move(name), discipline});
+  if (latency < 0) throw GraphError("resource with negative latency");
+  resources_.push_back({std::move(name), discipline, latency});
   first_.push_back(kNoOp);
   last_.push_back(kNoOp);
   return static_cast<ResourceId>(resources_.size() - 1);
 }
 
-OpId OpGraph::add_op(ResourceId resource, Time duration, Time latency) {
+OpId OpGraph::add_op(ResourceId resource, Time duration) {
   if (finalized_) throw GraphError("op added after finalize");
   if (resource >= resources_.size()) throw GraphError(fmt::format("op on unknown resource {}", resource));
-  if (duration < 0 || latency < 0) throw GraphError("op with negative duration or latency");
+  if (duration < 0) throw GraphError("op with negative duration");
   if (n_ + 1 >= kNoOp) throw GraphError("too many ops (at most 2^32 - 2)");
   if (g_op_limit != 0 && n_ >= g_op_limit) over_op_limit();
   const auto id = static_cast<OpId>(n_++);
-  rec_.push_back({duration, latency, resource, kNoOp, 0, 0});
+  rec_.push_back({duration, resource, kNoOp, 0, 0});
   if (last_[resource] == kNoOp)
     first_[resource] = id;
   else
@@ -90,7 +91,7 @@ void OpGraph::finalize() {
   // CSR by a counting sort of the edges on their source, in place: count, turn the counts into
   // end offsets, then place the edges from last to first, moving each source's offset down to
   // its start. Each list keeps the order its edges were added in.
-  rec_.push_back({0, 0, 0, kNoOp, 0, 0});  // sentinel
+  rec_.push_back({0, 0, kNoOp, 0, 0});  // sentinel
   for (const auto& [from, to] : edges_) {
     ++rec_[from].first_succ;
     ++rec_[to].in_degree;

@@ -39,6 +39,9 @@ enum class Discipline : std::uint8_t {
 struct Resource {
   std::string name;
   Discipline discipline = Discipline::ProgramOrder;
+  // What an op's result takes to reach its successors after the op frees the resource (a link's
+  // propagation delay); the same for every op on the resource.
+  Time latency = 0;
 };
 
 // Thrown for a graph that can never run: a dependency cycle, a dangling op id.
@@ -62,26 +65,27 @@ class OpGraph {
  public:
   using Namer = std::function<std::string(OpId)>;
 
-  // What the engine reads of an op, packed into half a cache line.
-  struct alignas(32) OpRecord {
+  // What the engine reads of an op: 24 bytes, as a large step holds one per op (the latency is
+  // its resource's).
+  struct OpRecord {
     Time duration;
-    Time latency;
     ResourceId resource;
     OpId next;                 // program order on its resource
     std::uint32_t first_succ;  // successors: targets()[first_succ .. next record's first_succ)
     std::uint32_t in_degree;   // dependencies (after finalize)
   };
-  static_assert(sizeof(OpRecord) == 32);
+  static_assert(sizeof(OpRecord) == 24);
 
   // Optional: room for this many ops and dependencies, so that the arrays grow once.
   void reserve(std::size_t ops, std::size_t deps);
 
-  ResourceId add_resource(std::string name, Discipline discipline = Discipline::ProgramOrder);
+  // A resource whose ops' results reach their successors `latency` after they end (a link's
+  // propagation delay; 0 for a compute stream).
+  ResourceId add_resource(std::string name, Discipline discipline = Discipline::ProgramOrder, Time latency = 0);
 
-  // Adds an op that occupies `resource` for `duration` and becomes visible to its successors
-  // `latency` after it ends (a link's propagation delay). It is appended to the resource's
-  // program order.
-  OpId add_op(ResourceId resource, Time duration, Time latency = 0);
+  // Adds an op that occupies `resource` for `duration`; it is appended to the resource's program
+  // order.
+  OpId add_op(ResourceId resource, Time duration);
 
   // `after` may not start before `before` is done (ended plus its latency).
   void add_dep(OpId before, OpId after);
@@ -103,7 +107,7 @@ class OpGraph {
   const Resource& resource(ResourceId r) const { return resources_[r]; }
   ResourceId op_resource(OpId op) const { return rec_[op].resource; }
   Time op_duration(OpId op) const { return rec_[op].duration; }
-  Time op_latency(OpId op) const { return rec_[op].latency; }
+  Time op_latency(OpId op) const { return resources_[rec_[op].resource].latency; }
 
   // Program order: the first op of a resource, and the op after `op` on its resource.
   OpId first_on(ResourceId r) const { return first_[r]; }

@@ -103,12 +103,14 @@ Timeline reference_run(OpGraph& g) {
 OpGraph random_graph(std::mt19937& rng, int ops, int resources) {
   OpGraph g;
   std::uniform_int_distribution<int> coin(0, 99);
-  for (int r = 0; r < resources; ++r)
-    g.add_resource(fmt::format("r{}", r),  // not "r" + to_string: GCC 12 warns falsely (-Wrestrict)
-                   coin(rng) < 40 ? Discipline::Fifo : Discipline::ProgramOrder);
   std::uniform_int_distribution<int> res(0, resources - 1), dur(0, 3), lat(0, 2);
+  for (int r = 0; r < resources; ++r) {
+    const Discipline d = coin(rng) < 40 ? Discipline::Fifo : Discipline::ProgramOrder;
+    // not "r" + to_string: GCC 12 warns falsely (-Wrestrict)
+    g.add_resource(fmt::format("r{}", r), d, coin(rng) < 50 ? 0 : lat(rng));
+  }
   for (int i = 0; i < ops; ++i) {
-    const OpId op = g.add_op(static_cast<ResourceId>(res(rng)), dur(rng), coin(rng) < 50 ? 0 : lat(rng));
+    const OpId op = g.add_op(static_cast<ResourceId>(res(rng)), dur(rng));
     if (op == 0) continue;
     std::uniform_int_distribution<OpId> before(op > 20 ? op - 20 : 0, op - 1);
     const int deps = coin(rng) % 4;

@@ -23,11 +23,11 @@ TEST_CASE("program order waits even when a later op is ready", "[engine]") {
 TEST_CASE("FIFO resources serve by ready time, ties by op id; latency delays successors", "[engine]") {
   OpGraph g;
   const auto c = g.add_resource("compute");
-  const auto link = g.add_resource("link", Discipline::Fifo);
+  const auto link = g.add_resource("link", Discipline::Fifo, 100);
   const OpId p1 = g.add_op(c, 4);
   const OpId p2 = g.add_op(c, 2);
-  const OpId late = g.add_op(link, 3, 100);  // added first but ready last
-  const OpId early = g.add_op(link, 3, 100);
+  const OpId late = g.add_op(link, 3);  // added first but ready last
+  const OpId early = g.add_op(link, 3);
   g.add_dep(p1, early);
   g.add_dep(p2, late);
   const auto u = g.add_resource("user");

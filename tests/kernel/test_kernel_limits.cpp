@@ -47,9 +47,9 @@ TEST_CASE("a latency that passes the limit is a TimeOverflowError", "[engine][li
   // R1's `--set pipeline.link.latency=10000d`: the transfer itself fits, its arrival does not.
   OpGraph g;
   const auto c = g.add_resource("c");
-  const auto link = g.add_resource("link", Discipline::Fifo);
+  const auto link = g.add_resource("link", Discipline::Fifo, kMax / 2 + 10);
   const OpId a = g.add_op(c, kMax / 2);
-  const OpId send = g.add_op(link, 1, kMax / 2 + 10);
+  const OpId send = g.add_op(link, 1);
   const OpId b = g.add_op(c, 1);
   g.add_dep(a, send);
   g.add_dep(send, b);
@@ -144,11 +144,11 @@ TEST_CASE("critical path: dependencies, a busy resource and a busy link", "[engi
   // d (4) waits for b's message, which queues behind a's on the FIFO link.
   OpGraph g;
   const auto d0 = g.add_resource("d0"), d1 = g.add_resource("d1");
-  const auto link = g.add_resource("link", Discipline::Fifo);
+  const auto link = g.add_resource("link", Discipline::Fifo, 1);
   const OpId a = g.add_op(d0, 10);
   const OpId b = g.add_op(d0, 2);
-  const OpId sa = g.add_op(link, 3, 1);
-  const OpId sb = g.add_op(link, 3, 1);
+  const OpId sa = g.add_op(link, 3);
+  const OpId sb = g.add_op(link, 3);
   const OpId c = g.add_op(d1, 5);
   const OpId d = g.add_op(d1, 4);
   g.add_dep(a, sa);
@@ -173,9 +173,9 @@ TEST_CASE("critical path: dependencies, a busy resource and a busy link", "[engi
   // Make c short: now d waits for sb, which waited for the link (sa), which waited for a.
   OpGraph h;
   const auto e0 = h.add_resource("d0"), e1 = h.add_resource("d1");
-  const auto l = h.add_resource("link", Discipline::Fifo);
+  const auto l = h.add_resource("link", Discipline::Fifo, 1);
   const OpId ha = h.add_op(e0, 10), hb = h.add_op(e0, 2);
-  const OpId hsa = h.add_op(l, 3, 1), hsb = h.add_op(l, 3, 1);
+  const OpId hsa = h.add_op(l, 3), hsb = h.add_op(l, 3);
   const OpId hc = h.add_op(e1, 1), hd = h.add_op(e1, 4);
   h.add_dep(ha, hsa);
   h.add_dep(hsa, hc);

@@ -190,7 +190,7 @@ class PipeEmitter {
         const auto& list = plan_.actions[d];
         if (k == list.size()) {
           const OpId u =
-              add(prog_.compute[d], costs_.update[d], 0, {PipeOp::Update, static_cast<std::int16_t>(d), -1, -1, -1});
+              add(prog_.compute[d], costs_.update[d], {PipeOp::Update, static_cast<std::int16_t>(d), -1, -1, -1});
           if (last_comm_[d] != kNoOp) pending_.emplace_back(last_comm_[d], u);
         }
         if (k < list.size()) action(d, list[k], paired(d, k));
@@ -218,8 +218,8 @@ class PipeEmitter {
  private:
   std::size_t idx(int s, int i) const { return static_cast<std::size_t>(s) * m_ + i; }
 
-  OpId add(ResourceId r, Time dur, Time lat, PipeOpInfo info) {
-    const OpId id = g_.add_op(r, dur, lat);
+  OpId add(ResourceId r, Time dur, PipeOpInfo info) {
+    const OpId id = g_.add_op(r, dur);
     prog_.info.push_back(info);
     return id;
   }
@@ -235,7 +235,7 @@ class PipeEmitter {
     const PipeOpInfo info{pipe_kind(a.kind), static_cast<std::int16_t>(d),
                           static_cast<std::int16_t>(a.kind == ActionKind::OverlapFB ? a.stage2 : -1),
                           static_cast<std::int16_t>(a.stage), a.micro, a.micro2};
-    const OpId op = add(prog_.compute[d], action_duration(a, costs_), 0, info);
+    const OpId op = add(prog_.compute[d], action_duration(a, costs_), info);
     if (has_comm_) comm(d, a, op);
     if (costs_.blocking_sends) exchange_group(d, op, paired_with_next);
     switch (a.kind) {
@@ -256,7 +256,7 @@ class PipeEmitter {
     if (last_comm_[d] != kNoOp) pending_.emplace_back(last_comm_[d], op);
     const Time t = action_comm(a, costs_);
     if (t <= 0) return;
-    const OpId cop = add(prog_.comm[d], t, 0, {PipeOp::Comm, static_cast<std::int16_t>(d), -1, static_cast<std::int16_t>(a.stage), a.micro});
+    const OpId cop = add(prog_.comm[d], t, {PipeOp::Comm, static_cast<std::int16_t>(d), -1, static_cast<std::int16_t>(a.stage), a.micro});
     pending_.emplace_back(op, cop);
     last_comm_[d] = cop;
     if (done_of_.size() <= cop) done_of_.resize(cop + 1, kNoOp);
@@ -285,10 +285,9 @@ class PipeEmitter {
   OpId done(OpId op) const { return op < done_of_.size() && done_of_[op] != kNoOp ? done_of_[op] : op; }
 
   // Links by (src, dst): a dense table while p^2 is small (every message looks one up), else a
-  // map. Each link's latency is looked up once, when the link is made.
+  // map. A link carries its hop's latency (set once, when the link is made).
   struct Link {
     ResourceId resource = kNoOp;
-    Time latency = 0;
   };
   const Link& link(int src, int dst) {
     const int p = plan_.devices;
@@ -296,8 +295,8 @@ class PipeEmitter {
       link_table_.resize(static_cast<std::size_t>(p) * p);
     Link& l = link_table_.empty() ? link_map_[{src, dst}] : link_table_[static_cast<std::size_t>(src) * p + dst];
     if (l.resource == kNoOp) {
-      l.resource = g_.add_resource(fmt::format("link d{}->d{}", src, dst), Discipline::Fifo);
-      l.latency = costs_.latency_between(src, dst);
+      l.resource = g_.add_resource(fmt::format("link d{}->d{}", src, dst), Discipline::Fifo,
+                                   costs_.latency_between(src, dst));
       prog_.link_ends[l.resource] = {src, dst};
     }
     return l;
@@ -325,7 +324,7 @@ class PipeEmitter {
     const PipeOpInfo info{forward ? PipeOp::SendForward : PipeOp::SendBackward, static_cast<std::int16_t>(src),
                           static_cast<std::int16_t>(dst), static_cast<std::int16_t>(stage), micro};
     const Link& l = link(src, dst);
-    const OpId send = add(l.resource, msg_time_, l.latency, info);
+    const OpId send = add(l.resource, msg_time_, info);
     if (!costs_.blocking_sends) {
       dep(done(producer), send);
       dep(send, to);

@@ -104,7 +104,7 @@ std::vector<TransferRun> simulate_weight_transfer(const WeightTransferSpec& spec
     r.mode = mode;
     OpGraph& g = r.graph;
     for (int s = 0; s < spec.senders; ++s)
-      r.links.push_back(g.add_resource(fmt::format("sender {} link", s), Discipline::Fifo));
+      r.links.push_back(g.add_resource(fmt::format("sender {} link", s), Discipline::Fifo, spec.latency));
     r.received.assign(spec.receivers, 0);
     for (int s = 0; s < spec.senders; ++s) {
       const Bytes have0 = share_begin(spec.size, spec.senders, s), have1 = share_begin(spec.size, spec.senders, s + 1);
@@ -116,7 +116,7 @@ std::vector<TransferRun> simulate_weight_transfer(const WeightTransferSpec& spec
         }
         const Bytes bytes = std::max<Bytes>(0, std::min(have1, need1) - std::max(have0, need0));
         if (bytes == 0) continue;
-        const OpId op = g.add_op(r.links[s], transfer_time(bytes, spec.bandwidth), spec.latency);
+        const OpId op = g.add_op(r.links[s], transfer_time(bytes, spec.bandwidth));
         r.sends.push_back({s, rc, bytes, op});
         r.total += bytes;
         r.received[rc] += bytes;
