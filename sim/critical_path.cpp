@@ -11,7 +11,7 @@ std::vector<CriticalStep> critical_path(const OpGraph& g, const Timeline& t) {
   const auto n = static_cast<OpId>(g.op_count());
   if (n == 0) return {};
   if (!g.finalized()) throw std::logic_error("critical_path: the graph is not finalized");
-  if (t.start.size() != n || t.end.size() != n) throw std::logic_error("critical_path: timeline of another graph");
+  if (t.start.size() != n) throw std::logic_error("critical_path: timeline of another graph");
 
   // Walking backwards needs each op's dependencies (in-edges): a bidirectional Boost CSR over
   // the dependency edges gives them.
@@ -37,7 +37,7 @@ std::vector<CriticalStep> critical_path(const OpGraph& g, const Timeline& t) {
   for (auto& ops : fifo) {
     std::sort(ops.begin(), ops.end(), [&](OpId a, OpId b) {
       if (t.start[a] != t.start[b]) return t.start[a] < t.start[b];
-      if (t.end[a] != t.end[b]) return t.end[a] < t.end[b];
+      if (t.end(g, a) != t.end(g, b)) return t.end(g, a) < t.end(g, b);
       return a < b;
     });
     for (std::size_t i = 1; i < ops.size(); ++i) before[ops[i]] = ops[i - 1];
@@ -58,7 +58,7 @@ std::vector<CriticalStep> critical_path(const OpGraph& g, const Timeline& t) {
     if (dep != kNoOp) {
       chain.push_back({v, CriticalStep::Why::Dependency});
       v = dep;
-    } else if (before[v] != kNoOp && t.end[before[v]] == s) {
+    } else if (before[v] != kNoOp && t.end(g, before[v]) == s) {
       chain.push_back({v, CriticalStep::Why::Resource});
       v = before[v];
     } else {

@@ -101,7 +101,6 @@ class Run {
         fifo_flag_(g.resource_count(), 0),
         latency_(g.resource_count(), 0) {
     tl_.start.assign(n_, -1);
-    tl_.end.assign(n_, -1);
     for (OpId op = 0; op < n_; ++op) pending_[op] = rec_[op].in_degree;
     for (ResourceId r = 0; r < g.resource_count(); ++r) {
       cursor_[r] = g.first_on(r);
@@ -184,7 +183,6 @@ class Run {
       Time end;
       if (!add_time(now, rec_[op].duration, &end)) throw overflow(op, now, rec_[op].duration, "end");
       tl_.start[op] = now;
-      tl_.end[op] = end;
       events_.push({end, op, 0});
     }
     dirty_.clear();
@@ -233,7 +231,7 @@ class Run {
       stuck.push_back({r, op, {}});
     }
     for (OpId u = 0; u < n_; ++u) {
-      if (tl_.end[u] >= 0) continue;  // ran (a started op always ends: no stuck op has started)
+      if (tl_.start[u] >= 0) continue;  // ran (a started op always ends: no stuck op has started)
       g_.for_each_successor(u, [&](OpId v) {
         if (stuck_index[v] != ~0u) stuck[stuck_index[v]].waits.push_back(u);
       });

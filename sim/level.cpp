@@ -11,7 +11,7 @@ namespace stepsim {
 Time time_of(const OpGraph& g, const Timeline& t, Mark m) {
   switch (m.point) {
     case OpPoint::Start: return t.start[m.op];
-    case OpPoint::End: return t.end[m.op];
+    case OpPoint::End: return t.end(g, m.op);
     case OpPoint::Done: return t.done(g, m.op);
   }
   return 0;
@@ -164,10 +164,10 @@ std::vector<LevelCurve> sweep_levels(const OpGraph& g, const Timeline& t, std::s
       if (k + 16 < end) __builtin_prefetch(&holds[order[k + 16]]);
       if (k + 8 < end) {
         const Hold& ahead = holds[order[k + 8]];
-        __builtin_prefetch(ahead.from.point == OpPoint::Start ? &t.start[ahead.from.op] : &t.end[ahead.from.op]);
-        __builtin_prefetch(ahead.until.point == OpPoint::Start ? &t.start[ahead.until.op] : &t.end[ahead.until.op]);
-        if (ahead.from.point == OpPoint::Done || ahead.until.point == OpPoint::Done)
-          __builtin_prefetch(&g.records()[ahead.from.point == OpPoint::Done ? ahead.from.op : ahead.until.op]);
+        __builtin_prefetch(&t.start[ahead.from.op]);
+        __builtin_prefetch(&t.start[ahead.until.op]);
+        if (ahead.from.point != OpPoint::Start) __builtin_prefetch(&g.records()[ahead.from.op]);
+        if (ahead.until.point != OpPoint::Start) __builtin_prefetch(&g.records()[ahead.until.op]);
       }
       const Hold& h = holds[order[k]];
       *last++ = {time_of(g, t, h.from), h.amount};

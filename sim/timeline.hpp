@@ -1,6 +1,8 @@
 #pragma once
-// Timeline: what the engine decided. Start and end of every op; everything a report needs is
-// derived from it and the graph, so exporters never re-run the engine.
+// Timeline: what the engine decided. The start of every op; its end (start + duration) and done
+// time (end + its resource's latency) are read with the graph, so a large step keeps 8 bytes per
+// op here. Everything a report needs is derived from it and the graph: exporters never re-run
+// the engine.
 #include <vector>
 
 #include "sim/op_graph.hpp"
@@ -8,11 +10,13 @@
 namespace stepsim {
 
 struct Timeline {
-  std::vector<Time> start;  // per op
-  std::vector<Time> end;    // per op: start + duration (the resource is free again)
+  std::vector<Time> start;  // per op; -1 for an op that never ran (a deadlocked step)
   Time makespan = 0;        // latest done time (end + latency) over all ops
 
-  Time done(const OpGraph& g, OpId op) const { return end[op] + g.op_latency(op); }
+  // When the op frees its resource.
+  Time end(const OpGraph& g, OpId op) const { return start[op] + g.op_duration(op); }
+  // When its successors may start.
+  Time done(const OpGraph& g, OpId op) const { return end(g, op) + g.op_latency(op); }
 };
 
 // Time each resource spent serving ops (sum of durations; a resource never overlaps itself).

@@ -48,19 +48,19 @@ TimelineChart moe_timeline(const MoeLayerRun& run) {
     TimeTrack compute{fmt::format("card {}", c), {}, false, true, {}};
     for (OpId op : p.expert_ops[static_cast<std::size_t>(c)]) {
       const int e = p.op_expert[op];
-      compute.bars.push_back({tl.start[op], tl.end[op], kExpert, fmt::format("{}", e),
+      compute.bars.push_back({tl.start[op], tl.end(p.graph, op), kExpert, fmt::format("{}", e),
                               fmt::format("card {}: expert {}, {} rows computed ({} routed), {}", c, e,
-                                          run.loads.computed[e], run.loads.routed[e], when(tl.start[op], tl.end[op]))});
+                                          run.loads.computed[e], run.loads.routed[e], when(tl.start[op], tl.end(p.graph, op)))});
     }
     TimeTrack link{fmt::format("card {} link", c), {}, true, false, {}};
     const auto& tf = p.traffic[static_cast<std::size_t>(c)];
     const OpId d = p.dispatch[static_cast<std::size_t>(c)], k = p.combine[static_cast<std::size_t>(c)];
-    link.bars.push_back({tl.start[d], tl.end[d], kDispatch, "",
+    link.bars.push_back({tl.start[d], tl.end(p.graph, d), kDispatch, "",
                          fmt::format("card {}: dispatch, {} rows sent, {} received, {}", c, tf.rows_sent,
-                                     tf.rows_received, when(tl.start[d], tl.end[d]))});
-    link.bars.push_back({tl.start[k], tl.end[k], kCombine, "",
+                                     tf.rows_received, when(tl.start[d], tl.end(p.graph, d)))});
+    link.bars.push_back({tl.start[k], tl.end(p.graph, k), kCombine, "",
                          fmt::format("card {}: combine, {} rows sent, {} received, {}", c, tf.rows_received,
-                                     tf.rows_sent, when(tl.start[k], tl.end[k]))});
+                                     tf.rows_sent, when(tl.start[k], tl.end(p.graph, k)))});
     sort_bars(compute);
     sort_bars(link);
     chart.tracks.push_back(std::move(compute));

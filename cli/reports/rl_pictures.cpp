@@ -42,7 +42,7 @@ TitledTimeline loop_timeline(const RlLoopRun& l, Time axis_end, bool named) {
   // A trajectory is drawn as one bar per stretch generated with one policy version, as in the trace.
   for (const GenerationStretch& g : generation_stretches(l)) {
     const RlTrajectory& t = *g.trajectory;
-    const Time start = tl.start[g.first_op], end = tl.end[g.last_op];
+    const Time start = tl.start[g.first_op], end = tl.end(p.graph, g.last_op);
     gen[static_cast<std::size_t>(t.generator)].bars.push_back(
         {start, end, kGenerate, fmt::format("{}", t.id),
          fmt::format("trajectory {} (batch {}), policy v{}{}{}, {}", t.id, t.batch, g.version,
@@ -54,17 +54,17 @@ TitledTimeline loop_timeline(const RlLoopRun& l, Time axis_end, bool named) {
     const auto w = static_cast<std::size_t>(x.worker);
     if (x.kind == RlOpKind::Verify)
       ver[w].bars.push_back(
-          {tl.start[op], tl.end[op], kVerify, fmt::format("{}", x.sample),
+          {tl.start[op], tl.end(p.graph, op), kVerify, fmt::format("{}", x.sample),
            fmt::format("verify trajectory {} ({}), {}", x.sample,
                        p.trajectories[static_cast<std::size_t>(x.sample)].verified_kept ? "kept" : "dropped",
-                       when(tl.start[op], tl.end[op]))});
+                       when(tl.start[op], tl.end(p.graph, op)))});
     else if (x.kind == RlOpKind::Learn)
-      learn[w].bars.push_back({tl.start[op], tl.end[op], kLearn, fmt::format("{}", x.batch),
-                               fmt::format("learn batch {}, {}", x.batch, when(tl.start[op], tl.end[op]))});
-    else if (x.kind == RlOpKind::Sync && tl.end[op] > tl.start[op])  // a sync that takes no time is no bar
+      learn[w].bars.push_back({tl.start[op], tl.end(p.graph, op), kLearn, fmt::format("{}", x.batch),
+                               fmt::format("learn batch {}, {}", x.batch, when(tl.start[op], tl.end(p.graph, op)))});
+    else if (x.kind == RlOpKind::Sync && tl.end(p.graph, op) > tl.start[op])  // a sync that takes no time is no bar
       (x.stage == 0 ? gen : learn)[w].bars.push_back(
-          {tl.start[op], tl.end[op], kSync, "",
-           fmt::format("weight sync to v{}, {}", x.batch + 1, when(tl.start[op], tl.end[op]))});
+          {tl.start[op], tl.end(p.graph, op), kSync, "",
+           fmt::format("weight sync to v{}, {}", x.batch + 1, when(tl.start[op], tl.end(p.graph, op)))});
   }
   for (auto* group : {&gen, &ver, &learn})
     for (auto& t : *group) {
@@ -88,8 +88,8 @@ TitledTimeline colocate_timeline(const ColocateRun& o) {
                        : step == "generation"    ? kGenerate
                        : step.rfind('+', 0) == 0 ? kLoad
                                                  : kOffload;
-    card.bars.push_back({o.timeline.start[op], o.timeline.end[op], swatch, "",
-                         fmt::format("{}, {}", step, when(o.timeline.start[op], o.timeline.end[op]))});
+    card.bars.push_back({o.timeline.start[op], o.timeline.end(o.graph, op), swatch, "",
+                         fmt::format("{}, {}", step, when(o.timeline.start[op], o.timeline.end(o.graph, op)))});
   }
   sort_bars(card);
   chart.tracks.push_back(std::move(card));
@@ -110,9 +110,9 @@ std::vector<TitledTimeline> transfer_timelines(const std::vector<TransferRun>& r
     for (std::size_t s = 0; s < r.links.size(); ++s) links.push_back(track(fmt::format("sender {} link", s)));
     for (const auto& send : r.sends)
       links[static_cast<std::size_t>(send.sender)].bars.push_back(
-          {r.timeline.start[send.op], r.timeline.end[send.op], kSend, fmt::format("{}", send.receiver),
+          {r.timeline.start[send.op], r.timeline.end(r.graph, send.op), kSend, fmt::format("{}", send.receiver),
            fmt::format("to receiver {}: {:.3f} GiB, {}", send.receiver, static_cast<double>(send.bytes) / (1 << 30),
-                       when(r.timeline.start[send.op], r.timeline.end[send.op]))});
+                       when(r.timeline.start[send.op], r.timeline.end(r.graph, send.op)))});
     for (auto& t : links) {
       sort_bars(t);
       chart.tracks.push_back(std::move(t));

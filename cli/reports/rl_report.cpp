@@ -300,7 +300,7 @@ void trace_trajectories(ChromeTrace& tr, const RlLoopRun& l, int gen_pid) {
         fmt::format(R"("trajectory":{},"batch":{},"version":{},"learned":{},"interrupted":{},"staleness":{})", t.id,
                     t.batch, g.version, t.learned ? "true" : "false", t.interrupted ? "true" : "false", t.staleness);
     tr.slice(gen_pid, t.generator + 1, fmt::format("traj {} v{}", t.id, g.version), "generate", tl.start[g.first_op],
-             tl.end[g.last_op] - tl.start[g.first_op], args);
+             tl.end(l.program->graph, g.last_op) - tl.start[g.first_op], args);
   }
 }
 
@@ -316,7 +316,7 @@ void trace_loop_ops(ChromeTrace& tr, const RlLoopRun& l, int gen_pid) {
       case RlOpKind::Verify: {
         const RlTrajectory& t = p.trajectories[x.sample];
         tr.slice(ver_pid, x.worker + 1, fmt::format("verify {}", x.sample), "verify", tl.start[op],
-                 tl.end[op] - tl.start[op],
+                 p.graph.op_duration(op),
                  fmt::format(R"("trajectory":{},"kept":{})", x.sample, t.verified_kept ? "true" : "false"));
         break;
       }
@@ -325,7 +325,7 @@ void trace_loop_ops(ChromeTrace& tr, const RlLoopRun& l, int gen_pid) {
         for (int id : p.batch_learned_ids[x.batch])
           if (p.trajectories[id].learner == x.worker && p.trajectories[id].learned) ++learned;
         tr.slice(learn_pid, x.worker + 1, fmt::format("learn batch {} (v{})", x.batch, x.batch), "learn", tl.start[op],
-                 tl.end[op] - tl.start[op], fmt::format(R"("batch":{},"trajectories":{})", x.batch, learned));
+                 p.graph.op_duration(op), fmt::format(R"("batch":{},"trajectories":{})", x.batch, learned));
         break;
       }
       case RlOpKind::Publish:
@@ -335,7 +335,7 @@ void trace_loop_ops(ChromeTrace& tr, const RlLoopRun& l, int gen_pid) {
       case RlOpKind::Sync: {
         const int owner = x.stage == 0 ? gen_pid : learn_pid;
         tr.slice(owner, x.worker + 1, fmt::format("sync v{}", x.batch + 1), "sync", tl.start[op],
-                 tl.end[op] - tl.start[op], fmt::format(R"("version":{})", x.batch + 1));
+                 p.graph.op_duration(op), fmt::format(R"("version":{})", x.batch + 1));
         break;
       }
     }
@@ -378,7 +378,7 @@ std::string rl_trace(const RlRun& run) {
     tr.process(pid, "shared card: " + o.order, pid);
     tr.thread(pid, 1, "card", 0);
     for (OpId op = 0; op < o.graph.op_count(); ++op)
-      tr.slice(pid, 1, o.step[op], "card", o.timeline.start[op], o.timeline.end[op] - o.timeline.start[op], "");
+      tr.slice(pid, 1, o.step[op], "card", o.timeline.start[op], o.graph.op_duration(op), "");
     for (const auto& [t, level] : o.memory.steps) tr.counter(pid, "memory", t, "GiB", gib(level));
     ++pid;
   }
@@ -388,7 +388,7 @@ std::string rl_trace(const RlRun& run) {
       tr.thread(pid, static_cast<int>(s) + 1, fmt::format("sender {} link", s), static_cast<int>(s));
     for (const auto& send : r.sends)
       tr.slice(pid, send.sender + 1, fmt::format("to receiver {}", send.receiver), "send", r.timeline.start[send.op],
-               r.timeline.end[send.op] - r.timeline.start[send.op],
+               r.graph.op_duration(send.op),
                fmt::format(R"("receiver":{},"gib":{:.4f})", send.receiver, gib(send.bytes)));
     ++pid;
   }

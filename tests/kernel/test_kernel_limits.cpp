@@ -63,7 +63,7 @@ TEST_CASE("times up to exactly the limit run", "[engine][limits]") {
   const OpId b = g.add_op(c, 5);
   const auto t = run(g);
   CHECK(t.start[b] == kMax - 5);
-  CHECK(t.end[b] == kMax);
+  CHECK(t.end(g, b) == kMax);
   CHECK(t.makespan == kMax);
   CHECK(t.start[a] == 0);
 }

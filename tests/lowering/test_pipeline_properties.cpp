@@ -39,11 +39,8 @@ PipelineSpec random_spec(std::mt19937_64& rng, const std::string& schedule, bool
 void check_invariants(const PipelineRun& run) {
   const auto& g = run.program->graph;
   const auto& t = run.timeline;
-  // Every op ran exactly once: it has a start and an end, end = start + duration.
-  for (OpId op = 0; op < g.op_count(); ++op) {
-    REQUIRE(t.start[op] >= 0);
-    REQUIRE(t.end[op] == t.start[op] + g.op_duration(op));
-  }
+  // Every op ran exactly once: it has a start.
+  for (OpId op = 0; op < g.op_count(); ++op) REQUIRE(t.start[op] >= 0);
   // Every dependency holds.
   for (OpId op = 0; op < g.op_count(); ++op)
     g.for_each_successor(op, [&](OpId s) { REQUIRE(t.start[s] >= t.done(g, op)); });
@@ -55,7 +52,7 @@ void check_invariants(const PipelineRun& run) {
       Time last = -1;
       for (OpId op = g.first_on(r); op != kNoOp; op = g.next_on_resource(op)) {
         REQUIRE(t.start[op] >= last);
-        last = t.end[op];
+        last = t.end(g, op);
       }
     }
   }
@@ -101,5 +98,5 @@ TEST_CASE("the same input gives the same timeline", "[pipeline][determinism]") {
   const auto a = simulate_pipeline(spec);
   const auto b = simulate_pipeline(spec);
   CHECK(a.timeline.start == b.timeline.start);
-  CHECK(a.timeline.end == b.timeline.end);
+  CHECK(a.timeline.makespan == b.timeline.makespan);
 }

@@ -51,7 +51,7 @@ void check_run(const PipelineRun& run, const PipelineSpec& spec) {
     }
   // Dependencies hold; no resource serves two ops at once; program order is kept.
   for (OpId op = 0; op < g.op_count(); ++op) {
-    REQUIRE(t.end[op] == t.start[op] + g.op_duration(op));
+    REQUIRE(t.start[op] >= 0);
     g.for_each_successor(op, [&](OpId s) { REQUIRE(t.start[s] >= t.done(g, op)); });
   }
   for (ResourceId r = 0; r < g.resource_count(); ++r) {
@@ -61,7 +61,7 @@ void check_run(const PipelineRun& run, const PipelineSpec& spec) {
       Time last = 0;
       for (OpId op = g.first_on(r); op != kNoOp; op = g.next_on_resource(op)) {
         REQUIRE(t.start[op] >= last);
-        last = t.end[op];
+        last = t.end(g, op);
       }
     }
   }

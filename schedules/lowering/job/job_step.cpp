@@ -397,7 +397,7 @@ void critical_shares(JobStepRun& run, bool fsdp, Time tail) {
     by_kind[job_op_kind_name(k)] += d;
     // Between the end of one op of the path and the start of the next: the first's latency.
     if (t.start[op] > prev_end) by_kind["waits (latency)"] += t.start[op] - prev_end;
-    prev_end = t.end[op];
+    prev_end = t.end(g, op);
     const std::string& rn = g.resource(g.op_resource(op)).name;
     const bool dp_res = rn.find(" dp") != std::string::npos || rn.rfind("card ", 0) == 0 || rn.rfind("host ", 0) == 0;
     std::string cls = rn.find("compute") != std::string::npos       ? "compute stream"

@@ -470,7 +470,7 @@ class DeviceChanges {
     for (int i = 0; i < plan_.microbatches; ++i) {
       if (plan_.device_of(s, i) != d) continue;
       const auto& a = prog_.activations[base + i];
-      const Time t = release ? tl_.end[a.until] : tl_.start[a.from];
+      const Time t = release ? tl_.end(prog_.graph, a.until) : tl_.start[a.from];
       if (bytes != 0) memory.list.push_back({t, sign * bytes});
       if (resident) resident->list.push_back({t, sign});
     }

@@ -391,7 +391,7 @@ namespace {
 void fill_outcomes(const RlLoopSpec& spec, RlLoopProgram& p, const Timeline& tl) {
   std::vector<std::vector<Time>> sync_end(p.generators.size());
   for (std::size_t w = 0; w < p.generators.size(); ++w) {
-    for (OpId op : p.generator_syncs[w]) sync_end[w].push_back(tl.end[op]);
+    for (OpId op : p.generator_syncs[w]) sync_end[w].push_back(tl.end(p.graph, op));
     std::sort(sync_end[w].begin(), sync_end[w].end());
   }
   const auto version_at = [&](int w, Time start) {
@@ -399,7 +399,7 @@ void fill_outcomes(const RlLoopSpec& spec, RlLoopProgram& p, const Timeline& tl)
   };
   for (RlTrajectory& t : p.trajectories) {
     t.start = tl.start[t.first_op];
-    t.end = tl.end[t.last_op];
+    t.end = tl.end(p.graph, t.last_op);
     t.version_first = version_at(t.generator, t.start);
     t.version_last = version_at(t.generator, tl.start[t.last_op]);
     t.interrupted = t.version_last != t.version_first;
@@ -480,7 +480,7 @@ RlLoopStats measure(const RlLoopSpec& spec, const RlLoopProgram& p, const Timeli
   const int N = spec.batches;
   std::vector<Time> done(N, 0);
   for (int k = 0; k < N; ++k)
-    for (const auto& syncs : p.learner_syncs) done[k] = std::max(done[k], tl.end[syncs[k]]);
+    for (const auto& syncs : p.learner_syncs) done[k] = std::max(done[k], tl.end(p.graph, syncs[k]));
   const std::vector<int> learned_in = count_trajectories(spec, p, s);
 
   // Steady state: batches (window_from, window_to], the second half of those before the drain.
@@ -524,7 +524,7 @@ std::vector<GenerationStretch> generation_stretches(const RlLoopRun& run) {
   const Timeline& tl = run.timeline;
   std::vector<std::vector<Time>> sync_ends(p.generators.size());
   for (std::size_t w = 0; w < p.generators.size(); ++w) {
-    for (OpId s : p.generator_syncs[w]) sync_ends[w].push_back(tl.end[s]);
+    for (OpId s : p.generator_syncs[w]) sync_ends[w].push_back(tl.end(p.graph, s));
     std::sort(sync_ends[w].begin(), sync_ends[w].end());
   }
   std::vector<GenerationStretch> out;

@@ -75,7 +75,7 @@ std::vector<ColocateRun> simulate_colocate(const ColocateSpec& spec) {
     r.fits = r.peak <= spec.capacity;
     // The op in progress at the peak (a zero-time step starting there if none spans it).
     for (OpId op = 0; op < g.op_count(); ++op)
-      if (r.timeline.start[op] <= r.peak_time && r.peak_time < r.timeline.end[op]) r.peak_step = r.step[op];
+      if (r.timeline.start[op] <= r.peak_time && r.peak_time < r.timeline.end(g, op)) r.peak_step = r.step[op];
     if (r.peak_step.empty())
       for (OpId op = 0; op < g.op_count(); ++op)
         if (r.timeline.start[op] == r.peak_time) r.peak_step = r.step[op];
