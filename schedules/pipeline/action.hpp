@@ -58,8 +58,8 @@ struct PipelinePlan {
   std::vector<std::vector<bool>> paired_with_next;
 
   int device_of(int stage, int micro) const { return routes[route_of_micro[micro]][stage]; }
-  // Frees the action lists (12 bytes per op of a large step) once a lowering has turned them into
-  // ops; placement (routes) stays.
+  // Frees the action lists once a lowering has turned them into ops (lower() does); placement
+  // (routes) stays.
   void release_actions() {
     std::vector<std::vector<Action>>().swap(actions);
     std::vector<std::vector<bool>>().swap(paired_with_next);

@@ -229,7 +229,6 @@ void run_pipeline_path(JobStepRun& run) {
   if (!run.plan.split_backward)
     for (auto& s : costs.stages) s.backward_input = s.backward_weight = 0;
   run.pipeline = lower(run.plan, costs);
-  run.plan.release_actions();
   PipelineProgram& prog = *run.pipeline;
   OpGraph& g = prog.graph;
   for (const auto& x : prog.info) run.kinds.push_back(kind_of(x));

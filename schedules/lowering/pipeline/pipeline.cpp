@@ -140,7 +140,7 @@ class PipeEmitter {
         m_(plan.microbatches),
         fwd_(static_cast<std::size_t>(plan.stages) * plan.microbatches, kNoOp),
         bwd_(fwd_.size(), kNoOp),
-        wgt_(fwd_.size(), kNoOp),
+        wgt_(plan.split_backward ? fwd_.size() : 0, kNoOp),
         msg_time_(transfer_time(costs.message, costs.bandwidth)) {}
 
   // The counts are known before anything is added: reserve once instead of growing (growth
@@ -203,7 +203,7 @@ class PipeEmitter {
     prog_.activations.assign(fwd_.size(), {kNoOp, kNoOp});
     for (int i = 0; i < m_; ++i) {
       for (int s = 0; s < plan_.stages; ++s) {
-        const OpId f = fwd_[idx(s, i)], b = bwd_[idx(s, i)], w = wgt_[idx(s, i)];
+        const OpId f = fwd_[idx(s, i)], b = bwd_[idx(s, i)], w = wgt_.empty() ? kNoOp : wgt_[idx(s, i)];
         const int dev = plan_.device_of(s, i);
         if (s > 0) message(fwd_[idx(s - 1, i)], f, plan_.device_of(s - 1, i), dev, true, s - 1, i);
         if (s + 1 < plan_.stages) message(bwd_[idx(s + 1, i)], b, plan_.device_of(s + 1, i), dev, false, s + 1, i);
@@ -242,7 +242,10 @@ class PipeEmitter {
       case ActionKind::Forward: fwd_[idx(a.stage, a.micro)] = op; break;
       case ActionKind::Backward:
       case ActionKind::BackwardInput: bwd_[idx(a.stage, a.micro)] = op; break;
-      case ActionKind::BackwardWeight: wgt_[idx(a.stage, a.micro)] = op; break;
+      case ActionKind::BackwardWeight:
+        if (wgt_.empty()) wgt_.assign(fwd_.size(), kNoOp);  // a plan not marked split
+        wgt_[idx(a.stage, a.micro)] = op;
+        break;
       case ActionKind::OverlapFB:
         fwd_[idx(a.stage, a.micro)] = op;
         bwd_[idx(a.stage2, a.micro2)] = op;
@@ -346,7 +349,7 @@ class PipeEmitter {
   PipelineProgram& prog_;
   OpGraph& g_;
   const int m_;
-  std::vector<OpId> fwd_, bwd_, wgt_;  // per (stage, micro-batch): the op that runs it
+  std::vector<OpId> fwd_, bwd_, wgt_;  // per (stage, micro-batch): the op that runs it (W: split plans only)
   std::vector<Link> link_table_;
   std::map<std::pair<int, int>, Link> link_map_;
   const Time msg_time_;
@@ -362,7 +365,7 @@ class PipeEmitter {
 
 }  // namespace
 
-std::unique_ptr<PipelineProgram> lower(const PipelinePlan& plan, const PipelineCosts& costs) {
+std::unique_ptr<PipelineProgram> lower(PipelinePlan& plan, const PipelineCosts& costs) {
   if (static_cast<int>(costs.stages.size()) != plan.stages)
     throw std::invalid_argument(fmt::format("costs for {} stages, plan has {}", costs.stages.size(), plan.stages));
   if (plan.devices > kMaxPipelineStages || plan.stages > kMaxPipelineStages)
@@ -379,6 +382,7 @@ std::unique_ptr<PipelineProgram> lower(const PipelinePlan& plan, const PipelineC
   PipeEmitter emitter(plan, costs, *holder);
   emitter.reserve();
   emitter.compute();
+  plan.release_actions();
   emitter.flows();
   holder->graph.set_namer([&info = holder->info](OpId op) { return name_of(info[op]); });
   return holder;

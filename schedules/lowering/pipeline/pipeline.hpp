@@ -124,7 +124,10 @@ struct PipelineProgram {
 
 // Throws std::invalid_argument if plan and costs disagree (sizes), GraphError on an action that
 // would wait on itself. Returned on the heap: the graph's namer points into the program.
-std::unique_ptr<PipelineProgram> lower(const PipelinePlan& plan, const PipelineCosts& costs);
+// The plan's action lists are released once the compute ops exist (their order is the program's
+// compute streams; at a million ops they are 12 bytes per op, the largest thing freed before the
+// messages are added): lower a copy to keep them. Placement (routes) stays.
+std::unique_ptr<PipelineProgram> lower(PipelinePlan& plan, const PipelineCosts& costs);
 
 struct DeviceStats {
   int id;

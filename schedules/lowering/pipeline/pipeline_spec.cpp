@@ -229,7 +229,6 @@ PipelineRun simulate_pipeline(const PipelineSpec& spec) {
   const ScheduleFamily* family = find_schedule(spec.schedule);
   run.schedule = family ? family->name : spec.schedule;
   run.program = lower(run.plan, costs_for(spec, run.plan));
-  run.plan.release_actions();
   run.timeline = stepsim::run(run.program->graph);
   run.stats = measure(run.plan, *run.program, run.timeline);
   return run;
