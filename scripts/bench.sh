@@ -59,12 +59,20 @@ python3 bench/reference/side_by_side.py "$stepsim" 64 1024 3
 
 echo
 echo "== stepsim bench on bench/suites/scale-1000.yaml (1,000 variants), --jobs 1 and 2"
+# Wall time from the clock in nanoseconds (time's %e has 10 ms steps, 5 % of this run), best of 3.
 for j in 1 2; do
-  /usr/bin/time -f "%e %U %S %M" -o "$tmp/time" "$stepsim" bench bench/suites/scale-1000.yaml -q -j "$j" \
-    -o "$tmp/scale$j.json" >/dev/null
-  read -r wall user sys rss <"$tmp/time"
-  eval "wall$j=$wall"
-  printf '   --jobs %d: %6.2f s wall, %6.2f s user, max RSS %d MB\n' "$j" "$wall" "$user" $((rss / 1024))
+  best=
+  for _ in 1 2 3; do
+    t0=$(date +%s%N)
+    /usr/bin/time -f "%U %S %M" -o "$tmp/time" "$stepsim" bench bench/suites/scale-1000.yaml -q -j "$j" \
+      -o "$tmp/scale$j.json" >/dev/null
+    t1=$(date +%s%N)
+    wall=$(echo "($t1 - $t0) / 1000000000" | bc -l)
+    if [[ -z "$best" ]] || (($(echo "$wall < $best" | bc -l))); then best=$wall; fi
+  done
+  read -r user sys rss <"$tmp/time"
+  eval "wall$j=$best"
+  printf '   --jobs %d: %6.3f s wall (best of 3), %6.2f s user, max RSS %d MB\n' "$j" "$best" "$user" $((rss / 1024))
 done
 cmp -s "$tmp/scale1.json" "$tmp/scale2.json" && same="identical results" || same="RESULTS DIFFER"
 printf '   speed-up on 2 jobs: %.2fx (%s)\n' "$(echo "$wall1 / $wall2" | bc -l)" "$same"

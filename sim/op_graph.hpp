@@ -5,8 +5,8 @@
 // (a forward pass, a gradient transfer) lives in the model that built the graph, which can
 // give the graph a namer so that errors and traces speak its language.
 //
-// Storage is laid out for the engine, which reads it in place (no copy): one 32-byte record per
-// op (everything the event loop touches for that op sits in one cache line half) and the
+// Storage is laid out for the engine, which reads it in place (no copy): one 24-byte record per
+// op (everything the event loop touches for that op; its latency is its resource's) and the
 // successor lists as flat CSR arrays built once by finalize(). Boost.Graph is used only where a
 // graph library earns its keep: naming the ops of a cycle, and critical paths
 // (sim/critical_path.hpp).

@@ -10,6 +10,7 @@
 #include "cli/bench/bench_runner.hpp"
 #include "cli/commands/commands.hpp"
 #include "cli/commands/diagnostics.hpp"
+#include "cli/commands/reuse_freed_memory.hpp"
 #include "cli/input/budget.hpp"
 #include "cli/reports/output.hpp"
 #include "sim/parallel_for.hpp"
@@ -217,6 +218,7 @@ void add_bench_command(CLI::App& app) {
 
   cmd->callback([a, merge] {
     if (merge->parsed()) return;
+    reuse_freed_memory();
     run_bench(*a);
   });
 }

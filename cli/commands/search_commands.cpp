@@ -12,6 +12,7 @@
 
 #include <fmt/format.h>
 
+#include "cli/commands/reuse_freed_memory.hpp"
 #include "cli/input/budget.hpp"
 #include "cli/input/search_input.hpp"
 #include "cli/reports/output.hpp"
@@ -236,6 +237,7 @@ void add_search_command(CLI::App& app) {
   cmd->callback([a, merge] {
     if (merge->parsed()) return;
     if (a->file.empty()) throw CLI::RequiredError("file");
+    reuse_freed_memory();
     run_search_command(*a);
   });
 }
