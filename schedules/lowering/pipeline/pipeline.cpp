@@ -199,6 +199,7 @@ class PipeEmitter {
   }
 
   void flows() {
+    prog_.first_send = static_cast<OpId>(g_.op_count());
     for (const auto& [before, after] : pending_) dep(before, after);
     prog_.activations.assign(fwd_.size(), {kNoOp, kNoOp});
     for (int i = 0; i < m_; ++i) {
@@ -452,13 +453,14 @@ class DeviceChanges {
   // whole graph (a third of a large run's CPU).
   void list_sends() {
     const OpGraph& g = prog_.graph;
+    const std::size_t end = std::min(g.op_count(), prog_.info.size());  // a job appends ops of its own
     std::vector<std::uint32_t> count(g.resource_count() + 1, 0);
-    for (OpId op = 0; op < g.op_count(); ++op)
+    for (OpId op = prog_.first_send; op < end; ++op)
       if (PipelineProgram::is_send(prog_.info[op].kind)) ++count[g.op_resource(op) + 1];
     for (std::size_t r = 1; r < count.size(); ++r) count[r] += count[r - 1];
     link_first_ = count;
     link_sends_.resize(count.back());
-    for (OpId op = 0; op < g.op_count(); ++op)
+    for (OpId op = prog_.first_send; op < end; ++op)
       if (PipelineProgram::is_send(prog_.info[op].kind)) link_sends_[count[g.op_resource(op)]++] = op;
   }
   std::span<const OpId> link_sends(ResourceId link) const {

@@ -101,6 +101,7 @@ struct PipelineProgram {
   int microbatches = 0;
   int forward_messages = 0;
   int backward_messages = 0;
+  OpId first_send = 0;  // messages are emitted after every compute op: no send has a lower id
   // Link resources and the (source, destination) devices they join.
   std::map<ResourceId, std::pair<int, int>> link_ends;
 
