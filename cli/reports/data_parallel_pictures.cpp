@@ -74,8 +74,10 @@ std::string describe(const DataParallelRun& run, const DpOpInfo& x) {
     case DpOp::ReduceScatter: return fmt::format("ReduceScatter of {}'s gradient, micro-batch {}", unit, x.micro);
     case DpOp::AllReduce: {
       std::string units;
-      for (int u : run.plan.buckets[x.bucket].units) units += (units.empty() ? "" : ", ") + unit_name(run, u);
-      return fmt::format("AllReduce of gradient bucket {} ({})", x.bucket, units);
+      const int bucket = run.program->bucket_of(x);
+      for (int u : run.plan.buckets[static_cast<std::size_t>(bucket)].units)
+        units += (units.empty() ? "" : ", ") + unit_name(run, u);
+      return fmt::format("AllReduce of gradient bucket {} ({})", bucket, units);
     }
     case DpOp::Join: return "join";
   }
@@ -85,7 +87,7 @@ std::string describe(const DataParallelRun& run, const DpOpInfo& x) {
 std::string bar_label(const DataParallelRun& run, const DpOpInfo& x) {
   switch (x.kind) {
     case DpOp::Input: return "input";
-    case DpOp::AllReduce: return fmt::format("bucket {}", x.bucket);
+    case DpOp::AllReduce: return fmt::format("bucket {}", run.program->bucket_of(x));
     default: return unit_name(run, x.unit);
   }
 }

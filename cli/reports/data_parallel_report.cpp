@@ -248,7 +248,7 @@ void emit_data_parallel_trace(ChromeTrace& tr, const DataParallelRun& run) {
         cat = "reducescatter";
         break;
       case DpOp::AllReduce:
-        name = fmt::format("AR bucket {}", x.bucket);
+        name = fmt::format("AR bucket {}", prog.bucket_of(x));
         cat = "allreduce";
         break;
       case DpOp::Join: continue;

@@ -150,6 +150,22 @@ class DpEmitter {
     sync_ = (n_ > 1 && !colls_.empty()) ? g_.add_resource("collectives") : kNoResource;
   }
 
+  // The op and dependency counts are known once the resources are: reserve them, so that the
+  // graph's arrays (and the op info) are allocated once instead of doubling and copying (an
+  // unfolded 16,384-card step holds tens of millions of ops).
+  void reserve() {
+    const std::size_t n = static_cast<std::size_t>(n_), inputs = plan_.input_wait > 0 ? n : 0;
+    const std::size_t members = on_nic_ ? prog_.hosts.size() : n, join = sync_ != kNoResource ? 1 : 0;
+    std::size_t ops = n * static_cast<std::size_t>(order_.ops_per_card) + inputs, deps = inputs;
+    for (const auto& c : colls_) {
+      ops += members + join;
+      deps += join ? n + members + 1 : n;  // issue -> join, the previous collective -> join -> op
+      if (c.consumer >= 0) deps += n;
+    }
+    g_.reserve(ops, deps);
+    prog_.info.reserve(ops);
+  }
+
   void compute() {
     seq_ops_.assign(n_, std::vector<OpId>(order_.ops_per_card));
     input_op_.assign(n_, kNoOp);
@@ -157,7 +173,7 @@ class DpEmitter {
       const int card = prog_.cards[i];
       if (prog_.input[i] != kNoResource) {
         input_op_[i] = g_.add_op(prog_.input[i], plan_.input_wait);
-        add_info(input_op_[i], {DpOp::Input, card, -1, -1, -1, -1, false});
+        add_info(input_op_[i], {DpOp::Input, false, false, card, -1, -1});
       }
       card_compute(i);
       prog_.last_compute.push_back(order_.ops_per_card > 0 ? seq_ops_[i].back() : kNoOp);
@@ -184,7 +200,7 @@ class DpEmitter {
       const auto& u = plan_.units[p.unit];
       const auto emit = [&](DpOp kind, Time d) {
         const OpId op = g_.add_op(prog_.compute[i], scaled(d, scale));
-        add_info(op, {kind, card, -1, p.micro, p.unit, -1, p.backward});
+        add_info(op, {kind, p.backward, false, card, p.micro, p.unit});
         if (s == 0 && input_op_[i] != kNoOp) g_.add_dep(input_op_[i], op);
         seq_ops_[i][s++] = op;
       };
@@ -211,26 +227,27 @@ class DpEmitter {
     if (on_nic_) {
       for (std::size_t h = 0; h < prog_.hosts.size(); ++h) {
         const OpId op = g_.add_op(prog_.nic[h], c.duration);
-        add_info(op, {c.kind, -1, prog_.hosts[h], c.micro, c.unit, c.bucket, c.for_backward});
+        add_info(op, {c.kind, c.for_backward, true, prog_.hosts[h], c.micro, c.unit});
         ops.push_back({prog_.nic[h], op});
       }
     } else {
       for (int i = 0; i < n_; ++i) {
         const OpId op = g_.add_op(prog_.lane[i], c.duration);
-        add_info(op, {c.kind, prog_.cards[i], -1, c.micro, c.unit, c.bucket, c.for_backward});
+        add_info(op, {c.kind, c.for_backward, false, prog_.cards[i], c.micro, c.unit});
         ops.push_back({prog_.lane[i], op});
       }
     }
     const auto op_of_card = [&](int i) { return on_nic_ ? ops[prog_.card_host[i]].second : ops[i].second; };
     if (sync_ != kNoResource) {
       const OpId join = g_.add_op(sync_, 0);
-      add_info(join, {DpOp::Join, -1, -1, c.micro, c.unit, c.bucket, c.for_backward});
+      add_info(join, {DpOp::Join, c.for_backward, false, -1, c.micro, c.unit});
       for (int i = 0; i < n_; ++i)
         if (const OpId before = issue_op(i, c.issue_after); before != kNoOp) g_.add_dep(before, join);
-      for (const auto& [r, op] : ops) {
-        if (last_on_[r] != kNoOp) g_.add_dep(last_on_[r], join);
-        g_.add_dep(join, op);
-      }
+      // The previous collective's ops all started at its join and last c.duration (member
+      // resources carry nothing else), so they end together: waiting for one is waiting for all,
+      // at n fewer dependencies per collective.
+      if (const OpId previous = last_on_[ops.front().first]; previous != kNoOp) g_.add_dep(previous, join);
+      for (const auto& [r, op] : ops) g_.add_dep(join, op);
     } else {
       for (int i = 0; i < n_; ++i)
         if (const OpId before = issue_op(i, c.issue_after); before != kNoOp) g_.add_dep(before, op_of_card(i));
@@ -253,8 +270,8 @@ class DpEmitter {
   std::vector<OpId> last_on_;               // per resource: its latest collective op
 };
 
-std::string dp_op_name(const DpOpInfo& x, const std::vector<std::string>& names) {
-  const std::string who = x.card >= 0 ? fmt::format("card {}", x.card) : fmt::format("host {}", x.host);
+std::string dp_op_name(const DpOpInfo& x, int bucket, const std::vector<std::string>& names) {
+  const std::string who = fmt::format("{} {}", x.on_host ? "host" : "card", x.where);
   const std::string unit = x.unit >= 0 ? names[x.unit] : "";
   switch (x.kind) {
     case DpOp::Input: return fmt::format("{} input wait", who);
@@ -264,7 +281,7 @@ std::string dp_op_name(const DpOpInfo& x, const std::vector<std::string>& names)
     case DpOp::BackwardWeight: return fmt::format("{} dW {} mb{}", who, unit, x.micro);
     case DpOp::Gather: return fmt::format("{} AG {} {} mb{}", who, unit, x.for_backward ? "bwd" : "fwd", x.micro);
     case DpOp::ReduceScatter: return fmt::format("{} RS {} mb{}", who, unit, x.micro);
-    case DpOp::AllReduce: return fmt::format("{} AR bucket {}", who, x.bucket);
+    case DpOp::AllReduce: return fmt::format("{} AR bucket {}", who, bucket);
     case DpOp::Join: return fmt::format("join of collective on {} mb{}", unit, x.micro);
   }
   return std::string("?");
@@ -277,15 +294,21 @@ std::shared_ptr<DataParallelProgram> emit_data_parallel(const DataParallelPlan& 
   auto owned = std::make_shared<DataParallelProgram>();
   DataParallelProgram& prog = *owned;  // on the heap: the namer below points into it
   prog.collectives = static_cast<int>(colls.size());
+  prog.bucket_ending.assign(plan.units.size(), -1);
+  for (std::size_t b = 0; b < plan.buckets.size(); ++b)
+    if (!plan.buckets[b].units.empty()) prog.bucket_ending[static_cast<std::size_t>(plan.buckets[b].units.back())] = static_cast<int>(b);
   for (const auto& c : colls) prog.bytes_per_card += c.wire_bytes;
-  DpEmitter emitter(plan, order, colls, prog);
-  emitter.resources();
-  emitter.compute();
-  emitter.collectives();
+  {
+    DpEmitter emitter(plan, order, colls, prog);  // its per-card tables go before finalize() peaks
+    emitter.resources();
+    emitter.reserve();
+    emitter.compute();
+    emitter.collectives();
+  }
   std::vector<std::string> names;
   for (const auto& u : plan.units) names.push_back(u.name);
   prog.graph.set_namer(
-      [names = std::move(names), info = &prog.info](OpId op) { return dp_op_name((*info)[op], names); });
+      [names = std::move(names), p = &prog](OpId op) { return dp_op_name(p->info[op], p->bucket_of(p->info[op]), names); });
   prog.graph.finalize();
   return owned;
 }

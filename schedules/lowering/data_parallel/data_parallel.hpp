@@ -46,15 +46,17 @@ enum class DpOp : std::uint8_t {
   Join
 };
 
+// 16 bytes: an unfolded step holds one per op (16,384 cards: 25 million). An AllReduce names the
+// last unit of its gradient bucket (DataParallelProgram::bucket_of gives the bucket).
 struct DpOpInfo {
   DpOp kind = DpOp::Forward;
-  int card = -1;  // compute, input and lane ops: the card; NIC ops: -1
-  int host = -1;  // NIC ops: the host
-  int micro = -1;
-  int unit = -1;
-  int bucket = -1;            // AllReduce
   bool for_backward = false;  // a gather for the backward pass
+  bool on_host = false;       // `where` is a host (NIC ops), else a card (compute, input and lane ops)
+  std::int32_t where = -1;    // -1: neither (a join)
+  std::int32_t micro = -1;
+  std::int32_t unit = -1;
 };
+static_assert(sizeof(DpOpInfo) == 16);
 
 struct DataParallelProgram {
   OpGraph graph;
@@ -69,6 +71,12 @@ struct DataParallelProgram {
   std::vector<OpId> last_compute;   // per simulated card
   int collectives = 0;              // per card per step
   Bytes bytes_per_card = 0;
+  std::vector<int> bucket_ending;   // per unit: the gradient bucket whose last unit it is, or -1
+
+  // The gradient bucket an AllReduce reduces (-1 for any other op).
+  int bucket_of(const DpOpInfo& x) const {
+    return x.kind == DpOp::AllReduce && x.unit >= 0 ? bucket_ending[static_cast<std::size_t>(x.unit)] : -1;
+  }
 };
 
 inline constexpr ResourceId kNoResource = ~ResourceId{0};
