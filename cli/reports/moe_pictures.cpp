@@ -48,9 +48,10 @@ TimelineChart moe_timeline(const MoeLayerRun& run) {
     TimeTrack compute{fmt::format("card {}", c), {}, false, true, {}};
     for (OpId op : p.expert_ops[static_cast<std::size_t>(c)]) {
       const int e = p.op_expert[op];
-      compute.bars.push_back({tl.start[op], tl.end(p.graph, op), kExpert, fmt::format("{}", e),
-                              fmt::format("card {}: expert {}, {} rows computed ({} routed), {}", c, e,
-                                          run.loads.computed[e], run.loads.routed[e], when(tl.start[op], tl.end(p.graph, op)))});
+      compute.bars.push_back(
+          {tl.start[op], tl.end(p.graph, op), kExpert, fmt::format("{}", e),
+           fmt::format("card {}: expert {}, {} rows computed ({} routed), {}", c, e, run.loads.computed[e],
+                       run.loads.routed[e], when(tl.start[op], tl.end(p.graph, op)))});
     }
     TimeTrack link{fmt::format("card {} link", c), {}, true, false, {}};
     const auto& tf = p.traffic[static_cast<std::size_t>(c)];

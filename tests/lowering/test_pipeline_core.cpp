@@ -231,7 +231,8 @@ TEST_CASE("blocking sends meet at exchanges, on every schedule whose order allow
       for (int k = 0; k < static_cast<int>(plan.actions[d].size()); ++k) {
         const Action& a = plan.actions[d][k];
         if (a.kind == ActionKind::Forward || a.kind == ActionKind::OverlapFB) position[{d, true, a.stage, a.micro}] = k;
-        if (a.kind == ActionKind::Backward || a.kind == ActionKind::BackwardInput) position[{d, false, a.stage, a.micro}] = k;
+        if (a.kind == ActionKind::Backward || a.kind == ActionKind::BackwardInput)
+          position[{d, false, a.stage, a.micro}] = k;
         if (a.kind == ActionKind::OverlapFB) position[{d, false, a.stage2, a.micro2}] = k;
       }
     }

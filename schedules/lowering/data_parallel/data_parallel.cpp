@@ -296,7 +296,8 @@ std::shared_ptr<DataParallelProgram> emit_data_parallel(const DataParallelPlan& 
   prog.collectives = static_cast<int>(colls.size());
   prog.bucket_ending.assign(plan.units.size(), -1);
   for (std::size_t b = 0; b < plan.buckets.size(); ++b)
-    if (!plan.buckets[b].units.empty()) prog.bucket_ending[static_cast<std::size_t>(plan.buckets[b].units.back())] = static_cast<int>(b);
+    if (!plan.buckets[b].units.empty())
+      prog.bucket_ending[static_cast<std::size_t>(plan.buckets[b].units.back())] = static_cast<int>(b);
   for (const auto& c : colls) prog.bytes_per_card += c.wire_bytes;
   {
     DpEmitter emitter(plan, order, colls, prog);  // its per-card tables go before finalize() peaks
@@ -307,8 +308,9 @@ std::shared_ptr<DataParallelProgram> emit_data_parallel(const DataParallelPlan& 
   }
   std::vector<std::string> names;
   for (const auto& u : plan.units) names.push_back(u.name);
-  prog.graph.set_namer(
-      [names = std::move(names), p = &prog](OpId op) { return dp_op_name(p->info[op], p->bucket_of(p->info[op]), names); });
+  prog.graph.set_namer([names = std::move(names), p = &prog](OpId op) {
+    return dp_op_name(p->info[op], p->bucket_of(p->info[op]), names);
+  });
   prog.graph.finalize();
   return owned;
 }

@@ -71,7 +71,7 @@ struct DataParallelProgram {
   std::vector<OpId> last_compute;   // per simulated card
   int collectives = 0;              // per card per step
   Bytes bytes_per_card = 0;
-  std::vector<int> bucket_ending;   // per unit: the gradient bucket whose last unit it is, or -1
+  std::vector<int> bucket_ending;  // per unit: the gradient bucket whose last unit it is, or -1
 
   // The gradient bucket an AllReduce reduces (-1 for any other op).
   int bucket_of(const DpOpInfo& x) const {

@@ -463,8 +463,9 @@ JobStepRun run_job_step(const JobStepSpec& spec) {
     const ScheduleFamily* fam = find_schedule(l.schedule);
     ps.virtual_stages = fam && fam->takes_virtual_stages ? l.vpp : 0;
     if (static_cast<std::int64_t>(l.pp) * std::max(1, ps.virtual_stages) > kMaxPipelineStages)
-      throw SpecError("layout.pp", fmt::format("pp {} x virtual_stages {} is too many: a pipeline has at most {} stages",
-                                               l.pp, std::max(1, ps.virtual_stages), kMaxPipelineStages));
+      throw SpecError("layout.pp",
+                      fmt::format("pp {} x virtual_stages {} is too many: a pipeline has at most {} stages", l.pp,
+                                  std::max(1, ps.virtual_stages), kMaxPipelineStages));
     if (fam && !fam->takes_virtual_stages && l.vpp > 1)
       throw SpecError("layout.virtual_stages",
                       fmt::format("schedule '{}' runs one chunk per device; virtual_stages {} needs "

@@ -233,9 +233,12 @@ class PipeEmitter {
   }
 
   void action(int d, const Action& a, bool paired_with_next) {
-    const PipeOpInfo info{pipe_kind(a.kind), static_cast<std::int16_t>(d),
+    const PipeOpInfo info{pipe_kind(a.kind),
+                          static_cast<std::int16_t>(d),
                           static_cast<std::int16_t>(a.kind == ActionKind::OverlapFB ? a.stage2 : -1),
-                          static_cast<std::int16_t>(a.stage), a.micro, a.micro2};
+                          static_cast<std::int16_t>(a.stage),
+                          a.micro,
+                          a.micro2};
     const OpId op = add(prog_.compute[d], action_duration(a, costs_), info);
     if (has_comm_) comm(d, a, op);
     if (costs_.blocking_sends) exchange_group(d, op, paired_with_next);
@@ -260,7 +263,8 @@ class PipeEmitter {
     if (last_comm_[d] != kNoOp) pending_.emplace_back(last_comm_[d], op);
     const Time t = action_comm(a, costs_);
     if (t <= 0) return;
-    const OpId cop = add(prog_.comm[d], t, {PipeOp::Comm, static_cast<std::int16_t>(d), -1, static_cast<std::int16_t>(a.stage), a.micro});
+    const OpId cop = add(prog_.comm[d], t,
+                         {PipeOp::Comm, static_cast<std::int16_t>(d), -1, static_cast<std::int16_t>(a.stage), a.micro});
     pending_.emplace_back(op, cop);
     last_comm_[d] = cop;
     if (done_of_.size() <= cop) done_of_.resize(cop + 1, kNoOp);
@@ -299,8 +303,8 @@ class PipeEmitter {
       link_table_.resize(static_cast<std::size_t>(p) * p);
     Link& l = link_table_.empty() ? link_map_[{src, dst}] : link_table_[static_cast<std::size_t>(src) * p + dst];
     if (l.resource == kNoOp) {
-      l.resource = g_.add_resource(fmt::format("link d{}->d{}", src, dst), Discipline::Fifo,
-                                   costs_.latency_between(src, dst));
+      l.resource =
+          g_.add_resource(fmt::format("link d{}->d{}", src, dst), Discipline::Fifo, costs_.latency_between(src, dst));
       prog_.link_ends[l.resource] = {src, dst};
     }
     return l;
@@ -339,7 +343,8 @@ class PipeEmitter {
       if (taken_after != kNoOp) dep(done(taken_after), send);
       const OpId sender_next = g_.next_on_resource(sent_after);
       if (sender_next != kNoOp) dep(send, sender_next);
-      const OpId receiver_next = taken_after != kNoOp ? g_.next_on_resource(taken_after) : g_.first_on(prog_.compute[dst]);
+      const OpId receiver_next =
+          taken_after != kNoOp ? g_.next_on_resource(taken_after) : g_.first_on(prog_.compute[dst]);
       if (receiver_next != to) dep(send, receiver_next);
     }
     (forward ? prog_.forward_messages : prog_.backward_messages)++;
@@ -370,8 +375,8 @@ std::unique_ptr<PipelineProgram> lower(PipelinePlan& plan, const PipelineCosts& 
   if (static_cast<int>(costs.stages.size()) != plan.stages)
     throw std::invalid_argument(fmt::format("costs for {} stages, plan has {}", costs.stages.size(), plan.stages));
   if (plan.devices > kMaxPipelineStages || plan.stages > kMaxPipelineStages)
-    throw std::invalid_argument(fmt::format("{} devices and {} stages: a pipeline has at most {} of each",
-                                            plan.devices, plan.stages, kMaxPipelineStages));
+    throw std::invalid_argument(fmt::format("{} devices and {} stages: a pipeline has at most {} of each", plan.devices,
+                                            plan.stages, kMaxPipelineStages));
   if (static_cast<int>(costs.update.size()) != plan.devices)
     throw std::invalid_argument(
         fmt::format("update times for {} devices, plan has {}", costs.update.size(), plan.devices));

@@ -45,7 +45,7 @@ struct PipelineSpec {
 
 struct PipelineRun {
   std::string schedule;  // canonical family name
-  PipelinePlan plan;  // its action lists released by lower() (the program's compute streams hold the order)
+  PipelinePlan plan;     // its action lists released by lower() (the program's compute streams hold the order)
   std::unique_ptr<PipelineProgram> program;
   Timeline timeline;
   PipelineStats stats;
