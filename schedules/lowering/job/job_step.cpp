@@ -448,6 +448,28 @@ void critical_shares(JobStepRun& run, bool fsdp, Time tail) {
   std::sort(r.critical_by_resource.begin(), r.critical_by_resource.end(), by_time);
 }
 
+namespace {
+// The schedule's action lists for the layout's pipeline; SpecError at the layout key at fault.
+PipelinePlan job_pipeline_plan(const JobLayout& l) {
+  PipelineSpec ps;
+  ps.stages = l.pp;
+  ps.microbatches = static_cast<int>(l.microbatches());
+  ps.schedule = l.schedule;
+  const ScheduleFamily* fam = find_schedule(l.schedule);
+  ps.virtual_stages = fam && fam->takes_virtual_stages ? l.vpp : 0;
+  if (static_cast<std::int64_t>(l.pp) * std::max(1, ps.virtual_stages) > kMaxPipelineStages)
+    throw SpecError("layout.pp", fmt::format("pp {} x virtual_stages {} is too many: a pipeline has at most {} stages",
+                                             l.pp, std::max(1, ps.virtual_stages), kMaxPipelineStages));
+  if (fam && !fam->takes_virtual_stages && l.vpp > 1)
+    throw SpecError("layout.virtual_stages", fmt::format("schedule '{}' runs one chunk per device; virtual_stages {} "
+                                                         "needs interleaved-1f1b",
+                                                         l.schedule, l.vpp));
+  try {
+    return plan_for(ps);
+  } catch (const SpecError& e) { throw SpecError("layout.schedule", e.what()); }
+}
+}  // namespace
+
 JobStepRun run_job_step(const JobStepSpec& spec) {
   JobStepRun run;
   run.spec = spec;
@@ -456,24 +478,7 @@ JobStepRun run_job_step(const JobStepSpec& spec) {
   run.comm = plan_job_comm(spec);
   const bool fsdp = l.zero >= 3;
   if (!fsdp) {
-    PipelineSpec ps;
-    ps.stages = l.pp;
-    ps.microbatches = static_cast<int>(l.microbatches());
-    ps.schedule = l.schedule;
-    const ScheduleFamily* fam = find_schedule(l.schedule);
-    ps.virtual_stages = fam && fam->takes_virtual_stages ? l.vpp : 0;
-    if (static_cast<std::int64_t>(l.pp) * std::max(1, ps.virtual_stages) > kMaxPipelineStages)
-      throw SpecError("layout.pp",
-                      fmt::format("pp {} x virtual_stages {} is too many: a pipeline has at most {} stages", l.pp,
-                                  std::max(1, ps.virtual_stages), kMaxPipelineStages));
-    if (fam && !fam->takes_virtual_stages && l.vpp > 1)
-      throw SpecError("layout.virtual_stages",
-                      fmt::format("schedule '{}' runs one chunk per device; virtual_stages {} needs "
-                                  "interleaved-1f1b",
-                                  l.schedule, l.vpp));
-    try {
-      run.plan = plan_for(ps);
-    } catch (const SpecError& e) { throw SpecError("layout.schedule", e.what()); }
+    run.plan = job_pipeline_plan(l);
     check_placement(run.plan, run.comm);
     run_pipeline_path(run);
   } else {
