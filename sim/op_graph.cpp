@@ -158,9 +158,15 @@ void OpGraph::throw_cycle() const {
   std::vector<OpId> cycle{back.first};
   for (OpId x = back.first; x != back.second && parent[x] != kNoOp; x = parent[x]) cycle.push_back(parent[x]);
   std::reverse(cycle.begin(), cycle.end());
+  // Named up to a point: a cycle through a large graph can run to thousands of ops, and the error
+  // is one line; its first ops show where the waits close.
+  constexpr std::size_t kNamed = 6;
   std::string text;
-  for (OpId op : cycle) text += op_name(op) + " -> ";
-  text += op_name(cycle.front());
+  for (std::size_t k = 0; k < std::min(cycle.size(), kNamed); ++k) text += op_name(cycle[k]) + " -> ";
+  if (cycle.size() > kNamed)
+    text += fmt::format("... ({} ops in the cycle)", cycle.size());
+  else
+    text += op_name(cycle.front());
   throw GraphError("dependency cycle: " + text);
 }
 

@@ -1,6 +1,8 @@
 // The kernel on its own: program order, FIFO links, latency, ties, cycles and deadlocks.
 #include <catch2/catch.hpp>
 
+#include <fmt/format.h>
+
 #include "sim/engine.hpp"
 #include "sim/level.hpp"
 #include "sim/level_runs.hpp"
@@ -62,6 +64,27 @@ TEST_CASE("a dependency cycle is reported by op names", "[engine]") {
     CHECK(what.find("opA") != std::string::npos);
     CHECK(what.find("opB") != std::string::npos);
     CHECK(what.find("opC") != std::string::npos);
+  }
+}
+
+TEST_CASE("a long dependency cycle names its first six ops and counts the rest", "[engine]") {
+  // 10 ops, each on its own resource, op k waiting for op k - 1 and op 0 for op 9: the message
+  // stays one short line however long the cycle.
+  OpGraph g;
+  std::vector<OpId> ops;
+  for (int k = 0; k < 10; ++k) ops.push_back(g.add_op(g.add_resource(fmt::format("r{}", k)), 1));
+  for (int k = 0; k < 10; ++k) g.add_dep(ops[static_cast<std::size_t>((k + 9) % 10)], ops[static_cast<std::size_t>(k)]);
+  g.set_namer([](OpId op) { return fmt::format("op{}", op); });
+  try {
+    run(g);
+    FAIL("expected a cycle");
+  } catch (const GraphError& e) {
+    const std::string what = e.what();
+    CHECK(what.rfind("dependency cycle: op", 0) == 0);
+    CHECK(what.find("... (10 ops in the cycle)") != std::string::npos);
+    int named = 0;
+    for (std::size_t at = what.find(" -> "); at != std::string::npos; at = what.find(" -> ", at + 4)) ++named;
+    CHECK(named == 6);  // six ops, each followed by an arrow, then the count
   }
 }
 

@@ -191,15 +191,6 @@ void emit_dp_device(JobStepRun& run, int d, std::size_t base, const AddOp& add) 
   }
 }
 
-// A dependency cycle's first few ops ("dependency cycle: a -> b -> c -> ..."): enough to see where
-// the devices wait on each other, on one line.
-std::string short_cycle(const std::string& what) {
-  constexpr int kShown = 6;
-  std::size_t at = 0;
-  for (int k = 0; k < kShown && at != std::string::npos; ++k) at = what.find(" -> ", at == 0 ? 0 : at + 4);
-  return at == std::string::npos ? what : what.substr(0, at) + " -> ...";
-}
-
 // The schedule's placement must be the one the communication plan costed (device_chunks): each
 // stage on a device that holds it, on every route.
 void check_placement(const PipelinePlan& plan, const JobCommPlan& comm) {
@@ -259,7 +250,7 @@ void run_pipeline_path(JobStepRun& run) {
     if (!costs.blocking_sends) throw;
     throw SpecError("layout.overlap.pp", fmt::format("with blocking pipeline sends (overlap.pp false) schedule '{}' "
                                                      "deadlocks ({}); its order needs asynchronous sends: set pp true",
-                                                     l.schedule, short_cycle(e.what())));
+                                                     l.schedule, e.what()));
   }
 }
 
