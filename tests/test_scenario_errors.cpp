@@ -1,6 +1,7 @@
 // Units and scenario errors: every error names the file, the line and the key.
 #include <catch2/catch.hpp>
 
+#include "cli/input/input.hpp"
 #include "cli/input/scenario.hpp"
 #include "models/units.hpp"
 
@@ -93,6 +94,31 @@ TEST_CASE("set overrides any key and errors say so", "[scenario]") {
   CHECK(sc.pipeline->latency == 2 * kMillisecond);
   CHECK(error_of(kGood, {"pipeline.microbatches=-3"}) == "--set: pipeline.microbatches: must be at least 1 (got -3)");
   CHECK(error_of(kGood, {"pipeline.microbatches"}).find("expected key.path=value") != std::string::npos);
+}
+
+TEST_CASE("a plain --set value becomes the scalar the YAML parser would give", "[scenario]") {
+  // Words and numbers skip the parser (cli::is_plain_word); the node must be the one it would make.
+  for (const std::string text : {"8", "1f1b", "1ms", "-2.5e-3", "+4", ".5", "zb-h1", "true", "A_b.c", "0x1F"}) {
+    INFO(text);
+    REQUIRE(cli::is_plain_word(text));
+    const YAML::Node parsed = YAML::Load(text);
+    CHECK(parsed.IsScalar());
+    CHECK(parsed.Scalar() == text);
+  }
+  // What YAML reads as something else, or may: left to the parser.
+  for (const std::string text :
+       {"",      "null",  "Null", "NULL", "~",  "-",  "---",  "...", ".inf", "-.inf", "a: b", "[1, 2]", "'x'",
+        "\"x\"", "1:2:1", "a b",  "#c",   "&a", "*a", "!t x", "@x",  "`x",   "%x",    "|",    ">"}) {
+    INFO(text);
+    CHECK_FALSE(cli::is_plain_word(text));
+  }
+  CHECK_FALSE(cli::is_plain_word(std::string(65, '1')));  // long values go through the parser's checks
+  // The same scenario either way, and key paths split on every dot.
+  auto sc = cli::parse_scenario(kGood, "s.yaml", {"pipeline.microbatches=16", "pipeline.schedule=zb-h1"});
+  CHECK(sc.pipeline->microbatches == 16);
+  CHECK(error_of(kGood, {"pipeline.microbatches=null"}).find("pipeline.microbatches") != std::string::npos);
+  CHECK(error_of(kGood, {"pipeline..microbatches=4"}) == "--set: pipeline..microbatches: empty part in key path");
+  CHECK(error_of(kGood, {".pipeline=4"}) == "--set: .pipeline: empty part in key path");
 }
 
 TEST_CASE("custom schedules: missing, duplicate and misplaced actions are named", "[scenario][custom]") {

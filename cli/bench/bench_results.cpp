@@ -12,6 +12,7 @@
 #include "cli/input/input.hpp"
 #include "cli/reports/table.hpp"
 #include "models/units.hpp"
+#include "sim/parallel_for.hpp"
 
 namespace stepsim::cli {
 
@@ -218,14 +219,19 @@ std::optional<Tolerance> parse_tolerance(Metric metric, const std::string& text,
   return fail("unknown metric");
 }
 
-std::string results_json_text(const BenchResults& results) {
+std::string results_json_text(const BenchResults& results, unsigned jobs) {
+  // One line per variant, made on `jobs` threads (the same text whatever the count).
+  std::vector<std::string> lines(results.results.size());
+  parallel_for(lines.size(), jobs, [&](std::size_t i) { lines[i] = result_json(results.results[i]).dump(); });
   std::string out = "{\n";
   out += fmt::format("  \"format\": {},\n", OrderedJson(kFormat).dump());
   out += fmt::format("  \"suite\": {},\n", identity_json(results.suite).dump());
   out += fmt::format("  \"shard\": {},\n", OrderedJson(results.shard).dump());
   out += "  \"results\": [";
-  for (std::size_t i = 0; i < results.results.size(); ++i)
-    out += (i ? ",\n    " : "\n    ") + result_json(results.results[i]).dump();
+  for (std::size_t i = 0; i < lines.size(); ++i) {
+    out += i ? ",\n    " : "\n    ";
+    out += lines[i];
+  }
   out += results.results.empty() ? "],\n" : "\n  ],\n";
   const auto wins = schedule_wins(results);
   out += "  \"wins\": [";

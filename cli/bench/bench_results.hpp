@@ -77,7 +77,8 @@ struct BenchResults {
 
 using OrderedJson = nlohmann::ordered_json;
 
-std::string results_json_text(const BenchResults& results);
+// The result file's text; each variant's line is made on up to `jobs` threads.
+std::string results_json_text(const BenchResults& results, unsigned jobs = 1);
 // Throws InputError naming `file` and the key at fault.
 BenchResults results_from_json(const std::string& text, const std::string& file);
 std::string results_csv(const BenchResults& results);

@@ -8,6 +8,7 @@
 #include <set>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -50,6 +51,11 @@ struct Source {
                                            const std::vector<std::string>& overrides = {});
   static void apply_overrides(Source& src, const std::vector<std::string>& overrides);
 };
+
+// Whether `text` is a word or number ("8", "1f1b", "1ms", "-2.5e-3") that YAML reads as the plain
+// scalar of the same text: --set values of that shape become that scalar without a parser each
+// (a 1,000-variant suite applies 5,000 of them).
+bool is_plain_word(std::string_view text);
 
 // Why `path` cannot be read as an input file ("no such file or directory", "file name too long",
 // "is a directory": the system's reason), or "" if it can be opened.
