@@ -32,4 +32,24 @@ std::vector<std::vector<Interval>> all_resource_intervals(const OpGraph& g, cons
   return out;
 }
 
+Time busy_union(const std::vector<Interval>& a, const std::vector<Interval>& b) {
+  // Merge the two start-ordered lists, extending the current run while the next interval
+  // starts inside it.
+  Time total = 0, run_start = 0, run_end = 0;
+  bool open = false;
+  std::size_t i = 0, j = 0;
+  while (i < a.size() || j < b.size()) {
+    const Interval& next = j == b.size() || (i < a.size() && a[i].start <= b[j].start) ? a[i++] : b[j++];
+    if (open && next.start <= run_end) {
+      run_end = std::max(run_end, next.end);
+      continue;
+    }
+    if (open) total += run_end - run_start;
+    run_start = next.start;
+    run_end = next.end;
+    open = true;
+  }
+  return open ? total + (run_end - run_start) : total;
+}
+
 }  // namespace stepsim

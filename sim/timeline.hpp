@@ -31,5 +31,8 @@ std::vector<Interval> resource_intervals(const OpGraph& g, const Timeline& t, Re
 // Every resource's intervals, [resource][k], in one pass over the ops (resource_intervals for each
 // resource would read every op once per resource).
 std::vector<std::vector<Interval>> all_resource_intervals(const OpGraph& g, const Timeline& t);
+// The time at least one of two resources is busy, from their intervals in start order (a compute
+// stream and the collectives that may run beside it).
+Time busy_union(const std::vector<Interval>& a, const std::vector<Interval>& b);
 
 }  // namespace stepsim

@@ -130,7 +130,7 @@ using AddOp = std::function<OpId(ResourceId, Time, JobOpKind, std::string)>;
 // Device d's DP collectives, on its own "dp" resource: per chunk the gradient reduction (during
 // the chunk's last backward with overlap, else after the device's last compute), before the
 // optimizer; the parameter gather after it.
-void emit_dp_device(JobStepRun& run, int d, std::size_t base, const AddOp& add) {
+void emit_dp_device(JobStepRun& run, int d, const AddOp& add) {
   const JobLayout& l = run.spec.layout;
   const JobCommPlan& cp = run.comm;
   PipelineProgram& prog = *run.pipeline;
@@ -150,10 +150,8 @@ void emit_dp_device(JobStepRun& run, int d, std::size_t base, const AddOp& add) 
     last_compute = op;
     prev = op;
   }
-  // The op that ends the pass, collectives included (successors wait for it).
-  // The op that ends a pass, its in-pass collectives included: lower() adds the collective
-  // right after its compute op.
-  auto ends = [&](OpId op) { return op + 1 < base && prog.info[op + 1].kind == PipeOp::Comm ? op + 1 : op; };
+  // The op that ends a pass, its in-pass collectives included (successors wait for it).
+  auto ends = [&](OpId op) { return prog.end_of_pass(op); };
   std::vector<std::pair<OpId, int>> order;  // (last backward op, stage) in program order
   for (const auto& [stage, ops] : last_bwd) order.emplace_back(ops.first, stage);
   std::sort(order.begin(), order.end());
@@ -217,6 +215,7 @@ void run_pipeline_path(JobStepRun& run) {
   costs.bandwidth = static_cast<std::int64_t>(cp.paths.pp.bytes_per_second);
   costs.message = cp.pp_message;
   costs.blocking_sends = !l.overlap_pp;
+  costs.pair_contention = spec.cluster.accelerator.efficiency.contention;
   if (!run.plan.split_backward)
     for (auto& s : costs.stages) s.backward_input = s.backward_weight = 0;
   run.pipeline = lower(run.plan, costs);
@@ -238,7 +237,7 @@ void run_pipeline_path(JobStepRun& run) {
     for (int d = 0; d < prog.devices; ++d) g.add_dep(op, g.first_on(prog.compute[d]));
   }
   if (l.weight_replicas() > 1)
-    for (int d = 0; d < prog.devices; ++d) emit_dp_device(run, d, base, add);
+    for (int d = 0; d < prog.devices; ++d) emit_dp_device(run, d, add);
   g.set_namer([info = &prog.info, names, base](OpId op) -> std::string {
     if (op >= base) return (*names)[op - base];
     const PipeOpInfo& x = (*info)[op];
@@ -495,16 +494,20 @@ JobStepRun run_job_step(const JobStepSpec& spec) {
   r.mfu = r.model_tflops_per_gpu * 1e12 / peak;
   r.hfu = r.hardware_tflops_per_gpu * 1e12 / peak;
 
-  // Bubble: the share of the step a device's compute stream and its in-pass collectives idle.
+  // Bubble: the share of the step in which neither a device's compute stream nor its in-pass
+  // collectives work (an overlapped pair runs the two at once).
   const auto busy = resource_busy(g, t);
   double idle = 0;
   if (!fsdp) {
-    for (int d = 0; d < run.pipeline->devices; ++d) {
-      Time b = busy[run.pipeline->compute[static_cast<std::size_t>(d)]];
-      if (!run.pipeline->comm.empty()) b += busy[run.pipeline->comm[static_cast<std::size_t>(d)]];
+    const PipelineProgram& prog = *run.pipeline;
+    const auto spans = prog.comm.empty() ? std::vector<std::vector<Interval>>() : all_resource_intervals(g, t);
+    for (int d = 0; d < prog.devices; ++d) {
+      const auto k = static_cast<std::size_t>(d);
+      const Time b =
+          prog.comm.empty() ? busy[prog.compute[k]] : busy_union(spans[prog.compute[k]], spans[prog.comm[k]]);
       idle += 1.0 - static_cast<double>(b) / static_cast<double>(r.step_time);
     }
-    r.bubble = idle / run.pipeline->devices;
+    r.bubble = idle / prog.devices;
   } else {
     r.bubble = 1.0 - static_cast<double>(busy[run.fsdp->compute[0]] + tail) / static_cast<double>(r.step_time);
   }

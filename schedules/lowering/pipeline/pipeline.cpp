@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <charconv>
+#include <cmath>
 #include <span>
 #include <stdexcept>
 
@@ -98,24 +99,7 @@ std::string name_of(const PipeOpInfo& x) {
 
 namespace {
 
-Time action_duration(const Action& a, const PipelineCosts& costs) {
-  const StageCost& c = costs.stages.at(a.stage);
-  switch (a.kind) {
-    case ActionKind::Forward: return c.forward;
-    case ActionKind::Backward: return c.backward;
-    case ActionKind::BackwardInput: return c.backward_input;
-    case ActionKind::BackwardWeight: return c.backward_weight;
-    case ActionKind::OverlapFB: {
-      const StageCost& c2 = costs.stages.at(a.stage2);
-      return costs.overlap_fb ? *costs.overlap_fb
-                              : time_add(c.forward, a.kind2 == ActionKind::Backward ? c2.backward : c2.backward_input,
-                                         "an overlapped forward + backward");
-    }
-  }
-  return 0;
-}
-
-// The in-pass collectives (a job's TP / CP / EP) that follow an action, 0 for none.
+// The in-pass collectives (a job's TP / CP / EP) of an action, 0 for none.
 Time action_comm(const Action& a, const PipelineCosts& costs) {
   const StageCost& c = costs.stages.at(a.stage);
   switch (a.kind) {
@@ -124,6 +108,26 @@ Time action_comm(const Action& a, const PipelineCosts& costs) {
     case ActionKind::BackwardInput: return c.backward_comm;
     case ActionKind::BackwardWeight: return 0;
     case ActionKind::OverlapFB: return c.forward_comm + costs.stages.at(a.stage2).backward_comm;
+  }
+  return 0;
+}
+
+Time action_duration(const Action& a, const PipelineCosts& costs) {
+  const StageCost& c = costs.stages.at(a.stage);
+  switch (a.kind) {
+    case ActionKind::Forward: return c.forward;
+    case ActionKind::Backward: return c.backward;
+    case ActionKind::BackwardInput: return c.backward_input;
+    case ActionKind::BackwardWeight: return c.backward_weight;
+    case ActionKind::OverlapFB: {
+      if (costs.overlap_fb) return *costs.overlap_fb;
+      const StageCost& c2 = costs.stages.at(a.stage2);
+      const Time compute = time_add(c.forward, a.kind2 == ActionKind::Backward ? c2.backward : c2.backward_input,
+                                    "an overlapped forward + backward");
+      // Its collectives run beside it and take their share of the SMs (PipelineCosts::pair_contention).
+      const double under = static_cast<double>(std::min(compute, action_comm(a, costs)));
+      return time_add(compute, static_cast<Time>(std::ceil(under * costs.pair_contention)), "an overlapped pair");
+    }
   }
   return 0;
 }
@@ -179,6 +183,7 @@ class PipeEmitter {
     if (has_comm_)
       for (int d = 0; d < plan_.devices; ++d) prog_.comm.push_back(g_.add_resource(fmt::format("d{} collectives", d)));
     last_comm_.assign(static_cast<std::size_t>(plan_.devices), kNoOp);
+    last_on_stream_.assign(static_cast<std::size_t>(plan_.devices), kNoOp);
     if (costs_.blocking_sends) {
       open_group_.assign(static_cast<std::size_t>(plan_.devices), {});
       closed_group_.assign(static_cast<std::size_t>(plan_.devices), kNoOp);
@@ -240,7 +245,8 @@ class PipeEmitter {
                           a.micro,
                           a.micro2};
     const OpId op = add(prog_.compute[d], action_duration(a, costs_), info);
-    if (has_comm_) comm(d, a, op);
+    if (has_comm_) comm(d, a, op, last_on_stream_[d]);
+    last_on_stream_[d] = op;
     if (costs_.blocking_sends) exchange_group(d, op, paired_with_next);
     switch (a.kind) {
       case ActionKind::Forward: fwd_[idx(a.stage, a.micro)] = op; break;
@@ -258,17 +264,29 @@ class PipeEmitter {
   }
 
   // The action's in-pass collectives on the device's collectives resource after its compute op;
-  // the device's next op waits for them, and so do the action's successors (done()).
-  void comm(int d, const Action& a, OpId op) {
+  // the device's next op waits for them, and so do the action's successors (done()). An
+  // overlapped pair's run beside its compute (PipelineCosts::pair_contention): they wait for
+  // what the compute waits for (dep() adds each of its dependencies to them too, and the op
+  // before it on the stream), and a zero-length join after them and the compute ends the pair.
+  void comm(int d, const Action& a, OpId op, OpId before_on_stream) {
     if (last_comm_[d] != kNoOp) pending_.emplace_back(last_comm_[d], op);
     const Time t = action_comm(a, costs_);
     if (t <= 0) return;
-    const OpId cop = add(prog_.comm[d], t,
-                         {PipeOp::Comm, static_cast<std::int16_t>(d), -1, static_cast<std::int16_t>(a.stage), a.micro});
-    pending_.emplace_back(op, cop);
-    last_comm_[d] = cop;
-    if (done_of_.size() <= cop) done_of_.resize(cop + 1, kNoOp);
-    done_of_[op] = cop;
+    const PipeOpInfo info{PipeOp::Comm, static_cast<std::int16_t>(d), -1, static_cast<std::int16_t>(a.stage), a.micro};
+    const OpId cop = add(prog_.comm[d], t, info);
+    OpId end = cop;
+    if (a.kind == ActionKind::OverlapFB) {
+      if (before_on_stream != kNoOp) pending_.emplace_back(before_on_stream, cop);
+      end = add(prog_.comm[d], 0, info);
+      pending_.emplace_back(op, end);
+      if (beside_.size() <= op) beside_.resize(op + 1, kNoOp);
+      beside_[op] = cop;
+    } else {
+      pending_.emplace_back(op, cop);
+    }
+    last_comm_[d] = end;
+    if (prog_.pass_end.size() <= op) prog_.pass_end.resize(op + 1, kNoOp);
+    prog_.pass_end[op] = end;
   }
 
   // Blocking sends: the compute ops between two exchanges of device d form a group; each op
@@ -289,8 +307,9 @@ class PipeEmitter {
     open.clear();
   }
 
-  // The op whose end completes an action: its collectives if it has any, else itself.
-  OpId done(OpId op) const { return op < done_of_.size() && done_of_[op] != kNoOp ? done_of_[op] : op; }
+  // The op whose end completes an action: its collectives (or its pair's join) if it has any,
+  // else itself.
+  OpId done(OpId op) const { return prog_.end_of_pass(op); }
 
   // Links by (src, dst): a dense table while p^2 is small (every message looks one up), else a
   // map. A link carries its hop's latency (set once, when the link is made).
@@ -313,6 +332,8 @@ class PipeEmitter {
   void dep(OpId before, OpId after) {
     if (before == after) throw GraphError(fmt::format("{} would wait on itself", name_of(prog_.info[before])));
     g_.add_dep(before, after);
+    // An overlapped pair's collectives start with its compute: they wait for the same things.
+    if (after < beside_.size() && beside_[after] != kNoOp) g_.add_dep(before, beside_[after]);
   }
 
   // A message from the action `producer` runs (on device src) to `to` (on device dst); same
@@ -360,7 +381,9 @@ class PipeEmitter {
   std::map<std::pair<int, int>, Link> link_map_;
   const Time msg_time_;
   bool has_comm_ = false;
-  std::vector<OpId> done_of_, last_comm_;       // per op / per device (in-pass collectives)
+  std::vector<OpId> last_comm_;                 // per device: its last in-pass collectives op
+  std::vector<OpId> beside_;                    // per overlapped pair's compute op: its collectives
+  std::vector<OpId> last_on_stream_;            // per device: the last op on its compute stream
   std::vector<std::pair<OpId, OpId>> pending_;  // dependencies added once the ops exist
   // Blocking sends' exchanges: per compute op, the last op of its group and of the group before;
   // per device, the ops of its group being built and the last op of its last closed group.

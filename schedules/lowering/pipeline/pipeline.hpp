@@ -33,7 +33,9 @@ struct StageCost {
   Time backward_weight = 0;  // W, for split schedules
   Bytes activation = 0;      // held per resident micro-batch
   // Collectives inside the pass that the compute stream waits for (a job's TP / CP / EP), run
-  // after it on the device's "collectives" resource; 0 = none (no op is added).
+  // after it on the device's "collectives" resource; 0 = none (no op is added). An overlapped
+  // F&B pair runs its two halves' collectives beside its compute instead (PipelineCosts::
+  // pair_contention).
   Time forward_comm = 0;
   Time backward_comm = 0;
 };
@@ -53,6 +55,12 @@ struct PipelineCosts {
   // exchange before its consumer (NCCL's send and receive meet), and each device waits at its
   // exchange until the exchange's messages are done. Default: sends run beside the compute.
   bool blocking_sends = false;
+  // An overlapped F&B pair (DualPipe) runs each half's in-pass collectives while the other half
+  // computes: they start with the pair's compute and the pair ends when both are done (DeepSeek-V3
+  // report sec. 3.2.1 and figure 4: a forward chunk's and a backward chunk's all-to-all and PP
+  // traffic hidden under each other's compute). The compute gives up SMs to the communication:
+  // it is slowed by this share of the time the two overlap (the job's contention efficiency).
+  double pair_contention = 0;
 
   Time latency_between(int src, int dst) const;
 };
@@ -116,6 +124,11 @@ struct PipelineProgram {
   std::vector<Activation> activations;
   std::vector<Bytes> activation_bytes;  // per virtual stage
   Bytes message_bytes = 0;
+
+  // The op whose end completes the action that `op` runs, its in-pass collectives included:
+  // op itself, the collectives op after it, or an overlapped pair's join (lower() adds them).
+  std::vector<OpId> pass_end;  // per op; empty when no action has in-pass collectives
+  OpId end_of_pass(OpId op) const { return op < pass_end.size() && pass_end[op] != kNoOp ? pass_end[op] : op; }
 
   // The op that consumes a send's message: its first successor (the lowering adds that
   // dependency right after the send; after the graph is finalized).

@@ -160,7 +160,8 @@ Time compute_bound(const JobStepSpec& s) {
       params += ch.parameters;
     }
     const Time opt = ns(optimizer_seconds(l, s.cluster, params));
-    best = std::max(best, per_micro * m + opt);
+    // DualPipe holds each stage twice and runs half of the micro-batches through each copy.
+    best = std::max(best, per_micro * m / l.stage_copies() + opt);
   }
   // The lowering rounds per op (and, for FSDP, per layer): allow for rounding of the sums.
   return static_cast<Time>(static_cast<double>(best) * 0.999);
