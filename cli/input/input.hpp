@@ -128,6 +128,7 @@ class Reader {
   std::shared_ptr<const Source> src_;
   YAML::Node node_;
   std::string path_;
+  std::vector<std::pair<std::string, YAML::Node>> entries_;  // a map's scalar keys and their values
 };
 
 // A scenario section that is one lowering spec plus named variants of it (the same keys, applied
