@@ -17,7 +17,7 @@
 
 using namespace stepsim;
 
-TEST_CASE("append_ms3 prints what fmt's {:.3f} of to_ms prints", "[trace]") {
+TEST_CASE("the trace cursor prints milliseconds as fmt's {:.3f} of to_ms, microseconds exactly", "[trace]") {
   std::mt19937_64 rng(3);
   std::vector<Time> times = {0,
                              1,
@@ -41,16 +41,34 @@ TEST_CASE("append_ms3 prints what fmt's {:.3f} of to_ms prints", "[trace]") {
     if (i % 4 == 0) t = t / 1000 * 1000 + 500;  // exact halves: the fallback path
     times.push_back(t);
   }
+  const auto ms3 = [](Time t) {
+    char buf[64];
+    cli::TextCursor c(buf);
+    c.millis3(t);
+    return std::string(buf, c.end());
+  };
+  const auto us3 = [](Time t) {
+    char buf[64];
+    cli::TextCursor c(buf);
+    c.micros3(t);
+    return std::string(buf, c.end());
+  };
   int mismatches = 0;
   for (Time t : times) {
-    std::string ours;
-    cli::append_ms3(ours, t);
-    if (ours != fmt::format("{:.3f}", to_ms(t)) && ++mismatches < 5) CHECK(ours == fmt::format("{:.3f}", to_ms(t)));
+    const std::string ours = ms3(t), theirs = fmt::format("{:.3f}", to_ms(t));
+    if (ours != theirs && ++mismatches < 5) CHECK(ours == theirs);
+    // Microseconds: the integer division, exactly, whatever the size.
+    const Time a = t < 0 ? -t : t;
+    const std::string us = fmt::format("{}{}.{:03}", t < 0 ? "-" : "", a / 1000, a % 1000);
+    if (us3(t) != us && ++mismatches < 5) CHECK(us3(t) == us);
   }
   CHECK(mismatches == 0);
-  std::string s;
-  cli::append_ms3(s, 1'234'567);
-  CHECK(s == "1.235");
+  CHECK(ms3(1'234'567) == "1.235");
+  CHECK(us3(1'234'567) == "1234.567");
+  CHECK(us3(5) == "0.005");
+  // Escaping: plain runs copied, quotes, backslashes and control characters escaped.
+  CHECK(cli::json_escape("F mb0") == "F mb0");
+  CHECK(cli::json_escape("a\"b\\c\nd\te\x01") == "a\\\"b\\\\c\\nd\\te\\u0001");
 }
 
 TEST_CASE("a trace streamed to a file equals the one built in memory", "[trace]") {

@@ -11,6 +11,7 @@
 #include <string_view>
 
 #include "cli/reports/output.hpp"
+#include "cli/reports/text_cursor.hpp"
 #include "sim/time.hpp"
 
 namespace stepsim::cli {
@@ -36,6 +37,10 @@ class ChromeTrace {
 
  private:
   void begin_event();
+  // Room for an event of at most `bytes` after the separating comma, and the cursor to write it
+  // with; close_event trims the room to what was written.
+  TextCursor open_event(std::size_t bytes);
+  void close_event(const TextCursor& c);
   void spill();  // streamed: write the buffer out once it is large
   std::string out_;
   std::FILE* file_ = nullptr;
@@ -46,12 +51,6 @@ class ChromeTrace {
 
 // JSON string escaping for names we emit.
 std::string json_escape(std::string_view s);
-// The same, appended to `out`.
-void append_json_escaped(std::string& out, std::string_view s);
-// Appends an integer, and integer nanoseconds as milliseconds with three decimals rounded
-// exactly as fmt's "{:.3f}" rounds to_ms(t) (without formatting a double in the common case).
-void append_int(std::string& out, std::int64_t v);
-void append_ms3(std::string& out, Time ns);
 
 // A streamed trace's end: the rest written, then `file` committed (renamed into place); a failed
 // write throws OutputError naming the file and the system's reason, and leaves any old file.

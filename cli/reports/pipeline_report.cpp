@@ -226,84 +226,104 @@ std::string pipeline_compare_text(const std::vector<const PipelineRun*>& runs, c
 }
 
 namespace {
-// The reused buffers of one trace slice.
+// One trace slice's name and args, written through cursors into fixed buffers: a name is a few
+// numbers and words, the args a dozen fields and the op's name escaped (at most 6 bytes per
+// character of a name append_pipe_op_name makes: under 64).
 struct SliceText {
-  std::string name, args, opname;
+  char name[160];
+  char args[1024];
+  std::size_t name_size = 0, args_size = 0;
+  std::string opname;
   char letter[2] = {0, 0};
+  std::string_view name_view() const { return {name, name_size}; }
+  std::string_view args_view() const { return {args, args_size}; }
 };
+
+// The chunk that device holds stage as, or -1 where it holds only one (chunk_suffix's rule).
+int chunk_of(const std::vector<std::vector<int>>& chunks, int device, int stage) {
+  if (device < 0 || device >= static_cast<int>(chunks.size()) || stage < 0 ||
+      stage >= static_cast<int>(chunks[device].size()))
+    return -1;
+  return chunks[device][stage];
+}
+
+void micro_and_chunk(TextCursor& c, std::int64_t micro, int chunk) {
+  c.integer(micro);
+  if (chunk >= 0) {
+    c << " c";
+    c.integer(chunk);
+  }
+}
 
 // Fills `t` with op's slice name and args; returns its category (which may point into `t`).
 // The chunk is named where the device holds several ("F mb0 c1"); sends carry the sender's.
 std::string_view pipeline_slice(SliceText& t, const OpGraph& g, const Timeline& tl, const PipeOpInfo& x, OpId op,
                                 const std::vector<std::vector<int>>& chunks) {
   std::string_view cat;
-  t.name.clear();
-  const std::string c = x.kind == PipeOp::Update ? std::string() : chunk_suffix(chunks, x.device, x.stage);
+  const int chunk = x.kind == PipeOp::Update ? -1 : chunk_of(chunks, x.device, x.stage);
+  TextCursor n(t.name);
   switch (x.kind) {
     case PipeOp::Update:
-      t.name = "update";
+      n << "update";
       cat = "update";
       break;
     case PipeOp::SendForward:
     case PipeOp::SendBackward:
-      t.name = x.kind == PipeOp::SendForward ? "send F mb" : "send B mb";
-      append_int(t.name, x.micro);
-      t.name += c;
+      n << (x.kind == PipeOp::SendForward ? std::string_view("send F mb") : std::string_view("send B mb"));
+      micro_and_chunk(n, x.micro, chunk);
       cat = "send";
       break;
     case PipeOp::Overlap:
-      t.name = "F mb";
-      append_int(t.name, x.micro);
-      t.name += c;
-      t.name += " + B mb"sv;
-      append_int(t.name, x.micro2);
-      t.name += chunk_suffix(chunks, x.device, x.stage2());
+      n << "F mb";
+      micro_and_chunk(n, x.micro, chunk);
+      n << " + B mb";
+      micro_and_chunk(n, x.micro2, chunk_of(chunks, x.device, x.stage2()));
       cat = "overlap";
       break;
     default:
       t.letter[0] = pipe_op_letter(x.kind);
-      t.name = t.letter;
-      t.name += " mb"sv;
-      append_int(t.name, x.micro);
-      t.name += c;
+      n << t.letter[0] << " mb";
+      micro_and_chunk(n, x.micro, chunk);
       cat = std::string_view(t.letter, 1);
       break;
   }
+  t.name_size = n.written_since(t.name);
   t.opname.clear();
   append_pipe_op_name(t.opname, x);
-  std::string& a = t.args;
-  a = R"("op":")";
-  append_json_escaped(a, t.opname);
-  a += R"(","stage":)"sv;
-  append_int(a, x.stage);
-  a += R"(,"microbatch":)"sv;
-  append_int(a, x.micro);
-  a += R"(,"start_ms":)"sv;
-  append_ms3(a, tl.start[op]);
-  a += R"(,"end_ms":)"sv;
-  append_ms3(a, tl.done(g, op));
-  if (!c.empty()) {
-    a += R"(,"chunk":)"sv;
-    append_int(a, chunks[x.device][x.stage]);
+  TextCursor a(t.args);
+  a << R"("op":")";
+  a.json_escaped(t.opname);
+  a << R"(","stage":)";
+  a.integer(x.stage);
+  a << R"(,"microbatch":)";
+  a.integer(x.micro);
+  a << R"(,"start_ms":)";
+  a.millis3(tl.start[op]);
+  a << R"(,"end_ms":)";
+  a.millis3(tl.done(g, op));
+  if (chunk >= 0) {
+    a << R"(,"chunk":)";
+    a.integer(chunk);
   }
   if (x.kind == PipeOp::Overlap) {
-    a += R"(,"backward_stage":)"sv;
-    append_int(a, x.stage2());
-    a += R"(,"backward_microbatch":)"sv;
-    append_int(a, x.micro2);
-    if (!c.empty()) {
-      a += R"(,"backward_chunk":)"sv;
-      append_int(a, chunks[x.device][x.stage2()]);
+    a << R"(,"backward_stage":)";
+    a.integer(x.stage2());
+    a << R"(,"backward_microbatch":)";
+    a.integer(x.micro2);
+    if (chunk >= 0) {
+      a << R"(,"backward_chunk":)";
+      a.integer(chunks[x.device][x.stage2()]);
     }
   }
   if (x.kind == PipeOp::SendForward || x.kind == PipeOp::SendBackward) {
-    a += R"(,"from_device":)"sv;
-    append_int(a, x.device);
-    a += R"(,"to_device":)"sv;
-    append_int(a, x.peer());
-    a += R"(,"latency_ms":)"sv;
-    append_ms3(a, g.op_latency(op));
+    a << R"(,"from_device":)";
+    a.integer(x.device);
+    a << R"(,"to_device":)";
+    a.integer(x.peer());
+    a << R"(,"latency_ms":)";
+    a.millis3(g.op_latency(op));
   }
+  t.args_size = a.written_since(t.args);
   return cat;
 }
 
@@ -335,7 +355,7 @@ void emit_pipeline_trace(ChromeTrace& tr, const PipelineRun& run) {
     const auto [pid, tid] = track[g.op_resource(op)];
     const std::string_view cat = pipeline_slice(text, g, tl, prog.info[op], op, chunks);
     const Time done = tl.done(g, op);
-    tr.slice(pid, tid, text.name, cat, tl.start[op], done - tl.start[op], text.args);
+    tr.slice(pid, tid, text.name_view(), cat, tl.start[op], done - tl.start[op], text.args_view());
   }
   std::uint64_t flow_id = 1;
   for (OpId send = 0; send < g.op_count(); ++send) {
