@@ -28,9 +28,8 @@ InputError::InputError(std::string file, int line, std::string key, const std::s
       message_(message) {}
 
 namespace {
-// The value of key `k` in `map`, or an undefined node. yaml-cpp's own lookup names a missing key
-// through a std::stringstream, a locale per call: a third of reading a scenario, and two threads
-// reading suite variants queued on the locale's shared count.
+// The value of key `k` in `map`, or an undefined node, without yaml-cpp's lookup: that names a
+// missing key through a std::stringstream (a locale, and its shared count, per call).
 YAML::Node value_of(const YAML::Node& map, const std::string& k) {
   for (const auto& kv : map)
     if (kv.first.IsScalar() && kv.first.Scalar() == k) return kv.second;
@@ -87,8 +86,8 @@ std::shared_ptr<Source> Source::parse(const std::string& text, const std::string
 
 namespace {
 // This thread's own copy of `root`, made once. yaml-cpp does not promise that concurrent reads
-// of one node are safe, so each thread copies from its own; one lock around every copy kept a
-// suite's variants from being read on more than one core (40 ms on 1 job, 28 ms on 2).
+// of one node are safe, so each thread copies from its own: one lock around every copy kept a
+// suite's variants from being read on more than one core.
 const YAML::Node& thread_copy(const YAML::Node& root) {
   struct Copy {
     YAML::Node of, copy;  // `of` keeps the original alive, so its identity is not reused
