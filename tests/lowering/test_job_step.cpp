@@ -8,6 +8,7 @@
 #include "models/layer_costs.hpp"
 #include "models/layout.hpp"
 #include "schedules/lowering/job/job_step.hpp"
+#include "schedules/lowering/search/layout_search.hpp"
 
 using namespace stepsim;
 
@@ -282,6 +283,19 @@ TEST_CASE("DualPipe in a job: a pair's collectives run beside its compute, which
   for (OpId op = 0; op < prog.info.size(); ++op)
     if (prog.info[op].kind == PipeOp::Overlap) pair_comm += g.op_duration(prog.end_of_pass(op) - 1);
   CHECK(run.result.exposed_tp < pair_comm / 2);
+}
+
+TEST_CASE("the search's compute bound is below every schedule's step, and close to it", "[job_step][search]") {
+  // A bound above the step prunes layouts faster than the best found: DualPipe's used to count
+  // both copies of a stage running every micro-batch.
+  for (const std::string schedule : {"1f1b", "zb-h1", "dualpipe", "dualpipe-v"}) {
+    INFO(schedule);
+    const JobStepSpec spec = one_pipeline(schedule);
+    const JobStepRun run = run_job_step(spec);
+    const Time bound = compute_bound(spec);
+    CHECK(bound <= run.result.step_time);
+    CHECK(static_cast<double>(bound) > 0.6 * static_cast<double>(run.result.step_time));
+  }
 }
 
 TEST_CASE("DualPipe in a job: two weight copies per device, counted in memory", "[job_step][dualpipe]") {
