@@ -211,6 +211,7 @@ void emit_data_parallel_trace(ChromeTrace& tr, const DataParallelRun& run) {
     tr.thread(pid, kLink, "collectives", 0);
     track[prog.nic[h]] = {pid, kLink};
   }
+  std::string args;  // reused: room for one op's args
   for (OpId op = 0; op < g.op_count(); ++op) {
     const auto it = track.find(g.op_resource(op));
     if (it == track.end()) continue;  // joins
@@ -254,9 +255,21 @@ void emit_data_parallel_trace(ChromeTrace& tr, const DataParallelRun& run) {
       case DpOp::Join: continue;
     }
     const Time done = tl.done(g, op);
-    const std::string args = fmt::format(R"("op":"{}","microbatch":{},"start_ms":{:.3f},"end_ms":{:.3f})",
-                                         json_escape(g.op_name(op)), x.micro, to_ms(tl.start[op]), to_ms(done));
-    tr.slice(pid, tid, name, cat, tl.start[op], done - tl.start[op], args);
+    // The args through a cursor, as the pipeline trace writes its own (an unfolded ZeRO-3 step
+    // traces millions of ops).
+    const std::string op_name = g.op_name(op);
+    args.resize(64 + 6 * op_name.size() + 3 * TextCursor::kNumber);
+    TextCursor a(args.data());
+    a << R"("op":")";
+    a.json_escaped(op_name);
+    a << R"(","microbatch":)";
+    a.integer(x.micro);
+    a << R"(,"start_ms":)";
+    a.millis3(tl.start[op]);
+    a << R"(,"end_ms":)";
+    a.millis3(done);
+    tr.slice(pid, tid, name, cat, tl.start[op], done - tl.start[op],
+             std::string_view(args.data(), a.written_since(args.data())));
   }
 }
 }  // namespace
