@@ -179,6 +179,22 @@ std::string data_parallel_compare_text(const std::vector<std::pair<std::string, 
 }
 
 namespace {
+// An op's slice args, written into `buf` through a cursor as the pipeline trace writes its own
+// (an unfolded ZeRO-3 step traces millions of ops).
+std::string_view op_args(std::string& buf, const std::string& op_name, int micro, Time start, Time done) {
+  buf.resize(64 + 6 * op_name.size() + 3 * TextCursor::kNumber);
+  TextCursor a(buf.data());
+  a << R"("op":")";
+  a.json_escaped(op_name);
+  a << R"(","microbatch":)";
+  a.integer(micro);
+  a << R"(,"start_ms":)";
+  a.millis3(start);
+  a << R"(,"end_ms":)";
+  a.millis3(done);
+  return {buf.data(), a.written_since(buf.data())};
+}
+
 void emit_data_parallel_trace(ChromeTrace& tr, const DataParallelRun& run) {
   const DataParallelProgram& prog = *run.program;
   const OpGraph& g = prog.graph;
@@ -255,21 +271,8 @@ void emit_data_parallel_trace(ChromeTrace& tr, const DataParallelRun& run) {
       case DpOp::Join: continue;
     }
     const Time done = tl.done(g, op);
-    // The args through a cursor, as the pipeline trace writes its own (an unfolded ZeRO-3 step
-    // traces millions of ops).
-    const std::string op_name = g.op_name(op);
-    args.resize(64 + 6 * op_name.size() + 3 * TextCursor::kNumber);
-    TextCursor a(args.data());
-    a << R"("op":")";
-    a.json_escaped(op_name);
-    a << R"(","microbatch":)";
-    a.integer(x.micro);
-    a << R"(,"start_ms":)";
-    a.millis3(tl.start[op]);
-    a << R"(,"end_ms":)";
-    a.millis3(done);
     tr.slice(pid, tid, name, cat, tl.start[op], done - tl.start[op],
-             std::string_view(args.data(), a.written_since(args.data())));
+             op_args(args, g.op_name(op), x.micro, tl.start[op], done));
   }
 }
 }  // namespace
