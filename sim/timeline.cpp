@@ -12,15 +12,19 @@ std::vector<Time> resource_busy(const OpGraph& g, const Timeline& /*t*/) {
 
 namespace {
 void sort_by_start(std::vector<Interval>& v) {  // ties: the lower op id first
-  std::sort(v.begin(), v.end(),
-            [](const Interval& a, const Interval& b) { return a.start != b.start ? a.start < b.start : a.op < b.op; });
+  const auto before = [](const Interval& a, const Interval& b) {
+    return a.start != b.start ? a.start < b.start : a.op < b.op;
+  };
+  if (!std::is_sorted(v.begin(), v.end(), before)) std::sort(v.begin(), v.end(), before);
 }
 }  // namespace
 
 std::vector<Interval> resource_intervals(const OpGraph& g, const Timeline& t, ResourceId r) {
+  // The resource's own chain, not every op of the graph; it is in the order the ops were added,
+  // which a program-order resource runs them in: usually sorted already.
   std::vector<Interval> out;
-  for (OpId op = 0; op < g.op_count(); ++op)
-    if (g.op_resource(op) == r) out.push_back({t.start[op], t.end(g, op), op});
+  for (OpId op = g.first_on(r); op != kNoOp; op = g.next_on_resource(op))
+    out.push_back({t.start[op], t.end(g, op), op});
   sort_by_start(out);
   return out;
 }

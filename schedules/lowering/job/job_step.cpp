@@ -500,11 +500,11 @@ JobStepRun run_job_step(const JobStepSpec& spec) {
   double idle = 0;
   if (!fsdp) {
     const PipelineProgram& prog = *run.pipeline;
-    const auto spans = prog.comm.empty() ? std::vector<std::vector<Interval>>() : all_resource_intervals(g, t);
     for (int d = 0; d < prog.devices; ++d) {
       const auto k = static_cast<std::size_t>(d);
-      const Time b =
-          prog.comm.empty() ? busy[prog.compute[k]] : busy_union(spans[prog.compute[k]], spans[prog.comm[k]]);
+      const Time b = prog.comm.empty() ? busy[prog.compute[k]]
+                                       : busy_union(resource_intervals(g, t, prog.compute[k]),
+                                                    resource_intervals(g, t, prog.comm[k]));
       idle += 1.0 - static_cast<double>(b) / static_cast<double>(r.step_time);
     }
     r.bubble = idle / prog.devices;
