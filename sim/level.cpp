@@ -105,8 +105,11 @@ LevelCurve level_curve(std::span<LevelChange> changes, std::vector<LevelChange>&
   return curve_of_sorted(changes.data(), changes.data() + changes.size());
 }
 
-LevelCurve level_curve_of_runs(std::span<LevelChange> changes, std::span<const std::size_t> run_ends,
-                               std::vector<LevelChange>& scratch) {
+namespace {
+// The runs sorted each and merged pairwise: returns where the merged changes are (`changes` or
+// `scratch`).
+const Change* merge_runs(std::span<LevelChange> changes, std::span<const std::size_t> run_ends,
+                         std::vector<LevelChange>& scratch) {
   const std::size_t n = changes.size();
   std::vector<std::size_t> bounds{0};
   for (const std::size_t end : run_ends) {
@@ -128,7 +131,34 @@ LevelCurve level_curve_of_runs(std::span<LevelChange> changes, std::span<const s
     bounds.swap(next);
     std::swap(from, to);
   }
-  return curve_of_sorted(from, from + n);
+  return from;
+}
+
+LevelPeak peak_of_sorted(const Change* first, const Change* last) {
+  LevelPeak out;
+  std::int64_t level = 0;
+  for (const Change* i = first; i != last;) {
+    const Time now = i->time;
+    for (; i != last && i->time == now; ++i) level += i->delta;
+    if (level > out.peak) {
+      out.peak = level;
+      out.time = now;
+    }
+  }
+  return out;
+}
+}  // namespace
+
+LevelCurve level_curve_of_runs(std::span<LevelChange> changes, std::span<const std::size_t> run_ends,
+                               std::vector<LevelChange>& scratch) {
+  const Change* merged = merge_runs(changes, run_ends, scratch);
+  return curve_of_sorted(merged, merged + changes.size());
+}
+
+LevelPeak level_peak_of_runs(std::span<LevelChange> changes, std::span<const std::size_t> run_ends,
+                             std::vector<LevelChange>& scratch) {
+  const Change* merged = merge_runs(changes, run_ends, scratch);
+  return peak_of_sorted(merged, merged + changes.size());
 }
 
 std::vector<LevelCurve> sweep_levels(const OpGraph& g, const Timeline& t, std::span<const Hold> holds,

@@ -15,4 +15,13 @@ namespace stepsim {
 LevelCurve level_curve_of_runs(std::span<LevelChange> changes, std::span<const std::size_t> run_ends,
                                std::vector<LevelChange>& scratch);
 
+// The same curve's peak and the first time it is reached (LevelCurve::peak, ::peak_time), without
+// building the curve's steps: for a figure that needs only the peak (a device's peak memory).
+struct LevelPeak {
+  std::int64_t peak = 0;
+  Time time = 0;
+};
+LevelPeak level_peak_of_runs(std::span<LevelChange> changes, std::span<const std::size_t> run_ends,
+                             std::vector<LevelChange>& scratch);
+
 }  // namespace stepsim

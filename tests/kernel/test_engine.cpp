@@ -1,6 +1,8 @@
 // The kernel on its own: program order, FIFO links, latency, ties, cycles and deadlocks.
 #include <catch2/catch.hpp>
 
+#include <random>
+
 #include <fmt/format.h>
 
 #include "sim/engine.hpp"
@@ -159,4 +161,35 @@ TEST_CASE("levels: changes in runs give the curve of the same changes sorted", "
   CHECK(merged.peak_time == 43);
   CHECK(merged.steps.front() == std::pair<Time, std::int64_t>{0, 4});
   CHECK(merged.steps.back() == std::pair<Time, std::int64_t>{20015, 0});
+  // The peak alone, from the runs read together: the curve's.
+  std::vector<LevelChange> again = copy;
+  const LevelPeak peak = level_peak_of_runs(again, ends, scratch);
+  CHECK(peak.peak == 10);
+  CHECK(peak.time == 43);
+}
+
+TEST_CASE("the peak of runs is the peak of their merged curve, random runs", "[level]") {
+  std::mt19937_64 rng(17);
+  std::vector<LevelChange> scratch;
+  for (int trial = 0; trial < 300; ++trial) {
+    std::vector<LevelChange> changes;
+    std::vector<std::size_t> ends;
+    const int runs = 1 + static_cast<int>(rng() % 9);
+    for (int r = 0; r < runs; ++r) {
+      const int n = static_cast<int>(rng() % (trial % 3 == 0 ? 200 : 12));  // some runs empty, some long
+      const bool ordered = rng() % 4 != 0;
+      Time t = static_cast<Time>(rng() % 50);
+      for (int i = 0; i < n; ++i) {
+        t = ordered ? t + static_cast<Time>(rng() % 4) : static_cast<Time>(rng() % 400);  // many equal times
+        changes.push_back({t, static_cast<std::int64_t>(rng() % 21) - 10});
+      }
+      ends.push_back(changes.size());
+    }
+    std::vector<LevelChange> a = changes, b = changes;
+    const LevelCurve curve = level_curve_of_runs(a, ends, scratch);
+    const LevelPeak peak = level_peak_of_runs(b, ends, scratch);
+    INFO("trial " << trial);
+    CHECK(peak.peak == curve.peak);
+    CHECK(peak.time == curve.peak_time);
+  }
 }

@@ -434,6 +434,10 @@ struct Changes {
     cut();
     return level_curve_of_runs(list, ends, scratch);
   }
+  LevelPeak peak(std::vector<LevelChange>& scratch) {
+    cut();
+    return level_peak_of_runs(list, ends, scratch);
+  }
 };
 
 // The memory and resident micro-batch changes of device d, by the lowering rules: its
@@ -548,14 +552,14 @@ PipelineStats measure(const PipelinePlan& plan, const PipelineProgram& program, 
   double idle_sum = 0;
   for (int d = 0; d < program.devices; ++d) {
     changes.collect(d, memory, &resident);
-    const LevelCurve bytes = memory.curve(scratch);
+    const LevelPeak bytes = memory.peak(scratch);  // measure needs the peaks, not the curves
     DeviceStats ds;
     ds.id = d;
     ds.busy = busy[program.compute[d]];
     ds.idle = st.step_time - ds.busy;
     ds.peak_memory = bytes.peak;
-    ds.peak_memory_time = bytes.peak_time;
-    ds.peak_resident = static_cast<int>(resident.curve(scratch).peak);
+    ds.peak_memory_time = bytes.time;
+    ds.peak_resident = static_cast<int>(resident.peak(scratch).peak);
     ds.stage_copies = copies[d];
     ds.parameter_copies = plan.stages > 0 ? static_cast<double>(copies[d]) * plan.devices / plan.stages : 0.0;
     idle_sum += st.step_time > 0 ? static_cast<double>(ds.idle) / static_cast<double>(st.step_time) : 0.0;
