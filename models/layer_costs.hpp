@@ -55,6 +55,7 @@ struct JobLayout {
   bool overlap_grad_reduce = true;   // DP gradient collectives overlap the backward
   bool overlap_param_gather = true;  // ZeRO-3 / distributed optimizer gathers prefetched
   bool overlap_pp = true;            // PP sends run beside the compute (false: they block the sender)
+  bool overlap_pairs = true;         // DualPipe pairs run their in-pass collectives beside their compute
   bool fp8 = false;                  // GEMMs at the FP8 peak
   int grad_bytes = 4;                // bytes per gradient element reduced (Megatron keeps FP32 main grads)
   bool cp_balanced = true;           // CP: 2 cp chunks, rank i takes i and 2cp-1-i (else contiguous)

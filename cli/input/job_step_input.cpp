@@ -195,10 +195,11 @@ JobLayout read_layout(const Reader& r, const JobModel& m) {
     r.fail("attention", fmt::format("unknown attention kernel '{}' (flash or unfused)", at));
   if (r.has("overlap")) {
     const Reader o = r.child("overlap");
-    o.only({"grad_reduce", "param_gather", "pp"});
+    o.only({"grad_reduce", "param_gather", "pp", "pairs"});
     l.overlap_grad_reduce = o.flag("grad_reduce", true);
     l.overlap_param_gather = o.flag("param_gather", true);
     l.overlap_pp = o.flag("pp", true);
+    l.overlap_pairs = o.flag("pairs", true);
   }
   l.fp8 = r.flag("fp8", false);
   const std::string split = r.opt_text("cp_split").value_or("balanced");

@@ -283,6 +283,21 @@ TEST_CASE("DualPipe in a job: a pair's collectives run beside its compute, which
   for (OpId op = 0; op < prog.info.size(); ++op)
     if (prog.info[op].kind == PipeOp::Overlap) pair_comm += g.op_duration(prog.end_of_pass(op) - 1);
   CHECK(run.result.exposed_tp < pair_comm / 2);
+
+  // overlap: {pairs: false}: each pair's collectives after its compute, as any action's, and the
+  // bubble of that model (0.0981, pinned before the pairs overlapped).
+  JobStepSpec serial = one_pipeline("dualpipe-v");
+  serial.layout.overlap_pairs = false;
+  const JobStepRun after = run_job_step(serial);
+  const PipelineProgram& sp = *after.pipeline;
+  for (OpId op = 0; op < sp.info.size(); ++op) {
+    if (sp.info[op].kind != PipeOp::Overlap) continue;
+    const OpId comm = sp.end_of_pass(op);
+    REQUIRE(sp.info[comm].kind == PipeOp::Comm);
+    CHECK(after.timeline.start[comm] >= after.timeline.end(sp.graph, op));
+  }
+  CHECK(after.result.bubble == Approx(0.0981).margin(0.002));
+  CHECK(after.result.step_time > run.result.step_time);
 }
 
 TEST_CASE("the search's compute bound is below every schedule's step, and close to it", "[job_step][search]") {

@@ -215,6 +215,7 @@ void run_pipeline_path(JobStepRun& run) {
   costs.bandwidth = static_cast<std::int64_t>(cp.paths.pp.bytes_per_second);
   costs.message = cp.pp_message;
   costs.blocking_sends = !l.overlap_pp;
+  costs.overlap_pairs = l.overlap_pairs;
   costs.pair_contention = spec.cluster.accelerator.efficiency.contention;
   if (!run.plan.split_backward)
     for (auto& s : costs.stages) s.backward_input = s.backward_weight = 0;

@@ -112,6 +112,13 @@ Time action_comm(const Action& a, const PipelineCosts& costs) {
   return 0;
 }
 
+// An overlapped pair's compute: its forward and its backward (full, or input where split).
+Time compute_of_pair(const Action& a, const PipelineCosts& costs) {
+  const StageCost& c2 = costs.stages.at(a.stage2);
+  return time_add(costs.stages.at(a.stage).forward, a.kind2 == ActionKind::Backward ? c2.backward : c2.backward_input,
+                  "an overlapped forward + backward");
+}
+
 Time action_duration(const Action& a, const PipelineCosts& costs) {
   const StageCost& c = costs.stages.at(a.stage);
   switch (a.kind) {
@@ -121,9 +128,8 @@ Time action_duration(const Action& a, const PipelineCosts& costs) {
     case ActionKind::BackwardWeight: return c.backward_weight;
     case ActionKind::OverlapFB: {
       if (costs.overlap_fb) return *costs.overlap_fb;
-      const StageCost& c2 = costs.stages.at(a.stage2);
-      const Time compute = time_add(c.forward, a.kind2 == ActionKind::Backward ? c2.backward : c2.backward_input,
-                                    "an overlapped forward + backward");
+      if (!costs.overlap_pairs) return compute_of_pair(a, costs);
+      const Time compute = compute_of_pair(a, costs);
       // Its collectives run beside it and take their share of the SMs (PipelineCosts::pair_contention).
       const double under = static_cast<double>(std::min(compute, action_comm(a, costs)));
       return time_add(compute, static_cast<Time>(std::ceil(under * costs.pair_contention)), "an overlapped pair");
@@ -275,7 +281,7 @@ class PipeEmitter {
     const PipeOpInfo info{PipeOp::Comm, static_cast<std::int16_t>(d), -1, static_cast<std::int16_t>(a.stage), a.micro};
     const OpId cop = add(prog_.comm[d], t, info);
     OpId end = cop;
-    if (a.kind == ActionKind::OverlapFB) {
+    if (a.kind == ActionKind::OverlapFB && costs_.overlap_pairs) {
       if (before_on_stream != kNoOp) pending_.emplace_back(before_on_stream, cop);
       end = add(prog_.comm[d], 0, info);
       pending_.emplace_back(op, end);

@@ -60,6 +60,8 @@ struct PipelineCosts {
   // report sec. 3.2.1 and figure 4: a forward chunk's and a backward chunk's all-to-all and PP
   // traffic hidden under each other's compute). The compute gives up SMs to the communication:
   // it is slowed by this share of the time the two overlap (the job's contention efficiency).
+  // Without `overlap_pairs` a pair's collectives run after its compute, as any action's.
+  bool overlap_pairs = true;
   double pair_contention = 0;
 
   Time latency_between(int src, int dst) const;
