@@ -28,8 +28,8 @@ struct Interval {
   OpId op;
 };
 std::vector<Interval> resource_intervals(const OpGraph& g, const Timeline& t, ResourceId r);
-// Every resource's intervals, [resource][k], in one pass over the ops (resource_intervals for each
-// resource would read every op once per resource).
+// Every resource's intervals, [resource][k], in one sequential pass over the ops (what
+// resource_intervals gives for each resource, walking its chain).
 std::vector<std::vector<Interval>> all_resource_intervals(const OpGraph& g, const Timeline& t);
 // The time at least one of two resources is busy, from their intervals in start order (a compute
 // stream and the collectives that may run beside it).

@@ -66,11 +66,19 @@ std::vector<std::vector<int>> pipeline_chunks(const PipelineRun& run) {
   return chunks;
 }
 
-std::string chunk_suffix(const std::vector<std::vector<int>>& chunks, int device, int stage) {
+namespace {
+// The chunk that device holds stage as, or -1 where it holds only one.
+int chunk_of(const std::vector<std::vector<int>>& chunks, int device, int stage) {
   if (device < 0 || device >= static_cast<int>(chunks.size()) || stage < 0 ||
-      stage >= static_cast<int>(chunks[device].size()) || chunks[device][stage] < 0)
-    return "";
-  return fmt::format(" c{}", chunks[device][stage]);
+      stage >= static_cast<int>(chunks[device].size()))
+    return -1;
+  return std::max(-1, chunks[device][stage]);
+}
+}  // namespace
+
+std::string chunk_suffix(const std::vector<std::vector<int>>& chunks, int device, int stage) {
+  const int chunk = chunk_of(chunks, device, stage);
+  return chunk < 0 ? std::string() : fmt::format(" c{}", chunk);
 }
 
 namespace {
@@ -238,14 +246,6 @@ struct SliceText {
   std::string_view name_view() const { return {name, name_size}; }
   std::string_view args_view() const { return {args, args_size}; }
 };
-
-// The chunk that device holds stage as, or -1 where it holds only one (chunk_suffix's rule).
-int chunk_of(const std::vector<std::vector<int>>& chunks, int device, int stage) {
-  if (device < 0 || device >= static_cast<int>(chunks.size()) || stage < 0 ||
-      stage >= static_cast<int>(chunks[device].size()))
-    return -1;
-  return chunks[device][stage];
-}
 
 void micro_and_chunk(TextCursor& c, std::int64_t micro, int chunk) {
   c.integer(micro);

@@ -128,8 +128,8 @@ Time action_duration(const Action& a, const PipelineCosts& costs) {
     case ActionKind::BackwardWeight: return c.backward_weight;
     case ActionKind::OverlapFB: {
       if (costs.overlap_fb) return *costs.overlap_fb;
-      if (!costs.overlap_pairs) return compute_of_pair(a, costs);
       const Time compute = compute_of_pair(a, costs);
+      if (!costs.overlap_pairs) return compute;
       // Its collectives run beside it and take their share of the SMs (PipelineCosts::pair_contention).
       const double under = static_cast<double>(std::min(compute, action_comm(a, costs)));
       return time_add(compute, static_cast<Time>(std::ceil(under * costs.pair_contention)), "an overlapped pair");
