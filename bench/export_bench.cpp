@@ -24,7 +24,7 @@ void BM_TraceExport(benchmark::State& state) {
       simulate_pipeline(pipeline_workload("1f1b", static_cast<int>(state.range(0)), static_cast<int>(state.range(1))));
   std::size_t bytes = 0;
   for (auto _ : state) {
-    const std::string json = cli::pipeline_trace(r);
+    const std::string json = cli::chrome_trace_text(cli::pipeline_trace, r);
     bytes = json.size();
     benchmark::DoNotOptimize(json.data());
   }
@@ -36,7 +36,7 @@ void BM_TraceToFile(benchmark::State& state) {
   const PipelineRun r =
       simulate_pipeline(pipeline_workload("1f1b", static_cast<int>(state.range(0)), static_cast<int>(state.range(1))));
   const auto path = (std::filesystem::temp_directory_path() / "stepsim_bench_trace.json").string();
-  for (auto _ : state) cli::write_pipeline_trace(path, r);
+  for (auto _ : state) cli::write_trace_file(path, cli::pipeline_trace, r);
   rate(state, static_cast<std::size_t>(std::filesystem::file_size(path)), r.program->graph.op_count());
   std::filesystem::remove(path);
 }

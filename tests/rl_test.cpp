@@ -204,7 +204,7 @@ TEST_CASE("rl runs are deterministic: same input, same bytes", "[rl]") {
   const RlRun a = run_shipped("rl-interrupted.yaml", &sc);
   const RlRun b = simulate_rl(*sc.rl);
   CHECK(cli::rl_summary_json(a, *sc.rl).dump() == cli::rl_summary_json(b, *sc.rl).dump());
-  CHECK(cli::rl_trace(a) == cli::rl_trace(b));
+  CHECK(cli::chrome_trace_text(cli::rl_trace, a) == cli::chrome_trace_text(cli::rl_trace, b));
 }
 
 TEST_CASE("figures 10-37/38: the switch order decides the shared card's peak", "[rl]") {

@@ -179,7 +179,7 @@ TEST_CASE("moe runs are deterministic and reports are derived from the run", "[m
   const auto sc = shipped("moe-routing.yaml");
   const MoeLayerRun a = simulate_moe_layer(sc.moe->spec), b = simulate_moe_layer(sc.moe->spec);
   CHECK(cli::moe_summary_json(a, "base").dump() == cli::moe_summary_json(b, "base").dump());
-  CHECK(cli::moe_trace(a) == cli::moe_trace(b));
+  CHECK(cli::chrome_trace_text(cli::moe_trace, a) == cli::chrome_trace_text(cli::moe_trace, b));
   const std::string text = cli::moe_run_text(a);
   CHECK(text.find("65,536 dispatches, 512 rows per expert") != std::string::npos);
   CHECK(text.find("1.50 x the mean card") != std::string::npos);

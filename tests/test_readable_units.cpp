@@ -87,7 +87,7 @@ TEST_CASE("chunks are named where a device holds more than one", "[units][readab
   const PipelineRun one = simulate_pipeline(spec);
   for (const auto& device : pipeline_chunks(one))
     for (int c : device) CHECK(c == -1);  // one chunk per device: no label
-  CHECK(pipeline_trace(one).find("\"chunk\"") == std::string::npos);
+  CHECK(chrome_trace_text(pipeline_trace, one).find("\"chunk\"") == std::string::npos);
 
   // Interleaved, two chunks per device: device 0 holds stages 0 and 4, device 3 stages 3 and 7.
   spec.schedule = "interleaved-1f1b";
@@ -101,7 +101,7 @@ TEST_CASE("chunks are named where a device holds more than one", "[units][readab
   CHECK(chunks[3][7] == 1);
   CHECK(chunks[0][1] == -1);  // not on device 0
   CHECK(chunk_suffix(chunks, 0, 4) == " c1");
-  const std::string trace = pipeline_trace(il);
+  const std::string trace = chrome_trace_text(pipeline_trace, il);
   // Micro-batch 0's forward once through each of device 0's chunks, told apart.
   CHECK(trace.find("\"name\":\"F mb0 c0\"") != std::string::npos);
   CHECK(trace.find("\"name\":\"F mb0 c1\"") != std::string::npos);

@@ -129,7 +129,8 @@ TEST_CASE("pipeline.actions_csv reads a schedule relative to the scenario file",
   actions_csv: nowhere.csv
   time: {forward: 1ms, backward: 2ms}
 )");
-  CHECK_THROWS_WITH(cli::load_scenario(missing), Catch::Contains("nowhere.csv': cannot open the file (no such file or directory)"));
+  CHECK_THROWS_WITH(cli::load_scenario(missing),
+                    Catch::Contains("nowhere.csv': cannot open the file (no such file or directory)"));
   CHECK(error_of("pipeline: {stages: 1, microbatches: 1, actions: [\"0F0 0B0\"], actions_csv: x.csv, time: {forward: "
                  "1ms, backward: 1ms}}")
             .find("give either actions or actions_csv") != std::string::npos);

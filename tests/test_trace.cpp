@@ -16,7 +16,7 @@ using namespace stepsim;
 TEST_CASE("1F1B trace: slices, tracks, flows and memory counters", "[trace]") {
   auto sc = cli::load_scenario(std::string(STEPSIM_SOURCE_DIR) + "/scenarios/book-pipeline.yaml");
   const auto run = simulate_pipeline(*sc.pipeline);
-  const std::string text = cli::pipeline_trace(run);
+  const std::string text = cli::chrome_trace_text(cli::pipeline_trace, run);
   const auto doc = nlohmann::json::parse(text);
   REQUIRE(doc.contains("traceEvents"));
   const auto& events = doc["traceEvents"];
@@ -69,7 +69,7 @@ TEST_CASE("1F1B trace: slices, tracks, flows and memory counters", "[trace]") {
   for (const auto& [id, phases] : flow_phases) CHECK(phases == 11);
   CHECK(counters > 0);
   // Deterministic: the same run gives the same bytes.
-  CHECK(cli::pipeline_trace(simulate_pipeline(*sc.pipeline)) == text);
+  CHECK(cli::chrome_trace_text(cli::pipeline_trace, simulate_pipeline(*sc.pipeline)) == text);
 }
 
 TEST_CASE("Chrome trace of every schedule parses and shows every op and message", "[schedules][trace]") {
@@ -78,7 +78,7 @@ TEST_CASE("Chrome trace of every schedule parses and shows every op and message"
     const PipelineSpec spec = test::spec_with(rng, family.name, 4, 8, 0);
     INFO(family.name);
     const auto run = simulate_pipeline(spec);
-    const auto doc = nlohmann::json::parse(cli::pipeline_trace(run));
+    const auto doc = nlohmann::json::parse(cli::chrome_trace_text(cli::pipeline_trace, run));
     int slices = 0, flow_starts = 0, overlap = 0, weight = 0;
     std::set<int> devices;
     for (const auto& e : doc["traceEvents"]) {

@@ -75,10 +75,10 @@ TEST_CASE("a trace streamed to a file equals the one built in memory", "[trace]"
   auto sc = cli::load_scenario(std::string(STEPSIM_SOURCE_DIR) + "/scenarios/book-pipeline.yaml",
                                {"pipeline.microbatches=600"});  // about 2.5 MB: the buffer spills
   const auto run = simulate_pipeline(*sc.pipeline);
-  const std::string text = cli::pipeline_trace(run);
+  const std::string text = cli::chrome_trace_text(cli::pipeline_trace, run);
   REQUIRE(text.size() > 2'000'000);
   const auto path = (std::filesystem::temp_directory_path() / "stepsim_test_trace.json").string();
-  cli::write_pipeline_trace(path, run);
+  cli::write_trace_file(path, cli::pipeline_trace, run);
   std::ifstream in(path, std::ios::binary);
   std::stringstream back;
   back << in.rdbuf();
@@ -90,7 +90,7 @@ TEST_CASE("a trace that cannot be written says why and leaves no file", "[trace]
   auto sc = cli::load_scenario(std::string(STEPSIM_SOURCE_DIR) + "/scenarios/book-pipeline.yaml");
   const auto run = simulate_pipeline(*sc.pipeline);
   try {
-    cli::write_pipeline_trace("/nonexistent-dir/trace.json", run);
+    cli::write_trace_file("/nonexistent-dir/trace.json", cli::pipeline_trace, run);
     FAIL("no error");
   } catch (const std::runtime_error& e) {
     CHECK(std::string(e.what()) == "cannot write /nonexistent-dir/trace.json: No such file or directory");
@@ -102,7 +102,7 @@ TEST_CASE("a trace to a full device fails with the system's reason", "[trace]") 
   auto sc = cli::load_scenario(std::string(STEPSIM_SOURCE_DIR) + "/scenarios/book-pipeline.yaml");
   const auto run = simulate_pipeline(*sc.pipeline);
   try {
-    cli::write_pipeline_trace("/dev/full", run);
+    cli::write_trace_file("/dev/full", cli::pipeline_trace, run);
     FAIL("no error");
   } catch (const std::runtime_error& e) {
     CHECK(std::string(e.what()).find("No space left on device") != std::string::npos);

@@ -36,7 +36,7 @@ void run_one_job(const Scenario& sc, const JobArgs& a, int runs, std::uint64_t s
   const double secs = progress.seconds();
   progress.restart("job");
   note("job: {} of {} in {:.2f} s", counted(runs, "run"), sc.name, secs);
-  if (!a.trace.empty()) write_file(a.trace, job_trace(result));
+  if (!a.trace.empty()) write_trace_file(a.trace, job_trace, result);
   if (!a.html.empty()) write_file(a.html, job_html_report(sc.name, sc.description, {&result}));
   if (a.json)
     fmt::print("{}\n", job_json(result).dump(2));
@@ -72,7 +72,7 @@ void run_plan_jobs(const Scenario& sc, const JobArgs& a, int runs, std::uint64_t
   progress.restart("job");
   note("job: {} of each of {} of {} in {:.2f} s", counted(runs, "run"),
        counted(static_cast<long long>(analyses.size()), "case"), sc.name, secs);
-  if (!a.trace.empty()) write_file(a.trace, job_trace(analyses.front()));
+  if (!a.trace.empty()) write_trace_file(a.trace, job_trace, analyses.front());
   if (!a.html.empty()) {
     std::vector<const JobAnalysis*> all;
     for (const auto& an : analyses) all.push_back(&an);
@@ -105,7 +105,8 @@ void add_job_command(CLI::App& app) {
   cmd->add_option("--seed", a->seed, "random seed (default: job.seed, else 1)")->check(CLI::NonNegativeNumber);
   cmd->add_option("--threads", a->threads, "worker threads (default: all cores)")->check(CLI::Range(0, 1024));
   cmd->add_flag("--json", a->json, "print a JSON summary instead of the tables");
-  cmd->add_option("--trace", a->trace, "write run 0 as a Chrome trace (Perfetto / chrome://tracing) to this file");
+  cmd->add_option("--trace", a->trace,
+                  "write run 0 as a trace to this file: Perfetto protobuf if it ends in .pftrace, else Chrome JSON");
   cmd->add_option("--html", a->html,
                   "also write a self-contained HTML report to this file: histogram of completion times against the "
                   "deadline, overhead split, tables");

@@ -97,7 +97,9 @@ void add_run_command(CLI::App& app) {
   auto* cmd = app.add_subcommand("run", "simulate one step of a scenario and print its table");
   add_scenario_args(cmd, *args);
   cmd->add_option("--schedule", *schedule, "schedule to run (overrides pipeline.schedule)");
-  cmd->add_option("--trace", out->trace, "write a Chrome trace (Perfetto / chrome://tracing) to this file");
+  cmd->add_option("--trace", out->trace,
+                  "write a trace to this file: Perfetto protobuf if it ends in .pftrace, else Chrome JSON (both open "
+                  "in ui.perfetto.dev)");
   add_output_args(cmd, *out, "print a JSON summary instead of the table");
   cmd->callback([=] {
     const auto sets = with_schedule(args->sets, *schedule);

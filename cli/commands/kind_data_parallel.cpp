@@ -37,7 +37,7 @@ KindReport run_data_parallel(const Scenario& sc) {
   KindReport r;
   r.text = [run, &sc, &spec] { return fmt::format("{}\n{}", sc.name, data_parallel_run_text(*run, spec)); };
   r.json = [run, &spec] { return data_parallel_summary_json(*run, spec, "base").dump(2) + "\n"; };
-  r.write_trace = [run](const std::string& path) { write_data_parallel_trace(path, *run); };
+  r.write_trace = [run](const std::string& path) { write_trace_file(path, data_parallel_trace, *run); };
   r.html = [view, &sc] { return data_parallel_html_report(sc.name, sc.description, view(), false); };
   r.gantt = [view, &sc](int width) { return fmt::format("{}\n{}", sc.name, data_parallel_gantt_text(view(), width)); };
   return r;

@@ -25,7 +25,7 @@ KindReport run_job_step_kind(const Scenario& sc) {
   KindReport r;
   r.text = [run, &sc] { return job_step_text(sc.name, *run); };
   r.json = [run, &sc] { return job_step_json(sc.name, *run).dump(2) + "\n"; };
-  r.write_trace = [run](const std::string& path) { write_file(path, job_step_trace(*run)); };
+  r.write_trace = [run](const std::string& path) { write_trace_file(path, job_step_trace, *run); };
   r.html = [run, &sc] { return job_step_html_report(sc.name, sc.description, *run); };
   r.gantt = [run, &sc](int width) { return job_step_gantt_text(sc.name, *run, width); };
   return r;

@@ -30,7 +30,7 @@ KindReport run_moe(const Scenario& sc) {
   KindReport r;
   r.text = [run, &sc] { return fmt::format("{}\n{}", sc.name, moe_run_text(*run)); };
   r.json = [run] { return moe_summary_json(*run, "base").dump(2) + "\n"; };
-  r.write_trace = [run](const std::string& path) { write_file(path, moe_trace(*run)); };
+  r.write_trace = [run](const std::string& path) { write_trace_file(path, moe_trace, *run); };
   r.html = [run, &sc] { return moe_html_report(sc.name, sc.description, moe_run_text(*run), {{"base", run.get()}}); };
   r.gantt = [run, &sc](int width) {
     return fmt::format("{}\n{}", sc.name, moe_gantt_text({{"base", run.get()}}, width));

@@ -74,7 +74,7 @@ KindReport run_pipeline(const Scenario& sc) {
   KindReport r;
   r.text = [run, &sc] { return fmt::format("{}\n{}", sc.name, pipeline_run_text(*run, *sc.pipeline)); };
   r.json = [run, &sc] { return pipeline_summary_json(*run, *sc.pipeline).dump(2) + "\n"; };
-  r.write_trace = [run](const std::string& path) { write_pipeline_trace(path, *run); };
+  r.write_trace = [run](const std::string& path) { write_trace_file(path, pipeline_trace, *run); };
   r.html = [run, &sc] { return pipeline_html_report(sc.name, sc.description, {run.get()}, *sc.pipeline); };
   r.gantt = [run, &sc](int width) {
     return fmt::format("{}\n{}", sc.name, pipeline_gantt_text({run.get()}, *sc.pipeline, width));

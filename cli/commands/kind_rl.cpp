@@ -26,7 +26,7 @@ KindReport run_rl(const Scenario& sc) {
   KindReport r;
   r.text = [run, &sc] { return fmt::format("{}\n{}", sc.name, rl_run_text(*run, *sc.rl)); };
   r.json = [run, &sc] { return rl_summary_json(*run, *sc.rl).dump(2) + "\n"; };
-  r.write_trace = [run](const std::string& path) { write_file(path, rl_trace(*run)); };
+  r.write_trace = [run](const std::string& path) { write_trace_file(path, rl_trace, *run); };
   r.html = [run, &sc] { return rl_html_report(sc.name, sc.description, rl_run_text(*run, *sc.rl), *run); };
   r.gantt = [run, &sc](int width) { return fmt::format("{}\n{}", sc.name, rl_gantt_text(*run, width)); };
   return r;

@@ -16,10 +16,6 @@ namespace stepsim::cli {
 // append; the trace appends a dozen per op).
 using namespace std::string_view_literals;
 
-namespace {
-constexpr std::size_t kSpill = std::size_t{1} << 20;
-}  // namespace
-
 std::string json_escape(std::string_view s) {
   std::string out(s.size() * 6, '\0');
   TextCursor c(out.data());
@@ -28,68 +24,77 @@ std::string json_escape(std::string_view s) {
   return out;
 }
 
-ChromeTrace::ChromeTrace() { out_ = "{\"displayTimeUnit\":\"ms\",\"traceEvents\":[\n"; }
+ChromeTrace::ChromeTrace() : ChromeTrace(nullptr) {}
 
-ChromeTrace::ChromeTrace(std::FILE* out) : ChromeTrace() {
-  file_ = out;
-  out_.reserve(kSpill + 4096);
-}
-
-void ChromeTrace::spill() {
-  if (!file_ || out_.size() < kSpill) return;
-  if (std::fwrite(out_.data(), 1, out_.size(), file_) != out_.size() && !failed_) {
-    failed_ = true;
-    errno_ = errno;
-  }
-  out_.clear();
-}
-
-void ChromeTrace::begin_event() {
-  spill();
-  if (!first_) out_ += ",\n"sv;
-  first_ = false;
+ChromeTrace::ChromeTrace(std::FILE* out) : out_(out) {
+  out_.append("{\"displayTimeUnit\":\"ms\",\"traceEvents\":[\n"sv);
 }
 
 TextCursor ChromeTrace::open_event(std::size_t bytes) {
-  spill();
-  const std::size_t at = out_.size();
-  out_.resize(at + 2 + bytes);
-  TextCursor c(out_.data() + at);
+  TextCursor c(out_.room(2 + bytes));
   if (!first_) c << ",\n";
   first_ = false;
   return c;
 }
 
-void ChromeTrace::close_event(const TextCursor& c) { out_.resize(c.written_since(out_.data())); }
+void ChromeTrace::metadata(std::string_view event) {
+  TextCursor c = open_event(event.size());
+  c << event;
+  close_event(c);
+}
 
 void ChromeTrace::process(int pid, std::string_view name, int sort_index) {
-  begin_event();
-  fmt::format_to(std::back_inserter(out_),
-                 R"({{"ph":"M","pid":{},"tid":0,"name":"process_name","args":{{"name":"{}"}}}})", pid,
-                 json_escape(name));
-  begin_event();
-  fmt::format_to(std::back_inserter(out_),
-                 R"({{"ph":"M","pid":{},"tid":0,"name":"process_sort_index","args":{{"sort_index":{}}}}})", pid,
-                 sort_index);
+  metadata(fmt::format(R"({{"ph":"M","pid":{},"tid":0,"name":"process_name","args":{{"name":"{}"}}}})", pid,
+                       json_escape(name)));
+  metadata(fmt::format(R"({{"ph":"M","pid":{},"tid":0,"name":"process_sort_index","args":{{"sort_index":{}}}}})", pid,
+                       sort_index));
 }
 
 void ChromeTrace::thread(int pid, int tid, std::string_view name, int sort_index) {
-  begin_event();
-  fmt::format_to(std::back_inserter(out_),
-                 R"({{"ph":"M","pid":{},"tid":{},"name":"thread_name","args":{{"name":"{}"}}}})", pid, tid,
-                 json_escape(name));
-  begin_event();
-  fmt::format_to(std::back_inserter(out_),
-                 R"({{"ph":"M","pid":{},"tid":{},"name":"thread_sort_index","args":{{"sort_index":{}}}}})", pid, tid,
-                 sort_index);
+  metadata(fmt::format(R"({{"ph":"M","pid":{},"tid":{},"name":"thread_name","args":{{"name":"{}"}}}})", pid, tid,
+                       json_escape(name)));
+  metadata(fmt::format(R"({{"ph":"M","pid":{},"tid":{},"name":"thread_sort_index","args":{{"sort_index":{}}}}})", pid,
+                       tid, sort_index));
 }
+
+namespace {
+// Room for args' JSON members.
+std::size_t json_room(const TraceArgs& args) {
+  std::size_t n = 0;
+  for (const TraceArg& a : args.items()) n += a.key.size() + 4 + TextCursor::kNumber + 6 * a.text.size();
+  return n;
+}
+
+void json_members(TextCursor& c, const TraceArgs& args) {
+  bool first = true;
+  for (const TraceArg& a : args.items()) {
+    if (!first) c << ',';
+    first = false;
+    c << '"';
+    c.json_escaped(a.key);
+    c << "\":";
+    switch (a.kind) {
+      case TraceArg::Kind::Int: c.integer(a.number); break;
+      case TraceArg::Kind::Bool: c << (a.number != 0 ? std::string_view("true") : std::string_view("false")); break;
+      case TraceArg::Kind::Real: c.shortest(a.real); break;
+      case TraceArg::Kind::Real4: c.fixed4(a.real); break;
+      case TraceArg::Kind::Millis: c.millis3(a.number); break;
+      case TraceArg::Kind::Text:
+        c << '"';
+        c.json_escaped(a.text);
+        c << '"';
+        break;
+    }
+  }
+}
+}  // namespace
 
 // The per-op events below are written through a cursor (no format string parsed, no capacity
 // checked per piece): they are nearly all of a trace's bytes. Room: the fixed text, a number
 // per field, 6 bytes per character of escaped text.
 void ChromeTrace::slice(int pid, int tid, std::string_view name, std::string_view category, Time start, Time duration,
-                        std::string_view args) {
-  TextCursor c = open_event(96 + 4 * TextCursor::kNumber + 6 * name.size() + category.size() + args.size());
+                        const TraceArgs& args) {
+  TextCursor c = open_event(96 + 4 * TextCursor::kNumber + 6 * name.size() + category.size() + json_room(args));
   c << R"({"ph":"X","pid":)";
   c.integer(pid);
   c << R"(,"tid":)";
@@ -100,7 +105,9 @@ void ChromeTrace::slice(int pid, int tid, std::string_view name, std::string_vie
   c.micros3(start);
   c << ",\"dur\":";
   c.micros3(duration);
-  c << ",\"args\":{" << args << "}}";
+  c << ",\"args\":{";
+  json_members(c, args);
+  c << "}}";
   close_event(c);
 }
 
@@ -143,22 +150,8 @@ void ChromeTrace::counter(int pid, std::string_view name, Time ts, std::string_v
 }
 
 std::string ChromeTrace::finish() {
-  out_ += "\n]}\n"sv;
-  if (!file_) return std::move(out_);
-  if (std::fwrite(out_.data(), 1, out_.size(), file_) != out_.size() && !failed_) {
-    failed_ = true;
-    errno_ = errno;
-  }
-  out_.clear();
-  if (failed_) throw std::runtime_error(fmt::format("cannot write the trace: {}", std::strerror(errno_)));
-  return {};
-}
-
-void finish_trace_file(ChromeTrace& trace, OutputFile& file) {
-  try {
-    trace.finish();
-  } catch (const std::runtime_error&) { file.fail(trace.write_errno()); }
-  file.commit();
+  out_.append("\n]}\n"sv);
+  return out_.finish();
 }
 
 }  // namespace stepsim::cli

@@ -7,7 +7,6 @@
 
 #include <fmt/format.h>
 
-#include "cli/reports/chrome_trace.hpp"
 #include "cli/reports/table.hpp"
 #include "schedules/lowering/data_parallel/data_parallel.hpp"
 #include "sim/checked.hpp"
@@ -179,23 +178,52 @@ std::string data_parallel_compare_text(const std::vector<std::pair<std::string, 
 }
 
 namespace {
-// An op's slice args, written into `buf` through a cursor as the pipeline trace writes its own
-// (an unfolded ZeRO-3 step traces millions of ops).
-std::string_view op_args(std::string& buf, const std::string& op_name, int micro, Time start, Time done) {
-  buf.resize(64 + 6 * op_name.size() + 3 * TextCursor::kNumber);
-  TextCursor a(buf.data());
-  a << R"("op":")";
-  a.json_escaped(op_name);
-  a << R"(","microbatch":)";
-  a.integer(micro);
-  a << R"(,"start_ms":)";
-  a.millis3(start);
-  a << R"(,"end_ms":)";
-  a.millis3(done);
-  return {buf.data(), a.written_since(buf.data())};
+// An op's slice name and category.
+std::pair<std::string, std::string_view> dp_slice_name(const DataParallelRun& run, const DpOpInfo& x) {
+  const DataParallelProgram& prog = *run.program;
+  const std::string unit = x.unit >= 0 ? run.plan.units[x.unit].name : "";
+  std::string name;
+  std::string_view cat;
+  switch (x.kind) {
+    case DpOp::Input:
+      name = "input wait";
+      cat = "input";
+      break;
+    case DpOp::Forward:
+      name = fmt::format("F {} mb{}", unit, x.micro);
+      cat = "forward";
+      break;
+    case DpOp::Backward:
+      name = fmt::format("B {} mb{}", unit, x.micro);
+      cat = "backward";
+      break;
+    case DpOp::BackwardInput:
+      name = fmt::format("dX {} mb{}", unit, x.micro);
+      cat = "backward";
+      break;
+    case DpOp::BackwardWeight:
+      name = fmt::format("dW {} mb{}", unit, x.micro);
+      cat = "backward";
+      break;
+    case DpOp::Gather:
+      name = fmt::format("AG {} {} mb{}", unit, x.for_backward ? "bwd" : "fwd", x.micro);
+      cat = "allgather";
+      break;
+    case DpOp::ReduceScatter:
+      name = fmt::format("RS {} mb{}", unit, x.micro);
+      cat = "reducescatter";
+      break;
+    case DpOp::AllReduce:
+      name = fmt::format("AR bucket {}", prog.bucket_of(x));
+      cat = "allreduce";
+      break;
+    case DpOp::Join: break;
+  }
+  return {name, cat};
 }
+}  // namespace
 
-void emit_data_parallel_trace(ChromeTrace& tr, const DataParallelRun& run) {
+void data_parallel_trace(TraceWriter& tr, const DataParallelRun& run) {
   const DataParallelProgram& prog = *run.program;
   const OpGraph& g = prog.graph;
   const Timeline& tl = run.timeline;
@@ -227,67 +255,20 @@ void emit_data_parallel_trace(ChromeTrace& tr, const DataParallelRun& run) {
     tr.thread(pid, kLink, "collectives", 0);
     track[prog.nic[h]] = {pid, kLink};
   }
-  std::string args;  // reused: room for one op's args
+  TraceArgs args;
   for (OpId op = 0; op < g.op_count(); ++op) {
     const auto it = track.find(g.op_resource(op));
     if (it == track.end()) continue;  // joins
     const auto [pid, tid] = it->second;
     const DpOpInfo& x = prog.info[op];
-    const std::string unit = x.unit >= 0 ? run.plan.units[x.unit].name : "";
-    std::string name, cat;
-    switch (x.kind) {
-      case DpOp::Input:
-        name = "input wait";
-        cat = "input";
-        break;
-      case DpOp::Forward:
-        name = fmt::format("F {} mb{}", unit, x.micro);
-        cat = "forward";
-        break;
-      case DpOp::Backward:
-        name = fmt::format("B {} mb{}", unit, x.micro);
-        cat = "backward";
-        break;
-      case DpOp::BackwardInput:
-        name = fmt::format("dX {} mb{}", unit, x.micro);
-        cat = "backward";
-        break;
-      case DpOp::BackwardWeight:
-        name = fmt::format("dW {} mb{}", unit, x.micro);
-        cat = "backward";
-        break;
-      case DpOp::Gather:
-        name = fmt::format("AG {} {} mb{}", unit, x.for_backward ? "bwd" : "fwd", x.micro);
-        cat = "allgather";
-        break;
-      case DpOp::ReduceScatter:
-        name = fmt::format("RS {} mb{}", unit, x.micro);
-        cat = "reducescatter";
-        break;
-      case DpOp::AllReduce:
-        name = fmt::format("AR bucket {}", prog.bucket_of(x));
-        cat = "allreduce";
-        break;
-      case DpOp::Join: continue;
-    }
+    if (x.kind == DpOp::Join) continue;
+    const auto [name, cat] = dp_slice_name(run, x);
     const Time done = tl.done(g, op);
-    tr.slice(pid, tid, name, cat, tl.start[op], done - tl.start[op],
-             op_args(args, g.op_name(op), x.micro, tl.start[op], done));
+    const std::string opname = g.op_name(op);
+    args.clear();
+    args.text("op", opname).integer("microbatch", x.micro).millis("start_ms", tl.start[op]).millis("end_ms", done);
+    tr.slice(pid, tid, name, cat, tl.start[op], done - tl.start[op], args);
   }
-}
-}  // namespace
-
-std::string data_parallel_trace(const DataParallelRun& run) {
-  ChromeTrace tr;
-  emit_data_parallel_trace(tr, run);
-  return tr.finish();
-}
-
-void write_data_parallel_trace(const std::string& path, const DataParallelRun& run) {
-  OutputFile file(path);
-  ChromeTrace tr(file.get());
-  emit_data_parallel_trace(tr, run);
-  finish_trace_file(tr, file);
 }
 
 }  // namespace stepsim::cli

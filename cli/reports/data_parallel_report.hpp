@@ -25,10 +25,8 @@ Table data_parallel_resource_table(const DataParallelRun& run);
 std::string data_parallel_compare_text(const std::vector<std::pair<std::string, const DataParallelRun*>>& runs);
 Table data_parallel_compare_table(const std::vector<std::pair<std::string, const DataParallelRun*>>& runs);
 
-// Trace Event Format JSON: a process per simulated card with compute, link and input tracks,
-// and a process per host NIC when collectives run there.
-std::string data_parallel_trace(const DataParallelRun& run);
-// The same trace streamed to a file (peak memory independent of the trace's size).
-void write_data_parallel_trace(const std::string& path, const DataParallelRun& run);
+// The run's trace: a process per simulated card with compute, link and input tracks, and a
+// process per host NIC when collectives run there.
+void data_parallel_trace(TraceWriter& out, const DataParallelRun& run);
 
 }  // namespace stepsim::cli

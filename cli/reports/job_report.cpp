@@ -12,7 +12,6 @@
 
 #include <fmt/format.h>
 
-#include "cli/reports/chrome_trace.hpp"
 #include "cli/reports/table.hpp"
 #include "models/units.hpp"
 #include "sim/checked.hpp"
@@ -523,8 +522,7 @@ Json job_json(const JobAnalysis& a) {
   return j;
 }
 
-std::string job_trace(const JobAnalysis& a) {
-  ChromeTrace t;
+void job_trace(TraceWriter& t, const JobAnalysis& a) {
   const int run_pid = 1, input_pid = 2;
   enum Track { Training = 1, Interruptions = 2, Storage = 3 };
   t.process(run_pid, "run 0", 0);
@@ -532,8 +530,8 @@ std::string job_trace(const JobAnalysis& a) {
   t.thread(run_pid, Interruptions, "failures and restores", 1);
   t.thread(run_pid, Storage, "storage (background writes)", 2);
   for (const JobEvent& e : a.first_run.events) {
-    const std::string args = fmt::format(R"("from_step":{},"to_step":{},"completed":{})", e.from_step, e.to_step,
-                                         e.completed ? "true" : "false");
+    TraceArgs args;
+    args.integer("from_step", e.from_step).integer("to_step", e.to_step).boolean("completed", e.completed);
     switch (e.kind) {
       case JobEventKind::Steps:
         t.slice(run_pid, Training, fmt::format("steps {}-{}", e.from_step, e.to_step), "steps", e.start,
@@ -553,7 +551,7 @@ std::string job_trace(const JobAnalysis& a) {
       case JobEventKind::Failure:
       case JobEventKind::Rollback:
         t.slice(run_pid, Interruptions, job_event_name(e.kind), "interruption", e.start, 0,
-                fmt::format(R"({},"redo_s":{})", args, to_s(e.lost)));
+                args.real("redo_s", to_s(e.lost)));
         break;
       case JobEventKind::Restore:
         t.slice(run_pid, Interruptions, fmt::format("restore @{}", e.to_step), "restore", e.start, e.end - e.start,
@@ -570,7 +568,6 @@ std::string job_trace(const JobAnalysis& a) {
       t.counter(input_pid, "input wait", st.start, "seconds", to_s(st.wait));
     }
   }
-  return t.finish();
 }
 
 }  // namespace stepsim::cli

@@ -11,6 +11,7 @@
 
 #include "cli/input/scenario.hpp"
 #include "cli/reports/table.hpp"
+#include "cli/reports/trace_writer.hpp"
 #include "models/input_pipeline.hpp"
 #include "models/job.hpp"
 #include "models/monte_carlo.hpp"
@@ -60,9 +61,9 @@ std::string job_text(const JobAnalysis& a);
 Table job_cases_table(const std::vector<std::string>& cases, const std::vector<const JobAnalysis*>& analyses);
 std::string job_cases_text(const std::vector<std::string>& cases, const std::vector<JobAnalysis>& analyses);
 nlohmann::ordered_json job_json(const JobAnalysis& a);
-// Run 0 as a Chrome trace: collapsed step segments, saves, copies, writes and commits, failures,
+// Run 0 as a trace: collapsed step segments, saves, copies, writes and commits, failures,
 // restores, the pending-snapshot queue and (failure-free) input queue levels.
-std::string job_trace(const JobAnalysis& a);
+void job_trace(TraceWriter& out, const JobAnalysis& a);
 // The work between checkpoints `every` steps apart: W(every) for a uniform profile, else every x
 // the mean step.
 Time checkpoint_interval_of(const JobSpec& spec, std::int64_t every);

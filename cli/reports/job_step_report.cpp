@@ -5,7 +5,6 @@
 
 #include <fmt/format.h>
 
-#include "cli/reports/chrome_trace.hpp"
 #include "cli/reports/plan_tensor_report.hpp"
 #include "cli/reports/table.hpp"
 
@@ -238,19 +237,17 @@ nlohmann::ordered_json job_step_json(const std::string& name, const JobStepRun& 
   return j;
 }
 
-std::string job_step_trace(const JobStepRun& run) {
+void job_step_trace(TraceWriter& tr, const JobStepRun& run) {
   const OpGraph& g = run.graph();
   const Timeline& t = run.timeline;
-  ChromeTrace tr;
   tr.process(1, "job step (one pipeline; DP/CP/TP peers folded)", 0);
   for (ResourceId r = 0; r < g.resource_count(); ++r)
     tr.thread(1, static_cast<int>(r), g.resource(r).name, static_cast<int>(r));
   for (OpId op = 0; op < g.op_count(); ++op) {
     if (g.op_duration(op) == 0) continue;
     tr.slice(1, static_cast<int>(g.op_resource(op)), g.op_name(op), job_op_kind_name(run.kinds[op]), t.start[op],
-             g.op_duration(op), "");
+             g.op_duration(op), {});
   }
-  return tr.finish();
 }
 
 }  // namespace stepsim::cli

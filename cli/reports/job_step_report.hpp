@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/reports/table.hpp"
+#include "cli/reports/trace_writer.hpp"
 #include "schedules/lowering/job/job_step.hpp"
 
 namespace stepsim::cli {
@@ -30,6 +31,7 @@ CaptionedTable job_step_reshard_table(const JobStepRun& run);
 
 std::string job_step_text(const std::string& name, const JobStepRun& run);
 nlohmann::ordered_json job_step_json(const std::string& name, const JobStepRun& run);
-std::string job_step_trace(const JobStepRun& run);
+// One process, a track per resource of the simulated pipeline, a slice per op that takes time.
+void job_step_trace(TraceWriter& out, const JobStepRun& run);
 
 }  // namespace stepsim::cli

@@ -6,7 +6,6 @@
 
 #include <fmt/format.h>
 
-#include "cli/reports/chrome_trace.hpp"
 #include "cli/reports/table.hpp"
 
 namespace stepsim::cli {
@@ -160,11 +159,11 @@ std::string moe_compare_text(const std::vector<std::pair<std::string, const MoeL
   return t.render();
 }
 
-std::string moe_trace(const MoeLayerRun& run) {
+void moe_trace(TraceWriter& tr, const MoeLayerRun& run) {
   const MoeLayerProgram& p = *run.program;
   const OpGraph& g = p.graph;
   const Timeline& tl = run.timeline;
-  ChromeTrace tr;
+  TraceArgs args;
   const int n = run.spec.cards;
   for (int c = 0; c < n; ++c) {
     tr.process(c + 1, fmt::format("card {}", c), c);
@@ -172,19 +171,20 @@ std::string moe_trace(const MoeLayerRun& run) {
     tr.thread(c + 1, 2, "all-to-all", 1);
     for (OpId op : p.expert_ops[c]) {
       const int e = p.op_expert[op];
-      tr.slice(c + 1, 1, fmt::format("expert {}", e), "expert", tl.start[op], g.op_duration(op),
-               fmt::format(R"("expert":{},"routed":{},"computed":{})", e, run.loads.routed[e], run.loads.computed[e]));
+      args.clear();
+      args.integer("expert", e).integer("routed", run.loads.routed[e]).integer("computed", run.loads.computed[e]);
+      tr.slice(c + 1, 1, fmt::format("expert {}", e), "expert", tl.start[op], g.op_duration(op), args);
     }
     const auto& tf = p.traffic[c];
-    const std::string args = fmt::format(R"("rows_sent":{},"rows_received":{})", tf.rows_sent, tf.rows_received);
+    args.clear();
+    args.integer("rows_sent", tf.rows_sent).integer("rows_received", tf.rows_received);
     tr.slice(c + 1, 2, "dispatch", "all-to-all", tl.start[p.dispatch[c]], g.op_duration(p.dispatch[c]), args);
     tr.slice(c + 1, 2, "combine", "all-to-all", tl.start[p.combine[c]], g.op_duration(p.combine[c]), args);
   }
   tr.process(n + 1, "all-to-all", n);
   tr.thread(n + 1, 1, "barriers", 0);
-  tr.slice(n + 1, 1, "dispatched", "barrier", tl.start[p.dispatched], 0, "");
-  tr.slice(n + 1, 1, "combine ready", "barrier", tl.start[p.combine_ready], 0, "");
-  return tr.finish();
+  tr.slice(n + 1, 1, "dispatched", "barrier", tl.start[p.dispatched], 0, {});
+  tr.slice(n + 1, 1, "combine ready", "barrier", tl.start[p.combine_ready], 0, {});
 }
 
 }  // namespace stepsim::cli

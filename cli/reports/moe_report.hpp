@@ -7,6 +7,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "cli/reports/trace_writer.hpp"
 #include "schedules/lowering/moe/moe_layer.hpp"
 
 namespace stepsim::cli {
@@ -18,6 +19,6 @@ std::string moe_run_text(const MoeLayerRun& run);
 std::string moe_compare_text(const std::vector<std::pair<std::string, const MoeLayerRun*>>& runs);
 // A process per card with its compute stream (one slice per expert) and its link (dispatch,
 // combine); the barriers on an "all-to-all" track.
-std::string moe_trace(const MoeLayerRun& run);
+void moe_trace(TraceWriter& out, const MoeLayerRun& run);
 
 }  // namespace stepsim::cli

@@ -8,8 +8,8 @@
 
 #include <fmt/format.h>
 
-#include "cli/reports/chrome_trace.hpp"
 #include "cli/reports/table.hpp"
+#include "cli/reports/text_cursor.hpp"
 #include "models/units.hpp"
 
 namespace stepsim::cli {
@@ -234,17 +234,15 @@ std::string pipeline_compare_text(const std::vector<const PipelineRun*>& runs, c
 }
 
 namespace {
-// One trace slice's name and args, written through cursors into fixed buffers: a name is a few
-// numbers and words, the args a dozen fields and the op's name escaped (at most 6 bytes per
-// character of a name append_pipe_op_name makes: under 64).
+// One trace slice's name, written through a cursor into a fixed buffer (a few numbers and
+// words), and its args.
 struct SliceText {
   char name[160];
-  char args[1024];
-  std::size_t name_size = 0, args_size = 0;
-  std::string opname;
+  std::size_t name_size = 0;
+  TraceArgs args;
+  char opname[kPipeOpNameMax];
   char letter[2] = {0, 0};
   std::string_view name_view() const { return {name, name_size}; }
-  std::string_view args_view() const { return {args, args_size}; }
 };
 
 void micro_and_chunk(TextCursor& c, std::int64_t micro, int chunk) {
@@ -288,46 +286,24 @@ std::string_view pipeline_slice(SliceText& t, const OpGraph& g, const Timeline& 
       break;
   }
   t.name_size = n.written_since(t.name);
-  t.opname.clear();
-  append_pipe_op_name(t.opname, x);
-  TextCursor a(t.args);
-  a << R"("op":")";
-  a.json_escaped(t.opname);
-  a << R"(","stage":)";
-  a.integer(x.stage);
-  a << R"(,"microbatch":)";
-  a.integer(x.micro);
-  a << R"(,"start_ms":)";
-  a.millis3(tl.start[op]);
-  a << R"(,"end_ms":)";
-  a.millis3(tl.done(g, op));
-  if (chunk >= 0) {
-    a << R"(,"chunk":)";
-    a.integer(chunk);
-  }
+  const std::string_view opname(t.opname, static_cast<std::size_t>(write_pipe_op_name(t.opname, x) - t.opname));
+  TraceArgs& a = t.args;
+  a.clear();
+  a.text("op", opname).integer("stage", x.stage).integer("microbatch", x.micro);
+  a.millis("start_ms", tl.start[op]).millis("end_ms", tl.done(g, op));
+  if (chunk >= 0) a.integer("chunk", chunk);
   if (x.kind == PipeOp::Overlap) {
-    a << R"(,"backward_stage":)";
-    a.integer(x.stage2());
-    a << R"(,"backward_microbatch":)";
-    a.integer(x.micro2);
-    if (chunk >= 0) {
-      a << R"(,"backward_chunk":)";
-      a.integer(chunks[x.device][x.stage2()]);
-    }
+    a.integer("backward_stage", x.stage2()).integer("backward_microbatch", x.micro2);
+    if (chunk >= 0) a.integer("backward_chunk", chunks[x.device][x.stage2()]);
   }
-  if (x.kind == PipeOp::SendForward || x.kind == PipeOp::SendBackward) {
-    a << R"(,"from_device":)";
-    a.integer(x.device);
-    a << R"(,"to_device":)";
-    a.integer(x.peer());
-    a << R"(,"latency_ms":)";
-    a.millis3(g.op_latency(op));
-  }
-  t.args_size = a.written_since(t.args);
+  if (x.kind == PipeOp::SendForward || x.kind == PipeOp::SendBackward)
+    a.integer("from_device", x.device).integer("to_device", x.peer()).millis("latency_ms", g.op_latency(op));
   return cat;
 }
 
-void emit_pipeline_trace(ChromeTrace& tr, const PipelineRun& run) {
+}  // namespace
+
+void pipeline_trace(TraceWriter& tr, const PipelineRun& run) {
   const PipelineProgram& prog = *run.program;
   const OpGraph& g = prog.graph;
   const Timeline& tl = run.timeline;
@@ -348,14 +324,14 @@ void emit_pipeline_trace(ChromeTrace& tr, const PipelineRun& run) {
     track[r] = {pid_of(src), tid};
   }
   const std::vector<std::vector<int>> chunks = pipeline_chunks(run);
-  // One slice per op, its name and args appended by hand into reused strings (pipeline_slice):
-  // this loop is the trace's bytes, and formatting it with format strings cost 3/4 of the export.
+  // One slice per op, its name and args made in reused room (pipeline_slice): this loop is the
+  // trace's bytes, and formatting it with format strings cost 3/4 of the export.
   SliceText text;
   for (OpId op = 0; op < g.op_count(); ++op) {
     const auto [pid, tid] = track[g.op_resource(op)];
     const std::string_view cat = pipeline_slice(text, g, tl, prog.info[op], op, chunks);
     const Time done = tl.done(g, op);
-    tr.slice(pid, tid, text.name_view(), cat, tl.start[op], done - tl.start[op], text.args_view());
+    tr.slice(pid, tid, text.name_view(), cat, tl.start[op], done - tl.start[op], text.args);
   }
   std::uint64_t flow_id = 1;
   for (OpId send = 0; send < g.op_count(); ++send) {
@@ -368,20 +344,6 @@ void emit_pipeline_trace(ChromeTrace& tr, const PipelineRun& run) {
   const std::vector<LevelCurve> memory = pipeline_memory(run.plan, prog, tl);
   for (int d = 0; d < prog.devices; ++d)
     for (const auto& [t, level] : memory[d].steps) tr.counter(pid_of(d), "memory", t, "MiB", mib(level));
-}
-}  // namespace
-
-std::string pipeline_trace(const PipelineRun& run) {
-  ChromeTrace tr;
-  emit_pipeline_trace(tr, run);
-  return tr.finish();
-}
-
-void write_pipeline_trace(const std::string& path, const PipelineRun& run) {
-  OutputFile file(path);
-  ChromeTrace tr(file.get());
-  emit_pipeline_trace(tr, run);
-  finish_trace_file(tr, file);
 }
 
 }  // namespace stepsim::cli

@@ -1,5 +1,5 @@
 #pragma once
-// What a pipeline run looks like to people and scripts: tables, JSON summaries, Chrome traces.
+// What a pipeline run looks like to people and scripts: tables, JSON summaries, traces.
 // Everything is derived from the PipelineRun (plan, program, timeline, stats); nothing re-runs.
 #include <string>
 #include <vector>
@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/reports/table.hpp"
+#include "cli/reports/trace_writer.hpp"
 #include "schedules/lowering/pipeline/pipeline_spec.hpp"
 
 namespace stepsim::cli {
@@ -43,10 +44,8 @@ std::vector<std::vector<int>> pipeline_chunks(const PipelineRun& run);
 // " c1" for a stage in chunk 1 of `device`, "" when the device holds one chunk.
 std::string chunk_suffix(const std::vector<std::vector<int>>& chunks, int device, int stage);
 
-// Trace Event Format JSON: a process per device with a compute track and one track per
-// outgoing link, flow arrows from each send to its consumer, memory counters per device.
-std::string pipeline_trace(const PipelineRun& run);
-// The same trace streamed to a file (peak memory independent of the trace's size).
-void write_pipeline_trace(const std::string& path, const PipelineRun& run);
+// The run's trace: a process per device with a compute track and one track per outgoing link,
+// flow arrows from each send to its consumer, memory counters per device.
+void pipeline_trace(TraceWriter& out, const PipelineRun& run);
 
 }  // namespace stepsim::cli

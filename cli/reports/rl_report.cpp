@@ -6,7 +6,6 @@
 
 #include <fmt/format.h>
 
-#include "cli/reports/chrome_trace.hpp"
 #include "cli/reports/table.hpp"
 
 namespace stepsim::cli {
@@ -15,8 +14,8 @@ namespace {
 using Json = nlohmann::ordered_json;
 
 double round4(double x) { return std::round(x * 10000.0) / 10000.0; }
-std::string fmt_s(Time t) { return fmt::format("{:.3f}", to_s(t)); }
-std::string fmt_gib(Bytes b) { return fmt::format("{:.1f}", gib(b)); }
+std::string seconds3(Time t) { return fmt::format("{:.3f}", to_s(t)); }
+std::string gib1(Bytes b) { return fmt::format("{:.1f}", gib(b)); }
 
 std::string mode_text(const RlLoopSpec& s) {
   std::string out = s.mode == RlMode::Synchronous ? "synchronous" : fmt::format("async <={}", s.max_staleness);
@@ -191,11 +190,11 @@ std::string rl_in_flight_text(const RlRun& run) {
                        l.spec.name, l.stats.update_rate_per_s);
     Table b({{"length (s)", false}, {"generated"}, {"survived"}, {"model"}});
     for (const auto& bin : l.stats.survival)
-      b.add_row(
-          {bin.hi < 0 ? fmt::format(">= {}", fmt_s(bin.lo)) : fmt::format("{} - {}", fmt_s(bin.lo), fmt_s(bin.hi)),
-           std::to_string(bin.generated),
-           bin.generated ? percent(static_cast<double>(bin.survived) / bin.generated, 0) : "-",
-           bin.generated ? percent(bin.model, 0) : "-"});
+      b.add_row({bin.hi < 0 ? fmt::format(">= {}", seconds3(bin.lo))
+                            : fmt::format("{} - {}", seconds3(bin.lo), seconds3(bin.hi)),
+                 std::to_string(bin.generated),
+                 bin.generated ? percent(static_cast<double>(bin.survived) / bin.generated, 0) : "-",
+                 bin.generated ? percent(bin.model, 0) : "-"});
     out += b.render();
   }
   return out;
@@ -217,7 +216,7 @@ std::string rl_loops_text(const RlRun& run, const RlSpec& scenario) {
   for (const auto& l : run.loops) {
     const auto& s = l.spec;
     const auto& st = l.stats;
-    t.add_row({s.name, mode_text(s), workers_text(s), fmt_s(st.period), fmt_s(model_period(s)),
+    t.add_row({s.name, mode_text(s), workers_text(s), seconds3(st.period), seconds3(model_period(s)),
                fmt::format("{:.3f}", st.learner_rate), fmt::format("{:.3f}", model_learner_rate(s)),
                stage_name(st.bottleneck), busy_text(st), staleness_text(st)});
   }
@@ -228,7 +227,7 @@ std::string rl_loops_text(const RlRun& run, const RlSpec& scenario) {
     out += fmt::format(
         "\nmodel: synchronous {} s, asynchronous {} s per batch: asynchronous learns more per second "
         "when its kept fraction exceeds {}/{} = {:.1f}%\n",
-        fmt_s(ps), fmt_s(pa), q.num, q.den, 100.0 * q.num / q.den);
+        seconds3(ps), seconds3(pa), q.num, q.den, 100.0 * q.num / q.den);
   }
   bool any_flight = false;
   for (const auto& l : run.loops) any_flight |= l.spec.updates == WeightUpdates::InFlight;
@@ -237,24 +236,23 @@ std::string rl_loops_text(const RlRun& run, const RlSpec& scenario) {
 }
 
 std::string rl_colocate_text(const RlRun& run, const ColocateSpec& c) {
-  std::string out =
-      fmt::format("shared card: capacity {} GiB; training alone {} GiB, generation alone {} GiB\n\n",
-                  fmt_gib(c.capacity), fmt_gib(run.colocate.front().before), fmt_gib(run.colocate.front().after));
+  std::string out = fmt::format("shared card: capacity {} GiB; training alone {} GiB, generation alone {} GiB\n\n",
+                                gib1(c.capacity), gib1(run.colocate.front().before), gib1(run.colocate.front().after));
   Table t({{"switch order", false}, {"steps", false}, {"peak (GiB)"}, {"during", false}, {"at (s)"}, {"fits", false}});
   for (std::size_t i = 0; i < run.colocate.size(); ++i) {
     const auto& o = run.colocate[i];
     std::string steps;
     for (const auto& st : c.orders[i].steps)
       steps += fmt::format("{}{}{}", steps.empty() ? "" : " ", st.load ? '+' : '-', st.state);
-    t.add_row({o.order, steps, fmt_gib(o.peak), o.peak_step, fmt_s(o.peak_time),
-               o.fits ? "yes" : fmt::format("no (+{} GiB)", fmt_gib(o.peak - c.capacity))});
+    t.add_row({o.order, steps, gib1(o.peak), o.peak_step, seconds3(o.peak_time),
+               o.fits ? "yes" : fmt::format("no (+{} GiB)", gib1(o.peak - c.capacity))});
   }
   out += t.render();
   if (run.colocate.size() >= 2) {
     const auto [lo, hi] =
         std::minmax_element(run.colocate.begin(), run.colocate.end(),
                             [](const ColocateRun& a, const ColocateRun& b) { return a.peak < b.peak; });
-    out += fmt::format("peaks differ by {} GiB ({} vs {})\n", fmt_gib(hi->peak - lo->peak), hi->order, lo->order);
+    out += fmt::format("peaks differ by {} GiB ({} vs {})\n", gib1(hi->peak - lo->peak), hi->order, lo->order);
   }
   return out;
 }
@@ -262,12 +260,12 @@ std::string rl_colocate_text(const RlRun& run, const ColocateSpec& c) {
 std::string rl_weight_transfer_text(const RlRun& run, const WeightTransferSpec& w) {
   std::string out =
       fmt::format("weight distribution: {} GiB to {} receivers from {} sender(s), {:.1f} GB/s per sender link\n\n",
-                  fmt_gib(w.size), w.receivers, w.senders, static_cast<double>(w.bandwidth) / 1e9);
+                  gib1(w.size), w.receivers, w.senders, static_cast<double>(w.bandwidth) / 1e9);
   Table t({{"distribution", false}, {"per receiver (GiB)"}, {"total traffic (GiB)"}, {"time (s)"}});
   for (const auto& r : run.weight_transfer)
     t.add_row({distribution_name(r.mode),
                fmt::format("{:.2f}", gib(*std::max_element(r.received.begin(), r.received.end()))),
-               fmt::format("{:.1f}", gib(r.total)), fmt_s(r.time)});
+               fmt::format("{:.1f}", gib(r.total)), seconds3(r.time)});
   out += t.render();
   return out;
 }
@@ -292,20 +290,20 @@ namespace {
 
 // Trajectories: one slice per stretch generated with one policy version (the number of syncs its
 // generator finished before the chunk started, as in RlTrajectory).
-void trace_trajectories(ChromeTrace& tr, const RlLoopRun& l, int gen_pid) {
+void trace_trajectories(TraceWriter& tr, const RlLoopRun& l, int gen_pid) {
   const Timeline& tl = l.timeline;
   for (const GenerationStretch& g : generation_stretches(l)) {
     const RlTrajectory& t = *g.trajectory;
-    const std::string args =
-        fmt::format(R"("trajectory":{},"batch":{},"version":{},"learned":{},"interrupted":{},"staleness":{})", t.id,
-                    t.batch, g.version, t.learned ? "true" : "false", t.interrupted ? "true" : "false", t.staleness);
+    TraceArgs args;
+    args.integer("trajectory", t.id).integer("batch", t.batch).integer("version", g.version);
+    args.boolean("learned", t.learned).boolean("interrupted", t.interrupted).integer("staleness", t.staleness);
     tr.slice(gen_pid, t.generator + 1, fmt::format("traj {} v{}", t.id, g.version), "generate", tl.start[g.first_op],
              tl.end(l.program->graph, g.last_op) - tl.start[g.first_op], args);
   }
 }
 
 // Every op but generation chunks (drawn per trajectory) as a slice on its worker.
-void trace_loop_ops(ChromeTrace& tr, const RlLoopRun& l, int gen_pid) {
+void trace_loop_ops(TraceWriter& tr, const RlLoopRun& l, int gen_pid) {
   const RlLoopProgram& p = *l.program;
   const Timeline& tl = l.timeline;
   const int ver_pid = gen_pid + 1, learn_pid = gen_pid + 2, weights_pid = gen_pid + 3;
@@ -316,8 +314,7 @@ void trace_loop_ops(ChromeTrace& tr, const RlLoopRun& l, int gen_pid) {
       case RlOpKind::Verify: {
         const RlTrajectory& t = p.trajectories[x.sample];
         tr.slice(ver_pid, x.worker + 1, fmt::format("verify {}", x.sample), "verify", tl.start[op],
-                 p.graph.op_duration(op),
-                 fmt::format(R"("trajectory":{},"kept":{})", x.sample, t.verified_kept ? "true" : "false"));
+                 p.graph.op_duration(op), TraceArgs().integer("trajectory", x.sample).boolean("kept", t.verified_kept));
         break;
       }
       case RlOpKind::Learn: {
@@ -325,17 +322,17 @@ void trace_loop_ops(ChromeTrace& tr, const RlLoopRun& l, int gen_pid) {
         for (int id : p.batch_learned_ids[x.batch])
           if (p.trajectories[id].learner == x.worker && p.trajectories[id].learned) ++learned;
         tr.slice(learn_pid, x.worker + 1, fmt::format("learn batch {} (v{})", x.batch, x.batch), "learn", tl.start[op],
-                 p.graph.op_duration(op), fmt::format(R"("batch":{},"trajectories":{})", x.batch, learned));
+                 p.graph.op_duration(op), TraceArgs().integer("batch", x.batch).integer("trajectories", learned));
         break;
       }
       case RlOpKind::Publish:
         tr.slice(weights_pid, 1, fmt::format("publish v{}", x.batch + 1), "publish", tl.start[op], 0,
-                 fmt::format(R"("version":{})", x.batch + 1));
+                 TraceArgs().integer("version", x.batch + 1));
         break;
       case RlOpKind::Sync: {
         const int owner = x.stage == 0 ? gen_pid : learn_pid;
         tr.slice(owner, x.worker + 1, fmt::format("sync v{}", x.batch + 1), "sync", tl.start[op],
-                 p.graph.op_duration(op), fmt::format(R"("version":{})", x.batch + 1));
+                 p.graph.op_duration(op), TraceArgs().integer("version", x.batch + 1));
         break;
       }
     }
@@ -343,7 +340,7 @@ void trace_loop_ops(ChromeTrace& tr, const RlLoopRun& l, int gen_pid) {
 }
 
 // One loop as four processes (generation, verification, learning, weights) from `pid` on.
-void trace_loop(ChromeTrace& tr, const RlLoopRun& l, int pid, const std::string& prefix) {
+void trace_loop(TraceWriter& tr, const RlLoopRun& l, int pid, const std::string& prefix) {
   const RlLoopProgram& p = *l.program;
   const int gen_pid = pid, ver_pid = pid + 1, learn_pid = pid + 2, weights_pid = pid + 3;
   tr.process(gen_pid, prefix + "generation", gen_pid);
@@ -367,8 +364,7 @@ void trace_loop(ChromeTrace& tr, const RlLoopRun& l, int pid, const std::string&
 
 }  // namespace
 
-std::string rl_trace(const RlRun& run) {
-  ChromeTrace tr;
+void rl_trace(TraceWriter& tr, const RlRun& run) {
   int pid = 1;
   for (const auto& l : run.loops) {
     trace_loop(tr, l, pid, run.loops.size() > 1 ? l.spec.name + ": " : "");
@@ -378,7 +374,7 @@ std::string rl_trace(const RlRun& run) {
     tr.process(pid, "shared card: " + o.order, pid);
     tr.thread(pid, 1, "card", 0);
     for (OpId op = 0; op < o.graph.op_count(); ++op)
-      tr.slice(pid, 1, o.step[op], "card", o.timeline.start[op], o.graph.op_duration(op), "");
+      tr.slice(pid, 1, o.step[op], "card", o.timeline.start[op], o.graph.op_duration(op), {});
     for (const auto& [t, level] : o.memory.steps) tr.counter(pid, "memory", t, "GiB", gib(level));
     ++pid;
   }
@@ -389,10 +385,9 @@ std::string rl_trace(const RlRun& run) {
     for (const auto& send : r.sends)
       tr.slice(pid, send.sender + 1, fmt::format("to receiver {}", send.receiver), "send", r.timeline.start[send.op],
                r.graph.op_duration(send.op),
-               fmt::format(R"("receiver":{},"gib":{:.4f})", send.receiver, gib(send.bytes)));
+               TraceArgs().integer("receiver", send.receiver).real4("gib", gib(send.bytes)));
     ++pid;
   }
-  return tr.finish();
 }
 
 }  // namespace stepsim::cli

@@ -5,6 +5,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "cli/reports/trace_writer.hpp"
 #include "schedules/lowering/rl/rl_run.hpp"
 
 namespace stepsim::cli {
@@ -15,6 +16,6 @@ std::string rl_run_text(const RlRun& run, const RlSpec& scenario);
 // version, syncs, learner batches), queue lengths as counters, publishes on a "weights" track.
 // Per switch order: the card's steps and its memory counter. Per distribution: a track per
 // sender link.
-std::string rl_trace(const RlRun& run);
+void rl_trace(TraceWriter& out, const RlRun& run);
 
 }  // namespace stepsim::cli

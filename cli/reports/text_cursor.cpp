@@ -42,6 +42,12 @@ void TextCursor::millis3(Time ns) {
 
 void TextCursor::shortest(double v) { p_ = fmt::format_to(p_, FMT_COMPILE("{}"), v); }
 
+void TextCursor::fixed4(double v) {
+  // Past 10^20 fixed notation would outgrow kNumber: such values are written shortest.
+  if (!(v > -1e20 && v < 1e20)) return shortest(v);
+  p_ = fmt::format_to(p_, FMT_COMPILE("{:.4f}"), v);
+}
+
 void TextCursor::json_escaped(std::string_view s) {
   // Runs of plain characters are copied whole (op names never need escaping).
   const auto plain = [](char c) { return c != '"' && c != '\\' && static_cast<unsigned char>(c) >= 0x20; };

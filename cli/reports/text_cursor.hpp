@@ -41,6 +41,8 @@ class TextCursor {
   void millis3(Time ns);
   // The shortest text that reads back as v (fmt's "{}").
   void shortest(double v);
+  // v with four decimals (fmt's "{:.4f}"); beyond 10^20 in magnitude, as shortest().
+  void fixed4(double v);
   // JSON string escaping (the inside of the quotes): up to 6 bytes per character.
   void json_escaped(std::string_view s);
 

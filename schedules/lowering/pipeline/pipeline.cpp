@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <charconv>
 #include <cmath>
+#include <cstring>
 #include <span>
 #include <stdexcept>
 
@@ -34,48 +35,46 @@ char pipe_op_letter(PipeOp kind) {
 }
 
 namespace {
-void append_number(std::string& out, std::int64_t v) {
-  char buf[24];
-  out.append(buf, std::to_chars(buf, buf + sizeof buf, v).ptr);
+// The pieces of an op's name, written forward from `p` (no capacity checks: the caller's room
+// holds the longest name, five numbers of at most 20 characters and 16 of text).
+char* put_number(char* p, std::int64_t v) { return std::to_chars(p, p + 20, v).ptr; }
+template <std::size_t N>
+char* put_text(char* p, const char (&text)[N]) {
+  std::memcpy(p, text, N - 1);
+  return p + N - 1;
 }
 // "aXb", the shape of every slot name ("1F3", "0:2").
-void append_pair(std::string& out, std::int64_t a, char x, std::int64_t b) {
-  append_number(out, a);
-  out += x;
-  append_number(out, b);
+char* put_pair(char* p, std::int64_t a, char x, std::int64_t b) {
+  p = put_number(p, a);
+  *p++ = x;
+  return put_number(p, b);
 }
 }  // namespace
 
 // The op names of deadlock messages and traces, written without a format string (a trace names
 // every op): "update d0", "send 1F3 d1->d2", "send 2B3 d2->d1", "0F3+5B1", "1F3", "1W3".
-void append_pipe_op_name(std::string& out, const PipeOpInfo& x) {
+char* write_pipe_op_name(char* p, const PipeOpInfo& x) {
   switch (x.kind) {
-    case PipeOp::Update:
-      out += "update d";
-      append_number(out, x.device);
-      return;
+    case PipeOp::Update: return put_number(put_text(p, "update d"), x.device);
     case PipeOp::SendForward:
     case PipeOp::SendBackward:
-      out += "send ";
-      append_pair(out, x.stage, x.kind == PipeOp::SendForward ? 'F' : 'B', x.micro);
-      out += " d";
-      append_number(out, x.device);
-      out += "->d";
-      append_number(out, x.peer());
-      return;
+      p = put_pair(put_text(p, "send "), x.stage, x.kind == PipeOp::SendForward ? 'F' : 'B', x.micro);
+      p = put_number(put_text(p, " d"), x.device);
+      return put_number(put_text(p, "->d"), x.peer());
     case PipeOp::Overlap:
-      append_pair(out, x.stage, 'F', x.micro);
-      out += '+';
-      append_pair(out, x.stage2(), 'B', x.micro2);
-      return;
+      p = put_pair(p, x.stage, 'F', x.micro);
+      *p++ = '+';
+      return put_pair(p, x.stage2(), 'B', x.micro2);
     case PipeOp::Comm:
-      out += "comm ";
-      append_pair(out, x.stage, ':', x.micro);
-      out += " d";
-      append_number(out, x.device);
-      return;
-    default: append_pair(out, x.stage, pipe_op_letter(x.kind), x.micro);
+      p = put_pair(put_text(p, "comm "), x.stage, ':', x.micro);
+      return put_number(put_text(p, " d"), x.device);
+    default: return put_pair(p, x.stage, pipe_op_letter(x.kind), x.micro);
   }
+}
+
+void append_pipe_op_name(std::string& out, const PipeOpInfo& x) {
+  char name[kPipeOpNameMax];
+  out.append(name, write_pipe_op_name(name, x));
 }
 
 namespace {

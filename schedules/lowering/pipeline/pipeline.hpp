@@ -99,7 +99,10 @@ static_assert(sizeof(PipeOpInfo) == 16);
 inline constexpr int kMaxPipelineStages = 32767;
 
 char pipe_op_letter(PipeOp kind);
-// The op's name as errors and traces print it ("1F3", "send 1F3 d1->d2", "update d0"), appended.
+// The op's name as errors and traces print it ("1F3", "send 1F3 d1->d2", "update d0"): written
+// at `at` (room for kPipeOpNameMax bytes), returning its end; or appended to `out`.
+constexpr std::size_t kPipeOpNameMax = 96;
+char* write_pipe_op_name(char* at, const PipeOpInfo& x);
 void append_pipe_op_name(std::string& out, const PipeOpInfo& x);
 
 struct PipelineProgram {

@@ -1,0 +1,80 @@
+#pragma once
+// Perfetto's own trace format (a protobuf `Trace`: TracePacket messages with TrackDescriptor and
+// TrackEvent; protos/perfetto/trace/ in github.com/google/perfetto), which ui.perfetto.dev and
+// trace_processor open. About a third of the Chrome JSON's bytes for the same events.
+//
+// The tracks form one tree under a root "stepsim" track: a group per process, the threads and
+// counters of a process under it, each level in the callers' sort order (child_ordering
+// EXPLICIT with sibling_order_rank: Perfetto ignores ranks under a process descriptor, so
+// processes are plain named tracks). A slice is a BEGIN and an END event; its arguments are
+// debug annotations, categories and argument names interned on the one packet sequence. A flow
+// is a pair of instant events on its two tracks, the first with flow_ids and the second with
+// terminating_flow_ids, so that the arrow runs between the slices that enclose them.
+#include <cstdint>
+#include <cstdio>
+#include <map>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "cli/reports/proto_cursor.hpp"
+#include "cli/reports/spill_buffer.hpp"
+#include "cli/reports/trace_writer.hpp"
+
+namespace stepsim::cli {
+
+class PerfettoTrace final : public TraceWriter {
+ public:
+  PerfettoTrace();                         // in memory
+  explicit PerfettoTrace(std::FILE* out);  // streamed to `out` (not closed here)
+  void process(int pid, std::string_view name, int sort_index) override;
+  void thread(int pid, int tid, std::string_view name, int sort_index) override;
+  void slice(int pid, int tid, std::string_view name, std::string_view category, Time start, Time duration,
+             const TraceArgs& args) override;
+  void flow(std::uint64_t id, std::string_view name, int from_pid, int from_tid, Time from_ts, int to_pid, int to_tid,
+            Time to_ts) override;
+  void counter(int pid, std::string_view name, Time ts, std::string_view series, double value) override;
+  std::string finish() override;
+  int write_errno() const override { return out_.write_errno(); }
+
+ private:
+  // Interned strings of one kind (categories, argument names; a trace has a few dozen): id by
+  // content; keys of arguments (string literals) are also remembered by address, which is most
+  // lookups.
+  class Interned {
+   public:
+    // The id of `s`, and whether it is new (to be written in this packet's interned_data).
+    std::pair<std::uint64_t, bool> id(std::string_view s);
+    std::pair<std::uint64_t, bool> id_of_literal(std::string_view s);
+
+   private:
+    std::vector<std::string> strings_;  // id - 1 -> string
+    struct Slot {
+      const char* data = nullptr;
+      std::size_t size = 0;
+      std::uint64_t id = 0;
+    };
+    std::vector<Slot> by_address_ = std::vector<Slot>(64);
+  };
+
+  // Track uuids are numbered densely from 2 (1 is the root), so that events carry short ones.
+  std::uint64_t process_uuid(int pid);
+  std::uint64_t thread_uuid(int pid, int tid);
+  std::uint64_t counter_uuid(int pid, std::string_view name, std::string_view series);
+  // Writes a track descriptor; returns its uuid.
+  std::uint64_t track(std::uint64_t parent, std::string_view name, int rank, bool group, bool counter);
+  void instant(std::uint64_t track, std::string_view name, Time ts, std::uint32_t flow_field, std::uint64_t flow);
+
+  SpillBuffer out_;
+  Interned categories_, names_;
+  std::vector<std::vector<std::uint32_t>> thread_uuids_;  // [pid][tid], 0: not declared yet
+  std::vector<std::uint32_t> process_uuids_;              // [pid], 0: not declared yet
+  std::uint64_t next_uuid_;
+  std::map<std::pair<int, std::string>, std::uint64_t> counters_;
+  std::uint64_t last_counter_uuid_ = 0;
+  int last_counter_pid_ = -1;
+  std::string last_counter_name_;
+};
+
+}  // namespace stepsim::cli

@@ -1,0 +1,36 @@
+#pragma once
+// Bytes on their way to a file, or kept in memory: a writer asks for room, writes through a cursor
+// and commits what it wrote. Streamed, the bytes go out once 1 MiB has gathered, so memory does
+// not grow with the output. The room is not zeroed: a trace event asks for a few hundred bytes
+// and uses a third of them.
+#include <cstddef>
+#include <cstdio>
+#include <memory>
+#include <string>
+#include <string_view>
+
+namespace stepsim::cli {
+
+class SpillBuffer {
+ public:
+  explicit SpillBuffer(std::FILE* out = nullptr);  // null: in memory
+  // Room for `bytes` at the end, valid until the next call.
+  char* room(std::size_t bytes);
+  // Keeps what was written into the room up to `end`.
+  void commit(const char* end) { size_ = static_cast<std::size_t>(end - data_.get()); }
+  void append(std::string_view s);
+  // In memory: everything written. Streamed: writes the rest and returns ""; throws
+  // std::runtime_error if any write failed.
+  std::string finish();
+  int write_errno() const { return errno_; }  // of the first failed write, 0 if none
+
+ private:
+  void spill();
+  std::unique_ptr<char[]> data_;
+  std::size_t size_ = 0, capacity_ = 0;
+  std::FILE* file_;
+  bool failed_ = false;
+  int errno_ = 0;
+};
+
+}  // namespace stepsim::cli
