@@ -1,5 +1,6 @@
 #include "cli/reports/perfetto_trace.hpp"
 
+#include <cstring>
 #include <stdexcept>
 #include <tuple>
 
@@ -48,7 +49,7 @@ constexpr int kCounterRank = 1 << 30;
 constexpr std::size_t kPacketRoom = 96;
 constexpr std::size_t kPerArgRoom = 48;
 
-void packet_header(ProtoCursor& c, Time ts, bool interned) {
+[[gnu::always_inline]] inline void packet_header(ProtoCursor& c, Time ts, bool interned) {
   c.uint(packet::kTimestamp, static_cast<std::uint64_t>(ts));
   c.uint(packet::kSequenceId, kSequence);
   if (interned) c.uint(packet::kSequenceFlags, packet::kNeedsIncrementalState);
@@ -61,15 +62,35 @@ void check_track(int pid, int tid) {
 
 }  // namespace
 
+namespace {
+// A string of at most 7 bytes as one word: its bytes, and its length in the top byte (so "F"
+// and "F\0" differ).
+std::uint64_t short_word(std::string_view s) {
+  std::uint64_t w = static_cast<std::uint64_t>(s.size()) << 56;
+  for (std::size_t i = 0; i < s.size(); ++i)
+    w |= static_cast<std::uint64_t>(static_cast<unsigned char>(s[i])) << (8 * i);
+  return w;
+}
+}  // namespace
+
 std::pair<std::uint64_t, bool> PerfettoTrace::Interned::id(std::string_view s) {
-  for (std::size_t i = 0; i < strings_.size(); ++i)
-    if (strings_[i] == s) return {i + 1, false};
+  if (s.size() < 8) {
+    const std::uint64_t w = short_word(s);
+    for (const auto& [word, id] : short_)
+      if (word == w) return {id, false};
+  } else {
+    for (std::size_t i = 0; i < strings_.size(); ++i)
+      if (strings_[i] == s) return {i + 1, false};
+  }
   strings_.emplace_back(s);
+  if (s.size() < 8) short_.emplace_back(short_word(s), strings_.size());
   return {strings_.size(), true};  // iid 0 is not valid
 }
 
 std::pair<std::uint64_t, bool> PerfettoTrace::Interned::id_of_literal(std::string_view s) {
-  Slot& slot = by_address_[(reinterpret_cast<std::uintptr_t>(s.data()) >> 3) % by_address_.size()];
+  // Fibonacci hashing of the address: literals a few bytes apart land in different slots.
+  const auto h = (static_cast<std::uint64_t>(reinterpret_cast<std::uintptr_t>(s.data())) * 0x9e3779b97f4a7c15ull) >> 56;
+  Slot& slot = by_address_[h];
   if (slot.data == s.data() && slot.size == s.size()) return {slot.id, false};
   const auto found = id(s);
   slot = {s.data(), s.size(), found.first};

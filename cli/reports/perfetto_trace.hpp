@@ -50,12 +50,14 @@ class PerfettoTrace final : public TraceWriter {
 
    private:
     std::vector<std::string> strings_;  // id - 1 -> string
+    // Strings of up to 7 bytes (most categories) also as one word each, compared at once.
+    std::vector<std::pair<std::uint64_t, std::size_t>> short_;  // (word, id) of short strings
     struct Slot {
       const char* data = nullptr;
       std::size_t size = 0;
       std::uint64_t id = 0;
     };
-    std::vector<Slot> by_address_ = std::vector<Slot>(64);
+    std::vector<Slot> by_address_ = std::vector<Slot>(256);  // indexed by an 8-bit hash
   };
 
   // Track uuids are numbered densely from 2 (1 is the root), so that events carry short ones.

@@ -47,9 +47,13 @@ class TraceArgs {
 
  private:
   TraceArgs& add(std::string_view key, TraceArg::Kind kind, std::int64_t number, double real, std::string_view text) {
-    if (n_ == kMax) throw std::logic_error("TraceArgs: more than kMax arguments for one slice");
+    if (n_ == kMax) [[unlikely]]
+      too_many();
     a_[n_++] = TraceArg{key, kind, number, real, text};
     return *this;
+  }
+  [[noreturn, gnu::cold]] static void too_many() {
+    throw std::logic_error("TraceArgs: more than kMax arguments for one slice");
   }
   std::array<TraceArg, kMax> a_{};
   std::size_t n_ = 0;
