@@ -1,6 +1,7 @@
-// Trace export speed: turning a finished run into Chrome Trace Event JSON, in MB (10^6 bytes)
-// of JSON per second -- in memory (pipeline_trace) and streamed to a file through its 1 MiB
-// buffer (write_pipeline_trace, what `stepsim run --trace` does; the file goes to $TMPDIR).
+// Trace export speed: turning a finished run into a trace, in MB (10^6 bytes) per second -- Chrome
+// JSON in memory (chrome_trace_text), and streamed to a file through its 1 MiB buffer as Chrome
+// JSON and as Perfetto protobuf (write_trace_file, what `stepsim run --trace FILE.json` /
+// `FILE.pftrace` does; the file goes to $TMPDIR).
 #include <cstdio>
 #include <filesystem>
 
@@ -32,15 +33,18 @@ void BM_TraceExport(benchmark::State& state) {
 }
 BENCHMARK(BM_TraceExport)->Args({16, 1024})->Unit(benchmark::kMillisecond);
 
-void BM_TraceToFile(benchmark::State& state) {
+void trace_to_file(benchmark::State& state, const char* name) {
   const PipelineRun r =
       simulate_pipeline(pipeline_workload("1f1b", static_cast<int>(state.range(0)), static_cast<int>(state.range(1))));
-  const auto path = (std::filesystem::temp_directory_path() / "stepsim_bench_trace.json").string();
+  const auto path = (std::filesystem::temp_directory_path() / name).string();
   for (auto _ : state) cli::write_trace_file(path, cli::pipeline_trace, r);
   rate(state, static_cast<std::size_t>(std::filesystem::file_size(path)), r.program->graph.op_count());
   std::filesystem::remove(path);
 }
+void BM_TraceToFile(benchmark::State& state) { trace_to_file(state, "stepsim_bench_trace.json"); }
 BENCHMARK(BM_TraceToFile)->Args({64, 1024})->Unit(benchmark::kMillisecond)->UseRealTime();
+void BM_PerfettoTraceToFile(benchmark::State& state) { trace_to_file(state, "stepsim_bench_trace.pftrace"); }
+BENCHMARK(BM_PerfettoTraceToFile)->Args({64, 1024})->Unit(benchmark::kMillisecond)->UseRealTime();
 
 }  // namespace
 }  // namespace stepsim::bench

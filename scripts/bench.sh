@@ -45,13 +45,16 @@ for m in "${sizes[@]}"; do
 done
 
 echo
-echo "== --trace: the same run with the Chrome trace streamed to a file (p=64, m=4096)"
+echo "== --trace: the same run with its trace streamed to a file, Chrome JSON and Perfetto (p=64, m=4096)"
 run_case 4096; base=$cpu; base_rss=$rss
-run_case 4096 --trace "$tmp/trace.json"; with=$cpu
-bytes=$(stat -c %s "$tmp/trace.json")
-printf '   run %.2f CPU-s, run --trace %.2f CPU-s (%.2fx); trace %.0f MB, %.0f MB/s of extra CPU; peak RSS %d -> %d MB\n' \
-  "$base" "$with" "$(echo "$with / $base" | bc -l)" "$(echo "$bytes / 1000000" | bc -l)" \
-  "$(echo "$bytes / 1000000 / ($with - $base + 0.001)" | bc -l)" $((base_rss / 1024)) $((rss / 1024))
+for out in trace.json trace.pftrace; do
+  rm -f "$tmp/$out"
+  run_case 4096 --trace "$tmp/$out"; with=$cpu
+  bytes=$(stat -c %s "$tmp/$out")
+  printf '   %-13s run %.2f CPU-s, run --trace %.2f CPU-s (%.2fx); trace %.0f MB, %.0f MB/s of extra CPU; peak RSS %d -> %d MB\n' \
+    "$out" "$base" "$with" "$(echo "$with / $base" | bc -l)" "$(echo "$bytes / 1000000" | bc -l)" \
+    "$(echo "$bytes / 1000000 / ($with - $base + 0.001)" | bc -l)" $((base_rss / 1024)) $((rss / 1024))
+done
 
 echo
 echo "== against the Python reference model of the same rules (bench/reference/pipeline_model.py)"
@@ -91,11 +94,11 @@ if [[ "${STEPSIM_BENCH_CALLGRIND:-1}" == "1" ]] && command -v valgrind >/dev/nul
   total=$(ir 'PROGRAM TOTALS')
   printf '   %-34s %14s %12s\n' "phase" "instructions" "per op"
   for phase in "stepsim::plan_for(" "stepsim::lower(" "stepsim::run(stepsim::OpGraph&)" "stepsim::measure(" \
-               "stepsim::cli::write_pipeline_trace("; do
+               "stepsim::cli::write_trace_file("; do
     n=$(ir "$phase")
     printf '   %-34s %14s %12.1f\n' "${phase%%(*}" "$n" "$(echo "$n / $ops" | bc -l)"
   done
   printf '   %-34s %14s %12.1f\n' "whole process" "$total" "$(echo "$total / $ops" | bc -l)"
   printf '   trace: %d bytes, %.1f instructions per byte\n' "$bytes" \
-    "$(echo "$(ir stepsim::cli::write_pipeline_trace\() / $bytes" | bc -l)"
+    "$(echo "$(ir stepsim::cli::write_trace_file\() / $bytes" | bc -l)"
 fi
