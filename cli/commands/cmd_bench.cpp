@@ -65,14 +65,18 @@ class SuiteProgress {
   Progress line_;
 };
 
-// The JSON's lines are made on `jobs` threads: after the simulations they are most of what is
-// left (6 ms of 8 for 1,000 variants).
-void write_results(const BenchResults& results, const std::string& json_path, const std::string& csv_path,
-                   unsigned jobs) {
-  const std::string json = results_json_text(results, jobs);
-  const std::string csv = results_csv(results);
-  write_file(json_path, json);
-  write_file(csv_path, csv);
+// What is left after the simulations, at once on `jobs` threads: the result JSON (its lines
+// themselves made on `jobs` threads), the CSV, and the table of wins for stdout (returned; "" if
+// `with_wins` is false or no setting compares schedules). Each file is written whole or not at all.
+std::string write_results(const BenchResults& results, const std::string& json_path, const std::string& csv_path,
+                          unsigned jobs, bool with_wins) {
+  std::string wins;
+  parallel_for(3, jobs, [&](std::size_t task) {
+    if (task == 0) write_file(json_path, results_json_text(results, jobs));
+    if (task == 1) write_file(csv_path, results_csv(results));
+    if (task == 2 && with_wins) wins = wins_text(schedule_wins(results));
+  });
+  return wins;
 }
 
 std::string counts_line(const BenchResults& r) {
@@ -153,14 +157,10 @@ void run_bench(const BenchArgs& a) {
   // With --write-baseline the baseline is the result file, unless -o asks for another copy.
   const std::string json_path = !a.output.empty() ? a.output : a.write_baseline ? *suite.baseline_path : stem + ".json";
   const std::string csv_path = a.csv.empty() ? csv_path_for(json_path) : a.csv;
-  write_results(results, json_path, csv_path, jobs);
+  const std::string wins = write_results(results, json_path, csv_path, jobs, !sharded);
   if (a.write_baseline && json_path != *suite.baseline_path)
     write_file(*suite.baseline_path, results_json_text(results));
-
-  if (!sharded) {
-    const std::string wins = wins_text(schedule_wins(results));
-    if (!wins.empty()) fmt::print("{}\n", wins);
-  }
+  if (!wins.empty()) fmt::print("{}\n", wins);
   fmt::print("{}; results in {} and {}\n", counts_line(results), json_path, csv_path);
   if (a.write_baseline) fmt::print("baseline written to {}\n", *suite.baseline_path);
   if (!a.baseline.empty()) check_baseline(results, a.baseline, suite.tolerance);
@@ -185,9 +185,8 @@ void run_merge(const MergeArgs& a) {
          merged.suite.variants);
   }
   const std::string csv_path = a.csv.empty() ? csv_path_for(a.output) : a.csv;
-  write_results(merged, a.output, csv_path, 1);
-  const std::string wins = wins_text(schedule_wins(merged));
-  if (!wins.empty() && merged.shard == "all") fmt::print("{}\n", wins);
+  const std::string wins = write_results(merged, a.output, csv_path, 1, merged.shard == "all");
+  if (!wins.empty()) fmt::print("{}\n", wins);
   fmt::print("{} merged from {} files; results in {} and {}\n", counts_line(merged), a.files.size(), a.output,
              csv_path);
   if (!a.baseline.empty()) check_baseline(merged, a.baseline, merged.suite.tolerance);
