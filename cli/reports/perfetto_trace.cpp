@@ -55,6 +55,23 @@ constexpr std::size_t kPerArgRoom = 48;
   if (interned) c.uint(packet::kSequenceFlags, packet::kNeedsIncrementalState);
 }
 
+// One entry of InternedData: an EventCategory or a DebugAnnotationName (both iid 1, name 2).
+void interned_entry(ProtoCursor& c, std::uint32_t field, std::uint64_t iid, std::string_view name) {
+  char* const e = c.open(field);
+  c.uint(interned_data::kIid, iid);
+  c.bytes(interned_data::kName, name);
+  c.close(e);
+}
+
+// The head of a named TrackEvent: its type, track, category and name.
+void event_head(ProtoCursor& c, std::uint64_t type, std::uint64_t track, std::uint64_t category,
+                std::string_view name) {
+  c.uint(track_event::kType, type);
+  c.uint(track_event::kTrackUuid, track);
+  c.uint(track_event::kCategoryIids, category);
+  c.bytes(track_event::kName, name);
+}
+
 void check_track(int pid, int tid) {
   if (pid < 0 || pid > kMaxPid || tid < 0 || tid > kMaxTid)
     throw std::logic_error(fmt::format("Perfetto trace: track pid {} tid {} out of range", pid, tid));
@@ -198,26 +215,13 @@ void PerfettoTrace::slice(int pid, int tid, std::string_view name, std::string_v
   }
   if (new_category || any_new_key) {
     char* const in = c.open(packet::kInternedData);
-    if (new_category) {
-      char* const e = c.open(interned_data::kEventCategories);
-      c.uint(interned_data::kIid, category_iid);
-      c.bytes(interned_data::kName, category);
-      c.close(e);
-    }
-    for (std::size_t i = 0; i < args.items().size(); ++i) {
-      if (!new_key[i]) continue;
-      char* const e = c.open(interned_data::kDebugAnnotationNames);
-      c.uint(interned_data::kIid, key_iids[i]);
-      c.bytes(interned_data::kName, args.items()[i].key);
-      c.close(e);
-    }
+    if (new_category) interned_entry(c, interned_data::kEventCategories, category_iid, category);
+    for (std::size_t i = 0; i < args.items().size(); ++i)
+      if (new_key[i]) interned_entry(c, interned_data::kDebugAnnotationNames, key_iids[i], args.items()[i].key);
     c.close(in);
   }
   char* const e = c.open(packet::kTrackEvent);
-  c.uint(track_event::kType, track_event::kSliceBegin);
-  c.uint(track_event::kTrackUuid, track);
-  c.uint(track_event::kCategoryIids, category_iid);
-  c.bytes(track_event::kName, name);
+  event_head(c, track_event::kSliceBegin, track, category_iid, name);
   for (std::size_t i = 0; i < args.items().size(); ++i) {
     const TraceArg& a = args.items()[i];
     char* const d = c.open(track_event::kDebugAnnotations);
@@ -254,17 +258,11 @@ void PerfettoTrace::instant(std::uint64_t track, std::string_view name, Time ts,
   const auto [category_iid, new_category] = categories_.id(kFlowCategory);
   if (new_category) {
     char* const in = c.open(packet::kInternedData);
-    char* const e = c.open(interned_data::kEventCategories);
-    c.uint(interned_data::kIid, category_iid);
-    c.bytes(interned_data::kName, kFlowCategory);
-    c.close(e);
+    interned_entry(c, interned_data::kEventCategories, category_iid, kFlowCategory);
     c.close(in);
   }
   char* const e = c.open(packet::kTrackEvent);
-  c.uint(track_event::kType, track_event::kInstant);
-  c.uint(track_event::kTrackUuid, track);
-  c.uint(track_event::kCategoryIids, category_iid);
-  c.bytes(track_event::kName, name);
+  event_head(c, track_event::kInstant, track, category_iid, name);
   c.fixed64(flow_field, flow);
   c.close(e);
   c.close(p);
