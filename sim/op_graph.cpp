@@ -12,16 +12,14 @@ namespace stepsim {
 namespace {
 std::atomic<std::size_t> g_op_limit{0};
 
-[[noreturn]] void over_op_limit() {
-  throw OpLimitError(fmt::format("more than {} ops in one simulated graph", g_op_limit.load()));
-}
 }  // namespace
 
 void set_op_limit(std::size_t ops) { g_op_limit = ops; }
 std::size_t op_limit() { return g_op_limit; }
 
 void OpGraph::reserve(std::size_t ops, std::size_t deps) {
-  if (g_op_limit != 0 && ops > g_op_limit) over_op_limit();
+  if (op_limit_ != 0 && ops > op_limit_)
+    throw OpLimitError(fmt::format("more than {} ops in one simulated graph", op_limit_));
   rec_.reserve(ops + 1);  // + the sentinel finalize() appends
   edges_.reserve(deps);
 }
@@ -35,29 +33,20 @@ ResourceId OpGraph::add_resource(std::string name, Discipline discipline, Time l
   return static_cast<ResourceId>(resources_.size() - 1);
 }
 
-OpId OpGraph::add_op(ResourceId resource, Time duration) {
+void OpGraph::reject_op(ResourceId resource, Time duration) const {
   if (finalized_) throw GraphError("op added after finalize");
   if (resource >= resources_.size()) throw GraphError(fmt::format("op on unknown resource {}", resource));
   if (duration < 0) throw GraphError("op with negative duration");
   if (n_ + 1 >= kNoOp) throw GraphError("too many ops (at most 2^32 - 2)");
-  if (g_op_limit != 0 && n_ >= g_op_limit) over_op_limit();
-  const auto id = static_cast<OpId>(n_++);
-  rec_.push_back({duration, resource, kNoOp, 0, 0});
-  if (last_[resource] == kNoOp)
-    first_[resource] = id;
-  else
-    rec_[last_[resource]].next = id;
-  last_[resource] = id;
-  return id;
+  throw OpLimitError(fmt::format("more than {} ops in one simulated graph", op_limit_));
 }
 
-void OpGraph::add_dep(OpId before, OpId after) {
+void OpGraph::reject_dep(OpId before, OpId after) const {
   if (before >= n_ || after >= n_)
     throw GraphError(fmt::format("dependency between unknown ops {} -> {}", before, after));
   if (before == after) throw GraphError(fmt::format("op {} depends on itself", op_name(before)));
   if (finalized_) throw GraphError("dependency added after finalize");
-  if (edges_.size() >= 0xffffffffu) throw GraphError("too many dependencies (at most 2^32 - 1)");
-  edges_.emplace_back(before, after);
+  throw GraphError("too many dependencies (at most 2^32 - 1)");
 }
 
 std::string OpGraph::op_name(OpId op) const {
