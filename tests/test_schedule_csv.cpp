@@ -156,8 +156,16 @@ TEST_CASE("hand-written schedules: missing, duplicate, mixed and deadlocking ord
   };
   CHECK(problems_of("0F0,0F1,0B0,0B1\n1F0,1B0,1F1,1B1\n").empty());
   CHECK(problems_of("0F0,0F1,0B0\n1F0,1B0,1F1,1B1\n").find("0B1 is missing (device 0)") != std::string::npos);
-  CHECK(problems_of("0F0,0F1,0B0,0B1,0F1\n1F0,1B0,1F1,1B1\n").find("device 0: 0F1 is listed twice") !=
-        std::string::npos);
+  CHECK(
+      problems_of("0F0,0F1,0B0,0B1,0F1\n1F0,1B0,1F1,1B1\n").find("device 0: 0F1 is listed twice (also on device 0)") !=
+      std::string::npos);
+  // A hostile list repeating one action 100,000 times: every repeat is named, in one pass.
+  {
+    std::string csv = "0F0,0F1,0B0,0B1";
+    for (int i = 0; i < 100'000; ++i) csv += ",0F1";
+    const std::string why = problems_of(csv + "\n1F0,1B0,1F1,1B1\n");
+    CHECK(why.find("device 0: 0F1 is listed twice (also on device 0)") != std::string::npos);
+  }
   // A backward either full or split, per (stage, micro-batch); both at once is an error.
   CHECK(problems_of("0F0,0F1,0B0,0I1,0W1\n1F0,1B0,1F1,1I1,1W1\n").empty());
   CHECK(problems_of("0F0,0F1,0B0,0B1,0I1,0W1\n1F0,1B0,1F1,1B1\n").find("0B1 is both a full backward and split") !=

@@ -6,6 +6,7 @@
 #include <map>
 #include <set>
 #include <tuple>
+#include <unordered_map>
 
 #include <fmt/format.h>
 
@@ -101,81 +102,134 @@ PipelinePlan single_route_plan(int devices, std::vector<int> placement, int micr
   return plan;
 }
 
-std::vector<std::string> check_plan(const PipelinePlan& plan) {
-  std::vector<std::string> problems;
-  // (kind, stage, micro) -> device it was listed on (-1: not listed); a flat table, since every
-  // slot is asked about below.
-  const auto kind_index = [](ActionKind k) {
-    switch (k) {
-      case ActionKind::Forward: return 0;
-      case ActionKind::Backward: return 1;
-      case ActionKind::BackwardInput: return 2;
-      case ActionKind::BackwardWeight: return 3;
-      case ActionKind::OverlapFB: break;
-    }
-    return 0;
-  };
-  const auto slot = [&](ActionKind k, int stage, int micro) {
-    return (static_cast<std::size_t>(kind_index(k)) * plan.stages + stage) * plan.microbatches + micro;
-  };
-  std::vector<int> seen(4 * static_cast<std::size_t>(std::max(plan.stages, 0)) * std::max(plan.microbatches, 0), -1);
-  auto note = [&](ActionKind kind, int stage, int micro, int device) {
+namespace {
+
+// check_plan's passes over a plan: every slot (kind, stage, micro-batch) listed once, on its
+// device; then every (stage, micro-batch) with its forward and one backward.
+class PlanChecker {
+ public:
+  explicit PlanChecker(const PipelinePlan& plan)
+      : plan_(plan),
+        // One bit per slot (a million-op plan's table is 128 KB, not 4 MB of device numbers).
+        seen_((4 * static_cast<std::size_t>(std::max(plan.stages, 0)) * std::max(plan.microbatches, 0) + 63) / 64, 0) {}
+
+  std::vector<std::string> run() {
+    for_each_slot([&](ActionKind k, int stage, int micro, int d) { note(k, stage, micro, d); });
+    name_repeats();
+    complete();
+    return std::move(problems_);
+  }
+
+ private:
+  // f(kind, stage, micro, device) for every slot listed, in list order (an overlapped pair is
+  // its forward, then its backward).
+  template <class F>
+  void for_each_slot(F&& f) const {
+    for (int d = 0; d < static_cast<int>(plan_.actions.size()); ++d)
+      for (const Action& a : plan_.actions[d]) {
+        if (a.kind == ActionKind::OverlapFB) {
+          f(ActionKind::Forward, a.stage, a.micro, d);
+          f(a.kind2, a.stage2, a.micro2, d);
+        } else {
+          f(a.kind, a.stage, a.micro, d);
+        }
+      }
+  }
+  bool in_range(int stage, int micro) const {
+    return stage >= 0 && stage < plan_.stages && micro >= 0 && micro < plan_.microbatches;
+  }
+  std::size_t slot(ActionKind k, int stage, int micro) const {
+    const int kind = k == ActionKind::Backward         ? 1
+                     : k == ActionKind::BackwardInput  ? 2
+                     : k == ActionKind::BackwardWeight ? 3
+                                                       : 0;
+    return (static_cast<std::size_t>(kind) * plan_.stages + stage) * plan_.microbatches + micro;
+  }
+  bool has(ActionKind k, int stage, int micro) const {
+    const std::size_t at = slot(k, stage, micro);
+    return (seen_[at / 64] >> (at % 64) & 1) != 0;
+  }
+
+  void note(ActionKind kind, int stage, int micro, int device) {
     const Action a{kind, stage, micro};
-    if (stage < 0 || stage >= plan.stages || micro < 0 || micro >= plan.microbatches) {
-      problems.push_back(
+    if (!in_range(stage, micro)) {
+      problems_.push_back(
           fmt::format("device {}: {} names a stage or micro-batch out of range ({} stages, {} micro-batches)", device,
-                      format_action(a), plan.stages, plan.microbatches));
+                      format_action(a), plan_.stages, plan_.microbatches));
       return;
     }
-    const int want = plan.device_of(stage, micro);
+    const int want = plan_.device_of(stage, micro);
     if (want != device)
-      problems.push_back(fmt::format("device {}: {} belongs on device {}", device, format_action(a), want));
-    int& listed = seen[slot(kind, stage, micro)];
-    if (listed >= 0)
-      problems.push_back(
-          fmt::format("device {}: {} is listed twice (also on device {})", device, format_action(a), listed));
-    else
-      listed = device;
-  };
-  for (int d = 0; d < static_cast<int>(plan.actions.size()); ++d) {
-    for (const Action& a : plan.actions[d]) {
-      if (a.kind == ActionKind::OverlapFB) {
-        note(ActionKind::Forward, a.stage, a.micro, d);
-        note(a.kind2, a.stage2, a.micro2, d);
-      } else {
-        note(a.kind, a.stage, a.micro, d);
-      }
+      problems_.push_back(fmt::format("device {}: {} belongs on device {}", device, format_action(a), want));
+    const std::size_t at = slot(kind, stage, micro);
+    if (has(kind, stage, micro)) {
+      repeats_.push_back({problems_.size(), at, device, a});
+      problems_.emplace_back();  // completed by name_repeats
+    } else {
+      seen_[at / 64] |= std::uint64_t{1} << (at % 64);
     }
   }
+
+  // A repeated slot's message names the device that listed it first: found in one more pass
+  // over the lists, whatever the number of repeats.
+  void name_repeats() {
+    if (repeats_.empty()) return;
+    std::unordered_map<std::size_t, int> first;
+    for (const Repeat& r : repeats_) first.emplace(r.slot, -1);
+    for_each_slot([&](ActionKind k, int stage, int micro, int d) {
+      if (!in_range(stage, micro)) return;
+      const auto it = first.find(slot(k, stage, micro));
+      if (it != first.end() && it->second < 0) it->second = d;
+    });
+    for (const Repeat& r : repeats_)
+      problems_[r.problem] = fmt::format("device {}: {} is listed twice (also on device {})", r.device,
+                                         format_action(r.action), first.at(r.slot));
+  }
+
   // Each (stage, micro-batch) needs its forward and one backward: either full (B), or split into
   // I and W. Schedules may mix the two forms (DualPipe splits only some backwards).
-  const auto has = [&](ActionKind k, int s, int i) { return seen[slot(k, s, i)] >= 0; };
-  const auto missing = [&](ActionKind k, int s, int i) {
-    problems.push_back(fmt::format("{} is missing (device {})", format_action(Action{k, s, i}), plan.device_of(s, i)));
-  };
-  for (int s = 0; s < plan.stages; ++s) {
-    for (int i = 0; i < plan.microbatches; ++i) {
-      if (!has(ActionKind::Forward, s, i)) missing(ActionKind::Forward, s, i);
-      const bool full = has(ActionKind::Backward, s, i);
-      const bool input = has(ActionKind::BackwardInput, s, i), weight = has(ActionKind::BackwardWeight, s, i);
-      if (full && (input || weight)) {
-        problems.push_back(fmt::format("{} is both a full backward and split into {} / {} (use one or the other)",
-                                       format_action(Action{ActionKind::Backward, s, i}),
-                                       format_action(Action{ActionKind::BackwardInput, s, i}),
-                                       format_action(Action{ActionKind::BackwardWeight, s, i})));
-      } else if (!full && !input && !weight) {
-        if (plan.split_backward) {
-          missing(ActionKind::BackwardInput, s, i);
-          missing(ActionKind::BackwardWeight, s, i);
-        } else {
-          missing(ActionKind::Backward, s, i);
+  void complete() {
+    const auto missing = [&](ActionKind k, int s, int i) {
+      problems_.push_back(
+          fmt::format("{} is missing (device {})", format_action(Action{k, s, i}), plan_.device_of(s, i)));
+    };
+    for (int s = 0; s < plan_.stages; ++s) {
+      for (int i = 0; i < plan_.microbatches; ++i) {
+        if (!has(ActionKind::Forward, s, i)) missing(ActionKind::Forward, s, i);
+        const bool full = has(ActionKind::Backward, s, i);
+        const bool input = has(ActionKind::BackwardInput, s, i), weight = has(ActionKind::BackwardWeight, s, i);
+        if (full && (input || weight)) {
+          problems_.push_back(fmt::format("{} is both a full backward and split into {} / {} (use one or the other)",
+                                          format_action(Action{ActionKind::Backward, s, i}),
+                                          format_action(Action{ActionKind::BackwardInput, s, i}),
+                                          format_action(Action{ActionKind::BackwardWeight, s, i})));
+        } else if (!full && !input && !weight) {
+          if (plan_.split_backward) {
+            missing(ActionKind::BackwardInput, s, i);
+            missing(ActionKind::BackwardWeight, s, i);
+          } else {
+            missing(ActionKind::Backward, s, i);
+          }
+        } else if (input != weight) {
+          missing(input ? ActionKind::BackwardWeight : ActionKind::BackwardInput, s, i);
         }
-      } else if (input != weight) {
-        missing(input ? ActionKind::BackwardWeight : ActionKind::BackwardInput, s, i);
       }
     }
   }
-  return problems;
-}
+
+  struct Repeat {
+    std::size_t problem, slot;
+    int device;
+    Action action;
+  };
+  const PipelinePlan& plan_;
+  std::vector<std::uint64_t> seen_;
+  std::vector<std::string> problems_;
+  std::vector<Repeat> repeats_;
+};
+
+}  // namespace
+
+std::vector<std::string> check_plan(const PipelinePlan& plan) { return PlanChecker(plan).run(); }
 
 }  // namespace stepsim

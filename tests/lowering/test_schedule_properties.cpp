@@ -114,3 +114,15 @@ TEST_CASE("each family's check names why it refuses, and accepts what it builds"
   for (const char* name : {"fill-drain", "1f1b", "zb-h1", "zb-h2", "dualpipe", "dualpipe-v"})
     CHECK(find_schedule(name)->check({4, 8, 2}));
 }
+
+TEST_CASE("check_plan: a repeated action names the device that listed it first", "[schedules]") {
+  PipelinePlan plan = single_route_plan(2, {0, 1}, 2, false);
+  const auto F = ActionKind::Forward, B = ActionKind::Backward;
+  plan.actions[0] = {{F, 0, 0}, {F, 0, 1}, {B, 0, 0}, {B, 0, 1}, {F, 1, 0}};
+  plan.actions[1] = {{F, 1, 0}, {B, 1, 0}, {F, 1, 1}, {B, 1, 1}, {F, 1, 1}};
+  const std::vector<std::string> problems = check_plan(plan);
+  REQUIRE(problems.size() == 3);
+  CHECK(problems[0] == "device 0: 1F0 belongs on device 1");
+  CHECK(problems[1] == "device 1: 1F0 is listed twice (also on device 0)");
+  CHECK(problems[2] == "device 1: 1F1 is listed twice (also on device 1)");
+}
