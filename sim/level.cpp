@@ -78,15 +78,13 @@ namespace {
 // The level after all changes at each time, of changes in time order. Only the level after all
 // changes at one time is recorded, so the order of changes within a time does not matter --
 // which is also why releases "come first" at equal times: a buffer freed as another is allocated
-// is never counted twice.
-LevelCurve curve_of_sorted(const Change* first, const Change* last) {
+// is never counted twice. `at(now, level)` is told each time's level, in time order.
+struct CurveSteps {
   LevelCurve curve;
-  if (first == last) return curve;
-  std::int64_t level = 0;
-  curve.steps.emplace_back(0, 0);
-  for (const Change* i = first; i != last;) {
-    const Time now = i->time;
-    for (; i != last && i->time == now; ++i) level += i->delta;
+  explicit CurveSteps(bool any) {
+    if (any) curve.steps.emplace_back(0, 0);
+  }
+  void at(Time now, std::int64_t level) {
     if (curve.steps.back().first == now)
       curve.steps.back().second = level;
     else if (curve.steps.back().second != level)
@@ -96,7 +94,33 @@ LevelCurve curve_of_sorted(const Change* first, const Change* last) {
       curve.peak_time = now;
     }
   }
-  return curve;
+};
+
+// The same for the peak alone (the first time it is reached).
+struct PeakOnly {
+  LevelPeak peak;
+  void at(Time now, std::int64_t level) {
+    if (level > peak.peak) {
+      peak.peak = level;
+      peak.time = now;
+    }
+  }
+};
+
+template <class Levels>
+void levels_of_sorted(const Change* first, const Change* last, Levels& out) {
+  std::int64_t level = 0;
+  for (const Change* i = first; i != last;) {
+    const Time now = i->time;
+    for (; i != last && i->time == now; ++i) level += i->delta;
+    out.at(now, level);
+  }
+}
+
+LevelCurve curve_of_sorted(const Change* first, const Change* last) {
+  CurveSteps steps(first != last);
+  levels_of_sorted(first, last, steps);
+  return std::move(steps.curve);
 }
 
 }  // namespace
@@ -135,35 +159,15 @@ const Change* merge_runs(std::span<LevelChange> changes, std::span<const std::si
   return from;
 }
 
-LevelPeak peak_of_sorted(const Change* first, const Change* last) {
-  LevelPeak out;
-  std::int64_t level = 0;
-  for (const Change* i = first; i != last;) {
-    const Time now = i->time;
-    for (; i != last && i->time == now; ++i) level += i->delta;
-    if (level > out.peak) {
-      out.peak = level;
-      out.time = now;
-    }
-  }
-  return out;
-}
-}  // namespace
-
-LevelCurve level_curve_of_runs(std::span<LevelChange> changes, std::span<const std::size_t> run_ends,
-                               std::vector<LevelChange>& scratch) {
-  const Change* merged = merge_runs(changes, run_ends, scratch);
-  return curve_of_sorted(merged, merged + changes.size());
-}
-
-namespace {
-// The peak of a few sorted runs read side by side: at each step the earliest time among the
+// The levels of a few sorted runs read side by side: at each step the earliest time among the
 // runs' heads, every change at that time from each run, then the level. The runs are not merged
-// into a copy (a device has 4-6 runs; the pairwise merge wrote every change three times).
+// into a copy (a device has 4-6 runs; the pairwise merge wrote every change three times, and
+// guessed half its branches wrong).
 constexpr std::size_t kSideBySideRuns = 16;
 
-LevelPeak peak_side_by_side(std::span<LevelChange> changes, std::span<const std::size_t> run_ends,
-                            std::vector<LevelChange>& scratch) {
+template <class Levels>
+void levels_side_by_side(std::span<LevelChange> changes, std::span<const std::size_t> run_ends,
+                         std::vector<LevelChange>& scratch, Levels& out) {
   struct Cursor {
     const Change* at;
     const Change* end;
@@ -176,8 +180,7 @@ LevelPeak peak_side_by_side(std::span<LevelChange> changes, std::span<const std:
     begin = end;
   }
   if (begin != changes.size())
-    throw std::invalid_argument("level_peak_of_runs: the runs do not end at the last change");
-  LevelPeak out;
+    throw std::invalid_argument("level_curve_of_runs: the runs do not end at the last change");
   std::int64_t level = 0;
   while (k > 0) {
     Time now = runs[0].at->time;
@@ -190,20 +193,32 @@ LevelPeak peak_side_by_side(std::span<LevelChange> changes, std::span<const std:
       else
         ++r;
     }
-    if (level > out.peak) {
-      out.peak = level;
-      out.time = now;
-    }
+    out.at(now, level);
   }
-  return out;
+}
+
+// Up to kSideBySideRuns runs side by side, more merged pairwise first.
+template <class Levels>
+void levels_of_runs(std::span<LevelChange> changes, std::span<const std::size_t> run_ends,
+                    std::vector<LevelChange>& scratch, Levels& out) {
+  if (run_ends.size() <= kSideBySideRuns) return levels_side_by_side(changes, run_ends, scratch, out);
+  const Change* merged = merge_runs(changes, run_ends, scratch);
+  levels_of_sorted(merged, merged + changes.size(), out);
 }
 }  // namespace
 
+LevelCurve level_curve_of_runs(std::span<LevelChange> changes, std::span<const std::size_t> run_ends,
+                               std::vector<LevelChange>& scratch) {
+  CurveSteps steps(!changes.empty());
+  levels_of_runs(changes, run_ends, scratch, steps);
+  return std::move(steps.curve);
+}
+
 LevelPeak level_peak_of_runs(std::span<LevelChange> changes, std::span<const std::size_t> run_ends,
                              std::vector<LevelChange>& scratch) {
-  if (run_ends.size() <= kSideBySideRuns) return peak_side_by_side(changes, run_ends, scratch);
-  const Change* merged = merge_runs(changes, run_ends, scratch);
-  return peak_of_sorted(merged, merged + changes.size());
+  PeakOnly peak;
+  levels_of_runs(changes, run_ends, scratch, peak);
+  return peak.peak;
 }
 
 std::vector<LevelCurve> sweep_levels(const OpGraph& g, const Timeline& t, std::span<const Hold> holds,

@@ -94,10 +94,18 @@ Time ns_of_us(double us) { return static_cast<Time>(std::llround(us * 1000.0)); 
 // JSON has three decimals of milliseconds, and the JSON writes a whole double (10.0 s) as 10.
 nlohmann::json canonical_number(double v) { return std::round(v * 1000.0) / 1000.0; }
 
-std::string canonical_args(const nlohmann::json& args) {
+// start_ms and end_ms restate the slice's own times for JSON readers; Perfetto shows them itself
+// and the protobuf leaves them out (checked against ts and dur here instead).
+std::string canonical_args(const nlohmann::json& args, Time ts, Time dur) {
   nlohmann::json out = nlohmann::json::object();
-  for (auto it = args.begin(); it != args.end(); ++it)
+  for (auto it = args.begin(); it != args.end(); ++it) {
+    if (it.key() == "start_ms" || it.key() == "end_ms") {
+      const double ms = static_cast<double>(it.key() == "start_ms" ? ts : ts + dur) / 1e6;
+      CHECK(std::abs(it->get<double>() - ms) <= 0.0005 + 1e-9);
+      continue;
+    }
     out[it.key()] = it->is_number() ? canonical_number(it->get<double>()) : *it;
+  }
   return out.dump();
 }
 
@@ -122,8 +130,8 @@ Events from_json(const std::string& text) {
     if (ph == "X") {
       const int tid = e["tid"];
       const std::string thread = threads.count({pid, tid}) ? threads[{pid, tid}] : fmt::format("thread {}", tid);
-      ev.slices.insert(
-          {process, thread, e["name"], e["cat"], ns_of_us(e["ts"]), ns_of_us(e["dur"]), canonical_args(e["args"])});
+      const Time ts = ns_of_us(e["ts"]), dur = ns_of_us(e["dur"]);
+      ev.slices.insert({process, thread, e["name"], e["cat"], ts, dur, canonical_args(e["args"], ts, dur)});
     } else if (ph == "C") {
       const auto& a = e["args"];
       ev.counters.insert({process, fmt::format("{} {}", e["name"].get<std::string>(), a.begin().key()),

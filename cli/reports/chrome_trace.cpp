@@ -78,7 +78,8 @@ void json_members(TextCursor& c, const TraceArgs& args) {
       case TraceArg::Kind::Bool: c << (a.number != 0 ? std::string_view("true") : std::string_view("false")); break;
       case TraceArg::Kind::Real: c.shortest(a.real); break;
       case TraceArg::Kind::Real4: c.fixed4(a.real); break;
-      case TraceArg::Kind::Millis: c.millis3(a.number); break;
+      case TraceArg::Kind::Millis:
+      case TraceArg::Kind::SliceTime: c.millis3(a.number); break;
       case TraceArg::Kind::Text:
         c << '"';
         c.json_escaped(a.text);

@@ -266,7 +266,10 @@ void data_parallel_trace(TraceWriter& tr, const DataParallelRun& run) {
     const Time done = tl.done(g, op);
     const std::string opname = g.op_name(op);
     args.clear();
-    args.text("op", opname).integer("microbatch", x.micro).millis("start_ms", tl.start[op]).millis("end_ms", done);
+    args.text("op", opname)
+        .integer("microbatch", x.micro)
+        .slice_time("start_ms", tl.start[op])
+        .slice_time("end_ms", done);
     tr.slice(pid, tid, name, cat, tl.start[op], done - tl.start[op], args);
   }
 }

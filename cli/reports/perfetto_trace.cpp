@@ -210,6 +210,10 @@ void PerfettoTrace::slice(int pid, int tid, std::string_view name, std::string_v
   bool new_key[TraceArgs::kMax];
   bool any_new_key = false;
   for (std::size_t i = 0; i < args.items().size(); ++i) {
+    if (args.items()[i].kind == TraceArg::Kind::SliceTime) {  // Perfetto shows the slice's times
+      new_key[i] = false;
+      continue;
+    }
     std::tie(key_iids[i], new_key[i]) = names_.id_of_literal(args.items()[i].key);
     any_new_key = any_new_key || new_key[i];
   }
@@ -224,6 +228,7 @@ void PerfettoTrace::slice(int pid, int tid, std::string_view name, std::string_v
   event_head(c, track_event::kSliceBegin, track, category_iid, name);
   for (std::size_t i = 0; i < args.items().size(); ++i) {
     const TraceArg& a = args.items()[i];
+    if (a.kind == TraceArg::Kind::SliceTime) continue;
     char* const d = c.open(track_event::kDebugAnnotations);
     c.uint(debug_annotation::kNameIid, key_iids[i]);
     switch (a.kind) {
@@ -233,6 +238,7 @@ void PerfettoTrace::slice(int pid, int tid, std::string_view name, std::string_v
       case TraceArg::Kind::Real4: c.real(debug_annotation::kDoubleValue, a.real); break;
       case TraceArg::Kind::Millis: c.real(debug_annotation::kDoubleValue, to_ms(a.number)); break;
       case TraceArg::Kind::Text: c.bytes(debug_annotation::kStringValue, a.text); break;
+      case TraceArg::Kind::SliceTime: break;
     }
     c.close(d);
   }

@@ -1,7 +1,7 @@
 #pragma once
 // Perfetto's own trace format (a protobuf `Trace`: TracePacket messages with TrackDescriptor and
 // TrackEvent; protos/perfetto/trace/ in github.com/google/perfetto), which ui.perfetto.dev and
-// trace_processor open. About a third of the Chrome JSON's bytes for the same events.
+// trace_processor open. About 40 % of the Chrome JSON's bytes for the same events.
 //
 // The tracks form one tree under a root "stepsim" track: a group per process, the threads and
 // counters of a process under it, each level in the callers' sort order (child_ordering

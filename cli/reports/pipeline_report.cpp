@@ -290,7 +290,7 @@ std::string_view pipeline_slice(SliceText& t, const OpGraph& g, const Timeline& 
   TraceArgs& a = t.args;
   a.clear();
   a.text("op", opname).integer("stage", x.stage).integer("microbatch", x.micro);
-  a.millis("start_ms", tl.start[op]).millis("end_ms", tl.done(g, op));
+  a.slice_time("start_ms", tl.start[op]).slice_time("end_ms", tl.done(g, op));
   if (chunk >= 0) a.integer("chunk", chunk);
   if (x.kind == PipeOp::Overlap) {
     a.integer("backward_stage", x.stage2()).integer("backward_microbatch", x.micro2);

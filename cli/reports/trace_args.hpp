@@ -15,12 +15,14 @@ namespace stepsim::cli {
 
 struct TraceArg {
   enum class Kind : std::uint8_t {
-    Int,     // `number`
-    Bool,    // `number` != 0
-    Real,    // `real`, the shortest text that reads back as it
-    Real4,   // `real`, four decimals
-    Millis,  // `number` nanoseconds, written as milliseconds with three decimals
-    Text,    // `text`
+    Int,        // `number`
+    Bool,       // `number` != 0
+    Real,       // `real`, the shortest text that reads back as it
+    Real4,      // `real`, four decimals
+    Millis,     // `number` nanoseconds, written as milliseconds with three decimals
+    Text,       // `text`
+    SliceTime,  // as Millis, the slice's own start or end restated: a format whose viewer shows
+                // the slice's times itself (Perfetto) leaves it out
   };
   // A string literal: writers may remember keys by their address (a Perfetto trace interns
   // them), so a key must not be a buffer that is reused with other text.
@@ -40,6 +42,7 @@ class TraceArgs {
   TraceArgs& real(std::string_view key, double v) { return add(key, TraceArg::Kind::Real, 0, v, {}); }
   TraceArgs& real4(std::string_view key, double v) { return add(key, TraceArg::Kind::Real4, 0, v, {}); }
   TraceArgs& millis(std::string_view key, Time ns) { return add(key, TraceArg::Kind::Millis, ns, 0, {}); }
+  TraceArgs& slice_time(std::string_view key, Time ns) { return add(key, TraceArg::Kind::SliceTime, ns, 0, {}); }
   TraceArgs& text(std::string_view key, std::string_view v) { return add(key, TraceArg::Kind::Text, 0, 0, v); }
   void clear() { n_ = 0; }
   std::span<const TraceArg> items() const { return {a_.data(), n_}; }

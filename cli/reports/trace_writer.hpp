@@ -4,7 +4,7 @@
 // interface once; the file's name chooses the format (trace_format_of):
 //  - Chrome Trace Event JSON (chrome_trace.hpp), for chrome://tracing, ui.perfetto.dev and
 //    scripts that read JSON;
-//  - Perfetto's protobuf trace (perfetto_trace.hpp), about a third of the bytes and cheaper to
+//  - Perfetto's protobuf trace (perfetto_trace.hpp), about 40 % of the bytes and cheaper to
 //    write and to load, for large steps.
 #include <cstdint>
 #include <cstdio>

@@ -168,7 +168,7 @@ TEST_CASE("levels: changes in runs give the curve of the same changes sorted", "
   CHECK(peak.time == 43);
 }
 
-TEST_CASE("the peak of runs is the peak of their merged curve, random runs", "[level]") {
+TEST_CASE("the curve and peak of runs are those of all the changes sorted at once, random runs", "[level]") {
   // Up to 16 runs are read side by side, more are merged: both ways are drawn.
   std::mt19937_64 rng(17);
   std::vector<LevelChange> scratch;
@@ -186,11 +186,16 @@ TEST_CASE("the peak of runs is the peak of their merged curve, random runs", "[l
       }
       ends.push_back(changes.size());
     }
-    std::vector<LevelChange> a = changes, b = changes;
+    // Against the curve of all the changes sorted at once (no runs).
+    std::vector<LevelChange> a = changes, b = changes, c = changes;
+    const LevelCurve whole = level_curve(c, scratch);
     const LevelCurve curve = level_curve_of_runs(a, ends, scratch);
     const LevelPeak peak = level_peak_of_runs(b, ends, scratch);
     INFO("trial " << trial);
-    CHECK(peak.peak == curve.peak);
-    CHECK(peak.time == curve.peak_time);
+    CHECK(curve.steps == whole.steps);
+    CHECK(curve.peak == whole.peak);
+    CHECK(curve.peak_time == whole.peak_time);
+    CHECK(peak.peak == whole.peak);
+    CHECK(peak.time == whole.peak_time);
   }
 }
