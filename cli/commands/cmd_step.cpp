@@ -106,7 +106,8 @@ void add_run_command(CLI::App& app) {
     const Scenario sc = load(args->file, sets);
     const ScenarioKind& kind = step_kind(sc, "run");
     debug("{}: a '{}' scenario", sc.file, kind.section);
-    blaming_section(sc, kind, [&] { write_outputs(kind.run(sc), *out); });
+    const RunRequest req{!out->trace.empty() || !out->html.empty()};
+    blaming_section(sc, kind, [&] { write_outputs(kind.run(sc, req), *out); });
   });
 }
 

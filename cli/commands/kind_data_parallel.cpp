@@ -88,7 +88,7 @@ ScenarioKind data_parallel_kind() {
   k.command = "run";
   k.what = "one data-parallel training step";
   k.present = [](const Scenario& sc) { return sc.data_parallel.has_value(); };
-  k.run = run_data_parallel;
+  k.run = [](const Scenario& sc, const RunRequest&) { return run_data_parallel(sc); };
   k.compare = compare_all;
   k.validate = [](const Scenario& sc) {
     run_or_fail(sc, sc.data_parallel->spec, "");

@@ -39,7 +39,7 @@ ScenarioKind job_step_kind() {
   k.command = "run";
   k.what = "one training step of a job: model, cluster and parallel layout";
   k.present = [](const Scenario& sc) { return sc.job_step.has_value(); };
-  k.run = run_job_step_kind;
+  k.run = [](const Scenario& sc, const RunRequest&) { return run_job_step_kind(sc); };
   k.compare = [](const Scenario& sc, const CompareRequest&) { return run_job_step_kind(sc); };
   k.validate = [](const Scenario& sc) { run_or_fail(sc); };
   return k;

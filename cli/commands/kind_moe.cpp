@@ -73,7 +73,7 @@ ScenarioKind moe_kind() {
   k.command = "run";
   k.what = "one mixture-of-experts layer";
   k.present = [](const Scenario& sc) { return sc.moe.has_value(); };
-  k.run = run_moe;
+  k.run = [](const Scenario& sc, const RunRequest&) { return run_moe(sc); };
   k.compare = compare_all;
   k.validate = [](const Scenario& sc) {
     run_or_fail(sc, sc.moe->spec, "");

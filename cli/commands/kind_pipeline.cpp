@@ -15,9 +15,9 @@ namespace stepsim::cli {
 namespace {
 
 // Runs the spec; spec errors are reported against the scenario file.
-PipelineRun simulate_or_fail(const Scenario& sc, const PipelineSpec& spec) {
+PipelineRun simulate_or_fail(const Scenario& sc, const PipelineSpec& spec, MemoryDetail memory) {
   try {
-    return simulate_pipeline(spec);
+    return simulate_pipeline(spec, memory);
   } catch (const SpecError& e) { sc.fail(e.key(), e.what()); }
 }
 
@@ -65,10 +65,11 @@ std::string without_prefix(const std::string& message, const std::string& name) 
                                 : fmt::format("unknown schedule '{}'; did you mean '{}'?", name, near));
 }
 
-KindReport run_pipeline(const Scenario& sc) {
+KindReport run_pipeline(const Scenario& sc, const RunRequest& req) {
   const PipelineSpec& spec = *sc.pipeline;
   warn_backward_split(sc, spec);
-  auto run = std::make_shared<PipelineRun>(simulate_or_fail(sc, spec));
+  auto run = std::make_shared<PipelineRun>(
+      simulate_or_fail(sc, spec, req.timelines ? MemoryDetail::Curves : MemoryDetail::Peaks));
   debug("{}: {} ops simulated, step {}", sc.file, run->program->graph.op_count(),
         format_duration(run->timeline.makespan));
   KindReport r;
@@ -140,7 +141,7 @@ ScenarioKind pipeline_kind() {
   k.compare = compare_pipeline;
   k.validate = [](const Scenario& sc) {
     warn_backward_split(sc, *sc.pipeline);
-    simulate_or_fail(sc, *sc.pipeline);
+    simulate_or_fail(sc, *sc.pipeline, MemoryDetail::Peaks);
   };
   return k;
 }

@@ -40,7 +40,7 @@ ScenarioKind rl_kind() {
   k.command = "run";
   k.what = "an RL loop, a shared card's weight switches, a weight distribution";
   k.present = [](const Scenario& sc) { return sc.rl.has_value(); };
-  k.run = run_rl;
+  k.run = [](const Scenario& sc, const RunRequest&) { return run_rl(sc); };
   k.compare = [](const Scenario& sc, const CompareRequest&) {
     KindReport r = run_rl(sc);
     r.write_trace = nullptr;

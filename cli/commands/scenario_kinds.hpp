@@ -27,6 +27,11 @@ struct KindReport {
   std::function<std::string(int)> gantt;                     // `--gantt` chart, this many columns wide
 };
 
+// What `run` may be told besides the file.
+struct RunRequest {
+  bool timelines = false;  // --trace or --html: keep what they draw over time while measuring
+};
+
 // What `compare` may be told besides the file.
 struct CompareRequest {
   std::vector<std::string> schedules;  // pipeline: --schedules (empty: every one that runs)
@@ -39,7 +44,7 @@ struct ScenarioKind {
   std::string what;     // a few words for the overview and messages: "one pipeline-parallel step"
   std::function<bool(const Scenario&)> present;
   // Step kinds (command "run"); empty for kinds with a command of their own.
-  std::function<KindReport(const Scenario&)> run;
+  std::function<KindReport(const Scenario&, const RunRequest&)> run;
   std::function<KindReport(const Scenario&, const CompareRequest&)> compare;
   // Simulates what `run` and `compare` would (variants included) and fails like them; empty:
   // reading the section is the whole check.

@@ -114,7 +114,8 @@ CurveChart pipeline_memory_curves(const PipelineRun& run, const PipelineSpec& sp
   CurveChart chart;
   chart.unit = "MiB";
   chart.end = run.stats.step_time;
-  const std::vector<LevelCurve> memory = pipeline_memory(run.plan, *run.program, run.timeline);
+  std::vector<LevelCurve> computed;
+  const std::vector<LevelCurve>& memory = memory_curves(run, computed);
   for (std::size_t d = 0; d < memory.size(); ++d) {
     const LevelCurve& level = memory[d];
     CurveSeries s;

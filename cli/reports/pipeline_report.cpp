@@ -349,7 +349,8 @@ void pipeline_trace(TraceWriter& tr, const PipelineRun& run) {
     const auto [cpid, ctid] = track[g.op_resource(consumer)];
     tr.flow(flow_id++, "message", spid, stid, tl.start[send], cpid, ctid, tl.start[consumer]);
   }
-  const std::vector<LevelCurve> memory = pipeline_memory(run.plan, prog, tl);
+  std::vector<LevelCurve> computed;
+  const std::vector<LevelCurve>& memory = memory_curves(run, computed);
   for (int d = 0; d < prog.devices; ++d)
     for (const auto& [t, level] : memory[d].steps) tr.counter(pid_of(d), "memory", t, "MiB", mib(level));
 }

@@ -126,3 +126,28 @@ TEST_CASE("check_plan: a repeated action names the device that listed it first",
   CHECK(problems[1] == "device 1: 1F0 is listed twice (also on device 0)");
   CHECK(problems[2] == "device 1: 1F1 is listed twice (also on device 1)");
 }
+
+TEST_CASE("measure's kept memory curves are pipeline_memory's, with the same peaks", "[schedules][memory]") {
+  std::mt19937_64 rng(11);
+  for (const std::string schedule : {"1f1b", "interleaved-1f1b", "zb-h1", "dualpipe-v"}) {
+    for (int trial = 0; trial < 5; ++trial) {
+      const int p = 4, m = 8;
+      const PipelineSpec spec = test::spec_with(rng, schedule, p, m, schedule == "interleaved-1f1b" ? 2 : 0);
+      const PipelineRun peaks = simulate_pipeline(spec);
+      const PipelineRun curves = simulate_pipeline(spec, MemoryDetail::Curves);
+      INFO(schedule << " trial " << trial);
+      CHECK(peaks.stats.memory.empty());
+      const auto computed = pipeline_memory(curves.plan, *curves.program, curves.timeline);
+      REQUIRE(curves.stats.memory.size() == computed.size());
+      for (std::size_t d = 0; d < computed.size(); ++d) {
+        CHECK(curves.stats.memory[d].steps == computed[d].steps);
+        CHECK(curves.stats.devices[d].peak_memory == peaks.stats.devices[d].peak_memory);
+        CHECK(curves.stats.devices[d].peak_memory_time == peaks.stats.devices[d].peak_memory_time);
+        CHECK(computed[d].peak == peaks.stats.devices[d].peak_memory);
+      }
+      std::vector<LevelCurve> storage;
+      CHECK(&memory_curves(curves, storage) == &curves.stats.memory);
+      CHECK(memory_curves(peaks, storage).size() == computed.size());
+    }
+  }
+}

@@ -558,7 +558,8 @@ std::vector<LevelCurve> pipeline_memory(const PipelinePlan& plan, const Pipeline
   return curves;
 }
 
-PipelineStats measure(const PipelinePlan& plan, const PipelineProgram& program, const Timeline& timeline) {
+PipelineStats measure(const PipelinePlan& plan, const PipelineProgram& program, const Timeline& timeline,
+                      MemoryDetail detail) {
   const OpGraph& g = program.graph;
   PipelineStats st;
   st.step_time = timeline.makespan;
@@ -572,7 +573,13 @@ PipelineStats measure(const PipelinePlan& plan, const PipelineProgram& program, 
   double idle_sum = 0;
   for (int d = 0; d < program.devices; ++d) {
     changes.collect(d, memory, &resident);
-    const LevelPeak bytes = memory.peak(scratch);  // measure needs the peaks, not the curves
+    LevelPeak bytes;
+    if (detail == MemoryDetail::Curves) {
+      st.memory.push_back(memory.curve(scratch));
+      bytes = {st.memory.back().peak, st.memory.back().peak_time};
+    } else {
+      bytes = memory.peak(scratch);
+    }
     DeviceStats ds;
     ds.id = d;
     ds.busy = busy[program.compute[d]];

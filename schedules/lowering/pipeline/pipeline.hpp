@@ -167,11 +167,17 @@ struct PipelineStats {
   double bubble_fraction;  // mean over devices of idle / step time
   int forward_messages, backward_messages;
   std::vector<DeviceStats> devices;
+  std::vector<LevelCurve> memory;  // per device, its memory bytes over time: MemoryDetail::Curves only
 };
 
-// Computes the curves one device at a time and keeps only their peaks: the curves of a large
-// step are 16 bytes per op, and only a trace or a chart asks for them (pipeline_memory below).
-PipelineStats measure(const PipelinePlan& plan, const PipelineProgram& program, const Timeline& timeline);
+// What measure keeps of each device's memory: its peak, or its whole curve too. The curves of a
+// large step are 16 bytes per op, and only a trace or a chart draws them; asking for them here
+// spares gathering the same changes twice (pipeline_memory below).
+enum class MemoryDetail { Peaks, Curves };
+
+// Computes each device's memory one device at a time.
+PipelineStats measure(const PipelinePlan& plan, const PipelineProgram& program, const Timeline& timeline,
+                      MemoryDetail detail = MemoryDetail::Peaks);
 
 // Per device, its memory bytes over time.
 std::vector<LevelCurve> pipeline_memory(const PipelinePlan& plan, const PipelineProgram& program,

@@ -223,15 +223,21 @@ PipelineCosts costs_for(const PipelineSpec& spec, const PipelinePlan& plan) {
   return costs;
 }
 
-PipelineRun simulate_pipeline(const PipelineSpec& spec) {
+PipelineRun simulate_pipeline(const PipelineSpec& spec, MemoryDetail memory) {
   PipelineRun run;
   run.plan = plan_for(spec);
   const ScheduleFamily* family = find_schedule(spec.schedule);
   run.schedule = family ? family->name : spec.schedule;
   run.program = lower(run.plan, costs_for(spec, run.plan));
   run.timeline = stepsim::run(run.program->graph);
-  run.stats = measure(run.plan, *run.program, run.timeline);
+  run.stats = measure(run.plan, *run.program, run.timeline, memory);
   return run;
+}
+
+const std::vector<LevelCurve>& memory_curves(const PipelineRun& run, std::vector<LevelCurve>& storage) {
+  if (!run.stats.memory.empty()) return run.stats.memory;
+  storage = pipeline_memory(run.plan, *run.program, run.timeline);
+  return storage;
 }
 
 }  // namespace stepsim

@@ -57,6 +57,10 @@ PipelineCosts costs_for(const PipelineSpec& spec, const PipelinePlan& plan);
 
 // Simulates one step. Throws SpecError for a spec that cannot run, DeadlockError for an order
 // that cannot finish, GraphError for an order that waits on itself.
-PipelineRun simulate_pipeline(const PipelineSpec& spec);
+PipelineRun simulate_pipeline(const PipelineSpec& spec, MemoryDetail memory = MemoryDetail::Peaks);
+
+// The run's memory curves, per device: those measure kept (MemoryDetail::Curves), else computed
+// into `storage` (pipeline_memory).
+const std::vector<LevelCurve>& memory_curves(const PipelineRun& run, std::vector<LevelCurve>& storage);
 
 }  // namespace stepsim
