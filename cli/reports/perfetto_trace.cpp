@@ -1,6 +1,5 @@
 #include "cli/reports/perfetto_trace.hpp"
 
-#include <cstring>
 #include <stdexcept>
 #include <tuple>
 
@@ -77,9 +76,6 @@ void check_track(int pid, int tid) {
     throw std::logic_error(fmt::format("Perfetto trace: track pid {} tid {} out of range", pid, tid));
 }
 
-}  // namespace
-
-namespace {
 // A string of at most 7 bytes as one word: its bytes, and its length in the top byte (so "F"
 // and "F\0" differ).
 std::uint64_t short_word(std::string_view s) {

@@ -7,7 +7,8 @@
 // counters of a process under it, each level in the callers' sort order (child_ordering
 // EXPLICIT with sibling_order_rank: Perfetto ignores ranks under a process descriptor, so
 // processes are plain named tracks). A slice is a BEGIN and an END event; its arguments are
-// debug annotations, categories and argument names interned on the one packet sequence. A flow
+// debug annotations (not those that restate its own start and end: TraceArg::Kind::SliceTime),
+// categories and argument names interned on the one packet sequence. A flow
 // is a pair of instant events on its two tracks, the first with flow_ids and the second with
 // terminating_flow_ids, so that the arrow runs between the slices that enclose them.
 #include <cstdint>
