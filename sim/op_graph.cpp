@@ -11,7 +11,6 @@ namespace stepsim {
 
 namespace {
 std::atomic<std::size_t> g_op_limit{0};
-
 }  // namespace
 
 void set_op_limit(std::size_t ops) { g_op_limit = ops; }

@@ -1,13 +1,7 @@
 #include "cli/reports/chrome_trace.hpp"
 
-#include <cerrno>
-#include <charconv>
-#include <cstdlib>
-#include <cstring>
-#include <stdexcept>
 #include <string_view>
 
-#include <fmt/compile.h>
 #include <fmt/format.h>
 
 namespace stepsim::cli {

@@ -178,48 +178,25 @@ std::string data_parallel_compare_text(const std::vector<std::pair<std::string, 
 }
 
 namespace {
-// An op's slice name and category.
+// An op's slice name and category ("F layer3 mb1", "forward").
 std::pair<std::string, std::string_view> dp_slice_name(const DataParallelRun& run, const DpOpInfo& x) {
-  const DataParallelProgram& prog = *run.program;
   const std::string unit = x.unit >= 0 ? run.plan.units[x.unit].name : "";
-  std::string name;
-  std::string_view cat;
+  const auto per_unit = [&](std::string_view prefix, std::string_view cat) {
+    return std::pair<std::string, std::string_view>(fmt::format("{} {} mb{}", prefix, unit, x.micro), cat);
+  };
   switch (x.kind) {
-    case DpOp::Input:
-      name = "input wait";
-      cat = "input";
-      break;
-    case DpOp::Forward:
-      name = fmt::format("F {} mb{}", unit, x.micro);
-      cat = "forward";
-      break;
-    case DpOp::Backward:
-      name = fmt::format("B {} mb{}", unit, x.micro);
-      cat = "backward";
-      break;
-    case DpOp::BackwardInput:
-      name = fmt::format("dX {} mb{}", unit, x.micro);
-      cat = "backward";
-      break;
-    case DpOp::BackwardWeight:
-      name = fmt::format("dW {} mb{}", unit, x.micro);
-      cat = "backward";
-      break;
+    case DpOp::Input: return {"input wait", "input"};
+    case DpOp::Forward: return per_unit("F", "forward");
+    case DpOp::Backward: return per_unit("B", "backward");
+    case DpOp::BackwardInput: return per_unit("dX", "backward");
+    case DpOp::BackwardWeight: return per_unit("dW", "backward");
     case DpOp::Gather:
-      name = fmt::format("AG {} {} mb{}", unit, x.for_backward ? "bwd" : "fwd", x.micro);
-      cat = "allgather";
-      break;
-    case DpOp::ReduceScatter:
-      name = fmt::format("RS {} mb{}", unit, x.micro);
-      cat = "reducescatter";
-      break;
-    case DpOp::AllReduce:
-      name = fmt::format("AR bucket {}", prog.bucket_of(x));
-      cat = "allreduce";
-      break;
+      return {fmt::format("AG {} {} mb{}", unit, x.for_backward ? "bwd" : "fwd", x.micro), "allgather"};
+    case DpOp::ReduceScatter: return per_unit("RS", "reducescatter");
+    case DpOp::AllReduce: return {fmt::format("AR bucket {}", run.program->bucket_of(x)), "allreduce"};
     case DpOp::Join: break;
   }
-  return {name, cat};
+  return {};
 }
 }  // namespace
 
