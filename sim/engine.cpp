@@ -93,7 +93,7 @@ class Run {
         n_(static_cast<OpId>(g.op_count())),
         rec_(g.records().data()),
         succ_(g.targets().data()),
-        pending_(new Pending[n_ + 1]),
+        pending_(new std::uint32_t[n_ + 1]),
         busy_(g.resource_count(), 0),
         cursor_(g.resource_count()),
         fifo_(g.resource_count()),
@@ -101,7 +101,7 @@ class Run {
         fifo_flag_(g.resource_count(), 0),
         latency_(g.resource_count(), 0) {
     tl_.start.assign(n_, -1);
-    for (OpId op = 0; op < n_; ++op) pending_[op] = {rec_[op].in_degree, rec_[op].resource};
+    for (OpId op = 0; op < n_; ++op) pending_[op] = rec_[op].in_degree;
     for (ResourceId r = 0; r < g.resource_count(); ++r) {
       cursor_[r] = g.first_on(r);
       fifo_flag_[r] = g.resource(r).discipline == Discipline::Fifo;
@@ -111,7 +111,7 @@ class Run {
 
   Timeline go() {
     for (OpId op = 0; op < n_; ++op)
-      if (pending_[op].count == 0) became_ready(op, 0);
+      if (pending_[op] == 0) became_ready(op, 0);
     offer_dirty(0);
     std::vector<Event> batch;
     while (!events_.empty()) {
@@ -148,8 +148,8 @@ class Run {
     }
   }
 
-  void became_ready(OpId op, Time now) { became_ready(op, rec_[op].resource, now); }
-  void became_ready(OpId op, ResourceId r, Time now) {
+  void became_ready(OpId op, Time now) {
+    const ResourceId r = rec_[op].resource;
     if (fifo_flag_[r]) {
       fifo_[r].push({now, op});
       mark_dirty(r);
@@ -176,7 +176,7 @@ class Run {
         }
       } else {
         const OpId next = cursor_[r];
-        if (next != kNoOp && pending_[next].count == 0) op = next;
+        if (next != kNoOp && pending_[next] == 0) op = next;
       }
       if (op == kNoOp) continue;
       busy_[r] = 1;
@@ -216,7 +216,7 @@ class Run {
     const std::uint32_t first = rec_[op].first_succ, last = rec_[op + 1].first_succ;
     for (std::uint32_t i = first; i < last; ++i) {
       const OpId s = succ_[i];
-      if (--pending_[s].count == 0) became_ready(s, pending_[s].resource, now);
+      if (--pending_[s] == 0) became_ready(s, now);
     }
   }
 
@@ -255,15 +255,9 @@ class Run {
   const OpGraph& g_;
   OpId n_;
   Timeline tl_;
-  const OpRecord* rec_;  // the graph's: per op, plus a sentinel closing the last successor list
-  const OpId* succ_;     // the graph's successor lists, in op order
-  // Per op: dependencies not yet done, and the op's resource beside them: an op that becomes
-  // ready needs both, in one cache line.
-  struct Pending {
-    std::uint32_t count;
-    ResourceId resource;
-  };
-  std::unique_ptr<Pending[]> pending_;
+  const OpRecord* rec_;                       // the graph's: per op, plus a sentinel closing the last successor list
+  const OpId* succ_;                          // the graph's successor lists, in op order
+  std::unique_ptr<std::uint32_t[]> pending_;  // per op: dependencies not yet done
   std::vector<std::uint8_t> busy_;
   std::vector<OpId> cursor_;
   std::vector<std::priority_queue<ReadyOp, std::vector<ReadyOp>, std::greater<>>> fifo_;

@@ -477,10 +477,22 @@ class DeviceChanges {
     const OpGraph& g = prog_.graph;
     for (const ResourceId link : in_links_[d]) {
       const auto sends = link_sends(link);
-      for (const OpId send : sends) memory.list.push_back({tl_.done(g, send), prog_.message_bytes});
-      memory.cut();
-      // The consumers are scattered over the compute ops: their starts are prefetched 8 ahead.
+      // A link's sends lie among every link's, and their consumers are scattered over the
+      // compute ops: each chain of loads (the send's record, its first successor, that op's
+      // start) is fetched in stages, 24, 16 and 8 sends ahead, so that the misses overlap.
+      const OpGraph::OpRecord* rec = g.records().data();
+      const OpId* succ = g.targets().data();
       for (std::size_t k = 0; k < sends.size(); ++k) {
+        if (k + 8 < sends.size()) {
+          __builtin_prefetch(rec + sends[k + 8]);
+          __builtin_prefetch(tl_.start.data() + sends[k + 8]);
+        }
+        memory.list.push_back({tl_.done(g, sends[k]), prog_.message_bytes});
+      }
+      memory.cut();
+      for (std::size_t k = 0; k < sends.size(); ++k) {
+        if (k + 24 < sends.size()) __builtin_prefetch(rec + sends[k + 24]);
+        if (k + 16 < sends.size()) __builtin_prefetch(succ + rec[sends[k + 16]].first_succ);
         if (k + 8 < sends.size()) __builtin_prefetch(tl_.start.data() + prog_.consumer_of(sends[k + 8]));
         memory.list.push_back({tl_.start[prog_.consumer_of(sends[k])], -prog_.message_bytes});
       }
@@ -515,11 +527,12 @@ class DeviceChanges {
     const std::int64_t sign = release ? -1 : 1;
     const std::size_t base = static_cast<std::size_t>(s) * plan_.microbatches;
     // A device's ops lie a device count apart in the op arrays (compute() deals them round-robin):
-    // the times are prefetched 8 micro-batches ahead, so that the misses overlap.
+    // the times are prefetched kAhead micro-batches ahead, so that the misses overlap.
+    constexpr int kAhead = 32;
     const OpGraph& g = prog_.graph;
     for (int i = 0; i < plan_.microbatches; ++i) {
-      if (i + 8 < plan_.microbatches) {
-        const auto& ahead = prog_.activations[base + i + 8];
+      if (i + kAhead < plan_.microbatches) {
+        const auto& ahead = prog_.activations[base + i + kAhead];
         const OpId op = release ? ahead.until : ahead.from;
         if (op != kNoOp) {
           __builtin_prefetch(tl_.start.data() + op);
