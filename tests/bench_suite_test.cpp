@@ -112,6 +112,56 @@ axes:
   }
 }
 
+TEST_CASE("variants that differ only in their time ratio share one read of the scenario", "[bench]") {
+  const BenchSuite suite = parse_suite(R"(
+name: t
+scenario: base.yaml
+axes:
+  time_ratio: ["1:1:1", "1:2:1", "2:3:1"]
+  schedule: [1f1b, zb-h1]
+  stages: [2, 4]
+)",
+                                       "t.yaml", kBase);
+  const std::vector<std::string> sets{"pipeline.microbatches=6"};
+  for (const unsigned jobs : {1u, 2u}) {
+    INFO("jobs " << jobs);
+    const auto prepared = prepare_variants(suite, shard_indices(suite.variant_count(), {}), sets, jobs);
+    REQUIRE(prepared.size() == 12);
+    for (std::size_t i = 0; i < prepared.size(); ++i) {
+      INFO("variant " << i);
+      const PipelineSpec own = variant_spec(suite, variant_at(suite, i), sets);
+      const PipelineSpec& got = prepared[i].spec;
+      CHECK(prepared[i].variant.index == i);
+      CHECK(got.schedule == own.schedule);
+      CHECK(got.stages == own.stages);
+      CHECK(got.microbatches == 6);
+      CHECK(got.forward == own.forward);
+      CHECK(got.backward == own.backward);
+      CHECK(got.backward_input == own.backward_input);
+      CHECK(got.backward_weight == own.backward_weight);
+    }
+    // Variants 0, 4 and 8 (1f1b on 2 stages at 1:1:1, 1:2:1 and 2:3:1) share one read, each
+    // with its own ratio applied to the 10 ms forward.
+    CHECK(prepared[0].spec.backward_input == std::vector<Time>(2, 10 * kMillisecond));
+    CHECK(prepared[4].spec.backward_input == std::vector<Time>(2, 20 * kMillisecond));
+    CHECK(prepared[8].spec.backward_input == std::vector<Time>(2, 15 * kMillisecond));
+    CHECK(prepared[8].spec.backward_weight == std::vector<Time>(2, 5 * kMillisecond));
+  }
+  // A bad value fails naming the first variant that has it, as reading each variant would.
+  const BenchSuite bad =
+      parse_suite("scenario: b.yaml\naxes:\n  time_ratio: ['1:1:1', '1:2:1']\n  stages: [2, 0]\n", "s.yaml", kBase);
+  for (const unsigned jobs : {1u, 2u}) {
+    try {
+      prepare_variants(bad, shard_indices(bad.variant_count(), {}), {}, jobs);
+      FAIL("no error");
+    } catch (const InputError& e) {
+      CHECK(std::string(e.what()) ==
+            "s.yaml:4: axes.stages: value '0' (pipeline.stages): must be at least 1 (got 0) "
+            "[variant 1 (time_ratio=1:1:1 stages=0)]");
+    }
+  }
+}
+
 TEST_CASE("bad suites fail with file, line and key", "[bench]") {
   const auto error_of = [](const std::string& text) {
     try {

@@ -1,6 +1,8 @@
 #include "cli/bench/bench_runner.hpp"
 
 #include <mutex>
+#include <string>
+#include <unordered_map>
 
 #include <fmt/format.h>
 
@@ -44,11 +46,26 @@ VariantResult simulate_variant(const BenchVariant& variant, const PipelineSpec& 
 
 std::vector<PreparedVariant> prepare_variants(const BenchSuite& suite, const std::vector<std::size_t>& indices,
                                               const std::vector<std::string>& sets, unsigned jobs) {
-  std::vector<PreparedVariant> out(indices.size());
-  parallel_for(indices.size(), jobs, [&](std::size_t i) {
-    BenchVariant v = variant_at(suite, indices[i]);
-    PipelineSpec spec = variant_spec(suite, v, sets);
-    out[i] = {std::move(v), std::move(spec)};
+  const std::size_t n = indices.size();
+  std::vector<PreparedVariant> out(n);
+  for (std::size_t i = 0; i < n; ++i) out[i].variant = variant_at(suite, indices[i]);
+  // Variants that differ only in their time ratio have the same overrides, so the same
+  // scenario: it is read once, by the first variant with those overrides (a failing read then
+  // names the variant a read of each would have named first), and copied to the others.
+  std::vector<std::size_t> reader(n);
+  std::unordered_map<std::string, std::size_t> first;
+  for (std::size_t i = 0; i < n; ++i) {
+    std::string key;
+    for (const auto& o : out[i].variant.overrides) (key += o) += '\0';
+    reader[i] = first.try_emplace(std::move(key), i).first->second;
+  }
+  std::vector<PipelineSpec> read(n);
+  parallel_for(n, jobs, [&](std::size_t i) {
+    if (reader[i] == i) read[i] = variant_scenario(suite, out[i].variant, sets);
+  });
+  parallel_for(n, jobs, [&](std::size_t i) {
+    out[i].spec = read[reader[i]];
+    if (out[i].variant.time_ratio) apply_time_ratio(out[i].spec, *out[i].variant.time_ratio);
   });
   return out;
 }

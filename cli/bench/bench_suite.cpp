@@ -364,6 +364,13 @@ BenchVariant variant_at(const BenchSuite& suite, std::size_t index) {
 
 PipelineSpec variant_spec(const BenchSuite& suite, const BenchVariant& variant,
                           const std::vector<std::string>& extra_sets) {
+  PipelineSpec spec = variant_scenario(suite, variant, extra_sets);
+  if (variant.time_ratio) apply_time_ratio(spec, *variant.time_ratio);
+  return spec;
+}
+
+PipelineSpec variant_scenario(const BenchSuite& suite, const BenchVariant& variant,
+                              const std::vector<std::string>& extra_sets) {
   std::vector<std::string> overrides = extra_sets;
   overrides.insert(overrides.end(), variant.overrides.begin(), variant.overrides.end());
   const std::string where = fmt::format("variant {} ({})", variant.index, settings_key(variant.settings));
@@ -381,8 +388,7 @@ PipelineSpec variant_spec(const BenchSuite& suite, const BenchVariant& variant,
     Scenario sc = read();
     if (!sc.pipeline)
       throw InputError(suite.scenario_file, 1, "pipeline", "the base scenario has no 'pipeline' section");
-    if (variant.time_ratio) apply_time_ratio(*sc.pipeline, *variant.time_ratio);
-    return *sc.pipeline;
+    return std::move(*sc.pipeline);
   } catch (const InputError& e) {
     if (e.file() != "--set") throw InputError(e.file(), e.line(), e.key(), fmt::format("{} [{}]", e.message(), where));
     // A value from an axis: point at the axis in the suite.

@@ -100,5 +100,8 @@ BenchVariant variant_at(const BenchSuite& suite, std::size_t index);
 // variant's overrides and time ratio. Throws InputError naming the suite, the axis and the variant.
 PipelineSpec variant_spec(const BenchSuite& suite, const BenchVariant& variant,
                           const std::vector<std::string>& extra_sets = {});
+// The same before the time ratio: what every variant with the same overrides shares.
+PipelineSpec variant_scenario(const BenchSuite& suite, const BenchVariant& variant,
+                              const std::vector<std::string>& extra_sets = {});
 
 }  // namespace stepsim::cli
