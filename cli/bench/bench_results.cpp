@@ -12,7 +12,6 @@
 #include "cli/input/input.hpp"
 #include "cli/reports/table.hpp"
 #include "models/units.hpp"
-#include "sim/parallel_for.hpp"
 
 namespace stepsim::cli {
 
@@ -219,25 +218,51 @@ std::optional<Tolerance> parse_tolerance(Metric metric, const std::string& text,
   return fail("unknown metric");
 }
 
-std::string results_json_text(const BenchResults& results, unsigned jobs) {
-  // One line per variant, made on `jobs` threads (the same text whatever the count).
-  std::vector<std::string> lines(results.results.size());
-  parallel_for(lines.size(), jobs, [&](std::size_t i) { lines[i] = result_json(results.results[i]).dump(); });
+ResultRows result_rows(const VariantResult& r) {
+  ResultRows rows;
+  rows.json = result_json(r).dump();
+  rows.csv = std::to_string(r.index);
+  for (const auto& [k, v] : r.settings) {
+    rows.csv += ',';
+    rows.csv += csv_cell(v);
+  }
+  rows.csv += fmt::format(",{},{}", status_name(r.status), csv_cell(r.reason));
+  if (r.status == VariantStatus::Ok)
+    rows.csv += fmt::format(",{},{},{},{},{},{},{},{}\n", r.step_time, ms_text(r.step_time), r.bubble_fraction,
+                            r.max_peak_memory(), joined(r.peak_memory), joined(r.peak_resident), r.forward_messages,
+                            r.backward_messages);
+  else
+    rows.csv += ",,,,,,,,\n";
+  return rows;
+}
+
+std::string results_json_text(const BenchResults& results, std::span<const ResultRows> rows,
+                              const std::vector<Win>& wins) {
   std::string out = "{\n";
   out += fmt::format("  \"format\": {},\n", OrderedJson(kFormat).dump());
   out += fmt::format("  \"suite\": {},\n", identity_json(results.suite).dump());
   out += fmt::format("  \"shard\": {},\n", OrderedJson(results.shard).dump());
   out += "  \"results\": [";
-  for (std::size_t i = 0; i < lines.size(); ++i) {
+  for (std::size_t i = 0; i < rows.size(); ++i) {
     out += i ? ",\n    " : "\n    ";
-    out += lines[i];
+    out += rows[i].json;
   }
-  out += results.results.empty() ? "],\n" : "\n  ],\n";
-  const auto wins = schedule_wins(results);
+  out += rows.empty() ? "],\n" : "\n  ],\n";
   out += "  \"wins\": [";
   for (std::size_t i = 0; i < wins.size(); ++i) out += (i ? ",\n    " : "\n    ") + win_json(wins[i]).dump();
   out += wins.empty() ? "]\n" : "\n  ]\n";
   return out + "}\n";
+}
+
+std::vector<ResultRows> result_rows(const BenchResults& results) {
+  std::vector<ResultRows> rows;
+  rows.reserve(results.results.size());
+  for (const auto& r : results.results) rows.push_back(result_rows(r));
+  return rows;
+}
+
+std::string results_json_text(const BenchResults& results) {
+  return results_json_text(results, result_rows(results), schedule_wins(results));
 }
 
 BenchResults results_from_json(const std::string& text, const std::string& file) {
@@ -320,7 +345,7 @@ BenchResults results_from_json(const std::string& text, const std::string& file)
   return out;
 }
 
-std::string results_csv(const BenchResults& results) {
+std::string results_csv(const BenchResults& results, std::span<const ResultRows> rows) {
   std::string out = "index";
   for (const auto& [name, labels] : results.suite.axes) {
     out += ',';
@@ -329,22 +354,11 @@ std::string results_csv(const BenchResults& results) {
   out +=
       ",status,reason,step_time_ns,step_time_ms,bubble_fraction,peak_memory_max_bytes,peak_memory_bytes,"
       "peak_resident,forward_messages,backward_messages\n";
-  for (const auto& r : results.results) {
-    out += std::to_string(r.index);
-    for (const auto& [k, v] : r.settings) {
-      out += ',';
-      out += csv_cell(v);
-    }
-    out += fmt::format(",{},{}", status_name(r.status), csv_cell(r.reason));
-    if (r.status == VariantStatus::Ok)
-      out += fmt::format(",{},{},{},{},{},{},{},{}\n", r.step_time, ms_text(r.step_time), r.bubble_fraction,
-                         r.max_peak_memory(), joined(r.peak_memory), joined(r.peak_resident), r.forward_messages,
-                         r.backward_messages);
-    else
-      out += ",,,,,,,,\n";
-  }
+  for (const auto& row : rows) out += row.csv;
   return out;
 }
+
+std::string results_csv(const BenchResults& results) { return results_csv(results, result_rows(results)); }
 
 BenchResults merge_results(const std::vector<BenchResults>& parts, const std::vector<std::string>& files) {
   if (parts.empty()) throw InputError("merge", 0, "", "no result files to merge");

@@ -7,6 +7,7 @@
 // a baseline. One result per line keeps a baseline's git diff readable.
 #include <cstddef>
 #include <optional>
+#include <span>
 #include <string>
 #include <utility>
 #include <vector>
@@ -77,11 +78,8 @@ struct BenchResults {
 
 using OrderedJson = nlohmann::ordered_json;
 
-// The result file's text; each variant's line is made on up to `jobs` threads.
-std::string results_json_text(const BenchResults& results, unsigned jobs = 1);
 // Throws InputError naming `file` and the key at fault.
 BenchResults results_from_json(const std::string& text, const std::string& file);
-std::string results_csv(const BenchResults& results);
 
 // Joins shard files of one suite. Throws InputError if they come from different suites or
 // overlap. A merge that covers every variant is marked "all", like a single run.
@@ -109,5 +107,22 @@ struct Win {
 };
 std::vector<Win> schedule_wins(const BenchResults& results, const std::string& schedule_axis = "schedule");
 std::string wins_text(const std::vector<Win>& wins);
+
+// One variant's line of the result file and row of the CSV. `stepsim bench` makes them on the
+// worker that ran the variant, while the others still run.
+struct ResultRows {
+  std::string json, csv;
+};
+ResultRows result_rows(const VariantResult& r);
+std::vector<ResultRows> result_rows(const BenchResults& results);  // per variant, in order
+
+// The result file's text and the CSV from each variant's rows (rows[i] for results.results[i]);
+// the file ends with the winners, `wins` (schedule_wins of the same results).
+std::string results_json_text(const BenchResults& results, std::span<const ResultRows> rows,
+                              const std::vector<Win>& wins);
+std::string results_csv(const BenchResults& results, std::span<const ResultRows> rows);
+// The same, with the rows and winners made here.
+std::string results_json_text(const BenchResults& results);
+std::string results_csv(const BenchResults& results);
 
 }  // namespace stepsim::cli

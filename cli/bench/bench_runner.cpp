@@ -48,7 +48,7 @@ std::vector<PreparedVariant> prepare_variants(const BenchSuite& suite, const std
                                               const std::vector<std::string>& sets, unsigned jobs) {
   const std::size_t n = indices.size();
   std::vector<PreparedVariant> out(n);
-  for (std::size_t i = 0; i < n; ++i) out[i].variant = variant_at(suite, indices[i]);
+  parallel_for(n, jobs, [&](std::size_t i) { out[i].variant = variant_at(suite, indices[i]); });
   // Variants that differ only in their time ratio have the same overrides, so the same
   // scenario: it is read once, by the first variant with those overrides (a failing read then
   // names the variant a read of each would have named first), and copied to the others.
@@ -71,12 +71,13 @@ std::vector<PreparedVariant> prepare_variants(const BenchSuite& suite, const std
 }
 
 std::vector<VariantResult> run_variants(const std::vector<PreparedVariant>& variants, unsigned jobs,
-                                        const BenchProgress& progress) {
+                                        const BenchProgress& progress, const BenchFinish& finish) {
   std::vector<VariantResult> results(variants.size());
   std::mutex report;
   std::size_t done = 0;
   parallel_for(variants.size(), jobs, [&](std::size_t i) {
     results[i] = simulate_variant(variants[i].variant, variants[i].spec);
+    if (finish) finish(i, results[i]);
     if (progress) {
       std::lock_guard lock(report);
       progress(++done, results[i]);

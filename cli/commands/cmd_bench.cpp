@@ -3,6 +3,7 @@
 #include <filesystem>
 #include <fstream>
 #include <memory>
+#include <span>
 #include <sstream>
 
 #include <fmt/format.h>
@@ -68,15 +69,18 @@ class SuiteProgress {
 // What is left after the simulations, at once on `jobs` threads: the result JSON (its lines
 // themselves made on `jobs` threads), the CSV, and the table of wins for stdout (returned; "" if
 // `with_wins` is false or no setting compares schedules). Each file is written whole or not at all.
-std::string write_results(const BenchResults& results, const std::string& json_path, const std::string& csv_path,
-                          unsigned jobs, bool with_wins) {
-  std::string wins;
+// Writes the result file and the CSV from each variant's rows, and returns the winners' table
+// (empty without `with_wins`); the three are made side by side on `jobs` threads.
+std::string write_results(const BenchResults& results, std::span<const ResultRows> rows, const std::string& json_path,
+                          const std::string& csv_path, unsigned jobs, bool with_wins) {
+  const std::vector<Win> wins = schedule_wins(results);
+  std::string table;
   parallel_for(3, jobs, [&](std::size_t task) {
-    if (task == 0) write_file(json_path, results_json_text(results, jobs));
-    if (task == 1) write_file(csv_path, results_csv(results));
-    if (task == 2 && with_wins) wins = wins_text(schedule_wins(results));
+    if (task == 0) write_file(json_path, results_json_text(results, rows, wins));
+    if (task == 1) write_file(csv_path, results_csv(results, rows));
+    if (task == 2 && with_wins) table = wins_text(wins);
   });
-  return wins;
+  return table;
 }
 
 std::string counts_line(const BenchResults& r) {
@@ -148,8 +152,10 @@ void run_bench(const BenchArgs& a) {
   BenchResults results;
   results.suite = suite.identity();
   results.shard = sharded ? fmt::format("{}/{}", shard.index, shard.count) : "all";
-  results.results =
-      run_variants(prepared, jobs, [&](std::size_t done, const VariantResult& r) { progress.update(done, r); });
+  std::vector<ResultRows> rows(prepared.size());
+  results.results = run_variants(
+      prepared, jobs, [&](std::size_t done, const VariantResult& r) { progress.update(done, r); },
+      [&](std::size_t i, const VariantResult& r) { rows[i] = result_rows(r); });
   progress.finish(prepared.size(), std::min<unsigned>(jobs, std::max<std::size_t>(1, prepared.size())));
 
   const std::string stem = sharded ? fmt::format("{}-shard-{}-of-{}", suite.name, shard.index, shard.count)
@@ -157,9 +163,9 @@ void run_bench(const BenchArgs& a) {
   // With --write-baseline the baseline is the result file, unless -o asks for another copy.
   const std::string json_path = !a.output.empty() ? a.output : a.write_baseline ? *suite.baseline_path : stem + ".json";
   const std::string csv_path = a.csv.empty() ? csv_path_for(json_path) : a.csv;
-  const std::string wins = write_results(results, json_path, csv_path, jobs, !sharded);
+  const std::string wins = write_results(results, rows, json_path, csv_path, jobs, !sharded);
   if (a.write_baseline && json_path != *suite.baseline_path)
-    write_file(*suite.baseline_path, results_json_text(results));
+    write_file(*suite.baseline_path, results_json_text(results, rows, schedule_wins(results)));
   if (!wins.empty()) fmt::print("{}\n", wins);
   fmt::print("{}; results in {} and {}\n", counts_line(results), json_path, csv_path);
   if (a.write_baseline) fmt::print("baseline written to {}\n", *suite.baseline_path);
@@ -185,7 +191,7 @@ void run_merge(const MergeArgs& a) {
          merged.suite.variants);
   }
   const std::string csv_path = a.csv.empty() ? csv_path_for(a.output) : a.csv;
-  const std::string wins = write_results(merged, a.output, csv_path, 1, merged.shard == "all");
+  const std::string wins = write_results(merged, result_rows(merged), a.output, csv_path, 1, merged.shard == "all");
   if (!wins.empty()) fmt::print("{}\n", wins);
   fmt::print("{} merged from {} files; results in {} and {}\n", counts_line(merged), a.files.size(), a.output,
              csv_path);
