@@ -489,11 +489,12 @@ class DeviceChanges {
   }
 
   // Calls f(d, memory, resident) for every device in order with its changes (resident: null
-  // unless `with_resident`). Devices are collected in groups of an eighth of them (at most 8):
-  // a group's changes are held together, an eighth of what every device's would take.
+  // unless `with_resident`). Devices are collected in groups of up to four: a group's changes are
+  // held together, and four devices' stay about within what the run itself needed (peak RSS at
+  // p = 64, m = 65,536: 59.1 B per op one device at a time, 59.9 with four, 63.2 with eight).
   template <class F>
   void for_each_device(bool with_resident, F&& f) const {
-    const int group = std::clamp(prog_.devices / 8, 1, 8);
+    const int group = std::clamp(prog_.devices / 16, 1, 4);
     std::vector<Changes> memory(group), resident(with_resident ? group : 0);
     for (int first = 0; first < prog_.devices; first += group) {
       const int count = std::min(group, prog_.devices - first);
