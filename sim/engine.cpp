@@ -124,6 +124,10 @@ class Run {
       for (const Event& e : batch)
         for (std::uint32_t i = rec_[e.op].first_succ, last = rec_[e.op + 1].first_succ; i < last; ++i)
           __builtin_prefetch(pending_.get() + succ_[i]);
+      // A successor this time makes ready needs its record (its resource) next.
+      for (const Event& e : batch)
+        for (std::uint32_t i = rec_[e.op].first_succ, last = rec_[e.op + 1].first_succ; i < last; ++i)
+          if (pending_[succ_[i]] == 1) __builtin_prefetch(rec_ + succ_[i]);
       for (const Event& e : batch) {
         if (e.kind == 0)
           on_end(e.op, now);
