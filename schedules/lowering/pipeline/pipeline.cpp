@@ -464,42 +464,39 @@ class DeviceChanges {
     if (prog.message_bytes != 0) list_sends();
   }
 
-  // Devices [first, first + count)'s changes, device first + k's into memory[k] and (if not
-  // empty) resident[k]. The devices' activations are read side by side, micro-batch by
-  // micro-batch: neighbouring devices' ops lie next to each other in the op arrays (compute()
-  // deals them round-robin), so a group shares each cache line a device alone would fetch for
-  // one value.
-  void collect(int first, int count, std::span<Changes> memory, std::span<Changes> resident) const {
-    for (int k = 0; k < count; ++k) {
-      memory[k].clear();
-      if (!resident.empty()) resident[k].clear();
-    }
-    std::size_t slots = 0;
-    for (int k = 0; k < count; ++k) slots = std::max(slots, stages_on_[first + k].size());
+  void collect(int d, Changes& memory, Changes* resident) const {
+    memory.clear();
+    if (resident) resident->clear();
     for (const bool release : {false, true})
-      for (std::size_t slot = 0; slot < slots; ++slot) {
-        activations(first, count, slot, release, memory, resident);
-        for (int k = 0; k < count; ++k) {
-          memory[k].cut();
-          if (!resident.empty()) resident[k].cut();
-        }
+      for (const int s : stages_on_[d]) {
+        activations(d, s, release, memory, resident);
+        memory.cut();
+        if (resident) resident->cut();
       }
     if (prog_.message_bytes == 0) return;
-    messages(first, count, memory);
-  }
-
-  // Calls f(d, memory, resident) for every device in order with its changes (resident: null
-  // unless `with_resident`). Devices are collected in groups of up to four: a group's changes are
-  // held together, and four devices' stay about within what the run itself needed (peak RSS at
-  // p = 64, m = 65,536: 59.1 B per op one device at a time, 59.9 with four, 63.2 with eight).
-  template <class F>
-  void for_each_device(bool with_resident, F&& f) const {
-    const int group = std::clamp(prog_.devices / 16, 1, 4);
-    std::vector<Changes> memory(group), resident(with_resident ? group : 0);
-    for (int first = 0; first < prog_.devices; first += group) {
-      const int count = std::min(group, prog_.devices - first);
-      collect(first, count, memory, resident);
-      for (int k = 0; k < count; ++k) f(first + k, memory[k], with_resident ? &resident[k] : nullptr);
+    const OpGraph& g = prog_.graph;
+    for (const ResourceId link : in_links_[d]) {
+      const auto sends = link_sends(link);
+      // A link's sends lie among every link's, and their consumers are scattered over the
+      // compute ops: each chain of loads (the send's record, its first successor, that op's
+      // start) is fetched in stages, 24, 16 and 8 sends ahead, so that the misses overlap.
+      const OpGraph::OpRecord* rec = g.records().data();
+      const OpId* succ = g.targets().data();
+      for (std::size_t k = 0; k < sends.size(); ++k) {
+        if (k + 8 < sends.size()) {
+          __builtin_prefetch(rec + sends[k + 8]);
+          __builtin_prefetch(tl_.start.data() + sends[k + 8]);
+        }
+        memory.list.push_back({tl_.done(g, sends[k]), prog_.message_bytes});
+      }
+      memory.cut();
+      for (std::size_t k = 0; k < sends.size(); ++k) {
+        if (k + 24 < sends.size()) __builtin_prefetch(rec + sends[k + 24]);
+        if (k + 16 < sends.size()) __builtin_prefetch(succ + rec[sends[k + 16]].first_succ);
+        if (k + 8 < sends.size()) __builtin_prefetch(tl_.start.data() + prog_.consumer_of(sends[k + 8]));
+        memory.list.push_back({tl_.start[prog_.consumer_of(sends[k])], -prog_.message_bytes});
+      }
+      memory.cut();
     }
   }
 
@@ -523,80 +520,30 @@ class DeviceChanges {
     return {link_sends_.data() + link_first_[link], link_sends_.data() + link_first_[link + 1]};
   }
 
-  // The messages the group's devices receive, each held from its arrival until its consumer
-  // starts: per link into a device (in_links_ order), the arrivals, then the consumers' starts.
-  // The group's links are read side by side, send by send: their k-th sends lie next to each
-  // other in the op arrays (flows() emits them micro-batch by micro-batch), as do the sends'
-  // consumers. Each chain of loads (a send's record, its first successor, that op's start) is
-  // fetched in stages, 12, 8 and 4 sends ahead, so that the misses overlap.
-  void messages(int first, int count, std::span<Changes> memory) const {
+  // Stage s's activations on device d: taken at each forward's start, or freed at the end of
+  // each backward (`release`).
+  void activations(int d, int s, bool release, Changes& memory, Changes* resident) const {
+    const Bytes bytes = prog_.activation_bytes[s];
+    const std::int64_t sign = release ? -1 : 1;
+    const std::size_t base = static_cast<std::size_t>(s) * plan_.microbatches;
+    // A device's ops lie a device count apart in the op arrays (compute() deals them round-robin):
+    // the times are prefetched kAhead micro-batches ahead, so that the misses overlap.
+    constexpr int kAhead = 32;
     const OpGraph& g = prog_.graph;
-    const OpGraph::OpRecord* rec = g.records().data();
-    const OpId* succ = g.targets().data();
-    std::size_t slots = 0;
-    for (int k = 0; k < count; ++k) slots = std::max(slots, in_links_[first + k].size());
-    std::vector<std::span<const OpId>> sends(count);
-    for (std::size_t slot = 0; slot < slots; ++slot) {
-      std::size_t most = 0;
-      for (int k = 0; k < count; ++k) {
-        const auto& links = in_links_[first + k];
-        sends[k] = slot < links.size() ? link_sends(links[slot]) : std::span<const OpId>();
-        most = std::max(most, sends[k].size());
-      }
-      for (std::size_t j = 0; j < most; ++j)
-        for (int k = 0; k < count; ++k) {
-          const auto& list = sends[k];
-          if (j >= list.size()) continue;
-          if (j + 4 < list.size()) {
-            __builtin_prefetch(rec + list[j + 4]);
-            __builtin_prefetch(tl_.start.data() + list[j + 4]);
-          }
-          memory[k].list.push_back({tl_.done(g, list[j]), prog_.message_bytes});
-        }
-      for (int k = 0; k < count; ++k) memory[k].cut();
-      for (std::size_t j = 0; j < most; ++j)
-        for (int k = 0; k < count; ++k) {
-          const auto& list = sends[k];
-          if (j >= list.size()) continue;
-          if (j + 12 < list.size()) __builtin_prefetch(rec + list[j + 12]);
-          if (j + 8 < list.size()) __builtin_prefetch(succ + rec[list[j + 8]].first_succ);
-          if (j + 4 < list.size()) __builtin_prefetch(tl_.start.data() + prog_.consumer_of(list[j + 4]));
-          memory[k].list.push_back({tl_.start[prog_.consumer_of(list[j])], -prog_.message_bytes});
-        }
-      for (int k = 0; k < count; ++k) memory[k].cut();
-    }
-  }
-
-  // The activations of the stage each device of the group holds in `slot` (its stages in order):
-  // taken at each forward's start, or freed at the end of each backward (`release`).
-  void activations(int first, int count, std::size_t slot, bool release, std::span<Changes> memory,
-                   std::span<Changes> resident) const {
-    // The times are prefetched kAhead micro-batches ahead, so that the misses overlap.
-    constexpr int kAhead = 16;
-    const OpGraph& g = prog_.graph;
-    const auto stage_of = [&](int k) { return slot < stages_on_[first + k].size() ? stages_on_[first + k][slot] : -1; };
     for (int i = 0; i < plan_.microbatches; ++i) {
-      for (int k = 0; k < count; ++k) {
-        const int s = stage_of(k);
-        if (s < 0) continue;
-        const std::size_t base = static_cast<std::size_t>(s) * plan_.microbatches;
-        if (i + kAhead < plan_.microbatches) {
-          const auto& ahead = prog_.activations[base + i + kAhead];
-          const OpId op = release ? ahead.until : ahead.from;
-          if (op != kNoOp) {
-            __builtin_prefetch(tl_.start.data() + op);
-            if (release) __builtin_prefetch(g.records().data() + op);
-          }
+      if (i + kAhead < plan_.microbatches) {
+        const auto& ahead = prog_.activations[base + i + kAhead];
+        const OpId op = release ? ahead.until : ahead.from;
+        if (op != kNoOp) {
+          __builtin_prefetch(tl_.start.data() + op);
+          if (release) __builtin_prefetch(g.records().data() + op);
         }
-        const int d = first + k;
-        if (plan_.device_of(s, i) != d) continue;
-        const auto& a = prog_.activations[base + i];
-        const Time t = release ? tl_.end(g, a.until) : tl_.start[a.from];
-        const Bytes bytes = prog_.activation_bytes[s];
-        const std::int64_t sign = release ? -1 : 1;
-        if (bytes != 0) memory[k].list.push_back({t, sign * bytes});
-        if (!resident.empty()) resident[k].list.push_back({t, sign});
       }
+      if (plan_.device_of(s, i) != d) continue;
+      const auto& a = prog_.activations[base + i];
+      const Time t = release ? tl_.end(prog_.graph, a.until) : tl_.start[a.from];
+      if (bytes != 0) memory.list.push_back({t, sign * bytes});
+      if (resident) resident->list.push_back({t, sign});
     }
   }
 
@@ -614,9 +561,13 @@ class DeviceChanges {
 std::vector<LevelCurve> pipeline_memory(const PipelinePlan& plan, const PipelineProgram& program,
                                         const Timeline& timeline) {
   const DeviceChanges changes(plan, program, timeline);
+  Changes memory;
   std::vector<LevelChange> scratch;
   std::vector<LevelCurve> curves;
-  changes.for_each_device(false, [&](int, Changes& memory, Changes*) { curves.push_back(memory.curve(scratch)); });
+  for (int d = 0; d < program.devices; ++d) {
+    changes.collect(d, memory, nullptr);
+    curves.push_back(memory.curve(scratch));
+  }
   return curves;
 }
 
@@ -630,9 +581,11 @@ PipelineStats measure(const PipelinePlan& plan, const PipelineProgram& program, 
   const auto busy = resource_busy(g, timeline);
   const auto copies = plan.stage_copies_per_device();
   const DeviceChanges changes(plan, program, timeline);
+  Changes memory, resident;
   std::vector<LevelChange> scratch;
   double idle_sum = 0;
-  changes.for_each_device(true, [&](int d, Changes& memory, Changes* resident) {
+  for (int d = 0; d < program.devices; ++d) {
+    changes.collect(d, memory, &resident);
     LevelPeak bytes;
     if (detail == MemoryDetail::Curves) {
       st.memory.push_back(memory.curve(scratch));
@@ -646,12 +599,12 @@ PipelineStats measure(const PipelinePlan& plan, const PipelineProgram& program, 
     ds.idle = st.step_time - ds.busy;
     ds.peak_memory = bytes.peak;
     ds.peak_memory_time = bytes.time;
-    ds.peak_resident = static_cast<int>(resident->peak(scratch).peak);
+    ds.peak_resident = static_cast<int>(resident.peak(scratch).peak);
     ds.stage_copies = copies[d];
     ds.parameter_copies = plan.stages > 0 ? static_cast<double>(copies[d]) * plan.devices / plan.stages : 0.0;
     idle_sum += st.step_time > 0 ? static_cast<double>(ds.idle) / static_cast<double>(st.step_time) : 0.0;
     st.devices.push_back(ds);
-  });
+  }
   st.bubble_fraction = program.devices > 0 ? idle_sum / program.devices : 0.0;
   return st;
 }
