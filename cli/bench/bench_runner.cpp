@@ -1,6 +1,9 @@
 #include "cli/bench/bench_runner.hpp"
 
+#include <algorithm>
+#include <cstdint>
 #include <mutex>
+#include <numeric>
 #include <string>
 #include <unordered_map>
 
@@ -73,9 +76,20 @@ std::vector<PreparedVariant> prepare_variants(const BenchSuite& suite, const std
 std::vector<VariantResult> run_variants(const std::vector<PreparedVariant>& variants, unsigned jobs,
                                         const BenchProgress& progress, const BenchFinish& finish) {
   std::vector<VariantResult> results(variants.size());
+  // Largest first (stages x micro-batches x chunks, ties by index), so that the last variants a
+  // worker takes are small ones and the workers finish together: a suite lists its largest
+  // variants last (the axes' values grow), and one of them left alone at the end ran on one core.
+  const auto size = [&](std::size_t i) {
+    const PipelineSpec& s = variants[i].spec;
+    return static_cast<std::int64_t>(s.stages) * s.microbatches * std::max(1, s.virtual_stages);
+  };
+  std::vector<std::size_t> order(variants.size());
+  std::iota(order.begin(), order.end(), std::size_t{0});
+  std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return size(a) > size(b); });
   std::mutex report;
   std::size_t done = 0;
-  parallel_for(variants.size(), jobs, [&](std::size_t i) {
+  parallel_for(variants.size(), jobs, [&](std::size_t k) {
+    const std::size_t i = order[k];
     results[i] = simulate_variant(variants[i].variant, variants[i].spec);
     if (finish) finish(i, results[i]);
     if (progress) {
