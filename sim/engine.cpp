@@ -124,16 +124,19 @@ class Run {
       for (const Event& e : batch)
         for (std::uint32_t i = rec_[e.op].first_succ, last = rec_[e.op + 1].first_succ; i < last; ++i)
           __builtin_prefetch(pending_.get() + succ_[i]);
-      // A successor this time makes ready needs its record (its resource) next.
+      // Every op done at this time (an arrival, or an end on a resource without latency) counts
+      // its successors down first (the counts commute): those that reach zero are made ready
+      // after the batch, their records (their resources) fetched meanwhile.
       for (const Event& e : batch)
-        for (std::uint32_t i = rec_[e.op].first_succ, last = rec_[e.op + 1].first_succ; i < last; ++i)
-          if (pending_[succ_[i]] == 1) __builtin_prefetch(rec_ + succ_[i]);
+        if (e.kind == 1 || latency_[rec_[e.op].resource] == 0) count_down(e.op);
       for (const Event& e : batch) {
         if (e.kind == 0)
           on_end(e.op, now);
         else
-          on_done(e.op, now);
+          on_done(now);
       }
+      for (const OpId op : ready_) became_ready(op, now);
+      ready_.clear();
       batch.clear();
       offer_dirty(now);
     }
@@ -206,7 +209,7 @@ class Run {
     mark_dirty(r);
     const Time latency = latency_[r];
     if (latency == 0) {
-      on_done(op, now);
+      on_done(now);
       return;
     }
     Time done;
@@ -214,13 +217,20 @@ class Run {
     events_.push({done, op, 1});
   }
 
-  void on_done(OpId op, Time now) {
+  // An op is done (its successors were counted down by count_down).
+  void on_done(Time now) {
     ++done_count_;
     tl_.makespan = std::max(tl_.makespan, now);
+  }
+
+  void count_down(OpId op) {
     const std::uint32_t first = rec_[op].first_succ, last = rec_[op + 1].first_succ;
     for (std::uint32_t i = first; i < last; ++i) {
       const OpId s = succ_[i];
-      if (--pending_[s] == 0) became_ready(s, now);
+      if (--pending_[s] == 0) {
+        ready_.push_back(s);
+        __builtin_prefetch(rec_ + s);
+      }
     }
   }
 
@@ -269,6 +279,7 @@ class Run {
   std::vector<std::uint8_t> fifo_flag_;  // per resource: Discipline::Fifo
   std::vector<Time> latency_;            // per resource: its ops' latency
   std::vector<ResourceId> dirty_;
+  std::vector<OpId> ready_;  // made ready at the time being processed
   EventQueue events_;
   OpId done_count_ = 0;
 };
