@@ -96,9 +96,16 @@ PipelinePlan single_route_plan(int devices, std::vector<int> placement, int micr
   plan.stages = static_cast<int>(placement.size());
   plan.microbatches = microbatches;
   plan.split_backward = split;
+  // Room for each device's actions (forward and backward, W too when split, per micro-batch and
+  // stage it holds; fewer for overlapped pairs), so that the lists grow once: grown by doubling,
+  // a million-op plan touched twice its size in fresh pages and copied itself on the way.
+  std::vector<std::size_t> per_device(std::max(devices, 0), 0);
+  for (const int d : placement)
+    if (d >= 0 && d < devices) per_device[d] += static_cast<std::size_t>(split ? 3 : 2) * std::max(microbatches, 0);
   plan.routes = {std::move(placement)};
   plan.route_of_micro.assign(microbatches, 0);
   plan.actions.assign(devices, {});
+  for (int d = 0; d < devices; ++d) plan.actions[d].reserve(per_device[d]);
   return plan;
 }
 
