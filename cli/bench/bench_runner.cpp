@@ -1,7 +1,6 @@
 #include "cli/bench/bench_runner.hpp"
 
 #include <algorithm>
-#include <cstdint>
 #include <mutex>
 #include <numeric>
 #include <string>
@@ -79,9 +78,9 @@ std::vector<VariantResult> run_variants(const std::vector<PreparedVariant>& vari
   // Largest first (stages x micro-batches x chunks, ties by index), so that the last variants a
   // worker takes are small ones and the workers finish together: a suite lists its largest
   // variants last (the axes' values grow), and one of them left alone at the end ran on one core.
-  const auto size = [&](std::size_t i) {
+  const auto size = [&](std::size_t i) {  // in double: three counts up to 2^31 each (a hostile suite)
     const PipelineSpec& s = variants[i].spec;
-    return static_cast<std::int64_t>(s.stages) * s.microbatches * std::max(1, s.virtual_stages);
+    return static_cast<double>(s.stages) * s.microbatches * std::max(1, s.virtual_stages);
   };
   std::vector<std::size_t> order(variants.size());
   std::iota(order.begin(), order.end(), std::size_t{0});
