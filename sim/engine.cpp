@@ -191,8 +191,8 @@ class Run {
       if (!add_time(now, rec_[op].duration, &end)) throw overflow(op, now, rec_[op].duration, "end");
       tl_.start[op] = now;
       events_.push({end, op, 0});
-      // The op after it on this resource starts at the earliest when this one ends: fetch its
-      // record and count now, while this resource is idle in the cache's eyes.
+      // The op after it on this resource starts at the earliest when this one ends: its record
+      // and count are fetched now, a whole op's duration before they are read.
       if (const OpId after = rec_[op].next; after != kNoOp) {
         __builtin_prefetch(rec_ + after);
         __builtin_prefetch(pending_.get() + after);

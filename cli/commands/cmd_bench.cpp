@@ -66,17 +66,20 @@ class SuiteProgress {
   Progress line_;
 };
 
-// What is left after the simulations, at once on `jobs` threads: the result JSON (its lines
-// themselves made on `jobs` threads), the CSV, and the table of wins for stdout (returned; "" if
-// `with_wins` is false or no setting compares schedules). Each file is written whole or not at all.
-// Writes the result file and the CSV from each variant's rows, and returns the winners' table
-// (empty without `with_wins`); the three are made side by side on `jobs` threads.
+// Writes the result file (and, if `json_copy` is not "", the same text there: a baseline kept
+// apart from -o) and the CSV from each variant's rows, and returns the winners' table ("" without
+// `with_wins` or when no setting compares schedules); the three are made side by side on `jobs`
+// threads. Each file is written whole or not at all.
 std::string write_results(const BenchResults& results, std::span<const ResultRows> rows, const std::string& json_path,
-                          const std::string& csv_path, unsigned jobs, bool with_wins) {
+                          const std::string& json_copy, const std::string& csv_path, unsigned jobs, bool with_wins) {
   const std::vector<Win> wins = schedule_wins(results);
   std::string table;
   parallel_for(3, jobs, [&](std::size_t task) {
-    if (task == 0) write_file(json_path, results_json_text(results, rows, wins));
+    if (task == 0) {
+      const std::string text = results_json_text(results, rows, wins);
+      write_file(json_path, text);
+      if (!json_copy.empty()) write_file(json_copy, text);
+    }
     if (task == 1) write_file(csv_path, results_csv(results, rows));
     if (task == 2 && with_wins) table = wins_text(wins);
   });
@@ -163,9 +166,8 @@ void run_bench(const BenchArgs& a) {
   // With --write-baseline the baseline is the result file, unless -o asks for another copy.
   const std::string json_path = !a.output.empty() ? a.output : a.write_baseline ? *suite.baseline_path : stem + ".json";
   const std::string csv_path = a.csv.empty() ? csv_path_for(json_path) : a.csv;
-  const std::string wins = write_results(results, rows, json_path, csv_path, jobs, !sharded);
-  if (a.write_baseline && json_path != *suite.baseline_path)
-    write_file(*suite.baseline_path, results_json_text(results, rows, schedule_wins(results)));
+  const std::string baseline_copy = a.write_baseline && json_path != *suite.baseline_path ? *suite.baseline_path : "";
+  const std::string wins = write_results(results, rows, json_path, baseline_copy, csv_path, jobs, !sharded);
   if (!wins.empty()) fmt::print("{}\n", wins);
   fmt::print("{}; results in {} and {}\n", counts_line(results), json_path, csv_path);
   if (a.write_baseline) fmt::print("baseline written to {}\n", *suite.baseline_path);
@@ -191,7 +193,7 @@ void run_merge(const MergeArgs& a) {
          merged.suite.variants);
   }
   const std::string csv_path = a.csv.empty() ? csv_path_for(a.output) : a.csv;
-  const std::string wins = write_results(merged, result_rows(merged), a.output, csv_path, 1, merged.shard == "all");
+  const std::string wins = write_results(merged, result_rows(merged), a.output, "", csv_path, 1, merged.shard == "all");
   if (!wins.empty()) fmt::print("{}\n", wins);
   fmt::print("{} merged from {} files; results in {} and {}\n", counts_line(merged), a.files.size(), a.output,
              csv_path);
