@@ -39,11 +39,15 @@ struct SweepPoint {
   PlanResult result;
 };
 
-// Row-major over the axes (the last axis varies fastest). `progress(done, total)` is called
-// after each point. Communication timings are memoised per step shape, so an expensive source
-// (a simulation) runs once per distinct step shape.
+// Row-major over the axes (the last axis varies fastest). Communication timings are memoised per
+// step shape, so an expensive source (a simulation) runs once per distinct step shape. The points
+// are evaluated on `jobs` threads (`comm` is then called from several at once, for different
+// shapes); the result does not depend on `jobs`, and an error is the one of the first point
+// (in row-major order) that fails. `progress(done, total)` is called, from any thread, after each
+// point with the count done so far.
 std::vector<SweepPoint> sweep_plan(const PlanSpec& spec, const PlanCase& base, const std::vector<SweepAxis>& axes,
                                    const StepCommSource& comm,
-                                   const std::function<void(std::size_t, std::size_t)>& progress = {});
+                                   const std::function<void(std::size_t, std::size_t)>& progress = {},
+                                   unsigned jobs = 1);
 
 }  // namespace stepsim

@@ -11,7 +11,7 @@ grep -q -- "-> misses" <<<"$out"
 
 # Same seed: byte-identical output with one thread or two; a different seed differs.
 "$stepsim" job scenarios/job-design-48.yaml --runs 300 --seed 5 --threads 1 --json >"$tmp/a.json" 2>/dev/null
-"$stepsim" job scenarios/job-design-48.yaml --runs 300 --seed 5 --threads 2 --json >"$tmp/b.json" 2>/dev/null
+"$stepsim" job scenarios/job-design-48.yaml --runs 300 --seed 5 -j 2 --json >"$tmp/b.json" 2>/dev/null
 cmp "$tmp/a.json" "$tmp/b.json"
 "$stepsim" job scenarios/job-design-48.yaml --runs 300 --seed 6 --json >"$tmp/c.json" 2>/dev/null
 ! cmp -s "$tmp/a.json" "$tmp/c.json"

@@ -20,6 +20,11 @@ csv="$("$stepsim" plan "$scenario" --sweep cards=16:64:8 --sweep efficiency=0.30
 grep -q "^48,0.4,48," <<<"$csv" || fail "sweep CSV row for 48 cards at 40%"
 table="$("$stepsim" plan "$scenario" --sweep cards=16:64:8 --sweep efficiency=0.30:0.50:0.05)"
 grep -q "18 of 35 combinations fit in memory and meet the deadline" <<<"$table" || fail "sweep summary"
+# A sweep on 1 and 2 threads: the same bytes (5,248 combinations, 82 runs of 64 for the threads).
+grid=(--sweep cards=8:256:8 --sweep efficiency=20%:60%:1% --sweep interval=30min,1h,2h,4h)
+one="$("$stepsim" plan "$scenario" "${grid[@]}" --csv -j 1 | md5sum)"
+two="$("$stepsim" plan "$scenario" "${grid[@]}" --csv -j 2 | md5sum)"
+[[ "$one" == "$two" ]] || fail "sweep CSV differs between -j 1 and -j 2"
 
 # Efficiency 30%: the 48-card plan misses (70.2 s per step over the 67.2 s budget).
 slow="$("$stepsim" plan "$scenario" --set plan.compute.efficiency=30%)"

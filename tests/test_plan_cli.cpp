@@ -3,8 +3,13 @@
 
 #include "schedules/lowering/data_parallel/data_parallel_spec.hpp"
 
+#include <atomic>
 #include <fstream>
+#include <mutex>
 #include <sstream>
+#include <stdexcept>
+
+#include <fmt/format.h>
 
 #include "cli/input/scenario.hpp"
 #include "cli/reports/plan_report.hpp"
@@ -152,6 +157,46 @@ TEST_CASE("a sweep over cards and efficiency", "[plan][cli]") {
   const std::string csv = sweep_csv({cards, eff}, points);
   CHECK(std::count(csv.begin(), csv.end(), '\n') == 5);
   CHECK(sweep_json({cards, eff}, points).size() == 4);
+}
+
+TEST_CASE("a sweep on two threads: the same points, one call per step shape, the first error", "[plan][cli]") {
+  const Scenario sc = load_scenario(kDesignCase, {"plan.step.exposed_comm=0.08s"});
+  const PlanSpec& spec = *sc.plan->spec;
+  SweepAxis cards{*find_sweep_key("cards"), {}}, eff{*find_sweep_key("efficiency"), {}},
+      interval{*find_sweep_key("interval"), {}};
+  for (int c = 8; c <= 256; c += 8) cards.values.push_back({c, 0, std::to_string(c)});
+  for (double e : {0.30, 0.35, 0.40, 0.45, 0.50}) eff.values.push_back({0, e, std::to_string(e)});
+  for (std::int64_t h : {1, 2}) interval.values.push_back({h * 3600 * kSecond, 0, std::to_string(h) + "h"});
+  const std::vector<SweepAxis> axes{cards, eff, interval};  // 320 points in 5 runs of 64
+  const StepCommSource base = spec_step_comm(spec);
+  std::atomic<int> calls{0};
+  const StepCommSource counted = [&](const StepShape& s) {
+    ++calls;
+    return base(s);
+  };
+  const std::string one = sweep_csv(axes, sweep_plan(spec, spec.cases.front(), axes, counted, {}, 1));
+  CHECK(calls == 160);  // 32 card counts x 5 efficiencies: the interval leaves the step as it is
+  calls = 0;
+  std::mutex held;
+  std::size_t last = 0;  // the largest count reported (the calls come from both threads)
+  const auto points = sweep_plan(
+      spec, spec.cases.front(), axes, counted,
+      [&](std::size_t done, std::size_t) {
+        std::lock_guard lock(held);
+        last = std::max(last, done);
+      },
+      2);
+  CHECK(calls == 160);
+  CHECK(last == 320);
+  CHECK(sweep_csv(axes, points) == one);
+  // A source that fails from 40 cards on: the error is the first failing point's in row-major
+  // order (40 cards, the first efficiency), whichever thread got there first.
+  const StepCommSource failing = [&](const StepShape& s) -> StepComm {
+    if (s.cards >= 40) throw std::runtime_error(fmt::format("{} cards at {}", s.cards, s.efficiency));
+    return base(s);
+  };
+  for (unsigned jobs : {1u, 2u})
+    CHECK_THROWS_WITH(sweep_plan(spec, spec.cases.front(), axes, failing, {}, jobs), "40 cards at 0.3");
 }
 
 TEST_CASE("bad plan sections name the file, line and key", "[plan][cli]") {

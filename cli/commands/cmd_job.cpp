@@ -103,7 +103,8 @@ void add_job_command(CLI::App& app) {
   cmd->add_option("--runs", a->runs, "Monte Carlo runs (default: job.runs, else 1000)")
       ->check(CLI::Range(1, 1'000'000));
   cmd->add_option("--seed", a->seed, "random seed (default: job.seed, else 1)")->check(CLI::NonNegativeNumber);
-  cmd->add_option("--threads", a->threads, "worker threads (default: all cores)")->check(CLI::Range(0, 1024));
+  cmd->add_option("-j,--jobs,--threads", a->threads, "threads (default: every core); results do not depend on it")
+      ->check(CLI::Range(0, 1024));
   cmd->add_flag("--json", a->json, "print a JSON summary instead of the tables");
   cmd->add_option("--trace", a->trace,
                   "write run 0 as a trace to this file: Perfetto protobuf if it ends in .pftrace, else Chrome JSON");

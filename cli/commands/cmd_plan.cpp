@@ -14,6 +14,7 @@
 #include "cli/reports/plan_report.hpp"
 #include "models/plan_sweep.hpp"
 #include "models/units.hpp"
+#include "sim/parallel_for.hpp"
 #include "sim/time.hpp"
 
 namespace stepsim::cli {
@@ -154,6 +155,7 @@ struct PlanArgs {
   bool csv = false;
   std::string out = "-";
   std::string html;
+  unsigned jobs = 0;  // 0: every core
 };
 
 // `plan --sweep`: the grid from one case, as a table, JSON or CSV (and a heat map).
@@ -187,7 +189,7 @@ void run_sweep(const Scenario& sc, const PlanArgs& a, const StepCommSource& comm
   if (total > 1'000'000)
     sweep_error(a.sweeps.front(), fmt::format("{} combinations are too many (at most 1,000,000)", total));
   Progress progress("plan", "combinations", total, a.json || a.csv);
-  const auto points = sweep_plan(spec, *base, axes, comm, progress.size_callback());
+  const auto points = sweep_plan(spec, *base, axes, comm, progress.size_callback(), a.jobs > 0 ? a.jobs : all_cores());
   debug("plan: {} combinations in {:.2f} s", total, progress.seconds());
   std::string text;
   if (a.json)
@@ -232,6 +234,7 @@ void add_plan_command(CLI::App& app) {
       "evaluate a grid: key=start:stop:step or key=a,b,c (keys: cards, efficiency, exposed_comm, input_wait, "
       "interval, zero, workspace, margin, straggler_sigma; repeatable)");
   cmd->add_option("--case", a->base_case, "the case a sweep starts from (default: the first)");
+  cmd->add_option("-j,--jobs", a->jobs, "threads for --sweep (default: every core); results do not depend on it");
   cmd->add_flag("--json", a->json, "print JSON instead of tables");
   cmd->add_flag("--csv", a->csv, "with --sweep: print CSV, one row per combination");
   cmd->add_option("-o,--output", a->out, "write to this file instead of stdout");
