@@ -20,10 +20,10 @@ double sumsq(const std::vector<double>& r) {
 }
 }  // namespace
 
-FitResult fit_log_least_squares(const std::function<std::vector<double>(const std::vector<double>&)>& predict,
-                                const std::vector<double>& measured, std::vector<double> start, double lo, double hi,
-                                int max_iterations) {
+FitResult fit_log_least_squares(const BatchPredict& predict_sets, const std::vector<double>& measured,
+                                std::vector<double> start, double lo, double hi, int max_iterations) {
   const std::size_t n = start.size(), m = measured.size();
+  const auto predict = [&](const std::vector<double>& p) { return predict_sets({p}).front(); };
   auto clamp = [&](std::vector<double> p) {
     for (double& x : p) x = std::clamp(x, lo, hi);
     return p;
@@ -36,11 +36,12 @@ FitResult fit_log_least_squares(const std::function<std::vector<double>(const st
   for (int it = 0; it < max_iterations; ++it) {
     out.iterations = it + 1;
     Eigen::MatrixXd J(m, n);
+    const double step = 1e-3;
+    std::vector<std::vector<double>> columns(n, p);
+    for (std::size_t j = 0; j < n; ++j) columns[j][j] = p[j] * std::exp(step);  // d/d(log p)
+    const auto predicted = predict_sets(columns);
     for (std::size_t j = 0; j < n; ++j) {
-      std::vector<double> q = p;
-      const double step = 1e-3;
-      q[j] = p[j] * std::exp(step);  // d/d(log p)
-      const auto rq = residuals_of(predict(q), measured);
+      const auto rq = residuals_of(predicted[j], measured);
       for (std::size_t i = 0; i < m; ++i)
         J(static_cast<Eigen::Index>(i), static_cast<Eigen::Index>(j)) = (rq[i] - r[i]) / step;
     }

@@ -15,10 +15,11 @@ struct FitResult {
   int iterations = 0;
 };
 
-// `predict(params)` returns one prediction per measurement (same order as `measured`). Each
-// parameter is kept within [lo, hi].
-FitResult fit_log_least_squares(const std::function<std::vector<double>(const std::vector<double>&)>& predict,
-                                const std::vector<double>& measured, std::vector<double> start, double lo, double hi,
-                                int max_iterations = 30);
+// `predict(sets)` returns, for each parameter set, one prediction per measurement (same order as
+// `measured`). The fit asks for the Jacobian's columns in one call (a set per parameter), so that
+// a predictor can spread sets x measurements over threads. Each parameter is kept within [lo, hi].
+using BatchPredict = std::function<std::vector<std::vector<double>>(const std::vector<std::vector<double>>&)>;
+FitResult fit_log_least_squares(const BatchPredict& predict, const std::vector<double>& measured,
+                                std::vector<double> start, double lo, double hi, int max_iterations = 30);
 
 }  // namespace stepsim

@@ -10,6 +10,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "cli/commands/reuse_freed_memory.hpp"
 #include "cli/input/job_step_input.hpp"
 #include "cli/input/scenario.hpp"
 #include "cli/input/validation_csv.hpp"
@@ -71,11 +72,17 @@ std::map<std::string, FitResult> fit_per_accelerator(const std::vector<MeasuredR
       list.push_back(given[i]);
       measured.push_back(given[i]->value);
     }
-    // Rows are independent simulations: every core, each row's prediction at its own index.
-    auto predict = [&list](const std::vector<double>& p) {
-      std::vector<double> v(list.size());
-      const Efficiency e = eff_of(p);
-      parallel_for(list.size(), all_cores(), [&](std::size_t i) { v[i] = predict_row(*list[i], e); });
+    // Every (set, row) is an independent simulation: every core, each prediction at its own index.
+    // Taken row by row (a row's sets one after another), so that the sets of an expensive row go
+    // to different threads instead of leaving one thread with all of them.
+    auto predict = [&list](const std::vector<std::vector<double>>& sets) {
+      std::vector<std::vector<double>> v(sets.size(), std::vector<double>(list.size()));
+      std::vector<Efficiency> e;
+      for (const auto& p : sets) e.push_back(eff_of(p));
+      parallel_for(sets.size() * list.size(), all_cores(), [&](std::size_t k) {
+        const std::size_t row = k / sets.size(), set = k % sets.size();
+        v[set][row] = predict_row(*list[row], e[set]);
+      });
       return v;
     };
     const Efficiency start = find_cluster_preset(hw)->accelerator.efficiency;
@@ -95,7 +102,8 @@ std::string eff_text(const Efficiency& e) {
 
 // One file's rows: measured vs predicted with the error, the mean and max over held-out and fit
 // rows, and whether rows that differ by more than 5 % keep their order.
-void check_file(const std::string& file, const std::vector<MeasuredRun>& rows, std::map<std::string, Efficiency>& eff,
+// `predicted[i]` is rows[i]'s prediction.
+void check_file(const std::string& file, const std::vector<MeasuredRun>& rows, const std::vector<double>& predicted,
                 std::string& text, nlohmann::ordered_json& out) {
   Table t({{"row", false}, {"measured"}, {"predicted"}, {"error"}, {"", false}});
   nlohmann::ordered_json jf;
@@ -110,9 +118,10 @@ void check_file(const std::string& file, const std::vector<MeasuredRun>& rows, s
     int line;
   };
   std::vector<P> pts;
-  for (const auto& r : rows) {
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    const MeasuredRun& r = rows[i];
     if (r.label.rfind(file + ":", 0) != 0) continue;
-    const double pred = predict_row(r, eff[r.hw]);
+    const double pred = predicted[i];
     const double err = pred / r.value - 1;
     (r.fit ? sum_f : sum_h) += std::abs(err);
     (r.fit ? max_f : max_h) = std::max(r.fit ? max_f : max_h, std::abs(err));
@@ -157,6 +166,26 @@ void check_file(const std::string& file, const std::vector<MeasuredRun>& rows, s
   out["files"].push_back(jf);
 }
 
+// --efficiency's six comma-separated numbers.
+Efficiency parse_efficiencies(const std::string& text) {
+  std::vector<double> v;
+  std::string cur;
+  for (char ch : text + ",") {
+    if (ch == ',') {
+      try {
+        v.push_back(std::stod(cur));
+      } catch (const std::exception&) {
+        throw InputError("--efficiency", 0, "", fmt::format("'{}' is not a number", cur));
+      }
+      cur.clear();
+    } else
+      cur += ch;
+  }
+  if (v.size() != 6)
+    throw InputError("--efficiency", 0, "", "expected six numbers: gemm,attention,memory,fabric,network,contention");
+  return eff_of(v);
+}
+
 }  // namespace
 
 void add_check_against_command(CLI::App& app) {
@@ -173,27 +202,13 @@ void add_check_against_command(CLI::App& app) {
                   "use these efficiencies instead of fitting: gemm,attention,memory,fabric,network,contention (e.g. "
                   "0.7,0.5,0.8,0.8,0.8,0.2)");
   cmd->callback([=] {
+    reuse_freed_memory();  // a simulation per row and fit step, one after another
     const auto rows = read_all(*files);
     std::map<std::string, Efficiency> eff;
     std::map<std::string, FitResult> fits;
     if (!hardware->empty()) {
-      std::vector<double> v;
-      std::string cur;
-      for (char ch : *hardware + ",") {
-        if (ch == ',') {
-          try {
-            v.push_back(std::stod(cur));
-          } catch (const std::exception&) {
-            throw InputError("--efficiency", 0, "", fmt::format("'{}' is not a number", cur));
-          }
-          cur.clear();
-        } else
-          cur += ch;
-      }
-      if (v.size() != 6)
-        throw InputError("--efficiency", 0, "",
-                         "expected six numbers: gemm,attention,memory,fabric,network,contention");
-      for (const auto& r : rows) eff[r.hw] = eff_of(v);
+      const Efficiency given = parse_efficiencies(*hardware);
+      for (const auto& r : rows) eff[r.hw] = given;
     } else {
       std::vector<MeasuredRun> fit_rows;
       for (const auto& r : rows)
@@ -228,8 +243,12 @@ void add_check_against_command(CLI::App& app) {
               ? fmt::format("fitted on {} of {} rows (fit=1), shared by every row of this accelerator", nfit, nall)
               : std::string("given with --efficiency"));
     }
+    // Every row is an independent simulation: every core, each at its own index.
+    std::vector<double> predicted(rows.size());
+    parallel_for(rows.size(), all_cores(),
+                 [&](std::size_t i) { predicted[i] = predict_row(rows[i], eff.at(rows[i].hw)); });
     out["files"] = nlohmann::ordered_json::array();
-    for (const auto& file : *files) check_file(file, rows, eff, text, out);
+    for (const auto& file : *files) check_file(file, rows, predicted, text, out);
     if (*json)
       fmt::print("{}\n", out.dump(2));
     else
@@ -249,6 +268,7 @@ void add_calibrate_command(CLI::App& app) {
   cmd->add_option("-o,--output", *output, "hardware YAML to write ('-' = stdout)")->required();
   cmd->add_flag("--fit-rows", *fit_only, "fit only the rows marked fit=1 (as check-against does)");
   cmd->callback([=] {
+    reuse_freed_memory();  // a simulation per row and fit step, one after another
     auto rows = read_all(*files);
     if (*fit_only)
       rows.erase(std::remove_if(rows.begin(), rows.end(), [](const MeasuredRun& r) { return !r.fit; }), rows.end());
