@@ -15,6 +15,17 @@ grep -qE '^zb-h2 +274\.000 +33\.000 .* 7 7 7 7 ' <<<"$out" || fail "zb-h2 row"
 grep -qE '^dualpipe +270\.000 +29\.000 .* 5 5 5 5 .* 24/24 +2$' <<<"$out" || fail "dualpipe row (two parameter copies)"
 grep -qE '^dualpipe-v +' <<<"$out" || fail "dualpipe-v row"
 
+# The schedules run side by side: the same table, notes and JSON on one thread or two, and an
+# explicit list's first failing schedule stops it as when they ran one after another.
+base=bench/suites/pipeline-base.yaml
+for args in "--set pipeline.stages=5 --set pipeline.microbatches=7" "--set pipeline.microbatches=64 --json"; do
+  # shellcheck disable=SC2086
+  [[ "$("$stepsim" compare "$base" $args -j 1 2>&1)" == "$("$stepsim" compare "$base" $args -j 2 2>&1)" ]] ||
+    fail "compare $args: -j 1 and -j 2 differ"
+done
+err="$("$stepsim" compare "$base" --set pipeline.microbatches=7 --schedules 1f1b,dualpipe,zb-h2 -j 2 2>&1)" && fail "m=7 dualpipe"
+grep -q "pipeline.schedule: dualpipe: dualpipe splits the micro-batches into two halves" <<<"$err" || fail "first error: $err"
+
 # The wrap-around hop free: the interleaved order gains 0.667 ms.
 "$stepsim" compare "$book" --schedules interleaved-1f1b --set pipeline.link.wrap_latency=0ms |
   grep -qE '^interleaved-1f1b v=2 +297\.000 +56\.000' || fail "free wrap hop"

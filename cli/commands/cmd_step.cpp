@@ -119,6 +119,8 @@ void add_compare_command(CLI::App& app) {
   add_scenario_args(cmd, *args);
   cmd->add_option("--schedules", request->schedules, "comma-separated schedules (default: every one that can run it)")
       ->delimiter(',');
+  cmd->add_option("-j,--jobs", request->jobs,
+                  "threads for a pipeline's schedules (default: every core); results do not depend on it");
   add_output_args(cmd, *out, "print a JSON list of summaries instead of the table");
   cmd->callback([=] {
     for (const auto& name : request->schedules) check_schedule_name("--schedules", name);

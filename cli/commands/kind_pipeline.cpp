@@ -1,5 +1,7 @@
 // The pipeline kind: one training step of a pipeline-parallel schedule (schedules/pipeline,
 // schedules/lowering/pipeline); `compare` runs it under several schedules.
+#include <atomic>
+#include <exception>
 #include <memory>
 
 #include <fmt/format.h>
@@ -9,6 +11,7 @@
 #include "cli/reports/pipeline_pictures.hpp"
 #include "cli/reports/pipeline_report.hpp"
 #include "models/units.hpp"
+#include "sim/parallel_for.hpp"
 
 namespace stepsim::cli {
 
@@ -94,19 +97,34 @@ KindReport compare_pipeline(const Scenario& sc, const CompareRequest& req) {
     for (const auto& f : schedule_families()) names.push_back(f.name);
     if (base.schedule == "custom") names.push_back("custom");  // the scenario's own order
   }
-  auto runs = std::make_shared<std::vector<std::unique_ptr<PipelineRun>>>();
+  // The schedules are simulated side by side (each on its own graph); what each ended in is then
+  // taken in the list's order, so the rows, the notes and the error that stops the command are
+  // those of running them one after another.
+  std::vector<std::unique_ptr<PipelineRun>> done(names.size());
+  std::vector<std::exception_ptr> failed(names.size());
   Progress progress("compare", "schedules", names.size(), req.json);
-  std::size_t tried = 0;
-  for (const auto& name : names) {
-    progress.update(tried++);
-    const PipelineSpec spec = spec_for_schedule(base, name);
-    if (name == "custom" && base.custom_actions.empty())
-      sc.fail("--schedules", "schedule 'custom' needs the scenario's pipeline.actions or pipeline.actions_csv");
+  std::atomic<std::size_t> finished{0};
+  const auto without_order = [&](std::size_t i) { return names[i] == "custom" && base.custom_actions.empty(); };
+  parallel_for(names.size(), req.jobs > 0 ? req.jobs : all_cores(), [&](std::size_t i) {
+    if (without_order(i)) return;  // failed below, in its turn
     try {
-      runs->push_back(std::make_unique<PipelineRun>(simulate_pipeline(spec)));
+      done[i] = std::make_unique<PipelineRun>(simulate_pipeline(spec_for_schedule(base, names[i])));
+    } catch (...) { failed[i] = std::current_exception(); }
+    progress.update(++finished);
+  });
+  auto runs = std::make_shared<std::vector<std::unique_ptr<PipelineRun>>>();
+  for (std::size_t i = 0; i < names.size(); ++i) {
+    if (without_order(i))
+      sc.fail("--schedules", "schedule 'custom' needs the scenario's pipeline.actions or pipeline.actions_csv");
+    if (!failed[i]) {
+      runs->push_back(std::move(done[i]));
+      continue;
+    }
+    try {
+      std::rethrow_exception(failed[i]);
     } catch (const SpecError& e) {
       if (explicit_list) sc.fail(e.key(), e.what());
-      note("skipped {}: {}", name, without_prefix(e.what(), name));
+      note("skipped {}: {}", names[i], without_prefix(e.what(), names[i]));
     }
   }
   auto view = std::make_shared<std::vector<const PipelineRun*>>();

@@ -36,6 +36,7 @@ struct RunRequest {
 struct CompareRequest {
   std::vector<std::string> schedules;  // pipeline: --schedules (empty: every one that runs)
   bool json = false;                   // --json: no progress line
+  unsigned jobs = 0;                   // -j: threads for the pipeline's schedules (0: every core)
 };
 
 struct ScenarioKind {
