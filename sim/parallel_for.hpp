@@ -4,10 +4,14 @@
 #include <atomic>
 #include <cstddef>
 #include <exception>
+#include <system_error>
 #include <thread>
 #include <vector>
 
 namespace stepsim {
+
+// The most threads one call makes (more than cores gain nothing; each costs a stack).
+inline constexpr unsigned kMaxThreads = 1024;
 
 // Runs work(i) for every i in [0, n) on up to `jobs` threads (the calling thread among them),
 // each taking the next unclaimed index; work(i) writes its result at index i, so the results
@@ -25,9 +29,16 @@ void parallel_for(std::size_t n, unsigned jobs, F&& work) {
       } catch (...) { errors[i] = std::current_exception(); }
     }
   };
-  const unsigned threads = static_cast<unsigned>(std::clamp<std::size_t>(n, 1, std::max(1u, jobs)));
+  const unsigned threads = static_cast<unsigned>(std::clamp<std::size_t>(n, 1, std::clamp(jobs, 1u, kMaxThreads)));
   std::vector<std::thread> pool;
-  for (unsigned t = 1; t < threads; ++t) pool.emplace_back(loop);
+  pool.reserve(threads - 1);
+  for (unsigned t = 1; t < threads; ++t) {
+    // A thread the system will not make (its limits: `-j 100000` under `ulimit -v`) leaves the
+    // work to those it made; the results do not depend on how many there are.
+    try {
+      pool.emplace_back(loop);
+    } catch (const std::system_error&) { break; }
+  }
   loop();
   for (auto& t : pool) t.join();
   for (const auto& e : errors)

@@ -24,6 +24,19 @@ expect() {  # expect CODE TEXT: exit CODE and TEXT in stderr, which is one line
 }
 sc=scenarios/book-pipeline.yaml
 
+# -j past what the system will make: the threads it cannot start leave the work to the others
+# (std::terminate before: each thread's 8 MB stack under a 1.5 GB address-space limit). Not under
+# the sanitizers, which cannot start under `ulimit -v`.
+if [[ "${STEPSIM_SANITIZED:-0}" != 1 ]]; then
+  "$stepsim" bench bench/suites/scale-1000.yaml -q -j 2 -o "$tmp/two.json" >/dev/null || fail "bench -j 2"
+  run bash -c "ulimit -v 1500000; exec $stepsim bench bench/suites/scale-1000.yaml -q -j 1000000 -o $tmp/many.json"
+  [[ $code == 0 ]] || fail "bench -j 1000000 under ulimit -v: exit $code ($err)"
+  cmp -s "$tmp/two.json" "$tmp/many.json" || fail "bench -j 1000000: other results"
+  run bash -c "ulimit -v 1500000; exec $stepsim plan scenarios/design-case.yaml --sweep cards=8:256:8 \
+    --sweep efficiency=20%:60%:1% --csv -j 4294967295"
+  [[ $code == 0 && "$(wc -l <<<"$out")" == 1313 ]] || fail "plan --sweep -j 4294967295 under ulimit -v: exit $code ($err)"
+fi
+
 # No budget: each of these allocated until bad_alloc, or ran for 50 minutes.
 run_capped "$stepsim" run $sc --set pipeline.microbatches=1000000000
 expect 2 "error: --set: pipeline.microbatches: too large: about 1.6e+10 ops and 6.4 TB of memory, over --max-ops 1000000000: make it smaller or raise --max-ops"
