@@ -4,43 +4,33 @@
 #include <atomic>
 #include <cmath>
 #include <exception>
-#include <mutex>
-#include <thread>
+
+#include "sim/parallel_for.hpp"
 
 namespace stepsim {
 
 void for_each_run(int runs, int threads, const std::function<void(int)>& run,
                   const std::function<void(int)>& progress) {
   if (runs <= 0) return;
-  if (threads <= 0) threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-  threads = std::min(threads, runs);
-  std::atomic<int> next{0};
+  // A failed run stops the runs after it from starting (more of them would likely fail the same
+  // way, each after its share of the work guard); the runs before it still finish, so the first
+  // failing run is always found and its error, the smallest index's, is parallel_for's to rethrow.
+  std::atomic<int> first_failed{runs};
   std::atomic<int> done{0};
-  std::atomic<bool> failed{false};
-  std::exception_ptr first_error;
-  std::mutex error_mutex;
-  auto worker = [&] {
-    for (;;) {
-      if (failed.load()) return;
-      const int i = next.fetch_add(1);
-      if (i >= runs) return;
-      try {
-        run(i);
-      } catch (...) {
-        std::lock_guard<std::mutex> lock(error_mutex);
-        if (!first_error) first_error = std::current_exception();
-        failed.store(true);
-        return;
-      }
-      const int d = done.fetch_add(1) + 1;
-      if (progress) progress(d);
-    }
-  };
-  std::vector<std::thread> pool;
-  for (int t = 1; t < threads; ++t) pool.emplace_back(worker);
-  worker();
-  for (auto& t : pool) t.join();
-  if (first_error) std::rethrow_exception(first_error);
+  parallel_for(static_cast<std::size_t>(runs), threads <= 0 ? all_cores() : static_cast<unsigned>(threads),
+               [&](std::size_t k) {
+                 const int i = static_cast<int>(k);
+                 if (i > first_failed.load()) return;
+                 try {
+                   run(i);
+                 } catch (...) {
+                   int f = first_failed.load();  // first_failed = min(first_failed, i)
+                   while (i < f && !first_failed.compare_exchange_weak(f, i)) {}
+                   throw;
+                 }
+                 const int d = done.fetch_add(1) + 1;
+                 if (progress) progress(d);
+               });
 }
 
 MeanEstimate estimate_mean(const std::vector<double>& xs) {

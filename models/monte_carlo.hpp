@@ -10,9 +10,10 @@
 
 namespace stepsim {
 
-// Calls run(i) for i in [0, runs) on `threads` threads (0 = every hardware thread). `progress`,
-// if set, is called from the worker threads with the number of finished runs after each one;
-// it must be thread-safe. Exceptions from run() are rethrown (the first one) after all threads stop.
+// Calls run(i) for i in [0, runs) on `threads` threads (0 = every hardware thread; parallel_for's
+// pool). `progress`, if set, is called from the worker threads with the number of finished runs
+// after each one; it must be thread-safe. Once a run fails, the runs after it are not started;
+// the error rethrown is the one of the first failing run in index order, whatever the threads.
 void for_each_run(int runs, int threads, const std::function<void(int)>& run,
                   const std::function<void(int)>& progress = {});
 

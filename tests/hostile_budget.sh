@@ -35,6 +35,9 @@ if [[ "${STEPSIM_SANITIZED:-0}" != 1 ]]; then
   run bash -c "ulimit -v 1500000; exec $stepsim plan scenarios/design-case.yaml --sweep cards=8:256:8 \
     --sweep efficiency=20%:60%:1% --csv -j 4294967295"
   [[ $code == 0 && "$(wc -l <<<"$out")" == 1313 ]] || fail "plan --sweep -j 4294967295 under ulimit -v: exit $code ($err)"
+  "$stepsim" job scenarios/job-design-48.yaml --runs 300 -j 2 --json >"$tmp/job2.json" 2>/dev/null || fail "job -j 2"
+  run bash -c "ulimit -v 1500000; exec $stepsim job scenarios/job-design-48.yaml --runs 300 -j 1024 --json"
+  [[ $code == 0 && "$out" == "$(cat "$tmp/job2.json")" ]] || fail "job -j 1024 under ulimit -v: exit $code ($err)"
 fi
 
 # No budget: each of these allocated until bad_alloc, or ran for 50 minutes.

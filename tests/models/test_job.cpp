@@ -2,10 +2,15 @@
 // book 10.4.3-10.4.5). Tolerances are 4 standard errors measured from the runs themselves.
 #include <catch2/catch.hpp>
 
+#include <atomic>
 #include <cmath>
+#include <stdexcept>
+#include <string>
+#include <vector>
 
 #include "models/checkpoint.hpp"
 #include "models/job.hpp"
+#include "models/monte_carlo.hpp"
 
 using namespace stepsim;
 
@@ -231,4 +236,25 @@ TEST_CASE("a run that cannot finish is reported, not simulated forever", "[job]"
   s.card_mtbf = 3600 * kSecond;
   CHECK_THROWS_AS(simulate_run(s, 1, 0), JobCannotFinish);
   CHECK_THROWS_AS(simulate_job(s, 4, 1, 2), JobCannotFinish);
+}
+
+TEST_CASE("runs on threads: a failure stops the later runs, and the error is the first failing run's", "[job]") {
+  // Runs 7 and on fail; whichever thread fails first, run 7's error is the one rethrown, and
+  // every run before it has run.
+  for (int threads : {1, 2, 4, 8})
+    for (int round = 0; round < 20; ++round) {
+      std::vector<std::atomic<int>> ran(200);
+      std::string message;
+      try {
+        for_each_run(200, threads, [&](int i) {
+          ++ran[static_cast<std::size_t>(i)];
+          if (i >= 7) throw std::runtime_error("run " + std::to_string(i));
+        });
+      } catch (const std::runtime_error& e) { message = e.what(); }
+      CHECK(message == "run 7");
+      for (int i = 0; i <= 7; ++i) CHECK(ran[static_cast<std::size_t>(i)] == 1);
+      int after = 0;
+      for (int i = 8; i < 200; ++i) after += ran[static_cast<std::size_t>(i)];
+      CHECK(after < 200 - 8);  // the later runs stop being started
+    }
 }
