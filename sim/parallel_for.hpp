@@ -10,8 +10,13 @@
 
 namespace stepsim {
 
-// The most threads one call makes (more than cores gain nothing; each costs a stack).
-inline constexpr unsigned kMaxThreads = 1024;
+// Threads to use when the user did not say: every core.
+inline unsigned all_cores() { return std::max(1u, std::thread::hardware_concurrency()); }
+
+// The most threads one call makes: twice the cores, and never over 1,024. More than the cores
+// gain nothing on this work, and each takes a stack out of the address space the work needs
+// (`-j 1000000` under `ulimit -v 1500000` left the simulations none).
+inline unsigned max_threads() { return std::min(2 * all_cores(), 1024u); }
 
 // Runs work(i) for every i in [0, n) on up to `jobs` threads (the calling thread among them),
 // each taking the next unclaimed index; work(i) writes its result at index i, so the results
@@ -29,7 +34,7 @@ void parallel_for(std::size_t n, unsigned jobs, F&& work) {
       } catch (...) { errors[i] = std::current_exception(); }
     }
   };
-  const unsigned threads = static_cast<unsigned>(std::clamp<std::size_t>(n, 1, std::clamp(jobs, 1u, kMaxThreads)));
+  const unsigned threads = static_cast<unsigned>(std::clamp<std::size_t>(n, 1, std::clamp(jobs, 1u, max_threads())));
   std::vector<std::thread> pool;
   pool.reserve(threads - 1);
   for (unsigned t = 1; t < threads; ++t) {
@@ -44,8 +49,5 @@ void parallel_for(std::size_t n, unsigned jobs, F&& work) {
   for (const auto& e : errors)
     if (e) std::rethrow_exception(e);
 }
-
-// Threads to use when the user did not say: every core.
-inline unsigned all_cores() { return std::max(1u, std::thread::hardware_concurrency()); }
 
 }  // namespace stepsim
