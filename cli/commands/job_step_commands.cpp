@@ -48,9 +48,14 @@ std::vector<MeasuredRun> read_all(const std::vector<std::string>& files) {
   return out;
 }
 
+void add_jobs_option(CLI::App* cmd, unsigned& jobs) {
+  cmd->add_option("-j,--jobs", jobs, "threads (default: every core); results do not depend on it");
+}
+unsigned threads_for(unsigned jobs) { return jobs > 0 ? jobs : all_cores(); }
+
 // One calibration per accelerator: fitted on the given rows of that accelerator. Each fit's
 // residuals are in the order of that accelerator's rows as given.
-std::map<std::string, FitResult> fit_per_accelerator(const std::vector<MeasuredRun>& rows) {
+std::map<std::string, FitResult> fit_per_accelerator(const std::vector<MeasuredRun>& rows, unsigned jobs) {
   std::map<std::string, std::vector<const MeasuredRun*>> by_hw;
   for (const auto& r : rows) by_hw[r.hw].push_back(&r);
   std::map<std::string, FitResult> out;
@@ -75,11 +80,11 @@ std::map<std::string, FitResult> fit_per_accelerator(const std::vector<MeasuredR
     // Every (set, row) is an independent simulation: every core, each prediction at its own index.
     // Taken row by row (a row's sets one after another), so that the sets of an expensive row go
     // to different threads instead of leaving one thread with all of them.
-    auto predict = [&list](const std::vector<std::vector<double>>& sets) {
+    auto predict = [&list, jobs](const std::vector<std::vector<double>>& sets) {
       std::vector<std::vector<double>> v(sets.size(), std::vector<double>(list.size()));
       std::vector<Efficiency> e;
       for (const auto& p : sets) e.push_back(eff_of(p));
-      parallel_for(sets.size() * list.size(), all_cores(), [&](std::size_t k) {
+      parallel_for(sets.size() * list.size(), jobs, [&](std::size_t k) {
         const std::size_t row = k / sets.size(), set = k % sets.size();
         v[set][row] = predict_row(*list[row], e[set]);
       });
@@ -192,12 +197,14 @@ void add_check_against_command(CLI::App& app) {
   auto files = std::make_shared<std::vector<std::string>>();
   auto json = std::make_shared<bool>(false);
   auto hardware = std::make_shared<std::string>();
+  auto jobs = std::make_shared<unsigned>(0);
   auto* cmd = app.add_subcommand("check-against",
                                  "predict measured runs (validation/*.csv) and print measured vs predicted per row; "
                                  "one calibration per accelerator is "
                                  "fitted on the rows marked fit=1 of all the files given, the other rows are held out");
   cmd->add_option("files", *files, "CSV files of measured runs")->required();
   cmd->add_flag("--json", *json, "print JSON instead of tables");
+  add_jobs_option(cmd, *jobs);
   cmd->add_option("--efficiency", *hardware,
                   "use these efficiencies instead of fitting: gemm,attention,memory,fabric,network,contention (e.g. "
                   "0.7,0.5,0.8,0.8,0.8,0.2)");
@@ -214,7 +221,7 @@ void add_check_against_command(CLI::App& app) {
       for (const auto& r : rows)
         if (r.fit) fit_rows.push_back(r);
       if (fit_rows.empty()) throw InputError((*files)[0], 0, "fit", "no row is marked fit=1: nothing to calibrate on");
-      fits = fit_per_accelerator(fit_rows);
+      fits = fit_per_accelerator(fit_rows, threads_for(*jobs));
       for (const auto& [hw, f] : fits) eff[hw] = eff_of(f.params);
     }
     nlohmann::ordered_json out;
@@ -245,7 +252,7 @@ void add_check_against_command(CLI::App& app) {
     }
     // Every row is an independent simulation: every core, each at its own index.
     std::vector<double> predicted(rows.size());
-    parallel_for(rows.size(), all_cores(),
+    parallel_for(rows.size(), threads_for(*jobs),
                  [&](std::size_t i) { predicted[i] = predict_row(rows[i], eff.at(rows[i].hw)); });
     out["files"] = nlohmann::ordered_json::array();
     for (const auto& file : *files) check_file(file, rows, predicted, text, out);
@@ -260,6 +267,7 @@ void add_calibrate_command(CLI::App& app) {
   auto files = std::make_shared<std::vector<std::string>>();
   auto output = std::make_shared<std::string>();
   auto fit_only = std::make_shared<bool>(false);
+  auto jobs = std::make_shared<unsigned>(0);
   auto* cmd = app.add_subcommand(
       "calibrate",
       "fit an accelerator's efficiency parameters (least squares) to measured runs and write a hardware "
@@ -267,6 +275,7 @@ void add_calibrate_command(CLI::App& app) {
   cmd->add_option("files", *files, "CSV files of measured runs (columns as validation/*.csv)")->required();
   cmd->add_option("-o,--output", *output, "hardware YAML to write ('-' = stdout)")->required();
   cmd->add_flag("--fit-rows", *fit_only, "fit only the rows marked fit=1 (as check-against does)");
+  add_jobs_option(cmd, *jobs);
   cmd->callback([=] {
     reuse_freed_memory();  // a simulation per row and fit step, one after another
     auto rows = read_all(*files);
@@ -278,7 +287,7 @@ void add_calibrate_command(CLI::App& app) {
       if (r.hw != hw)
         throw InputError((*files)[0], r.line, "hw",
                          fmt::format("rows of '{}' and '{}': calibrate one accelerator at a time", hw, r.hw));
-    const auto fits = fit_per_accelerator(rows);
+    const auto fits = fit_per_accelerator(rows, threads_for(*jobs));
     const FitResult& f = fits.at(hw);
     Table t({{"row", false}, {"measured"}, {"fitted"}, {"residual"}});
     for (std::size_t i = 0; i < rows.size(); ++i)
