@@ -10,7 +10,7 @@
 namespace stepsim {
 
 struct Timeline {
-  std::vector<Time> start;  // per op; -1 for an op that never ran (a deadlocked step)
+  std::vector<Time> start;  // per op (every op has run: a run that cannot finish throws)
   Time makespan = 0;        // latest done time (end + latency) over all ops
 
   // When the op frees its resource.
