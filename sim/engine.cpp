@@ -102,11 +102,12 @@ class Run {
         latency_(g.resource_count(), 0) {
     // Until an op starts, its start slot counts its dependencies not yet done, as -1 minus the
     // count: it reaches -1 (kReady) when the last one is done, and a start time is >= 0. One
-    // array serves as both, so the engine's own state is 8 bytes per op instead of 12, and each
-    // count changes on the cache line its start is written to soon after. (Filled in one pass.)
-    tl_.start.reserve(n_);
-    for (OpId op = 0; op < n_; ++op) tl_.start.push_back(kReady - static_cast<Time>(rec_[op].in_degree));
+    // array serves as both, so the engine's own state is 8 bytes per op, and each count changes
+    // on the cache line its start is written to soon after. The counts are made here, from the
+    // successor lists (the graph's records do not carry them).
+    tl_.start.assign(n_, kReady);
     pending_ = tl_.start.data();
+    for (std::size_t i = 0, e = g.targets().size(); i < e; ++i) --pending_[succ_[i]];
     for (ResourceId r = 0; r < g.resource_count(); ++r) {
       cursor_[r] = g.first_on(r);
       fifo_flag_[r] = g.resource(r).discipline == Discipline::Fifo;

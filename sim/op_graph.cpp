@@ -56,12 +56,10 @@ std::string OpGraph::op_name(OpId op) const {
 // Kahn's algorithm: the graph is acyclic iff repeatedly removing ops with no unremoved
 // predecessor removes them all. Plain arrays, so it costs a fraction of a depth-first search.
 bool OpGraph::has_cycle() const {
-  std::vector<std::uint32_t> left(n_);
+  std::vector<std::uint32_t> left = in_degrees();
   std::vector<OpId> free;
-  for (OpId op = 0; op < n_; ++op) {
-    left[op] = rec_[op].in_degree;
+  for (OpId op = 0; op < n_; ++op)
     if (left[op] == 0) free.push_back(op);
-  }
   std::size_t removed = 0;
   while (!free.empty()) {
     const OpId u = free.back();
@@ -79,11 +77,8 @@ void OpGraph::finalize() {
   // CSR by a counting sort of the edges on their source, in place: count, turn the counts into
   // end offsets, then place the edges from last to first, moving each source's offset down to
   // its start. Each list keeps the order its edges were added in.
-  rec_.push_back({0, 0, kNoOp, 0, 0});  // sentinel
-  for (const auto& [from, to] : edges_) {
-    ++rec_[from].first_succ;
-    ++rec_[to].in_degree;
-  }
+  rec_.push_back({0, 0, kNoOp, 0});  // sentinel
+  for (const auto& e : edges_) ++rec_[e.first].first_succ;
   std::uint32_t sum = 0;
   for (std::size_t op = 0; op <= n_; ++op) {
     sum += rec_[op].first_succ;
@@ -94,6 +89,12 @@ void OpGraph::finalize() {
   edges_.clear();
   edges_.shrink_to_fit();
   finalized_ = true;
+}
+
+std::vector<std::uint32_t> OpGraph::in_degrees() const {
+  std::vector<std::uint32_t> in(n_, 0);
+  for (const OpId v : targets_) ++in[v];
+  return in;
 }
 
 // Acyclicity is not checked here but by the engine, which is a topological traversal itself: a
