@@ -338,8 +338,8 @@ void pipeline_trace(TraceWriter& tr, const PipelineRun& run) {
   std::uint64_t flow_id = 1;
   const auto sends_end = static_cast<OpId>(std::min(g.op_count(), prog.info.size()));
   for (OpId send = prog.first_send; send < sends_end; ++send) {
-    if (!PipelineProgram::is_send(prog.info[send].kind)) continue;
-    if (send + 16 < sends_end && PipelineProgram::is_send(prog.info[send + 16].kind)) {
+    if (!PipelineProgram::is_send(prog.info.kind(send))) continue;
+    if (send + 16 < sends_end && PipelineProgram::is_send(prog.info.kind(send + 16))) {
       const OpId ahead = prog.consumer_of(send + 16);
       __builtin_prefetch(&g.records()[ahead]);
       __builtin_prefetch(&tl.start[ahead]);

@@ -222,7 +222,8 @@ void run_pipeline_path(JobStepRun& run) {
   run.pipeline = lower(run.plan, costs);
   PipelineProgram& prog = *run.pipeline;
   OpGraph& g = prog.graph;
-  for (const auto& x : prog.info) run.kinds.push_back(kind_of(x));
+  run.kinds.reserve(prog.info.size());
+  for (OpId op = 0; op < prog.info.size(); ++op) run.kinds.push_back(kind_of(prog.info[op]));
   auto names = std::make_shared<std::vector<std::string>>();
   const std::size_t base = prog.info.size();
   auto add = [&](ResourceId r, Time dur, JobOpKind k, std::string name) {

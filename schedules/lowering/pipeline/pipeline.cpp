@@ -14,6 +14,12 @@
 
 namespace stepsim {
 
+std::int32_t PipeOpInfos::pair_micro2(OpId op) const {
+  const auto it = std::lower_bound(pair_micro2_.begin(), pair_micro2_.end(), op,
+                                   [](const std::pair<OpId, std::int32_t>& p, OpId x) { return p.first < x; });
+  return it != pair_micro2_.end() && it->first == op ? it->second : -1;
+}
+
 Time PipelineCosts::latency_between(int src, int dst) const {
   auto it = hop_latency.find({src, dst});
   return it == hop_latency.end() ? latency : it->second;
@@ -509,12 +515,12 @@ class DeviceChanges {
     const std::size_t end = std::min(g.op_count(), prog_.info.size());  // a job appends ops of its own
     std::vector<std::uint32_t> count(g.resource_count() + 1, 0);
     for (OpId op = prog_.first_send; op < end; ++op)
-      if (PipelineProgram::is_send(prog_.info[op].kind)) ++count[g.op_resource(op) + 1];
+      if (PipelineProgram::is_send(prog_.info.kind(op))) ++count[g.op_resource(op) + 1];
     for (std::size_t r = 1; r < count.size(); ++r) count[r] += count[r - 1];
     link_first_ = count;
     link_sends_.resize(count.back());
     for (OpId op = prog_.first_send; op < end; ++op)
-      if (PipelineProgram::is_send(prog_.info[op].kind)) link_sends_[count[g.op_resource(op)]++] = op;
+      if (PipelineProgram::is_send(prog_.info.kind(op))) link_sends_[count[g.op_resource(op)]++] = op;
   }
   std::span<const OpId> link_sends(ResourceId link) const {
     return {link_sends_.data() + link_first_[link], link_sends_.data() + link_first_[link + 1]};

@@ -79,9 +79,9 @@ enum class PipeOp : std::uint8_t {
   Comm
 };
 
-// What an op of a pipeline graph means; indexed by op id. 16 bytes: a large step holds one per
-// op, so a send's receiving device and an overlapped pair's backward stage share a field (an op is
-// never both). Devices and virtual stages fit 16 bits (lower() checks).
+// What an op of a pipeline graph means. A send's receiving device and an overlapped pair's
+// backward stage share a field (an op is never both). Devices and virtual stages fit 16 bits
+// (lower() checks).
 struct PipeOpInfo {
   PipeOp kind;
   std::int16_t device;  // the device that runs it (for sends: the sender)
@@ -93,7 +93,34 @@ struct PipeOpInfo {
   int peer() const { return other; }
   int stage2() const { return other; }
 };
-static_assert(sizeof(PipeOpInfo) == 16);
+
+// Every op's PipeOpInfo, by op id, in 12 bytes an op (a large step holds one per op): the
+// backward micro-batch of an overlapped pair, the only field other ops lack, is kept apart.
+class PipeOpInfos {
+ public:
+  void reserve(std::size_t ops) { ops_.reserve(ops); }
+  void push_back(const PipeOpInfo& x) {
+    if (x.kind == PipeOp::Overlap) pair_micro2_.emplace_back(static_cast<OpId>(ops_.size()), x.micro2);
+    ops_.push_back({x.kind, x.device, x.other, x.stage, x.micro});
+  }
+  std::size_t size() const { return ops_.size(); }
+  PipeOp kind(OpId op) const { return ops_[op].kind; }
+  PipeOpInfo operator[](OpId op) const {
+    const Stored& s = ops_[op];
+    return {s.kind, s.device, s.other, s.stage, s.micro, s.kind == PipeOp::Overlap ? pair_micro2(op) : -1};
+  }
+
+ private:
+  struct Stored {
+    PipeOp kind;
+    std::int16_t device, other, stage;
+    std::int32_t micro;
+  };
+  static_assert(sizeof(Stored) == 12);
+  std::int32_t pair_micro2(OpId op) const;
+  std::vector<Stored> ops_;
+  std::vector<std::pair<OpId, std::int32_t>> pair_micro2_;  // overlapped pairs' ops, in op id order
+};
 
 // The most devices and virtual stages a pipeline may have (PipeOpInfo's 16-bit fields).
 inline constexpr int kMaxPipelineStages = 32767;
@@ -107,7 +134,7 @@ void append_pipe_op_name(std::string& out, const PipeOpInfo& x);
 
 struct PipelineProgram {
   OpGraph graph;
-  std::vector<PipeOpInfo> info;
+  PipeOpInfos info;
   std::vector<ResourceId> compute;  // per device
   std::vector<ResourceId> comm;     // per device: its in-pass collectives (only with *_comm costs)
   int devices = 0;
