@@ -107,7 +107,11 @@ class Run {
     // successor lists (the graph's records do not carry them).
     tl_.start.assign(n_, kReady);
     pending_ = tl_.start.data();
-    for (std::size_t i = 0, e = g.targets().size(); i < e; ++i) --pending_[succ_[i]];
+    constexpr std::size_t kAhead = 16;  // the counts are scattered: ask for them ahead
+    for (std::size_t i = 0, e = g.targets().size(); i < e; ++i) {
+      if (i + kAhead < e) __builtin_prefetch(pending_ + succ_[i + kAhead]);
+      --pending_[succ_[i]];
+    }
     for (ResourceId r = 0; r < g.resource_count(); ++r) {
       cursor_[r] = g.first_on(r);
       fifo_flag_[r] = g.resource(r).discipline == Discipline::Fifo;
@@ -197,8 +201,10 @@ class Run {
       if (!add_time(now, rec_[op].duration, &end)) throw overflow(op, now, rec_[op].duration, "end");
       tl_.start[op] = now;
       events_.push({end, op, 0});
-      // The op after it on this resource starts at the earliest when this one ends: its record
-      // and count are fetched now, a whole op's duration before they are read.
+      // Its successor list is read when it is done, and the op after it on this resource starts
+      // at the earliest when it ends: both are fetched now, a whole op's duration before they
+      // are read (the list's first line; most lists are one or two ops).
+      __builtin_prefetch(succ_ + rec_[op].first_succ);
       if (const OpId after = rec_[op].next; after != kNoOp) {
         __builtin_prefetch(rec_ + after);
         __builtin_prefetch(pending_ + after);
