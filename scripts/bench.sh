@@ -1,12 +1,12 @@
 #!/usr/bin/env bash
 # The simulator's own speed (docs/performance.md): builds Release, runs the Google Benchmark suite
 # (bench/*.cpp), then measures the whole `stepsim` process -- CPU time and peak RSS per op from
-# 260k to 16.6M ops, --trace against the run without it, the Python reference model side by
+# 260k to 16.6M ops and for an unfolded 16,384-card ZeRO-3 step (25M ops), --trace against the run without it, the Python reference model side by
 # side, the 1,000-variant suite on 1 and 2 jobs -- and counts instructions with callgrind (a
 # figure that does not move with machine load).
 # Usage: scripts/bench.sh [extra stepsim_bench flags]
 #   STEPSIM_BENCH_REPS=3 repetitions; STEPSIM_BENCH_CALLGRIND=0 skips valgrind;
-#   STEPSIM_BENCH_LARGE=0 skips the 16.6M-op run (about 2 GB of RAM before the speed work).
+#   STEPSIM_BENCH_LARGE=0 skips the 16.6M-op and ZeRO-3 runs (0.8 and 1.4 GB of RAM).
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 build="${STEPSIM_BUILD_DIR:-$root/build}"
@@ -43,6 +43,18 @@ for m in "${sizes[@]}"; do
   printf '   %-8s %11s %9.2f %14.1f %10.0f %9.1f\n' "$m" "$ops" "$cpu" "$(echo "$ops / $cpu / 1000000" | bc -l)" \
     "$(echo "$rss / 1024" | bc -l)" "$(echo "$rss * 1024 / $ops" | bc -l)"
 done
+
+if [[ "${STEPSIM_BENCH_LARGE:-1}" == "1" ]]; then
+  echo
+  echo "== whole process: an unfolded 16,384-card ZeRO-3 step (zero3-design-48.yaml, fold off)"
+  /usr/bin/time -f "%U %S %M" -o "$tmp/time" "$stepsim" --verbose run scenarios/zero3-design-48.yaml \
+    --set data_parallel.cards=16384 --set data_parallel.fold=false --json 2>"$tmp/z3.err" >/dev/null
+  read -r user sys rss <"$tmp/time"
+  ops=$(sed -n 's/.*: \([0-9]*\) ops simulated.*/\1/p' "$tmp/z3.err")
+  cpu=$(echo "$user + $sys" | bc -l)
+  printf '   %s ops: %.2f CPU-s (%.2f user), %.1f M ops/CPU-s, peak RSS %d MB, %.1f B/op\n' "$ops" "$cpu" "$user" \
+    "$(echo "$ops / $cpu / 1000000" | bc -l)" $((rss / 1024)) "$(echo "$rss * 1024 / $ops" | bc -l)"
+fi
 
 echo
 echo "== --trace: the same run with its trace streamed to a file, Chrome JSON and Perfetto (p=64, m=4096)"

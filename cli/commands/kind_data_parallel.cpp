@@ -9,6 +9,7 @@
 #include "cli/commands/scenario_kinds.hpp"
 #include "cli/reports/data_parallel_pictures.hpp"
 #include "cli/reports/data_parallel_report.hpp"
+#include "models/units.hpp"
 
 namespace stepsim::cli {
 
@@ -33,6 +34,8 @@ DataParallelRun run_or_fail(const Scenario& sc, const DataParallelSpec& spec, co
 KindReport run_data_parallel(const Scenario& sc) {
   const DataParallelSpec& spec = sc.data_parallel->spec;
   auto run = std::make_shared<DataParallelRun>(run_or_fail(sc, spec, ""));
+  debug("{}: {} ops simulated ({} of {} ranks), step {}", sc.file, run->program->graph.op_count(),
+        run->result.simulated_ranks, run->result.cards, format_duration(run->timeline.makespan));
   const auto view = [run, &spec] { return std::vector<DataParallelReportRun>{{"base", run.get(), &spec}}; };
   KindReport r;
   r.text = [run, &sc, &spec] { return fmt::format("{}\n{}", sc.name, data_parallel_run_text(*run, spec)); };
