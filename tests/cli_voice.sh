@@ -78,6 +78,14 @@ run "$stepsim" run scenarios/book-pipeline.yaml; plain="$out"
 run "$stepsim" run scenarios/book-pipeline.yaml --verbose; expect 0 "debug: scenarios/book-pipeline.yaml: a 'pipeline' scenario" err
 [[ "$out" == "$plain" ]] || fail "--verbose changed stdout"
 run "$stepsim" --verbose run scenarios/book-pipeline.yaml; expect 0 "debug: " err
+# ... and how many ops a step simulated: a pipeline's (2pm + p + 2(p-1)m for 1F1B), a data-parallel
+# step's with the ranks it simulated (one when identical ranks are folded, same step time).
+run "$stepsim" --verbose run bench/suites/pipeline-base.yaml --set pipeline.stages=4 --set pipeline.microbatches=8
+expect 0 "debug: bench/suites/pipeline-base.yaml: 116 ops simulated, step" err
+run "$stepsim" --verbose run scenarios/zero3-design-48.yaml --json
+expect 0 "debug: scenarios/zero3-design-48.yaml: 1521 ops simulated (1 of 48 ranks), step 52.8 s" err
+run "$stepsim" --verbose run scenarios/zero3-design-48.yaml --set data_parallel.fold=false --json
+expect 0 "debug: scenarios/zero3-design-48.yaml: 73920 ops simulated (48 of 48 ranks), step 52.8 s" err
 cat >"$tmp/split.yaml" <<'YAML'
 name: split
 pipeline:
