@@ -34,7 +34,7 @@ pipe r2.yaml '  stages: 1
   actions: ["2147483647F0"]
   time: {forward: 1ms, backward: 1ms}'
 run "$stepsim" run "$tmp/r2.yaml"
-expect 2 "r2.yaml:4: pipeline.actions[0]: '2147483647F0': stage 2147483647 is too large (at most 2147483646)"
+expect 2 "r2.yaml:4: pipeline.actions[0]: '2147483647F0': stage 2147483647 is too large (at most 32766)"
 printf '2147483647F0,0B0\n' >"$tmp/r2.csv"
 pipe r2csv.yaml '  stages: 1
   microbatches: 1

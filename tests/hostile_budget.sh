@@ -46,7 +46,7 @@ expect 2 "error: --set: pipeline.microbatches: too large: about 1.6e+10 ops and 
 sed 's/^  schedule: .*$/  schedule: custom\n  actions: [["30000000F0"], [], [], []]/' $sc >"$tmp/token.yaml"
 grep -q 30000000F0 "$tmp/token.yaml" || fail "the token scenario was not made"
 run_capped "$stepsim" run "$tmp/token.yaml"
-expect 2 "pipeline.actions: 30000001 virtual stages are too many: a pipeline has at most 32767"
+expect 2 "pipeline.actions[0]: '30000000F0': stage 30000000 is too large (at most 32766)"
 run_capped "$stepsim" run $sc --set pipeline.stages=256 --set pipeline.microbatches=65536
 expect 2 "pipeline.microbatches: too large: about 6.7e+07 ops and 26.8 GB of memory, over $default_max_memory"
 # A job step's micro-batches (found by the mutation run: 2^31 sequences ran for minutes).

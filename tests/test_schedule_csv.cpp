@@ -54,6 +54,22 @@ TEST_CASE("CSV cells are PyTorch's str(_Action)", "[schedules][csv]") {
   CHECK(err.find("names two actions") != std::string::npos);
 }
 
+TEST_CASE("an action's stage is 16 bits: the largest is kMaxPipelineStages - 1", "[schedules][csv]") {
+  std::string err;
+  const auto last = parse_action("32766F7+32765B3", &err);
+  REQUIRE(last);
+  CHECK(last->stage == 32766);
+  CHECK(last->stage2 == 32765);
+  CHECK(last->micro2 == 3);
+  CHECK(format_action(*last) == "32766F7+32765B3");
+  CHECK_FALSE(parse_action("32767F0", &err));
+  CHECK(err == "'32767F0': stage 32767 is too large (at most 32766)");
+  CHECK_THROWS_AS(Action(ActionKind::Forward, kMaxPipelineStages, 0), std::length_error);
+  CHECK_THROWS_WITH(Action(ActionKind::OverlapFB, 0, 0, 40000, 0),
+                    "virtual stage 40000: a pipeline has at most 32767 virtual stages");
+  static_assert(sizeof(Action) == 16);
+}
+
 TEST_CASE("CSV import: idle cells, comm actions, quoting, errors by row and column", "[schedules][csv]") {
   // Empty cells (None in PyTorch) are idle slots; compute_comms actions are derived by stepsim.
   const auto rows = parse_actions_csv("0F0,,0SEND_F0,0B0,0UNSHARD\n1RECV_F0, 1F0 ,\"1B0\",0REDUCE_GRAD\n\n");

@@ -5,12 +5,18 @@
 #include <limits>
 #include <map>
 #include <set>
+#include <stdexcept>
 #include <tuple>
 #include <unordered_map>
 
 #include <fmt/format.h>
 
 namespace stepsim {
+
+void Action::throw_stage_out_of_range(int s) {
+  throw std::length_error(
+      fmt::format("virtual stage {}: a pipeline has at most {} virtual stages", s, kMaxPipelineStages));
+}
 
 std::string format_action(const Action& a) {
   if (a.kind == ActionKind::OverlapFB)
@@ -40,9 +46,9 @@ std::optional<Action> parse_simple(std::string_view t, std::string* error) {
     if (error) *error = fmt::format("'{}' is not an action like 0F3", t);
     return std::nullopt;
   }
-  // A schedule of stage s has s + 1 stages, a count held in an int.
-  if (stage == std::numeric_limits<int>::max()) {
-    if (error) *error = fmt::format("'{}': stage {} is too large (at most {})", t, stage, stage - 1);
+  // A schedule of stage s has s + 1 stages, at most kMaxPipelineStages.
+  if (stage >= kMaxPipelineStages) {
+    if (error) *error = fmt::format("'{}': stage {} is too large (at most {})", t, stage, kMaxPipelineStages - 1);
     return std::nullopt;
   }
   return Action{static_cast<ActionKind>(k), stage, micro};

@@ -5,6 +5,7 @@
 // device, in the compact notation of PyTorch's torch.distributed.pipelining: `0F3` is stage 0's
 // forward of micro-batch 3, `1I3` / `1W3` the input- and weight-gradient halves of stage 1's
 // backward, `1B3` a full backward. The engine decides when each action runs.
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -23,16 +24,36 @@ enum class ActionKind : char {
   OverlapFB = 'O',
 };
 
-struct Action {
-  ActionKind kind;
-  int stage;  // virtual stage: position along the model, 0 .. stages-1
-  int micro;
-  int stage2 = -1;
-  int micro2 = -1;
-  ActionKind kind2 = ActionKind::Backward;
+// The most devices and virtual stages a pipeline may have: an action's stage is 16 bits.
+inline constexpr int kMaxPipelineStages = 32767;
 
+// 16 bytes: a plan holds one per compute op until the lowering has made the ops (a million-op
+// step's lists were 24 bytes an action). Stages are below kMaxPipelineStages (parse_action and
+// plan_for check).
+struct Action {
+  ActionKind kind = ActionKind::Forward;
+  ActionKind kind2 = ActionKind::Backward;
+  std::int16_t stage = 0;  // virtual stage: position along the model, 0 .. stages-1
+  std::int16_t stage2 = -1;
+  std::int32_t micro = 0;
+  std::int32_t micro2 = -1;
+
+  Action() = default;
+  // Throws std::length_error for a stage of kMaxPipelineStages or more (a schedule asked for more
+  // virtual stages than a pipeline may have).
+  Action(ActionKind k, int s, int i, int s2 = -1, int i2 = -1, ActionKind k2 = ActionKind::Backward)
+      : kind(k), kind2(k2), stage(narrow_stage(s)), stage2(narrow_stage(s2)), micro(i), micro2(i2) {}
   bool operator==(const Action&) const = default;
+
+ private:
+  static std::int16_t narrow_stage(int s) {
+    if (s >= kMaxPipelineStages || s < -1) [[unlikely]]
+      throw_stage_out_of_range(s);
+    return static_cast<std::int16_t>(s);
+  }
+  [[noreturn, gnu::cold]] static void throw_stage_out_of_range(int s);
 };
+static_assert(sizeof(Action) == 16);
 
 // `0F3`; an overlapped pair as `0F3+5B1`.
 std::string format_action(const Action& a);

@@ -80,10 +80,7 @@ std::vector<Action> dualpipe_rank_actions(int P, int h, int C, bool middle, cons
       case DualPipeOp::Kind::BackwardInput: a.kind = ActionKind::BackwardInput; break;
       case DualPipeOp::Kind::BackwardWeight: a.kind = ActionKind::BackwardWeight; break;
       case DualPipeOp::Kind::Overlap:
-        a.kind = ActionKind::OverlapFB;
-        a.stage2 = stage(op.phase2);
-        a.micro2 = micro(op.phase2, op.index2);
-        a.kind2 = ActionKind::Backward;
+        a = Action{ActionKind::OverlapFB, a.stage, a.micro, stage(op.phase2), micro(op.phase2, op.index2)};
         break;
     }
     actions.push_back(a);

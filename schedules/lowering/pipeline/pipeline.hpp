@@ -122,8 +122,6 @@ class PipeOpInfos {
   std::vector<std::pair<OpId, std::int32_t>> pair_micro2_;  // overlapped pairs' ops, in op id order
 };
 
-// The most devices and virtual stages a pipeline may have (PipeOpInfo's 16-bit fields).
-inline constexpr int kMaxPipelineStages = 32767;
 
 char pipe_op_letter(PipeOp kind);
 // The op's name as errors and traces print it ("1F3", "send 1F3 d1->d2", "update d0"): written

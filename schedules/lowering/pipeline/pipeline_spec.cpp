@@ -5,6 +5,7 @@
 #include <limits>
 #include <map>
 #include <set>
+#include <stdexcept>
 
 #include <fmt/format.h>
 
@@ -142,7 +143,11 @@ PipelinePlan plan_for(const PipelineSpec& spec) {
     }
     const ScheduleRequest req{spec.stages, spec.microbatches, spec.virtual_stages};
     if (auto why = family->check(req)) throw SpecError("pipeline.schedule", fmt::format("{}: {}", family->name, *why));
-    plan = family->build(req);
+    try {
+      plan = family->build(req);
+    } catch (const std::length_error& e) {  // more virtual stages than an action holds
+      throw SpecError("pipeline.stages", fmt::format("{}: {}", family->name, e.what()));
+    }
   }
   const auto problems = check_plan(plan);
   if (!problems.empty()) {
