@@ -28,8 +28,8 @@ enum class ActionKind : char {
 inline constexpr int kMaxPipelineStages = 32767;
 
 // 16 bytes: a plan holds one per compute op until the lowering has made the ops (a million-op
-// step's lists were 24 bytes an action). Stages are below kMaxPipelineStages (parse_action and
-// plan_for check).
+// step's lists were 24 bytes an action). Stages are below kMaxPipelineStages: the constructor
+// checks (parse_action names the text first, plan_for turns a schedule's overflow into a SpecError).
 struct Action {
   ActionKind kind = ActionKind::Forward;
   ActionKind kind2 = ActionKind::Backward;
