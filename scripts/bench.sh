@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # The simulator's own speed (docs/performance.md): builds Release, runs the Google Benchmark suite
 # (bench/*.cpp), then measures the whole `stepsim` process -- CPU time and peak RSS per op from
-# 260k to 16.6M ops and for an unfolded 16,384-card ZeRO-3 step (25M ops), --trace against the run without it, the Python reference model side by
-# side, the 1,000-variant suite on 1 and 2 jobs -- and counts instructions with callgrind (a
-# figure that does not move with machine load).
+# 260k to 16.6M ops and for an unfolded 16,384-card ZeRO-3 step (25M ops), --trace against
+# the run without it, the Python reference model side by side, the 1,000-variant suite on 1
+# and 2 jobs -- and counts instructions with callgrind (a figure that does not move with load).
 # Usage: scripts/bench.sh [extra stepsim_bench flags]
 #   STEPSIM_BENCH_REPS=3 repetitions; STEPSIM_BENCH_CALLGRIND=0 skips valgrind;
 #   STEPSIM_BENCH_LARGE=0 skips the 16.6M-op and ZeRO-3 runs (0.8 and 1.4 GB of RAM).

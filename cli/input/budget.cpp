@@ -151,8 +151,10 @@ void check_pipeline_budget(const Reader& r, const PipelineSpec& spec) {
   const double stages = std::max(declared, named);
   if (devices > kMaxPipelineStages)
     r.fail("stages", fmt::format("{} is too many: a pipeline has at most {} devices", spec.stages, kMaxPipelineStages));
+  // An action names at most stage kMaxPipelineStages - 1 (parse_action), so only the declared
+  // virtual stages can pass the limit.
   if (stages > kMaxPipelineStages)
-    r.fail(named > declared ? (r.has("actions_csv") ? "actions_csv" : "actions") : "virtual_stages",
+    r.fail("virtual_stages",
            fmt::format("{:.0f} virtual stages are too many: a pipeline has at most {}", stages, kMaxPipelineStages));
   // Per (stage, micro-batch): forward, backward (or its two halves) and the sends between stages.
   const double ops = 4 * stages * micro;

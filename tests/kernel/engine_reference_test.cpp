@@ -38,8 +38,7 @@ Timeline reference_run(OpGraph& g) {
   const auto nr = g.resource_count();
   Timeline tl;
   tl.start.assign(n, -1);
-  std::vector<std::uint32_t> pending(n, 0);
-  for (OpId u = 0; u < n; ++u) g.for_each_successor(u, [&](OpId v) { ++pending[v]; });
+  std::vector<std::uint32_t> pending = g.in_degrees();
   std::vector<OpId> cursor(nr);
   for (ResourceId r = 0; r < nr; ++r) cursor[r] = g.first_on(r);
   std::vector<bool> busy(nr, false);

@@ -95,8 +95,8 @@ JobCommPlan plan_job_comm(const JobStepSpec& spec) {
 
 namespace {
 
-JobOpKind kind_of(const PipeOpInfo& x) {
-  switch (x.kind) {
+JobOpKind kind_of(PipeOp kind) {
+  switch (kind) {
     case PipeOp::Forward: return JobOpKind::Forward;
     case PipeOp::Backward:
     case PipeOp::BackwardInput:
@@ -223,7 +223,7 @@ void run_pipeline_path(JobStepRun& run) {
   PipelineProgram& prog = *run.pipeline;
   OpGraph& g = prog.graph;
   run.kinds.reserve(prog.info.size());
-  for (OpId op = 0; op < prog.info.size(); ++op) run.kinds.push_back(kind_of(prog.info[op]));
+  for (OpId op = 0; op < prog.info.size(); ++op) run.kinds.push_back(kind_of(prog.info.kind(op)));
   auto names = std::make_shared<std::vector<std::string>>();
   const std::size_t base = prog.info.size();
   auto add = [&](ResourceId r, Time dur, JobOpKind k, std::string name) {
