@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <bit>
 #include <stdexcept>
+#include <type_traits>
 
 namespace stepsim {
 
@@ -27,20 +28,29 @@ using Change = LevelChange;
 // histograms stay smaller than the data: a device's few thousand changes sort in four or five
 // cheap passes instead of a comparison sort (which cost a quarter of a whole run at p = 64,
 // m = 1,024). The order within one time is left unspecified: nothing downstream depends on it.
-void sort_by_time(Change* first, Change* last, std::vector<Change>& scratch) {
+template <class T>
+Time time_key(const T& x) {
+  if constexpr (std::is_same_v<T, Time>)
+    return x;
+  else
+    return x.time;
+}
+
+template <class T>
+void sort_by_time(T* first, T* last, std::vector<T>& scratch) {
   const std::size_t n = static_cast<std::size_t>(last - first);
   if (n < 64) {
-    std::sort(first, last, [](const Change& a, const Change& b) { return a.time < b.time; });
+    std::sort(first, last, [](const T& a, const T& b) { return time_key(a) < time_key(b); });
     return;
   }
   // Most runs come in order: check that alone first.
-  const Change* out_of_order = first + 1;
-  while (out_of_order != last && out_of_order[-1].time <= out_of_order->time) ++out_of_order;
+  const T* out_of_order = first + 1;
+  while (out_of_order != last && time_key(out_of_order[-1]) <= time_key(*out_of_order)) ++out_of_order;
   if (out_of_order == last) return;
-  Time lo = first->time, hi = first->time;
-  for (const Change* c = first + 1; c != last; ++c) {
-    lo = std::min(lo, c->time);
-    hi = std::max(hi, c->time);
+  Time lo = time_key(*first), hi = lo;
+  for (const T* c = first + 1; c != last; ++c) {
+    lo = std::min(lo, time_key(*c));
+    hi = std::max(hi, time_key(*c));
   }
   const auto span = static_cast<std::uint64_t>(hi) - static_cast<std::uint64_t>(lo);
   const int bits = std::clamp(static_cast<int>(std::bit_width(n)) - 3, 4, 11);
@@ -48,12 +58,12 @@ void sort_by_time(Change* first, Change* last, std::vector<Change>& scratch) {
   const int passes = (static_cast<int>(std::bit_width(span)) + bits - 1) / bits;
   if (scratch.size() < n) scratch.resize(n);
   std::vector<std::uint32_t> count(radix * static_cast<std::size_t>(passes), 0);
-  for (const Change* c = first; c != last; ++c) {
-    const auto key = static_cast<std::uint64_t>(c->time) - static_cast<std::uint64_t>(lo);
+  for (const T* c = first; c != last; ++c) {
+    const auto key = static_cast<std::uint64_t>(time_key(*c)) - static_cast<std::uint64_t>(lo);
     for (int p = 0; p < passes; ++p) ++count[radix * p + ((key >> (bits * p)) & (radix - 1))];
   }
-  Change* from = first;
-  Change* to = scratch.data();
+  T* from = first;
+  T* to = scratch.data();
   for (int p = 0; p < passes; ++p) {
     std::uint32_t* h = count.data() + radix * p;
     std::uint32_t sum = 0;
@@ -63,7 +73,7 @@ void sort_by_time(Change* first, Change* last, std::vector<Change>& scratch) {
       sum += c;
     }
     for (std::size_t i = 0; i < n; ++i) {
-      const auto key = static_cast<std::uint64_t>(from[i].time) - static_cast<std::uint64_t>(lo);
+      const auto key = static_cast<std::uint64_t>(time_key(from[i])) - static_cast<std::uint64_t>(lo);
       to[h[(key >> (bits * p)) & (radix - 1)]++] = from[i];
     }
     std::swap(from, to);
@@ -131,18 +141,16 @@ LevelCurve level_curve(std::span<LevelChange> changes, std::vector<LevelChange>&
 }
 
 namespace {
-// The runs sorted each and merged pairwise: returns where the merged changes are (`changes` or
-// `scratch`).
-const Change* merge_runs(std::span<LevelChange> changes, std::span<const std::size_t> run_ends,
-                         std::vector<LevelChange>& scratch) {
-  const std::size_t n = changes.size();
+// The runs merged pairwise, as changes (into `changes`, through `scratch`): returns where the
+// merged changes are. For more runs than are read side by side.
+const Change* merge_runs(std::span<const LevelRun> runs, std::vector<Change>& changes, std::vector<Change>& scratch) {
+  changes.clear();
   std::vector<std::size_t> bounds{0};
-  for (const std::size_t end : run_ends) {
-    sort_by_time(changes.data() + bounds.back(), changes.data() + end, scratch);
-    bounds.push_back(end);
+  for (const LevelRun& run : runs) {
+    for (const Time t : run.times) changes.push_back({t, run.delta});
+    bounds.push_back(changes.size());
   }
-  if (bounds.back() != n) throw std::invalid_argument("level_curve_of_runs: the runs do not end at the last change");
-  if (scratch.size() < n) scratch.resize(n);
+  scratch.resize(changes.size());
   const auto by_time = [](const Change& a, const Change& b) { return a.time < b.time; };
   Change* from = changes.data();
   Change* to = scratch.data();
@@ -166,30 +174,25 @@ const Change* merge_runs(std::span<LevelChange> changes, std::span<const std::si
 constexpr std::size_t kSideBySideRuns = 16;
 
 template <class Levels>
-void levels_side_by_side(std::span<LevelChange> changes, std::span<const std::size_t> run_ends,
-                         std::vector<LevelChange>& scratch, Levels& out) {
+void levels_side_by_side(std::span<const LevelRun> runs, Levels& out) {
   struct Cursor {
-    const Change* at;
-    const Change* end;
+    const Time* at;
+    const Time* end;
+    std::int64_t delta;
   };
-  Cursor runs[kSideBySideRuns];
-  std::size_t k = 0, begin = 0;
-  for (const std::size_t end : run_ends) {
-    sort_by_time(changes.data() + begin, changes.data() + end, scratch);
-    if (end > begin) runs[k++] = {changes.data() + begin, changes.data() + end};
-    begin = end;
-  }
-  if (begin != changes.size())
-    throw std::invalid_argument("level_curve_of_runs: the runs do not end at the last change");
+  Cursor heads[kSideBySideRuns];
+  std::size_t k = 0;
+  for (const LevelRun& run : runs)
+    if (!run.times.empty()) heads[k++] = {run.times.data(), run.times.data() + run.times.size(), run.delta};
   std::int64_t level = 0;
   while (k > 0) {
-    Time now = runs[0].at->time;
-    for (std::size_t r = 1; r < k; ++r) now = std::min(now, runs[r].at->time);
+    Time now = *heads[0].at;
+    for (std::size_t r = 1; r < k; ++r) now = std::min(now, *heads[r].at);
     for (std::size_t r = 0; r < k;) {
-      Cursor& c = runs[r];
-      for (; c.at != c.end && c.at->time == now; ++c.at) level += c.at->delta;
+      Cursor& c = heads[r];
+      for (; c.at != c.end && *c.at == now; ++c.at) level += c.delta;
       if (c.at == c.end)
-        c = runs[--k];  // an exhausted run: the last one takes its place
+        c = heads[--k];  // an exhausted run: the last one takes its place
       else
         ++r;
     }
@@ -197,27 +200,30 @@ void levels_side_by_side(std::span<LevelChange> changes, std::span<const std::si
   }
 }
 
-// Up to kSideBySideRuns runs side by side, more merged pairwise first.
+// Each run sorted on its own, then up to kSideBySideRuns runs side by side, more merged pairwise.
 template <class Levels>
-void levels_of_runs(std::span<LevelChange> changes, std::span<const std::size_t> run_ends,
-                    std::vector<LevelChange>& scratch, Levels& out) {
-  if (run_ends.size() <= kSideBySideRuns) return levels_side_by_side(changes, run_ends, scratch, out);
-  const Change* merged = merge_runs(changes, run_ends, scratch);
+void levels_of_runs(std::span<const LevelRun> runs, std::vector<Time>& scratch, Levels& out) {
+  for (const LevelRun& run : runs) sort_by_time(run.times.data(), run.times.data() + run.times.size(), scratch);
+  if (runs.size() <= kSideBySideRuns) return levels_side_by_side(runs, out);
+  std::vector<Change> changes, merge_scratch;
+  const Change* merged = merge_runs(runs, changes, merge_scratch);
   levels_of_sorted(merged, merged + changes.size(), out);
+}
+
+bool any_change(std::span<const LevelRun> runs) {
+  return std::any_of(runs.begin(), runs.end(), [](const LevelRun& r) { return !r.times.empty(); });
 }
 }  // namespace
 
-LevelCurve level_curve_of_runs(std::span<LevelChange> changes, std::span<const std::size_t> run_ends,
-                               std::vector<LevelChange>& scratch) {
-  CurveSteps steps(!changes.empty());
-  levels_of_runs(changes, run_ends, scratch, steps);
+LevelCurve level_curve_of_runs(std::span<const LevelRun> runs, std::vector<Time>& scratch) {
+  CurveSteps steps(any_change(runs));
+  levels_of_runs(runs, scratch, steps);
   return std::move(steps.curve);
 }
 
-LevelPeak level_peak_of_runs(std::span<LevelChange> changes, std::span<const std::size_t> run_ends,
-                             std::vector<LevelChange>& scratch) {
+LevelPeak level_peak_of_runs(std::span<const LevelRun> runs, std::vector<Time>& scratch) {
   PeakOnly peak;
-  levels_of_runs(changes, run_ends, scratch, peak);
+  levels_of_runs(runs, scratch, peak);
   return peak.peak;
 }
 

@@ -1,6 +1,7 @@
 // The kernel on its own: program order, FIFO links, latency, ties, cycles and deadlocks.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <random>
 
 #include <fmt/format.h>
@@ -139,31 +140,34 @@ TEST_CASE("levels: releases before acquisitions at equal times", "[engine][level
 }
 
 TEST_CASE("levels: changes in runs give the curve of the same changes sorted", "[engine][levels]") {
-  // Three runs: two in order, one not (sorted on its own), and long enough (5,000 changes) for
-  // the radix sort; the merged curve must be the one level_curve gives for the same changes.
-  std::vector<LevelChange> changes;
-  std::vector<std::size_t> ends;
-  for (Time i = 0; i < 2000; ++i) changes.push_back({10 * i, 3});  // acquisitions, in order
-  ends.push_back(changes.size());
-  for (Time i = 0; i < 2000; ++i) changes.push_back({10 * i + 25, -3});  // releases, in order
-  ends.push_back(changes.size());
-  for (Time i = 0; i < 500; ++i) changes.push_back({(i * 7919) % 20000, 1});  // out of order
-  for (Time i = 0; i < 500; ++i) changes.push_back({(i * 7919) % 20000 + 5, -1});
-  ends.push_back(changes.size());
-  std::vector<LevelChange> copy = changes, scratch;
-  const LevelCurve merged = level_curve_of_runs(changes, ends, scratch);
-  const LevelCurve sorted = level_curve(copy, scratch);
+  // Four runs: two in order, two not (sorted on their own), and long enough (2,000 and 500
+  // changes) for the radix sort; the curve must be the one level_curve gives for the same changes.
+  std::vector<Time> take, give, in, out;
+  for (Time i = 0; i < 2000; ++i) take.push_back(10 * i);       // acquisitions of 3, in order
+  for (Time i = 0; i < 2000; ++i) give.push_back(10 * i + 25);  // their releases, in order
+  for (Time i = 0; i < 500; ++i) in.push_back((i * 7919) % 20000);  // acquisitions of 1, out of order
+  for (Time i = 0; i < 500; ++i) out.push_back((i * 7919) % 20000 + 5);
+  std::vector<LevelChange> all;
+  for (const Time t : take) all.push_back({t, 3});
+  for (const Time t : give) all.push_back({t, -3});
+  for (const Time t : in) all.push_back({t, 1});
+  for (const Time t : out) all.push_back({t, -1});
+  std::vector<LevelChange> change_scratch;
+  const LevelCurve sorted = level_curve(all, change_scratch);
+  std::vector<Time> scratch;
+  const std::vector<LevelRun> runs = {{take, 3}, {give, -3}, {in, 1}, {out, -1}};
+  const LevelCurve merged = level_curve_of_runs(runs, scratch);
   CHECK(merged.steps == sorted.steps);
   CHECK(merged.peak == sorted.peak);
   CHECK(merged.peak_time == sorted.peak_time);
+  CHECK(std::is_sorted(in.begin(), in.end()));  // sorted in place
   // Three acquisitions of 3 overlap (each lasts 25 ns, one every 10 ns), plus at most one of 1.
   CHECK(merged.peak == 10);
   CHECK(merged.peak_time == 43);
   CHECK(merged.steps.front() == std::pair<Time, std::int64_t>{0, 4});
   CHECK(merged.steps.back() == std::pair<Time, std::int64_t>{20015, 0});
   // The peak alone, from the runs read together: the curve's.
-  std::vector<LevelChange> again = copy;
-  const LevelPeak peak = level_peak_of_runs(again, ends, scratch);
+  const LevelPeak peak = level_peak_of_runs(runs, scratch);
   CHECK(peak.peak == 10);
   CHECK(peak.time == 43);
 }
@@ -171,26 +175,32 @@ TEST_CASE("levels: changes in runs give the curve of the same changes sorted", "
 TEST_CASE("the curve and peak of runs are those of all the changes sorted at once, random runs", "[level]") {
   // Up to 16 runs are read side by side, more are merged: both ways are drawn.
   std::mt19937_64 rng(17);
-  std::vector<LevelChange> scratch;
+  std::vector<LevelChange> change_scratch;
+  std::vector<Time> scratch;
   for (int trial = 0; trial < 400; ++trial) {
+    std::vector<std::vector<Time>> times;
+    std::vector<std::int64_t> deltas;
     std::vector<LevelChange> changes;
-    std::vector<std::size_t> ends;
     const int runs = 1 + static_cast<int>(rng() % (trial % 4 == 0 ? 30 : 9));
     for (int r = 0; r < runs; ++r) {
       const int n = static_cast<int>(rng() % (trial % 3 == 0 ? 200 : 12));  // some runs empty, some long
       const bool ordered = rng() % 4 != 0;
+      const auto delta = static_cast<std::int64_t>(rng() % 21) - 10;
       Time t = static_cast<Time>(rng() % 50);
+      times.emplace_back();
+      deltas.push_back(delta);
       for (int i = 0; i < n; ++i) {
         t = ordered ? t + static_cast<Time>(rng() % 4) : static_cast<Time>(rng() % 400);  // many equal times
-        changes.push_back({t, static_cast<std::int64_t>(rng() % 21) - 10});
+        times.back().push_back(t);
+        changes.push_back({t, delta});
       }
-      ends.push_back(changes.size());
     }
+    std::vector<LevelRun> level_runs;
+    for (int r = 0; r < runs; ++r) level_runs.push_back({times[r], deltas[r]});
     // Against the curve of all the changes sorted at once (no runs).
-    std::vector<LevelChange> a = changes, b = changes, c = changes;
-    const LevelCurve whole = level_curve(c, scratch);
-    const LevelCurve curve = level_curve_of_runs(a, ends, scratch);
-    const LevelPeak peak = level_peak_of_runs(b, ends, scratch);
+    const LevelCurve whole = level_curve(changes, change_scratch);
+    const LevelPeak peak = level_peak_of_runs(level_runs, scratch);
+    const LevelCurve curve = level_curve_of_runs(level_runs, scratch);
     INFO("trial " << trial);
     CHECK(curve.steps == whole.steps);
     CHECK(curve.peak == whole.peak);
