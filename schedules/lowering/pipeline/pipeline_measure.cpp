@@ -72,8 +72,10 @@ class DeviceChanges {
   void number_runs() {
     const int p = prog_.devices;
     first_run_.resize(static_cast<std::size_t>(p) + 1, 0);
-    for (int d = 0; d < p; ++d)
-      first_run_[d + 1] = first_run_[d] + static_cast<std::uint32_t>(2 * stages_on_[d].size() + 2 * in_links_[d].size());
+    for (int d = 0; d < p; ++d) {
+      const std::size_t runs = 2 * stages_on_[d].size() + 2 * in_links_[d].size();
+      first_run_[d + 1] = first_run_[d] + static_cast<std::uint32_t>(runs);
+    }
     link_run_.assign(prog_.graph.resource_count(), kNoRun);
     std::map<std::pair<int, int>, std::uint32_t> link_between;
     for (int d = 0; d < p; ++d)
