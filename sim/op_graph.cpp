@@ -29,6 +29,7 @@ ResourceId OpGraph::add_resource(std::string name, Discipline discipline, Time l
   resources_.push_back({std::move(name), discipline, latency});
   first_.push_back(kNoOp);
   last_.push_back(kNoOp);
+  busy_.push_back(0);
   return static_cast<ResourceId>(resources_.size() - 1);
 }
 

@@ -12,6 +12,7 @@
 // (sim/critical_path.hpp).
 #include <cstdint>
 #include <functional>
+#include <limits>
 #include <span>
 #include <stdexcept>
 #include <string>
@@ -95,6 +96,8 @@ class OpGraph {
       reject_op(resource, duration);
     const auto id = static_cast<OpId>(n_++);
     rec_.push_back({duration, resource, kNoOp, 0});
+    if (__builtin_add_overflow(busy_[resource], duration, &busy_[resource])) [[unlikely]]
+      busy_[resource] = std::numeric_limits<Time>::max();
     if (last_[resource] == kNoOp)
       first_[resource] = id;
     else
@@ -129,6 +132,10 @@ class OpGraph {
   Time op_duration(OpId op) const { return rec_[op].duration; }
   Time op_latency(OpId op) const { return resources_[rec_[op].resource].latency; }
 
+  // The sum of the durations of a resource's ops: the time it serves them, as it never overlaps
+  // itself (kept as ops are added, so that no report walks the ops for it; saturates at the
+  // largest Time, which no run reaches: the engine refuses a step that long).
+  Time busy(ResourceId r) const { return busy_[r]; }
   // Program order: the first op of a resource, and the op after `op` on its resource.
   OpId first_on(ResourceId r) const { return first_[r]; }
   OpId next_on_resource(OpId op) const { return rec_[op].next; }
@@ -155,6 +162,7 @@ class OpGraph {
 
   std::vector<Resource> resources_;
   std::vector<OpId> first_, last_;            // per resource
+  std::vector<Time> busy_;                    // per resource
   std::vector<OpRecord> rec_;                 // per op (+ the sentinel after finalize)
   std::vector<OpId> targets_;                 // successor lists, in op order (after finalize)
   std::vector<std::pair<OpId, OpId>> edges_;  // until finalize()

@@ -6,7 +6,7 @@ namespace stepsim {
 
 std::vector<Time> resource_busy(const OpGraph& g, const Timeline& /*t*/) {
   std::vector<Time> busy(g.resource_count(), 0);
-  for (OpId op = 0; op < g.op_count(); ++op) busy[g.op_resource(op)] += g.op_duration(op);
+  for (ResourceId r = 0; r < g.resource_count(); ++r) busy[r] = g.busy(r);
   return busy;
 }
 

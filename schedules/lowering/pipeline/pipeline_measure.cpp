@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <stdexcept>
 #include <utility>
 #include <span>
@@ -34,7 +35,7 @@ struct Changes {
 // A device's ops lie a device count apart (the lowering deals them round-robin): gathering one
 // device at a time read every cache line of the timeline and the records once per device with an
 // op on it, and stalled on the misses (a third of a large run's CPU); in id order they stream.
-// A group's times take at most a quarter of a time per op (2 bytes an op) beyond a floor of 8 MB,
+// A group's times take at most half a time per op (4 bytes an op) beyond a floor of 16 MB,
 // so that measuring adds little to the peak.
 class DeviceChanges {
  public:
@@ -101,8 +102,8 @@ class DeviceChanges {
       }
   }
 
-  // How many times each run holds: per route, its micro-batches (a stage's takes and releases,
-  // and the messages its ops consume); per link, its sends (as many as are consumed).
+  // How many times each run holds, per route from its micro-batches: a stage's takes and
+  // releases, the messages its ops consume and, as many, the sends that arrive on each link.
   void count_runs() {
     run_size_.assign(first_run_.back(), 0);
     std::vector<std::size_t> on_route(plan_.routes.size(), 0);
@@ -111,47 +112,53 @@ class DeviceChanges {
       for (const HoldRuns& runs : hold_runs_[r]) {
         run_size_[runs.take] += on_route[r];
         run_size_[runs.release] += on_route[r];
-        if (runs.forward_in != kNoRun) run_size_[runs.forward_in + 1] += on_route[r];
-        if (runs.backward_in != kNoRun) run_size_[runs.backward_in + 1] += on_route[r];
+        for (const std::uint32_t in : {runs.forward_in, runs.backward_in})
+          if (in != kNoRun) {
+            run_size_[in] += on_route[r];
+            run_size_[in + 1] += on_route[r];
+          }
       }
-    for_each_send([&](OpId op) { ++run_size_[link_run_[prog_.graph.op_resource(op)]]; });
-    for (const auto& [link, ends] : prog_.link_ends)
-      if (link_run_[link] != kNoRun && run_size_[link_run_[link]] != run_size_[link_run_[link] + 1])
-        throw std::logic_error("measure: a link's sends and their consumers differ in number");
+    plan_groups();
   }
 
-  template <class F>
-  void for_each_send(F&& f) const {
-    if (prog_.message_bytes == 0) return;
-    const std::size_t end = std::min(prog_.graph.op_count(), prog_.info.size());  // a job appends ops of its own
-    for (OpId op = prog_.first_send; op < end; ++op)
-      if (PipelineProgram::is_send(prog_.info.kind(op))) f(op);
+  // Devices in groups whose times fit the room (a device alone may exceed it), and the buffer
+  // for the largest group, allocated once and not zeroed: gather fills every slot.
+  void plan_groups() {
+    const std::size_t room = std::max<std::size_t>(kMinGroupTimes, prog_.graph.op_count() / 2);
+    std::size_t largest = 0;
+    for (int d = 0; d < prog_.devices;) {
+      std::size_t total = 0;
+      int last = d;
+      for (; last < prog_.devices; ++last) {
+        std::size_t own = 0;
+        for (std::uint32_t r = first_run_[last]; r < first_run_[last + 1]; ++r) own += run_size_[r];
+        if (last > d && total + own > room) break;
+        total += own;
+      }
+      group_ends_.push_back(last);
+      largest = std::max(largest, total);
+      d = last;
+    }
+    times_ = std::make_unique_for_overwrite<Time[]>(largest);
   }
 
   std::span<Time> times_of(std::uint32_t run) {
-    return {times_.data() + run_begin_[run - group_first_run_], run_size_[run]};
+    return {times_.get() + run_begin_[run - group_first_run_], run_size_[run]};
   }
 
-  // Gathers the times of the devices from d on, as many as fit the group's room (at least d).
+  // Gathers the times of the group that starts with device d, in one pass over the ops.
   void gather(int d) {
-    const std::size_t room = std::max<std::size_t>(kMinGroupTimes, prog_.graph.op_count() / 2);
-    std::size_t total = 0;
-    int last = d;
-    for (; last < prog_.devices; ++last) {
-      std::size_t own = 0;
-      for (std::uint32_t r = first_run_[last]; r < first_run_[last + 1]; ++r) own += run_size_[r];
-      if (last > d && total + own > room) break;
-      total += own;
-    }
-    group_ = {d, last};
+    group_ = {d, *std::upper_bound(group_ends_.begin(), group_ends_.end(), d)};
     group_first_run_ = first_run_[d];
-    const std::uint32_t runs = first_run_[last] - group_first_run_;
+    const std::uint32_t runs = first_run_[group_.second] - group_first_run_;
     fill_.assign(runs, 0);
     for (std::uint32_t k = 1; k < runs; ++k) fill_[k] = fill_[k - 1] + run_size_[group_first_run_ + k - 1];
     run_begin_ = fill_;
-    times_.resize(total);
     const std::size_t end = std::min(prog_.graph.op_count(), prog_.info.size());  // a job appends ops of its own
     for (OpId op = 0; op < end; ++op) gather_op(op);
+    for (std::uint32_t k = 0; k < runs; ++k)
+      if (fill_[k] != run_begin_[k] + run_size_[group_first_run_ + k])
+        throw std::logic_error("measure: a device's memory changes are fewer than the lowering's");
   }
 
   // One op's times into the group's runs: a forward's start takes its activations, the end of a
@@ -223,8 +230,9 @@ class DeviceChanges {
   // start and where the next goes, and the times.
   std::pair<int, int> group_{0, 0};
   std::uint32_t group_first_run_ = 0;
+  std::vector<int> group_ends_;  // the groups' ends, in device order
   std::vector<std::size_t> run_begin_, fill_;
-  std::vector<Time> times_;
+  std::unique_ptr<Time[]> times_;
 };
 
 }  // namespace
