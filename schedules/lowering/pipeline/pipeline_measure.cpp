@@ -35,8 +35,8 @@ struct Changes {
 // A device's ops lie a device count apart (the lowering deals them round-robin): gathering one
 // device at a time read every cache line of the timeline and the records once per device with an
 // op on it, and stalled on the misses (a third of a large run's CPU); in id order they stream.
-// A group's times take at most half a time per op (4 bytes an op) beyond a floor of 16 MB,
-// so that measuring adds little to the peak.
+// A group's times take about half a time per op (4 bytes an op; a floor of 16 MB), so that
+// measuring adds little to the peak.
 class DeviceChanges {
  public:
   DeviceChanges(const PipelinePlan& plan, const PipelineProgram& prog, const Timeline& tl)
@@ -121,23 +121,27 @@ class DeviceChanges {
     plan_groups();
   }
 
-  // Devices in groups whose times fit the room (a device alone may exceed it), and the buffer
-  // for the largest group, allocated once and not zeroed: gather fills every slot.
+  // Devices in as few groups as the room allows, of about equal size (each pass reads every op,
+  // so a last group of one device costs as much as a full one), and the buffer for the largest
+  // group, allocated once and not zeroed: gather fills every slot.
   void plan_groups() {
+    const int p = prog_.devices;
+    std::vector<std::size_t> before(static_cast<std::size_t>(p) + 1, 0);  // times of the devices before d
+    for (int d = 0; d < p; ++d) {
+      before[d + 1] = before[d];
+      for (std::uint32_t r = first_run_[d]; r < first_run_[d + 1]; ++r) before[d + 1] += run_size_[r];
+    }
     const std::size_t room = std::max<std::size_t>(kMinGroupTimes, prog_.graph.op_count() / 2);
-    std::size_t largest = 0;
-    for (int d = 0; d < prog_.devices;) {
-      std::size_t total = 0;
-      int last = d;
-      for (; last < prog_.devices; ++last) {
-        std::size_t own = 0;
-        for (std::uint32_t r = first_run_[last]; r < first_run_[last + 1]; ++r) own += run_size_[r];
-        if (last > d && total + own > room) break;
-        total += own;
+    const std::size_t total = before[p], groups = std::max<std::size_t>(1, (total + room - 1) / room);
+    std::size_t largest = 0, first = 0;
+    for (int d = 0; d < p; ++d) {
+      const std::size_t group = before[d] * groups / std::max<std::size_t>(total, 1);
+      const std::size_t next = d + 1 < p ? before[d + 1] * groups / std::max<std::size_t>(total, 1) : groups;
+      if (next != group) {  // device d closes its group
+        group_ends_.push_back(d + 1);
+        largest = std::max(largest, before[d + 1] - before[first]);
+        first = static_cast<std::size_t>(d) + 1;
       }
-      group_ends_.push_back(last);
-      largest = std::max(largest, total);
-      d = last;
     }
     times_ = std::make_unique_for_overwrite<Time[]>(largest);
   }
