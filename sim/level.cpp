@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <bit>
+#include <limits>
 #include <stdexcept>
 #include <type_traits>
 
@@ -167,37 +168,46 @@ const Change* merge_runs(std::span<const LevelRun> runs, std::vector<Change>& ch
   return from;
 }
 
-// The levels of a few sorted runs read side by side: at each step the earliest time among the
-// runs' heads, every change at that time from each run, then the level. The runs are not merged
-// into a copy (a device has 4-6 runs; the pairwise merge wrote every change three times, and
-// guessed half its branches wrong).
+// The levels of a few sorted runs read side by side, a change at a time: the earliest of the
+// runs' heads (kept together in one small array, so that finding it is a few compares without
+// branches), its delta added, the level told once the next change is at a later time. The runs
+// are not merged into a copy (the pairwise merge wrote every change three times, and guessed
+// half its branches wrong), and no run is tested for ties at every step (which took twice the
+// instructions when a device has six runs). An exhausted run's head is the largest Time, which
+// no change reaches (the engine refuses a step that long).
 constexpr std::size_t kSideBySideRuns = 16;
 
 template <class Levels>
 void levels_side_by_side(std::span<const LevelRun> runs, Levels& out) {
-  struct Cursor {
-    const Time* at;
-    const Time* end;
-    std::int64_t delta;
-  };
-  Cursor heads[kSideBySideRuns];
-  std::size_t k = 0;
-  for (const LevelRun& run : runs)
-    if (!run.times.empty()) heads[k++] = {run.times.data(), run.times.data() + run.times.size(), run.delta};
-  std::int64_t level = 0;
-  while (k > 0) {
-    Time now = *heads[0].at;
-    for (std::size_t r = 1; r < k; ++r) now = std::min(now, *heads[r].at);
-    for (std::size_t r = 0; r < k;) {
-      Cursor& c = heads[r];
-      for (; c.at != c.end && *c.at == now; ++c.at) level += c.delta;
-      if (c.at == c.end)
-        c = heads[--k];  // an exhausted run: the last one takes its place
-      else
-        ++r;
-    }
-    out.at(now, level);
+  constexpr Time kExhausted = std::numeric_limits<Time>::max();
+  Time head[kSideBySideRuns];
+  const Time* at[kSideBySideRuns];
+  const Time* end[kSideBySideRuns];
+  std::int64_t delta[kSideBySideRuns];
+  std::size_t k = 0, left = 0;
+  for (const LevelRun& run : runs) {
+    if (run.times.empty()) continue;
+    at[k] = run.times.data();
+    end[k] = run.times.data() + run.times.size();
+    head[k] = *at[k];
+    delta[k] = run.delta;
+    left += run.times.size();
+    ++k;
   }
+  if (left == 0) return;
+  std::int64_t level = 0;
+  Time now = kExhausted;
+  for (; left > 0; --left) {
+    std::size_t r = 0;
+    for (std::size_t i = 1; i < k; ++i) r = head[i] < head[r] ? i : r;
+    if (head[r] != now) {
+      if (now != kExhausted) out.at(now, level);
+      now = head[r];
+    }
+    level += delta[r];
+    head[r] = ++at[r] != end[r] ? *at[r] : kExhausted;
+  }
+  out.at(now, level);
 }
 
 // Each run sorted on its own, then up to kSideBySideRuns runs side by side, more merged pairwise.

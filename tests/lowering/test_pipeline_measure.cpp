@@ -63,12 +63,12 @@ TEST_CASE("measure's peaks are those of the holds swept one by one, every schedu
 }
 
 TEST_CASE("measure's peaks in several groups of devices", "[schedules][memory]") {
-  // 1F1B at p = 8, m = 4,096: 122,888 ops and 180,224 memory changes, more than one group holds
-  // (2^16 times, or half the op count), so the devices are gathered in three passes.
+  // 1F1B at p = 8, m = 16,384: 491,528 ops and 720,896 memory changes, more than one group holds
+  // (2^19 times, or half the op count), so the devices are gathered in two passes.
   std::mt19937_64 rng(6);
-  const PipelineSpec spec = test::spec_with(rng, "1f1b", 8, 4096, 0);
+  const PipelineSpec spec = test::spec_with(rng, "1f1b", 8, 16384, 0);
   const PipelineRun run = simulate_pipeline(spec);
-  REQUIRE(run.program->graph.op_count() == 122888);
+  REQUIRE(run.program->graph.op_count() == 491528);
   check_against_sweep(run);
   CHECK(run.stats.devices[0].peak_resident == 8);  // 1F1B: device d holds p - d micro-batches
   CHECK(run.stats.devices[7].peak_resident == 1);

@@ -35,7 +35,7 @@ struct Changes {
 // A device's ops lie a device count apart (the lowering deals them round-robin): gathering one
 // device at a time read every cache line of the timeline and the records once per device with an
 // op on it, and stalled on the misses (a third of a large run's CPU); in id order they stream.
-// A group's times take about half a time per op (4 bytes an op, at least 512 KB): a 1F1B step's
+// A group's times take about half a time per op (4 bytes an op, at least 4 MB): a 1F1B step's
 // changes, 1.5 per op, are gathered in three passes, and measuring adds little to the peak.
 class DeviceChanges {
  public:
@@ -214,7 +214,7 @@ class DeviceChanges {
   }
 
   static constexpr std::uint32_t kNoRun = ~std::uint32_t{0};
-  static constexpr std::size_t kMinGroupTimes = std::size_t{1} << 16;  // small steps in one pass
+  static constexpr std::size_t kMinGroupTimes = std::size_t{1} << 19;  // 4 MB: steps up to 350k ops in one pass
 
   const PipelinePlan& plan_;
   const PipelineProgram& prog_;
