@@ -4,7 +4,6 @@
 
 #include <algorithm>
 #include <bit>
-#include <limits>
 #include <stdexcept>
 #include <type_traits>
 
@@ -173,39 +172,44 @@ const Change* merge_runs(std::span<const LevelRun> runs, std::vector<Change>& ch
 // branches), its delta added, the level told once the next change is at a later time. The runs
 // are not merged into a copy (the pairwise merge wrote every change three times, and guessed
 // half its branches wrong), and no run is tested for ties at every step (which took twice the
-// instructions when a device has six runs). An exhausted run's head is the largest Time, which
-// no change reaches (the engine refuses a step that long).
+// instructions when a device has six runs). An exhausted run gives its place to the last one.
 constexpr std::size_t kSideBySideRuns = 16;
 
 template <class Levels>
 void levels_side_by_side(std::span<const LevelRun> runs, Levels& out) {
-  constexpr Time kExhausted = std::numeric_limits<Time>::max();
   Time head[kSideBySideRuns];
   const Time* at[kSideBySideRuns];
   const Time* end[kSideBySideRuns];
   std::int64_t delta[kSideBySideRuns];
-  std::size_t k = 0, left = 0;
+  std::size_t k = 0;
   for (const LevelRun& run : runs) {
     if (run.times.empty()) continue;
     at[k] = run.times.data();
     end[k] = run.times.data() + run.times.size();
     head[k] = *at[k];
     delta[k] = run.delta;
-    left += run.times.size();
     ++k;
   }
-  if (left == 0) return;
+  if (k == 0) return;
   std::int64_t level = 0;
-  Time now = kExhausted;
-  for (; left > 0; --left) {
+  Time now = *std::min_element(head, head + k);  // the first change's time
+  while (k > 0) {
     std::size_t r = 0;
     for (std::size_t i = 1; i < k; ++i) r = head[i] < head[r] ? i : r;
     if (head[r] != now) {
-      if (now != kExhausted) out.at(now, level);
+      out.at(now, level);
       now = head[r];
     }
     level += delta[r];
-    head[r] = ++at[r] != end[r] ? *at[r] : kExhausted;
+    if (++at[r] != end[r]) {
+      head[r] = *at[r];
+    } else {
+      --k;
+      head[r] = head[k];
+      at[r] = at[k];
+      end[r] = end[k];
+      delta[r] = delta[k];
+    }
   }
   out.at(now, level);
 }

@@ -10,7 +10,6 @@
 
 #include <fmt/format.h>
 
-
 namespace stepsim {
 
 std::int32_t PipeOpInfos::pair_micro2(OpId op) const {
