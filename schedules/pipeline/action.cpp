@@ -163,7 +163,21 @@ class PlanChecker {
     return (seen_[at / 64] >> (at % 64) & 1) != 0;
   }
 
+  // The usual listing, inline: in range, on its route's device, the first of its slot (one bit
+  // set). Anything else goes out of line, where its message is made.
   void note(ActionKind kind, int stage, int micro, int device) {
+    if (in_range(stage, micro) && plan_.device_of(stage, micro) == device) [[likely]] {
+      const std::size_t at = slot(kind, stage, micro);
+      const std::uint64_t bit = std::uint64_t{1} << (at % 64);
+      if ((seen_[at / 64] & bit) == 0) [[likely]] {
+        seen_[at / 64] |= bit;
+        return;
+      }
+    }
+    note_problem(kind, stage, micro, device);
+  }
+
+  [[gnu::noinline, gnu::cold]] void note_problem(ActionKind kind, int stage, int micro, int device) {
     const Action a{kind, stage, micro};
     if (!in_range(stage, micro)) {
       problems_.push_back(
