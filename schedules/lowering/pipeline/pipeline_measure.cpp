@@ -50,6 +50,7 @@ class DeviceChanges {
       for (const auto& [link, ends] : prog.link_ends) in_links_[ends.second].push_back(link);
     number_runs();
     count_runs();
+    plan_groups();
   }
 
   // Device d's changes. Devices are asked for in increasing order: each group is gathered once.
@@ -119,7 +120,6 @@ class DeviceChanges {
             run_size_[in + 1] += on_route[r];
           }
       }
-    plan_groups();
   }
 
   // Devices in as few groups as the room allows, of about equal size (each pass reads every op,
