@@ -47,8 +47,8 @@ int exit_code_of_current_exception(const CLI::App& app) {
   } catch (const cli::InputError& e) {  // TooLargeError too: over the budget, before the work
     fmt::print(stderr, "error: {}\n", cli::printable(e.what()));
     return 2;
-  } catch (const TimeOverflowError& e) {
-    // A sum of the input's durations passes the int64-nanosecond limit: the input is at fault.
+  } catch (const OverflowError& e) {
+    // A time or a byte count computed from the input passes int64 (or 1 EiB): the input is at fault.
     fmt::print(stderr, "error: {}\n", cli::printable(e.what()));
     return 2;
   } catch (const DeadlockError& e) {

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include "sim/checked.hpp"
+
 namespace stepsim {
 
 const char* recompute_name(JobRecompute r) {
@@ -267,7 +269,7 @@ LayerPasses layer_passes(const JobModel& m, const JobLayout& l, const ClusterSpe
     act = sbh / t * (34 + score_term);
   else
     act = sbh * (10 + 24 / t + score_term / t);
-  return {f, bi, bw, static_cast<Bytes>(act)};
+  return {f, bi, bw, bytes_from(act, "a layer's activations")};
 }
 
 std::vector<ChunkCost> chunk_costs(const JobModel& m, const JobLayout& l, const ClusterSpec& c) {
@@ -292,7 +294,7 @@ std::vector<ChunkCost> chunk_costs(const JobModel& m, const JobLayout& l, const 
     ch.backward_input = bi * ch.layers;
     ch.backward_weight = bw * ch.layers;
     ch.parameters = w.parameters * ch.layers;
-    ch.activation = static_cast<Bytes>(act * ch.layers);
+    ch.activation = bytes_from(act * ch.layers, "a pipeline chunk's activations");
     const double h = static_cast<double>(m.shape.hidden), V = static_cast<double>(m.shape.vocab);
     if (ch.first) {
       // Embedding lookup: read and write b s h (memory-bound); its gradient is a scatter-add.
@@ -313,7 +315,7 @@ std::vector<ChunkCost> chunk_costs(const JobModel& m, const JobLayout& l, const 
       ch.backward_input.memory += ce / 2;
       ch.backward_weight.gemm += gemm_seconds(head, GemmPass::WeightGrad, a, l.fp8);
       if (!m.shape.tied_embeddings || chunks > 1) ch.parameters += m.shape.vocab * m.shape.hidden / l.tp;
-      ch.activation += static_cast<Bytes>(T * h / (l.sequence_parallel ? t : 1) * kAct);
+      ch.activation += bytes_from(T * h / (l.sequence_parallel ? t : 1) * kAct, "the last chunk's output");
     }
     out.push_back(ch);
   }
@@ -352,14 +354,14 @@ JobMemory job_memory(const JobModel& m, const JobLayout& l, const std::vector<Ch
   // The most loaded pipeline rank: the sum of its chunks (device_chunks: interleaved, V shape,
   // DualPipe's two stages).
   std::int64_t params = 0;
-  Bytes act_one = 0;
+  double act_one = 0;  // exact below 2^53 bytes, and cannot overflow above
   for (const auto& held : device_chunks(l)) {
     std::int64_t p = 0;
-    Bytes a = 0;
+    double a = 0;
     for (int k : held) {
       const auto& ch = chunks[static_cast<std::size_t>(k)];
       p += ch.parameters;
-      a += ch.activation;
+      a += static_cast<double>(ch.activation);
     }
     params = std::max(params, p);
     act_one = std::max(act_one, a);
@@ -369,23 +371,24 @@ JobMemory job_memory(const JobModel& m, const JobLayout& l, const std::vector<Ch
   // report sec. 3.2.1, Table 2), sharded over twice the ranks from ZeRO's stage on.
   const double dp = l.weight_replicas();
   // Mixed-precision Adam: BF16 weights (2 B), gradients (grad_bytes), FP32 master + m + v (12 B).
-  mem.weights = static_cast<Bytes>(2.0 * params / (l.zero >= 3 ? dp : 1));
-  mem.gradients = static_cast<Bytes>(static_cast<double>(l.grad_bytes) * params / (l.zero >= 2 ? dp : 1));
-  mem.optimizer = static_cast<Bytes>(12.0 * params / (l.zero >= 1 ? dp : 1));
+  mem.weights = bytes_from(2.0 * params / (l.zero >= 3 ? dp : 1), "the weights per GPU");
+  mem.gradients =
+      bytes_from(static_cast<double>(l.grad_bytes) * params / (l.zero >= 2 ? dp : 1), "the gradients per GPU");
+  mem.optimizer = bytes_from(12.0 * params / (l.zero >= 1 ? dp : 1), "the optimizer state per GPU");
   if (activation_peak >= 0) {
     mem.activations = activation_peak;
   } else {
     const double inflight = l.pp == 1 ? 1.0 : l.pp * (l.vpp > 1 ? 1.0 + (l.pp - 1.0) / (l.pp * l.vpp) : 1.0);
-    mem.activations = static_cast<Bytes>(static_cast<double>(act_one) / l.chunks_per_device() * inflight);
+    mem.activations = bytes_from(act_one / l.chunks_per_device() * inflight, "the activations per GPU");
   }
   // Buffers: FP32 logits of one micro-batch on the last stage (and their gradient), ZeRO-3's
   // gathered layers (two in flight), and for full recompute one layer's rebuilt activations.
   const double T = static_cast<double>(l.micro_batch) * static_cast<double>(m.seq) / l.cp;
-  Bytes buf = static_cast<Bytes>(2 * 4 * T * static_cast<double>(m.shape.vocab) / l.tp);
+  Bytes buf = bytes_from(2 * 4 * T * static_cast<double>(m.shape.vocab) / l.tp, "a micro-batch's logits");
   if (l.zero >= 3) buf += 2 * 2 * layer_work(m, l).parameters;
   if (l.recompute == JobRecompute::Full) {
     const double sbh = T * static_cast<double>(m.shape.hidden);
-    buf += static_cast<Bytes>(sbh / (l.sequence_parallel ? l.tp : 1) * 34);
+    buf += bytes_from(sbh / (l.sequence_parallel ? l.tp : 1) * 34, "a recomputed layer's activations");
   }
   mem.buffers = buf;
   return mem;

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <numeric>
+#include <utility>
 #include <vector>
 
 namespace stepsim {
@@ -14,36 +15,70 @@ std::string divisors_of(std::int64_t n, std::int64_t limit = 64) {
     if (n % d == 0) out += (out.empty() ? "" : ", ") + std::to_string(d);
   return out;
 }
+
+// Each degree, micro_batch and global_batch within its limits, the GPUs they span, and the ZeRO
+// stage and gradient width among those that exist.
+std::optional<InputProblem> check_sizes(const JobModel& m, const JobLayout& l) {
+  const std::pair<const char*, int> degrees[] = {{"tp", l.tp}, {"pp", l.pp}, {"virtual_stages", l.vpp}, {"dp", l.dp},
+                                                 {"cp", l.cp}, {"ep", l.ep}, {"micro_batch", l.micro_batch}};
+  for (const auto& [key, value] : degrees) {
+    if (value < 1) return InputProblem{key, fmt::format("must be at least 1 (got {})", value)};
+    if (value > kMaxGpus)
+      return InputProblem{key, fmt::format("{} is past the largest layout stepsim takes ({})", value, kMaxGpus)};
+  }
+  if (l.zero < 0 || l.zero > 3)
+    return InputProblem{"zero", fmt::format("zero stage {} does not exist (0, 1, 2 or 3)", l.zero)};
+  if (l.grad_bytes != 2 && l.grad_bytes != 4)
+    return InputProblem{"grad_bytes", "gradients are reduced in BF16 (2) or FP32 (4)"};
+  if (l.global_batch < 1 || l.global_batch > kMaxGlobalBatch)
+    return InputProblem{"global_batch", fmt::format("{} is not between 1 and {} sequences", l.global_batch,
+                                                    kMaxGlobalBatch)};
+  // Each factor is at most 2^20, so each partial product checked on the way stays under 2^40.
+  std::int64_t ranks = 1;
+  for (const int factor : {l.tp, l.pp, l.dp, l.cp})
+    if ((ranks *= factor) > kMaxGpus) break;
+  if (ranks > kMaxGpus)
+    return InputProblem{"dp", fmt::format("tp x pp x dp x cp = {} x {} x {} x {} GPUs is past the largest layout "
+                                          "stepsim takes ({})",
+                                          l.tp, l.pp, l.dp, l.cp, kMaxGpus)};
+  if (std::int64_t{l.micro_batch} * m.seq > kMaxMicroBatchTokens)
+    return InputProblem{"micro_batch", fmt::format("micro_batch x seq = {} x {} tokens is past the largest micro-batch "
+                                                   "stepsim takes ({})",
+                                                   l.micro_batch, m.seq, kMaxMicroBatchTokens)};
+  return std::nullopt;
+}
 }  // namespace
 
-std::optional<LayoutProblem> check_layout(const JobModel& m, const JobLayout& l, std::int64_t gpus) {
+std::optional<InputProblem> check_layout(const JobModel& m, const JobLayout& l, std::int64_t gpus) {
+  if (auto p = check_sizes(m, l)) return p;
   const auto& s = m.shape;
   const int kv = s.kv_heads > 0 ? s.kv_heads : s.heads;
   if (s.heads % l.tp != 0 || kv % l.tp != 0)
-    return LayoutProblem{
+    return InputProblem{
         "tp", fmt::format("tp {} does not divide the {} attention heads and {} key/value heads (would fit: {})", l.tp,
                           s.heads, kv, divisors_of(std::gcd(s.heads, kv)))};
   const int v = l.chunks_per_device();
   const char* what = v != l.vpp ? "chunks per device (DualPipe-V: 2)" : "virtual_stages";
-  if (s.layers % (l.pp * v) != 0)
-    return LayoutProblem{l.vpp > 1 ? "virtual_stages" : "pp",
+  const std::int64_t chunks = std::int64_t{l.pp} * v;
+  if (s.layers % chunks != 0)
+    return InputProblem{l.vpp > 1 ? "virtual_stages" : "pp",
                          fmt::format("{} layers do not split into pp x {} = {} x {} = {} equal chunks (would fit: "
                                      "pp x {} in {})",
-                                     s.layers, what, l.pp, v, l.pp * v, what, divisors_of(s.layers, s.layers))};
+                                     s.layers, what, l.pp, v, chunks, what, divisors_of(s.layers, s.layers))};
   if (m.seq % l.cp != 0 || (l.cp > 1 && (m.seq / l.cp) % 2 != 0))
-    return LayoutProblem{
+    return InputProblem{
         "cp", fmt::format("cp {} does not split the sequence of {} into 2 x cp balanced chunks", l.cp, m.seq)};
   if (m.experts > 0 && m.experts % l.ep != 0)
-    return LayoutProblem{"ep", fmt::format("ep {} does not divide the {} experts (would fit: {})", l.ep, m.experts,
+    return InputProblem{"ep", fmt::format("ep {} does not divide the {} experts (would fit: {})", l.ep, m.experts,
                                            divisors_of(m.experts))};
-  if (m.experts == 0 && l.ep != 1) return LayoutProblem{"ep", "ep needs a mixture-of-experts model (experts > 0)"};
-  if (l.ep > l.dp * l.cp)
-    return LayoutProblem{
+  if (m.experts == 0 && l.ep != 1) return InputProblem{"ep", "ep needs a mixture-of-experts model (experts > 0)"};
+  if (l.ep > std::int64_t{l.dp} * l.cp)
+    return InputProblem{
         "ep", fmt::format("ep {} is larger than dp x cp = {} (experts are sharded over data-parallel ranks)", l.ep,
-                          l.dp * l.cp)};
+                          std::int64_t{l.dp} * l.cp)};
   if (gpus > 0 && l.ranks() != gpus) {
     const std::int64_t mp = static_cast<std::int64_t>(l.tp) * l.pp * l.cp;
-    return LayoutProblem{
+    return InputProblem{
         "dp",
         gpus % mp == 0
             ? fmt::format("tp x pp x dp x cp = {} x {} x {} x {} = {} but the cluster has {} GPUs (would fit: dp {})",
@@ -52,18 +87,18 @@ std::optional<LayoutProblem> check_layout(const JobModel& m, const JobLayout& l,
   }
   const std::int64_t per_step = static_cast<std::int64_t>(l.micro_batch) * l.dp;
   if (l.global_batch % per_step != 0)
-    return LayoutProblem{
+    return InputProblem{
         "global_batch",
         fmt::format("global batch {} is not a multiple of micro_batch x dp = {} x {} = {} (would fit: {})",
                     l.global_batch, l.micro_batch, l.dp, per_step,
                     per_step * std::max<std::int64_t>(1, l.global_batch / per_step))};
   if (l.zero >= 3 && l.pp > 1)
-    return LayoutProblem{
+    return InputProblem{
         "zero",
         "zero 3 (FSDP) shards the weights over data-parallel ranks and runs without a pipeline: use pp 1, "
         "or zero 1 with pp > 1"};
   if (l.vpp > 1 && l.microbatches() % l.pp != 0)
-    return LayoutProblem{
+    return InputProblem{
         "global_batch",
         fmt::format("the interleaved schedule needs micro-batches ({}) divisible by pp ({})", l.microbatches(), l.pp)};
   return std::nullopt;

@@ -2,9 +2,10 @@
 # scripts/fuzz.sh SECONDS [MUTANTS]: hostile input for the scenario loader (docs/fuzzing.md).
 #  1. builds build-fuzz/ with clang: stepsim_fuzz (libFuzzer) and stepsim, both under
 #     AddressSanitizer + UBSan;
-#  2. runs libFuzzer for SECONDS on the loader + `validate` checks, the shipped scenarios as seed
-#     corpus (new inputs in build-fuzz/corpus/, crashes, hangs and OOMs in build-fuzz/artifacts/);
-#  3. runs MUTANTS (default 1000) mutated shipped scenarios through the sanitized stepsim
+#  2. runs libFuzzer for SECONDS on the loaders + `validate` checks (scenarios, search scenarios,
+#     measured-run CSVs), the shipped scenarios and validation tables as seed corpus (new inputs
+#     in build-fuzz/corpus/, crashes, hangs and OOMs in build-fuzz/artifacts/);
+#  3. runs MUTANTS (default 1000) mutated shipped scenarios and tables through the sanitized stepsim
 #     (scripts/mutate_scenarios.py), offenders saved into tests/fuzz_regressions/.
 # Exits 1 if either found something. STEPSIM_JOBS: build jobs (default 1); FUZZ_SEED: the seed.
 set -uo pipefail
@@ -26,7 +27,7 @@ mkdir -p "$build/corpus" "$build/artifacts"
 export ASAN_OPTIONS="detect_leaks=0:${ASAN_OPTIONS:-}"
 # -fork=1 with the ignore_* flags: a crash, timeout or OOM is kept in artifacts/ and the run goes
 # on for the whole time instead of stopping at the first find.
-"$build/stepsim_fuzz" "$build/corpus" scenarios -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 \
+"$build/stepsim_fuzz" "$build/corpus" scenarios validation -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 \
   -max_len=8192 -seed="$seed" -fork=1 -ignore_crashes=1 -ignore_timeouts=1 -ignore_ooms=1 \
   -artifact_prefix="$build/artifacts/" -print_final_stats=1 2>"$build/fuzz.log"
 fuzz_rc=$?

@@ -3,14 +3,15 @@
 
     scripts/mutate_scenarios.py STEPSIM [-n N] [--seed S] [--timeout SEC] [-j JOBS] [--save DIR]
 
-Makes N mutants of scenarios/*.yaml (numbers made huge, negative, NaN or 1e400; keys deleted or
-duplicated; values of another type; stray bytes), runs the command that takes each (`run`, `job`,
-`plan`, `search`) with STEPSIM -- an AddressSanitizer + UBSan build -- and reports:
+Makes N mutants of scenarios/*.yaml and validation/*.csv (numbers made huge, negative, NaN or
+1e400; keys deleted or duplicated; values of another type; stray bytes), runs the command that
+takes each (`run`, `job`, `plan`, `search`; `check-against` for a CSV) with STEPSIM -- an
+AddressSanitizer + UBSan build -- and reports:
   crash  exit >= 128 (a signal) or sanitizer output on stderr
   hang   still running after --timeout seconds
   exit   an exit code other than 0, 2 or 3 (1: an internal error on bad input)
   shape  exit 2 or 3 without exactly one line `error: ...` of printable text on stderr
-Offenders are written to --save (one YAML file each, the command in a first comment line).
+Offenders are written to --save (one file each, the command in a first comment line).
 Exits 1 if there was any offender. Python 3 standard library only.
 """
 import argparse
@@ -35,6 +36,10 @@ BAD_VALUES = ["[1, 2]", "{a: 1}", "[]", "{}", "null", "~", "true", "'text'", "[[
               "!!binary aGVsbG8=", "&a [*a]", "\"\\x01\\xff\"", "-", "''"]
 BAD_BYTES = [b"\x00", b"\xff", b"\xfe\xff", b"\x1b[31m", b"\t", b"\r", b"\x7f", b"\xc3", b"\xe2\x80\xae", b"{",
              b"[", b":", b"&", b"*", b"!", b"%", b"@", b"`", b"\n  - ", b"\n---\n", b"'", b'"']
+
+
+# Given efficiencies: each row is predicted once, without the calibration's fit (seconds under the sanitizers).
+CHECK_AGAINST = ["check-against", "--efficiency", "0.7,0.5,0.8,0.8,0.8,0.2", "--jobs", "1"]
 
 
 def command_for(text):
@@ -145,15 +150,21 @@ def workdir():
     return tmp
 
 
+def shipped():
+    """(folder, name) of every shipped scenario and measured-run table, in name order."""
+    for folder, ext in (("scenarios", ".yaml"), ("validation", ".csv")):
+        for name in sorted(os.listdir(os.path.join(ROOT, folder))):
+            if name.endswith(ext):
+                yield folder, name
+
+
 def originals(stepsim, timeout):
-    """Shipped scenarios that run cleanly within the timeout (the others cannot be judged)."""
+    """Shipped inputs that run cleanly within the timeout (the others cannot be judged)."""
     out = []
-    for name in sorted(os.listdir(os.path.join(ROOT, "scenarios"))):
-        if not name.endswith(".yaml"):
-            continue
-        path = os.path.join(ROOT, "scenarios", name)
+    for folder, name in shipped():
+        path = os.path.join(ROOT, folder, name)
         data = open(path, "rb").read()
-        cmd = command_for(data.decode("utf-8", "replace"))
+        cmd = CHECK_AGAINST if name.endswith(".csv") else command_for(data.decode("utf-8", "replace"))
         code, err, timed_out, secs = run(stepsim, cmd, path, timeout)
         if verdict(code, err, timed_out) or secs > timeout / 2:
             print(f"skipped {name}: exit {code} in {secs:.1f} s as shipped", file=sys.stderr)
@@ -165,7 +176,7 @@ def originals(stepsim, timeout):
 def save(folder, data, cmd, name, category, code):
     os.makedirs(folder, exist_ok=True)
     digest = hashlib.sha1(data).hexdigest()[:12]
-    path = os.path.join(folder, f"mutant-{category}-{digest}.yaml")
+    path = os.path.join(folder, f"mutant-{category}-{digest}{os.path.splitext(name)[1]}")
     with open(path, "wb") as f:
         f.write(f"# {category}: stepsim {' '.join(cmd[:1] + [name] + cmd[1:])}: exit {code}\n".encode())
         f.write(data)
@@ -226,7 +237,7 @@ def main():
         while not dirs.empty():
             shutil.rmtree(dirs.get())
     secs = time.monotonic() - started
-    print(f"{a.n} mutants of {len(base)} scenarios in {secs:.0f} s: " +
+    print(f"{a.n} mutants of {len(base)} scenarios and tables in {secs:.0f} s: " +
           ", ".join(f"{k}: {v}" for k, v in sorted(counts.items())))
     by = Counter(c for c, _, _ in offenders)
     print(f"offenders: {len(offenders)}" + "".join(f", {k}: {v}" for k, v in sorted(by.items())))

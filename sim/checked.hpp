@@ -64,4 +64,17 @@ inline Time time_from_ns(double ns, std::string_view what) {
   return *v;
 }
 
+// The largest byte count a model computes: 2^60 bytes (1 EiB), a million times any accelerator's
+// memory, so that a handful of such counts still add up inside int64.
+inline constexpr Bytes kMaxBytes = Bytes{1} << 60;
+
+[[noreturn]] void throw_bytes_overflow(std::string_view what);
+
+// A byte count computed in floating point, whole bytes toward zero (as a cast). Not finite or
+// past kMaxBytes: OverflowError "too large: <what> would exceed 1 EiB".
+inline Bytes bytes_from(double bytes, std::string_view what) {
+  if (!(std::abs(bytes) <= static_cast<double>(kMaxBytes))) throw_bytes_overflow(what);
+  return static_cast<Bytes>(bytes);
+}
+
 }  // namespace stepsim

@@ -11,6 +11,10 @@ void throw_transfer_overflow(Bytes bytes, std::int64_t bytes_per_second) {
                                       bytes, bytes_per_second, kTimeLimitYears));
 }
 
+void throw_bytes_overflow(std::string_view what) {
+  throw OverflowError(fmt::format("too large: {} would exceed 1 EiB", what));
+}
+
 void throw_time_overflow(std::string_view what) {
   throw TimeOverflowError(fmt::format("too large: {} would exceed {} years of simulated time", what, kTimeLimitYears));
 }

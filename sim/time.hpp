@@ -16,11 +16,18 @@ inline constexpr Time kSecond = 1'000'000'000;
 // The largest simulated time: 2^63 - 1 ns, 292.47 Julian years (365.25 days).
 inline constexpr int kTimeLimitYears = 292;
 
-// A simulated time (a sum of durations) that would pass the limit above. Reported as
-// "too large: ... would exceed 292 years" (the CLI exits 2: it is the input's fault).
-class TimeOverflowError : public std::overflow_error {
+// A figure computed from the input (a simulated time, a byte count) past what stepsim holds.
+// Reported as "too large: ..." (the CLI exits 2: it is the input's fault).
+class OverflowError : public std::overflow_error {
  public:
   using std::overflow_error::overflow_error;
+};
+
+// A simulated time (a sum of durations) that would pass the limit above: "too large: ... would
+// exceed 292 years".
+class TimeOverflowError : public OverflowError {
+ public:
+  using OverflowError::OverflowError;
 };
 
 // a + b for non-negative times; false (and *out untouched) when it would pass the limit.

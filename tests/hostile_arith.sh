@@ -136,6 +136,30 @@ expect 2 "job.stragglers.sigma: too large: 2000 steps of up to compute + other +
 run "$stepsim" job scenarios/job-input.yaml --runs 2 --set job.input.workers=4294967297
 expect 2 "job.input.workers: 4294967297 is too many: at most 1000000 input workers"
 
+# Jobs (models/model_limits.hpp): a model or layout past the limits is refused at its key, in a
+# scenario and in a measured-run CSV alike. These used to crash or print wrapped figures.
+job=scenarios/job-llama70b-64xh100.yaml
+run "$stepsim" run "$job" --set job_step.layout.dp=2147483647  # was "tp x pp x dp x cp = ... = -32"
+expect 2 "--set: job_step.layout.dp: 2147483647 is past the largest layout stepsim takes (1048576)"
+run "$stepsim" run "$job" --set job_step.layout.pp=1000000000  # was "pp x virtual_stages = ... = 705032704"
+expect 2 "--set: job_step.layout.pp: 1000000000 is past the largest layout stepsim takes (1048576)"
+run "$stepsim" run "$job" --set job_step.hardware.gpus=99999999999
+expect 2 "--set: job_step.hardware.gpus: '99999999999' is too large (at most 1048576)"
+printf 'job_step:\n  model: {layers: 80, hidden: 1000000000000000, heads: 64, vocab: 128256}\n  hardware: {preset: h100-sxm}\n  layout: {dp: 8, global_batch: 8}\n' >"$tmp/wide.yaml"
+run "$stepsim" run "$tmp/wide.yaml"  # was "needs 2311649781.8 GiB ... optimizer -8589934592.0"
+expect 2 "wide.yaml:2: job_step.model.hidden: '1000000000000000' is too large (at most 1048576)"
+header="$(grep -m1 '^src,' validation/megatron_sc21.csv)"
+row() {  # row TP HEADS: SC21's GPT-1.7B row with those cells
+  printf '%s\nSC21,Table 1,GPT-1.7B,24,2304,%s,24,9216,51200,2048,a100-sxm-80gb,32,%s,1,32,1,1f1b,16,512,full,0,0,1,0,unfused,2,tflops_sc21,137,1,\n' \
+    "$header" "$2" "$1" >"$tmp/rows.csv"
+}
+row 0 24; run "$stepsim" check-against "$tmp/rows.csv"  # was SIGFPE
+expect 2 "rows.csv:2: tp: must be at least 1 (got 0)"
+row 4294967297 24; run "$stepsim" check-against "$tmp/rows.csv"  # was read as tp 1
+expect 2 "rows.csv:2: tp: '4294967297' is too large (at most 2147483647)"
+row 1 0; run "$stepsim" check-against "$tmp/rows.csv"  # was "too large: ... 292 years" with no row
+expect 2 "rows.csv:2: heads: must be at least 1 (got 0)"
+
 # Shipped scenarios still load: no false duplicate or document errors.
 for f in scenarios/*.yaml bench/suites/*.yaml; do
   run "$stepsim" validate "$f"

@@ -246,7 +246,7 @@ void add_plan_command(CLI::App& app) {
     require_section(sc, "plan", "plan");
     try {
       run_plan(sc, *a);
-    } catch (const TimeOverflowError& e) {
+    } catch (const OverflowError& e) {
       // A time of the plan (compute, training, completion) past the limit: the plan's inputs are at fault.
       sc.fail("plan", e.what());
     }

@@ -80,12 +80,13 @@ void write_outputs(const KindReport& report, const OutputArgs& a) {
 }
 
 // Runs `work` on the kind's section; a time past the engine's limit (the sum of the section's own
-// durations) is blamed on the section: "file:line: pipeline: too large: ... would exceed 292 years".
+// durations) or a byte count past 1 EiB is blamed on the section: "file:line: pipeline: too large:
+// ... would exceed 292 years".
 template <typename Work>
 void blaming_section(const Scenario& sc, const ScenarioKind& kind, Work work) {
   try {
     work();
-  } catch (const TimeOverflowError& e) { sc.fail(kind.section, e.what()); }
+  } catch (const OverflowError& e) { sc.fail(kind.section, e.what()); }
 }
 
 }  // namespace

@@ -25,7 +25,7 @@ DataParallelRun run_or_fail(const Scenario& sc, const DataParallelSpec& spec, co
     if (!variant.empty() && key.rfind(section, 0) == 0)
       key = fmt::format("data_parallel.variants.{}.{}", variant, key.substr(section.size()));
     sc.fail(key, variant.empty() ? e.what() : fmt::format("variant '{}': {}", variant, e.what()));
-  } catch (const TimeOverflowError& e) {
+  } catch (const OverflowError& e) {
     // A time of the step (compute, a transfer, the step) past the limit: the section's inputs are at fault.
     sc.fail(variant.empty() ? "data_parallel" : fmt::format("data_parallel.variants.{}", variant), e.what());
   }

@@ -42,10 +42,10 @@ JobModel read_job_model(const Reader& parent, const std::string& k) {
   if (m.experts > 0) {
     m.top_k = r.count("top_k", 1);
     m.expert_ffn = r.integer("expert_ffn", 1);
-    if (m.top_k > m.experts) r.fail("top_k", fmt::format("top_k {} is more than the {} experts", m.top_k, m.experts));
   } else if (r.has("top_k") || r.has("expert_ffn")) {
     r.fail(r.has("top_k") ? "top_k" : "expert_ffn", "needs experts (a mixture-of-experts model)");
   }
+  fail_on(r, check_job_model(m));
   return m;
 }
 
@@ -167,7 +167,6 @@ JobLayout read_layout(const Reader& r, const JobModel& m) {
   }
   l.schedule = find_schedule(l.schedule)->name;  // aliases to the family name (the layout's chunk rules use it)
   l.zero = r.opt_count("zero", 0).value_or(0);
-  if (l.zero > 3) r.fail("zero", fmt::format("zero stage {} does not exist (0, 1, 2 or 3)", l.zero));
   if (r.flag("fsdp", false)) {
     if (r.has("zero") && l.zero != 3) r.fail("fsdp", "fsdp is zero 3; drop one of them");
     l.zero = 3;
@@ -207,13 +206,12 @@ JobLayout read_layout(const Reader& r, const JobModel& m) {
     r.fail("cp_split", fmt::format("unknown cp_split '{}' (balanced or contiguous)", split));
   l.cp_balanced = split == "balanced";
   l.grad_bytes = r.opt_count("grad_bytes", 2).value_or(4);
-  if (l.grad_bytes != 2 && l.grad_bytes != 4) r.fail("grad_bytes", "gradients are reduced in BF16 (2) or FP32 (4)");
   (void)m;
   return l;
 }
 
 void check_job_step(const Reader& r, const JobStepSpec& spec, std::int64_t gpus, bool allow_oom) {
-  if (const auto p = check_layout(spec.model, spec.layout, gpus)) r.child("layout").fail(p->key, p->message);
+  fail_on(r.child("layout"), check_layout(spec.model, spec.layout, gpus));
   check_budget(r.child("layout"), "global_batch", job_step_ops_bound(spec.layout, spec.model.shape.layers));
   if (allow_oom) return;
   auto total = [&](const JobLayout& l) {
@@ -277,14 +275,18 @@ JobStepScenario read_job_step(const Reader& r) {
   sc.spec.model = read_job_model(r, "model");
   sc.spec.cluster = read_cluster(r, "hardware");
   const Reader hw = r.child("hardware");
-  const std::int64_t gpus = hw.has("gpus") ? hw.integer("gpus", 1) : 0;
+  const std::int64_t gpus = hw.has("gpus") ? hw.integer("gpus", 1, kMaxGpus) : 0;
   sc.spec.layout = read_layout(r.child("layout"), sc.spec.model);
   JobLayout& l = sc.spec.layout;
   if (l.dp == 0) {  // derive dp from the GPUs
     if (gpus == 0) r.child("layout").fail("dp", "give layout.dp or hardware.gpus");
-    const std::int64_t mp = static_cast<std::int64_t>(l.tp) * l.pp * l.cp;
-    if (gpus % mp != 0)
-      r.child("hardware").fail("gpus", fmt::format("{} GPUs do not split into tp x pp x cp = {} groups", gpus, mp));
+    // tp, pp and cp are at most 2^31 each: a partial product past the GPUs cannot divide them.
+    std::int64_t mp = 1;
+    for (const int factor : {l.tp, l.pp, l.cp})
+      if ((mp *= factor) > gpus) break;
+    if (mp > gpus || gpus % mp != 0)
+      r.child("hardware").fail("gpus", fmt::format("{} GPUs do not split into tp x pp x cp = {} x {} x {} groups", gpus,
+                                                   l.tp, l.pp, l.cp));
     l.dp = static_cast<int>(gpus / mp);
   }
   sc.spec.input_wait = r.opt_duration("input_wait").value_or(0);

@@ -32,11 +32,19 @@ const TransformerConfig* builtin_transformer(const Reader& parent, const std::st
                               : fmt::format("unknown model '{}'; did you mean '{}'?", name, near));
 }
 
+void fail_on(const Reader& r, const std::optional<InputProblem>& problem) {
+  if (!problem) return;
+  // The model's FFN width may be given as `intermediate`; blame the key the file has.
+  const bool as_intermediate = problem->key == "ffn" && !r.has("ffn") && r.has("intermediate");
+  const std::string key = as_intermediate ? "intermediate" : problem->key;
+  r.fail(key, problem->message);
+}
+
 TransformerConfig transformer_fields(const Reader& r) {
   TransformerConfig c;
   c.name = r.opt_text("name").value_or("custom");
   c.layers = r.count("layers", 1);
-  c.hidden = r.integer("hidden", 1);
+  c.hidden = r.integer("hidden", 1, kMaxHidden);  // bounded before 4 x hidden below
   if (r.has("ffn") && r.has("intermediate")) r.fail("ffn", "give ffn or intermediate (the same thing), not both");
   c.intermediate = r.has("ffn") ? r.integer("ffn", 1) : r.opt_integer("intermediate", 1).value_or(4 * c.hidden);
   c.heads = r.count("heads", 1);
@@ -45,8 +53,7 @@ TransformerConfig transformer_fields(const Reader& r) {
   c.vocab = r.integer("vocab", 1);
   c.tied_embeddings = r.flag("tied_embeddings", false);
   c.qk_norm = r.flag("qk_norm", false);
-  if (c.heads % c.kv_heads != 0)
-    r.fail("kv_heads", fmt::format("{} heads do not split into {} KV groups", c.heads, c.kv_heads));
+  fail_on(r, check_transformer(c));
   return c;
 }
 

@@ -7,11 +7,13 @@
 // tied_embeddings, qk_norm. Accelerator fields: name, peak_tflops (dense BF16), memory,
 // usable_memory, host_link (PCIe, each direction), peer_link, p2p.
 #include <array>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "cli/input/input.hpp"
 #include "models/hardware.hpp"
+#include "models/model_limits.hpp"
 #include "models/transformer.hpp"
 
 namespace stepsim::cli {
@@ -31,6 +33,9 @@ inline constexpr std::array<const char*, 11> kTransformerKeys = {
     "name", "layers", "hidden", "intermediate", "ffn", "heads", "kv_heads", "head_dim", "vocab", "tied_embeddings",
     "qk_norm"};
 TransformerConfig transformer_fields(const Reader& r);
+// A model's or a layout's problem (models/model_limits.hpp, models/layout.hpp), if any, as the
+// error at its key in `r` (`ffn` given as `intermediate` is blamed as such).
+void fail_on(const Reader& r, const std::optional<InputProblem>& problem);
 Accelerator read_accelerator(const Reader& parent, const std::string& k);
 
 }  // namespace stepsim::cli

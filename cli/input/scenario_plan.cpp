@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include "cli/input/model_files.hpp"
+#include "models/model_limits.hpp"
 #include "models/units.hpp"
 
 namespace stepsim::cli {
@@ -21,8 +22,6 @@ std::optional<double> opt_count(const Reader& r, const std::string& k, double mi
   if (*v >= 9223372036854775808.0) r.fail(k, fmt::format("{:g} is too large (at most 9.2e18)", *v));
   return v;
 }
-
-constexpr std::int64_t kMaxPlanParameters = 1'000'000'000'000'000;  // 10^15
 
 double required_count(const Reader& r, const std::string& k) {
   const auto v = opt_count(r, k);
@@ -116,10 +115,10 @@ void read_model(const Reader& r, PlanSpec& spec) {
   spec.model.name = m.opt_text("name").value_or("model");
   spec.model.parameters = static_cast<std::int64_t>(required_count(m, "parameters"));
   // Bytes of state are parameters x up to 20-odd bytes each, kept in int64: bounded well below.
-  if (spec.model.parameters > kMaxPlanParameters)
+  if (spec.model.parameters > kMaxParameters)
     m.fail("parameters",
            fmt::format("{:g} is too large: at most {:g} parameters (1,000x the largest models trained)",
-                       static_cast<double>(spec.model.parameters), static_cast<double>(kMaxPlanParameters)));
+                       static_cast<double>(spec.model.parameters), static_cast<double>(kMaxParameters)));
   spec.model.layers = m.opt_count("layers", 1).value_or(1);
   spec.model.width = m.opt_integer("width", 1).value_or(1);
   spec.model.saved_arrays = m.opt_count("saved_arrays", 0).value_or(0);

@@ -1,6 +1,7 @@
 #include "cli/input/validation_csv.hpp"
 
 #include <charconv>
+#include <climits>
 #include <fstream>
 #include <map>
 #include <sstream>
@@ -30,6 +31,15 @@ std::vector<std::string> split_csv(const std::string& line) {
   out.push_back(cur);
   return out;
 }
+
+// The column that holds a model or layout key (models/model_limits.hpp, models/layout.hpp).
+std::string column_of(const std::string& key) {
+  static const std::map<std::string, std::string> columns = {
+      {"layers", "L"}, {"hidden", "h"}, {"head_dim", "h"}, {"kv_heads", "kv"}, {"virtual_stages", "vpp"},
+      {"micro_batch", "mbs"}, {"global_batch", "gbs"}};
+  const auto it = columns.find(key);
+  return it == columns.end() ? key : it->second;
+}
 }  // namespace
 
 const char* metric_unit(MeasuredMetric m) {
@@ -56,30 +66,54 @@ MeasuredMetric parse_metric(const std::string& file, int n, const std::string& m
       fmt::format("unknown metric '{}' (tflops_sc21, tflops_hw, iteration_s, layer_fwd_ms, layer_bwd_ms)", metric));
 }
 
-// One row of a measured-runs CSV: its layout, metric and value (columns by header name).
-MeasuredRun parse_row(const std::string& file, int n, std::map<std::string, std::string> c) {
-  auto need = [&](const char* k) -> const std::string& {
-    auto it = c.find(k);
-    if (it == c.end() || it->second.empty()) throw InputError(file, n, k, "missing value");
+// The cells of one row by column name, read with the row's file and line in every error.
+class RowCells {
+ public:
+  RowCells(const std::string& file, int n, std::map<std::string, std::string> cells)
+      : file_(file), n_(n), c_(std::move(cells)) {}
+
+  const std::string& need(const char* k) const {
+    auto it = c_.find(k);
+    if (it == c_.end() || it->second.empty()) throw InputError(file_, n_, k, "missing value");
     return it->second;
-  };
-  auto integer = [&](const char* k, std::int64_t fallback = -1) -> std::int64_t {
-    auto it = c.find(k);
-    if (it == c.end() || it->second.empty()) {
+  }
+  std::string text(const char* k) const {
+    auto it = c_.find(k);
+    return it == c_.end() ? "" : it->second;
+  }
+  // A whole number from 0 to `max`; an empty or missing cell is `fallback` (< 0: required).
+  std::int64_t integer(const char* k, std::int64_t fallback = -1, std::int64_t max = INT64_MAX) const {
+    auto it = c_.find(k);
+    if (it == c_.end() || it->second.empty()) {
       if (fallback >= 0) return fallback;
-      throw InputError(file, n, k, "missing value");
+      throw InputError(file_, n_, k, "missing value");
     }
     std::int64_t v = 0;
     const auto& s = it->second;
     const auto res = std::from_chars(s.data(), s.data() + s.size(), v);
     if (res.ec != std::errc{} || res.ptr != s.data() + s.size() || v < 0)
-      throw InputError(file, n, k, fmt::format("'{}' is not a whole number", s));
+      throw InputError(file_, n_, k, fmt::format("'{}' is not a whole number", s));
+    if (v > max) throw InputError(file_, n_, k, fmt::format("'{}' is too large (at most {})", s, max));
     return v;
-  };
+  }
+  // An int field: checked against int's range here, against the models' limits after.
+  int count(const char* k, std::int64_t fallback = -1) const {
+    return static_cast<int>(integer(k, fallback, INT_MAX));
+  }
+
+ private:
+  const std::string& file_;
+  int n_;
+  std::map<std::string, std::string> c_;
+};
+
+// One row of a measured-runs CSV: its layout, metric and value (columns by header name).
+MeasuredRun parse_row(const std::string& file, int n, std::map<std::string, std::string> cells) {
+  const RowCells row(file, n, std::move(cells));
   MeasuredRun r;
   r.line = n;
-  r.table = c["tbl"];
-  r.hw = need("hw");
+  r.table = row.text("tbl");
+  r.hw = row.need("hw");
   const ClusterSpec* preset = find_cluster_preset(r.hw);
   if (!preset) {
     const auto near = nearest(r.hw, cluster_preset_names());
@@ -89,37 +123,36 @@ MeasuredRun parse_row(const std::string& file, int n, std::map<std::string, std:
   }
   r.spec.cluster = *preset;
   JobModel& m = r.spec.model;
-  m.shape.name = c["model"];
-  m.shape.layers = static_cast<int>(integer("L"));
-  m.shape.hidden = integer("h");
-  m.shape.heads = static_cast<int>(integer("heads"));
-  m.shape.kv_heads = static_cast<int>(integer("kv", m.shape.heads));
+  m.shape.name = row.text("model");
+  m.shape.layers = row.count("L");
+  m.shape.hidden = row.integer("h", -1, kMaxHidden);  // bounded before 4 h below
+  m.shape.heads = row.count("heads");
+  m.shape.kv_heads = row.count("kv", m.shape.heads);
   m.shape.head_dim = static_cast<int>(m.shape.hidden / std::max(1, m.shape.heads));
-  m.shape.intermediate = integer("ffn", 4 * m.shape.hidden);
-  m.shape.vocab = integer("vocab");
+  m.shape.intermediate = row.integer("ffn", 4 * m.shape.hidden);
+  m.shape.vocab = row.integer("vocab");
   m.shape.tied_embeddings = true;  // GPT-style: the LM head shares the embedding
-  m.seq = integer("seq");
+  m.seq = row.integer("seq");
   m.gated_mlp = false;  // GPT: GeLU MLP
   JobLayout& l = r.spec.layout;
-  l.tp = static_cast<int>(integer("tp", 1)), l.pp = static_cast<int>(integer("pp", 1));
-  l.dp = static_cast<int>(integer("dp", 1)), l.vpp = static_cast<int>(integer("vpp", 1));
-  l.cp = static_cast<int>(integer("cp", 1)), l.ep = static_cast<int>(integer("ep", 1));
-  l.schedule = c["sched"].empty() ? "1f1b" : c["sched"];
+  l.tp = row.count("tp", 1), l.pp = row.count("pp", 1), l.dp = row.count("dp", 1), l.vpp = row.count("vpp", 1);
+  l.cp = row.count("cp", 1), l.ep = row.count("ep", 1);
+  l.schedule = row.text("sched").empty() ? "1f1b" : row.text("sched");
   if (!find_schedule(l.schedule)) throw InputError(file, n, "sched", fmt::format("unknown schedule '{}'", l.schedule));
-  l.micro_batch = static_cast<int>(integer("mbs", 1));
-  l.global_batch = integer("gbs");
-  const std::string rc = c["recomp"];
+  l.micro_batch = row.count("mbs", 1);
+  l.global_batch = row.integer("gbs");
+  const std::string rc = row.text("recomp");
   l.recompute = rc == "full" ? JobRecompute::Full : rc == "selective" ? JobRecompute::Selective : JobRecompute::None;
   if (rc != "full" && rc != "selective" && rc != "none" && !rc.empty())
     throw InputError(file, n, "recomp", fmt::format("unknown recompute '{}' (none, selective, full)", rc));
-  l.sequence_parallel = integer("sp", 0) == 1;
-  l.zero = static_cast<int>(integer("zero", 0));
-  l.overlap_grad_reduce = integer("overlap_dp", 1) == 1;
-  l.overlap_pp = integer("overlap_pp", 1) == 1;
-  l.attention = c["attention"] == "unfused" ? AttentionKernel::Unfused : AttentionKernel::Flash;
-  l.grad_bytes = static_cast<int>(integer("grad_bytes", 4));
-  r.metric = parse_metric(file, n, need("metric"));
-  const std::string& v = need("value");
+  l.sequence_parallel = row.integer("sp", 0) == 1;
+  l.zero = row.count("zero", 0);
+  l.overlap_grad_reduce = row.integer("overlap_dp", 1) == 1;
+  l.overlap_pp = row.integer("overlap_pp", 1) == 1;
+  l.attention = row.text("attention") == "unfused" ? AttentionKernel::Unfused : AttentionKernel::Flash;
+  l.grad_bytes = row.count("grad_bytes", 4);
+  r.metric = parse_metric(file, n, row.need("metric"));
+  const std::string& v = row.need("value");
   try {
     std::size_t used = 0;
     r.value = std::stod(v, &used);
@@ -127,16 +160,21 @@ MeasuredRun parse_row(const std::string& file, int n, std::map<std::string, std:
   } catch (const std::exception&) {
     throw InputError(file, n, "value", fmt::format("'{}' is not a positive number", v));
   }
-  r.fit = integer("fit", 0) == 1;
-  const std::int64_t ngpu = integer("ngpu", 0);
-  if (const auto p = check_layout(m, l, ngpu)) throw InputError(file, n, p->key, p->message);
+  r.fit = row.integer("fit", 0) == 1;
+  const std::int64_t ngpu = row.integer("ngpu", 0, kMaxGpus);
+  if (const auto p = check_job_model(m)) throw InputError(file, n, column_of(p->key), p->message);
+  if (const auto p = check_layout(m, l, ngpu)) throw InputError(file, n, column_of(p->key), p->message);
   r.label = fmt::format("{} {} {} GPUs", r.table, m.shape.name, ngpu > 0 ? ngpu : l.ranks());
   return r;
 }
 }  // namespace
 
 std::vector<MeasuredRun> read_measured_runs(const std::string& file) {
-  std::istringstream in(read_input_file(file));
+  return parse_measured_runs(read_input_file(file), file);
+}
+
+std::vector<MeasuredRun> parse_measured_runs(const std::string& text, const std::string& file) {
+  std::istringstream in(text);
   std::string line;
   int n = 0;
   std::vector<std::string> header;

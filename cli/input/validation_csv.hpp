@@ -23,6 +23,8 @@ struct MeasuredRun {
 
 // Throws InputError (file:line: column: message).
 std::vector<MeasuredRun> read_measured_runs(const std::string& file);
+// The same from the file's text (`file` names it in errors).
+std::vector<MeasuredRun> parse_measured_runs(const std::string& text, const std::string& file);
 
 // The prediction of a row's metric from a simulated step (and the per-layer times).
 double predicted_metric(const MeasuredRun& row, const JobStepResult& r);

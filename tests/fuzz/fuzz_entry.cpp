@@ -8,6 +8,7 @@
 #include "cli/input/input.hpp"
 #include "cli/input/scenario.hpp"
 #include "cli/input/search_input.hpp"
+#include "cli/input/validation_csv.hpp"
 #include "schedules/lowering/spec_error.hpp"
 #include "sim/engine.hpp"
 
@@ -39,18 +40,21 @@ void load_and_validate(const std::string& text) {
 
 void run_one(const std::uint8_t* data, std::size_t size) {
   const std::string text(reinterpret_cast<const char*>(data), size);
-  // Search scenarios have a loader of their own; other files fail there at once.
-  for (const bool search : {false, true}) {
+  // Search scenarios and measured-run CSVs (check-against, calibrate) have loaders of their own;
+  // other files fail there at once.
+  for (const int loader : {0, 1, 2}) {
     try {
-      if (search)
+      if (loader == 0)
+        load_and_validate(text);
+      else if (loader == 1)
         cli::parse_search(text, kName);
       else
-        load_and_validate(text);
+        cli::parse_measured_runs(text, "validation/fuzz.csv");
     } catch (const cli::InputError& e) {
       check_message(e.what());
     } catch (const SpecError& e) {  // the CLI turns it into an InputError at the key
       check_message(e.what());
-    } catch (const TimeOverflowError& e) { check_message(e.what()); } catch (const DeadlockError& e) {
+    } catch (const OverflowError& e) { check_message(e.what()); } catch (const DeadlockError& e) {
       check_message(e.what());
     } catch (const GraphError& e) { check_message(e.what()); } catch (const std::exception& e) {
       unexpected("unexpected exception (stepsim would exit 1)", e.what());

@@ -18,7 +18,7 @@ constexpr std::int64_t kMin = std::numeric_limits<std::int64_t>::min();
 std::string overflow_message(const std::function<void()>& f) {
   try {
     f();
-  } catch (const TimeOverflowError& e) { return e.what(); }
+  } catch (const OverflowError& e) { return e.what(); }
   return "no error";
 }
 }  // namespace
@@ -68,4 +68,18 @@ TEST_CASE("time_add, time_mul and time_from_ns throw a TimeOverflowError naming 
         "too large: the compute time would exceed 292 years of simulated time");
   CHECK(overflow_message([] { time_from_ns(std::nan(""), "a ratio"); }) ==
         "too large: a ratio would exceed 292 years of simulated time");
+}
+
+TEST_CASE("bytes_from truncates like a cast and refuses what is past 1 EiB", "[checked]") {
+  CHECK(bytes_from(1.9, "x") == 1);
+  CHECK(bytes_from(0.0, "x") == 0);
+  CHECK(bytes_from(static_cast<double>(kMaxBytes), "x") == Bytes{1} << 60);
+  CHECK(overflow_message([] { bytes_from(2.0 * static_cast<double>(kMaxBytes), "the activations per GPU"); }) ==
+        "too large: the activations per GPU would exceed 1 EiB");
+  CHECK(overflow_message([] { bytes_from(1e300, "a micro-batch's logits"); }) ==
+        "too large: a micro-batch's logits would exceed 1 EiB");
+  CHECK(overflow_message([] { bytes_from(std::nan(""), "x"); }) == "too large: x would exceed 1 EiB");
+  CHECK(overflow_message([] { bytes_from(-1e19, "x"); }) == "too large: x would exceed 1 EiB");
+  // A time past its limit is an OverflowError too: one catch serves both.
+  CHECK(overflow_message([] { time_add(kMax, 1, "y"); }) == "too large: y would exceed 292 years of simulated time");
 }

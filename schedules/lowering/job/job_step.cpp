@@ -61,8 +61,9 @@ JobCommPlan plan_job_comm(const JobStepSpec& spec) {
     plan.stages.push_back(s);
   }
   // PP message: the boundary activation b s h, split over TP ranks (SC21 sec. 4.1 scatter/gather).
-  plan.pp_message = static_cast<Bytes>(static_cast<double>(l.micro_batch) * static_cast<double>(spec.model.seq) / l.cp *
-                                       static_cast<double>(spec.model.shape.hidden) * 2 / l.tp);
+  plan.pp_message = bytes_from(static_cast<double>(l.micro_batch) * static_cast<double>(spec.model.seq) / l.cp *
+                                   static_cast<double>(spec.model.shape.hidden) * 2 / l.tp,
+                               "a pipeline message");
   plan.pp_inter_node = plan.paths.pp.inter_node;
   plan.pp_latency = plan.paths.pp.step_latency;
   plan.pp_message_time = transfer_time(plan.pp_message, static_cast<std::int64_t>(plan.paths.pp.bytes_per_second));
@@ -287,8 +288,8 @@ void run_fsdp_path(JobStepRun& run) {
     u.backward_input = ns(b.compute() + b.comm() + ov * std::min(b.compute(), gather + reduce));
     u.gather = ns(gather);
     u.reduce = ns(reduce);
-    u.gather_bytes = static_cast<Bytes>(wb * (members - 1) / members);
-    u.reduce_bytes = static_cast<Bytes>(gb * (members - 1) / members);
+    u.gather_bytes = bytes_from(wb * (members - 1) / members, "a ZeRO-3 gather");
+    u.reduce_bytes = bytes_from(gb * (members - 1) / members, "a ZeRO-3 reduce-scatter");
     u.has_gather = u.has_reduce = members > 1;
     p.units.push_back(u);
   };

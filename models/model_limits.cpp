@@ -1,0 +1,61 @@
+#include "models/model_limits.hpp"
+
+#include <fmt/format.h>
+
+namespace stepsim {
+
+namespace {
+
+// `key` at least 1 and at most `max`: the problem, or nullopt.
+std::optional<InputProblem> in_range(const char* key, std::int64_t value, std::int64_t max) {
+  if (value < 1) return InputProblem{key, fmt::format("must be at least 1 (got {})", value)};
+  if (value > max) return InputProblem{key, fmt::format("{} is past the largest model stepsim takes ({})", value, max)};
+  return std::nullopt;
+}
+
+std::optional<InputProblem> too_many_parameters(std::int64_t parameters) {
+  if (parameters <= kMaxParameters) return std::nullopt;
+  return InputProblem{"layers", fmt::format("the model has {:g} parameters, too many: at most {:g} (1,000x the "
+                                            "largest models trained)",
+                                            static_cast<double>(parameters), static_cast<double>(kMaxParameters))};
+}
+
+}  // namespace
+
+std::optional<InputProblem> check_transformer(const TransformerConfig& c) {
+  for (const auto& p : {in_range("layers", c.layers, kMaxLayers), in_range("hidden", c.hidden, kMaxHidden),
+                        in_range("ffn", c.intermediate, kMaxFfn), in_range("heads", c.heads, kMaxHeads),
+                        in_range("kv_heads", c.kv_heads, kMaxHeads), in_range("vocab", c.vocab, kMaxVocab)})
+    if (p) return p;
+  if (c.head_dim < 1)
+    return InputProblem{"head_dim", fmt::format("hidden {} is smaller than the {} heads: give head_dim", c.hidden,
+                                                c.heads)};
+  if (auto p = in_range("head_dim", c.head_dim, kMaxHeads)) return p;
+  if (static_cast<std::int64_t>(c.heads) * c.head_dim > kMaxFfn)
+    return InputProblem{"head_dim", fmt::format("heads x head_dim = {} x {} is past the largest model stepsim takes "
+                                                "({})",
+                                                c.heads, c.head_dim, kMaxFfn)};
+  if (c.heads % c.kv_heads != 0)
+    return InputProblem{"kv_heads", fmt::format("{} heads do not split into {} KV groups", c.heads, c.kv_heads)};
+  // Within the limits above a layer holds under 2^46 parameters, the model under 2^62.
+  return too_many_parameters(count_parameters(c).total);
+}
+
+std::optional<InputProblem> check_job_model(const JobModel& m) {
+  if (auto p = check_transformer(m.shape)) return p;
+  if (auto p = in_range("seq", m.seq, kMaxSeq)) return p;
+  if (m.experts < 0) return InputProblem{"experts", fmt::format("must be at least 0 (got {})", m.experts)};
+  if (m.experts > 0) {
+    if (auto p = in_range("experts", m.experts, kMaxHeads)) return p;
+    if (m.top_k < 1 || m.top_k > m.experts)
+      return InputProblem{"top_k", fmt::format("top_k {} is not between 1 and the {} experts", m.top_k, m.experts)};
+    if (auto p = in_range("expert_ffn", m.expert_ffn, kMaxFfn)) return p;
+    if (m.experts * m.expert_ffn > kMaxExpertWidth)
+      return InputProblem{"expert_ffn", fmt::format("experts x expert_ffn = {} x {} is past the largest model stepsim "
+                                                    "takes ({} per layer)",
+                                                    m.experts, m.expert_ffn, kMaxExpertWidth)};
+  }
+  return too_many_parameters(total_parameters(m));
+}
+
+}  // namespace stepsim

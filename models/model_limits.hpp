@@ -1,0 +1,44 @@
+#pragma once
+// The largest model and layout stepsim takes, checked where a model or a layout is read (YAML
+// scenarios, validation CSVs). The limits sit far past any published run (about 100 layers,
+// hidden 25,600 and a 256k vocabulary for the largest dense models; 10^5 GPUs for the largest
+// clusters) and keep every count the models derive from them inside int64: a model's parameter
+// count, its bytes per GPU, a layout's GPU count. A value past a limit is the input's fault:
+// one line naming the key (exit 2), never a wrapped number.
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include "models/layer_costs.hpp"
+#include "models/transformer.hpp"
+
+namespace stepsim {
+
+// What is wrong with one key of a model or a layout.
+struct InputProblem {
+  std::string key;      // the YAML key at fault, e.g. "hidden", "pp", "dp"
+  std::string message;  // what is wrong and, where there is one, what would fit
+};
+
+inline constexpr std::int64_t kMaxLayers = std::int64_t{1} << 16;
+inline constexpr std::int64_t kMaxHidden = std::int64_t{1} << 20;
+inline constexpr std::int64_t kMaxFfn = std::int64_t{1} << 22;         // intermediate, expert_ffn, heads x head_dim
+inline constexpr std::int64_t kMaxHeads = std::int64_t{1} << 16;       // and head_dim
+inline constexpr std::int64_t kMaxVocab = std::int64_t{1} << 24;
+inline constexpr std::int64_t kMaxSeq = std::int64_t{1} << 27;         // tokens per sequence
+inline constexpr std::int64_t kMaxExpertWidth = std::int64_t{1} << 24;  // experts x expert_ffn per layer
+// 10^15 parameters, 1,000x the largest models trained; at 16 B each (weights, gradients,
+// optimizer state) 1.6e16 bytes, far inside int64.
+inline constexpr std::int64_t kMaxParameters = 1'000'000'000'000'000;
+inline constexpr std::int64_t kMaxGpus = std::int64_t{1} << 20;  // tp x pp x dp x cp, and each of them
+inline constexpr std::int64_t kMaxMicroBatchTokens = std::int64_t{1} << 34;  // micro_batch x seq
+inline constexpr std::int64_t kMaxGlobalBatch = std::int64_t{1} << 40;       // sequences per step
+
+// A dense transformer's shape: each dimension at least 1 and within the limits above, the key /
+// value heads dividing the heads, the parameters at most kMaxParameters.
+std::optional<InputProblem> check_transformer(const TransformerConfig& c);
+
+// A job's model: its shape (check_transformer), sequence length and experts.
+std::optional<InputProblem> check_job_model(const JobModel& m);
+
+}  // namespace stepsim
