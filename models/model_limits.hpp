@@ -30,7 +30,9 @@ inline constexpr std::int64_t kMaxExpertWidth = std::int64_t{1} << 24;  // exper
 // 10^15 parameters, 1,000x the largest models trained; at 16 B each (weights, gradients,
 // optimizer state) 1.6e16 bytes, far inside int64.
 inline constexpr std::int64_t kMaxParameters = 1'000'000'000'000'000;
-inline constexpr std::int64_t kMaxGpus = std::int64_t{1} << 20;  // tp x pp x dp x cp, and each of them
+// tp x pp x dp x cp (and each of them, and micro_batch): a million GPUs, also the most cards a
+// layout search or a plan's card sweep takes.
+inline constexpr std::int64_t kMaxGpus = 1'000'000;
 inline constexpr std::int64_t kMaxMicroBatchTokens = std::int64_t{1} << 34;  // micro_batch x seq
 inline constexpr std::int64_t kMaxGlobalBatch = std::int64_t{1} << 40;       // sequences per step
 

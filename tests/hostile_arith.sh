@@ -140,11 +140,11 @@ expect 2 "job.input.workers: 4294967297 is too many: at most 1000000 input worke
 # scenario and in a measured-run CSV alike. These used to crash or print wrapped figures.
 job=scenarios/job-llama70b-64xh100.yaml
 run "$stepsim" run "$job" --set job_step.layout.dp=2147483647  # was "tp x pp x dp x cp = ... = -32"
-expect 2 "--set: job_step.layout.dp: 2147483647 is past the largest layout stepsim takes (1048576)"
+expect 2 "--set: job_step.layout.dp: 2147483647 is past the largest layout stepsim takes (1000000)"
 run "$stepsim" run "$job" --set job_step.layout.pp=1000000000  # was "pp x virtual_stages = ... = 705032704"
-expect 2 "--set: job_step.layout.pp: 1000000000 is past the largest layout stepsim takes (1048576)"
+expect 2 "--set: job_step.layout.pp: 1000000000 is past the largest layout stepsim takes (1000000)"
 run "$stepsim" run "$job" --set job_step.hardware.gpus=99999999999
-expect 2 "--set: job_step.hardware.gpus: '99999999999' is too large (at most 1048576)"
+expect 2 "--set: job_step.hardware.gpus: '99999999999' is too large (at most 1000000)"
 printf 'job_step:\n  model: {layers: 80, hidden: 1000000000000000, heads: 64, vocab: 128256}\n  hardware: {preset: h100-sxm}\n  layout: {dp: 8, global_batch: 8}\n' >"$tmp/wide.yaml"
 run "$stepsim" run "$tmp/wide.yaml"  # was "needs 2311649781.8 GiB ... optimizer -8589934592.0"
 expect 2 "wide.yaml:2: job_step.model.hidden: '1000000000000000' is too large (at most 1048576)"

@@ -7,6 +7,7 @@
 
 #include "cli/input/budget.hpp"
 #include "cli/input/job_step_input.hpp"
+#include "models/model_limits.hpp"
 #include "schedules/pipeline/registry.hpp"
 #include "sim/checked.hpp"
 
@@ -65,14 +66,13 @@ std::vector<std::int64_t> read_cards(const Reader& hw) {
   std::vector<std::int64_t> out;
   if (!hw.has("gpus")) hw.fail("gpus", "missing: the number of cards, a list, or {from, to, step}");
   const YAML::Node n = hw.node()["gpus"];
-  constexpr std::int64_t kMaxCards = 1'000'000;
   if (n.IsMap()) {
     const Reader g = hw.child("gpus");
     g.only({"from", "to", "step"});
     const std::int64_t from = g.integer("from", 1), to = g.integer("to", 1);
     const std::int64_t step = g.opt_integer("step", 1).value_or(1);
     if (to < from) g.fail("to", fmt::format("{} is below from ({})", to, from));
-    if (to > kMaxCards) g.fail("to", fmt::format("more than {} cards", kMaxCards));
+    if (to > kMaxGpus) g.fail("to", fmt::format("more than {} cards", kMaxGpus));
     if ((to - from) / step + 1 > 4096) g.fail("step", "more than 4,096 card counts: use a larger step");
     for (std::int64_t c = from; c <= to; c += step) out.push_back(c);
   } else {
@@ -80,7 +80,7 @@ std::vector<std::int64_t> read_cards(const Reader& hw) {
     for (const auto& x : values_of(hw, "gpus", dummy)) out.push_back(int_of(hw, x, "gpus", 1));
     if (!dummy.auto_keys.empty()) hw.fail("gpus", "give the card count(s): a number, a list or {from, to, step}");
     for (auto c : out)
-      if (c > kMaxCards) hw.fail("gpus", fmt::format("more than {} cards", kMaxCards));
+      if (c > kMaxGpus) hw.fail("gpus", fmt::format("more than {} cards", kMaxGpus));
   }
   std::sort(out.begin(), out.end());
   out.erase(std::unique(out.begin(), out.end()), out.end());
@@ -121,11 +121,11 @@ void read_axes(const Reader& r, const Reader& lr, SearchSpec& s) {
   a.tp = ints(lr, "tp", a, 1, 1024);
   a.pp = ints(lr, "pp", a, 1, layers);
   a.vpp = ints(lr, "virtual_stages", a, 1, layers);
-  a.dp = ints(lr, "dp", a, 1, 1'000'000);
+  a.dp = ints(lr, "dp", a, 1, kMaxGpus);
   a.dp_listed = !a.dp.empty();
   a.cp = ints(lr, "cp", a, 1, 1024);
   a.ep = ints(lr, "ep", a, 1, 1024);
-  a.micro_batch = ints(lr, "micro_batch", a, 1, 1'000'000);
+  a.micro_batch = ints(lr, "micro_batch", a, 1, kMaxGpus);
   a.zero = ints(lr, "zero", a, 0, 3);
   if (lr.has("fsdp")) {
     const YAML::Node f = lr.node()["fsdp"];

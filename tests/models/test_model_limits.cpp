@@ -88,26 +88,26 @@ TEST_CASE("a layout's degrees and GPU count are checked before any product is ta
   CHECK(problem(check_layout(m, l, 0)) == "tp: must be at least 1 (got 0)");
   l = layout_64();
   l.dp = 2147483647;  // tp x pp x dp wrapped to -32 in int
-  CHECK(problem(check_layout(m, l, 64)) == "dp: 2147483647 is past the largest layout stepsim takes (1048576)");
+  CHECK(problem(check_layout(m, l, 64)) == "dp: 2147483647 is past the largest layout stepsim takes (1000000)");
   l = layout_64();
-  l.tp = l.pp = l.dp = l.cp = 1 << 20;  // each at the limit, their product 2^80
+  l.tp = l.pp = l.dp = l.cp = 1'000'000;  // each at the limit, their product 10^24
   CHECK(problem(check_layout(m, l, 0)) ==
-        "dp: tp x pp x dp x cp = 1048576 x 1048576 x 1048576 x 1048576 GPUs is past the largest layout stepsim takes "
-        "(1048576)");
+        "dp: tp x pp x dp x cp = 1000000 x 1000000 x 1000000 x 1000000 GPUs is past the largest layout stepsim takes "
+        "(1000000)");
   l = layout_64();
-  l.pp = 1 << 20;
+  l.pp = 1'000'000;
   l.tp = 1;
   l.dp = 1;
-  l.vpp = 1 << 20;  // pp x virtual_stages = 2^40 chunks: wrapped in int
+  l.vpp = 1'000'000;  // pp x virtual_stages = 10^12 chunks: wrapped in int
   CHECK(problem(check_layout(m, l, 0)) ==
-        "virtual_stages: 80 layers do not split into pp x virtual_stages = 1048576 x 1048576 = 1099511627776 equal "
+        "virtual_stages: 80 layers do not split into pp x virtual_stages = 1000000 x 1000000 = 1000000000000 equal "
         "chunks (would fit: pp x virtual_stages in 1, 2, 4, 5, 8, 10, 16, 20, 40, 80)");
   l = layout_64();
-  l.micro_batch = 1 << 20;
+  l.micro_batch = 1'000'000;
   JobModel long_context = m;
   long_context.seq = kMaxSeq;
   CHECK(problem(check_layout(long_context, l, 0)) ==
-        "micro_batch: micro_batch x seq = 1048576 x 134217728 tokens is past the largest micro-batch stepsim takes "
+        "micro_batch: micro_batch x seq = 1000000 x 134217728 tokens is past the largest micro-batch stepsim takes "
         "(17179869184)");
   l = layout_64();
   l.zero = 4;
