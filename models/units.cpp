@@ -55,10 +55,12 @@ bool split(std::string_view text, Decimal& num, std::string_view& unit, std::str
       return false;
     }
     for (int k = 0; k < e; ++k) {
-      if (neg)
+      if (neg) {
         ++num.scale;
-      else
-        num.digits *= 10;
+      } else if (__builtin_mul_overflow(num.digits, 10, &num.digits)) {
+        if (error) *error = fmt::format("'{}' is too large", text);
+        return false;
+      }
     }
   }
   while (i < text.size() && std::isspace(static_cast<unsigned char>(text[i]))) ++i;
@@ -70,11 +72,13 @@ bool split(std::string_view text, Decimal& num, std::string_view& unit, std::str
 
 // value * factor_num / factor_den, rounded to nearest; nullopt on overflow.
 std::optional<std::int64_t> scale_to(const Decimal& d, __int128 factor_num, __int128 factor_den) {
+  __int128 num = 0;
+  if (__builtin_mul_overflow(d.digits, factor_num, &num)) return std::nullopt;
   __int128 den = factor_den;
-  for (int k = 0; k < d.scale; ++k) den *= 10;
-  const __int128 num = d.digits * factor_num;
-  if (d.digits != 0 && num / d.digits != factor_num) return std::nullopt;
-  __int128 q = (num + den / 2) / den;
+  for (int k = 0; k < d.scale; ++k)
+    if (__builtin_mul_overflow(den, 10, &den)) return 0;  // more decimals than int128 holds: under one unit, read as 0
+  __int128 q = num / den;
+  if (const __int128 r = num % den; r >= den - r) ++q;  // halves up, as (num + den / 2) / den without its overflow
   if (q > INT64_MAX) return std::nullopt;
   return static_cast<std::int64_t>(d.negative ? -q : q);
 }

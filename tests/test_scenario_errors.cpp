@@ -25,6 +25,16 @@ TEST_CASE("units parse exactly", "[units]") {
   CHECK(err.find("unknown time unit") != std::string::npos);
   CHECK_FALSE(parse_bandwidth("32GB", &err));
   CHECK(transfer_time(1'000'000, 100'000'000) == 10 * kMillisecond);  // section 7: 1 MB at 1e8 B/s
+  // Past int128 on the way (UBSan found 1e30GB = 10^30 x 10^9 overflowing): too large, not wrapped.
+  CHECK_FALSE(parse_bytes("1e30GB", &err));
+  CHECK(err == "'1e30GB' is too large");
+  CHECK_FALSE(parse_bytes("1267650600228229401496703205376e30B", &err));  // 2^100 x 10^30
+  CHECK(err == "'1267650600228229401496703205376e30B' is too large");
+  CHECK(parse_bytes("0.000000000000000000000000000000000000000001TiB") == 0);  // 10^-42: den past int128
+  CHECK(parse_bytes("0.5B") == 1);  // halves round up
+  CHECK(parse_bytes("0.49B") == 0);
+  CHECK(parse_bytes("9223372036854775807B") == INT64_MAX);
+  CHECK_FALSE(parse_bytes("9223372036854775808B", &err));
 }
 
 namespace {
