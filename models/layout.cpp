@@ -16,8 +16,7 @@ std::string divisors_of(std::int64_t n, std::int64_t limit = 64) {
   return out;
 }
 
-// Each degree, micro_batch and global_batch within its limits, the GPUs they span, and the ZeRO
-// stage and gradient width among those that exist.
+// Each degree, micro_batch and global_batch within its limits, and the GPUs they span.
 std::optional<InputProblem> check_sizes(const JobModel& m, const JobLayout& l) {
   const std::pair<const char*, int> degrees[] = {{"tp", l.tp}, {"pp", l.pp}, {"virtual_stages", l.vpp}, {"dp", l.dp},
                                                  {"cp", l.cp}, {"ep", l.ep}, {"micro_batch", l.micro_batch}};
@@ -26,10 +25,6 @@ std::optional<InputProblem> check_sizes(const JobModel& m, const JobLayout& l) {
     if (value > kMaxGpus)
       return InputProblem{key, fmt::format("{} is past the largest layout stepsim takes ({})", value, kMaxGpus)};
   }
-  if (l.zero < 0 || l.zero > 3)
-    return InputProblem{"zero", fmt::format("zero stage {} does not exist (0, 1, 2 or 3)", l.zero)};
-  if (l.grad_bytes != 2 && l.grad_bytes != 4)
-    return InputProblem{"grad_bytes", "gradients are reduced in BF16 (2) or FP32 (4)"};
   if (l.global_batch < 1 || l.global_batch > kMaxGlobalBatch)
     return InputProblem{"global_batch", fmt::format("{} is not between 1 and {} sequences", l.global_batch,
                                                     kMaxGlobalBatch)};
@@ -49,7 +44,16 @@ std::optional<InputProblem> check_sizes(const JobModel& m, const JobLayout& l) {
 }
 }  // namespace
 
+std::optional<InputProblem> check_layout_settings(const JobLayout& l) {
+  if (l.zero < 0 || l.zero > 3)
+    return InputProblem{"zero", fmt::format("zero stage {} does not exist (0, 1, 2 or 3)", l.zero)};
+  if (l.grad_bytes != 2 && l.grad_bytes != 4)
+    return InputProblem{"grad_bytes", "gradients are reduced in BF16 (2) or FP32 (4)"};
+  return std::nullopt;
+}
+
 std::optional<InputProblem> check_layout(const JobModel& m, const JobLayout& l, std::int64_t gpus) {
+  if (auto p = check_layout_settings(l)) return p;
   if (auto p = check_sizes(m, l)) return p;
   const auto& s = m.shape;
   const int kv = s.kv_heads > 0 ? s.kv_heads : s.heads;

@@ -8,6 +8,10 @@
 
 namespace stepsim {
 
+// The settings that need neither the model nor the cluster: a ZeRO stage that exists, gradients
+// of 2 or 4 bytes. (Readers check them at the key before anything is derived or searched.)
+std::optional<InputProblem> check_layout_settings(const JobLayout& l);
+
 // `gpus`: the cluster's GPU count (0: take tp x pp x dp x cp). nullopt when the layout is sound.
 // Each degree and micro_batch is at least 1 and at most kMaxGpus, and so is tp x pp x dp x cp: a
 // sound layout's ranks() and microbatches() do not overflow.

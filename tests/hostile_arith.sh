@@ -148,6 +148,8 @@ expect 2 "--set: job_step.hardware.gpus: '99999999999' is too large (at most 100
 printf 'job_step:\n  model: {layers: 80, hidden: 1000000000000000, heads: 64, vocab: 128256}\n  hardware: {preset: h100-sxm}\n  layout: {dp: 8, global_batch: 8}\n' >"$tmp/wide.yaml"
 run "$stepsim" run "$tmp/wide.yaml"  # was "needs 2311649781.8 GiB ... optimizer -8589934592.0"
 expect 2 "wide.yaml:2: job_step.model.hidden: '1000000000000000' is too large (at most 1048576)"
+run "$stepsim" search scenarios/search-gpt3-1024xa100.yaml --set search.layout.grad_bytes=3  # an error, not "no layout"
+expect 2 "--set: search.layout.grad_bytes: gradients are reduced in BF16 (2) or FP32 (4)"
 header="$(grep -m1 '^src,' validation/megatron_sc21.csv)"
 row() {  # row TP HEADS: SC21's GPT-1.7B row with those cells
   printf '%s\nSC21,Table 1,GPT-1.7B,24,2304,%s,24,9216,51200,2048,a100-sxm-80gb,32,%s,1,32,1,1f1b,16,512,full,0,0,1,0,unfused,2,tflops_sc21,137,1,\n' \

@@ -148,7 +148,7 @@ ClusterSpec read_cluster(const Reader& parent, const std::string& k) {
   return c;
 }
 
-JobLayout read_layout(const Reader& r, const JobModel& m) {
+JobLayout read_layout(const Reader& r) {
   r.only({"tp", "pp", "virtual_stages", "dp", "cp", "ep", "schedule", "zero", "fsdp", "sequence_parallel",
           "micro_batch", "global_batch", "recompute", "attention", "overlap", "fp8", "grad_bytes", "cp_split"});
   JobLayout l;
@@ -206,7 +206,7 @@ JobLayout read_layout(const Reader& r, const JobModel& m) {
     r.fail("cp_split", fmt::format("unknown cp_split '{}' (balanced or contiguous)", split));
   l.cp_balanced = split == "balanced";
   l.grad_bytes = r.opt_count("grad_bytes", 2).value_or(4);
-  (void)m;
+  fail_on(r, check_layout_settings(l));
   return l;
 }
 
@@ -276,7 +276,7 @@ JobStepScenario read_job_step(const Reader& r) {
   sc.spec.cluster = read_cluster(r, "hardware");
   const Reader hw = r.child("hardware");
   const std::int64_t gpus = hw.has("gpus") ? hw.integer("gpus", 1, kMaxGpus) : 0;
-  sc.spec.layout = read_layout(r.child("layout"), sc.spec.model);
+  sc.spec.layout = read_layout(r.child("layout"));
   JobLayout& l = sc.spec.layout;
   if (l.dp == 0) {  // derive dp from the GPUs
     if (gpus == 0) r.child("layout").fail("dp", "give layout.dp or hardware.gpus");

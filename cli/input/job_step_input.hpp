@@ -26,7 +26,7 @@ JobStepScenario read_job_step(const Reader& r);
 // Pieces, for the calibrate / check-against commands and hardware files.
 JobModel read_job_model(const Reader& parent, const std::string& k);
 ClusterSpec read_cluster(const Reader& parent, const std::string& k);
-JobLayout read_layout(const Reader& r, const JobModel& m);
+JobLayout read_layout(const Reader& r);
 
 // Fails at `layout.<key>` if the layout does not divide, and at `layout` if it does not fit in
 // memory (saying which change would fit), unless `allow_oom`.

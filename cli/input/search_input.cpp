@@ -245,7 +245,7 @@ SearchScenario read(std::shared_ptr<const Source> src) {
   // Unknown keys are caught here (read_layout's list plus the searched ones).
   lr.only({"tp", "pp", "virtual_stages", "dp", "cp", "ep", "schedule", "zero", "fsdp", "sequence_parallel",
            "micro_batch", "global_batch", "recompute", "attention", "overlap", "fp8", "grad_bytes"});
-  s.base = read_layout(Reader(src, fixed, lr.path()), s.model);
+  s.base = read_layout(Reader(src, fixed, lr.path()));
   s.base.global_batch = a.global_batch.front();
 
   read_axes(r, lr, s);
