@@ -28,7 +28,7 @@ std::optional<InputProblem> check_sizes(const JobModel& m, const JobLayout& l) {
   if (l.global_batch < 1 || l.global_batch > kMaxGlobalBatch)
     return InputProblem{"global_batch", fmt::format("{} is not between 1 and {} sequences", l.global_batch,
                                                     kMaxGlobalBatch)};
-  // Each factor is at most 2^20, so each partial product checked on the way stays under 2^40.
+  // Each factor is at most 10^6, so each partial product checked on the way stays under 10^12.
   std::int64_t ranks = 1;
   for (const int factor : {l.tp, l.pp, l.dp, l.cp})
     if ((ranks *= factor) > kMaxGpus) break;
