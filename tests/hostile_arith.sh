@@ -162,6 +162,30 @@ expect 2 "rows.csv:2: tp: '4294967297' is too large (at most 2147483647)"
 row 1 0; run "$stepsim" check-against "$tmp/rows.csv"  # was "too large: ... 292 years" with no row
 expect 2 "rows.csv:2: heads: must be at least 1 (got 0)"
 
+# Found by setting every number of the shipped scenarios to 1e30, 2^31 - 1 and 2^63 - 1 under the
+# sanitizers: each used to overflow (UBSan), allocate without bound or run for minutes.
+run "$stepsim" run "$job" --set 'job_step.hardware.accelerator={memory: 1e30GB}'
+expect 2 "--set: job_step.hardware.accelerator.memory: '1e30GB' is too large"
+run "$stepsim" run scenarios/zero3-design-48.yaml --set data_parallel.microbatches=2147483647
+expect 2 "--set: data_parallel.microbatches: too large: 2147483647 micro-batches x 38 units are about 2.4e+11 ops per card"
+run "$stepsim" run scenarios/zero3-design-32.yaml --set data_parallel.nic.count=2147483647
+expect 2 "data_parallel.nic: 2147483647 NICs of 25000000000 bytes/s are too many to add up"
+run "$stepsim" plan scenarios/resource-bill.yaml --set plan.memory.state_bytes.master=2147483647
+expect 2 "--set: plan.memory.state_bytes.master: 2147483647 bytes per parameter is too many (at most 64)"
+run "$stepsim" plan scenarios/resource-bill.yaml --set plan.model.layers=2147483647
+expect 2 "--set: plan.model.layers: '2147483647' is too large (at most 65536)"
+run "$stepsim" plan scenarios/design-case.yaml --set plan.task.sequence=9223372036854775807
+expect 2 "--set: plan.task.sequence: '9223372036854775807' is too large (at most 134217728)"
+run "$stepsim" run scenarios/rl-stages.yaml --set rl.generation.workers=2147483647
+expect 2 "--set: rl.generation.workers: 2147483647 is too many: at most 1000000 workers"
+run "$stepsim" search scenarios/search-design-desk.yaml --set search.hardware.gpus.step=9223372036854775807
+expect 2 "--set: search.hardware.gpus.step: '9223372036854775807' is too large (at most 1000000)"
+run "$stepsim" job scenarios/job-input.yaml --runs 2 --set job.input.prefetch=9223372036854775807
+expect 2 "--set: job.input.prefetch: '9223372036854775807' is too large (at most 1099511627776)"
+run "$stepsim" job scenarios/job-async-save.yaml --runs 5 --set job.steps=2147483647  # its recorded run: 19 GB
+[[ $code == 2 && "$err" == *"--set: job.steps: too large: about 6.4e+08 ops and "*" of memory, over --max-memory"* ]] ||
+  fail "job.steps recorded run: exit $code: $err"
+
 # Shipped scenarios still load: no false duplicate or document errors.
 for f in scenarios/*.yaml bench/suites/*.yaml; do
   run "$stepsim" validate "$f"

@@ -79,9 +79,12 @@ run_capped "$stepsim" run $sc --max-ops 0
 expect 2 "--max-ops: '0' is not a count of at least 1"
 run_capped "$stepsim" run $sc --max-ops 1000 --json
 [[ $code == 0 ]] || fail "a scenario within --max-ops failed: $err"
-# The op limit behind the estimates: a graph never holds more ops than the budget.
-run_capped "$stepsim" run scenarios/zero3-design-48.yaml --max-ops 50
+# The op limit behind the estimates: a graph never holds more ops than the budget (the RL loop
+# has no estimate of its own); the data-parallel step counts its compute ops against it first.
+run_capped "$stepsim" run scenarios/rl-stages.yaml --max-ops 50
 expect 2 "too large: more than 50 ops in one simulated graph: make the scenario smaller or raise --max-ops / --max-memory"
+run_capped "$stepsim" run scenarios/zero3-design-48.yaml --max-ops 50
+expect 2 "zero3-design-48.yaml:31: data_parallel.microbatches: too large: 8 micro-batches x 38 units are about 9.1e+02 ops per card, over the op limit 50"
 
 # Input files: a size cap, and no devices or pipes.
 sed 's|^  schedule: .*$|  schedule: custom\n  actions_csv: /dev/zero|' $sc >"$tmp/zero.yaml"

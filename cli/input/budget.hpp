@@ -30,6 +30,9 @@ inline constexpr std::int64_t kMaxInputBytes = std::int64_t{64} << 20;
 
 // Half the machine's physical memory, or half of `ulimit -v` when that is lower.
 std::int64_t default_max_memory();
+// Input-pipeline and RL workers are each simulated (their queues, pauses, batches): a million is
+// far past any loader or rollout fleet.
+inline constexpr std::int64_t kMaxWorkers = 1'000'000;
 // 10^9: a bound on work (a few minutes); ops that hold memory are bounded by --max-memory too.
 inline constexpr std::int64_t kDefaultMaxOps = 1'000'000'000;
 

@@ -7,6 +7,7 @@
 #include "cli/input/job_scenario.hpp"
 
 #include "models/deadline.hpp"
+#include "models/model_limits.hpp"
 #include "models/training_state.hpp"
 
 namespace stepsim::cli {
@@ -65,19 +66,19 @@ CheckpointSpec read_checkpoint(const Reader& c, JobScenario& job, const PlanSpec
 InputSpec read_input(const Reader& in, const std::shared_ptr<const Source>& src) {
   in.only({"batch", "draws", "prefetch", "warm", "workers", "rate", "tokens_per_second", "sequence_tokens", "pauses"});
   InputSpec s;
-  s.batch = in.integer("batch", 1);
+  s.batch = in.integer("batch", 1, kMaxGlobalBatch);
   s.draws = in.opt_integer("draws", 1).value_or(1);
   if (s.draws > s.batch)
     in.fail("draws", fmt::format("more draws ({}) than sequences per step ({})", s.draws, s.batch));
-  s.prefetch = in.integer("prefetch", 1);
+  s.prefetch = in.integer("prefetch", 1, kMaxGlobalBatch);
   const std::int64_t largest_draw = (s.batch + s.draws - 1) / s.draws;
   if (s.prefetch < largest_draw)
     in.fail("prefetch",
             fmt::format("must hold at least one draw ({} sequences), or training can never start", largest_draw));
   s.warm = in.flag("warm", true);
   const std::int64_t workers = in.integer("workers", 1);
-  // Each worker is simulated (its queue and pauses): a million is far past any loader.
-  if (workers > 1'000'000) in.fail("workers", fmt::format("{} is too many: at most 1000000 input workers", workers));
+  if (workers > kMaxWorkers)
+    in.fail("workers", fmt::format("{} is too many: at most {} input workers", workers, kMaxWorkers));
   double rate = 0;
   if (in.has("rate") == in.has("tokens_per_second"))
     in.fail("rate", "give each worker's 'rate' (sequences per second) or 'tokens_per_second' with 'sequence_tokens'");

@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include "cli/input/model_files.hpp"
+#include "models/model_limits.hpp"
 
 namespace stepsim::cli {
 
@@ -89,7 +90,7 @@ void apply(const Reader& r, MoeLayerSpec& s) {
         r.fail(k, "missing: the row time comes from expert {hidden, intermediate}, accelerator and efficiency");
     const Reader e = r.child("expert");
     e.only({"hidden", "intermediate"});
-    const std::int64_t hidden = e.integer("hidden"), width = e.integer("intermediate");
+    const std::int64_t hidden = e.integer("hidden", 1, kMaxHidden), width = e.integer("intermediate", 1, kMaxFfn);
     const Accelerator acc = read_accelerator(r, "accelerator");
     const double eff = r.opt_number("efficiency").value_or(0.4);
     if (!(eff > 0 && eff <= 1)) r.fail("efficiency", "must be in (0, 1], e.g. 40%");

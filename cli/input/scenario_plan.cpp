@@ -7,10 +7,14 @@
 #include "cli/input/model_files.hpp"
 #include "models/model_limits.hpp"
 #include "models/units.hpp"
+#include "sim/checked.hpp"
 
 namespace stepsim::cli {
 
 namespace {
+
+constexpr int kMaxStateBytes = 64;     // bytes per parameter of one array: FP64 is 8
+constexpr int kMaxSavedArrays = 1024;  // arrays a layer keeps for its backward
 
 // A count that may be written 100000000000 or 1e11; must be whole and at least `min`.
 std::optional<double> opt_count(const Reader& r, const std::string& k, double min = 1) {
@@ -119,12 +123,14 @@ void read_model(const Reader& r, PlanSpec& spec) {
     m.fail("parameters",
            fmt::format("{:g} is too large: at most {:g} parameters (1,000x the largest models trained)",
                        static_cast<double>(spec.model.parameters), static_cast<double>(kMaxParameters)));
-  spec.model.layers = m.opt_count("layers", 1).value_or(1);
-  spec.model.width = m.opt_integer("width", 1).value_or(1);
-  spec.model.saved_arrays = m.opt_count("saved_arrays", 0).value_or(0);
+  // Bounded as a job's model is (models/model_limits.hpp): activations are layers x arrays x width.
+  spec.model.layers = static_cast<int>(m.opt_integer("layers", 1, kMaxLayers).value_or(1));
+  spec.model.width = m.opt_integer("width", 1, kMaxHidden).value_or(1);
+  spec.model.saved_arrays = static_cast<int>(m.opt_integer("saved_arrays", 0, kMaxSavedArrays).value_or(0));
 }
 
 // Bytes per parameter of each resident array; absent ones keep mixed-precision Adam's.
+
 StateFormat read_state_format(const Reader& f) {
   f.only({"weights", "gradients", "master", "moment1", "moment2"});
   StateFormat format;
@@ -133,6 +139,10 @@ StateFormat read_state_format(const Reader& f) {
   format.master = f.opt_count("master", 0).value_or(4);
   format.moment1 = f.opt_count("moment1", 0).value_or(4);
   format.moment2 = f.opt_count("moment2", 0).value_or(4);
+  // Sums of these are ints, and x 10^15 parameters stay inside int64.
+  for (const char* k : {"weights", "gradients", "master", "moment1", "moment2"})
+    if (f.has(k) && f.count(k, 0) > kMaxStateBytes)
+      f.fail(k, fmt::format("{} bytes per parameter is too many (at most {})", f.count(k, 0), kMaxStateBytes));
   return format;
 }
 
@@ -219,10 +229,14 @@ void read_task(const Reader& r, PlanSpec& spec) {
   const Reader t = r.child("task");
   t.only({"tokens", "sequence", "sequences_per_step", "microbatch_sequences"});
   spec.tokens = static_cast<std::int64_t>(opt_count(t, "tokens").value_or(0));
-  spec.sequence = t.integer("sequence", 1);
+  spec.sequence = t.integer("sequence", 1, kMaxSeq);
   spec.microbatch_sequences = t.opt_count("microbatch_sequences", 1).value_or(1);
-  spec.sequences_per_step = spec.timed() ? t.integer("sequences_per_step", 1)
-                                         : t.opt_integer("sequences_per_step", 1).value_or(spec.microbatch_sequences);
+  spec.sequences_per_step = spec.timed() ? t.integer("sequences_per_step", 1, kMaxGlobalBatch)
+                                         : t.opt_integer("sequences_per_step", 1, kMaxGlobalBatch)
+                                               .value_or(spec.microbatch_sequences);
+  if (!checked_mul(spec.sequence, spec.sequences_per_step))
+    t.fail("sequences_per_step", fmt::format("sequence x sequences_per_step = {} x {} tokens per step is too large",
+                                             spec.sequence, spec.sequences_per_step));
   if (spec.sequences_per_step % spec.microbatch_sequences != 0)
     t.fail("microbatch_sequences", fmt::format("must divide sequences_per_step ({})", spec.sequences_per_step));
 }

@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include "cli/input/budget.hpp"
 #include "cli/input/scenario.hpp"
 #include "models/units.hpp"
 
@@ -83,6 +84,8 @@ RlStageSpec read_stage(const Reader& r, bool generation) {
     r.only({"workers", "rate", "batch_time"});
   RlStageSpec st;
   st.workers = r.opt_count("workers", 1).value_or(1);
+  if (st.workers > kMaxWorkers)
+    r.fail("workers", fmt::format("{} is too many: at most {} workers", st.workers, kMaxWorkers));
   if (const auto rate = r.opt_text("rate")) {
     std::string err;
     st.rate = parse_rate(*rate, &err);

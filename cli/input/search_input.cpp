@@ -70,7 +70,7 @@ std::vector<std::int64_t> read_cards(const Reader& hw) {
     const Reader g = hw.child("gpus");
     g.only({"from", "to", "step"});
     const std::int64_t from = g.integer("from", 1), to = g.integer("to", 1);
-    const std::int64_t step = g.opt_integer("step", 1).value_or(1);
+    const std::int64_t step = g.opt_integer("step", 1, kMaxGpus).value_or(1);  // c + step stays far from int64's end
     if (to < from) g.fail("to", fmt::format("{} is below from ({})", to, from));
     if (to > kMaxGpus) g.fail("to", fmt::format("more than {} cards", kMaxGpus));
     if ((to - from) / step + 1 > 4096) g.fail("step", "more than 4,096 card counts: use a larger step");

@@ -72,8 +72,9 @@ void analyse_input(const Scenario& sc, const JobScenario& job, JobAnalysis& a) {
 }
 
 // The events of every run, estimated before any is simulated (step segments between saves, and
-// interruptions: work x rate), and the per-run work guard from the same budget: a run that takes
-// far more events than expected (failures faster than segments complete) stops at its share.
+// interruptions: work x rate), the memory of the one run recorded, and the per-run work guard
+// from the same budget: a run that takes far more events than expected (failures faster than
+// segments complete) stops at its share.
 void check_job_budget(const Scenario& sc, JobSpec& spec, int runs, std::size_t sweeps) {
   const double work = static_cast<double>(spec.profile.total());
   const double steps = static_cast<double>(spec.profile.steps());
@@ -87,8 +88,12 @@ void check_job_budget(const Scenario& sc, JobSpec& spec, int runs, std::size_t s
   const std::string key = interruptions <= segments ? "job.steps"
                           : spec.card_mtbf > 0      ? "job.cards"
                                                     : "job.rollback_every";
+  // The recorded run (the report's timeline) keeps its events -- a segment's steps and save (an
+  // async save: copy, write, commit), each interruption -- and the pending-snapshot curve.
+  const double recorded = (4 * segments + 4 * interruptions + 1) *
+                          static_cast<double>(sizeof(JobEvent) + 2 * sizeof(std::pair<Time, int>));
   const Reader root(sc.source, sc.source->root, "");
-  check_budget(root, key, (2 * segments + 2 * interruptions + 1) * passes, 0, 0);
+  check_budget(root, key, (2 * segments + 2 * interruptions + 1) * passes, recorded, 0);
   spec.max_events =
       std::max<std::int64_t>(1000, static_cast<std::int64_t>(static_cast<double>(budget().max_ops) / passes));
 }

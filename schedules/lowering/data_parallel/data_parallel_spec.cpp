@@ -1,5 +1,6 @@
 #include "schedules/lowering/data_parallel/data_parallel_spec.hpp"
 
+#include <algorithm>
 #include <cmath>
 
 #include <fmt/format.h>
@@ -7,6 +8,7 @@
 #include "schedules/lowering/data_parallel/data_parallel.hpp"
 #include "sim/checked.hpp"
 #include "sim/engine.hpp"
+#include "sim/op_graph.hpp"
 
 namespace stepsim {
 
@@ -107,7 +109,13 @@ void choose_link(const DataParallelSpec& s, DataParallelPlan& plan) {
     if (s.host.nics < 1 || s.host.nic_bandwidth <= 0)
       throw SpecError(key("nic"),
                       fmt::format("{} cards span {} hosts: give nic.count and nic.bandwidth", s.cards, hosts));
-    const std::int64_t nic = s.host.cards_share_nic ? s.host.nic_bandwidth : s.host.nic_bandwidth * s.host.nics;
+    std::int64_t nic = s.host.nic_bandwidth;
+    if (!s.host.cards_share_nic) {
+      const auto all_nics = checked_mul(nic, s.host.nics);
+      if (!all_nics)
+        throw SpecError(key("nic"), fmt::format("{} NICs of {} bytes/s are too many to add up", s.host.nics, nic));
+      nic = *all_nics;
+    }
     if (lane <= 0 || nic < lane) {
       plan.link = LinkKind::HostNic;
       plan.link_bandwidth = nic;
@@ -208,6 +216,16 @@ DataParallelPlan plan_data_parallel(const DataParallelSpec& s) {
     if (!s.model) throw SpecError(key("model"), "give a model, or explicit layers");
     units = transformer_units(s);
   }
+  // A card's compute ops, at most 3 per micro-batch and unit (forward; input and weight
+  // gradients), counted before the order allocates them: past the op limit (--max-ops) or int,
+  // the step is too large.
+  const double ops = 3.0 * s.microbatches * static_cast<double>(units.size());
+  const double limit = op_limit() > 0 ? static_cast<double>(op_limit()) : 2147483647.0;
+  if (ops > std::min(limit, 2147483647.0))
+    throw SpecError(key("microbatches"),
+                    fmt::format("too large: {} micro-batches x {} units are about {:.2g} ops per card, over the op "
+                                "limit {:.0f} (--max-ops, --max-memory)",
+                                s.microbatches, units.size(), ops, std::min(limit, 2147483647.0)));
   plan_units(s, units, plan);
   if (!plan.zero3 && s.cards > 1) plan_buckets(s, units, plan);
   plan_stragglers(s, plan);
