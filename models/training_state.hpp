@@ -12,6 +12,10 @@
 
 namespace stepsim {
 
+// The most bytes per parameter one array may take (FP64 is 8): sums of five stay ints, and x 10^15
+// parameters inside int64.
+inline constexpr int kMaxBytesPerParameter = 64;
+
 // Bytes per parameter of each resident array. Gradients may be FP32 (4), weights FP8 (1), ...
 struct StateFormat {
   int weights = 2;

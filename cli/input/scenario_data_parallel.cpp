@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "cli/input/model_files.hpp"
+#include "models/training_state.hpp"
 
 namespace stepsim::cli {
 
@@ -70,6 +71,9 @@ void apply(const Reader& r, DataParallelSpec& s) {
   }
   if (auto v = r.opt_integer("sequence_length")) s.sequence_length = *v;
   if (auto v = r.opt_count("microbatch_size")) s.microbatch_size = *v;
+  for (const char* k : {"weight_bytes", "gradient_bytes"})
+    if (r.has(k) && r.count(k) > kMaxBytesPerParameter)
+      r.fail(k, fmt::format("{} bytes per parameter is too many (at most {})", r.count(k), kMaxBytesPerParameter));
   if (auto v = r.opt_count("weight_bytes")) s.weight_bytes = *v;
   if (auto v = r.opt_count("gradient_bytes")) s.gradient_bytes = *v;
   if (auto v = r.opt_count("cards")) s.cards = *v;

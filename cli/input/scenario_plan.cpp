@@ -6,6 +6,7 @@
 
 #include "cli/input/model_files.hpp"
 #include "models/model_limits.hpp"
+#include "models/training_state.hpp"
 #include "models/units.hpp"
 #include "sim/checked.hpp"
 
@@ -13,7 +14,6 @@ namespace stepsim::cli {
 
 namespace {
 
-constexpr int kMaxStateBytes = 64;     // bytes per parameter of one array: FP64 is 8
 constexpr int kMaxSavedArrays = 1024;  // arrays a layer keeps for its backward
 
 // A count that may be written 100000000000 or 1e11; must be whole and at least `min`.
@@ -141,8 +141,8 @@ StateFormat read_state_format(const Reader& f) {
   format.moment2 = f.opt_count("moment2", 0).value_or(4);
   // Sums of these are ints, and x 10^15 parameters stay inside int64.
   for (const char* k : {"weights", "gradients", "master", "moment1", "moment2"})
-    if (f.has(k) && f.count(k, 0) > kMaxStateBytes)
-      f.fail(k, fmt::format("{} bytes per parameter is too many (at most {})", f.count(k, 0), kMaxStateBytes));
+    if (f.has(k) && f.count(k, 0) > kMaxBytesPerParameter)
+      f.fail(k, fmt::format("{} bytes per parameter is too many (at most {})", f.count(k, 0), kMaxBytesPerParameter));
   return format;
 }
 
