@@ -11,6 +11,8 @@ AddressSanitizer + UBSan build -- and reports:
   hang   still running after --timeout seconds
   exit   an exit code other than 0, 2 or 3 (1: an internal error on bad input)
   shape  exit 2 or 3 without exactly one line `error: ...` of printable text on stderr
+With --extremes, instead of random mutants: every number of every shipped file, one at a time,
+set to each of EXTREMES (its unit kept), in file order.
 Offenders are written to --save (one file each, the command in a first comment line).
 Exits 1 if there was any offender. Python 3 standard library only.
 """
@@ -53,6 +55,22 @@ def command_for(text):
     if "plan" in tops:
         return ["plan"]
     return ["run"]
+
+
+# Past int32, at int64's end, and (with a unit) past int128 on the way: where products and sums
+# of counts overflow. Setting every number of the shipped files to each found 30 offenders.
+EXTREMES = ["2147483647", "9223372036854775807", "1e30"]
+
+
+def extremes(base):
+    """Every number of every shipped file set to each of EXTREMES, one at a time."""
+    for name, data, cmd in base:
+        text = data.decode("utf-8", "replace")
+        for m in NUMBER.finditer(text):
+            if text.rfind("#", text.rfind("\n", 0, m.start()) + 1, m.start()) >= 0:
+                continue  # in a comment
+            for x in EXTREMES:
+                yield name, (text[:m.start()] + x + text[m.end():]).encode(), cmd
 
 
 def mutate_numbers(data, rng):
@@ -207,13 +225,17 @@ def main():
     ap.add_argument("-j", "--jobs", type=int, default=os.cpu_count() or 1,
                     help="mutants run at once (default: every core); the mutants and the report do not depend on it")
     ap.add_argument("--save", default=os.path.join(ROOT, "tests", "fuzz_regressions"))
+    ap.add_argument("--extremes", action="store_true", help="every number set to each extreme instead of -n mutants")
     a = ap.parse_args()
     rng = random.Random(a.seed)
     base = originals(a.stepsim, a.timeout)
     # Every mutant is made before any runs, from one generator: the same seed gives the same
     # mutants and the same report (in mutant order) whatever --jobs.
     jobs = []
-    for _ in range(a.n):
+    if a.extremes:
+        jobs = list(extremes(base))
+        a.n = len(jobs)
+    for _ in range(0 if a.extremes else a.n):
         name, data, cmd = rng.choice(base)
         jobs.append((name, mutant(data, rng), cmd))
     dirs = queue.Queue()
