@@ -182,6 +182,11 @@ run "$stepsim" search scenarios/search-design-desk.yaml --set search.hardware.gp
 expect 2 "--set: search.hardware.gpus.step: '9223372036854775807' is too large (at most 1000000)"
 run "$stepsim" job scenarios/job-input.yaml --runs 2 --set job.input.prefetch=9223372036854775807
 expect 2 "--set: job.input.prefetch: '9223372036854775807' is too large (at most 1099511627776)"
+run "$stepsim" run scenarios/moe-two-experts.yaml --set 'moe.routing={loads: [9223372036854775807, 32]}'
+expect 2 "--set: moe.routing.loads: the rows add up to more than the 128 that 128 tokens x top-1 dispatch"
+sed 's/shape: \[12288, 4096\]/shape: [12288, 9223372036854775807]/' scenarios/tensor-sizes.yaml >"$tmp/tensor.yaml"
+grep -q 9223372036854775807 "$tmp/tensor.yaml" || fail "tensor-sizes rewrite"
+run "$stepsim" plan "$tmp/tensor.yaml"; expect 2 "tensor.yaml:13: plan.reshard.shape[1]: expected a whole number from 1 to 16777216"
 run "$stepsim" job scenarios/job-async-save.yaml --runs 5 --set job.steps=2147483647  # its recorded run: 19 GB
 [[ $code == 2 && "$err" == *"--set: job.steps: too large: about 6.4e+08 ops and "*" of memory, over --max-memory"* ]] ||
   fail "job.steps recorded run: exit $code: $err"

@@ -155,8 +155,10 @@ ReshardQuestion read_reshard(const Reader& r, const std::optional<PlanSpec>& spe
   if (!shape.IsSequence() || shape.size() != 2) r.fail("shape", "expected [rows, columns], e.g. [12288, 4096]");
   std::int64_t dims[2] = {0, 0};
   for (std::size_t i = 0; i < 2; ++i)
-    if (!shape[i].IsScalar() || !YAML::convert<std::int64_t>::decode(shape[i], dims[i]) || dims[i] < 1)
-      r.fail_at(shape[i], fmt::format("{}[{}]", r.key("shape"), i), "expected a whole number of at least 1");
+    if (!shape[i].IsScalar() || !YAML::convert<std::int64_t>::decode(shape[i], dims[i]) || dims[i] < 1 ||
+        dims[i] > kMaxVocab)  // no matrix of a model is wider than its vocabulary's limit
+      r.fail_at(shape[i], fmt::format("{}[{}]", r.key("shape"), i),
+                fmt::format("expected a whole number from 1 to {}", kMaxVocab));
   q.rows = dims[0];
   q.cols = dims[1];
   q.from = r.count("from", 1);
