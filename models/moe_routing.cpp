@@ -76,9 +76,9 @@ ExpertLoads route_experts(const MoeLayerShape& shape, const MoeRoutingSpec& rout
       for (std::size_t e = 0; e < routing.loads.size(); ++e) {
         if (routing.loads[e] < 0) throw MoeInputError("routing.loads", fmt::format("expert {} has negative rows", e));
         if (__builtin_add_overflow(sum, routing.loads[e], &sum))
-          throw MoeInputError("routing.loads", fmt::format("the rows add up to more than the {} that {} tokens x top-{} "
-                                                           "dispatch",
-                                                           D, shape.tokens, shape.top_k));
+          throw MoeInputError("routing.loads",
+                              fmt::format("the rows add up to more than the {} that {} tokens x top-{} dispatch", D,
+                                          shape.tokens, shape.top_k));
       }
       if (sum != D)
         throw MoeInputError("routing.loads", fmt::format("the rows add up to {}, but {} tokens x top-{} dispatch {}",
