@@ -220,12 +220,13 @@ DataParallelPlan plan_data_parallel(const DataParallelSpec& s) {
   // gradients), counted before the order allocates them: past the op limit (--max-ops) or int,
   // the step is too large.
   const double ops = 3.0 * s.microbatches * static_cast<double>(units.size());
-  const double limit = op_limit() > 0 ? static_cast<double>(op_limit()) : 2147483647.0;
-  if (ops > std::min(limit, 2147483647.0))
+  constexpr double kIntMax = 2147483647.0;  // the order's op positions are ints
+  const double limit = op_limit() > 0 ? std::min(static_cast<double>(op_limit()), kIntMax) : kIntMax;
+  if (ops > limit)
     throw SpecError(key("microbatches"),
                     fmt::format("too large: {} micro-batches x {} units are about {:.2g} ops per card, over the op "
                                 "limit {:.0f} (--max-ops, --max-memory)",
-                                s.microbatches, units.size(), ops, std::min(limit, 2147483647.0)));
+                                s.microbatches, units.size(), ops, limit));
   plan_units(s, units, plan);
   if (!plan.zero3 && s.cards > 1) plan_buckets(s, units, plan);
   plan_stragglers(s, plan);
