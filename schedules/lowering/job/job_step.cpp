@@ -1,6 +1,7 @@
 #include "schedules/lowering/job/job_step.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <functional>
 #include <map>
@@ -367,6 +368,35 @@ std::vector<OpId> critical_path(const OpGraph& g, const Timeline& t) {
 
 // The critical path summed per kind of op and per resource, and the exposed communication by
 // kind read from it; `tail` is time appended after the graph (the FSDP path's optimizer).
+// The in-pass collectives' time on the critical path, `total`, split into TP, CP and EP in
+// proportion to `weights` (each kind's time in the passes), in whole nanoseconds that add up to
+// it: each part floored (exact, in 128 bits), the nanoseconds left over going one each to the
+// largest remainders (the first on ties). A kind whose weight is 0 gets nothing.
+void set_exposure(JobStepResult& r, Time total, const std::array<Time, 3>& weights) {
+  std::array<Time, 3> parts{};
+  const __int128 sum = static_cast<__int128>(weights[0]) + weights[1] + weights[2];
+  r.exposed_tp = r.exposed_cp = r.exposed_ep = 0;
+  if (sum <= 0 || total <= 0) return;
+  std::array<__int128, 3> rest{};
+  Time given = 0;
+  for (std::size_t i = 0; i < 3; ++i) {
+    const __int128 x = static_cast<__int128>(total) * weights[i];
+    parts[i] = static_cast<Time>(x / sum);
+    rest[i] = x % sum;
+    given += parts[i];
+  }
+  for (Time left = total - given; left > 0; --left) {  // at most 2: each floor is short by < 1
+    std::size_t best = 0;
+    for (std::size_t i = 1; i < 3; ++i)
+      if (rest[i] > rest[best]) best = i;
+    ++parts[best];
+    rest[best] = -1;
+  }
+  r.exposed_tp = parts[0];
+  r.exposed_cp = parts[1];
+  r.exposed_ep = parts[2];
+}
+
 void critical_shares(JobStepRun& run, bool fsdp, Time tail) {
   const OpGraph& g = run.graph();
   const Timeline& t = run.timeline;
@@ -387,8 +417,12 @@ void critical_shares(JobStepRun& run, bool fsdp, Time tail) {
     const JobOpKind k = run.kinds[op];
     const Time d = g.op_duration(op);
     by_kind[job_op_kind_name(k)] += d;
-    // Between the end of one op of the path and the start of the next: the first's latency.
-    if (t.start[op] > prev_end) by_kind["waits (latency)"] += t.start[op] - prev_end;
+    // Between the end of one op of the path and the start of the next: the first's latency (no
+    // resource works then; the table by resource names it too, so that it adds up to the step).
+    if (t.start[op] > prev_end) {
+      by_kind["waits (latency)"] += t.start[op] - prev_end;
+      by_res["waits (latency)"] += t.start[op] - prev_end;
+    }
     prev_end = t.end(g, op);
     const std::string& rn = g.resource(g.op_resource(op)).name;
     const bool dp_res = rn.find(" dp") != std::string::npos || rn.rfind("card ", 0) == 0 || rn.rfind("host ", 0) == 0;
@@ -402,12 +436,7 @@ void critical_shares(JobStepRun& run, bool fsdp, Time tail) {
     if (k == JobOpKind::PpSend) r.exposed_pp += d;
     if (k == JobOpKind::DpComm) r.exposed_dp += d;
   }
-  const double tot = static_cast<double>(tp_c + cp_c + ep_c);
-  if (tot > 0) {
-    r.exposed_tp = static_cast<Time>(static_cast<double>(in_pass) * static_cast<double>(tp_c) / tot);
-    r.exposed_cp = static_cast<Time>(static_cast<double>(in_pass) * static_cast<double>(cp_c) / tot);
-    r.exposed_ep = in_pass - r.exposed_tp - r.exposed_cp;
-  }
+  set_exposure(r, in_pass, {tp_c, cp_c, ep_c});
   if (fsdp) {
     // In-pass collectives ride inside the FSDP path's compute ops: their share of the compute
     // on the critical path is the TP/CP/EP exposure.
@@ -418,11 +447,9 @@ void critical_shares(JobStepRun& run, bool fsdp, Time tail) {
     if (all > 0 && comm > 0) {
       const double sh = comm / all;
       const Time moved = static_cast<Time>(static_cast<double>(compute_on_path) * sh);
-      const double tot2 = lp.forward.tp + lp.backward_input.tp + lp.forward.cp + lp.backward_input.cp + lp.forward.ep +
-                          lp.backward_input.ep;
-      r.exposed_tp = static_cast<Time>(static_cast<double>(moved) * (lp.forward.tp + lp.backward_input.tp) / tot2);
-      r.exposed_cp = static_cast<Time>(static_cast<double>(moved) * (lp.forward.cp + lp.backward_input.cp) / tot2);
-      r.exposed_ep = moved - r.exposed_tp - r.exposed_cp;
+      set_exposure(r, moved,
+                   {ns(lp.forward.tp + lp.backward_input.tp), ns(lp.forward.cp + lp.backward_input.cp),
+                    ns(lp.forward.ep + lp.backward_input.ep)});
     }
   }
   if (tail > 0) {

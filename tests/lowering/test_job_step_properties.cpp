@@ -1,0 +1,178 @@
+// Jobs on random layouts (dense, GQA and MoE models; A100, H100, B200 and PCIe-only RTX 4090
+// clusters; every schedule, ZeRO stage, recompute, overlap and kernel choice): what every step
+// must satisfy whatever the layout. Each figure is checked against another way of getting it:
+// throughput against the batch and the step time, the critical path's shares against the step,
+// the step against the busiest device's compute alone, a second run against the first.
+#include <catch2/catch.hpp>
+
+#include <cmath>
+#include <random>
+
+#include "models/layer_costs.hpp"
+#include "models/layout.hpp"
+#include "schedules/lowering/job/job_step.hpp"
+#include "schedules/lowering/spec_error.hpp"
+
+using namespace stepsim;
+
+namespace {
+
+JobModel model_of(int kind) {
+  JobModel m;
+  TransformerConfig& s = m.shape;
+  s.qk_norm = false;
+  if (kind == 0) {  // GPT-3 shaped, 24 layers (GeLU, tied embeddings, multi-head attention)
+    s = {"gpt-24l", 24, 4096, 4 * 4096, 32, 32, 128, 51200, true, false};
+    m.gated_mlp = false;
+  } else if (kind == 1) {  // Llama-shaped: GQA, SwiGLU, untied
+    s = {"llama-16l", 16, 4096, 14336, 32, 8, 128, 128256, false, false};
+  } else {  // MoE: 8 experts, top 2
+    s = {"moe-12l", 12, 2048, 5632, 16, 16, 128, 32000, false, false};
+    m.experts = 8;
+    m.top_k = 2;
+    m.expert_ffn = 1408;
+  }
+  m.seq = 2048;
+  return m;
+}
+
+template <class T>
+T pick(std::mt19937_64& rng, std::initializer_list<T> xs) {
+  return *(xs.begin() + static_cast<std::ptrdiff_t>(rng() % xs.size()));
+}
+
+// A random spec; the caller keeps those check_layout takes.
+JobStepSpec random_spec(std::mt19937_64& rng) {
+  JobStepSpec s;
+  const int kind = static_cast<int>(rng() % 3);
+  s.model = model_of(kind);
+  s.cluster = *find_cluster_preset(pick<const char*>(rng, {"a100-sxm-80gb", "h100-sxm", "b200", "rtx4090"}));
+  JobLayout& l = s.layout;
+  l.tp = pick(rng, {1, 2, 4, 8});
+  l.pp = pick(rng, {1, 2, 4});
+  l.cp = pick(rng, {1, 1, 2});
+  l.ep = kind == 2 ? pick(rng, {1, 2, 4}) : 1;
+  l.dp = pick(rng, {1, 2, 4, 8});
+  l.schedule = pick<const char*>(rng, {"1f1b", "interleaved-1f1b", "zb-h1", "fill-drain", "dualpipe", "dualpipe-v"});
+  l.vpp = l.schedule == "interleaved-1f1b" ? pick(rng, {2, 3}) : 1;
+  l.zero = l.pp == 1 ? pick(rng, {0, 1, 2, 3}) : pick(rng, {0, 1, 2});
+  l.micro_batch = pick(rng, {1, 2});
+  l.global_batch = static_cast<std::int64_t>(l.micro_batch) * l.dp * l.pp * pick(rng, {1, 2, 4});
+  l.recompute = pick(rng, {JobRecompute::None, JobRecompute::Selective, JobRecompute::Full});
+  l.attention = pick(rng, {AttentionKernel::Flash, AttentionKernel::Unfused});
+  l.sequence_parallel = l.tp > 1 && rng() % 2 == 0;
+  l.overlap_grad_reduce = rng() % 2 == 0;
+  l.overlap_param_gather = rng() % 2 == 0;
+  l.overlap_pp = rng() % 4 != 0;
+  l.overlap_pairs = rng() % 2 == 0;
+  l.fp8 = s.cluster.accelerator.peak_fp8 > 0 && rng() % 4 == 0;
+  l.grad_bytes = pick(rng, {2, 4});
+  l.cp_balanced = rng() % 2 == 0;
+  return s;
+}
+
+// The busiest device's compute alone: m x (F + B + W) of the chunks it holds, plus its optimizer.
+Time device_compute_bound(const JobStepRun& run) {
+  Time best = 0;
+  for (std::size_t d = 0; d < run.comm.device_chunks.size(); ++d) {
+    Time t = run.comm.optimizer[d];
+    for (int k : run.comm.device_chunks[d]) {
+      const StageCost& c = run.comm.stages[static_cast<std::size_t>(k)];
+      t +=
+          run.result.microbatches * (c.forward + c.backward_input + c.backward_weight) / run.spec.layout.stage_copies();
+    }
+    best = std::max(best, t);
+  }
+  return best;
+}
+
+Time sum_of(const std::vector<CriticalShare>& shares) {
+  Time t = 0;
+  for (const auto& x : shares) t += x.time;
+  return t;
+}
+
+void check_step(const JobStepSpec& spec, const JobStepRun& run) {
+  const JobStepResult& r = run.result;
+  const JobLayout& l = spec.layout;
+  REQUIRE(r.step_time > 0);
+  CHECK(r.gpus == l.ranks());
+  // Throughput is the batch over the step: tokens/s per GPU x GPUs x step = global batch x seq.
+  const double tokens = r.tokens_per_s_per_gpu * static_cast<double>(r.gpus) * static_cast<double>(r.step_time) * 1e-9;
+  CHECK(tokens == Approx(static_cast<double>(l.global_batch * spec.model.seq)).epsilon(1e-9));
+  // Model FLOPs never exceed hardware FLOPs; both are below the peak they are counted against.
+  CHECK(r.mfu > 0);
+  CHECK(r.mfu <= r.hfu * (1 + 1e-12));
+  CHECK(r.hfu < 1);
+  CHECK(r.model_tflops_per_gpu / r.hardware_tflops_per_gpu == Approx(r.mfu / r.hfu).epsilon(1e-9));
+  CHECK(r.bubble >= 0);
+  CHECK(r.bubble < 1);
+  // The critical path accounts for the whole step, by kind and by resource; what it spends in
+  // communication of each kind lies within the step.
+  CHECK(sum_of(r.critical_by_kind) == r.step_time);
+  CHECK(sum_of(r.critical_by_resource) == r.step_time);
+  for (const Time t : {r.exposed_tp, r.exposed_pp, r.exposed_dp, r.exposed_cp, r.exposed_ep}) {
+    CHECK(t >= 0);
+    CHECK(t <= r.step_time);
+  }
+  // On the pipeline path the exposure by kind is the critical path's time in those ops: the
+  // in-pass collectives split between TP, CP and EP, the sends, the DP collectives.
+  const auto on_path = [&](const char* kind) {
+    for (const auto& x : r.critical_by_kind)
+      if (x.what == kind) return x.time;
+    return Time{0};
+  };
+  if (run.pipeline) {
+    CHECK(r.exposed_tp + r.exposed_cp + r.exposed_ep == on_path("TP/CP/EP collectives"));
+    CHECK(r.exposed_pp == on_path("PP sends"));
+    CHECK(r.exposed_dp == on_path("DP/ZeRO collectives"));
+  }
+  if (l.tp == 1) CHECK(r.exposed_tp == 0);
+  if (l.pp == 1) CHECK(r.exposed_pp == 0);
+  if (l.cp == 1) CHECK(r.exposed_cp == 0);
+  if (l.ep == 1) CHECK(r.exposed_ep == 0);
+  // Memory: every part counted, activations present.
+  for (const Bytes b : {r.memory.weights, r.memory.gradients, r.memory.optimizer, r.memory.buffers}) CHECK(b >= 0);
+  CHECK(r.memory.activations > 0);
+  CHECK(r.capacity == spec.cluster.accelerator.usable_memory);
+  // No device finishes before its own compute: the pipeline's step is at least the busiest
+  // device's forward, backward and weight-gradient work plus its optimizer.
+  if (run.pipeline) CHECK(r.step_time >= device_compute_bound(run));
+}
+
+}  // namespace
+
+TEST_CASE("jobs on random layouts: throughput, FLOPs, critical path, memory and compute bound agree",
+          "[job_step][properties]") {
+  std::mt19937_64 rng(2026);
+  int ran = 0, refused = 0;
+  for (int trial = 0; ran < 400 && trial < 8000; ++trial) {
+    const JobStepSpec spec = random_spec(rng);
+    if (check_layout(spec.model, spec.layout, spec.layout.ranks())) {
+      ++refused;
+      continue;
+    }
+    const JobLayout& l = spec.layout;
+    INFO("trial " << trial << ": " << spec.model.shape.name << " on " << spec.cluster.accelerator.name << ", tp "
+                  << l.tp << " pp " << l.pp << " v " << l.vpp << " dp " << l.dp << " cp " << l.cp << " ep " << l.ep
+                  << " zero " << l.zero << " " << l.schedule << " mbs " << l.micro_batch << " gbs " << l.global_batch
+                  << " overlap pp " << l.overlap_pp);
+    JobStepRun run;
+    try {
+      run = run_job_step(spec);
+    } catch (const SpecError& e) {  // an order this schedule cannot run (blocking sends): refused by name
+      CHECK(std::string(e.key()).rfind("layout", 0) == 0);
+      ++refused;
+      continue;
+    }
+    ++ran;
+    check_step(spec, run);
+    // The same spec gives the same step, to the nanosecond and the byte.
+    const JobStepRun again = run_job_step(spec);
+    CHECK(again.result.step_time == run.result.step_time);
+    CHECK(again.result.memory.total() == run.result.memory.total());
+    CHECK(again.result.exposed_dp == run.result.exposed_dp);
+  }
+  CHECK(ran == 400);
+  CHECK(refused > 0);  // the draws do reach layouts that do not divide
+}
