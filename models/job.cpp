@@ -219,6 +219,9 @@ class RunSimulation {
     res_.saving += ck_.copy;
     const Time captured = now_;
     now_ = copied;
+    // Snapshots whose commit landed during the copy are no longer pending when this one joins
+    // them (the pending count's rule: at equal times, commits before captures).
+    resolve_commits(now_);
     const Time write_start = std::max(now_, storage_free_);
     const Time write_end = time_add(write_start, ck_.write_time(), "the checkpoint writes of a run");
     storage_free_ = write_end;

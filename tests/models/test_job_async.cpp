@@ -119,3 +119,21 @@ TEST_CASE("async save with two host buffers: captures wait for a free buffer", "
   CHECK(r.completion >= (r.saves - 2) * 16 * kSecond);
   CHECK(r.completion == r.useful + r.saving + r.redo + r.restore);
 }
+
+TEST_CASE("async save: a snapshot that commits during the next copy is not pending with it", "[job]") {
+  // Steps of 0.5 s, a capture every 10 s of training, copies of 0.5 s: the first snapshot is
+  // copied over [10, 10.5] s and written at 11.2 GB/s (112 GB: 10 s), so its data is down at
+  // 20.5 s and, with a commit record of 0.2 s, it commits at 20.7 s -- during the second copy,
+  // [20.5, 21] s. When the second snapshot joins the queue at 21 s, the first has committed: one
+  // pending at a time, as the run's pending curve says. (The count used to be taken before
+  // commits that landed during the copy were resolved, and said 2.)
+  JobSpec s = async_spec(10 * kSecond, 11'200'000'000LL, 60);
+  s.checkpoint.commit = 200 * kMillisecond;
+  JobRecord rec;
+  const RunResult r = simulate_run(s, 1, 0, &rec);
+  REQUIRE(r.saves == 2);
+  CHECK(r.max_pending == 1);
+  int most = 0;
+  for (const auto& [t, level] : rec.pending) most = std::max(most, level);
+  CHECK(most == 1);
+}

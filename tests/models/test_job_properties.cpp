@@ -1,0 +1,155 @@
+// Whole runs on random specs (sync and async saves, host buffers, commit records, random and
+// injected failures, rollbacks, interrupted restores, per-step durations), each checked against
+// its own event log read back independently: the training timeline is one unbroken chain of
+// steps, pauses and restores from 0 to the completion; the figures are the sums of its events;
+// every interruption restores the last snapshot committed by then and loses the work since it;
+// the storage writes one snapshot at a time; the pending snapshots never exceed the count the run
+// reports.
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+#include <random>
+
+#include "models/job.hpp"
+
+using namespace stepsim;
+
+namespace {
+
+JobSpec random_spec(std::mt19937_64& rng) {
+  const auto draw = [&](std::int64_t lo, std::int64_t hi) { return lo + static_cast<std::int64_t>(rng() % (hi - lo + 1)); };
+  JobSpec s;
+  const std::int64_t steps = draw(20, 300);
+  if (rng() % 3 == 0) {
+    std::vector<Time> d;
+    for (std::int64_t k = 0; k < steps; ++k) d.push_back(draw(1, 10) * kSecond + draw(0, 999) * kMillisecond);
+    s.profile = StepProfile(d);
+  } else {
+    s.profile = StepProfile(steps, draw(1, 10) * kSecond);
+  }
+  const Time work = s.profile.total();
+  s.cards = draw(1, 4096);
+  if (rng() % 4 != 0) s.card_mtbf = s.cards * (work / draw(1, 8));  // 1 to 8 failures a run on average
+  s.restore = draw(0, 3) * 30 * kSecond;
+  if (rng() % 3 == 0) s.rollback_interval = work / draw(1, 4);
+  if (rng() % 3 == 0)
+    for (int k = 0, n = static_cast<int>(draw(1, 3)); k < n; ++k) s.failures_at.push_back(draw(1, work / kSecond) * kSecond);
+  std::sort(s.failures_at.begin(), s.failures_at.end());
+  CheckpointSpec& c = s.checkpoint;
+  c.every_steps = rng() % 5 == 0 ? 0 : draw(1, 40);
+  c.mode = rng() % 2 == 0 ? SaveMode::Sync : SaveMode::Async;
+  c.size = draw(1, 200) * 1'000'000'000LL;
+  c.storage_bandwidth = draw(1, 30) * 1'000'000'000LL;
+  c.copy = draw(0, 2000) * kMillisecond;
+  c.commit = rng() % 2 == 0 ? 0 : draw(1, 100) * kMillisecond;
+  c.buffers = static_cast<int>(draw(0, 3));
+  s.max_events = 1'000'000;
+  return s;
+}
+
+bool on_training_timeline(JobEventKind k) {
+  return k == JobEventKind::Steps || k == JobEventKind::Save || k == JobEventKind::Copy ||
+         k == JobEventKind::BufferWait || k == JobEventKind::Restore;
+}
+
+void check_run(const JobSpec& s, const RunResult& r, const JobRecord& rec) {
+  const StepProfile& w = s.profile;
+  CHECK(r.completion == r.useful + r.saving + r.redo + r.restore);
+  CHECK(r.useful == w.total());
+  // The training timeline: every event starts where the one before it ended, from 0 to the end.
+  Time at = 0, steps_time = 0, paused = 0, restoring = 0;
+  int failures = 0, rollbacks = 0;
+  const JobEvent* before = nullptr;  // the training event an interruption cut short
+  // The last snapshot committed so far (0: the initial state): a run logs each commit no later
+  // than the first interruption after it, and later snapshots are of later steps.
+  std::int64_t committed = 0;
+  for (const JobEvent& e : rec.events) {
+    if ((e.kind == JobEventKind::Save && e.completed) || e.kind == JobEventKind::Commit)
+      committed = std::max(committed, e.to_step);
+    if (e.kind == JobEventKind::Failure || e.kind == JobEventKind::Rollback) {
+      (e.kind == JobEventKind::Failure ? failures : rollbacks)++;
+      CHECK(e.start == at);
+      // It restores the last snapshot committed by its time, and loses the work done since.
+      CHECK(e.to_step == committed);
+      REQUIRE(before != nullptr);
+      if (before->kind == JobEventKind::Restore) {
+        CHECK(e.lost == 0);  // a restore cut short redoes no steps
+      } else {
+        const Time position = before->kind == JobEventKind::Steps
+                                  ? w.work_until(before->from_step) + (before->end - before->start)
+                                  : w.work_until(before->from_step);
+        CHECK(e.lost == position - w.work_until(e.to_step));
+        CHECK(e.from_step == w.steps_within(position));
+      }
+      continue;
+    }
+    if (!on_training_timeline(e.kind)) continue;
+    CHECK(e.start == at);
+    CHECK(e.end >= e.start);
+    at = e.end;
+    before = &e;
+    if (e.kind == JobEventKind::Steps) {
+      steps_time += e.end - e.start;
+      if (e.completed) CHECK(e.end - e.start == w.work_until(e.to_step) - w.work_until(e.from_step));
+    } else if (e.kind == JobEventKind::Restore) {
+      restoring += e.end - e.start;
+    } else {
+      paused += e.end - e.start;
+    }
+  }
+  CHECK(at == r.completion);
+  CHECK(steps_time == r.useful + r.redo);
+  CHECK(paused == r.saving);
+  CHECK(restoring == r.restore);
+  CHECK(failures == r.failures);
+  CHECK(rollbacks == r.rollbacks);
+  // The storage writes one snapshot at a time, each after its copy into a host buffer.
+  std::vector<std::pair<Time, Time>> writes;
+  for (const JobEvent& e : rec.events)
+    if (e.kind == JobEventKind::Write) writes.emplace_back(e.start, e.end);
+  std::sort(writes.begin(), writes.end());
+  for (std::size_t i = 1; i < writes.size(); ++i) CHECK(writes[i].first >= writes[i - 1].second);
+  // The pending snapshots: never negative, never more than the run reports at once.
+  int most = 0;
+  for (const auto& [t, level] : rec.pending) {
+    CHECK(level >= 0);
+    most = std::max(most, level);
+  }
+  CHECK(most == r.max_pending);
+  if (s.checkpoint.mode == SaveMode::Sync) CHECK(r.commits == r.saves);
+  CHECK(r.commits <= r.saves);
+}
+
+}  // namespace
+
+TEST_CASE("whole runs on random specs agree with their own event logs", "[job][properties]") {
+  std::mt19937_64 rng(1203);
+  int ran = 0, interrupted = 0, gave_up = 0;
+  for (int trial = 0; ran < 300 && trial < 600; ++trial) {
+    const JobSpec s = random_spec(rng);
+    INFO("trial " << trial << ": " << s.profile.steps() << " steps, every " << s.checkpoint.every_steps << ", "
+                  << (s.checkpoint.mode == SaveMode::Sync ? "sync" : "async") << ", buffers " << s.checkpoint.buffers
+                  << ", cards " << s.cards);
+    JobRecord rec;
+    RunResult r;
+    try {
+      r = simulate_run(s, 7, trial, &rec);
+    } catch (const JobCannotFinish&) {  // failures faster than its segments can complete
+      ++gave_up;
+      continue;
+    } catch (const JobTooMuchWork&) {
+      ++gave_up;
+      continue;
+    }
+    ++ran;
+    interrupted += r.failures + r.rollbacks > 0;
+    check_run(s, r, rec);
+    // The same seed and run give the same run.
+    const RunResult again = simulate_run(s, 7, trial);
+    CHECK(again.completion == r.completion);
+    CHECK(again.failures == r.failures);
+  }
+  CHECK(ran == 300);
+  CHECK(interrupted > 100);  // the draws do interrupt most runs
+  CHECK(gave_up < 30);
+}
