@@ -8,6 +8,7 @@
 #include "models/layer_costs.hpp"
 #include "models/layout.hpp"
 #include "schedules/lowering/job/job_step.hpp"
+#include "job_step_bound.hpp"
 #include "schedules/lowering/search/layout_search.hpp"
 
 using namespace stepsim;
@@ -196,20 +197,6 @@ JobStepSpec one_pipeline(const std::string& schedule) {
   return s;
 }
 
-// The busiest device's compute alone: m x (F + B + W) of the chunks it holds + its optimizer.
-Time device_compute_bound(const JobStepRun& run) {
-  Time best = 0;
-  for (std::size_t d = 0; d < run.comm.device_chunks.size(); ++d) {
-    Time t = run.comm.optimizer[d];
-    for (int k : run.comm.device_chunks[d]) {
-      const StageCost& c = run.comm.stages[static_cast<std::size_t>(k)];
-      t +=
-          run.result.microbatches * (c.forward + c.backward_input + c.backward_weight) / run.spec.layout.stage_copies();
-    }
-    best = std::max(best, t);
-  }
-  return best;
-}
 }  // namespace
 
 TEST_CASE("DualPipe-V in a job: two chunks per device in a V, a smaller bubble than 1F1B", "[job_step][dualpipe]") {
@@ -222,7 +209,7 @@ TEST_CASE("DualPipe-V in a job: two chunks per device in a V, a smaller bubble t
   CHECK(v.comm.device_chunks[0] == std::vector<int>{0, 15});
   CHECK(v.comm.device_chunks[7] == std::vector<int>{7, 8});
   // Bounds: no faster than the busiest device's compute, no slower than 1F1B on the same layout.
-  const Time bound = device_compute_bound(v);
+  const Time bound = test::device_compute_bound(v);
   CHECK(v.result.step_time >= bound);
   CHECK(v.result.step_time < one.result.step_time);
   // 1F1B idles about (p - 1) / (m + p - 1) = 7 / 39; DualPipe-V about half of that here (its
@@ -326,7 +313,7 @@ TEST_CASE("DualPipe in a job: two weight copies per device, counted in memory", 
   // The two copies of each stage reduce their gradients together: DP traffic even at dp 1.
   CHECK(one.result.exposed_dp == 0);
   CHECK(dual.result.exposed_dp > 0);
-  CHECK(dual.result.step_time >= device_compute_bound(dual));
+  CHECK(dual.result.step_time >= test::device_compute_bound(dual));
   CHECK(dual.result.bubble < one.result.bubble);
 }
 

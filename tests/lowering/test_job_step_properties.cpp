@@ -11,6 +11,7 @@
 #include "models/layer_costs.hpp"
 #include "models/layout.hpp"
 #include "schedules/lowering/job/job_step.hpp"
+#include "job_step_bound.hpp"
 #include "schedules/lowering/spec_error.hpp"
 
 using namespace stepsim;
@@ -71,20 +72,6 @@ JobStepSpec random_spec(std::mt19937_64& rng) {
   return s;
 }
 
-// The busiest device's compute alone: m x (F + B + W) of the chunks it holds, plus its optimizer.
-Time device_compute_bound(const JobStepRun& run) {
-  Time best = 0;
-  for (std::size_t d = 0; d < run.comm.device_chunks.size(); ++d) {
-    Time t = run.comm.optimizer[d];
-    for (int k : run.comm.device_chunks[d]) {
-      const StageCost& c = run.comm.stages[static_cast<std::size_t>(k)];
-      t +=
-          run.result.microbatches * (c.forward + c.backward_input + c.backward_weight) / run.spec.layout.stage_copies();
-    }
-    best = std::max(best, t);
-  }
-  return best;
-}
 
 Time sum_of(const std::vector<CriticalShare>& shares) {
   Time t = 0;
@@ -137,7 +124,7 @@ void check_step(const JobStepSpec& spec, const JobStepRun& run) {
   CHECK(r.capacity == spec.cluster.accelerator.usable_memory);
   // No device finishes before its own compute: the pipeline's step is at least the busiest
   // device's forward, backward and weight-gradient work plus its optimizer.
-  if (run.pipeline) CHECK(r.step_time >= device_compute_bound(run));
+  if (run.pipeline) CHECK(r.step_time >= test::device_compute_bound(run));
 }
 
 }  // namespace
