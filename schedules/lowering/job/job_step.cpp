@@ -366,8 +366,7 @@ std::vector<OpId> critical_path(const OpGraph& g, const Timeline& t) {
   return path;
 }
 
-// The critical path summed per kind of op and per resource, and the exposed communication by
-// kind read from it; `tail` is time appended after the graph (the FSDP path's optimizer).
+namespace {
 // The in-pass collectives' time on the critical path, `total`, split into TP, CP and EP in
 // proportion to `weights` (each kind's time in the passes), in whole nanoseconds that add up to
 // it: each part floored (exact, in 128 bits), the nanoseconds left over going one each to the
@@ -396,7 +395,10 @@ void set_exposure(JobStepResult& r, Time total, const std::array<Time, 3>& weigh
   r.exposed_cp = parts[1];
   r.exposed_ep = parts[2];
 }
+}  // namespace
 
+// The critical path summed per kind of op and per resource, and the exposed communication by
+// kind read from it; `tail` is time appended after the graph (the FSDP path's optimizer).
 void critical_shares(JobStepRun& run, bool fsdp, Time tail) {
   const OpGraph& g = run.graph();
   const Timeline& t = run.timeline;
