@@ -430,19 +430,20 @@ std::vector<int> count_trajectories(const RlLoopSpec& spec, const RlLoopProgram&
   return learned_in;
 }
 
-// Stage utilization: the work of the window's batches over the window's worker time. Work is
-// counted by batch, not clipped by time, so that generation running ahead (or the pipeline
-// draining at the end) does not distort it. Syncs are not a stage's work.
-void stage_utilization(const RlLoopProgram& p, Time t0, Time t1, RlLoopStats& s) {
+// Stage utilization: the share of the window [t0, t1] its workers spend on its work (each op's
+// time clipped to the window; a worker runs one op at a time, so it is at most 1). Syncs are not
+// a stage's work. (Counting the work of the window's batches instead read generation that ran
+// ahead of a short window as more than 100 %.)
+void stage_utilization(const RlLoopProgram& p, const Timeline& tl, Time t0, Time t1, RlLoopStats& s) {
   const OpGraph& g = p.graph;
   const int workers[3] = {static_cast<int>(p.generators.size()), static_cast<int>(p.verifiers.size()),
                           static_cast<int>(p.learners.size())};
   Time busy[3] = {0, 0, 0};
   for (OpId op = 0; op < g.op_count(); ++op) {
     const RlOpInfo& x = p.info[op];
-    const bool in_window = x.batch > s.window_from && x.batch <= s.window_to;
-    if (in_window && (x.kind == RlOpKind::Generate || x.kind == RlOpKind::Verify || x.kind == RlOpKind::Learn))
-      busy[x.stage] += g.op_duration(op);
+    if (x.kind != RlOpKind::Generate && x.kind != RlOpKind::Verify && x.kind != RlOpKind::Learn) continue;
+    const Time from = std::max(t0, tl.start[op]), to = std::min(t1, tl.end(g, op));
+    if (to > from) busy[x.stage] += to - from;
   }
   double best = -1;
   for (int st = 0; st < 3; ++st) {
@@ -494,7 +495,7 @@ RlLoopStats measure(const RlLoopSpec& spec, const RlLoopProgram& p, const Timeli
   for (int k = s.window_from + 1; k <= s.window_to; ++k) learned_window += learned_in[k];
   s.period = (t1 - t0) / (s.window_to - s.window_from);
   s.learner_rate = t1 > t0 ? learned_window / to_s(t1 - t0) : 0;
-  stage_utilization(p, t0, t1, s);
+  stage_utilization(p, tl, t0, t1, s);
 
   if (N >= 2) {
     const Time span = tl.start[p.publish[N - 1]] - tl.start[p.publish[0]];
