@@ -16,7 +16,9 @@ namespace {
 constexpr Bytes MiB = 1024 * 1024;
 
 DataParallelSpec random_spec(std::mt19937_64& rng) {
-  const auto draw = [&](std::int64_t lo, std::int64_t hi) { return lo + static_cast<std::int64_t>(rng() % (hi - lo + 1)); };
+  const auto draw = [&](std::int64_t lo, std::int64_t hi) {
+    return lo + static_cast<std::int64_t>(rng() % static_cast<std::uint64_t>(hi - lo + 1));
+  };
   DataParallelSpec s;
   const char* cards[] = {"rtx4090", "a100", "h100"};
   s.accelerator = *find_accelerator(cards[rng() % 3]);

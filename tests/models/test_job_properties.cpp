@@ -17,7 +17,9 @@ using namespace stepsim;
 namespace {
 
 JobSpec random_spec(std::mt19937_64& rng) {
-  const auto draw = [&](std::int64_t lo, std::int64_t hi) { return lo + static_cast<std::int64_t>(rng() % (hi - lo + 1)); };
+  const auto draw = [&](std::int64_t lo, std::int64_t hi) {
+    return lo + static_cast<std::int64_t>(rng() % static_cast<std::uint64_t>(hi - lo + 1));
+  };
   JobSpec s;
   const std::int64_t steps = draw(20, 300);
   if (rng() % 3 == 0) {
@@ -33,7 +35,8 @@ JobSpec random_spec(std::mt19937_64& rng) {
   s.restore = draw(0, 3) * 30 * kSecond;
   if (rng() % 3 == 0) s.rollback_interval = work / draw(1, 4);
   if (rng() % 3 == 0)
-    for (int k = 0, n = static_cast<int>(draw(1, 3)); k < n; ++k) s.failures_at.push_back(draw(1, work / kSecond) * kSecond);
+    for (int k = 0, n = static_cast<int>(draw(1, 3)); k < n; ++k)
+      s.failures_at.push_back(draw(1, work / kSecond) * kSecond);
   std::sort(s.failures_at.begin(), s.failures_at.end());
   CheckpointSpec& c = s.checkpoint;
   c.every_steps = rng() % 5 == 0 ? 0 : draw(1, 40);
