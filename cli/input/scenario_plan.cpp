@@ -130,7 +130,6 @@ void read_model(const Reader& r, PlanSpec& spec) {
 }
 
 // Bytes per parameter of each resident array; absent ones keep mixed-precision Adam's.
-
 StateFormat read_state_format(const Reader& f) {
   f.only({"weights", "gradients", "master", "moment1", "moment2"});
   StateFormat format;

@@ -369,27 +369,20 @@ std::vector<OpId> critical_path(const OpGraph& g, const Timeline& t) {
 namespace {
 // The in-pass collectives' time on the critical path, `total`, split into TP, CP and EP in
 // proportion to `weights` (each kind's time in the passes), in whole nanoseconds that add up to
-// it: each part floored (exact, in 128 bits), the nanoseconds left over going one each to the
-// largest remainders (the first on ties). A kind whose weight is 0 gets nothing.
+// it: cut at the cumulative floors (as pipeline_spec.cpp shares a device's time between its
+// chunks), so a kind whose weight is 0 gets nothing.
 void set_exposure(JobStepResult& r, Time total, const std::array<Time, 3>& weights) {
-  std::array<Time, 3> parts{};
   const __int128 sum = static_cast<__int128>(weights[0]) + weights[1] + weights[2];
-  r.exposed_tp = r.exposed_cp = r.exposed_ep = 0;
-  if (sum <= 0 || total <= 0) return;
-  std::array<__int128, 3> rest{};
-  Time given = 0;
-  for (std::size_t i = 0; i < 3; ++i) {
-    const __int128 x = static_cast<__int128>(total) * weights[i];
-    parts[i] = static_cast<Time>(x / sum);
-    rest[i] = x % sum;
-    given += parts[i];
-  }
-  for (Time left = total - given; left > 0; --left) {  // at most 2: each floor is short by < 1
-    std::size_t best = 0;
-    for (std::size_t i = 1; i < 3; ++i)
-      if (rest[i] > rest[best]) best = i;
-    ++parts[best];
-    rest[best] = -1;
+  std::array<Time, 3> parts{};
+  if (sum > 0 && total > 0) {
+    __int128 before = 0;
+    Time cut = 0;
+    for (std::size_t i = 0; i < 3; ++i) {
+      before += weights[i];
+      const auto next = static_cast<Time>(static_cast<__int128>(total) * before / sum);
+      parts[i] = next - cut;
+      cut = next;
+    }
   }
   r.exposed_tp = parts[0];
   r.exposed_cp = parts[1];
