@@ -16,6 +16,11 @@ constexpr Time kMaxPhase = 100LL * 365 * 86'400 * kSecond;  // a century: any ph
 // Expert e's kept rows that come from card s: equal shares, the first kept mod cards one more.
 std::int64_t share_from(std::int64_t kept, int cards, int s) { return kept / cards + (s < kept % cards ? 1 : 0); }
 
+// One card's all-to-all bytes: 128-bit, as rows x row_bytes may pass 2^63 in a phase that fits a century.
+__int128 wire_bytes(const MoeLayerSpec& spec, const MoeCardTraffic& tf) {
+  return static_cast<__int128>(std::max(tf.rows_sent, tf.rows_received)) * spec.row_bytes;
+}
+
 void check(const MoeLayerSpec& spec) {
   if (spec.shape.experts > kMaxExperts) throw SpecError("experts", fmt::format("more than {} experts", kMaxExperts));
   if (spec.shape.tokens > kMaxTokens) throw SpecError("tokens", fmt::format("more than {} tokens", kMaxTokens));
@@ -38,11 +43,11 @@ void check_durations(const MoeLayerSpec& spec, const ExpertLoads& loads, const M
   for (const __int128 t : card)
     if (t > kMaxPhase) throw SpecError("row_time", "a card's expert compute would take more than a century");
   if (spec.link_bandwidth <= 0) return;
-  for (const auto& tf : traffic) {
-    const __int128 bytes = static_cast<__int128>(std::max(tf.rows_sent, tf.rows_received)) * spec.row_bytes;
-    if (bytes * kSecond / spec.link_bandwidth > kMaxPhase)
-      throw SpecError("row_bytes", "an all-to-all would take more than a century");
-  }
+  // Against the bytes a century moves (the rounded-up time past a century), not bytes x 1 s: rows
+  // (up to 6.5e16) x row_bytes x 10^9 can pass 2^127.
+  const __int128 most = static_cast<__int128>(kMaxPhase) * spec.link_bandwidth / kSecond;
+  for (const auto& tf : traffic)
+    if (wire_bytes(spec, tf) > most) throw SpecError("row_bytes", "an all-to-all would take more than a century");
 }
 
 }  // namespace
@@ -71,11 +76,10 @@ MoeCommPlan moe_comm_plan(const MoeLayerSpec& spec, const ExpertLoads& loads, co
     }
   }
   check_durations(spec, loads, order, plan.traffic);
-  for (const auto& tf : plan.traffic) {
-    const std::int64_t rows = std::max(tf.rows_sent, tf.rows_received);
-    plan.all_to_all.push_back(spec.link_bandwidth > 0 ? transfer_time(rows * spec.row_bytes, spec.link_bandwidth)
-                                                      : Time{0});
-  }
+  // Rounded up to the nanosecond as transfer_time does; within a century (checked), so no overflow.
+  const __int128 bw = spec.link_bandwidth;
+  for (const auto& tf : plan.traffic)
+    plan.all_to_all.push_back(bw > 0 ? static_cast<Time>((wire_bytes(spec, tf) * kSecond + bw - 1) / bw) : Time{0});
   return plan;
 }
 
