@@ -154,6 +154,7 @@ struct PlanResult {
 };
 
 MemoryPlan plan_memory(const PlanSpec& spec, int cards);
+// `comm` empty: the stand-in spec_step_comm of the spec with the case applied (its exposed_comm).
 PlanResult evaluate_plan(const PlanSpec& spec, const PlanCase& c, const StepCommSource& comm);
 // The stand-in communication source built from the spec (see given_step_comm).
 StepCommSource spec_step_comm(const PlanSpec& spec);

@@ -100,7 +100,7 @@ std::vector<SweepPoint> sweep_plan(const PlanSpec& spec, const PlanCase& base, c
       PlanCase c = base;
       for (std::size_t a = 0; a < axes.size(); ++a) apply(s, c, axes[a].key, axes[a].values[index[a]]);
       c.name.clear();
-      out[n] = {std::move(index), evaluate_plan(s, c, memo)};
+      out[n] = {std::move(index), evaluate_plan(s, c, comm ? memo : comm)};
       if (progress) progress(++done, total);
     }
   });

@@ -44,7 +44,8 @@ struct SweepPoint {
 // are evaluated on `jobs` threads (`comm` is then called from several at once, for different
 // shapes); the result does not depend on `jobs`, and an error is the one of the first point
 // (in row-major order) that fails. `progress(done, total)` is called, from any thread, after each
-// point with the count done so far.
+// point with the count done so far. An empty `comm` is evaluate_plan's stand-in from each point's
+// own inputs (not memoised: it is cheap, and it depends on the point's exposed_comm).
 std::vector<SweepPoint> sweep_plan(const PlanSpec& spec, const PlanCase& base, const std::vector<SweepAxis>& axes,
                                    const StepCommSource& comm,
                                    const std::function<void(std::size_t, std::size_t)>& progress = {},

@@ -11,6 +11,7 @@
 
 #include <fmt/format.h>
 
+#include "cli/input/plan_source.hpp"
 #include "cli/input/scenario.hpp"
 #include "cli/reports/plan_report.hpp"
 #include "models/plan_sweep.hpp"
@@ -239,4 +240,21 @@ TEST_CASE("the scale-out scenario: 6ND on 16,384 cards (figure 10-46)", "[plan][
   CHECK(j["scale_out"]["rows"][4]["accelerator"] == "b200");
   CHECK(j["scale_out"]["rows"][4]["cards_within_deadline"] == 17147);
   CHECK(j["scale_out"]["rows"][4]["days"].get<double>() == Approx(94).margin(0.5));
+}
+
+TEST_CASE("a case's and a sweep's exposed_comm reach the step with the given wait", "[plan][cli]") {
+  // Regression: the given source was built from the shared inputs, so both were ignored.
+  const Scenario sc = load_scenario(kDesignCase, {"plan.step.exposed_comm=0.08s",
+                                                  "plan.cases=[{name: a, cards: 48}, {name: b, cards: 48, "
+                                                  "exposed_comm: 20s}]"});
+  const PlanSpec& spec = *sc.plan->spec;
+  const StepCommSource comm = plan_step_comm(sc);
+  const PlanEvaluation ev = evaluate_cases(spec, comm);
+  REQUIRE(ev.results.size() == 2);
+  CHECK(ev.results[1].time->step - ev.results[0].time->step == 20 * kSecond - 80 * kMillisecond);
+  SweepAxis wait{*find_sweep_key("exposed_comm"), {}};
+  for (Time t : {Time{0}, 20 * kSecond}) wait.values.push_back({t, 0, std::to_string(t)});
+  const auto points = sweep_plan(spec, spec.cases.front(), {wait}, comm);
+  REQUIRE(points.size() == 2);
+  CHECK(points[1].result.time->step - points[0].result.time->step == 20 * kSecond);
 }

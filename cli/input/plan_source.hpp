@@ -8,7 +8,9 @@ namespace stepsim::cli {
 
 // A given `plan.step.exposed_comm` wins; otherwise a `data_parallel` section in the same scenario
 // is simulated for every case (its cards, micro-batches, efficiency and input wait set by the
-// case); otherwise the exposed wait is zero. Simulation errors are reported against the scenario.
+// case); otherwise an empty source: evaluate_plan then takes each case's exposed_comm (given in
+// the case, the sweep or `plan.step`; zero if none). Simulation errors are reported against the
+// scenario.
 // The returned source refers to `sc`, which must outlive it.
 StepCommSource plan_step_comm(const Scenario& sc);
 
