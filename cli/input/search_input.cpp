@@ -177,7 +177,8 @@ void read_axes(const Reader& r, const Reader& lr, SearchSpec& s) {
     bool b = false;
     if (!YAML::convert<bool>::decode(n, b))
       lr.fail_at(n, lr.key("sequence_parallel"), "expected true, false, a list of them or auto");
-    a.sequence_parallel.push_back(b ? 1 : 0);
+    if (std::find(a.sequence_parallel.begin(), a.sequence_parallel.end(), b ? 1 : 0) == a.sequence_parallel.end())
+      a.sequence_parallel.push_back(b ? 1 : 0);
   }
   if (!lr.has("sequence_parallel")) a.sequence_parallel = {0};
 
@@ -238,7 +239,11 @@ SearchScenario read(std::shared_ptr<const Source> src) {
     if (std::find(kAxisKeys.begin(), kAxisKeys.end(), k) == kAxisKeys.end()) fixed[k] = lr.node()[k];
   SearchAxes& a = s.axes;
   a.global_batch.clear();
-  for (const auto& n : values_of(lr, "global_batch", a)) a.global_batch.push_back(int_of(lr, n, "global_batch", 1));
+  for (const auto& n : values_of(lr, "global_batch", a)) {  // each value once, as the other lists
+    const std::int64_t gb = int_of(lr, n, "global_batch", 1);
+    if (std::find(a.global_batch.begin(), a.global_batch.end(), gb) == a.global_batch.end())
+      a.global_batch.push_back(gb);
+  }
   if (a.global_batch.empty())
     lr.fail("global_batch", "give the global batch (sequences per step; a list to search it)");
   fixed["global_batch"] = a.global_batch.front();

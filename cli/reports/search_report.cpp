@@ -165,7 +165,9 @@ std::string search_text(const SearchReportInfo& info, const SearchSpec& spec, co
     if (!out.empty() && out.back() != '\n') out += '\n';
   }
   if (r.per_cards.size() > 1 || (timed(spec) && spec.task.deadline > 0)) {
-    out += fmt::format("\nthe fastest layout per card count{}\n",
+    // With a task and several global batches the best is the soonest to finish, not the fastest step.
+    const bool soonest = timed(spec) && spec.axes.global_batch.size() > 1;
+    out += fmt::format("\nthe {} layout per card count{}\n", soonest ? "soonest-finishing" : "fastest",
                        timed(spec) ? " against the deadline (front: fewer cards or sooner)" : "");
     out += cards_table(spec, r).render();
     if (out.back() != '\n') out += '\n';

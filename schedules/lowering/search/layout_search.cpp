@@ -15,6 +15,7 @@
 #include "models/checkpoint.hpp"
 #include "models/deadline.hpp"
 #include "models/layout.hpp"
+#include "schedules/lowering/spec_error.hpp"
 #include "schedules/pipeline/registry.hpp"
 #include "sim/checked.hpp"
 #include "sim/parallel_for.hpp"
@@ -88,9 +89,11 @@ void enumerate_layouts(const SearchSpec& spec, const std::function<void(const Ca
           else
             dps = {cards % mp == 0 ? static_cast<int>(cards / mp) : 0};
           const std::vector<int> vpps = or_auto(a.vpp, auto_vpp(m, pp));
-          const std::vector<int> sps = a.sequence_parallel.empty()
-                                           ? (tp > 1 ? std::vector<int>{0, 1} : std::vector<int>{0})
-                                           : a.sequence_parallel;
+          // Sequence parallelism splits the TP group's work: without TP there is one layout (off),
+          // whatever the list says (else each listed value would repeat the same layout).
+          const std::vector<int> sps = tp == 1                       ? std::vector<int>{0}
+                                       : a.sequence_parallel.empty() ? std::vector<int>{0, 1}
+                                                                     : a.sequence_parallel;
           for (const int dp : dps)
             for (const int v : vpps) {
               // Schedules: with one stage the order is the same whatever the family (one is
@@ -192,9 +195,9 @@ TaskTerms task_terms(const SearchSpec& spec, std::int64_t cards, std::int64_t gl
   job.cards = static_cast<int>(cards);
   Time interval = k.interval.value_or(optimal_checkpoint_interval(cost, job));
   if (k.card_mtbf <= 0 && !k.interval) interval = 0;  // no failures and no interval given: no saves
-  t.overhead = interval > 0 && interval < std::numeric_limits<Time>::max()
-                   ? checkpoint_overhead(cost, interval, job).total()
-                   : 0;
+  // Free saves (no storage bandwidth given) with failures: Young's interval is 0, yet each
+  // failure still pays its restore, r / M (the planner's figure); interval 0 counts no saves.
+  t.overhead = interval < std::numeric_limits<Time>::max() ? checkpoint_overhead(cost, interval, job).total() : 0;
   return t;
 }
 
@@ -207,9 +210,9 @@ void apply_task(const SearchSpec& spec, Evaluated& e) {
   e.completion = completion_time(spec.task.reserved, t.steps, e.step, t.overhead);
 }
 
-Time step_budget_at(const SearchSpec& spec, std::int64_t cards) {
+Time step_budget_at(const SearchSpec& spec, std::int64_t cards, std::int64_t global_batch) {
   if (spec.task.tokens <= 0 || spec.task.deadline <= 0) return 0;
-  const TaskTerms t = task_terms(spec, cards, spec.base.global_batch);
+  const TaskTerms t = task_terms(spec, cards, global_batch > 0 ? global_batch : spec.base.global_batch);
   return step_budget(spec.task.deadline, spec.task.reserved, t.steps, t.overhead);
 }
 
@@ -349,15 +352,18 @@ Prefiltered prefilter(const SearchSpec& spec, const SearchOptions& opt, SearchCo
   return f;
 }
 
-// Simulates `in` on up to `jobs` threads; results in input order.
-std::vector<Evaluated> simulate_batch(const SearchSpec& spec, const Evaluated* in, std::size_t count, int jobs,
-                                      const std::function<void()>& one_done) {
-  std::vector<Evaluated> out(count);
-  // A layout that throws (a time past the limit) must not end a worker thread: parallel_for
+// Simulates `in` on up to `jobs` threads; results in input order, nullopt for a layout the job
+// step refuses (SpecError: with blocking pipeline sends the schedule's order deadlocks, which only
+// running it shows): the family cannot run it, as the schedule rule says of the others.
+std::vector<std::optional<Evaluated>> simulate_batch(const SearchSpec& spec, const Evaluated* in, std::size_t count,
+                                                     int jobs, const std::function<void()>& one_done) {
+  std::vector<std::optional<Evaluated>> out(count);
+  // A layout that throws otherwise (a time past the limit) must not end a worker thread: parallel_for
   // rethrows the error of the first such layout in input order, the same whatever the thread count.
   parallel_for(count, static_cast<unsigned>(std::max(1, jobs)), [&](std::size_t j) {
     try {
       out[j] = simulate(spec, in[j]);
+    } catch (const SpecError&) {  // refused: out[j] stays empty
     } catch (...) {
       one_done();
       throw;
@@ -367,7 +373,7 @@ std::vector<Evaluated> simulate_batch(const SearchSpec& spec, const Evaluated* i
   return out;
 }
 
-// One card count's queue [i, end), in bound order, in batches (see the header).
+// One (card count, global batch)'s queue [i, end), in bound order, in batches (see the header).
 void simulate_cards(const SearchSpec& spec, const SearchOptions& opt, std::vector<Evaluated>& queue, std::size_t i,
                     std::size_t end, SearchResult& res, std::optional<Evaluated>& smallest,
                     const std::function<void(std::size_t)>& advance) {
@@ -386,7 +392,12 @@ void simulate_cards(const SearchSpec& spec, const SearchOptions& opt, std::vecto
       return;
     }
     auto out = simulate_batch(spec, &queue[k], cut - k, std::max(1, opt.jobs), [&] { advance(1); });
-    for (auto& e : out) {
+    for (auto& run : out) {
+      if (!run) {  // refused by the job step: counted with the schedule rule, not simulated
+        ++n.schedule;
+        continue;
+      }
+      Evaluated& e = *run;
       ++n.simulated;
       if (e.memory.total() > cap) {
         ++n.over_memory_simulated;
@@ -449,10 +460,12 @@ SearchResult run_search(const SearchSpec& spec, const SearchOptions& opt) {
     else if (!note.first_problem.empty())
       res.none_why[cards] = "no layout divides: e.g. " + note.first_problem;
   }
-  // Per card count, in bound order.
+  // Per card count and global batch (within which step, cost and days order layouts alike: the
+  // batch sets the steps to finish), in bound order.
   auto& queue = f.queue;
   std::sort(queue.begin(), queue.end(), [](const Evaluated& a, const Evaluated& b) {
-    return std::tie(a.c.cards, a.bound, a.c.index) < std::tie(b.c.cards, b.bound, b.c.index);
+    return std::tie(a.c.cards, a.c.layout.global_batch, a.bound, a.c.index) <
+           std::tie(b.c.cards, b.c.layout.global_batch, b.bound, b.c.index);
   });
   std::mutex progress_mutex;
   std::size_t done = 0;
@@ -464,7 +477,9 @@ SearchResult run_search(const SearchSpec& spec, const SearchOptions& opt) {
   };
   for (std::size_t i = 0; i < queue.size();) {
     std::size_t end = i;
-    while (end < queue.size() && queue[end].c.cards == queue[i].c.cards) ++end;
+    while (end < queue.size() && queue[end].c.cards == queue[i].c.cards &&
+           queue[end].c.layout.global_batch == queue[i].c.layout.global_batch)
+      ++end;
     simulate_cards(spec, opt, queue, i, end, res, f.smallest, advance);
     i = end;
   }
@@ -491,7 +506,7 @@ bool by_time(const Evaluated& a, const Evaluated& b) {
 
 // Whether the card count's best layout meets the deadline, and why (or why it has none).
 void judge(const SearchSpec& spec, const SearchResult& r, PerCards& p) {
-  p.budget = step_budget_at(spec, p.cards);
+  p.budget = step_budget_at(spec, p.cards, p.best ? p.best->c.layout.global_batch : 0);
   if (!p.best) {
     const auto w = r.none_why.find(p.cards);
     p.why = w != r.none_why.end() ? w->second : "no layout fits in memory at its simulated peak";
@@ -556,13 +571,18 @@ void finish_search(const SearchSpec& spec, SearchResult& r) {
             [&](const Evaluated& a, const Evaluated& b) { return ranks_before(spec, a, b); });
   if (static_cast<int>(r.top.size()) > spec.top) r.top.resize(static_cast<std::size_t>(std::max(0, spec.top)));
 
-  // Per card count: the best (fastest; within a card count every key agrees).
+  // Per card count: the best, the soonest to finish with a task (global batches differ in their
+  // steps to finish), else the fastest; with one global batch both are the fastest.
   std::map<std::int64_t, PerCards> per;
+  const auto sooner = [&](const Evaluated& a, const Evaluated& b) {
+    if (spec.task.tokens > 0 && a.completion != b.completion) return a.completion < b.completion;
+    return by_time(a, b);
+  };
   for (const std::int64_t c : spec.axes.cards) per[c].cards = c;
   for (const auto& e : r.simulated) {
     PerCards& p = per[e.c.cards];
     p.cards = e.c.cards;
-    if (!p.best || by_time(e, *p.best)) p.best = e;
+    if (!p.best || sooner(e, *p.best)) p.best = e;
   }
   const bool timed = spec.task.tokens > 0 && spec.task.deadline > 0;
   r.per_cards.clear();

@@ -10,17 +10,18 @@
 //      schedule (the family cannot run pp stages with m micro-batches and v chunks), memory
 //      (the analytic per-GPU peak, job_memory, over the usable memory), bound (the busiest
 //      device's compute alone, a lower bound on the step, is slower than the N-th best step
-//      found so far at the same card count);
-//   3. simulate the rest, in parallel, deterministically: candidates sorted by (cards, bound,
-//      enumeration index) are simulated in fixed batches; the bound threshold only changes
+//      found so far at the same card count and global batch); a layout the job step refuses
+//      when run (blocking sends that deadlock the schedule's order) counts as a schedule prune;
+//   3. simulate the rest, in parallel, deterministically: candidates sorted by (cards, global
+//      batch, bound, enumeration index) are simulated in fixed batches; the bound threshold only changes
 //      between batches, so which layouts are simulated does not depend on the thread count.
 //      Results are sorted by the ranking key with a total-order tie rule (step time, then
 //      enumeration index).
 //
 // Ranking keys: step time; cost = cards x step time; days = reserved + steps x step x (1 + L),
 // with L the checkpoint save / redo / restore overhead (models/checkpoint.hpp, Young 1974).
-// Within one card count all three order layouts the same way (by step time), so keeping each
-// card count's best N is exact for every key and for the Pareto front of cards vs days.
+// Within one card count and global batch all three order layouts the same way (by step time), so
+// keeping the best N of each is exact for every key and for the Pareto front of cards vs days.
 #include <cstdint>
 #include <functional>
 #include <map>
@@ -113,7 +114,7 @@ struct NearestMiss {
   std::vector<std::string> changes;  // one line each
 };
 
-struct PerCards {  // the best layout at one card count (the Pareto front's candidates)
+struct PerCards {  // the best layout at one card count: soonest to finish, else fastest (the front's candidates)
   std::int64_t cards = 0;
   std::optional<Evaluated> best;
   Time budget = 0;  // longest step that meets the deadline at this card count
@@ -151,7 +152,8 @@ std::optional<std::string> schedule_problem(const JobLayout& l);
 
 // Completion and overhead for a step at `cards` (spec.task.tokens > 0).
 void apply_task(const SearchSpec& spec, Evaluated& e);
-Time step_budget_at(const SearchSpec& spec, std::int64_t cards);
+// The budget at `global_batch` sequences per step (0: the base layout's).
+Time step_budget_at(const SearchSpec& spec, std::int64_t cards, std::int64_t global_batch = 0);
 
 SearchResult run_search(const SearchSpec& spec, const SearchOptions& opt = {});
 

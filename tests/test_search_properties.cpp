@@ -1,0 +1,536 @@
+// Layout searches on random small spaces (dense, GQA and MoE models; A100, H100 and RTX 4090
+// clusters with shrunken memories; random lists per layout key, card counts, global batches,
+// tasks with and without failures; ranked by time, cost or days), each checked against a brute
+// force oracle: the same axes enumerated here in the documented order (docs/search.md), every
+// layout check_layout takes run through run_job_step, kept when it fits analytically and at its
+// simulated peak. Against the oracle: the counts, every simulated step, the top N (with and
+// without the bound, one and two threads), the per-card-count best, the Pareto front, the
+// deadline verdicts; shards merged against the whole; a second run and two threads against the
+// first, byte for byte. Days are the oracle's own arithmetic (ceil, Young's interval, L).
+// Then the regressions those checks found, each on one fixed space: a schedule that deadlocks
+// with blocking sends, a global batch opened under a task, free saves with failures, repeated
+// list values and SP without TP.
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <map>
+#include <random>
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include "cli/input/search_input.hpp"
+#include "cli/reports/search_report.hpp"
+#include "models/layout.hpp"
+#include "schedules/lowering/search/layout_search.hpp"
+#include "schedules/lowering/spec_error.hpp"
+#include "schedules/pipeline/registry.hpp"
+
+using namespace stepsim;
+
+namespace {
+
+JobModel small_model(int kind) {
+  JobModel m;
+  if (kind == 0) {  // GPT-shaped: GeLU, tied embeddings, multi-head attention
+    m.shape = {"gpt-8l", 8, 1024, 4096, 16, 16, 64, 32000, true, false};
+    m.gated_mlp = false;
+  } else if (kind == 1) {  // Llama-shaped: GQA, SwiGLU
+    m.shape = {"gqa-6l", 6, 1024, 2816, 8, 4, 128, 32000, false, false};
+  } else {  // MoE: 4 experts, top 2
+    m.shape = {"moe-4l", 4, 512, 1408, 8, 8, 64, 32000, false, false};
+    m.experts = 4;
+    m.top_k = 2;
+    m.expert_ffn = 704;
+  }
+  m.seq = 1024;
+  return m;
+}
+
+std::uint64_t below(std::mt19937_64& rng, std::size_t n) { return rng() % n; }
+
+template <class T>
+T pick(std::mt19937_64& rng, std::initializer_list<T> xs) {
+  return *(xs.begin() + static_cast<std::ptrdiff_t>(below(rng, xs.size())));
+}
+
+// A non-empty random subset of `xs`, in a random order (the enumeration follows the list's order).
+template <class T>
+std::vector<T> subset(std::mt19937_64& rng, std::vector<T> xs, std::size_t most) {
+  std::shuffle(xs.begin(), xs.end(), rng);
+  xs.resize(1 + below(rng, std::min(most, xs.size())));
+  return xs;
+}
+
+// Canonical names, as the reader gives them (aliases are the reader's to resolve).
+std::vector<std::string> family_names() {
+  std::vector<std::string> out;
+  for (const auto& f : schedule_families()) out.push_back(f.name);
+  return out;
+}
+
+std::size_t space_size(const SearchAxes& a, std::size_t schedules) {
+  return a.cards.size() * a.tp.size() * a.cp.size() * a.pp.size() * a.vpp.size() * schedules * a.zero.size() *
+         a.micro_batch.size() * a.recompute.size() * a.sequence_parallel.size() * a.ep.size() * a.global_batch.size();
+}
+
+// A random search, its space at most ~800 layouts; the deadline is set once the oracle has run.
+SearchSpec random_search(std::mt19937_64& rng) {
+  SearchSpec s;
+  const int kind = static_cast<int>(below(rng, 3));
+  s.model = small_model(kind);
+  s.cluster = *find_cluster_preset(pick<const char*>(rng, {"a100-sxm-80gb", "h100-sxm", "rtx4090"}));
+  // Tight memories, so that the memory rule prunes some layouts and spares others.
+  s.cluster.accelerator.usable_memory = pick<Bytes>(rng, {2, 3, 4, 80}) << 30;
+  JobLayout& b = s.base;
+  b.attention = pick(rng, {AttentionKernel::Flash, AttentionKernel::Unfused});
+  b.overlap_pp = below(rng, 3) != 0;
+  b.grad_bytes = pick(rng, {2, 4});
+  SearchAxes& a = s.axes;
+  do {
+    a.cards = subset<std::int64_t>(rng, {1, 2, 4, 6, 8, 12, 16}, 3);
+    std::sort(a.cards.begin(), a.cards.end());  // as the reader gives them
+    a.tp = subset<int>(rng, {1, 2, 4}, 3);
+    a.pp = subset<int>(rng, {1, 2, 4}, 3);
+    a.vpp = subset<int>(rng, {1, 2}, 2);
+    a.cp = below(rng, 4) == 0 ? std::vector<int>{1, 2} : std::vector<int>{1};
+    a.ep = kind == 2 ? subset<int>(rng, {1, 2, 4}, 2) : std::vector<int>{1};
+    a.zero = subset<int>(rng, {0, 1, 2, 3}, 3);
+    a.micro_batch = subset<int>(rng, {1, 2, 4}, 2);
+    a.recompute = subset<JobRecompute>(rng, {JobRecompute::None, JobRecompute::Selective, JobRecompute::Full}, 2);
+    a.sequence_parallel = below(rng, 3) == 0 ? std::vector<int>{0, 1} : std::vector<int>{0};
+    a.global_batch = subset<std::int64_t>(rng, {8, 16, 24, 32}, 2);
+    a.schedule.clear();
+    a.default_schedule = false;
+    const int how = static_cast<int>(below(rng, 3));  // 0: listed, 1: auto, 2: the default
+    if (how == 0) a.schedule = subset(rng, family_names(), 3);
+    a.default_schedule = how == 2;
+  } while (space_size(a, a.schedule.empty() ? 3 : a.schedule.size()) > 800);
+  b.global_batch = a.global_batch.front();
+  if (below(rng, 4) != 0) {  // a run to finish
+    s.task.tokens = pick<std::int64_t>(rng, {1'000'000'000, 3'000'000'000});
+    s.task.reserved = pick<Time>(rng, {0, kSecond * 3600});
+    if (below(rng, 2) == 0) {
+      s.task.card_mtbf = pick<Time>(rng, {kSecond * 86400, kSecond * 86400 * 30});
+      s.task.restore = pick<Time>(rng, {0, 120 * kSecond});
+      s.task.storage_bandwidth = pick<std::int64_t>(rng, {0, 2'000'000'000});
+      if (below(rng, 3) == 0) s.task.interval = 1800 * kSecond;
+    }
+  }
+  s.rank = s.task.tokens > 0 ? pick(rng, {SearchRank::Step, SearchRank::Cost, SearchRank::Days})
+                             : pick(rng, {SearchRank::Step, SearchRank::Cost});
+  s.top = static_cast<int>(1 + below(rng, 4));
+  return s;
+}
+
+// What the oracle knows of one layout of the space.
+struct Point {
+  std::int64_t index = 0, cards = 0;
+  JobLayout layout;
+  Time step = 0;
+  double days_s = 0;  // completion, seconds (0 without a task)
+};
+
+struct Oracle {
+  std::int64_t considered = 0, divisibility = 0, refused = 0;  // refused: by the job step when run
+  std::vector<Point> fits;                                     // every layout that runs and fits, in enumeration order
+};
+
+// The schedules the space holds for pp stages and v chunks (docs/search.md: `auto` is every
+// family whose placement matches the chunk count; one stage or the default: 1f1b / interleaved).
+std::vector<std::string> schedules_of(const SearchAxes& a, int pp, int v) {
+  if (!a.schedule.empty()) return a.schedule;
+  if (pp == 1 || a.default_schedule) return {v > 1 ? "interleaved-1f1b" : "1f1b"};
+  std::vector<std::string> out;
+  for (const auto& f : schedule_families())
+    if (f.takes_virtual_stages == (v > 1)) out.push_back(f.name);
+  return out;
+}
+
+// Completion in seconds from the task's own terms: steps = ceil(tokens / (gb seq)), L = c / tau +
+// (tau / 2 + r) / M with M = MTBF / cards and tau Young's sqrt(2 c M) unless given.
+double completion_s(const SearchSpec& s, std::int64_t cards, std::int64_t gb, Time step) {
+  const SearchTask& k = s.task;
+  if (k.tokens <= 0) return 0;
+  const std::int64_t per_step = gb * s.model.seq;
+  const double steps = static_cast<double>((k.tokens + per_step - 1) / per_step);
+  double overhead = 0;
+  if (k.card_mtbf > 0) {
+    const double bytes = 14.0 * static_cast<double>(total_parameters(s.model));
+    const double c = k.storage_bandwidth > 0 ? bytes / static_cast<double>(k.storage_bandwidth) : 0;
+    const double mtbf = to_s(k.card_mtbf) / static_cast<double>(cards);
+    const double tau = k.interval ? to_s(*k.interval) : std::sqrt(2 * c * mtbf);
+    overhead = (tau > 0 ? c / tau : 0) + (tau / 2 + to_s(k.restore)) / mtbf;
+  } else if (k.interval && k.storage_bandwidth > 0) {
+    overhead = 14.0 * static_cast<double>(total_parameters(s.model)) / static_cast<double>(k.storage_bandwidth) /
+               to_s(*k.interval);
+  }
+  return to_s(k.reserved) + steps * to_s(step) * (1 + overhead);
+}
+
+// The candidate at `index` run through the job step: kept when it can run and fits.
+void try_point(const SearchSpec& s, Oracle& o, std::int64_t index, std::int64_t cards, const JobLayout& l) {
+  if (check_layout(s.model, l, cards)) {
+    ++o.divisibility;
+    return;
+  }
+  const Bytes cap = s.cluster.accelerator.usable_memory;
+  if (job_memory(s.model, l, chunk_costs(s.model, l, s.cluster), -1).total() > cap) return;
+  JobStepSpec js;
+  js.model = s.model;
+  js.cluster = s.cluster;
+  js.layout = l;
+  js.input_wait = s.input_wait;
+  JobStepRun run;
+  try {
+    run = run_job_step(js);
+  } catch (const SpecError& e) {  // an order that cannot run (blocking sends): refused at a layout key
+    CHECK(e.key().rfind("layout", 0) == 0);
+    ++o.refused;
+    return;
+  }
+  if (run.result.memory.total() > cap) return;
+  Point p{index, cards, l, run.result.step_time, 0};
+  p.days_s = completion_s(s, cards, l.global_batch, p.step);
+  o.fits.push_back(std::move(p));
+}
+
+// Brute force: every layout of the space, in the documented order (cards, tp, cp, pp, [dp], v,
+// schedule, zero, micro-batch, recompute, SP, ep, global batch); SP only with TP.
+Oracle brute_force(const SearchSpec& s) {
+  Oracle o;
+  const SearchAxes& a = s.axes;
+  for (const std::int64_t cards : a.cards)
+    for (const int tp : a.tp)
+      for (const int cp : a.cp)
+        for (const int pp : a.pp)
+          for (const int v : a.vpp)
+            for (const auto& sched : schedules_of(a, pp, v))
+              for (const int zero : a.zero)
+                for (const int mb : a.micro_batch)
+                  for (const JobRecompute rc : a.recompute)
+                    for (const int sp : tp > 1 ? a.sequence_parallel : std::vector<int>{0})
+                      for (const int ep : a.ep)
+                        for (const std::int64_t gb : a.global_batch) {
+                          const std::int64_t index = o.considered++;
+                          JobLayout l = s.base;
+                          const std::int64_t mp = std::int64_t{tp} * cp * pp;
+                          if (cards % mp != 0) {
+                            ++o.divisibility;
+                            continue;
+                          }
+                          l.tp = tp, l.cp = cp, l.pp = pp, l.dp = static_cast<int>(cards / mp), l.vpp = v;
+                          l.schedule = sched, l.zero = zero, l.micro_batch = mb, l.recompute = rc;
+                          l.sequence_parallel = sp != 0 && tp > 1, l.ep = ep, l.global_batch = gb;
+                          try_point(s, o, index, cards, l);
+                        }
+  return o;
+}
+
+// The ranking key the spec asks for, then step time, then enumeration index.
+bool oracle_before(const SearchSpec& s, const Point& a, const Point& b) {
+  if (s.rank == SearchRank::Cost && a.cards * a.step != b.cards * b.step) return a.cards * a.step < b.cards * b.step;
+  if (s.rank == SearchRank::Days && a.days_s != b.days_s) return a.days_s < b.days_s;
+  return std::tie(a.step, a.index) < std::tie(b.step, b.index);
+}
+
+// Per card count, the figure the front and the deadline judge (days with a task, else the step).
+std::map<std::int64_t, double> best_key_per_cards(const SearchSpec& s, const Oracle& o) {
+  std::map<std::int64_t, double> best;
+  for (const Point& p : o.fits) {
+    const double key = s.task.tokens > 0 ? p.days_s : to_s(p.step);
+    const auto it = best.find(p.cards);
+    if (it == best.end() || key < it->second) best[p.cards] = key;
+  }
+  return best;
+}
+
+const Point* point_at(const Oracle& o, std::int64_t index) {
+  for (const Point& p : o.fits)
+    if (p.index == index) return &p;
+  return nullptr;
+}
+
+void check_counts(const Oracle& o, const SearchResult& r, bool pruned) {
+  const SearchCounts& n = r.counts;
+  CHECK(n.considered == o.considered);
+  CHECK(n.divisibility == o.divisibility);
+  CHECK(n.considered == n.divisibility + n.schedule + n.memory + n.bound + n.simulated);
+  CHECK(n.simulated - n.over_memory_simulated == static_cast<std::int64_t>(r.simulated.size()));
+  if (!pruned) {
+    CHECK(n.bound == 0);
+    CHECK(r.simulated.size() == o.fits.size());  // nothing that runs and fits is left out
+  }
+}
+
+bool same_layout(const Candidate& x, const Candidate& y) {
+  const JobLayout &a = x.layout, &b = y.layout;
+  return x.cards == y.cards && a.tp == b.tp && a.pp == b.pp && a.vpp == b.vpp && a.dp == b.dp && a.cp == b.cp &&
+         a.ep == b.ep && a.schedule == b.schedule && a.zero == b.zero && a.micro_batch == b.micro_batch &&
+         a.recompute == b.recompute && a.sequence_parallel == b.sequence_parallel && a.global_batch == b.global_batch;
+}
+
+// Every layout the search ranked is one the oracle ran, at the same step, divides its cards, and
+// is listed once.
+void check_simulated(const SearchSpec& s, const Oracle& o, const SearchResult& r) {
+  for (std::size_t i = 0; i < r.simulated.size(); ++i) {
+    const Evaluated& e = r.simulated[i];
+    const Point* p = point_at(o, e.c.index);
+    REQUIRE(p != nullptr);
+    CHECK(e.c.cards == p->cards);
+    CHECK(e.c.layout.ranks() == e.c.cards);
+    CHECK_FALSE(check_layout(s.model, e.c.layout, e.c.cards));
+    CHECK(e.step == p->step);
+    if (s.task.tokens > 0) CHECK(to_s(e.completion) == Approx(p->days_s).epsilon(1e-9));
+    if (i > 0) CHECK(std::tie(r.simulated[i - 1].step, r.simulated[i - 1].c.index) < std::tie(e.step, e.c.index));
+    for (std::size_t k = 0; k < i; ++k) CHECK_FALSE(same_layout(r.simulated[k].c, e.c));
+  }
+}
+
+// The top N is the oracle's best N, in order; nothing better was pruned.
+void check_top(const SearchSpec& s, const Oracle& o, const SearchResult& r) {
+  std::vector<Point> ranked = o.fits;
+  std::sort(ranked.begin(), ranked.end(), [&](const Point& a, const Point& b) { return oracle_before(s, a, b); });
+  REQUIRE(r.top.size() == std::min<std::size_t>(ranked.size(), static_cast<std::size_t>(s.top)));
+  for (std::size_t i = 0; i < r.top.size(); ++i) {
+    INFO("rank " << i + 1 << ": search " << layout_label(r.top[i].c) << ", oracle index " << ranked[i].index);
+    CHECK(r.top[i].c.index == ranked[i].index);
+    CHECK(r.top[i].step == ranked[i].step);
+  }
+}
+
+// Per card count: the best against the oracle's; the front non-dominated and complete; with a
+// deadline, a card count meets it when its soonest layout does, and the miss when none does.
+void check_cards(const SearchSpec& s, const Oracle& o, const SearchResult& r) {
+  const auto best = best_key_per_cards(s, o);
+  const bool task = s.task.tokens > 0;
+  REQUIRE(r.per_cards.size() == s.axes.cards.size());
+  std::vector<std::int64_t> front;
+  double so_far = std::numeric_limits<double>::infinity();
+  bool any_meets = false;
+  for (std::size_t i = 0; i < r.per_cards.size(); ++i) {
+    const PerCards& pc = r.per_cards[i];
+    CHECK(pc.cards == s.axes.cards[i]);
+    const auto it = best.find(pc.cards);
+    REQUIRE(pc.best.has_value() == (it != best.end()));
+    if (!pc.best) continue;
+    INFO(pc.cards << " cards: search's best " << layout_label(pc.best->c));
+    const double key = task ? to_s(pc.best->completion) : to_s(pc.best->step);
+    CHECK(key == Approx(it->second).epsilon(1e-9));
+    if (it->second < so_far * (1 - 1e-12)) front.push_back(pc.cards);
+    so_far = std::min(so_far, it->second);
+    if (task && s.task.deadline > 0) {
+      const bool meets = it->second <= to_s(s.task.deadline);
+      CHECK(pc.meets == meets);
+      // The budget is the longest step that meets it, for the best layout's batch.
+      CHECK(pc.meets == (pc.best->step <= pc.budget));
+      any_meets = any_meets || meets;
+    }
+  }
+  CHECK(r.front == front);
+  if (task && s.task.deadline > 0 && !o.fits.empty()) CHECK(r.miss.has_value() == !any_meets);
+}
+
+// A deadline between two card counts' soonest completions (or past or before them all).
+void set_deadline(std::mt19937_64& rng, SearchSpec& s, const Oracle& o) {
+  if (s.task.tokens <= 0) return;
+  const auto best = best_key_per_cards(s, o);
+  if (best.empty() || below(rng, 5) == 0) {
+    s.task.deadline = s.task.reserved + kSecond * 86400 * 365;
+    return;
+  }
+  auto it = best.begin();
+  std::advance(it, static_cast<std::ptrdiff_t>(below(rng, best.size())));
+  // That card count just meets it (1 ms to spare for the rounding of the search's completion).
+  s.task.deadline = static_cast<Time>(std::ceil(it->second * 1e9)) + kSecond / 1000;
+}
+
+SearchResult merged_shards(const SearchSpec& s, std::size_t count) {
+  SearchResult merged;
+  for (std::size_t i = 0; i < count; ++i) {
+    SearchOptions o;
+    o.shard_index = i;
+    o.shard_count = count;
+    SearchResult part = run_search(s, o);
+    for (auto& e : part.simulated) merged.simulated.push_back(std::move(e));
+    merged.counts.considered += part.counts.considered;
+    merged.counts.divisibility += part.counts.divisibility;
+    for (const auto& [k, v] : part.none_why) merged.none_why.emplace(k, v);
+  }
+  finish_search(s, merged);
+  return merged;
+}
+
+std::string json_of(const SearchSpec& s, const SearchResult& r) {
+  return cli::search_json({"random", "", "random.yaml"}, s, r).dump();
+}
+
+std::string describe(const SearchSpec& s) {
+  const SearchAxes& a = s.axes;
+  return fmt::format(
+      "{} on {} ({} GiB), cards [{}], tp [{}] pp [{}] v [{}] cp [{}] ep [{}] sched [{}]{} zero [{}] "
+      "mbs [{}] sp [{}] gb [{}], tokens {} mtbf {} rank {} top {}",
+      s.model.shape.name, s.cluster.accelerator.name, s.cluster.accelerator.usable_memory >> 30,
+      fmt::join(a.cards, ","), fmt::join(a.tp, ","), fmt::join(a.pp, ","), fmt::join(a.vpp, ","), fmt::join(a.cp, ","),
+      fmt::join(a.ep, ","), fmt::join(a.schedule, ","), a.default_schedule ? " (default)" : "", fmt::join(a.zero, ","),
+      fmt::join(a.micro_batch, ","), fmt::join(a.sequence_parallel, ","), fmt::join(a.global_batch, ","), s.task.tokens,
+      to_s(s.task.card_mtbf), search_rank_name(s.rank), s.top);
+}
+
+}  // namespace
+
+TEST_CASE("layout searches on random spaces agree with a brute force over the same space",
+          "[search][search_properties]") {
+  std::mt19937_64 rng(20261202);
+  int searched = 0, ranked = 0, with_deadline = 0, bound_pruned = 0, refused = 0, batches = 0;
+  for (int trial = 0; trial < 200; ++trial) {
+    SearchSpec spec = random_search(rng);
+    const Oracle o = brute_force(spec);
+    set_deadline(rng, spec, o);
+    INFO("trial " << trial << ": " << describe(spec) << ", deadline " << to_s(spec.task.deadline));
+    SearchOptions one, two, nobound;
+    two.jobs = 2;
+    nobound.prune_bound = false;
+    const SearchResult r = run_search(spec, one);
+    ++searched;
+    ranked += !r.top.empty();
+    with_deadline += spec.task.deadline > 0;
+    bound_pruned += r.counts.bound > 0;
+    refused += o.refused > 0;
+    batches += spec.task.deadline > 0 && spec.axes.global_batch.size() > 1;
+    check_counts(o, r, true);
+    check_simulated(spec, o, r);
+    check_top(spec, o, r);
+    check_cards(spec, o, r);
+    const SearchResult u = run_search(spec, nobound);
+    check_counts(o, u, false);
+    check_top(spec, o, u);
+    check_cards(spec, o, u);
+    // The bound only moves layouts from simulated (or refused when run) to pruned.
+    CHECK(u.counts.memory == r.counts.memory);
+    CHECK(u.counts.simulated + u.counts.schedule == r.counts.simulated + r.counts.schedule + r.counts.bound);
+    // Byte-identical whatever the thread count, and run again.
+    const std::string j = json_of(spec, r);
+    CHECK(json_of(spec, run_search(spec, two)) == j);
+    CHECK(json_of(spec, run_search(spec, one)) == j);
+    // Shards merged rank as the whole.
+    const SearchResult m = merged_shards(spec, 2 + static_cast<std::size_t>(trial % 2));
+    CHECK(m.counts.considered == o.considered);
+    check_top(spec, o, m);
+    check_cards(spec, o, m);
+  }
+  CHECK(searched == 200);
+  CHECK(ranked > 120);         // most spaces hold a layout that runs and fits
+  CHECK(with_deadline > 100);  // and most have a deadline to judge
+  CHECK(bound_pruned > 20);    // the bound does prune
+  CHECK(refused > 5);          // blocking sends deadlock some orders
+  CHECK(batches > 20);         // deadlines with the global batch opened
+}
+
+namespace {
+
+// One layout per key for the regression cases below: the lists given, the rest one value each.
+SearchSpec fixed_search(int kind, const char* preset, std::vector<std::int64_t> cards) {
+  SearchSpec s;
+  s.model = small_model(kind);
+  s.cluster = *find_cluster_preset(preset);
+  s.axes.cards = std::move(cards);
+  s.axes.tp = s.axes.pp = s.axes.vpp = s.axes.cp = s.axes.ep = s.axes.micro_batch = {1};
+  s.axes.zero = {1};
+  s.axes.recompute = {JobRecompute::None};
+  s.axes.sequence_parallel = {0};
+  s.axes.default_schedule = true;
+  s.base.global_batch = 8;
+  s.axes.global_batch = {8};
+  return s;
+}
+
+}  // namespace
+
+TEST_CASE("search: a schedule that deadlocks with blocking sends is refused, not the whole search",
+          "[search][search_properties]") {
+  SearchSpec s = fixed_search(0, "rtx4090", {16});
+  s.base.overlap_pp = false;  // Megatron's blocking sends
+  s.axes.tp = {2};
+  s.axes.pp = {4};
+  s.axes.micro_batch = {2};
+  s.base.global_batch = 32;  // 8 micro-batches: as many as DualPipe needs (2 pp)
+  s.axes.global_batch = {32};
+  s.axes.schedule = {"1f1b", "dualpipe"};
+  s.axes.default_schedule = false;
+  // DualPipe's order cannot run with blocking sends: its own check lets the layout through, the
+  // job step refuses it.
+  Candidate dual;
+  enumerate_layouts(s, [&](const Candidate& c) {
+    if (c.layout.schedule == "dualpipe") dual = c;
+  });
+  JobStepSpec js;
+  js.model = s.model;
+  js.cluster = s.cluster;
+  js.layout = dual.layout;
+  CHECK_FALSE(schedule_problem(dual.layout));
+  CHECK_THROWS_AS(run_job_step(js), SpecError);
+  const SearchResult r = run_search(s);
+  CHECK(r.counts.considered == 2);
+  CHECK(r.counts.schedule == 1);
+  REQUIRE(r.simulated.size() == 1);
+  CHECK(r.simulated.front().c.layout.schedule == "1f1b");
+}
+
+TEST_CASE(
+    "search: with the global batch opened, a card count's best is the soonest to finish, and the bound "
+    "keeps it",
+    "[search][search_properties]") {
+  SearchSpec s = fixed_search(0, "a100-sxm-80gb", {8});
+  s.axes.global_batch = {8, 64};
+  s.task.tokens = 1'000'000'000;
+  s.task.deadline = 1000 * 86400 * kSecond;
+  s.rank = SearchRank::Days;
+  s.top = 1;
+  SearchOptions nobound;
+  nobound.prune_bound = false;
+  const SearchResult all = run_search(s, nobound);
+  REQUIRE(all.simulated.size() == 2);
+  const Evaluated& small = all.simulated[0].c.layout.global_batch == 8 ? all.simulated[0] : all.simulated[1];
+  const Evaluated& large = all.simulated[0].c.layout.global_batch == 8 ? all.simulated[1] : all.simulated[0];
+  // The case: the smaller batch steps faster, the larger finishes sooner (fewer, fuller steps).
+  REQUIRE(small.step < large.step);
+  REQUIRE(large.completion < small.completion);
+  for (const SearchResult& r : {all, run_search(s)}) {
+    REQUIRE(r.top.size() == 1);
+    CHECK(r.top.front().c.index == large.c.index);
+    REQUIRE(r.per_cards.size() == 1);
+    REQUIRE(r.per_cards.front().best);
+    CHECK(r.per_cards.front().best->c.index == large.c.index);
+  }
+}
+
+TEST_CASE("search: free saves with failures still pay each failure's restore", "[search][search_properties]") {
+  SearchSpec s = fixed_search(0, "a100-sxm-80gb", {8});
+  s.task.tokens = 1'000'000'000;
+  s.task.card_mtbf = 30 * 86400 * kSecond;
+  s.task.restore = 600 * kSecond;  // no storage bandwidth: saves cost nothing, Young's interval is 0
+  Evaluated e;
+  e.c.cards = 8;
+  e.c.layout.global_batch = 8;
+  e.step = kSecond;
+  apply_task(s, e);
+  // L = r / M with M = 30 days / 8 cards: 600 / 324,000.
+  CHECK(e.overhead == Approx(600.0 / 324000.0).epsilon(1e-9));
+}
+
+TEST_CASE("search: a list's repeated values and SP without TP are searched once", "[search][search_properties]") {
+  const auto sc = cli::parse_search(
+      "search:\n  model: qwen3-8b\n  hardware: {preset: a100-sxm-80gb, gpus: 8}\n"
+      "  layout: {tp: [1, 2], sequence_parallel: [false, true, true], global_batch: [16, 16, 32]}\n",
+      "dups.yaml");
+  CHECK(sc.spec.axes.sequence_parallel == std::vector<int>{0, 1});
+  CHECK(sc.spec.axes.global_batch == std::vector<std::int64_t>{16, 32});
+  std::vector<Candidate> all;
+  enumerate_layouts(sc.spec, [&](const Candidate& c) { all.push_back(c); });
+  CHECK(all.size() == 6);  // tp 1: SP off; tp 2: SP off and on; each at two global batches
+  for (std::size_t i = 0; i < all.size(); ++i)
+    for (std::size_t k = 0; k < i; ++k) CHECK_FALSE(same_layout(all[k], all[i]));
+}
