@@ -39,6 +39,11 @@ MeanEstimate estimate_mean(const std::vector<double>& xs) {
   double sum = 0;
   for (double x : xs) sum += x;
   m.mean = sum / static_cast<double>(xs.size());
+  // One correction pass (the corrected two-pass algorithm): sum / n is off by the sum's rounding,
+  // which gave equal values a small non-zero sd; after it, x - mean is exactly 0 for them.
+  double off = 0;
+  for (double x : xs) off += x - m.mean;
+  m.mean += off / static_cast<double>(xs.size());
   if (xs.size() > 1) {
     double ss = 0;
     for (double x : xs) ss += (x - m.mean) * (x - m.mean);
@@ -51,7 +56,9 @@ MeanEstimate estimate_mean(const std::vector<double>& xs) {
 Time nearest_rank(const std::vector<Time>& sorted, double percent) {
   if (sorted.empty()) return 0;
   const double n = static_cast<double>(sorted.size());
-  auto rank = static_cast<std::size_t>(std::ceil(percent / 100.0 * n));
+  // percent x n first: exact for whole percents, where percent / 100 x n is not (7 / 100.0 x 100
+  // is 7.000000000000001, and its ceiling took the 8th value for P7 of 100).
+  auto rank = static_cast<std::size_t>(std::ceil(percent * n / 100.0));
   rank = std::clamp<std::size_t>(rank, 1, sorted.size());
   return sorted[rank - 1];
 }
@@ -84,7 +91,9 @@ Histogram make_histogram(const std::vector<Time>& values, int bins) {
   }
   const Time span = *hi - *lo;
   h.width = (span + bins - 1) / bins;  // rounded up so that max falls in the last bin
-  h.counts.assign(bins, 0);
+  // With the width rounded up, a small span (below (bins - 1)^2 ns) needs fewer bins to reach max:
+  // the ones past it would lie wholly beyond the values.
+  h.counts.assign(static_cast<std::size_t>(std::min<Time>(bins, span / h.width + 1)), 0);
   for (Time v : values) {
     auto b = static_cast<std::size_t>((v - h.low) / h.width);
     if (b >= h.counts.size()) b = h.counts.size() - 1;

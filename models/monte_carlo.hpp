@@ -33,7 +33,8 @@ struct TimeDistribution {
 TimeDistribution describe_times(std::vector<Time> values);
 Time nearest_rank(const std::vector<Time>& sorted, double percent);
 
-// Equal-width bins from min to max (the last bin includes max). One bin when all values are equal.
+// Equal-width bins from min to max (the last bin includes max): `bins` of them, fewer when the span
+// is under (bins - 1)^2 ns and the rounded-up width reaches max sooner. One bin when all values are equal.
 struct Histogram {
   Time low = 0;
   Time width = 0;
