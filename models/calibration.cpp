@@ -18,6 +18,16 @@ double sumsq(const std::vector<double>& r) {
   for (double x : r) s += x * x;
   return s;
 }
+// A parameter at a bound that the cost's gradient pushes further out is held there: its column
+// leaves the solve (dx = 0). Left in, the step of the others assumes it moves; clamped, it does
+// not, and the step fails or crawls, stopping the fit short of the best fit within the bounds.
+void hold_at_bounds(Eigen::MatrixXd& J, const Eigen::VectorXd& r, const std::vector<double>& p, double lo, double hi) {
+  const Eigen::VectorXd g = J.transpose() * r;  // half the gradient of the cost in log p
+  for (Eigen::Index j = 0; j < J.cols(); ++j) {
+    const double x = p[static_cast<std::size_t>(j)];
+    if ((x <= lo && g(j) > 0) || (x >= hi && g(j) < 0)) J.col(j).setZero();
+  }
+}
 }  // namespace
 
 FitResult fit_log_least_squares(const BatchPredict& predict_sets, const std::vector<double>& measured,
@@ -47,11 +57,16 @@ FitResult fit_log_least_squares(const BatchPredict& predict_sets, const std::vec
     }
     Eigen::VectorXd rv(m);
     for (std::size_t i = 0; i < m; ++i) rv(static_cast<Eigen::Index>(i)) = r[i];
+    hold_at_bounds(J, rv, p, lo, hi);
     bool improved = false;
-    for (int tries = 0; tries < 8 && !improved; ++tries) {
+    // Damped more and more until a step gains: after a run of good steps lambda is small, and a
+    // fixed number of tries (8, x4 each) gave up on the first hard step. Done when the step no
+    // longer moves any parameter (1e-7 in log p), or the damping is beyond any use (4^30).
+    for (int tries = 0; tries < 30 && !improved; ++tries) {
       Eigen::MatrixXd A = J.transpose() * J;
       A.diagonal() += lambda * (A.diagonal().array() + 1e-9).matrix();
       const Eigen::VectorXd dx = A.ldlt().solve(-J.transpose() * rv);
+      if (dx.size() == 0 || !(dx.cwiseAbs().maxCoeff() >= 1e-7)) break;
       std::vector<double> q(n);
       for (std::size_t j = 0; j < n; ++j)
         q[j] = p[j] * std::exp(std::clamp(dx(static_cast<Eigen::Index>(j)), -0.5, 0.5));
@@ -69,8 +84,10 @@ FitResult fit_log_least_squares(const BatchPredict& predict_sets, const std::vec
         // 0.005 %, below the printed digits): each further step costs a simulation per row and
         // parameter. Where two parameters trade off along a flat valley (attention and fabric on
         // the validation rows) the stop leaves them where the path reached: the caller gives the
-        // rows in a fixed order so that the same rows always take the same path.
-        if (gain < 1e-4 * c + 1e-12) it = max_iterations;
+        // rows in a fixed order so that the same rows always take the same path. Not after a step
+        // cut to 0.5: its small gain says the path is long, not that the fit is near its end.
+        const bool cut = dx.cwiseAbs().maxCoeff() > 0.5;
+        if (gain < 1e-4 * c + 1e-12 && !cut) it = max_iterations;
       } else {
         lambda *= 4;
       }
