@@ -164,8 +164,7 @@ PlanResult evaluate_plan(const PlanSpec& shared, const PlanCase& c, const StepCo
   if (spec.timed()) {
     // Without a source, the stand-in built from this case's own inputs: a case's or a sweep
     // point's exposed_comm then counts (a source built from the shared inputs would ignore it).
-    const StepCommSource given = comm ? StepCommSource() : spec_step_comm(spec);
-    r.time = plan_time(spec, c.cards, r.microbatches_per_card, comm ? comm : given);
+    r.time = plan_time(spec, c.cards, r.microbatches_per_card, comm ? comm : spec_step_comm(spec));
   }
   return r;
 }

@@ -33,13 +33,17 @@ class TimeOverflowError : public OverflowError {
 // a + b for non-negative times; false (and *out untouched) when it would pass the limit.
 inline bool add_time(Time a, Time b, Time* out) { return !__builtin_add_overflow(a, b, out); }
 
-// Time to push `bytes` through `bytes_per_second`, rounded up to the next nanosecond.
-// 128-bit intermediate so that terabyte transfers do not overflow; a transfer longer than the
-// time limit throws TimeOverflowError.
-[[noreturn]] void throw_transfer_overflow(Bytes bytes, std::int64_t bytes_per_second);
-inline Time transfer_time(Bytes bytes, std::int64_t bytes_per_second) {
+// Time to push `bytes` through `bytes_per_second`, rounded up to the next nanosecond; a transfer
+// longer than the time limit throws TimeOverflowError. `bytes` is 128-bit so that a count times a
+// size (an all-to-all's rows x row bytes) need not fit int64 first.
+[[noreturn]] void throw_transfer_overflow(__int128 bytes, std::int64_t bytes_per_second);
+Time transfer_time_wide(__int128 bytes, std::int64_t bytes_per_second);
+inline Time transfer_time(__int128 bytes, std::int64_t bytes_per_second) {
   if (bytes <= 0 || bytes_per_second <= 0) return 0;
-  const __int128 t = (static_cast<__int128>(bytes) * kSecond + bytes_per_second - 1) / bytes_per_second;
+  // Below 2^96 bytes, bytes x 10^9 fits 128 bits (every int64 byte count is).
+  if (bytes >= (static_cast<__int128>(1) << 96)) [[unlikely]]
+    return transfer_time_wide(bytes, bytes_per_second);
+  const __int128 t = (bytes * kSecond + bytes_per_second - 1) / bytes_per_second;
   if (t > INT64_MAX) throw_transfer_overflow(bytes, bytes_per_second);
   return static_cast<Time>(t);
 }

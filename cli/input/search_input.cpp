@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <set>
+#include <type_traits>
 
 #include <fmt/format.h>
 
@@ -21,6 +22,12 @@ const std::vector<std::string> kAxisKeys = {
     "micro_batch", "recompute", "sequence_parallel", "global_batch"};
 
 bool is_auto(const YAML::Node& n) { return n.IsScalar() && n.Scalar() == "auto"; }
+
+// Appends `x` unless the list has it: a value listed twice is searched once.
+template <class T>
+void push_once(std::vector<T>& list, const std::type_identity_t<T>& x) {
+  if (std::find(list.begin(), list.end(), x) == list.end()) list.push_back(x);
+}
 
 // A scalar, a list of scalars or `auto` (-> empty, key recorded).
 std::vector<YAML::Node> values_of(const Reader& r, const std::string& k, SearchAxes& axes) {
@@ -57,7 +64,7 @@ std::vector<int> ints(const Reader& r, const std::string& k, SearchAxes& axes, s
   for (const auto& n : values_of(r, k, axes)) {
     const std::int64_t v = int_of(r, n, k, min);
     if (v > max) r.fail_at(n, r.key(k), fmt::format("{} is above the maximum {}", v, max));
-    if (std::find(out.begin(), out.end(), static_cast<int>(v)) == out.end()) out.push_back(static_cast<int>(v));
+    push_once(out, static_cast<int>(v));
   }
   return out;
 }
@@ -156,7 +163,7 @@ void read_axes(const Reader& r, const Reader& lr, SearchSpec& s) {
                  near.empty() ? fmt::format("unknown schedule '{}'", name)
                               : fmt::format("unknown schedule '{}'; did you mean '{}'?", name, near));
     }
-    if (std::find(a.schedule.begin(), a.schedule.end(), f->name) == a.schedule.end()) a.schedule.push_back(f->name);
+    push_once(a.schedule, f->name);
   }
   a.default_schedule = !lr.has("schedule");
   for (const auto& n : values_of(lr, "recompute", a)) {
@@ -170,15 +177,14 @@ void read_axes(const Reader& r, const Reader& lr, SearchSpec& s) {
       rc = JobRecompute::Full;
     else
       lr.fail_at(n, lr.key("recompute"), fmt::format("unknown recompute '{}' (none, selective, full or auto)", v));
-    if (std::find(a.recompute.begin(), a.recompute.end(), rc) == a.recompute.end()) a.recompute.push_back(rc);
+    push_once(a.recompute, rc);
   }
   if (!lr.has("recompute")) a.recompute = {JobRecompute::None};
   for (const auto& n : values_of(lr, "sequence_parallel", a)) {
     bool b = false;
     if (!YAML::convert<bool>::decode(n, b))
       lr.fail_at(n, lr.key("sequence_parallel"), "expected true, false, a list of them or auto");
-    if (std::find(a.sequence_parallel.begin(), a.sequence_parallel.end(), b ? 1 : 0) == a.sequence_parallel.end())
-      a.sequence_parallel.push_back(b ? 1 : 0);
+    push_once(a.sequence_parallel, b ? 1 : 0);
   }
   if (!lr.has("sequence_parallel")) a.sequence_parallel = {0};
 
@@ -239,11 +245,7 @@ SearchScenario read(std::shared_ptr<const Source> src) {
     if (std::find(kAxisKeys.begin(), kAxisKeys.end(), k) == kAxisKeys.end()) fixed[k] = lr.node()[k];
   SearchAxes& a = s.axes;
   a.global_batch.clear();
-  for (const auto& n : values_of(lr, "global_batch", a)) {  // each value once, as the other lists
-    const std::int64_t gb = int_of(lr, n, "global_batch", 1);
-    if (std::find(a.global_batch.begin(), a.global_batch.end(), gb) == a.global_batch.end())
-      a.global_batch.push_back(gb);
-  }
+  for (const auto& n : values_of(lr, "global_batch", a)) push_once(a.global_batch, int_of(lr, n, "global_batch", 1));
   if (a.global_batch.empty())
     lr.fail("global_batch", "give the global batch (sequences per step; a list to search it)");
   fixed["global_batch"] = a.global_batch.front();

@@ -73,6 +73,15 @@ TEST_CASE("a transfer longer than the limit is a TimeOverflowError", "[engine][l
   CHECK(transfer_time(Bytes{1} << 30, 1) == (Time{1} << 30) * kSecond);
   CHECK_THROWS_AS(transfer_time(10'000'000'000LL, 1), TimeOverflowError);
   CHECK(transfer_time(9'000'000'000LL, 1) == 9'000'000'000LL * kSecond);
+  // Byte counts past int64 (an all-to-all's rows x row bytes): from 2^96 bytes, where bytes x 10^9
+  // would pass 2^127, whole seconds are taken first. 2^96 B at 2^63 - 1 B/s is just over 2^33 s
+  // (exact: Python's ceil(2**96 * 10**9 / (2**63 - 1))); at 2^62 B/s it is 2^34 s, past the limit.
+  const __int128 big = static_cast<__int128>(1) << 96;
+  CHECK(transfer_time(big, INT64_MAX) == 8'589'934'592'000'000'001LL);
+  CHECK(transfer_time(big + 12345, INT64_MAX) == 8'589'934'592'000'000'001LL);
+  CHECK(transfer_time(big - 1, INT64_MAX) == 8'589'934'592'000'000'001LL);  // the narrow path, same ceiling
+  CHECK_THROWS_AS(transfer_time(big, INT64_C(1) << 62), TimeOverflowError);
+  CHECK_THROWS_AS(transfer_time(static_cast<__int128>(1) << 120, 1), TimeOverflowError);
 }
 
 TEST_CASE("ops without successors, last in the graph, and a graph without edges", "[engine][limits]") {

@@ -10,8 +10,9 @@
 //    against the step budget; the efficiency needed and the room for communication against runs at
 //    just above and below them; completion never later with a faster step, fewer failures, a cheaper
 //    checkpoint, fewer tokens, and shifted by exactly a change of the reserve;
-//  * a case against the shared inputs changed by hand; a sweep's points against each evaluated alone,
-//    on one and two threads; a second evaluation against the first.
+//  * a case against its overrides written into the shared inputs (with_case) and evaluated as a
+//    bare case; a sweep's points against each evaluated alone, on one and two threads; a second
+//    evaluation against the first.
 #include <catch2/catch.hpp>
 
 #include <algorithm>
@@ -120,16 +121,6 @@ PlanCase random_case(std::mt19937_64& rng, const PlanSpec& s) {
   if (rng() % 3 == 0) c.zero_stage = static_cast<int>(draw(rng, 0, 3));
   if (rng() % 4 == 0) c.recompute = RecomputePolicy{RecomputeKind::Full, 0};
   return c;
-}
-
-// The shared inputs with a case's overrides written in by hand (not through with_case).
-PlanSpec by_hand(PlanSpec s, const PlanCase& c) {
-  if (c.efficiency) s.efficiency = *c.efficiency;
-  if (c.exposed_comm) s.exposed_comm = *c.exposed_comm;
-  if (c.input_wait) s.input_wait = *c.input_wait;
-  if (c.zero_stage) s.zero_stage = *c.zero_stage;
-  if (c.recompute) s.recompute = *c.recompute;
-  return s;
 }
 
 // The stand-in communication of these very inputs: the path the CLI takes without a simulation.
@@ -413,7 +404,7 @@ void check_sweep(std::mt19937_64& rng, const PlanSpec& s, const PlanCase& base) 
     PlanCase c = base;
     set_by_hand(alone, c, axes[0].key.name, axes[0].values[i]);
     set_by_hand(alone, c, axes[1].key.name, axes[1].values[j]);
-    alone = by_hand(alone, c);
+    alone = with_case(alone, c);
     INFO("point " << n);
     check_same(one[n].result, evaluate_plan(alone, cards_case(c.cards), spec_step_comm(alone)));
     check_same(two[n].result, one[n].result);
@@ -436,7 +427,7 @@ TEST_CASE("plans on random inputs: memory, steps, checkpoints and deadline again
   for (int trial = 0; ran < 250 && trial < 400; ++trial) {
     const PlanSpec spec = random_spec(rng);
     const PlanCase c = random_case(rng, spec);
-    const PlanSpec s = by_hand(spec, c);
+    const PlanSpec s = with_case(spec, c);
     INFO("trial " << trial << ": " << describe(s, c));
     PlanResult r;
     try {

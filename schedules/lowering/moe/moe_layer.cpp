@@ -76,10 +76,8 @@ MoeCommPlan moe_comm_plan(const MoeLayerSpec& spec, const ExpertLoads& loads, co
     }
   }
   check_durations(spec, loads, order, plan.traffic);
-  // Rounded up to the nanosecond as transfer_time does; within a century (checked), so no overflow.
-  const __int128 bw = spec.link_bandwidth;
   for (const auto& tf : plan.traffic)
-    plan.all_to_all.push_back(bw > 0 ? static_cast<Time>((wire_bytes(spec, tf) * kSecond + bw - 1) / bw) : Time{0});
+    plan.all_to_all.push_back(transfer_time(wire_bytes(spec, tf), spec.link_bandwidth));
   return plan;
 }
 
