@@ -24,8 +24,11 @@ std::vector<CriticalStep> critical_path(const OpGraph& g, const Timeline& t) {
   edges.clear();
   edges.shrink_to_fit();
 
-  // The op before each op on its resource, in the order the resource served them: program
-  // order, or for FIFO resources start time (then end, then op id: only zero-length ops tie).
+  // The op that held each op's resource until it could start: on a program-order resource the
+  // op before it in program order; on a FIFO resource the op that started before it and ran
+  // longest (capacity one: only zero-length ops share a start, and those hold nothing). The
+  // engine serves zero-length FIFO ops sharing a start in offer rounds the timeline does not
+  // record; taking one of them as "before" could link an op to one that waited for it.
   std::vector<OpId> before(n, kNoOp);
   std::vector<std::vector<OpId>> fifo(g.resource_count());
   for (ResourceId r = 0; r < g.resource_count(); ++r) {
@@ -40,7 +43,11 @@ std::vector<CriticalStep> critical_path(const OpGraph& g, const Timeline& t) {
       if (t.end(g, a) != t.end(g, b)) return t.end(g, a) < t.end(g, b);
       return a < b;
     });
-    for (std::size_t i = 1; i < ops.size(); ++i) before[ops[i]] = ops[i - 1];
+    OpId held = kNoOp;  // the last op of the previous start time: the longest of those
+    for (std::size_t i = 1; i < ops.size(); ++i) {
+      if (t.start[ops[i - 1]] < t.start[ops[i]]) held = ops[i - 1];
+      before[ops[i]] = held;
+    }
   }
 
   OpId last = 0;

@@ -2,6 +2,8 @@
 // sources, layout checks, folding, and the critical path.
 #include <catch2/catch.hpp>
 
+#include "sim/critical_path.hpp"
+
 #include <chrono>
 #include <cmath>
 
@@ -171,8 +173,8 @@ TEST_CASE("the critical path accounts for the whole step", "[job_step]") {
   CHECK(sum == run.result.step_time);
   const auto path = critical_path(run.graph(), run.timeline);
   REQUIRE(!path.empty());
-  CHECK(run.timeline.start[path.front()] == 0);
-  CHECK(run.timeline.done(run.graph(), path.back()) == run.timeline.makespan);
+  CHECK(run.timeline.start[path.front().op] == 0);
+  CHECK(run.timeline.done(run.graph(), path.back().op) == run.timeline.makespan);
 }
 
 TEST_CASE("bubbles grow as micro-batches per pipeline shrink (SC21 sec. 2.2)", "[job_step]") {

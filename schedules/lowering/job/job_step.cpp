@@ -8,10 +8,9 @@
 #include <stdexcept>
 
 #include <fmt/format.h>
-#include <boost/graph/compressed_sparse_row_graph.hpp>
-#include <boost/graph/dag_shortest_paths.hpp>
 
 #include "sim/checked.hpp"
+#include "sim/critical_path.hpp"
 #include "sim/engine.hpp"
 
 namespace stepsim {
@@ -319,53 +318,6 @@ void run_fsdp_path(JobStepRun& run) {
 
 }  // namespace
 
-std::vector<OpId> critical_path(const OpGraph& g, const Timeline& t) {
-  const std::size_t n = g.op_count();
-  std::vector<OpId> path;
-  if (n == 0) return path;
-  // The tight edges are listed first, then stored once in Boost's compressed sparse row graph
-  // (one allocation for all of them; an adjacency list allocates per vertex).
-  struct Weight {
-    double w = 0;
-  };
-  using Graph = boost::compressed_sparse_row_graph<boost::directedS, boost::no_property, Weight>;
-  std::vector<std::pair<std::size_t, std::size_t>> edges;
-  std::vector<Weight> weights;
-  edges.reserve(2 * n);
-  weights.reserve(2 * n);
-  auto edge = [&](std::size_t u, OpId v) {
-    edges.emplace_back(u, v);
-    weights.push_back({-static_cast<double>(g.op_duration(v))});
-  };
-  const std::size_t start = n;  // vertex n: the start
-  for (OpId u = 0; u < n; ++u) {
-    g.for_each_successor(u, [&](OpId v) {
-      if (t.done(g, u) == t.start[v]) edge(u, v);
-    });
-    if (t.start[u] == 0) edge(start, u);
-  }
-  // Resource predecessors: the op that occupied the resource until this one started.
-  for (const auto& iv : all_resource_intervals(g, t))
-    for (std::size_t k = 1; k < iv.size(); ++k)
-      if (iv[k - 1].end == iv[k].start) edge(iv[k - 1].op, iv[k].op);
-  const Graph cg(boost::edges_are_unsorted_multi_pass, edges.begin(), edges.end(), weights.begin(), n + 1);
-  const auto src = static_cast<Graph::vertex_descriptor>(start);
-  std::vector<double> dist(n + 1);
-  std::vector<Graph::vertex_descriptor> pred(n + 1);
-  boost::dag_shortest_paths(
-      cg, src, boost::weight_map(boost::get(&Weight::w, cg)).distance_map(dist.data()).predecessor_map(pred.data()));
-  // The sink: the op done last (lowest id on ties).
-  OpId sink = 0;
-  for (OpId op = 1; op < n; ++op)
-    if (t.done(g, op) > t.done(g, sink)) sink = op;
-  for (auto v = static_cast<Graph::vertex_descriptor>(sink); v != src; v = pred[v]) {
-    path.push_back(static_cast<OpId>(v));
-    if (pred[v] == v) break;  // unreachable (cannot happen for a finished run)
-  }
-  std::reverse(path.begin(), path.end());
-  return path;
-}
-
 namespace {
 // The in-pass collectives' time on the critical path, `total`, split into TP, CP and EP in
 // proportion to `weights` (each kind's time in the passes), in whole nanoseconds that add up to
@@ -399,7 +351,7 @@ void critical_shares(JobStepRun& run, bool fsdp, Time tail) {
   const ClusterSpec& c = run.spec.cluster;
   JobStepResult& r = run.result;
   // Critical path: time per kind of op and per resource; waits (latency) count as their own.
-  const auto path = critical_path(g, t);
+  const auto chain = critical_path(g, t);
   std::map<std::string, Time> by_kind, by_res;
   Time tp_c = 0, cp_c = 0, ep_c = 0;
   for (const auto& ch : run.comm.chunks) {
@@ -408,7 +360,8 @@ void critical_shares(JobStepRun& run, bool fsdp, Time tail) {
     ep_c += ns(ch.forward.ep + ch.backward_input.ep);
   }
   Time in_pass = 0, prev_end = 0;
-  for (OpId op : path) {
+  for (const CriticalStep& step : chain) {
+    const OpId op = step.op;
     const JobOpKind k = run.kinds[op];
     const Time d = g.op_duration(op);
     by_kind[job_op_kind_name(k)] += d;

@@ -105,9 +105,5 @@ struct JobStepRun {
 // Throws SpecError (key below `job_step.layout`) for a layout the schedule cannot run.
 JobStepRun run_job_step(const JobStepSpec& spec);
 
-// The critical path through the executed graph: from the op that ends last back to the start,
-// each step to the dependency or resource predecessor whose end released it (longest path over
-// the tight edges, Boost.Graph's DAG shortest paths on negated durations).
-std::vector<OpId> critical_path(const OpGraph& g, const Timeline& t);
 
 }  // namespace stepsim
