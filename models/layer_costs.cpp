@@ -163,7 +163,8 @@ LayerWork layer_work(const JobModel& m, const JobLayout& l) {
   if (m.experts > 0) {
     const int mats_i = m.gated_mlp ? 3 : 2;
     const std::int64_t expert = static_cast<std::int64_t>(m.experts) * mats_i * s.hidden * m.expert_ffn;
-    w.parameters = (layer_parameters(m) - expert) / l.tp + expert / (static_cast<std::int64_t>(l.tp) * l.ep);
+    w.expert_parameters = expert / (static_cast<std::int64_t>(l.tp) * l.ep);
+    w.parameters = (layer_parameters(m) - expert) / l.tp + w.expert_parameters;
   }
   return w;
 }
@@ -190,6 +191,10 @@ GroupPaths group_paths(const ClusterSpec& c, const JobLayout& l) {
   p.cp = group_path(c, span(l.tp, l.cp));
   p.ep = group_path(c, span(static_cast<std::int64_t>(l.tp) * l.cp, l.ep));
   p.dp = group_path(c, span(static_cast<std::int64_t>(l.tp) * l.cp, l.dp));
+  // The expert data-parallel group: the data-parallel ranks ep apart (an expert-parallel group
+  // is ep neighbouring ones, as p.ep), dp / ep of them; with ep >= dp it stays inside one
+  // data-parallel rank's CP ranks.
+  p.edp = group_path(c, span(static_cast<std::int64_t>(l.tp) * l.cp * l.ep, std::max(1, l.dp / l.ep)));
   // Point to point between neighbouring stages: one hop, inside the node when the stride fits.
   p.pp = group_path(c, static_cast<std::int64_t>(l.tp) * l.cp * l.dp >= g ? 2 : 1);
   return p;
@@ -294,6 +299,7 @@ std::vector<ChunkCost> chunk_costs(const JobModel& m, const JobLayout& l, const 
     ch.backward_input = bi * ch.layers;
     ch.backward_weight = bw * ch.layers;
     ch.parameters = w.parameters * ch.layers;
+    ch.expert_parameters = w.expert_parameters * ch.layers;
     ch.activation = bytes_from(act * ch.layers, "a pipeline chunk's activations");
     const double h = static_cast<double>(m.shape.hidden), V = static_cast<double>(m.shape.vocab);
     if (ch.first) {
@@ -352,29 +358,25 @@ JobMemory job_memory(const JobModel& m, const JobLayout& l, const std::vector<Ch
                      Bytes activation_peak) {
   JobMemory mem;
   // The most loaded pipeline rank: the sum of its chunks (device_chunks: interleaved, V shape,
-  // DualPipe's two stages).
-  std::int64_t params = 0;
+  // DualPipe's two stages), the one with the most optimizer state (the weights and gradients
+  // follow the same parameters).
+  HeldParameters params;
   double act_one = 0;  // exact below 2^53 bytes, and cannot overflow above
   for (const auto& held : device_chunks(l)) {
-    std::int64_t p = 0;
+    const HeldParameters p = held_parameters(held, chunks);
+    if (state_bytes(p, l, 1, l.zero >= 1) > state_bytes(params, l, 1, l.zero >= 1)) params = p;
     double a = 0;
-    for (int k : held) {
-      const auto& ch = chunks[static_cast<std::size_t>(k)];
-      p += ch.parameters;
-      a += static_cast<double>(ch.activation);
-    }
-    params = std::max(params, p);
+    for (int k : held) a += static_cast<double>(chunks[static_cast<std::size_t>(k)].activation);
     act_one = std::max(act_one, a);
   }
   // CP ranks hold the same weights as DP ranks, and so do DualPipe's two copies of a stage:
-  // ZeRO shards over all of them. DualPipe's device holds two stages: 2x parameters (DeepSeek-V3
-  // report sec. 3.2.1, Table 2), sharded over twice the ranks from ZeRO's stage on.
-  const double dp = l.weight_replicas();
+  // ZeRO shards over all of them (an expert's weights over its fewer replicas). DualPipe's
+  // device holds two stages: 2x parameters (DeepSeek-V3 report sec. 3.2.1, Table 2), sharded
+  // over twice the ranks from ZeRO's stage on.
   // Mixed-precision Adam: BF16 weights (2 B), gradients (grad_bytes), FP32 master + m + v (12 B).
-  mem.weights = bytes_from(2.0 * params / (l.zero >= 3 ? dp : 1), "the weights per GPU");
-  mem.gradients =
-      bytes_from(static_cast<double>(l.grad_bytes) * params / (l.zero >= 2 ? dp : 1), "the gradients per GPU");
-  mem.optimizer = bytes_from(12.0 * params / (l.zero >= 1 ? dp : 1), "the optimizer state per GPU");
+  mem.weights = bytes_from(state_bytes(params, l, 2, l.zero >= 3), "the weights per GPU");
+  mem.gradients = bytes_from(state_bytes(params, l, l.grad_bytes, l.zero >= 2), "the gradients per GPU");
+  mem.optimizer = bytes_from(state_bytes(params, l, 12, l.zero >= 1), "the optimizer state per GPU");
   if (activation_peak >= 0) {
     mem.activations = activation_peak;
   } else {
@@ -394,9 +396,31 @@ JobMemory job_memory(const JobModel& m, const JobLayout& l, const std::vector<Ch
   return mem;
 }
 
-double optimizer_seconds(const JobLayout& l, const ClusterSpec& c, std::int64_t params_on_gpu) {
-  const double shard = static_cast<double>(params_on_gpu) / (l.zero >= 1 ? l.weight_replicas() : 1);
+double optimizer_seconds(const JobLayout& l, const ClusterSpec& c, const HeldParameters& params_on_gpu) {
+  const double shard = state_bytes(params_on_gpu, l, 1, l.zero >= 1);  // elements
   return shard * 30.0 / (static_cast<double>(c.accelerator.hbm_bandwidth) * c.accelerator.efficiency.memory);
+}
+
+HeldParameters held_parameters(const std::vector<int>& chunks_held, const std::vector<ChunkCost>& chunks) {
+  HeldParameters p;
+  for (int k : chunks_held) {
+    const ChunkCost& ch = chunks[static_cast<std::size_t>(k)];
+    p.dense += ch.parameters - ch.expert_parameters;
+    p.expert += ch.expert_parameters;
+  }
+  return p;
+}
+
+double state_bytes(const HeldParameters& p, const JobLayout& l, double bytes_per_parameter, bool sharded) {
+  const double dense = bytes_per_parameter * static_cast<double>(p.dense);
+  const double expert = bytes_per_parameter * static_cast<double>(p.expert);
+  return sharded ? dense / l.weight_replicas() + expert / l.expert_replicas() : dense + expert;
+}
+
+double replica_collective_seconds(Collective c, const HeldParameters& p, double bytes_per_parameter,
+                                  const JobLayout& l, const GroupPaths& paths) {
+  return ring_seconds(c, l.weight_replicas(), bytes_per_parameter * static_cast<double>(p.dense), paths.dp) +
+         ring_seconds(c, l.expert_replicas(), bytes_per_parameter * static_cast<double>(p.expert), paths.edp);
 }
 
 }  // namespace stepsim

@@ -69,6 +69,10 @@ struct JobLayout {
   // Ranks holding the same weights and reducing their gradients together: DP and CP ranks, and
   // DualPipe's two copies of each stage.
   int weight_replicas() const { return dp * cp * stage_copies(); }
+  // Ranks holding the same experts: the ep ranks of an expert-parallel group hold different
+  // ones, so each expert is on weight_replicas / ep of them (Megatron-Core's expert data-parallel
+  // group, ep x edp = dp x cp; the layout check makes ep divide dp x cp).
+  int expert_replicas() const { return weight_replicas() / ep; }
 };
 
 // An upper bound on the ops one step of `l` simulates, before it is built (docs/limits.md): per
@@ -100,6 +104,7 @@ struct ChunkCost {
   bool first = false, last = false;                      // holds the embedding / the LM head
   PassSeconds forward, backward_input, backward_weight;  // recompute inside backward_input
   std::int64_t parameters = 0;                           // held by one GPU of this chunk
+  std::int64_t expert_parameters = 0;                    // of those, MoE expert weights
   Bytes activation = 0;                                  // kept per micro-batch until its backward
 };
 
@@ -132,7 +137,8 @@ struct LayerWork {  // one decoder layer, one micro-batch, one GPU, forward only
   int tp_collectives = 0;       // per forward (all-reduces, or AG+RS pairs with SP)
   double cp_bytes = 0;          // K/V bytes one ring step passes
   double ep_bytes = 0;          // bytes of one all-to-all (full buffer per member)
-  std::int64_t parameters = 0;  // held by one GPU
+  std::int64_t parameters = 0;         // held by one GPU
+  std::int64_t expert_parameters = 0;  // of those, MoE expert weights (replicated over fewer ranks)
 };
 LayerWork layer_work(const JobModel& m, const JobLayout& l);
 
@@ -144,6 +150,7 @@ double ring_seconds(Collective c, int members, double bytes, const PathBandwidth
 // (stride tp*cp) and PP (stride tp*cp*dp) groups, ranks ordered tp, cp, dp, pp (Megatron).
 struct GroupPaths {
   PathBandwidth tp, cp, ep, dp, pp;
+  PathBandwidth edp;  // the expert data-parallel group: ranks ep data-parallel ranks apart
 };
 GroupPaths group_paths(const ClusterSpec& c, const JobLayout& l);
 
@@ -168,6 +175,22 @@ StepFlops step_flops(const JobModel& m, const JobLayout& l);
 // Parameters of the whole model (dense count; MoE counts every expert).
 std::int64_t total_parameters(const JobModel& m);
 
+// The parameters one GPU holds, by the ranks that hold them too: dense weights are on every
+// one of weight_replicas(), an expert's on expert_replicas(). ZeRO shards each over its own
+// replicas, and the data-parallel collectives run over each group.
+struct HeldParameters {
+  std::int64_t dense = 0, expert = 0;
+  std::int64_t total() const { return dense + expert; }
+};
+HeldParameters held_parameters(const std::vector<int>& chunks_held, const std::vector<ChunkCost>& chunks);
+// Bytes per GPU of a state of `p` (weights, gradients, Adam's) at `bytes_per_parameter`: each
+// part divided by its replicas when ZeRO shards that state, else whole.
+double state_bytes(const HeldParameters& p, const JobLayout& l, double bytes_per_parameter, bool sharded);
+// A data-parallel collective of `bytes_per_parameter` x `p`: the dense part over the
+// weight replicas, then the expert part over the expert replicas, back to back (seconds).
+double replica_collective_seconds(Collective c, const HeldParameters& p, double bytes_per_parameter,
+                                  const JobLayout& l, const GroupPaths& paths);
+
 // Memory per GPU (the most loaded pipeline rank), bytes.
 struct JobMemory {
   Bytes weights = 0, gradients = 0, optimizer = 0, activations = 0, buffers = 0;
@@ -181,6 +204,6 @@ JobMemory job_memory(const JobModel& m, const JobLayout& l, const std::vector<Ch
 
 // Optimizer step seconds (Adam): HBM traffic of the GPU's shard, 16 bytes read + 14 written per
 // parameter (FP32 master, m, v, gradient; BF16 copy out).
-double optimizer_seconds(const JobLayout& l, const ClusterSpec& c, std::int64_t params_on_gpu);
+double optimizer_seconds(const JobLayout& l, const ClusterSpec& c, const HeldParameters& params_on_gpu);
 
 }  // namespace stepsim

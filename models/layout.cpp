@@ -76,10 +76,12 @@ std::optional<InputProblem> check_layout(const JobModel& m, const JobLayout& l, 
     return InputProblem{"ep", fmt::format("ep {} does not divide the {} experts (would fit: {})", l.ep, m.experts,
                                            divisors_of(m.experts))};
   if (m.experts == 0 && l.ep != 1) return InputProblem{"ep", "ep needs a mixture-of-experts model (experts > 0)"};
-  if (l.ep > std::int64_t{l.dp} * l.cp)
-    return InputProblem{
-        "ep", fmt::format("ep {} is larger than dp x cp = {} (experts are sharded over data-parallel ranks)", l.ep,
-                          std::int64_t{l.dp} * l.cp)};
+  if ((std::int64_t{l.dp} * l.cp) % l.ep != 0)
+    return InputProblem{"ep", fmt::format("ep {} does not divide dp x cp = {} (experts are sharded over data-parallel "
+                                          "ranks; would fit: {})",
+                                          l.ep, std::int64_t{l.dp} * l.cp,
+                                          divisors_of(std::gcd(static_cast<std::int64_t>(m.experts),
+                                                               std::int64_t{l.dp} * l.cp)))};
   if (gpus > 0 && l.ranks() != gpus) {
     const std::int64_t mp = static_cast<std::int64_t>(l.tp) * l.pp * l.cp;
     return InputProblem{

@@ -33,6 +33,15 @@ fig "hardware TFLOP/s per GPU 154.5" "$tmp/gpt3.txt"
 "$stepsim" run scenarios/job-fsdp-8.yaml >"$tmp/fsdp.txt"
 fig "step time 5.876 s" "$tmp/fsdp.txt"
 fig "exposed DP/ZeRO 22.45 ms" "$tmp/fsdp.txt"
+# MoE: expert weights are on dp x cp / ep = 1 rank each, so ZeRO-1 cannot shard their Adam state
+# (8.34 GiB, where dividing them by dp too gave 0.59), and their gradients are reduced by nobody.
+"$stepsim" run scenarios/job-moe-dualpipe-h800.yaml >"$tmp/moe.txt"
+fig "step time 7.880 s" "$tmp/moe.txt"
+fig "optimizer state 8.34" "$tmp/moe.txt"
+fig "exposed DP/ZeRO 266.40 ms" "$tmp/moe.txt"
+run "$stepsim" run scenarios/job-moe-dualpipe-h800.yaml --set job_step.layout.ep=128
+[[ $code == 2 && "$err" == *"job_step.layout.ep: ep 128 does not divide dp x cp = 64 (experts are sharded over data-parallel ranks; would fit: 1, 2, 4, 8, 16, 32, 64)"* ]] ||
+  fail "ep 128 of dp 64: exit $code: $err"
 "$stepsim" run scenarios/job-gpt3-1024xa100.yaml --json >"$tmp/gpt3.json"
 has "\"step_time_ns\": 28510120918" "$tmp/gpt3.json"
 has '"by_kind"' "$tmp/gpt3.json"

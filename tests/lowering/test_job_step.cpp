@@ -335,3 +335,80 @@ TEST_CASE("CP attention is costed from the most loaded rank's causal pairs", "[j
   CHECK(con.attention_flops / bal.attention_flops == Approx(1.75).epsilon(1e-4));
   CHECK(con.gemm_flops == bal.gemm_flops);
 }
+
+namespace {
+// A DeepSeek-V3-shaped MoE layer stack (scenarios/job-moe-dualpipe-h800.yaml's model, 8 layers):
+// per layer attention h (q + 2 kv) + q h = 205,520,896, router h E = 1,835,008, two norms
+// 14,336 (dense: 207,370,240), experts E x 3 x h x f = 11,274,289,152; embedding and head
+// V h = 926,679,040 each.
+JobStepSpec moe(int dp, int ep, int zero) {
+  JobStepSpec s;
+  JobModel& m = s.model;
+  m.shape.name = "dsv3-shaped";
+  m.shape.layers = 8;
+  m.shape.hidden = 7168;
+  m.shape.intermediate = 18432;
+  m.shape.heads = m.shape.kv_heads = 128;
+  m.shape.head_dim = 56;
+  m.shape.vocab = 129280;
+  m.shape.tied_embeddings = false;
+  m.seq = 4096;
+  m.experts = 256;
+  m.top_k = 8;
+  m.expert_ffn = 2048;
+  s.cluster = *find_cluster_preset("h800");
+  JobLayout& l = s.layout;
+  l.pp = 2;
+  l.dp = dp;
+  l.ep = ep;
+  l.zero = zero;
+  l.global_batch = 8L * dp;
+  l.recompute = JobRecompute::Selective;
+  return s;
+}
+constexpr std::int64_t kMoeDense = 207'370'240, kMoeExperts = 11'274'289'152, kMoeEmbedding = 926'679'040;
+}  // namespace
+
+TEST_CASE("MoE: ZeRO shards an expert's state over the ranks that hold that expert (dp x cp / ep)", "[job_step]") {
+  // Device 0 of pp 2 holds 4 layers and the embedding; device 1 the other 4 and the head: the
+  // same counts. dense 4 x 207,370,240 + 926,679,040 = 1,756,160,000; experts per GPU
+  // 4 x 11,274,289,152 / ep.
+  const std::int64_t dense = 4 * kMoeDense + kMoeEmbedding;
+  for (const auto& [dp, ep] : {std::pair{16, 16}, std::pair{16, 4}, std::pair{16, 1}}) {
+    INFO("dp " << dp << " ep " << ep);
+    const std::int64_t experts = 4 * kMoeExperts / ep;
+    const double dense_shard = static_cast<double>(dense) / dp, expert_shard = static_cast<double>(experts) / (dp / ep);
+    const JobMemory z1 = run_job_step(moe(dp, ep, 1)).result.memory;
+    CHECK(z1.weights == 2 * (dense + experts));
+    CHECK(z1.gradients == 4 * (dense + experts));
+    CHECK(static_cast<double>(z1.optimizer) == Approx(12 * (dense_shard + expert_shard)).epsilon(1e-12));
+    const JobMemory z2 = run_job_step(moe(dp, ep, 2)).result.memory;
+    CHECK(static_cast<double>(z2.gradients) == Approx(4 * (dense_shard + expert_shard)).epsilon(1e-12));
+  }
+  // ep = dp: every expert on one rank of the group, nothing to shard: 12 B x 1,756,160,000 / 16
+  // = 1,317,120,000 B dense and 12 B x 4 x 11,274,289,152 / 16 = 33,822,867,456 B of experts
+  // (the dense share alone plus 2,113,929,216 B, when experts were divided by dp too).
+  CHECK(run_job_step(moe(16, 16, 1)).result.memory.optimizer == 35'139'987'456);
+}
+
+TEST_CASE("MoE: expert gradients are reduced among the expert's replicas only", "[job_step]") {
+  // With ep = dp no other rank holds a GPU's experts: the chunk's reduction is the dense part's
+  // ring over dp alone; with ep 1 the experts' ring is over dp too, on the same path.
+  const JobStepSpec alone = moe(16, 16, 1), shared = moe(16, 1, 1);
+  const JobCommPlan a = plan_job_comm(alone), b = plan_job_comm(shared);
+  const double dense = 4 * kMoeDense + kMoeEmbedding;
+  const auto ring = [](int n, double bytes, const PathBandwidth& p) {
+    return ring_seconds(Collective::ReduceScatter, n, bytes, p);
+  };
+  const auto ns = [](double s) { return static_cast<Time>(std::ceil(s * 1e9)); };
+  CHECK(a.dp_reduce[0][0] == ns(ring(16, 4 * dense, a.paths.dp)));
+  CHECK(b.dp_reduce[0][0] == ns(ring(16, 4 * dense, b.paths.dp) + ring(16, 4.0 * 4 * kMoeExperts, b.paths.edp)));
+  // ep 4 of dp 16: groups of 4 data-parallel ranks apart, 4 of them.
+  const JobCommPlan c = plan_job_comm(moe(16, 4, 1));
+  CHECK(c.dp_reduce[0][0] == ns(ring(16, 4 * dense, c.paths.dp) + ring(4, 4.0 * kMoeExperts, c.paths.edp)));
+  // The optimizer reads and writes 30 B per parameter of the GPU's shard.
+  const auto& h800 = alone.cluster.accelerator;
+  const double shard = dense / 16 + 4.0 * kMoeExperts / 16;
+  CHECK(a.optimizer[0] ==
+        ns(shard * 30 / (static_cast<double>(h800.hbm_bandwidth) * h800.efficiency.memory)));
+}

@@ -35,12 +35,6 @@ namespace {
 Time ns(double seconds) { return seconds <= 0 ? 0 : time_from_ns(std::ceil(seconds * 1e9), "a step's phase"); }
 
 constexpr double kBucketParams = 40e6;  // Megatron DDP bucket (40M elements)
-
-std::int64_t params_on_device(const std::vector<int>& held, const std::vector<ChunkCost>& chunks) {
-  std::int64_t p = 0;
-  for (int k : held) p += chunks[static_cast<std::size_t>(k)].parameters;
-  return p;
-}
 }  // namespace
 
 JobCommPlan plan_job_comm(const JobStepSpec& spec) {
@@ -68,28 +62,26 @@ JobCommPlan plan_job_comm(const JobStepSpec& spec) {
   plan.pp_latency = plan.paths.pp.step_latency;
   plan.pp_message_time = transfer_time(plan.pp_message, static_cast<std::int64_t>(plan.paths.pp.bytes_per_second));
   // DP: members are the dp x cp ranks holding the same weights (CP ranks reduce gradients too),
-  // and with DualPipe both devices of a pipeline that hold a stage.
-  const int members = l.weight_replicas();
+  // and with DualPipe both devices of a pipeline that hold a stage; an expert's weights are on
+  // ep times fewer (HeldParameters).
   plan.dp_inter_node = plan.paths.dp.inter_node;
   plan.device_chunks = device_chunks(l);
   for (int d = 0; d < l.pp; ++d) {
     std::vector<Time> red;
     Time gather = 0;
-    for (int k : plan.device_chunks[static_cast<std::size_t>(d)]) {
-      const auto& ch = plan.chunks[static_cast<std::size_t>(k)];
-      const double grads = static_cast<double>(ch.parameters) * l.grad_bytes;
-      const double weights = static_cast<double>(ch.parameters) * 2;
+    const auto& held = plan.device_chunks[static_cast<std::size_t>(d)];
+    for (int k : held) {
+      const HeldParameters p = held_parameters({k}, plan.chunks);
       if (l.zero == 0) {
-        red.push_back(ns(ring_seconds(Collective::AllReduce, members, grads, plan.paths.dp)));
+        red.push_back(ns(replica_collective_seconds(Collective::AllReduce, p, l.grad_bytes, l, plan.paths)));
       } else {
-        red.push_back(ns(ring_seconds(Collective::ReduceScatter, members, grads, plan.paths.dp)));
-        gather += ns(ring_seconds(Collective::AllGather, members, weights, plan.paths.dp));
+        red.push_back(ns(replica_collective_seconds(Collective::ReduceScatter, p, l.grad_bytes, l, plan.paths)));
+        gather += ns(replica_collective_seconds(Collective::AllGather, p, 2, l, plan.paths));
       }
     }
     plan.dp_reduce.push_back(red);
     plan.dp_gather.push_back(gather);
-    plan.optimizer.push_back(
-        ns(optimizer_seconds(l, c, params_on_device(plan.device_chunks[static_cast<std::size_t>(d)], plan.chunks))));
+    plan.optimizer.push_back(ns(optimizer_seconds(l, c, held_parameters(held, plan.chunks))));
   }
   return plan;
 }
@@ -274,12 +266,18 @@ void run_fsdp_path(JobStepRun& run) {
   p.link = cp.paths.dp.inter_node ? LinkKind::HostNic : LinkKind::PeerLink;
   p.link_bandwidth = static_cast<std::int64_t>(cp.paths.dp.bytes_per_second);
   const double k = c.accelerator.efficiency.contention;
-  auto unit = [&](std::string name, const PassSeconds& f, const PassSeconds& b, std::int64_t params) {
+  // What a member sends of a ring collective of `per_parameter` bytes per parameter: (n-1)/n of
+  // each part over its own replicas (the dense weights over dp x cp, an expert's over ep fewer).
+  auto ring_bytes = [&](const HeldParameters& params, double per_parameter, const char* what) {
+    const double dense = static_cast<double>(params.dense) * per_parameter * (members - 1) / members;
+    const int e = l.expert_replicas();
+    return bytes_from(dense + static_cast<double>(params.expert) * per_parameter * (e - 1) / e, what);
+  };
+  auto unit = [&](std::string name, const PassSeconds& f, const PassSeconds& b, const HeldParameters& params) {
     DataParallelPlan::Unit u;
     u.name = std::move(name);
-    const double wb = static_cast<double>(params) * 2, gb = static_cast<double>(params) * l.grad_bytes;
-    const double gather = ring_seconds(Collective::AllGather, members, wb, cp.paths.dp);
-    const double reduce = ring_seconds(Collective::ReduceScatter, members, gb, cp.paths.dp);
+    const double gather = replica_collective_seconds(Collective::AllGather, params, 2, l, cp.paths);
+    const double reduce = replica_collective_seconds(Collective::ReduceScatter, params, l.grad_bytes, l, cp.paths);
     // Prefetched collectives run under the compute; each slows it by the contention share of
     // the overlap (the next unit's gather under the forward; a gather and a reduce-scatter under
     // the backward).
@@ -288,8 +286,8 @@ void run_fsdp_path(JobStepRun& run) {
     u.backward_input = ns(b.compute() + b.comm() + ov * std::min(b.compute(), gather + reduce));
     u.gather = ns(gather);
     u.reduce = ns(reduce);
-    u.gather_bytes = bytes_from(wb * (members - 1) / members, "a ZeRO-3 gather");
-    u.reduce_bytes = bytes_from(gb * (members - 1) / members, "a ZeRO-3 reduce-scatter");
+    u.gather_bytes = ring_bytes(params, 2, "a ZeRO-3 gather");
+    u.reduce_bytes = ring_bytes(params, l.grad_bytes, "a ZeRO-3 reduce-scatter");
     u.has_gather = u.has_reduce = members > 1;
     p.units.push_back(u);
   };
@@ -303,11 +301,12 @@ void run_fsdp_path(JobStepRun& run) {
   eb += ch.backward_weight;
   eb += lp.backward_weight * -static_cast<double>(ch.layers);
   const std::int64_t vh = spec.model.shape.vocab * spec.model.shape.hidden / l.tp;
-  unit("embedding", PassSeconds{}, PassSeconds{}, vh);
+  unit("embedding", PassSeconds{}, PassSeconds{}, {vh, 0});
   PassSeconds lb = lp.backward_input;
   lb += lp.backward_weight;
-  for (int n = 0; n < spec.model.shape.layers; ++n) unit(fmt::format("layer {}", n), lp.forward, lb, w.parameters);
-  unit("head", ef, eb, spec.model.shape.tied_embeddings ? 0 : vh);
+  const HeldParameters layer{w.parameters - w.expert_parameters, w.expert_parameters};
+  for (int n = 0; n < spec.model.shape.layers; ++n) unit(fmt::format("layer {}", n), lp.forward, lb, layer);
+  unit("head", ef, eb, {spec.model.shape.tied_embeddings ? 0 : vh, 0});
   run.fsdp = lower_data_parallel(p);
   for (const auto& x : run.fsdp->info) run.kinds.push_back(kind_of(x));
   // lower_data_parallel() finalizes its graph: the optimizer on the card's shard, which runs

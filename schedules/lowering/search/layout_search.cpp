@@ -156,13 +156,11 @@ Time compute_bound(const JobStepSpec& s) {
   Time best = 0;
   for (const auto& held : device_chunks(l)) {
     Time per_micro = 0;
-    std::int64_t params = 0;
     for (int k : held) {
       const auto& ch = chunks[static_cast<std::size_t>(k)];
       per_micro += ns(ch.forward.compute()) + ns(ch.backward_input.compute()) + ns(ch.backward_weight.compute());
-      params += ch.parameters;
     }
-    const Time opt = ns(optimizer_seconds(l, s.cluster, params));
+    const Time opt = ns(optimizer_seconds(l, s.cluster, held_parameters(held, chunks)));
     // DualPipe holds each stage twice and runs half of the micro-batches through each copy.
     best = std::max(best, per_micro * m / l.stage_copies() + opt);
   }
