@@ -40,6 +40,16 @@ constexpr double kAct = 2;  // BF16 activations and weights
 
 int head_dim(const TransformerConfig& s) { return s.head_dim > 0 ? s.head_dim : static_cast<int>(s.hidden / s.heads); }
 
+// The widths of a layer's query and key/value projections (GQA: fewer key/value heads).
+struct LayerDims {
+  double q = 0, kv = 0;
+};
+LayerDims layer_dims(const JobModel& m) {
+  const auto& s = m.shape;
+  const double d = head_dim(s);
+  return {s.heads * d, (s.kv_heads > 0 ? s.kv_heads : s.heads) * d};
+}
+
 std::int64_t layer_parameters(const JobModel& m) {
   const auto& s = m.shape;
   const std::int64_t h = s.hidden, q = static_cast<std::int64_t>(s.heads) * head_dim(s),
@@ -120,8 +130,7 @@ LayerWork layer_work(const JobModel& m, const JobLayout& l) {
   const double t = l.tp;
   const double T = static_cast<double>(l.micro_batch) * static_cast<double>(m.seq) / l.cp;  // tokens on this GPU
   const double h = static_cast<double>(s.hidden);
-  const double d = head_dim(s);
-  const double q = s.heads * d, kv = (s.kv_heads > 0 ? s.kv_heads : s.heads) * d;
+  const auto [q, kv] = layer_dims(m);
   // GEMMs: QKV, output projection, MLP (or routed experts: each token through top_k of them);
   // their FLOPs are read off the shapes, 2 m n k per multiply.
   w.gemms = layer_gemms(m, l, T, h, q, kv);
@@ -260,20 +269,39 @@ LayerPasses layer_passes(const JobModel& m, const JobLayout& l, const ClusterSpe
     bi += core;
   }
 
-  // Activations kept per micro-batch per layer (Korthikanti 2022, sec. 4).
+  // Activations kept per micro-batch per layer: Korthikanti 2022 sec. 4.1's count, bytes per
+  // token in units of h, with its GPT shapes (q = kv = h, ffn 4h, GeLU) left as variables.
+  // Outside the tensor-parallel region: the two norms' inputs (4), the QKV and MLP inputs (2 + 2)
+  // and two dropout masks (1 + 1), 10. Inside it: Q, K, V and the output projection's input
+  // (2q + 2kv + 2kv + 2q bytes), and the MLP's inner arrays: GeLU's input and output (2 x 2 ffn),
+  // SwiGLU's gate and up outputs and their product (3 x 2 ffn). GPT: 10 + 24 = 34 (eq. 1-2).
+  // MoE: each of the top_k routed copies of a token keeps its input and its output for the
+  // weighted combine (4h, outside) and its expert's inner arrays on expert_ffn.
   const double sbh =
       static_cast<double>(l.micro_batch) * static_cast<double>(m.seq) / l.cp * static_cast<double>(m.shape.hidden);
   const double t = l.tp;
-  const double as_h = 5.0 * m.shape.heads * static_cast<double>(m.seq) / static_cast<double>(m.shape.hidden);
+  const double hd = static_cast<double>(m.shape.hidden);
+  const double as_h = 5.0 * m.shape.heads * static_cast<double>(m.seq) / hd;
   const double score_term =
       l.attention == AttentionKernel::Flash || l.recompute == JobRecompute::Selective ? 0.0 : as_h;
+  const LayerDims dims = layer_dims(m);
+  const double inner_per_ffn = m.gated_mlp ? 6 : 4;
+  double outside = 10;
+  double inner = 4 * dims.q + 4 * dims.kv;
+  if (m.experts > 0) {
+    outside += 4.0 * m.top_k;
+    inner += m.top_k * inner_per_ffn * static_cast<double>(m.expert_ffn);
+  } else {
+    inner += inner_per_ffn * static_cast<double>(m.shape.intermediate);
+  }
+  inner /= hd;
   double act = 0;
   if (l.recompute == JobRecompute::Full)
     act = 2 * sbh / (l.sequence_parallel ? t : 1);
   else if (l.sequence_parallel)
-    act = sbh / t * (34 + score_term);
+    act = sbh / t * (outside + inner + score_term);
   else
-    act = sbh * (10 + 24 / t + score_term / t);
+    act = sbh * (outside + inner / t + score_term / t);
   return {f, bi, bw, bytes_from(act, "a layer's activations")};
 }
 
@@ -354,6 +382,19 @@ StepFlops step_flops(const JobModel& m, const JobLayout& l) {
   return {3 * fwd_model * seqs, (3 * fwd_hw + recompute) * seqs};
 }
 
+std::int64_t chunks_in_flight(const JobLayout& l) {
+  const std::int64_t p = l.pp, m = l.microbatches(), v = l.chunks_per_device();
+  if (l.zero >= 3) return 1;  // ZeRO-3 / FSDP (no pipeline): each micro-batch's backward follows its forward
+  const std::string& s = l.schedule;
+  if (s == "fill-drain") return m;                                       // GPipe: every forward first
+  if (s == "1f1b" || s == "zb-h1") return std::min(m, p);                // SC21 sec. 2.2.1; Qi et al. 2024
+  if (s == "zb-h2") return std::min(m, 2 * p - 1);                       // Qi et al. 2024, sec. 3
+  if (s == "interleaved-1f1b") return std::min(m * v, p * v + p - 1);   // Megatron's warm-up + 1
+  if (s == "dualpipe") return p + 1;                                     // DeepSeek-V3 report, Table 2
+  if (s == "dualpipe-v") return 2 * p + 1;                               // the same on 2p chunks
+  return 1;
+}
+
 JobMemory job_memory(const JobModel& m, const JobLayout& l, const std::vector<ChunkCost>& chunks,
                      Bytes activation_peak) {
   JobMemory mem;
@@ -361,13 +402,9 @@ JobMemory job_memory(const JobModel& m, const JobLayout& l, const std::vector<Ch
   // DualPipe's two stages), the one with the most optimizer state (the weights and gradients
   // follow the same parameters).
   HeldParameters params;
-  double act_one = 0;  // exact below 2^53 bytes, and cannot overflow above
   for (const auto& held : device_chunks(l)) {
     const HeldParameters p = held_parameters(held, chunks);
     if (state_bytes(p, l, 1, l.zero >= 1) > state_bytes(params, l, 1, l.zero >= 1)) params = p;
-    double a = 0;
-    for (int k : held) a += static_cast<double>(chunks[static_cast<std::size_t>(k)].activation);
-    act_one = std::max(act_one, a);
   }
   // CP ranks hold the same weights as DP ranks, and so do DualPipe's two copies of a stage:
   // ZeRO shards over all of them (an expert's weights over its fewer replicas). DualPipe's
@@ -380,8 +417,16 @@ JobMemory job_memory(const JobModel& m, const JobLayout& l, const std::vector<Ch
   if (activation_peak >= 0) {
     mem.activations = activation_peak;
   } else {
-    const double inflight = l.pp == 1 ? 1.0 : l.pp * (l.vpp > 1 ? 1.0 + (l.pp - 1.0) / (l.pp * l.vpp) : 1.0);
-    mem.activations = bytes_from(act_one / l.chunks_per_device() * inflight, "the activations per GPU");
+    // The first device's chunks in flight at its peak, each at its smallest chunk's activations:
+    // a lower bound on the simulated peak (which also holds messages), so that a layout refused
+    // or pruned by it cannot fit.
+    Bytes smallest = -1;
+    const auto held = device_chunks(l);
+    for (int k : held.front())
+      if (const Bytes a = chunks[static_cast<std::size_t>(k)].activation; smallest < 0 || a < smallest) smallest = a;
+    mem.activations = bytes_from(static_cast<double>(std::max<Bytes>(0, smallest)) *
+                                     static_cast<double>(chunks_in_flight(l)),
+                                 "the activations per GPU");
   }
   // Buffers: FP32 logits of one micro-batch on the last stage (and their gradient), ZeRO-3's
   // gathered layers (two in flight), and for full recompute one layer's rebuilt activations.

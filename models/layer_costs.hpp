@@ -196,9 +196,14 @@ struct JobMemory {
   Bytes weights = 0, gradients = 0, optimizer = 0, activations = 0, buffers = 0;
   Bytes total() const { return weights + gradients + optimizer + activations + buffers; }
 };
+// Chunk activations (one chunk, one micro-batch) the first pipeline device holds at its peak,
+// by schedule: 1F1B and ZB-H1 min(m, pp); ZB-H2 min(m, 2pp - 1); GPipe m; interleaved Megatron's
+// warm-up forwards and one, min(m v, pp v + pp - 1) (in layers L (1 + (pp-1)/(pp v)),
+// Korthikanti sec. 4.2.3); DualPipe pp + 1 stages (DeepSeek-V3 report Table 2), DualPipe-V
+// 2pp + 1 chunks; 1 for ZeRO-3 (the data-parallel lowering runs each micro-batch through).
+std::int64_t chunks_in_flight(const JobLayout& l);
 // `activation_peak`: the activations the pipeline holds at its peak (from the simulation), or
-// -1 to use the analytic in-flight count (first stage holds pp micro-batches; interleaved
-// pp (1 + (pp-1)/(pp v)), Korthikanti sec. 4.2.3).
+// -1 for the analytic figure: chunks_in_flight x the smallest chunk of the first device.
 JobMemory job_memory(const JobModel& m, const JobLayout& l, const std::vector<ChunkCost>& chunks,
                      Bytes activation_peak = -1);
 

@@ -54,7 +54,8 @@ JobStepSpec random_spec(std::mt19937_64& rng) {
   l.cp = pick(rng, {1, 1, 2});
   l.ep = kind == 2 ? pick(rng, {1, 2, 4}) : 1;
   l.dp = pick(rng, {1, 2, 4, 8});
-  l.schedule = pick<const char*>(rng, {"1f1b", "interleaved-1f1b", "zb-h1", "fill-drain", "dualpipe", "dualpipe-v"});
+  l.schedule =
+      pick<const char*>(rng, {"1f1b", "interleaved-1f1b", "zb-h1", "zb-h2", "fill-drain", "dualpipe", "dualpipe-v"});
   l.vpp = l.schedule == "interleaved-1f1b" ? pick(rng, {2, 3}) : 1;
   l.zero = l.pp == 1 ? pick(rng, {0, 1, 2, 3}) : pick(rng, {0, 1, 2});
   l.micro_batch = pick(rng, {1, 2});
@@ -122,6 +123,12 @@ void check_step(const JobStepSpec& spec, const JobStepRun& run) {
   for (const Bytes b : {r.memory.weights, r.memory.gradients, r.memory.optimizer, r.memory.buffers}) CHECK(b >= 0);
   CHECK(r.memory.activations > 0);
   CHECK(r.capacity == spec.cluster.accelerator.usable_memory);
+  // The analytic activations (the pre-check that refuses a layout, the search's memory prune) are
+  // a lower bound on the simulated peak: a layout they refuse cannot fit.
+  if (run.pipeline) {
+    const Bytes analytic = job_memory(spec.model, l, run.comm.chunks, -1).activations;
+    CHECK(analytic <= r.memory.activations);
+  }
   // No device finishes before its own compute: the pipeline's step is at least the busiest
   // device's forward, backward and weight-gradient work plus its optimizer.
   if (run.pipeline) CHECK(r.step_time >= test::device_compute_bound(run));
