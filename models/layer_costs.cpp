@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <stdexcept>
 
 #include "sim/checked.hpp"
 
@@ -227,6 +228,43 @@ PassSeconds layer_pass(const LayerWork& w, const JobLayout& l, const ClusterSpec
 }
 }  // namespace
 
+Bytes layer_activation_bytes(const JobModel& m, const JobLayout& l) {
+  // Activations kept per micro-batch per layer: Korthikanti 2022 sec. 4.1's count, bytes per
+  // token in units of h, with its GPT shapes (q = kv = h, ffn 4h, GeLU) left as variables.
+  // Outside the tensor-parallel region: the two norms' inputs (4), the QKV and MLP inputs (2 + 2)
+  // and two dropout masks (1 + 1), 10. Inside it: Q, K, V and the output projection's input
+  // (2q + 2kv + 2kv + 2q bytes), and the MLP's inner arrays: GeLU's input and output (2 x 2 ffn),
+  // SwiGLU's gate and up outputs and their product (3 x 2 ffn). GPT: 10 + 24 = 34 (eq. 1-2).
+  // MoE: each of the top_k routed copies of a token keeps its input and its output for the
+  // weighted combine (4h, outside) and its expert's inner arrays on expert_ffn.
+  const double sbh =
+      static_cast<double>(l.micro_batch) * static_cast<double>(m.seq) / l.cp * static_cast<double>(m.shape.hidden);
+  const double t = l.tp;
+  const double hd = static_cast<double>(m.shape.hidden);
+  const double as_h = 5.0 * m.shape.heads * static_cast<double>(m.seq) / hd;
+  const double score_term =
+      l.attention == AttentionKernel::Flash || l.recompute == JobRecompute::Selective ? 0.0 : as_h;
+  const LayerDims dims = layer_dims(m);
+  const double inner_per_ffn = m.gated_mlp ? 6 : 4;
+  double outside = 10;
+  double inner = 4 * dims.q + 4 * dims.kv;
+  if (m.experts > 0) {
+    outside += 4.0 * m.top_k;
+    inner += m.top_k * inner_per_ffn * static_cast<double>(m.expert_ffn);
+  } else {
+    inner += inner_per_ffn * static_cast<double>(m.shape.intermediate);
+  }
+  inner /= hd;
+  double act = 0;
+  if (l.recompute == JobRecompute::Full)
+    act = 2 * sbh / (l.sequence_parallel ? t : 1);
+  else if (l.sequence_parallel)
+    act = sbh / t * (outside + inner + score_term);
+  else
+    act = sbh * (outside + inner / t + score_term / t);
+  return bytes_from(act, "a layer's activations");
+}
+
 LayerPasses layer_passes(const JobModel& m, const JobLayout& l, const ClusterSpec& c) {
   const LayerWork w = layer_work(m, l);
   const GroupPaths paths = group_paths(c, l);
@@ -269,40 +307,7 @@ LayerPasses layer_passes(const JobModel& m, const JobLayout& l, const ClusterSpe
     bi += core;
   }
 
-  // Activations kept per micro-batch per layer: Korthikanti 2022 sec. 4.1's count, bytes per
-  // token in units of h, with its GPT shapes (q = kv = h, ffn 4h, GeLU) left as variables.
-  // Outside the tensor-parallel region: the two norms' inputs (4), the QKV and MLP inputs (2 + 2)
-  // and two dropout masks (1 + 1), 10. Inside it: Q, K, V and the output projection's input
-  // (2q + 2kv + 2kv + 2q bytes), and the MLP's inner arrays: GeLU's input and output (2 x 2 ffn),
-  // SwiGLU's gate and up outputs and their product (3 x 2 ffn). GPT: 10 + 24 = 34 (eq. 1-2).
-  // MoE: each of the top_k routed copies of a token keeps its input and its output for the
-  // weighted combine (4h, outside) and its expert's inner arrays on expert_ffn.
-  const double sbh =
-      static_cast<double>(l.micro_batch) * static_cast<double>(m.seq) / l.cp * static_cast<double>(m.shape.hidden);
-  const double t = l.tp;
-  const double hd = static_cast<double>(m.shape.hidden);
-  const double as_h = 5.0 * m.shape.heads * static_cast<double>(m.seq) / hd;
-  const double score_term =
-      l.attention == AttentionKernel::Flash || l.recompute == JobRecompute::Selective ? 0.0 : as_h;
-  const LayerDims dims = layer_dims(m);
-  const double inner_per_ffn = m.gated_mlp ? 6 : 4;
-  double outside = 10;
-  double inner = 4 * dims.q + 4 * dims.kv;
-  if (m.experts > 0) {
-    outside += 4.0 * m.top_k;
-    inner += m.top_k * inner_per_ffn * static_cast<double>(m.expert_ffn);
-  } else {
-    inner += inner_per_ffn * static_cast<double>(m.shape.intermediate);
-  }
-  inner /= hd;
-  double act = 0;
-  if (l.recompute == JobRecompute::Full)
-    act = 2 * sbh / (l.sequence_parallel ? t : 1);
-  else if (l.sequence_parallel)
-    act = sbh / t * (outside + inner + score_term);
-  else
-    act = sbh * (outside + inner / t + score_term / t);
-  return {f, bi, bw, bytes_from(act, "a layer's activations")};
+  return {f, bi, bw, layer_activation_bytes(m, l)};
 }
 
 std::vector<ChunkCost> chunk_costs(const JobModel& m, const JobLayout& l, const ClusterSpec& c) {
@@ -396,49 +401,55 @@ std::int64_t chunks_in_flight(const JobLayout& l) {
 }
 
 JobMemory job_memory(const JobModel& m, const JobLayout& l, const std::vector<ChunkCost>& chunks,
-                     Bytes activation_peak) {
-  JobMemory mem;
-  // The most loaded pipeline rank: the sum of its chunks (device_chunks: interleaved, V shape,
-  // DualPipe's two stages), the one with the most optimizer state (the weights and gradients
-  // follow the same parameters).
-  HeldParameters params;
-  for (const auto& held : device_chunks(l)) {
-    const HeldParameters p = held_parameters(held, chunks);
-    if (state_bytes(p, l, 1, l.zero >= 1) > state_bytes(params, l, 1, l.zero >= 1)) params = p;
-  }
-  // CP ranks hold the same weights as DP ranks, and so do DualPipe's two copies of a stage:
-  // ZeRO shards over all of them (an expert's weights over its fewer replicas). DualPipe's
-  // device holds two stages: 2x parameters (DeepSeek-V3 report sec. 3.2.1, Table 2), sharded
-  // over twice the ranks from ZeRO's stage on.
-  // Mixed-precision Adam: BF16 weights (2 B), gradients (grad_bytes), FP32 master + m + v (12 B).
-  mem.weights = bytes_from(state_bytes(params, l, 2, l.zero >= 3), "the weights per GPU");
-  mem.gradients = bytes_from(state_bytes(params, l, l.grad_bytes, l.zero >= 2), "the gradients per GPU");
-  mem.optimizer = bytes_from(state_bytes(params, l, 12, l.zero >= 1), "the optimizer state per GPU");
-  if (activation_peak >= 0) {
-    mem.activations = activation_peak;
-  } else {
-    // The first device's chunks in flight at its peak, each at its smallest chunk's activations:
-    // a lower bound on the simulated peak (which also holds messages), so that a layout refused
-    // or pruned by it cannot fit.
-    Bytes smallest = -1;
-    const auto held = device_chunks(l);
-    for (int k : held.front())
-      if (const Bytes a = chunks[static_cast<std::size_t>(k)].activation; smallest < 0 || a < smallest) smallest = a;
-    mem.activations = bytes_from(static_cast<double>(std::max<Bytes>(0, smallest)) *
-                                     static_cast<double>(chunks_in_flight(l)),
-                                 "the activations per GPU");
-  }
-  // Buffers: FP32 logits of one micro-batch on the last stage (and their gradient), ZeRO-3's
-  // gathered layers (two in flight), and for full recompute one layer's rebuilt activations.
+                     const std::vector<Bytes>& activation_peaks) {
+  const auto held = device_chunks(l);
+  const bool simulated = !activation_peaks.empty();
+  if (simulated && activation_peaks.size() != held.size())
+    throw std::logic_error("job_memory: one activation peak per pipeline device");
   const double T = static_cast<double>(l.micro_batch) * static_cast<double>(m.seq) / l.cp;
-  Bytes buf = bytes_from(2 * 4 * T * static_cast<double>(m.shape.vocab) / l.tp, "a micro-batch's logits");
-  if (l.zero >= 3) buf += 2 * 2 * layer_work(m, l).parameters;
+  // Buffers every device has: ZeRO-3's gathered layers (two in flight), and for full recompute
+  // one layer's activations rebuilt at a time (what the layer keeps without recompute).
+  Bytes shared = 0;
+  if (l.zero >= 3) shared += 2 * 2 * layer_work(m, l).parameters;
   if (l.recompute == JobRecompute::Full) {
-    const double sbh = T * static_cast<double>(m.shape.hidden);
-    buf += bytes_from(sbh / (l.sequence_parallel ? l.tp : 1) * 34, "a recomputed layer's activations");
+    JobLayout kept = l;
+    kept.recompute = JobRecompute::None;
+    shared += layer_activation_bytes(m, kept);
   }
-  mem.buffers = buf;
-  return mem;
+  const int last = l.pp * l.chunks_per_device() - 1;
+  JobMemory most;
+  for (std::size_t d = 0; d < held.size(); ++d) {
+    JobMemory mem;
+    mem.device = static_cast<int>(d);
+    // CP ranks hold the same weights as DP ranks, and so do DualPipe's two copies of a stage:
+    // ZeRO shards over all of them (an expert's weights over its fewer replicas). DualPipe's
+    // device holds two stages: 2x parameters (DeepSeek-V3 report sec. 3.2.1, Table 2), sharded
+    // over twice the ranks from ZeRO's stage on.
+    // Mixed-precision Adam: BF16 weights (2 B), gradients (grad_bytes), FP32 master + m + v (12 B).
+    const HeldParameters params = held_parameters(held[d], chunks);
+    mem.weights = bytes_from(state_bytes(params, l, 2, l.zero >= 3), "the weights per GPU");
+    mem.gradients = bytes_from(state_bytes(params, l, l.grad_bytes, l.zero >= 2), "the gradients per GPU");
+    mem.optimizer = bytes_from(state_bytes(params, l, 12, l.zero >= 1), "the optimizer state per GPU");
+    if (simulated) {
+      mem.activations = activation_peaks[d];
+    } else if (d == 0) {
+      // The first device's chunks in flight at its peak, each at its smallest chunk's
+      // activations; the others at none: a lower bound on each device's simulated peak (which
+      // also holds messages), so that a layout refused or pruned by it cannot fit.
+      Bytes smallest = -1;
+      for (int k : held[d])
+        if (const Bytes a = chunks[static_cast<std::size_t>(k)].activation; smallest < 0 || a < smallest) smallest = a;
+      mem.activations = bytes_from(static_cast<double>(std::max<Bytes>(0, smallest)) *
+                                       static_cast<double>(chunks_in_flight(l)),
+                                   "the activations per GPU");
+    }
+    // The FP32 logits of one micro-batch (and their gradient) where the LM head is.
+    mem.buffers = shared;
+    if (std::find(held[d].begin(), held[d].end(), last) != held[d].end())
+      mem.buffers += bytes_from(2 * 4 * T * static_cast<double>(m.shape.vocab) / l.tp, "a micro-batch's logits");
+    if (d == 0 || mem.total() > most.total()) most = mem;
+  }
+  return most;
 }
 
 double optimizer_seconds(const JobLayout& l, const ClusterSpec& c, const HeldParameters& params_on_gpu) {

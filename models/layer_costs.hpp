@@ -191,9 +191,10 @@ double state_bytes(const HeldParameters& p, const JobLayout& l, double bytes_per
 double replica_collective_seconds(Collective c, const HeldParameters& p, double bytes_per_parameter,
                                   const JobLayout& l, const GroupPaths& paths);
 
-// Memory per GPU (the most loaded pipeline rank), bytes.
+// Memory per GPU of one pipeline rank, bytes.
 struct JobMemory {
   Bytes weights = 0, gradients = 0, optimizer = 0, activations = 0, buffers = 0;
+  int device = 0;  // the pipeline rank
   Bytes total() const { return weights + gradients + optimizer + activations + buffers; }
 };
 // Chunk activations (one chunk, one micro-batch) the first pipeline device holds at its peak,
@@ -202,10 +203,16 @@ struct JobMemory {
 // Korthikanti sec. 4.2.3); DualPipe pp + 1 stages (DeepSeek-V3 report Table 2), DualPipe-V
 // 2pp + 1 chunks; 1 for ZeRO-3 (the data-parallel lowering runs each micro-batch through).
 std::int64_t chunks_in_flight(const JobLayout& l);
-// `activation_peak`: the activations the pipeline holds at its peak (from the simulation), or
-// -1 for the analytic figure: chunks_in_flight x the smallest chunk of the first device.
+// The activations one layer keeps per micro-batch on one GPU (Korthikanti 2022 sec. 4.1's count
+// for the layer's shapes, with its TP, SP, selective and full-recompute forms).
+Bytes layer_activation_bytes(const JobModel& m, const JobLayout& l);
+// The most loaded pipeline rank (the largest total; the lowest rank on ties): its weights,
+// gradients and optimizer state from the chunks it holds, its activations, its buffers (the
+// LM head's FP32 logits where the head is; ZeRO-3's gathered layers; full recompute's rebuilt
+// layer). `activation_peaks`: each rank's simulated peak, or empty for the analytic figure:
+// chunks_in_flight x the smallest chunk of rank 0, none on the others (a lower bound).
 JobMemory job_memory(const JobModel& m, const JobLayout& l, const std::vector<ChunkCost>& chunks,
-                     Bytes activation_peak = -1);
+                     const std::vector<Bytes>& activation_peaks = {});
 
 // Optimizer step seconds (Adam): HBM traffic of the GPU's shard, 16 bytes read + 14 written per
 // parameter (FP32 master, m, v, gradient; BF16 copy out).

@@ -90,7 +90,7 @@ bad gpus "$head
   layout: {tp: 8, pp: 8, dp: 2, global_batch: 64}" "job_step.layout.dp: tp x pp x dp x cp = 8 x 8 x 2 x 1 = 128 but the cluster has 256 GPUs (would fit: dp 4)"
 bad oom "$head
   hardware: {preset: a100-sxm-80gb, gpus: 64}
-  layout: {tp: 8, pp: 8, micro_batch: 4, global_batch: 64, attention: unfused}" "oom.yaml:4: job_step.layout: needs 254.3 GiB per GPU (weights 5.2, gradients 10.4, optimizer 31.3, activations 207.0, buffers 0.4) but a100-sxm-80gb has 76.0 GiB usable; would fit: recompute: full (68.5 GiB)"
+  layout: {tp: 8, pp: 8, micro_batch: 4, global_batch: 64, attention: unfused}" "oom.yaml:4: job_step.layout: needs 253.9 GiB per GPU (weights 5.2, gradients 10.4, optimizer 31.3, activations 207.0, buffers 0.0) but a100-sxm-80gb has 76.0 GiB usable; would fit: recompute: full (67.0 GiB)"
 bad schedule "$head
   hardware: {preset: a100-sxm-80gb, gpus: 64}
   layout: {tp: 8, pp: 8, schedule: 1f1c, global_batch: 64}" "job_step.layout.schedule: unknown schedule '1f1c'; did you mean '1f1b'?"

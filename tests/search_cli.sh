@@ -41,7 +41,7 @@ grep -q "2 of 3 shards given" <<<"$err" || fail "merge of 2 of 3 shards: $err"
 # Nothing fits: the nearest miss, not an empty table.
 out="$("$stepsim" search scenarios/search-impossible.yaml 2>/dev/null)"
 grep -q "nearest miss: no layout fits in memory" <<<"$out"
-grep -q "128 cards (dp 16, zero 3)" <<<"$out"
+grep -q "128 cards (tp 8 pp 1, dp 16, zero 3)" <<<"$out"
 
 # Bad input: one line, file:line: key: message, exit 2.
 printf 'search:\n  model: qwen3-8b\n  hardware: {preset: rtx4090, gpus: 8}\n  layout: {tp: [1, 3x], global_batch: 8}\n' >"$tmp/bad.yaml"

@@ -177,7 +177,7 @@ void try_point(const SearchSpec& s, Oracle& o, std::int64_t index, std::int64_t 
     return;
   }
   const Bytes cap = s.cluster.accelerator.usable_memory;
-  if (job_memory(s.model, l, chunk_costs(s.model, l, s.cluster), -1).total() > cap) return;
+  if (job_memory(s.model, l, chunk_costs(s.model, l, s.cluster)).total() > cap) return;
   JobStepSpec js;
   js.model = s.model;
   js.cluster = s.cluster;

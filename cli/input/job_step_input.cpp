@@ -215,12 +215,12 @@ void check_job_step(const Reader& r, const JobStepSpec& spec, std::int64_t gpus,
   check_budget(r.child("layout"), "global_batch", job_step_ops_bound(spec.layout, spec.model.shape.layers));
   if (allow_oom) return;
   auto total = [&](const JobLayout& l) {
-    return job_memory(spec.model, l, chunk_costs(spec.model, l, spec.cluster), -1).total();
+    return job_memory(spec.model, l, chunk_costs(spec.model, l, spec.cluster)).total();
   };
   const Bytes cap = spec.cluster.accelerator.usable_memory;
   const Bytes need = total(spec.layout);
   if (need <= cap) return;
-  const JobMemory mem = job_memory(spec.model, spec.layout, chunk_costs(spec.model, spec.layout, spec.cluster), -1);
+  const JobMemory mem = job_memory(spec.model, spec.layout, chunk_costs(spec.model, spec.layout, spec.cluster));
   // What would fit: one change at a time, in the order a user would try them.
   std::string fits;
   auto try_layout = [&](JobLayout l, const std::string& what) {

@@ -492,13 +492,12 @@ JobStepRun run_job_step(const JobStepSpec& spec) {
   critical_shares(run, fsdp, tail);
 
   // Memory: activations at the pipeline's simulated peak (messages included) on the worst device.
-  Bytes act_peak = -1;
+  std::vector<Bytes> act_peaks;
   if (!fsdp) {
     const PipelineStats st = measure(run.plan, *run.pipeline, t);
-    act_peak = 0;
-    for (const auto& d : st.devices) act_peak = std::max(act_peak, d.peak_memory);
+    for (const auto& d : st.devices) act_peaks.push_back(d.peak_memory);
   }
-  r.memory = job_memory(spec.model, l, run.comm.chunks, act_peak);
+  r.memory = job_memory(spec.model, l, run.comm.chunks, act_peaks);
   r.capacity = c.accelerator.usable_memory;
   const LayerPasses lp = layer_passes(spec.model, l, c);
   r.layer_forward_s = lp.forward.compute() + lp.forward.comm();

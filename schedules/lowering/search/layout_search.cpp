@@ -334,7 +334,7 @@ Prefiltered prefilter(const SearchSpec& spec, const SearchOptions& opt, SearchCo
     Evaluated e;
     e.c = c;
     const JobStepSpec s = step_spec(spec, c);
-    e.analytic_memory = job_memory(s.model, l, chunk_costs(s.model, l, s.cluster), -1).total();
+    e.analytic_memory = job_memory(s.model, l, chunk_costs(s.model, l, s.cluster)).total();
     if (e.analytic_memory > cap) {
       ++n.memory;
       auto& note = f.notes[c.cards];
@@ -420,20 +420,37 @@ NearestMiss nothing_fits(const SearchSpec& spec, const Evaluated& s) {
       "({:.1f} GiB over)",
       layout_label(s.c), gib(s.analytic_memory), spec.cluster.accelerator.name, gib(cap), gib(s.analytic_memory - cap));
   miss.changes.push_back(fmt::format("an accelerator with at least {:.1f} GiB usable per GPU", gib(s.analytic_memory)));
-  // More cards: the same layout with dp doubled until it fits (ZeRO shards over dp).
+  // More cards, f times as many, until a layout fits: the same one with f times the
+  // data-parallel ranks (ZeRO shards over them: ZeRO-3 without a pipeline, else ZeRO-1), or
+  // without its pipeline, whose ranks go to tensor or to data parallelism (ZeRO-3 needs pp 1,
+  // and shards the weights and gradients that ZeRO-1 under a pipeline does not).
   const JobLayout& l = s.c.layout;
   for (int f = 2; f <= 1024; f *= 2) {
-    JobLayout g = l;
-    g.dp = l.dp * f;
-    g.global_batch = std::max<std::int64_t>(l.global_batch, static_cast<std::int64_t>(g.dp) * g.micro_batch);
-    // Shard the state over the data-parallel ranks: ZeRO-3 without a pipeline, else ZeRO-1.
-    g.zero = g.pp == 1 ? 3 : std::max(1, g.zero);
-    const Bytes need = job_memory(spec.model, g, chunk_costs(spec.model, g, spec.cluster), -1).total();
-    if (need <= cap) {
+    std::vector<JobLayout> tries(1, l);
+    tries[0].dp = l.dp * f;
+    tries[0].zero = l.pp == 1 ? 3 : std::max(1, l.zero);
+    if (l.pp > 1) {
+      JobLayout flat = l;
+      flat.pp = flat.vpp = 1;
+      flat.schedule = "1f1b";
+      flat.zero = 3;
+      flat.tp = l.tp * l.pp;
+      flat.dp = l.dp * f;
+      tries.push_back(flat);
+      flat.tp = l.tp;
+      flat.dp = l.dp * l.pp * f;
+      tries.push_back(flat);
+    }
+    for (JobLayout& g : tries) {
+      g.global_batch = std::max<std::int64_t>(l.global_batch, static_cast<std::int64_t>(g.dp) * g.micro_batch);
+      if (check_layout(spec.model, g, 0)) continue;
+      const Bytes need = job_memory(spec.model, g, chunk_costs(spec.model, g, spec.cluster)).total();
+      if (need > cap) continue;
+      const std::string shape = g.pp == l.pp ? "" : fmt::format("tp {} pp 1, ", g.tp);
       miss.changes.push_back(fmt::format(
-          "{} cards (dp {}, zero {}{}): {:.1f} GiB per GPU", s.c.cards * f, g.dp, g.zero,
+          "{} cards ({}dp {}, zero {}{}): {:.1f} GiB per GPU", s.c.cards * f, shape, g.dp, g.zero,
           g.global_batch != l.global_batch ? fmt::format(", global batch {}", g.global_batch) : "", gib(need)));
-      break;
+      return miss;
     }
   }
   return miss;
