@@ -94,6 +94,96 @@ TEST_CASE("activations per layer follow Korthikanti 2022 (sec. 4, Table 2)", "[j
   CHECK(static_cast<double>(layer_passes(m, l, c).activation) == Approx(2 * sbh / 8).epsilon(1e-9));
 }
 
+namespace {
+// A DeepSeek-V3-shaped MoE layer stack (scenarios/job-moe-dualpipe-h800.yaml's model, 8 layers):
+// per layer attention h (q + 2 kv) + q h = 205,520,896, router h E = 1,835,008, two norms
+// 14,336 (dense: 207,370,240), experts E x 3 x h x f = 11,274,289,152; embedding and head
+// V h = 926,679,040 each.
+JobStepSpec moe(int dp, int ep, int zero) {
+  JobStepSpec s;
+  JobModel& m = s.model;
+  m.shape.name = "dsv3-shaped";
+  m.shape.layers = 8;
+  m.shape.hidden = 7168;
+  m.shape.intermediate = 18432;
+  m.shape.heads = m.shape.kv_heads = 128;
+  m.shape.head_dim = 56;
+  m.shape.vocab = 129280;
+  m.shape.tied_embeddings = false;
+  m.seq = 4096;
+  m.experts = 256;
+  m.top_k = 8;
+  m.expert_ffn = 2048;
+  s.cluster = *find_cluster_preset("h800");
+  JobLayout& l = s.layout;
+  l.pp = 2;
+  l.dp = dp;
+  l.ep = ep;
+  l.zero = zero;
+  l.global_batch = 8L * dp;
+  l.recompute = JobRecompute::Selective;
+  return s;
+}
+constexpr std::int64_t kMoeDense = 207'370'240, kMoeExperts = 11'274'289'152, kMoeEmbedding = 926'679'040;
+}  // namespace
+
+TEST_CASE("activations per layer for other shapes: GQA, SwiGLU, MoE's routed copies", "[job_step]") {
+  const ClusterSpec c = *find_cluster_preset("h100-sxm");
+  // Llama-3-70B: h 8192, 64 query heads and 8 key/value heads of 128 (q 8192, kv 1024), SwiGLU
+  // FFN 28,672, sequence 8,192; TP 8 with SP: s b h / t x (10 + (4q + 4kv + 6 ffn) / h)
+  // = s b h / 8 x (10 + 4 + 0.5 + 21) = 35.5 s b h / 8 (GPT's 34: narrower K/V, three arrays).
+  JobModel llama;
+  llama.shape.layers = 80;
+  llama.shape.hidden = 8192;
+  llama.shape.intermediate = 28672;
+  llama.shape.heads = 64;
+  llama.shape.kv_heads = 8;
+  llama.shape.head_dim = 128;
+  llama.shape.vocab = 128256;
+  llama.seq = 8192;
+  llama.gated_mlp = true;
+  JobLayout l;
+  l.tp = 8;
+  l.sequence_parallel = true;
+  const double sbh = 8192.0 * 8192;
+  CHECK(static_cast<double>(layer_passes(llama, l, c).activation) == Approx(35.5 * sbh / 8).epsilon(1e-12));
+  // Without SP the 10 s b h outside the tensor-parallel region is on every rank.
+  l.sequence_parallel = false;
+  CHECK(static_cast<double>(layer_passes(llama, l, c).activation) == Approx(sbh * (10 + 25.5 / 8)).epsilon(1e-12));
+  // MoE (the DeepSeek-V3-shaped layer, top 8 of expert FFN 2,048, h = q = kv = 7,168): each
+  // routed copy keeps its input and output (4h each) and its SwiGLU arrays (6 x 2,048):
+  // s b h x (10 + 32 + (8h + 8 x 6 x 2,048) / h) = s b h x 63.714..., at s = 4,096.
+  const JobModel moe_model = moe(16, 16, 1).model;
+  JobLayout one;
+  const double moe_sbh = 4096.0 * 7168;
+  CHECK(static_cast<double>(layer_passes(moe_model, one, c).activation) ==
+        Approx(moe_sbh * (42 + (8.0 * 7168 + 48 * 2048) / 7168)).epsilon(1e-12));
+}
+
+TEST_CASE("chunks in flight on the first device, by schedule", "[job_step]") {
+  JobLayout l;
+  l.pp = 4;
+  l.global_batch = 32;  // m = 32
+  const auto in_flight = [&](const char* schedule, int v) {
+    l.schedule = schedule;
+    l.vpp = v;
+    return chunks_in_flight(l);
+  };
+  CHECK(in_flight("1f1b", 1) == 4);
+  CHECK(in_flight("zb-h1", 1) == 4);
+  CHECK(in_flight("zb-h2", 1) == 7);
+  CHECK(in_flight("fill-drain", 1) == 32);
+  CHECK(in_flight("interleaved-1f1b", 3) == 15);  // Megatron: 2 (pp - 1) + (v - 1) pp warm-up + 1
+  CHECK(in_flight("dualpipe", 1) == 5);
+  CHECK(in_flight("dualpipe-v", 1) == 9);
+  l.global_batch = 2;  // m = 2: no more than the micro-batches there are
+  CHECK(in_flight("1f1b", 1) == 2);
+  CHECK(in_flight("interleaved-1f1b", 3) == 6);
+  l.zero = 3;  // the data-parallel lowering: one micro-batch at a time
+  l.pp = 1;
+  CHECK(in_flight("1f1b", 1) == 1);
+}
+
 TEST_CASE("ring collectives: alpha per step plus the ring's bytes over the path", "[job_step]") {
   PathBandwidth p{100e9, 5 * kMicrosecond, true};
   // All-reduce of 1 GB among 8: 2 x 7/8 x 1 GB / 100 GB/s = 17.5 ms, plus 14 steps of 5 us.
@@ -336,38 +426,6 @@ TEST_CASE("CP attention is costed from the most loaded rank's causal pairs", "[j
   CHECK(con.gemm_flops == bal.gemm_flops);
 }
 
-namespace {
-// A DeepSeek-V3-shaped MoE layer stack (scenarios/job-moe-dualpipe-h800.yaml's model, 8 layers):
-// per layer attention h (q + 2 kv) + q h = 205,520,896, router h E = 1,835,008, two norms
-// 14,336 (dense: 207,370,240), experts E x 3 x h x f = 11,274,289,152; embedding and head
-// V h = 926,679,040 each.
-JobStepSpec moe(int dp, int ep, int zero) {
-  JobStepSpec s;
-  JobModel& m = s.model;
-  m.shape.name = "dsv3-shaped";
-  m.shape.layers = 8;
-  m.shape.hidden = 7168;
-  m.shape.intermediate = 18432;
-  m.shape.heads = m.shape.kv_heads = 128;
-  m.shape.head_dim = 56;
-  m.shape.vocab = 129280;
-  m.shape.tied_embeddings = false;
-  m.seq = 4096;
-  m.experts = 256;
-  m.top_k = 8;
-  m.expert_ffn = 2048;
-  s.cluster = *find_cluster_preset("h800");
-  JobLayout& l = s.layout;
-  l.pp = 2;
-  l.dp = dp;
-  l.ep = ep;
-  l.zero = zero;
-  l.global_batch = 8L * dp;
-  l.recompute = JobRecompute::Selective;
-  return s;
-}
-constexpr std::int64_t kMoeDense = 207'370'240, kMoeExperts = 11'274'289'152, kMoeEmbedding = 926'679'040;
-}  // namespace
 
 TEST_CASE("MoE: ZeRO shards an expert's state over the ranks that hold that expert (dp x cp / ep)", "[job_step]") {
   // Device 0 of pp 2 holds 4 layers and the embedding; device 1 the other 4 and the head: the
