@@ -45,6 +45,7 @@ run "$stepsim" run scenarios/job-moe-dualpipe-h800.yaml --set job_step.layout.ep
 "$stepsim" run scenarios/job-gpt3-1024xa100.yaml --json >"$tmp/gpt3.json"
 has "\"step_time_ns\": 28510120918" "$tmp/gpt3.json"
 has '"by_kind"' "$tmp/gpt3.json"
+has '"pipeline_rank": 0' "$tmp/gpt3.json"
 "$stepsim" run scenarios/job-llama70b-64xh100.yaml --trace "$tmp/trace.json" >/dev/null
 has '"name":"d0 collectives"' "$tmp/trace.json"
 has '"name":"d3 dp"' "$tmp/trace.json"

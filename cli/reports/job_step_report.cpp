@@ -176,7 +176,9 @@ std::string job_step_text(const std::string& name, const JobStepRun& run) {
   const JobStepResult& r = run.result;
   std::string out = job_step_heading(name, run) + "\n";
   out += job_step_summary_table(run, true).render();
-  out += "\nmemory per GPU (most loaded pipeline rank)\n";
+  const int pp = run.spec.layout.pp;
+  out += pp == 1 ? std::string("\nmemory per GPU\n")
+                 : fmt::format("\nmemory per GPU (pipeline rank {} of {}, the most loaded)\n", r.memory.device, pp);
   out += job_step_memory_table(run).render();
   out += "\nwhat limits the step: critical path by kind of op\n";
   out += job_step_critical_table(r.critical_by_kind).render();
@@ -223,7 +225,8 @@ nlohmann::ordered_json job_step_json(const std::string& name, const JobStepRun& 
   j["memory_bytes"] = {{"weights", r.memory.weights},     {"gradients", r.memory.gradients},
                        {"optimizer", r.memory.optimizer}, {"activations", r.memory.activations},
                        {"buffers", r.memory.buffers},     {"total", r.memory.total()},
-                       {"capacity", r.capacity},          {"fits", r.memory.total() <= r.capacity}};
+                       {"capacity", r.capacity},          {"fits", r.memory.total() <= r.capacity},
+                       {"pipeline_rank", r.memory.device}};
   auto shares = [](const std::vector<CriticalShare>& v) {
     nlohmann::ordered_json a = nlohmann::ordered_json::array();
     for (const auto& x : v) a.push_back({{"what", x.what}, {"ns", x.time}, {"share", x.share}});
