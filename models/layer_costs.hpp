@@ -180,7 +180,6 @@ std::int64_t total_parameters(const JobModel& m);
 // replicas, and the data-parallel collectives run over each group.
 struct HeldParameters {
   std::int64_t dense = 0, expert = 0;
-  std::int64_t total() const { return dense + expert; }
 };
 HeldParameters held_parameters(const std::vector<int>& chunks_held, const std::vector<ChunkCost>& chunks);
 // Bytes per GPU of a state of `p` (weights, gradients, Adam's) at `bytes_per_parameter`: each
