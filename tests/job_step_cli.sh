@@ -95,6 +95,13 @@ bad oom "$head
 bad schedule "$head
   hardware: {preset: a100-sxm-80gb, gpus: 64}
   layout: {tp: 8, pp: 8, schedule: 1f1c, global_batch: 64}" "job_step.layout.schedule: unknown schedule '1f1c'; did you mean '1f1b'?"
+# Fits by the analytic lower bound (rank 0's 22.2 GiB of activations: 47.6 GiB), not at the
+# simulated peak, where ZB-H1's last rank holds its deferred weight-gradient inputs and the
+# logits (48.6 GiB): refused after the run, at the same key.
+run "$stepsim" run scenarios/job-llama70b-64xh100.yaml --set job_step.layout.schedule=zb-h1 \
+  --set job_step.layout.virtual_stages=1 --set job_step.hardware.accelerator.usable_memory=48GiB
+[[ $code == 2 && $(wc -l <<<"$err") == 1 && "$err" == *"job-llama70b-64xh100.yaml:10: job_step.layout: needs 48.6 GiB per GPU at the simulated peak (pipeline rank 3) (weights 4.2, gradients 8.5, optimizer 12.7, activations 22.3, buffers 1.0) but h100-sxm has 48.0 GiB usable; would fit: recompute: full (26.9 GiB)"* ]] ||
+  fail "over memory at the simulated peak: exit $code: $err"
 printf '%s\n' "$head
   hardware: {preset: a100-sxm-80gb, gpus: 64}
   layout: {tp: 8, pp: 1, dp: 8, global_batch: 64}

@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include "cli/commands/job_step_commands.hpp"
+#include "cli/input/job_step_input.hpp"
 #include "cli/commands/scenario_kinds.hpp"
 #include "cli/reports/job_step_pictures.hpp"
 #include "cli/reports/job_step_report.hpp"
@@ -14,10 +15,18 @@ namespace stepsim::cli {
 
 namespace {
 
+// The step, or one line at the key that refuses it: a layout its schedule cannot run, or one
+// whose simulated peak does not fit (the check before the run is a lower bound) unless allow_oom.
 JobStepRun run_or_fail(const Scenario& sc) {
+  JobStepRun run;
   try {
-    return run_job_step(sc.job_step->spec);
+    run = run_job_step(sc.job_step->spec);
   } catch (const SpecError& e) { sc.fail("job_step." + e.key(), e.what()); }
+  const JobMemory& mem = run.result.memory;
+  if (!sc.job_step->allow_oom && mem.total() > run.result.capacity)
+    sc.fail("job_step.layout", memory_refusal(sc.job_step->spec, mem,
+                                              fmt::format(" at the simulated peak (pipeline rank {})", mem.device)));
+  return run;
 }
 
 KindReport run_job_step_kind(const Scenario& sc) {

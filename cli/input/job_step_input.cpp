@@ -210,18 +210,12 @@ JobLayout read_layout(const Reader& r) {
   return l;
 }
 
-void check_job_step(const Reader& r, const JobStepSpec& spec, std::int64_t gpus, bool allow_oom) {
-  fail_on(r.child("layout"), check_layout(spec.model, spec.layout, gpus));
-  check_budget(r.child("layout"), "global_batch", job_step_ops_bound(spec.layout, spec.model.shape.layers));
-  if (allow_oom) return;
+std::string memory_refusal(const JobStepSpec& spec, const JobMemory& mem, const std::string& where) {
   auto total = [&](const JobLayout& l) {
     return job_memory(spec.model, l, chunk_costs(spec.model, l, spec.cluster)).total();
   };
   const Bytes cap = spec.cluster.accelerator.usable_memory;
-  const Bytes need = total(spec.layout);
-  if (need <= cap) return;
-  const JobMemory mem = job_memory(spec.model, spec.layout, chunk_costs(spec.model, spec.layout, spec.cluster));
-  // What would fit: one change at a time, in the order a user would try them.
+  // What would fit (analytically): one change at a time, in the order a user would try them.
   std::string fits;
   auto try_layout = [&](JobLayout l, const std::string& what) {
     if (!fits.empty()) return;
@@ -257,13 +251,20 @@ void check_job_step(const Reader& r, const JobStepSpec& spec, std::int64_t gpus,
     l.dp /= f;
     try_layout(l, fmt::format("pp: {}, dp: {}", l.pp, l.dp));
   }
-  r.fail(
-      "layout",
-      fmt::format("needs {:.1f} GiB per GPU (weights {:.1f}, gradients {:.1f}, optimizer {:.1f}, activations {:.1f}, "
-                  "buffers {:.1f}) but {} has {:.1f} GiB usable; {} (or set allow_oom: true to report it)",
-                  gib(need), gib(mem.weights), gib(mem.gradients), gib(mem.optimizer), gib(mem.activations),
-                  gib(mem.buffers), spec.cluster.accelerator.name, gib(cap),
-                  fits.empty() ? "no single change of recompute, zero, micro_batch or pp fits" : "would fit: " + fits));
+  return fmt::format(
+      "needs {:.1f} GiB per GPU{} (weights {:.1f}, gradients {:.1f}, optimizer {:.1f}, activations {:.1f}, "
+      "buffers {:.1f}) but {} has {:.1f} GiB usable; {} (or set allow_oom: true to report it)",
+      gib(mem.total()), where, gib(mem.weights), gib(mem.gradients), gib(mem.optimizer), gib(mem.activations),
+      gib(mem.buffers), spec.cluster.accelerator.name, gib(cap),
+      fits.empty() ? "no single change of recompute, zero, micro_batch or pp fits" : "would fit: " + fits);
+}
+
+void check_job_step(const Reader& r, const JobStepSpec& spec, std::int64_t gpus, bool allow_oom) {
+  fail_on(r.child("layout"), check_layout(spec.model, spec.layout, gpus));
+  check_budget(r.child("layout"), "global_batch", job_step_ops_bound(spec.layout, spec.model.shape.layers));
+  if (allow_oom) return;
+  const JobMemory mem = job_memory(spec.model, spec.layout, chunk_costs(spec.model, spec.layout, spec.cluster));
+  if (mem.total() > spec.cluster.accelerator.usable_memory) r.fail("layout", memory_refusal(spec, mem, ""));
 }
 
 JobStepScenario read_job_step(const Reader& r) {

@@ -29,8 +29,12 @@ ClusterSpec read_cluster(const Reader& parent, const std::string& k);
 JobLayout read_layout(const Reader& r);
 
 // Fails at `layout.<key>` if the layout does not divide, and at `layout` if it does not fit in
-// memory (saying which change would fit), unless `allow_oom`.
+// memory by the analytic figure (saying which change would fit), unless `allow_oom`.
 void check_job_step(const Reader& r, const JobStepSpec& spec, std::int64_t gpus, bool allow_oom);
+
+// Why `spec` is refused for memory `mem` (over the usable memory), and the single change that
+// would fit; `where` qualifies the figure (" at the simulated peak").
+std::string memory_refusal(const JobStepSpec& spec, const JobMemory& mem, const std::string& where);
 
 // A hardware file as `stepsim calibrate` writes it (the `hardware:` map as its root).
 std::string format_hardware_yaml(const ClusterSpec& c, const std::string& comment);
