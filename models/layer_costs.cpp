@@ -457,12 +457,16 @@ double optimizer_seconds(const JobLayout& l, const ClusterSpec& c, const HeldPar
   return shard * 30.0 / (static_cast<double>(c.accelerator.hbm_bandwidth) * c.accelerator.efficiency.memory);
 }
 
+HeldParameters held_parameters(const ChunkCost& chunk) {
+  return {chunk.parameters - chunk.expert_parameters, chunk.expert_parameters};
+}
+
 HeldParameters held_parameters(const std::vector<int>& chunks_held, const std::vector<ChunkCost>& chunks) {
   HeldParameters p;
   for (int k : chunks_held) {
-    const ChunkCost& ch = chunks[static_cast<std::size_t>(k)];
-    p.dense += ch.parameters - ch.expert_parameters;
-    p.expert += ch.expert_parameters;
+    const HeldParameters one = held_parameters(chunks[static_cast<std::size_t>(k)]);
+    p.dense += one.dense;
+    p.expert += one.expert;
   }
   return p;
 }
@@ -471,6 +475,13 @@ double state_bytes(const HeldParameters& p, const JobLayout& l, double bytes_per
   const double dense = bytes_per_parameter * static_cast<double>(p.dense);
   const double expert = bytes_per_parameter * static_cast<double>(p.expert);
   return sharded ? dense / l.weight_replicas() + expert / l.expert_replicas() : dense + expert;
+}
+
+Bytes replica_collective_bytes(const HeldParameters& p, double bytes_per_parameter, const JobLayout& l,
+                               std::string_view what) {
+  const int n = l.weight_replicas(), e = l.expert_replicas();
+  const double dense = static_cast<double>(p.dense) * bytes_per_parameter * (n - 1) / n;
+  return bytes_from(dense + static_cast<double>(p.expert) * bytes_per_parameter * (e - 1) / e, what);
 }
 
 double replica_collective_seconds(Collective c, const HeldParameters& p, double bytes_per_parameter,

@@ -22,6 +22,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "models/accelerators.hpp"
@@ -181,6 +182,7 @@ std::int64_t total_parameters(const JobModel& m);
 struct HeldParameters {
   std::int64_t dense = 0, expert = 0;
 };
+HeldParameters held_parameters(const ChunkCost& chunk);
 HeldParameters held_parameters(const std::vector<int>& chunks_held, const std::vector<ChunkCost>& chunks);
 // Bytes per GPU of a state of `p` (weights, gradients, Adam's) at `bytes_per_parameter`: each
 // part divided by its replicas when ZeRO shards that state, else whole.
@@ -189,6 +191,10 @@ double state_bytes(const HeldParameters& p, const JobLayout& l, double bytes_per
 // weight replicas, then the expert part over the expert replicas, back to back (seconds).
 double replica_collective_seconds(Collective c, const HeldParameters& p, double bytes_per_parameter,
                                   const JobLayout& l, const GroupPaths& paths);
+// What one member sends of such a gather or reduce-scatter: (n - 1) / n of each part, n its
+// replicas.
+Bytes replica_collective_bytes(const HeldParameters& p, double bytes_per_parameter, const JobLayout& l,
+                               std::string_view what);
 
 // Memory per GPU of one pipeline rank, bytes.
 struct JobMemory {

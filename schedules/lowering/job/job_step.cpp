@@ -71,7 +71,7 @@ JobCommPlan plan_job_comm(const JobStepSpec& spec) {
     Time gather = 0;
     const auto& held = plan.device_chunks[static_cast<std::size_t>(d)];
     for (int k : held) {
-      const HeldParameters p = held_parameters({k}, plan.chunks);
+      const HeldParameters p = held_parameters(plan.chunks[static_cast<std::size_t>(k)]);
       if (l.zero == 0) {
         red.push_back(ns(replica_collective_seconds(Collective::AllReduce, p, l.grad_bytes, l, plan.paths)));
       } else {
@@ -266,13 +266,6 @@ void run_fsdp_path(JobStepRun& run) {
   p.link = cp.paths.dp.inter_node ? LinkKind::HostNic : LinkKind::PeerLink;
   p.link_bandwidth = static_cast<std::int64_t>(cp.paths.dp.bytes_per_second);
   const double k = c.accelerator.efficiency.contention;
-  // What a member sends of a ring collective of `per_parameter` bytes per parameter: (n-1)/n of
-  // each part over its own replicas (the dense weights over dp x cp, an expert's over ep fewer).
-  auto ring_bytes = [&](const HeldParameters& params, double per_parameter, const char* what) {
-    const double dense = static_cast<double>(params.dense) * per_parameter * (members - 1) / members;
-    const int e = l.expert_replicas();
-    return bytes_from(dense + static_cast<double>(params.expert) * per_parameter * (e - 1) / e, what);
-  };
   auto unit = [&](std::string name, const PassSeconds& f, const PassSeconds& b, const HeldParameters& params) {
     DataParallelPlan::Unit u;
     u.name = std::move(name);
@@ -286,8 +279,8 @@ void run_fsdp_path(JobStepRun& run) {
     u.backward_input = ns(b.compute() + b.comm() + ov * std::min(b.compute(), gather + reduce));
     u.gather = ns(gather);
     u.reduce = ns(reduce);
-    u.gather_bytes = ring_bytes(params, 2, "a ZeRO-3 gather");
-    u.reduce_bytes = ring_bytes(params, l.grad_bytes, "a ZeRO-3 reduce-scatter");
+    u.gather_bytes = replica_collective_bytes(params, 2, l, "a ZeRO-3 gather");
+    u.reduce_bytes = replica_collective_bytes(params, l.grad_bytes, l, "a ZeRO-3 reduce-scatter");
     u.has_gather = u.has_reduce = members > 1;
     p.units.push_back(u);
   };
