@@ -168,7 +168,7 @@ LayerWork layer_work(const JobModel& m, const JobLayout& l) {
     w.tp_collectives = 2;
   }
   if (l.cp > 1) w.cp_bytes = T * 2 * kv / t * kAct;  // this GPU's K and V chunk
-  if (m.experts > 0 && l.ep > 1) w.ep_bytes = T * m.top_k * h * kAct;
+  if (m.experts > 0 && l.ep > 1) w.ep_tokens = T;
   w.parameters = layer_parameters(m) / l.tp;
   if (m.experts > 0) {
     const int mats_i = m.gated_mlp ? 3 : 2;
@@ -199,7 +199,10 @@ GroupPaths group_paths(const ClusterSpec& c, const JobLayout& l) {
   GroupPaths p;
   p.tp = group_path(c, span(1, l.tp));
   p.cp = group_path(c, span(l.tp, l.cp));
-  p.ep = group_path(c, span(static_cast<std::int64_t>(l.tp) * l.cp, l.ep));
+  const std::int64_t ep_stride = static_cast<std::int64_t>(l.tp) * l.cp;
+  p.ep = group_path(c, span(ep_stride, l.ep));
+  p.ep_intra = group_path(c, 1);
+  p.ep_per_node = ep_stride >= g ? 1 : static_cast<int>(std::min<std::int64_t>(l.ep, g / ep_stride));
   p.dp = group_path(c, span(static_cast<std::int64_t>(l.tp) * l.cp, l.dp));
   // The expert data-parallel group: the data-parallel ranks ep apart (an expert-parallel group
   // is ep neighbouring ones, as p.ep), dp / ep of them; with ep >= dp it stays inside one
@@ -208,6 +211,45 @@ GroupPaths group_paths(const ClusterSpec& c, const JobLayout& l) {
   // Point to point between neighbouring stages: one hop, inside the node when the stride fits.
   p.pp = group_path(c, static_cast<std::int64_t>(l.tp) * l.cp * l.dp >= g ? 2 : 1);
   return p;
+}
+
+double ep_leg_seconds(const JobModel& m, const JobLayout& l, const GroupPaths& paths, double tokens,
+                      double element_bytes) {
+  const int n = l.ep;
+  if (n <= 1 || tokens <= 0 || m.experts <= 0) return 0;
+  const double row = static_cast<double>(m.shape.hidden) * element_bytes, k = m.top_k;
+  const int local = std::max(1, paths.ep_per_node), nodes = (n + local - 1) / local;
+  double intra = 0, inter = 0;  // bytes a member sends inside its node, and out of it
+  if (l.ep_dispatch == EpDispatch::AllToAll) {
+    // Each copy to its expert's member, 1/n of them per member (its own 1/n stays).
+    intra = tokens * k * row * (local - 1) / n;
+    inter = tokens * k * row * (n - local) / n;
+  } else {
+    // DeepEP's normal kernels (DeepSeek-V3 report sec. 3.2.2): a token crosses the network once
+    // per remote node that holds one of its experts, to the GPU of its own local index there,
+    // which forwards it over NVLink to the experts' GPUs ((local - 1) / local of the top_k
+    // copies land on another GPU of their node, the sender's own node included). With node-
+    // limited routing the top_k are drawn from the experts of `chosen` nodes (evenly among
+    // the EP nodes, so a remote one with probability (nodes - 1) / nodes), and a chosen node
+    // receives the token unless all top_k fall elsewhere (drawn without replacement).
+    const int chosen = m.node_limit > 0 ? std::min(m.node_limit, nodes) : nodes;
+    const double on_node = static_cast<double>(m.experts) * local / n, pool = chosen * on_node;
+    double miss = 1;
+    for (int i = 0; i < m.top_k; ++i) {
+      const double left = pool - i;
+      if (left <= on_node) {  // only this node's experts are left to draw
+        miss = 0;
+        break;
+      }
+      miss *= (left - on_node) / left;
+    }
+    const double remote_nodes = chosen * (nodes - 1.0) / nodes * (1 - miss);
+    inter = tokens * remote_nodes * row;
+    intra = tokens * k * row * (local - 1) / local;
+  }
+  double seconds = intra / paths.ep_intra.bytes_per_second;
+  if (inter > 0) seconds = std::max(seconds, inter / paths.ep.bytes_per_second);
+  return (n - 1) * to_s(paths.ep.step_latency) + seconds;
 }
 
 namespace {
@@ -290,9 +332,14 @@ LayerPasses layer_passes(const JobModel& m, const JobLayout& l, const ClusterSpe
     f.cp = std::max(0.0, ring - f.attention);
     bi.cp = std::max(0.0, 2 * ring - bi.attention);  // dK, dV travel back too
   }
-  // EP: dispatch and combine all-to-alls forward, their transposes backward.
-  if (w.ep_bytes > 0) {
-    f.ep = 2 * ring_seconds(Collective::AllToAll, l.ep, w.ep_bytes, paths.ep);
+  // EP: dispatch and combine forward, their transposes backward: the combine's gradient goes
+  // the dispatch's way and is sent as the dispatch is (FP8 where the dispatch is: DeepSeek-V3
+  // sec. 3.3.2 quantizes the gradient before the down-projection too), the dispatch's gradient
+  // comes back in BF16 as the combine does. FP8 rows carry a 4-byte scale per 128 elements
+  // (the report's 1 x 128 activation tiles, sec. 3.3.1).
+  if (w.ep_tokens > 0) {
+    const double dispatch_bytes = l.fp8_dispatch ? 1 + 4.0 / 128 : kAct;
+    f.ep = ep_leg_seconds(m, l, paths, w.ep_tokens, dispatch_bytes) + ep_leg_seconds(m, l, paths, w.ep_tokens, kAct);
     bi.ep = f.ep;
   }
   // Recompute: full reruns the whole forward in the backward; selective reruns the attention
@@ -391,12 +438,12 @@ std::int64_t chunks_in_flight(const JobLayout& l) {
   const std::int64_t p = l.pp, m = l.microbatches(), v = l.chunks_per_device();
   if (l.zero >= 3) return 1;  // ZeRO-3 / FSDP (no pipeline): each micro-batch's backward follows its forward
   const std::string& s = l.schedule;
-  if (s == "fill-drain") return m;                                       // GPipe: every forward first
-  if (s == "1f1b" || s == "zb-h1") return std::min(m, p);                // SC21 sec. 2.2.1; Qi et al. 2024
-  if (s == "zb-h2") return std::min(m, 2 * p - 1);                       // Qi et al. 2024, sec. 3
-  if (s == "interleaved-1f1b") return std::min(m * v, p * v + p - 1);   // Megatron's warm-up + 1
-  if (s == "dualpipe") return p + 1;                                     // DeepSeek-V3 report, Table 2
-  if (s == "dualpipe-v") return 2 * p + 1;                               // the same on 2p chunks
+  if (s == "fill-drain") return m;                                     // GPipe: every forward first
+  if (s == "1f1b" || s == "zb-h1") return std::min(m, p);              // SC21 sec. 2.2.1; Qi et al. 2024
+  if (s == "zb-h2") return std::min(m, 2 * p - 1);                     // Qi et al. 2024, sec. 3
+  if (s == "interleaved-1f1b") return std::min(m * v, p * v + p - 1);  // Megatron's warm-up + 1
+  if (s == "dualpipe") return p + 1;                                   // DeepSeek-V3 report, Table 2
+  if (s == "dualpipe-v") return 2 * p + 1;                             // the same on 2p chunks
   return 1;
 }
 
@@ -439,9 +486,9 @@ JobMemory job_memory(const JobModel& m, const JobLayout& l, const std::vector<Ch
       Bytes smallest = -1;
       for (int k : held[d])
         if (const Bytes a = chunks[static_cast<std::size_t>(k)].activation; smallest < 0 || a < smallest) smallest = a;
-      mem.activations = bytes_from(static_cast<double>(std::max<Bytes>(0, smallest)) *
-                                       static_cast<double>(chunks_in_flight(l)),
-                                   "the activations per GPU");
+      mem.activations =
+          bytes_from(static_cast<double>(std::max<Bytes>(0, smallest)) * static_cast<double>(chunks_in_flight(l)),
+                     "the activations per GPU");
     }
     // The FP32 logits of one micro-batch (and their gradient) where the LM head is.
     mem.buffers = shared;
@@ -484,8 +531,8 @@ Bytes replica_collective_bytes(const HeldParameters& p, double bytes_per_paramet
   return bytes_from(dense + static_cast<double>(p.expert) * bytes_per_parameter * (e - 1) / e, what);
 }
 
-double replica_collective_seconds(Collective c, const HeldParameters& p, double bytes_per_parameter,
-                                  const JobLayout& l, const GroupPaths& paths) {
+double replica_collective_seconds(Collective c, const HeldParameters& p, double bytes_per_parameter, const JobLayout& l,
+                                  const GroupPaths& paths) {
   return ring_seconds(c, l.weight_replicas(), bytes_per_parameter * static_cast<double>(p.dense), paths.dp) +
          ring_seconds(c, l.expert_replicas(), bytes_per_parameter * static_cast<double>(p.expert), paths.edp);
 }

@@ -42,6 +42,15 @@ struct JobModel {
   int experts = 0;        // MoE: routed experts per layer (0: dense)
   int top_k = 0;
   std::int64_t expert_ffn = 0;
+  // Node-limited routing: each token's top_k experts lie on at most this many nodes (0: no
+  // limit). DeepSeek-V3 trains with 4 (report sec. 2.1.2), DeepSeek-V2 with 3 devices.
+  int node_limit = 0;
+};
+
+// How an MoE layer's tokens reach their experts' GPUs (and come back).
+enum class EpDispatch : std::uint8_t {
+  AllToAll,  // every routed copy to its expert's GPU (Megatron-Core's all-to-all token dispatcher)
+  PerNode,   // once per destination node over the network, then over NVLink inside it (DeepEP)
 };
 
 struct JobLayout {
@@ -53,13 +62,15 @@ struct JobLayout {
   std::int64_t global_batch = 1;  // sequences per step
   JobRecompute recompute = JobRecompute::None;
   AttentionKernel attention = AttentionKernel::Flash;
-  bool overlap_grad_reduce = true;   // DP gradient collectives overlap the backward
-  bool overlap_param_gather = true;  // ZeRO-3 / distributed optimizer gathers prefetched
-  bool overlap_pp = true;            // PP sends run beside the compute (false: they block the sender)
-  bool overlap_pairs = true;         // DualPipe pairs run their in-pass collectives beside their compute
-  bool fp8 = false;                  // GEMMs at the FP8 peak
-  int grad_bytes = 4;                // bytes per gradient element reduced (Megatron keeps FP32 main grads)
-  bool cp_balanced = true;           // CP: 2 cp chunks, rank i takes i and 2cp-1-i (else contiguous)
+  bool overlap_grad_reduce = true;                // DP gradient collectives overlap the backward
+  bool overlap_param_gather = true;               // ZeRO-3 / distributed optimizer gathers prefetched
+  bool overlap_pp = true;                         // PP sends run beside the compute (false: they block the sender)
+  bool overlap_pairs = true;                      // DualPipe pairs run their in-pass collectives beside their compute
+  bool fp8 = false;                               // GEMMs at the FP8 peak
+  EpDispatch ep_dispatch = EpDispatch::AllToAll;  // how MoE tokens reach their experts' GPUs
+  bool fp8_dispatch = false;                      // tokens dispatched in FP8 (combined in BF16)
+  int grad_bytes = 4;                             // bytes per gradient element reduced (Megatron: FP32 main grads)
+  bool cp_balanced = true;                        // CP: 2 cp chunks, rank i takes i and 2cp-1-i (else contiguous)
   int ranks() const { return tp * pp * dp * cp; }
   std::int64_t microbatches() const { return global_batch / (static_cast<std::int64_t>(micro_batch) * dp); }
   // Model chunks per device: v for interleaved 1F1B, 2 for DualPipe-V (its V shape), else 1.
@@ -134,10 +145,10 @@ struct LayerWork {  // one decoder layer, one micro-batch, one GPU, forward only
   // gemm_flops is their sum.
   std::vector<GemmShape> gemms;
   double gemm_flops = 0, attention_flops = 0, memory_bytes = 0;
-  double tp_bytes = 0;          // bytes of each of the TP collectives (full buffer)
-  int tp_collectives = 0;       // per forward (all-reduces, or AG+RS pairs with SP)
-  double cp_bytes = 0;          // K/V bytes one ring step passes
-  double ep_bytes = 0;          // bytes of one all-to-all (full buffer per member)
+  double tp_bytes = 0;                 // bytes of each of the TP collectives (full buffer)
+  int tp_collectives = 0;              // per forward (all-reduces, or AG+RS pairs with SP)
+  double cp_bytes = 0;                 // K/V bytes one ring step passes
+  double ep_tokens = 0;                // tokens each EP member dispatches (0: no EP all-to-all)
   std::int64_t parameters = 0;         // held by one GPU
   std::int64_t expert_parameters = 0;  // of those, MoE expert weights (replicated over fewer ranks)
 };
@@ -151,9 +162,20 @@ double ring_seconds(Collective c, int members, double bytes, const PathBandwidth
 // (stride tp*cp) and PP (stride tp*cp*dp) groups, ranks ordered tp, cp, dp, pp (Megatron).
 struct GroupPaths {
   PathBandwidth tp, cp, ep, dp, pp;
-  PathBandwidth edp;  // the expert data-parallel group: ranks ep data-parallel ranks apart
+  PathBandwidth edp;       // the expert data-parallel group: ranks ep data-parallel ranks apart
+  PathBandwidth ep_intra;  // between the EP members on one node (the fabric)
+  int ep_per_node = 1;     // EP members on one node
 };
 GroupPaths group_paths(const ClusterSpec& c, const JobLayout& l);
+
+// One leg of an MoE layer's token exchange (the dispatch, or the combine) for `tokens` tokens
+// of h elements at `element_bytes`, by where its bytes go: to EP members on the same node over
+// the fabric, to the others over the network, both at once (the slower sets the time), plus
+// (ep - 1) steps of latency. The routed experts are drawn evenly. `l.ep_dispatch` decides what
+// crosses the network: every remote copy, or one per remote node holding one of the token's
+// experts (at most `m.node_limit` nodes), forwarded inside the node.
+double ep_leg_seconds(const JobModel& m, const JobLayout& l, const GroupPaths& paths, double tokens,
+                      double element_bytes);
 
 // One decoder layer's passes on one GPU for one micro-batch, with recompute in the backward.
 struct LayerPasses {
@@ -189,8 +211,8 @@ HeldParameters held_parameters(const std::vector<int>& chunks_held, const std::v
 double state_bytes(const HeldParameters& p, const JobLayout& l, double bytes_per_parameter, bool sharded);
 // A data-parallel collective of `bytes_per_parameter` x `p`: the dense part over the
 // weight replicas, then the expert part over the expert replicas, back to back (seconds).
-double replica_collective_seconds(Collective c, const HeldParameters& p, double bytes_per_parameter,
-                                  const JobLayout& l, const GroupPaths& paths);
+double replica_collective_seconds(Collective c, const HeldParameters& p, double bytes_per_parameter, const JobLayout& l,
+                                  const GroupPaths& paths);
 // What one member sends of such a gather or reduce-scatter: (n - 1) / n of each part, n its
 // replicas.
 Bytes replica_collective_bytes(const HeldParameters& p, double bytes_per_parameter, const JobLayout& l,

@@ -31,7 +31,7 @@ JobModel read_job_model(const Reader& parent, const std::string& k) {
   }
   const Reader r = fields_or_file(parent, k);
   std::vector<std::string> keys(kTransformerKeys.begin(), kTransformerKeys.end());
-  keys.insert(keys.end(), {"seq", "mlp", "experts", "top_k", "expert_ffn"});
+  keys.insert(keys.end(), {"seq", "mlp", "experts", "top_k", "expert_ffn", "node_limit"});
   r.only(keys);
   m.shape = transformer_fields(r);
   m.seq = r.opt_integer("seq", 1).value_or(2048);
@@ -42,8 +42,10 @@ JobModel read_job_model(const Reader& parent, const std::string& k) {
   if (m.experts > 0) {
     m.top_k = r.count("top_k", 1);
     m.expert_ffn = r.integer("expert_ffn", 1);
-  } else if (r.has("top_k") || r.has("expert_ffn")) {
-    r.fail(r.has("top_k") ? "top_k" : "expert_ffn", "needs experts (a mixture-of-experts model)");
+    m.node_limit = r.opt_count("node_limit", 1).value_or(0);
+  } else {
+    for (const char* key : {"top_k", "expert_ffn", "node_limit"})
+      if (r.has(key)) r.fail(key, "needs experts (a mixture-of-experts model)");
   }
   fail_on(r, check_job_model(m));
   return m;
@@ -148,9 +150,16 @@ ClusterSpec read_cluster(const Reader& parent, const std::string& k) {
   return c;
 }
 
+const std::vector<std::string>& layout_keys() {
+  static const std::vector<std::string> keys = {
+      "tp",      "pp",   "virtual_stages",    "dp",          "cp",           "ep",          "schedule",
+      "zero",    "fsdp", "sequence_parallel", "micro_batch", "global_batch", "recompute",   "attention",
+      "overlap", "fp8",  "grad_bytes",        "cp_split",    "ep_dispatch",  "fp8_dispatch"};
+  return keys;
+}
+
 JobLayout read_layout(const Reader& r) {
-  r.only({"tp", "pp", "virtual_stages", "dp", "cp", "ep", "schedule", "zero", "fsdp", "sequence_parallel",
-          "micro_batch", "global_batch", "recompute", "attention", "overlap", "fp8", "grad_bytes", "cp_split"});
+  r.only(layout_keys());
   JobLayout l;
   l.tp = r.opt_count("tp", 1).value_or(1);
   l.pp = r.opt_count("pp", 1).value_or(1);
@@ -201,6 +210,13 @@ JobLayout read_layout(const Reader& r) {
     l.overlap_pairs = o.flag("pairs", true);
   }
   l.fp8 = r.flag("fp8", false);
+  const std::string dispatch = r.opt_text("ep_dispatch").value_or("all_to_all");
+  if (dispatch != "all_to_all" && dispatch != "per_node")
+    r.fail("ep_dispatch", fmt::format("unknown ep_dispatch '{}' (all_to_all or per_node)", dispatch));
+  l.ep_dispatch = dispatch == "per_node" ? EpDispatch::PerNode : EpDispatch::AllToAll;
+  l.fp8_dispatch = r.flag("fp8_dispatch", false);
+  if (l.fp8_dispatch && !l.fp8)
+    r.fail("fp8_dispatch", "FP8 dispatch sends the inputs of FP8 expert GEMMs: needs fp8: true");
   const std::string split = r.opt_text("cp_split").value_or("balanced");
   if (split != "balanced" && split != "contiguous")
     r.fail("cp_split", fmt::format("unknown cp_split '{}' (balanced or contiguous)", split));
@@ -286,8 +302,9 @@ JobStepScenario read_job_step(const Reader& r) {
     for (const int factor : {l.tp, l.pp, l.cp})
       if ((mp *= factor) > gpus) break;
     if (mp > gpus || gpus % mp != 0)
-      r.child("hardware").fail("gpus", fmt::format("{} GPUs do not split into tp x pp x cp = {} x {} x {} groups", gpus,
-                                                   l.tp, l.pp, l.cp));
+      r.child("hardware")
+          .fail("gpus",
+                fmt::format("{} GPUs do not split into tp x pp x cp = {} x {} x {} groups", gpus, l.tp, l.pp, l.cp));
     l.dp = static_cast<int>(gpus / mp);
   }
   sc.spec.input_wait = r.opt_duration("input_wait").value_or(0);

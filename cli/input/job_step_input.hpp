@@ -27,6 +27,8 @@ JobStepScenario read_job_step(const Reader& r);
 JobModel read_job_model(const Reader& parent, const std::string& k);
 ClusterSpec read_cluster(const Reader& parent, const std::string& k);
 JobLayout read_layout(const Reader& r);
+// The keys read_layout takes (a search's layout takes them too, lists for its axes).
+const std::vector<std::string>& layout_keys();
 
 // Fails at `layout.<key>` if the layout does not divide, and at `layout` if it does not fit in
 // memory by the analytic figure (saying which change would fit), unless `allow_oom`.

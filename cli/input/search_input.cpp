@@ -250,8 +250,7 @@ SearchScenario read(std::shared_ptr<const Source> src) {
     lr.fail("global_batch", "give the global batch (sequences per step; a list to search it)");
   fixed["global_batch"] = a.global_batch.front();
   // Unknown keys are caught here (read_layout's list plus the searched ones).
-  lr.only({"tp", "pp", "virtual_stages", "dp", "cp", "ep", "schedule", "zero", "fsdp", "sequence_parallel",
-           "micro_batch", "global_batch", "recompute", "attention", "overlap", "fp8", "grad_bytes"});
+  lr.only(layout_keys());
   s.base = read_layout(Reader(src, fixed, lr.path()));
   s.base.global_batch = a.global_batch.front();
 

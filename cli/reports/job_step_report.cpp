@@ -22,6 +22,9 @@ std::string layout_line(const JobStepSpec& s) {
   out += fmt::format(" dp {}", l.dp);
   if (l.cp > 1) out += fmt::format(" cp {}", l.cp);
   if (l.ep > 1) out += fmt::format(" ep {}", l.ep);
+  if (l.ep > 1 && (l.ep_dispatch == EpDispatch::PerNode || l.fp8_dispatch))
+    out += fmt::format(" ({}{})", l.ep_dispatch == EpDispatch::PerNode ? "dispatch per node" : "all-to-all",
+                       l.fp8_dispatch ? ", FP8 dispatch" : "");
   out +=
       fmt::format(", zero {}, {}, micro-batch {}, global batch {}, recompute {}{}", l.zero, l.schedule, l.micro_batch,
                   l.global_batch, recompute_name(l.recompute), l.sequence_parallel ? ", sequence parallel" : "");
@@ -203,6 +206,8 @@ nlohmann::ordered_json job_step_json(const std::string& name, const JobStepRun& 
                  {"dp", l.dp},
                  {"cp", l.cp},
                  {"ep", l.ep},
+                 {"ep_dispatch", l.ep_dispatch == EpDispatch::PerNode ? "per_node" : "all_to_all"},
+                 {"fp8_dispatch", l.fp8_dispatch},
                  {"zero", l.zero},
                  {"schedule", l.schedule},
                  {"micro_batch", l.micro_batch},

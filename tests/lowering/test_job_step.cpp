@@ -470,3 +470,69 @@ TEST_CASE("MoE: expert gradients are reduced among the expert's replicas only", 
   CHECK(a.optimizer[0] ==
         ns(shard * 30 / (static_cast<double>(h800.hbm_bandwidth) * h800.efficiency.memory)));
 }
+
+TEST_CASE("MoE: the token exchange's bytes go over NVLink or the network by where their experts are", "[job_step]") {
+  // 4,096 tokens of h 7,168 (BF16 rows of 14,336 B), top 8 of 256 experts over ep 64 on nodes
+  // of 8 (8 EP nodes, 32 experts each); 200 GB/s inside a node, 50 GB/s out of it, no latency.
+  JobModel m = moe(64, 64, 1).model;
+  JobLayout l;
+  l.ep = 64;
+  GroupPaths p;
+  p.ep = {50e9, 0, true};
+  p.ep_intra = {200e9, 0, false};
+  p.ep_per_node = 8;
+  // All-to-all: 7/64 of the 8 copies to the node's other members, 56/64 out of it:
+  // 4,096 x 8 x 14,336 x 56/64 = 411,041,792 B at 50 GB/s = 8.221 ms (the NVLink share,
+  // 51,380,224 B, takes 0.257 ms beside it). Before, all 63/64 went at the network's rate.
+  CHECK(ep_leg_seconds(m, l, p, 4096, 2) == Approx(411'041'792 / 50e9).epsilon(1e-12));
+  // Per node (DeepEP): once to each remote node holding one of the 8 experts. A node misses a
+  // token with probability (224 x 223 x ... x 217) / (256 x 255 x ... x 249) = 0.338168:
+  // 7 x 0.661832 = 4.632821 remote nodes, 272,040,406 B = 5.441 ms; inside the node 7/8 of the
+  // copies, 411,041,792 B at 200 GB/s = 2.055 ms.
+  l.ep_dispatch = EpDispatch::PerNode;
+  CHECK(ep_leg_seconds(m, l, p, 4096, 2) == Approx(4096 * 4.63282050 * 14336 / 50e9).epsilon(1e-8));
+  // Node-limited to 4 (DeepSeek-V3): the 8 experts from the 128 of 4 nodes, each missed with
+  // probability (96 x ... x 89) / (128 x ... x 121) = 0.092747; 4 x 7/8 of them remote:
+  // 3.175385 nodes, 3.729 ms. In FP8 (1 + 4/128 B per element) both shares shrink: 1.923 ms out,
+  // 1.060 ms inside.
+  m.node_limit = 4;
+  CHECK(ep_leg_seconds(m, l, p, 4096, 2) == Approx(4096 * 3.17538456 * 14336 / 50e9).epsilon(1e-8));
+  CHECK(ep_leg_seconds(m, l, p, 4096, 1 + 4.0 / 128) ==
+        Approx(4096 * 3.17538456 * 7168 * (1 + 4.0 / 128) / 50e9).epsilon(1e-8));
+  // A limit of one node: every token to one node, 7/8 of the time a remote one: 1.028 ms out,
+  // and NVLink's 2.055 ms sets the time.
+  m.node_limit = 1;
+  CHECK(ep_leg_seconds(m, l, p, 4096, 2) == Approx(411'041'792 / 200e9).epsilon(1e-12));
+  p.ep_intra.bytes_per_second = 400e9;
+  CHECK(ep_leg_seconds(m, l, p, 4096, 2) == Approx(4096 * 0.875 * 14336 / 50e9).epsilon(1e-12));
+  p.ep_intra.bytes_per_second = 200e9;
+  // Inside one node both ways are the all-to-all over NVLink: 7/8 of the copies at 200 GB/s.
+  l.ep = 8;
+  p.ep = p.ep_intra;
+  CHECK(ep_leg_seconds(m, l, p, 4096, 2) == Approx(411'041'792 / 200e9).epsilon(1e-12));
+  l.ep_dispatch = EpDispatch::AllToAll;
+  CHECK(ep_leg_seconds(m, l, p, 4096, 2) == Approx(411'041'792 / 200e9).epsilon(1e-12));
+  // Latency: ep - 1 steps of the path's.
+  p.ep.step_latency = 5 * kMicrosecond;
+  CHECK(ep_leg_seconds(m, l, p, 4096, 2) == Approx(411'041'792 / 200e9 + 7 * 5e-6).epsilon(1e-12));
+}
+
+TEST_CASE("MoE: an EP group spanning nodes has its members per node from the layout", "[job_step]") {
+  const ClusterSpec c = *find_cluster_preset("h800");
+  JobLayout l;
+  l.dp = 64;
+  l.ep = 64;
+  GroupPaths g = group_paths(c, l);
+  CHECK(g.ep.inter_node);
+  CHECK(g.ep_per_node == 8);
+  CHECK_FALSE(g.ep_intra.inter_node);
+  CHECK(g.ep_intra.bytes_per_second == Approx(200e9 * c.accelerator.efficiency.fabric));
+  l.tp = 2;  // EP members two GPUs apart: four on a node
+  CHECK(group_paths(c, l).ep_per_node == 4);
+  l.tp = 8;  // a whole node per member
+  CHECK(group_paths(c, l).ep_per_node == 1);
+  l.tp = 1;
+  l.ep = 4;  // the group inside one node
+  CHECK(group_paths(c, l).ep_per_node == 4);
+  CHECK_FALSE(group_paths(c, l).ep.inter_node);
+}
