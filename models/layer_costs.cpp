@@ -57,16 +57,17 @@ std::int64_t layer_parameters(const JobModel& m) {
                      kv = static_cast<std::int64_t>(s.kv_heads > 0 ? s.kv_heads : s.heads) * head_dim(s);
   const std::int64_t attn = h * (q + 2 * kv) + q * h;
   const int mats = m.gated_mlp ? 3 : 2;
-  const std::int64_t mlp = m.experts > 0
-                               ? static_cast<std::int64_t>(m.experts) * mats * h * m.expert_ffn + h * m.experts
-                               : mats * h * s.intermediate;
+  const std::int64_t mlp = m.experts > 0 ? static_cast<std::int64_t>(m.experts) * mats * h * m.expert_ffn +
+                                               h * m.experts + mats * h * m.shared_expert_ffn
+                                         : mats * h * s.intermediate;
   return attn + mlp + 2 * h;  // + two norms
 }
 
 // The forward GEMMs of one layer on one GPU (Megatron's column-parallel QKV and MLP-in GEMMs
 // split N by t, the row-parallel output projection and MLP-out split K by t; gate and up fused
 // into one GEMM of 2 ffn / t columns). MoE: the router (N = experts, unsplit) and the GPU's
-// experts / ep local experts as one grouped GEMM, each expert T top_k / (experts / ep) tokens.
+// experts / ep local experts as one grouped GEMM, each expert T top_k / (experts / ep) tokens,
+// and the shared experts as a dense MLP.
 std::vector<GemmShape> layer_gemms(const JobModel& m, const JobLayout& l, double T, double h, double q, double kv) {
   const double t = l.tp;
   const double in_mats = m.gated_mlp ? 2 : 1;
@@ -77,6 +78,11 @@ std::vector<GemmShape> layer_gemms(const JobModel& m, const JobLayout& l, double
     g.push_back({T, static_cast<double>(m.experts), h, 1});
     g.push_back({per_expert, in_mats * ffn, h, local});
     g.push_back({per_expert, h, ffn, local});
+    if (m.shared_expert_ffn > 0) {
+      const double shared = static_cast<double>(m.shared_expert_ffn) / t;
+      g.push_back({T, in_mats * shared, h, 1});
+      g.push_back({T, h, shared, 1});
+    }
   } else {
     const double ffn = static_cast<double>(m.shape.intermediate) / t;
     g.push_back({T, in_mats * ffn, h, 1});
@@ -157,7 +163,9 @@ LayerWork layer_work(const JobModel& m, const JobLayout& l) {
   const double hid = l.sequence_parallel ? h / t : h;
   double per_token = 2 * 2 * hid * kAct + 2 * (3 * hid * kAct + hid);
   const double ffn_local =
-      (m.experts > 0 ? m.top_k * static_cast<double>(m.expert_ffn) : static_cast<double>(s.intermediate)) / t;
+      (m.experts > 0 ? m.top_k * static_cast<double>(m.expert_ffn) + static_cast<double>(m.shared_expert_ffn)
+                     : static_cast<double>(s.intermediate)) /
+      t;
   per_token += (m.gated_mlp ? 3 : 2) * ffn_local * kAct;
   // Unfused attention writes the a/t x s scores, softmaxes (read, write), drops out (read, write,
   // mask) and reads them for AV: 13 bytes per score element (BF16 + a byte of mask).
@@ -278,7 +286,8 @@ Bytes layer_activation_bytes(const JobModel& m, const JobLayout& l) {
   // (2q + 2kv + 2kv + 2q bytes), and the MLP's inner arrays: GeLU's input and output (2 x 2 ffn),
   // SwiGLU's gate and up outputs and their product (3 x 2 ffn). GPT: 10 + 24 = 34 (eq. 1-2).
   // MoE: each of the top_k routed copies of a token keeps its input and its output for the
-  // weighted combine (4h, outside) and its expert's inner arrays on expert_ffn.
+  // weighted combine (4h, outside) and its expert's inner arrays on expert_ffn; the shared
+  // experts keep theirs as a dense MLP does (their input is the MLP input already counted).
   const double sbh =
       static_cast<double>(l.micro_batch) * static_cast<double>(m.seq) / l.cp * static_cast<double>(m.shape.hidden);
   const double t = l.tp;
@@ -292,7 +301,7 @@ Bytes layer_activation_bytes(const JobModel& m, const JobLayout& l) {
   double inner = 4 * dims.q + 4 * dims.kv;
   if (m.experts > 0) {
     outside += 4.0 * m.top_k;
-    inner += m.top_k * inner_per_ffn * static_cast<double>(m.expert_ffn);
+    inner += inner_per_ffn * (m.top_k * static_cast<double>(m.expert_ffn) + static_cast<double>(m.shared_expert_ffn));
   } else {
     inner += inner_per_ffn * static_cast<double>(m.shape.intermediate);
   }

@@ -42,6 +42,10 @@ struct JobModel {
   int experts = 0;        // MoE: routed experts per layer (0: dense)
   int top_k = 0;
   std::int64_t expert_ffn = 0;
+  // Shared experts (DeepSeekMoE, Qwen2-MoE, Llama 4): an MLP of this width every token goes
+  // through beside its routed experts, split by TP as a dense MLP (Megatron-Core's
+  // moe_shared_expert_intermediate_size; DeepSeek-V3: one shared expert, 2,048). 0: none.
+  std::int64_t shared_expert_ffn = 0;
   // Node-limited routing: each token's top_k experts lie on at most this many nodes (0: no
   // limit). DeepSeek-V3 trains with 4 (report sec. 2.1.2), DeepSeek-V2 with 3 devices.
   int node_limit = 0;

@@ -28,8 +28,8 @@ std::optional<InputProblem> check_transformer(const TransformerConfig& c) {
                         in_range("kv_heads", c.kv_heads, kMaxHeads), in_range("vocab", c.vocab, kMaxVocab)})
     if (p) return p;
   if (c.head_dim < 1)
-    return InputProblem{"head_dim", fmt::format("hidden {} is smaller than the {} heads: give head_dim", c.hidden,
-                                                c.heads)};
+    return InputProblem{"head_dim",
+                        fmt::format("hidden {} is smaller than the {} heads: give head_dim", c.hidden, c.heads)};
   if (auto p = in_range("head_dim", c.head_dim, kMaxHeads)) return p;
   if (static_cast<std::int64_t>(c.heads) * c.head_dim > kMaxFfn)
     return InputProblem{"head_dim", fmt::format("heads x head_dim = {} x {} is past the largest model stepsim takes "
@@ -50,6 +50,8 @@ std::optional<InputProblem> check_job_model(const JobModel& m) {
     if (m.top_k < 1 || m.top_k > m.experts)
       return InputProblem{"top_k", fmt::format("top_k {} is not between 1 and the {} experts", m.top_k, m.experts)};
     if (auto p = in_range("expert_ffn", m.expert_ffn, kMaxFfn)) return p;
+    if (m.shared_expert_ffn != 0)
+      if (auto p = in_range("shared_expert_ffn", m.shared_expert_ffn, kMaxFfn)) return p;
     if (m.experts * m.expert_ffn > kMaxExpertWidth)
       return InputProblem{"expert_ffn", fmt::format("experts x expert_ffn = {} x {} is past the largest model stepsim "
                                                     "takes ({} per layer)",

@@ -536,3 +536,28 @@ TEST_CASE("MoE: an EP group spanning nodes has its members per node from the lay
   CHECK(group_paths(c, l).ep_per_node == 4);
   CHECK_FALSE(group_paths(c, l).ep.inter_node);
 }
+
+TEST_CASE("MoE: a shared expert is a dense MLP every token goes through", "[job_step]") {
+  // DeepSeek-V3's one shared expert of 2,048 on the 8-layer shape: 3 x 7,168 x 2,048 =
+  // 44,040,192 more parameters per layer, held as dense ones (replicated over dp, not ep).
+  const JobStepSpec base = moe(16, 16, 1);
+  JobModel shared = base.model;
+  shared.shared_expert_ffn = 2048;
+  CHECK(total_parameters(shared) - total_parameters(base.model) == 8 * 44'040'192);
+  JobLayout l = base.layout;
+  const LayerWork a = layer_work(base.model, l), b = layer_work(shared, l);
+  CHECK(b.expert_parameters == a.expert_parameters);
+  CHECK(b.parameters - a.parameters == 44'040'192);
+  // Forward GEMMs: T x 4,096 x 7,168 in (gate and up), T x 7,168 x 2,048 out, T = 4,096 tokens:
+  // 2 x 4,096 x 7,168 x 2,048 x 3 = 360,777,252,864 FLOPs more.
+  CHECK(b.gemm_flops - a.gemm_flops == Approx(360'777'252'864.0).epsilon(1e-12));
+  // Kept activations without recompute: its gate and up outputs and their product, 3 x 2 B x
+  // 2,048 per token: 4,096 x 12,288 = 50,331,648 B per layer.
+  l.recompute = JobRecompute::None;
+  CHECK(layer_activation_bytes(shared, l) - layer_activation_bytes(base.model, l) == 50'331'648);
+  // Split by TP as a dense MLP: at tp 2 each GPU holds and computes half.
+  l.tp = 2;
+  CHECK(layer_work(shared, l).parameters - layer_work(base.model, l).parameters == 44'040'192 / 2);
+  CHECK(layer_work(shared, l).gemm_flops - layer_work(base.model, l).gemm_flops ==
+        Approx(360'777'252'864.0 / 2).epsilon(1e-12));
+}
