@@ -26,6 +26,8 @@ PassSeconds& PassSeconds::operator+=(const PassSeconds& o) {
   ep += o.ep;
   return *this;
 }
+PassSeconds operator+(PassSeconds a, const PassSeconds& b) { return a += b; }
+
 PassSeconds operator*(PassSeconds p, double k) {
   p.gemm *= k;
   p.attention *= k;
@@ -126,9 +128,23 @@ std::vector<std::vector<int>> device_chunks(const JobLayout& l) {
   return out;
 }
 
+JobModel dense_layer_model(const JobModel& m) {
+  JobModel d = m;
+  d.experts = d.top_k = d.dense_layers = d.node_limit = 0;
+  d.expert_ffn = d.shared_expert_ffn = 0;
+  return d;
+}
+
+int dense_layers_in(const JobModel& m, int first, int count) {
+  if (m.experts == 0) return count;
+  return std::clamp(m.dense_layers - first, 0, count);
+}
+
 std::int64_t total_parameters(const JobModel& m) {
   const auto& s = m.shape;
-  return s.layers * layer_parameters(m) + s.vocab * s.hidden * (s.tied_embeddings ? 1 : 2) + s.hidden;
+  const int dense = dense_layers_in(m, 0, s.layers);
+  return (s.layers - dense) * layer_parameters(m) + dense * layer_parameters(dense_layer_model(m)) +
+         s.vocab * s.hidden * (s.tied_embeddings ? 1 : 2) + s.hidden;
 }
 
 LayerWork layer_work(const JobModel& m, const JobLayout& l) {
@@ -367,29 +383,32 @@ LayerPasses layer_passes(const JobModel& m, const JobLayout& l, const ClusterSpe
 }
 
 std::vector<ChunkCost> chunk_costs(const JobModel& m, const JobLayout& l, const ClusterSpec& c) {
-  const LayerWork w = layer_work(m, l);
+  // The two kinds of layer: the model's own, and (MoE models with dense first layers) dense.
+  const bool two_kinds = m.experts > 0 && m.dense_layers > 0;
+  const JobModel dm = dense_layer_model(m);
+  const LayerWork w = layer_work(m, l), wd = two_kinds ? layer_work(dm, l) : w;
+  const LayerPasses lp = layer_passes(m, l, c), lpd = two_kinds ? layer_passes(dm, l, c) : lp;
   const auto& a = c.accelerator;
-  const LayerPasses lp = layer_passes(m, l, c);
-  const PassSeconds& f = lp.forward;
-  const PassSeconds& bi = lp.backward_input;
-  const PassSeconds& bw = lp.backward_weight;
-  const double act = static_cast<double>(lp.activation);
   const double t = l.tp;
   const int chunks = l.pp * l.chunks_per_device();
   const int L = m.shape.layers;
   std::vector<ChunkCost> out;
   const double T = static_cast<double>(l.micro_batch) * static_cast<double>(m.seq) / l.cp;
+  int first_layer = 0;
   for (int k = 0; k < chunks; ++k) {
     ChunkCost ch;
     ch.layers = L / chunks + (k < L % chunks ? 1 : 0);
+    const int dense = dense_layers_in(m, first_layer, ch.layers), own = ch.layers - dense;
+    first_layer += ch.layers;
     ch.first = k == 0;
     ch.last = k == chunks - 1;
-    ch.forward = f * ch.layers;
-    ch.backward_input = bi * ch.layers;
-    ch.backward_weight = bw * ch.layers;
-    ch.parameters = w.parameters * ch.layers;
-    ch.expert_parameters = w.expert_parameters * ch.layers;
-    ch.activation = bytes_from(act * ch.layers, "a pipeline chunk's activations");
+    ch.forward = lp.forward * own + lpd.forward * dense;
+    ch.backward_input = lp.backward_input * own + lpd.backward_input * dense;
+    ch.backward_weight = lp.backward_weight * own + lpd.backward_weight * dense;
+    ch.parameters = w.parameters * own + wd.parameters * dense;
+    ch.expert_parameters = w.expert_parameters * own;
+    ch.activation = bytes_from(static_cast<double>(lp.activation) * own + static_cast<double>(lpd.activation) * dense,
+                               "a pipeline chunk's activations");
     const double h = static_cast<double>(m.shape.hidden), V = static_cast<double>(m.shape.vocab);
     if (ch.first) {
       // Embedding lookup: read and write b s h (memory-bound); its gradient is a scatter-add.
@@ -426,6 +445,9 @@ StepFlops step_flops(const JobModel& m, const JobLayout& l) {
   one.sequence_parallel = false;
   const LayerWork w = layer_work(m, one);  // one sequence, no parallelism
   const double L = m.shape.layers;
+  // GEMM FLOPs of all layers: dense first layers at their own (attention is the same in both).
+  const int dense = dense_layers_in(m, 0, m.shape.layers);
+  const double gemms = (L - dense) * w.gemm_flops + dense * layer_work(dense_layer_model(m), one).gemm_flops;
   const double head =
       2.0 * static_cast<double>(m.seq) * static_cast<double>(m.shape.hidden) * static_cast<double>(m.shape.vocab);
   // Model FLOPs count causal attention as half the square (the quantity a kernel must do),
@@ -433,10 +455,10 @@ StepFlops step_flops(const JobModel& m, const JobLayout& l) {
   JobLayout flash = one;
   flash.attention = AttentionKernel::Flash;
   const double attn_model = layer_work(m, flash).attention_flops;
-  const double fwd_model = L * (w.gemm_flops + attn_model) + head;
-  const double fwd_hw = L * (w.gemm_flops + w.attention_flops) + head;
+  const double fwd_model = gemms + L * attn_model + head;
+  const double fwd_hw = gemms + L * w.attention_flops + head;
   double recompute = 0;
-  if (l.recompute == JobRecompute::Full) recompute = L * (w.gemm_flops + w.attention_flops);
+  if (l.recompute == JobRecompute::Full) recompute = gemms + L * w.attention_flops;
   if (l.recompute == JobRecompute::Selective && l.attention == AttentionKernel::Unfused)
     recompute = L * w.attention_flops;
   const double seqs = static_cast<double>(l.global_batch);
@@ -465,12 +487,16 @@ JobMemory job_memory(const JobModel& m, const JobLayout& l, const std::vector<Ch
   const double T = static_cast<double>(l.micro_batch) * static_cast<double>(m.seq) / l.cp;
   // Buffers every device has: ZeRO-3's gathered layers (two in flight), and for full recompute
   // one layer's activations rebuilt at a time (what the layer keeps without recompute).
+  // (The larger kind of layer, where an MoE model has dense first layers too.)
+  const bool two_kinds = m.experts > 0 && m.dense_layers > 0;
+  const JobModel dm = dense_layer_model(m);
   Bytes shared = 0;
-  if (l.zero >= 3) shared += 2 * 2 * layer_work(m, l).parameters;
+  if (l.zero >= 3)
+    shared += 2 * 2 * std::max(layer_work(m, l).parameters, two_kinds ? layer_work(dm, l).parameters : 0);
   if (l.recompute == JobRecompute::Full) {
     JobLayout kept = l;
     kept.recompute = JobRecompute::None;
-    shared += layer_activation_bytes(m, kept);
+    shared += std::max(layer_activation_bytes(m, kept), two_kinds ? layer_activation_bytes(dm, kept) : 0);
   }
   const int last = l.pp * l.chunks_per_device() - 1;
   JobMemory most;

@@ -46,6 +46,9 @@ struct JobModel {
   // through beside its routed experts, split by TP as a dense MLP (Megatron-Core's
   // moe_shared_expert_intermediate_size; DeepSeek-V3: one shared expert, 2,048). 0: none.
   std::int64_t shared_expert_ffn = 0;
+  // The first layers dense, with an MLP of `ffn` (DeepSeek-V3's first_k_dense_replace: 3 of
+  // 61; Kimi K2 1); the others MoE. 0: every layer MoE.
+  int dense_layers = 0;
   // Node-limited routing: each token's top_k experts lie on at most this many nodes (0: no
   // limit). DeepSeek-V3 trains with 4 (report sec. 2.1.2), DeepSeek-V2 with 3 devices.
   int node_limit = 0;
@@ -114,6 +117,7 @@ struct PassSeconds {
   PassSeconds& operator+=(const PassSeconds& o);
 };
 PassSeconds operator*(PassSeconds p, double k);
+PassSeconds operator+(PassSeconds a, const PassSeconds& b);
 
 struct ChunkCost {
   int layers = 0;
@@ -143,6 +147,12 @@ double gemm_wave_efficiency(double m, double n, double count, const GemmTiling& 
 // Seconds of `gemms` in one pass: each one's 2 m n k x count FLOPs / (peak x efficiency.gemm x
 // its wave efficiency); efficiency.gemm is what quantization leaves unexplained (fitted).
 double gemm_seconds(const std::vector<GemmShape>& gemms, GemmPass pass, const AcceleratorSpec& a, bool fp8);
+
+// An MoE model's dense first layers as a model of their own: the same shape, a dense MLP.
+JobModel dense_layer_model(const JobModel& m);
+// How many of the decoder layers [first, first + count) are dense (an MoE model's first
+// dense_layers; every layer of a dense model).
+int dense_layers_in(const JobModel& m, int first, int count);
 
 struct LayerWork {  // one decoder layer, one micro-batch, one GPU, forward only
   // The GEMMs, forward shapes: QKV, output projection, MLP in, MLP out (MoE: router, experts);
@@ -181,15 +191,16 @@ GroupPaths group_paths(const ClusterSpec& c, const JobLayout& l);
 double ep_leg_seconds(const JobModel& m, const JobLayout& l, const GroupPaths& paths, double tokens,
                       double element_bytes);
 
-// One decoder layer's passes on one GPU for one micro-batch, with recompute in the backward.
+// One decoder layer's passes on one GPU for one micro-batch, with recompute in the backward
+// (an MoE model's MoE layer; dense_layer_model for its dense ones).
 struct LayerPasses {
   PassSeconds forward, backward_input, backward_weight;
   Bytes activation = 0;  // kept per micro-batch
 };
 LayerPasses layer_passes(const JobModel& m, const JobLayout& l, const ClusterSpec& c);
 
-// Chunks in pipeline order (pp x vpp of them): layers dealt evenly, embedding on the first,
-// LM head and loss on the last.
+// Chunks in pipeline order (pp x vpp of them): layers dealt evenly (an MoE model's dense first
+// layers in the first chunks), embedding on the first, LM head and loss on the last.
 std::vector<ChunkCost> chunk_costs(const JobModel& m, const JobLayout& l, const ClusterSpec& c);
 
 // FLOPs of one step, whole job: model FLOPs (6 N-style: forward + backward, no recompute) and

@@ -50,6 +50,9 @@ std::optional<InputProblem> check_job_model(const JobModel& m) {
     if (m.top_k < 1 || m.top_k > m.experts)
       return InputProblem{"top_k", fmt::format("top_k {} is not between 1 and the {} experts", m.top_k, m.experts)};
     if (auto p = in_range("expert_ffn", m.expert_ffn, kMaxFfn)) return p;
+    if (m.dense_layers >= m.shape.layers)
+      return InputProblem{"dense_layers", fmt::format("{} dense layers leave none of the {} layers an MoE layer",
+                                                      m.dense_layers, m.shape.layers)};
     if (m.shared_expert_ffn != 0)
       if (auto p = in_range("shared_expert_ffn", m.shared_expert_ffn, kMaxFfn)) return p;
     if (m.experts * m.expert_ffn > kMaxExpertWidth)

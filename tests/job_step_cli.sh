@@ -46,6 +46,13 @@ has "ep 64 (dispatch per node, FP8 dispatch)" "$tmp/moe.txt"
   --set job_step.layout.fp8_dispatch=false --json >"$tmp/moe-a2a.json"
 has '"ep_dispatch": "all_to_all"' "$tmp/moe-a2a.json"
 has '"step_time_ns": 10634741959' "$tmp/moe-a2a.json"
+# Its first two layers dense (docs/job.md): no all-to-all there, more weights on device 0.
+"$stepsim" run scenarios/job-moe-dualpipe-h800.yaml --set job_step.model.dense_layers=2 >"$tmp/moe-dense.txt"
+fig "step time 4.874 s" "$tmp/moe-dense.txt"
+fig "weights 7.29" "$tmp/moe-dense.txt"
+run "$stepsim" run scenarios/job-moe-dualpipe-h800.yaml --set job_step.model.dense_layers=32
+[[ $code == 2 && "$err" == *"job_step.model.dense_layers: 32 dense layers leave none of the 32 layers an MoE layer"* ]] ||
+  fail "dense_layers 32: exit $code: $err"
 run "$stepsim" run scenarios/job-moe-dualpipe-h800.yaml --set job_step.layout.ep=128
 [[ $code == 2 && "$err" == *"job_step.layout.ep: ep 128 does not divide dp x cp = 64 (experts are sharded over data-parallel ranks; would fit: 1, 2, 4, 8, 16, 32, 64)"* ]] ||
   fail "ep 128 of dp 64: exit $code: $err"

@@ -31,7 +31,8 @@ JobModel read_job_model(const Reader& parent, const std::string& k) {
   }
   const Reader r = fields_or_file(parent, k);
   std::vector<std::string> keys(kTransformerKeys.begin(), kTransformerKeys.end());
-  keys.insert(keys.end(), {"seq", "mlp", "experts", "top_k", "expert_ffn", "shared_expert_ffn", "node_limit"});
+  keys.insert(keys.end(),
+              {"seq", "mlp", "experts", "top_k", "expert_ffn", "shared_expert_ffn", "dense_layers", "node_limit"});
   r.only(keys);
   m.shape = transformer_fields(r);
   m.seq = r.opt_integer("seq", 1).value_or(2048);
@@ -43,9 +44,10 @@ JobModel read_job_model(const Reader& parent, const std::string& k) {
     m.top_k = r.count("top_k", 1);
     m.expert_ffn = r.integer("expert_ffn", 1);
     m.shared_expert_ffn = r.opt_integer("shared_expert_ffn", 1).value_or(0);
+    m.dense_layers = r.opt_count("dense_layers", 0).value_or(0);
     m.node_limit = r.opt_count("node_limit", 1).value_or(0);
   } else {
-    for (const char* key : {"top_k", "expert_ffn", "shared_expert_ffn", "node_limit"})
+    for (const char* key : {"top_k", "expert_ffn", "shared_expert_ffn", "dense_layers", "node_limit"})
       if (r.has(key)) r.fail(key, "needs experts (a mixture-of-experts model)");
   }
   fail_on(r, check_job_model(m));

@@ -561,3 +561,40 @@ TEST_CASE("MoE: a shared expert is a dense MLP every token goes through", "[job_
   CHECK(layer_work(shared, l).gemm_flops - layer_work(base.model, l).gemm_flops ==
         Approx(360'777'252'864.0 / 2).epsilon(1e-12));
 }
+
+TEST_CASE("MoE: dense first layers cost as dense layers, in the first chunks", "[job_step]") {
+  // The 8-layer shape with its first 2 layers dense (MLP of 18,432): a dense layer holds
+  // 4 x 7,168^2 + 2 x 7,168 + 3 x 7,168 x 18,432 = 601,896,960 parameters, an MoE layer
+  // 207,370,240 + 11,274,289,152.
+  JobStepSpec s = moe(16, 16, 1);
+  const JobModel base = s.model;
+  s.model.dense_layers = 2;
+  CHECK(total_parameters(s.model) - total_parameters(base) == 2 * (601'896'960 - std::int64_t{11'481'659'392}));
+  // pp 2: chunk 0 holds layers 0-3 (two dense), chunk 1 layers 4-7; each GPU 1/16 of the experts.
+  const auto before = chunk_costs(base, s.layout, s.cluster), after = chunk_costs(s.model, s.layout, s.cluster);
+  CHECK(after[0].expert_parameters == 2 * std::int64_t{704'643'072});
+  CHECK(after[1].expert_parameters == 4 * std::int64_t{704'643'072});
+  CHECK(after[0].parameters - before[0].parameters == 2 * (601'896'960 - 207'370'240 - 704'643'072));
+  CHECK(after[1].parameters == before[1].parameters);
+  // Dense layers exchange no tokens: chunk 0 has two layers' all-to-alls, chunk 1 four.
+  CHECK(after[0].forward.ep == Approx(before[0].forward.ep / 2).epsilon(1e-12));
+  CHECK(after[1].forward.ep == before[1].forward.ep);
+  // Model FLOPs: 2 layers' GEMMs at the dense MLP's width instead of the routed and router ones.
+  JobLayout one = s.layout;
+  one.ep = 1;
+  const double dense_gemm = layer_work(dense_layer_model(s.model), one).gemm_flops;
+  const double moe_gemm = layer_work(base, one).gemm_flops;
+  CHECK(step_flops(s.model, s.layout).model - step_flops(base, s.layout).model ==
+        Approx(3.0 * static_cast<double>(s.layout.global_batch) * 2 * (dense_gemm - moe_gemm)).epsilon(1e-9));
+  // ZeRO-3 gathers each layer's own weights: a dense layer 15/16 x 2 B x 601,896,960, an MoE
+  // layer (ep = dp: its experts on no other rank) 15/16 x 2 B x 207,370,240.
+  s.layout.pp = 1;
+  s.layout.zero = 3;
+  const JobStepRun run = run_job_step(s);
+  const auto& units = run.fsdp_plan.units;
+  REQUIRE(units.size() == 10);  // embedding, 8 layers, head
+  CHECK(units[1].gather_bytes == 1'128'556'800);
+  CHECK(units[2].gather_bytes == 1'128'556'800);
+  CHECK(units[3].gather_bytes == 388'819'200);
+  CHECK(units[1].forward < units[3].forward);
+}
