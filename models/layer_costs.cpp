@@ -382,12 +382,33 @@ LayerPasses layer_passes(const JobModel& m, const JobLayout& l, const ClusterSpe
   return {f, bi, bw, layer_activation_bytes(m, l)};
 }
 
+LayerStack::Kind LayerStack::kind_of(const JobModel& m, const JobLayout& l, const ClusterSpec& c) const {
+  const LayerWork w = layer_work(m, l);
+  return {layer_passes(m, l, c), w.parameters, w.expert_parameters};
+}
+
+LayerStack::LayerStack(const JobModel& m, const JobLayout& l, const ClusterSpec& c)
+    : model_(m),
+      own_(kind_of(m, l, c)),
+      dense_(has_dense_first_layers(m) ? kind_of(dense_layer_model(m), l, c) : own_) {}
+
+ChunkCost LayerStack::layers(int first, int count) const {
+  const int dense = dense_layers_in(model_, first, count), own = count - dense;
+  const LayerPasses &o = own_.passes, &d = dense_.passes;
+  ChunkCost ch;
+  ch.layers = count;
+  ch.forward = o.forward * own + d.forward * dense;
+  ch.backward_input = o.backward_input * own + d.backward_input * dense;
+  ch.backward_weight = o.backward_weight * own + d.backward_weight * dense;
+  ch.parameters = own_.parameters * own + dense_.parameters * dense;
+  ch.expert_parameters = own_.expert_parameters * own;
+  ch.activation = bytes_from(static_cast<double>(o.activation) * own + static_cast<double>(d.activation) * dense,
+                             "a pipeline chunk's activations");
+  return ch;
+}
+
 std::vector<ChunkCost> chunk_costs(const JobModel& m, const JobLayout& l, const ClusterSpec& c) {
-  // The two kinds of layer: the model's own, and (MoE models with dense first layers) dense.
-  const bool two_kinds = m.experts > 0 && m.dense_layers > 0;
-  const JobModel dm = dense_layer_model(m);
-  const LayerWork w = layer_work(m, l), wd = two_kinds ? layer_work(dm, l) : w;
-  const LayerPasses lp = layer_passes(m, l, c), lpd = two_kinds ? layer_passes(dm, l, c) : lp;
+  const LayerStack stack(m, l, c);
   const auto& a = c.accelerator;
   const double t = l.tp;
   const int chunks = l.pp * l.chunks_per_device();
@@ -396,19 +417,10 @@ std::vector<ChunkCost> chunk_costs(const JobModel& m, const JobLayout& l, const 
   const double T = static_cast<double>(l.micro_batch) * static_cast<double>(m.seq) / l.cp;
   int first_layer = 0;
   for (int k = 0; k < chunks; ++k) {
-    ChunkCost ch;
-    ch.layers = L / chunks + (k < L % chunks ? 1 : 0);
-    const int dense = dense_layers_in(m, first_layer, ch.layers), own = ch.layers - dense;
+    ChunkCost ch = stack.layers(first_layer, L / chunks + (k < L % chunks ? 1 : 0));
     first_layer += ch.layers;
     ch.first = k == 0;
     ch.last = k == chunks - 1;
-    ch.forward = lp.forward * own + lpd.forward * dense;
-    ch.backward_input = lp.backward_input * own + lpd.backward_input * dense;
-    ch.backward_weight = lp.backward_weight * own + lpd.backward_weight * dense;
-    ch.parameters = w.parameters * own + wd.parameters * dense;
-    ch.expert_parameters = w.expert_parameters * own;
-    ch.activation = bytes_from(static_cast<double>(lp.activation) * own + static_cast<double>(lpd.activation) * dense,
-                               "a pipeline chunk's activations");
     const double h = static_cast<double>(m.shape.hidden), V = static_cast<double>(m.shape.vocab);
     if (ch.first) {
       // Embedding lookup: read and write b s h (memory-bound); its gradient is a scatter-add.
@@ -488,7 +500,7 @@ JobMemory job_memory(const JobModel& m, const JobLayout& l, const std::vector<Ch
   // Buffers every device has: ZeRO-3's gathered layers (two in flight), and for full recompute
   // one layer's activations rebuilt at a time (what the layer keeps without recompute).
   // (The larger kind of layer, where an MoE model has dense first layers too.)
-  const bool two_kinds = m.experts > 0 && m.dense_layers > 0;
+  const bool two_kinds = has_dense_first_layers(m);
   const JobModel dm = dense_layer_model(m);
   Bytes shared = 0;
   if (l.zero >= 3)

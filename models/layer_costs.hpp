@@ -150,6 +150,8 @@ double gemm_seconds(const std::vector<GemmShape>& gemms, GemmPass pass, const Ac
 
 // An MoE model's dense first layers as a model of their own: the same shape, a dense MLP.
 JobModel dense_layer_model(const JobModel& m);
+// Whether the model has two kinds of layer: MoE, with dense first layers.
+inline bool has_dense_first_layers(const JobModel& m) { return m.experts > 0 && m.dense_layers > 0; }
 // How many of the decoder layers [first, first + count) are dense (an MoE model's first
 // dense_layers; every layer of a dense model).
 int dense_layers_in(const JobModel& m, int first, int count);
@@ -198,6 +200,24 @@ struct LayerPasses {
   Bytes activation = 0;  // kept per micro-batch
 };
 LayerPasses layer_passes(const JobModel& m, const JobLayout& l, const ClusterSpec& c);
+
+// A model's decoder layers on one GPU, each kind costed once (its own layers and an MoE model's
+// dense first ones): layers(first, count) sums the layers [first, first + count) as a chunk
+// without embedding or head (first and last false).
+class LayerStack {
+ public:
+  LayerStack(const JobModel& m, const JobLayout& l, const ClusterSpec& c);
+  ChunkCost layers(int first, int count) const;
+
+ private:
+  struct Kind {
+    LayerPasses passes;
+    std::int64_t parameters = 0, expert_parameters = 0;
+  };
+  Kind kind_of(const JobModel& m, const JobLayout& l, const ClusterSpec& c) const;
+  JobModel model_;
+  Kind own_, dense_;
+};
 
 // Chunks in pipeline order (pp x vpp of them): layers dealt evenly (an MoE model's dense first
 // layers in the first chunks), embedding on the first, LM head and loss on the last.

@@ -253,10 +253,8 @@ void run_fsdp_path(JobStepRun& run) {
   const JobLayout& l = spec.layout;
   const ClusterSpec& c = spec.cluster;
   const JobCommPlan& cp = run.comm;
-  const JobModel dm = dense_layer_model(spec.model);
-  const LayerPasses lp = layer_passes(spec.model, l, c), lpd = layer_passes(dm, l, c);
-  const LayerWork w = layer_work(spec.model, l), wd = layer_work(dm, l);
-  const int layers = spec.model.shape.layers, dense = dense_layers_in(spec.model, 0, layers);
+  const LayerStack stack(spec.model, l, c);
+  const int layers = spec.model.shape.layers;
   const int members = l.dp * l.cp;
   DataParallelPlan& p = run.fsdp_plan;
   p.cards = members;
@@ -286,32 +284,18 @@ void run_fsdp_path(JobStepRun& run) {
     u.has_gather = u.has_reduce = members > 1;
     p.units.push_back(u);
   };
-  // Embedding and head from the chunk costs (the single chunk minus its layers: the dense ones
-  // of an MoE model at their own cost).
+  // Embedding and head from the chunk costs (the single chunk minus its layers).
   const auto& ch = cp.chunks.front();
-  const double own = -static_cast<double>(layers - dense), dn = -static_cast<double>(dense);
-  PassSeconds ef, eb;
-  ef = ch.forward;
-  ef += lp.forward * own;
-  ef += lpd.forward * dn;
-  eb = ch.backward_input;
-  eb += lp.backward_input * own;
-  eb += lpd.backward_input * dn;
-  eb += ch.backward_weight;
-  eb += lp.backward_weight * own;
-  eb += lpd.backward_weight * dn;
+  const ChunkCost all = stack.layers(0, layers);
+  const PassSeconds ef = ch.forward + all.forward * -1.0;
+  const PassSeconds eb =
+      ch.backward_input + all.backward_input * -1.0 + ch.backward_weight + all.backward_weight * -1.0;
   const std::int64_t vh = spec.model.shape.vocab * spec.model.shape.hidden / l.tp;
   unit("embedding", PassSeconds{}, PassSeconds{}, {vh, 0});
-  PassSeconds lb = lp.backward_input, lbd = lpd.backward_input;
-  lb += lp.backward_weight;
-  lbd += lpd.backward_weight;
-  const HeldParameters layer{w.parameters - w.expert_parameters, w.expert_parameters};
-  const HeldParameters dense_layer{wd.parameters, 0};
   for (int n = 0; n < layers; ++n) {
-    if (n < dense)
-      unit(fmt::format("layer {}", n), lpd.forward, lbd, dense_layer);
-    else
-      unit(fmt::format("layer {}", n), lp.forward, lb, layer);
+    const ChunkCost one = stack.layers(n, 1);
+    unit(fmt::format("layer {}", n), one.forward, one.backward_input + one.backward_weight,
+         {one.parameters - one.expert_parameters, one.expert_parameters});
   }
   unit("head", ef, eb, {spec.model.shape.tied_embeddings ? 0 : vh, 0});
   run.fsdp = lower_data_parallel(p);
@@ -329,22 +313,6 @@ namespace {
 // proportion to `weights` (each kind's time in the passes), in whole nanoseconds that add up to
 // it: cut at the cumulative floors (as pipeline_spec.cpp shares a device's time between its
 // chunks), so a kind whose weight is 0 gets nothing.
-// One layer's passes in the proportions of the model's layers: an MoE model's dense first
-// layers weighed by their count against its MoE ones (the sum over the layers / L); else the
-// layer's own.
-LayerPasses fsdp_layers_passes(const JobModel& m, const JobLayout& l, const ClusterSpec& c) {
-  const LayerPasses own = layer_passes(m, l, c);
-  const int layers = m.shape.layers, dense = dense_layers_in(m, 0, layers);
-  if (m.experts == 0 || dense == 0) return own;
-  const LayerPasses d = layer_passes(dense_layer_model(m), l, c);
-  const double share = static_cast<double>(dense) / layers;
-  LayerPasses mix = own;
-  mix.forward = own.forward * (1 - share) + d.forward * share;
-  mix.backward_input = own.backward_input * (1 - share) + d.backward_input * share;
-  mix.backward_weight = own.backward_weight * (1 - share) + d.backward_weight * share;
-  return mix;
-}
-
 void set_exposure(JobStepResult& r, Time total, const std::array<Time, 3>& weights) {
   const __int128 sum = static_cast<__int128>(weights[0]) + weights[1] + weights[2];
   std::array<Time, 3> parts{};
@@ -410,7 +378,7 @@ void critical_shares(JobStepRun& run, bool fsdp, Time tail) {
   if (fsdp) {
     // In-pass collectives ride inside the FSDP path's compute ops: their share of the compute
     // on the critical path is the TP/CP/EP exposure.
-    const LayerPasses lp = fsdp_layers_passes(run.spec.model, l, c);
+    const ChunkCost lp = LayerStack(run.spec.model, l, c).layers(0, run.spec.model.shape.layers);  // all layers
     const double comm = lp.forward.comm() + lp.backward_input.comm();
     const double all = comm + lp.forward.compute() + lp.backward_input.compute() + lp.backward_weight.compute();
     const Time compute_on_path = by_kind["forward"] + by_kind["backward"];
