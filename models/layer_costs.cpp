@@ -115,6 +115,25 @@ double gemm_seconds(const std::vector<GemmShape>& gemms, GemmPass pass, const Ac
   return s;
 }
 
+std::vector<int> chunk_layer_counts(int layers, const JobLayout& l) {
+  const int chunks = l.pp * l.chunks_per_device();
+  std::vector<int> out(static_cast<std::size_t>(chunks), 0);
+  int first = 0, count = chunks, rest = layers;  // the chunks [first, first + count) share `rest`
+  if (l.first_chunk_layers >= 0 && count > 0) {
+    out.front() = l.first_chunk_layers;
+    rest -= l.first_chunk_layers;
+    ++first;
+    --count;
+  }
+  if (l.last_chunk_layers >= 0 && count > 0) {
+    out.back() = l.last_chunk_layers;
+    rest -= l.last_chunk_layers;
+    --count;
+  }
+  for (int k = 0; k < count; ++k) out[static_cast<std::size_t>(first + k)] = rest / count + (k < rest % count ? 1 : 0);
+  return out;
+}
+
 std::vector<std::vector<int>> device_chunks(const JobLayout& l) {
   std::vector<std::vector<int>> out(static_cast<std::size_t>(l.pp));
   const int n = l.pp * l.chunks_per_device();
@@ -411,13 +430,13 @@ std::vector<ChunkCost> chunk_costs(const JobModel& m, const JobLayout& l, const 
   const LayerStack stack(m, l, c);
   const auto& a = c.accelerator;
   const double t = l.tp;
-  const int chunks = l.pp * l.chunks_per_device();
-  const int L = m.shape.layers;
+  const std::vector<int> counts = chunk_layer_counts(m.shape.layers, l);
+  const int chunks = static_cast<int>(counts.size());
   std::vector<ChunkCost> out;
   const double T = static_cast<double>(l.micro_batch) * static_cast<double>(m.seq) / l.cp;
   int first_layer = 0;
   for (int k = 0; k < chunks; ++k) {
-    ChunkCost ch = stack.layers(first_layer, L / chunks + (k < L % chunks ? 1 : 0));
+    ChunkCost ch = stack.layers(first_layer, counts[static_cast<std::size_t>(k)]);
     first_layer += ch.layers;
     ch.first = k == 0;
     ch.last = k == chunks - 1;

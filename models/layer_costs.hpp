@@ -78,6 +78,11 @@ struct JobLayout {
   bool fp8_dispatch = false;                      // tokens dispatched in FP8 (combined in BF16)
   int grad_bytes = 4;                             // bytes per gradient element reduced (Megatron: FP32 main grads)
   bool cp_balanced = true;                        // CP: 2 cp chunks, rank i takes i and 2cp-1-i (else contiguous)
+  // Decoder layers of the pipeline's first and last model chunk, the others sharing the rest
+  // evenly (-1: an even share). A lighter first chunk balances the embedding, a lighter last one
+  // the LM head and loss (Llama 3 paper sec. 3.3.2: one layer fewer at each end of 126; with
+  // one chunk per device Megatron-LM's --decoder-first/last-pipeline-num-layers).
+  int first_chunk_layers = -1, last_chunk_layers = -1;
   int ranks() const { return tp * pp * dp * cp; }
   std::int64_t microbatches() const { return global_batch / (static_cast<std::int64_t>(micro_batch) * dp); }
   // Model chunks per device: v for interleaved 1F1B, 2 for DualPipe-V (its V shape), else 1.
@@ -102,6 +107,11 @@ inline double job_step_ops_bound(const JobLayout& l, std::int64_t layers) {
   const double m = static_cast<double>(l.global_batch) / std::max<std::int64_t>(1, std::int64_t{l.micro_batch} * l.dp);
   return m * (8.0 * l.pp * l.chunks_per_device() * l.stage_copies() + 6.0 * static_cast<double>(layers));
 }
+
+// Decoder layers of each model chunk in pipeline order (pp x chunks_per_device of them): the
+// first and last as the layout sets them, the others an even share of the rest (the first ones
+// one more while they do not divide; check_layout refuses that unless the ends are even too).
+std::vector<int> chunk_layer_counts(int layers, const JobLayout& l);
 
 // The chunks (indices along the model, 0 .. pp x chunks_per_device - 1) each pipeline device
 // holds, ascending: interleaved d, d + pp, ...; DualPipe-V d and 2pp-1-d; DualPipe d and pp-1-d.
@@ -219,8 +229,9 @@ class LayerStack {
   Kind own_, dense_;
 };
 
-// Chunks in pipeline order (pp x vpp of them): layers dealt evenly (an MoE model's dense first
-// layers in the first chunks), embedding on the first, LM head and loss on the last.
+// Chunks in pipeline order (pp x vpp of them): layers dealt by chunk_layer_counts (an MoE
+// model's dense first layers in the first chunks), embedding on the first, LM head and loss on
+// the last.
 std::vector<ChunkCost> chunk_costs(const JobModel& m, const JobLayout& l, const ClusterSpec& c);
 
 // FLOPs of one step, whole job: model FLOPs (6 N-style: forward + backward, no recompute) and

@@ -42,7 +42,45 @@ std::optional<InputProblem> check_sizes(const JobModel& m, const JobLayout& l) {
                                                    l.micro_batch, m.seq, kMaxMicroBatchTokens)};
   return std::nullopt;
 }
+
 }  // namespace
+
+std::optional<InputProblem> check_layer_split(int layers, const JobLayout& l) {
+  const int v = l.chunks_per_device();
+  const char* what = v != l.vpp ? "chunks per device (DualPipe-V: 2)" : "virtual_stages";
+  const std::int64_t chunks = std::int64_t{l.pp} * v;
+  const bool first = l.first_chunk_layers >= 0, last = l.last_chunk_layers >= 0;
+  if (!first && !last) {
+    if (layers % chunks == 0) return std::nullopt;
+    return InputProblem{l.vpp > 1 ? "virtual_stages" : "pp",
+                        fmt::format("{} layers do not split into pp x {} = {} x {} = {} equal chunks (would fit: "
+                                    "pp x {} in {}; or set first_chunk_layers / last_chunk_layers)",
+                                    layers, what, l.pp, v, chunks, what, divisors_of(layers, layers))};
+  }
+  const char* key = first ? "first_chunk_layers" : "last_chunk_layers";
+  const int ends = (first ? 1 : 0) + (last ? 1 : 0);
+  if (chunks < 2)
+    return InputProblem{key, "sets a pipeline end's layers but the model is one chunk (pp x virtual_stages = 1)"};
+  const std::int64_t set = std::int64_t{std::max(l.first_chunk_layers, 0)} + std::max(l.last_chunk_layers, 0);
+  const std::int64_t rest = layers - set, others = chunks - ends;
+  if (others == 0 && rest != 0)
+    return InputProblem{key, fmt::format("the two chunks hold {} + {} layers but the model has {}",
+                                         l.first_chunk_layers, l.last_chunk_layers, layers)};
+  if (others == 0) return std::nullopt;
+  if (rest < others)
+    return InputProblem{key, fmt::format("{} of the {} layers at the ends leave {} for the other {} chunks: fewer than "
+                                         "one each",
+                                         set, layers, rest, others)};
+  if (rest % others != 0) {
+    std::string fit;  // what the ends may hold together: the rest then shares evenly
+    for (std::int64_t e = layers % others; e <= layers - others && e <= layers % others + 8 * others; e += others)
+      fit += (fit.empty() ? "" : ", ") + std::to_string(e);
+    return InputProblem{key, fmt::format("the {} layers less {} at the ends leave {} for the other {} chunks: not an "
+                                         "equal share (would fit: ends holding {} layers together)",
+                                         layers, set, rest, others, fit.empty() ? "none" : fit)};
+  }
+  return std::nullopt;
+}
 
 std::optional<InputProblem> check_layout_settings(const JobLayout& l) {
   if (l.zero < 0 || l.zero > 3)
@@ -61,14 +99,7 @@ std::optional<InputProblem> check_layout(const JobModel& m, const JobLayout& l, 
     return InputProblem{
         "tp", fmt::format("tp {} does not divide the {} attention heads and {} key/value heads (would fit: {})", l.tp,
                           s.heads, kv, divisors_of(std::gcd(s.heads, kv)))};
-  const int v = l.chunks_per_device();
-  const char* what = v != l.vpp ? "chunks per device (DualPipe-V: 2)" : "virtual_stages";
-  const std::int64_t chunks = std::int64_t{l.pp} * v;
-  if (s.layers % chunks != 0)
-    return InputProblem{l.vpp > 1 ? "virtual_stages" : "pp",
-                         fmt::format("{} layers do not split into pp x {} = {} x {} = {} equal chunks (would fit: "
-                                     "pp x {} in {})",
-                                     s.layers, what, l.pp, v, chunks, what, divisors_of(s.layers, s.layers))};
+  if (auto p = check_layer_split(s.layers, l)) return p;
   if (m.seq % l.cp != 0 || (l.cp > 1 && (m.seq / l.cp) % 2 != 0))
     return InputProblem{
         "cp", fmt::format("cp {} does not split the sequence of {} into 2 x cp balanced chunks", l.cp, m.seq)};

@@ -12,6 +12,10 @@ namespace stepsim {
 // of 2 or 4 bytes. (Readers check them at the key before anything is derived or searched.)
 std::optional<InputProblem> check_layout_settings(const JobLayout& l);
 
+// The decoder layers split into the pipeline's chunks: evenly, or with the first and last chunks
+// set (chunk_layer_counts) and an equal share of at least one layer for each of the others.
+std::optional<InputProblem> check_layer_split(int layers, const JobLayout& l);
+
 // `gpus`: the cluster's GPU count (0: take tp x pp x dp x cp). nullopt when the layout is sound.
 // Each degree and micro_batch is at least 1 and at most kMaxGpus, and so is tp x pp x dp x cp: a
 // sound layout's ranks() and microbatches() do not overflow.

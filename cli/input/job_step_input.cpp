@@ -157,7 +157,7 @@ const std::vector<std::string>& layout_keys() {
   static const std::vector<std::string> keys = {
       "tp",      "pp",   "virtual_stages",    "dp",          "cp",           "ep",          "schedule",
       "zero",    "fsdp", "sequence_parallel", "micro_batch", "global_batch", "recompute",   "attention",
-      "overlap", "fp8",  "grad_bytes",        "cp_split",    "ep_dispatch",  "fp8_dispatch"};
+      "overlap", "fp8",  "grad_bytes",        "cp_split",    "ep_dispatch",  "fp8_dispatch", "first_chunk_layers", "last_chunk_layers"};
   return keys;
 }
 
@@ -225,6 +225,8 @@ JobLayout read_layout(const Reader& r) {
     r.fail("cp_split", fmt::format("unknown cp_split '{}' (balanced or contiguous)", split));
   l.cp_balanced = split == "balanced";
   l.grad_bytes = r.opt_count("grad_bytes", 2).value_or(4);
+  l.first_chunk_layers = r.opt_count("first_chunk_layers", 0).value_or(-1);
+  l.last_chunk_layers = r.opt_count("last_chunk_layers", 0).value_or(-1);
   fail_on(r, check_layout_settings(l));
   return l;
 }

@@ -45,7 +45,10 @@ std::string column_of(const std::string& key) {
 const char* metric_unit(MeasuredMetric m) {
   switch (m) {
     case MeasuredMetric::TflopsSc21:
-    case MeasuredMetric::TflopsHardware: return "TFLOP/s";
+    case MeasuredMetric::TflopsHardware:
+    case MeasuredMetric::TflopsModel: return "TFLOP/s";
+    case MeasuredMetric::MfuPercent: return "%";
+    case MeasuredMetric::TokensPerGpuSecond: return "tok/s";
     case MeasuredMetric::IterationSeconds: return "s";
     case MeasuredMetric::LayerForwardMs:
     case MeasuredMetric::LayerBackwardMs: return "ms";
@@ -61,9 +64,13 @@ MeasuredMetric parse_metric(const std::string& file, int n, const std::string& m
   if (metric == "iteration_s") return MeasuredMetric::IterationSeconds;
   if (metric == "layer_fwd_ms") return MeasuredMetric::LayerForwardMs;
   if (metric == "layer_bwd_ms") return MeasuredMetric::LayerBackwardMs;
-  throw InputError(
-      file, n, "metric",
-      fmt::format("unknown metric '{}' (tflops_sc21, tflops_hw, iteration_s, layer_fwd_ms, layer_bwd_ms)", metric));
+  if (metric == "tflops_model") return MeasuredMetric::TflopsModel;
+  if (metric == "mfu") return MeasuredMetric::MfuPercent;
+  if (metric == "tokens_per_gpu_s") return MeasuredMetric::TokensPerGpuSecond;
+  throw InputError(file, n, "metric",
+                   fmt::format("unknown metric '{}' (tflops_sc21, tflops_hw, tflops_model, mfu, tokens_per_gpu_s, "
+                               "iteration_s, layer_fwd_ms, layer_bwd_ms)",
+                               metric));
 }
 
 // The cells of one row by column name, read with the row's file and line in every error.
@@ -131,9 +138,12 @@ MeasuredRun parse_row(const std::string& file, int n, std::map<std::string, std:
   m.shape.head_dim = static_cast<int>(m.shape.hidden / std::max(1, m.shape.heads));
   m.shape.intermediate = row.integer("ffn", 4 * m.shape.hidden);
   m.shape.vocab = row.integer("vocab");
-  m.shape.tied_embeddings = true;  // GPT-style: the LM head shares the embedding
+  m.shape.tied_embeddings = row.integer("tied", 1) == 1;  // GPT-style by default: the LM head shares the embedding
   m.seq = row.integer("seq");
-  m.gated_mlp = false;  // GPT: GeLU MLP
+  const std::string mlp = row.text("mlp");
+  if (mlp != "gelu" && mlp != "swiglu" && !mlp.empty())
+    throw InputError(file, n, "mlp", fmt::format("unknown mlp '{}' (gelu or swiglu)", mlp));
+  m.gated_mlp = mlp == "swiglu";  // GPT (the default): GeLU MLP
   JobLayout& l = r.spec.layout;
   l.tp = row.count("tp", 1), l.pp = row.count("pp", 1), l.dp = row.count("dp", 1), l.vpp = row.count("vpp", 1);
   l.cp = row.count("cp", 1), l.ep = row.count("ep", 1);
@@ -151,6 +161,11 @@ MeasuredRun parse_row(const std::string& file, int n, std::map<std::string, std:
   l.overlap_pp = row.integer("overlap_pp", 1) == 1;
   l.attention = row.text("attention") == "unfused" ? AttentionKernel::Unfused : AttentionKernel::Flash;
   l.grad_bytes = row.count("grad_bytes", 4);
+  l.fp8 = row.integer("fp8", 0) == 1;
+  // Empty or absent: an even share (as the layout's keys; the columns carry their names).
+  auto end_layers = [&](const char* k) { return row.text(k).empty() ? -1 : row.count(k); };
+  l.first_chunk_layers = end_layers("first_chunk_layers");
+  l.last_chunk_layers = end_layers("last_chunk_layers");
   r.metric = parse_metric(file, n, row.need("metric"));
   const std::string& v = row.need("value");
   try {
@@ -209,6 +224,9 @@ double predicted_metric(const MeasuredRun& row, const JobStepResult& r) {
       return F / to_s(r.step_time) / static_cast<double>(r.gpus) / 1e12;
     }
     case MeasuredMetric::TflopsHardware: return r.hardware_tflops_per_gpu;
+    case MeasuredMetric::TflopsModel: return r.model_tflops_per_gpu;
+    case MeasuredMetric::MfuPercent: return 100 * r.mfu;
+    case MeasuredMetric::TokensPerGpuSecond: return r.tokens_per_s_per_gpu;
     case MeasuredMetric::IterationSeconds: return to_s(r.step_time);
     case MeasuredMetric::LayerForwardMs: return r.layer_forward_s * 1e3;
     case MeasuredMetric::LayerBackwardMs: return r.layer_backward_s * 1e3;

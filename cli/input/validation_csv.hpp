@@ -8,7 +8,16 @@
 
 namespace stepsim::cli {
 
-enum class MeasuredMetric { TflopsSc21, TflopsHardware, IterationSeconds, LayerForwardMs, LayerBackwardMs };
+enum class MeasuredMetric {
+  TflopsSc21,          // SC21's count of TFLOP/s per GPU (sec. 5.1, with the recompute)
+  TflopsHardware,      // hardware FLOPs (with recompute) per GPU per second
+  TflopsModel,         // model FLOPs (no recompute) per GPU per second
+  MfuPercent,          // model FLOPs utilization, in per cent of the BF16 (or FP8) peak
+  TokensPerGpuSecond,  // training tokens per GPU per second
+  IterationSeconds,
+  LayerForwardMs,
+  LayerBackwardMs
+};
 
 struct MeasuredRun {
   int line = 0;

@@ -19,6 +19,17 @@ std::string layout_line(const JobStepSpec& s) {
   const JobLayout& l = s.layout;
   std::string out = fmt::format("tp {} pp {}", l.tp, l.pp);
   if (l.vpp > 1) out += fmt::format(" (v {})", l.vpp);
+  if (l.first_chunk_layers >= 0 || l.last_chunk_layers >= 0) {
+    // The ends as set, the middle chunks' equal share.
+    const std::vector<int> n = chunk_layer_counts(s.model.shape.layers, l);
+    const int first = l.first_chunk_layers >= 0 ? 1 : 0;
+    const int middle = static_cast<int>(n.size()) - first - (l.last_chunk_layers >= 0 ? 1 : 0);
+    out += " (layers per chunk ";
+    if (first) out += fmt::format("{}, ", n.front());
+    out += fmt::format("{} x {}", middle, n[static_cast<std::size_t>(first)]);
+    if (l.last_chunk_layers >= 0) out += fmt::format(", {}", n.back());
+    out += ")";
+  }
   out += fmt::format(" dp {}", l.dp);
   if (l.cp > 1) out += fmt::format(" cp {}", l.cp);
   if (l.ep > 1) out += fmt::format(" ep {}", l.ep);
@@ -203,6 +214,7 @@ nlohmann::ordered_json job_step_json(const std::string& name, const JobStepRun& 
   j["layout"] = {{"tp", l.tp},
                  {"pp", l.pp},
                  {"virtual_stages", l.vpp},
+                 {"chunk_layers", chunk_layer_counts(run.spec.model.shape.layers, l)},
                  {"dp", l.dp},
                  {"cp", l.cp},
                  {"ep", l.ep},

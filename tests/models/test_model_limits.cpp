@@ -101,7 +101,8 @@ TEST_CASE("a layout's degrees and GPU count are checked before any product is ta
   l.vpp = 1'000'000;  // pp x virtual_stages = 10^12 chunks: wrapped in int
   CHECK(problem(check_layout(m, l, 0)) ==
         "virtual_stages: 80 layers do not split into pp x virtual_stages = 1000000 x 1000000 = 1000000000000 equal "
-        "chunks (would fit: pp x virtual_stages in 1, 2, 4, 5, 8, 10, 16, 20, 40, 80)");
+        "chunks (would fit: pp x virtual_stages in 1, 2, 4, 5, 8, 10, 16, 20, 40, 80; or set first_chunk_layers / "
+        "last_chunk_layers)");
   l = layout_64();
   l.micro_batch = 1'000'000;
   JobModel long_context = m;

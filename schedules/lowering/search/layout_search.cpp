@@ -54,10 +54,29 @@ constexpr std::size_t kBatch = 16;
 }  // namespace
 
 std::vector<int> auto_tp(const ClusterSpec& c) { return divisors(c.node.gpus); }
-std::vector<int> auto_pp(const JobModel& m) { return divisors(m.shape.layers); }
-std::vector<int> auto_vpp(const JobModel& m, int pp) {
-  if (pp <= 1) return {1};
-  return divisors(m.shape.layers / pp, kMaxAutoVpp);
+namespace {
+bool sets_ends(const JobLayout& l) { return l.first_chunk_layers >= 0 || l.last_chunk_layers >= 0; }
+bool splits(const JobModel& m, JobLayout l, int pp, int v) {
+  l.pp = pp;
+  l.vpp = v;
+  l.schedule = v > 1 ? "interleaved-1f1b" : "1f1b";
+  return !check_layer_split(m.shape.layers, l);
+}
+}  // namespace
+
+std::vector<int> auto_pp(const JobModel& m, const JobLayout& base) {
+  if (!sets_ends(base)) return divisors(m.shape.layers);
+  std::vector<int> out;
+  for (int pp = 2; pp <= m.shape.layers + 2; ++pp)
+    if (!auto_vpp(m, base, pp).empty()) out.push_back(pp);
+  return out;
+}
+std::vector<int> auto_vpp(const JobModel& m, const JobLayout& base, int pp) {
+  if (!sets_ends(base)) return pp <= 1 ? std::vector<int>{1} : divisors(m.shape.layers / pp, kMaxAutoVpp);
+  std::vector<int> out;
+  for (int v = 1; v <= kMaxAutoVpp; ++v)
+    if (splits(m, base, pp, v)) out.push_back(v);
+  return out;
 }
 
 void enumerate_layouts(const SearchSpec& spec, const std::function<void(const Candidate&)>& visit) {
@@ -66,7 +85,7 @@ void enumerate_layouts(const SearchSpec& spec, const std::function<void(const Ca
   auto or_auto = [](const std::vector<int>& v, std::vector<int> dflt) { return v.empty() ? dflt : v; };
   const std::vector<int> tps = or_auto(a.tp, auto_tp(spec.cluster));
   const std::vector<int> cps = or_auto(a.cp, divisors(spec.cluster.node.gpus));
-  const std::vector<int> pps = or_auto(a.pp, auto_pp(m));
+  const std::vector<int> pps = or_auto(a.pp, auto_pp(m, spec.base));
   const std::vector<int> zeros = or_auto(a.zero, {0, 1, 2, 3});
   const std::vector<int> mbs = or_auto(a.micro_batch, kAutoMicroBatch);
   const std::vector<int> eps = or_auto(a.ep, m.experts > 0 ? divisors(m.experts) : std::vector<int>{1});
@@ -88,7 +107,7 @@ void enumerate_layouts(const SearchSpec& spec, const std::function<void(const Ca
             dps = a.dp;
           else
             dps = {cards % mp == 0 ? static_cast<int>(cards / mp) : 0};
-          const std::vector<int> vpps = or_auto(a.vpp, auto_vpp(m, pp));
+          const std::vector<int> vpps = or_auto(a.vpp, auto_vpp(m, spec.base, pp));
           // Sequence parallelism splits the TP group's work: without TP there is one layout (off),
           // whatever the list says (else each listed value would repeat the same layout).
           const std::vector<int> sps = tp == 1                       ? std::vector<int>{0}

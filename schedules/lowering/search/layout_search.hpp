@@ -137,8 +137,10 @@ struct SearchResult {
 
 // The values each key takes (auto domains filled in for this model and cluster).
 std::vector<int> auto_tp(const ClusterSpec& c);
-std::vector<int> auto_pp(const JobModel& m);
-std::vector<int> auto_vpp(const JobModel& m, int pp);
+// pp and virtual stages that split the layers: evenly, or, where the base layout sets the first
+// or last chunk's layers, with an equal share for the other chunks (check_layer_split).
+std::vector<int> auto_pp(const JobModel& m, const JobLayout& base);
+std::vector<int> auto_vpp(const JobModel& m, const JobLayout& base, int pp);
 
 // Every candidate of the space in enumeration order (no pruning).
 void enumerate_layouts(const SearchSpec& spec, const std::function<void(const Candidate&)>& visit);
