@@ -59,12 +59,21 @@ FitResult fit_log_least_squares(const BatchPredict& predict_sets, const std::vec
     for (std::size_t i = 0; i < m; ++i) rv(static_cast<Eigen::Index>(i)) = r[i];
     hold_at_bounds(J, rv, p, lo, hi);
     bool improved = false;
+    // Fewer rows than parameters leave a family of exact fits. Marquardt's damping (scaled by
+    // each parameter's own sensitivity) then moves the parameters a row barely exercises as far
+    // as the ones it does (one Llama 3 row sent attention, memory, fabric and network to their
+    // bounds); Levenberg's (the same for all) tends, as it falls, to the smallest change in log p
+    // that fits (Nocedal & Wright, Numerical Optimization, sec. 10.3): the preset moves only as
+    // far as the rows ask, each parameter by its share in them.
     // Damped more and more until a step gains: after a run of good steps lambda is small, and a
     // fixed number of tries (8, x4 each) gave up on the first hard step. Done when the step no
     // longer moves any parameter (1e-7 in log p), or the damping is beyond any use (4^30).
     for (int tries = 0; tries < 30 && !improved; ++tries) {
       Eigen::MatrixXd A = J.transpose() * J;
-      A.diagonal() += lambda * (A.diagonal().array() + 1e-9).matrix();
+      if (m >= n)
+        A.diagonal() += lambda * (A.diagonal().array() + 1e-9).matrix();  // Marquardt: scale-free
+      else
+        A.diagonal().array() += lambda;  // Levenberg: see below
       const Eigen::VectorXd dx = A.ldlt().solve(-J.transpose() * rv);
       if (dx.size() == 0 || !(dx.cwiseAbs().maxCoeff() >= 1e-7)) break;
       std::vector<double> q(n);

@@ -1,8 +1,9 @@
 #pragma once
 // Fitting efficiency parameters to measurements: damped Gauss-Newton (Levenberg-Marquardt) on
 // log residuals, log(predicted / measured), over log-parameters (so they stay positive), with
-// Eigen's least-squares solve of (J^T J + lambda diag) dx = -J^T r. The Jacobian is taken by
-// forward differences, since a prediction is a simulation, not a formula.
+// Eigen's least-squares solve of (J^T J + lambda diag) dx = -J^T r (with fewer measurements than
+// parameters, lambda I: the fit then moves the start as little as it can). The Jacobian is taken
+// by forward differences, since a prediction is a simulation, not a formula.
 #include <functional>
 #include <vector>
 

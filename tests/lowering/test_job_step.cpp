@@ -4,6 +4,7 @@
 
 #include "sim/critical_path.hpp"
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 
@@ -597,4 +598,67 @@ TEST_CASE("MoE: dense first layers cost as dense layers, in the first chunks", "
   CHECK(units[2].gather_bytes == 1'128'556'800);
   CHECK(units[3].gather_bytes == 388'819'200);
   CHECK(units[1].forward < units[3].forward);
+}
+
+TEST_CASE("uneven chunks: the pipeline's ends set, the other chunks an equal share", "[job_step]") {
+  JobLayout l;
+  l.tp = 8;
+  l.pp = 16;
+  l.vpp = 8;
+  l.schedule = "interleaved-1f1b";
+  l.first_chunk_layers = l.last_chunk_layers = 0;  // Llama 3 405B (paper sec. 3.3.2)
+  std::vector<int> n = chunk_layer_counts(126, l);
+  REQUIRE(n.size() == 128);
+  CHECK(n.front() == 0);
+  CHECK(n.back() == 0);
+  CHECK(std::count(n.begin(), n.end(), 1) == 126);
+  CHECK_FALSE(check_layer_split(126, l));
+  l.vpp = 1;
+  l.schedule = "1f1b";
+  l.first_chunk_layers = l.last_chunk_layers = 7;
+  n = chunk_layer_counts(126, l);
+  CHECK(n == std::vector<int>{7, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 7});
+  l.last_chunk_layers = -1;  // only the first set: 119 over 15 chunks does not share evenly
+  auto p = check_layer_split(126, l);
+  REQUIRE(p);
+  CHECK(p->key == "first_chunk_layers");
+  CHECK(p->message ==
+        "the 126 layers less 7 at the ends leave 119 for the other 15 chunks: not an equal share (would fit: ends "
+        "holding 6, 21, 36, 51, 66, 81, 96, 111 layers together)");
+  l.first_chunk_layers = 6;
+  CHECK(chunk_layer_counts(126, l) == std::vector<int>{6, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8});
+  l.first_chunk_layers = 120;
+  p = check_layer_split(126, l);
+  REQUIRE(p);
+  CHECK(p->message == "120 of the 126 layers at the ends leave 6 for the other 15 chunks: fewer than one each");
+  l.pp = 2;
+  l.first_chunk_layers = l.last_chunk_layers = 50;
+  p = check_layer_split(96, l);
+  REQUIRE(p);
+  CHECK(p->message == "the two chunks hold 50 + 50 layers but the model has 96");
+  l.pp = 1;
+  p = check_layer_split(96, l);
+  REQUIRE(p);
+  CHECK(p->message == "sets a pipeline end's layers but the model is one chunk (pp x virtual_stages = 1)");
+
+  // A chunk of no layers holds the embedding (or the head) alone; the middle devices do all the
+  // layers' work, so the step is slower than the even split of the same model and cluster.
+  JobStepSpec s = megascale(256, 128);
+  s.layout.vpp = 1;
+  s.layout.schedule = "1f1b";
+  const JobStepRun even = run_job_step(s);
+  s.layout.first_chunk_layers = s.layout.last_chunk_layers = 0;
+  const auto chunks = chunk_costs(s.model, s.layout, s.cluster);
+  REQUIRE(chunks.size() == 8);
+  CHECK(chunks[0].layers == 0);
+  CHECK(chunks[1].layers == 16);
+  CHECK(chunks[7].layers == 0);
+  CHECK(chunks[0].forward.gemm == 0);
+  CHECK(chunks[0].parameters == 64000 * 12288 / 8);  // the embedding's share
+  CHECK(chunks[7].parameters == 64000 * 12288 / 8);  // the head (tied, on another device: its own copy)
+  const JobStepRun ends = run_job_step(s);
+  CHECK(ends.result.step_time > even.result.step_time);
+  // Model FLOPs do not depend on the split: MFU falls as the step grows.
+  CHECK(ends.result.mfu * static_cast<double>(ends.result.step_time) ==
+        Approx(even.result.mfu * static_cast<double>(even.result.step_time)).epsilon(1e-9));
 }

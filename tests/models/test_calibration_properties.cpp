@@ -261,3 +261,35 @@ TEST_CASE("calibration with noise or a truth outside the bounds reaches the best
   }
   CHECK(at_bound > 200);  // the bounds were active in many fits
 }
+
+TEST_CASE("with fewer measurements than parameters the fit makes the smallest change that fits",
+          "[calibration]") {
+  // log(prediction) = sum_j a_j log p_j: one measurement, three parameters. Every p on the plane
+  // a . log p = log(measured) fits exactly; the nearest to the start in log p moves each
+  // parameter by a_j (log(measured) - a . log p0) / |a|^2: the one the row barely sees barely moves.
+  const std::vector<double> a = {1.0, 0.1, 0.02};
+  const BatchPredict predict = [&](const std::vector<std::vector<double>>& sets) {
+    std::vector<std::vector<double>> out;
+    for (const auto& p : sets) {
+      double log_pred = 0;
+      for (std::size_t j = 0; j < a.size(); ++j) log_pred += a[j] * std::log(p[j]);
+      out.push_back({std::exp(log_pred)});
+    }
+    return out;
+  };
+  const std::vector<double> start = {0.7, 0.55, 0.8};
+  const double target = 1.1;  // log-prediction at the start, plus 0.1 (about 10 % faster)
+  double at_start = 0, norm2 = 0;
+  for (std::size_t j = 0; j < a.size(); ++j) {
+    at_start += a[j] * std::log(start[j]);
+    norm2 += a[j] * a[j];
+  }
+  const double measured = std::exp(at_start + std::log(target));
+  const FitResult f = fit_log_least_squares(predict, {measured}, start, 0.05, 1.0);
+  CHECK(std::abs(f.residuals[0]) < 1e-4);
+  for (std::size_t j = 0; j < a.size(); ++j) {
+    const double expect = std::log(start[j]) + a[j] * std::log(target) / norm2;
+    INFO("parameter " << j);
+    CHECK(std::log(f.params[j]) == Approx(expect).margin(2e-3));
+  }
+}
