@@ -77,6 +77,19 @@ run "$stepsim" run scenarios/job-llama3-405b-8192xh100.yaml --set job_step.layou
   --set job_step.layout.first_chunk_layers=6 --set job_step.layout.last_chunk_layers=6
 [[ $code == 2 && "$err" == *"job_step.layout.first_chunk_layers: the 126 layers less 12 at the ends leave 114 for the other 14 chunks: not an equal share (would fit: ends holding 0, 14, 28, 42, 56, 70, 84, 98, 112 layers together)"* ]] ||
   fail "uneven ends 6 + 6: exit $code: $err"
+# The search keeps the ends: auto pp and v are those whose other chunks share the rest evenly.
+cat >"$tmp/s405.yaml" <<EOF
+name: s405
+search:
+  model: {file: $PWD/scenarios/models/llama3-405b.yaml}
+  hardware: {preset: h100-sxm, gpus: 8192}
+  layout: {tp: 8, pp: auto, virtual_stages: auto, first_chunk_layers: 0, last_chunk_layers: 0, micro_batch: 1,
+           recompute: [full], zero: [2], sequence_parallel: true, global_batch: 2048}
+  top: 3
+EOF
+"$stepsim" search "$tmp/s405.yaml" >"$tmp/s405.txt"
+fig "28 layouts considered: 14 pruned by divisibility" "$tmp/s405.txt"
+fig "1 8192 8 16 8 64 2 interleaved-1f1b 1 full yes 13.537 s 38.6%" "$tmp/s405.txt"
 run "$stepsim" run scenarios/job-llama3-405b-8192xh100.yaml --set job_step.layout.first_chunk_layers=-1
 [[ $code == 2 && "$err" == *"job_step.layout.first_chunk_layers"* ]] || fail "first_chunk_layers -1: exit $code: $err"
 "$stepsim" run scenarios/job-gpt3-1024xa100.yaml --json >"$tmp/gpt3.json"
