@@ -43,21 +43,55 @@ constexpr double kAct = 2;  // BF16 activations and weights
 
 int head_dim(const TransformerConfig& s) { return s.head_dim > 0 ? s.head_dim : static_cast<int>(s.hidden / s.heads); }
 
-// The widths of a layer's query and key/value projections (GQA: fewer key/value heads).
+// The widths of a layer's attention arrays, all heads: queries, keys, values and the output
+// projection's input (GQA: fewer key/value heads; MLA: per head nope + rope for queries and
+// keys, v_head_dim for values), and the latents every TP rank computes whole (MLA).
 struct LayerDims {
-  double q = 0, kv = 0;
+  double q = 0, k = 0, v = 0, o = 0;
+  double latent = 0;  // MLA: q_lora_rank + kv_lora_rank + qk_rope_head_dim (0 otherwise)
 };
 LayerDims layer_dims(const JobModel& m) {
   const auto& s = m.shape;
-  const double d = head_dim(s);
-  return {s.heads * d, (s.kv_heads > 0 ? s.kv_heads : s.heads) * d};
+  if (m.latent_attention()) {
+    const auto& a = m.mla;
+    const double H = s.heads, qk = a.qk_nope_head_dim + a.qk_rope_head_dim;
+    return {H * qk, H * qk, H * a.v_head_dim, H * a.v_head_dim,
+            static_cast<double>(a.q_lora_rank + a.kv_lora_rank + a.qk_rope_head_dim)};
+  }
+  const double d = head_dim(s), q = s.heads * d, kv = (s.kv_heads > 0 ? s.kv_heads : s.heads) * d;
+  return {q, kv, kv, q, 0};
+}
+
+// MLA's attention weights (DeepSeek-V2 sec. 2.1.2-2.1.3): the down-projections (and their
+// norms), which every TP rank holds whole, and the rest, which TP splits by heads.
+struct MlaWeights {
+  std::int64_t whole = 0, split = 0;
+};
+MlaWeights mla_weights(const JobModel& m) {
+  const auto& a = m.mla;
+  const std::int64_t h = m.shape.hidden, H = m.shape.heads, qk = a.qk_nope_head_dim + a.qk_rope_head_dim;
+  MlaWeights w;
+  if (a.q_lora_rank > 0) {
+    w.whole += h * a.q_lora_rank + a.q_lora_rank;  // W_DQ and the latent's norm
+    w.split += a.q_lora_rank * H * qk;             // W_UQ (with the RoPE queries W_QR)
+  } else {
+    w.split += h * H * qk;
+  }
+  w.whole += h * (a.kv_lora_rank + a.qk_rope_head_dim) + a.kv_lora_rank;  // W_DKV, W_KR, the norm
+  w.split += a.kv_lora_rank * H * (a.qk_nope_head_dim + a.v_head_dim);    // W_UK, W_UV
+  w.split += H * a.v_head_dim * h;                                        // W_O
+  return w;
 }
 
 std::int64_t layer_parameters(const JobModel& m) {
   const auto& s = m.shape;
   const std::int64_t h = s.hidden, q = static_cast<std::int64_t>(s.heads) * head_dim(s),
                      kv = static_cast<std::int64_t>(s.kv_heads > 0 ? s.kv_heads : s.heads) * head_dim(s);
-  const std::int64_t attn = h * (q + 2 * kv) + q * h;
+  std::int64_t attn = h * (q + 2 * kv) + q * h;
+  if (m.latent_attention()) {
+    const MlaWeights w = mla_weights(m);
+    attn = w.whole + w.split;
+  }
   const int mats = m.gated_mlp ? 3 : 2;
   const std::int64_t mlp = m.experts > 0 ? static_cast<std::int64_t>(m.experts) * mats * h * m.expert_ffn +
                                                h * m.experts + mats * h * m.shared_expert_ffn
@@ -70,10 +104,27 @@ std::int64_t layer_parameters(const JobModel& m) {
 // into one GEMM of 2 ffn / t columns). MoE: the router (N = experts, unsplit) and the GPU's
 // experts / ep local experts as one grouped GEMM, each expert T top_k / (experts / ep) tokens,
 // and the shared experts as a dense MLP.
-std::vector<GemmShape> layer_gemms(const JobModel& m, const JobLayout& l, double T, double h, double q, double kv) {
+std::vector<GemmShape> layer_gemms(const JobModel& m, const JobLayout& l, double T, double h, const LayerDims& d) {
   const double t = l.tp;
   const double in_mats = m.gated_mlp ? 2 : 1;
-  std::vector<GemmShape> g = {{T, (q + 2 * kv) / t, h, 1}, {T, h, q / t, 1}};
+  std::vector<GemmShape> g;
+  if (m.latent_attention()) {
+    // MLA: the down-projections whole on every rank, the up-projections and W_O split by heads.
+    const auto& a = m.mla;
+    const double kv_latent = static_cast<double>(a.kv_lora_rank);
+    if (a.q_lora_rank > 0) {
+      const double q_latent = static_cast<double>(a.q_lora_rank);
+      g.push_back({T, q_latent, h, 1});
+      g.push_back({T, d.q / t, q_latent, 1});
+    } else {
+      g.push_back({T, d.q / t, h, 1});
+    }
+    g.push_back({T, kv_latent + a.qk_rope_head_dim, h, 1});
+    g.push_back({T, static_cast<double>(m.shape.heads) * (a.qk_nope_head_dim + a.v_head_dim) / t, kv_latent, 1});
+    g.push_back({T, h, d.o / t, 1});
+  } else {
+    g = {{T, (d.q + d.k + d.v) / t, h, 1}, {T, h, d.o / t, 1}};
+  }
   if (m.experts > 0) {
     const double local = static_cast<double>(m.experts) / std::max(1, l.ep);
     const double per_expert = T * m.top_k / local, ffn = static_cast<double>(m.expert_ffn) / t;
@@ -172,10 +223,10 @@ LayerWork layer_work(const JobModel& m, const JobLayout& l) {
   const double t = l.tp;
   const double T = static_cast<double>(l.micro_batch) * static_cast<double>(m.seq) / l.cp;  // tokens on this GPU
   const double h = static_cast<double>(s.hidden);
-  const auto [q, kv] = layer_dims(m);
+  const LayerDims d = layer_dims(m);
   // GEMMs: QKV, output projection, MLP (or routed experts: each token through top_k of them);
   // their FLOPs are read off the shapes, 2 m n k per multiply.
-  w.gemms = layer_gemms(m, l, T, h, q, kv);
+  w.gemms = layer_gemms(m, l, T, h, d);
   for (const GemmShape& g : w.gemms) w.gemm_flops += 2 * g.m * g.n * g.k * g.count;
   // Attention core: each of the T local tokens against the keys before it. Causal FlashAttention
   // visits only the causal pairs: the most loaded CP rank's share of s (s + 1) / 2 (balanced
@@ -190,7 +241,7 @@ LayerWork layer_work(const JobModel& m, const JobLayout& l) {
     }
     ctx = static_cast<double>(most) / (static_cast<double>(m.seq) / l.cp);
   }
-  w.attention_flops = 4 * T * ctx * q / t;
+  w.attention_flops = 2 * T * ctx * (d.q + d.o) / t;  // QK^T over the query width, AV over the value width
   // Memory-bound kernels, bytes per token: two norms (read + write), two residual adds with
   // dropout (read 2, write 1, one mask byte), the activation function (GeLU: read + write the
   // FFN activations; SwiGLU: read 2, write 1). Without sequence parallelism the norms, adds and
@@ -210,14 +261,16 @@ LayerWork layer_work(const JobModel& m, const JobLayout& l) {
     w.tp_bytes = T * h * kAct;  // b s h of each all-reduce (or all-gather + reduce-scatter)
     w.tp_collectives = 2;
   }
-  if (l.cp > 1) w.cp_bytes = T * 2 * kv / t * kAct;  // this GPU's K and V chunk
+  if (l.cp > 1) w.cp_bytes = T * (d.k + d.v) / t * kAct;  // this GPU's K and V chunk
   if (m.experts > 0 && l.ep > 1) w.ep_tokens = T;
-  w.parameters = layer_parameters(m) / l.tp;
+  // TP splits every weight but MLA's down-projections.
+  const std::int64_t whole = m.latent_attention() ? mla_weights(m).whole : 0;
+  w.parameters = (layer_parameters(m) - whole) / l.tp + whole;
   if (m.experts > 0) {
     const int mats_i = m.gated_mlp ? 3 : 2;
     const std::int64_t expert = static_cast<std::int64_t>(m.experts) * mats_i * s.hidden * m.expert_ffn;
     w.expert_parameters = expert / (static_cast<std::int64_t>(l.tp) * l.ep);
-    w.parameters = (layer_parameters(m) - expert) / l.tp + w.expert_parameters;
+    w.parameters = (layer_parameters(m) - expert - whole) / l.tp + whole + w.expert_parameters;
   }
   return w;
 }
@@ -318,7 +371,8 @@ Bytes layer_activation_bytes(const JobModel& m, const JobLayout& l) {
   // token in units of h, with its GPT shapes (q = kv = h, ffn 4h, GeLU) left as variables.
   // Outside the tensor-parallel region: the two norms' inputs (4), the QKV and MLP inputs (2 + 2)
   // and two dropout masks (1 + 1), 10. Inside it: Q, K, V and the output projection's input
-  // (2q + 2kv + 2kv + 2q bytes), and the MLP's inner arrays: GeLU's input and output (2 x 2 ffn),
+  // (2q + 2kv + 2kv + 2q bytes; MLA: 2 x its query, key, value and output widths, and its
+  // latents whole on every TP rank), and the MLP's inner arrays: GeLU's input and output (2 x 2 ffn),
   // SwiGLU's gate and up outputs and their product (3 x 2 ffn). GPT: 10 + 24 = 34 (eq. 1-2).
   // MoE: each of the top_k routed copies of a token keeps its input and its output for the
   // weighted combine (4h, outside) and its expert's inner arrays on expert_ffn; the shared
@@ -333,7 +387,9 @@ Bytes layer_activation_bytes(const JobModel& m, const JobLayout& l) {
   const LayerDims dims = layer_dims(m);
   const double inner_per_ffn = m.gated_mlp ? 6 : 4;
   double outside = 10;
-  double inner = 4 * dims.q + 4 * dims.kv;
+  double inner = 2 * (dims.q + dims.k + dims.v + dims.o);
+  // MLA: the latents (the up-projections' inputs), computed whole on every TP rank.
+  const double whole = 2 * dims.latent / hd;
   if (m.experts > 0) {
     outside += 4.0 * m.top_k;
     inner += inner_per_ffn * (m.top_k * static_cast<double>(m.expert_ffn) + static_cast<double>(m.shared_expert_ffn));
@@ -345,9 +401,9 @@ Bytes layer_activation_bytes(const JobModel& m, const JobLayout& l) {
   if (l.recompute == JobRecompute::Full)
     act = 2 * sbh / (l.sequence_parallel ? t : 1);
   else if (l.sequence_parallel)
-    act = sbh / t * (outside + inner + score_term);
+    act = sbh / t * (outside + inner + score_term) + sbh * whole;
   else
-    act = sbh * (outside + inner / t + score_term / t);
+    act = sbh * (outside + inner / t + score_term / t + whole);
   return bytes_from(act, "a layer's activations");
 }
 

@@ -52,6 +52,19 @@ struct JobModel {
   // Node-limited routing: each token's top_k experts lie on at most this many nodes (0: no
   // limit). DeepSeek-V3 trains with 4 (report sec. 2.1.2), DeepSeek-V2 with 3 devices.
   int node_limit = 0;
+  // Multi-head latent attention (DeepSeek-V2 report sec. 2.1, DeepSeek-V3 sec. 2.1.1; the names of
+  // their config.json): queries through a q_lora_rank latent (0: projected from the hidden state
+  // directly), keys and values through a kv_lora_rank latent; a head's query and key are
+  // qk_nope_head_dim + qk_rope_head_dim wide (the RoPE part of the key shared by the heads and
+  // projected from the hidden state beside the latent), its value v_head_dim. The down-projections
+  // are not split by TP (every rank computes them, as Megatron-Core's MLA does). kv_lora_rank 0:
+  // standard attention (heads, kv_heads, head_dim).
+  struct Mla {
+    std::int64_t q_lora_rank = 0, kv_lora_rank = 0;
+    int qk_nope_head_dim = 0, qk_rope_head_dim = 0, v_head_dim = 0;
+  };
+  Mla mla;
+  bool latent_attention() const { return mla.kv_lora_rank > 0; }
 };
 
 // How an MoE layer's tokens reach their experts' GPUs (and come back).

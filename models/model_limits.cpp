@@ -41,8 +41,32 @@ std::optional<InputProblem> check_transformer(const TransformerConfig& c) {
   return too_many_parameters(count_parameters(c).total);
 }
 
+std::optional<InputProblem> check_latent_attention(const JobModel& m) {
+  if (!m.latent_attention()) return std::nullopt;
+  const auto& a = m.mla;
+  if (a.q_lora_rank != 0)
+    if (auto p = in_range("q_lora_rank", a.q_lora_rank, kMaxFfn)) return p;
+  for (const auto& p : {in_range("kv_lora_rank", a.kv_lora_rank, kMaxFfn),
+                        in_range("qk_nope_head_dim", a.qk_nope_head_dim, kMaxHeads),
+                        in_range("qk_rope_head_dim", a.qk_rope_head_dim, kMaxHeads),
+                        in_range("v_head_dim", a.v_head_dim, kMaxHeads)})
+    if (p) return p;
+  // Within these a head is under 2^17 wide, and heads x its width stays under kMaxFfn x 2.
+  if (static_cast<std::int64_t>(m.shape.heads) * (a.qk_nope_head_dim + a.qk_rope_head_dim) > kMaxFfn)
+    return InputProblem{"qk_nope_head_dim",
+                        fmt::format("heads x (qk_nope_head_dim + qk_rope_head_dim) = {} x {} is past the largest "
+                                    "model stepsim takes ({})",
+                                    m.shape.heads, a.qk_nope_head_dim + a.qk_rope_head_dim, kMaxFfn)};
+  if (static_cast<std::int64_t>(m.shape.heads) * a.v_head_dim > kMaxFfn)
+    return InputProblem{"v_head_dim", fmt::format("heads x v_head_dim = {} x {} is past the largest model stepsim "
+                                                  "takes ({})",
+                                                  m.shape.heads, a.v_head_dim, kMaxFfn)};
+  return std::nullopt;
+}
+
 std::optional<InputProblem> check_job_model(const JobModel& m) {
   if (auto p = check_transformer(m.shape)) return p;
+  if (auto p = check_latent_attention(m)) return p;
   if (auto p = in_range("seq", m.seq, kMaxSeq)) return p;
   if (m.experts < 0) return InputProblem{"experts", fmt::format("must be at least 0 (got {})", m.experts)};
   if (m.experts > 0) {

@@ -40,7 +40,9 @@ inline constexpr std::int64_t kMaxGlobalBatch = std::int64_t{1} << 40;       // 
 // value heads dividing the heads, the parameters at most kMaxParameters.
 std::optional<InputProblem> check_transformer(const TransformerConfig& c);
 
-// A job's model: its shape (check_transformer), sequence length and experts.
+// A job's model: its shape (check_transformer), MLA's latents and head widths (each at least 1,
+// q_lora_rank 0 or more, within the limits above), sequence length and experts.
+std::optional<InputProblem> check_latent_attention(const JobModel& m);
 std::optional<InputProblem> check_job_model(const JobModel& m);
 
 }  // namespace stepsim

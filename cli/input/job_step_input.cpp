@@ -32,7 +32,7 @@ JobModel read_job_model(const Reader& parent, const std::string& k) {
   const Reader r = fields_or_file(parent, k);
   std::vector<std::string> keys(kTransformerKeys.begin(), kTransformerKeys.end());
   keys.insert(keys.end(),
-              {"seq", "mlp", "experts", "top_k", "expert_ffn", "shared_expert_ffn", "dense_layers", "node_limit"});
+              {"seq", "mlp", "experts", "top_k", "expert_ffn", "shared_expert_ffn", "dense_layers", "node_limit", "mla"});
   r.only(keys);
   m.shape = transformer_fields(r);
   m.seq = r.opt_integer("seq", 1).value_or(2048);
@@ -49,6 +49,16 @@ JobModel read_job_model(const Reader& parent, const std::string& k) {
   } else {
     for (const char* key : {"top_k", "expert_ffn", "shared_expert_ffn", "dense_layers", "node_limit"})
       if (r.has(key)) r.fail(key, "needs experts (a mixture-of-experts model)");
+  }
+  if (r.has("mla")) {
+    const Reader a = r.child("mla");
+    a.only({"q_lora_rank", "kv_lora_rank", "qk_nope_head_dim", "qk_rope_head_dim", "v_head_dim"});
+    m.mla.q_lora_rank = a.opt_integer("q_lora_rank", 0).value_or(0);
+    m.mla.kv_lora_rank = a.integer("kv_lora_rank", 1);
+    m.mla.qk_nope_head_dim = a.count("qk_nope_head_dim", 1);
+    m.mla.qk_rope_head_dim = a.count("qk_rope_head_dim", 1);
+    m.mla.v_head_dim = a.count("v_head_dim", 1);
+    if (auto p = check_latent_attention(m)) a.fail(p->key, p->message);
   }
   fail_on(r, check_job_model(m));
   return m;
