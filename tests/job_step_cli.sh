@@ -36,20 +36,28 @@ fig "exposed DP/ZeRO 22.45 ms" "$tmp/fsdp.txt"
 # MoE: expert weights are on dp x cp / ep = 1 rank each, so ZeRO-1 cannot shard their Adam state
 # (8.34 GiB, where dividing them by dp too gave 0.59), and their gradients are reduced by nobody.
 "$stepsim" run scenarios/job-moe-dualpipe-h800.yaml >"$tmp/moe.txt"
-fig "step time 4.965 s" "$tmp/moe.txt"
-fig "exposed EP 1.493 s" "$tmp/moe.txt"
-fig "optimizer state 8.37" "$tmp/moe.txt"
-fig "exposed DP/ZeRO 283.85 ms" "$tmp/moe.txt"
+fig "step time 5.501 s" "$tmp/moe.txt"
+fig "exposed EP 1.170 s" "$tmp/moe.txt"
+fig "optimizer state 8.36" "$tmp/moe.txt"
+fig "exposed DP/ZeRO 276.58 ms" "$tmp/moe.txt"
 has "ep 64 (dispatch per node, FP8 dispatch)" "$tmp/moe.txt"
+# The whole DeepSeek-V3 (docs/job.md): 61 layers in 16 DualPipe stages of 1 and 4 layers, MLA,
+# dense first layers; an MLA key without its siblings is refused at the key.
+"$stepsim" run scenarios/job-deepseek-v3-2048xh800.yaml >"$tmp/dsv3.txt"
+has "tp 1 pp 16 (layers per chunk 1, 15 x 4) dp 128 ep 64" "$tmp/dsv3.txt"
+fig "step time 15.856 s" "$tmp/dsv3.txt"
+fig "tokens/s per GPU 1937" "$tmp/dsv3.txt"
+run "$stepsim" run scenarios/job-deepseek-v3-2048xh800.yaml --set 'job_step.model.mla={kv_lora_rank: 512}'
+[[ $code == 2 && "$err" == *"job_step.model.mla.qk_nope_head_dim: missing"* ]] || fail "mla without head dims: exit $code: $err"
 # The same tokens sent as Megatron-Core's all-to-all does: every routed copy in BF16 (docs/job.md).
 "$stepsim" run scenarios/job-moe-dualpipe-h800.yaml --set job_step.layout.ep_dispatch=all_to_all \
   --set job_step.layout.fp8_dispatch=false --json >"$tmp/moe-a2a.json"
 has '"ep_dispatch": "all_to_all"' "$tmp/moe-a2a.json"
-has '"step_time_ns": 10634741959' "$tmp/moe-a2a.json"
+has '"step_time_ns": 10789038098' "$tmp/moe-a2a.json"
 # Its first two layers dense (docs/job.md): no all-to-all there, more weights on device 0.
 "$stepsim" run scenarios/job-moe-dualpipe-h800.yaml --set job_step.model.dense_layers=2 >"$tmp/moe-dense.txt"
-fig "step time 4.874 s" "$tmp/moe-dense.txt"
-fig "weights 7.29" "$tmp/moe-dense.txt"
+fig "step time 5.385 s" "$tmp/moe-dense.txt"
+fig "weights 7.15" "$tmp/moe-dense.txt"
 run "$stepsim" run scenarios/job-moe-dualpipe-h800.yaml --set job_step.model.dense_layers=32
 [[ $code == 2 && "$err" == *"job_step.model.dense_layers: 32 dense layers leave none of the 32 layers an MoE layer"* ]] ||
   fail "dense_layers 32: exit $code: $err"

@@ -662,3 +662,52 @@ TEST_CASE("uneven chunks: the pipeline's ends set, the other chunks an equal sha
   CHECK(ends.result.mfu * static_cast<double>(ends.result.step_time) ==
         Approx(even.result.mfu * static_cast<double>(even.result.step_time)).epsilon(1e-9));
 }
+
+TEST_CASE("MLA: DeepSeek-V3's latent attention, weights, GEMMs and attention core", "[job_step][mla]") {
+  // DeepSeek-V3 (config.json; report sec. 2.1.1): 61 layers, the first 3 dense, MLA with a
+  // 1,536-wide query latent and a 512-wide key/value latent, heads of 128 + 64 (RoPE) for queries
+  // and keys and 128 for values, one shared expert: 671B parameters (report sec. 1), MTP apart.
+  JobStepSpec s = moe(16, 16, 1);
+  JobModel& m = s.model;
+  m.shape.layers = 61;
+  m.dense_layers = 3;
+  m.shared_expert_ffn = 2048;
+  m.mla = {1536, 512, 128, 64, 128};
+  CHECK(total_parameters(m) == 671'026'404'352);
+  // One layer's attention weights: W_DQ 7,168 x 1,536 + its norm + W_UQ 1,536 x 128 x 192 = 48,760,320;
+  // W_DKV and W_KR 7,168 x 576 + the norm + W_UK, W_UV 512 x 128 x 256 = 20,906,496; W_O 16,384 x
+  // 7,168 = 117,440,512. At TP 2 each GPU holds the down-projections whole (15,140,864) and half
+  // of the rest (171,966,464 / 2).
+  JobModel dense = dense_layer_model(m);
+  JobLayout l;
+  l.micro_batch = 1;
+  const LayerWork one = layer_work(dense, l);
+  const std::int64_t mlp = 3 * std::int64_t{7168} * 18432, norms = 2 * 7168;
+  CHECK(one.parameters == 48'760'320 + 20'906'496 + 117'440'512 + mlp + norms);
+  l.tp = 2;
+  const LayerWork two = layer_work(dense, l);
+  CHECK(two.parameters == 15'140'864 + 171'966'464 / 2 + (mlp + norms) / 2);
+  // GEMMs, forward, 4,096 tokens at TP 2: W_DQ whole, W_UQ by heads, W_DKV + W_KR whole, W_UK +
+  // W_UV by heads, W_O split along K; then the MLP.
+  REQUIRE(two.gemms.size() == 7);
+  CHECK(two.gemms[0].n == 1536);
+  CHECK(two.gemms[1].n == 128 * 192 / 2);
+  CHECK(two.gemms[1].k == 1536);
+  CHECK(two.gemms[2].n == 576);
+  CHECK(two.gemms[3].n == 128 * 256 / 2);
+  CHECK(two.gemms[3].k == 512);
+  CHECK(two.gemms[4].k == 128 * 128 / 2);
+  // Attention core: QK^T over 128 x 192, AV over 128 x 128, causal pairs s (s + 1) / 2 per sequence.
+  CHECK(one.attention_flops == Approx(2.0 * 4096 * 4097 / 2 * (128 * 192 + 128 * 128)).epsilon(1e-12));
+  // Without MLA (q = k = v = 128 x 56), a quarter of MLA's attention core FLOPs per query width.
+  JobModel mha = dense;
+  mha.mla = {};
+  CHECK(layer_work(mha, l).attention_flops * 40960 / (2 * 7168) == Approx(two.attention_flops).epsilon(1e-12));
+  // Activations: Q, K (192-wide heads), V and W_O's input (128-wide) inside TP, the latents
+  // (1,536 + 512 + 64) whole on every rank: the difference to MHA at TP 1, in bytes per token.
+  JobLayout t1;
+  const double per_token_mla = static_cast<double>(layer_activation_bytes(dense, t1)) / 4096;
+  const double per_token_mha = static_cast<double>(layer_activation_bytes(mha, t1)) / 4096;
+  CHECK(per_token_mla - per_token_mha ==
+        Approx(2.0 * (24576 + 24576 + 16384 + 16384) + 2.0 * 2112 - 2.0 * 4 * 7168).epsilon(1e-9));
+}
