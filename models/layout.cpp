@@ -18,16 +18,17 @@ std::string divisors_of(std::int64_t n, std::int64_t limit = 64) {
 
 // Each degree, micro_batch and global_batch within its limits, and the GPUs they span.
 std::optional<InputProblem> check_sizes(const JobModel& m, const JobLayout& l) {
-  const std::pair<const char*, int> degrees[] = {{"tp", l.tp}, {"pp", l.pp}, {"virtual_stages", l.vpp}, {"dp", l.dp},
-                                                 {"cp", l.cp}, {"ep", l.ep}, {"micro_batch", l.micro_batch}};
+  const std::pair<const char*, int> degrees[] = {
+      {"tp", l.tp}, {"pp", l.pp}, {"virtual_stages", l.vpp},     {"dp", l.dp},
+      {"cp", l.cp}, {"ep", l.ep}, {"micro_batch", l.micro_batch}};
   for (const auto& [key, value] : degrees) {
     if (value < 1) return InputProblem{key, fmt::format("must be at least 1 (got {})", value)};
     if (value > kMaxGpus)
       return InputProblem{key, fmt::format("{} is past the largest layout stepsim takes ({})", value, kMaxGpus)};
   }
   if (l.global_batch < 1 || l.global_batch > kMaxGlobalBatch)
-    return InputProblem{"global_batch", fmt::format("{} is not between 1 and {} sequences", l.global_batch,
-                                                    kMaxGlobalBatch)};
+    return InputProblem{"global_batch",
+                        fmt::format("{} is not between 1 and {} sequences", l.global_batch, kMaxGlobalBatch)};
   // Each factor is at most 10^6, so each partial product checked on the way stays under 10^12.
   std::int64_t ranks = 1;
   for (const int factor : {l.tp, l.pp, l.dp, l.cp})
@@ -105,14 +106,14 @@ std::optional<InputProblem> check_layout(const JobModel& m, const JobLayout& l, 
         "cp", fmt::format("cp {} does not split the sequence of {} into 2 x cp balanced chunks", l.cp, m.seq)};
   if (m.experts > 0 && m.experts % l.ep != 0)
     return InputProblem{"ep", fmt::format("ep {} does not divide the {} experts (would fit: {})", l.ep, m.experts,
-                                           divisors_of(m.experts))};
+                                          divisors_of(m.experts))};
   if (m.experts == 0 && l.ep != 1) return InputProblem{"ep", "ep needs a mixture-of-experts model (experts > 0)"};
   if ((std::int64_t{l.dp} * l.cp) % l.ep != 0)
-    return InputProblem{"ep", fmt::format("ep {} does not divide dp x cp = {} (experts are sharded over data-parallel "
-                                          "ranks; would fit: {})",
-                                          l.ep, std::int64_t{l.dp} * l.cp,
-                                          divisors_of(std::gcd(static_cast<std::int64_t>(m.experts),
-                                                               std::int64_t{l.dp} * l.cp)))};
+    return InputProblem{
+        "ep", fmt::format("ep {} does not divide dp x cp = {} (experts are sharded over data-parallel "
+                          "ranks; would fit: {})",
+                          l.ep, std::int64_t{l.dp} * l.cp,
+                          divisors_of(std::gcd(static_cast<std::int64_t>(m.experts), std::int64_t{l.dp} * l.cp)))};
   if (gpus > 0 && l.ranks() != gpus) {
     const std::int64_t mp = static_cast<std::int64_t>(l.tp) * l.pp * l.cp;
     return InputProblem{

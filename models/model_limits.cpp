@@ -46,10 +46,9 @@ std::optional<InputProblem> check_latent_attention(const JobModel& m) {
   const auto& a = m.mla;
   if (a.q_lora_rank != 0)
     if (auto p = in_range("q_lora_rank", a.q_lora_rank, kMaxFfn)) return p;
-  for (const auto& p : {in_range("kv_lora_rank", a.kv_lora_rank, kMaxFfn),
-                        in_range("qk_nope_head_dim", a.qk_nope_head_dim, kMaxHeads),
-                        in_range("qk_rope_head_dim", a.qk_rope_head_dim, kMaxHeads),
-                        in_range("v_head_dim", a.v_head_dim, kMaxHeads)})
+  for (const auto& p :
+       {in_range("kv_lora_rank", a.kv_lora_rank, kMaxFfn), in_range("qk_nope_head_dim", a.qk_nope_head_dim, kMaxHeads),
+        in_range("qk_rope_head_dim", a.qk_rope_head_dim, kMaxHeads), in_range("v_head_dim", a.v_head_dim, kMaxHeads)})
     if (p) return p;
   // Within these a head is under 2^17 wide, and heads x its width stays under kMaxFfn x 2.
   if (static_cast<std::int64_t>(m.shape.heads) * (a.qk_nope_head_dim + a.qk_rope_head_dim) > kMaxFfn)

@@ -22,10 +22,10 @@ struct InputProblem {
 
 inline constexpr std::int64_t kMaxLayers = std::int64_t{1} << 16;
 inline constexpr std::int64_t kMaxHidden = std::int64_t{1} << 20;
-inline constexpr std::int64_t kMaxFfn = std::int64_t{1} << 22;         // intermediate, expert_ffn, heads x head_dim
-inline constexpr std::int64_t kMaxHeads = std::int64_t{1} << 16;       // and head_dim
+inline constexpr std::int64_t kMaxFfn = std::int64_t{1} << 22;    // intermediate, expert_ffn, heads x head_dim
+inline constexpr std::int64_t kMaxHeads = std::int64_t{1} << 16;  // and head_dim
 inline constexpr std::int64_t kMaxVocab = std::int64_t{1} << 24;
-inline constexpr std::int64_t kMaxSeq = std::int64_t{1} << 27;         // tokens per sequence
+inline constexpr std::int64_t kMaxSeq = std::int64_t{1} << 27;          // tokens per sequence
 inline constexpr std::int64_t kMaxExpertWidth = std::int64_t{1} << 24;  // experts x expert_ffn per layer
 // 10^15 parameters, 1,000x the largest models trained; at 16 B each (weights, gradients,
 // optimizer state) 1.6e16 bytes, far inside int64.

@@ -31,8 +31,8 @@ JobModel read_job_model(const Reader& parent, const std::string& k) {
   }
   const Reader r = fields_or_file(parent, k);
   std::vector<std::string> keys(kTransformerKeys.begin(), kTransformerKeys.end());
-  keys.insert(keys.end(),
-              {"seq", "mlp", "experts", "top_k", "expert_ffn", "shared_expert_ffn", "dense_layers", "node_limit", "mla"});
+  keys.insert(keys.end(), {"seq", "mlp", "experts", "top_k", "expert_ffn", "shared_expert_ffn", "dense_layers",
+                           "node_limit", "mla"});
   r.only(keys);
   m.shape = transformer_fields(r);
   m.seq = r.opt_integer("seq", 1).value_or(2048);
@@ -164,10 +164,12 @@ ClusterSpec read_cluster(const Reader& parent, const std::string& k) {
 }
 
 const std::vector<std::string>& layout_keys() {
+  // clang-format off
   static const std::vector<std::string> keys = {
-      "tp",      "pp",   "virtual_stages",    "dp",          "cp",           "ep",          "schedule",
-      "zero",    "fsdp", "sequence_parallel", "micro_batch", "global_batch", "recompute",   "attention",
-      "overlap", "fp8",  "grad_bytes",        "cp_split",    "ep_dispatch",  "fp8_dispatch", "first_chunk_layers", "last_chunk_layers"};
+      "tp", "pp", "virtual_stages", "first_chunk_layers", "last_chunk_layers", "dp", "cp", "ep", "schedule", "zero",
+      "fsdp", "sequence_parallel", "micro_batch", "global_batch", "recompute", "attention", "overlap", "fp8",
+      "grad_bytes", "cp_split", "ep_dispatch", "fp8_dispatch"};
+  // clang-format on
   return keys;
 }
 

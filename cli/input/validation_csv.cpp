@@ -35,8 +35,8 @@ std::vector<std::string> split_csv(const std::string& line) {
 // The column that holds a model or layout key (models/model_limits.hpp, models/layout.hpp).
 std::string column_of(const std::string& key) {
   static const std::map<std::string, std::string> columns = {
-      {"layers", "L"}, {"hidden", "h"}, {"head_dim", "h"}, {"kv_heads", "kv"}, {"virtual_stages", "vpp"},
-      {"micro_batch", "mbs"}, {"global_batch", "gbs"}};
+      {"layers", "L"},           {"hidden", "h"},        {"head_dim", "h"},      {"kv_heads", "kv"},
+      {"virtual_stages", "vpp"}, {"micro_batch", "mbs"}, {"global_batch", "gbs"}};
   const auto it = columns.find(key);
   return it == columns.end() ? key : it->second;
 }
@@ -104,9 +104,7 @@ class RowCells {
     return v;
   }
   // An int field: checked against int's range here, against the models' limits after.
-  int count(const char* k, std::int64_t fallback = -1) const {
-    return static_cast<int>(integer(k, fallback, INT_MAX));
-  }
+  int count(const char* k, std::int64_t fallback = -1) const { return static_cast<int>(integer(k, fallback, INT_MAX)); }
 
  private:
   const std::string& file_;

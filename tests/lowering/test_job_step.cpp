@@ -8,10 +8,10 @@
 #include <chrono>
 #include <cmath>
 
+#include "job_step_bound.hpp"
 #include "models/layer_costs.hpp"
 #include "models/layout.hpp"
 #include "schedules/lowering/job/job_step.hpp"
-#include "job_step_bound.hpp"
 #include "schedules/lowering/search/layout_search.hpp"
 
 using namespace stepsim;
@@ -427,7 +427,6 @@ TEST_CASE("CP attention is costed from the most loaded rank's causal pairs", "[j
   CHECK(con.gemm_flops == bal.gemm_flops);
 }
 
-
 TEST_CASE("MoE: ZeRO shards an expert's state over the ranks that hold that expert (dp x cp / ep)", "[job_step]") {
   // Device 0 of pp 2 holds 4 layers and the embedding; device 1 the other 4 and the head: the
   // same counts. dense 4 x 207,370,240 + 926,679,040 = 1,756,160,000; experts per GPU
@@ -468,8 +467,7 @@ TEST_CASE("MoE: expert gradients are reduced among the expert's replicas only", 
   // The optimizer reads and writes 30 B per parameter of the GPU's shard.
   const auto& h800 = alone.cluster.accelerator;
   const double shard = dense / 16 + 4.0 * kMoeExperts / 16;
-  CHECK(a.optimizer[0] ==
-        ns(shard * 30 / (static_cast<double>(h800.hbm_bandwidth) * h800.efficiency.memory)));
+  CHECK(a.optimizer[0] == ns(shard * 30 / (static_cast<double>(h800.hbm_bandwidth) * h800.efficiency.memory)));
 }
 
 TEST_CASE("MoE: the token exchange's bytes go over NVLink or the network by where their experts are", "[job_step]") {

@@ -262,8 +262,7 @@ TEST_CASE("calibration with noise or a truth outside the bounds reaches the best
   CHECK(at_bound > 200);  // the bounds were active in many fits
 }
 
-TEST_CASE("with fewer measurements than parameters the fit makes the smallest change that fits",
-          "[calibration]") {
+TEST_CASE("with fewer measurements than parameters the fit makes the smallest change that fits", "[calibration]") {
   // log(prediction) = sum_j a_j log p_j: one measurement, three parameters. Every p on the plane
   // a . log p = log(measured) fits exactly; the nearest to the start in log p moves each
   // parameter by a_j (log(measured) - a . log p0) / |a|^2: the one the row barely sees barely moves.

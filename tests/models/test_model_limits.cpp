@@ -42,8 +42,7 @@ TEST_CASE("a model's dimensions are at least 1 and within the limits", "[model_l
   CHECK(problem(check_job_model(x)) == "hidden: 1048577 is past the largest model stepsim takes (1048576)");
   x = m;
   x.shape.vocab = std::int64_t{1} << 60;  // its embedding alone would wrap the parameter count's bytes
-  CHECK(problem(check_job_model(x)) ==
-        "vocab: 1152921504606846976 is past the largest model stepsim takes (16777216)");
+  CHECK(problem(check_job_model(x)) == "vocab: 1152921504606846976 is past the largest model stepsim takes (16777216)");
   x = m;
   x.shape.kv_heads = 3;
   CHECK(problem(check_job_model(x)) == "kv_heads: 64 heads do not split into 3 KV groups");

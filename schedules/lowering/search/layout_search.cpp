@@ -451,6 +451,7 @@ NearestMiss nothing_fits(const SearchSpec& spec, const Evaluated& s) {
     if (l.pp > 1) {
       JobLayout flat = l;
       flat.pp = flat.vpp = 1;
+      flat.first_chunk_layers = flat.last_chunk_layers = -1;  // one chunk: the whole model
       flat.schedule = "1f1b";
       flat.zero = 3;
       flat.tp = l.tp * l.pp;
