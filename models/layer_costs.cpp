@@ -462,12 +462,46 @@ LayerStack::Kind LayerStack::kind_of(const JobModel& m, const JobLayout& l, cons
   return {layer_passes(m, l, c), w.parameters, w.expert_parameters};
 }
 
+std::vector<bool> recomputed_layers(int layers, const JobLayout& l) {
+  std::vector<bool> out(static_cast<std::size_t>(std::max(layers, 0)), l.recompute == JobRecompute::Full);
+  if (!l.partial_recompute()) return out;
+  std::size_t at = 0;
+  for (const int n : chunk_layer_counts(layers, l))
+    for (int i = 0; i < n && at < out.size(); ++i) out[at++] = i < l.recompute_layers;
+  return out;
+}
+
 LayerStack::LayerStack(const JobModel& m, const JobLayout& l, const ClusterSpec& c)
     : model_(m),
       own_(kind_of(m, l, c)),
-      dense_(has_dense_first_layers(m) ? kind_of(dense_layer_model(m), l, c) : own_) {}
+      dense_(has_dense_first_layers(m) ? kind_of(dense_layer_model(m), l, c) : own_) {
+  if (!l.partial_recompute()) return;
+  JobLayout kept = l;
+  kept.recompute = JobRecompute::None;
+  own_kept_ = kind_of(m, kept, c);
+  dense_kept_ = has_dense_first_layers(m) ? kind_of(dense_layer_model(m), kept, c) : own_kept_;
+  recomputed_ = recomputed_layers(m.shape.layers, l);
+}
 
 ChunkCost LayerStack::layers(int first, int count) const {
+  if (!recomputed_.empty()) {
+    // Partial recompute: each layer by its kind, recomputed or not.
+    ChunkCost ch;
+    ch.layers = count;
+    double activation = 0;
+    for (int i = first; i < first + count; ++i) {
+      const bool dense = dense_layers_in(model_, i, 1) == 1, again = recomputed_[static_cast<std::size_t>(i)];
+      const Kind& k = again ? (dense ? dense_ : own_) : (dense ? dense_kept_ : own_kept_);
+      ch.forward += k.passes.forward;
+      ch.backward_input += k.passes.backward_input;
+      ch.backward_weight += k.passes.backward_weight;
+      ch.parameters += k.parameters;
+      ch.expert_parameters += k.expert_parameters;
+      activation += static_cast<double>(k.passes.activation);
+    }
+    ch.activation = bytes_from(activation, "a pipeline chunk's activations");
+    return ch;
+  }
   const int dense = dense_layers_in(model_, first, count), own = count - dense;
   const LayerPasses &o = own_.passes, &d = dense_.passes;
   ChunkCost ch;
@@ -545,7 +579,20 @@ StepFlops step_flops(const JobModel& m, const JobLayout& l) {
   const double fwd_model = gemms + L * attn_model + head;
   const double fwd_hw = gemms + L * w.attention_flops + head;
   double recompute = 0;
-  if (l.recompute == JobRecompute::Full) recompute = gemms + L * w.attention_flops;
+  if (l.recompute == JobRecompute::Full) {
+    // The layers recomputed whole (partial recompute: the first N of each chunk), by kind.
+    int again = 0, again_dense = 0;
+    const std::vector<bool> r = recomputed_layers(m.shape.layers, l);
+    for (int i = 0; i < m.shape.layers; ++i)
+      if (r[static_cast<std::size_t>(i)]) {
+        ++again;
+        again_dense += dense_layers_in(m, i, 1);
+      }
+    recompute = again == m.shape.layers
+                    ? gemms + L * w.attention_flops
+                    : (again - again_dense) * w.gemm_flops +
+                          again_dense * layer_work(dense_layer_model(m), one).gemm_flops + again * w.attention_flops;
+  }
   if (l.recompute == JobRecompute::Selective && l.attention == AttentionKernel::Unfused)
     recompute = L * w.attention_flops;
   const double seqs = static_cast<double>(l.global_batch);
@@ -580,7 +627,7 @@ JobMemory job_memory(const JobModel& m, const JobLayout& l, const std::vector<Ch
   Bytes shared = 0;
   if (l.zero >= 3)
     shared += 2 * 2 * std::max(layer_work(m, l).parameters, two_kinds ? layer_work(dm, l).parameters : 0);
-  if (l.recompute == JobRecompute::Full) {
+  if (l.recompute == JobRecompute::Full && l.recompute_layers != 0) {
     JobLayout kept = l;
     kept.recompute = JobRecompute::None;
     shared += std::max(layer_activation_bytes(m, kept), two_kinds ? layer_activation_bytes(dm, kept) : 0);

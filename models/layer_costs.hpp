@@ -96,6 +96,11 @@ struct JobLayout {
   // the LM head and loss (Llama 3 paper sec. 3.3.2: one layer fewer at each end of 126; with
   // one chunk per device Megatron-LM's --decoder-first/last-pipeline-num-layers).
   int first_chunk_layers = -1, last_chunk_layers = -1;
+  // With full recompute, only the first N layers of each chunk are recomputed, the others keep
+  // their activations (Megatron-LM's --recompute-method block --recompute-num-layers N). -1: all.
+  int recompute_layers = -1;
+  // Whether some layers are recomputed whole and others not (recompute_layers under full).
+  bool partial_recompute() const { return recompute == JobRecompute::Full && recompute_layers >= 0; }
   int ranks() const { return tp * pp * dp * cp; }
   std::int64_t microbatches() const { return global_batch / (static_cast<std::int64_t>(micro_batch) * dp); }
   // Model chunks per device: v for interleaved 1F1B, 2 for DualPipe-V (its V shape), else 1.
@@ -240,7 +245,14 @@ class LayerStack {
   Kind kind_of(const JobModel& m, const JobLayout& l, const ClusterSpec& c) const;
   JobModel model_;
   Kind own_, dense_;
+  // Partial recompute: the kinds without recompute, and per layer whether it is recomputed.
+  Kind own_kept_, dense_kept_;
+  std::vector<bool> recomputed_;
 };
+
+// Per layer, whether the layout recomputes it: every layer under full recompute, the first
+// recompute_layers of each chunk under partial recompute, none otherwise.
+std::vector<bool> recomputed_layers(int layers, const JobLayout& l);
 
 // Chunks in pipeline order (pp x vpp of them): layers dealt by chunk_layer_counts (an MoE
 // model's dense first layers in the first chunks), embedding on the first, LM head and loss on

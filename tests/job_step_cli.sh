@@ -85,6 +85,15 @@ run "$stepsim" run scenarios/job-llama3-405b-8192xh100.yaml --set job_step.layou
   --set job_step.layout.first_chunk_layers=6 --set job_step.layout.last_chunk_layers=6
 [[ $code == 2 && "$err" == *"job_step.layout.first_chunk_layers: the 126 layers less 12 at the ends leave 114 for the other 14 chunks: not an equal share (would fit: ends holding 0, 14, 28, 42, 56, 70, 84, 98, 112 layers together)"* ]] ||
   fail "uneven ends 6 + 6: exit $code: $err"
+# Partial recompute (docs/job.md): 1F1B with 7 | 14 x 8 | 7 layers, the first 4 of each chunk recomputed.
+l405v1=(--set job_step.layout.virtual_stages=1 --set job_step.layout.first_chunk_layers=7 --set job_step.layout.last_chunk_layers=7)
+"$stepsim" run scenarios/job-llama3-405b-8192xh100.yaml "${l405v1[@]}" --set job_step.layout.recompute_layers=4 >"$tmp/l405-part.txt"
+has "recompute full (the first 4 layers of each chunk)" "$tmp/l405-part.txt"
+fig "step time 16.089 s" "$tmp/l405-part.txt"
+fig "activations (peak) 33.55" "$tmp/l405-part.txt"
+run "$stepsim" run scenarios/job-llama3-405b-8192xh100.yaml --set job_step.layout.recompute=none --set job_step.layout.recompute_layers=2
+[[ $code == 2 && "$err" == *"job_step.layout.recompute_layers: recomputes the first layers of each chunk whole: needs recompute: full"* ]] ||
+  fail "recompute_layers without full: exit $code: $err"
 # The search keeps the ends: auto pp and v are those whose other chunks share the rest evenly.
 cat >"$tmp/s405.yaml" <<EOF
 name: s405

@@ -167,8 +167,8 @@ const std::vector<std::string>& layout_keys() {
   // clang-format off
   static const std::vector<std::string> keys = {
       "tp", "pp", "virtual_stages", "first_chunk_layers", "last_chunk_layers", "dp", "cp", "ep", "schedule", "zero",
-      "fsdp", "sequence_parallel", "micro_batch", "global_batch", "recompute", "attention", "overlap", "fp8",
-      "grad_bytes", "cp_split", "ep_dispatch", "fp8_dispatch"};
+      "fsdp", "sequence_parallel", "micro_batch", "global_batch", "recompute", "recompute_layers", "attention",
+      "overlap", "fp8", "grad_bytes", "cp_split", "ep_dispatch", "fp8_dispatch"};
   // clang-format on
   return keys;
 }
@@ -209,6 +209,9 @@ JobLayout read_layout(const Reader& r) {
     l.recompute = JobRecompute::Full;
   else
     r.fail("recompute", fmt::format("unknown recompute '{}' (none, selective or full)", rc));
+  l.recompute_layers = r.opt_count("recompute_layers", 0).value_or(-1);
+  if (l.recompute_layers >= 0 && l.recompute != JobRecompute::Full)
+    r.fail("recompute_layers", "recomputes the first layers of each chunk whole: needs recompute: full");
   const std::string at = r.opt_text("attention").value_or("flash");
   if (at == "flash")
     l.attention = AttentionKernel::Flash;
@@ -257,6 +260,11 @@ std::string memory_refusal(const JobStepSpec& spec, const JobMemory& mem, const 
     if (n <= cap) fits = fmt::format("{} ({:.1f} GiB)", what, gib(n));
   };
   const JobLayout& base = spec.layout;
+  if (base.partial_recompute()) {
+    JobLayout l = base;
+    l.recompute_layers = -1;
+    try_layout(l, "recompute every layer (no recompute_layers)");
+  }
   if (base.recompute != JobRecompute::Full) {
     JobLayout l = base;
     l.recompute = JobRecompute::Full;

@@ -37,8 +37,10 @@ std::string layout_line(const JobStepSpec& s) {
     out += fmt::format(" ({}{})", l.ep_dispatch == EpDispatch::PerNode ? "dispatch per node" : "all-to-all",
                        l.fp8_dispatch ? ", FP8 dispatch" : "");
   out +=
-      fmt::format(", zero {}, {}, micro-batch {}, global batch {}, recompute {}{}", l.zero, l.schedule, l.micro_batch,
-                  l.global_batch, recompute_name(l.recompute), l.sequence_parallel ? ", sequence parallel" : "");
+      fmt::format(", zero {}, {}, micro-batch {}, global batch {}, recompute {}{}{}", l.zero, l.schedule, l.micro_batch,
+                  l.global_batch, recompute_name(l.recompute),
+                  l.partial_recompute() ? fmt::format(" (the first {} layers of each chunk)", l.recompute_layers) : "",
+                  l.sequence_parallel ? ", sequence parallel" : "");
   return out;
 }
 }  // namespace
@@ -225,6 +227,10 @@ nlohmann::ordered_json job_step_json(const std::string& name, const JobStepRun& 
                  {"micro_batch", l.micro_batch},
                  {"global_batch", l.global_batch},
                  {"recompute", recompute_name(l.recompute)},
+                 {"recomputed_layers", [&] {
+                    const std::vector<bool> again = recomputed_layers(run.spec.model.shape.layers, l);
+                    return std::count(again.begin(), again.end(), true);
+                  }()},
                  {"sequence_parallel", l.sequence_parallel}};
   j["step_time_ns"] = r.step_time;
   j["step_time_s"] = to_s(r.step_time);

@@ -709,3 +709,40 @@ TEST_CASE("MLA: DeepSeek-V3's latent attention, weights, GEMMs and attention cor
   CHECK(per_token_mla - per_token_mha ==
         Approx(2.0 * (24576 + 24576 + 16384 + 16384) + 2.0 * 2112 - 2.0 * 4 * 7168).epsilon(1e-9));
 }
+
+TEST_CASE("partial recompute: the first N layers of each chunk recomputed whole, the others kept",
+          "[job_step][recompute]") {
+  JobStepSpec s = megascale(256, 128);  // 96 layers, tp 8 pp 8 v 6: chunks of 2 layers
+  s.layout.vpp = 1;
+  s.layout.schedule = "1f1b";  // chunks of 12 layers
+  JobLayout& l = s.layout;
+  l.recompute = JobRecompute::Full;
+  l.recompute_layers = 5;
+  const std::vector<bool> r = recomputed_layers(96, l);
+  CHECK(std::count(r.begin(), r.end(), true) == 8 * 5);
+  CHECK(r[4]);
+  CHECK_FALSE(r[5]);
+  CHECK(r[12]);
+  CHECK_FALSE(r[95]);
+  // Each chunk: 5 layers as under full recompute, 7 as without.
+  JobLayout full = l, none = l;
+  full.recompute_layers = -1;
+  none.recompute = JobRecompute::None;
+  none.recompute_layers = -1;
+  const auto part = chunk_costs(s.model, l, s.cluster), all = chunk_costs(s.model, full, s.cluster),
+             kept = chunk_costs(s.model, none, s.cluster);
+  const double per_full = static_cast<double>(layer_activation_bytes(s.model, full));
+  const double per_kept = static_cast<double>(layer_activation_bytes(s.model, none));
+  CHECK(static_cast<double>(part[3].activation) == Approx(5 * per_full + 7 * per_kept).epsilon(1e-12));
+  CHECK(part[3].backward_input.compute() ==
+        Approx((5 * all[3].backward_input.compute() + 7 * kept[3].backward_input.compute()) / 12).epsilon(1e-12));
+  // Hardware FLOPs: 40 of the 96 layers' forward again.
+  const StepFlops f_part = step_flops(s.model, l), f_full = step_flops(s.model, full), f_none = step_flops(s.model, none);
+  CHECK(f_part.model == f_none.model);
+  CHECK(f_part.hardware - f_none.hardware == Approx((f_full.hardware - f_none.hardware) * 40 / 96).epsilon(1e-9));
+  // recompute_layers 0 keeps every layer's activations and needs no buffer for a rebuilt one.
+  l.recompute_layers = 0;
+  const auto zero = chunk_costs(s.model, l, s.cluster);
+  CHECK(zero[3].activation == kept[3].activation);
+  CHECK(job_memory(s.model, l, zero).buffers == job_memory(s.model, none, kept).buffers);
+}
