@@ -213,8 +213,11 @@ int dense_layers_in(const JobModel& m, int first, int count) {
 std::int64_t total_parameters(const JobModel& m) {
   const auto& s = m.shape;
   const int dense = dense_layers_in(m, 0, s.layers);
+  // Multi-token prediction: per module a layer of the model's last kind, the 2h x h projection
+  // and two norms (the embedding and the head are the model's).
+  const std::int64_t mtp = m.mtp_layers * (layer_parameters(m) + 2 * s.hidden * s.hidden + 2 * s.hidden);
   return (s.layers - dense) * layer_parameters(m) + dense * layer_parameters(dense_layer_model(m)) +
-         s.vocab * s.hidden * (s.tied_embeddings ? 1 : 2) + s.hidden;
+         s.vocab * s.hidden * (s.tied_embeddings ? 1 : 2) + s.hidden + mtp;
 }
 
 LayerWork layer_work(const JobModel& m, const JobLayout& l) {
@@ -538,19 +541,50 @@ std::vector<ChunkCost> chunk_costs(const JobModel& m, const JobLayout& l, const 
       ch.backward_input.memory += bytes / (static_cast<double>(a.hbm_bandwidth) * a.efficiency.memory);
       ch.parameters += m.shape.vocab * m.shape.hidden / l.tp;
     }
-    if (ch.last) {
-      // LM head GEMM (T x V / t logits from h: 2 T h V / t forward, as many for dX and dW) and
-      // the cross-entropy over FP32 logits (write, read for softmax, write the gradient: 12 bytes
-      // per logit).
+    const double hbm = static_cast<double>(a.hbm_bandwidth) * a.efficiency.memory;
+    // LM head GEMM (T x V / t logits from h: 2 T h V / t forward, as many for dX and dW) and the
+    // cross-entropy over FP32 logits (write, read for softmax, write the gradient: 12 bytes per
+    // logit).
+    auto add_head = [&](ChunkCost& x) {
       const std::vector<GemmShape> head = {{T, V / t, h, 1}};
-      const double ce = 12 * T * V / t / (static_cast<double>(a.hbm_bandwidth) * a.efficiency.memory);
-      ch.forward.gemm += gemm_seconds(head, GemmPass::Forward, a, l.fp8);
-      ch.forward.memory += ce / 2;
-      ch.backward_input.gemm += gemm_seconds(head, GemmPass::InputGrad, a, l.fp8);
-      ch.backward_input.memory += ce / 2;
-      ch.backward_weight.gemm += gemm_seconds(head, GemmPass::WeightGrad, a, l.fp8);
+      const double ce = 12 * T * V / t / hbm;
+      x.forward.gemm += gemm_seconds(head, GemmPass::Forward, a, l.fp8);
+      x.forward.memory += ce / 2;
+      x.backward_input.gemm += gemm_seconds(head, GemmPass::InputGrad, a, l.fp8);
+      x.backward_input.memory += ce / 2;
+      x.backward_weight.gemm += gemm_seconds(head, GemmPass::WeightGrad, a, l.fp8);
+    };
+    if (ch.last) {
+      add_head(ch);
       if (!m.shape.tied_embeddings || chunks > 1) ch.parameters += m.shape.vocab * m.shape.hidden / l.tp;
       ch.activation += bytes_from(T * h / (l.sequence_parallel ? t : 1) * kAct, "the last chunk's output");
+    }
+    if (ch.last && m.mtp_layers > 0) {
+      // Multi-token prediction (DeepSeek-V3 sec. 2.2, figure 3), per module: the shifted tokens'
+      // embedding and the hidden state, each normed (read + write), concatenated and projected
+      // from 2h to h (split by TP as a column-parallel GEMM), a decoder layer of the model's last
+      // kind, the shared LM head and a loss. The last chunk also holds the shared embedding when
+      // it is not the first (its gradient joins the first chunk's, as tied embeddings do).
+      const ChunkCost layer = stack.layers(m.shape.layers - 1, 1);
+      const std::vector<GemmShape> proj = {{T, h / t, 2 * h, 1}};
+      const double norms = (2 * T * h * kAct + 2 * 2 * T * h * kAct) / hbm;  // embedding lookup, two norms
+      for (int d = 0; d < m.mtp_layers; ++d) {
+        ch.forward += layer.forward;
+        ch.backward_input += layer.backward_input;
+        ch.backward_weight += layer.backward_weight;
+        ch.forward.gemm += gemm_seconds(proj, GemmPass::Forward, a, l.fp8);
+        ch.backward_input.gemm += gemm_seconds(proj, GemmPass::InputGrad, a, l.fp8);
+        ch.backward_weight.gemm += gemm_seconds(proj, GemmPass::WeightGrad, a, l.fp8);
+        ch.forward.memory += norms;
+        ch.backward_input.memory += 1.5 * norms;
+        add_head(ch);
+        ch.parameters += layer.parameters + 2 * m.shape.hidden * m.shape.hidden / l.tp + 2 * m.shape.hidden;
+        ch.expert_parameters += layer.expert_parameters;
+        // The layer's activations and the projection's 2h input.
+        ch.activation += layer.activation +
+                         bytes_from(T * 2 * h / (l.sequence_parallel ? t : 1) * kAct, "a prediction module's input");
+      }
+      if (chunks > 1) ch.parameters += m.shape.vocab * m.shape.hidden / l.tp;
     }
     out.push_back(ch);
   }
@@ -576,8 +610,12 @@ StepFlops step_flops(const JobModel& m, const JobLayout& l) {
   JobLayout flash = one;
   flash.attention = AttentionKernel::Flash;
   const double attn_model = layer_work(m, flash).attention_flops;
-  const double fwd_model = gemms + L * attn_model + head;
-  const double fwd_hw = gemms + L * w.attention_flops + head;
+  // Multi-token prediction: per module one more layer of the model's last kind, the 2h -> h
+  // projection and the LM head.
+  const double mtp = m.mtp_layers;
+  const double h = static_cast<double>(m.shape.hidden), proj = 2.0 * static_cast<double>(m.seq) * 2 * h * h;
+  const double fwd_model = gemms + L * attn_model + head + mtp * (w.gemm_flops + attn_model + proj + head);
+  const double fwd_hw = gemms + L * w.attention_flops + head + mtp * (w.gemm_flops + w.attention_flops + proj + head);
   double recompute = 0;
   if (l.recompute == JobRecompute::Full) {
     // The layers recomputed whole (partial recompute: the first N of each chunk), by kind.
@@ -592,6 +630,8 @@ StepFlops step_flops(const JobModel& m, const JobLayout& l) {
                     ? gemms + L * w.attention_flops
                     : (again - again_dense) * w.gemm_flops +
                           again_dense * layer_work(dense_layer_model(m), one).gemm_flops + again * w.attention_flops;
+    // A prediction module's layer is recomputed as the model's last layer is.
+    if (!r.empty() && r.back()) recompute += mtp * (w.gemm_flops + w.attention_flops);
   }
   if (l.recompute == JobRecompute::Selective && l.attention == AttentionKernel::Unfused)
     recompute = L * w.attention_flops;

@@ -65,6 +65,10 @@ struct JobModel {
   };
   Mla mla;
   bool latent_attention() const { return mla.kv_lora_rank > 0; }
+  // Multi-token prediction modules (DeepSeek-V3 sec. 2.2, its config's num_nextn_predict_layers):
+  // each predicts one more token ahead with a 2h -> h projection, one more decoder layer and the
+  // shared embedding and LM head, on the pipeline's last chunk. 0: none.
+  int mtp_layers = 0;
 };
 
 // How an MoE layer's tokens reach their experts' GPUs (and come back).

@@ -130,6 +130,10 @@ std::optional<InputProblem> check_layout(const JobModel& m, const JobLayout& l, 
         fmt::format("global batch {} is not a multiple of micro_batch x dp = {} x {} = {} (would fit: {})",
                     l.global_batch, l.micro_batch, l.dp, per_step,
                     per_step * std::max<std::int64_t>(1, l.global_batch / per_step))};
+  if (l.zero >= 3 && m.mtp_layers > 0)
+    return InputProblem{"zero",
+                        "multi-token prediction (mtp_layers) is modelled on a pipeline's last chunk, not under "
+                        "zero 3's per-layer gathers: use zero 0-2"};
   if (l.zero >= 3 && l.pp > 1)
     return InputProblem{
         "zero",

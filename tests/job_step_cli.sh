@@ -42,13 +42,16 @@ fig "optimizer state 8.36" "$tmp/moe.txt"
 fig "exposed DP/ZeRO 276.58 ms" "$tmp/moe.txt"
 has "ep 64 (dispatch per node, FP8 dispatch)" "$tmp/moe.txt"
 # The whole DeepSeek-V3 (docs/job.md): 61 layers in 16 DualPipe stages of 1 and 4 layers, MLA,
-# dense first layers; an MLA key without its siblings is refused at the key.
+# dense first layers, a prediction module; an MLA key without its siblings is refused at the key.
 "$stepsim" run scenarios/job-deepseek-v3-2048xh800.yaml >"$tmp/dsv3.txt"
 has "tp 1 pp 16 (layers per chunk 1, 15 x 4) dp 128 ep 64" "$tmp/dsv3.txt"
-fig "step time 15.856 s" "$tmp/dsv3.txt"
-fig "tokens/s per GPU 1937" "$tmp/dsv3.txt"
+fig "step time 16.269 s" "$tmp/dsv3.txt"
+fig "tokens/s per GPU 1888" "$tmp/dsv3.txt"
 run "$stepsim" run scenarios/job-deepseek-v3-2048xh800.yaml --set 'job_step.model.mla={kv_lora_rank: 512}'
 [[ $code == 2 && "$err" == *"job_step.model.mla.qk_nope_head_dim: missing"* ]] || fail "mla without head dims: exit $code: $err"
+run "$stepsim" run scenarios/job-deepseek-v3-2048xh800.yaml --set job_step.layout.zero=3
+[[ $code == 2 && "$err" == *"job_step.layout.zero: multi-token prediction (mtp_layers) is modelled on a pipeline's last chunk"* ]] ||
+  fail "mtp under zero 3: exit $code: $err"
 # The same tokens sent as Megatron-Core's all-to-all does: every routed copy in BF16 (docs/job.md).
 "$stepsim" run scenarios/job-moe-dualpipe-h800.yaml --set job_step.layout.ep_dispatch=all_to_all \
   --set job_step.layout.fp8_dispatch=false --json >"$tmp/moe-a2a.json"

@@ -32,7 +32,7 @@ JobModel read_job_model(const Reader& parent, const std::string& k) {
   const Reader r = fields_or_file(parent, k);
   std::vector<std::string> keys(kTransformerKeys.begin(), kTransformerKeys.end());
   keys.insert(keys.end(), {"seq", "mlp", "experts", "top_k", "expert_ffn", "shared_expert_ffn", "dense_layers",
-                           "node_limit", "mla"});
+                           "node_limit", "mla", "mtp_layers"});
   r.only(keys);
   m.shape = transformer_fields(r);
   m.seq = r.opt_integer("seq", 1).value_or(2048);
@@ -50,6 +50,7 @@ JobModel read_job_model(const Reader& parent, const std::string& k) {
     for (const char* key : {"top_k", "expert_ffn", "shared_expert_ffn", "dense_layers", "node_limit"})
       if (r.has(key)) r.fail(key, "needs experts (a mixture-of-experts model)");
   }
+  m.mtp_layers = r.opt_count("mtp_layers", 0).value_or(0);
   if (r.has("mla")) {
     const Reader a = r.child("mla");
     a.only({"q_lora_rank", "kv_lora_rank", "qk_nope_head_dim", "qk_rope_head_dim", "v_head_dim"});

@@ -672,6 +672,29 @@ TEST_CASE("MLA: DeepSeek-V3's latent attention, weights, GEMMs and attention cor
   m.shared_expert_ffn = 2048;
   m.mla = {1536, 512, 128, 64, 128};
   CHECK(total_parameters(m) == 671'026'404'352);
+  // With its multi-token prediction module (sec. 2.2): one more MoE layer (11,507,286,016), the
+  // 2h x h projection and two norms; the embedding and head are shared.
+  JobModel with_mtp = m;
+  with_mtp.mtp_layers = 1;
+  CHECK(total_parameters(with_mtp) - total_parameters(m) == 11'507'286'016 + 2 * 7168 * 7168 + 2 * 7168);
+  {
+    // On the last chunk: the module's layer, projection (split by TP), norms and a copy of the
+    // embedding; its forward adds a layer's, the projection's and the LM head's work.
+    JobLayout pl;
+    pl.pp = 2;
+    pl.dp = 16;
+    pl.ep = 16;
+    pl.global_batch = 32;
+    const auto a = chunk_costs(m, pl, s.cluster), b = chunk_costs(with_mtp, pl, s.cluster);
+    const ChunkCost layer = LayerStack(m, pl, s.cluster).layers(60, 1);
+    CHECK(b[0].parameters == a[0].parameters);
+    CHECK(b[1].parameters - a[1].parameters == layer.parameters + 2 * 7168 * 7168 + 2 * 7168 + 129280 * 7168);
+    CHECK(b[1].forward.compute() - a[1].forward.compute() > layer.forward.compute());
+    const StepFlops fa = step_flops(m, pl), fb = step_flops(with_mtp, pl);
+    const double per_seq = layer_work(m, pl).gemm_flops + layer_work(m, pl).attention_flops +
+                           2.0 * 4096 * 2 * 7168 * 7168 + 2.0 * 4096 * 7168 * 129280;
+    CHECK(fb.model - fa.model == Approx(3 * 32 * per_seq).epsilon(1e-9));
+  }
   // One layer's attention weights: W_DQ 7,168 x 1,536 + its norm + W_UQ 1,536 x 128 x 192 = 48,760,320;
   // W_DKV and W_KR 7,168 x 576 + the norm + W_UK, W_UV 512 x 128 x 256 = 20,906,496; W_O 16,384 x
   // 7,168 = 117,440,512. At TP 2 each GPU holds the down-projections whole (15,140,864) and half
@@ -737,7 +760,8 @@ TEST_CASE("partial recompute: the first N layers of each chunk recomputed whole,
   CHECK(part[3].backward_input.compute() ==
         Approx((5 * all[3].backward_input.compute() + 7 * kept[3].backward_input.compute()) / 12).epsilon(1e-12));
   // Hardware FLOPs: 40 of the 96 layers' forward again.
-  const StepFlops f_part = step_flops(s.model, l), f_full = step_flops(s.model, full), f_none = step_flops(s.model, none);
+  const StepFlops f_part = step_flops(s.model, l), f_full = step_flops(s.model, full),
+                  f_none = step_flops(s.model, none);
   CHECK(f_part.model == f_none.model);
   CHECK(f_part.hardware - f_none.hardware == Approx((f_full.hardware - f_none.hardware) * 40 / 96).epsilon(1e-9));
   // recompute_layers 0 keeps every layer's activations and needs no buffer for a rebuilt one.
