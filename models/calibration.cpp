@@ -73,7 +73,7 @@ FitResult fit_log_least_squares(const BatchPredict& predict_sets, const std::vec
       if (m >= n)
         A.diagonal() += lambda * (A.diagonal().array() + 1e-9).matrix();  // Marquardt: scale-free
       else
-        A.diagonal().array() += lambda;  // Levenberg: see below
+        A.diagonal().array() += lambda;  // Levenberg: see above
       const Eigen::VectorXd dx = A.ldlt().solve(-J.transpose() * rv);
       if (dx.size() == 0 || !(dx.cwiseAbs().maxCoeff() >= 1e-7)) break;
       std::vector<double> q(n);
