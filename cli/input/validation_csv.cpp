@@ -105,12 +105,37 @@ class RowCells {
   }
   // An int field: checked against int's range here, against the models' limits after.
   int count(const char* k, std::int64_t fallback = -1) const { return static_cast<int>(integer(k, fallback, INT_MAX)); }
+  [[noreturn]] void fail(const char* k, const std::string& message) const { throw InputError(file_, n_, k, message); }
 
  private:
   const std::string& file_;
   int n_;
   std::map<std::string, std::string> c_;
 };
+
+// The model's mixture of experts, latent attention and prediction modules, as job_step's model
+// keys of the same names (columns left empty: none).
+void read_moe_and_mla(const RowCells& row, JobModel& m) {
+  m.experts = row.count("experts", 0);
+  if (m.experts > 0) {
+    m.top_k = row.count("top_k");
+    m.expert_ffn = row.integer("expert_ffn", -1, kMaxFfn);
+    m.shared_expert_ffn = row.integer("shared_expert_ffn", 0, kMaxFfn);
+    m.dense_layers = row.count("dense_layers", 0);
+    m.node_limit = row.count("node_limit", 0);
+  } else {
+    for (const char* k : {"top_k", "expert_ffn", "shared_expert_ffn", "dense_layers", "node_limit"})
+      if (!row.text(k).empty()) row.fail(k, "needs experts (a mixture-of-experts model)");
+  }
+  m.mtp_layers = row.count("mtp_layers", 0);
+  if (!row.text("kv_lora_rank").empty()) {
+    m.mla.q_lora_rank = row.integer("q_lora_rank", 0, kMaxFfn);
+    m.mla.kv_lora_rank = row.integer("kv_lora_rank", -1, kMaxFfn);
+    m.mla.qk_nope_head_dim = row.count("qk_nope_head_dim");
+    m.mla.qk_rope_head_dim = row.count("qk_rope_head_dim");
+    m.mla.v_head_dim = row.count("v_head_dim");
+  }
+}
 
 // One row of a measured-runs CSV: its layout, metric and value (columns by header name).
 MeasuredRun parse_row(const std::string& file, int n, std::map<std::string, std::string> cells) {
@@ -133,7 +158,7 @@ MeasuredRun parse_row(const std::string& file, int n, std::map<std::string, std:
   m.shape.hidden = row.integer("h", -1, kMaxHidden);  // bounded before 4 h below
   m.shape.heads = row.count("heads");
   m.shape.kv_heads = row.count("kv", m.shape.heads);
-  m.shape.head_dim = static_cast<int>(m.shape.hidden / std::max(1, m.shape.heads));
+  m.shape.head_dim = row.count("head_dim", m.shape.hidden / std::max(1, m.shape.heads));
   m.shape.intermediate = row.integer("ffn", 4 * m.shape.hidden);
   m.shape.vocab = row.integer("vocab");
   m.shape.tied_embeddings = row.integer("tied", 1) == 1;  // GPT-style by default: the LM head shares the embedding
@@ -142,6 +167,7 @@ MeasuredRun parse_row(const std::string& file, int n, std::map<std::string, std:
   if (mlp != "gelu" && mlp != "swiglu" && !mlp.empty())
     throw InputError(file, n, "mlp", fmt::format("unknown mlp '{}' (gelu or swiglu)", mlp));
   m.gated_mlp = mlp == "swiglu";  // GPT (the default): GeLU MLP
+  read_moe_and_mla(row, m);
   JobLayout& l = r.spec.layout;
   l.tp = row.count("tp", 1), l.pp = row.count("pp", 1), l.dp = row.count("dp", 1), l.vpp = row.count("vpp", 1);
   l.cp = row.count("cp", 1), l.ep = row.count("ep", 1);
@@ -160,6 +186,16 @@ MeasuredRun parse_row(const std::string& file, int n, std::map<std::string, std:
   l.attention = row.text("attention") == "unfused" ? AttentionKernel::Unfused : AttentionKernel::Flash;
   l.grad_bytes = row.count("grad_bytes", 4);
   l.fp8 = row.integer("fp8", 0) == 1;
+  l.fp8_dispatch = row.integer("fp8_dispatch", 0) == 1;
+  if (l.fp8_dispatch && !l.fp8)
+    row.fail("fp8_dispatch", "FP8 dispatch sends the inputs of FP8 expert GEMMs: needs fp8 1");
+  const std::string dispatch = row.text("ep_dispatch");
+  if (dispatch != "all_to_all" && dispatch != "per_node" && !dispatch.empty())
+    row.fail("ep_dispatch", fmt::format("unknown ep_dispatch '{}' (all_to_all or per_node)", dispatch));
+  l.ep_dispatch = dispatch == "per_node" ? EpDispatch::PerNode : EpDispatch::AllToAll;
+  l.recompute_layers = row.text("recompute_layers").empty() ? -1 : row.count("recompute_layers");
+  if (l.recompute_layers >= 0 && l.recompute != JobRecompute::Full)
+    row.fail("recompute_layers", "recomputes the first layers of each chunk whole: needs recomp full");
   // Empty or absent: an even share (as the layout's keys; the columns carry their names).
   auto end_layers = [&](const char* k) { return row.text(k).empty() ? -1 : row.count(k); };
   l.first_chunk_layers = end_layers("first_chunk_layers");
