@@ -17,6 +17,26 @@ const char* recompute_name(JobRecompute r) {
   return "?";
 }
 
+std::optional<JobRecompute> recompute_from_name(std::string_view name) {
+  for (const JobRecompute r : {JobRecompute::None, JobRecompute::Selective, JobRecompute::Full})
+    if (name == recompute_name(r)) return r;
+  return std::nullopt;
+}
+
+std::optional<AttentionKernel> attention_from_name(std::string_view name) {
+  if (name == "flash") return AttentionKernel::Flash;
+  if (name == "unfused") return AttentionKernel::Unfused;
+  return std::nullopt;
+}
+
+const char* ep_dispatch_name(EpDispatch d) { return d == EpDispatch::PerNode ? "per_node" : "all_to_all"; }
+
+std::optional<EpDispatch> ep_dispatch_from_name(std::string_view name) {
+  for (const EpDispatch d : {EpDispatch::AllToAll, EpDispatch::PerNode})
+    if (name == ep_dispatch_name(d)) return d;
+  return std::nullopt;
+}
+
 PassSeconds& PassSeconds::operator+=(const PassSeconds& o) {
   gemm += o.gemm;
   attention += o.attention;

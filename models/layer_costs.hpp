@@ -21,6 +21,7 @@
 //    (Korthikanti et al. 2022, sec. 4, eq. 1-2, Table 2).
 #include <algorithm>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -33,7 +34,11 @@ namespace stepsim {
 
 enum class AttentionKernel : std::uint8_t { Flash, Unfused };
 enum class JobRecompute : std::uint8_t { None, Selective, Full };
+// The names inputs and reports use (job_step YAML, measured-runs CSV, search results); nullopt
+// for a name that is none of them.
 const char* recompute_name(JobRecompute r);
+std::optional<JobRecompute> recompute_from_name(std::string_view name);
+std::optional<AttentionKernel> attention_from_name(std::string_view name);
 
 struct JobModel {
   TransformerConfig shape;  // layers, hidden, intermediate (= FFN), heads, kv_heads, head_dim, vocab, tied
@@ -76,6 +81,8 @@ enum class EpDispatch : std::uint8_t {
   AllToAll,  // every routed copy to its expert's GPU (Megatron-Core's all-to-all token dispatcher)
   PerNode,   // once per destination node over the network, then over NVLink inside it (DeepEP)
 };
+const char* ep_dispatch_name(EpDispatch d);
+std::optional<EpDispatch> ep_dispatch_from_name(std::string_view name);
 
 struct JobLayout {
   int tp = 1, pp = 1, vpp = 1, dp = 1, cp = 1, ep = 1;

@@ -88,6 +88,10 @@ std::optional<InputProblem> check_layout_settings(const JobLayout& l) {
     return InputProblem{"zero", fmt::format("zero stage {} does not exist (0, 1, 2 or 3)", l.zero)};
   if (l.grad_bytes != 2 && l.grad_bytes != 4)
     return InputProblem{"grad_bytes", "gradients are reduced in BF16 (2) or FP32 (4)"};
+  if (l.fp8_dispatch && !l.fp8)
+    return InputProblem{"fp8_dispatch", "FP8 dispatch sends the inputs of FP8 expert GEMMs: needs fp8: true"};
+  if (l.recompute_layers >= 0 && l.recompute != JobRecompute::Full)
+    return InputProblem{"recompute_layers", "recomputes the first layers of each chunk whole: needs recompute: full"};
   return std::nullopt;
 }
 

@@ -121,6 +121,19 @@ EOF
 "$stepsim" search "$tmp/s405.yaml" >"$tmp/s405.txt"
 fig "28 layouts considered: 14 pruned by divisibility" "$tmp/s405.txt"
 fig "1 8192 8 16 8 64 2 interleaved-1f1b 1 full yes 13.537 s 38.6%" "$tmp/s405.txt"
+# A CSV's names are read as the YAML's: an unknown attention kernel is refused (it was read as flash).
+awk -F, 'NR == 1 {print $0 ",attention"} NR == 2 {print $0 ",unfsued"}' "$tmp/dsv3.csv" >"$tmp/dsv3-attn.csv"
+run "$stepsim" check-against "$tmp/dsv3-attn.csv" --efficiency 0.7,0.55,0.8,0.8,0.8,0.2
+[[ $code == 2 && "$err" == *"dsv3-attn.csv:2: attention: unknown attention kernel 'unfsued' (flash or unfused)"* ]] ||
+  fail "unknown attention in a CSV: exit $code: $err"
+# A search's recompute_layers applies to its full-recompute layouts; with none of them it is refused.
+sed 's/recompute: \[full\]/recompute: [none], recompute_layers: 2/' "$tmp/s405.yaml" >"$tmp/s405-none.yaml"
+run "$stepsim" search "$tmp/s405-none.yaml"
+[[ $code == 2 && "$err" == *"search.layout.recompute_layers: recomputes the first layers of each chunk whole: the recompute list has no full"* ]] ||
+  fail "search recompute_layers without full: exit $code: $err"
+sed 's/recompute: \[full\]/recompute: [full], recompute_layers: 1/' "$tmp/s405.yaml" >"$tmp/s405-part.yaml"
+"$stepsim" search "$tmp/s405-part.yaml" >"$tmp/s405-part.txt"
+fig "1 8192 8 16 8 64 2 interleaved-1f1b 1 full yes 13.537 s 38.6%" "$tmp/s405-part.txt"
 run "$stepsim" run scenarios/job-llama3-405b-8192xh100.yaml --set job_step.layout.first_chunk_layers=-1
 [[ $code == 2 && "$err" == *"job_step.layout.first_chunk_layers"* ]] || fail "first_chunk_layers -1: exit $code: $err"
 "$stepsim" run scenarios/job-gpt3-1024xa100.yaml --json >"$tmp/gpt3.json"

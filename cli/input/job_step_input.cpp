@@ -202,24 +202,14 @@ JobLayout read_layout(const Reader& r) {
   l.micro_batch = r.opt_count("micro_batch", 1).value_or(1);
   l.global_batch = r.integer("global_batch", 1);
   const std::string rc = r.opt_text("recompute").value_or("none");
-  if (rc == "none")
-    l.recompute = JobRecompute::None;
-  else if (rc == "selective")
-    l.recompute = JobRecompute::Selective;
-  else if (rc == "full")
-    l.recompute = JobRecompute::Full;
-  else
-    r.fail("recompute", fmt::format("unknown recompute '{}' (none, selective or full)", rc));
+  const auto recompute = recompute_from_name(rc);
+  if (!recompute) r.fail("recompute", fmt::format("unknown recompute '{}' (none, selective or full)", rc));
+  l.recompute = *recompute;
   l.recompute_layers = r.opt_count("recompute_layers", 0).value_or(-1);
-  if (l.recompute_layers >= 0 && l.recompute != JobRecompute::Full)
-    r.fail("recompute_layers", "recomputes the first layers of each chunk whole: needs recompute: full");
   const std::string at = r.opt_text("attention").value_or("flash");
-  if (at == "flash")
-    l.attention = AttentionKernel::Flash;
-  else if (at == "unfused")
-    l.attention = AttentionKernel::Unfused;
-  else
-    r.fail("attention", fmt::format("unknown attention kernel '{}' (flash or unfused)", at));
+  const auto attention = attention_from_name(at);
+  if (!attention) r.fail("attention", fmt::format("unknown attention kernel '{}' (flash or unfused)", at));
+  l.attention = *attention;
   if (r.has("overlap")) {
     const Reader o = r.child("overlap");
     o.only({"grad_reduce", "param_gather", "pp", "pairs"});
@@ -230,12 +220,10 @@ JobLayout read_layout(const Reader& r) {
   }
   l.fp8 = r.flag("fp8", false);
   const std::string dispatch = r.opt_text("ep_dispatch").value_or("all_to_all");
-  if (dispatch != "all_to_all" && dispatch != "per_node")
-    r.fail("ep_dispatch", fmt::format("unknown ep_dispatch '{}' (all_to_all or per_node)", dispatch));
-  l.ep_dispatch = dispatch == "per_node" ? EpDispatch::PerNode : EpDispatch::AllToAll;
+  const auto ep_dispatch = ep_dispatch_from_name(dispatch);
+  if (!ep_dispatch) r.fail("ep_dispatch", fmt::format("unknown ep_dispatch '{}' (all_to_all or per_node)", dispatch));
+  l.ep_dispatch = *ep_dispatch;
   l.fp8_dispatch = r.flag("fp8_dispatch", false);
-  if (l.fp8_dispatch && !l.fp8)
-    r.fail("fp8_dispatch", "FP8 dispatch sends the inputs of FP8 expert GEMMs: needs fp8: true");
   const std::string split = r.opt_text("cp_split").value_or("balanced");
   if (split != "balanced" && split != "contiguous")
     r.fail("cp_split", fmt::format("unknown cp_split '{}' (balanced or contiguous)", split));

@@ -168,16 +168,10 @@ void read_axes(const Reader& r, const Reader& lr, SearchSpec& s) {
   a.default_schedule = !lr.has("schedule");
   for (const auto& n : values_of(lr, "recompute", a)) {
     const std::string v = n.Scalar();
-    JobRecompute rc{};
-    if (v == "none")
-      rc = JobRecompute::None;
-    else if (v == "selective")
-      rc = JobRecompute::Selective;
-    else if (v == "full")
-      rc = JobRecompute::Full;
-    else
+    const auto rc = recompute_from_name(v);
+    if (!rc)
       lr.fail_at(n, lr.key("recompute"), fmt::format("unknown recompute '{}' (none, selective, full or auto)", v));
-    push_once(a.recompute, rc);
+    push_once(a.recompute, *rc);
   }
   if (!lr.has("recompute")) a.recompute = {JobRecompute::None};
   for (const auto& n : values_of(lr, "sequence_parallel", a)) {
@@ -242,7 +236,8 @@ SearchScenario read(std::shared_ptr<const Source> src) {
   const Reader lr = r.child("layout");
   YAML::Node fixed(YAML::NodeType::Map);
   for (const auto& k : lr.keys())
-    if (std::find(kAxisKeys.begin(), kAxisKeys.end(), k) == kAxisKeys.end()) fixed[k] = lr.node()[k];
+    if (std::find(kAxisKeys.begin(), kAxisKeys.end(), k) == kAxisKeys.end() && k != "recompute_layers")
+      fixed[k] = lr.node()[k];
   SearchAxes& a = s.axes;
   a.global_batch.clear();
   for (const auto& n : values_of(lr, "global_batch", a)) push_once(a.global_batch, int_of(lr, n, "global_batch", 1));
@@ -255,6 +250,12 @@ SearchScenario read(std::shared_ptr<const Source> src) {
   s.base.global_batch = a.global_batch.front();
 
   read_axes(r, lr, s);
+  // Partial recompute applies to the layouts that recompute fully (enumerate_layouts).
+  s.base.recompute_layers = lr.opt_count("recompute_layers", 0).value_or(-1);
+  if (s.base.recompute_layers >= 0 &&
+      std::find(a.recompute.begin(), a.recompute.end(), JobRecompute::Full) == a.recompute.end() &&
+      !a.recompute.empty())
+    lr.fail("recompute_layers", "recomputes the first layers of each chunk whole: the recompute list has no full");
   read_task(r, s);
   s.top = r.opt_count("top", 1).value_or(10);
   if (s.top > 10000) r.fail("top", "at most 10,000");

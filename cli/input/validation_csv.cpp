@@ -176,26 +176,25 @@ MeasuredRun parse_row(const std::string& file, int n, std::map<std::string, std:
   l.micro_batch = row.count("mbs", 1);
   l.global_batch = row.integer("gbs");
   const std::string rc = row.text("recomp");
-  l.recompute = rc == "full" ? JobRecompute::Full : rc == "selective" ? JobRecompute::Selective : JobRecompute::None;
-  if (rc != "full" && rc != "selective" && rc != "none" && !rc.empty())
-    throw InputError(file, n, "recomp", fmt::format("unknown recompute '{}' (none, selective, full)", rc));
+  const auto recompute = recompute_from_name(rc.empty() ? "none" : rc);
+  if (!recompute) row.fail("recomp", fmt::format("unknown recompute '{}' (none, selective, full)", rc));
+  l.recompute = *recompute;
   l.sequence_parallel = row.integer("sp", 0) == 1;
   l.zero = row.count("zero", 0);
   l.overlap_grad_reduce = row.integer("overlap_dp", 1) == 1;
   l.overlap_pp = row.integer("overlap_pp", 1) == 1;
-  l.attention = row.text("attention") == "unfused" ? AttentionKernel::Unfused : AttentionKernel::Flash;
+  const std::string at = row.text("attention");
+  const auto attention = attention_from_name(at.empty() ? "flash" : at);
+  if (!attention) row.fail("attention", fmt::format("unknown attention kernel '{}' (flash or unfused)", at));
+  l.attention = *attention;
   l.grad_bytes = row.count("grad_bytes", 4);
   l.fp8 = row.integer("fp8", 0) == 1;
   l.fp8_dispatch = row.integer("fp8_dispatch", 0) == 1;
-  if (l.fp8_dispatch && !l.fp8)
-    row.fail("fp8_dispatch", "FP8 dispatch sends the inputs of FP8 expert GEMMs: needs fp8 1");
   const std::string dispatch = row.text("ep_dispatch");
-  if (dispatch != "all_to_all" && dispatch != "per_node" && !dispatch.empty())
-    row.fail("ep_dispatch", fmt::format("unknown ep_dispatch '{}' (all_to_all or per_node)", dispatch));
-  l.ep_dispatch = dispatch == "per_node" ? EpDispatch::PerNode : EpDispatch::AllToAll;
+  const auto ep_dispatch = ep_dispatch_from_name(dispatch.empty() ? "all_to_all" : dispatch);
+  if (!ep_dispatch) row.fail("ep_dispatch", fmt::format("unknown ep_dispatch '{}' (all_to_all or per_node)", dispatch));
+  l.ep_dispatch = *ep_dispatch;
   l.recompute_layers = row.text("recompute_layers").empty() ? -1 : row.count("recompute_layers");
-  if (l.recompute_layers >= 0 && l.recompute != JobRecompute::Full)
-    row.fail("recompute_layers", "recomputes the first layers of each chunk whole: needs recomp full");
   // Empty or absent: an even share (as the layout's keys; the columns carry their names).
   auto end_layers = [&](const char* k) { return row.text(k).empty() ? -1 : row.count(k); };
   l.first_chunk_layers = end_layers("first_chunk_layers");

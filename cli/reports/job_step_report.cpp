@@ -220,14 +220,15 @@ nlohmann::ordered_json job_step_json(const std::string& name, const JobStepRun& 
                  {"dp", l.dp},
                  {"cp", l.cp},
                  {"ep", l.ep},
-                 {"ep_dispatch", l.ep_dispatch == EpDispatch::PerNode ? "per_node" : "all_to_all"},
+                 {"ep_dispatch", ep_dispatch_name(l.ep_dispatch)},
                  {"fp8_dispatch", l.fp8_dispatch},
                  {"zero", l.zero},
                  {"schedule", l.schedule},
                  {"micro_batch", l.micro_batch},
                  {"global_batch", l.global_batch},
                  {"recompute", recompute_name(l.recompute)},
-                 {"recomputed_layers", [&] {
+                 {"recomputed_layers",
+                  [&] {
                     const std::vector<bool> again = recomputed_layers(run.spec.model.shape.layers, l);
                     return std::count(again.begin(), again.end(), true);
                   }()},

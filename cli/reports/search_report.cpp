@@ -238,8 +238,7 @@ Evaluated evaluated_from_json(const nlohmann::json& j) {
   l.schedule = j.at("schedule").get<std::string>();
   l.micro_batch = j.at("micro_batch").get<int>();
   l.global_batch = j.at("global_batch").get<std::int64_t>();
-  const std::string rc = j.at("recompute").get<std::string>();
-  l.recompute = rc == "full" ? JobRecompute::Full : rc == "selective" ? JobRecompute::Selective : JobRecompute::None;
+  l.recompute = recompute_from_name(j.at("recompute").get<std::string>()).value_or(JobRecompute::None);
   l.sequence_parallel = j.at("sequence_parallel").get<bool>();
   e.step = j.at("step_ns").get<Time>();
   e.bound = j.at("bound_ns").get<Time>();

@@ -145,6 +145,7 @@ void enumerate_layouts(const SearchSpec& spec, const std::function<void(const Ca
                             l.zero = zero;
                             l.micro_batch = mb;
                             l.recompute = rc;
+                            l.recompute_layers = rc == JobRecompute::Full ? spec.base.recompute_layers : -1;
                             l.sequence_parallel = sp != 0 && tp > 1;
                             l.ep = ep;
                             l.global_batch = gb;
