@@ -106,6 +106,14 @@ class RowCells {
   // An int field: checked against int's range here, against the models' limits after.
   int count(const char* k, std::int64_t fallback = -1) const { return static_cast<int>(integer(k, fallback, INT_MAX)); }
   [[noreturn]] void fail(const char* k, const std::string& message) const { throw InputError(file_, n_, k, message); }
+  // A name read by `from_name` (an empty cell: `dflt`), or the row's error naming `what` and the `known` names.
+  template <class Parse>
+  auto named(const char* k, const char* what, const char* dflt, Parse from_name, const char* known) const {
+    const std::string v = text(k);
+    const auto parsed = from_name(v.empty() ? dflt : v);
+    if (!parsed) fail(k, fmt::format("unknown {} '{}' ({})", what, v, known));
+    return *parsed;
+  }
 
  private:
   const std::string& file_;
@@ -163,10 +171,13 @@ MeasuredRun parse_row(const std::string& file, int n, std::map<std::string, std:
   m.shape.vocab = row.integer("vocab");
   m.shape.tied_embeddings = row.integer("tied", 1) == 1;  // GPT-style by default: the LM head shares the embedding
   m.seq = row.integer("seq");
-  const std::string mlp = row.text("mlp");
-  if (mlp != "gelu" && mlp != "swiglu" && !mlp.empty())
-    throw InputError(file, n, "mlp", fmt::format("unknown mlp '{}' (gelu or swiglu)", mlp));
-  m.gated_mlp = mlp == "swiglu";  // GPT (the default): GeLU MLP
+  // GPT (the default): GeLU MLP.
+  m.gated_mlp = row.named(
+      "mlp", "mlp", "gelu",
+      [](std::string_view v) {
+        return v == "gelu" || v == "swiglu" ? std::optional<bool>(v == "swiglu") : std::nullopt;
+      },
+      "gelu or swiglu");
   read_moe_and_mla(row, m);
   JobLayout& l = r.spec.layout;
   l.tp = row.count("tp", 1), l.pp = row.count("pp", 1), l.dp = row.count("dp", 1), l.vpp = row.count("vpp", 1);
@@ -175,25 +186,17 @@ MeasuredRun parse_row(const std::string& file, int n, std::map<std::string, std:
   if (!find_schedule(l.schedule)) throw InputError(file, n, "sched", fmt::format("unknown schedule '{}'", l.schedule));
   l.micro_batch = row.count("mbs", 1);
   l.global_batch = row.integer("gbs");
-  const std::string rc = row.text("recomp");
-  const auto recompute = recompute_from_name(rc.empty() ? "none" : rc);
-  if (!recompute) row.fail("recomp", fmt::format("unknown recompute '{}' (none, selective, full)", rc));
-  l.recompute = *recompute;
+  l.recompute = row.named("recomp", "recompute", "none", recompute_from_name, "none, selective, full");
   l.sequence_parallel = row.integer("sp", 0) == 1;
   l.zero = row.count("zero", 0);
   l.overlap_grad_reduce = row.integer("overlap_dp", 1) == 1;
   l.overlap_pp = row.integer("overlap_pp", 1) == 1;
-  const std::string at = row.text("attention");
-  const auto attention = attention_from_name(at.empty() ? "flash" : at);
-  if (!attention) row.fail("attention", fmt::format("unknown attention kernel '{}' (flash or unfused)", at));
-  l.attention = *attention;
+  l.attention = row.named("attention", "attention kernel", "flash", attention_from_name, "flash or unfused");
   l.grad_bytes = row.count("grad_bytes", 4);
   l.fp8 = row.integer("fp8", 0) == 1;
   l.fp8_dispatch = row.integer("fp8_dispatch", 0) == 1;
-  const std::string dispatch = row.text("ep_dispatch");
-  const auto ep_dispatch = ep_dispatch_from_name(dispatch.empty() ? "all_to_all" : dispatch);
-  if (!ep_dispatch) row.fail("ep_dispatch", fmt::format("unknown ep_dispatch '{}' (all_to_all or per_node)", dispatch));
-  l.ep_dispatch = *ep_dispatch;
+  l.ep_dispatch =
+      row.named("ep_dispatch", "ep_dispatch", "all_to_all", ep_dispatch_from_name, "all_to_all or per_node");
   l.recompute_layers = row.text("recompute_layers").empty() ? -1 : row.count("recompute_layers");
   // Empty or absent: an even share (as the layout's keys; the columns carry their names).
   auto end_layers = [&](const char* k) { return row.text(k).empty() ? -1 : row.count(k); };
