@@ -507,35 +507,29 @@ LayerStack::LayerStack(const JobModel& m, const JobLayout& l, const ClusterSpec&
 }
 
 ChunkCost LayerStack::layers(int first, int count) const {
-  if (!recomputed_.empty()) {
-    // Partial recompute: each layer by its kind, recomputed or not.
-    ChunkCost ch;
-    ch.layers = count;
-    double activation = 0;
-    for (int i = first; i < first + count; ++i) {
-      const bool dense = dense_layers_in(model_, i, 1) == 1, again = recomputed_[static_cast<std::size_t>(i)];
-      const Kind& k = again ? (dense ? dense_ : own_) : (dense ? dense_kept_ : own_kept_);
-      ch.forward += k.passes.forward;
-      ch.backward_input += k.passes.backward_input;
-      ch.backward_weight += k.passes.backward_weight;
-      ch.parameters += k.parameters;
-      ch.expert_parameters += k.expert_parameters;
-      activation += static_cast<double>(k.passes.activation);
-    }
-    ch.activation = bytes_from(activation, "a pipeline chunk's activations");
-    return ch;
-  }
-  const int dense = dense_layers_in(model_, first, count), own = count - dense;
-  const LayerPasses &o = own_.passes, &d = dense_.passes;
+  // The span's layers by kind (an MoE model's dense first ones) and, under partial recompute, by
+  // whether they are recomputed: each group costs its kind times its count.
+  const int dense = dense_layers_in(model_, first, count);
+  int dense_kept = 0, own_kept = 0;
+  if (!recomputed_.empty())
+    for (int i = first; i < first + count; ++i)
+      if (!recomputed_[static_cast<std::size_t>(i)]) ++(dense_layers_in(model_, i, 1) == 1 ? dense_kept : own_kept);
   ChunkCost ch;
   ch.layers = count;
-  ch.forward = o.forward * own + d.forward * dense;
-  ch.backward_input = o.backward_input * own + d.backward_input * dense;
-  ch.backward_weight = o.backward_weight * own + d.backward_weight * dense;
-  ch.parameters = own_.parameters * own + dense_.parameters * dense;
-  ch.expert_parameters = own_.expert_parameters * own;
-  ch.activation = bytes_from(static_cast<double>(o.activation) * own + static_cast<double>(d.activation) * dense,
-                             "a pipeline chunk's activations");
+  double activation = 0;
+  auto add = [&](const Kind& k, int n) {
+    ch.forward += k.passes.forward * n;
+    ch.backward_input += k.passes.backward_input * n;
+    ch.backward_weight += k.passes.backward_weight * n;
+    ch.parameters += k.parameters * n;
+    ch.expert_parameters += k.expert_parameters * n;
+    activation += static_cast<double>(k.passes.activation) * n;
+  };
+  add(own_, count - dense - own_kept);
+  add(dense_, dense - dense_kept);
+  add(own_kept_, own_kept);
+  add(dense_kept_, dense_kept);
+  ch.activation = bytes_from(activation, "a pipeline chunk's activations");
   return ch;
 }
 

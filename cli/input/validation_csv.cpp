@@ -197,11 +197,11 @@ MeasuredRun parse_row(const std::string& file, int n, std::map<std::string, std:
   l.fp8_dispatch = row.integer("fp8_dispatch", 0) == 1;
   l.ep_dispatch =
       row.named("ep_dispatch", "ep_dispatch", "all_to_all", ep_dispatch_from_name, "all_to_all or per_node");
-  l.recompute_layers = row.text("recompute_layers").empty() ? -1 : row.count("recompute_layers");
-  // Empty or absent: an even share (as the layout's keys; the columns carry their names).
-  auto end_layers = [&](const char* k) { return row.text(k).empty() ? -1 : row.count(k); };
-  l.first_chunk_layers = end_layers("first_chunk_layers");
-  l.last_chunk_layers = end_layers("last_chunk_layers");
+  // Empty or absent: -1, as the layout's fields (every layer recomputed, an even share).
+  auto or_unset = [&](const char* k) { return row.text(k).empty() ? -1 : row.count(k); };
+  l.recompute_layers = or_unset("recompute_layers");
+  l.first_chunk_layers = or_unset("first_chunk_layers");
+  l.last_chunk_layers = or_unset("last_chunk_layers");
   r.metric = parse_metric(file, n, row.need("metric"));
   const std::string& v = row.need("value");
   try {
