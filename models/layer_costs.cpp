@@ -124,7 +124,8 @@ std::int64_t layer_parameters(const JobModel& m) {
 // into one GEMM of 2 ffn / t columns). MoE: the router (N = experts, unsplit) and the GPU's
 // experts / ep local experts as one grouped GEMM, each expert T top_k / (experts / ep) tokens,
 // and the shared experts as a dense MLP.
-std::vector<GemmShape> layer_gemms(const JobModel& m, const JobLayout& l, double T, double h, const LayerDims& d) {
+std::vector<GemmShape> layer_gemms(const JobModel& m, const JobLayout& l, double T, double h, const LayerDims& d,
+                                   double expert_load) {
   const double t = l.tp;
   const double in_mats = m.gated_mlp ? 2 : 1;
   std::vector<GemmShape> g;
@@ -147,7 +148,7 @@ std::vector<GemmShape> layer_gemms(const JobModel& m, const JobLayout& l, double
   }
   if (m.experts > 0) {
     const double local = static_cast<double>(m.experts) / std::max(1, l.ep);
-    const double per_expert = T * m.top_k / local, ffn = static_cast<double>(m.expert_ffn) / t;
+    const double per_expert = T * m.top_k * expert_load / local, ffn = static_cast<double>(m.expert_ffn) / t;
     g.push_back({T, static_cast<double>(m.experts), h, 1});
     g.push_back({per_expert, in_mats * ffn, h, local});
     g.push_back({per_expert, h, ffn, local});
@@ -240,7 +241,7 @@ std::int64_t total_parameters(const JobModel& m) {
          s.vocab * s.hidden * (s.tied_embeddings ? 1 : 2) + s.hidden + mtp;
 }
 
-LayerWork layer_work(const JobModel& m, const JobLayout& l) {
+LayerWork layer_work(const JobModel& m, const JobLayout& l, double expert_load) {
   const auto& s = m.shape;
   LayerWork w;
   const double t = l.tp;
@@ -249,7 +250,7 @@ LayerWork layer_work(const JobModel& m, const JobLayout& l) {
   const LayerDims d = layer_dims(m);
   // GEMMs: QKV, output projection, MLP (or routed experts: each token through top_k of them);
   // their FLOPs are read off the shapes, 2 m n k per multiply.
-  w.gemms = layer_gemms(m, l, T, h, d);
+  w.gemms = layer_gemms(m, l, T, h, d, expert_load);
   for (const GemmShape& g : w.gemms) w.gemm_flops += 2 * g.m * g.n * g.k * g.count;
   // Attention core: each of the T local tokens against the keys before it. Causal FlashAttention
   // visits only the causal pairs: the most loaded CP rank's share of s (s + 1) / 2 (balanced
@@ -271,10 +272,10 @@ LayerWork layer_work(const JobModel& m, const JobLayout& l) {
   // dropouts run on the full hidden size on every TP rank (Korthikanti 2022, sec. 4.2.2).
   const double hid = l.sequence_parallel ? h / t : h;
   double per_token = 2 * 2 * hid * kAct + 2 * (3 * hid * kAct + hid);
-  const double ffn_local =
-      (m.experts > 0 ? m.top_k * static_cast<double>(m.expert_ffn) + static_cast<double>(m.shared_expert_ffn)
-                     : static_cast<double>(s.intermediate)) /
-      t;
+  const double ffn_local = (m.experts > 0 ? m.top_k * expert_load * static_cast<double>(m.expert_ffn) +
+                                                static_cast<double>(m.shared_expert_ffn)
+                                          : static_cast<double>(s.intermediate)) /
+                           t;
   per_token += (m.gated_mlp ? 3 : 2) * ffn_local * kAct;
   // Unfused attention writes the a/t x s scores, softmaxes (read, write), drops out (read, write,
   // mask) and reads them for AV: 13 bytes per score element (BF16 + a byte of mask).
@@ -285,7 +286,7 @@ LayerWork layer_work(const JobModel& m, const JobLayout& l) {
     w.tp_collectives = 2;
   }
   if (l.cp > 1) w.cp_bytes = T * (d.k + d.v) / t * kAct;  // this GPU's K and V chunk
-  if (m.experts > 0 && l.ep > 1) w.ep_tokens = T;
+  if (m.experts > 0 && l.ep > 1) w.ep_tokens = T * expert_load;
   // TP splits every weight but MLA's down-projections.
   const std::int64_t whole = m.latent_attention() ? mla_weights(m).whole : 0;
   w.parameters = (layer_parameters(m) - whole) / l.tp + whole;
@@ -330,6 +331,26 @@ GroupPaths group_paths(const ClusterSpec& c, const JobLayout& l) {
   // Point to point between neighbouring stages: one hop, inside the node when the stride fits.
   p.pp = group_path(c, static_cast<std::int64_t>(l.tp) * l.cp * l.dp >= g ? 2 : 1);
   return p;
+}
+
+ExpertRankLoad expert_rank_load(const JobModel& m, const JobLayout& l) {
+  ExpertRankLoad out;
+  if (m.experts <= 0 || m.even_routing()) return out;
+  // The shares do not depend on the count past its rounding: at most 2^30 tokens are routed, so
+  // that ep x T x top_k stays far inside int64 for any layout stepsim takes.
+  const std::int64_t per_rank = std::int64_t{l.micro_batch} * m.seq / std::max(1, l.cp);
+  const std::int64_t tokens = std::min<std::int64_t>(per_rank * std::max(1, l.ep), std::int64_t{1} << 30);
+  const ExpertLoads loads = route_experts({m.experts, m.top_k, tokens, m.capacity_factor}, m.routing);
+  const std::vector<std::int64_t> rows = card_rows(loads, std::max(1, l.ep), l.expert_placement);
+  std::int64_t computed = 0;
+  for (const std::int64_t r : rows) computed += r;
+  const double routed = static_cast<double>(loads.dispatches);
+  out.busiest = static_cast<double>(*std::max_element(rows.begin(), rows.end())) * std::max(1, l.ep) / routed;
+  out.computed = static_cast<double>(computed) / routed;
+  out.dropped = static_cast<double>(loads.dropped) / routed;
+  out.capacity = loads.capacity;
+  out.tokens = tokens;
+  return out;
 }
 
 double ep_leg_seconds(const JobModel& m, const JobLayout& l, const GroupPaths& paths, double tokens,
@@ -414,8 +435,12 @@ Bytes layer_activation_bytes(const JobModel& m, const JobLayout& l) {
   // MLA: the latents (the up-projections' inputs), computed whole on every TP rank.
   const double whole = 2 * dims.latent / hd;
   if (m.experts > 0) {
-    outside += 4.0 * m.top_k;
-    inner += inner_per_ffn * (m.top_k * static_cast<double>(m.expert_ffn) + static_cast<double>(m.shared_expert_ffn));
+    // The busiest EP rank keeps its routed rows' expert inputs (2h) and inner arrays: load x the
+    // mean; each token's home rank keeps its copies' outputs (2h) for the combine.
+    const double load = expert_rank_load(m, l).busiest;
+    outside += 2.0 * m.top_k * load + 2.0 * m.top_k;
+    inner +=
+        inner_per_ffn * (m.top_k * load * static_cast<double>(m.expert_ffn) + static_cast<double>(m.shared_expert_ffn));
   } else {
     inner += inner_per_ffn * static_cast<double>(m.shape.intermediate);
   }
@@ -431,7 +456,8 @@ Bytes layer_activation_bytes(const JobModel& m, const JobLayout& l) {
 }
 
 LayerPasses layer_passes(const JobModel& m, const JobLayout& l, const ClusterSpec& c) {
-  const LayerWork w = layer_work(m, l);
+  // The busiest EP rank's rows: the others wait for it at the combine.
+  const LayerWork w = layer_work(m, l, expert_rank_load(m, l).busiest);
   const GroupPaths paths = group_paths(c, l);
   const auto& a = c.accelerator;
   // One layer's passes. Backward input gradient = forward GEMMs, weight gradient = forward GEMMs;
@@ -613,10 +639,14 @@ StepFlops step_flops(const JobModel& m, const JobLayout& l) {
   one.micro_batch = 1;
   one.sequence_parallel = false;
   const LayerWork w = layer_work(m, one);  // one sequence, no parallelism
+  // Hardware FLOPs count the rows the experts compute: with a capacity factor, the padding too.
+  const LayerWork hw = layer_work(m, one, expert_rank_load(m, l).computed);
   const double L = m.shape.layers;
   // GEMM FLOPs of all layers: dense first layers at their own (attention is the same in both).
   const int dense = dense_layers_in(m, 0, m.shape.layers);
-  const double gemms = (L - dense) * w.gemm_flops + dense * layer_work(dense_layer_model(m), one).gemm_flops;
+  const double dense_gemms = layer_work(dense_layer_model(m), one).gemm_flops;
+  const double gemms = (L - dense) * w.gemm_flops + dense * dense_gemms;
+  const double gemms_hw = (L - dense) * hw.gemm_flops + dense * dense_gemms;
   const double head =
       2.0 * static_cast<double>(m.seq) * static_cast<double>(m.shape.hidden) * static_cast<double>(m.shape.vocab);
   // Model FLOPs count causal attention as half the square (the quantity a kernel must do),
@@ -629,7 +659,8 @@ StepFlops step_flops(const JobModel& m, const JobLayout& l) {
   const double mtp = m.mtp_layers;
   const double h = static_cast<double>(m.shape.hidden), proj = 2.0 * static_cast<double>(m.seq) * 2 * h * h;
   const double fwd_model = gemms + L * attn_model + head + mtp * (w.gemm_flops + attn_model + proj + head);
-  const double fwd_hw = gemms + L * w.attention_flops + head + mtp * (w.gemm_flops + w.attention_flops + proj + head);
+  const double fwd_hw =
+      gemms_hw + L * w.attention_flops + head + mtp * (hw.gemm_flops + w.attention_flops + proj + head);
   double recompute = 0;
   if (l.recompute == JobRecompute::Full) {
     // The layers recomputed whole (partial recompute: the first N of each chunk), by kind.
@@ -641,11 +672,10 @@ StepFlops step_flops(const JobModel& m, const JobLayout& l) {
         again_dense += dense_layers_in(m, i, 1);
       }
     recompute = again == m.shape.layers
-                    ? gemms + L * w.attention_flops
-                    : (again - again_dense) * w.gemm_flops +
-                          again_dense * layer_work(dense_layer_model(m), one).gemm_flops + again * w.attention_flops;
+                    ? gemms_hw + L * w.attention_flops
+                    : (again - again_dense) * hw.gemm_flops + again_dense * dense_gemms + again * w.attention_flops;
     // A prediction module's layer is recomputed as the model's last layer is.
-    if (!r.empty() && r.back()) recompute += mtp * (w.gemm_flops + w.attention_flops);
+    if (!r.empty() && r.back()) recompute += mtp * (hw.gemm_flops + w.attention_flops);
   }
   if (l.recompute == JobRecompute::Selective && l.attention == AttentionKernel::Unfused)
     recompute = L * w.attention_flops;

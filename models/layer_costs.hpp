@@ -28,6 +28,7 @@
 
 #include "models/accelerators.hpp"
 #include "models/collectives.hpp"
+#include "models/moe_routing.hpp"
 #include "models/transformer.hpp"
 
 namespace stepsim {
@@ -74,6 +75,12 @@ struct JobModel {
   // each predicts one more token ahead with a 2h -> h projection, one more decoder layer and the
   // shared embedding and LM head, on the pipeline's last chunk. 0: none.
   int mtp_layers = 0;
+  // How the router spreads tokens over the experts (models/moe_routing.hpp; figure 10-27's hot
+  // experts) and the capacity factor (GShard sec. 2.2: rows past ceil(c x mean) dropped, the
+  // rest padded to it; none: dropless). Balanced and dropless by default: the mean everywhere.
+  MoeRoutingSpec routing;
+  std::optional<double> capacity_factor;
+  bool even_routing() const { return routing.kind == MoeRoutingSpec::Kind::Balanced && !capacity_factor; }
 };
 
 // How an MoE layer's tokens reach their experts' GPUs (and come back).
@@ -102,6 +109,7 @@ struct JobLayout {
   bool fp8_dispatch = false;                      // tokens dispatched in FP8 (combined in BF16)
   int grad_bytes = 4;                             // bytes per gradient element reduced (Megatron: FP32 main grads)
   bool cp_balanced = true;                        // CP: 2 cp chunks, rank i takes i and 2cp-1-i (else contiguous)
+  ExpertPlacement expert_placement = ExpertPlacement::Contiguous;  // expert e on EP rank e / (E / ep), or e mod ep
   // Decoder layers of the pipeline's first and last model chunk, the others sharing the rest
   // evenly (-1: an even share). A lighter first chunk balances the embedding, a lighter last one
   // the LM head and loss (Llama 3 paper sec. 3.3.2: one layer fewer at each end of 126; with
@@ -203,11 +211,13 @@ struct LayerWork {  // one decoder layer, one micro-batch, one GPU, forward only
   double tp_bytes = 0;                 // bytes of each of the TP collectives (full buffer)
   int tp_collectives = 0;              // per forward (all-reduces, or AG+RS pairs with SP)
   double cp_bytes = 0;                 // K/V bytes one ring step passes
-  double ep_tokens = 0;                // tokens each EP member dispatches (0: no EP all-to-all)
+  double ep_tokens = 0;                // tokens each EP member exchanges, x expert_load (0: no EP all-to-all)
   std::int64_t parameters = 0;         // held by one GPU
   std::int64_t expert_parameters = 0;  // of those, MoE expert weights (replicated over fewer ranks)
 };
-LayerWork layer_work(const JobModel& m, const JobLayout& l);
+// `expert_load` scales the routed experts' rows (their GEMMs, activation function and token
+// exchange): expert_rank_load's busiest for a step's time, its computed for hardware FLOPs.
+LayerWork layer_work(const JobModel& m, const JobLayout& l, double expert_load = 1);
 
 // Seconds of a ring collective of `bytes` among `members` on a path: (n-1) or 2(n-1) steps of
 // latency plus the ring's bytes over the bandwidth (models/collectives.hpp).
@@ -222,6 +232,20 @@ struct GroupPaths {
   int ep_per_node = 1;     // EP members on one node
 };
 GroupPaths group_paths(const ClusterSpec& c, const JobLayout& l);
+
+// What the router leaves on the EP ranks, per micro-batch: the ep x T tokens of an EP group (T
+// on each rank) routed by `m.routing` over the experts placed by `l.expert_placement`
+// (route_experts, card_rows). Every EP rank of a layer waits for the busiest at the combine, so
+// the step runs at that rank's rows. Balanced dropless routing is the mean on every rank, 1.
+struct ExpertRankLoad {
+  double busiest = 1;                    // the busiest EP rank's computed rows / the mean rank's routed rows (T top_k)
+  double computed = 1;                   // all ranks' computed rows / the routed rows (> 1: capacity padding)
+  double dropped = 0;                    // share of the routed rows dropped past the capacity
+  std::optional<std::int64_t> capacity;  // rows per expert, with a capacity factor
+  std::int64_t tokens = 0;               // the group's tokens routed (0: even routing, not routed)
+};
+// Throws MoeInputError for a routing that cannot be (check_layout reports it at its key).
+ExpertRankLoad expert_rank_load(const JobModel& m, const JobLayout& l);
 
 // One leg of an MoE layer's token exchange (the dispatch, or the combine) for `tokens` tokens
 // of h elements at `element_bytes`, by where its bytes go: to EP members on the same node over

@@ -118,6 +118,11 @@ std::optional<InputProblem> check_layout(const JobModel& m, const JobLayout& l, 
                           "ranks; would fit: {})",
                           l.ep, std::int64_t{l.dp} * l.cp,
                           divisors_of(std::gcd(static_cast<std::int64_t>(m.experts), std::int64_t{l.dp} * l.cp)))};
+  if (m.experts > 0 && !m.even_routing()) try {
+      expert_rank_load(m, l);
+    } catch (const MoeInputError& e) {
+      return InputProblem{"ep", fmt::format("the model's {} with ep {}: {}", e.key(), l.ep, e.what())};
+    }
   if (gpus > 0 && l.ranks() != gpus) {
     const std::int64_t mp = static_cast<std::int64_t>(l.tp) * l.pp * l.cp;
     return InputProblem{

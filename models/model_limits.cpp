@@ -81,6 +81,10 @@ std::optional<InputProblem> check_job_model(const JobModel& m) {
                                                       m.dense_layers, m.shape.layers)};
     if (m.shared_expert_ffn != 0)
       if (auto p = in_range("shared_expert_ffn", m.shared_expert_ffn, kMaxFfn)) return p;
+    // The routing as one sequence routes it (the layout's token count is checked with the layout).
+    if (!m.even_routing()) try {
+        route_experts({m.experts, m.top_k, m.seq, m.capacity_factor}, m.routing);
+      } catch (const MoeInputError& e) { return InputProblem{e.key(), e.what()}; }
     if (m.experts * m.expert_ffn > kMaxExpertWidth)
       return InputProblem{"expert_ffn", fmt::format("experts x expert_ffn = {} x {} is past the largest model stepsim "
                                                     "takes ({} per layer)",

@@ -41,6 +41,33 @@ fig "exposed EP 1.170 s" "$tmp/moe.txt"
 fig "optimizer state 8.36" "$tmp/moe.txt"
 fig "exposed DP/ZeRO 276.58 ms" "$tmp/moe.txt"
 has "ep 64 (dispatch per node, FP8 dispatch)" "$tmp/moe.txt"
+# Expert routing (docs/job.md): figure 10-27's hot experts on half the EP ranks, spread by
+# round-robin placement, capped by a capacity factor; a routing that cannot be, at its line.
+"$stepsim" run scenarios/job-moe-routing-256xh100.yaml >"$tmp/route.txt"
+has "expert routing: 50% of the 128 experts hot at 1.5x the mean, placed contiguous on ep 8; the busiest EP rank computes 1.50x the mean rows" "$tmp/route.txt"
+fig "step time 11.521 s" "$tmp/route.txt"
+"$stepsim" run scenarios/job-moe-routing-256xh100.yaml --set job_step.layout.expert_placement=round_robin >"$tmp/route-rr.txt"
+has "the busiest EP rank computes 1.00x the mean rows" "$tmp/route-rr.txt"
+fig "step time 9.186 s" "$tmp/route-rr.txt"
+"$stepsim" run scenarios/job-moe-routing-256xh100.yaml --set job_step.model.capacity_factor=1.25 --json >"$tmp/route-cap.json"
+has '"capacity_rows": 2560' "$tmp/route-cap.json"
+has '"dropped_share": 0.125' "$tmp/route-cap.json"
+has '"busiest_rank_load": 1.25' "$tmp/route-cap.json"
+has '"step_time_ns": 10357356469' "$tmp/route-cap.json"
+sed 's/hot_load: 1.5}/hot_load: 3}/' scenarios/job-moe-routing-256xh100.yaml >"$tmp/route-bad.yaml"
+run "$stepsim" run "$tmp/route-bad.yaml"
+[[ $code == 2 && "$err" == *"route-bad.yaml:29: job_step.model.routing.hot_load: 64 hot experts at 3 x the mean need 49152 rows, but the layer dispatches 32768"* ]] ||
+  fail "hot_load 3: exit $code: $err"
+run "$stepsim" run scenarios/job-moe-routing-256xh100.yaml --set 'job_step.model.routing={loads: [1, 2]}'
+[[ $code == 2 && "$err" == *"job_step.model.routing.loads: rows per expert depend on the tokens of a micro-batch"* ]] ||
+  fail "explicit loads in a job: exit $code: $err"
+run "$stepsim" run scenarios/job-moe-routing-256xh100.yaml --set job_step.layout.expert_placement=random
+[[ $code == 2 && "$err" == *"job_step.layout.expert_placement: unknown placement 'random' (contiguous, round_robin)"* ]] ||
+  fail "unknown placement: exit $code: $err"
+grep -v -e '^    experts:' -e '^    top_k:' -e '^    expert_ffn:' -e '^    ep:' scenarios/job-moe-routing-256xh100.yaml >"$tmp/route-dense.yaml"
+run "$stepsim" run "$tmp/route-dense.yaml"
+[[ $code == 2 && "$err" == *"route-dense.yaml:26: job_step.model.routing: needs experts (a mixture-of-experts model)"* ]] ||
+  fail "routing on a dense model: exit $code: $err"
 # The whole DeepSeek-V3 (docs/job.md): 61 layers in 16 DualPipe stages of 1 and 4 layers, MLA,
 # dense first layers, a prediction module; an MLA key without its siblings is refused at the key.
 "$stepsim" run scenarios/job-deepseek-v3-2048xh800.yaml >"$tmp/dsv3.txt"

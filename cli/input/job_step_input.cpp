@@ -7,6 +7,7 @@
 
 #include "cli/input/budget.hpp"
 #include "cli/input/model_files.hpp"
+#include "cli/input/moe_routing_input.hpp"
 #include "models/layout.hpp"
 
 namespace stepsim::cli {
@@ -32,7 +33,7 @@ JobModel read_job_model(const Reader& parent, const std::string& k) {
   const Reader r = fields_or_file(parent, k);
   std::vector<std::string> keys(kTransformerKeys.begin(), kTransformerKeys.end());
   keys.insert(keys.end(), {"seq", "mlp", "experts", "top_k", "expert_ffn", "shared_expert_ffn", "dense_layers",
-                           "node_limit", "mla", "mtp_layers"});
+                           "node_limit", "mla", "mtp_layers", "routing", "capacity_factor"});
   r.only(keys);
   m.shape = transformer_fields(r);
   m.seq = r.opt_integer("seq", 1).value_or(2048);
@@ -46,8 +47,15 @@ JobModel read_job_model(const Reader& parent, const std::string& k) {
     m.shared_expert_ffn = r.opt_integer("shared_expert_ffn", 1).value_or(0);
     m.dense_layers = r.opt_count("dense_layers", 0).value_or(0);
     m.node_limit = r.opt_count("node_limit", 1).value_or(0);
+    if (r.has("routing")) m.routing = read_routing(r);
+    if (m.routing.kind == MoeRoutingSpec::Kind::Explicit)
+      r.child("routing").fail("loads",
+                              "rows per expert depend on the tokens of a micro-batch: in a job give "
+                              "balanced or {hot_experts, hot_load}");
+    if (r.has("capacity_factor")) m.capacity_factor = read_capacity_factor(r);
   } else {
-    for (const char* key : {"top_k", "expert_ffn", "shared_expert_ffn", "dense_layers", "node_limit"})
+    for (const char* key :
+         {"top_k", "expert_ffn", "shared_expert_ffn", "dense_layers", "node_limit", "routing", "capacity_factor"})
       if (r.has(key)) r.fail(key, "needs experts (a mixture-of-experts model)");
   }
   m.mtp_layers = r.opt_count("mtp_layers", 0).value_or(0);
@@ -169,7 +177,7 @@ const std::vector<std::string>& layout_keys() {
   static const std::vector<std::string> keys = {
       "tp", "pp", "virtual_stages", "first_chunk_layers", "last_chunk_layers", "dp", "cp", "ep", "schedule", "zero",
       "fsdp", "sequence_parallel", "micro_batch", "global_batch", "recompute", "recompute_layers", "attention",
-      "overlap", "fp8", "grad_bytes", "cp_split", "ep_dispatch", "fp8_dispatch"};
+      "overlap", "fp8", "grad_bytes", "cp_split", "ep_dispatch", "fp8_dispatch", "expert_placement"};
   // clang-format on
   return keys;
 }
@@ -224,6 +232,7 @@ JobLayout read_layout(const Reader& r) {
   if (!ep_dispatch) r.fail("ep_dispatch", fmt::format("unknown ep_dispatch '{}' (all_to_all or per_node)", dispatch));
   l.ep_dispatch = *ep_dispatch;
   l.fp8_dispatch = r.flag("fp8_dispatch", false);
+  l.expert_placement = read_placement(r, "expert_placement");
   const std::string split = r.opt_text("cp_split").value_or("balanced");
   if (split != "balanced" && split != "contiguous")
     r.fail("cp_split", fmt::format("unknown cp_split '{}' (balanced or contiguous)", split));

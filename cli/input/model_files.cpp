@@ -37,6 +37,10 @@ void fail_on(const Reader& r, const std::optional<InputProblem>& problem) {
   // The model's FFN width may be given as `intermediate`; blame the key the file has.
   const bool as_intermediate = problem->key == "ffn" && !r.has("ffn") && r.has("intermediate");
   const std::string key = as_intermediate ? "intermediate" : problem->key;
+  // A key inside a map the file has (routing.hot_load): blamed at its own line.
+  if (const auto dot = key.find('.');
+      dot != std::string::npos && r.has(key.substr(0, dot)) && r.node()[key.substr(0, dot)].IsMap())
+    fail_on(r.child(key.substr(0, dot)), InputProblem{key.substr(dot + 1), problem->message});
   r.fail(key, problem->message);
 }
 

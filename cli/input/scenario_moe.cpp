@@ -4,49 +4,16 @@
 #include <fmt/format.h>
 
 #include "cli/input/model_files.hpp"
+#include "cli/input/moe_routing_input.hpp"
 #include "models/model_limits.hpp"
 
 namespace stepsim::cli {
 
 namespace {
 
-const std::vector<std::string> kKeys = {"experts",    "top_k",           "tokens",   "cards",  "placement",
-                                        "routing",    "capacity_factor", "row_time", "expert", "accelerator",
-                                        "efficiency", "row_bytes",       "link"};
-
-// `routing: balanced`, `routing: {hot_experts: 50%, hot_load: 1.5}` or `routing: {loads: [96, 32]}`.
-MoeRoutingSpec read_routing(const Reader& r) {
-  MoeRoutingSpec out;
-  const YAML::Node n = r.node()["routing"];
-  if (n.IsScalar()) {
-    if (n.Scalar() != "balanced")
-      r.fail("routing",
-             fmt::format("unknown routing '{}' (balanced, {{hot_experts, hot_load}} or {{loads}})", n.Scalar()));
-    return out;
-  }
-  const Reader c = r.child("routing");
-  c.only({"hot_experts", "hot_load", "loads"});
-  if (c.has("loads")) {
-    if (c.has("hot_experts") || c.has("hot_load")) c.fail("loads", "give loads, or hot_experts and hot_load, not both");
-    out.kind = MoeRoutingSpec::Kind::Explicit;
-    const YAML::Node list = c.node()["loads"];
-    if (!list.IsSequence()) c.fail("loads", "expected a list of rows, one per expert, e.g. [96, 32]");
-    for (std::size_t i = 0; i < list.size(); ++i) {
-      const std::string key = fmt::format("{}[{}]", c.key("loads"), i);
-      std::int64_t v = -1;
-      if (!list[i].IsScalar() || !YAML::convert<std::int64_t>::decode(list[i], v) || v < 0)
-        c.fail_at(list[i], key, "expected a whole number of rows (0 or more)");
-      out.loads.push_back(v);
-    }
-    return out;
-  }
-  if (!c.has("hot_experts") || !c.has("hot_load"))
-    c.fail(c.has("hot_experts") ? "hot_load" : "hot_experts", "hot_experts and hot_load come together");
-  out.kind = MoeRoutingSpec::Kind::Hot;
-  out.hot_fraction = c.number("hot_experts");
-  out.hot_load = c.number("hot_load");
-  return out;
-}
+const std::vector<std::string> kMoeKeys = {"experts",    "top_k",           "tokens",   "cards",  "placement",
+                                           "routing",    "capacity_factor", "row_time", "expert", "accelerator",
+                                           "efficiency", "row_bytes",       "link"};
 
 // A count that must fit an int (experts, top_k, cards): larger ones are refused here, not clamped.
 std::optional<int> opt_int(const Reader& r, const std::string& k) {
@@ -62,22 +29,9 @@ void apply(const Reader& r, MoeLayerSpec& s) {
   if (auto v = opt_int(r, "top_k")) s.shape.top_k = *v;
   if (auto v = r.opt_integer("tokens")) s.shape.tokens = *v;
   if (auto v = opt_int(r, "cards")) s.cards = *v;
-  if (auto v = r.opt_text("placement")) {
-    const auto p = parse_placement(*v);
-    if (!p) r.fail("placement", fmt::format("unknown placement '{}' (contiguous, round_robin)", *v));
-    s.placement = *p;
-  }
+  if (r.has("placement")) s.placement = read_placement(r, "placement");
   if (r.has("routing")) s.routing = read_routing(r);
-  if (r.has("capacity_factor")) {
-    const YAML::Node n = r.node()["capacity_factor"];
-    if (n.IsScalar() && n.Scalar() == "none")
-      s.shape.capacity_factor.reset();
-    else {
-      const double c = r.number("capacity_factor");
-      if (!(c > 0)) r.fail("capacity_factor", "must be positive (or 'none' for a dropless layer)");
-      s.shape.capacity_factor = c;
-    }
-  }
+  if (r.has("capacity_factor")) s.shape.capacity_factor = read_capacity_factor(r);
   if (r.has("row_time") && (r.has("expert") || r.has("accelerator")))
     r.fail("row_time", "give row_time, or expert with accelerator and efficiency, not both");
   if (auto v = r.opt_duration("row_time")) {
@@ -105,7 +59,7 @@ void apply(const Reader& r, MoeLayerSpec& s) {
 }  // namespace
 
 MoeScenario read_moe(const Reader& r) {
-  std::vector<std::string> allowed = kKeys;
+  std::vector<std::string> allowed = kMoeKeys;
   allowed.push_back("variants");
   r.only(allowed);
   for (const char* k : {"experts", "top_k", "tokens", "cards"})
@@ -116,7 +70,7 @@ MoeScenario read_moe(const Reader& r) {
   apply(r, out.spec);
   if (out.spec.link_bandwidth > 0 && out.spec.row_bytes == 0)
     r.fail("row_bytes", "a link needs the bytes of one row on the wire (or expert.hidden)");
-  out.variants = read_variants(r, out.spec, kKeys, [](const Reader& v, auto& spec) { apply(v, spec); });
+  out.variants = read_variants(r, out.spec, kMoeKeys, [](const Reader& v, auto& spec) { apply(v, spec); });
   return out;
 }
 

@@ -43,6 +43,23 @@ std::string layout_line(const JobStepSpec& s) {
                   l.sequence_parallel ? ", sequence parallel" : "");
   return out;
 }
+// What the router leaves on the EP ranks, when it is not the mean everywhere.
+std::string routing_line(const JobStepSpec& s) {
+  const JobModel& m = s.model;
+  const ExpertRankLoad load = expert_rank_load(m, s.layout);
+  std::string out = "expert routing: ";
+  if (m.routing.kind == MoeRoutingSpec::Kind::Hot)
+    out += fmt::format("{:g}% of the {} experts hot at {:g}x the mean", 100 * m.routing.hot_fraction, m.experts,
+                       m.routing.hot_load);
+  else
+    out += fmt::format("balanced over {} experts", m.experts);
+  out += fmt::format(", placed {} on ep {}", placement_name(s.layout.expert_placement), s.layout.ep);
+  if (load.capacity)
+    out += fmt::format("; capacity factor {:g}: {} rows per expert, {} of the routed rows dropped", *m.capacity_factor,
+                       comma_grouped(*load.capacity), percent(load.dropped, 1));
+  out += fmt::format("; the busiest EP rank computes {:.2f}x the mean rows\n", load.busiest);
+  return out;
+}
 }  // namespace
 
 std::string job_step_heading(const std::string& name, const JobStepRun& run) {
@@ -51,6 +68,7 @@ std::string job_step_heading(const std::string& name, const JobStepRun& run) {
   std::string out =
       fmt::format("{}\n{} ({} layers, h {}, seq {}) on {} x {}: {}\n", name, s.model.shape.name, s.model.shape.layers,
                   s.model.shape.hidden, s.model.seq, r.gpus, s.cluster.accelerator.name, layout_line(s));
+  if (s.model.experts > 0 && !s.model.even_routing()) out += routing_line(s);
   out += fmt::format("simulated {} device(s) of one pipeline, {} ops, {} micro-batches per pipeline\n",
                      r.simulated_devices, r.ops, r.microbatches);
   return out;
@@ -233,6 +251,19 @@ nlohmann::ordered_json job_step_json(const std::string& name, const JobStepRun& 
                     return std::count(again.begin(), again.end(), true);
                   }()},
                  {"sequence_parallel", l.sequence_parallel}};
+  if (const JobModel& m = run.spec.model; m.experts > 0 && !m.even_routing()) {
+    const ExpertRankLoad load = expert_rank_load(m, l);
+    j["expert_routing"] = {
+        {"hot_experts", m.routing.kind == MoeRoutingSpec::Kind::Hot ? m.routing.hot_fraction : 0.0},
+        {"hot_load", m.routing.kind == MoeRoutingSpec::Kind::Hot ? m.routing.hot_load : 1.0},
+        {"placement", placement_name(l.expert_placement)},
+        {"capacity_factor", m.capacity_factor ? nlohmann::ordered_json(*m.capacity_factor) : nullptr},
+        {"capacity_rows", load.capacity ? nlohmann::ordered_json(*load.capacity) : nullptr},
+        {"routed_tokens", load.tokens},
+        {"dropped_share", load.dropped},
+        {"computed_share", load.computed},
+        {"busiest_rank_load", load.busiest}};
+  }
   j["step_time_ns"] = r.step_time;
   j["step_time_s"] = to_s(r.step_time);
   j["microbatches"] = r.microbatches;

@@ -770,3 +770,96 @@ TEST_CASE("partial recompute: the first N layers of each chunk recomputed whole,
   CHECK(zero[3].activation == kept[3].activation);
   CHECK(job_memory(s.model, l, zero).buffers == job_memory(s.model, none, kept).buffers);
 }
+
+namespace {
+// scenarios/job-moe-routing-256xh100.yaml: Qwen3-235B-A22B on 256 H100, pp 4, dp 64, ep 8.
+JobStepSpec qwen3_235b_routing() {
+  JobStepSpec s;
+  JobModel& m = s.model;
+  m.shape.name = "qwen3-235b-a22b";
+  m.shape.layers = 94;
+  m.shape.hidden = 4096;
+  m.shape.intermediate = 12288;
+  m.shape.heads = 64;
+  m.shape.kv_heads = 4;
+  m.shape.head_dim = 128;
+  m.shape.vocab = 151936;
+  m.seq = 4096;
+  m.experts = 128;
+  m.top_k = 8;
+  m.expert_ffn = 1536;
+  m.routing.kind = MoeRoutingSpec::Kind::Hot;
+  m.routing.hot_fraction = 0.5;
+  m.routing.hot_load = 1.5;
+  s.cluster = *find_cluster_preset("h100-sxm");
+  JobLayout& l = s.layout;
+  l.pp = 4;
+  l.first_chunk_layers = l.last_chunk_layers = 23;
+  l.dp = 64;
+  l.ep = 8;
+  l.zero = 1;
+  l.global_batch = 1024;
+  l.recompute = JobRecompute::Full;
+  return s;
+}
+}  // namespace
+
+TEST_CASE("expert routing: the busiest EP rank sets the pace (figure 10-27 in a job)", "[job_step][moe]") {
+  JobStepSpec s = qwen3_235b_routing();
+  // 8 EP ranks x 4,096 tokens x top 8 = 262,144 rows over 128 experts, 2,048 each on average;
+  // the 64 hot ones get 3,072 and sit on EP ranks 0-3 (16 per rank): 49,152 rows against a
+  // mean of 32,768, 1.5x.
+  ExpertRankLoad load = expert_rank_load(s.model, s.layout);
+  CHECK(load.tokens == 32768);
+  CHECK(load.busiest == 1.5);
+  CHECK(load.computed == 1);
+  CHECK(load.dropped == 0);
+  CHECK_FALSE(load.capacity);
+  // Round-robin placement deals the hot experts over every rank: the mean everywhere.
+  s.layout.expert_placement = ExpertPlacement::RoundRobin;
+  CHECK(expert_rank_load(s.model, s.layout).busiest == 1);
+  // Capacity 1.25: 2,560 rows per expert; each hot expert drops 512 (64 x 512 of 262,144 =
+  // 12.5 %) and every expert computes 2,560 (padded), 1.25x the mean on every rank.
+  s.layout.expert_placement = ExpertPlacement::Contiguous;
+  s.model.capacity_factor = 1.25;
+  load = expert_rank_load(s.model, s.layout);
+  CHECK(load.capacity == 2560);
+  CHECK(load.busiest == 1.25);
+  CHECK(load.computed == 1.25);
+  CHECK(load.dropped == 0.125);
+  // Balanced and dropless is the mean by definition, not routed.
+  s.model.capacity_factor.reset();
+  s.model.routing = {};
+  load = expert_rank_load(s.model, s.layout);
+  CHECK(load.busiest == 1);
+  CHECK(load.tokens == 0);
+}
+
+TEST_CASE("expert routing: the busiest rank's rows in time, memory and hardware FLOPs", "[job_step][moe]") {
+  const JobStepSpec hot = qwen3_235b_routing();
+  JobStepSpec even = hot, spread = hot, capped = hot;
+  even.model.routing = {};
+  spread.layout.expert_placement = ExpertPlacement::RoundRobin;
+  capped.model.capacity_factor = 1.25;
+  // The step (docs/job.md "Expert routing"): 9.186 s balanced, 11.521 s with the hot experts
+  // on half the ranks, the balanced step exactly when round-robin spreads them.
+  const Time t_even = run_job_step(even).result.step_time, t_hot = run_job_step(hot).result.step_time;
+  CHECK(t_even == 9'186'224'606);
+  CHECK(t_hot == 11'521'414'579);
+  CHECK(run_job_step(spread).result.step_time == t_even);
+  // Without recompute the busiest rank keeps half again its routed rows' inputs (2h x 8 copies)
+  // and SwiGLU arrays (6 x 8 x 1,536 / h): + s b h x (8 + 9) bytes per layer.
+  JobLayout none = hot.layout;
+  none.recompute = JobRecompute::None;
+  const double sbh = 4096.0 * 4096;
+  const ClusterSpec& c = hot.cluster;
+  CHECK(static_cast<double>(layer_passes(hot.model, none, c).activation -
+                            layer_passes(even.model, none, c).activation) == Approx(17 * sbh).epsilon(1e-12));
+  // Model FLOPs count the routed rows; hardware FLOPs count the padding too: with capacity 1.25
+  // a quarter more expert GEMMs, 2 x 8 x 3 x 4,096 x 1,536 per token and layer, in 4 passes
+  // (3 + the recompute) over 94 layers and 1,024 x 4,096 tokens.
+  const StepFlops f_even = step_flops(even.model, even.layout), f_cap = step_flops(capped.model, capped.layout);
+  CHECK(f_cap.model == f_even.model);
+  CHECK(f_cap.hardware - f_even.hardware ==
+        Approx(0.25 * 2 * 8 * 3 * 4096.0 * 1536 * 4 * 94 * 1024 * 4096).epsilon(1e-9));
+}
