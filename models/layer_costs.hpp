@@ -250,7 +250,8 @@ ExpertRankLoad expert_rank_load(const JobModel& m, const JobLayout& l);
 // One leg of an MoE layer's token exchange (the dispatch, or the combine) for `tokens` tokens
 // of h elements at `element_bytes`, by where its bytes go: to EP members on the same node over
 // the fabric, to the others over the network, both at once (the slower sets the time), plus
-// (ep - 1) steps of latency. The routed experts are drawn evenly. `l.ep_dispatch` decides what
+// (ep - 1) steps of latency. The routed experts are drawn evenly (`tokens`: the busiest EP rank's,
+// load x T, under skewed routing). `l.ep_dispatch` decides what
 // crosses the network: every remote copy, or one per remote node holding one of the token's
 // experts (at most `m.node_limit` nodes), forwarded inside the node.
 double ep_leg_seconds(const JobModel& m, const JobLayout& l, const GroupPaths& paths, double tokens,
