@@ -338,14 +338,16 @@ ExpertRankLoad expert_rank_load(const JobModel& m, const JobLayout& l) {
   if (m.experts <= 0 || m.even_routing()) return out;
   // The shares do not depend on the count past its rounding: at most 2^30 tokens are routed, so
   // that ep x T x top_k stays far inside int64 for any layout stepsim takes.
+  constexpr std::int64_t kMostTokens = std::int64_t{1} << 30;
+  const std::int64_t ep = std::max(1, l.ep);
   const std::int64_t per_rank = std::int64_t{l.micro_batch} * m.seq / std::max(1, l.cp);
-  const std::int64_t tokens = std::min<std::int64_t>(per_rank * std::max(1, l.ep), std::int64_t{1} << 30);
+  const std::int64_t tokens = per_rank >= kMostTokens / ep ? kMostTokens : per_rank * ep;
   const ExpertLoads loads = route_experts({m.experts, m.top_k, tokens, m.capacity_factor}, m.routing);
-  const std::vector<std::int64_t> rows = card_rows(loads, std::max(1, l.ep), l.expert_placement);
+  const std::vector<std::int64_t> rows = card_rows(loads, static_cast<int>(ep), l.expert_placement);
   std::int64_t computed = 0;
   for (const std::int64_t r : rows) computed += r;
   const double routed = static_cast<double>(loads.dispatches);
-  out.busiest = static_cast<double>(*std::max_element(rows.begin(), rows.end())) * std::max(1, l.ep) / routed;
+  out.busiest = static_cast<double>(*std::max_element(rows.begin(), rows.end())) * static_cast<double>(ep) / routed;
   out.computed = static_cast<double>(computed) / routed;
   out.dropped = static_cast<double>(loads.dropped) / routed;
   out.capacity = loads.capacity;

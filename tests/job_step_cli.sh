@@ -54,9 +54,28 @@ has '"capacity_rows": 2560' "$tmp/route-cap.json"
 has '"dropped_share": 0.125' "$tmp/route-cap.json"
 has '"busiest_rank_load": 1.25' "$tmp/route-cap.json"
 has '"step_time_ns": 10357356469' "$tmp/route-cap.json"
+# compare: the base and each variant, one row each; a variant that does not fit is a row, not an error.
+"$stepsim" compare scenarios/job-moe-routing-256xh100.yaml >"$tmp/route-cmp.txt"
+fig "base 11.521 s +0.0% 1422 21.3% 68.4 / 74.5 yes 21.3% 3.79 s (DP 1.3 EP 2.5)" "$tmp/route-cmp.txt"
+fig "round-robin 9.186 s -20.3% 1784 26.7% 68.1 / 74.5 yes" "$tmp/route-cmp.txt"
+fig "capacity-1.25 10.357 s -10.1% 1582 23.7%" "$tmp/route-cmp.txt"
+fig "no-recompute 8.871 s -23.0% 1847 27.7% 184.5 / 74.5 no" "$tmp/route-cmp.txt"
+"$stepsim" compare scenarios/job-moe-routing-256xh100.yaml --json >"$tmp/route-cmp.json"
+python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert [x["variant"] for x in d]==["base","round-robin","balanced","capacity-1.25","no-recompute"], d; assert d[2]["step_time_ns"]==9186224606' "$tmp/route-cmp.json" ||
+  fail "compare --json: variants"
+{ cat scenarios/job-moe-routing-256xh100.yaml; printf '    bad-tp:\n      layout:\n        tp: 3\n'; } >"$tmp/route-var.yaml"
+line=$(grep -n '        tp: 3' "$tmp/route-var.yaml" | cut -d: -f1)
+run "$stepsim" compare "$tmp/route-var.yaml"
+[[ $code == 2 && "$err" == *"route-var.yaml:$line: job_step.variants.bad-tp.layout.tp: tp 3 does not divide the 64 attention heads"* ]] ||
+  fail "variant tp 3: exit $code: $err"
+{ cat scenarios/job-moe-routing-256xh100.yaml; printf '    typo: {layouts: {tp: 2}}\n'; } >"$tmp/route-typo.yaml"
+run "$stepsim" compare "$tmp/route-typo.yaml"
+[[ $code == 2 && "$err" == *"job_step.variants.typo.layouts: unknown key; did you mean 'layout'?"* ]] ||
+  fail "variant typo: exit $code: $err"
 sed 's/hot_load: 1.5}/hot_load: 3}/' scenarios/job-moe-routing-256xh100.yaml >"$tmp/route-bad.yaml"
+line=$(grep -n 'routing: {hot_experts' "$tmp/route-bad.yaml" | cut -d: -f1)
 run "$stepsim" run "$tmp/route-bad.yaml"
-[[ $code == 2 && "$err" == *"route-bad.yaml:29: job_step.model.routing.hot_load: 64 hot experts at 3 x the mean need 49152 rows, but the layer dispatches 32768"* ]] ||
+[[ $code == 2 && "$err" == *"route-bad.yaml:$line: job_step.model.routing.hot_load: 64 hot experts at 3 x the mean need 49152 rows, but the layer dispatches 32768"* ]] ||
   fail "hot_load 3: exit $code: $err"
 run "$stepsim" run scenarios/job-moe-routing-256xh100.yaml --set 'job_step.model.routing={loads: [1, 2]}'
 [[ $code == 2 && "$err" == *"job_step.model.routing.loads: rows per expert depend on the tokens of a micro-batch"* ]] ||
@@ -65,8 +84,9 @@ run "$stepsim" run scenarios/job-moe-routing-256xh100.yaml --set job_step.layout
 [[ $code == 2 && "$err" == *"job_step.layout.expert_placement: unknown placement 'random' (contiguous, round_robin)"* ]] ||
   fail "unknown placement: exit $code: $err"
 grep -v -e '^    experts:' -e '^    top_k:' -e '^    expert_ffn:' -e '^    ep:' scenarios/job-moe-routing-256xh100.yaml >"$tmp/route-dense.yaml"
+line=$(grep -n '^    routing: {hot_experts' "$tmp/route-dense.yaml" | cut -d: -f1)
 run "$stepsim" run "$tmp/route-dense.yaml"
-[[ $code == 2 && "$err" == *"route-dense.yaml:26: job_step.model.routing: needs experts (a mixture-of-experts model)"* ]] ||
+[[ $code == 2 && "$err" == *"route-dense.yaml:$line: job_step.model.routing: needs experts (a mixture-of-experts model)"* ]] ||
   fail "routing on a dense model: exit $code: $err"
 # The whole DeepSeek-V3 (docs/job.md): 61 layers in 16 DualPipe stages of 1 and 4 layers, MLA,
 # dense first layers, a prediction module; an MLA key without its siblings is refused at the key.

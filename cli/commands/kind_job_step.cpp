@@ -1,12 +1,12 @@
 // The job_step kind: one training step of a job given by model, cluster and layout
-// (schedules/lowering/job, docs/job.md). `compare` runs the one layout.
+// (schedules/lowering/job, docs/job.md). `compare` runs the base and every variant.
 #include <memory>
 
 #include <fmt/format.h>
 
 #include "cli/commands/job_step_commands.hpp"
-#include "cli/input/job_step_input.hpp"
 #include "cli/commands/scenario_kinds.hpp"
+#include "cli/input/job_step_input.hpp"
 #include "cli/reports/job_step_pictures.hpp"
 #include "cli/reports/job_step_report.hpp"
 #include "cli/reports/output.hpp"
@@ -17,26 +17,57 @@ namespace {
 
 // The step, or one line at the key that refuses it: a layout its schedule cannot run, or one
 // whose simulated peak does not fit (the check before the run is a lower bound) unless allow_oom.
-JobStepRun run_or_fail(const Scenario& sc) {
+// A variant (`variant` its name) is run as compare reports it: not fitting is its result.
+JobStepRun run_or_fail(const Scenario& sc, const JobStepSpec& spec, const std::string& variant = "") {
   JobStepRun run;
   try {
-    run = run_job_step(sc.job_step->spec);
-  } catch (const SpecError& e) { sc.fail("job_step." + e.key(), e.what()); }
+    run = run_job_step(spec);
+  } catch (const SpecError& e) {
+    if (variant.empty()) sc.fail("job_step." + e.key(), e.what());
+    sc.fail(fmt::format("job_step.variants.{}.{}", variant, e.key()),
+            fmt::format("variant '{}': {}", variant, e.what()));
+  }
   const JobMemory& mem = run.result.memory;
-  if (!sc.job_step->allow_oom && mem.total() > run.result.capacity)
+  if (variant.empty() && !sc.job_step->allow_oom && mem.total() > run.result.capacity)
     sc.fail("job_step.layout", memory_refusal(sc.job_step->spec, mem,
                                               fmt::format(" at the simulated peak (pipeline rank {})", mem.device)));
   return run;
 }
 
 KindReport run_job_step_kind(const Scenario& sc) {
-  auto run = std::make_shared<JobStepRun>(run_or_fail(sc));
+  auto run = std::make_shared<JobStepRun>(run_or_fail(sc, sc.job_step->spec));
   KindReport r;
   r.text = [run, &sc] { return job_step_text(sc.name, *run); };
   r.json = [run, &sc] { return job_step_json(sc.name, *run).dump(2) + "\n"; };
   r.write_trace = [run](const std::string& path) { write_trace_file(path, job_step_trace, *run); };
   r.html = [run, &sc] { return job_step_html_report(sc.name, sc.description, *run); };
   r.gantt = [run, &sc](int width) { return job_step_gantt_text(sc.name, *run, width); };
+  return r;
+}
+
+// The base and every variant, one row each; without variants, the base's full report as `run`.
+KindReport compare_job_step(const Scenario& sc) {
+  if (sc.job_step->variants.empty()) return run_job_step_kind(sc);
+  KindReport r = run_job_step_kind(sc);  // the base: its HTML, Gantt and trace
+  auto runs = std::make_shared<std::vector<std::pair<std::string, JobStepRun>>>();
+  for (const auto& v : sc.job_step->variants) runs->emplace_back(v.name, run_or_fail(sc, v.spec, v.name));
+  auto base = std::make_shared<JobStepRun>(run_or_fail(sc, sc.job_step->spec));
+  r.text = [base, runs, &sc] {
+    std::vector<std::pair<std::string, const JobStepRun*>> rows = {{"base", base.get()}};
+    for (const auto& [name, run] : *runs) rows.emplace_back(name, &run);
+    return job_step_heading(sc.name, *base) + "\n" + job_step_compare_table(rows).render();
+  };
+  r.json = [base, runs, &sc] {
+    auto list = nlohmann::ordered_json::array();
+    auto add = [&](const std::string& name, const JobStepRun& run) {
+      nlohmann::ordered_json j = {{"variant", name}};
+      j.update(job_step_json(sc.name, run));
+      list.push_back(std::move(j));
+    };
+    add("base", *base);
+    for (const auto& [name, run] : *runs) add(name, run);
+    return list.dump(2) + "\n";
+  };
   return r;
 }
 
@@ -49,8 +80,11 @@ ScenarioKind job_step_kind() {
   k.what = "one training step of a job: model, cluster and parallel layout";
   k.present = [](const Scenario& sc) { return sc.job_step.has_value(); };
   k.run = [](const Scenario& sc, const RunRequest&) { return run_job_step_kind(sc); };
-  k.compare = [](const Scenario& sc, const CompareRequest&) { return run_job_step_kind(sc); };
-  k.validate = [](const Scenario& sc) { run_or_fail(sc); };
+  k.compare = [](const Scenario& sc, const CompareRequest&) { return compare_job_step(sc); };
+  k.validate = [](const Scenario& sc) {
+    run_or_fail(sc, sc.job_step->spec);
+    for (const auto& v : sc.job_step->variants) run_or_fail(sc, v.spec, v.name);
+  };
   return k;
 }
 

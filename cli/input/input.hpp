@@ -75,6 +75,9 @@ class Reader {
   std::string key(const std::string& k) const { return path_.empty() ? k : path_ + "." + k; }
   bool has(const std::string& k) const;
   Reader child(const std::string& k) const;  // must be a map
+  // A reader of another node of the same document under `path` (a variant merged over its base:
+  // the nodes keep their lines).
+  Reader over(YAML::Node node, std::string path) const { return Reader(src_, std::move(node), std::move(path)); }
   YAML::Node node() const { return node_; }
   std::vector<std::string> keys() const;
 

@@ -306,8 +306,59 @@ void check_job_step(const Reader& r, const JobStepSpec& spec, std::int64_t gpus,
   if (mem.total() > spec.cluster.accelerator.usable_memory) r.fail("layout", memory_refusal(spec, mem, ""));
 }
 
+namespace {
+
+// `over` laid over `base`: maps merged key by key (deeper maps too), anything else replaced, and
+// a map that names a `file:` replaces the base's whole. The merged maps hold the document's own
+// nodes, so an error in either points at its line.
+YAML::Node merged(const YAML::Node& base, const YAML::Node& over) {
+  if (!base.IsMap() || !over.IsMap() || over["file"]) return over;
+  YAML::Node out(YAML::NodeType::Map);
+  for (const auto& kv : base) out[kv.first.Scalar()] = kv.second;
+  for (const auto& kv : over) {
+    const std::string& k = kv.first.Scalar();
+    const YAML::Node under = base[k];
+    out[k] = under ? merged(under, kv.second) : kv.second;
+  }
+  return out;
+}
+
+JobStepScenario read_job_step_fields(const Reader& r);
+
+// Each variant read as a whole section: the base's keys with the variant's laid over them.
+std::vector<JobStepVariant> read_job_step_variants(const Reader& r) {
+  std::vector<JobStepVariant> out;
+  const Reader vs = r.child("variants");
+  YAML::Node base(YAML::NodeType::Map);
+  for (const auto& k : r.keys())
+    if (k != "variants") base[k] = r.node()[k];
+  for (const auto& name : vs.keys()) {
+    const Reader v = vs.child(name);
+    v.only({"model", "hardware", "layout", "input_wait"});
+    YAML::Node section = merged(base, v.node());
+    section["allow_oom"] = true;  // compare reports a variant that does not fit
+    try {
+      out.push_back({name, read_job_step_fields(r.over(section, v.path())).spec});
+    } catch (const InputError& e) {
+      // A map the merge made has no line of its own: the variant's.
+      if (e.line() > 0) throw;
+      throw InputError(e.file(), static_cast<int>(v.node().Mark().line) + 1, e.key(), e.message());
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
 JobStepScenario read_job_step(const Reader& r) {
-  r.only({"model", "hardware", "layout", "input_wait", "allow_oom", "reshard_tp"});
+  r.only({"model", "hardware", "layout", "input_wait", "allow_oom", "reshard_tp", "variants"});
+  JobStepScenario sc = read_job_step_fields(r);
+  if (r.has("variants")) sc.variants = read_job_step_variants(r);
+  return sc;
+}
+
+namespace {
+JobStepScenario read_job_step_fields(const Reader& r) {
   JobStepScenario sc;
   if (!r.has("model")) r.fail("model", "missing (a model file, fields or a built-in name)");
   if (!r.has("hardware")) r.fail("hardware", "missing (preset, gpus, ...)");
@@ -344,6 +395,7 @@ JobStepScenario read_job_step(const Reader& r) {
   check_job_step(r, sc.spec, gpus, sc.allow_oom);
   return sc;
 }
+}  // namespace
 
 std::string format_hardware_yaml(const ClusterSpec& c, const std::string& comment) {
   const auto& e = c.accelerator.efficiency;

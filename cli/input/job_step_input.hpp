@@ -8,6 +8,7 @@
 //     layout: {tp: 8, pp: 8, virtual_stages: 2, zero: 1, micro_batch: 1, global_batch: 1536, ...}
 //     input_wait: 0.5s
 //     allow_oom: false    # true: a layout that does not fit is reported, not an error
+//     variants: {no-recompute: {layout: {recompute: none}}}   # `compare`: each beside the base
 #include <memory>
 #include <string>
 
@@ -16,9 +17,20 @@
 
 namespace stepsim::cli {
 
+// A variant of the step for `stepsim compare`: the base with the variant's keys laid over it.
+struct JobStepVariant {
+  std::string name;
+  JobStepSpec spec;
+};
+
 struct JobStepScenario {
   JobStepSpec spec;
   bool allow_oom = false;
+  // `variants: {NAME: {layout: {...}, model: {...}, hardware: {...}}, ...}`, in file order. A
+  // variant's maps are merged over the base's key by key (a map with `file:` replaces the base's
+  // whole); its memory is not checked before the run: `compare` reports a variant that does not
+  // fit, as a search does.
+  std::vector<JobStepVariant> variants;
 };
 
 JobStepScenario read_job_step(const Reader& r);

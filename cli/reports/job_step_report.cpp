@@ -124,6 +124,33 @@ Table job_step_memory_table(const JobStepRun& run) {
   return m;
 }
 
+Table job_step_compare_table(const std::vector<std::pair<std::string, const JobStepRun*>>& runs) {
+  Table t({{"variant", false},
+           {"step"},
+           {"vs first"},
+           {"tokens/s per GPU"},
+           {"MFU"},
+           {"memory GiB"},
+           {"fits", false},
+           {"bubble"},
+           {"exposed comm", false}});
+  const double first = runs.empty() ? 0.0 : static_cast<double>(runs.front().second->result.step_time);
+  for (const auto& [name, run] : runs) {
+    const JobStepResult& r = run->result;
+    const double change = first > 0 ? static_cast<double>(r.step_time) / first - 1 : 0.0;
+    t.add_row({name, secs(r.step_time), fmt::format("{:+.1f}%", 100 * change),
+               fmt::format("{:.0f}", r.tokens_per_s_per_gpu), percent(r.mfu, 1),
+               fmt::format("{:.1f} / {:.1f}", gib(r.memory.total()), gib(r.capacity)),
+               r.memory.total() <= r.capacity ? "yes" : "no", percent(r.bubble, 1),
+               exposed_cell(r.step_time, {{"TP", r.exposed_tp},
+                                          {"PP", r.exposed_pp},
+                                          {"DP", r.exposed_dp},
+                                          {"CP", r.exposed_cp},
+                                          {"EP", r.exposed_ep}})});
+  }
+  return t;
+}
+
 Table job_step_critical_table(const std::vector<CriticalShare>& shares) {
   Table c({{"", false}, {"time"}, {"share"}});
   for (const auto& x : shares) c.add_row({x.what, secs(x.time), percent(x.share, 1)});

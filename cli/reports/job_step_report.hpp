@@ -29,6 +29,10 @@ CaptionedTable job_step_cp_table(const JobStepRun& run);
 // reshard_tp: the model's gate projection saved at the layout's tp and loaded at reshard_tp.
 CaptionedTable job_step_reshard_table(const JobStepRun& run);
 
+// `compare`: one row per run (the base first), its step against the first's, throughput, MFU,
+// the most loaded rank's memory against capacity, bubble and exposed communication.
+Table job_step_compare_table(const std::vector<std::pair<std::string, const JobStepRun*>>& runs);
+
 std::string job_step_text(const std::string& name, const JobStepRun& run);
 nlohmann::ordered_json job_step_json(const std::string& name, const JobStepRun& run);
 // One process, a track per resource of the simulated pipeline, a slice per op that takes time.

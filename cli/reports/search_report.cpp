@@ -32,17 +32,10 @@ std::string counts_line(const SearchCounts& n) {
                                   : "");
 }
 
-std::string exposed_cell(const Evaluated& e) {
-  std::string parts;
-  auto add = [&](const char* k, Time t) {
-    if (t * 200 >= e.step && t > 0) parts += fmt::format("{}{} {:.1f}", parts.empty() ? "" : " ", k, to_s(t));
-  };
-  add("TP", e.exposed_tp);
-  add("PP", e.exposed_pp);
-  add("DP", e.exposed_dp);
-  add("CP", e.exposed_cp);
-  add("EP", e.exposed_ep);
-  return fmt::format("{:.2f} s{}", to_s(e.exposed()), parts.empty() ? "" : " (" + parts + ")");
+std::string exposed_of(const Evaluated& e) {
+  return exposed_cell(
+      e.step,
+      {{"TP", e.exposed_tp}, {"PP", e.exposed_pp}, {"DP", e.exposed_dp}, {"CP", e.exposed_cp}, {"EP", e.exposed_ep}});
 }
 
 Table top_table(const SearchSpec& spec, const std::vector<Evaluated>& rows) {
@@ -81,7 +74,7 @@ Table top_table(const SearchSpec& spec, const std::vector<Evaluated>& rows) {
     row.push_back(percent(e.mfu, 1));
     row.push_back(fmt::format("{:.1f}", gib(e.memory.total())));
     row.push_back(percent(e.bubble, 1));
-    row.push_back(exposed_cell(e));
+    row.push_back(exposed_of(e));
     if (spec.rank == SearchRank::Cost) row.push_back(fmt::format("{:.2f}", e.cost() / 3600.0));
     if (timed(spec)) row.push_back(fmt::format("{:.1f}", days(e.completion)));
     t.add_row(std::move(row));
