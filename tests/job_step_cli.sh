@@ -68,6 +68,9 @@ line=$(grep -n '        tp: 3' "$tmp/route-var.yaml" | cut -d: -f1)
 run "$stepsim" compare "$tmp/route-var.yaml"
 [[ $code == 2 && "$err" == *"route-var.yaml:$line: job_step.variants.bad-tp.layout.tp: tp 3 does not divide the 64 attention heads"* ]] ||
   fail "variant tp 3: exit $code: $err"
+run "$stepsim" compare scenarios/job-moe-routing-256xh100.yaml --set job_step.variants.balanced.layout.tp=3
+[[ $code == 2 && "$err" == "error: --set: job_step.variants.balanced.layout.tp: tp 3 does not divide"* ]] ||
+  fail "variant key from --set: exit $code: $err"
 { cat scenarios/job-moe-routing-256xh100.yaml; printf '    typo: {layouts: {tp: 2}}\n'; } >"$tmp/route-typo.yaml"
 run "$stepsim" compare "$tmp/route-typo.yaml"
 [[ $code == 2 && "$err" == *"job_step.variants.typo.layouts: unknown key; did you mean 'layout'?"* ]] ||

@@ -340,8 +340,8 @@ std::vector<JobStepVariant> read_job_step_variants(const Reader& r) {
     try {
       out.push_back({name, read_job_step_fields(r.over(section, v.path())).spec});
     } catch (const InputError& e) {
-      // A map the merge made has no line of its own: the variant's.
-      if (e.line() > 0) throw;
+      // A map the merge made has no line of its own: the variant's (a --set key has none).
+      if (e.line() > 0 || e.file() == "--set") throw;
       throw InputError(e.file(), static_cast<int>(v.node().Mark().line) + 1, e.key(), e.message());
     }
   }
