@@ -34,8 +34,7 @@ JobStepRun run_or_fail(const Scenario& sc, const JobStepSpec& spec, const std::s
   return run;
 }
 
-KindReport run_job_step_kind(const Scenario& sc) {
-  auto run = std::make_shared<JobStepRun>(run_or_fail(sc, sc.job_step->spec));
+KindReport report_of(const Scenario& sc, std::shared_ptr<JobStepRun> run) {
   KindReport r;
   r.text = [run, &sc] { return job_step_text(sc.name, *run); };
   r.json = [run, &sc] { return job_step_json(sc.name, *run).dump(2) + "\n"; };
@@ -45,13 +44,17 @@ KindReport run_job_step_kind(const Scenario& sc) {
   return r;
 }
 
+KindReport run_job_step_kind(const Scenario& sc) {
+  return report_of(sc, std::make_shared<JobStepRun>(run_or_fail(sc, sc.job_step->spec)));
+}
+
 // The base and every variant, one row each; without variants, the base's full report as `run`.
 KindReport compare_job_step(const Scenario& sc) {
-  if (sc.job_step->variants.empty()) return run_job_step_kind(sc);
-  KindReport r = run_job_step_kind(sc);  // the base: its HTML, Gantt and trace
+  auto base = std::make_shared<JobStepRun>(run_or_fail(sc, sc.job_step->spec));
+  KindReport r = report_of(sc, base);  // the base: its HTML, Gantt and trace
+  if (sc.job_step->variants.empty()) return r;
   auto runs = std::make_shared<std::vector<std::pair<std::string, JobStepRun>>>();
   for (const auto& v : sc.job_step->variants) runs->emplace_back(v.name, run_or_fail(sc, v.spec, v.name));
-  auto base = std::make_shared<JobStepRun>(run_or_fail(sc, sc.job_step->spec));
   r.text = [base, runs, &sc] {
     std::vector<std::pair<std::string, const JobStepRun*>> rows = {{"base", base.get()}};
     for (const auto& [name, run] : *runs) rows.emplace_back(name, &run);
