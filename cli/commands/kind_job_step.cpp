@@ -34,6 +34,7 @@ JobStepRun run_or_fail(const Scenario& sc, const JobStepSpec& spec, const std::s
   return run;
 }
 
+// One run's reports: its table, JSON, trace, HTML page and Gantt chart.
 KindReport report_of(const Scenario& sc, std::shared_ptr<JobStepRun> run) {
   KindReport r;
   r.text = [run, &sc] { return job_step_text(sc.name, *run); };
