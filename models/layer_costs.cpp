@@ -23,6 +23,31 @@ std::optional<JobRecompute> recompute_from_name(std::string_view name) {
   return std::nullopt;
 }
 
+const std::vector<std::pair<const char*, RecomputeModule>>& recompute_module_names() {
+  static const std::vector<std::pair<const char*, RecomputeModule>> names = {
+      {"core_attn", kRecomputeCoreAttn},
+      {"layernorm", kRecomputeLayerNorm},
+      {"mla_up_proj", kRecomputeMlaUpProj},
+      {"moe_act", kRecomputeMoeAct},
+      {"mlp", kRecomputeMlp},
+      {"shared_experts", kRecomputeSharedExperts},
+      {"moe", kRecomputeMoe}};
+  return names;
+}
+
+std::optional<RecomputeModule> recompute_module_from_name(std::string_view name) {
+  for (const auto& [n, m] : recompute_module_names())
+    if (name == n) return m;
+  return std::nullopt;
+}
+
+std::string recompute_module_list(std::uint8_t modules) {
+  std::string out;
+  for (const auto& [n, m] : recompute_module_names())
+    if (modules & m) out += (out.empty() ? "" : ", ") + std::string(n);
+  return out;
+}
+
 std::optional<AttentionKernel> attention_from_name(std::string_view name) {
   if (name == "flash") return AttentionKernel::Flash;
   if (name == "unfused") return AttentionKernel::Unfused;
@@ -136,12 +161,13 @@ std::vector<GemmShape> layer_gemms(const JobModel& m, const JobLayout& l, double
     if (a.q_lora_rank > 0) {
       const double q_latent = static_cast<double>(a.q_lora_rank);
       g.push_back({T, q_latent, h, 1});
-      g.push_back({T, d.q / t, q_latent, 1});
+      g.push_back({T, d.q / t, q_latent, 1, GemmPart::MlaUpProj});
     } else {
       g.push_back({T, d.q / t, h, 1});
     }
     g.push_back({T, kv_latent + a.qk_rope_head_dim, h, 1});
-    g.push_back({T, static_cast<double>(m.shape.heads) * (a.qk_nope_head_dim + a.v_head_dim) / t, kv_latent, 1});
+    g.push_back({T, static_cast<double>(m.shape.heads) * (a.qk_nope_head_dim + a.v_head_dim) / t, kv_latent, 1,
+                 GemmPart::MlaUpProj});
     g.push_back({T, h, d.o / t, 1});
   } else {
     g = {{T, (d.q + d.k + d.v) / t, h, 1}, {T, h, d.o / t, 1}};
@@ -149,18 +175,18 @@ std::vector<GemmShape> layer_gemms(const JobModel& m, const JobLayout& l, double
   if (m.experts > 0) {
     const double local = static_cast<double>(m.experts) / std::max(1, l.ep);
     const double per_expert = T * m.top_k * expert_load / local, ffn = static_cast<double>(m.expert_ffn) / t;
-    g.push_back({T, static_cast<double>(m.experts), h, 1});
-    g.push_back({per_expert, in_mats * ffn, h, local});
-    g.push_back({per_expert, h, ffn, local});
+    g.push_back({T, static_cast<double>(m.experts), h, 1, GemmPart::Router});
+    g.push_back({per_expert, in_mats * ffn, h, local, GemmPart::Experts});
+    g.push_back({per_expert, h, ffn, local, GemmPart::Experts});
     if (m.shared_expert_ffn > 0) {
       const double shared = static_cast<double>(m.shared_expert_ffn) / t;
-      g.push_back({T, in_mats * shared, h, 1});
-      g.push_back({T, h, shared, 1});
+      g.push_back({T, in_mats * shared, h, 1, GemmPart::SharedExperts});
+      g.push_back({T, h, shared, 1, GemmPart::SharedExperts});
     }
   } else {
     const double ffn = static_cast<double>(m.shape.intermediate) / t;
-    g.push_back({T, in_mats * ffn, h, 1});
-    g.push_back({T, h, ffn, 1});
+    g.push_back({T, in_mats * ffn, h, 1, GemmPart::Mlp});
+    g.push_back({T, h, ffn, 1, GemmPart::Mlp});
   }
   return g;
 }
@@ -277,6 +303,15 @@ LayerWork layer_work(const JobModel& m, const JobLayout& l, double expert_load) 
                                           : static_cast<double>(s.intermediate)) /
                            t;
   per_token += (m.gated_mlp ? 3 : 2) * ffn_local * kAct;
+  // The parts selective recompute reruns (memory_bytes is left as summed above).
+  const double act_per_ffn = (m.gated_mlp ? 3 : 2) * kAct / t * T;
+  w.norm_bytes = 2 * 2 * hid * kAct * T;
+  if (m.experts > 0) {
+    w.expert_act_bytes = act_per_ffn * m.top_k * expert_load * static_cast<double>(m.expert_ffn);
+    w.shared_act_bytes = act_per_ffn * static_cast<double>(m.shared_expert_ffn);
+  } else {
+    w.mlp_act_bytes = act_per_ffn * static_cast<double>(s.intermediate);
+  }
   // Unfused attention writes the a/t x s scores, softmaxes (read, write), drops out (read, write,
   // mask) and reads them for AV: 13 bytes per score element (BF16 + a byte of mask).
   if (l.attention == AttentionKernel::Unfused) per_token += 13.0 * s.heads / t * static_cast<double>(m.seq);
@@ -428,8 +463,7 @@ Bytes layer_activation_bytes(const JobModel& m, const JobLayout& l) {
   const double t = l.tp;
   const double hd = static_cast<double>(m.shape.hidden);
   const double as_h = 5.0 * m.shape.heads * static_cast<double>(m.seq) / hd;
-  const double score_term =
-      l.attention == AttentionKernel::Flash || l.recompute == JobRecompute::Selective ? 0.0 : as_h;
+  const double score_term = l.attention == AttentionKernel::Flash || l.recomputes(kRecomputeCoreAttn) ? 0.0 : as_h;
   const LayerDims dims = layer_dims(m);
   const double inner_per_ffn = m.gated_mlp ? 6 : 4;
   double outside = 10;
@@ -443,9 +477,24 @@ Bytes layer_activation_bytes(const JobModel& m, const JobLayout& l) {
     outside += 2.0 * m.top_k * load + 2.0 * m.top_k;
     inner +=
         inner_per_ffn * (m.top_k * load * static_cast<double>(m.expert_ffn) + static_cast<double>(m.shared_expert_ffn));
+    // Selective modules: moe drops the routed copies' inputs and inner arrays, moe_act the
+    // activation function's output (2 bytes per FFN element), shared_experts their arrays.
+    const double routed_ffn = m.top_k * load * static_cast<double>(m.expert_ffn);
+    if (l.recomputes(kRecomputeMoe)) {
+      outside -= 2.0 * m.top_k * load;
+      inner -= inner_per_ffn * routed_ffn;
+    } else if (l.recomputes(kRecomputeMoeAct)) {
+      inner -= 2 * routed_ffn;
+    }
+    if (l.recomputes(kRecomputeSharedExperts)) inner -= inner_per_ffn * static_cast<double>(m.shared_expert_ffn);
   } else {
     inner += inner_per_ffn * static_cast<double>(m.shape.intermediate);
+    if (l.recomputes(kRecomputeMlp)) inner -= inner_per_ffn * static_cast<double>(m.shape.intermediate);
   }
+  // layernorm drops the norms' outputs (the QKV and MLP inputs, 2 + 2); mla_up_proj the
+  // up-projected queries, keys and values (their latents stay).
+  if (l.recomputes(kRecomputeLayerNorm)) outside -= 4;
+  if (l.recomputes(kRecomputeMlaUpProj)) inner -= 2 * (dims.q + dims.k + dims.v);
   inner /= hd;
   double act = 0;
   if (l.recompute == JobRecompute::Full)
@@ -455,6 +504,38 @@ Bytes layer_activation_bytes(const JobModel& m, const JobLayout& l) {
   else
     act = sbh * (outside + inner / t + score_term / t + whole);
   return bytes_from(act, "a layer's activations");
+}
+
+// Selective recompute's modules past the attention core, rerun forward in the backward: their
+// GEMMs and memory-bound kernels, the EP exchange with moe, and the TP collective of a dense or
+// shared MLP (the collective inside the module).
+PassSeconds module_recompute(const LayerWork& w, const JobLayout& l, const ClusterSpec& c, const GroupPaths& paths,
+                             const PassSeconds& forward) {
+  const auto reruns = [&](GemmPart part) {
+    switch (part) {
+      case GemmPart::MlaUpProj: return l.recomputes(kRecomputeMlaUpProj);
+      case GemmPart::Router:
+      case GemmPart::Experts: return l.recomputes(kRecomputeMoe);
+      case GemmPart::SharedExperts: return l.recomputes(kRecomputeSharedExperts);
+      case GemmPart::Mlp: return l.recomputes(kRecomputeMlp);
+      case GemmPart::Attention: return false;
+    }
+    return false;
+  };
+  LayerWork again;
+  for (const GemmShape& g : w.gemms)
+    if (reruns(g.part)) again.gemms.push_back(g);
+  if (l.recomputes(kRecomputeLayerNorm)) again.memory_bytes += w.norm_bytes;
+  if (l.recomputes(kRecomputeMoeAct) || l.recomputes(kRecomputeMoe)) again.memory_bytes += w.expert_act_bytes;
+  if (l.recomputes(kRecomputeSharedExperts)) again.memory_bytes += w.shared_act_bytes;
+  if (l.recomputes(kRecomputeMlp)) again.memory_bytes += w.mlp_act_bytes;
+  again.tp_bytes = w.tp_bytes;
+  const bool mlp = (l.recomputes(kRecomputeMlp) && w.mlp_act_bytes > 0) ||
+                   (l.recomputes(kRecomputeSharedExperts) && w.shared_act_bytes > 0);
+  again.tp_collectives = mlp && w.tp_collectives > 0 ? 1 : 0;
+  PassSeconds p = layer_pass(again, l, c, paths, GemmPass::Forward, 0, 1, 1);
+  if (l.recomputes(kRecomputeMoe)) p.ep = forward.ep;
+  return p;
 }
 
 LayerPasses layer_passes(const JobModel& m, const JobLayout& l, const ClusterSpec& c) {
@@ -496,7 +577,7 @@ LayerPasses layer_passes(const JobModel& m, const JobLayout& l, const ClusterSpe
   // Recompute: full reruns the whole forward in the backward; selective reruns the attention
   // core (scores, softmax, dropout, AV), nothing for FlashAttention, which recomputes anyway.
   if (l.recompute == JobRecompute::Full) bi += f;
-  if (l.recompute == JobRecompute::Selective && l.attention == AttentionKernel::Unfused) {
+  if (l.recomputes(kRecomputeCoreAttn) && l.attention == AttentionKernel::Unfused) {
     PassSeconds core;
     core.attention = f.attention;
     const double scores = 13.0 * m.shape.heads / l.tp * static_cast<double>(m.seq) *
@@ -504,6 +585,8 @@ LayerPasses layer_passes(const JobModel& m, const JobLayout& l, const ClusterSpe
     core.memory = scores / (static_cast<double>(a.hbm_bandwidth) * a.efficiency.memory);
     bi += core;
   }
+  if (l.recompute == JobRecompute::Selective && (l.recompute_modules & ~kRecomputeCoreAttn))
+    bi += module_recompute(w, l, c, paths, f);
 
   return {f, bi, bw, layer_activation_bytes(m, l)};
 }
@@ -679,8 +762,21 @@ StepFlops step_flops(const JobModel& m, const JobLayout& l) {
     // A prediction module's layer is recomputed as the model's last layer is.
     if (!r.empty() && r.back()) recompute += mtp * (hw.gemm_flops + w.attention_flops);
   }
-  if (l.recompute == JobRecompute::Selective && l.attention == AttentionKernel::Unfused)
-    recompute = L * w.attention_flops;
+  if (l.recomputes(kRecomputeCoreAttn) && l.attention == AttentionKernel::Unfused) recompute = L * w.attention_flops;
+  if (l.recompute == JobRecompute::Selective) {
+    // The modules' GEMMs, per kind of layer (a dense MLP in the dense layers, experts in the others).
+    const auto rerun = [&](const LayerWork& x) {
+      double f = 0;
+      for (const GemmShape& g : x.gemms)
+        if ((g.part == GemmPart::MlaUpProj && l.recomputes(kRecomputeMlaUpProj)) ||
+            ((g.part == GemmPart::Router || g.part == GemmPart::Experts) && l.recomputes(kRecomputeMoe)) ||
+            (g.part == GemmPart::SharedExperts && l.recomputes(kRecomputeSharedExperts)) ||
+            (g.part == GemmPart::Mlp && l.recomputes(kRecomputeMlp)))
+          f += 2 * g.m * g.n * g.k * g.count;
+      return f;
+    };
+    recompute += (L - dense + mtp) * rerun(hw) + dense * rerun(layer_work(dense_layer_model(m), one));
+  }
   const double seqs = static_cast<double>(l.global_batch);
   return {3 * fwd_model * seqs, (3 * fwd_hw + recompute) * seqs};
 }

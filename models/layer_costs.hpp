@@ -24,6 +24,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "models/accelerators.hpp"
@@ -39,6 +40,22 @@ enum class JobRecompute : std::uint8_t { None, Selective, Full };
 // for a name that is none of them.
 const char* recompute_name(JobRecompute r);
 std::optional<JobRecompute> recompute_from_name(std::string_view name);
+// Megatron-Core's selective recompute modules (--recompute-modules; recompute: selective): each
+// drops what its module keeps for the backward and reruns its forward there. Bits of a set.
+enum RecomputeModule : std::uint8_t {
+  kRecomputeCoreAttn = 1,        // core_attn: the attention core (scores; FlashAttention reruns it anyway)
+  kRecomputeLayerNorm = 2,       // layernorm: the two norms' outputs
+  kRecomputeMlaUpProj = 4,       // mla_up_proj: MLA's up-projected queries, keys and values
+  kRecomputeMoeAct = 8,          // moe_act: the experts' activation function output
+  kRecomputeMlp = 16,            // mlp: a dense layer's whole MLP
+  kRecomputeSharedExperts = 32,  // shared_experts: the shared experts' MLP
+  kRecomputeMoe = 64,            // moe: the routed experts, their dispatch and combine
+};
+// The names in Megatron-Core's order; nullopt for a name that is none of them.
+const std::vector<std::pair<const char*, RecomputeModule>>& recompute_module_names();
+std::optional<RecomputeModule> recompute_module_from_name(std::string_view name);
+// "layernorm, moe_act" for a set, in the order above.
+std::string recompute_module_list(std::uint8_t modules);
 std::optional<AttentionKernel> attention_from_name(std::string_view name);
 
 struct JobModel {
@@ -115,6 +132,9 @@ struct JobLayout {
   // the LM head and loss (Llama 3 paper sec. 3.3.2: one layer fewer at each end of 126; with
   // one chunk per device Megatron-LM's --decoder-first/last-pipeline-num-layers).
   int first_chunk_layers = -1, last_chunk_layers = -1;
+  // Selective recompute's modules (RecomputeModule bits): Megatron-Core's default, core_attn.
+  std::uint8_t recompute_modules = kRecomputeCoreAttn;
+  bool recomputes(RecomputeModule m) const { return recompute == JobRecompute::Selective && (recompute_modules & m); }
   // With full recompute, only the first N layers of each chunk are recomputed, the others keep
   // their activations (Megatron-LM's --recompute-method block --recompute-num-layers N). -1: all.
   int recompute_layers = -1;
@@ -177,9 +197,12 @@ struct ChunkCost {
 
 // One GEMM of a pass, C[m x n] = A[m x k] B[k x n], or `count` of them launched together (an MoE
 // layer's local experts as one grouped GEMM).
+// The module a GEMM belongs to, for selective recompute (RecomputeModule).
+enum class GemmPart : std::uint8_t { Attention, MlaUpProj, Router, Experts, SharedExperts, Mlp };
 struct GemmShape {
   double m = 0, n = 0, k = 0;
   double count = 1;
+  GemmPart part = GemmPart::Attention;
 };
 // The backward of Y[m x n] = X[m x k] W[k x n] computes dX[m x k] = dY W^T (inner n) and
 // dW[k x n] = X^T dY (inner m): as many FLOPs, other output shapes.
@@ -208,10 +231,13 @@ struct LayerWork {  // one decoder layer, one micro-batch, one GPU, forward only
   // gemm_flops is their sum.
   std::vector<GemmShape> gemms;
   double gemm_flops = 0, attention_flops = 0, memory_bytes = 0;
-  double tp_bytes = 0;                 // bytes of each of the TP collectives (full buffer)
-  int tp_collectives = 0;              // per forward (all-reduces, or AG+RS pairs with SP)
-  double cp_bytes = 0;                 // K/V bytes one ring step passes
-  double ep_tokens = 0;                // tokens each EP member exchanges, x expert_load (0: no EP all-to-all)
+  double tp_bytes = 0;     // bytes of each of the TP collectives (full buffer)
+  int tp_collectives = 0;  // per forward (all-reduces, or AG+RS pairs with SP)
+  double cp_bytes = 0;     // K/V bytes one ring step passes
+  double ep_tokens = 0;    // tokens each EP member exchanges, x expert_load (0: no EP all-to-all)
+  // Of memory_bytes, what selective recompute's modules rerun: the two norms, and the activation
+  // function of the routed experts, the shared experts and a dense MLP.
+  double norm_bytes = 0, expert_act_bytes = 0, shared_act_bytes = 0, mlp_act_bytes = 0;
   std::int64_t parameters = 0;         // held by one GPU
   std::int64_t expert_parameters = 0;  // of those, MoE expert weights (replicated over fewer ranks)
 };

@@ -95,6 +95,23 @@ std::optional<InputProblem> check_layout_settings(const JobLayout& l) {
   return std::nullopt;
 }
 
+namespace {
+// A selective module the model does not have would recompute nothing: refused, naming it.
+std::optional<InputProblem> check_recompute_modules(const JobModel& m, const JobLayout& l) {
+  if (l.recompute != JobRecompute::Selective) return std::nullopt;
+  const auto refuse = [](const char* what) { return InputProblem{"recompute_modules", what}; };
+  if (l.recomputes(kRecomputeMlaUpProj) && !m.latent_attention())
+    return refuse("mla_up_proj recomputes latent attention's up-projections: the model has no mla");
+  if ((l.recomputes(kRecomputeMoeAct) || l.recomputes(kRecomputeMoe)) && m.experts == 0)
+    return refuse("moe and moe_act recompute routed experts: the model has none (mlp for a dense MLP)");
+  if (l.recomputes(kRecomputeSharedExperts) && (m.experts == 0 || m.shared_expert_ffn == 0))
+    return refuse("shared_experts recomputes the shared experts: the model has none");
+  if (l.recomputes(kRecomputeMlp) && m.experts > 0 && m.dense_layers == 0)
+    return refuse("mlp recomputes a dense layer's MLP: every layer of this model is MoE (moe or moe_act)");
+  return std::nullopt;
+}
+}  // namespace
+
 std::optional<InputProblem> check_layout(const JobModel& m, const JobLayout& l, std::int64_t gpus) {
   if (auto p = check_layout_settings(l)) return p;
   if (auto p = check_sizes(m, l)) return p;
@@ -118,6 +135,7 @@ std::optional<InputProblem> check_layout(const JobModel& m, const JobLayout& l, 
                           "ranks; would fit: {})",
                           l.ep, std::int64_t{l.dp} * l.cp,
                           divisors_of(std::gcd(static_cast<std::int64_t>(m.experts), std::int64_t{l.dp} * l.cp)))};
+  if (auto p = check_recompute_modules(m, l)) return p;
   if (m.experts > 0 && !m.even_routing()) try {
       expert_rank_load(m, l);
     } catch (const MoeInputError& e) {

@@ -91,6 +91,25 @@ line=$(grep -n '^    routing: {hot_experts' "$tmp/route-dense.yaml" | cut -d: -f
 run "$stepsim" run "$tmp/route-dense.yaml"
 [[ $code == 2 && "$err" == *"route-dense.yaml:$line: job_step.model.routing: needs experts (a mixture-of-experts model)"* ]] ||
   fail "routing on a dense model: exit $code: $err"
+# Selective recompute by module (docs/job.md): what each drops, at the simulated peak.
+"$stepsim" run scenarios/job-moe-routing-256xh100.yaml --set job_step.layout.recompute=selective \
+  --set 'job_step.layout.recompute_modules=[layernorm, moe_act]' --set job_step.allow_oom=true >"$tmp/rm.txt"
+has "recompute selective (layernorm, moe_act)" "$tmp/rm.txt"
+fig "step time 8.963 s" "$tmp/rm.txt"
+fig "activations (peak) 104.22" "$tmp/rm.txt"
+"$stepsim" run scenarios/job-deepseek-v3-2048xh800.yaml --set job_step.layout.recompute=selective \
+  --set 'job_step.layout.recompute_modules=[layernorm, mla_up_proj, moe_act]' --set job_step.allow_oom=true --json >"$tmp/rm.json"
+has '"recompute_modules": \[' "$tmp/rm.json"
+python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert d["layout"]["recompute_modules"]==["layernorm","mla_up_proj","moe_act"]; assert d["step_time_ns"]==12417631699, d["step_time_ns"]' "$tmp/rm.json" ||
+  fail "DeepSeek-V3 with its recompute modules"
+run "$stepsim" run scenarios/job-moe-routing-256xh100.yaml --set job_step.layout.recompute=selective \
+  --set 'job_step.layout.recompute_modules=[mla_up_proj]'
+[[ $code == 2 && "$err" == *"job_step.layout.recompute_modules: mla_up_proj recomputes latent attention's up-projections: the model has no mla"* ]] ||
+  fail "mla_up_proj without mla: exit $code: $err"
+run "$stepsim" run scenarios/job-moe-routing-256xh100.yaml --set job_step.layout.recompute=selective \
+  --set 'job_step.layout.recompute_modules=[attention]'
+[[ $code == 2 && "$err" == *"job_step.layout.recompute_modules: unknown module 'attention' (core_attn, layernorm, mla_up_proj, moe_act, mlp, shared_experts, moe)"* ]] ||
+  fail "unknown module: exit $code: $err"
 # The whole DeepSeek-V3 (docs/job.md): 61 layers in 16 DualPipe stages of 1 and 4 layers, MLA,
 # dense first layers, a prediction module; an MLA key without its siblings is refused at the key.
 "$stepsim" run scenarios/job-deepseek-v3-2048xh800.yaml >"$tmp/dsv3.txt"

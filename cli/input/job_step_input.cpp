@@ -177,7 +177,8 @@ const std::vector<std::string>& layout_keys() {
   static const std::vector<std::string> keys = {
       "tp", "pp", "virtual_stages", "first_chunk_layers", "last_chunk_layers", "dp", "cp", "ep", "schedule", "zero",
       "fsdp", "sequence_parallel", "micro_batch", "global_batch", "recompute", "recompute_layers", "attention",
-      "overlap", "fp8", "grad_bytes", "cp_split", "ep_dispatch", "fp8_dispatch", "expert_placement"};
+      "overlap", "fp8", "grad_bytes", "cp_split", "ep_dispatch", "fp8_dispatch", "expert_placement",
+      "recompute_modules"};
   // clang-format on
   return keys;
 }
@@ -214,6 +215,15 @@ JobLayout read_layout(const Reader& r) {
   if (!recompute) r.fail("recompute", fmt::format("unknown recompute '{}' (none, selective or full)", rc));
   l.recompute = *recompute;
   l.recompute_layers = r.opt_count("recompute_layers", 0).value_or(-1);
+  if (r.has("recompute_modules")) {  // used under recompute: selective (a variant may change that)
+    l.recompute_modules = 0;
+    for (const std::string& name : r.texts("recompute_modules")) {
+      const auto module = recompute_module_from_name(name);
+      if (!module)
+        r.fail("recompute_modules", fmt::format("unknown module '{}' ({})", name, recompute_module_list(0xff)));
+      l.recompute_modules |= *module;
+    }
+  }
   const std::string at = r.opt_text("attention").value_or("flash");
   const auto attention = attention_from_name(at);
   if (!attention) r.fail("attention", fmt::format("unknown attention kernel '{}' (flash or unfused)", at));

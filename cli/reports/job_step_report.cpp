@@ -36,11 +36,14 @@ std::string layout_line(const JobStepSpec& s) {
   if (l.ep > 1 && (l.ep_dispatch == EpDispatch::PerNode || l.fp8_dispatch))
     out += fmt::format(" ({}{})", l.ep_dispatch == EpDispatch::PerNode ? "dispatch per node" : "all-to-all",
                        l.fp8_dispatch ? ", FP8 dispatch" : "");
-  out +=
-      fmt::format(", zero {}, {}, micro-batch {}, global batch {}, recompute {}{}{}", l.zero, l.schedule, l.micro_batch,
-                  l.global_batch, recompute_name(l.recompute),
-                  l.partial_recompute() ? fmt::format(" (the first {} layers of each chunk)", l.recompute_layers) : "",
-                  l.sequence_parallel ? ", sequence parallel" : "");
+  out += fmt::format(
+      ", zero {}, {}, micro-batch {}, global batch {}, recompute {}{}{}", l.zero, l.schedule, l.micro_batch,
+      l.global_batch, recompute_name(l.recompute),
+      l.partial_recompute() ? fmt::format(" (the first {} layers of each chunk)", l.recompute_layers)
+      : l.recompute == JobRecompute::Selective && l.recompute_modules != kRecomputeCoreAttn
+          ? fmt::format(" ({})", l.recompute_modules ? recompute_module_list(l.recompute_modules) : "no modules")
+          : "",
+      l.sequence_parallel ? ", sequence parallel" : "");
   return out;
 }
 // What the router leaves on the EP ranks, when it is not the mean everywhere.
@@ -278,6 +281,12 @@ nlohmann::ordered_json job_step_json(const std::string& name, const JobStepRun& 
                     return std::count(again.begin(), again.end(), true);
                   }()},
                  {"sequence_parallel", l.sequence_parallel}};
+  if (l.recompute == JobRecompute::Selective) {
+    auto modules = nlohmann::ordered_json::array();
+    for (const auto& [module_name, module] : recompute_module_names())
+      if (l.recompute_modules & module) modules.push_back(module_name);
+    j["layout"]["recompute_modules"] = modules;
+  }
   if (const JobModel& m = run.spec.model; m.experts > 0 && !m.even_routing()) {
     const ExpertRankLoad load = expert_rank_load(m, l);
     j["expert_routing"] = {

@@ -863,3 +863,58 @@ TEST_CASE("expert routing: the busiest rank's rows in time, memory and hardware 
   CHECK(f_cap.hardware - f_even.hardware ==
         Approx(0.25 * 2 * 8 * 3 * 4096.0 * 1536 * 4 * 94 * 1024 * 4096).epsilon(1e-9));
 }
+
+TEST_CASE("selective recompute modules: what each drops and reruns (Megatron-Core's recompute_modules)",
+          "[job_step][recompute]") {
+  JobStepSpec s = qwen3_235b_routing();  // T = 4,096 tokens, h = 4,096, top 8 at 1.5x the mean
+  const JobModel& m = s.model;
+  const ClusterSpec& c = s.cluster;
+  JobLayout base = s.layout;
+  base.recompute = JobRecompute::Selective;  // core_attn: nothing to drop with FlashAttention
+  const auto with = [&](std::uint8_t modules) {
+    JobLayout l = base;
+    l.recompute_modules = modules;
+    return layer_passes(m, l, c);
+  };
+  const LayerPasses core = with(kRecomputeCoreAttn), none = with(0);
+  CHECK(core.activation == none.activation);
+  CHECK(core.backward_input.compute() == none.backward_input.compute());
+  const double T = 4096, h = 4096, routed_ffn = 8 * 1.5 * 1536;
+  // layernorm: the two norms' outputs, 2 + 2 bytes per token and hidden element; their forward
+  // (read + write, 2 x 2 x h x 2 B per token) again in the backward.
+  const LayerPasses ln = with(kRecomputeLayerNorm);
+  CHECK(static_cast<double>(none.activation - ln.activation) == Approx(4 * T * h).epsilon(1e-12));
+  const double hbm = static_cast<double>(c.accelerator.hbm_bandwidth) * c.accelerator.efficiency.memory;
+  CHECK(ln.backward_input.memory - none.backward_input.memory == Approx(2 * 2 * h * 2 * T / hbm).epsilon(1e-9));
+  // moe_act: the SwiGLU output of the busiest rank's routed rows (2 B per FFN element), and the
+  // activation function (read 2, write 1) again.
+  const LayerPasses act = with(kRecomputeMoeAct);
+  CHECK(static_cast<double>(none.activation - act.activation) == Approx(2 * routed_ffn * T).epsilon(1e-12));
+  CHECK(act.backward_input.memory - none.backward_input.memory == Approx(3 * 2 * routed_ffn * T / hbm).epsilon(1e-9));
+  CHECK(act.backward_input.gemm == none.backward_input.gemm);
+  // moe: the routed copies' inputs (2h) and all their arrays (6 x FFN); the router and expert
+  // GEMMs and the dispatch and combine again.
+  const LayerPasses moe_again = with(kRecomputeMoe);
+  CHECK(static_cast<double>(none.activation - moe_again.activation) ==
+        Approx((2 * 8 * 1.5 * h + 6 * routed_ffn) * T).epsilon(1e-12));
+  CHECK(moe_again.backward_input.ep - none.backward_input.ep == Approx(none.forward.ep).epsilon(1e-12));
+  CHECK(moe_again.backward_input.gemm > none.backward_input.gemm);
+  // Hardware FLOPs: moe reruns the router (2 x 128 x h) and the experts (2 x 8 x 3 x h x 1,536)
+  // per token and layer, over 94 layers and 1,024 x 4,096 tokens; model FLOPs unchanged.
+  JobLayout l_moe = base;
+  l_moe.recompute_modules = kRecomputeMoe;
+  const StepFlops f_core = step_flops(m, base), f_moe = step_flops(m, l_moe);
+  CHECK(f_moe.model == f_core.model);
+  CHECK(f_moe.hardware - f_core.hardware ==
+        Approx((2 * 128 * h + 2 * 8 * 3 * h * 1536) * 94 * 1024 * 4096.0).epsilon(1e-9));
+  // A module the model does not have is refused at the key.
+  JobLayout l = base;
+  l.recompute_modules = kRecomputeMlaUpProj;
+  auto p = check_layout(m, l, 0);
+  REQUIRE(p);
+  CHECK(p->key == "recompute_modules");
+  l.recompute_modules = kRecomputeMlp;  // every layer MoE
+  CHECK(check_layout(m, l, 0));
+  l.recompute_modules = kRecomputeMoeAct | kRecomputeLayerNorm;
+  CHECK_FALSE(check_layout(m, l, 0));
+}
