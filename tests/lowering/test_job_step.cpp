@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <utility>
 
 #include "job_step_bound.hpp"
 #include "models/layer_costs.hpp"
@@ -18,16 +19,15 @@ using namespace stepsim;
 
 namespace {
 
+// A decoder's shape: layers, hidden, FFN width, query and key/value heads of head_dim, vocabulary.
+TransformerConfig decoder(const char* name, int layers, std::int64_t hidden, std::int64_t ffn, int heads, int kv_heads,
+                          int head_dim, std::int64_t vocab) {
+  return {name, layers, hidden, ffn, heads, kv_heads, head_dim, vocab, /*tied_embeddings=*/false, /*qk_norm=*/true};
+}
+
 JobModel gpt3() {
   JobModel m;
-  m.shape.name = "gpt3-175b";
-  m.shape.layers = 96;
-  m.shape.hidden = 12288;
-  m.shape.intermediate = 4 * 12288;
-  m.shape.heads = 96;
-  m.shape.kv_heads = 96;
-  m.shape.head_dim = 128;
-  m.shape.vocab = 51200;
+  m.shape = decoder("gpt3-175b", 96, 12288, 4 * 12288, 96, 96, 128, 51200);
   m.shape.tied_embeddings = true;
   m.shape.qk_norm = false;
   m.seq = 2048;
@@ -100,21 +100,21 @@ namespace {
 // per layer attention h (q + 2 kv) + q h = 205,520,896, router h E = 1,835,008, two norms
 // 14,336 (dense: 207,370,240), experts E x 3 x h x f = 11,274,289,152; embedding and head
 // V h = 926,679,040 each.
+// A mixture-of-experts model of `shape`: `experts` routed experts of width `expert_ffn`, top_k
+// each, sequences of 4,096 tokens.
+JobModel moe_model(TransformerConfig shape, int experts, int top_k, std::int64_t expert_ffn) {
+  JobModel m;
+  m.shape = std::move(shape);
+  m.seq = 4096;
+  m.experts = experts;
+  m.top_k = top_k;
+  m.expert_ffn = expert_ffn;
+  return m;
+}
+
 JobStepSpec moe(int dp, int ep, int zero) {
   JobStepSpec s;
-  JobModel& m = s.model;
-  m.shape.name = "dsv3-shaped";
-  m.shape.layers = 8;
-  m.shape.hidden = 7168;
-  m.shape.intermediate = 18432;
-  m.shape.heads = m.shape.kv_heads = 128;
-  m.shape.head_dim = 56;
-  m.shape.vocab = 129280;
-  m.shape.tied_embeddings = false;
-  m.seq = 4096;
-  m.experts = 256;
-  m.top_k = 8;
-  m.expert_ffn = 2048;
+  s.model = moe_model(decoder("dsv3-shaped", 8, 7168, 18432, 128, 128, 56, 129280), 256, 8, 2048);
   s.cluster = *find_cluster_preset("h800");
   JobLayout& l = s.layout;
   l.pp = 2;
@@ -134,13 +134,7 @@ TEST_CASE("activations per layer for other shapes: GQA, SwiGLU, MoE's routed cop
   // FFN 28,672, sequence 8,192; TP 8 with SP: s b h / t x (10 + (4q + 4kv + 6 ffn) / h)
   // = s b h / 8 x (10 + 4 + 0.5 + 21) = 35.5 s b h / 8 (GPT's 34: narrower K/V, three arrays).
   JobModel llama;
-  llama.shape.layers = 80;
-  llama.shape.hidden = 8192;
-  llama.shape.intermediate = 28672;
-  llama.shape.heads = 64;
-  llama.shape.kv_heads = 8;
-  llama.shape.head_dim = 128;
-  llama.shape.vocab = 128256;
+  llama.shape = decoder("llama3-70b", 80, 8192, 28672, 64, 8, 128, 128256);
   llama.seq = 8192;
   llama.gated_mlp = true;
   JobLayout l;
@@ -776,18 +770,7 @@ namespace {
 JobStepSpec qwen3_235b_routing() {
   JobStepSpec s;
   JobModel& m = s.model;
-  m.shape.name = "qwen3-235b-a22b";
-  m.shape.layers = 94;
-  m.shape.hidden = 4096;
-  m.shape.intermediate = 12288;
-  m.shape.heads = 64;
-  m.shape.kv_heads = 4;
-  m.shape.head_dim = 128;
-  m.shape.vocab = 151936;
-  m.seq = 4096;
-  m.experts = 128;
-  m.top_k = 8;
-  m.expert_ffn = 1536;
+  m = moe_model(decoder("qwen3-235b-a22b", 94, 4096, 12288, 64, 4, 128, 151936), 128, 8, 1536);
   m.routing.kind = MoeRoutingSpec::Kind::Hot;
   m.routing.hot_fraction = 0.5;
   m.routing.hot_load = 1.5;
