@@ -506,25 +506,28 @@ Bytes layer_activation_bytes(const JobModel& m, const JobLayout& l) {
   return bytes_from(act, "a layer's activations");
 }
 
+namespace {
+// Whether selective recompute reruns a GEMM of this part (the attention core is not a GEMM part).
+bool reruns(const JobLayout& l, GemmPart part) {
+  switch (part) {
+    case GemmPart::MlaUpProj: return l.recomputes(kRecomputeMlaUpProj);
+    case GemmPart::Router:
+    case GemmPart::Experts: return l.recomputes(kRecomputeMoe);
+    case GemmPart::SharedExperts: return l.recomputes(kRecomputeSharedExperts);
+    case GemmPart::Mlp: return l.recomputes(kRecomputeMlp);
+    case GemmPart::Attention: return false;
+  }
+  return false;
+}
+
 // Selective recompute's modules past the attention core, rerun forward in the backward: their
 // GEMMs and memory-bound kernels, the EP exchange with moe, and the TP collective of a dense or
 // shared MLP (the collective inside the module).
 PassSeconds module_recompute(const LayerWork& w, const JobLayout& l, const ClusterSpec& c, const GroupPaths& paths,
                              const PassSeconds& forward) {
-  const auto reruns = [&](GemmPart part) {
-    switch (part) {
-      case GemmPart::MlaUpProj: return l.recomputes(kRecomputeMlaUpProj);
-      case GemmPart::Router:
-      case GemmPart::Experts: return l.recomputes(kRecomputeMoe);
-      case GemmPart::SharedExperts: return l.recomputes(kRecomputeSharedExperts);
-      case GemmPart::Mlp: return l.recomputes(kRecomputeMlp);
-      case GemmPart::Attention: return false;
-    }
-    return false;
-  };
   LayerWork again;
   for (const GemmShape& g : w.gemms)
-    if (reruns(g.part)) again.gemms.push_back(g);
+    if (reruns(l, g.part)) again.gemms.push_back(g);
   if (l.recomputes(kRecomputeLayerNorm)) again.memory_bytes += w.norm_bytes;
   if (l.recomputes(kRecomputeMoeAct) || l.recomputes(kRecomputeMoe)) again.memory_bytes += w.expert_act_bytes;
   if (l.recomputes(kRecomputeSharedExperts)) again.memory_bytes += w.shared_act_bytes;
@@ -537,6 +540,8 @@ PassSeconds module_recompute(const LayerWork& w, const JobLayout& l, const Clust
   if (l.recomputes(kRecomputeMoe)) p.ep = forward.ep;
   return p;
 }
+
+}  // namespace
 
 LayerPasses layer_passes(const JobModel& m, const JobLayout& l, const ClusterSpec& c) {
   // The busiest EP rank's rows: the others wait for it at the combine.
@@ -768,11 +773,7 @@ StepFlops step_flops(const JobModel& m, const JobLayout& l) {
     const auto rerun = [&](const LayerWork& x) {
       double f = 0;
       for (const GemmShape& g : x.gemms)
-        if ((g.part == GemmPart::MlaUpProj && l.recomputes(kRecomputeMlaUpProj)) ||
-            ((g.part == GemmPart::Router || g.part == GemmPart::Experts) && l.recomputes(kRecomputeMoe)) ||
-            (g.part == GemmPart::SharedExperts && l.recomputes(kRecomputeSharedExperts)) ||
-            (g.part == GemmPart::Mlp && l.recomputes(kRecomputeMlp)))
-          f += 2 * g.m * g.n * g.k * g.count;
+        if (reruns(l, g.part)) f += 2 * g.m * g.n * g.k * g.count;
       return f;
     };
     recompute += (L - dense + mtp) * rerun(hw) + dense * rerun(layer_work(dense_layer_model(m), one));
