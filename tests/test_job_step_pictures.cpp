@@ -117,3 +117,23 @@ TEST_CASE("job_step --gantt: one row per track, the legend", "[job_step][html]")
   CHECK(out.find("F forward") != std::string::npos);
   CHECK(out.find("U optimizer") != std::string::npos);
 }
+
+TEST_CASE("job_step compare --html: the variants' table after the base's summary", "[job_step][html]") {
+  char dir[] = "/tmp/stepsim-jobstep-XXXXXX";
+  REQUIRE(mkdtemp(dir) != nullptr);
+  const std::string html_path = std::string(dir) + "/variants.html";
+  std::string out;
+  REQUIRE(run_cli("compare " + scenario_path("job-moe-routing-256xh100.yaml") + " --html " + html_path, &out) == 0);
+  const std::string html = read_file(html_path);
+  CHECK(markup_problem(html).empty());
+  CHECK(count(html, "<h2 id=\"variants\">Variants</h2>") == 1);
+  CHECK(html.find("<h2 id=\"summary\">") < html.find("<h2 id=\"variants\">"));
+  for (const char* row :
+       {"<tr><td>base</td><td class=\"num\">11.521 s</td>", "<tr><td>round-robin</td><td class=\"num\">9.186 s</td>",
+        "<tr><td>capacity-1.25</td><td class=\"num\">10.357 s</td>", "184.5 / 74.5"})
+    CHECK(html.find(row) != std::string::npos);
+  // The timeline below is the base's: its 368 ops.
+  CHECK(html.find("368 bars on") != std::string::npos);
+  std::remove(html_path.c_str());
+  rmdir(dir);
+}

@@ -52,15 +52,19 @@ KindReport run_job_step_kind(const Scenario& sc) {
 // The base and every variant, one row each; without variants, the base's full report as `run`.
 KindReport compare_job_step(const Scenario& sc) {
   auto base = std::make_shared<JobStepRun>(run_or_fail(sc, sc.job_step->spec));
-  KindReport r = report_of(sc, base);  // the base: its HTML, Gantt and trace
+  KindReport r = report_of(sc, base);  // the base: its Gantt and trace
   if (sc.job_step->variants.empty()) return r;
   auto runs = std::make_shared<std::vector<std::pair<std::string, JobStepRun>>>();
   for (const auto& v : sc.job_step->variants) runs->emplace_back(v.name, run_or_fail(sc, v.spec, v.name));
-  r.text = [base, runs, &sc] {
-    std::vector<std::pair<std::string, const JobStepRun*>> rows = {{"base", base.get()}};
-    for (const auto& [name, run] : *runs) rows.emplace_back(name, &run);
-    return job_step_heading(sc.name, *base) + "\n" + job_step_compare_table(rows).render();
+  const auto rows = [base, runs] {
+    std::vector<std::pair<std::string, const JobStepRun*>> out = {{"base", base.get()}};
+    for (const auto& [name, run] : *runs) out.emplace_back(name, &run);
+    return out;
   };
+  r.text = [base, rows, &sc] {
+    return job_step_heading(sc.name, *base) + "\n" + job_step_compare_table(rows()).render();
+  };
+  r.html = [base, rows, &sc] { return job_step_html_report(sc.name, sc.description, *base, rows()); };
   r.json = [base, runs, &sc] {
     auto list = nlohmann::ordered_json::array();
     auto add = [&](const std::string& name, const JobStepRun& run) {

@@ -242,7 +242,8 @@ void timeline_section(HtmlReport& page, const JobStepRun& run) {
 
 }  // namespace
 
-std::string job_step_html_report(const std::string& title, const std::string& description, const JobStepRun& run) {
+std::string job_step_html_report(const std::string& title, const std::string& description, const JobStepRun& run,
+                                 const std::vector<std::pair<std::string, const JobStepRun*>>& variants) {
   const JobStepResult& r = run.result;
   HtmlReport page(title + " \u2014 stepsim report");
   page.heading(1, title);
@@ -255,6 +256,11 @@ std::string job_step_html_report(const std::string& title, const std::string& de
   }
   page.heading(2, "Summary", "summary");
   page.table(job_step_summary_table(run, false));
+  if (!variants.empty()) {
+    page.heading(2, "Variants", "variants");
+    page.paragraph("The scenario's variants beside the base (stepsim compare); the sections below are the base's.");
+    page.table(job_step_compare_table(variants));
+  }
   timeline_section(page, run);
   page.heading(2, "Memory per GPU", "memory");
   page.open_row();

@@ -13,6 +13,8 @@
 //    buffers, against the usable memory;
 //  * the exposed communication by kind and the critical-path shares ("what limits the step").
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "cli/reports/charts.hpp"
 #include "schedules/lowering/job/job_step.hpp"
@@ -22,7 +24,9 @@ namespace stepsim::cli {
 TimelineChart job_step_timeline(const JobStepRun& run);
 BarChart job_step_memory_chart(const JobStepRun& run);
 
-std::string job_step_html_report(const std::string& title, const std::string& description, const JobStepRun& run);
+// `variants` (compare): the base and its variants as one table after the summary.
+std::string job_step_html_report(const std::string& title, const std::string& description, const JobStepRun& run,
+                                 const std::vector<std::pair<std::string, const JobStepRun*>>& variants = {});
 std::string job_step_gantt_text(const std::string& name, const JobStepRun& run, int width);
 
 }  // namespace stepsim::cli
