@@ -110,6 +110,19 @@ run "$stepsim" run scenarios/job-moe-routing-256xh100.yaml --set job_step.layout
   --set 'job_step.layout.recompute_modules=[attention]'
 [[ $code == 2 && "$err" == *"job_step.layout.recompute_modules: unknown module 'attention' (core_attn, layernorm, mla_up_proj, moe_act, mlp, shared_experts, moe)"* ]] ||
   fail "unknown module: exit $code: $err"
+# A search of the same model states the routing and the recompute modules its layouts share.
+cat >"$tmp/route-search.yaml" <<'YAML'
+name: route-search
+search:
+  model: {name: q, layers: 8, hidden: 4096, ffn: 12288, heads: 64, kv_heads: 4, head_dim: 128, vocab: 151936,
+          seq: 4096, experts: 128, top_k: 8, expert_ffn: 1536, routing: {hot_experts: 50%, hot_load: 1.5}}
+  hardware: {preset: h100-sxm, gpus: 16}
+  layout: {tp: 1, pp: 1, ep: [4, 8], zero: 1, micro_batch: 1, global_batch: 64, recompute: [selective],
+           recompute_modules: [layernorm, moe_act]}
+YAML
+"$stepsim" search "$tmp/route-search.yaml" >"$tmp/route-search.txt"
+has "expert routing: 50% of the 128 experts hot at 1.5x the mean, placed contiguous" "$tmp/route-search.txt"
+has "selective recompute: layernorm, moe_act" "$tmp/route-search.txt"
 # The whole DeepSeek-V3 (docs/job.md): 61 layers in 16 DualPipe stages of 1 and 4 layers, MLA,
 # dense first layers, a prediction module; an MLA key without its siblings is refused at the key.
 "$stepsim" run scenarios/job-deepseek-v3-2048xh800.yaml >"$tmp/dsv3.txt"

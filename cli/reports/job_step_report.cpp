@@ -50,13 +50,7 @@ std::string layout_line(const JobStepSpec& s) {
 std::string routing_line(const JobStepSpec& s) {
   const JobModel& m = s.model;
   const ExpertRankLoad load = expert_rank_load(m, s.layout);
-  std::string out = "expert routing: ";
-  if (m.routing.kind == MoeRoutingSpec::Kind::Hot)
-    out += fmt::format("{:g}% of the {} experts hot at {:g}x the mean", 100 * m.routing.hot_fraction, m.experts,
-                       m.routing.hot_load);
-  else
-    out += fmt::format("balanced over {} experts", m.experts);
-  out += fmt::format(", placed {} on ep {}", placement_name(s.layout.expert_placement), s.layout.ep);
+  std::string out = "expert routing: " + expert_routing_words(m, s.layout) + fmt::format(" on ep {}", s.layout.ep);
   if (load.capacity)
     out += fmt::format("; capacity factor {:g}: {} rows per expert, {} of the routed rows dropped", *m.capacity_factor,
                        comma_grouped(*load.capacity), percent(load.dropped, 1));
@@ -64,6 +58,14 @@ std::string routing_line(const JobStepSpec& s) {
   return out;
 }
 }  // namespace
+
+std::string expert_routing_words(const JobModel& m, const JobLayout& l) {
+  const std::string how = m.routing.kind == MoeRoutingSpec::Kind::Hot
+                              ? fmt::format("{:g}% of the {} experts hot at {:g}x the mean",
+                                            100 * m.routing.hot_fraction, m.experts, m.routing.hot_load)
+                              : fmt::format("balanced over {} experts", m.experts);
+  return fmt::format("{}, placed {}", how, placement_name(l.expert_placement));
+}
 
 std::string job_step_heading(const std::string& name, const JobStepRun& run) {
   const JobStepResult& r = run.result;

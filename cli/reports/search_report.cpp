@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 
 #include "cli/reports/html_report.hpp"
+#include "cli/reports/job_step_report.hpp"
 #include "cli/reports/table.hpp"
 
 namespace stepsim::cli {
@@ -131,6 +132,14 @@ std::string header(const SearchReportInfo& info, const SearchSpec& spec) {
   std::string out = fmt::format("{}\n{} ({} layers, h {}, seq {}) on {} x {}; global batch {}\n", info.name,
                                 spec.model.shape.name, spec.model.shape.layers, spec.model.shape.hidden, spec.model.seq,
                                 cards, spec.cluster.accelerator.name, spec.base.global_batch);
+  // Fixed settings every layout shares that the table does not show.
+  if (spec.model.experts > 0 && !spec.model.even_routing())
+    out += fmt::format(
+        "expert routing: {}{}\n", expert_routing_words(spec.model, spec.base),
+        spec.model.capacity_factor ? fmt::format(", capacity factor {:g}", *spec.model.capacity_factor) : "");
+  if (spec.base.recompute_modules != kRecomputeCoreAttn)
+    out += fmt::format("selective recompute: {}\n",
+                       spec.base.recompute_modules ? recompute_module_list(spec.base.recompute_modules) : "no modules");
   if (timed(spec))
     out += fmt::format("task: {} tokens, deadline {:.1f} days ({:.1f} reserved)\n", spec.task.tokens,
                        days(spec.task.deadline), days(spec.task.reserved));
