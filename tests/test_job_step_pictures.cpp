@@ -32,6 +32,19 @@ std::size_t bars(const TimelineChart& c) {
   return n;
 }
 
+// The page `stepsim COMMAND SCENARIO --html FILE` writes, read back from a temporary directory.
+std::string html_page(const std::string& command, const std::string& scenario) {
+  char dir[] = "/tmp/stepsim-jobstep-XXXXXX";
+  REQUIRE(mkdtemp(dir) != nullptr);
+  const std::string path = std::string(dir) + "/page.html";
+  std::string out;
+  REQUIRE(run_cli(command + " " + scenario_path(scenario) + " --html " + path, &out) == 0);
+  const std::string html = read_file(path);
+  std::remove(path.c_str());
+  rmdir(dir);
+  return html;
+}
+
 std::string gib2(double bytes) { return fmt::format("{:.2f}", bytes / (1024.0 * 1024 * 1024)); }
 
 }  // namespace
@@ -69,12 +82,8 @@ TEST_CASE("job_step timeline of ZeRO-3: the card's ops and the optimizer after t
 
 TEST_CASE("job_step --html: timeline, memory split as --json gives it, exposed and critical tables",
           "[job_step][html]") {
-  char dir[] = "/tmp/stepsim-jobstep-XXXXXX";
-  REQUIRE(mkdtemp(dir) != nullptr);
-  const std::string html_path = std::string(dir) + "/llama.html";
+  const std::string html = html_page("run", "job-llama70b-64xh100.yaml");
   std::string out;
-  REQUIRE(run_cli("run " + scenario_path("job-llama70b-64xh100.yaml") + " --html " + html_path, &out) == 0);
-  const std::string html = read_file(html_path);
   REQUIRE(run_cli("run " + scenario_path("job-llama70b-64xh100.yaml") + " --json", &out) == 0);
   const auto j = nlohmann::json::parse(out);
   CHECK(markup_problem(html).empty());
@@ -105,8 +114,6 @@ TEST_CASE("job_step --html: timeline, memory split as --json gives it, exposed a
                               exposed(j["exposed_ns"]["tp"].get<double>()))) != std::string::npos);
   CHECK(html.find("<h2 id=\"critical\">What limits the step</h2>") != std::string::npos);
   CHECK(html.find("intra-pass collectives (TP/CP/EP links)") != std::string::npos);
-  std::remove(html_path.c_str());
-  rmdir(dir);
 }
 
 TEST_CASE("job_step --gantt: one row per track, the legend", "[job_step][html]") {
@@ -119,12 +126,7 @@ TEST_CASE("job_step --gantt: one row per track, the legend", "[job_step][html]")
 }
 
 TEST_CASE("job_step compare --html: the variants' table after the base's summary", "[job_step][html]") {
-  char dir[] = "/tmp/stepsim-jobstep-XXXXXX";
-  REQUIRE(mkdtemp(dir) != nullptr);
-  const std::string html_path = std::string(dir) + "/variants.html";
-  std::string out;
-  REQUIRE(run_cli("compare " + scenario_path("job-moe-routing-256xh100.yaml") + " --html " + html_path, &out) == 0);
-  const std::string html = read_file(html_path);
+  const std::string html = html_page("compare", "job-moe-routing-256xh100.yaml");
   CHECK(markup_problem(html).empty());
   CHECK(count(html, "<h2 id=\"variants\">Variants</h2>") == 1);
   CHECK(html.find("<h2 id=\"summary\">") < html.find("<h2 id=\"variants\">"));
@@ -134,6 +136,4 @@ TEST_CASE("job_step compare --html: the variants' table after the base's summary
     CHECK(html.find(row) != std::string::npos);
   // The timeline below is the base's: its 368 ops.
   CHECK(html.find("368 bars on") != std::string::npos);
-  std::remove(html_path.c_str());
-  rmdir(dir);
 }
