@@ -71,6 +71,10 @@ run "$stepsim" compare "$tmp/route-var.yaml"
 run "$stepsim" compare scenarios/job-moe-routing-256xh100.yaml --set job_step.variants.balanced.layout.tp=3
 [[ $code == 2 && "$err" == "error: --set: job_step.variants.balanced.layout.tp: tp 3 does not divide"* ]] ||
   fail "variant key from --set: exit $code: $err"
+{ cat scenarios/job-moe-routing-256xh100.yaml; printf '    base: {layout: {tp: 2}}\n'; } >"$tmp/route-base.yaml"
+run "$stepsim" compare "$tmp/route-base.yaml"
+[[ $code == 2 && "$err" == *"job_step.variants.base: 'base' names the scenario's own step in compare's rows"* ]] ||
+  fail "a variant named base: exit $code: $err"
 { cat scenarios/job-moe-routing-256xh100.yaml; printf '    typo: {layouts: {tp: 2}}\n'; } >"$tmp/route-typo.yaml"
 run "$stepsim" compare "$tmp/route-typo.yaml"
 [[ $code == 2 && "$err" == *"job_step.variants.typo.layouts: unknown key; did you mean 'layout'?"* ]] ||

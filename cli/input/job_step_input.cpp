@@ -343,6 +343,8 @@ std::vector<JobStepVariant> read_job_step_variants(const Reader& r) {
   for (const auto& k : r.keys())
     if (k != "variants") base[k] = r.node()[k];
   for (const auto& name : vs.keys()) {
+    if (name == "base")
+      vs.fail(name, "'base' names the scenario's own step in compare's rows: call the variant otherwise");
     const Reader v = vs.child(name);
     v.only({"model", "hardware", "layout", "input_wait"});
     YAML::Node section = merged(base, v.node());
