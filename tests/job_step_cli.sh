@@ -114,6 +114,20 @@ run "$stepsim" run scenarios/job-moe-routing-256xh100.yaml --set job_step.layout
   --set 'job_step.layout.recompute_modules=[attention]'
 [[ $code == 2 && "$err" == *"job_step.layout.recompute_modules: unknown module 'attention' (core_attn, layernorm, mla_up_proj, moe_act, mlp, shared_experts, moe)"* ]] ||
   fail "unknown module: exit $code: $err"
+# The same job as measured-runs CSV rows (routing and placement columns) gives the scenario's figures.
+cols="src,tbl,model,L,h,heads,kv,head_dim,ffn,vocab,seq,mlp,tied,experts,top_k,expert_ffn,hot_experts,hot_load"
+cols+=",expert_placement,hw,ngpu,tp,pp,dp,ep,first_chunk_layers,last_chunk_layers,sched,mbs,gbs,recomp,recompute_modules"
+cols+=",zero,metric,value,fit"
+row="Q,Sec 1,Qwen3-235B,94,4096,64,4,128,12288,151936,4096,swiglu,0,128,8,1536,50%,1.5,PLACE,h100-sxm,256,1,4,64,8,23,23"
+row+=",1f1b,1,1024,full,MODULES,1,tokens_per_gpu_s,1422,0"
+{ echo "$cols"; echo "${row/PLACE/}" | sed 's/MODULES//'; echo "${row/PLACE/round_robin}" | sed 's/MODULES//'; } >"$tmp/route.csv"
+"$stepsim" check-against "$tmp/route.csv" --efficiency 0.7,0.55,0.8,0.8,0.8,0.2 >"$tmp/route-check.txt"
+fig "2 Sec 1 Qwen3-235B 256 GPUs 1422 tok/s 1422 +0.0% held out" "$tmp/route-check.txt"
+fig "3 Sec 1 Qwen3-235B 256 GPUs 1422 tok/s 1784 +25.4% held out" "$tmp/route-check.txt"
+{ echo "$cols"; echo "${row/PLACE/}" | sed 's/,full,MODULES,/,selective,layernorm+attention,/'; } >"$tmp/route-bad.csv"
+run "$stepsim" check-against "$tmp/route-bad.csv" --efficiency 0.7,0.55,0.8,0.8,0.8,0.2
+[[ $code == 2 && "$err" == *"route-bad.csv:2: recompute_modules: unknown module 'attention' (core_attn, layernorm"* ]] ||
+  fail "CSV recompute_modules: exit $code: $err"
 # A search of the same model states the routing and the recompute modules its layouts share.
 cat >"$tmp/route-search.yaml" <<'YAML'
 name: route-search

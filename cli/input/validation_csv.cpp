@@ -2,6 +2,7 @@
 
 #include <charconv>
 #include <climits>
+#include <cmath>
 #include <fstream>
 #include <map>
 #include <sstream>
@@ -34,9 +35,16 @@ std::vector<std::string> split_csv(const std::string& line) {
 
 // The column that holds a model or layout key (models/model_limits.hpp, models/layout.hpp).
 std::string column_of(const std::string& key) {
-  static const std::map<std::string, std::string> columns = {
-      {"layers", "L"},           {"hidden", "h"},        {"head_dim", "h"},      {"kv_heads", "kv"},
-      {"virtual_stages", "vpp"}, {"micro_batch", "mbs"}, {"global_batch", "gbs"}};
+  static const std::map<std::string, std::string> columns = {{"layers", "L"},
+                                                             {"hidden", "h"},
+                                                             {"head_dim", "h"},
+                                                             {"kv_heads", "kv"},
+                                                             {"virtual_stages", "vpp"},
+                                                             {"micro_batch", "mbs"},
+                                                             {"global_batch", "gbs"},
+                                                             {"routing.hot_experts", "hot_experts"},
+                                                             {"routing.hot_load", "hot_load"},
+                                                             {"routing", "hot_load"}};
   const auto it = columns.find(key);
   return it == columns.end() ? key : it->second;
 }
@@ -103,6 +111,18 @@ class RowCells {
     if (v > max) throw InputError(file_, n_, k, fmt::format("'{}' is too large (at most {})", s, max));
     return v;
   }
+  // A positive finite number ("50%" is 0.5), or nullopt for an empty or missing cell.
+  std::optional<double> number(const char* k) const {
+    std::string v = text(k);
+    if (v.empty()) return std::nullopt;
+    const bool percent = v.back() == '%';
+    if (percent) v.pop_back();
+    double x = 0;
+    const auto res = std::from_chars(v.data(), v.data() + v.size(), x);
+    if (res.ec != std::errc{} || res.ptr != v.data() + v.size() || !std::isfinite(x) || !(x > 0))
+      fail(k, fmt::format("'{}' is not a positive number", text(k)));
+    return percent ? x / 100 : x;
+  }
   // An int field: checked against int's range here, against the models' limits after.
   int count(const char* k, std::int64_t fallback = -1) const { return static_cast<int>(integer(k, fallback, INT_MAX)); }
   [[noreturn]] void fail(const char* k, const std::string& message) const { throw InputError(file_, n_, k, message); }
@@ -131,8 +151,15 @@ void read_moe_and_mla(const RowCells& row, JobModel& m) {
     m.shared_expert_ffn = row.integer("shared_expert_ffn", 0, kMaxFfn);
     m.dense_layers = row.count("dense_layers", 0);
     m.node_limit = row.count("node_limit", 0);
+    // The routing as job_step's model reads it: hot experts (both cells), a capacity factor.
+    const auto hot = row.number("hot_experts"), load = row.number("hot_load");
+    if (hot.has_value() != load.has_value())
+      row.fail(hot ? "hot_load" : "hot_experts", "hot_experts and hot_load come together");
+    if (hot) m.routing = {MoeRoutingSpec::Kind::Hot, *hot, *load, {}};
+    m.capacity_factor = row.number("capacity_factor");
   } else {
-    for (const char* k : {"top_k", "expert_ffn", "shared_expert_ffn", "dense_layers", "node_limit"})
+    for (const char* k : {"top_k", "expert_ffn", "shared_expert_ffn", "dense_layers", "node_limit", "hot_experts",
+                          "hot_load", "capacity_factor"})
       if (!row.text(k).empty()) row.fail(k, "needs experts (a mixture-of-experts model)");
   }
   m.mtp_layers = row.count("mtp_layers", 0);
@@ -143,6 +170,22 @@ void read_moe_and_mla(const RowCells& row, JobModel& m) {
     m.mla.qk_rope_head_dim = row.count("qk_rope_head_dim");
     m.mla.v_head_dim = row.count("v_head_dim");
   }
+}
+
+// Selective recompute's modules joined by '+' ("layernorm+moe_act"), as the layout's bits.
+std::uint8_t recompute_modules_cell(const RowCells& row) {
+  const std::string modules = row.text("recompute_modules");
+  std::uint8_t out = 0;
+  for (std::size_t at = 0; at <= modules.size();) {
+    const std::size_t end = std::min(modules.find('+', at), modules.size());
+    const auto module = recompute_module_from_name(std::string_view(modules).substr(at, end - at));
+    if (!module)
+      row.fail("recompute_modules", fmt::format("unknown module '{}' ({}, joined by '+')", modules.substr(at, end - at),
+                                                recompute_module_list(0xff)));
+    out |= *module;
+    at = end + 1;
+  }
+  return out;
 }
 
 // One row of a measured-runs CSV: its layout, metric and value (columns by header name).
@@ -187,6 +230,9 @@ MeasuredRun parse_row(const std::string& file, int n, std::map<std::string, std:
   l.micro_batch = row.count("mbs", 1);
   l.global_batch = row.integer("gbs");
   l.recompute = row.named("recomp", "recompute", "none", recompute_from_name, "none, selective, full");
+  if (!row.text("recompute_modules").empty()) l.recompute_modules = recompute_modules_cell(row);
+  l.expert_placement =
+      row.named("expert_placement", "placement", "contiguous", parse_placement, "contiguous or round_robin");
   l.sequence_parallel = row.integer("sp", 0) == 1;
   l.zero = row.count("zero", 0);
   l.overlap_grad_reduce = row.integer("overlap_dp", 1) == 1;
