@@ -35,9 +35,15 @@ const std::vector<std::pair<const char*, RecomputeModule>>& recompute_module_nam
   return names;
 }
 
-std::optional<RecomputeModule> recompute_module_from_name(std::string_view name) {
-  for (const auto& [n, m] : recompute_module_names())
-    if (name == n) return m;
+std::optional<std::string> parse_recompute_modules(const std::vector<std::string>& names, std::uint8_t& modules) {
+  std::uint8_t set = 0;
+  for (const std::string& name : names) {
+    const auto& known = recompute_module_names();
+    const auto it = std::find_if(known.begin(), known.end(), [&](const auto& k) { return name == k.first; });
+    if (it == known.end()) return "unknown module '" + name + "' (" + recompute_module_list(0xff) + ")";
+    set |= it->second;
+  }
+  modules = set;
   return std::nullopt;
 }
 

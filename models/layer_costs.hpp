@@ -51,9 +51,11 @@ enum RecomputeModule : std::uint8_t {
   kRecomputeSharedExperts = 32,  // shared_experts: the shared experts' MLP
   kRecomputeMoe = 64,            // moe: the routed experts, their dispatch and combine
 };
-// The names in Megatron-Core's order; nullopt for a name that is none of them.
+// The names in Megatron-Core's order.
 const std::vector<std::pair<const char*, RecomputeModule>>& recompute_module_names();
-std::optional<RecomputeModule> recompute_module_from_name(std::string_view name);
+// The set `names` give into `modules` (a YAML list, a CSV cell's '+'-joined names), or the
+// message naming the first that is none of them.
+std::optional<std::string> parse_recompute_modules(const std::vector<std::string>& names, std::uint8_t& modules);
 // "layernorm, moe_act" for a set, in the order above.
 std::string recompute_module_list(std::uint8_t modules);
 std::optional<AttentionKernel> attention_from_name(std::string_view name);

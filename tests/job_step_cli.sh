@@ -56,7 +56,7 @@ has '"busiest_rank_load": 1.25' "$tmp/route-cap.json"
 has '"step_time_ns": 10357356469' "$tmp/route-cap.json"
 # compare: the base and each variant, one row each; a variant that does not fit is a row, not an error.
 "$stepsim" compare scenarios/job-moe-routing-256xh100.yaml >"$tmp/route-cmp.txt"
-fig "base 11.521 s +0.0% 1422 21.3% 68.4 / 74.5 yes 21.3% 3.79 s (DP 1.3 EP 2.5)" "$tmp/route-cmp.txt"
+fig "base 11.521 s +0.0% 1422 21.3% 68.4 / 74.5 yes 21.3% 3.79 s (DP/ZeRO 1.3 EP 2.5)" "$tmp/route-cmp.txt"
 fig "round-robin 9.186 s -20.3% 1784 26.7% 68.1 / 74.5 yes" "$tmp/route-cmp.txt"
 fig "capacity-1.25 10.357 s -10.1% 1582 23.7%" "$tmp/route-cmp.txt"
 fig "no-recompute 8.871 s -23.0% 1847 27.7% 184.5 / 74.5 no" "$tmp/route-cmp.txt"

@@ -215,15 +215,10 @@ JobLayout read_layout(const Reader& r) {
   if (!recompute) r.fail("recompute", fmt::format("unknown recompute '{}' (none, selective or full)", rc));
   l.recompute = *recompute;
   l.recompute_layers = r.opt_count("recompute_layers", 0).value_or(-1);
-  if (r.has("recompute_modules")) {  // used under recompute: selective (a variant may change that)
-    l.recompute_modules = 0;
-    for (const std::string& name : r.texts("recompute_modules")) {
-      const auto module = recompute_module_from_name(name);
-      if (!module)
-        r.fail("recompute_modules", fmt::format("unknown module '{}' ({})", name, recompute_module_list(0xff)));
-      l.recompute_modules |= *module;
-    }
-  }
+  // Used under recompute: selective (a variant may change that).
+  if (r.has("recompute_modules"))
+    if (auto problem = parse_recompute_modules(r.texts("recompute_modules"), l.recompute_modules))
+      r.fail("recompute_modules", *problem);
   const std::string at = r.opt_text("attention").value_or("flash");
   const auto attention = attention_from_name(at);
   if (!attention) r.fail("attention", fmt::format("unknown attention kernel '{}' (flash or unfused)", at));

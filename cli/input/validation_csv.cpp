@@ -174,18 +174,16 @@ void read_moe_and_mla(const RowCells& row, JobModel& m) {
 
 // Selective recompute's modules joined by '+' ("layernorm+moe_act"), as the layout's bits.
 std::uint8_t recompute_modules_cell(const RowCells& row) {
-  const std::string modules = row.text("recompute_modules");
-  std::uint8_t out = 0;
-  for (std::size_t at = 0; at <= modules.size();) {
-    const std::size_t end = std::min(modules.find('+', at), modules.size());
-    const auto module = recompute_module_from_name(std::string_view(modules).substr(at, end - at));
-    if (!module)
-      row.fail("recompute_modules", fmt::format("unknown module '{}' ({}, joined by '+')", modules.substr(at, end - at),
-                                                recompute_module_list(0xff)));
-    out |= *module;
+  const std::string cell = row.text("recompute_modules");
+  std::vector<std::string> names;
+  for (std::size_t at = 0; at <= cell.size();) {
+    const std::size_t end = std::min(cell.find('+', at), cell.size());
+    names.push_back(cell.substr(at, end - at));
     at = end + 1;
   }
-  return out;
+  std::uint8_t modules = 0;
+  if (auto problem = parse_recompute_modules(names, modules)) row.fail("recompute_modules", *problem);
+  return modules;
 }
 
 // One row of a measured-runs CSV: its layout, metric and value (columns by header name).

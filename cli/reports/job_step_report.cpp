@@ -147,11 +147,7 @@ Table job_step_compare_table(const std::vector<std::pair<std::string, const JobS
                fmt::format("{:.0f}", r.tokens_per_s_per_gpu), percent(r.mfu, 1),
                fmt::format("{:.1f} / {:.1f}", gib(r.memory.total()), gib(r.capacity)),
                r.memory.total() <= r.capacity ? "yes" : "no", percent(r.bubble, 1),
-               exposed_cell(r.step_time, {{"TP", r.exposed_tp},
-                                          {"PP", r.exposed_pp},
-                                          {"DP", r.exposed_dp},
-                                          {"CP", r.exposed_cp},
-                                          {"EP", r.exposed_ep}})});
+               exposed_cell(r.step_time, job_step_exposed(r))});
   }
   return t;
 }

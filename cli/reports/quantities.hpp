@@ -4,9 +4,9 @@
 // in seconds or milliseconds, a fraction as a percentage with a given number of decimals, and a
 // step's exposed communication by kind.
 #include <cmath>
-#include <initializer_list>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include <fmt/format.h>
 
@@ -34,7 +34,7 @@ inline std::string percent(double fraction, int decimals) {
 
 // A step's exposed communication in one cell: the total, then each kind that takes at least
 // 0.5 % of the step, "3.79 s (DP 1.3 EP 2.5)".
-inline std::string exposed_cell(Time step, std::initializer_list<std::pair<const char*, Time>> kinds) {
+inline std::string exposed_cell(Time step, const std::vector<std::pair<std::string, Time>>& kinds) {
   Time total = 0;
   std::string parts;
   for (const auto& [what, t] : kinds) {
