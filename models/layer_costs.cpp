@@ -167,32 +167,33 @@ std::vector<GemmShape> layer_gemms(const JobModel& m, const JobLayout& l, double
     if (a.q_lora_rank > 0) {
       const double q_latent = static_cast<double>(a.q_lora_rank);
       g.push_back({T, q_latent, h, 1});
-      g.push_back({T, d.q / t, q_latent, 1, GemmPart::MlaUpProj});
+      g.push_back({T, d.q / t, q_latent, 1, GemmPart::MlaUpProj, TpSplit::Column});
     } else {
-      g.push_back({T, d.q / t, h, 1});
+      g.push_back({T, d.q / t, h, 1, GemmPart::Attention, TpSplit::Column});
     }
     g.push_back({T, kv_latent + a.qk_rope_head_dim, h, 1});
     g.push_back({T, static_cast<double>(m.shape.heads) * (a.qk_nope_head_dim + a.v_head_dim) / t, kv_latent, 1,
-                 GemmPart::MlaUpProj});
-    g.push_back({T, h, d.o / t, 1});
+                 GemmPart::MlaUpProj, TpSplit::Column});
+    g.push_back({T, h, d.o / t, 1, GemmPart::Attention, TpSplit::Row});
   } else {
-    g = {{T, (d.q + d.k + d.v) / t, h, 1}, {T, h, d.o / t, 1}};
+    g = {{T, (d.q + d.k + d.v) / t, h, 1, GemmPart::Attention, TpSplit::Column},
+         {T, h, d.o / t, 1, GemmPart::Attention, TpSplit::Row}};
   }
   if (m.experts > 0) {
     const double local = static_cast<double>(m.experts) / std::max(1, l.ep);
     const double per_expert = T * m.top_k * expert_load / local, ffn = static_cast<double>(m.expert_ffn) / t;
     g.push_back({T, static_cast<double>(m.experts), h, 1, GemmPart::Router});
-    g.push_back({per_expert, in_mats * ffn, h, local, GemmPart::Experts});
-    g.push_back({per_expert, h, ffn, local, GemmPart::Experts});
+    g.push_back({per_expert, in_mats * ffn, h, local, GemmPart::Experts, TpSplit::Column});
+    g.push_back({per_expert, h, ffn, local, GemmPart::Experts, TpSplit::Row});
     if (m.shared_expert_ffn > 0) {
       const double shared = static_cast<double>(m.shared_expert_ffn) / t;
-      g.push_back({T, in_mats * shared, h, 1, GemmPart::SharedExperts});
-      g.push_back({T, h, shared, 1, GemmPart::SharedExperts});
+      g.push_back({T, in_mats * shared, h, 1, GemmPart::SharedExperts, TpSplit::Column});
+      g.push_back({T, h, shared, 1, GemmPart::SharedExperts, TpSplit::Row});
     }
   } else {
     const double ffn = static_cast<double>(m.shape.intermediate) / t;
-    g.push_back({T, in_mats * ffn, h, 1, GemmPart::Mlp});
-    g.push_back({T, h, ffn, 1, GemmPart::Mlp});
+    g.push_back({T, in_mats * ffn, h, 1, GemmPart::Mlp, TpSplit::Column});
+    g.push_back({T, h, ffn, 1, GemmPart::Mlp, TpSplit::Row});
   }
   return g;
 }
@@ -206,16 +207,20 @@ double gemm_wave_efficiency(double m, double n, double count, const GemmTiling& 
   return count * m * n / (tm * tn) / (waves * g.sms);
 }
 
-double gemm_seconds(const std::vector<GemmShape>& gemms, GemmPass pass, const AcceleratorSpec& a, bool fp8) {
+namespace {
+double one_gemm_seconds(const GemmShape& x, GemmPass pass, const AcceleratorSpec& a, bool fp8) {
   const double peak = fp8 && a.peak_fp8 > 0 ? a.peak_fp8 : a.peak_bf16;
+  // The output of each pass: forward m x n, input gradient m x k, weight gradient k x n.
+  const double rows = pass == GemmPass::WeightGrad ? x.k : x.m;
+  const double cols = pass == GemmPass::InputGrad ? x.k : x.n;
+  const double flops = 2 * x.m * x.n * x.k * x.count;
+  return flops / (peak * a.efficiency.gemm * gemm_wave_efficiency(rows, cols, x.count, a.tiling));
+}
+}  // namespace
+
+double gemm_seconds(const std::vector<GemmShape>& gemms, GemmPass pass, const AcceleratorSpec& a, bool fp8) {
   double s = 0;
-  for (const auto& x : gemms) {
-    // The output of each pass: forward m x n, input gradient m x k, weight gradient k x n.
-    const double rows = pass == GemmPass::WeightGrad ? x.k : x.m;
-    const double cols = pass == GemmPass::InputGrad ? x.k : x.n;
-    const double flops = 2 * x.m * x.n * x.k * x.count;
-    s += flops / (peak * a.efficiency.gemm * gemm_wave_efficiency(rows, cols, x.count, a.tiling));
-  }
+  for (const auto& x : gemms) s += one_gemm_seconds(x, pass, a, fp8);
   return s;
 }
 
@@ -435,6 +440,49 @@ double ep_leg_seconds(const JobModel& m, const JobLayout& l, const GroupPaths& p
   return (n - 1) * to_s(paths.ep.step_latency) + seconds;
 }
 
+double pipelined_tp_exposed(double collective, double gemm, int tp) {
+  if (tp <= 1 || collective <= 0) return collective;
+  const double steps = tp - 1;
+  return steps * std::max(0.0, collective / steps - gemm / tp);
+}
+
+TpExposure tp_exposure(const LayerWork& w, const JobLayout& l, const ClusterSpec& c, const GroupPaths& paths,
+                       GemmPass pass) {
+  TpExposure e;
+  // TP collectives are on the critical path in Megatron (the next GEMM needs their result).
+  const Collective tc = l.sequence_parallel ? Collective::AllGather : Collective::AllReduce;
+  double one = ring_seconds(tc, l.tp, w.tp_bytes, paths.tp);
+  if (l.sequence_parallel) one *= 2;  // all-gather + reduce-scatter = one all-reduce's bytes
+  int plain = w.tp_collectives;
+  if (l.tp_overlapped() && pass != GemmPass::WeightGrad) {
+    // Transformer Engine overlaps its linear layers: the attention block's and a dense MLP's.
+    // An MoE block's gather sits in the token dispatcher and its experts are grouped GEMMs:
+    // not overlapped (Megatron-Core's --tp-comm-overlap covers TE's linears only).
+    const double gather = one / 2;  // an all-gather, or a reduce-scatter of the same bytes
+    for (const bool mlp : {false, true}) {
+      double column = 0, row = 0;
+      for (const GemmShape& g : w.gemms) {
+        const bool in_block =
+            mlp ? g.part == GemmPart::Mlp : g.part == GemmPart::Attention || g.part == GemmPart::MlaUpProj;
+        if (!in_block || g.split == TpSplit::None) continue;
+        (g.split == TpSplit::Column ? column : row) += one_gemm_seconds(g, pass, c.accelerator, l.fp8);
+      }
+      if (column <= 0 || row <= 0 || plain == 0) continue;
+      // Forward: the input gathered into the column-parallel GEMMs, the row-parallel output
+      // reduce-scattered. Input gradient: the output gradient gathered into the row-parallel
+      // GEMM's, the column-parallel GEMMs' input gradient reduce-scattered.
+      const bool fwd = pass == GemmPass::Forward;
+      const double shown = pipelined_tp_exposed(gather, fwd ? column : row, l.tp) +
+                           pipelined_tp_exposed(gather, fwd ? row : column, l.tp);
+      e.pipelined += shown;
+      e.hidden += one - shown;
+      --plain;
+    }
+  }
+  e.plain = plain * one;
+  return e;
+}
+
 namespace {
 PassSeconds layer_pass(const LayerWork& w, const JobLayout& l, const ClusterSpec& c, const GroupPaths& paths,
                        GemmPass pass, double attn_mult, double mem_mult, double tp_mult) {
@@ -444,11 +492,10 @@ PassSeconds layer_pass(const LayerWork& w, const JobLayout& l, const ClusterSpec
   // Attention kernels run at BF16 even in FP8 recipes (Transformer Engine keeps them BF16).
   p.attention = attn_mult * w.attention_flops / (a.peak_bf16 * a.efficiency.attention);
   p.memory = mem_mult * w.memory_bytes / (static_cast<double>(a.hbm_bandwidth) * a.efficiency.memory);
-  // TP collectives are on the critical path in Megatron (the next GEMM needs their result).
-  const Collective tc = l.sequence_parallel ? Collective::AllGather : Collective::AllReduce;
-  double one = ring_seconds(tc, l.tp, w.tp_bytes, paths.tp);
-  if (l.sequence_parallel) one *= 2;  // all-gather + reduce-scatter = one all-reduce's bytes
-  p.tp = tp_mult * w.tp_collectives * one;
+  const TpExposure tp = tp_exposure(w, l, c, paths, pass);
+  p.tp = tp_mult * (tp.plain + tp.pipelined);
+  // A collective pipelined under a GEMM takes SMs from it: slowed by contention x the overlap.
+  p.gemm += tp_mult * a.efficiency.contention * tp.hidden;
   return p;
 }
 }  // namespace
@@ -565,9 +612,11 @@ LayerPasses layer_passes(const JobModel& m, const JobLayout& l, const ClusterSpe
   // Backward TP: of the two collectives, the one after the column-parallel GEMM runs while that
   // GEMM's weight gradient is computed (Megatron's async tensor-parallel all-reduce, sec. 4.2.2
   // of Korthikanti 2022): only what outlasts that weight gradient shows.
-  if (bi.tp > 0) {
-    const double half = bi.tp / 2;
-    bi.tp = half + std::max(0.0, half - bw.gemm / 2);
+  // Collectives pipelined with their GEMMs (overlap tp) are costed in tp_exposure.
+  const TpExposure bt = tp_exposure(w, l, c, paths, GemmPass::InputGrad);
+  if (bt.plain > 0) {
+    const double half = bt.plain / 2;
+    bi.tp = bt.pipelined + half + std::max(0.0, half - bw.gemm / 2);
   }
   // CP: the K/V ring (cp - 1 steps) hides behind the attention it feeds; what exceeds it shows.
   if (l.cp > 1) {

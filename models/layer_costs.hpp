@@ -123,6 +123,10 @@ struct JobLayout {
   bool overlap_param_gather = true;               // ZeRO-3 / distributed optimizer gathers prefetched
   bool overlap_pp = true;                         // PP sends run beside the compute (false: they block the sender)
   bool overlap_pairs = true;                      // DualPipe pairs run their in-pass collectives beside their compute
+  // TP collectives pipelined with the GEMMs beside them (Transformer Engine's userbuffers,
+  // Megatron-Core --tp-comm-overlap); it needs sequence parallelism, as Megatron-Core does.
+  bool overlap_tp = false;
+  bool tp_overlapped() const { return overlap_tp && sequence_parallel && tp > 1; }
   bool fp8 = false;                               // GEMMs at the FP8 peak
   EpDispatch ep_dispatch = EpDispatch::AllToAll;  // how MoE tokens reach their experts' GPUs
   bool fp8_dispatch = false;                      // tokens dispatched in FP8 (combined in BF16)
@@ -201,10 +205,14 @@ struct ChunkCost {
 // layer's local experts as one grouped GEMM).
 // The module a GEMM belongs to, for selective recompute (RecomputeModule).
 enum class GemmPart : std::uint8_t { Attention, MlaUpProj, Router, Experts, SharedExperts, Mlp };
+// How TP splits a GEMM (Shoeybi et al. 2019 sec. 3): by output columns (its input gathered
+// with sequence parallelism), by input rows (its output reduced or reduce-scattered), or not.
+enum class TpSplit : std::uint8_t { None, Column, Row };
 struct GemmShape {
   double m = 0, n = 0, k = 0;
   double count = 1;
   GemmPart part = GemmPart::Attention;
+  TpSplit split = TpSplit::None;
 };
 // The backward of Y[m x n] = X[m x k] W[k x n] computes dX[m x k] = dY W^T (inner n) and
 // dW[k x n] = X^T dY (inner m): as many FLOPs, other output shapes.
@@ -260,6 +268,22 @@ struct GroupPaths {
   int ep_per_node = 1;     // EP members on one node
 };
 GroupPaths group_paths(const ClusterSpec& c, const JobLayout& l);
+
+// Transformer Engine's TP communication overlap (Megatron-Core --tp-comm-overlap; Wang et al.,
+// ASPLOS'23, "Overlap Communication with Dependent Computation via Decomposition"): a
+// column-parallel GEMM takes its all-gathered input in tp chunks, computing on one while the
+// next arrives, and a row-parallel GEMM's output is reduce-scattered chunk by chunk as it is
+// computed. tp GEMM chunks of gemm / tp beside tp - 1 ring steps of collective / (tp - 1): the
+// collective shows for (tp - 1) x max(0, collective / (tp - 1) - gemm / tp) (seconds).
+double pipelined_tp_exposed(double collective, double gemm, int tp);
+// One layer pass's TP communication, seconds: the collectives that wait (plain), what shows of
+// those pipelined with their GEMMs (layout.tp_overlapped(): the attention block's and a dense
+// MLP's, in the forward and input-gradient passes), and the time they run under those GEMMs.
+struct TpExposure {
+  double plain = 0, pipelined = 0, hidden = 0;
+};
+TpExposure tp_exposure(const LayerWork& w, const JobLayout& l, const ClusterSpec& c, const GroupPaths& paths,
+                       GemmPass pass);
 
 // What the router leaves on the EP ranks, per micro-batch: the ep x T tokens of an EP group (T
 // on each rank) routed by `m.routing` over the experts placed by `l.expert_placement`

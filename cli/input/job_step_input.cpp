@@ -225,11 +225,12 @@ JobLayout read_layout(const Reader& r) {
   l.attention = *attention;
   if (r.has("overlap")) {
     const Reader o = r.child("overlap");
-    o.only({"grad_reduce", "param_gather", "pp", "pairs"});
+    o.only({"grad_reduce", "param_gather", "pp", "pairs", "tp"});
     l.overlap_grad_reduce = o.flag("grad_reduce", true);
     l.overlap_param_gather = o.flag("param_gather", true);
     l.overlap_pp = o.flag("pp", true);
     l.overlap_pairs = o.flag("pairs", true);
+    l.overlap_tp = o.flag("tp", false);
   }
   l.fp8 = r.flag("fp8", false);
   const std::string dispatch = r.opt_text("ep_dispatch").value_or("all_to_all");

@@ -44,7 +44,8 @@ std::string column_of(const std::string& key) {
                                                              {"global_batch", "gbs"},
                                                              {"routing.hot_experts", "hot_experts"},
                                                              {"routing.hot_load", "hot_load"},
-                                                             {"routing", "hot_load"}};
+                                                             {"routing", "hot_load"},
+                                                             {"overlap.tp", "overlap_tp"}};
   const auto it = columns.find(key);
   return it == columns.end() ? key : it->second;
 }
@@ -235,6 +236,7 @@ MeasuredRun parse_row(const std::string& file, int n, std::map<std::string, std:
   l.zero = row.count("zero", 0);
   l.overlap_grad_reduce = row.integer("overlap_dp", 1) == 1;
   l.overlap_pp = row.integer("overlap_pp", 1) == 1;
+  l.overlap_tp = row.integer("overlap_tp", 0) == 1;
   l.attention = row.named("attention", "attention kernel", "flash", attention_from_name, "flash or unfused");
   l.grad_bytes = row.count("grad_bytes", 4);
   l.fp8 = row.integer("fp8", 0) == 1;

@@ -140,6 +140,7 @@ std::string header(const SearchReportInfo& info, const SearchSpec& spec) {
   if (spec.base.recompute_modules != kRecomputeCoreAttn)
     out += fmt::format("selective recompute: {}\n",
                        spec.base.recompute_modules ? recompute_module_list(spec.base.recompute_modules) : "no modules");
+  if (spec.base.overlap_tp) out += "TP communication overlapped with the GEMMs where sequence parallel\n";
   if (timed(spec))
     out += fmt::format("task: {} tokens, deadline {:.1f} days ({:.1f} reserved)\n", spec.task.tokens,
                        days(spec.task.deadline), days(spec.task.reserved));

@@ -147,6 +147,7 @@ void enumerate_layouts(const SearchSpec& spec, const std::function<void(const Ca
                             l.recompute = rc;
                             l.recompute_layers = rc == JobRecompute::Full ? spec.base.recompute_layers : -1;
                             l.sequence_parallel = sp != 0 && tp > 1;
+                            l.overlap_tp = spec.base.overlap_tp && l.sequence_parallel;  // needs sp
                             l.ep = ep;
                             l.global_batch = gb;
                             visit(c);
