@@ -79,6 +79,20 @@ run "$stepsim" compare "$tmp/route-base.yaml"
 run "$stepsim" compare "$tmp/route-typo.yaml"
 [[ $code == 2 && "$err" == *"job_step.variants.typo.layouts: unknown key; did you mean 'layout'?"* ]] ||
   fail "variant typo: exit $code: $err"
+# TP communication overlap (docs/job.md "TP communication overlap"): the Llama-70B job's variants.
+"$stepsim" compare scenarios/job-llama70b-64xh100.yaml >"$tmp/llama-cmp.txt"
+fig "base 15.256 s +0.0% 1074 48.8% 50.9 / 74.5 yes 4.6% 2.77 s (TP 2.7)" "$tmp/llama-cmp.txt"
+fig "tp-overlap 13.838 s -9.3% 1184 53.8% 50.9 / 74.5 yes 5.0% 0.78 s (TP 0.7)" "$tmp/llama-cmp.txt"
+fig "no-sp 16.813 s +10.2% 974 44.2% 101.2 / 74.5 no 4.2% 2.77 s (TP 2.7)" "$tmp/llama-cmp.txt"
+"$stepsim" run scenarios/job-llama70b-64xh100.yaml --set job_step.layout.overlap.tp=true --json >"$tmp/llama-tpo.json"
+has '"overlap_tp": true' "$tmp/llama-tpo.json"
+has '"step_time_ns": 13838410741' "$tmp/llama-tpo.json"
+sed -e 's/    sequence_parallel: true/    sequence_parallel: false\n    overlap: {tp: true}/' \
+  -e "s|file: models/|file: $PWD/scenarios/models/|" scenarios/job-llama70b-64xh100.yaml >"$tmp/llama-tpo.yaml"
+line=$(grep -n 'overlap: {tp: true}' "$tmp/llama-tpo.yaml" | head -1 | cut -d: -f1)
+run "$stepsim" run "$tmp/llama-tpo.yaml"
+[[ $code == 2 && $(wc -l <<<"$err") == 1 && "$err" == *"llama-tpo.yaml:$line: job_step.layout.overlap.tp: pipelines the TP all-gathers and reduce-scatters with their GEMMs: needs sp: true"* ]] ||
+  fail "overlap.tp without sp: exit $code: $err"
 sed 's/hot_load: 1.5}/hot_load: 3}/' scenarios/job-moe-routing-256xh100.yaml >"$tmp/route-bad.yaml"
 line=$(grep -n 'routing: {hot_experts' "$tmp/route-bad.yaml" | cut -d: -f1)
 run "$stepsim" run "$tmp/route-bad.yaml"
@@ -309,7 +323,7 @@ bad schedule "$head
 # logits (48.6 GiB): refused after the run, at the same key.
 run "$stepsim" run scenarios/job-llama70b-64xh100.yaml --set job_step.layout.schedule=zb-h1 \
   --set job_step.layout.virtual_stages=1 --set job_step.hardware.accelerator.usable_memory=48GiB
-[[ $code == 2 && $(wc -l <<<"$err") == 1 && "$err" == *"job-llama70b-64xh100.yaml:10: job_step.layout: needs 48.6 GiB per GPU at the simulated peak (pipeline rank 3) (weights 4.2, gradients 8.5, optimizer 12.7, activations 22.3, buffers 1.0) but h100-sxm has 48.0 GiB usable; would fit: recompute: full (26.9 GiB)"* ]] ||
+[[ $code == 2 && $(wc -l <<<"$err") == 1 && "$err" == *"job-llama70b-64xh100.yaml:12: job_step.layout: needs 48.6 GiB per GPU at the simulated peak (pipeline rank 3) (weights 4.2, gradients 8.5, optimizer 12.7, activations 22.3, buffers 1.0) but h100-sxm has 48.0 GiB usable; would fit: recompute: full (26.9 GiB)"* ]] ||
   fail "over memory at the simulated peak: exit $code: $err"
 printf '%s\n' "$head
   hardware: {preset: a100-sxm-80gb, gpus: 64}

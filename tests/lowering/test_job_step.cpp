@@ -901,3 +901,67 @@ TEST_CASE("selective recompute modules: what each drops and reruns (Megatron-Cor
   l.recompute_modules = kRecomputeMoeAct | kRecomputeLayerNorm;
   CHECK_FALSE(check_layout(m, l, 0));
 }
+
+TEST_CASE("TP communication overlap: each collective pipelined in tp chunks with its GEMM", "[job_step][tp-overlap]") {
+  // (tp - 1) x max(0, c / (tp - 1) - g / tp): 7 ring steps of 1 ms beside GEMM chunks of 0.5 ms
+  // show 7 x 0.5 ms; chunks of 1 ms hide them; one GPU has nothing to pipeline.
+  CHECK(pipelined_tp_exposed(7e-3, 4e-3, 8) == Approx(3.5e-3).epsilon(1e-12));
+  CHECK(pipelined_tp_exposed(7e-3, 8e-3, 8) == 0);
+  CHECK(pipelined_tp_exposed(7e-3, 100, 1) == 7e-3);
+  // GPT-3 175B's shape at TP 8 with SP on A100 (MegaScale's 256 GPUs): per layer 2,048 tokens.
+  const JobStepSpec plain = megascale(256, 768);
+  JobStepSpec over = plain;
+  over.layout.overlap_tp = true;
+  const ClusterSpec& c = plain.cluster;
+  const double T = 2048, h = 12288, t = 8;
+  const auto one = [&](GemmShape g, GemmPass pass) { return gemm_seconds({g}, pass, c.accelerator, false); };
+  const GemmShape qkv{T, 3 * h / t, h}, proj{T, h, h / t}, fc1{T, 4 * h / t, h}, fc2{T, h, 4 * h / t};
+  const double gather = ring_seconds(Collective::AllGather, 8, T * h * 2, group_paths(c, plain.layout).tp);
+  const LayerPasses a = layer_passes(plain.model, plain.layout, c), b = layer_passes(over.model, over.layout, c);
+  // Without overlap: 4 collectives forward, of which one pair hides under the weight gradient
+  // in the backward. With it, forward: the gathered input into QKV and FC1, the outputs of the
+  // projection and FC2 reduce-scattered; backward the other way round (input gradients).
+  CHECK(a.forward.tp == Approx(4 * gather).epsilon(1e-12));
+  const auto shown = [&](GemmPass pass, const GemmShape& g1, const GemmShape& g2) {
+    return pipelined_tp_exposed(gather, one(g1, pass), 8) + pipelined_tp_exposed(gather, one(g2, pass), 8);
+  };
+  const double fwd = shown(GemmPass::Forward, qkv, proj) + shown(GemmPass::Forward, fc1, fc2);
+  const double bwd = shown(GemmPass::InputGrad, proj, qkv) + shown(GemmPass::InputGrad, fc2, fc1);
+  CHECK(b.forward.tp == Approx(fwd).epsilon(1e-12));
+  CHECK(b.backward_input.tp == Approx(bwd).epsilon(1e-12));
+  CHECK(b.forward.tp < 0.25 * a.forward.tp);
+  // The GEMMs under the collectives lose the contention share of the overlap.
+  const double k = c.accelerator.efficiency.contention;
+  CHECK(b.forward.gemm - a.forward.gemm == Approx(k * (4 * gather - fwd)).epsilon(1e-9));
+  CHECK(b.backward_weight.gemm == a.backward_weight.gemm);
+  // The step, 43.396 s -> 41.310 s (the A100 preset's default efficiencies, uncalibrated).
+  CHECK(run_job_step(plain).result.step_time == 43'396'126'700);
+  CHECK(run_job_step(over).result.step_time == 41'310'379'869);
+  // Megatron-Core's overlap needs sequence parallelism: refused without, at the key.
+  over.layout.sequence_parallel = false;
+  const auto p = check_layout(over.model, over.layout, 0);
+  REQUIRE(p);
+  CHECK(p->key == "overlap.tp");
+}
+
+TEST_CASE("TP communication overlap: an MoE block's collectives still wait", "[job_step][tp-overlap]") {
+  JobStepSpec s = qwen3_235b_routing();
+  s.model.routing = {};
+  JobLayout& l = s.layout;
+  l.tp = 4;
+  l.dp = 16;
+  l.sequence_parallel = true;
+  l.recompute = JobRecompute::None;
+  JobLayout o = l;
+  o.overlap_tp = true;
+  const LayerPasses a = layer_passes(s.model, l, s.cluster), b = layer_passes(s.model, o, s.cluster);
+  // The attention block (QKV, projection) is pipelined; the MoE block's gather and
+  // reduce-scatter (the token dispatcher's, around grouped GEMMs) show whole.
+  const double T = 4096, h = 4096;
+  const double gather = ring_seconds(Collective::AllGather, 4, T * h * 2, group_paths(s.cluster, l).tp);
+  CHECK(a.forward.tp == Approx(4 * gather).epsilon(1e-12));
+  const auto one = [&](GemmShape g) { return gemm_seconds({g}, GemmPass::Forward, s.cluster.accelerator, false); };
+  const double attention = pipelined_tp_exposed(gather, one({T, (64 + 2 * 4) * 128 / 4.0, h}), 4) +
+                           pipelined_tp_exposed(gather, one({T, h, 64 * 128 / 4.0}), 4);
+  CHECK(b.forward.tp == Approx(attention + 2 * gather).epsilon(1e-12));
+}
