@@ -155,6 +155,19 @@ YAML
 "$stepsim" search "$tmp/route-search.yaml" >"$tmp/route-search.txt"
 has "expert routing: 50% of the 128 experts hot at 1.5x the mean, placed contiguous" "$tmp/route-search.txt"
 has "selective recompute: layernorm, moe_act" "$tmp/route-search.txt"
+# A search with TP overlap in its base applies it where SP is on, and says so.
+cat >"$tmp/tpo-search.yaml" <<'YAML'
+name: tpo-search
+search:
+  model: {name: d, layers: 8, hidden: 8192, ffn: 28672, heads: 64, kv_heads: 8, head_dim: 128, vocab: 128256, seq: 8192}
+  hardware: {preset: h100-sxm, gpus: 16}
+  layout: {tp: [4, 8], pp: 1, zero: 1, micro_batch: 1, global_batch: 64, recompute: [selective],
+           sequence_parallel: [true, false], overlap: {tp: true}}
+YAML
+"$stepsim" search "$tmp/tpo-search.yaml" >"$tmp/tpo-search.txt"
+has "TP communication overlapped with the GEMMs where sequence parallel" "$tmp/tpo-search.txt"
+fig "1 16 4 1 1 4 1 - 1 selective yes 2.868 s 58.4% 25.2 5.6% 0.27 s (DP 0.3)" "$tmp/tpo-search.txt"
+fig "4 16 8 1 1 2 1 - 1 selective no 3.562 s 47.0% 20.2 1.1% 0.57 s (TP 0.5 DP 0.0)" "$tmp/tpo-search.txt"
 # The whole DeepSeek-V3 (docs/job.md): 61 layers in 16 DualPipe stages of 1 and 4 layers, MLA,
 # dense first layers, a prediction module; an MLA key without its siblings is refused at the key.
 "$stepsim" run scenarios/job-deepseek-v3-2048xh800.yaml >"$tmp/dsv3.txt"
