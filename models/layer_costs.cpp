@@ -90,7 +90,8 @@ PassSeconds operator*(PassSeconds p, double k) {
 }
 
 namespace {
-constexpr double kAct = 2;  // BF16 activations and weights
+constexpr double kAct = 2;                 // BF16 activations and weights
+constexpr double kFp8Row = 1 + 4.0 / 128;  // FP8 elements with a 4-byte scale per 128 (DeepSeek-V3 sec. 3.3.1)
 
 int head_dim(const TransformerConfig& s) { return s.head_dim > 0 ? s.head_dim : static_cast<int>(s.hidden / s.heads); }
 
@@ -548,14 +549,36 @@ Bytes layer_activation_bytes(const JobModel& m, const JobLayout& l) {
   // up-projected queries, keys and values (their latents stay).
   if (l.recomputes(kRecomputeLayerNorm)) outside -= 4;
   if (l.recomputes(kRecomputeMlaUpProj)) inner -= 2 * (dims.q + dims.k + dims.v);
+  double latent = whole;
+  if (l.fp8_activations) {
+    // FP8 GEMMs keep their inputs for the weight gradient as FP8 copies, 1 B + a 4-byte scale
+    // per 128 elements (Transformer Engine's FP8 linears; DeepSeek-V3 sec. 3.3.3, its 1 x 128
+    // tiles) instead of 2 B: the attention block's input (a norm's output), the projection's,
+    // MLA's latents, a dense MLP's input and its second GEMM's, the routed copies' and the
+    // experts' second GEMM's. An MoE block's own input stays BF16: the router reads it, and
+    // its gating runs in BF16 (DeepSeek-V3 sec. 3.3.1). What recompute drops is not kept.
+    const double saved = kAct - kFp8Row;
+    if (!l.recomputes(kRecomputeLayerNorm)) outside -= saved * (m.experts > 0 ? 1 : 2);
+    inner -= saved * dims.o;
+    latent *= kFp8Row / kAct;
+    if (m.experts > 0) {
+      const double load = expert_rank_load(m, l).busiest;
+      const double routed_ffn = m.top_k * load * static_cast<double>(m.expert_ffn);
+      if (!l.recomputes(kRecomputeMoe)) outside -= saved * m.top_k * load;
+      if (!l.recomputes(kRecomputeMoe) && !l.recomputes(kRecomputeMoeAct)) inner -= saved * routed_ffn;
+      if (!l.recomputes(kRecomputeSharedExperts)) inner -= saved * static_cast<double>(m.shared_expert_ffn);
+    } else if (!l.recomputes(kRecomputeMlp)) {
+      inner -= saved * static_cast<double>(m.shape.intermediate);
+    }
+  }
   inner /= hd;
   double act = 0;
   if (l.recompute == JobRecompute::Full)
     act = 2 * sbh / (l.sequence_parallel ? t : 1);
   else if (l.sequence_parallel)
-    act = sbh / t * (outside + inner + score_term) + sbh * whole;
+    act = sbh / t * (outside + inner + score_term) + sbh * latent;
   else
-    act = sbh * (outside + inner / t + score_term / t + whole);
+    act = sbh * (outside + inner / t + score_term / t + latent);
   return bytes_from(act, "a layer's activations");
 }
 
@@ -630,7 +653,7 @@ LayerPasses layer_passes(const JobModel& m, const JobLayout& l, const ClusterSpe
   // comes back in BF16 as the combine does. FP8 rows carry a 4-byte scale per 128 elements
   // (the report's 1 x 128 activation tiles, sec. 3.3.1).
   if (w.ep_tokens > 0) {
-    const double dispatch_bytes = l.fp8_dispatch ? 1 + 4.0 / 128 : kAct;
+    const double dispatch_bytes = l.fp8_dispatch ? kFp8Row : kAct;
     f.ep = ep_leg_seconds(m, l, paths, w.ep_tokens, dispatch_bytes) + ep_leg_seconds(m, l, paths, w.ep_tokens, kAct);
     bi.ep = f.ep;
   }

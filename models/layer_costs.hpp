@@ -119,17 +119,15 @@ struct JobLayout {
   std::int64_t global_batch = 1;  // sequences per step
   JobRecompute recompute = JobRecompute::None;
   AttentionKernel attention = AttentionKernel::Flash;
-  bool overlap_grad_reduce = true;                // DP gradient collectives overlap the backward
-  bool overlap_param_gather = true;               // ZeRO-3 / distributed optimizer gathers prefetched
-  bool overlap_pp = true;                         // PP sends run beside the compute (false: they block the sender)
-  bool overlap_pairs = true;                      // DualPipe pairs run their in-pass collectives beside their compute
-  // TP collectives pipelined with the GEMMs beside them (Transformer Engine's userbuffers,
-  // Megatron-Core --tp-comm-overlap); it needs sequence parallelism, as Megatron-Core does.
-  bool overlap_tp = false;
-  bool tp_overlapped() const { return overlap_tp && sequence_parallel && tp > 1; }
-  bool fp8 = false;                               // GEMMs at the FP8 peak
+  bool overlap_grad_reduce = true;   // DP gradient collectives overlap the backward
+  bool overlap_param_gather = true;  // ZeRO-3 / distributed optimizer gathers prefetched
+  bool overlap_pp = true;            // PP sends run beside the compute (false: they block the sender)
+  bool overlap_pairs = true;         // DualPipe pairs run their in-pass collectives beside their compute
+  bool overlap_tp = false;           // TP collectives pipelined with their GEMMs (TE userbuffers; needs SP)
+  bool fp8 = false;                  // GEMMs at the FP8 peak
   EpDispatch ep_dispatch = EpDispatch::AllToAll;  // how MoE tokens reach their experts' GPUs
   bool fp8_dispatch = false;                      // tokens dispatched in FP8 (combined in BF16)
+  bool fp8_activations = false;                   // FP8 GEMMs keep their inputs for the backward in FP8
   int grad_bytes = 4;                             // bytes per gradient element reduced (Megatron: FP32 main grads)
   bool cp_balanced = true;                        // CP: 2 cp chunks, rank i takes i and 2cp-1-i (else contiguous)
   ExpertPlacement expert_placement = ExpertPlacement::Contiguous;  // expert e on EP rank e / (E / ep), or e mod ep
@@ -140,6 +138,9 @@ struct JobLayout {
   int first_chunk_layers = -1, last_chunk_layers = -1;
   // Selective recompute's modules (RecomputeModule bits): Megatron-Core's default, core_attn.
   std::uint8_t recompute_modules = kRecomputeCoreAttn;
+  // Whether TP collectives are pipelined with their GEMMs (Transformer Engine's userbuffers,
+  // Megatron-Core --tp-comm-overlap, which needs sequence parallelism).
+  bool tp_overlapped() const { return overlap_tp && sequence_parallel && tp > 1; }
   bool recomputes(RecomputeModule m) const { return recompute == JobRecompute::Selective && (recompute_modules & m); }
   // With full recompute, only the first N layers of each chunk are recomputed, the others keep
   // their activations (Megatron-LM's --recompute-method block --recompute-num-layers N). -1: all.

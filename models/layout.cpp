@@ -90,9 +90,12 @@ std::optional<InputProblem> check_layout_settings(const JobLayout& l) {
     return InputProblem{"grad_bytes", "gradients are reduced in BF16 (2) or FP32 (4)"};
   if (l.fp8_dispatch && !l.fp8)
     return InputProblem{"fp8_dispatch", "FP8 dispatch sends the inputs of FP8 expert GEMMs: needs fp8: true"};
+  if (l.fp8_activations && !l.fp8)
+    return InputProblem{"fp8_activations", "keeps the inputs of FP8 GEMMs in FP8: needs fp8: true"};
   if (l.overlap_tp && l.tp > 1 && !l.sequence_parallel)
-    return InputProblem{"overlap.tp", "pipelines the TP all-gathers and reduce-scatters with their GEMMs: needs sp: "
-                                      "true (Megatron-Core's --tp-comm-overlap needs sequence parallelism)"};
+    return InputProblem{"overlap.tp",
+                        "pipelines the TP all-gathers and reduce-scatters with their GEMMs: needs sp: "
+                        "true (Megatron-Core's --tp-comm-overlap needs sequence parallelism)"};
   if (l.recompute_layers >= 0 && l.recompute != JobRecompute::Full)
     return InputProblem{"recompute_layers", "recomputes the first layers of each chunk whole: needs recompute: full"};
   return std::nullopt;

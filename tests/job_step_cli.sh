@@ -155,6 +155,31 @@ YAML
 "$stepsim" search "$tmp/route-search.yaml" >"$tmp/route-search.txt"
 has "expert routing: 50% of the 128 experts hot at 1.5x the mean, placed contiguous" "$tmp/route-search.txt"
 has "selective recompute: layernorm, moe_act" "$tmp/route-search.txt"
+# FP8 activations (docs/job.md "FP8 activations"): DeepSeek-V3's own recompute with and without.
+sel=(--set job_step.layout.recompute=selective --set "job_step.layout.recompute_modules=[layernorm,mla_up_proj,moe_act]")
+run "$stepsim" run scenarios/job-deepseek-v3-2048xh800.yaml "${sel[@]}"
+[[ $code == 2 && "$err" == *"needs 103.3 GiB per GPU at the simulated peak (pipeline rank 2) (weights 6.1, gradients 12.2, optimizer 4.0, activations 81.0, buffers 0.0)"* ]] ||
+  fail "DeepSeek-V3 selective with FP8 activations: exit $code: $err"
+run "$stepsim" run scenarios/job-deepseek-v3-2048xh800.yaml "${sel[@]}" --set job_step.layout.fp8_activations=false
+[[ $code == 2 && "$err" == *"needs 122.9 GiB per GPU"*"activations 100.5,"* ]] ||
+  fail "DeepSeek-V3 selective in BF16: exit $code: $err"
+"$stepsim" run scenarios/job-deepseek-v3-2048xh800.yaml --json >"$tmp/dsv3-fp8.json"
+has '"fp8_activations": true' "$tmp/dsv3-fp8.json"
+run "$stepsim" run scenarios/job-llama70b-64xh100.yaml --set job_step.layout.fp8_activations=true
+[[ $code == 2 && "$err" == "error: --set: job_step.layout.fp8_activations: keeps the inputs of FP8 GEMMs in FP8: needs fp8: true" ]] ||
+  fail "fp8_activations without fp8: exit $code: $err"
+# The Llama-70B job and its tp-overlap variant as measured-runs CSV rows (column overlap_tp);
+# overlap_tp without sp is refused at the row and column.
+cols="src,tbl,model,L,h,heads,kv,head_dim,ffn,vocab,seq,mlp,tied,hw,ngpu,tp,pp,dp,vpp,sched,mbs,gbs,recomp,sp,zero"
+cols+=",overlap_tp,metric,value,fit"
+row="L,a,Llama-70B,80,8192,64,8,128,28672,128256,8192,swiglu,0,h100-sxm,64,8,4,2,5,interleaved-1f1b,1,128,selective"
+{ echo "$cols"; echo "$row,1,1,0,tokens_per_gpu_s,1074,0"; echo "$row,1,1,1,tokens_per_gpu_s,1184,0"; } >"$tmp/tpo.csv"
+"$stepsim" check-against "$tmp/tpo.csv" --efficiency 0.7,0.55,0.8,0.8,0.8,0.2 >"$tmp/tpo-check.txt"
+fig "2 a Llama-70B 64 GPUs 1074 tok/s 1074 -0.0% held out" "$tmp/tpo-check.txt"
+fig "3 a Llama-70B 64 GPUs 1184 tok/s 1184 -0.0% held out" "$tmp/tpo-check.txt"
+echo "$row,0,1,1,tokens_per_gpu_s,1184,0" >>"$tmp/tpo.csv"
+run "$stepsim" check-against "$tmp/tpo.csv" --efficiency 0.7,0.55,0.8,0.8,0.8,0.2
+[[ $code == 2 && "$err" == *"tpo.csv:4: overlap_tp: pipelines the TP all-gathers"* ]] || fail "CSV overlap_tp without sp: exit $code: $err"
 # A search with TP overlap in its base applies it where SP is on, and says so.
 cat >"$tmp/tpo-search.yaml" <<'YAML'
 name: tpo-search

@@ -177,7 +177,7 @@ const std::vector<std::string>& layout_keys() {
   static const std::vector<std::string> keys = {
       "tp", "pp", "virtual_stages", "first_chunk_layers", "last_chunk_layers", "dp", "cp", "ep", "schedule", "zero",
       "fsdp", "sequence_parallel", "micro_batch", "global_batch", "recompute", "recompute_layers", "attention",
-      "overlap", "fp8", "grad_bytes", "cp_split", "ep_dispatch", "fp8_dispatch", "expert_placement",
+      "overlap", "fp8", "grad_bytes", "cp_split", "ep_dispatch", "fp8_dispatch", "fp8_activations", "expert_placement",
       "recompute_modules"};
   // clang-format on
   return keys;
@@ -238,6 +238,7 @@ JobLayout read_layout(const Reader& r) {
   if (!ep_dispatch) r.fail("ep_dispatch", fmt::format("unknown ep_dispatch '{}' (all_to_all or per_node)", dispatch));
   l.ep_dispatch = *ep_dispatch;
   l.fp8_dispatch = r.flag("fp8_dispatch", false);
+  l.fp8_activations = r.flag("fp8_activations", l.fp8);  // Transformer Engine's default with FP8
   l.expert_placement = read_placement(r, "expert_placement");
   const std::string split = r.opt_text("cp_split").value_or("balanced");
   if (split != "balanced" && split != "contiguous")

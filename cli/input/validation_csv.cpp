@@ -241,6 +241,7 @@ MeasuredRun parse_row(const std::string& file, int n, std::map<std::string, std:
   l.grad_bytes = row.count("grad_bytes", 4);
   l.fp8 = row.integer("fp8", 0) == 1;
   l.fp8_dispatch = row.integer("fp8_dispatch", 0) == 1;
+  l.fp8_activations = row.integer("fp8_activations", l.fp8 ? 1 : 0) == 1;
   l.ep_dispatch =
       row.named("ep_dispatch", "ep_dispatch", "all_to_all", ep_dispatch_from_name, "all_to_all or per_node");
   // Empty or absent: -1, as the layout's fields (every layer recomputed, an even share).

@@ -43,8 +43,9 @@ std::string layout_line(const JobStepSpec& s) {
       : l.recompute == JobRecompute::Selective && l.recompute_modules != kRecomputeCoreAttn
           ? fmt::format(" ({})", l.recompute_modules ? recompute_module_list(l.recompute_modules) : "no modules")
           : "",
-      l.sequence_parallel ? (l.tp_overlapped() ? ", sequence parallel, TP communication overlapped" : ", sequence parallel")
-                          : "");
+      !l.sequence_parallel ? ""
+      : l.tp_overlapped()  ? ", sequence parallel, TP communication overlapped"
+                           : ", sequence parallel");
   return out;
 }
 // What the router leaves on the EP ranks, when it is not the mean everywhere.
@@ -281,6 +282,7 @@ nlohmann::ordered_json job_step_json(const std::string& name, const JobStepRun& 
                   }()},
                  {"sequence_parallel", l.sequence_parallel}};
   if (l.tp_overlapped()) j["layout"]["overlap_tp"] = true;  // absent: the TP collectives wait
+  if (l.fp8) j["layout"]["fp8_activations"] = l.fp8_activations;
   if (l.recompute == JobRecompute::Selective) {
     auto modules = nlohmann::ordered_json::array();
     for (const auto& [module_name, module] : recompute_module_names())

@@ -965,3 +965,39 @@ TEST_CASE("TP communication overlap: an MoE block's collectives still wait", "[j
                            pipelined_tp_exposed(gather, one({T, h, 64 * 128 / 4.0}), 4);
   CHECK(b.forward.tp == Approx(attention + 2 * gather).epsilon(1e-12));
 }
+
+TEST_CASE("FP8 activations: FP8 GEMMs keep their inputs in FP8 for the backward", "[job_step][fp8]") {
+  // GPT-3 175B's shape at TP 8 with SP (GeLU; queries and the projection h wide): per token and
+  // layer the QKV and MLP inputs (2 x h), the projection's input (h) and FC2's (4h) drop from
+  // 2 B to 1 + 4/128 B, all divided by t with SP.
+  JobStepSpec s = megascale(256, 768);
+  JobLayout bf16 = s.layout;
+  bf16.fp8 = true;
+  JobLayout fp8 = bf16;
+  fp8.fp8_activations = true;
+  const double h = 12288, tokens = 2048;
+  const Bytes a = layer_activation_bytes(s.model, bf16), b = layer_activation_bytes(s.model, fp8);
+  CHECK(static_cast<double>(a - b) == Approx(tokens / 8 * (2 - 1.03125) * (2 * h + h + 4 * h)).epsilon(1e-9));
+  // What recompute drops is not kept in any format: with full recompute only the layer's input
+  // (the residual stream, not a GEMM input) stays, the same either way.
+  bf16.recompute = fp8.recompute = JobRecompute::Full;
+  CHECK(layer_activation_bytes(s.model, bf16) == layer_activation_bytes(s.model, fp8));
+  // An MoE block's input stays BF16 (the router reads it); its routed copies' inputs and the
+  // experts' second GEMM's are FP8 (Qwen3-235B: top 8 of experts 1,536 wide, h 4,096, T 4,096).
+  JobStepSpec q = qwen3_235b_routing();
+  q.model.routing = {};
+  JobLayout qa = q.layout;
+  qa.recompute = JobRecompute::None;
+  qa.fp8 = true;
+  JobLayout qb = qa;
+  qb.fp8_activations = true;
+  const double q_o = 64 * 128;
+  CHECK(static_cast<double>(layer_activation_bytes(q.model, qa) - layer_activation_bytes(q.model, qb)) ==
+        Approx(4096 * (2 - 1.03125) * (4096 + q_o + 8 * 4096 + 8 * 1536)).epsilon(1e-9));
+  // Without FP8 GEMMs there is no FP8 copy: refused at the key.
+  JobLayout no = qb;
+  no.fp8 = false;
+  const auto p = check_layout_settings(no);
+  REQUIRE(p);
+  CHECK(p->key == "fp8_activations");
+}
