@@ -902,11 +902,11 @@ JobMemory job_memory(const JobModel& m, const JobLayout& l, const std::vector<Ch
     // ZeRO shards over all of them (an expert's weights over its fewer replicas). DualPipe's
     // device holds two stages: 2x parameters (DeepSeek-V3 report sec. 3.2.1, Table 2), sharded
     // over twice the ranks from ZeRO's stage on.
-    // Mixed-precision Adam: BF16 weights (2 B), gradients (grad_bytes), FP32 master + m + v (12 B).
+    // Mixed-precision Adam: BF16 weights (2 B), gradients (grad_bytes), master + m + v (adam_state_bytes).
     const HeldParameters params = held_parameters(held[d], chunks);
     mem.weights = bytes_from(state_bytes(params, l, 2, l.zero >= 3), "the weights per GPU");
     mem.gradients = bytes_from(state_bytes(params, l, l.grad_bytes, l.zero >= 2), "the gradients per GPU");
-    mem.optimizer = bytes_from(state_bytes(params, l, 12, l.zero >= 1), "the optimizer state per GPU");
+    mem.optimizer = bytes_from(state_bytes(params, l, adam_state_bytes(l), l.zero >= 1), "the optimizer state per GPU");
     if (simulated) {
       mem.activations = activation_peaks[d];
     } else if (d == 0) {
@@ -931,7 +931,8 @@ JobMemory job_memory(const JobModel& m, const JobLayout& l, const std::vector<Ch
 
 double optimizer_seconds(const JobLayout& l, const ClusterSpec& c, const HeldParameters& params_on_gpu) {
   const double shard = state_bytes(params_on_gpu, l, 1, l.zero >= 1);  // elements
-  return shard * 30.0 / (static_cast<double>(c.accelerator.hbm_bandwidth) * c.accelerator.efficiency.memory);
+  const double traffic = 2.0 * adam_state_bytes(l) + 4 + 2;
+  return shard * traffic / (static_cast<double>(c.accelerator.hbm_bandwidth) * c.accelerator.efficiency.memory);
 }
 
 HeldParameters held_parameters(const ChunkCost& chunk) {

@@ -129,6 +129,7 @@ struct JobLayout {
   bool fp8_dispatch = false;                      // tokens dispatched in FP8 (combined in BF16)
   bool fp8_activations = false;                   // FP8 GEMMs keep their inputs for the backward in FP8
   int grad_bytes = 4;                             // bytes per gradient element reduced (Megatron: FP32 main grads)
+  int adam_moment_bytes = 4;                      // bytes of each of Adam's m and v per parameter (FP32; BF16 2)
   bool cp_balanced = true;                        // CP: 2 cp chunks, rank i takes i and 2cp-1-i (else contiguous)
   ExpertPlacement expert_placement = ExpertPlacement::Contiguous;  // expert e on EP rank e / (E / ep), or e mod ep
   // Decoder layers of the pipeline's first and last model chunk, the others sharing the rest
@@ -401,8 +402,11 @@ Bytes layer_activation_bytes(const JobModel& m, const JobLayout& l);
 JobMemory job_memory(const JobModel& m, const JobLayout& l, const std::vector<ChunkCost>& chunks,
                      const std::vector<Bytes>& activation_peaks = {});
 
-// Optimizer step seconds (Adam): HBM traffic of the GPU's shard, 16 bytes read + 14 written per
-// parameter (FP32 master, m, v, gradient; BF16 copy out).
+// Adam's state per parameter: the FP32 master weight and the two moments (12 B in FP32;
+// DeepSeek-V3 sec. 3.3.3 and Megatron-Core's precision-aware optimizer keep the moments in BF16).
+inline int adam_state_bytes(const JobLayout& l) { return 4 + 2 * l.adam_moment_bytes; }
+// Optimizer step seconds (Adam): HBM traffic of the GPU's shard, the state and an FP32 gradient
+// read, the state and a BF16 weight copy written: 16 + 14 bytes per parameter with FP32 moments.
 double optimizer_seconds(const JobLayout& l, const ClusterSpec& c, const HeldParameters& params_on_gpu);
 
 }  // namespace stepsim

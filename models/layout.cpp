@@ -88,6 +88,8 @@ std::optional<InputProblem> check_layout_settings(const JobLayout& l) {
     return InputProblem{"zero", fmt::format("zero stage {} does not exist (0, 1, 2 or 3)", l.zero)};
   if (l.grad_bytes != 2 && l.grad_bytes != 4)
     return InputProblem{"grad_bytes", "gradients are reduced in BF16 (2) or FP32 (4)"};
+  if (l.adam_moment_bytes != 1 && l.adam_moment_bytes != 2 && l.adam_moment_bytes != 4)
+    return InputProblem{"adam_moment_bytes", "Adam's moments are kept in FP32 (4), BF16 (2) or FP8 (1)"};
   if (l.fp8_dispatch && !l.fp8)
     return InputProblem{"fp8_dispatch", "FP8 dispatch sends the inputs of FP8 expert GEMMs: needs fp8: true"};
   if (l.fp8_activations && !l.fp8)

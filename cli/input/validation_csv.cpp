@@ -239,6 +239,7 @@ MeasuredRun parse_row(const std::string& file, int n, std::map<std::string, std:
   l.overlap_tp = row.integer("overlap_tp", 0) == 1;
   l.attention = row.named("attention", "attention kernel", "flash", attention_from_name, "flash or unfused");
   l.grad_bytes = row.count("grad_bytes", 4);
+  l.adam_moment_bytes = row.count("adam_moment_bytes", 4);
   l.fp8 = row.integer("fp8", 0) == 1;
   l.fp8_dispatch = row.integer("fp8_dispatch", 0) == 1;
   l.fp8_activations = row.integer("fp8_activations", l.fp8 ? 1 : 0) == 1;

@@ -1001,3 +1001,21 @@ TEST_CASE("FP8 activations: FP8 GEMMs keep their inputs in FP8 for the backward"
   REQUIRE(p);
   CHECK(p->key == "fp8_activations");
 }
+
+TEST_CASE("Adam's moments in BF16: 8 B of state per parameter, 22 B of optimizer traffic", "[job_step][optimizer]") {
+  // DeepSeek-V3 sec. 3.3.3 keeps AdamW's m and v in BF16 beside the FP32 master weights.
+  JobStepSpec s = megascale(256, 768);
+  JobLayout bf16 = s.layout;
+  bf16.adam_moment_bytes = 2;
+  const auto chunks = chunk_costs(s.model, s.layout, s.cluster);
+  const JobMemory a = job_memory(s.model, s.layout, chunks), b = job_memory(s.model, bf16, chunks);
+  CHECK(static_cast<double>(b.optimizer) == Approx(static_cast<double>(a.optimizer) * 8 / 12).epsilon(1e-9));
+  CHECK(b.weights == a.weights);
+  CHECK(b.gradients == a.gradients);
+  const HeldParameters p{1'000'000'000, 0};
+  CHECK(optimizer_seconds(bf16, s.cluster, p) == Approx(optimizer_seconds(s.layout, s.cluster, p) * 22 / 30));
+  bf16.adam_moment_bytes = 3;
+  const auto problem = check_layout_settings(bf16);
+  REQUIRE(problem);
+  CHECK(problem->key == "adam_moment_bytes");
+}

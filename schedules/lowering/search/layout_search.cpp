@@ -192,9 +192,9 @@ Time compute_bound(const JobStepSpec& s) {
 namespace {
 
 Bytes checkpoint_bytes(const SearchSpec& spec) {
-  // The recoverable state: BF16 weights are rebuilt from the FP32 master; master + Adam m + v
-  // (12 B) + BF16 weights (2 B) = 14 B per parameter (book 10.4.2, reference section 5).
-  return spec.task.checkpoint_bytes.value_or(14 * total_parameters(spec.model));
+  // The recoverable state: master + Adam m + v (12 B with FP32 moments) + BF16 weights (2 B) =
+  // 14 B per parameter (book 10.4.2, reference section 5).
+  return spec.task.checkpoint_bytes.value_or((2 + adam_state_bytes(spec.base)) * total_parameters(spec.model));
 }
 
 struct TaskTerms {
