@@ -60,6 +60,21 @@ std::optional<AttentionKernel> attention_from_name(std::string_view name) {
   return std::nullopt;
 }
 
+const char* cp_comm_name(CpComm c) {
+  switch (c) {
+    case CpComm::P2p: return "p2p";
+    case CpComm::AllGather: return "all_gather";
+    case CpComm::AllToAll: return "a2a";
+  }
+  return "p2p";
+}
+
+std::optional<CpComm> cp_comm_from_name(std::string_view name) {
+  for (const CpComm c : {CpComm::P2p, CpComm::AllGather, CpComm::AllToAll})
+    if (name == cp_comm_name(c)) return c;
+  return std::nullopt;
+}
+
 const char* ep_dispatch_name(EpDispatch d) { return d == EpDispatch::PerNode ? "per_node" : "all_to_all"; }
 
 std::optional<EpDispatch> ep_dispatch_from_name(std::string_view name) {
@@ -293,15 +308,18 @@ LayerWork layer_work(const JobModel& m, const JobLayout& l, double expert_load) 
   // Attention core: each of the T local tokens against the keys before it. Causal FlashAttention
   // visits only the causal pairs: the most loaded CP rank's share of s (s + 1) / 2 (balanced
   // chunks: exactly 1/cp of them, a mean context of (s + 1) / 2; contiguous: the last rank's
-  // more); unfused kernels all s keys.
+  // more); unfused kernels all s keys. CP all-to-all gives each rank 1/cp of the heads over the
+  // whole sequence: 1/cp of the pairs however the sequence is split.
   double ctx = static_cast<double>(m.seq);
   if (l.attention == AttentionKernel::Flash) {
     std::int64_t most = causal_attention_pairs(m.seq);
-    if (l.cp > 1) {
+    if (l.cp > 1 && l.cp_comm != CpComm::AllToAll) {
       most = 0;
       for (const auto& r : cp_rank_shares(m.seq, l.cp, l.cp_balanced)) most = std::max(most, r.pairs);
     }
-    ctx = static_cast<double>(most) / (static_cast<double>(m.seq) / l.cp);
+    const double pairs =
+        l.cp > 1 && l.cp_comm == CpComm::AllToAll ? static_cast<double>(most) / l.cp : static_cast<double>(most);
+    ctx = pairs / (static_cast<double>(m.seq) / l.cp);
   }
   w.attention_flops = 2 * T * ctx * (d.q + d.o) / t;  // QK^T over the query width, AV over the value width
   // Memory-bound kernels, bytes per token: two norms (read + write), two residual adds with
@@ -332,7 +350,11 @@ LayerWork layer_work(const JobModel& m, const JobLayout& l, double expert_load) 
     w.tp_bytes = T * h * kAct;  // b s h of each all-reduce (or all-gather + reduce-scatter)
     w.tp_collectives = 2;
   }
-  if (l.cp > 1) w.cp_bytes = T * (d.k + d.v) / t * kAct;  // this GPU's K and V chunk
+  if (l.cp > 1) {
+    w.cp_bytes = T * (d.k + d.v) / t * kAct;  // this GPU's K and V chunk
+    w.cp_q_bytes = T * d.q / t * kAct;
+    w.cp_o_bytes = T * d.o / t * kAct;
+  }
   if (m.experts > 0 && l.ep > 1) w.ep_tokens = T * expert_load;
   // TP splits every weight but MLA's down-projections.
   const std::int64_t whole = m.latent_attention() ? mla_weights(m).whole : 0;
@@ -619,6 +641,39 @@ PassSeconds module_recompute(const LayerWork& w, const JobLayout& l, const Clust
 
 }  // namespace
 
+namespace {
+// CP's exchanges in the forward and the input-gradient pass, by l.cp_comm.
+void cp_exposure(const LayerWork& w, const JobLayout& l, const GroupPaths& paths, PassSeconds& f, PassSeconds& bi) {
+  switch (l.cp_comm) {
+    case CpComm::P2p: {
+      // The K/V ring (cp - 1 steps) hides behind the attention it feeds; what exceeds it shows.
+      const double ring = (l.cp - 1) * (to_s(paths.cp.step_latency) + w.cp_bytes / paths.cp.bytes_per_second);
+      f.cp = std::max(0.0, ring - f.attention);
+      bi.cp = std::max(0.0, 2 * ring - bi.attention);  // dK, dV travel back too
+      return;
+    }
+    case CpComm::AllGather: {
+      // The whole sequence's K and V gathered before the attention, in the open (Llama 3 sec.
+      // 3.3.2: exposed, and small with GQA's few key/value heads); the backward gathers them
+      // again (the gathered copy is not kept) and reduce-scatters dK, dV.
+      const double gather = ring_seconds(Collective::AllGather, l.cp, l.cp * w.cp_bytes, paths.cp);
+      f.cp = gather;
+      bi.cp = gather + ring_seconds(Collective::ReduceScatter, l.cp, l.cp * w.cp_bytes, paths.cp);
+      return;
+    }
+    case CpComm::AllToAll: {
+      // Q, K and V from sequence chunks to head groups before the attention, its output back
+      // after (Jacobs et al. 2023, DeepSpeed-Ulysses sec. 3); the backward the transposes, dO in
+      // and dQ, dK, dV out. Each waits for the one before.
+      f.cp = ring_seconds(Collective::AllToAll, l.cp, w.cp_q_bytes + w.cp_bytes, paths.cp) +
+             ring_seconds(Collective::AllToAll, l.cp, w.cp_o_bytes, paths.cp);
+      bi.cp = f.cp;
+      return;
+    }
+  }
+}
+}  // namespace
+
 LayerPasses layer_passes(const JobModel& m, const JobLayout& l, const ClusterSpec& c) {
   // The busiest EP rank's rows: the others wait for it at the combine.
   const LayerWork w = layer_work(m, l, expert_rank_load(m, l).busiest);
@@ -641,12 +696,7 @@ LayerPasses layer_passes(const JobModel& m, const JobLayout& l, const ClusterSpe
     const double half = bt.plain / 2;
     bi.tp = bt.pipelined + half + std::max(0.0, half - bw.gemm / 2);
   }
-  // CP: the K/V ring (cp - 1 steps) hides behind the attention it feeds; what exceeds it shows.
-  if (l.cp > 1) {
-    const double ring = (l.cp - 1) * (to_s(paths.cp.step_latency) + w.cp_bytes / paths.cp.bytes_per_second);
-    f.cp = std::max(0.0, ring - f.attention);
-    bi.cp = std::max(0.0, 2 * ring - bi.attention);  // dK, dV travel back too
-  }
+  if (l.cp > 1) cp_exposure(w, l, paths, f, bi);
   // EP: dispatch and combine forward, their transposes backward: the combine's gradient goes
   // the dispatch's way and is sent as the dispatch is (FP8 where the dispatch is: DeepSeek-V3
   // sec. 3.3.2 quantizes the gradient before the down-projection too), the dispatch's gradient

@@ -110,6 +110,15 @@ enum class EpDispatch : std::uint8_t {
 const char* ep_dispatch_name(EpDispatch d);
 std::optional<EpDispatch> ep_dispatch_from_name(std::string_view name);
 
+// How context-parallel ranks share a sequence's attention (Megatron-Core --cp-comm-type).
+enum class CpComm : std::uint8_t {
+  P2p,        // K/V chunks passed around a ring under the attention (ring attention)
+  AllGather,  // K and V all-gathered before the attention (Llama 3 paper sec. 3.3.2)
+  AllToAll,   // Q, K, V exchanged from sequence to heads and back (DeepSpeed-Ulysses, Jacobs et al. 2023)
+};
+const char* cp_comm_name(CpComm c);  // "p2p", "all_gather", "a2a"
+std::optional<CpComm> cp_comm_from_name(std::string_view name);
+
 struct JobLayout {
   int tp = 1, pp = 1, vpp = 1, dp = 1, cp = 1, ep = 1;
   std::string schedule = "1f1b";  // a pipeline schedule family (schedules/registry.hpp)
@@ -131,6 +140,7 @@ struct JobLayout {
   int grad_bytes = 4;                             // bytes per gradient element reduced (Megatron: FP32 main grads)
   int adam_moment_bytes = 4;                      // bytes of each of Adam's m and v per parameter (FP32; BF16 2)
   bool cp_balanced = true;                        // CP: 2 cp chunks, rank i takes i and 2cp-1-i (else contiguous)
+  CpComm cp_comm = CpComm::P2p;                   // CP: how the ranks exchange what attention needs
   ExpertPlacement expert_placement = ExpertPlacement::Contiguous;  // expert e on EP rank e / (E / ep), or e mod ep
   // Decoder layers of the pipeline's first and last model chunk, the others sharing the rest
   // evenly (-1: an even share). A lighter first chunk balances the embedding, a lighter last one
@@ -245,7 +255,9 @@ struct LayerWork {  // one decoder layer, one micro-batch, one GPU, forward only
   double gemm_flops = 0, attention_flops = 0, memory_bytes = 0;
   double tp_bytes = 0;     // bytes of each of the TP collectives (full buffer)
   int tp_collectives = 0;  // per forward (all-reduces, or AG+RS pairs with SP)
-  double cp_bytes = 0;     // K/V bytes one ring step passes
+  double cp_bytes = 0;     // this GPU's K and V chunk: what one ring step passes (CP)
+  double cp_q_bytes = 0;   // this GPU's Q chunk (CP all-to-all: exchanged with K and V)
+  double cp_o_bytes = 0;   // this GPU's attention output chunk (CP all-to-all: exchanged back)
   double ep_tokens = 0;    // tokens each EP member exchanges, x expert_load (0: no EP all-to-all)
   // Of memory_bytes, what selective recompute's modules rerun: the two norms, and the activation
   // function of the routed experts, the shared experts and a dense MLP.

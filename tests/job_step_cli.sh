@@ -180,6 +180,22 @@ fig "3 a Llama-70B 64 GPUs 1184 tok/s 1184 -0.0% held out" "$tmp/tpo-check.txt"
 echo "$row,0,1,1,tokens_per_gpu_s,1184,0" >>"$tmp/tpo.csv"
 run "$stepsim" check-against "$tmp/tpo.csv" --efficiency 0.7,0.55,0.8,0.8,0.8,0.2
 [[ $code == 2 && "$err" == *"tpo.csv:4: overlap_tp: pipelines the TP all-gathers"* ]] || fail "CSV overlap_tp without sp: exit $code: $err"
+# CP communication (docs/job.md "Context-parallel communication"): the long-context job gathered,
+# and by heads on a layout whose heads divide; the JSON names it; heads that do not divide refused.
+"$stepsim" run scenarios/job-long-context.yaml --set job_step.layout.cp_comm=all_gather >"$tmp/cp-ag.txt"
+has "cp 4 (all_gather)" "$tmp/cp-ag.txt"
+fig "step time 31.995 s" "$tmp/cp-ag.txt"
+fig "exposed CP 2.916 s" "$tmp/cp-ag.txt"
+"$stepsim" run scenarios/job-long-context.yaml --set job_step.layout.cp_comm=a2a --set job_step.layout.tp=2 \
+  --set job_step.layout.dp=4 --json >"$tmp/cp-a2a.json"
+has '"comm": "a2a"' "$tmp/cp-a2a.json"
+has '"step_time_ns": 28368' "$tmp/cp-a2a.json"
+run "$stepsim" run scenarios/job-long-context.yaml --set job_step.layout.cp_comm=a2a
+[[ $code == 2 && "$err" == *"job-long-context.yaml:17: job_step.layout.cp: cp_comm a2a splits the heads over tp x cp = 4 x 4 = 16 ranks"* ]] ||
+  fail "a2a heads: exit $code: $err"
+run "$stepsim" run scenarios/job-long-context.yaml --set job_step.layout.cp_comm=ring
+[[ $code == 2 && "$err" == "error: --set: job_step.layout.cp_comm: unknown cp_comm 'ring' (p2p, all_gather or a2a)" ]] ||
+  fail "unknown cp_comm: exit $code: $err"
 # A search with TP overlap in its base applies it where SP is on, and says so.
 cat >"$tmp/tpo-search.yaml" <<'YAML'
 name: tpo-search
@@ -407,12 +423,14 @@ for z, p in [(21, 27), (22, 28), (23, 29), (24, 30), (25, 31), (26, 32)]:
 assert s[23]["predicted"] < s[22]["predicted"] < s[21]["predicted"]
 assert s[26]["predicted"] < s[25]["predicted"] < s[24]["predicted"]
 # Llama 3 405B on H100 (its own calibration, fitted on one row: the smallest change of the
-# preset that fits it): the two held-out rows within 5 %, ranked right, the figures of docs/job.md.
+# preset that fits it): the 8K held-out row within 5 %; the 128K row, its context parallelism
+# all-gathered as the paper says, the known miss in docs/job.md (-10.5 %, held to 11 % so that it
+# cannot grow unseen); ranked right, the figures of docs/job.md.
 l = files["llama3_405b_meta2024.csv"]
-assert l["held_out"]["max_abs_error"] <= 0.05, l["held_out"]
-assert l["ranking"]["kept"] == l["ranking"]["pairs"] == 3, l["ranking"]
 lr = rows("llama3_405b_meta2024.csv")
-assert abs(lr[11]["predicted"] - 398.5) < 0.05 and abs(lr[12]["predicted"] - 368.2) < 0.05, lr
+assert abs(lr[12]["error"]) <= 0.05 and abs(lr[13]["error"]) <= 0.11, lr
+assert l["ranking"]["kept"] == l["ranking"]["pairs"] == 3, l["ranking"]
+assert abs(lr[12]["predicted"] - 398.5) < 0.05 and abs(lr[13]["predicted"] - 340.2) < 0.05, lr
 print("check-against bounds ok")
 PY
 

@@ -177,8 +177,8 @@ const std::vector<std::string>& layout_keys() {
   static const std::vector<std::string> keys = {
       "tp", "pp", "virtual_stages", "first_chunk_layers", "last_chunk_layers", "dp", "cp", "ep", "schedule", "zero",
       "fsdp", "sequence_parallel", "micro_batch", "global_batch", "recompute", "recompute_layers", "attention",
-      "overlap", "fp8", "grad_bytes", "cp_split", "ep_dispatch", "fp8_dispatch", "fp8_activations", "expert_placement",
-      "recompute_modules", "adam_moment_bytes"};
+      "overlap", "fp8", "grad_bytes", "cp_split", "cp_comm", "ep_dispatch", "fp8_dispatch", "fp8_activations",
+      "expert_placement", "recompute_modules", "adam_moment_bytes"};
   // clang-format on
   return keys;
 }
@@ -244,6 +244,10 @@ JobLayout read_layout(const Reader& r) {
   if (split != "balanced" && split != "contiguous")
     r.fail("cp_split", fmt::format("unknown cp_split '{}' (balanced or contiguous)", split));
   l.cp_balanced = split == "balanced";
+  const std::string cp_comm = r.opt_text("cp_comm").value_or("p2p");
+  const auto comm = cp_comm_from_name(cp_comm);
+  if (!comm) r.fail("cp_comm", fmt::format("unknown cp_comm '{}' (p2p, all_gather or a2a)", cp_comm));
+  l.cp_comm = *comm;
   l.grad_bytes = r.opt_count("grad_bytes", 2).value_or(4);
   l.adam_moment_bytes = r.opt_count("adam_moment_bytes", 1).value_or(4);
   l.first_chunk_layers = r.opt_count("first_chunk_layers", 0).value_or(-1);

@@ -242,6 +242,7 @@ MeasuredRun parse_row(const std::string& file, int n, std::map<std::string, std:
   l.adam_moment_bytes = row.count("adam_moment_bytes", 4);
   l.fp8 = row.integer("fp8", 0) == 1;
   l.fp8_dispatch = row.integer("fp8_dispatch", 0) == 1;
+  l.cp_comm = row.named("cp_comm", "cp_comm", "p2p", cp_comm_from_name, "p2p, all_gather or a2a");
   l.fp8_activations = row.integer("fp8_activations", l.fp8 ? 1 : 0) == 1;
   l.ep_dispatch =
       row.named("ep_dispatch", "ep_dispatch", "all_to_all", ep_dispatch_from_name, "all_to_all or per_node");

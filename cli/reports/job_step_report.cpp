@@ -32,6 +32,7 @@ std::string layout_line(const JobStepSpec& s) {
   }
   out += fmt::format(" dp {}", l.dp);
   if (l.cp > 1) out += fmt::format(" cp {}", l.cp);
+  if (l.cp > 1 && l.cp_comm != CpComm::P2p) out += fmt::format(" ({})", cp_comm_name(l.cp_comm));
   if (l.ep > 1) out += fmt::format(" ep {}", l.ep);
   if (l.ep > 1 && (l.ep_dispatch == EpDispatch::PerNode || l.fp8_dispatch))
     out += fmt::format(" ({}{})", l.ep_dispatch == EpDispatch::PerNode ? "dispatch per node" : "all-to-all",
@@ -194,7 +195,11 @@ CaptionedTable job_step_cp_table(const JobStepRun& run) {
       "the step waits for the most loaded rank: balanced {} pairs ({:.2f}x the mean), contiguous {} ({:.2f}x); "
       "this layout: {}",
       comma_grouped(most_b), static_cast<double>(most_b) / mean, comma_grouped(most_c),
-      static_cast<double>(most_c) / mean, run.spec.layout.cp_balanced ? "balanced" : "contiguous");
+      static_cast<double>(most_c) / mean,
+      run.spec.layout.cp_comm == CpComm::AllToAll
+          ? "a2a, each rank 1/cp of the heads over the whole sequence (the mean)"
+      : run.spec.layout.cp_balanced ? "balanced"
+                                    : "contiguous");
   return {std::move(intro), std::move(t), std::move(outro)};
 }
 
@@ -215,6 +220,7 @@ nlohmann::ordered_json cp_json(const JobStepRun& run) {
   const int cp = run.spec.layout.cp;
   nlohmann::ordered_json j;
   j["split"] = run.spec.layout.cp_balanced ? "balanced" : "contiguous";
+  j["comm"] = cp_comm_name(run.spec.layout.cp_comm);
   j["causal_pairs"] = causal_attention_pairs(s);
   const auto list = [](const std::vector<CpRankShare>& v) {
     auto a = nlohmann::ordered_json::array();

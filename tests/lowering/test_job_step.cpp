@@ -1019,3 +1019,49 @@ TEST_CASE("Adam's moments in BF16: 8 B of state per parameter, 22 B of optimizer
   REQUIRE(problem);
   CHECK(problem->key == "adam_moment_bytes");
 }
+
+TEST_CASE("CP communication: the K/V ring, an all-gather, or an all-to-all of heads", "[job_step][cp]") {
+  // Qwen3-8B at 131,072 tokens, TP 2 x CP 4 on one node: T = 32,768 tokens per GPU, 16 query and
+  // 4 key/value heads of 128 per TP rank.
+  JobModel m;
+  m.shape = decoder("qwen3-8b", 36, 4096, 12288, 32, 8, 128, 151936);
+  m.seq = 131072;
+  JobLayout l;
+  l.tp = 2;
+  l.cp = 4;
+  l.dp = 4;
+  l.sequence_parallel = true;
+  l.global_batch = 16;
+  const ClusterSpec c = *find_cluster_preset("h100-sxm");
+  const PathBandwidth& path = group_paths(c, l).cp;
+  const double T = 32768, kv = T * (2 * 4 * 128) * 2, q = T * 16 * 128 * 2, o = q;
+  const LayerPasses ring = layer_passes(m, l, c);
+  CHECK(ring.forward.cp == 0);  // hidden under the attention it feeds
+  // all_gather: the whole sequence's K and V (4 x this GPU's) gathered before the attention, in
+  // the open; the backward gathers them again and reduce-scatters dK, dV.
+  l.cp_comm = CpComm::AllGather;
+  const LayerPasses gather = layer_passes(m, l, c);
+  const double ag = ring_seconds(Collective::AllGather, 4, 4 * kv, path);
+  CHECK(gather.forward.cp == Approx(ag).epsilon(1e-12));
+  CHECK(gather.backward_input.cp == Approx(2 * ag).epsilon(1e-12));
+  CHECK(gather.forward.attention == ring.forward.attention);
+  // a2a: Q, K, V to head groups and the output back, each way in each pass; every rank 1/4 of the
+  // heads over the whole sequence: the balanced split's pairs exactly, and the contiguous
+  // split's last rank no longer sets the pace.
+  l.cp_comm = CpComm::AllToAll;
+  const LayerPasses a2a = layer_passes(m, l, c);
+  const double there = ring_seconds(Collective::AllToAll, 4, q + kv, path);
+  const double back = ring_seconds(Collective::AllToAll, 4, o, path);
+  CHECK(a2a.forward.cp == Approx(there + back).epsilon(1e-12));
+  CHECK(a2a.backward_input.cp == Approx(there + back).epsilon(1e-12));
+  CHECK(a2a.forward.attention == Approx(ring.forward.attention).epsilon(1e-12));
+  l.cp_balanced = false;
+  CHECK(layer_passes(m, l, c).forward.attention == Approx(ring.forward.attention).epsilon(1e-12));
+  // Heads split over tp x cp: 8 key/value heads cannot go over 4 x 4.
+  l.tp = 4;
+  l.dp = 2;
+  const auto p = check_layout(m, l, 32);
+  REQUIRE(p);
+  CHECK(p->key == "cp");
+  CHECK(p->message.find("would fit: cp 1, 2; or cp_comm p2p") != std::string::npos);
+}
