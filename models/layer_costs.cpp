@@ -225,12 +225,24 @@ double gemm_wave_efficiency(double m, double n, double count, const GemmTiling& 
 
 namespace {
 double one_gemm_seconds(const GemmShape& x, GemmPass pass, const AcceleratorSpec& a, bool fp8) {
-  const double peak = fp8 && a.peak_fp8 > 0 ? a.peak_fp8 : a.peak_bf16;
+  const bool at_fp8 = fp8 && a.peak_fp8 > 0;
+  const double peak = at_fp8 ? a.peak_fp8 : a.peak_bf16;
   // The output of each pass: forward m x n, input gradient m x k, weight gradient k x n.
   const double rows = pass == GemmPass::WeightGrad ? x.k : x.m;
   const double cols = pass == GemmPass::InputGrad ? x.k : x.n;
   const double flops = 2 * x.m * x.n * x.k * x.count;
-  return flops / (peak * a.efficiency.gemm * gemm_wave_efficiency(rows, cols, x.count, a.tiling));
+  const double compute = flops / (peak * a.efficiency.gemm * gemm_wave_efficiency(rows, cols, x.count, a.tiling));
+  // The roofline (Williams et al., CACM 2009): a GEMM reads its two operands and writes its
+  // output at least once, so a thin one (few tokens, a router's few columns) waits on HBM. Of
+  // the three matrices m x k, k x n, m x n, the pass's output is the one it writes (BF16); the
+  // operands are FP8 in an FP8 GEMM.
+  const double in_bytes = at_fp8 ? 1 : kAct;
+  const double mk = x.m * x.k, kn = x.k * x.n, mn = x.m * x.n;
+  const double out = pass == GemmPass::Forward ? mn : pass == GemmPass::InputGrad ? mk : kn;
+  const double bytes = x.count * ((mk + kn + mn - out) * in_bytes + out * kAct);
+  if (a.hbm_bandwidth <= 0) return compute;  // not stated: the compute alone
+  const double memory = bytes / (static_cast<double>(a.hbm_bandwidth) * a.efficiency.memory);
+  return std::max(compute, memory);
 }
 }  // namespace
 

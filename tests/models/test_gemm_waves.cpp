@@ -52,6 +52,32 @@ TEST_CASE("the backward's GEMMs have their own output shapes", "[gemm]") {
   CHECK(gemm_seconds(qkv, GemmPass::WeightGrad, a, false) == Approx(at_peak));
 }
 
+TEST_CASE("a thin GEMM waits on HBM: the roofline", "[gemm]") {
+  // DeepSeek-V3's router on an H800, Y[4,096 x 256] = X[4,096 x 7,168] W[7,168 x 256]: 15.0
+  // GFLOPs over (4,096 x 7,168 + 7,168 x 256 + 4,096 x 256) x 2 B = 64.5 MB, 233 FLOPs per byte,
+  // under the 295 at which 989.4 TFLOP/s and 3.35 TB/s meet: the bytes set its time. The QKV GEMM
+  // above (1,075 FLOPs per byte) does not notice.
+  AcceleratorSpec a;
+  a.peak_bf16 = 989.4e12;
+  a.peak_fp8 = 1978.9e12;
+  a.hbm_bandwidth = 3'350'000'000'000;
+  a.efficiency = {};
+  a.efficiency.gemm = a.efficiency.memory = 1;
+  const std::vector<GemmShape> router = {{4096, 256, 7168, 1}};
+  const double bytes = (4096.0 * 7168 + 7168.0 * 256 + 4096.0 * 256) * 2;
+  CHECK(gemm_seconds(router, GemmPass::Forward, a, false) == Approx(bytes / 3.35e12));
+  CHECK(gemm_seconds(router, GemmPass::Forward, a, false) > 2.0 * 4096 * 256 * 7168 / 989.4e12);
+  // FP8: the operands at 1 B, the output at 2 B.
+  const double fp8_bytes = 4096.0 * 7168 + 7168.0 * 256 + 4096.0 * 256 * 2;
+  CHECK(gemm_seconds(router, GemmPass::Forward, a, true) == Approx(fp8_bytes / 3.35e12));
+  // The weight gradient writes the 7,168 x 256 matrix and reads the other two.
+  const double wgrad_bytes = (4096.0 * 7168 + 4096.0 * 256) * 2 + 7168.0 * 256 * 2;
+  CHECK(gemm_seconds(router, GemmPass::WeightGrad, a, false) == Approx(wgrad_bytes / 3.35e12));
+  // A wide GEMM is compute-bound: 2 x 8,192^3 FLOPs at peak.
+  const std::vector<GemmShape> wide = {{8192, 8192, 8192, 1}};
+  CHECK(gemm_seconds(wide, GemmPass::Forward, a, false) == Approx(2.0 * 8192 * 8192 * 8192 / 989.4e12));
+}
+
 TEST_CASE("presets carry their SM counts", "[gemm]") {
   CHECK(find_cluster_preset("a100-sxm-80gb")->accelerator.tiling.sms == 108);
   CHECK(find_cluster_preset("h100-sxm")->accelerator.tiling.sms == 132);
