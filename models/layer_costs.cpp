@@ -388,6 +388,13 @@ double ring_seconds(Collective c, int n, double bytes, const PathBandwidth& path
   return steps * to_s(path.step_latency) + volume / path.bytes_per_second;
 }
 
+double collective_seconds(Collective c, int n, double bytes, const PathBandwidth& path) {
+  const double ring = ring_seconds(c, n, bytes, path);
+  if (c != Collective::AllReduce || !path.inter_node || n <= 2 || bytes <= 0) return ring;
+  const double tree = 2 * std::ceil(std::log2(n)) * to_s(path.step_latency) + 2 * bytes / path.bytes_per_second;
+  return std::min(ring, tree);
+}
+
 GroupPaths group_paths(const ClusterSpec& c, const JobLayout& l) {
   const std::int64_t g = std::max(1, c.node.gpus);
   // A group of n members at stride `stride` spans ceil(stride * n / g) nodes when stride < g,
@@ -1026,8 +1033,8 @@ Bytes replica_collective_bytes(const HeldParameters& p, double bytes_per_paramet
 
 double replica_collective_seconds(Collective c, const HeldParameters& p, double bytes_per_parameter, const JobLayout& l,
                                   const GroupPaths& paths) {
-  return ring_seconds(c, l.weight_replicas(), bytes_per_parameter * static_cast<double>(p.dense), paths.dp) +
-         ring_seconds(c, l.expert_replicas(), bytes_per_parameter * static_cast<double>(p.expert), paths.edp);
+  return collective_seconds(c, l.weight_replicas(), bytes_per_parameter * static_cast<double>(p.dense), paths.dp) +
+         collective_seconds(c, l.expert_replicas(), bytes_per_parameter * static_cast<double>(p.expert), paths.edp);
 }
 
 }  // namespace stepsim

@@ -272,6 +272,12 @@ LayerWork layer_work(const JobModel& m, const JobLayout& l, double expert_load =
 // Seconds of a ring collective of `bytes` among `members` on a path: (n-1) or 2(n-1) steps of
 // latency plus the ring's bytes over the bandwidth (models/collectives.hpp).
 double ring_seconds(Collective c, int members, double bytes, const PathBandwidth& path);
+// A collective as NCCL runs it: the ring, except an all-reduce across nodes, which NCCL's tuner
+// gives to its double binary trees when they are faster (Sanders, Speck & Traeff 2009; NVIDIA,
+// "Massively Scale Your Deep Learning Training with NCCL 2.4", 2019): 2 ceil(log2 n) steps of
+// latency instead of 2 (n - 1), each member sending and receiving the whole buffer twice
+// (2 S / B against the ring's 2 (n - 1) / n S / B). Trees win on small buffers over many nodes.
+double collective_seconds(Collective c, int members, double bytes, const PathBandwidth& path);
 
 // The network path of each group: nodes spanned by TP (stride 1), CP (stride tp), EP, DP
 // (stride tp*cp) and PP (stride tp*cp*dp) groups, ranks ordered tp, cp, dp, pp (Megatron).

@@ -1065,3 +1065,25 @@ TEST_CASE("CP communication: the K/V ring, an all-gather, or an all-to-all of he
   CHECK(p->key == "cp");
   CHECK(p->message.find("would fit: cp 1, 2; or cp_comm p2p") != std::string::npos);
 }
+
+TEST_CASE("all-reduce across nodes: NCCL's trees where they beat the ring", "[job_step][collectives]") {
+  PathBandwidth net;
+  net.bytes_per_second = 20e9;
+  net.step_latency = 5 * kMicrosecond;
+  net.inter_node = true;
+  // 192 members, 1 MB: the ring's 382 latencies (1.91 ms) against the trees' 2 x 8 (80 us) plus
+  // twice the buffer at 20 GB/s (100 us).
+  const double tree = 2 * 8 * 5e-6 + 2 * 1e6 / 20e9;
+  CHECK(collective_seconds(Collective::AllReduce, 192, 1e6, net) == Approx(tree).epsilon(1e-12));
+  CHECK(ring_seconds(Collective::AllReduce, 192, 1e6, net) > 10 * tree);
+  // 10 GB: the ring's 2 (n - 1) / n of the buffer wins over the trees' 2.
+  CHECK(collective_seconds(Collective::AllReduce, 192, 1e10, net) ==
+        ring_seconds(Collective::AllReduce, 192, 1e10, net));
+  // Inside a node (NVSwitch), and for the other collectives, the ring.
+  PathBandwidth fabric = net;
+  fabric.inter_node = false;
+  CHECK(collective_seconds(Collective::AllReduce, 8, 1e6, fabric) ==
+        ring_seconds(Collective::AllReduce, 8, 1e6, fabric));
+  CHECK(collective_seconds(Collective::ReduceScatter, 192, 1e6, net) ==
+        ring_seconds(Collective::ReduceScatter, 192, 1e6, net));
+}
