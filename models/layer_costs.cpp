@@ -8,6 +8,16 @@
 
 namespace stepsim {
 
+namespace {
+// The value of `all` that name_of calls `name`: one reverse lookup for the enums inputs name.
+template <class E, std::size_t N>
+std::optional<E> named_value(std::string_view name, const E (&all)[N], const char* (*name_of)(E)) {
+  for (const E e : all)
+    if (name == name_of(e)) return e;
+  return std::nullopt;
+}
+}  // namespace
+
 const char* recompute_name(JobRecompute r) {
   switch (r) {
     case JobRecompute::None: return "none";
@@ -18,9 +28,8 @@ const char* recompute_name(JobRecompute r) {
 }
 
 std::optional<JobRecompute> recompute_from_name(std::string_view name) {
-  for (const JobRecompute r : {JobRecompute::None, JobRecompute::Selective, JobRecompute::Full})
-    if (name == recompute_name(r)) return r;
-  return std::nullopt;
+  const JobRecompute all[] = {JobRecompute::None, JobRecompute::Selective, JobRecompute::Full};
+  return named_value(name, all, recompute_name);
 }
 
 const std::vector<std::pair<const char*, RecomputeModule>>& recompute_module_names() {
@@ -70,17 +79,15 @@ const char* cp_comm_name(CpComm c) {
 }
 
 std::optional<CpComm> cp_comm_from_name(std::string_view name) {
-  for (const CpComm c : {CpComm::P2p, CpComm::AllGather, CpComm::AllToAll})
-    if (name == cp_comm_name(c)) return c;
-  return std::nullopt;
+  const CpComm all[] = {CpComm::P2p, CpComm::AllGather, CpComm::AllToAll};
+  return named_value(name, all, cp_comm_name);
 }
 
 const char* ep_dispatch_name(EpDispatch d) { return d == EpDispatch::PerNode ? "per_node" : "all_to_all"; }
 
 std::optional<EpDispatch> ep_dispatch_from_name(std::string_view name) {
-  for (const EpDispatch d : {EpDispatch::AllToAll, EpDispatch::PerNode})
-    if (name == ep_dispatch_name(d)) return d;
-  return std::nullopt;
+  const EpDispatch all[] = {EpDispatch::AllToAll, EpDispatch::PerNode};
+  return named_value(name, all, ep_dispatch_name);
 }
 
 PassSeconds& PassSeconds::operator+=(const PassSeconds& o) {
@@ -196,9 +203,12 @@ std::vector<GemmShape> layer_gemms(const JobModel& m, const JobLayout& l, double
          {T, h, d.o / t, 1, GemmPart::Attention, TpSplit::Row}};
   }
   if (m.experts > 0) {
+    // Folded, an expert TP group of etp ranks gathers etp / tp of the tokens (its members'
+    // sequence shards) and splits the experts' FFN etp ways.
+    const double e = l.etp(), moe_tokens = l.folded() ? T * e / t : T;
     const double local = static_cast<double>(m.experts) / std::max(1, l.ep);
-    const double per_expert = T * m.top_k * expert_load / local, ffn = static_cast<double>(m.expert_ffn) / t;
-    g.push_back({T, static_cast<double>(m.experts), h, 1, GemmPart::Router});
+    const double per_expert = moe_tokens * m.top_k * expert_load / local, ffn = static_cast<double>(m.expert_ffn) / e;
+    g.push_back({moe_tokens, static_cast<double>(m.experts), h, 1, GemmPart::Router});
     g.push_back({per_expert, in_mats * ffn, h, local, GemmPart::Experts, TpSplit::Column});
     g.push_back({per_expert, h, ffn, local, GemmPart::Experts, TpSplit::Row});
     if (m.shared_expert_ffn > 0) {
@@ -306,6 +316,33 @@ std::int64_t total_parameters(const JobModel& m) {
          s.vocab * s.hidden * (s.tied_embeddings ? 1 : 2) + s.hidden + mtp;
 }
 
+namespace {
+// What one layer's TP, CP and EP exchanges move, per micro-batch on one GPU (T tokens).
+void layer_comm_bytes(LayerWork& w, const JobModel& m, const JobLayout& l, double T, const LayerDims& d,
+                      double expert_load) {
+  const double t = l.tp, h = static_cast<double>(m.shape.hidden);
+  if (t > 1) {
+    w.tp_bytes = T * h * kAct;  // b s h of each all-reduce (or all-gather + reduce-scatter)
+    w.tp_collectives = 2;
+  }
+  if (m.experts > 0 && l.folded()) {
+    // The attention block's collectives, the shared experts' own (they keep attention's TP),
+    // and the routed experts' among their expert TP group.
+    w.tp_collectives = t > 1 ? (m.shared_expert_ffn > 0 ? 2 : 1) : 0;
+    if (l.etp() > 1) {
+      w.moe_tp_bytes = T * l.etp() / t * h * kAct;
+      w.moe_tp_members = l.etp();
+    }
+  }
+  if (l.cp > 1) {
+    w.cp_bytes = T * (d.k + d.v) / t * kAct;  // this GPU's K and V chunk
+    w.cp_q_bytes = T * d.q / t * kAct;
+    w.cp_o_bytes = T * d.o / t * kAct;
+  }
+  if (m.experts > 0 && l.ep > 1) w.ep_tokens = (l.folded() ? T * l.etp() / t : T) * expert_load;
+}
+}  // namespace
+
 LayerWork layer_work(const JobModel& m, const JobLayout& l, double expert_load) {
   const auto& s = m.shape;
   LayerWork w;
@@ -358,23 +395,14 @@ LayerWork layer_work(const JobModel& m, const JobLayout& l, double expert_load) 
   // mask) and reads them for AV: 13 bytes per score element (BF16 + a byte of mask).
   if (l.attention == AttentionKernel::Unfused) per_token += 13.0 * s.heads / t * static_cast<double>(m.seq);
   w.memory_bytes = T * per_token;
-  if (t > 1) {
-    w.tp_bytes = T * h * kAct;  // b s h of each all-reduce (or all-gather + reduce-scatter)
-    w.tp_collectives = 2;
-  }
-  if (l.cp > 1) {
-    w.cp_bytes = T * (d.k + d.v) / t * kAct;  // this GPU's K and V chunk
-    w.cp_q_bytes = T * d.q / t * kAct;
-    w.cp_o_bytes = T * d.o / t * kAct;
-  }
-  if (m.experts > 0 && l.ep > 1) w.ep_tokens = T * expert_load;
+  layer_comm_bytes(w, m, l, T, d, expert_load);
   // TP splits every weight but MLA's down-projections.
   const std::int64_t whole = m.latent_attention() ? mla_weights(m).whole : 0;
   w.parameters = (layer_parameters(m) - whole) / l.tp + whole;
   if (m.experts > 0) {
     const int mats_i = m.gated_mlp ? 3 : 2;
     const std::int64_t expert = static_cast<std::int64_t>(m.experts) * mats_i * s.hidden * m.expert_ffn;
-    w.expert_parameters = expert / (static_cast<std::int64_t>(l.tp) * l.ep);
+    w.expert_parameters = expert / (static_cast<std::int64_t>(l.etp()) * l.ep);
     w.parameters = (layer_parameters(m) - expert - whole) / l.tp + whole + w.expert_parameters;
   }
   return w;
@@ -407,7 +435,10 @@ GroupPaths group_paths(const ClusterSpec& c, const JobLayout& l) {
   GroupPaths p;
   p.tp = group_path(c, span(1, l.tp));
   p.cp = group_path(c, span(l.tp, l.cp));
-  const std::int64_t ep_stride = static_cast<std::int64_t>(l.tp) * l.cp;
+  // Folded, the expert grid orders expert TP innermost, then EP (Megatron-Core's expert rank
+  // generator); else EP runs over data-parallel ranks, past TP and CP.
+  const std::int64_t ep_stride = l.folded() ? l.etp() : static_cast<std::int64_t>(l.tp) * l.cp;
+  p.etp = group_path(c, span(1, l.etp()));
   p.ep = group_path(c, span(ep_stride, l.ep));
   p.ep_intra = group_path(c, 1);
   p.ep_per_node = ep_stride >= g ? 1 : static_cast<int>(std::min<std::int64_t>(l.ep, g / ep_stride));
@@ -415,7 +446,8 @@ GroupPaths group_paths(const ClusterSpec& c, const JobLayout& l) {
   // The expert data-parallel group: the data-parallel ranks ep apart (an expert-parallel group
   // is ep neighbouring ones, as p.ep), dp / ep of them; with ep >= dp it stays inside one
   // data-parallel rank's CP ranks.
-  p.edp = group_path(c, span(static_cast<std::int64_t>(l.tp) * l.cp * l.ep, std::max(1, l.dp / l.ep)));
+  p.edp = l.folded() ? group_path(c, span(ep_stride * l.ep, l.expert_replicas() / l.stage_copies()))
+                     : group_path(c, span(static_cast<std::int64_t>(l.tp) * l.cp * l.ep, std::max(1, l.dp / l.ep)));
   // Point to point between neighbouring stages: one hop, inside the node when the stride fits.
   p.pp = group_path(c, static_cast<std::int64_t>(l.tp) * l.cp * l.dp >= g ? 2 : 1);
   return p;
@@ -428,7 +460,8 @@ ExpertRankLoad expert_rank_load(const JobModel& m, const JobLayout& l) {
   // that ep x T x top_k stays far inside int64 for any layout stepsim takes.
   constexpr std::int64_t kMostTokens = std::int64_t{1} << 30;
   const std::int64_t ep = std::max(1, l.ep);
-  const std::int64_t per_rank = std::int64_t{l.micro_batch} * m.seq / std::max(1, l.cp);
+  std::int64_t per_rank = std::int64_t{l.micro_batch} * m.seq / std::max(1, l.cp);
+  if (l.folded()) per_rank = std::max<std::int64_t>(1, per_rank * l.etp() / l.tp);  // an expert TP group's share
   const std::int64_t tokens = per_rank >= kMostTokens / ep ? kMostTokens : per_rank * ep;
   const ExpertLoads loads = route_experts({m.experts, m.top_k, tokens, m.capacity_factor}, m.routing);
   const std::vector<std::int64_t> rows = card_rows(loads, static_cast<int>(ep), l.expert_placement);
@@ -522,6 +555,10 @@ TpExposure tp_exposure(const LayerWork& w, const JobLayout& l, const ClusterSpec
     }
   }
   e.plain = plain * one;
+  if (w.moe_tp_members > 1) {  // folded: the routed experts' gather and reduce-scatter wait
+    const double gather = ring_seconds(tc, w.moe_tp_members, w.moe_tp_bytes, paths.etp);
+    e.plain += l.sequence_parallel ? 2 * gather : gather;
+  }
   return e;
 }
 
@@ -873,6 +910,7 @@ StepFlops step_flops(const JobModel& m, const JobLayout& l) {
   // forward; hardware adds the recomputed forward (full: everything; selective: attention core).
   JobLayout one = l;
   one.tp = one.cp = one.ep = 1;
+  one.expert_tp = 0;
   one.micro_batch = 1;
   one.sequence_parallel = false;
   const LayerWork w = layer_work(m, one);  // one sequence, no parallelism

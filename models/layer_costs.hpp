@@ -121,6 +121,12 @@ std::optional<CpComm> cp_comm_from_name(std::string_view name);
 
 struct JobLayout {
   int tp = 1, pp = 1, vpp = 1, dp = 1, cp = 1, ep = 1;
+  // The routed experts' own TP (Megatron-Core --expert-tensor-parallel-size, "MoE parallel
+  // folding", Liu et al. 2025): 0 follows tp. Below tp, the expert layer's ranks are laid out
+  // again, expert TP innermost, then EP: the EP group folds over attention's TP ranks.
+  int expert_tp = 0;
+  int etp() const { return expert_tp > 0 ? expert_tp : tp; }
+  bool folded() const { return etp() != tp; }
   std::string schedule = "1f1b";  // a pipeline schedule family (schedules/registry.hpp)
   int zero = 0;                   // 0 DDP, 1 optimizer states, 2 + gradients, 3 + weights (FSDP)
   bool sequence_parallel = false;
@@ -171,7 +177,11 @@ struct JobLayout {
   // Ranks holding the same experts: the ep ranks of an expert-parallel group hold different
   // ones, so each expert is on weight_replicas / ep of them (Megatron-Core's expert data-parallel
   // group, ep x edp = dp x cp; the layout check makes ep divide dp x cp).
-  int expert_replicas() const { return weight_replicas() / ep; }
+  // Folded, the tp x cp x dp ranks of a stage split into expert TP x EP x expert DP (Megatron-
+  // Core's expert grid): each expert on tp x weight_replicas / (etp x ep) of them.
+  int expert_replicas() const {
+    return static_cast<int>(static_cast<std::int64_t>(weight_replicas()) * (tp / etp()) / ep);
+  }
 };
 
 // An upper bound on the ops one step of `l` simulates, before it is built (docs/limits.md): per
@@ -259,6 +269,10 @@ struct LayerWork {  // one decoder layer, one micro-batch, one GPU, forward only
   double cp_q_bytes = 0;   // this GPU's Q chunk (CP all-to-all: exchanged with K and V)
   double cp_o_bytes = 0;   // this GPU's attention output chunk (CP all-to-all: exchanged back)
   double ep_tokens = 0;    // tokens each EP member exchanges, x expert_load (0: no EP all-to-all)
+  // Folded expert TP: the routed experts' gather and reduce-scatter, among moe_tp_members ranks
+  // (0: none, or the MoE block's collective is one of tp_collectives, unfolded).
+  double moe_tp_bytes = 0;
+  int moe_tp_members = 0;
   // Of memory_bytes, what selective recompute's modules rerun: the two norms, and the activation
   // function of the routed experts, the shared experts and a dense MLP.
   double norm_bytes = 0, expert_act_bytes = 0, shared_act_bytes = 0, mlp_act_bytes = 0;
@@ -285,6 +299,7 @@ struct GroupPaths {
   PathBandwidth tp, cp, ep, dp, pp;
   PathBandwidth edp;       // the expert data-parallel group: ranks ep data-parallel ranks apart
   PathBandwidth ep_intra;  // between the EP members on one node (the fabric)
+  PathBandwidth etp;       // the routed experts' TP group (= tp unless folded)
   int ep_per_node = 1;     // EP members on one node
 };
 GroupPaths group_paths(const ClusterSpec& c, const JobLayout& l);

@@ -104,6 +104,31 @@ std::optional<InputProblem> check_layout_settings(const JobLayout& l) {
 }
 
 namespace {
+// Folded expert TP (expert_tp below tp): a divisor of tp, with sequence parallelism as
+// Megatron-Core's MoE with TP has it, and expert TP x EP dividing the stage's tp x cp x dp ranks.
+std::optional<InputProblem> check_expert_tp(const JobModel& m, const JobLayout& l) {
+  if (l.expert_tp == 0) return std::nullopt;
+  if (l.expert_tp < 0 || l.expert_tp > kMaxGpus)
+    return InputProblem{"expert_tp", fmt::format("must be between 1 and {} (got {})", kMaxGpus, l.expert_tp)};
+  if (m.experts == 0) return InputProblem{"expert_tp", "expert_tp splits routed experts: the model has none"};
+  if (l.tp % l.expert_tp != 0)
+    return InputProblem{"expert_tp", fmt::format("expert_tp {} does not divide tp {} (would fit: {})", l.expert_tp,
+                                                 l.tp, divisors_of(l.tp))};
+  if (!l.folded()) return std::nullopt;
+  if (!l.sequence_parallel)
+    return InputProblem{"expert_tp",
+                        "an expert TP below tp gathers the experts' tokens from sequence-parallel "
+                        "shards: needs sequence_parallel: true"};
+  const std::int64_t ranks = std::int64_t{l.tp} * l.cp * l.dp, grid = std::int64_t{l.expert_tp} * l.ep;
+  if (ranks % grid != 0)
+    return InputProblem{"ep",
+                        fmt::format("expert_tp x ep = {} x {} = {} does not divide tp x cp x dp = {} (the "
+                                    "expert grid folds over them; would fit: ep {})",
+                                    l.expert_tp, l.ep, grid, ranks,
+                                    divisors_of(std::gcd(static_cast<std::int64_t>(m.experts), ranks / l.expert_tp)))};
+  return std::nullopt;
+}
+
 // A selective module the model does not have would recompute nothing: refused, naming it.
 std::optional<InputProblem> check_recompute_modules(const JobModel& m, const JobLayout& l) {
   if (l.recompute != JobRecompute::Selective) return std::nullopt;
@@ -146,7 +171,8 @@ std::optional<InputProblem> check_layout(const JobModel& m, const JobLayout& l, 
     return InputProblem{"ep", fmt::format("ep {} does not divide the {} experts (would fit: {})", l.ep, m.experts,
                                           divisors_of(m.experts))};
   if (m.experts == 0 && l.ep != 1) return InputProblem{"ep", "ep needs a mixture-of-experts model (experts > 0)"};
-  if ((std::int64_t{l.dp} * l.cp) % l.ep != 0)
+  if (auto p = check_expert_tp(m, l)) return p;
+  if (!l.folded() && (std::int64_t{l.dp} * l.cp) % l.ep != 0)
     return InputProblem{
         "ep", fmt::format("ep {} does not divide dp x cp = {} (experts are sharded over data-parallel "
                           "ranks; would fit: {})",

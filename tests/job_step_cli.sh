@@ -60,8 +60,15 @@ fig "base 11.524 s +0.0% 1422 21.3% 68.4 / 74.5 yes 21.3% 3.79 s (DP/ZeRO 1.3 EP
 fig "round-robin 9.189 s -20.3% 1783 26.7% 68.1 / 74.5 yes" "$tmp/route-cmp.txt"
 fig "capacity-1.25 10.360 s -10.1% 1581 23.7%" "$tmp/route-cmp.txt"
 fig "no-recompute 8.874 s -23.0% 1846 27.7% 184.5 / 74.5 no" "$tmp/route-cmp.txt"
+# Expert TP folded (docs/job.md "Expert tensor parallelism"): at TP 4 the EP group spans 4 nodes
+# unless the experts keep TP 1 and EP folds over the TP ranks of a node.
+fig "tp4 82.194 s +613.2% 199 3.0% 24.7 / 74.5 yes 6.3% 74.41 s (TP 1.3 EP 73.0)" "$tmp/route-cmp.txt"
+fig "tp4-expert-tp1 11.621 s +0.8% 1410 21.1% 54.2 / 74.5 yes 12.2% 4.14 s (TP 0.6 DP/ZeRO 1.0 EP 2.5)" "$tmp/route-cmp.txt"
+run "$stepsim" run scenarios/job-moe-routing-256xh100.yaml --set job_step.layout.expert_tp=3
+[[ $code == 2 && "$err" == "error: --set: job_step.layout.expert_tp: expert_tp 3 does not divide tp 1 (would fit: 1)" ]] ||
+  fail "expert_tp 3: exit $code: $err"
 "$stepsim" compare scenarios/job-moe-routing-256xh100.yaml --json >"$tmp/route-cmp.json"
-python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert [x["variant"] for x in d]==["base","round-robin","balanced","capacity-1.25","no-recompute"], d; assert d[2]["step_time_ns"]==9189129947' "$tmp/route-cmp.json" ||
+python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert [x["variant"] for x in d]==["base","round-robin","balanced","capacity-1.25","no-recompute","tp4","tp4-expert-tp1"], d; assert d[6]["layout"]["expert_tp"]==1; assert d[2]["step_time_ns"]==9189129947' "$tmp/route-cmp.json" ||
   fail "compare --json: variants"
 { cat scenarios/job-moe-routing-256xh100.yaml; printf '    bad-tp:\n      layout:\n        tp: 3\n'; } >"$tmp/route-var.yaml"
 line=$(grep -n '        tp: 3' "$tmp/route-var.yaml" | cut -d: -f1)
@@ -180,6 +187,10 @@ fig "3 a Llama-70B 64 GPUs 1184 tok/s 1184 -0.0% held out" "$tmp/tpo-check.txt"
 echo "$row,0,1,1,tokens_per_gpu_s,1184,0" >>"$tmp/tpo.csv"
 run "$stepsim" check-against "$tmp/tpo.csv" --efficiency 0.7,0.55,0.8,0.8,0.8,0.2
 [[ $code == 2 && "$err" == *"tpo.csv:4: overlap_tp: pipelines the TP all-gathers"* ]] || fail "CSV overlap_tp without sp: exit $code: $err"
+{ echo "$cols,expert_tp"; echo "$row,1,1,0,tokens_per_gpu_s,1074,0,1"; } >"$tmp/etp.csv"
+run "$stepsim" check-against "$tmp/etp.csv" --efficiency 0.7,0.55,0.8,0.8,0.8,0.2
+[[ $code == 2 && "$err" == *"etp.csv:2: expert_tp: expert_tp splits routed experts: the model has none"* ]] ||
+  fail "CSV expert_tp on a dense model: exit $code: $err"
 # CP communication (docs/job.md "Context-parallel communication"): the long-context job gathered,
 # and by heads on a layout whose heads divide; the JSON names it; heads that do not divide refused.
 "$stepsim" run scenarios/job-long-context.yaml --set job_step.layout.cp_comm=all_gather >"$tmp/cp-ag.txt"

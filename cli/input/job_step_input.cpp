@@ -178,7 +178,7 @@ const std::vector<std::string>& layout_keys() {
       "tp", "pp", "virtual_stages", "first_chunk_layers", "last_chunk_layers", "dp", "cp", "ep", "schedule", "zero",
       "fsdp", "sequence_parallel", "micro_batch", "global_batch", "recompute", "recompute_layers", "attention",
       "overlap", "fp8", "grad_bytes", "cp_split", "cp_comm", "ep_dispatch", "fp8_dispatch", "fp8_activations",
-      "expert_placement", "recompute_modules", "adam_moment_bytes"};
+      "expert_placement", "recompute_modules", "adam_moment_bytes", "expert_tp"};
   // clang-format on
   return keys;
 }
@@ -250,6 +250,7 @@ JobLayout read_layout(const Reader& r) {
   l.cp_comm = *comm;
   l.grad_bytes = r.opt_count("grad_bytes", 2).value_or(4);
   l.adam_moment_bytes = r.opt_count("adam_moment_bytes", 1).value_or(4);
+  l.expert_tp = r.opt_count("expert_tp", 1).value_or(0);
   l.first_chunk_layers = r.opt_count("first_chunk_layers", 0).value_or(-1);
   l.last_chunk_layers = r.opt_count("last_chunk_layers", 0).value_or(-1);
   fail_on(r, check_layout_settings(l));

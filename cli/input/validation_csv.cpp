@@ -187,6 +187,42 @@ std::uint8_t recompute_modules_cell(const RowCells& row) {
   return modules;
 }
 
+// A row's layout columns, as job_step's layout keys.
+JobLayout read_layout(const RowCells& row, const std::string& file, int n) {
+  JobLayout l;
+  l.tp = row.count("tp", 1), l.pp = row.count("pp", 1), l.dp = row.count("dp", 1), l.vpp = row.count("vpp", 1);
+  l.cp = row.count("cp", 1), l.ep = row.count("ep", 1);
+  l.schedule = row.text("sched").empty() ? "1f1b" : row.text("sched");
+  if (!find_schedule(l.schedule)) throw InputError(file, n, "sched", fmt::format("unknown schedule '{}'", l.schedule));
+  l.micro_batch = row.count("mbs", 1);
+  l.global_batch = row.integer("gbs");
+  l.recompute = row.named("recomp", "recompute", "none", recompute_from_name, "none, selective, full");
+  if (!row.text("recompute_modules").empty()) l.recompute_modules = recompute_modules_cell(row);
+  l.expert_placement =
+      row.named("expert_placement", "placement", "contiguous", parse_placement, "contiguous or round_robin");
+  l.sequence_parallel = row.integer("sp", 0) == 1;
+  l.zero = row.count("zero", 0);
+  l.overlap_grad_reduce = row.integer("overlap_dp", 1) == 1;
+  l.overlap_pp = row.integer("overlap_pp", 1) == 1;
+  l.overlap_tp = row.integer("overlap_tp", 0) == 1;
+  l.attention = row.named("attention", "attention kernel", "flash", attention_from_name, "flash or unfused");
+  l.grad_bytes = row.count("grad_bytes", 4);
+  l.adam_moment_bytes = row.count("adam_moment_bytes", 4);
+  l.expert_tp = row.text("expert_tp").empty() ? 0 : row.count("expert_tp");
+  l.fp8 = row.integer("fp8", 0) == 1;
+  l.fp8_dispatch = row.integer("fp8_dispatch", 0) == 1;
+  l.cp_comm = row.named("cp_comm", "cp_comm", "p2p", cp_comm_from_name, "p2p, all_gather or a2a");
+  l.fp8_activations = row.integer("fp8_activations", l.fp8 ? 1 : 0) == 1;
+  l.ep_dispatch =
+      row.named("ep_dispatch", "ep_dispatch", "all_to_all", ep_dispatch_from_name, "all_to_all or per_node");
+  // Empty or absent: -1, as the layout's fields (every layer recomputed, an even share).
+  auto or_unset = [&](const char* k) { return row.text(k).empty() ? -1 : row.count(k); };
+  l.recompute_layers = or_unset("recompute_layers");
+  l.first_chunk_layers = or_unset("first_chunk_layers");
+  l.last_chunk_layers = or_unset("last_chunk_layers");
+  return l;
+}
+
 // One row of a measured-runs CSV: its layout, metric and value (columns by header name).
 MeasuredRun parse_row(const std::string& file, int n, std::map<std::string, std::string> cells) {
   const RowCells row(file, n, std::move(cells));
@@ -221,36 +257,8 @@ MeasuredRun parse_row(const std::string& file, int n, std::map<std::string, std:
       },
       "gelu or swiglu");
   read_moe_and_mla(row, m);
-  JobLayout& l = r.spec.layout;
-  l.tp = row.count("tp", 1), l.pp = row.count("pp", 1), l.dp = row.count("dp", 1), l.vpp = row.count("vpp", 1);
-  l.cp = row.count("cp", 1), l.ep = row.count("ep", 1);
-  l.schedule = row.text("sched").empty() ? "1f1b" : row.text("sched");
-  if (!find_schedule(l.schedule)) throw InputError(file, n, "sched", fmt::format("unknown schedule '{}'", l.schedule));
-  l.micro_batch = row.count("mbs", 1);
-  l.global_batch = row.integer("gbs");
-  l.recompute = row.named("recomp", "recompute", "none", recompute_from_name, "none, selective, full");
-  if (!row.text("recompute_modules").empty()) l.recompute_modules = recompute_modules_cell(row);
-  l.expert_placement =
-      row.named("expert_placement", "placement", "contiguous", parse_placement, "contiguous or round_robin");
-  l.sequence_parallel = row.integer("sp", 0) == 1;
-  l.zero = row.count("zero", 0);
-  l.overlap_grad_reduce = row.integer("overlap_dp", 1) == 1;
-  l.overlap_pp = row.integer("overlap_pp", 1) == 1;
-  l.overlap_tp = row.integer("overlap_tp", 0) == 1;
-  l.attention = row.named("attention", "attention kernel", "flash", attention_from_name, "flash or unfused");
-  l.grad_bytes = row.count("grad_bytes", 4);
-  l.adam_moment_bytes = row.count("adam_moment_bytes", 4);
-  l.fp8 = row.integer("fp8", 0) == 1;
-  l.fp8_dispatch = row.integer("fp8_dispatch", 0) == 1;
-  l.cp_comm = row.named("cp_comm", "cp_comm", "p2p", cp_comm_from_name, "p2p, all_gather or a2a");
-  l.fp8_activations = row.integer("fp8_activations", l.fp8 ? 1 : 0) == 1;
-  l.ep_dispatch =
-      row.named("ep_dispatch", "ep_dispatch", "all_to_all", ep_dispatch_from_name, "all_to_all or per_node");
-  // Empty or absent: -1, as the layout's fields (every layer recomputed, an even share).
-  auto or_unset = [&](const char* k) { return row.text(k).empty() ? -1 : row.count(k); };
-  l.recompute_layers = or_unset("recompute_layers");
-  l.first_chunk_layers = or_unset("first_chunk_layers");
-  l.last_chunk_layers = or_unset("last_chunk_layers");
+  r.spec.layout = read_layout(row, file, n);
+  const JobLayout& l = r.spec.layout;
   r.metric = parse_metric(file, n, row.need("metric"));
   const std::string& v = row.need("value");
   try {

@@ -34,6 +34,7 @@ std::string layout_line(const JobStepSpec& s) {
   if (l.cp > 1) out += fmt::format(" cp {}", l.cp);
   if (l.cp > 1 && l.cp_comm != CpComm::P2p) out += fmt::format(" ({})", cp_comm_name(l.cp_comm));
   if (l.ep > 1) out += fmt::format(" ep {}", l.ep);
+  if (l.folded()) out += fmt::format(" (expert tp {})", l.etp());
   if (l.ep > 1 && (l.ep_dispatch == EpDispatch::PerNode || l.fp8_dispatch))
     out += fmt::format(" ({}{})", l.ep_dispatch == EpDispatch::PerNode ? "dispatch per node" : "all-to-all",
                        l.fp8_dispatch ? ", FP8 dispatch" : "");
@@ -289,6 +290,7 @@ nlohmann::ordered_json job_step_json(const std::string& name, const JobStepRun& 
                  {"sequence_parallel", l.sequence_parallel}};
   if (l.tp_overlapped()) j["layout"]["overlap_tp"] = true;  // absent: the TP collectives wait
   if (l.fp8) j["layout"]["fp8_activations"] = l.fp8_activations;
+  if (l.folded()) j["layout"]["expert_tp"] = l.etp();
   if (l.recompute == JobRecompute::Selective) {
     auto modules = nlohmann::ordered_json::array();
     for (const auto& [module_name, module] : recompute_module_names())

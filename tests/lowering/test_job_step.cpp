@@ -1087,3 +1087,74 @@ TEST_CASE("all-reduce across nodes: NCCL's trees where they beat the ring", "[jo
   CHECK(collective_seconds(Collective::ReduceScatter, 192, 1e6, net) ==
         ring_seconds(Collective::ReduceScatter, 192, 1e6, net));
 }
+
+TEST_CASE("expert TP folded below tp: whole experts, EP inside the node (MoE parallel folding)", "[job_step][moe]") {
+  // Qwen3-235B-A22B at TP 4 with SP, 16-way DP, EP 8: T = 4,096 tokens per micro-batch.
+  JobStepSpec s = qwen3_235b_routing();
+  s.model.routing = {};
+  JobLayout& l = s.layout;
+  l.tp = 4;
+  l.dp = 16;
+  l.sequence_parallel = true;
+  JobLayout folded = l;
+  folded.expert_tp = 1;
+  const JobModel& m = s.model;
+  const auto experts = [](const LayerWork& w) {
+    std::vector<GemmShape> out;
+    for (const GemmShape& g : w.gemms)
+      if (g.part == GemmPart::Experts) out.push_back(g);
+    return out;
+  };
+  // Unfolded: the 16 local experts take all 4,096 tokens' 8 copies, 2,048 rows each, FFN split
+  // 4 ways. Folded: an EP rank gets its quarter of the tokens, 512 rows per expert, whole FFN.
+  const auto a = experts(layer_work(m, l)), b = experts(layer_work(m, folded));
+  REQUIRE(a.size() == 2);
+  REQUIRE(b.size() == 2);
+  CHECK(a[0].m == 2048);
+  CHECK(a[0].n == 2 * 1536 / 4);
+  CHECK(b[0].m == 512);
+  CHECK(b[0].n == 2 * 1536);
+  CHECK(b[0].count == 16);
+  CHECK(gemm_seconds(b, GemmPass::Forward, s.cluster.accelerator, false) > 0);
+  const auto flops = [](const std::vector<GemmShape>& g) {
+    double f = 0;
+    for (const auto& x : g) f += 2 * x.m * x.n * x.k * x.count;
+    return f;
+  };
+  CHECK(flops(a) == flops(b));  // the same work, in fewer, larger GEMMs
+  // Each GPU holds 16 whole experts (not 16 quarters), and 8 GPUs of a stage hold each expert
+  // (tp x dp / (etp x ep) = 64 / 8) instead of 2.
+  CHECK(layer_work(m, folded).expert_parameters == 4 * layer_work(m, l).expert_parameters);
+  CHECK(l.expert_replicas() == 2);
+  CHECK(folded.expert_replicas() == 8);
+  // The EP group: 8 ranks TP x CP = 4 apart span 4 nodes; folded, 8 neighbours share a node.
+  CHECK(group_paths(s.cluster, l).ep.inter_node);
+  CHECK_FALSE(group_paths(s.cluster, folded).ep.inter_node);
+  // TP: the attention block's gather and reduce-scatter stay; the MoE block's go (expert TP 1)
+  // or run among 2 ranks over half of the tokens (expert TP 2).
+  const GroupPaths paths = group_paths(s.cluster, l);
+  const double gather = ring_seconds(Collective::AllGather, 4, 4096.0 * 4096 * 2, paths.tp);
+  CHECK(layer_passes(m, l, s.cluster).forward.tp == Approx(4 * gather).epsilon(1e-12));
+  CHECK(layer_passes(m, folded, s.cluster).forward.tp == Approx(2 * gather).epsilon(1e-12));
+  JobLayout two = l;
+  two.expert_tp = 2;
+  const double pair = ring_seconds(Collective::AllGather, 2, 2048.0 * 4096 * 2, group_paths(s.cluster, two).etp);
+  CHECK(layer_passes(m, two, s.cluster).forward.tp == Approx(2 * gather + 2 * pair).epsilon(1e-12));
+  // Refused: an expert TP that does not divide tp, one without SP, a grid past the ranks.
+  JobLayout bad = folded;
+  bad.expert_tp = 3;
+  auto p = check_layout(m, bad, 0);
+  REQUIRE(p);
+  CHECK(p->key == "expert_tp");
+  bad = folded;
+  bad.sequence_parallel = false;
+  p = check_layout(m, bad, 0);
+  REQUIRE(p);
+  CHECK(p->key == "expert_tp");
+  bad = folded;
+  bad.ep = 128;
+  p = check_layout(m, bad, 0);
+  REQUIRE(p);
+  CHECK(p->key == "ep");
+  CHECK_FALSE(check_layout(m, folded, 0));
+}
