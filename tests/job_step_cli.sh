@@ -157,11 +157,12 @@ search:
           seq: 4096, experts: 128, top_k: 8, expert_ffn: 1536, routing: {hot_experts: 50%, hot_load: 1.5}}
   hardware: {preset: h100-sxm, gpus: 16}
   layout: {tp: 1, pp: 1, ep: [4, 8], zero: 1, micro_batch: 1, global_batch: 64, recompute: [selective],
-           recompute_modules: [layernorm, moe_act]}
+           recompute_modules: [layernorm, moe_act], expert_tp: 1}
 YAML
 "$stepsim" search "$tmp/route-search.yaml" >"$tmp/route-search.txt"
 has "expert routing: 50% of the 128 experts hot at 1.5x the mean, placed contiguous" "$tmp/route-search.txt"
 has "selective recompute: layernorm, moe_act" "$tmp/route-search.txt"
+has "routed experts at expert TP 1 (EP folded over TP)" "$tmp/route-search.txt"
 # FP8 activations (docs/job.md "FP8 activations"): DeepSeek-V3's own recompute with and without.
 sel=(--set job_step.layout.recompute=selective --set "job_step.layout.recompute_modules=[layernorm,mla_up_proj,moe_act]")
 run "$stepsim" run scenarios/job-deepseek-v3-2048xh800.yaml "${sel[@]}"
@@ -218,6 +219,8 @@ search:
 YAML
 "$stepsim" search "$tmp/tpo-search.yaml" >"$tmp/tpo-search.txt"
 has "TP communication overlapped with the GEMMs where sequence parallel" "$tmp/tpo-search.txt"
+"$stepsim" search "$tmp/tpo-search.yaml" --set search.layout.cp_comm=a2a >"$tmp/a2a-search.txt"
+has "context parallelism by a2a" "$tmp/a2a-search.txt"
 fig "1 16 4 1 1 4 1 - 1 selective yes 2.868 s 58.4% 25.2 5.6% 0.27 s (DP 0.3)" "$tmp/tpo-search.txt"
 fig "4 16 8 1 1 2 1 - 1 selective no 3.562 s 47.0% 20.2 1.1% 0.57 s (TP 0.5 DP 0.0)" "$tmp/tpo-search.txt"
 # The whole DeepSeek-V3 (docs/job.md): 61 layers in 16 DualPipe stages of 1 and 4 layers, MLA,

@@ -141,6 +141,10 @@ std::string header(const SearchReportInfo& info, const SearchSpec& spec) {
     out += fmt::format("selective recompute: {}\n",
                        spec.base.recompute_modules ? recompute_module_list(spec.base.recompute_modules) : "no modules");
   if (spec.base.overlap_tp) out += "TP communication overlapped with the GEMMs where sequence parallel\n";
+  if (spec.base.expert_tp > 0)
+    out += fmt::format("routed experts at expert TP {} (EP folded over TP)\n", spec.base.expert_tp);
+  if (spec.base.cp_comm != CpComm::P2p)
+    out += fmt::format("context parallelism by {}\n", cp_comm_name(spec.base.cp_comm));
   if (timed(spec))
     out += fmt::format("task: {} tokens, deadline {:.1f} days ({:.1f} reserved)\n", spec.task.tokens,
                        days(spec.task.deadline), days(spec.task.reserved));
