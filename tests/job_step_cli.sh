@@ -64,6 +64,10 @@ fig "no-recompute 8.874 s -23.0% 1846 27.7% 184.5 / 74.5 no" "$tmp/route-cmp.txt
 # unless the experts keep TP 1 and EP folds over the TP ranks of a node.
 fig "tp4 82.194 s +613.2% 199 3.0% 24.7 / 74.5 yes 6.3% 74.41 s (TP 1.3 EP 73.0)" "$tmp/route-cmp.txt"
 fig "tp4-expert-tp1 11.621 s +0.8% 1410 21.1% 54.2 / 74.5 yes 12.2% 4.14 s (TP 0.6 DP/ZeRO 1.0 EP 2.5)" "$tmp/route-cmp.txt"
+"$stepsim" run scenarios/job-moe-routing-256xh100.yaml --set job_step.layout.tp=4 --set job_step.layout.dp=16 \
+  --set job_step.layout.sequence_parallel=true --set job_step.layout.expert_tp=1 --set job_step.layout.ep_dispatch=per_node \
+  >"$tmp/route-fold.txt"
+has "dp 16 ep 8 (expert tp 1, dispatch per node), zero 1" "$tmp/route-fold.txt"
 run "$stepsim" run scenarios/job-moe-routing-256xh100.yaml --set job_step.layout.expert_tp=3
 [[ $code == 2 && "$err" == "error: --set: job_step.layout.expert_tp: expert_tp 3 does not divide tp 1 (would fit: 1)" ]] ||
   fail "expert_tp 3: exit $code: $err"
@@ -228,6 +232,7 @@ fig "4 16 8 1 1 2 1 - 1 selective no 3.562 s 47.0% 20.2 1.1% 0.57 s (TP 0.5 DP 0
 "$stepsim" run scenarios/job-deepseek-v3-2048xh800.yaml >"$tmp/dsv3.txt"
 has "tp 1 pp 16 (layers per chunk 1, 15 x 4) dp 128 ep 64" "$tmp/dsv3.txt"
 fig "step time 16.280 s" "$tmp/dsv3.txt"
+has "recompute full, FP8 GEMMs, Adam moments in BF16" "$tmp/dsv3.txt"
 fig "tokens/s per GPU 1887" "$tmp/dsv3.txt"
 run "$stepsim" run scenarios/job-deepseek-v3-2048xh800.yaml --set 'job_step.model.mla={kv_lora_rank: 512}'
 [[ $code == 2 && "$err" == *"job_step.model.mla.qk_nope_head_dim: missing"* ]] || fail "mla without head dims: exit $code: $err"

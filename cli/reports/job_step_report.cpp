@@ -4,6 +4,7 @@
 #include <algorithm>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "cli/reports/plan_tensor_report.hpp"
 #include "cli/reports/table.hpp"
@@ -34,10 +35,13 @@ std::string layout_line(const JobStepSpec& s) {
   if (l.cp > 1) out += fmt::format(" cp {}", l.cp);
   if (l.cp > 1 && l.cp_comm != CpComm::P2p) out += fmt::format(" ({})", cp_comm_name(l.cp_comm));
   if (l.ep > 1) out += fmt::format(" ep {}", l.ep);
-  if (l.folded()) out += fmt::format(" (expert tp {})", l.etp());
-  if (l.ep > 1 && (l.ep_dispatch == EpDispatch::PerNode || l.fp8_dispatch))
-    out += fmt::format(" ({}{})", l.ep_dispatch == EpDispatch::PerNode ? "dispatch per node" : "all-to-all",
-                       l.fp8_dispatch ? ", FP8 dispatch" : "");
+  std::vector<std::string> ep_notes;  // how the experts are laid out and reached, when not the default
+  if (l.folded()) ep_notes.push_back(fmt::format("expert tp {}", l.etp()));
+  if (l.ep > 1 && (l.ep_dispatch == EpDispatch::PerNode || l.fp8_dispatch)) {
+    ep_notes.emplace_back(l.ep_dispatch == EpDispatch::PerNode ? "dispatch per node" : "all-to-all");
+    if (l.fp8_dispatch) ep_notes.emplace_back("FP8 dispatch");
+  }
+  if (!ep_notes.empty()) out += fmt::format(" ({})", fmt::join(ep_notes, ", "));
   out += fmt::format(
       ", zero {}, {}, micro-batch {}, global batch {}, recompute {}{}{}", l.zero, l.schedule, l.micro_batch,
       l.global_batch, recompute_name(l.recompute),
@@ -48,6 +52,8 @@ std::string layout_line(const JobStepSpec& s) {
       !l.sequence_parallel ? ""
       : l.tp_overlapped()  ? ", sequence parallel, TP communication overlapped"
                            : ", sequence parallel");
+  if (l.fp8) out += l.fp8_activations ? ", FP8 GEMMs" : ", FP8 GEMMs (their inputs kept in BF16)";
+  if (l.adam_moment_bytes != 4) out += fmt::format(", Adam moments in {}", l.adam_moment_bytes == 2 ? "BF16" : "FP8");
   return out;
 }
 // What the router leaves on the EP ranks, when it is not the mean everywhere.
