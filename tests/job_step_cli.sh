@@ -207,8 +207,12 @@ fig "exposed CP 2.916 s" "$tmp/cp-ag.txt"
 has '"comm": "a2a"' "$tmp/cp-a2a.json"
 has '"step_time_ns": 28368' "$tmp/cp-a2a.json"
 run "$stepsim" run scenarios/job-long-context.yaml --set job_step.layout.cp_comm=a2a
-[[ $code == 2 && "$err" == *"job-long-context.yaml:17: job_step.layout.cp: cp_comm a2a splits the heads over tp x cp = 4 x 4 = 16 ranks"* ]] ||
+[[ $code == 2 && "$err" == *"job-long-context.yaml:18: job_step.layout.cp: cp_comm a2a splits the heads over tp x cp = 4 x 4 = 16 ranks"* ]] ||
   fail "a2a heads: exit $code: $err"
+"$stepsim" compare scenarios/job-long-context.yaml >"$tmp/cp-cmp.txt"
+fig "contiguous 44.790 s +54.0% 1463" "$tmp/cp-cmp.txt"
+fig "all-gather 31.995 s +10.0% 2048 33.4% 26.9 / 74.5 yes 0.4% 4.68 s (TP 1.6 CP 2.9)" "$tmp/cp-cmp.txt"
+fig "tp2-a2a 28.368 s -2.4% 2310 37.7% 51.0 / 74.5 yes 1.0% 1.12 s (TP 0.5 DP/ZeRO 0.3 CP 0.3)" "$tmp/cp-cmp.txt"
 run "$stepsim" run scenarios/job-long-context.yaml --set job_step.layout.cp_comm=ring
 [[ $code == 2 && "$err" == "error: --set: job_step.layout.cp_comm: unknown cp_comm 'ring' (p2p, all_gather or a2a)" ]] ||
   fail "unknown cp_comm: exit $code: $err"
