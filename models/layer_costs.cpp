@@ -562,6 +562,16 @@ TpExposure tp_exposure(const LayerWork& w, const JobLayout& l, const ClusterSpec
   return e;
 }
 
+double fp8_cast_bytes(const std::vector<GemmShape>& gemms, GemmPass pass) {
+  double elements = 0;
+  for (const GemmShape& g : gemms) {
+    if (g.part == GemmPart::Router) continue;  // the gating runs in BF16 (DeepSeek-V3 sec. 3.3.1)
+    if (pass == GemmPass::Forward && g.split == TpSplit::Row) elements += g.m * g.k * g.count;
+    if (pass == GemmPass::InputGrad) elements += g.m * g.n * g.count;
+  }
+  return 4 * elements;
+}
+
 namespace {
 PassSeconds layer_pass(const LayerWork& w, const JobLayout& l, const ClusterSpec& c, const GroupPaths& paths,
                        GemmPass pass, double attn_mult, double mem_mult, double tp_mult) {
@@ -570,7 +580,8 @@ PassSeconds layer_pass(const LayerWork& w, const JobLayout& l, const ClusterSpec
   p.gemm = gemm_seconds(w.gemms, pass, a, l.fp8);
   // Attention kernels run at BF16 even in FP8 recipes (Transformer Engine keeps them BF16).
   p.attention = attn_mult * w.attention_flops / (a.peak_bf16 * a.efficiency.attention);
-  p.memory = mem_mult * w.memory_bytes / (static_cast<double>(a.hbm_bandwidth) * a.efficiency.memory);
+  const double casts = l.fp8 ? fp8_cast_bytes(w.gemms, pass) : 0;
+  p.memory = (mem_mult * w.memory_bytes + casts) / (static_cast<double>(a.hbm_bandwidth) * a.efficiency.memory);
   const TpExposure tp = tp_exposure(w, l, c, paths, pass);
   p.tp = tp_mult * (tp.plain + tp.pipelined);
   // A collective pipelined under a GEMM takes SMs from it: slowed by contention x the overlap.

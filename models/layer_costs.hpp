@@ -246,6 +246,13 @@ enum class GemmPass : std::uint8_t { Forward, InputGrad, WeightGrad };
 // ceil(tiles / sms) leaves SMs idle. Returns the useful share of the occupied tile slots,
 // (count m n / (tile_m tile_n)) / (waves x sms), in (0, 1]; 1 when the tiling is not modelled.
 double gemm_wave_efficiency(double m, double n, double count, const GemmTiling& g);
+// The bytes an FP8 recipe's casts move in one pass (Transformer Engine's cast_transpose: read the
+// BF16 tensor, write its FP8 copy and the transposed copy the weight gradient reads, 4 B per
+// element): forward, the inputs of row-parallel GEMMs (the projection, the MLP's and the experts'
+// second GEMMs: another kernel's output; a column-parallel GEMM's input is cast inside the norm
+// or the dispatch before it); input gradient, every GEMM's output gradient. The router stays
+// BF16. What the casts cost is the bytes over HBM, as any memory-bound kernel.
+double fp8_cast_bytes(const std::vector<GemmShape>& gemms, GemmPass pass);
 // Seconds of `gemms` in one pass: each one's 2 m n k x count FLOPs / (peak x efficiency.gemm x
 // its wave efficiency); efficiency.gemm is what quantization leaves unexplained (fitted).
 double gemm_seconds(const std::vector<GemmShape>& gemms, GemmPass pass, const AcceleratorSpec& a, bool fp8);

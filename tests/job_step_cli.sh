@@ -36,7 +36,7 @@ fig "exposed DP/ZeRO 22.45 ms" "$tmp/fsdp.txt"
 # MoE: expert weights are on dp x cp / ep = 1 rank each, so ZeRO-1 cannot shard their Adam state
 # (8.34 GiB, where dividing them by dp too gave 0.59), and their gradients are reduced by nobody.
 "$stepsim" run scenarios/job-moe-dualpipe-h800.yaml >"$tmp/moe.txt"
-fig "step time 5.505 s" "$tmp/moe.txt"
+fig "step time 5.729 s" "$tmp/moe.txt"
 fig "exposed EP 1.170 s" "$tmp/moe.txt"
 fig "optimizer state 8.36" "$tmp/moe.txt"
 fig "exposed DP/ZeRO 276.58 ms" "$tmp/moe.txt"
@@ -129,7 +129,7 @@ fig "activations (peak) 104.22" "$tmp/rm.txt"
 "$stepsim" run scenarios/job-deepseek-v3-2048xh800.yaml --set job_step.layout.recompute=selective \
   --set 'job_step.layout.recompute_modules=[layernorm, mla_up_proj, moe_act]' --set job_step.allow_oom=true --json >"$tmp/rm.json"
 has '"recompute_modules": \[' "$tmp/rm.json"
-python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert d["layout"]["recompute_modules"]==["layernorm","mla_up_proj","moe_act"]; assert d["step_time_ns"]==12427453124, d["step_time_ns"]' "$tmp/rm.json" ||
+python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert d["layout"]["recompute_modules"]==["layernorm","mla_up_proj","moe_act"]; assert d["step_time_ns"]==13037636992, d["step_time_ns"]' "$tmp/rm.json" ||
   fail "DeepSeek-V3 with its recompute modules"
 run "$stepsim" run scenarios/job-moe-routing-256xh100.yaml --set job_step.layout.recompute=selective \
   --set 'job_step.layout.recompute_modules=[mla_up_proj]'
@@ -235,9 +235,9 @@ fig "4 16 8 1 1 2 1 - 1 selective no 3.562 s 47.0% 20.2 1.1% 0.57 s (TP 0.5 DP 0
 # dense first layers, a prediction module; an MLA key without its siblings is refused at the key.
 "$stepsim" run scenarios/job-deepseek-v3-2048xh800.yaml >"$tmp/dsv3.txt"
 has "tp 1 pp 16 (layers per chunk 1, 15 x 4) dp 128 ep 64" "$tmp/dsv3.txt"
-fig "step time 16.280 s" "$tmp/dsv3.txt"
+fig "step time 17.100 s" "$tmp/dsv3.txt"
 has "recompute full, FP8 GEMMs, Adam moments in BF16" "$tmp/dsv3.txt"
-fig "tokens/s per GPU 1887" "$tmp/dsv3.txt"
+fig "tokens/s per GPU 1797" "$tmp/dsv3.txt"
 run "$stepsim" run scenarios/job-deepseek-v3-2048xh800.yaml --set 'job_step.model.mla={kv_lora_rank: 512}'
 [[ $code == 2 && "$err" == *"job_step.model.mla.qk_nope_head_dim: missing"* ]] || fail "mla without head dims: exit $code: $err"
 run "$stepsim" run scenarios/job-deepseek-v3-2048xh800.yaml --set job_step.layout.zero=3
@@ -249,7 +249,7 @@ cols+=",mtp_layers,q_lora_rank,kv_lora_rank,qk_nope_head_dim,qk_rope_head_dim,v_
 cols+=",first_chunk_layers,sched,mbs,gbs,recomp,zero,fp8,ep_dispatch,fp8_dispatch,adam_moment_bytes,metric,value,fit"
 printf '%s\n%s\n' "$cols" "DSV3,Sec 1,DeepSeek-V3,61,7168,128,18432,129280,4096,swiglu,0,256,8,2048,2048,3,4,1,1536,512,128,64,128,h800,2048,1,16,128,64,1,dualpipe,1,15360,full,1,1,per_node,1,2,tokens_per_gpu_s,1543,0" >"$tmp/dsv3.csv"
 "$stepsim" check-against "$tmp/dsv3.csv" --efficiency 0.7,0.55,0.8,0.8,0.8,0.2 >"$tmp/dsv3-check.txt"
-fig "2 Sec 1 DeepSeek-V3 2048 GPUs 1543 tok/s 1887 +22.3% held out" "$tmp/dsv3-check.txt"
+fig "2 Sec 1 DeepSeek-V3 2048 GPUs 1543 tok/s 1797 +16.4% held out" "$tmp/dsv3-check.txt"
 sed 's/,256,8,2048,2048,3,4,1,/,0,8,2048,2048,3,4,1,/' "$tmp/dsv3.csv" >"$tmp/dsv3-dense.csv"
 run "$stepsim" check-against "$tmp/dsv3-dense.csv" --efficiency 0.7,0.55,0.8,0.8,0.8,0.2
 [[ $code == 2 && "$err" == *"dsv3-dense.csv:2: top_k: needs experts (a mixture-of-experts model)"* ]] ||
@@ -258,10 +258,10 @@ run "$stepsim" check-against "$tmp/dsv3-dense.csv" --efficiency 0.7,0.55,0.8,0.8
 "$stepsim" run scenarios/job-moe-dualpipe-h800.yaml --set job_step.layout.ep_dispatch=all_to_all \
   --set job_step.layout.fp8_dispatch=false --json >"$tmp/moe-a2a.json"
 has '"ep_dispatch": "all_to_all"' "$tmp/moe-a2a.json"
-has '"step_time_ns": 10789995257' "$tmp/moe-a2a.json"
+has '"step_time_ns": 10858499901' "$tmp/moe-a2a.json"
 # Its first two layers dense (docs/job.md): no all-to-all there, more weights on device 0.
 "$stepsim" run scenarios/job-moe-dualpipe-h800.yaml --set job_step.model.dense_layers=2 >"$tmp/moe-dense.txt"
-fig "step time 5.388 s" "$tmp/moe-dense.txt"
+fig "step time 5.596 s" "$tmp/moe-dense.txt"
 fig "weights 7.15" "$tmp/moe-dense.txt"
 run "$stepsim" run scenarios/job-moe-dualpipe-h800.yaml --set job_step.model.dense_layers=32
 [[ $code == 2 && "$err" == *"job_step.model.dense_layers: 32 dense layers leave none of the 32 layers an MoE layer"* ]] ||

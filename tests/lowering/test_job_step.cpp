@@ -994,6 +994,21 @@ TEST_CASE("FP8 activations: FP8 GEMMs keep their inputs in FP8 for the backward"
   const double q_o = 64 * 128;
   CHECK(static_cast<double>(layer_activation_bytes(q.model, qa) - layer_activation_bytes(q.model, qb)) ==
         Approx(4096 * (2 - 1.03125) * (4096 + q_o + 8 * 4096 + 8 * 1536)).epsilon(1e-9));
+  // The casts an FP8 recipe adds, 4 B per element (read BF16, write FP8 and its transpose), on
+  // GPT-3's shape at TP 8 (T = 2,048, h = 12,288, ffn 4h): forward the projection's and FC2's
+  // inputs (h / 8 and 4h / 8 per token), backward every GEMM's output gradient (QKV 3h / 8, the
+  // projection h, FC1 4h / 8, FC2 h). Full recompute casts the forward's again.
+  const std::vector<GemmShape> gemms = layer_work(s.model, fp8).gemms;
+  CHECK(fp8_cast_bytes(gemms, GemmPass::Forward) == Approx(4 * tokens * (h / 8 + 4 * h / 8)).epsilon(1e-12));
+  CHECK(fp8_cast_bytes(gemms, GemmPass::InputGrad) ==
+        Approx(4 * tokens * (3 * h / 8 + h + 4 * h / 8 + h)).epsilon(1e-12));
+  CHECK(fp8_cast_bytes(gemms, GemmPass::WeightGrad) == 0);
+  const ClusterSpec& c = s.cluster;
+  const double hbm = static_cast<double>(c.accelerator.hbm_bandwidth) * c.accelerator.efficiency.memory;
+  JobLayout no_fp8 = fp8;
+  no_fp8.fp8 = no_fp8.fp8_activations = false;
+  CHECK(layer_passes(s.model, fp8, c).forward.memory - layer_passes(s.model, no_fp8, c).forward.memory ==
+        Approx(4 * tokens * (5 * h / 8) / hbm).epsilon(1e-9));
   // Without FP8 GEMMs there is no FP8 copy: refused at the key.
   JobLayout no = qb;
   no.fp8 = false;
