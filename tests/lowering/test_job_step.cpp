@@ -785,6 +785,16 @@ JobStepSpec qwen3_235b_routing() {
   l.recompute = JobRecompute::Full;
   return s;
 }
+
+// The same at TP 4 with sequence parallelism (16-way DP), routed evenly.
+JobStepSpec qwen3_235b_tp4() {
+  JobStepSpec s = qwen3_235b_routing();
+  s.model.routing = {};
+  s.layout.tp = 4;
+  s.layout.dp = 16;
+  s.layout.sequence_parallel = true;
+  return s;
+}
 }  // namespace
 
 TEST_CASE("expert routing: the busiest EP rank sets the pace (figure 10-27 in a job)", "[job_step][moe]") {
@@ -945,12 +955,8 @@ TEST_CASE("TP communication overlap: each collective pipelined in tp chunks with
 }
 
 TEST_CASE("TP communication overlap: an MoE block's collectives still wait", "[job_step][tp-overlap]") {
-  JobStepSpec s = qwen3_235b_routing();
-  s.model.routing = {};
+  JobStepSpec s = qwen3_235b_tp4();
   JobLayout& l = s.layout;
-  l.tp = 4;
-  l.dp = 16;
-  l.sequence_parallel = true;
   l.recompute = JobRecompute::None;
   JobLayout o = l;
   o.overlap_tp = true;
@@ -1105,12 +1111,8 @@ TEST_CASE("all-reduce across nodes: NCCL's trees where they beat the ring", "[jo
 
 TEST_CASE("expert TP folded below tp: whole experts, EP inside the node (MoE parallel folding)", "[job_step][moe]") {
   // Qwen3-235B-A22B at TP 4 with SP, 16-way DP, EP 8: T = 4,096 tokens per micro-batch.
-  JobStepSpec s = qwen3_235b_routing();
-  s.model.routing = {};
-  JobLayout& l = s.layout;
-  l.tp = 4;
-  l.dp = 16;
-  l.sequence_parallel = true;
+  JobStepSpec s = qwen3_235b_tp4();
+  const JobLayout& l = s.layout;
   JobLayout folded = l;
   folded.expert_tp = 1;
   const JobModel& m = s.model;
