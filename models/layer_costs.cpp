@@ -526,7 +526,7 @@ TpExposure tp_exposure(const LayerWork& w, const JobLayout& l, const ClusterSpec
   TpExposure e;
   // TP collectives are on the critical path in Megatron (the next GEMM needs their result).
   const Collective tc = l.sequence_parallel ? Collective::AllGather : Collective::AllReduce;
-  double one = ring_seconds(tc, l.tp, w.tp_bytes, paths.tp);
+  double one = collective_seconds(tc, l.tp, w.tp_bytes, paths.tp);
   if (l.sequence_parallel) one *= 2;  // all-gather + reduce-scatter = one all-reduce's bytes
   int plain = w.tp_collectives;
   if (l.tp_overlapped() && pass != GemmPass::WeightGrad) {
@@ -556,8 +556,15 @@ TpExposure tp_exposure(const LayerWork& w, const JobLayout& l, const ClusterSpec
   }
   e.plain = plain * one;
   if (w.moe_tp_members > 1) {  // folded: the routed experts' gather and reduce-scatter wait
-    const double gather = ring_seconds(tc, w.moe_tp_members, w.moe_tp_bytes, paths.etp);
+    const double gather = collective_seconds(tc, w.moe_tp_members, w.moe_tp_bytes, paths.etp);
     e.plain += l.sequence_parallel ? 2 * gather : gather;
+  }
+  // Backward: of each block's two collectives, the one after the column-parallel GEMM runs while
+  // that GEMM's weight gradient is computed (Megatron's async tensor-parallel all-reduce, sec.
+  // 4.2.2 of Korthikanti 2022): only what outlasts half the weight gradients shows.
+  if (pass == GemmPass::InputGrad && e.plain > 0) {
+    const double half = e.plain / 2;
+    e.plain = half + std::max(0.0, half - gemm_seconds(w.gemms, GemmPass::WeightGrad, c.accelerator, l.fp8) / 2);
   }
   return e;
 }
@@ -613,10 +620,10 @@ Bytes layer_activation_bytes(const JobModel& m, const JobLayout& l) {
   double inner = 2 * (dims.q + dims.k + dims.v + dims.o);
   // MLA: the latents (the up-projections' inputs), computed whole on every TP rank.
   const double whole = 2 * dims.latent / hd;
+  // The busiest EP rank keeps its routed rows' expert inputs (2h) and inner arrays: load x the
+  // mean; each token's home rank keeps its copies' outputs (2h) for the combine.
+  const double load = m.experts > 0 ? expert_rank_load(m, l).busiest : 1;
   if (m.experts > 0) {
-    // The busiest EP rank keeps its routed rows' expert inputs (2h) and inner arrays: load x the
-    // mean; each token's home rank keeps its copies' outputs (2h) for the combine.
-    const double load = expert_rank_load(m, l).busiest;
     outside += 2.0 * m.top_k * load + 2.0 * m.top_k;
     inner +=
         inner_per_ffn * (m.top_k * load * static_cast<double>(m.expert_ffn) + static_cast<double>(m.shared_expert_ffn));
@@ -651,7 +658,6 @@ Bytes layer_activation_bytes(const JobModel& m, const JobLayout& l) {
     inner -= saved * dims.o;
     latent *= kFp8Row / kAct;
     if (m.experts > 0) {
-      const double load = expert_rank_load(m, l).busiest;
       const double routed_ffn = m.top_k * load * static_cast<double>(m.expert_ffn);
       if (!l.recomputes(kRecomputeMoe)) outside -= saved * m.top_k * load;
       if (!l.recomputes(kRecomputeMoe) && !l.recomputes(kRecomputeMoeAct)) inner -= saved * routed_ffn;
@@ -723,17 +729,17 @@ void cp_exposure(const LayerWork& w, const JobLayout& l, const GroupPaths& paths
       // The whole sequence's K and V gathered before the attention, in the open (Llama 3 sec.
       // 3.3.2: exposed, and small with GQA's few key/value heads); the backward gathers them
       // again (the gathered copy is not kept) and reduce-scatters dK, dV.
-      const double gather = ring_seconds(Collective::AllGather, l.cp, l.cp * w.cp_bytes, paths.cp);
+      const double gather = collective_seconds(Collective::AllGather, l.cp, l.cp * w.cp_bytes, paths.cp);
       f.cp = gather;
-      bi.cp = gather + ring_seconds(Collective::ReduceScatter, l.cp, l.cp * w.cp_bytes, paths.cp);
+      bi.cp = gather + collective_seconds(Collective::ReduceScatter, l.cp, l.cp * w.cp_bytes, paths.cp);
       return;
     }
     case CpComm::AllToAll: {
       // Q, K and V from sequence chunks to head groups before the attention, its output back
       // after (Jacobs et al. 2023, DeepSpeed-Ulysses sec. 3); the backward the transposes, dO in
       // and dQ, dK, dV out. Each waits for the one before.
-      f.cp = ring_seconds(Collective::AllToAll, l.cp, w.cp_q_bytes + w.cp_bytes, paths.cp) +
-             ring_seconds(Collective::AllToAll, l.cp, w.cp_o_bytes, paths.cp);
+      f.cp = collective_seconds(Collective::AllToAll, l.cp, w.cp_q_bytes + w.cp_bytes, paths.cp) +
+             collective_seconds(Collective::AllToAll, l.cp, w.cp_o_bytes, paths.cp);
       bi.cp = f.cp;
       return;
     }
@@ -754,15 +760,6 @@ LayerPasses layer_passes(const JobModel& m, const JobLayout& l, const ClusterSpe
   PassSeconds f = layer_pass(w, l, c, paths, GemmPass::Forward, 1, 1, 1);
   PassSeconds bi = layer_pass(w, l, c, paths, GemmPass::InputGrad, attn_b, 1.5, 1);
   PassSeconds bw = layer_pass(w, l, c, paths, GemmPass::WeightGrad, 0, 0, 0);
-  // Backward TP: of the two collectives, the one after the column-parallel GEMM runs while that
-  // GEMM's weight gradient is computed (Megatron's async tensor-parallel all-reduce, sec. 4.2.2
-  // of Korthikanti 2022): only what outlasts that weight gradient shows.
-  // Collectives pipelined with their GEMMs (overlap tp) are costed in tp_exposure.
-  const TpExposure bt = tp_exposure(w, l, c, paths, GemmPass::InputGrad);
-  if (bt.plain > 0) {
-    const double half = bt.plain / 2;
-    bi.tp = bt.pipelined + half + std::max(0.0, half - bw.gemm / 2);
-  }
   if (l.cp > 1) cp_exposure(w, l, paths, f, bi);
   // EP: dispatch and combine forward, their transposes backward: the combine's gradient goes
   // the dispatch's way and is sent as the dispatch is (FP8 where the dispatch is: DeepSeek-V3
