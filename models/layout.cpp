@@ -209,6 +209,12 @@ std::optional<InputProblem> check_layout(const JobModel& m, const JobLayout& l, 
         "zero",
         "zero 3 (FSDP) shards the weights over data-parallel ranks and runs without a pipeline: use pp 1, "
         "or zero 1 with pp > 1"};
+  // A pipeline's chunks and copies mean nothing without a pipeline; the step ran one chunk's layers.
+  if (l.zero >= 3 && (l.chunks_per_device() > 1 || l.stage_copies() > 1))
+    return InputProblem{l.vpp > 1 ? "virtual_stages" : "schedule",
+                        fmt::format("zero 3 (FSDP) runs the layers in order on each rank, without pipeline chunks: use "
+                                    "virtual_stages 1 and a one-chunk schedule (got {} with v {})",
+                                    l.schedule, l.vpp)};
   if (l.vpp > 1 && l.microbatches() % l.pp != 0)
     return InputProblem{
         "global_batch",
