@@ -43,7 +43,44 @@ out="$("$stepsim" search scenarios/search-impossible.yaml 2>/dev/null)"
 grep -q "nearest miss: no layout fits in memory" <<<"$out"
 grep -q "128 cards (tp 8 pp 1, dp 16, zero 3)" <<<"$out"
 
+# The experts' TP searched (MoE parallel folding): expert TP 1 under TP 2 is the fastest, the
+# unfolded TP 4 six times slower (its EP group over 4 nodes); folding without sequence
+# parallelism is a divisibility prune. JSON names the expert TP only where folded; CSV always;
+# shards merge to the same ranking.
+out="$("$stepsim" search scenarios/search-moe-256xh100.yaml 2>/dev/null)"
+grep -q "11 layouts considered: 3 pruned by divisibility, 0 by schedule, 0 by memory" <<<"$out" || fail "moe search: $out"
+grep -Eq "^1 +256 +2 +4 +1 +32 +8 +1 +1 +1f1b +1 +full +yes +8\.939 s" <<<"$out" || fail "moe search best: $out"
+grep -Eq "^3 +256 +4 +4 +1 +16 +8 +1 +1 +1f1b .* 9\.332 s" <<<"$out" || fail "moe search tp 4 folded: $out"
+grep -Eq "^7 +256 +4 +4 +1 +16 +8 +4 +1 +1f1b .* 56\.347 s" <<<"$out" || fail "moe search tp 4 unfolded: $out"
+"$stepsim" search scenarios/search-moe-256xh100.yaml --json --csv "$tmp/moe.csv" >"$tmp/moe.json" 2>/dev/null
+python3 - "$tmp/moe.json" "$tmp/moe.csv" <<'PY'
+import csv, json, sys
+top = json.load(open(sys.argv[1]))["top"]
+assert [(e["tp"], e.get("expert_tp")) for e in top[:4]] == [(2, 1), (1, None), (4, 1), (4, 2)], top[:4]
+rows = {int(r["index"]): r for r in csv.DictReader(open(sys.argv[2]))}
+assert rows[top[0]["index"]]["expert_tp"] == "1" and rows[top[1]["index"]]["expert_tp"] == "1", rows
+assert {r["expert_tp"] for r in rows.values() if r["tp"] == "4"} == {"1", "2", "4"}
+PY
+for i in 0 1; do "$stepsim" search scenarios/search-moe-256xh100.yaml --shard "$i/2" -o "$tmp/m$i.json" >/dev/null 2>&1; done
+diff <(sed -n '4,$p' <<<"$out") <("$stepsim" search merge "$tmp/m0.json" "$tmp/m1.json" | sed -n '4,$p') || fail "moe merge"
+
+# The CP exchange searched: the ring hides under the attention; a2a is a divisibility prune
+# where tp x cp does not divide the 8 key/value heads.
+out="$("$stepsim" search scenarios/search-long-context-32xh100.yaml 2>/dev/null)"
+grep -q "12 layouts considered: 3 pruned by divisibility" <<<"$out" || fail "cp search: $out"
+grep -Eq "^1 +32 +2 +1 +1 +4 +4 +p2p +1 .* 28\.059 s" <<<"$out" || fail "cp search best: $out"
+grep -Eq "^3 +32 +2 +1 +1 +4 +4 +a2a +1 .* 28\.368 s" <<<"$out" || fail "cp search a2a: $out"
+grep -Eq "^7 +32 +4 +1 +1 +2 +4 +all_gather +1 .* 31\.995 s" <<<"$out" || fail "cp search all-gather: $out"
+
 # Bad input: one line, file:line: key: message, exit 2.
+printf 'search:\n  model: qwen3-8b\n  hardware: {preset: rtx4090, gpus: 8}\n  layout: {cp: [1, 2], cp_comm: [p2p, ring], global_batch: 8}\n' >"$tmp/bad.yaml"
+run "$stepsim" search "$tmp/bad.yaml"
+[[ $code == 2 ]] || fail "bad cp_comm: exit $code"
+grep -q "bad.yaml:4: search.layout.cp_comm: unknown cp_comm 'ring' (p2p, all_gather, a2a or auto)" <<<"$err" || fail "bad cp_comm: $err"
+printf 'search:\n  model: qwen3-8b\n  hardware: {preset: rtx4090, gpus: 8}\n  layout: {expert_tp: [1, 2], global_batch: 8}\n' >"$tmp/bad.yaml"
+run "$stepsim" search "$tmp/bad.yaml"
+[[ $code == 2 ]] || fail "expert_tp on a dense model: exit $code"
+grep -q "bad.yaml:4: search.layout.expert_tp: expert_tp splits routed experts: the model has none" <<<"$err" || fail "expert_tp dense: $err"
 printf 'search:\n  model: qwen3-8b\n  hardware: {preset: rtx4090, gpus: 8}\n  layout: {tp: [1, 3x], global_batch: 8}\n' >"$tmp/bad.yaml"
 run "$stepsim" search "$tmp/bad.yaml"
 [[ $code == 2 ]] || fail "bad layout: exit $code"

@@ -72,8 +72,9 @@ std::vector<std::string> family_names() {
 }
 
 std::size_t space_size(const SearchAxes& a, std::size_t schedules) {
-  return a.cards.size() * a.tp.size() * a.cp.size() * a.pp.size() * a.vpp.size() * schedules * a.zero.size() *
-         a.micro_batch.size() * a.recompute.size() * a.sequence_parallel.size() * a.ep.size() * a.global_batch.size();
+  return a.cards.size() * a.tp.size() * a.cp.size() * a.cp_comm.size() * a.pp.size() * a.vpp.size() * schedules *
+         a.zero.size() * a.micro_batch.size() * a.recompute.size() * a.sequence_parallel.size() * a.ep.size() *
+         a.expert_tp.size() * a.global_batch.size();
 }
 
 // A random search, its space at most ~800 layouts; the deadline is set once the oracle has run.
@@ -96,7 +97,10 @@ SearchSpec random_search(std::mt19937_64& rng) {
     a.pp = subset<int>(rng, {1, 2, 4}, 3);
     a.vpp = subset<int>(rng, {1, 2}, 2);
     a.cp = below(rng, 4) == 0 ? std::vector<int>{1, 2} : std::vector<int>{1};
+    a.cp_comm = a.cp.size() > 1 ? subset<CpComm>(rng, {CpComm::P2p, CpComm::AllGather, CpComm::AllToAll}, 2)
+                                : std::vector<CpComm>{CpComm::P2p};
     a.ep = kind == 2 ? subset<int>(rng, {1, 2, 4}, 2) : std::vector<int>{1};
+    a.expert_tp = kind == 2 && below(rng, 2) == 0 ? subset<int>(rng, {1, 2}, 2) : std::vector<int>{0};
     a.zero = subset<int>(rng, {0, 1, 2, 3}, 3);
     a.micro_batch = subset<int>(rng, {1, 2, 4}, 2);
     a.recompute = subset<JobRecompute>(rng, {JobRecompute::None, JobRecompute::Selective, JobRecompute::Full}, 2);
@@ -191,41 +195,46 @@ void try_point(const SearchSpec& s, Oracle& o, std::int64_t index, std::int64_t 
     ++o.refused;
     return;
   }
+  CHECK(compute_bound(js) <= run.result.step_time);  // the bound the search prunes by is a lower bound
   if (run.result.memory.total() > cap) return;
   Point p{index, cards, l, run.result.step_time, 0};
   p.days_s = completion_s(s, cards, l.global_batch, p.step);
   o.fits.push_back(std::move(p));
 }
 
-// Brute force: every layout of the space, in the documented order (cards, tp, cp, pp, [dp], v,
-// schedule, zero, micro-batch, recompute, SP, ep, global batch); SP only with TP.
+// Brute force: every layout of the space, in the documented order (cards, tp, cp, CP exchange,
+// pp, [dp], v, schedule, zero, micro-batch, recompute, SP, ep, expert TP, global batch); SP only
+// with TP, the CP exchange only with CP (else the first listed); expert TP tp is written 0.
 Oracle brute_force(const SearchSpec& s) {
   Oracle o;
   const SearchAxes& a = s.axes;
   for (const std::int64_t cards : a.cards)
     for (const int tp : a.tp)
       for (const int cp : a.cp)
-        for (const int pp : a.pp)
-          for (const int v : a.vpp)
-            for (const auto& sched : schedules_of(a, pp, v))
-              for (const int zero : a.zero)
-                for (const int mb : a.micro_batch)
-                  for (const JobRecompute rc : a.recompute)
-                    for (const int sp : tp > 1 ? a.sequence_parallel : std::vector<int>{0})
-                      for (const int ep : a.ep)
-                        for (const std::int64_t gb : a.global_batch) {
-                          const std::int64_t index = o.considered++;
-                          JobLayout l = s.base;
-                          const std::int64_t mp = std::int64_t{tp} * cp * pp;
-                          if (cards % mp != 0) {
-                            ++o.divisibility;
-                            continue;
-                          }
-                          l.tp = tp, l.cp = cp, l.pp = pp, l.dp = static_cast<int>(cards / mp), l.vpp = v;
-                          l.schedule = sched, l.zero = zero, l.micro_batch = mb, l.recompute = rc;
-                          l.sequence_parallel = sp != 0 && tp > 1, l.ep = ep, l.global_batch = gb;
-                          try_point(s, o, index, cards, l);
-                        }
+        for (const CpComm comm : cp > 1 ? a.cp_comm : std::vector<CpComm>{a.cp_comm.front()})
+          for (const int pp : a.pp)
+            for (const int v : a.vpp)
+              for (const auto& sched : schedules_of(a, pp, v))
+                for (const int zero : a.zero)
+                  for (const int mb : a.micro_batch)
+                    for (const JobRecompute rc : a.recompute)
+                      for (const int sp : tp > 1 ? a.sequence_parallel : std::vector<int>{0})
+                        for (const int ep : a.ep)
+                          for (const int etp : a.expert_tp)
+                            for (const std::int64_t gb : a.global_batch) {
+                              const std::int64_t index = o.considered++;
+                              JobLayout l = s.base;
+                              const std::int64_t mp = std::int64_t{tp} * cp * pp;
+                              if (cards % mp != 0) {
+                                ++o.divisibility;
+                                continue;
+                              }
+                              l.tp = tp, l.cp = cp, l.cp_comm = comm, l.pp = pp, l.dp = static_cast<int>(cards / mp);
+                              l.vpp = v, l.schedule = sched, l.zero = zero, l.micro_batch = mb, l.recompute = rc;
+                              l.sequence_parallel = sp != 0 && tp > 1, l.ep = ep, l.global_batch = gb;
+                              l.expert_tp = etp == tp ? 0 : etp;
+                              try_point(s, o, index, cards, l);
+                            }
   return o;
 }
 
@@ -269,7 +278,8 @@ bool same_layout(const Candidate& x, const Candidate& y) {
   const JobLayout &a = x.layout, &b = y.layout;
   return x.cards == y.cards && a.tp == b.tp && a.pp == b.pp && a.vpp == b.vpp && a.dp == b.dp && a.cp == b.cp &&
          a.ep == b.ep && a.schedule == b.schedule && a.zero == b.zero && a.micro_batch == b.micro_batch &&
-         a.recompute == b.recompute && a.sequence_parallel == b.sequence_parallel && a.global_batch == b.global_batch;
+         a.recompute == b.recompute && a.sequence_parallel == b.sequence_parallel && a.global_batch == b.global_batch &&
+         a.cp_comm == b.cp_comm && a.expert_tp == b.expert_tp;
 }
 
 // Every layout the search ranked is one the oracle ran, at the same step, divides its cards, and
@@ -367,14 +377,21 @@ std::string json_of(const SearchSpec& s, const SearchResult& r) {
   return cli::search_json({"random", "", "random.yaml"}, s, r).dump();
 }
 
+std::vector<std::string> cp_comm_names(const std::vector<CpComm>& xs) {
+  std::vector<std::string> out;
+  for (const CpComm c : xs) out.emplace_back(cp_comm_name(c));
+  return out;
+}
+
 std::string describe(const SearchSpec& s) {
   const SearchAxes& a = s.axes;
   return fmt::format(
-      "{} on {} ({} GiB), cards [{}], tp [{}] pp [{}] v [{}] cp [{}] ep [{}] sched [{}]{} zero [{}] "
-      "mbs [{}] sp [{}] gb [{}], tokens {} mtbf {} rank {} top {}",
+      "{} on {} ({} GiB), cards [{}], tp [{}] pp [{}] v [{}] cp [{}] cp_comm [{}] ep [{}] expert_tp [{}] sched [{}]{} "
+      "zero [{}] mbs [{}] sp [{}] gb [{}], tokens {} mtbf {} rank {} top {}",
       s.model.shape.name, s.cluster.accelerator.name, s.cluster.accelerator.usable_memory >> 30,
       fmt::join(a.cards, ","), fmt::join(a.tp, ","), fmt::join(a.pp, ","), fmt::join(a.vpp, ","), fmt::join(a.cp, ","),
-      fmt::join(a.ep, ","), fmt::join(a.schedule, ","), a.default_schedule ? " (default)" : "", fmt::join(a.zero, ","),
+      fmt::join(cp_comm_names(a.cp_comm), ","), fmt::join(a.ep, ","), fmt::join(a.expert_tp, ","),
+      fmt::join(a.schedule, ","), a.default_schedule ? " (default)" : "", fmt::join(a.zero, ","),
       fmt::join(a.micro_batch, ","), fmt::join(a.sequence_parallel, ","), fmt::join(a.global_batch, ","), s.task.tokens,
       to_s(s.task.card_mtbf), search_rank_name(s.rank), s.top);
 }
@@ -441,6 +458,8 @@ SearchSpec fixed_search(int kind, const char* preset, std::vector<std::int64_t> 
   s.axes.zero = {1};
   s.axes.recompute = {JobRecompute::None};
   s.axes.sequence_parallel = {0};
+  s.axes.cp_comm = {CpComm::P2p};
+  s.axes.expert_tp = {0};
   s.axes.default_schedule = true;
   s.base.global_batch = 8;
   s.axes.global_batch = {8};

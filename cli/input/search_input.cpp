@@ -18,8 +18,8 @@ namespace {
 
 // Layout keys that may hold a list or `auto`.
 const std::vector<std::string> kAxisKeys = {
-    "tp",          "pp",        "virtual_stages",    "dp",          "cp", "ep", "schedule", "zero", "fsdp",
-    "micro_batch", "recompute", "sequence_parallel", "global_batch"};
+    "tp",          "pp",        "virtual_stages",    "dp",           "cp",        "ep",     "schedule", "zero", "fsdp",
+    "micro_batch", "recompute", "sequence_parallel", "global_batch", "expert_tp", "cp_comm"};
 
 bool is_auto(const YAML::Node& n) { return n.IsScalar() && n.Scalar() == "auto"; }
 
@@ -106,6 +106,7 @@ void check_search_size(const Reader& r, const Reader& lr, const SearchSpec& s) {
                        size_or(a.pp.size(), 64) * size_or(a.vpp.size(), 8) * size_or(a.schedule.size(), 7) *
                        size_or(a.zero.size(), 4) * size_or(a.micro_batch.size(), 5) * size_or(a.recompute.size(), 3) *
                        size_or(a.sequence_parallel.size(), 2) * size_or(a.ep.size(), 16) *
+                       size_or(a.expert_tp.size(), 8) * size_or(a.cp_comm.size(), 3) *
                        static_cast<double>(a.global_batch.size()) * size_or(a.dp.size(), 1);
   // The largest step any layout may simulate: the most micro-batches (the largest global batch
   // in micro-batches of the smallest size, dp 1) through chunks up to one per layer (DualPipe: 2).
@@ -181,6 +182,17 @@ void read_axes(const Reader& r, const Reader& lr, SearchSpec& s) {
     push_once(a.sequence_parallel, b ? 1 : 0);
   }
   if (!lr.has("sequence_parallel")) a.sequence_parallel = {0};
+  a.expert_tp = ints(lr, "expert_tp", a, 1, 1024);
+  if (!a.expert_tp.empty() && s.model.experts == 0)
+    lr.fail("expert_tp", "expert_tp splits routed experts: the model has none");
+  absent_default("expert_tp", a.expert_tp, 0);
+  for (const auto& n : values_of(lr, "cp_comm", a)) {
+    const auto comm = cp_comm_from_name(n.Scalar());
+    if (!comm)
+      lr.fail_at(n, lr.key("cp_comm"), fmt::format("unknown cp_comm '{}' (p2p, all_gather, a2a or auto)", n.Scalar()));
+    push_once(a.cp_comm, *comm);
+  }
+  if (!lr.has("cp_comm")) a.cp_comm = {CpComm::P2p};
 
   check_search_size(r, lr, s);
 }

@@ -43,8 +43,13 @@ Table top_table(const SearchSpec& spec, const std::vector<Evaluated>& rows) {
   std::vector<Table::Column> cols = {{"#"}, {"cards"}, {"tp"}, {"pp"}, {"v"}, {"dp"}};
   const bool cp = std::any_of(rows.begin(), rows.end(), [](const Evaluated& e) { return e.c.layout.cp > 1; });
   const bool ep = std::any_of(rows.begin(), rows.end(), [](const Evaluated& e) { return e.c.layout.ep > 1; });
+  // The CP exchange and expert TP get a column when searched (a single value is in the header).
+  const bool cp_comm = cp && spec.axes.cp_comm.size() != 1;
+  const bool etp = spec.model.experts > 0 && spec.axes.expert_tp.size() != 1;
   if (cp) cols.push_back({"cp"});
+  if (cp_comm) cols.push_back({"cp comm", false});
   if (ep) cols.push_back({"ep"});
+  if (etp) cols.push_back({"etp"});
   for (auto c : std::vector<Table::Column>{{"zero"},
                                            {"schedule", false},
                                            {"mbs"},
@@ -65,7 +70,9 @@ Table top_table(const SearchSpec& spec, const std::vector<Evaluated>& rows) {
     std::vector<std::string> row = {std::to_string(++k),  std::to_string(e.c.cards), std::to_string(l.tp),
                                     std::to_string(l.pp), std::to_string(l.vpp),     std::to_string(l.dp)};
     if (cp) row.push_back(std::to_string(l.cp));
+    if (cp_comm) row.push_back(l.cp > 1 ? cp_comm_name(l.cp_comm) : "-");
     if (ep) row.push_back(std::to_string(l.ep));
+    if (etp) row.push_back(std::to_string(l.etp()));
     row.push_back(zero_label(l));
     row.push_back(l.pp > 1 ? l.schedule : "-");
     row.push_back(std::to_string(l.micro_batch));
@@ -141,10 +148,11 @@ std::string header(const SearchReportInfo& info, const SearchSpec& spec) {
     out += fmt::format("selective recompute: {}\n",
                        spec.base.recompute_modules ? recompute_module_list(spec.base.recompute_modules) : "no modules");
   if (spec.base.overlap_tp) out += "TP communication overlapped with the GEMMs where sequence parallel\n";
-  if (spec.base.expert_tp > 0)
-    out += fmt::format("routed experts at expert TP {} (EP folded over TP)\n", spec.base.expert_tp);
-  if (spec.base.cp_comm != CpComm::P2p)
-    out += fmt::format("context parallelism by {}\n", cp_comm_name(spec.base.cp_comm));
+  const SearchAxes& a = spec.axes;
+  if (a.expert_tp.size() == 1 && a.expert_tp.front() > 0)
+    out += fmt::format("routed experts at expert TP {} (EP folded over TP)\n", a.expert_tp.front());
+  if (a.cp_comm.size() == 1 && a.cp_comm.front() != CpComm::P2p)
+    out += fmt::format("context parallelism by {}\n", cp_comm_name(a.cp_comm.front()));
   if (timed(spec))
     out += fmt::format("task: {} tokens, deadline {:.1f} days ({:.1f} reserved)\n", spec.task.tokens,
                        days(spec.task.deadline), days(spec.task.reserved));
@@ -202,7 +210,9 @@ nlohmann::ordered_json entry_json(const Evaluated& e) {
   j["virtual_stages"] = l.vpp;
   j["dp"] = l.dp;
   j["cp"] = l.cp;
+  if (l.cp_comm != CpComm::P2p) j["cp_comm"] = cp_comm_name(l.cp_comm);  // present when not the ring
   j["ep"] = l.ep;
+  if (l.folded()) j["expert_tp"] = l.expert_tp;  // present when below tp
   j["zero"] = l.zero;
   j["schedule"] = l.schedule;
   j["micro_batch"] = l.micro_batch;
@@ -240,7 +250,9 @@ Evaluated evaluated_from_json(const nlohmann::json& j) {
   l.vpp = j.at("virtual_stages").get<int>();
   l.dp = j.at("dp").get<int>();
   l.cp = j.at("cp").get<int>();
+  if (j.contains("cp_comm")) l.cp_comm = cp_comm_from_name(j.at("cp_comm").get<std::string>()).value_or(CpComm::P2p);
   l.ep = j.at("ep").get<int>();
+  if (j.contains("expert_tp")) l.expert_tp = j.at("expert_tp").get<int>();
   l.zero = j.at("zero").get<int>();
   l.schedule = j.at("schedule").get<std::string>();
   l.micro_batch = j.at("micro_batch").get<int>();
@@ -323,7 +335,8 @@ nlohmann::ordered_json search_json(const SearchReportInfo& info, const SearchSpe
 
 std::string search_csv(const SearchSpec& spec, const SearchResult& r) {
   std::string out =
-      "index,cards,tp,pp,virtual_stages,dp,cp,ep,zero,schedule,micro_batch,global_batch,recompute,sequence_parallel,"
+      "index,cards,tp,pp,virtual_stages,dp,cp,cp_comm,ep,expert_tp,zero,schedule,micro_batch,global_batch,recompute,"
+      "sequence_parallel,"
       "step_s,mfu,"
       "memory_gib,bubble,exposed_tp_s,exposed_pp_s,exposed_dp_s,exposed_cp_s,exposed_ep_s,limit,days,front\n";
   const std::set<std::int64_t> front(r.front.begin(), r.front.end());
@@ -333,12 +346,13 @@ std::string search_csv(const SearchSpec& spec, const SearchResult& r) {
   for (const auto& e : r.simulated) {
     const JobLayout& l = e.c.layout;
     out += fmt::format(
-        "{},{},{},{},{},{},{},{},{},{},{},{},{},{},{:.6f},{:.4f},{:.3f},{:.4f},{:.6f},{:.6f},{:.6f},{:.6f},{:.6f},{},{:"
+        "{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{:.6f},{:.4f},{:.3f},{:.4f},{:.6f},{:.6f},{:.6f},{:.6f},{:.6f}"
+        ",{},{:"
         ".3f},{}\n",
-        e.c.index, e.c.cards, l.tp, l.pp, l.vpp, l.dp, l.cp, l.ep, l.zero, l.schedule, l.micro_batch, l.global_batch,
-        recompute_name(l.recompute), l.sequence_parallel ? 1 : 0, to_s(e.step), e.mfu, gib(e.memory.total()), e.bubble,
-        to_s(e.exposed_tp), to_s(e.exposed_pp), to_s(e.exposed_dp), to_s(e.exposed_cp), to_s(e.exposed_ep), e.limit,
-        days(e.completion), front_idx.count(e.c.index) ? 1 : 0);
+        e.c.index, e.c.cards, l.tp, l.pp, l.vpp, l.dp, l.cp, cp_comm_name(l.cp_comm), l.ep, l.etp(), l.zero, l.schedule,
+        l.micro_batch, l.global_batch, recompute_name(l.recompute), l.sequence_parallel ? 1 : 0, to_s(e.step), e.mfu,
+        gib(e.memory.total()), e.bubble, to_s(e.exposed_tp), to_s(e.exposed_pp), to_s(e.exposed_dp), to_s(e.exposed_cp),
+        to_s(e.exposed_ep), e.limit, days(e.completion), front_idx.count(e.c.index) ? 1 : 0);
   }
   (void)spec;
   return out;

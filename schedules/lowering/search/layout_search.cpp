@@ -33,128 +33,13 @@ const char* search_rank_name(SearchRank r) {
 
 namespace {
 
-std::vector<int> divisors(std::int64_t n, std::int64_t limit = std::numeric_limits<std::int64_t>::max()) {
-  std::vector<int> out;
-  for (std::int64_t d = 1; d <= n && d <= limit; ++d)
-    if (n % d == 0) out.push_back(static_cast<int>(d));
-  return out;
-}
-
 Time ns(double seconds) { return seconds <= 0 ? 0 : time_from_ns(std::ceil(seconds * 1e9), "a step's phase"); }
 
-// Largest virtual-stage count `auto` tries: SC21 Table 1 uses up to 3; more chunks cost more
-// pipeline messages than they save in bubble on the presets' links.
-constexpr int kMaxAutoVpp = 8;
-// Micro-batch sizes `auto` tries.
-const std::vector<int> kAutoMicroBatch = {1, 2, 4, 8, 16};
 // Candidates simulated between two updates of the bound threshold (fixed, so that the set of
 // simulated layouts does not depend on the thread count).
 constexpr std::size_t kBatch = 16;
 
 }  // namespace
-
-std::vector<int> auto_tp(const ClusterSpec& c) { return divisors(c.node.gpus); }
-namespace {
-bool sets_ends(const JobLayout& l) { return l.first_chunk_layers >= 0 || l.last_chunk_layers >= 0; }
-bool splits(const JobModel& m, JobLayout l, int pp, int v) {
-  l.pp = pp;
-  l.vpp = v;
-  l.schedule = v > 1 ? "interleaved-1f1b" : "1f1b";
-  return !check_layer_split(m.shape.layers, l);
-}
-}  // namespace
-
-std::vector<int> auto_pp(const JobModel& m, const JobLayout& base) {
-  if (!sets_ends(base)) return divisors(m.shape.layers);
-  std::vector<int> out;
-  for (int pp = 2; pp <= m.shape.layers + 2; ++pp)
-    if (!auto_vpp(m, base, pp).empty()) out.push_back(pp);
-  return out;
-}
-std::vector<int> auto_vpp(const JobModel& m, const JobLayout& base, int pp) {
-  if (!sets_ends(base)) return pp <= 1 ? std::vector<int>{1} : divisors(m.shape.layers / pp, kMaxAutoVpp);
-  std::vector<int> out;
-  for (int v = 1; v <= kMaxAutoVpp; ++v)
-    if (splits(m, base, pp, v)) out.push_back(v);
-  return out;
-}
-
-void enumerate_layouts(const SearchSpec& spec, const std::function<void(const Candidate&)>& visit) {
-  const SearchAxes& a = spec.axes;
-  const JobModel& m = spec.model;
-  auto or_auto = [](const std::vector<int>& v, std::vector<int> dflt) { return v.empty() ? dflt : v; };
-  const std::vector<int> tps = or_auto(a.tp, auto_tp(spec.cluster));
-  const std::vector<int> cps = or_auto(a.cp, divisors(spec.cluster.node.gpus));
-  const std::vector<int> pps = or_auto(a.pp, auto_pp(m, spec.base));
-  const std::vector<int> zeros = or_auto(a.zero, {0, 1, 2, 3});
-  const std::vector<int> mbs = or_auto(a.micro_batch, kAutoMicroBatch);
-  const std::vector<int> eps = or_auto(a.ep, m.experts > 0 ? divisors(m.experts) : std::vector<int>{1});
-  const std::vector<JobRecompute> rcs =
-      a.recompute.empty() ? std::vector<JobRecompute>{JobRecompute::None, JobRecompute::Selective, JobRecompute::Full}
-                          : a.recompute;
-  const std::vector<std::int64_t> gbs =
-      a.global_batch.empty() ? std::vector<std::int64_t>{spec.base.global_batch} : a.global_batch;
-  std::int64_t index = 0;
-  Candidate c;
-  for (const std::int64_t cards : a.cards)
-    for (const int tp : tps)
-      for (const int cp : cps)
-        for (const int pp : pps) {
-          const std::int64_t mp = static_cast<std::int64_t>(tp) * cp * pp;
-          // dp: what the cards leave (0 when they do not divide: check_layout names the problem).
-          std::vector<int> dps;
-          if (a.dp_listed)
-            dps = a.dp;
-          else
-            dps = {cards % mp == 0 ? static_cast<int>(cards / mp) : 0};
-          const std::vector<int> vpps = or_auto(a.vpp, auto_vpp(m, spec.base, pp));
-          // Sequence parallelism splits the TP group's work: without TP there is one layout (off),
-          // whatever the list says (else each listed value would repeat the same layout).
-          const std::vector<int> sps = tp == 1                       ? std::vector<int>{0}
-                                       : a.sequence_parallel.empty() ? std::vector<int>{0, 1}
-                                                                     : a.sequence_parallel;
-          for (const int dp : dps)
-            for (const int v : vpps) {
-              // Schedules: with one stage the order is the same whatever the family (one is
-              // tried); else every family whose placement matches the chunk count.
-              std::vector<std::string> scheds;
-              if (!a.schedule.empty())
-                scheds = a.schedule;
-              else if (pp == 1 || a.default_schedule)
-                scheds = {v > 1 ? "interleaved-1f1b" : "1f1b"};
-              else
-                for (const auto& f : schedule_families())
-                  if (f.takes_virtual_stages == (v > 1)) scheds.push_back(f.name);
-              for (const auto& sched : scheds)
-                for (const int zero : zeros)
-                  for (const int mb : mbs)
-                    for (const JobRecompute rc : rcs)
-                      for (const int sp : sps)
-                        for (const int ep : eps)
-                          for (const std::int64_t gb : gbs) {
-                            c.index = index++;
-                            c.cards = cards;
-                            JobLayout& l = c.layout;
-                            l = spec.base;
-                            l.tp = tp;
-                            l.cp = cp;
-                            l.pp = pp;
-                            l.dp = dp;
-                            l.vpp = v;
-                            l.schedule = sched;
-                            l.zero = zero;
-                            l.micro_batch = mb;
-                            l.recompute = rc;
-                            l.recompute_layers = rc == JobRecompute::Full ? spec.base.recompute_layers : -1;
-                            l.sequence_parallel = sp != 0 && tp > 1;
-                            l.overlap_tp = spec.base.overlap_tp && l.sequence_parallel;  // needs sp
-                            l.ep = ep;
-                            l.global_batch = gb;
-                            visit(c);
-                          }
-            }
-        }
-}
 
 std::optional<std::string> schedule_problem(const JobLayout& l) {
   const ScheduleFamily* f = find_schedule(l.schedule);
@@ -258,7 +143,9 @@ std::string layout_label(const Candidate& c) {
   if (l.vpp > 1) s += fmt::format(" v {}", l.vpp);
   s += fmt::format(" dp {}", l.dp);
   if (l.cp > 1) s += fmt::format(" cp {}", l.cp);
+  if (l.cp > 1 && l.cp_comm != CpComm::P2p) s += fmt::format(" ({})", cp_comm_name(l.cp_comm));
   if (l.ep > 1) s += fmt::format(" ep {}", l.ep);
+  if (l.folded()) s += fmt::format(" (expert tp {})", l.etp());
   s += l.zero >= 3 ? " fsdp" : fmt::format(" zero {}", l.zero);
   if (l.pp > 1) s += " " + l.schedule;
   s += fmt::format(", mbs {}, recompute {}", l.micro_batch, recompute_name(l.recompute));

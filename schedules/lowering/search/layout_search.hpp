@@ -3,9 +3,10 @@
 // values per layout key and a range of card counts, pruned before simulation, the survivors
 // simulated on the engine (schedules/lowering/job/job_step.hpp), ranked.
 //
-//   1. enumerate: cards x tp x cp x pp x virtual stages x schedule x zero x micro-batch x
-//      recompute x sequence parallelism x ep x global batch, in that (fixed) order; dp is what
-//      the cards leave (cards / (tp pp cp)) unless listed;
+//   1. enumerate: cards x tp x cp x CP exchange x pp x dp x virtual stages x schedule x zero x
+//      micro-batch x recompute x sequence parallelism x ep x expert TP x global batch, in that
+//      (fixed) order (layout_space.cpp); dp is what the cards leave (cards / (tp pp cp)) unless
+//      listed;
 //   2. prune, in this order, each rule counted: divisibility (models/layout.hpp check_layout),
 //      schedule (the family cannot run pp stages with m micro-batches and v chunks), memory
 //      (the analytic per-GPU peak, job_memory, over the usable memory), bound (the busiest
@@ -42,6 +43,8 @@ struct SearchAxes {
   bool default_schedule = false;      // not given: 1f1b, or interleaved-1f1b with v > 1
   std::vector<JobRecompute> recompute;
   std::vector<int> sequence_parallel;  // 0 / 1
+  std::vector<int> expert_tp;          // 0 or tp: not folded
+  std::vector<CpComm> cp_comm;
   std::vector<std::int64_t> global_batch;
   // Which keys were `auto` (domain depends on other keys), for the report.
   std::vector<std::string> auto_keys;

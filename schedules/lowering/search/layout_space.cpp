@@ -1,0 +1,213 @@
+// The space a search walks (layout_search.hpp): each key's values, listed or its `auto` domain for
+// this model and cluster, and the enumeration, the product of the keys in one fixed order.
+#include <functional>
+#include <limits>
+#include <memory>
+#include <utility>
+
+#include "models/layout.hpp"
+#include "schedules/lowering/search/layout_search.hpp"
+#include "schedules/pipeline/registry.hpp"
+
+namespace stepsim {
+
+namespace {
+
+std::vector<int> divisors(std::int64_t n, std::int64_t limit = std::numeric_limits<std::int64_t>::max()) {
+  std::vector<int> out;
+  for (std::int64_t d = 1; d <= n && d <= limit; ++d)
+    if (n % d == 0) out.push_back(static_cast<int>(d));
+  return out;
+}
+
+// Largest virtual-stage count `auto` tries: SC21 Table 1 uses up to 3; more chunks cost more
+// pipeline messages than they save in bubble on the presets' links.
+constexpr int kMaxAutoVpp = 8;
+// Micro-batch sizes `auto` tries.
+const std::vector<int> kAutoMicroBatch = {1, 2, 4, 8, 16};
+// CP exchanges `auto` tries (where cp > 1).
+const std::vector<CpComm> kAutoCpComm = {CpComm::P2p, CpComm::AllGather, CpComm::AllToAll};
+
+bool sets_ends(const JobLayout& l) { return l.first_chunk_layers >= 0 || l.last_chunk_layers >= 0; }
+bool splits(const JobModel& m, JobLayout l, int pp, int v) {
+  l.pp = pp;
+  l.vpp = v;
+  l.schedule = v > 1 ? "interleaved-1f1b" : "1f1b";
+  return !check_layer_split(m.shape.layers, l);
+}
+
+}  // namespace
+
+std::vector<int> auto_tp(const ClusterSpec& c) { return divisors(c.node.gpus); }
+
+std::vector<int> auto_pp(const JobModel& m, const JobLayout& base) {
+  if (!sets_ends(base)) return divisors(m.shape.layers);
+  std::vector<int> out;
+  for (int pp = 2; pp <= m.shape.layers + 2; ++pp)
+    if (!auto_vpp(m, base, pp).empty()) out.push_back(pp);
+  return out;
+}
+
+std::vector<int> auto_vpp(const JobModel& m, const JobLayout& base, int pp) {
+  if (!sets_ends(base)) return pp <= 1 ? std::vector<int>{1} : divisors(m.shape.layers / pp, kMaxAutoVpp);
+  std::vector<int> out;
+  for (int v = 1; v <= kMaxAutoVpp; ++v)
+    if (splits(m, base, pp, v)) out.push_back(v);
+  return out;
+}
+
+namespace {
+
+// One key of the space: the values it takes once the keys before it are set, and how a
+// candidate takes one of them.
+class Axis {
+ public:
+  virtual ~Axis() = default;
+  // The key's values for the candidate as the keys before it set it; how many there are.
+  virtual std::size_t open(const Candidate& c) = 0;
+  virtual void take(Candidate& c, std::size_t k) const = 0;
+};
+
+template <class T>
+class KeyAxis final : public Axis {
+ public:
+  using Values = std::function<std::vector<T>(const Candidate&)>;
+  using Take = std::function<void(Candidate&, const T&)>;
+  KeyAxis(std::vector<T> fixed, Values values, Take take)
+      : fixed_(std::move(fixed)), values_(std::move(values)), take_(std::move(take)) {}
+  std::size_t open(const Candidate& c) override {
+    if (!values_) return fixed_.size();
+    now_ = values_(c);
+    return now_.size();
+  }
+  void take(Candidate& c, std::size_t k) const override { take_(c, values_ ? now_[k] : fixed_[k]); }
+
+ private:
+  std::vector<T> fixed_, now_;
+  Values values_;  // empty: the values are `fixed_`, whatever the keys before
+  Take take_;
+};
+
+// A key whose values do not depend on the keys before it.
+template <class T>
+std::unique_ptr<Axis> fixed_key(std::vector<T> values, typename KeyAxis<T>::Take take) {
+  return std::make_unique<KeyAxis<T>>(std::move(values), nullptr, std::move(take));
+}
+// A key whose values do.
+template <class T>
+std::unique_ptr<Axis> dependent_key(typename KeyAxis<T>::Values values, typename KeyAxis<T>::Take take) {
+  return std::make_unique<KeyAxis<T>>(std::vector<T>{}, std::move(values), std::move(take));
+}
+
+template <class T>
+std::vector<T> listed_or(const std::vector<T>& listed, std::vector<T> auto_domain) {
+  return listed.empty() ? std::move(auto_domain) : listed;
+}
+
+// Schedules: with one stage the order is the same whatever the family (one is tried); else
+// every family whose placement matches the chunk count.
+std::vector<std::string> schedules_for(const SearchAxes& a, const JobLayout& l) {
+  if (!a.schedule.empty()) return a.schedule;
+  if (l.pp == 1 || a.default_schedule) return {l.vpp > 1 ? "interleaved-1f1b" : "1f1b"};
+  std::vector<std::string> out;
+  for (const auto& f : schedule_families())
+    if (f.takes_virtual_stages == (l.vpp > 1)) out.push_back(f.name);
+  return out;
+}
+
+// The keys in enumeration order (layout_search.hpp).
+std::vector<std::unique_ptr<Axis>> layout_axes(const SearchSpec& spec) {
+  const SearchAxes& a = spec.axes;
+  const JobModel& m = spec.model;
+  const JobLayout& base = spec.base;
+  std::vector<std::unique_ptr<Axis>> axes;
+  axes.push_back(fixed_key<std::int64_t>(a.cards, [](Candidate& c, std::int64_t v) { c.cards = v; }));
+  axes.push_back(fixed_key<int>(listed_or(a.tp, auto_tp(spec.cluster)), [](Candidate& c, int v) { c.layout.tp = v; }));
+  axes.push_back(
+      fixed_key<int>(listed_or(a.cp, divisors(spec.cluster.node.gpus)), [](Candidate& c, int v) { c.layout.cp = v; }));
+  // Without CP the exchange does not matter: one layout (the first value), not one per value.
+  axes.push_back(dependent_key<CpComm>(
+      [&a](const Candidate& c) {
+        const auto all = listed_or(a.cp_comm, kAutoCpComm);
+        return c.layout.cp > 1 ? all : std::vector<CpComm>{all.front()};
+      },
+      [](Candidate& c, CpComm v) { c.layout.cp_comm = v; }));
+  axes.push_back(fixed_key<int>(listed_or(a.pp, auto_pp(m, base)), [](Candidate& c, int v) { c.layout.pp = v; }));
+  // dp: what the cards leave (0 when they do not divide: check_layout names the problem).
+  axes.push_back(dependent_key<int>(
+      [&a](const Candidate& c) {
+        if (a.dp_listed) return a.dp;
+        const JobLayout& l = c.layout;
+        const std::int64_t mp = static_cast<std::int64_t>(l.tp) * l.cp * l.pp;
+        return std::vector<int>{c.cards % mp == 0 ? static_cast<int>(c.cards / mp) : 0};
+      },
+      [](Candidate& c, int v) { c.layout.dp = v; }));
+  axes.push_back(
+      dependent_key<int>([&](const Candidate& c) { return listed_or(a.vpp, auto_vpp(m, base, c.layout.pp)); },
+                         [](Candidate& c, int v) { c.layout.vpp = v; }));
+  axes.push_back(dependent_key<std::string>([&a](const Candidate& c) { return schedules_for(a, c.layout); },
+                                            [](Candidate& c, const std::string& v) { c.layout.schedule = v; }));
+  axes.push_back(fixed_key<int>(listed_or(a.zero, {0, 1, 2, 3}), [](Candidate& c, int v) { c.layout.zero = v; }));
+  axes.push_back(
+      fixed_key<int>(listed_or(a.micro_batch, kAutoMicroBatch), [](Candidate& c, int v) { c.layout.micro_batch = v; }));
+  axes.push_back(
+      fixed_key<JobRecompute>(listed_or(a.recompute, {JobRecompute::None, JobRecompute::Selective, JobRecompute::Full}),
+                              [&base](Candidate& c, JobRecompute v) {
+                                c.layout.recompute = v;
+                                c.layout.recompute_layers = v == JobRecompute::Full ? base.recompute_layers : -1;
+                              }));
+  // Sequence parallelism splits the TP group's work: without TP there is one layout (off),
+  // whatever the list says (else each listed value would repeat the same layout).
+  axes.push_back(dependent_key<int>(
+      [&a](const Candidate& c) {
+        return c.layout.tp == 1 ? std::vector<int>{0} : listed_or(a.sequence_parallel, {0, 1});
+      },
+      [&base](Candidate& c, int v) {
+        c.layout.sequence_parallel = v != 0 && c.layout.tp > 1;
+        c.layout.overlap_tp = base.overlap_tp && c.layout.sequence_parallel;  // needs sp
+      }));
+  axes.push_back(fixed_key<int>(listed_or(a.ep, m.experts > 0 ? divisors(m.experts) : std::vector<int>{1}),
+                                [](Candidate& c, int v) { c.layout.ep = v; }));
+  // Expert TP: `auto` the divisors of tp (MoE only); tp itself is the unfolded layout (0).
+  axes.push_back(dependent_key<int>(
+      [&](const Candidate& c) {
+        return listed_or(a.expert_tp, m.experts > 0 ? divisors(c.layout.tp) : std::vector<int>{0});
+      },
+      [](Candidate& c, int v) { c.layout.expert_tp = v == c.layout.tp ? 0 : v; }));
+  axes.push_back(fixed_key<std::int64_t>(listed_or(a.global_batch, {base.global_batch}),
+                                         [](Candidate& c, std::int64_t v) { c.layout.global_batch = v; }));
+  return axes;
+}
+
+}  // namespace
+
+// An odometer over the keys: the last turns fastest; a key's values are asked for each time the
+// keys before it move.
+void enumerate_layouts(const SearchSpec& spec, const std::function<void(const Candidate&)>& visit) {
+  const auto axes = layout_axes(spec);
+  const std::size_t n = axes.size();
+  std::vector<std::size_t> at(n, 0), count(n, 0);
+  Candidate c;
+  c.layout = spec.base;
+  std::size_t k = 0;
+  count[0] = axes[0]->open(c);
+  for (;;) {
+    if (at[k] == count[k]) {  // this key's values are done: the key before moves on
+      if (k == 0) return;
+      ++at[--k];
+      continue;
+    }
+    axes[k]->take(c, at[k]);
+    if (k + 1 < n) {
+      ++k;
+      at[k] = 0;
+      count[k] = axes[k]->open(c);
+      continue;
+    }
+    visit(c);
+    ++c.index;
+    ++at[k];
+  }
+}
+
+}  // namespace stepsim
