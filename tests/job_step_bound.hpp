@@ -22,4 +22,14 @@ inline Time device_compute_bound(const JobStepRun& run) {
   return best;
 }
 
+// The pipeline's mean device, from the chunk costs alone (not from how the lowering deals chunks
+// to devices or builds its units): every micro-batch through every chunk once, the work shared
+// by the pp devices. In seconds; no step is shorter.
+inline double mean_compute_seconds(const JobStepSpec& s, std::int64_t microbatches) {
+  double total = 0;
+  for (const auto& c : chunk_costs(s.model, s.layout, s.cluster))
+    total += c.forward.compute() + c.backward_input.compute() + c.backward_weight.compute();
+  return total * static_cast<double>(microbatches) / s.layout.pp;
+}
+
 }  // namespace stepsim::test

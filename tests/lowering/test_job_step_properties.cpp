@@ -1,5 +1,6 @@
 // Jobs on random layouts (dense, GQA and MoE models; A100, H100, B200 and PCIe-only RTX 4090
-// clusters; every schedule, ZeRO stage, recompute, overlap and kernel choice): what every step
+// clusters; every schedule, ZeRO stage, recompute (by layers, by module), overlap (TP too), kernel,
+// CP exchange, expert TP and dispatch, FP8 activations and Adam moment choice): what every step
 // must satisfy whatever the layout. Each figure is checked against another way of getting it:
 // throughput against the batch and the step time, the critical path's shares against the step,
 // the step against the busiest device's compute alone, a second run against the first.
@@ -8,10 +9,10 @@
 #include <cmath>
 #include <random>
 
+#include "job_step_bound.hpp"
 #include "models/layer_costs.hpp"
 #include "models/layout.hpp"
 #include "schedules/lowering/job/job_step.hpp"
-#include "job_step_bound.hpp"
 #include "schedules/lowering/spec_error.hpp"
 
 using namespace stepsim;
@@ -70,9 +71,17 @@ JobStepSpec random_spec(std::mt19937_64& rng) {
   l.fp8 = s.cluster.accelerator.peak_fp8 > 0 && rng() % 4 == 0;
   l.grad_bytes = pick(rng, {2, 4});
   l.cp_balanced = rng() % 2 == 0;
+  l.cp_comm = pick(rng, {CpComm::P2p, CpComm::AllGather, CpComm::AllToAll});
+  l.expert_tp = kind == 2 ? pick(rng, {0, 0, 1, 2}) : 0;
+  l.overlap_tp = rng() % 3 == 0;
+  l.fp8_activations = l.fp8 && rng() % 2 == 0;
+  l.adam_moment_bytes = pick(rng, {4, 2});
+  if (l.recompute == JobRecompute::Full && rng() % 3 == 0) l.recompute_layers = pick(rng, {0, 1});
+  if (l.recompute == JobRecompute::Selective && rng() % 3 == 0)
+    l.recompute_modules = rng() % 2 == 0 ? std::uint8_t{kRecomputeCoreAttn} : std::uint8_t{0};
+  if (kind == 2) l.ep_dispatch = pick(rng, {EpDispatch::AllToAll, EpDispatch::PerNode});
   return s;
 }
-
 
 Time sum_of(const std::vector<CriticalShare>& shares) {
   Time t = 0;
@@ -126,9 +135,10 @@ void check_step(const JobStepSpec& spec, const JobStepRun& run) {
   // The analytic figure (the pre-check that refuses a layout, the search's memory prune) is a
   // lower bound on the simulated one: a layout it refuses cannot fit.
   if (run.pipeline) CHECK(job_memory(spec.model, l, run.comm.chunks).total() <= r.memory.total());
-  // No device finishes before its own compute: the pipeline's step is at least the busiest
-  // device's forward, backward and weight-gradient work plus its optimizer.
-  if (run.pipeline) CHECK(r.step_time >= test::device_compute_bound(run));
+  // No device finishes before its own compute: the step is at least the busiest device's
+  // forward, backward and weight-gradient work plus its optimizer (FSDP too: its one device).
+  CHECK(r.step_time >= test::device_compute_bound(run));
+  CHECK(to_s(r.step_time) >= test::mean_compute_seconds(spec, r.microbatches) * (1 - 1e-9));
 }
 
 }  // namespace
@@ -147,7 +157,9 @@ TEST_CASE("jobs on random layouts: throughput, FLOPs, critical path, memory and 
     INFO("trial " << trial << ": " << spec.model.shape.name << " on " << spec.cluster.accelerator.name << ", tp "
                   << l.tp << " pp " << l.pp << " v " << l.vpp << " dp " << l.dp << " cp " << l.cp << " ep " << l.ep
                   << " zero " << l.zero << " " << l.schedule << " mbs " << l.micro_batch << " gbs " << l.global_batch
-                  << " overlap pp " << l.overlap_pp);
+                  << " overlap pp " << l.overlap_pp << " cp_comm " << cp_comm_name(l.cp_comm) << " expert tp "
+                  << l.expert_tp << " overlap tp " << l.overlap_tp << " fp8 " << l.fp8 << "/" << l.fp8_activations
+                  << " recompute " << static_cast<int>(l.recompute) << " layers " << l.recompute_layers);
     JobStepRun run;
     try {
       run = run_job_step(spec);
