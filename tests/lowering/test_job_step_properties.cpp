@@ -179,3 +179,39 @@ TEST_CASE("jobs on random layouts: throughput, FLOPs, critical path, memory and 
   CHECK(ran == 400);
   CHECK(refused > 0);  // the draws do reach layouts that do not divide
 }
+
+// What a setting promises, checked on random layouts: a higher ZeRO stage keeps no more state per
+// GPU, and recomputing keeps no more activations. Each pair differs in that one key.
+TEST_CASE("jobs on random layouts: ZeRO stages and recompute never cost memory", "[job_step][properties]") {
+  std::mt19937_64 rng(20261204);
+  int pairs = 0;
+  for (int trial = 0; pairs < 300 && trial < 20000; ++trial) {
+    JobStepSpec spec = random_spec(rng);
+    JobLayout& l = spec.layout;
+    if (l.zero >= 3) l.zero = 2;  // FSDP is its own path: compared with zero 2 below where pp is 1
+    if (check_layout(spec.model, l, l.ranks())) continue;
+    INFO("trial " << trial << ": " << spec.model.shape.name << " tp " << l.tp << " pp " << l.pp << " v " << l.vpp
+                  << " dp " << l.dp << " cp " << l.cp << " ep " << l.ep << " zero " << l.zero << " " << l.schedule);
+    auto state = [&](const JobLayout& x) {
+      const JobMemory m = job_memory(spec.model, x, chunk_costs(spec.model, x, spec.cluster));
+      return m.weights + m.gradients + m.optimizer;
+    };
+    for (int z = l.zero + 1; z <= (l.pp == 1 ? 3 : 2); ++z) {
+      JobLayout higher = l;
+      higher.zero = z;
+      if (check_layout(spec.model, higher, higher.ranks())) continue;
+      CHECK(state(higher) <= state(l));
+      ++pairs;
+    }
+    JobLayout none = l, full = l;
+    none.recompute = JobRecompute::None;
+    full.recompute = JobRecompute::Full;
+    full.recompute_layers = -1;
+    if (check_layout(spec.model, none, none.ranks()) || check_layout(spec.model, full, full.ranks())) continue;
+    const auto activations = [&](const JobLayout& x) {
+      return job_memory(spec.model, x, chunk_costs(spec.model, x, spec.cluster)).activations;
+    };
+    CHECK(activations(full) <= activations(none));
+  }
+  CHECK(pairs >= 300);
+}
