@@ -63,8 +63,8 @@ void interned_entry(ProtoCursor& c, std::uint32_t field, std::uint64_t iid, std:
 }
 
 // The head of a named TrackEvent: its type, track, category and name.
-void event_head(ProtoCursor& c, std::uint64_t type, std::uint64_t track, std::uint64_t category,
-                std::string_view name) {
+[[gnu::always_inline]] inline void event_head(ProtoCursor& c, std::uint64_t type, std::uint64_t track,
+                                              std::uint64_t category, std::string_view name) {
   c.uint(track_event::kType, type);
   c.uint(track_event::kTrackUuid, track);
   c.uint(track_event::kCategoryIids, category);
@@ -168,11 +168,8 @@ std::uint64_t PerfettoTrace::process_uuid(int pid) {
   return process_uuids_[pid];
 }
 
-std::uint64_t PerfettoTrace::thread_uuid(int pid, int tid) {
+std::uint64_t PerfettoTrace::new_thread_uuid(int pid, int tid) {
   check_track(pid, tid);
-  if (static_cast<std::size_t>(pid) < thread_uuids_.size() &&
-      static_cast<std::size_t>(tid) < thread_uuids_[pid].size() && thread_uuids_[pid][tid] != 0)
-    return thread_uuids_[pid][tid];
   thread(pid, tid, fmt::format("thread {}", tid), tid);  // a thread no one named
   return thread_uuids_[pid][tid];
 }

@@ -63,7 +63,15 @@ class PerfettoTrace final : public TraceWriter {
 
   // Track uuids are numbered densely from 2 (1 is the root), so that events carry short ones.
   std::uint64_t process_uuid(int pid);
-  std::uint64_t thread_uuid(int pid, int tid);
+  std::uint64_t thread_uuid(int pid, int tid) {  // every slice asks: a declared track is found inline
+    if (static_cast<std::size_t>(pid) < thread_uuids_.size()) {
+      const auto& tids = thread_uuids_[static_cast<std::size_t>(pid)];
+      if (static_cast<std::size_t>(tid) < tids.size() && tids[static_cast<std::size_t>(tid)] != 0) [[likely]]
+        return tids[static_cast<std::size_t>(tid)];
+    }
+    return new_thread_uuid(pid, tid);
+  }
+  std::uint64_t new_thread_uuid(int pid, int tid);  // checked, named "thread N" if no one named it
   std::uint64_t counter_uuid(int pid, std::string_view name, std::string_view series);
   // Writes a track descriptor; returns its uuid.
   std::uint64_t track(std::uint64_t parent, std::string_view name, int rank, bool group, bool counter);

@@ -53,19 +53,13 @@ class ProtoCursor {
     tag(field, kLenWire);
     return p_++;
   }
-  void close(char* length_at) {
-    char* const body = length_at + 1;
-    const auto size = static_cast<std::uint64_t>(p_ - body);
-    if (size < 0x80) {
+  [[gnu::always_inline]] void close(char* length_at) {
+    const auto size = static_cast<std::uint64_t>(p_ - (length_at + 1));
+    if (size < 0x80) [[likely]] {
       *length_at = static_cast<char>(size);
       return;
     }
-    std::size_t width = 1;
-    for (std::uint64_t v = size; v >= 0x80; v >>= 7) ++width;
-    std::memmove(body + width - 1, body, size);
-    p_ = length_at;
-    varint(size);
-    p_ += size;
+    widen(length_at, size);
   }
 
   char* end() const { return p_; }
@@ -75,6 +69,17 @@ class ProtoCursor {
   [[gnu::always_inline]] void tag(std::uint32_t field, std::uint32_t wire) {
     varint((static_cast<std::uint64_t>(field) << 3) | wire);
   }
+  // A message of 128 bytes or more: its length takes more than the one byte open() left.
+  [[gnu::noinline]] void widen(char* length_at, std::uint64_t size) {
+    char* const body = length_at + 1;
+    std::size_t width = 1;
+    for (std::uint64_t v = size; v >= 0x80; v >>= 7) ++width;
+    std::memmove(body + width - 1, body, size);
+    p_ = length_at;
+    varint(size);
+    p_ += size;
+  }
+
   char* p_;
 };
 

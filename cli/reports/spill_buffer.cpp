@@ -9,10 +9,6 @@
 
 namespace stepsim::cli {
 
-namespace {
-constexpr std::size_t kSpill = std::size_t{1} << 20;
-}  // namespace
-
 SpillBuffer::SpillBuffer(std::FILE* out) : file_(out) {}
 
 void SpillBuffer::spill() {
@@ -23,7 +19,7 @@ void SpillBuffer::spill() {
   size_ = 0;
 }
 
-char* SpillBuffer::room(std::size_t bytes) {
+char* SpillBuffer::make_room(std::size_t bytes) {
   if (file_ && size_ >= kSpill) spill();
   if (size_ + bytes > capacity_) {
     const std::size_t capacity = std::max({size_ + bytes, 2 * capacity_, kSpill + 4096});

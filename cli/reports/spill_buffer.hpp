@@ -15,7 +15,11 @@ class SpillBuffer {
  public:
   explicit SpillBuffer(std::FILE* out = nullptr);  // null: in memory
   // Room for `bytes` at the end, valid until the next call.
-  char* room(std::size_t bytes);
+  char* room(std::size_t bytes) {
+    if (size_ + bytes <= capacity_ && !(file_ && size_ >= kSpill)) [[likely]]
+      return data_.get() + size_;
+    return make_room(bytes);
+  }
   // Keeps what was written into the room up to `end`.
   void commit(const char* end) { size_ = static_cast<std::size_t>(end - data_.get()); }
   void append(std::string_view s);
@@ -25,6 +29,8 @@ class SpillBuffer {
   int write_errno() const { return errno_; }  // of the first failed write, 0 if none
 
  private:
+  static constexpr std::size_t kSpill = std::size_t{1} << 20;  // streamed: written out from 1 MiB on
+  char* make_room(std::size_t bytes);
   void spill();
   std::unique_ptr<char[]> data_;
   std::size_t size_ = 0, capacity_ = 0;
