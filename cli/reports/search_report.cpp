@@ -336,9 +336,8 @@ nlohmann::ordered_json search_json(const SearchReportInfo& info, const SearchSpe
 std::string search_csv(const SearchSpec& spec, const SearchResult& r) {
   std::string out =
       "index,cards,tp,pp,virtual_stages,dp,cp,cp_comm,ep,expert_tp,zero,schedule,micro_batch,global_batch,recompute,"
-      "sequence_parallel,"
-      "step_s,mfu,"
-      "memory_gib,bubble,exposed_tp_s,exposed_pp_s,exposed_dp_s,exposed_cp_s,exposed_ep_s,limit,days,front\n";
+      "sequence_parallel,step_s,mfu,memory_gib,bubble,exposed_tp_s,exposed_pp_s,exposed_dp_s,exposed_cp_s,exposed_ep_s,"
+      "limit,days,front\n";
   const std::set<std::int64_t> front(r.front.begin(), r.front.end());
   std::set<std::int64_t> front_idx;
   for (const auto& p : r.per_cards)
@@ -346,9 +345,8 @@ std::string search_csv(const SearchSpec& spec, const SearchResult& r) {
   for (const auto& e : r.simulated) {
     const JobLayout& l = e.c.layout;
     out += fmt::format(
-        "{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{:.6f},{:.4f},{:.3f},{:.4f},{:.6f},{:.6f},{:.6f},{:.6f},{:.6f}"
-        ",{},{:"
-        ".3f},{}\n",
+        "{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},"                                // index .. sequence_parallel
+        "{:.6f},{:.4f},{:.3f},{:.4f},{:.6f},{:.6f},{:.6f},{:.6f},{:.6f},{},{:.3f},{}\n",  // step_s .. front
         e.c.index, e.c.cards, l.tp, l.pp, l.vpp, l.dp, l.cp, cp_comm_name(l.cp_comm), l.ep, l.etp(), l.zero, l.schedule,
         l.micro_batch, l.global_batch, recompute_name(l.recompute), l.sequence_parallel ? 1 : 0, to_s(e.step), e.mfu,
         gib(e.memory.total()), e.bubble, to_s(e.exposed_tp), to_s(e.exposed_pp), to_s(e.exposed_dp), to_s(e.exposed_cp),
