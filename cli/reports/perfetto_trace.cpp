@@ -199,22 +199,26 @@ void PerfettoTrace::slice(int pid, int tid, std::string_view name, std::string_v
   packet_header(c, start, true);
   // New interned strings go in this packet, before the event that uses them.
   const auto [category_iid, new_category] = categories_.id(category);
-  std::uint64_t key_iids[TraceArgs::kMax];
-  bool new_key[TraceArgs::kMax];
+  const std::span<const TraceArg> items = args.items();
+  const std::uint64_t* key_iids = last_keys_.iids;
+  bool new_key[TraceArgs::kMax] = {};
   bool any_new_key = false;
-  for (std::size_t i = 0; i < args.items().size(); ++i) {
-    if (args.items()[i].kind == TraceArg::Kind::SliceTime) {  // Perfetto shows the slice's times
-      new_key[i] = false;
-      continue;
+  if (!last_keys_.same(items)) {
+    last_keys_.count = items.size();
+    for (std::size_t i = 0; i < items.size(); ++i) {
+      last_keys_.keys[i] = items[i].key;
+      last_keys_.skipped[i] = items[i].kind == TraceArg::Kind::SliceTime;  // Perfetto shows the slice's times
+      last_keys_.iids[i] = 0;
+      if (last_keys_.skipped[i]) continue;
+      std::tie(last_keys_.iids[i], new_key[i]) = names_.id_of_literal(items[i].key);
+      any_new_key = any_new_key || new_key[i];
     }
-    std::tie(key_iids[i], new_key[i]) = names_.id_of_literal(args.items()[i].key);
-    any_new_key = any_new_key || new_key[i];
   }
   if (new_category || any_new_key) {
     char* const in = c.open(packet::kInternedData);
     if (new_category) interned_entry(c, interned_data::kEventCategories, category_iid, category);
-    for (std::size_t i = 0; i < args.items().size(); ++i)
-      if (new_key[i]) interned_entry(c, interned_data::kDebugAnnotationNames, key_iids[i], args.items()[i].key);
+    for (std::size_t i = 0; i < items.size(); ++i)
+      if (new_key[i]) interned_entry(c, interned_data::kDebugAnnotationNames, key_iids[i], items[i].key);
     c.close(in);
   }
   char* const e = c.open(packet::kTrackEvent);
@@ -254,7 +258,7 @@ void PerfettoTrace::instant(std::uint64_t track, std::string_view name, Time ts,
   ProtoCursor c(out_.room(kPacketRoom + name.size() + kFlowCategory.size()));
   char* const p = c.open(trace::kPacket);
   packet_header(c, ts, true);
-  const auto [category_iid, new_category] = categories_.id(kFlowCategory);
+  const auto [category_iid, new_category] = categories_.id_of_literal(kFlowCategory);
   if (new_category) {
     char* const in = c.open(packet::kInternedData);
     interned_entry(c, interned_data::kEventCategories, category_iid, kFlowCategory);

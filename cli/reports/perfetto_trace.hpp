@@ -14,6 +14,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <map>
+#include <span>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -77,8 +78,26 @@ class PerfettoTrace final : public TraceWriter {
   std::uint64_t track(std::uint64_t parent, std::string_view name, int rank, bool group, bool counter);
   void instant(std::uint64_t track, std::string_view name, Time ts, std::uint32_t flow_field, std::uint64_t flow);
 
+  // The argument keys of the last slice and their ids: slices of one kind come in runs with the
+  // same literals, whose ids are then not looked up again.
+  struct LastKeys {
+    std::size_t count = TraceArgs::kMax + 1;  // none yet
+    std::string_view keys[TraceArgs::kMax];
+    bool skipped[TraceArgs::kMax] = {};  // SliceTime: not written
+    std::uint64_t iids[TraceArgs::kMax] = {};
+    bool same(std::span<const TraceArg> items) const {
+      if (items.size() != count) return false;
+      for (std::size_t i = 0; i < count; ++i)
+        if (items[i].key.data() != keys[i].data() || items[i].key.size() != keys[i].size() ||
+            (items[i].kind == TraceArg::Kind::SliceTime) != skipped[i])
+          return false;
+      return true;
+    }
+  };
+
   SpillBuffer out_;
   Interned categories_, names_;
+  LastKeys last_keys_;
   std::vector<std::vector<std::uint32_t>> thread_uuids_;  // [pid][tid], 0: not declared yet
   std::vector<std::uint32_t> process_uuids_;              // [pid], 0: not declared yet
   std::uint64_t next_uuid_;
