@@ -395,6 +395,15 @@ LayerWork layer_work(const JobModel& m, const JobLayout& l, double expert_load) 
   // mask) and reads them for AV: 13 bytes per score element (BF16 + a byte of mask).
   if (l.attention == AttentionKernel::Unfused) per_token += 13.0 * s.heads / t * static_cast<double>(m.seq);
   w.memory_bytes = T * per_token;
+  // An MoE block's token shuffles, memory-bound: the permute gathers each token's top_k copies
+  // into expert order (reads and writes top_k rows per token), the unpermute reads them back,
+  // weighted by the router's probabilities, and sums them into one row (reads top_k, writes 1):
+  // Megatron-Core's moe_utils permute / unpermute, around every token dispatcher's exchange.
+  // Rows: the tokens this GPU's dispatcher holds, T etp / tp (SP shards; not folded, all T).
+  if (m.experts > 0) {
+    w.permute_bytes = T * l.etp() / t * (3.0 * m.top_k + 1) * h * kAct;
+    w.memory_bytes += w.permute_bytes;
+  }
   layer_comm_bytes(w, m, l, T, d, expert_load);
   // TP splits every weight but MLA's down-projections.
   const std::int64_t whole = m.latent_attention() ? mla_weights(m).whole : 0;
@@ -701,6 +710,7 @@ PassSeconds module_recompute(const LayerWork& w, const JobLayout& l, const Clust
     if (reruns(l, g.part)) again.gemms.push_back(g);
   if (l.recomputes(kRecomputeLayerNorm)) again.memory_bytes += w.norm_bytes;
   if (l.recomputes(kRecomputeMoeAct) || l.recomputes(kRecomputeMoe)) again.memory_bytes += w.expert_act_bytes;
+  if (l.recomputes(kRecomputeMoe)) again.memory_bytes += w.permute_bytes;
   if (l.recomputes(kRecomputeSharedExperts)) again.memory_bytes += w.shared_act_bytes;
   if (l.recomputes(kRecomputeMlp)) again.memory_bytes += w.mlp_act_bytes;
   again.tp_bytes = w.tp_bytes;

@@ -281,8 +281,9 @@ struct LayerWork {  // one decoder layer, one micro-batch, one GPU, forward only
   double moe_tp_bytes = 0;
   int moe_tp_members = 0;
   // Of memory_bytes, what selective recompute's modules rerun: the two norms, and the activation
-  // function of the routed experts, the shared experts and a dense MLP.
-  double norm_bytes = 0, expert_act_bytes = 0, shared_act_bytes = 0, mlp_act_bytes = 0;
+  // function of the routed experts, the shared experts and a dense MLP; the MoE block's token
+  // permute and unpermute (rerun with the moe module).
+  double norm_bytes = 0, expert_act_bytes = 0, shared_act_bytes = 0, mlp_act_bytes = 0, permute_bytes = 0;
   std::int64_t parameters = 0;         // held by one GPU
   std::int64_t expert_parameters = 0;  // of those, MoE expert weights (replicated over fewer ranks)
 };

@@ -797,6 +797,34 @@ JobStepSpec qwen3_235b_tp4() {
 }
 }  // namespace
 
+TEST_CASE("MoE token permute and unpermute: memory-bound bytes per GPU, and what recompute reruns", "[job_step][moe]") {
+  // Qwen3-235B-A22B, 4,096 tokens, top 8, h 4,096: the permute reads and writes 8 rows per token,
+  // the unpermute reads 8 and writes 1: 25 rows of 2 h bytes per token the dispatcher holds.
+  JobStepSpec s = qwen3_235b_tp4();
+  const double row = 4096.0 * 2;
+  JobLayout folded = s.layout, unfolded = s.layout;
+  folded.expert_tp = 1;
+  // Not folded, each TP rank permutes all 4,096 tokens; folded to expert TP 1, its quarter.
+  CHECK(layer_work(s.model, unfolded).permute_bytes == 4096 * 25 * row);
+  CHECK(layer_work(s.model, folded).permute_bytes == 1024 * 25 * row);
+  // Part of the layer's memory-bound bytes; a dense model has none.
+  JobModel dense = s.model;
+  dense.experts = dense.top_k = 0;
+  CHECK(layer_work(dense, unfolded).permute_bytes == 0);
+  const LayerWork w = layer_work(s.model, unfolded);
+  CHECK(w.memory_bytes > w.permute_bytes);
+  // The moe module reruns them in the backward; moe_act alone does not.
+  JobLayout moe = unfolded, act = unfolded;
+  moe.recompute = act.recompute = JobRecompute::Selective;
+  moe.recompute_modules = kRecomputeMoe;
+  act.recompute_modules = kRecomputeMoeAct;
+  const double hbm = static_cast<double>(s.cluster.accelerator.hbm_bandwidth) * s.cluster.accelerator.efficiency.memory;
+  const auto backward_memory = [&](const JobLayout& x) {
+    return layer_passes(s.model, x, s.cluster).backward_input.memory;
+  };
+  CHECK(backward_memory(moe) - backward_memory(act) == Approx(w.permute_bytes / hbm).epsilon(1e-9));
+}
+
 TEST_CASE("expert routing: the busiest EP rank sets the pace (figure 10-27 in a job)", "[job_step][moe]") {
   JobStepSpec s = qwen3_235b_routing();
   // 8 EP ranks x 4,096 tokens x top 8 = 262,144 rows over 128 experts, 2,048 each on average;
@@ -834,11 +862,11 @@ TEST_CASE("expert routing: the busiest rank's rows in time, memory and hardware 
   even.model.routing = {};
   spread.layout.expert_placement = ExpertPlacement::RoundRobin;
   capped.model.capacity_factor = 1.25;
-  // The step (docs/job.md "Expert routing"): 9.189 s balanced, 11.524 s with the hot experts
+  // The step (docs/job.md "Expert routing"): 9.648 s balanced, 11.994 s with the hot experts
   // on half the ranks, the balanced step exactly when round-robin spreads them.
   const Time t_even = run_job_step(even).result.step_time, t_hot = run_job_step(hot).result.step_time;
-  CHECK(t_even == 9'189'129'947);
-  CHECK(t_hot == 11'524'382'100);
+  CHECK(t_even == 9'648'468'854);
+  CHECK(t_hot == 11'993'580'730);
   CHECK(run_job_step(spread).result.step_time == t_even);
   // Without recompute the busiest rank keeps half again its routed rows' inputs (2h x 8 copies)
   // and SwiGLU arrays (6 x 8 x 1,536 / h): + s b h x (8 + 9) bytes per layer.
