@@ -411,7 +411,8 @@ has "(does not fit)" "$tmp/allow.out"
 
 # 3. Validation: one A100 calibration fitted on the rows marked fit=1, the others held out.
 "$stepsim" check-against validation/megatron_sc21.csv validation/megatron_korthikanti2022.csv \
-  validation/megascale_megatron.csv validation/llama3_405b_meta2024.csv --json >"$tmp/check.json"
+  validation/megascale_megatron.csv validation/llama3_405b_meta2024.csv validation/qwen3_235b_moe_modelzoo.csv \
+  --json >"$tmp/check.json"
 python3 - "$tmp/check.json" <<'PY'
 import json, sys
 d = json.load(open(sys.argv[1]))
@@ -454,6 +455,13 @@ lr = rows("llama3_405b_meta2024.csv")
 assert abs(lr[12]["error"]) <= 0.05 and abs(lr[13]["error"]) <= 0.11, lr
 assert l["ranking"]["kept"] == l["ranking"]["pairs"] == 3, l["ranking"]
 assert abs(lr[12]["predicted"] - 398.5) < 0.05 and abs(lr[13]["predicted"] - 340.2) < 0.05, lr
+# Qwen3-235B-A22B MoE on H100 (every row held out, the Llama 3 calibration): the known miss in
+# docs/job.md, 12-23 % fast, held to 25 % so that it cannot grow unseen; ranked right.
+q = files["qwen3_235b_moe_modelzoo.csv"]
+qr = rows("qwen3_235b_moe_modelzoo.csv")
+assert [round(qr[n]["predicted"], 1) for n in (12, 13, 14, 15)] == [361.8, 392.9, 417.3, 435.2], qr
+assert all(0 < qr[n]["error"] <= 0.25 for n in qr), qr
+assert q["ranking"]["kept"] == q["ranking"]["pairs"] == 6, q["ranking"]
 print("check-against bounds ok")
 PY
 
