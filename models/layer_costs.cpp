@@ -400,8 +400,14 @@ LayerWork layer_work(const JobModel& m, const JobLayout& l, double expert_load) 
   // weighted by the router's probabilities, and sums them into one row (reads top_k, writes 1):
   // Megatron-Core's moe_utils permute / unpermute, around every token dispatcher's exchange.
   // Rows: the tokens this GPU's dispatcher holds, T etp / tp (SP shards; not folded, all T).
+  // The all-to-all dispatcher receives its rows grouped by sender and, holding several experts,
+  // sorts them by expert before the GEMMs and back after (sort_chunks_by_idxs: reads and writes
+  // each received row twice); DeepEP's receive is already grouped.
   if (m.experts > 0) {
-    w.permute_bytes = T * l.etp() / t * (3.0 * m.top_k + 1) * h * kAct;
+    const double tokens = T * l.etp() / t;
+    w.permute_bytes = tokens * (3.0 * m.top_k + 1) * h * kAct;
+    if (l.ep > 1 && m.experts / l.ep > 1 && l.ep_dispatch == EpDispatch::AllToAll)
+      w.permute_bytes += 4 * tokens * m.top_k * expert_load * h * kAct;
     w.memory_bytes += w.permute_bytes;
   }
   layer_comm_bytes(w, m, l, T, d, expert_load);

@@ -49,9 +49,9 @@ grep -q "128 cards (tp 8 pp 1, dp 16, zero 3)" <<<"$out"
 # shards merge to the same ranking.
 out="$("$stepsim" search scenarios/search-moe-256xh100.yaml 2>/dev/null)"
 grep -q "11 layouts considered: 3 pruned by divisibility, 0 by schedule, 0 by memory" <<<"$out" || fail "moe search: $out"
-grep -Eq "^1 +256 +2 +4 +1 +32 +8 +1 +1 +1f1b +1 +full +yes +9\.370 s" <<<"$out" || fail "moe search best: $out"
-grep -Eq "^3 +256 +4 +4 +1 +16 +8 +1 +1 +1f1b .* 9\.749 s" <<<"$out" || fail "moe search tp 4 folded: $out"
-grep -Eq "^7 +256 +4 +4 +1 +16 +8 +4 +1 +1f1b .* 58\.109 s" <<<"$out" || fail "moe search tp 4 unfolded: $out"
+grep -Eq "^1 +256 +2 +4 +1 +32 +8 +1 +1 +1f1b +1 +full +yes +9\.922 s" <<<"$out" || fail "moe search best: $out"
+grep -Eq "^3 +256 +4 +4 +1 +16 +8 +1 +1 +1f1b .* 10\.284 s" <<<"$out" || fail "moe search tp 4 folded: $out"
+grep -Eq "^7 +256 +4 +4 +1 +16 +8 +4 +1 +1f1b .* 60\.364 s" <<<"$out" || fail "moe search tp 4 unfolded: $out"
 "$stepsim" search scenarios/search-moe-256xh100.yaml --json --csv "$tmp/moe.csv" >"$tmp/moe.json" 2>/dev/null
 python3 - "$tmp/moe.json" "$tmp/moe.csv" <<'PY'
 import csv, json, sys

@@ -800,13 +800,20 @@ JobStepSpec qwen3_235b_tp4() {
 TEST_CASE("MoE token permute and unpermute: memory-bound bytes per GPU, and what recompute reruns", "[job_step][moe]") {
   // Qwen3-235B-A22B, 4,096 tokens, top 8, h 4,096: the permute reads and writes 8 rows per token,
   // the unpermute reads 8 and writes 1: 25 rows of 2 h bytes per token the dispatcher holds.
+  // Megatron-Core's all-to-all dispatcher (ep 8, 16 experts per GPU) also sorts the 8 received
+  // rows per token by expert and back: 32 more; DeepEP's receive needs no sort.
   JobStepSpec s = qwen3_235b_tp4();
   const double row = 4096.0 * 2;
-  JobLayout folded = s.layout, unfolded = s.layout;
+  JobLayout folded = s.layout, unfolded = s.layout, per_node = s.layout;
   folded.expert_tp = 1;
+  per_node.ep_dispatch = EpDispatch::PerNode;
   // Not folded, each TP rank permutes all 4,096 tokens; folded to expert TP 1, its quarter.
-  CHECK(layer_work(s.model, unfolded).permute_bytes == 4096 * 25 * row);
-  CHECK(layer_work(s.model, folded).permute_bytes == 1024 * 25 * row);
+  CHECK(layer_work(s.model, unfolded).permute_bytes == 4096 * (25 + 32) * row);
+  CHECK(layer_work(s.model, folded).permute_bytes == 1024 * (25 + 32) * row);
+  CHECK(layer_work(s.model, per_node).permute_bytes == 4096 * 25 * row);
+  // The busiest rank sorts its load's share of the rows: 1.5x under figure 10-27's hot experts.
+  const JobStepSpec hot = qwen3_235b_routing();
+  CHECK(layer_work(hot.model, hot.layout, 1.5).permute_bytes == 4096 * (25 + 1.5 * 32) * row);
   // Part of the layer's memory-bound bytes; a dense model has none.
   JobModel dense = s.model;
   dense.experts = dense.top_k = 0;
@@ -862,11 +869,11 @@ TEST_CASE("expert routing: the busiest rank's rows in time, memory and hardware 
   even.model.routing = {};
   spread.layout.expert_placement = ExpertPlacement::RoundRobin;
   capped.model.capacity_factor = 1.25;
-  // The step (docs/job.md "Expert routing"): 9.648 s balanced, 11.994 s with the hot experts
+  // The step (docs/job.md "Expert routing"): 10.236 s balanced, 12.901 s with the hot experts
   // on half the ranks, the balanced step exactly when round-robin spreads them.
   const Time t_even = run_job_step(even).result.step_time, t_hot = run_job_step(hot).result.step_time;
-  CHECK(t_even == 9'648'468'854);
-  CHECK(t_hot == 11'993'580'730);
+  CHECK(t_even == 10'236'422'624);
+  CHECK(t_hot == 12'900'623'104);
   CHECK(run_job_step(spread).result.step_time == t_even);
   // Without recompute the busiest rank keeps half again its routed rows' inputs (2h x 8 copies)
   // and SwiGLU arrays (6 x 8 x 1,536 / h): + s b h x (8 + 9) bytes per layer.
