@@ -465,6 +465,15 @@ assert q["ranking"]["kept"] == q["ranking"]["pairs"] == 6, q["ranking"]
 print("check-against bounds ok")
 PY
 
+# An accelerator none of whose rows is marked fit=1 is predicted at its preset's efficiencies, and
+# says so (an A100 table beside it once ended in "map::at").
+"$stepsim" check-against validation/megatron_sc21.csv validation/qwen3_235b_moe_modelzoo.csv >"$tmp/mixed.txt"
+has "calibration for h100-sxm: gemm 0.700, attention 0.550, memory 0.800, fabric 0.800, network 0.800, contention 0.200" "$tmp/mixed.txt"
+has "the preset's own: no row of this accelerator is marked fit=1" "$tmp/mixed.txt"
+fig "12 Long context Qwen3-235B-A22B 16K 256 GPUs 295 TFLOP/s 336.3 +14.0% held out" "$tmp/mixed.txt"
+"$stepsim" check-against validation/qwen3_235b_moe_modelzoo.csv --json >"$tmp/moe-only.json"
+has '"source": "preset"' "$tmp/moe-only.json"
+
 # 4. calibrate writes a hardware file a scenario can use. The shipped A100 file is the fit on the
 # fit=1 rows, and the fit does not depend on the order the files are given in (it converges) nor
 # on the threads (-j 1 here; check-against above fitted on every core).

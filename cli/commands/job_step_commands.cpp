@@ -220,9 +220,11 @@ void add_check_against_command(CLI::App& app) {
       std::vector<MeasuredRun> fit_rows;
       for (const auto& r : rows)
         if (r.fit) fit_rows.push_back(r);
-      if (fit_rows.empty()) throw InputError((*files)[0], 0, "fit", "no row is marked fit=1: nothing to calibrate on");
-      fits = fit_per_accelerator(fit_rows, threads_for(*jobs));
+      if (!fit_rows.empty()) fits = fit_per_accelerator(fit_rows, threads_for(*jobs));
       for (const auto& [hw, f] : fits) eff[hw] = eff_of(f.params);
+      // An accelerator none of whose rows is marked fit=1: every row held out, at its preset's
+      // own (uncalibrated) efficiencies.
+      for (const auto& r : rows) eff.try_emplace(r.hw, r.spec.cluster.accelerator.efficiency);
     }
     nlohmann::ordered_json out;
     out["calibration"] = nlohmann::ordered_json::object();
@@ -233,6 +235,8 @@ void add_check_against_command(CLI::App& app) {
         int n = 0;
         for (const auto& r : rows) n += r.fit && r.hw == hw;
         c["fitted_on_rows"] = n;
+      } else {
+        c["source"] = hardware->empty() ? "preset" : "given";
       }
       out["calibration"][hw] = c;
     }
@@ -248,7 +252,8 @@ void add_check_against_command(CLI::App& app) {
           "calibration for {}: {}\n  {}\n", hw, eff_text(e),
           fits.count(hw)
               ? fmt::format("fitted on {} of {} rows (fit=1), shared by every row of this accelerator", nfit, nall)
-              : std::string("given with --efficiency"));
+          : hardware->empty() ? std::string("the preset's own: no row of this accelerator is marked fit=1")
+                              : std::string("given with --efficiency"));
     }
     // Every row is an independent simulation: every core, each at its own index.
     std::vector<double> predicted(rows.size());
