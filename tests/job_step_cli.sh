@@ -166,7 +166,7 @@ YAML
 "$stepsim" search "$tmp/route-search.yaml" >"$tmp/route-search.txt"
 has "expert routing: 50% of the 128 experts hot at 1.5x the mean, placed contiguous" "$tmp/route-search.txt"
 has "selective recompute: layernorm, moe_act" "$tmp/route-search.txt"
-has "routed experts at expert TP 1 (EP folded over TP)" "$tmp/route-search.txt"
+has "routed experts at expert TP 1 (below tp: EP folded over TP)" "$tmp/route-search.txt"
 # FP8 activations (docs/job.md "FP8 activations"): DeepSeek-V3's own recompute with and without.
 sel=(--set job_step.layout.recompute=selective --set "job_step.layout.recompute_modules=[layernorm,mla_up_proj,moe_act]")
 run "$stepsim" run scenarios/job-deepseek-v3-2048xh800.yaml "${sel[@]}"

@@ -64,6 +64,13 @@ PY
 for i in 0 1; do "$stepsim" search scenarios/search-moe-256xh100.yaml --shard "$i/2" -o "$tmp/m$i.json" >/dev/null 2>&1; done
 diff <(sed -n '4,$p' <<<"$out") <("$stepsim" search merge "$tmp/m0.json" "$tmp/m1.json" | sed -n '4,$p') || fail "moe merge"
 
+# Without expert_tp in the search, the header says how to fold the experts.
+sed -e '/expert_tp: auto/d' -e 's/^name: .*/name: unfolded/' scenarios/search-moe-256xh100.yaml >"$tmp/unfolded.yaml"
+out="$("$stepsim" search "$tmp/unfolded.yaml" 2>/dev/null)"
+grep -q "^routed experts split as attention is at every tp (expert_tp: auto also searches them folded)$" <<<"$out" ||
+  fail "unfolded hint: $out"
+grep -q "5 layouts considered: 0 pruned by divisibility" <<<"$out" || fail "unfolded search: $out"
+
 # The CP exchange searched: the ring hides under the attention; a2a is a divisibility prune
 # where tp x cp does not divide the 8 key/value heads.
 out="$("$stepsim" search scenarios/search-long-context-32xh100.yaml 2>/dev/null)"

@@ -150,7 +150,12 @@ std::string header(const SearchReportInfo& info, const SearchSpec& spec) {
   if (spec.base.overlap_tp) out += "TP communication overlapped with the GEMMs where sequence parallel\n";
   const SearchAxes& a = spec.axes;
   if (a.expert_tp.size() == 1 && a.expert_tp.front() > 0)
-    out += fmt::format("routed experts at expert TP {} (EP folded over TP)\n", a.expert_tp.front());
+    out += fmt::format("routed experts at expert TP {} (below tp: EP folded over TP)\n", a.expert_tp.front());
+  // Unfolded, an EP group at TP t spans ranks t apart, across nodes from t = 2 on a node of 8
+  // with ep 8: say how to search the other way.
+  const bool tp_searched = a.tp.empty() || std::any_of(a.tp.begin(), a.tp.end(), [](int t) { return t > 1; });
+  if (spec.model.experts > 0 && a.expert_tp == std::vector<int>{0} && tp_searched)
+    out += "routed experts split as attention is at every tp (expert_tp: auto also searches them folded)\n";
   if (a.cp_comm.size() == 1 && a.cp_comm.front() != CpComm::P2p)
     out += fmt::format("context parallelism by {}\n", cp_comm_name(a.cp_comm.front()));
   if (timed(spec))
