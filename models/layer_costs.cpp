@@ -115,6 +115,10 @@ namespace {
 constexpr double kAct = 2;                 // BF16 activations and weights
 constexpr double kFp8Row = 1 + 4.0 / 128;  // FP8 elements with a 4-byte scale per 128 (DeepSeek-V3 sec. 3.3.1)
 
+// The tokens an MoE block's dispatcher on one GPU holds, of the T its attention sees: an expert TP
+// group of etp ranks gathers etp / tp of them (its members' sequence shards); not folded, all T.
+double dispatcher_tokens(const JobLayout& l, double T) { return T * l.etp() / l.tp; }
+
 int head_dim(const TransformerConfig& s) { return s.head_dim > 0 ? s.head_dim : static_cast<int>(s.hidden / s.heads); }
 
 // The widths of a layer's attention arrays, all heads: queries, keys, values and the output
@@ -203,9 +207,8 @@ std::vector<GemmShape> layer_gemms(const JobModel& m, const JobLayout& l, double
          {T, h, d.o / t, 1, GemmPart::Attention, TpSplit::Row}};
   }
   if (m.experts > 0) {
-    // Folded, an expert TP group of etp ranks gathers etp / tp of the tokens (its members'
-    // sequence shards) and splits the experts' FFN etp ways.
-    const double e = l.etp(), moe_tokens = l.folded() ? T * e / t : T;
+    // Folded, the experts' FFN is split etp ways over the expert TP group's tokens.
+    const double e = l.etp(), moe_tokens = dispatcher_tokens(l, T);
     const double local = static_cast<double>(m.experts) / std::max(1, l.ep);
     const double per_expert = moe_tokens * m.top_k * expert_load / local, ffn = static_cast<double>(m.expert_ffn) / e;
     g.push_back({moe_tokens, static_cast<double>(m.experts), h, 1, GemmPart::Router});
@@ -330,7 +333,7 @@ void layer_comm_bytes(LayerWork& w, const JobModel& m, const JobLayout& l, doubl
     // and the routed experts' among their expert TP group.
     w.tp_collectives = t > 1 ? (m.shared_expert_ffn > 0 ? 2 : 1) : 0;
     if (l.etp() > 1) {
-      w.moe_tp_bytes = T * l.etp() / t * h * kAct;
+      w.moe_tp_bytes = dispatcher_tokens(l, T) * h * kAct;
       w.moe_tp_members = l.etp();
     }
   }
@@ -339,7 +342,7 @@ void layer_comm_bytes(LayerWork& w, const JobModel& m, const JobLayout& l, doubl
     w.cp_q_bytes = T * d.q / t * kAct;
     w.cp_o_bytes = T * d.o / t * kAct;
   }
-  if (m.experts > 0 && l.ep > 1) w.ep_tokens = (l.folded() ? T * l.etp() / t : T) * expert_load;
+  if (m.experts > 0 && l.ep > 1) w.ep_tokens = dispatcher_tokens(l, T) * expert_load;
 }
 }  // namespace
 
@@ -399,12 +402,12 @@ LayerWork layer_work(const JobModel& m, const JobLayout& l, double expert_load) 
   // into expert order (reads and writes top_k rows per token), the unpermute reads them back,
   // weighted by the router's probabilities, and sums them into one row (reads top_k, writes 1):
   // Megatron-Core's moe_utils permute / unpermute, around every token dispatcher's exchange.
-  // Rows: the tokens this GPU's dispatcher holds, T etp / tp (SP shards; not folded, all T).
+  // Rows: the tokens this GPU's dispatcher holds (dispatcher_tokens).
   // The all-to-all dispatcher receives its rows grouped by sender and, holding several experts,
   // sorts them by expert before the GEMMs and back after (sort_chunks_by_idxs: reads and writes
   // each received row twice); DeepEP's receive is already grouped.
   if (m.experts > 0) {
-    const double tokens = T * l.etp() / t;
+    const double tokens = dispatcher_tokens(l, T);
     w.permute_bytes = tokens * (3.0 * m.top_k + 1) * h * kAct;
     if (l.ep > 1 && m.experts / l.ep > 1 && l.ep_dispatch == EpDispatch::AllToAll)
       w.permute_bytes += 4 * tokens * m.top_k * expert_load * h * kAct;
