@@ -31,13 +31,13 @@ struct Changes {
 // into it, the arrivals (in send order: a FIFO link delivers in order), then its consumers'
 // starts (in program order).
 //
-// The times are gathered for a group of devices at a time, in one pass over the ops in id order.
-// A device's ops lie a device count apart (the lowering deals them round-robin): gathering one
-// device at a time read every cache line of the timeline and the records once per device with an
-// op on it, and stalled on the misses (a third of a large run's CPU); in id order they stream.
-// A group's times take about half a time per op (4 bytes an op, at least 4 MB), so that measuring
-// adds little to the peak: a 1F1B step's changes, 1.5 per op, are gathered in one pass up to 350k
-// ops and in three above.
+// The times of every device are gathered in one pass over the ops in id order, into one buffer
+// of exactly their number (8 bytes a change: 12 bytes an op for 1F1B), allocated once and not
+// zeroed. A device's ops lie a device count apart (the lowering deals them round-robin):
+// gathering one device at a time read every cache line of the timeline and the records once per
+// device, and stalled on the misses (a third of a large run's CPU); in id order they stream. A
+// pass per group of devices in a bounded buffer (4 bytes an op) took three passes at 1M ops, 13 %
+// of the run's instructions, to save 8 bytes an op at the peak (docs/performance.md).
 class DeviceChanges {
  public:
   DeviceChanges(const PipelinePlan& plan, const PipelineProgram& prog, const Timeline& tl)
@@ -50,12 +50,11 @@ class DeviceChanges {
       for (const auto& [link, ends] : prog.link_ends) in_links_[ends.second].push_back(link);
     number_runs();
     count_runs();
-    plan_groups();
+    gather();
   }
 
-  // Device d's changes. Devices are asked for in increasing order: each group is gathered once.
+  // Device d's changes.
   void collect(int d, Changes& memory, Changes* resident) {
-    if (d >= group_.second) gather(d);
     memory.runs.clear();
     if (resident) resident->runs.clear();
     std::uint32_t run = first_run_[d];
@@ -122,51 +121,23 @@ class DeviceChanges {
       }
   }
 
-  // Devices in as few groups as the room allows, of about equal size (each pass reads every op,
-  // so a last group of one device costs as much as a full one), and the buffer for the largest
-  // group, allocated once and not zeroed: gather fills every slot.
-  void plan_groups() {
-    const int p = prog_.devices;
-    std::vector<std::size_t> before(static_cast<std::size_t>(p) + 1, 0);  // times of the devices before d
-    for (int d = 0; d < p; ++d) {
-      before[d + 1] = before[d];
-      for (std::uint32_t r = first_run_[d]; r < first_run_[d + 1]; ++r) before[d + 1] += run_size_[r];
-    }
-    const std::size_t room = std::max<std::size_t>(kMinGroupTimes, prog_.graph.op_count() / 2);
-    const std::size_t total = before[p], groups = std::max<std::size_t>(1, (total + room - 1) / room);
-    std::size_t largest = 0, first = 0;
-    for (int d = 0; d < p; ++d) {
-      const std::size_t group = before[d] * groups / std::max<std::size_t>(total, 1);
-      const std::size_t next = d + 1 < p ? before[d + 1] * groups / std::max<std::size_t>(total, 1) : groups;
-      if (next != group) {  // device d closes its group
-        group_ends_.push_back(d + 1);
-        largest = std::max(largest, before[d + 1] - before[first]);
-        first = static_cast<std::size_t>(d) + 1;
-      }
-    }
-    times_ = std::make_unique_for_overwrite<Time[]>(largest);
-  }
+  std::span<Time> times_of(std::uint32_t run) { return {times_.get() + run_begin_[run], run_size_[run]}; }
 
-  std::span<Time> times_of(std::uint32_t run) {
-    return {times_.get() + run_begin_[run - group_first_run_], run_size_[run]};
-  }
-
-  // Gathers the times of the group that starts with device d, in one pass over the ops.
-  void gather(int d) {
-    group_ = {d, *std::upper_bound(group_ends_.begin(), group_ends_.end(), d)};
-    group_first_run_ = first_run_[d];
-    const std::uint32_t runs = first_run_[group_.second] - group_first_run_;
+  // Gathers every run's times, in one pass over the ops.
+  void gather() {
+    const std::size_t runs = run_size_.size();
     fill_.assign(runs, 0);
-    for (std::uint32_t k = 1; k < runs; ++k) fill_[k] = fill_[k - 1] + run_size_[group_first_run_ + k - 1];
+    for (std::size_t k = 1; k < runs; ++k) fill_[k] = fill_[k - 1] + run_size_[k - 1];
     run_begin_ = fill_;
+    times_ = std::make_unique_for_overwrite<Time[]>(runs == 0 ? 0 : fill_.back() + run_size_.back());
     const std::size_t end = std::min(prog_.graph.op_count(), prog_.info.size());  // a job appends ops of its own
     for (OpId op = 0; op < end; ++op) gather_op(op);
-    for (std::uint32_t k = 0; k < runs; ++k)
-      if (fill_[k] != run_begin_[k] + run_size_[group_first_run_ + k])
+    for (std::size_t k = 0; k < runs; ++k)
+      if (fill_[k] != run_begin_[k] + run_size_[k])
         throw std::logic_error("measure: a device's memory changes are fewer than the lowering's");
   }
 
-  // One op's times into the group's runs: a forward's start takes its activations, the end of a
+  // One op's times into their runs: a forward's start takes its activations, the end of a
   // backward (W where split) frees them; a compute op's start consumes the messages its inputs
   // came in; a send's done time is the message's arrival.
   void gather_op(OpId op) {
@@ -174,13 +145,12 @@ class DeviceChanges {
     if (kind == PipeOp::Update || kind == PipeOp::Comm) return;
     const PipeOpInfo x = prog_.info[op];
     if (PipelineProgram::is_send(kind)) {
-      if (x.peer() >= group_.first && x.peer() < group_.second && prog_.message_bytes != 0) {
+      if (prog_.message_bytes != 0) {
         const OpGraph& g = prog_.graph;
         put(link_run_[g.op_resource(op)], tl_.done(g, op));
       }
       return;
     }
-    if (x.device < group_.first || x.device >= group_.second) return;
     switch (kind) {
       case PipeOp::Forward: forward_half(op, x.stage, x.micro); break;
       case PipeOp::Backward: backward_half(op, x.stage, x.micro, true); break;
@@ -208,34 +178,28 @@ class DeviceChanges {
     if (runs.backward_in != kNoRun) put(runs.backward_in + 1, tl_.start[op]);
   }
   void put(std::uint32_t run, Time t) {
-    const std::uint32_t k = run - group_first_run_;
-    if (fill_[k] == run_begin_[k] + run_size_[run])
+    if (fill_[run] == run_begin_[run] + run_size_[run])
       throw std::logic_error("measure: a device's memory changes outnumber the lowering's");
-    times_[fill_[k]++] = t;
+    times_[fill_[run]++] = t;
   }
 
   static constexpr std::uint32_t kNoRun = ~std::uint32_t{0};
-  static constexpr std::size_t kMinGroupTimes = std::size_t{1} << 19;  // 4 MB: steps up to 350k ops in one pass
 
   const PipelinePlan& plan_;
   const PipelineProgram& prog_;
   const Timeline& tl_;
-  std::vector<std::vector<int>> stages_on_;          // per device: the stages it holds on some route
-  std::vector<std::vector<ResourceId>> in_links_;    // per device: the links into it (none without messages)
-  std::vector<std::uint32_t> first_run_;             // per device (+1: end): its first run
+  std::vector<std::vector<int>> stages_on_;        // per device: the stages it holds on some route
+  std::vector<std::vector<ResourceId>> in_links_;  // per device: the links into it (none without messages)
+  std::vector<std::uint32_t> first_run_;           // per device (+1: end): its first run
   // A (route, stage)'s runs on its device: its takes and releases; the arrival runs of the links
   // its forward and its backward receive their inputs on (kNoRun: none; their consumers' run follows).
   struct HoldRuns {
     std::uint32_t take, release, forward_in, backward_in;
   };
-  std::vector<std::vector<HoldRuns>> hold_runs_;     // [route][stage]: its device's runs for the stage
-  std::vector<std::uint32_t> link_run_;              // per resource: a link's arrival run
-  std::vector<std::size_t> run_size_;                // per run
-  // The group gathered last: its devices [first, second), its first run, per run where its times
-  // start and where the next goes, and the times.
-  std::pair<int, int> group_{0, 0};
-  std::uint32_t group_first_run_ = 0;
-  std::vector<int> group_ends_;  // the groups' ends, in device order
+  std::vector<std::vector<HoldRuns>> hold_runs_;  // [route][stage]: its device's runs for the stage
+  std::vector<std::uint32_t> link_run_;           // per resource: a link's arrival run
+  std::vector<std::size_t> run_size_;             // per run
+  // Per run where its times start and where the next goes; the times.
   std::vector<std::size_t> run_begin_, fill_;
   std::unique_ptr<Time[]> times_;
 };
