@@ -94,6 +94,7 @@ struct CurveSteps {
   explicit CurveSteps(bool any) {
     if (any) curve.steps.emplace_back(0, 0);
   }
+  void at(Time now, std::int64_t level, std::int64_t /*level2*/) { at(now, level); }
   void at(Time now, std::int64_t level) {
     if (curve.steps.back().first == now)
       curve.steps.back().second = level;
@@ -106,24 +107,33 @@ struct CurveSteps {
   }
 };
 
-// The same for the peak alone (the first time it is reached).
+// The same for the peaks alone (the first time each is reached) of two levels.
 struct PeakOnly {
-  LevelPeak peak;
-  void at(Time now, std::int64_t level) {
-    if (level > peak.peak) {
-      peak.peak = level;
-      peak.time = now;
-    }
+  LevelPeaks peaks;
+  void at(Time now, std::int64_t level, std::int64_t level2) {
+    if (level > peaks.first.peak) peaks.first = {level, now};
+    if (level2 > peaks.second.peak) peaks.second = {level2, now};
   }
 };
 
-template <class Levels>
-void levels_of_sorted(const Change* first, const Change* last, Levels& out) {
-  std::int64_t level = 0;
-  for (const Change* i = first; i != last;) {
+// A change of two levels (runs merged for level_peaks_of_runs).
+struct Change2 {
+  Time time;
+  std::int64_t delta, delta2;
+};
+std::int64_t delta2_of(const Change&) { return 0; }
+std::int64_t delta2_of(const Change2& c) { return c.delta2; }
+
+template <class C, class Levels>
+void levels_of_sorted(const C* first, const C* last, Levels& out) {
+  std::int64_t level = 0, level2 = 0;
+  for (const C* i = first; i != last;) {
     const Time now = i->time;
-    for (; i != last && i->time == now; ++i) level += i->delta;
-    out.at(now, level);
+    for (; i != last && i->time == now; ++i) {
+      level += i->delta;
+      level2 += delta2_of(*i);
+    }
+    out.at(now, level, level2);
   }
 }
 
@@ -143,17 +153,18 @@ LevelCurve level_curve(std::span<LevelChange> changes, std::vector<LevelChange>&
 namespace {
 // The runs merged pairwise, as changes (into `changes`, through `scratch`): returns where the
 // merged changes are. For more runs than are read side by side.
-const Change* merge_runs(std::span<const LevelRun> runs, std::vector<Change>& changes, std::vector<Change>& scratch) {
+const Change2* merge_runs(std::span<const LevelRun> runs, std::vector<Change2>& changes,
+                          std::vector<Change2>& scratch) {
   changes.clear();
   std::vector<std::size_t> bounds{0};
   for (const LevelRun& run : runs) {
-    for (const Time t : run.times) changes.push_back({t, run.delta});
+    for (const Time t : run.times) changes.push_back({t, run.delta, run.delta2});
     bounds.push_back(changes.size());
   }
   scratch.resize(changes.size());
-  const auto by_time = [](const Change& a, const Change& b) { return a.time < b.time; };
-  Change* from = changes.data();
-  Change* to = scratch.data();
+  const auto by_time = [](const Change2& a, const Change2& b) { return a.time < b.time; };
+  Change2* from = changes.data();
+  Change2* to = scratch.data();
   while (bounds.size() > 2) {  // merge runs 2k and 2k+1 into `to`, until one is left
     std::vector<std::size_t> next{0};
     for (std::size_t k = 0; k + 1 < bounds.size(); k += 2) {
@@ -169,38 +180,55 @@ const Change* merge_runs(std::span<const LevelRun> runs, std::vector<Change>& ch
 
 // The levels of a few sorted runs read side by side, a change at a time: the earliest of the
 // runs' heads (kept together in one small array, so that finding it is a few compares without
-// branches), its delta added, the level told once the next change is at a later time. The runs
+// branches), its deltas added, the levels told once the next change is at a later time. The runs
 // are not merged into a copy (the pairwise merge wrote every change three times, and guessed
 // half its branches wrong), and no run is tested for ties at every step (which took twice the
-// instructions when a device has six runs). An exhausted run gives its place to the last one.
+// instructions when a device has six runs). Runs with the same times are read as one, their
+// deltas summed: one head fewer to compare at every change. An exhausted run gives its place to
+// the last one.
 constexpr std::size_t kSideBySideRuns = 16;
+
+bool same_times(std::span<const Time> a, std::span<const Time> b) {
+  return a.size() == b.size() && (a.data() == b.data() || std::equal(a.begin(), a.end(), b.begin()));
+}
 
 template <class Levels>
 void levels_side_by_side(std::span<const LevelRun> runs, Levels& out) {
   Time head[kSideBySideRuns];
   const Time* at[kSideBySideRuns];
   const Time* end[kSideBySideRuns];
-  std::int64_t delta[kSideBySideRuns];
+  std::int64_t delta[kSideBySideRuns], delta2[kSideBySideRuns];
+  std::span<const Time> times[kSideBySideRuns];
   std::size_t k = 0;
   for (const LevelRun& run : runs) {
     if (run.times.empty()) continue;
+    std::size_t same = 0;
+    while (same < k && !same_times(times[same], run.times)) ++same;
+    if (same < k) {
+      delta[same] += run.delta;
+      delta2[same] += run.delta2;
+      continue;
+    }
+    times[k] = run.times;
     at[k] = run.times.data();
     end[k] = run.times.data() + run.times.size();
     head[k] = *at[k];
     delta[k] = run.delta;
+    delta2[k] = run.delta2;
     ++k;
   }
   if (k == 0) return;
-  std::int64_t level = 0;
+  std::int64_t level = 0, level2 = 0;
   Time now = *std::min_element(head, head + k);  // the first change's time
   while (k > 0) {
     std::size_t r = 0;
     for (std::size_t i = 1; i < k; ++i) r = head[i] < head[r] ? i : r;
     if (head[r] != now) {
-      out.at(now, level);
+      out.at(now, level, level2);
       now = head[r];
     }
     level += delta[r];
+    level2 += delta2[r];
     if (++at[r] != end[r]) {
       head[r] = *at[r];
     } else {
@@ -209,9 +237,10 @@ void levels_side_by_side(std::span<const LevelRun> runs, Levels& out) {
       at[r] = at[k];
       end[r] = end[k];
       delta[r] = delta[k];
+      delta2[r] = delta2[k];
     }
   }
-  out.at(now, level);
+  out.at(now, level, level2);
 }
 
 // Each run sorted on its own, then up to kSideBySideRuns runs side by side, more merged pairwise.
@@ -219,8 +248,8 @@ template <class Levels>
 void levels_of_runs(std::span<const LevelRun> runs, std::vector<Time>& scratch, Levels& out) {
   for (const LevelRun& run : runs) sort_by_time(run.times.data(), run.times.data() + run.times.size(), scratch);
   if (runs.size() <= kSideBySideRuns) return levels_side_by_side(runs, out);
-  std::vector<Change> changes, merge_scratch;
-  const Change* merged = merge_runs(runs, changes, merge_scratch);
+  std::vector<Change2> changes, merge_scratch;
+  const Change2* merged = merge_runs(runs, changes, merge_scratch);
   levels_of_sorted(merged, merged + changes.size(), out);
 }
 
@@ -235,10 +264,10 @@ LevelCurve level_curve_of_runs(std::span<const LevelRun> runs, std::vector<Time>
   return std::move(steps.curve);
 }
 
-LevelPeak level_peak_of_runs(std::span<const LevelRun> runs, std::vector<Time>& scratch) {
-  PeakOnly peak;
-  levels_of_runs(runs, scratch, peak);
-  return peak.peak;
+LevelPeaks level_peaks_of_runs(std::span<const LevelRun> runs, std::vector<Time>& scratch) {
+  PeakOnly peaks;
+  levels_of_runs(runs, scratch, peaks);
+  return peaks.peaks;
 }
 
 std::vector<LevelCurve> sweep_levels(const OpGraph& g, const Timeline& t, std::span<const Hold> holds,

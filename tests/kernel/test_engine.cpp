@@ -143,8 +143,8 @@ TEST_CASE("levels: changes in runs give the curve of the same changes sorted", "
   // Four runs: two in order, two not (sorted on their own), and long enough (2,000 and 500
   // changes) for the radix sort; the curve must be the one level_curve gives for the same changes.
   std::vector<Time> take, give, in, out;
-  for (Time i = 0; i < 2000; ++i) take.push_back(10 * i);       // acquisitions of 3, in order
-  for (Time i = 0; i < 2000; ++i) give.push_back(10 * i + 25);  // their releases, in order
+  for (Time i = 0; i < 2000; ++i) take.push_back(10 * i);           // acquisitions of 3, in order
+  for (Time i = 0; i < 2000; ++i) give.push_back(10 * i + 25);      // their releases, in order
   for (Time i = 0; i < 500; ++i) in.push_back((i * 7919) % 20000);  // acquisitions of 1, out of order
   for (Time i = 0; i < 500; ++i) out.push_back((i * 7919) % 20000 + 5);
   std::vector<LevelChange> all;
@@ -167,45 +167,54 @@ TEST_CASE("levels: changes in runs give the curve of the same changes sorted", "
   CHECK(merged.steps.front() == std::pair<Time, std::int64_t>{0, 4});
   CHECK(merged.steps.back() == std::pair<Time, std::int64_t>{20015, 0});
   // The peak alone, from the runs read together: the curve's.
-  const LevelPeak peak = level_peak_of_runs(runs, scratch);
+  const LevelPeak peak = level_peaks_of_runs(runs, scratch).first;
   CHECK(peak.peak == 10);
   CHECK(peak.time == 43);
 }
 
-TEST_CASE("the curve and peak of runs are those of all the changes sorted at once, random runs", "[level]") {
+TEST_CASE("the curve and both peaks of runs are those of all the changes sorted at once, random runs", "[level]") {
   // Up to 16 runs are read side by side, more are merged: both ways are drawn.
   std::mt19937_64 rng(17);
   std::vector<LevelChange> change_scratch;
   std::vector<Time> scratch;
   for (int trial = 0; trial < 400; ++trial) {
     std::vector<std::vector<Time>> times;
-    std::vector<std::int64_t> deltas;
-    std::vector<LevelChange> changes;
+    std::vector<std::int64_t> deltas, deltas2;
+    std::vector<LevelChange> changes, changes2;
     const int runs = 1 + static_cast<int>(rng() % (trial % 4 == 0 ? 30 : 9));
     for (int r = 0; r < runs; ++r) {
       const int n = static_cast<int>(rng() % (trial % 3 == 0 ? 200 : 12));  // some runs empty, some long
       const bool ordered = rng() % 4 != 0;
       const auto delta = static_cast<std::int64_t>(rng() % 21) - 10;
+      const auto delta2 = static_cast<std::int64_t>(rng() % 5) - 2;
       Time t = static_cast<Time>(rng() % 50);
       times.emplace_back();
       deltas.push_back(delta);
-      for (int i = 0; i < n; ++i) {
+      deltas2.push_back(delta2);
+      if (r > 0 && rng() % 3 == 0) times.back() = times[rng() % r];  // the same times as an earlier run
+      for (int i = 0; i < n && (r == 0 || times.back().empty()); ++i) {
         t = ordered ? t + static_cast<Time>(rng() % 4) : static_cast<Time>(rng() % 400);  // many equal times
         times.back().push_back(t);
-        changes.push_back({t, delta});
+      }
+      for (const Time u : times.back()) {
+        changes.push_back({u, delta});
+        changes2.push_back({u, delta2});
       }
     }
     std::vector<LevelRun> level_runs;
-    for (int r = 0; r < runs; ++r) level_runs.push_back({times[r], deltas[r]});
-    // Against the curve of all the changes sorted at once (no runs).
+    for (int r = 0; r < runs; ++r) level_runs.push_back({times[r], deltas[r], deltas2[r]});
+    // Against the curves of all the changes sorted at once (no runs).
     const LevelCurve whole = level_curve(changes, change_scratch);
-    const LevelPeak peak = level_peak_of_runs(level_runs, scratch);
+    const LevelCurve whole2 = level_curve(changes2, change_scratch);
+    const LevelPeaks peaks = level_peaks_of_runs(level_runs, scratch);
     const LevelCurve curve = level_curve_of_runs(level_runs, scratch);
     INFO("trial " << trial);
     CHECK(curve.steps == whole.steps);
     CHECK(curve.peak == whole.peak);
     CHECK(curve.peak_time == whole.peak_time);
-    CHECK(peak.peak == whole.peak);
-    CHECK(peak.time == whole.peak_time);
+    CHECK(peaks.first.peak == whole.peak);
+    CHECK(peaks.first.time == whole.peak_time);
+    CHECK(peaks.second.peak == whole2.peak);
+    CHECK(peaks.second.time == whole2.peak_time);
   }
 }

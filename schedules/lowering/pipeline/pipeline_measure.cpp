@@ -15,17 +15,23 @@
 namespace stepsim {
 namespace {
 
-// A level's changes as runs of one delta each, nearly always in time order (sim/level_runs.hpp).
+// A device's changes as runs of one delta each, nearly always in time order (sim/level_runs.hpp):
+// of its memory by `delta`, of its resident micro-batches by `delta2`.
 struct Changes {
-  std::vector<LevelRun> runs;
-  LevelCurve curve(std::vector<Time>& scratch) const { return level_curve_of_runs(runs, scratch); }
-  LevelPeak peak(std::vector<Time>& scratch) const { return level_peak_of_runs(runs, scratch); }
+  std::vector<LevelRun> runs, memory_runs;
+  // The memory's curve, of the runs that move it (a device that holds no bytes keeps an empty curve).
+  LevelCurve memory_curve(std::vector<Time>& scratch) {
+    memory_runs.clear();
+    for (const LevelRun& r : runs)
+      if (r.delta != 0) memory_runs.push_back(r);
+    return level_curve_of_runs(memory_runs, scratch);
+  }
+  LevelPeaks peaks(std::vector<Time>& scratch) const { return level_peaks_of_runs(runs, scratch); }
 };
 
 // The memory and resident micro-batch changes of each device, by the lowering rules: its
 // activations from each forward's start until the end of its backward (W where split), and each
-// message it receives from arrival until its consumer starts. Zero amounts add nothing (a
-// device without any keeps an empty curve). They are listed in runs that are already in time
+// message it receives from arrival until its consumer starts. They are listed in runs that are already in time
 // order for the usual schedules, so that they merge instead of being sorted: per stage the
 // device holds, its forwards' starts, then its backwards' ends (both in program order); per link
 // into it, the arrivals (in send order: a FIFO link delivers in order), then its consumers'
@@ -54,18 +60,14 @@ class DeviceChanges {
   }
 
   // Device d's changes.
-  void collect(int d, Changes& memory, Changes* resident) {
-    memory.runs.clear();
-    if (resident) resident->runs.clear();
+  void collect(int d, Changes& changes) {
+    changes.runs.clear();
     std::uint32_t run = first_run_[d];
     for (const std::int64_t sign : {1, -1})
-      for (const int s : stages_on_[d]) {
-        const std::span<Time> times = times_of(run++);
-        if (prog_.activation_bytes[s] != 0) memory.runs.push_back({times, sign * prog_.activation_bytes[s]});
-        if (resident) resident->runs.push_back({times, sign});
-      }
+      for (const int s : stages_on_[d])
+        changes.runs.push_back({times_of(run++), sign * prog_.activation_bytes[s], sign});
     for (std::size_t k = 0; k < in_links_[d].size(); ++k)
-      for (const std::int64_t sign : {1, -1}) memory.runs.push_back({times_of(run++), sign * prog_.message_bytes});
+      for (const std::int64_t sign : {1, -1}) changes.runs.push_back({times_of(run++), sign * prog_.message_bytes});
   }
 
  private:
@@ -209,12 +211,12 @@ class DeviceChanges {
 std::vector<LevelCurve> pipeline_memory(const PipelinePlan& plan, const PipelineProgram& program,
                                         const Timeline& timeline) {
   DeviceChanges changes(plan, program, timeline);
-  Changes memory;
+  Changes device;
   std::vector<Time> scratch;
   std::vector<LevelCurve> curves;
   for (int d = 0; d < program.devices; ++d) {
-    changes.collect(d, memory, nullptr);
-    curves.push_back(memory.curve(scratch));
+    changes.collect(d, device);
+    curves.push_back(device.memory_curve(scratch));
   }
   return curves;
 }
@@ -229,25 +231,21 @@ PipelineStats measure(const PipelinePlan& plan, const PipelineProgram& program, 
   const auto busy = resource_busy(g, timeline);
   const auto copies = plan.stage_copies_per_device();
   DeviceChanges changes(plan, program, timeline);
-  Changes memory, resident;
+  Changes device;
   std::vector<Time> scratch;
   double idle_sum = 0;
   for (int d = 0; d < program.devices; ++d) {
-    changes.collect(d, memory, &resident);
-    LevelPeak bytes;
-    if (detail == MemoryDetail::Curves) {
-      st.memory.push_back(memory.curve(scratch));
-      bytes = {st.memory.back().peak, st.memory.back().peak_time};
-    } else {
-      bytes = memory.peak(scratch);
-    }
+    changes.collect(d, device);
+    const LevelPeaks peaks = device.peaks(scratch);
+    const LevelPeak bytes = peaks.first;
+    if (detail == MemoryDetail::Curves) st.memory.push_back(device.memory_curve(scratch));
     DeviceStats ds;
     ds.id = d;
     ds.busy = busy[program.compute[d]];
     ds.idle = st.step_time - ds.busy;
     ds.peak_memory = bytes.peak;
     ds.peak_memory_time = bytes.time;
-    ds.peak_resident = static_cast<int>(resident.peak(scratch).peak);
+    ds.peak_resident = static_cast<int>(peaks.second.peak);
     ds.stage_copies = copies[d];
     ds.parameter_copies = plan.stages > 0 ? static_cast<double>(copies[d]) * plan.devices / plan.stages : 0.0;
     idle_sum += st.step_time > 0 ? static_cast<double>(ds.idle) / static_cast<double>(st.step_time) : 0.0;
