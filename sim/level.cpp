@@ -89,12 +89,18 @@ namespace {
 // changes at one time is recorded, so the order of changes within a time does not matter --
 // which is also why releases "come first" at equal times: a buffer freed as another is allocated
 // is never counted twice. `at(now, level)` is told each time's level, in time order.
+// A curve with no change is empty; changes of a second level alone leave it so (and give that
+// level's peak, `second`).
 struct CurveSteps {
   LevelCurve curve;
+  LevelPeak second;
   explicit CurveSteps(bool any) {
     if (any) curve.steps.emplace_back(0, 0);
   }
-  void at(Time now, std::int64_t level, std::int64_t /*level2*/) { at(now, level); }
+  void at(Time now, std::int64_t level, std::int64_t level2) {
+    if (level2 > second.peak) second = {level2, now};
+    if (!curve.steps.empty()) at(now, level);
+  }
   void at(Time now, std::int64_t level) {
     if (curve.steps.back().first == now)
       curve.steps.back().second = level;
@@ -138,7 +144,7 @@ void levels_of_sorted(const C* first, const C* last, Levels& out) {
 }
 
 LevelCurve curve_of_sorted(const Change* first, const Change* last) {
-  CurveSteps steps(first != last);
+  CurveSteps steps(std::any_of(first, last, [](const Change& c) { return c.delta != 0; }));
   levels_of_sorted(first, last, steps);
   return std::move(steps.curve);
 }
@@ -254,13 +260,14 @@ void levels_of_runs(std::span<const LevelRun> runs, std::vector<Time>& scratch, 
 }
 
 bool any_change(std::span<const LevelRun> runs) {
-  return std::any_of(runs.begin(), runs.end(), [](const LevelRun& r) { return !r.times.empty(); });
+  return std::any_of(runs.begin(), runs.end(), [](const LevelRun& r) { return !r.times.empty() && r.delta != 0; });
 }
 }  // namespace
 
-LevelCurve level_curve_of_runs(std::span<const LevelRun> runs, std::vector<Time>& scratch) {
+LevelCurve level_curve_of_runs(std::span<const LevelRun> runs, std::vector<Time>& scratch, LevelPeak* second) {
   CurveSteps steps(any_change(runs));
   levels_of_runs(runs, scratch, steps);
+  if (second) *second = steps.second;
   return std::move(steps.curve);
 }
 

@@ -39,7 +39,8 @@ struct LevelChange {
 
 // The curve of a level that is 0 at time 0 and moves by each change, by the rule below. The
 // changes may come in any order; they are sorted here in place, through `scratch` (a buffer a
-// caller reuses between curves). For a model that knows its holds without storing them.
+// caller reuses between curves). For a model that knows its holds without storing them. Without
+// a change other than 0 the curve is empty.
 LevelCurve level_curve(std::span<LevelChange> changes, std::vector<LevelChange>& scratch);
 
 // Rule: at equal times, releases happen before acquisitions, so a buffer freed at the instant

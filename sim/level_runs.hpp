@@ -23,8 +23,11 @@ struct LevelRun {
 // read as one (a forward's start both takes its activations and consumes its input message); up
 // to 16 runs are then read side by side (no copy, no mispredicted merge branch: a fifth less time
 // for a pipeline's measure pass), more are merged pairwise first. The same curve as level_curve
-// of the same changes.
-LevelCurve level_curve_of_runs(std::span<const LevelRun> runs, std::vector<Time>& scratch);
+// of the same changes (empty where every delta is 0). Where `second` is given, it is set to the
+// peak of the level the runs move by `delta2`, read in the same sweep.
+struct LevelPeak;
+LevelCurve level_curve_of_runs(std::span<const LevelRun> runs, std::vector<Time>& scratch,
+                               LevelPeak* second = nullptr);
 
 // The peaks of the same curve (LevelCurve::peak, ::peak_time) and of the level the runs move by
 // `delta2`, each with the first time it is reached, in one sweep and without building the curves'

@@ -172,6 +172,26 @@ TEST_CASE("levels: changes in runs give the curve of the same changes sorted", "
   CHECK(peak.time == 43);
 }
 
+TEST_CASE("runs that move only the second level leave the curve empty and give that level's peak", "[level]") {
+  // A device holding no bytes still counts its resident micro-batches (measure's delta2).
+  std::vector<Time> take = {10, 20, 30}, give = {25, 35, 45};
+  std::vector<Time> scratch;
+  const std::vector<LevelRun> runs = {{take, 0, 1}, {give, 0, -1}};
+  LevelPeak second;
+  const LevelCurve curve = level_curve_of_runs(runs, scratch, &second);
+  CHECK(curve.steps.empty());
+  CHECK(curve.peak == 0);
+  CHECK(second.peak == 2);  // 20 .. 25: two taken, none given back
+  CHECK(second.time == 20);
+  const LevelPeaks peaks = level_peaks_of_runs(runs, scratch);
+  CHECK(peaks.first.peak == 0);
+  CHECK(peaks.second.peak == 2);
+  CHECK(peaks.second.time == 20);
+  std::vector<LevelChange> zeros = {{5, 0}, {7, 0}};
+  std::vector<LevelChange> change_scratch;
+  CHECK(level_curve(zeros, change_scratch).steps.empty());
+}
+
 TEST_CASE("the curve and both peaks of runs are those of all the changes sorted at once, random runs", "[level]") {
   // Up to 16 runs are read side by side, more are merged: both ways are drawn.
   std::mt19937_64 rng(17);
@@ -207,8 +227,11 @@ TEST_CASE("the curve and both peaks of runs are those of all the changes sorted 
     const LevelCurve whole = level_curve(changes, change_scratch);
     const LevelCurve whole2 = level_curve(changes2, change_scratch);
     const LevelPeaks peaks = level_peaks_of_runs(level_runs, scratch);
-    const LevelCurve curve = level_curve_of_runs(level_runs, scratch);
+    LevelPeak second;
+    const LevelCurve curve = level_curve_of_runs(level_runs, scratch, &second);
     INFO("trial " << trial);
+    CHECK(second.peak == whole2.peak);
+    CHECK(second.time == whole2.peak_time);
     CHECK(curve.steps == whole.steps);
     CHECK(curve.peak == whole.peak);
     CHECK(curve.peak_time == whole.peak_time);

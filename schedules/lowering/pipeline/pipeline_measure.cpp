@@ -15,20 +15,6 @@
 namespace stepsim {
 namespace {
 
-// A device's changes as runs of one delta each, nearly always in time order (sim/level_runs.hpp):
-// of its memory by `delta`, of its resident micro-batches by `delta2`.
-struct Changes {
-  std::vector<LevelRun> runs, memory_runs;
-  // The memory's curve, of the runs that move it (a device that holds no bytes keeps an empty curve).
-  LevelCurve memory_curve(std::vector<Time>& scratch) {
-    memory_runs.clear();
-    for (const LevelRun& r : runs)
-      if (r.delta != 0) memory_runs.push_back(r);
-    return level_curve_of_runs(memory_runs, scratch);
-  }
-  LevelPeaks peaks(std::vector<Time>& scratch) const { return level_peaks_of_runs(runs, scratch); }
-};
-
 // The memory and resident micro-batch changes of each device, by the lowering rules: its
 // activations from each forward's start until the end of its backward (W where split), and each
 // message it receives from arrival until its consumer starts. They are listed in runs that are already in time
@@ -59,15 +45,16 @@ class DeviceChanges {
     gather();
   }
 
-  // Device d's changes.
-  void collect(int d, Changes& changes) {
-    changes.runs.clear();
+  // Device d's changes as runs of one delta each, nearly always in time order
+  // (sim/level_runs.hpp): of its memory by `delta`, of its resident micro-batches by `delta2`.
+  void collect(int d, std::vector<LevelRun>& runs) {
+    runs.clear();
     std::uint32_t run = first_run_[d];
     for (const std::int64_t sign : {1, -1})
       for (const int s : stages_on_[d])
-        changes.runs.push_back({times_of(run++), sign * prog_.activation_bytes[s], sign});
+        runs.push_back({times_of(run++), sign * prog_.activation_bytes[s], sign});
     for (std::size_t k = 0; k < in_links_[d].size(); ++k)
-      for (const std::int64_t sign : {1, -1}) changes.runs.push_back({times_of(run++), sign * prog_.message_bytes});
+      for (const std::int64_t sign : {1, -1}) runs.push_back({times_of(run++), sign * prog_.message_bytes});
   }
 
  private:
@@ -211,12 +198,12 @@ class DeviceChanges {
 std::vector<LevelCurve> pipeline_memory(const PipelinePlan& plan, const PipelineProgram& program,
                                         const Timeline& timeline) {
   DeviceChanges changes(plan, program, timeline);
-  Changes device;
+  std::vector<LevelRun> runs;
   std::vector<Time> scratch;
   std::vector<LevelCurve> curves;
   for (int d = 0; d < program.devices; ++d) {
-    changes.collect(d, device);
-    curves.push_back(device.memory_curve(scratch));
+    changes.collect(d, runs);
+    curves.push_back(level_curve_of_runs(runs, scratch));
   }
   return curves;
 }
@@ -231,14 +218,19 @@ PipelineStats measure(const PipelinePlan& plan, const PipelineProgram& program, 
   const auto busy = resource_busy(g, timeline);
   const auto copies = plan.stage_copies_per_device();
   DeviceChanges changes(plan, program, timeline);
-  Changes device;
+  std::vector<LevelRun> runs;
   std::vector<Time> scratch;
   double idle_sum = 0;
   for (int d = 0; d < program.devices; ++d) {
-    changes.collect(d, device);
-    const LevelPeaks peaks = device.peaks(scratch);
+    changes.collect(d, runs);
+    LevelPeaks peaks;
+    if (detail == MemoryDetail::Curves) {
+      st.memory.push_back(level_curve_of_runs(runs, scratch, &peaks.second));
+      peaks.first = {st.memory.back().peak, st.memory.back().peak_time};
+    } else {
+      peaks = level_peaks_of_runs(runs, scratch);
+    }
     const LevelPeak bytes = peaks.first;
-    if (detail == MemoryDetail::Curves) st.memory.push_back(device.memory_curve(scratch));
     DeviceStats ds;
     ds.id = d;
     ds.busy = busy[program.compute[d]];
