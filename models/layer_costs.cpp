@@ -508,25 +508,26 @@ double ep_leg_seconds(const JobModel& m, const JobLayout& l, const GroupPaths& p
   } else {
     // DeepEP's normal kernels (DeepSeek-V3 report sec. 3.2.2): a token crosses the network once
     // per remote node that holds one of its experts, to the GPU of its own local index there,
-    // which forwards it over NVLink to the experts' GPUs ((local - 1) / local of the top_k
-    // copies land on another GPU of their node, the sender's own node included). With node-
+    // which forwards it over NVLink once to each other GPU of that node holding one of its
+    // experts (DeepEP sends a token once per rank, `is_token_in_rank`, and the rank expands it
+    // to its experts; its own node's GPUs get theirs from the sender the same way). With node-
     // limited routing the top_k are drawn from the experts of `chosen` nodes (evenly among
-    // the EP nodes, so a remote one with probability (nodes - 1) / nodes), and a chosen node
+    // the EP nodes, so a remote one with probability (nodes - 1) / nodes), and a node or a GPU
     // receives the token unless all top_k fall elsewhere (drawn without replacement).
     const int chosen = m.node_limit > 0 ? std::min(m.node_limit, nodes) : nodes;
-    const double on_node = static_cast<double>(m.experts) * local / n, pool = chosen * on_node;
-    double miss = 1;
-    for (int i = 0; i < m.top_k; ++i) {
-      const double left = pool - i;
-      if (left <= on_node) {  // only this node's experts are left to draw
-        miss = 0;
-        break;
+    const double per_gpu = static_cast<double>(m.experts) / n, on_node = per_gpu * local, pool = chosen * on_node;
+    const auto receives = [&](double held) {  // P(some of the top_k is among `held` of the pool)
+      double miss = 1;
+      for (int i = 0; i < m.top_k; ++i) {
+        const double left = pool - i;
+        if (left <= held) return 1.0;  // only these experts are left to draw
+        miss *= (left - held) / left;
       }
-      miss *= (left - on_node) / left;
-    }
-    const double remote_nodes = chosen * (nodes - 1.0) / nodes * (1 - miss);
+      return 1 - miss;
+    };
+    const double remote_nodes = chosen * (nodes - 1.0) / nodes * receives(on_node);
     inter = tokens * remote_nodes * row;
-    intra = tokens * k * row * (local - 1) / local;
+    intra = tokens * chosen * (local - 1) * receives(per_gpu) * row;
   }
   double seconds = intra / paths.ep_intra.bytes_per_second;
   if (inter > 0) seconds = std::max(seconds, inter / paths.ep.bytes_per_second);
@@ -613,6 +614,33 @@ PassSeconds layer_pass(const LayerWork& w, const JobLayout& l, const ClusterSpec
   p.gemm += tp_mult * a.efficiency.contention * tp.hidden;
   return p;
 }
+
+// The MLP block's share of layer_activation_bytes' count (bytes per token, in units of h outside
+// the tensor-parallel region; in elements per token inside it, divided by h later): a dense MLP's
+// inner arrays, or an MoE block's routed copies and experts' arrays at the busiest rank's load.
+void mlp_activation_units(const JobModel& m, const JobLayout& l, double load, double& outside, double& inner) {
+  const double inner_per_ffn = m.gated_mlp ? 6 : 4;
+  if (m.experts > 0) {
+    outside += 2.0 * m.top_k * load + 2.0 * m.top_k;
+    inner +=
+        inner_per_ffn * (m.top_k * load * static_cast<double>(m.expert_ffn) + static_cast<double>(m.shared_expert_ffn));
+    // Selective modules: moe reruns the whole block from its input (Megatron-Core's MoELayer
+    // checkpoints router, dispatch, experts and combine together) and drops the routed copies'
+    // inputs, inner arrays and outputs; moe_act the activation function's output (2 bytes per
+    // FFN element); shared_experts their arrays.
+    const double routed_ffn = m.top_k * load * static_cast<double>(m.expert_ffn);
+    if (l.recomputes(kRecomputeMoe)) {
+      outside -= 2.0 * m.top_k * load + 2.0 * m.top_k;
+      inner -= inner_per_ffn * routed_ffn;
+    } else if (l.recomputes(kRecomputeMoeAct)) {
+      inner -= 2 * routed_ffn;
+    }
+    if (l.recomputes(kRecomputeSharedExperts)) inner -= inner_per_ffn * static_cast<double>(m.shared_expert_ffn);
+  } else {
+    inner += inner_per_ffn * static_cast<double>(m.shape.intermediate);
+    if (l.recomputes(kRecomputeMlp)) inner -= inner_per_ffn * static_cast<double>(m.shape.intermediate);
+  }
+}
 }  // namespace
 
 Bytes layer_activation_bytes(const JobModel& m, const JobLayout& l) {
@@ -633,7 +661,6 @@ Bytes layer_activation_bytes(const JobModel& m, const JobLayout& l) {
   const double as_h = 5.0 * m.shape.heads * static_cast<double>(m.seq) / hd;
   const double score_term = l.attention == AttentionKernel::Flash || l.recomputes(kRecomputeCoreAttn) ? 0.0 : as_h;
   const LayerDims dims = layer_dims(m);
-  const double inner_per_ffn = m.gated_mlp ? 6 : 4;
   double outside = 10;
   double inner = 2 * (dims.q + dims.k + dims.v + dims.o);
   // MLA: the latents (the up-projections' inputs), computed whole on every TP rank.
@@ -641,24 +668,7 @@ Bytes layer_activation_bytes(const JobModel& m, const JobLayout& l) {
   // The busiest EP rank keeps its routed rows' expert inputs (2h) and inner arrays: load x the
   // mean; each token's home rank keeps its copies' outputs (2h) for the combine.
   const double load = m.experts > 0 ? expert_rank_load(m, l).busiest : 1;
-  if (m.experts > 0) {
-    outside += 2.0 * m.top_k * load + 2.0 * m.top_k;
-    inner +=
-        inner_per_ffn * (m.top_k * load * static_cast<double>(m.expert_ffn) + static_cast<double>(m.shared_expert_ffn));
-    // Selective modules: moe drops the routed copies' inputs and inner arrays, moe_act the
-    // activation function's output (2 bytes per FFN element), shared_experts their arrays.
-    const double routed_ffn = m.top_k * load * static_cast<double>(m.expert_ffn);
-    if (l.recomputes(kRecomputeMoe)) {
-      outside -= 2.0 * m.top_k * load;
-      inner -= inner_per_ffn * routed_ffn;
-    } else if (l.recomputes(kRecomputeMoeAct)) {
-      inner -= 2 * routed_ffn;
-    }
-    if (l.recomputes(kRecomputeSharedExperts)) inner -= inner_per_ffn * static_cast<double>(m.shared_expert_ffn);
-  } else {
-    inner += inner_per_ffn * static_cast<double>(m.shape.intermediate);
-    if (l.recomputes(kRecomputeMlp)) inner -= inner_per_ffn * static_cast<double>(m.shape.intermediate);
-  }
+  mlp_activation_units(m, l, load, outside, inner);
   // layernorm drops the norms' outputs (the QKV and MLP inputs, 2 + 2); mla_up_proj the
   // up-projected queries, keys and values (their latents stay).
   if (l.recomputes(kRecomputeLayerNorm)) outside -= 4;

@@ -480,29 +480,35 @@ TEST_CASE("MoE: the token exchange's bytes go over NVLink or the network by wher
   CHECK(ep_leg_seconds(m, l, p, 4096, 2) == Approx(411'041'792 / 50e9).epsilon(1e-12));
   // Per node (DeepEP): once to each remote node holding one of the 8 experts. A node misses a
   // token with probability (224 x 223 x ... x 217) / (256 x 255 x ... x 249) = 0.338168:
-  // 7 x 0.661832 = 4.632821 remote nodes, 272,040,406 B = 5.441 ms; inside the node 7/8 of the
-  // copies, 411,041,792 B at 200 GB/s = 2.055 ms.
+  // 7 x 0.661832 = 4.632821 remote nodes, 272,040,406 B = 5.441 ms; inside each node once to
+  // every other GPU holding one of them (DeepEP's is_token_in_rank), a GPU of 4 experts missed
+  // with probability (252 x ... x 245) / (256 x ... x 249) = 0.880066: 8 nodes x 7 x 0.119934,
+  // 394,381,764 B at 200 GB/s = 1.972 ms beside it.
   l.ep_dispatch = EpDispatch::PerNode;
   CHECK(ep_leg_seconds(m, l, p, 4096, 2) == Approx(4096 * 4.63282050 * 14336 / 50e9).epsilon(1e-8));
   // Node-limited to 4 (DeepSeek-V3): the 8 experts from the 128 of 4 nodes, each missed with
   // probability (96 x ... x 89) / (128 x ... x 121) = 0.092747; 4 x 7/8 of them remote:
-  // 3.175385 nodes, 3.729 ms. In FP8 (1 + 4/128 B per element) both shares shrink: 1.923 ms out,
-  // 1.060 ms inside.
+  // 3.175385 nodes, 3.729 ms (inside: 4 x 7 x 0.229980 GPUs, 1.891 ms). In FP8 (1 + 4/128 B per
+  // element) both shares shrink: 1.923 ms out, 0.975 ms inside.
   m.node_limit = 4;
   CHECK(ep_leg_seconds(m, l, p, 4096, 2) == Approx(4096 * 3.17538456 * 14336 / 50e9).epsilon(1e-8));
   CHECK(ep_leg_seconds(m, l, p, 4096, 1 + 4.0 / 128) ==
         Approx(4096 * 3.17538456 * 7168 * (1 + 4.0 / 128) / 50e9).epsilon(1e-8));
-  // A limit of one node: every token to one node, 7/8 of the time a remote one: 1.028 ms out,
-  // and NVLink's 2.055 ms sets the time.
+  // A limit of one node: every token to one node, 7/8 of the time a remote one: 1.028 ms out;
+  // there to each other GPU holding one of the 8 of its 32 experts, a GPU of 4 missed with
+  // probability (24 x 23 x 22 x 21) / (32 x 31 x 30 x 29) = 0.295495: 7 x 0.704505 copies, not
+  // the 7 of the top_k's (the all-to-all's), 289,581,000 B at 200 GB/s = 1.448 ms sets the time.
   m.node_limit = 1;
-  CHECK(ep_leg_seconds(m, l, p, 4096, 2) == Approx(411'041'792 / 200e9).epsilon(1e-12));
+  CHECK(ep_leg_seconds(m, l, p, 4096, 2) == Approx(4096 * 7 * 0.70450501 * 14336 / 200e9).epsilon(1e-8));
   p.ep_intra.bytes_per_second = 400e9;
   CHECK(ep_leg_seconds(m, l, p, 4096, 2) == Approx(4096 * 0.875 * 14336 / 50e9).epsilon(1e-12));
   p.ep_intra.bytes_per_second = 200e9;
-  // Inside one node both ways are the all-to-all over NVLink: 7/8 of the copies at 200 GB/s.
+  // Inside one node: per node, once to each GPU holding one of the token's experts, a GPU of 32
+  // missed with probability 0.338168: 7 x 0.661832 copies, 272,040,406 B at 200 GB/s =
+  // 1.360 ms; the all-to-all sends all 7/8 of the 8 copies, 411,041,792 B = 2.055 ms.
   l.ep = 8;
   p.ep = p.ep_intra;
-  CHECK(ep_leg_seconds(m, l, p, 4096, 2) == Approx(411'041'792 / 200e9).epsilon(1e-12));
+  CHECK(ep_leg_seconds(m, l, p, 4096, 2) == Approx(4096 * 7 * 0.66183150 * 14336 / 200e9).epsilon(1e-8));
   l.ep_dispatch = EpDispatch::AllToAll;
   CHECK(ep_leg_seconds(m, l, p, 4096, 2) == Approx(411'041'792 / 200e9).epsilon(1e-12));
   // Latency: ep - 1 steps of the path's.
@@ -920,11 +926,13 @@ TEST_CASE("selective recompute modules: what each drops and reruns (Megatron-Cor
   CHECK(static_cast<double>(none.activation - act.activation) == Approx(2 * routed_ffn * T).epsilon(1e-12));
   CHECK(act.backward_input.memory - none.backward_input.memory == Approx(3 * 2 * routed_ffn * T / hbm).epsilon(1e-9));
   CHECK(act.backward_input.gemm == none.backward_input.gemm);
-  // moe: the routed copies' inputs (2h) and all their arrays (6 x FFN); the router and expert
-  // GEMMs and the dispatch and combine again.
+  // moe: the whole block from its input, as Megatron-Core's MoELayer checkpoints it: the routed
+  // copies' inputs (2h at the busiest rank's load) and all their arrays (6 x FFN), and the
+  // combine's inputs, each token's 8 copies' outputs (2h each); the router and expert GEMMs and
+  // the dispatch and combine again.
   const LayerPasses moe_again = with(kRecomputeMoe);
   CHECK(static_cast<double>(none.activation - moe_again.activation) ==
-        Approx((2 * 8 * 1.5 * h + 6 * routed_ffn) * T).epsilon(1e-12));
+        Approx((2 * 8 * 1.5 * h + 2 * 8 * h + 6 * routed_ffn) * T).epsilon(1e-12));
   CHECK(moe_again.backward_input.ep - none.backward_input.ep == Approx(none.forward.ep).epsilon(1e-12));
   CHECK(moe_again.backward_input.gemm > none.backward_input.gemm);
   // Hardware FLOPs: moe reruns the router (2 x 128 x h) and the experts (2 x 8 x 3 x h x 1,536)
