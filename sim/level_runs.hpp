@@ -18,6 +18,12 @@ struct LevelRun {
   std::int64_t delta2 = 0;
 };
 
+// A level's peak and the first time it is reached.
+struct LevelPeak {
+  std::int64_t peak = 0;
+  Time time = 0;
+};
+
 // As level_curve (sim/level.hpp) of every run's changes by `delta`: each run out of order is
 // sorted on its own (through `scratch`, a buffer a caller reuses); runs with the same times are
 // read as one (a forward's start both takes its activations and consumes its input message); up
@@ -25,17 +31,12 @@ struct LevelRun {
 // for a pipeline's measure pass), more are merged pairwise first. The same curve as level_curve
 // of the same changes (empty where every delta is 0). Where `second` is given, it is set to the
 // peak of the level the runs move by `delta2`, read in the same sweep.
-struct LevelPeak;
 LevelCurve level_curve_of_runs(std::span<const LevelRun> runs, std::vector<Time>& scratch,
                                LevelPeak* second = nullptr);
 
 // The peaks of the same curve (LevelCurve::peak, ::peak_time) and of the level the runs move by
 // `delta2`, each with the first time it is reached, in one sweep and without building the curves'
 // steps: for figures that need only the peaks (a device's peak memory and resident micro-batches).
-struct LevelPeak {
-  std::int64_t peak = 0;
-  Time time = 0;
-};
 struct LevelPeaks {
   LevelPeak first, second;
 };
