@@ -126,6 +126,11 @@ run "$stepsim" run "$tmp/route-dense.yaml"
 has "recompute selective (layernorm, moe_act)" "$tmp/rm.txt"
 fig "step time 9.923 s" "$tmp/rm.txt"
 fig "activations (peak) 104.22" "$tmp/rm.txt"
+# moe reruns the whole block, the combine included: none of its copies' arrays is kept.
+"$stepsim" run scenarios/job-moe-routing-256xh100.yaml --set job_step.layout.recompute=selective \
+  --set 'job_step.layout.recompute_modules=[moe]' --set job_step.allow_oom=true >"$tmp/rm-moe.txt"
+fig "step time 12.245 s" "$tmp/rm-moe.txt"
+fig "activations (peak) 26.59" "$tmp/rm-moe.txt"
 "$stepsim" run scenarios/job-deepseek-v3-2048xh800.yaml --set job_step.layout.recompute=selective \
   --set 'job_step.layout.recompute_modules=[layernorm, mla_up_proj, moe_act]' --set job_step.allow_oom=true --json >"$tmp/rm.json"
 has '"recompute_modules": \[' "$tmp/rm.json"
