@@ -17,11 +17,11 @@ namespace {
 
 // The memory and resident micro-batch changes of each device, by the lowering rules: its
 // activations from each forward's start until the end of its backward (W where split), and each
-// message it receives from arrival until its consumer starts. They are listed in runs that are already in time
-// order for the usual schedules, so that they merge instead of being sorted: per stage the
-// device holds, its forwards' starts, then its backwards' ends (both in program order); per link
-// into it, the arrivals (in send order: a FIFO link delivers in order), then its consumers'
-// starts (in program order).
+// message it receives from arrival until its consumer starts. They are listed in runs that are
+// already in time order for the usual schedules, so that they merge instead of being sorted: per
+// stage the device holds, its forwards' starts, then its backwards' ends (both in program order);
+// per link into it, the arrivals (in send order: a FIFO link delivers in order), then its
+// consumers' starts (in program order).
 //
 // The times of every device are gathered in one pass over the ops in id order, into one buffer
 // of exactly their number (8 bytes a change: 12 bytes an op for 1F1B), allocated once and not
