@@ -621,21 +621,18 @@ PassSeconds layer_pass(const LayerWork& w, const JobLayout& l, const ClusterSpec
 void mlp_activation_units(const JobModel& m, const JobLayout& l, double load, double& outside, double& inner) {
   const double inner_per_ffn = m.gated_mlp ? 6 : 4;
   if (m.experts > 0) {
-    outside += 2.0 * m.top_k * load + 2.0 * m.top_k;
-    inner +=
-        inner_per_ffn * (m.top_k * load * static_cast<double>(m.expert_ffn) + static_cast<double>(m.shared_expert_ffn));
-    // Selective modules: moe reruns the whole block from its input (Megatron-Core's MoELayer
-    // checkpoints router, dispatch, experts and combine together) and drops the routed copies'
-    // inputs, inner arrays and outputs; moe_act the activation function's output (2 bytes per
-    // FFN element); shared_experts their arrays.
+    // The routed copies: their inputs (2h at the busiest rank's load), their outputs for the
+    // combine (2h each), their experts' inner arrays. Selective modules: moe reruns the whole block
+    // from its input (Megatron-Core's MoELayer checkpoints router, dispatch, experts and combine
+    // together) and keeps none of them; moe_act drops the activation function's output (2 bytes
+    // per FFN element); shared_experts the shared experts' arrays.
     const double routed_ffn = m.top_k * load * static_cast<double>(m.expert_ffn);
-    if (l.recomputes(kRecomputeMoe)) {
-      outside -= 2.0 * m.top_k * load + 2.0 * m.top_k;
-      inner -= inner_per_ffn * routed_ffn;
-    } else if (l.recomputes(kRecomputeMoeAct)) {
-      inner -= 2 * routed_ffn;
+    if (!l.recomputes(kRecomputeMoe)) {
+      outside += 2.0 * m.top_k * load + 2.0 * m.top_k;
+      inner += inner_per_ffn * routed_ffn;
+      if (l.recomputes(kRecomputeMoeAct)) inner -= 2 * routed_ffn;
     }
-    if (l.recomputes(kRecomputeSharedExperts)) inner -= inner_per_ffn * static_cast<double>(m.shared_expert_ffn);
+    if (!l.recomputes(kRecomputeSharedExperts)) inner += inner_per_ffn * static_cast<double>(m.shared_expert_ffn);
   } else {
     inner += inner_per_ffn * static_cast<double>(m.shape.intermediate);
     if (l.recomputes(kRecomputeMlp)) inner -= inner_per_ffn * static_cast<double>(m.shape.intermediate);
