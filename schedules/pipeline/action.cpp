@@ -214,32 +214,55 @@ class PlanChecker {
   }
 
   // Each (stage, micro-batch) needs its forward and one backward: either full (B), or split into
-  // I and W. Schedules may mix the two forms (DualPipe splits only some backwards).
+  // I and W. Schedules may mix the two forms (DualPipe splits only some backwards). A stage's
+  // micro-batches are checked 64 at a time, from the four kinds' bits side by side; a word with
+  // anything amiss is gone through slot by slot (complete_slots) for its messages, in order.
   void complete() {
-    const auto missing = [&](ActionKind k, int s, int i) {
-      problems_.push_back(
-          fmt::format("{} is missing (device {})", format_action(Action{k, s, i}), plan_.device_of(s, i)));
-    };
+    const int m = plan_.microbatches;
     for (int s = 0; s < plan_.stages; ++s) {
-      for (int i = 0; i < plan_.microbatches; ++i) {
-        if (!has(ActionKind::Forward, s, i)) missing(ActionKind::Forward, s, i);
-        const bool full = has(ActionKind::Backward, s, i);
-        const bool input = has(ActionKind::BackwardInput, s, i), weight = has(ActionKind::BackwardWeight, s, i);
-        if (full && (input || weight)) {
-          problems_.push_back(fmt::format("{} is both a full backward and split into {} / {} (use one or the other)",
-                                          format_action(Action{ActionKind::Backward, s, i}),
-                                          format_action(Action{ActionKind::BackwardInput, s, i}),
-                                          format_action(Action{ActionKind::BackwardWeight, s, i})));
-        } else if (!full && !input && !weight) {
-          if (plan_.split_backward) {
-            missing(ActionKind::BackwardInput, s, i);
-            missing(ActionKind::BackwardWeight, s, i);
-          } else {
-            missing(ActionKind::Backward, s, i);
-          }
-        } else if (input != weight) {
-          missing(input ? ActionKind::BackwardWeight : ActionKind::BackwardInput, s, i);
+      for (int i = 0; i < m; i += 64) {
+        const int n = std::min(64, m - i);
+        const std::uint64_t f = bits(ActionKind::Forward, s, i, n), b = bits(ActionKind::Backward, s, i, n);
+        const std::uint64_t in = bits(ActionKind::BackwardInput, s, i, n),
+                            w = bits(ActionKind::BackwardWeight, s, i, n);
+        const std::uint64_t all = n == 64 ? ~std::uint64_t{0} : (std::uint64_t{1} << n) - 1;
+        const std::uint64_t amiss = ~f | (b & (in | w)) | (~b & ~(in | w)) | (~b & (in ^ w));
+        if ((amiss & all) != 0) [[unlikely]]
+          complete_slots(s, i, i + n);
+      }
+    }
+  }
+  // `n` (<= 64) bits of kind k's slots for stage s from micro-batch i, the first in bit 0.
+  std::uint64_t bits(ActionKind k, int s, int i, int n) const {
+    const std::size_t at = slot(k, s, i), word = at / 64, shift = at % 64;
+    std::uint64_t v = seen_[word] >> shift;
+    if (shift != 0 && shift + static_cast<std::size_t>(n) > 64) v |= seen_[word + 1] << (64 - shift);
+    return v;
+  }
+
+  [[gnu::noinline, gnu::cold]] void complete_slots(int s, int first, int last) {
+    const auto missing = [&](ActionKind k, int stage, int i) {
+      problems_.push_back(
+          fmt::format("{} is missing (device {})", format_action(Action{k, stage, i}), plan_.device_of(stage, i)));
+    };
+    for (int i = first; i < last; ++i) {
+      if (!has(ActionKind::Forward, s, i)) missing(ActionKind::Forward, s, i);
+      const bool full = has(ActionKind::Backward, s, i);
+      const bool input = has(ActionKind::BackwardInput, s, i), weight = has(ActionKind::BackwardWeight, s, i);
+      if (full && (input || weight)) {
+        problems_.push_back(fmt::format("{} is both a full backward and split into {} / {} (use one or the other)",
+                                        format_action(Action{ActionKind::Backward, s, i}),
+                                        format_action(Action{ActionKind::BackwardInput, s, i}),
+                                        format_action(Action{ActionKind::BackwardWeight, s, i})));
+      } else if (!full && !input && !weight) {
+        if (plan_.split_backward) {
+          missing(ActionKind::BackwardInput, s, i);
+          missing(ActionKind::BackwardWeight, s, i);
+        } else {
+          missing(ActionKind::Backward, s, i);
         }
+      } else if (input != weight) {
+        missing(input ? ActionKind::BackwardWeight : ActionKind::BackwardInput, s, i);
       }
     }
   }

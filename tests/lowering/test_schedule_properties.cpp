@@ -8,6 +8,9 @@
 #include <map>
 #include <random>
 #include <set>
+#include <string>
+#include <tuple>
+#include <vector>
 
 #include "random_pipeline_spec.hpp"
 #include "schedules/lowering/pipeline/pipeline_spec.hpp"
@@ -125,6 +128,63 @@ TEST_CASE("check_plan: a repeated action names the device that listed it first",
   CHECK(problems[0] == "device 0: 1F0 belongs on device 1");
   CHECK(problems[1] == "device 1: 1F0 is listed twice (also on device 0)");
   CHECK(problems[2] == "device 1: 1F1 is listed twice (also on device 1)");
+}
+
+TEST_CASE("check_plan: missing and mixed backwards, read 64 micro-batches at a time, as one slot at a time",
+          "[schedules]") {
+  // Plans of 1 to 3 stages and 1 to 200 micro-batches (words read across their boundaries), each
+  // action dropped with probability 1/24 and the other backward form sometimes added: the
+  // messages are those of the rule applied to each (stage, micro-batch) in order.
+  const auto F = ActionKind::Forward, B = ActionKind::Backward;
+  const auto I = ActionKind::BackwardInput, W = ActionKind::BackwardWeight;
+  std::mt19937_64 rng(29);
+  for (int trial = 0; trial < 80; ++trial) {
+    const int p = 1 + static_cast<int>(rng() % 3), m = 1 + static_cast<int>(rng() % 200);
+    const bool split = rng() % 2 == 0;
+    std::vector<int> placement(static_cast<std::size_t>(p));
+    for (int s = 0; s < p; ++s) placement[static_cast<std::size_t>(s)] = s;
+    PipelinePlan plan = single_route_plan(p, placement, m, split);
+    std::set<std::tuple<int, int, int>> listed;  // (kind, stage, micro-batch)
+    for (int s = 0; s < p; ++s) {
+      auto& list = plan.actions[static_cast<std::size_t>(s)];
+      list.clear();
+      for (int i = 0; i < m; ++i) {
+        std::vector<ActionKind> kinds = split ? std::vector<ActionKind>{F, I, W} : std::vector<ActionKind>{F, B};
+        if (rng() % 40 == 0) kinds.push_back(split ? B : I);
+        for (const ActionKind k : kinds) {
+          if (rng() % 24 == 0) continue;
+          list.push_back({k, s, i});
+          listed.insert({static_cast<int>(k), s, i});
+        }
+      }
+    }
+    const auto has = [&](ActionKind k, int s, int i) { return listed.count({static_cast<int>(k), s, i}) > 0; };
+    const auto missing = [&](ActionKind k, int s, int i) {
+      return format_action(Action{k, s, i}) + " is missing (device " + std::to_string(s) + ")";
+    };
+    std::vector<std::string> want;
+    for (int s = 0; s < p; ++s)
+      for (int i = 0; i < m; ++i) {
+        if (!has(F, s, i)) want.push_back(missing(F, s, i));
+        const bool full = has(B, s, i), input = has(I, s, i), weight = has(W, s, i);
+        if (full && (input || weight)) {
+          want.push_back(format_action(Action{B, s, i}) + " is both a full backward and split into " +
+                         format_action(Action{I, s, i}) + " / " + format_action(Action{W, s, i}) +
+                         " (use one or the other)");
+        } else if (!full && !input && !weight) {
+          if (split) {
+            want.push_back(missing(I, s, i));
+            want.push_back(missing(W, s, i));
+          } else {
+            want.push_back(missing(B, s, i));
+          }
+        } else if (input != weight) {
+          want.push_back(missing(input ? W : I, s, i));
+        }
+      }
+    INFO("trial " << trial << ": p " << p << ", m " << m << (split ? ", split" : ""));
+    CHECK(check_plan(plan) == want);
+  }
 }
 
 TEST_CASE("measure's kept memory curves are pipeline_memory's, with the same peaks", "[schedules][memory]") {
