@@ -78,6 +78,13 @@ grep -q "12 layouts considered: 3 pruned by divisibility" <<<"$out" || fail "cp 
 grep -Eq "^1 +32 +2 +1 +1 +4 +4 +p2p +1 .* 28\.059 s" <<<"$out" || fail "cp search best: $out"
 grep -Eq "^3 +32 +2 +1 +1 +4 +4 +a2a +1 .* 28\.368 s" <<<"$out" || fail "cp search a2a: $out"
 grep -Eq "^7 +32 +4 +1 +1 +2 +4 +all_gather +1 .* 31\.995 s" <<<"$out" || fail "cp search all-gather: $out"
+# A shard whose CP exchange is not one a shard is written with: refused, not read as the ring.
+for i in 0 1; do "$stepsim" search scenarios/search-long-context-32xh100.yaml --shard "$i/2" -o "$tmp/c$i.json" >/dev/null 2>&1; done
+grep -q '"cp_comm": "all_gather"' "$tmp/c0.json" "$tmp/c1.json" || fail "cp shards name no all-gather"
+sed -i 's/"cp_comm": "all_gather"/"cp_comm": "ring"/' "$tmp/c0.json" "$tmp/c1.json"
+run "$stepsim" search merge "$tmp/c0.json" "$tmp/c1.json"
+[[ $code == 2 ]] || fail "merge of a bad cp_comm: exit $code"
+grep -q "not a search shard file: unknown cp_comm 'ring' (p2p, all_gather or a2a)" <<<"$err" || fail "bad shard cp_comm: $err"
 
 # Bad input: one line, file:line: key: message, exit 2.
 printf 'search:\n  model: qwen3-8b\n  hardware: {preset: rtx4090, gpus: 8}\n  layout: {cp: [1, 2], cp_comm: [p2p, ring], global_batch: 8}\n' >"$tmp/bad.yaml"

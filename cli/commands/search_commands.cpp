@@ -158,6 +158,8 @@ void run_merge(const MergeArgs& a) {
       j = nlohmann::json::parse(read_input_file(f));
     } catch (const nlohmann::json::exception& e) {
       throw InputError(f, 0, "", fmt::format("not a search shard file: {}", e.what()));
+    } catch (const std::invalid_argument& e) {  // a value the shard's writer never writes
+      throw InputError(f, 0, "", fmt::format("not a search shard file: {}", e.what()));
     }
     try {
       const std::string shard = j.at("shard").get<std::string>();
@@ -193,6 +195,8 @@ void run_merge(const MergeArgs& a) {
         r.simulated.push_back(ev);
       }
     } catch (const nlohmann::json::exception& e) {
+      throw InputError(f, 0, "", fmt::format("not a search shard file: {}", e.what()));
+    } catch (const std::invalid_argument& e) {  // a value the shard's writer never writes
       throw InputError(f, 0, "", fmt::format("not a search shard file: {}", e.what()));
     }
   }

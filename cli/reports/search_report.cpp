@@ -255,7 +255,12 @@ Evaluated evaluated_from_json(const nlohmann::json& j) {
   l.vpp = j.at("virtual_stages").get<int>();
   l.dp = j.at("dp").get<int>();
   l.cp = j.at("cp").get<int>();
-  if (j.contains("cp_comm")) l.cp_comm = cp_comm_from_name(j.at("cp_comm").get<std::string>()).value_or(CpComm::P2p);
+  if (j.contains("cp_comm")) {
+    const auto name = j.at("cp_comm").get<std::string>();
+    const auto comm = cp_comm_from_name(name);
+    if (!comm) throw std::invalid_argument(fmt::format("unknown cp_comm '{}' (p2p, all_gather or a2a)", name));
+    l.cp_comm = *comm;
+  }
   l.ep = j.at("ep").get<int>();
   if (j.contains("expert_tp")) l.expert_tp = j.at("expert_tp").get<int>();
   l.zero = j.at("zero").get<int>();
