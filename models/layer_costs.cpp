@@ -773,6 +773,19 @@ void cp_exposure(const LayerWork& w, const JobLayout& l, const GroupPaths& paths
 }
 }  // namespace
 
+namespace {
+// EP: dispatch and combine forward, their transposes backward: the combine's gradient goes the
+// dispatch's way and is sent as the dispatch is (FP8 where the dispatch is: DeepSeek-V3 sec.
+// 3.3.2 quantizes the gradient before the down-projection too), the dispatch's gradient comes
+// back in BF16 as the combine does. FP8 rows carry a 4-byte scale per 128 elements (the
+// report's 1 x 128 activation tiles, sec. 3.3.1). Seconds of one pass's two legs.
+double ep_exchange_seconds(const JobModel& m, const JobLayout& l, const GroupPaths& paths, const LayerWork& w) {
+  if (w.ep_tokens <= 0) return 0;
+  const double dispatch_bytes = l.fp8_dispatch ? kFp8Row : kAct;
+  return ep_leg_seconds(m, l, paths, w.ep_tokens, dispatch_bytes) + ep_leg_seconds(m, l, paths, w.ep_tokens, kAct);
+}
+}  // namespace
+
 LayerPasses layer_passes(const JobModel& m, const JobLayout& l, const ClusterSpec& c) {
   // The busiest EP rank's rows: the others wait for it at the combine.
   const LayerWork w = layer_work(m, l, expert_rank_load(m, l).busiest);
@@ -787,16 +800,7 @@ LayerPasses layer_passes(const JobModel& m, const JobLayout& l, const ClusterSpe
   PassSeconds bi = layer_pass(w, l, c, paths, GemmPass::InputGrad, attn_b, 1.5, 1);
   PassSeconds bw = layer_pass(w, l, c, paths, GemmPass::WeightGrad, 0, 0, 0);
   if (l.cp > 1) cp_exposure(w, l, paths, f, bi);
-  // EP: dispatch and combine forward, their transposes backward: the combine's gradient goes
-  // the dispatch's way and is sent as the dispatch is (FP8 where the dispatch is: DeepSeek-V3
-  // sec. 3.3.2 quantizes the gradient before the down-projection too), the dispatch's gradient
-  // comes back in BF16 as the combine does. FP8 rows carry a 4-byte scale per 128 elements
-  // (the report's 1 x 128 activation tiles, sec. 3.3.1).
-  if (w.ep_tokens > 0) {
-    const double dispatch_bytes = l.fp8_dispatch ? kFp8Row : kAct;
-    f.ep = ep_leg_seconds(m, l, paths, w.ep_tokens, dispatch_bytes) + ep_leg_seconds(m, l, paths, w.ep_tokens, kAct);
-    bi.ep = f.ep;
-  }
+  f.ep = bi.ep = ep_exchange_seconds(m, l, paths, w);
   // Recompute: full reruns the whole forward in the backward; selective reruns the attention
   // core (scores, softmax, dropout, AV), nothing for FlashAttention, which recomputes anyway.
   if (l.recompute == JobRecompute::Full) bi += f;
@@ -812,6 +816,30 @@ LayerPasses layer_passes(const JobModel& m, const JobLayout& l, const ClusterSpe
     bi += module_recompute(w, l, c, paths, f);
 
   return {f, bi, bw, layer_activation_bytes(m, l)};
+}
+
+LayerPasses moe_block_passes(const JobModel& m, const JobLayout& l, const ClusterSpec& c) {
+  if (m.experts <= 0) return {};
+  const LayerWork w = layer_work(m, l, expert_rank_load(m, l).busiest);
+  const GroupPaths paths = group_paths(c, l);
+  // The layer's work less the attention block's: the MoE parts' GEMMs, the experts' activation
+  // functions and the token shuffles; of the layer's TP collectives all but the attention
+  // block's (the shared experts' or the unfolded block's), and a folded block's expert TP pair.
+  LayerWork block;
+  for (const GemmShape& g : w.gemms)
+    if (g.part == GemmPart::Router || g.part == GemmPart::Experts || g.part == GemmPart::SharedExperts)
+      block.gemms.push_back(g);
+  block.memory_bytes = w.expert_act_bytes + w.shared_act_bytes + w.permute_bytes;
+  block.tp_bytes = w.tp_bytes;
+  block.tp_collectives = std::max(0, w.tp_collectives - 1);
+  block.moe_tp_bytes = w.moe_tp_bytes;
+  block.moe_tp_members = w.moe_tp_members;
+  // The passes as layer_passes costs them (memory-bound backward 1.5x), without the attention.
+  PassSeconds f = layer_pass(block, l, c, paths, GemmPass::Forward, 0, 1, 1);
+  PassSeconds bi = layer_pass(block, l, c, paths, GemmPass::InputGrad, 0, 1.5, 1);
+  const PassSeconds bw = layer_pass(block, l, c, paths, GemmPass::WeightGrad, 0, 0, 0);
+  f.ep = bi.ep = ep_exchange_seconds(m, l, paths, w);
+  return {f, bi, bw, 0};
 }
 
 LayerStack::Kind LayerStack::kind_of(const JobModel& m, const JobLayout& l, const ClusterSpec& c) const {

@@ -360,6 +360,10 @@ struct LayerPasses {
   Bytes activation = 0;  // kept per micro-batch
 };
 LayerPasses layer_passes(const JobModel& m, const JobLayout& l, const ClusterSpec& c);
+// An MoE layer's MoE block alone (router, permute, dispatch, routed and shared experts, combine,
+// unpermute) on the busiest EP rank for one micro-batch, without recompute: what a benchmark of
+// Megatron-Core's MoELayer times by itself. All zero for a dense model.
+LayerPasses moe_block_passes(const JobModel& m, const JobLayout& l, const ClusterSpec& c);
 
 // A model's decoder layers on one GPU, each kind costed once (its own layers and an MoE model's
 // dense first ones): layers(first, count) sums the layers [first, first + count) as a chunk

@@ -417,7 +417,7 @@ has "(does not fit)" "$tmp/allow.out"
 # 3. Validation: one A100 calibration fitted on the rows marked fit=1, the others held out.
 "$stepsim" check-against validation/megatron_sc21.csv validation/megatron_korthikanti2022.csv \
   validation/megascale_megatron.csv validation/llama3_405b_meta2024.csv validation/qwen3_235b_moe_modelzoo.csv \
-  --json >"$tmp/check.json"
+  validation/megatron_moe_layer_h100.csv --json >"$tmp/check.json"
 python3 - "$tmp/check.json" <<'PY'
 import json, sys
 d = json.load(open(sys.argv[1]))
@@ -467,6 +467,18 @@ qr = rows("qwen3_235b_moe_modelzoo.csv")
 assert [round(qr[n]["predicted"], 1) for n in (12, 13, 14, 15)] == [381.0, 410.4, 429.8, 443.0], qr
 assert all(0 < qr[n]["error"] <= 0.30 for n in qr), qr
 assert q["ranking"]["kept"] == q["ranking"]["pairs"] == 6, q["ranking"]
+# Megatron-LM's MoE layer benchmark on H100 (the MoE block alone, every row held out, the Llama 3
+# calibration): the known misses in docs/job.md, every row predicted short of its measured time.
+# The DeepSeek-like layer in BF16 within 10 % (lines 19-22), the Mixtral-like one 26-33 % (its
+# expert GEMMs), FP8 24-50 % (lines 23-30: blockwise FP8 gains little there); held so that no
+# figure can move unseen.
+ml = rows("megatron_moe_layer_h100.csv")
+assert [round(ml[n]["predicted"], 3) for n in range(15, 23)] == \
+    [3.131, 5.740, 3.131, 5.740, 6.454, 9.939, 5.097, 8.233], ml
+assert all(-0.10 <= ml[n]["error"] < 0 for n in range(19, 23)), ml
+assert all(-0.33 <= ml[n]["error"] <= -0.26 for n in range(15, 19)), ml
+assert all(-0.50 <= ml[n]["error"] <= -0.24 for n in range(23, 31)), ml
+assert files["megatron_moe_layer_h100.csv"]["fit"]["rows"] == 0, files["megatron_moe_layer_h100.csv"]["fit"]
 print("check-against bounds ok")
 PY
 
@@ -478,6 +490,26 @@ has "the preset's own: no row of this accelerator is marked fit=1" "$tmp/mixed.t
 fig "12 Long context Qwen3-235B-A22B 16K 256 GPUs 295 TFLOP/s 353.4 +19.8% held out" "$tmp/mixed.txt"
 "$stepsim" check-against validation/qwen3_235b_moe_modelzoo.csv --json >"$tmp/moe-only.json"
 has '"source": "preset"' "$tmp/moe-only.json"
+# The MoE block's metrics need an MoE model (one line naming the row and the column, exit 2), and
+# a job's JSON reports the block's times for an MoE model only.
+sed 's/^\(KORTH22,Table 4,22B (1 layer) baseline,.*\),layer_fwd_ms,/\1,moe_fwd_ms,/' validation/megatron_korthikanti2022.csv \
+  >"$tmp/dense-moe-metric.csv"
+set +e
+"$stepsim" check-against "$tmp/dense-moe-metric.csv" >/dev/null 2>"$tmp/dense-moe-metric.err"
+rc=$?
+set -e
+[[ $rc == 2 && $(wc -l <"$tmp/dense-moe-metric.err") == 1 ]] || { cat "$tmp/dense-moe-metric.err"; fail "exit $rc"; }
+has "dense-moe-metric.csv:16: metric: moe_fwd_ms needs experts (an MoE block)" "$tmp/dense-moe-metric.err"
+"$stepsim" run scenarios/job-llama70b-64xh100.yaml --json >"$tmp/dense.json"
+! grep -q moe_block "$tmp/dense.json" || fail "a dense job reports an MoE block"
+"$stepsim" run scenarios/job-deepseek-v3-2048xh800.yaml --json >"$tmp/dsv3.json"
+python3 - "$tmp/dsv3.json" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+# DeepSeek-V3's MoE block (its exchange over the network) within its layer (MLA attention, full recompute).
+assert round(d["moe_block_forward_ms"], 2) == 10.97 and round(d["moe_block_backward_ms"], 2) == 14.26, d
+assert d["moe_block_forward_ms"] < d["layer_forward_ms"], d
+PY
 
 # 4. calibrate writes a hardware file a scenario can use. The shipped A100 file is the fit on the
 # fit=1 rows, and the fit does not depend on the order the files are given in (it converges) nor

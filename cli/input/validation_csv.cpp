@@ -60,7 +60,9 @@ const char* metric_unit(MeasuredMetric m) {
     case MeasuredMetric::TokensPerGpuSecond: return "tok/s";
     case MeasuredMetric::IterationSeconds: return "s";
     case MeasuredMetric::LayerForwardMs:
-    case MeasuredMetric::LayerBackwardMs: return "ms";
+    case MeasuredMetric::LayerBackwardMs:
+    case MeasuredMetric::MoeForwardMs:
+    case MeasuredMetric::MoeBackwardMs: return "ms";
   }
   return "";
 }
@@ -73,12 +75,14 @@ MeasuredMetric parse_metric(const std::string& file, int n, const std::string& m
   if (metric == "iteration_s") return MeasuredMetric::IterationSeconds;
   if (metric == "layer_fwd_ms") return MeasuredMetric::LayerForwardMs;
   if (metric == "layer_bwd_ms") return MeasuredMetric::LayerBackwardMs;
+  if (metric == "moe_fwd_ms") return MeasuredMetric::MoeForwardMs;
+  if (metric == "moe_bwd_ms") return MeasuredMetric::MoeBackwardMs;
   if (metric == "tflops_model") return MeasuredMetric::TflopsModel;
   if (metric == "mfu") return MeasuredMetric::MfuPercent;
   if (metric == "tokens_per_gpu_s") return MeasuredMetric::TokensPerGpuSecond;
   throw InputError(file, n, "metric",
                    fmt::format("unknown metric '{}' (tflops_sc21, tflops_hw, tflops_model, mfu, tokens_per_gpu_s, "
-                               "iteration_s, layer_fwd_ms, layer_bwd_ms)",
+                               "iteration_s, layer_fwd_ms, layer_bwd_ms, moe_fwd_ms, moe_bwd_ms)",
                                metric));
 }
 
@@ -268,6 +272,8 @@ MeasuredRun parse_row(const std::string& file, int n, std::map<std::string, std:
   } catch (const std::exception&) {
     throw InputError(file, n, "value", fmt::format("'{}' is not a positive number", v));
   }
+  if ((r.metric == MeasuredMetric::MoeForwardMs || r.metric == MeasuredMetric::MoeBackwardMs) && m.experts <= 0)
+    throw InputError(file, n, "metric", fmt::format("{} needs experts (an MoE block)", row.need("metric")));
   r.fit = row.integer("fit", 0) == 1;
   const std::int64_t ngpu = row.integer("ngpu", 0, kMaxGpus);
   if (const auto p = check_job_model(m)) throw InputError(file, n, column_of(p->key), p->message);
@@ -323,6 +329,8 @@ double predicted_metric(const MeasuredRun& row, const JobStepResult& r) {
     case MeasuredMetric::IterationSeconds: return to_s(r.step_time);
     case MeasuredMetric::LayerForwardMs: return r.layer_forward_s * 1e3;
     case MeasuredMetric::LayerBackwardMs: return r.layer_backward_s * 1e3;
+    case MeasuredMetric::MoeForwardMs: return r.moe_block_forward_s * 1e3;
+    case MeasuredMetric::MoeBackwardMs: return r.moe_block_backward_s * 1e3;
   }
   return 0;
 }

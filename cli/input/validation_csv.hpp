@@ -16,7 +16,9 @@ enum class MeasuredMetric {
   TokensPerGpuSecond,  // training tokens per GPU per second
   IterationSeconds,
   LayerForwardMs,
-  LayerBackwardMs
+  LayerBackwardMs,
+  MoeForwardMs,  // an MoE layer's MoE block alone (Megatron-Core's MoELayer benchmarked by itself)
+  MoeBackwardMs
 };
 
 struct MeasuredRun {

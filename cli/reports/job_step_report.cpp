@@ -342,6 +342,10 @@ nlohmann::ordered_json job_step_json(const std::string& name, const JobStepRun& 
   j["critical_path"] = {{"by_kind", shares(r.critical_by_kind)}, {"by_resource", shares(r.critical_by_resource)}};
   j["layer_forward_ms"] = r.layer_forward_s * 1e3;
   j["layer_backward_ms"] = r.layer_backward_s * 1e3;
+  if (run.spec.model.experts > 0) {
+    j["moe_block_forward_ms"] = r.moe_block_forward_s * 1e3;
+    j["moe_block_backward_ms"] = r.moe_block_backward_s * 1e3;
+  }
   if (l.cp > 1) j["context_parallel"] = cp_json(run);
   if (run.spec.reshard_tp > 0) j["reshard"] = reshard_json(reshard_question(run));
   return j;

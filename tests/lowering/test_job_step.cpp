@@ -516,6 +516,59 @@ TEST_CASE("MoE: the token exchange's bytes go over NVLink or the network by wher
   CHECK(ep_leg_seconds(m, l, p, 4096, 2) == Approx(411'041'792 / 200e9 + 7 * 5e-6).epsilon(1e-12));
 }
 
+TEST_CASE("MoE block alone: the layer's MoE parts, as Megatron-LM's moe_perf benchmark times them", "[job_step]") {
+  // Mixtral-like (the benchmark's proxy): 4,096 tokens per GPU of h 4,096, 8 experts of 14,336,
+  // top 2, GeLU, EP 8 on one node. An accelerator of 1 PFLOP/s and 2 TB/s at efficiency 1, its
+  // GEMMs untiled; NVLink 400 GB/s at efficiency 1 without latency.
+  JobModel m = moe_model(decoder("mixtral-like", 1, 4096, 14336, 8, 8, 512, 32000), 8, 2, 14336);
+  m.gated_mlp = false;
+  ClusterSpec c = *find_cluster_preset("h100-sxm");
+  c.accelerator.peak_bf16 = 1e15;
+  c.accelerator.hbm_bandwidth = 2'000'000'000'000;
+  c.accelerator.efficiency = {1, 1, 1, 1, 1, 0};
+  c.accelerator.tiling.sms = 0;
+  c.node.fabric_bandwidth = 400'000'000'000;
+  c.node.fabric_latency = 0;
+  JobLayout l;
+  l.dp = 8;
+  l.ep = 8;
+  l.global_batch = 8;
+  const LayerPasses b = moe_block_passes(m, l, c);
+  // Each expert's 8,192 rows (4,096 x 2 x 8 / 8) through h -> 14,336 -> h: 2 x 2 x 8,192 x
+  // 14,336 x 4,096 FLOPs = 1.924 ms, compute-bound; the router (4,096 x 4,096 by 8 columns)
+  // reads its 33,685,504 B: 16.8 us.
+  const double experts = 4.0 * 8192 * 14336 * 4096 / 1e15, router = 33'685'504 / 2e12;
+  CHECK(b.forward.gemm == Approx(experts + router).epsilon(1e-9));
+  CHECK(b.backward_weight.gemm == Approx(experts + router).epsilon(1e-9));
+  // Memory-bound: GeLU reads and writes 8,192 x 14,336 BF16 (469,762,048 B); the permute and
+  // unpermute (3 top_k + 1) rows of 8,192 B per token (234,881,024 B); 1.5x backward.
+  CHECK(b.forward.memory == Approx((469'762'048 + 234'881'024) / 2e12).epsilon(1e-12));
+  CHECK(b.backward_input.memory == Approx(1.5 * (469'762'048 + 234'881'024) / 2e12).epsilon(1e-12));
+  // Dispatch and combine: 7/8 of the 8,192 copies of 8,192 B each, 58,720,256 B per leg over
+  // NVLink, each way in both passes; no attention, no TP.
+  CHECK(b.forward.ep == Approx(2 * 58'720'256 / 400e9).epsilon(1e-12));
+  CHECK(b.backward_input.ep == b.forward.ep);
+  CHECK(b.forward.attention == 0);
+  CHECK(b.forward.tp == 0);
+  // The block is the layer less its attention block: every MoE GEMM and exchange is the layer's.
+  const LayerPasses layer = layer_passes(m, l, c);
+  CHECK(layer.forward.ep == b.forward.ep);
+  CHECK(layer.forward.gemm > b.forward.gemm);
+  CHECK(layer.forward.memory > b.forward.memory);
+  // TP 2 with SP (unfolded): the block's one all-gather + reduce-scatter pair of the layer's two.
+  l.tp = 2;
+  l.dp = 4;
+  l.ep = 4;
+  l.sequence_parallel = true;
+  const LayerPasses tp2 = moe_block_passes(m, l, c);
+  CHECK(tp2.forward.tp == Approx(layer_passes(m, l, c).forward.tp / 2).epsilon(1e-12));
+  CHECK(tp2.forward.tp > 0);
+  // A dense model has no MoE block.
+  m.experts = 0;
+  const LayerPasses none = moe_block_passes(m, l, c);
+  CHECK(none.forward.compute() + none.forward.comm() + none.backward_input.compute() == 0);
+}
+
 TEST_CASE("MoE: an EP group spanning nodes has its members per node from the layout", "[job_step]") {
   const ClusterSpec c = *find_cluster_preset("h800");
   JobLayout l;

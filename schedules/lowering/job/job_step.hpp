@@ -87,6 +87,8 @@ struct JobStepResult {
   std::vector<CriticalShare> critical_by_kind, critical_by_resource;
   // Per-layer forward / backward on one GPU (first chunk's mean layer), for Korthikanti Table 4.
   double layer_forward_s = 0, layer_backward_s = 0;
+  // An MoE layer's MoE block alone, forward / backward (moe_block_passes; 0 for a dense model).
+  double moe_block_forward_s = 0, moe_block_backward_s = 0;
 };
 
 struct JobStepRun {
