@@ -299,7 +299,7 @@ std::vector<std::vector<int>> device_chunks(const JobLayout& l) {
 
 JobModel dense_layer_model(const JobModel& m) {
   JobModel d = m;
-  d.experts = d.top_k = d.dense_layers = d.node_limit = 0;
+  d.experts = d.top_k = d.dense_layers = d.node_limit = d.device_limit = 0;
   d.expert_ffn = d.shared_expert_ffn = 0;
   return d;
 }
@@ -346,7 +346,7 @@ void layer_comm_bytes(LayerWork& w, const JobModel& m, const JobLayout& l, doubl
 }
 }  // namespace
 
-LayerWork layer_work(const JobModel& m, const JobLayout& l, double expert_load) {
+LayerWork layer_work(const JobModel& m, const JobLayout& l, double expert_load, int ep_per_node) {
   const auto& s = m.shape;
   LayerWork w;
   const double t = l.tp;
@@ -406,11 +406,21 @@ LayerWork layer_work(const JobModel& m, const JobLayout& l, double expert_load) 
   // The all-to-all dispatcher receives its rows grouped by sender and, holding several experts,
   // sorts them by expert before the GEMMs and back after (sort_chunks_by_idxs: reads and writes
   // each received row twice); DeepEP's receive is already grouped.
+  // Fused (Transformer Engine's permutation kernels, Megatron-Core --moe-permute-fusion), the
+  // permute reads each source row once and writes its copies, the unpermute reads the copies and
+  // writes one row: the all-to-all's T source rows and T top_k copies, twice; DeepEP's permute runs
+  // after the exchange, from the R = T x ranks reached rows a GPU receives to its load x T top_k
+  // copies, and back.
   if (m.experts > 0) {
-    const double tokens = dispatcher_tokens(l, T);
-    w.permute_bytes = tokens * (3.0 * m.top_k + 1) * h * kAct;
+    const double tokens = dispatcher_tokens(l, T), k = m.top_k;
+    if (!l.permute_fusion)
+      w.permute_bytes = tokens * (3 * k + 1) * h * kAct;
+    else if (l.ep > 1 && l.ep_dispatch == EpDispatch::PerNode)
+      w.permute_bytes = 2 * tokens * (per_node_receipt(m, l.ep, ep_per_node).ranks() + k * expert_load) * h * kAct;
+    else
+      w.permute_bytes = 2 * tokens * (k + 1) * h * kAct;
     if (l.ep > 1 && m.experts / l.ep > 1 && l.ep_dispatch == EpDispatch::AllToAll)
-      w.permute_bytes += 4 * tokens * m.top_k * expert_load * h * kAct;
+      w.permute_bytes += 4 * tokens * k * expert_load * h * kAct;
     w.memory_bytes += w.permute_bytes;
   }
   layer_comm_bytes(w, m, l, T, d, expert_load);
@@ -494,6 +504,44 @@ ExpertRankLoad expert_rank_load(const JobModel& m, const JobLayout& l) {
   return out;
 }
 
+TokenReceipt per_node_receipt(const JobModel& m, int n, int local) {
+  TokenReceipt r;
+  n = std::max(1, n);
+  local = std::clamp(local, 1, n);
+  r.local = local;
+  const int nodes = (n + local - 1) / local;
+  const double per_gpu = static_cast<double>(m.experts) / n, on_node = per_gpu * local;
+  if (m.device_limit > 0 && m.device_limit < n) {
+    // Device-limited: the token's experts on `device_limit` ranks drawn evenly, each holding at
+    // least one of them (the router picks the ranks by their experts' scores, then the top_k
+    // among their experts): a GPU receives it with device_limit / n, a node unless none of its
+    // GPUs is drawn, C(n - local, M) / C(n, M).
+    r.chosen_nodes = nodes;
+    r.gpu = static_cast<double>(m.device_limit) / n;
+    double none = 1;
+    for (int i = 0; i < m.device_limit; ++i) none *= std::max(0.0, static_cast<double>(n - local - i) / (n - i));
+    r.node = 1 - none;
+    return r;
+  }
+  // Otherwise the top_k are drawn from the experts of the chosen nodes (node-limited: node_limit
+  // of them; else all), and a node or a GPU receives the token unless all top_k fall elsewhere
+  // (drawn without replacement).
+  r.chosen_nodes = m.node_limit > 0 ? std::min(m.node_limit, nodes) : nodes;
+  const double pool = r.chosen_nodes * on_node;
+  const auto receives = [&](double held) {  // P(some of the top_k is among `held` of the pool)
+    double miss = 1;
+    for (int i = 0; i < m.top_k; ++i) {
+      const double left = pool - i;
+      if (left <= held) return 1.0;  // only these experts are left to draw
+      miss *= (left - held) / left;
+    }
+    return 1 - miss;
+  };
+  r.node = receives(on_node);
+  r.gpu = receives(per_gpu);
+  return r;
+}
+
 double ep_leg_seconds(const JobModel& m, const JobLayout& l, const GroupPaths& paths, double tokens,
                       double element_bytes) {
   const int n = l.ep;
@@ -510,24 +558,11 @@ double ep_leg_seconds(const JobModel& m, const JobLayout& l, const GroupPaths& p
     // per remote node that holds one of its experts, to the GPU of its own local index there,
     // which forwards it over NVLink once to each other GPU of that node holding one of its
     // experts (DeepEP sends a token once per rank, `is_token_in_rank`, and the rank expands it
-    // to its experts; its own node's GPUs get theirs from the sender the same way). With node-
-    // limited routing the top_k are drawn from the experts of `chosen` nodes (evenly among
-    // the EP nodes, so a remote one with probability (nodes - 1) / nodes), and a node or a GPU
-    // receives the token unless all top_k fall elsewhere (drawn without replacement).
-    const int chosen = m.node_limit > 0 ? std::min(m.node_limit, nodes) : nodes;
-    const double per_gpu = static_cast<double>(m.experts) / n, on_node = per_gpu * local, pool = chosen * on_node;
-    const auto receives = [&](double held) {  // P(some of the top_k is among `held` of the pool)
-      double miss = 1;
-      for (int i = 0; i < m.top_k; ++i) {
-        const double left = pool - i;
-        if (left <= held) return 1.0;  // only these experts are left to draw
-        miss *= (left - held) / left;
-      }
-      return 1 - miss;
-    };
-    const double remote_nodes = chosen * (nodes - 1.0) / nodes * receives(on_node);
-    inter = tokens * remote_nodes * row;
-    intra = tokens * chosen * (local - 1) * receives(per_gpu) * row;
+    // to its experts; its own node's GPUs get theirs from the sender the same way). The chosen
+    // nodes are drawn evenly among the EP nodes, so a remote one with (nodes - 1) / nodes.
+    const TokenReceipt r = per_node_receipt(m, n, local);
+    inter = tokens * r.chosen_nodes * (nodes - 1.0) / nodes * r.node * row;
+    intra = tokens * r.chosen_nodes * (local - 1) * r.gpu * row;
   }
   double seconds = intra / paths.ep_intra.bytes_per_second;
   if (inter > 0) seconds = std::max(seconds, inter / paths.ep.bytes_per_second);
@@ -788,8 +823,8 @@ double ep_exchange_seconds(const JobModel& m, const JobLayout& l, const GroupPat
 
 LayerPasses layer_passes(const JobModel& m, const JobLayout& l, const ClusterSpec& c) {
   // The busiest EP rank's rows: the others wait for it at the combine.
-  const LayerWork w = layer_work(m, l, expert_rank_load(m, l).busiest);
   const GroupPaths paths = group_paths(c, l);
+  const LayerWork w = layer_work(m, l, expert_rank_load(m, l).busiest, paths.ep_per_node);
   const auto& a = c.accelerator;
   // One layer's passes. Backward input gradient = forward GEMMs, weight gradient = forward GEMMs;
   // attention backward 2x its forward (2.5x for FlashAttention, which recomputes the scores);
@@ -820,8 +855,8 @@ LayerPasses layer_passes(const JobModel& m, const JobLayout& l, const ClusterSpe
 
 LayerPasses moe_block_passes(const JobModel& m, const JobLayout& l, const ClusterSpec& c) {
   if (m.experts <= 0) return {};
-  const LayerWork w = layer_work(m, l, expert_rank_load(m, l).busiest);
   const GroupPaths paths = group_paths(c, l);
+  const LayerWork w = layer_work(m, l, expert_rank_load(m, l).busiest, paths.ep_per_node);
   // The layer's work less the attention block's: the MoE parts' GEMMs, the experts' activation
   // functions and the token shuffles; of the layer's TP collectives all but the attention
   // block's (the shared experts' or the unfolded block's), and a folded block's expert TP pair.

@@ -75,8 +75,12 @@ struct JobModel {
   // 61; Kimi K2 1); the others MoE. 0: every layer MoE.
   int dense_layers = 0;
   // Node-limited routing: each token's top_k experts lie on at most this many nodes (0: no
-  // limit). DeepSeek-V3 trains with 4 (report sec. 2.1.2), DeepSeek-V2 with 3 devices.
+  // limit). DeepSeek-V3 trains with 4 (report sec. 2.1.2).
   int node_limit = 0;
+  // Device-limited routing: each token's top_k experts lie on at most this many EP ranks
+  // (DeepSeek-V2 report sec. 2.2.1, M = 3; Megatron-Core's router groups, one per EP rank, with
+  // --moe-router-group-topk). 0: no limit; not with node_limit.
+  int device_limit = 0;
   // Multi-head latent attention (DeepSeek-V2 report sec. 2.1, DeepSeek-V3 sec. 2.1.1; the names of
   // their config.json): queries through a q_lora_rank latent (0: projected from the hidden state
   // directly), keys and values through a kv_lora_rank latent; a head's query and key are
@@ -141,6 +145,7 @@ struct JobLayout {
   bool overlap_tp = false;           // TP collectives pipelined with their GEMMs (TE userbuffers; needs SP)
   bool fp8 = false;                  // GEMMs at the FP8 peak
   EpDispatch ep_dispatch = EpDispatch::AllToAll;  // how MoE tokens reach their experts' GPUs
+  bool permute_fusion = false;                    // MoE token shuffles fused (Megatron-Core --moe-permute-fusion)
   bool fp8_dispatch = false;                      // tokens dispatched in FP8 (combined in BF16)
   bool fp8_activations = false;                   // FP8 GEMMs keep their inputs for the backward in FP8
   int grad_bytes = 4;                             // bytes per gradient element reduced (Megatron: FP32 main grads)
@@ -289,7 +294,8 @@ struct LayerWork {  // one decoder layer, one micro-batch, one GPU, forward only
 };
 // `expert_load` scales the routed experts' rows (their GEMMs, activation function and token
 // exchange): expert_rank_load's busiest for a step's time, its computed for hardware FLOPs.
-LayerWork layer_work(const JobModel& m, const JobLayout& l, double expert_load = 1);
+// `ep_per_node` (GroupPaths::ep_per_node) places the EP ranks for DeepEP's fused permute.
+LayerWork layer_work(const JobModel& m, const JobLayout& l, double expert_load = 1, int ep_per_node = 1);
 
 // Seconds of a ring collective of `bytes` among `members` on a path: (n-1) or 2(n-1) steps of
 // latency plus the ring's bytes over the bandwidth (models/collectives.hpp).
@@ -352,6 +358,16 @@ ExpertRankLoad expert_rank_load(const JobModel& m, const JobLayout& l);
 // experts (at most `m.node_limit` nodes), forwarded inside the node.
 double ep_leg_seconds(const JobModel& m, const JobLayout& l, const GroupPaths& paths, double tokens,
                       double element_bytes);
+// Where one token goes under DeepEP's per-node dispatch over n EP ranks, `local` per node: the
+// nodes its experts are drawn from, and the chance that a given one of those nodes, and a given
+// GPU on one, receives it (node_limit or device_limit; ep_leg_seconds). ranks(): the EP ranks it
+// reaches, its own included.
+struct TokenReceipt {
+  double chosen_nodes = 1, node = 1, gpu = 1;
+  int local = 1;
+  double ranks() const { return chosen_nodes * local * gpu; }
+};
+TokenReceipt per_node_receipt(const JobModel& m, int n, int local);
 
 // One decoder layer's passes on one GPU for one micro-batch, with recompute in the backward
 // (an MoE model's MoE layer; dense_layer_model for its dense ones).

@@ -171,6 +171,8 @@ std::optional<InputProblem> check_layout(const JobModel& m, const JobLayout& l, 
     return InputProblem{"ep", fmt::format("ep {} does not divide the {} experts (would fit: {})", l.ep, m.experts,
                                           divisors_of(m.experts))};
   if (m.experts == 0 && l.ep != 1) return InputProblem{"ep", "ep needs a mixture-of-experts model (experts > 0)"};
+  if (m.experts == 0 && l.permute_fusion)
+    return InputProblem{"permute_fusion", "fuses an MoE block's token shuffles: needs a mixture-of-experts model"};
   if (auto p = check_expert_tp(m, l)) return p;
   if (!l.folded() && (std::int64_t{l.dp} * l.cp) % l.ep != 0)
     return InputProblem{

@@ -76,6 +76,12 @@ std::optional<InputProblem> check_job_model(const JobModel& m) {
     if (m.top_k < 1 || m.top_k > m.experts)
       return InputProblem{"top_k", fmt::format("top_k {} is not between 1 and the {} experts", m.top_k, m.experts)};
     if (auto p = in_range("expert_ffn", m.expert_ffn, kMaxFfn)) return p;
+    if (m.device_limit > 0 && m.node_limit > 0)
+      return InputProblem{"device_limit", "a token's experts are limited to nodes or to devices, not both"};
+    if (m.device_limit > m.top_k)
+      return InputProblem{"device_limit", fmt::format("device_limit {} is past top_k {}: a token's {} experts lie on "
+                                                      "at most {} devices",
+                                                      m.device_limit, m.top_k, m.top_k, m.top_k)};
     if (m.dense_layers >= m.shape.layers)
       return InputProblem{"dense_layers", fmt::format("{} dense layers leave none of the {} layers an MoE layer",
                                                       m.dense_layers, m.shape.layers)};

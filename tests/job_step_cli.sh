@@ -397,6 +397,16 @@ bad shared "${head/mlp: gelu/shared_expert_ffn: 2048}
   layout: {tp: 8, pp: 8, global_batch: 64}" "shared.yaml:2: job_step.model.shared_expert_ffn: needs experts (a mixture-of-experts model)"
 bad nodelimit0 "${moe/expert_ffn: 2048/expert_ffn: 2048, node_limit: 0}
   layout: {dp: 64, ep: 64, global_batch: 64}" "nodelimit0.yaml:2: job_step.model.node_limit: must be at least 1 (got 0)"
+bad devicelimit "${moe/expert_ffn: 2048/expert_ffn: 2048, node_limit: 4, device_limit: 3}
+  layout: {dp: 64, ep: 64, global_batch: 64}" "devicelimit.yaml:2: job_step.model.device_limit: a token's experts are limited to nodes or to devices, not both"
+bad devicelimit9 "${moe/expert_ffn: 2048/expert_ffn: 2048, device_limit: 9}
+  layout: {dp: 64, ep: 64, global_batch: 64}" "devicelimit9.yaml:2: job_step.model.device_limit: device_limit 9 is past top_k 8: a token's 8 experts lie on at most 8 devices"
+bad devicelimitdense "${head/mlp: gelu/device_limit: 3}
+  hardware: {preset: a100-sxm-80gb, gpus: 64}
+  layout: {tp: 8, pp: 8, global_batch: 64}" "devicelimitdense.yaml:2: job_step.model.device_limit: needs experts (a mixture-of-experts model)"
+bad fusiondense "$head
+  hardware: {preset: a100-sxm-80gb, gpus: 64}
+  layout: {tp: 8, pp: 8, global_batch: 64, permute_fusion: true}" "fusiondense.yaml:4: job_step.layout.permute_fusion: fuses an MoE block's token shuffles: needs a mixture-of-experts model"
 bad schedule "$head
   hardware: {preset: a100-sxm-80gb, gpus: 64}
   layout: {tp: 8, pp: 8, schedule: 1f1c, global_batch: 64}" "job_step.layout.schedule: unknown schedule '1f1c'; did you mean '1f1b'?"
@@ -464,20 +474,20 @@ assert abs(lr[12]["predicted"] - 398.5) < 0.05 and abs(lr[13]["predicted"] - 340
 # docs/job.md, 14-29 % fast, held to 30 % so that it cannot grow unseen; ranked right.
 q = files["qwen3_235b_moe_modelzoo.csv"]
 qr = rows("qwen3_235b_moe_modelzoo.csv")
-assert [round(qr[n]["predicted"], 1) for n in (12, 13, 14, 15)] == [381.0, 410.4, 429.8, 443.0], qr
+assert [round(qr[n]["predicted"], 1) for n in (13, 14, 15, 16)] == [379.8, 409.3, 429.1, 442.6], qr
 assert all(0 < qr[n]["error"] <= 0.30 for n in qr), qr
 assert q["ranking"]["kept"] == q["ranking"]["pairs"] == 6, q["ranking"]
 # Megatron-LM's MoE layer benchmark on H100 (the MoE block alone, every row held out, the Llama 3
 # calibration): the known misses in docs/job.md, every row predicted short of its measured time.
-# The DeepSeek-like layer in BF16 within 10 % (lines 19-22), the Mixtral-like one 26-33 % (its
-# expert GEMMs), FP8 24-50 % (lines 23-30: blockwise FP8 gains little there); held so that no
-# figure can move unseen.
+# The DeepSeek-like layer in BF16 7-15 % (lines 19-22), the Mixtral-like one 26-32 % (its expert
+# GEMMs), FP8 26-50 % (lines 23-30: blockwise FP8 gains little there); held so that no figure
+# can move unseen.
 ml = rows("megatron_moe_layer_h100.csv")
 assert [round(ml[n]["predicted"], 3) for n in range(15, 23)] == \
-    [3.131, 5.740, 3.131, 5.740, 6.454, 9.939, 5.097, 8.233], ml
-assert all(-0.10 <= ml[n]["error"] < 0 for n in range(19, 23)), ml
-assert all(-0.33 <= ml[n]["error"] <= -0.26 for n in range(15, 19)), ml
-assert all(-0.50 <= ml[n]["error"] <= -0.24 for n in range(23, 31)), ml
+    [3.119, 5.722, 3.144, 5.759, 6.301, 9.710, 4.620, 7.745], ml
+assert all(-0.15 <= ml[n]["error"] <= -0.07 for n in range(19, 23)), ml
+assert all(-0.32 <= ml[n]["error"] <= -0.26 for n in range(15, 19)), ml
+assert all(-0.50 <= ml[n]["error"] <= -0.26 for n in range(23, 31)), ml
 assert files["megatron_moe_layer_h100.csv"]["fit"]["rows"] == 0, files["megatron_moe_layer_h100.csv"]["fit"]
 print("check-against bounds ok")
 PY
@@ -487,7 +497,7 @@ PY
 "$stepsim" check-against validation/megatron_sc21.csv validation/qwen3_235b_moe_modelzoo.csv >"$tmp/mixed.txt"
 has "calibration for h100-sxm: gemm 0.700, attention 0.550, memory 0.800, fabric 0.800, network 0.800, contention 0.200" "$tmp/mixed.txt"
 has "the preset's own: no row of this accelerator is marked fit=1" "$tmp/mixed.txt"
-fig "12 Long context Qwen3-235B-A22B 16K 256 GPUs 295 TFLOP/s 353.4 +19.8% held out" "$tmp/mixed.txt"
+fig "13 Long context Qwen3-235B-A22B 16K 256 GPUs 295 TFLOP/s 352.4 +19.5% held out" "$tmp/mixed.txt"
 "$stepsim" check-against validation/qwen3_235b_moe_modelzoo.csv --json >"$tmp/moe-only.json"
 has '"source": "preset"' "$tmp/moe-only.json"
 # The MoE block's metrics need an MoE model (one line naming the row and the column, exit 2), and

@@ -33,7 +33,7 @@ JobModel read_job_model(const Reader& parent, const std::string& k) {
   const Reader r = fields_or_file(parent, k);
   std::vector<std::string> keys(kTransformerKeys.begin(), kTransformerKeys.end());
   keys.insert(keys.end(), {"seq", "mlp", "experts", "top_k", "expert_ffn", "shared_expert_ffn", "dense_layers",
-                           "node_limit", "mla", "mtp_layers", "routing", "capacity_factor"});
+                           "node_limit", "device_limit", "mla", "mtp_layers", "routing", "capacity_factor"});
   r.only(keys);
   m.shape = transformer_fields(r);
   m.seq = r.opt_integer("seq", 1).value_or(2048);
@@ -47,6 +47,7 @@ JobModel read_job_model(const Reader& parent, const std::string& k) {
     m.shared_expert_ffn = r.opt_integer("shared_expert_ffn", 1).value_or(0);
     m.dense_layers = r.opt_count("dense_layers", 0).value_or(0);
     m.node_limit = r.opt_count("node_limit", 1).value_or(0);
+    m.device_limit = r.opt_count("device_limit", 1).value_or(0);
     if (r.has("routing")) m.routing = read_routing(r);
     if (m.routing.kind == MoeRoutingSpec::Kind::Explicit)
       r.child("routing").fail("loads",
@@ -55,7 +56,8 @@ JobModel read_job_model(const Reader& parent, const std::string& k) {
     if (r.has("capacity_factor")) m.capacity_factor = read_capacity_factor(r);
   } else {
     for (const char* key :
-         {"top_k", "expert_ffn", "shared_expert_ffn", "dense_layers", "node_limit", "routing", "capacity_factor"})
+         {"top_k", "expert_ffn", "shared_expert_ffn", "dense_layers", "node_limit", "device_limit", "routing",
+          "capacity_factor"})
       if (r.has(key)) r.fail(key, "needs experts (a mixture-of-experts model)");
   }
   m.mtp_layers = r.opt_count("mtp_layers", 0).value_or(0);
@@ -178,7 +180,7 @@ const std::vector<std::string>& layout_keys() {
       "tp", "pp", "virtual_stages", "first_chunk_layers", "last_chunk_layers", "dp", "cp", "ep", "schedule", "zero",
       "fsdp", "sequence_parallel", "micro_batch", "global_batch", "recompute", "recompute_layers", "attention",
       "overlap", "fp8", "grad_bytes", "cp_split", "cp_comm", "ep_dispatch", "fp8_dispatch", "fp8_activations",
-      "expert_placement", "recompute_modules", "adam_moment_bytes", "expert_tp"};
+      "expert_placement", "recompute_modules", "adam_moment_bytes", "expert_tp", "permute_fusion"};
   // clang-format on
   return keys;
 }
@@ -238,6 +240,7 @@ JobLayout read_layout(const Reader& r) {
   if (!ep_dispatch) r.fail("ep_dispatch", fmt::format("unknown ep_dispatch '{}' (all_to_all or per_node)", dispatch));
   l.ep_dispatch = *ep_dispatch;
   l.fp8_dispatch = r.flag("fp8_dispatch", false);
+  l.permute_fusion = r.flag("permute_fusion", false);
   l.fp8_activations = r.flag("fp8_activations", l.fp8);  // Transformer Engine's default with FP8
   l.expert_placement = read_placement(r, "expert_placement");
   const std::string split = r.opt_text("cp_split").value_or("balanced");

@@ -156,6 +156,7 @@ void read_moe_and_mla(const RowCells& row, JobModel& m) {
     m.shared_expert_ffn = row.integer("shared_expert_ffn", 0, kMaxFfn);
     m.dense_layers = row.count("dense_layers", 0);
     m.node_limit = row.count("node_limit", 0);
+    m.device_limit = row.count("device_limit", 0);
     // The routing as job_step's model reads it: hot experts (both cells), a capacity factor.
     const auto hot = row.number("hot_experts"), load = row.number("hot_load");
     if (hot.has_value() != load.has_value())
@@ -163,7 +164,8 @@ void read_moe_and_mla(const RowCells& row, JobModel& m) {
     if (hot) m.routing = {MoeRoutingSpec::Kind::Hot, *hot, *load, {}};
     m.capacity_factor = row.number("capacity_factor");
   } else {
-    for (const char* k : {"top_k", "expert_ffn", "shared_expert_ffn", "dense_layers", "node_limit", "hot_experts",
+    for (const char* k : {"top_k", "expert_ffn", "shared_expert_ffn", "dense_layers", "node_limit", "device_limit",
+                          "hot_experts",
                           "hot_load", "capacity_factor"})
       if (!row.text(k).empty()) row.fail(k, "needs experts (a mixture-of-experts model)");
   }
@@ -215,6 +217,7 @@ JobLayout read_layout(const RowCells& row, const std::string& file, int n) {
   l.expert_tp = row.text("expert_tp").empty() ? 0 : row.count("expert_tp");
   l.fp8 = row.integer("fp8", 0) == 1;
   l.fp8_dispatch = row.integer("fp8_dispatch", 0) == 1;
+  l.permute_fusion = row.integer("permute_fusion", 0) == 1;
   l.cp_comm = row.named("cp_comm", "cp_comm", "p2p", cp_comm_from_name, "p2p, all_gather or a2a");
   l.fp8_activations = row.integer("fp8_activations", l.fp8 ? 1 : 0) == 1;
   l.ep_dispatch =

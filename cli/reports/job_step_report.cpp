@@ -41,6 +41,7 @@ std::string layout_line(const JobStepSpec& s) {
     ep_notes.emplace_back(l.ep_dispatch == EpDispatch::PerNode ? "dispatch per node" : "all-to-all");
     if (l.fp8_dispatch) ep_notes.emplace_back("FP8 dispatch");
   }
+  if (l.permute_fusion) ep_notes.emplace_back("fused permute");
   if (!ep_notes.empty()) out += fmt::format(" ({})", fmt::join(ep_notes, ", "));
   out += fmt::format(
       ", zero {}, {}, micro-batch {}, global batch {}, recompute {}{}{}", l.zero, l.schedule, l.micro_batch,
@@ -297,6 +298,7 @@ nlohmann::ordered_json job_step_json(const std::string& name, const JobStepRun& 
   if (l.tp_overlapped()) j["layout"]["overlap_tp"] = true;  // absent: the TP collectives wait
   if (l.fp8) j["layout"]["fp8_activations"] = l.fp8_activations;
   if (l.folded()) j["layout"]["expert_tp"] = l.etp();
+  if (l.permute_fusion) j["layout"]["permute_fusion"] = true;  // absent: Megatron-Core's unfused shuffles
   if (l.recompute == JobRecompute::Selective) {
     auto modules = nlohmann::ordered_json::array();
     for (const auto& [module_name, module] : recompute_module_names())

@@ -569,6 +569,53 @@ TEST_CASE("MoE block alone: the layer's MoE parts, as Megatron-LM's moe_perf ben
   CHECK(none.forward.compute() + none.forward.comm() + none.backward_input.compute() == 0);
 }
 
+TEST_CASE("MoE: device-limited routing and fused token shuffles", "[job_step]") {
+  // DeepSeek-like: 32 experts of 2,048 over ep 8 in one node (4 a GPU), top 8. Unlimited, a GPU
+  // misses a token with probability (24 x 23 x 22 x 21) / (32 x 31 x 30 x 29) = 0.295495: the
+  // token reaches 8 x 0.704505 = 5.636 ranks. Limited to 4 devices (the router's 8 groups of 4
+  // experts, 4 chosen): each GPU with 4/8, 4 ranks.
+  JobModel m = moe_model(decoder("dsv3-like", 1, 7168, 18432, 8, 8, 896, 32000), 32, 8, 2048);
+  TokenReceipt r = per_node_receipt(m, 8, 8);
+  CHECK(r.gpu == Approx(0.70450501).epsilon(1e-8));
+  CHECK(r.ranks() == Approx(8 * 0.70450501).epsilon(1e-8));
+  m.device_limit = 4;
+  r = per_node_receipt(m, 8, 8);
+  CHECK(r.gpu == 0.5);
+  CHECK(r.node == 1);
+  CHECK(r.ranks() == 4);
+  // Over 16 ranks on 2 nodes, 3 devices: a GPU with 3/16; a node missed when none of its 8 GPUs
+  // is drawn, (8 x 7 x 6) / (16 x 15 x 14) = 0.1.
+  m.device_limit = 3;
+  r = per_node_receipt(m, 16, 8);
+  CHECK(r.gpu == Approx(3.0 / 16).epsilon(1e-12));
+  CHECK(r.node == Approx(0.9).epsilon(1e-12));
+  CHECK(r.ranks() == Approx(3).epsilon(1e-12));
+  // The exchange in one node at 200 GB/s: 7 x 4/8 copies of the 4,096 tokens' 14,336 B rows
+  // (3.5 x 58,720,256 B = 205,520,896 B) against the unlimited draw's 7 x 0.704505.
+  JobLayout l;
+  l.dp = 8;
+  l.ep = 8;
+  l.global_batch = 8;
+  l.ep_dispatch = EpDispatch::PerNode;
+  GroupPaths p;
+  p.ep = p.ep_intra = {200e9, 0, false};
+  p.ep_per_node = 8;
+  m.device_limit = 4;
+  CHECK(ep_leg_seconds(m, l, p, 4096, 2) == Approx(205'520'896 / 200e9).epsilon(1e-12));
+  // The shuffles of one layer's 4,096 tokens (rows of 14,336 B), unfused (3 x 8 + 1 rows a
+  // token), fused with DeepEP (from the 4 rows received a token to its 8 copies and back: 2 x 12)
+  // and fused with the all-to-all (the 4,096 rows to their copies and back, 2 x 9; with 4
+  // experts a GPU the received rows sorted by expert and back, 4 x 8 more).
+  const double row = 4096.0 * 14336;
+  CHECK(layer_work(m, l, 1, 8).permute_bytes == Approx(25 * row).epsilon(1e-12));
+  l.permute_fusion = true;
+  CHECK(layer_work(m, l, 1, 8).permute_bytes == Approx(24 * row).epsilon(1e-12));
+  m.device_limit = 0;
+  CHECK(layer_work(m, l, 1, 8).permute_bytes == Approx(2 * (8 * 0.70450501 + 8) * row).epsilon(1e-8));
+  l.ep_dispatch = EpDispatch::AllToAll;
+  CHECK(layer_work(m, l, 1, 8).permute_bytes == Approx((18 + 32) * row).epsilon(1e-12));
+}
+
 TEST_CASE("MoE: an EP group spanning nodes has its members per node from the layout", "[job_step]") {
   const ClusterSpec c = *find_cluster_preset("h800");
   JobLayout l;
