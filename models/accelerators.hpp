@@ -23,6 +23,9 @@ struct Efficiency {
   // Compute lost to a collective running at the same time (its kernels take SMs and HBM
   // bandwidth): a GEMM overlapped by a collective for time x is delayed by contention * x.
   double contention = 0.20;
+  // An MoE layer's routed experts, run as Transformer Engine's grouped GEMM: this share of the
+  // dense GEMMs' efficiency (1: as dense). Fitted only on MoE rows (docs/job.md, the MoE block).
+  double experts = 1.0;
 };
 
 // How the GPU runs a GEMM, for tile and wave quantization (models/layer_costs.hpp,

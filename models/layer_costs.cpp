@@ -244,7 +244,8 @@ double one_gemm_seconds(const GemmShape& x, GemmPass pass, const AcceleratorSpec
   const double rows = pass == GemmPass::WeightGrad ? x.k : x.m;
   const double cols = pass == GemmPass::InputGrad ? x.k : x.n;
   const double flops = 2 * x.m * x.n * x.k * x.count;
-  const double compute = flops / (peak * a.efficiency.gemm * gemm_wave_efficiency(rows, cols, x.count, a.tiling));
+  const double eff = a.efficiency.gemm * (x.part == GemmPart::Experts ? a.efficiency.experts : 1.0);
+  const double compute = flops / (peak * eff * gemm_wave_efficiency(rows, cols, x.count, a.tiling));
   // The roofline (Williams et al., CACM 2009): a GEMM reads its two operands and writes its
   // output at least once, so a thin one (few tokens, a router's few columns) waits on HBM. Of
   // the three matrices m x k, k x n, m x n, the pass's output is the one it writes (BF16); the
@@ -346,6 +347,35 @@ void layer_comm_bytes(LayerWork& w, const JobModel& m, const JobLayout& l, doubl
 }
 }  // namespace
 
+namespace {
+// An MoE block's token shuffles, memory-bound: the permute gathers each token's top_k copies
+// into expert order (reads and writes top_k rows per token), the unpermute reads them back,
+// weighted by the router's probabilities, and sums them into one row (reads top_k, writes 1):
+// Megatron-Core's moe_utils permute / unpermute, around every token dispatcher's exchange.
+// Rows: `tokens`, the tokens this GPU's dispatcher holds (dispatcher_tokens).
+// The all-to-all dispatcher receives its rows grouped by sender and, holding several experts,
+// sorts them by expert before the GEMMs and back after (sort_chunks_by_idxs: reads and writes
+// each received row twice); DeepEP's receive is already grouped.
+// Fused (Transformer Engine's permutation kernels, Megatron-Core --moe-permute-fusion), the
+// permute reads each source row once and writes its copies, the unpermute reads the copies and
+// writes one row: the all-to-all's T source rows and T top_k copies, twice; DeepEP's permute runs
+// after the exchange, from the R = T x ranks reached rows a GPU receives to its load x T top_k
+// copies, and back.
+double permute_bytes(const JobModel& m, const JobLayout& l, double tokens, double expert_load, int ep_per_node) {
+  const double h = static_cast<double>(m.shape.hidden), k = m.top_k;
+  double bytes = 0;
+  if (!l.permute_fusion)
+    bytes = tokens * (3 * k + 1) * h * kAct;
+  else if (l.ep > 1 && l.ep_dispatch == EpDispatch::PerNode)
+    bytes = 2 * tokens * (per_node_receipt(m, l.ep, ep_per_node).ranks() + k * expert_load) * h * kAct;
+  else
+    bytes = 2 * tokens * (k + 1) * h * kAct;
+  if (l.ep > 1 && m.experts / l.ep > 1 && l.ep_dispatch == EpDispatch::AllToAll)
+    bytes += 4 * tokens * k * expert_load * h * kAct;
+  return bytes;
+}
+}  // namespace
+
 LayerWork layer_work(const JobModel& m, const JobLayout& l, double expert_load, int ep_per_node) {
   const auto& s = m.shape;
   LayerWork w;
@@ -398,29 +428,8 @@ LayerWork layer_work(const JobModel& m, const JobLayout& l, double expert_load, 
   // mask) and reads them for AV: 13 bytes per score element (BF16 + a byte of mask).
   if (l.attention == AttentionKernel::Unfused) per_token += 13.0 * s.heads / t * static_cast<double>(m.seq);
   w.memory_bytes = T * per_token;
-  // An MoE block's token shuffles, memory-bound: the permute gathers each token's top_k copies
-  // into expert order (reads and writes top_k rows per token), the unpermute reads them back,
-  // weighted by the router's probabilities, and sums them into one row (reads top_k, writes 1):
-  // Megatron-Core's moe_utils permute / unpermute, around every token dispatcher's exchange.
-  // Rows: the tokens this GPU's dispatcher holds (dispatcher_tokens).
-  // The all-to-all dispatcher receives its rows grouped by sender and, holding several experts,
-  // sorts them by expert before the GEMMs and back after (sort_chunks_by_idxs: reads and writes
-  // each received row twice); DeepEP's receive is already grouped.
-  // Fused (Transformer Engine's permutation kernels, Megatron-Core --moe-permute-fusion), the
-  // permute reads each source row once and writes its copies, the unpermute reads the copies and
-  // writes one row: the all-to-all's T source rows and T top_k copies, twice; DeepEP's permute runs
-  // after the exchange, from the R = T x ranks reached rows a GPU receives to its load x T top_k
-  // copies, and back.
   if (m.experts > 0) {
-    const double tokens = dispatcher_tokens(l, T), k = m.top_k;
-    if (!l.permute_fusion)
-      w.permute_bytes = tokens * (3 * k + 1) * h * kAct;
-    else if (l.ep > 1 && l.ep_dispatch == EpDispatch::PerNode)
-      w.permute_bytes = 2 * tokens * (per_node_receipt(m, l.ep, ep_per_node).ranks() + k * expert_load) * h * kAct;
-    else
-      w.permute_bytes = 2 * tokens * (k + 1) * h * kAct;
-    if (l.ep > 1 && m.experts / l.ep > 1 && l.ep_dispatch == EpDispatch::AllToAll)
-      w.permute_bytes += 4 * tokens * k * expert_load * h * kAct;
+    w.permute_bytes = permute_bytes(m, l, dispatcher_tokens(l, T), expert_load, ep_per_node);
     w.memory_bytes += w.permute_bytes;
   }
   layer_comm_bytes(w, m, l, T, d, expert_load);

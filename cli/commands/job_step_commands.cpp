@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <fstream>
+#include <functional>
 #include <map>
 #include <memory>
 #include <tuple>
@@ -24,12 +25,17 @@ namespace stepsim::cli {
 
 namespace {
 
-// Efficiency parameters as a vector, in the order the fit uses.
-std::vector<double> eff_vector(const Efficiency& e) {
-  return {e.gemm, e.attention, e.memory, e.fabric, e.network, e.contention};
+// Efficiency parameters as a vector, in the order the fit uses; the routed experts' share of the
+// GEMM efficiency last, only where MoE rows are fitted (no other row depends on it).
+std::vector<double> eff_vector(const Efficiency& e, bool experts) {
+  std::vector<double> v = {e.gemm, e.attention, e.memory, e.fabric, e.network, e.contention};
+  if (experts) v.push_back(e.experts);
+  return v;
 }
-Efficiency eff_of(const std::vector<double>& v) { return {v[0], v[1], v[2], v[3], v[4], v[5]}; }
-const char* kEffNames[] = {"gemm", "attention", "memory", "fabric", "network", "contention"};
+Efficiency eff_of(const std::vector<double>& v) {
+  return {v[0], v[1], v[2], v[3], v[4], v[5], v.size() > 6 ? v[6] : 1.0};
+}
+const char* kEffNames[] = {"gemm", "attention", "memory", "fabric", "network", "contention", "experts"};
 
 double predict_row(const MeasuredRun& row, const Efficiency& e) {
   JobStepSpec spec = row.spec;
@@ -53,56 +59,90 @@ void add_jobs_option(CLI::App* cmd, unsigned& jobs) {
 }
 unsigned threads_for(unsigned jobs) { return jobs > 0 ? jobs : all_cores(); }
 
+// Fits `rows` (sorted as fit_per_accelerator sorts them) by least squares: `free` maps a parameter
+// vector onto the efficiencies, starting from `start`. Every (set, row) is an independent
+// simulation: every core, each prediction at its own index, taken row by row (a row's sets one
+// after another) so that the sets of an expensive row go to different threads.
+FitResult fit_rows(const std::vector<const MeasuredRun*>& rows, const std::vector<double>& start,
+                   const std::function<Efficiency(const std::vector<double>&)>& free, unsigned jobs) {
+  std::vector<double> measured;
+  for (const MeasuredRun* r : rows) measured.push_back(r->value);
+  auto predict = [&rows, &free, jobs](const std::vector<std::vector<double>>& sets) {
+    std::vector<std::vector<double>> v(sets.size(), std::vector<double>(rows.size()));
+    std::vector<Efficiency> e;
+    for (const auto& p : sets) e.push_back(free(p));
+    parallel_for(sets.size() * rows.size(), jobs, [&](std::size_t k) {
+      const std::size_t row = k / sets.size(), set = k % sets.size();
+      v[set][row] = predict_row(*rows[row], e[set]);
+    });
+    return v;
+  };
+  return fit_log_least_squares(predict, measured, start, 0.05, 1.0, 12);
+}
+
 // One calibration per accelerator: fitted on the given rows of that accelerator. Each fit's
-// residuals are in the order of that accelerator's rows as given.
+// residuals are in the order of that accelerator's rows as given. Two stages: the six dense
+// efficiencies on the dense models' rows (from the preset), then the routed experts' share of
+// the GEMM efficiency alone on the MoE models' rows, the six held (from the preset where no
+// dense row is given). Fitted together, a few MoE rows trade the dense parameters against each
+// other and the dense rows' fit (one Llama 3 row and four MoE-layer rows sent attention to 0.18).
 std::map<std::string, FitResult> fit_per_accelerator(const std::vector<MeasuredRun>& rows, unsigned jobs) {
   std::map<std::string, std::vector<const MeasuredRun*>> by_hw;
   for (const auto& r : rows) by_hw[r.hw].push_back(&r);
   std::map<std::string, FitResult> out;
-  for (const auto& entry : by_hw) {
-    // Named, not a structured binding: the lambda below captures it (clang before 16 cannot).
-    const std::string& hw = entry.first;
-    const std::vector<const MeasuredRun*>& given = entry.second;
+  for (const auto& [hw, given] : by_hw) {
     // The same rows fit the same whatever order the files came in (the fit's path depends on the
     // order its sums are taken in): fitted by measured value, then line and table.
     std::vector<std::size_t> order(given.size());
     for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
-    std::sort(order.begin(), order.end(), [&given](std::size_t a, std::size_t b) {
+    std::sort(order.begin(), order.end(), [&given = given](std::size_t a, std::size_t b) {
       return std::tie(given[a]->value, given[a]->line, given[a]->table) <
              std::tie(given[b]->value, given[b]->line, given[b]->table);
     });
-    std::vector<const MeasuredRun*> list;
-    std::vector<double> measured;
-    for (const std::size_t i : order) {
-      list.push_back(given[i]);
-      measured.push_back(given[i]->value);
+    std::vector<const MeasuredRun*> dense, moe;
+    for (const std::size_t i : order) (given[i]->spec.model.experts > 0 ? moe : dense).push_back(given[i]);
+    Efficiency e = find_cluster_preset(hw)->accelerator.efficiency;
+    FitResult fit;
+    if (!dense.empty()) {
+      fit = fit_rows(
+          dense, eff_vector(e, false), [](const std::vector<double>& p) { return eff_of(p); }, jobs);
+      e = eff_of(fit.params);
     }
-    // Every (set, row) is an independent simulation: every core, each prediction at its own index.
-    // Taken row by row (a row's sets one after another), so that the sets of an expensive row go
-    // to different threads instead of leaving one thread with all of them.
-    auto predict = [&list, jobs](const std::vector<std::vector<double>>& sets) {
-      std::vector<std::vector<double>> v(sets.size(), std::vector<double>(list.size()));
-      std::vector<Efficiency> e;
-      for (const auto& p : sets) e.push_back(eff_of(p));
-      parallel_for(sets.size() * list.size(), jobs, [&](std::size_t k) {
-        const std::size_t row = k / sets.size(), set = k % sets.size();
-        v[set][row] = predict_row(*list[row], e[set]);
-      });
-      return v;
-    };
-    const Efficiency start = find_cluster_preset(hw)->accelerator.efficiency;
-    FitResult fit = fit_log_least_squares(predict, measured, eff_vector(start), 0.05, 1.0, 12);
-    std::vector<double> residuals(given.size());
-    for (std::size_t k = 0; k < order.size(); ++k) residuals[order[k]] = fit.residuals[k];
-    fit.residuals = std::move(residuals);
-    out[hw] = std::move(fit);
+    FitResult share;
+    if (!moe.empty()) {
+      share = fit_rows(
+          moe, {e.experts},
+          [e](const std::vector<double>& p) {
+            Efficiency x = e;
+            x.experts = p[0];
+            return x;
+          },
+          jobs);
+      e.experts = share.params[0];
+    }
+    // One result: the efficiencies, each row's residual in the order given, the rms over both.
+    FitResult all;
+    all.params = eff_vector(e, !moe.empty());
+    all.iterations = fit.iterations + share.iterations;
+    std::map<const MeasuredRun*, double> residual;
+    for (std::size_t k = 0; k < dense.size(); ++k) residual[dense[k]] = fit.residuals[k];
+    for (std::size_t k = 0; k < moe.size(); ++k) residual[moe[k]] = share.residuals[k];
+    double sum = 0;
+    for (const MeasuredRun* r : given) {
+      all.residuals.push_back(residual.at(r));
+      sum += residual.at(r) * residual.at(r);
+    }
+    all.rms = std::sqrt(sum / static_cast<double>(given.size()));
+    out[hw] = std::move(all);
   }
   return out;
 }
 
+// The routed experts' share is shown where it is not 1 (fitted on MoE rows, or given).
 std::string eff_text(const Efficiency& e) {
-  return fmt::format("gemm {:.3f}, attention {:.3f}, memory {:.3f}, fabric {:.3f}, network {:.3f}, contention {:.3f}",
-                     e.gemm, e.attention, e.memory, e.fabric, e.network, e.contention);
+  return fmt::format("gemm {:.3f}, attention {:.3f}, memory {:.3f}, fabric {:.3f}, network {:.3f}, contention {:.3f}{}",
+                     e.gemm, e.attention, e.memory, e.fabric, e.network, e.contention,
+                     e.experts != 1.0 ? fmt::format(", experts {:.3f}", e.experts) : "");
 }
 
 // One file's rows: measured vs predicted with the error, the mean and max over held-out and fit
@@ -171,7 +211,7 @@ void check_file(const std::string& file, const std::vector<MeasuredRun>& rows, c
   out["files"].push_back(jf);
 }
 
-// --efficiency's six comma-separated numbers.
+// --efficiency's six comma-separated numbers, or seven with the routed experts' share.
 Efficiency parse_efficiencies(const std::string& text) {
   std::vector<double> v;
   std::string cur;
@@ -186,8 +226,16 @@ Efficiency parse_efficiencies(const std::string& text) {
     } else
       cur += ch;
   }
-  if (v.size() != 6)
-    throw InputError("--efficiency", 0, "", "expected six numbers: gemm,attention,memory,fabric,network,contention");
+  if (v.size() != 6 && v.size() != 7)
+    throw InputError("--efficiency", 0, "",
+                     "expected six or seven numbers: gemm,attention,memory,fabric,network,"
+                     "contention[,experts]");
+  for (std::size_t i = 0; i < v.size(); ++i) {
+    const bool share = i == 5;  // contention: a share of time lost, 0 allowed
+    if (!(share ? v[i] >= 0 : v[i] > 0) || !(v[i] <= 1))
+      throw InputError("--efficiency", 0, "",
+                       fmt::format("{} {} is not a fraction in {} 1]", kEffNames[i], v[i], share ? "[0," : "(0,"));
+  }
   return eff_of(v);
 }
 
@@ -206,8 +254,8 @@ void add_check_against_command(CLI::App& app) {
   cmd->add_flag("--json", *json, "print JSON instead of tables");
   add_jobs_option(cmd, *jobs);
   cmd->add_option("--efficiency", *hardware,
-                  "use these efficiencies instead of fitting: gemm,attention,memory,fabric,network,contention (e.g. "
-                  "0.7,0.5,0.8,0.8,0.8,0.2)");
+                  "use these efficiencies instead of fitting: gemm,attention,memory,fabric,network,contention and "
+                  "optionally the routed experts' share of gemm (e.g. 0.7,0.5,0.8,0.8,0.8,0.2)");
   cmd->callback([=] {
     reuse_freed_memory();  // a simulation per row and fit step, one after another
     const auto rows = read_all(*files);
@@ -230,7 +278,8 @@ void add_check_against_command(CLI::App& app) {
     out["calibration"] = nlohmann::ordered_json::object();
     for (const auto& [hw, e] : eff) {
       nlohmann::ordered_json c;
-      for (std::size_t i = 0; i < 6; ++i) c[kEffNames[i]] = eff_vector(e)[i];
+      const std::vector<double> v = eff_vector(e, e.experts != 1.0);
+      for (std::size_t i = 0; i < v.size(); ++i) c[kEffNames[i]] = v[i];
       if (fits.count(hw)) {
         int n = 0;
         for (const auto& r : rows) n += r.fit && r.hw == hw;

@@ -55,9 +55,8 @@ JobModel read_job_model(const Reader& parent, const std::string& k) {
                               "balanced or {hot_experts, hot_load}");
     if (r.has("capacity_factor")) m.capacity_factor = read_capacity_factor(r);
   } else {
-    for (const char* key :
-         {"top_k", "expert_ffn", "shared_expert_ffn", "dense_layers", "node_limit", "device_limit", "routing",
-          "capacity_factor"})
+    for (const char* key : {"top_k", "expert_ffn", "shared_expert_ffn", "dense_layers", "node_limit", "device_limit",
+                            "routing", "capacity_factor"})
       if (r.has(key)) r.fail(key, "needs experts (a mixture-of-experts model)");
   }
   m.mtp_layers = r.opt_count("mtp_layers", 0).value_or(0);
@@ -135,7 +134,7 @@ ClusterSpec read_cluster(const Reader& parent, const std::string& k) {
   }
   if (r.has("efficiency")) {
     const Reader e = r.child("efficiency");
-    e.only({"gemm", "attention", "memory", "fabric", "network", "contention"});
+    e.only({"gemm", "attention", "memory", "fabric", "network", "contention", "experts"});
     auto frac = [&](const char* key, double& out) {
       if (auto v = e.opt_number(key)) {
         if (!(*v > 0 && *v <= 1))
@@ -149,6 +148,7 @@ ClusterSpec read_cluster(const Reader& parent, const std::string& k) {
     frac("memory", eff.memory);
     frac("fabric", eff.fabric);
     frac("network", eff.network);
+    frac("experts", eff.experts);
     // Contention is a share of time lost, not an efficiency: 0 (collectives cost the compute
     // under them nothing) is a valid answer.
     if (auto v = e.opt_number("contention")) {
@@ -421,8 +421,9 @@ std::string format_hardware_yaml(const ClusterSpec& c, const std::string& commen
   out += fmt::format("preset: {}\n", c.accelerator.name);
   out += fmt::format(
       "efficiency: {{gemm: {:.4f}, attention: {:.4f}, memory: {:.4f}, fabric: {:.4f}, network: {:.4f}, contention: "
-      "{:.4f}}}\n",
-      e.gemm, e.attention, e.memory, e.fabric, e.network, e.contention);
+      "{:.4f}{}}}\n",
+      e.gemm, e.attention, e.memory, e.fabric, e.network, e.contention,
+      e.experts != 1.0 ? fmt::format(", experts: {:.4f}", e.experts) : "");
   return out;
 }
 

@@ -165,8 +165,7 @@ void read_moe_and_mla(const RowCells& row, JobModel& m) {
     m.capacity_factor = row.number("capacity_factor");
   } else {
     for (const char* k : {"top_k", "expert_ffn", "shared_expert_ffn", "dense_layers", "node_limit", "device_limit",
-                          "hot_experts",
-                          "hot_load", "capacity_factor"})
+                          "hot_experts", "hot_load", "capacity_factor"})
       if (!row.text(k).empty()) row.fail(k, "needs experts (a mixture-of-experts model)");
   }
   m.mtp_layers = row.count("mtp_layers", 0);

@@ -267,6 +267,42 @@ std::string job_step_text(const std::string& name, const JobStepRun& run) {
   return out;
 }
 
+// The layout as the JSON report gives it (keys past the first ones only where not the default).
+nlohmann::ordered_json layout_json(const JobStepRun& run) {
+  const JobLayout& l = run.spec.layout;
+  nlohmann::ordered_json j = {{"tp", l.tp},
+                              {"pp", l.pp},
+                              {"virtual_stages", l.vpp},
+                              {"chunk_layers", chunk_layer_counts(run.spec.model.shape.layers, l)},
+                              {"dp", l.dp},
+                              {"cp", l.cp},
+                              {"ep", l.ep},
+                              {"ep_dispatch", ep_dispatch_name(l.ep_dispatch)},
+                              {"fp8_dispatch", l.fp8_dispatch},
+                              {"zero", l.zero},
+                              {"schedule", l.schedule},
+                              {"micro_batch", l.micro_batch},
+                              {"global_batch", l.global_batch},
+                              {"recompute", recompute_name(l.recompute)},
+                              {"recomputed_layers",
+                               [&] {
+                                 const std::vector<bool> again = recomputed_layers(run.spec.model.shape.layers, l);
+                                 return std::count(again.begin(), again.end(), true);
+                               }()},
+                              {"sequence_parallel", l.sequence_parallel}};
+  if (l.tp_overlapped()) j["overlap_tp"] = true;  // absent: the TP collectives wait
+  if (l.fp8) j["fp8_activations"] = l.fp8_activations;
+  if (l.folded()) j["expert_tp"] = l.etp();
+  if (l.permute_fusion) j["permute_fusion"] = true;  // absent: Megatron-Core's unfused shuffles
+  if (l.recompute == JobRecompute::Selective) {
+    auto modules = nlohmann::ordered_json::array();
+    for (const auto& [module_name, module] : recompute_module_names())
+      if (l.recompute_modules & module) modules.push_back(module_name);
+    j["recompute_modules"] = modules;
+  }
+  return j;
+}
+
 nlohmann::ordered_json job_step_json(const std::string& name, const JobStepRun& run) {
   const JobStepResult& r = run.result;
   const JobLayout& l = run.spec.layout;
@@ -275,36 +311,7 @@ nlohmann::ordered_json job_step_json(const std::string& name, const JobStepRun& 
   j["model"] = run.spec.model.shape.name;
   j["accelerator"] = run.spec.cluster.accelerator.name;
   j["gpus"] = r.gpus;
-  j["layout"] = {{"tp", l.tp},
-                 {"pp", l.pp},
-                 {"virtual_stages", l.vpp},
-                 {"chunk_layers", chunk_layer_counts(run.spec.model.shape.layers, l)},
-                 {"dp", l.dp},
-                 {"cp", l.cp},
-                 {"ep", l.ep},
-                 {"ep_dispatch", ep_dispatch_name(l.ep_dispatch)},
-                 {"fp8_dispatch", l.fp8_dispatch},
-                 {"zero", l.zero},
-                 {"schedule", l.schedule},
-                 {"micro_batch", l.micro_batch},
-                 {"global_batch", l.global_batch},
-                 {"recompute", recompute_name(l.recompute)},
-                 {"recomputed_layers",
-                  [&] {
-                    const std::vector<bool> again = recomputed_layers(run.spec.model.shape.layers, l);
-                    return std::count(again.begin(), again.end(), true);
-                  }()},
-                 {"sequence_parallel", l.sequence_parallel}};
-  if (l.tp_overlapped()) j["layout"]["overlap_tp"] = true;  // absent: the TP collectives wait
-  if (l.fp8) j["layout"]["fp8_activations"] = l.fp8_activations;
-  if (l.folded()) j["layout"]["expert_tp"] = l.etp();
-  if (l.permute_fusion) j["layout"]["permute_fusion"] = true;  // absent: Megatron-Core's unfused shuffles
-  if (l.recompute == JobRecompute::Selective) {
-    auto modules = nlohmann::ordered_json::array();
-    for (const auto& [module_name, module] : recompute_module_names())
-      if (l.recompute_modules & module) modules.push_back(module_name);
-    j["layout"]["recompute_modules"] = modules;
-  }
+  j["layout"] = layout_json(run);
   if (const JobModel& m = run.spec.model; m.experts > 0 && !m.even_routing()) {
     const ExpertRankLoad load = expert_rank_load(m, l);
     j["expert_routing"] = {
