@@ -360,19 +360,28 @@ namespace {
 // permute reads each source row once and writes its copies, the unpermute reads the copies and
 // writes one row: the all-to-all's T source rows and T top_k copies, twice; DeepEP's permute runs
 // after the exchange, from the R = T x ranks reached rows a GPU receives to its load x T top_k
-// copies, and back.
-double permute_bytes(const JobModel& m, const JobLayout& l, double tokens, double expert_load, int ep_per_node) {
-  const double h = static_cast<double>(m.shape.hidden), k = m.top_k;
-  double bytes = 0;
+// copies, and back. Their backward moves as many bytes (each kernel's transpose), and the
+// unpermute's reads its copies once more for the router probabilities' gradient (Transformer
+// Engine's _unpermute_bwd_with_merging_probs_kernel): the forward's plus one row per copy. The
+// unfused ones' backward is costed as any memory-bound kernel's, 1.5 x.
+struct PermuteBytes {
+  double forward = 0, backward = 0;
+};
+PermuteBytes permute_bytes(const JobModel& m, const JobLayout& l, double tokens, double expert_load,
+                           int ep_per_node) {
+  const double row = static_cast<double>(m.shape.hidden) * kAct, k = m.top_k;
+  const bool per_node = l.ep > 1 && l.ep_dispatch == EpDispatch::PerNode;
+  PermuteBytes b;
   if (!l.permute_fusion)
-    bytes = tokens * (3 * k + 1) * h * kAct;
-  else if (l.ep > 1 && l.ep_dispatch == EpDispatch::PerNode)
-    bytes = 2 * tokens * (per_node_receipt(m, l.ep, ep_per_node).ranks() + k * expert_load) * h * kAct;
+    b.forward = tokens * (3 * k + 1) * row;
+  else if (per_node)
+    b.forward = 2 * tokens * (per_node_receipt(m, l.ep, ep_per_node).ranks() + k * expert_load) * row;
   else
-    bytes = 2 * tokens * (k + 1) * h * kAct;
+    b.forward = 2 * tokens * (k + 1) * row;
   if (l.ep > 1 && m.experts / l.ep > 1 && l.ep_dispatch == EpDispatch::AllToAll)
-    bytes += 4 * tokens * k * expert_load * h * kAct;
-  return bytes;
+    b.forward += 4 * tokens * k * expert_load * row;
+  b.backward = l.permute_fusion ? b.forward + tokens * k * (per_node ? expert_load : 1) * row : 1.5 * b.forward;
+  return b;
 }
 }  // namespace
 
@@ -429,7 +438,9 @@ LayerWork layer_work(const JobModel& m, const JobLayout& l, double expert_load, 
   if (l.attention == AttentionKernel::Unfused) per_token += 13.0 * s.heads / t * static_cast<double>(m.seq);
   w.memory_bytes = T * per_token;
   if (m.experts > 0) {
-    w.permute_bytes = permute_bytes(m, l, dispatcher_tokens(l, T), expert_load, ep_per_node);
+    const PermuteBytes shuffles = permute_bytes(m, l, dispatcher_tokens(l, T), expert_load, ep_per_node);
+    w.permute_bytes = shuffles.forward;
+    w.permute_backward_bytes = shuffles.backward;
     w.memory_bytes += w.permute_bytes;
   }
   layer_comm_bytes(w, m, l, T, d, expert_load);
@@ -651,7 +662,10 @@ PassSeconds layer_pass(const LayerWork& w, const JobLayout& l, const ClusterSpec
   // Attention kernels run at BF16 even in FP8 recipes (Transformer Engine keeps them BF16).
   p.attention = attn_mult * w.attention_flops / (a.peak_bf16 * a.efficiency.attention);
   const double casts = l.fp8 ? fp8_cast_bytes(w.gemms, pass) : 0;
-  p.memory = (mem_mult * w.memory_bytes + casts) / (static_cast<double>(a.hbm_bandwidth) * a.efficiency.memory);
+  double memory = mem_mult * w.memory_bytes;
+  if (pass == GemmPass::InputGrad && l.permute_fusion && mem_mult > 0)  // fused shuffles: their own backward
+    memory += w.permute_backward_bytes - mem_mult * w.permute_bytes;
+  p.memory = (memory + casts) / (static_cast<double>(a.hbm_bandwidth) * a.efficiency.memory);
   const TpExposure tp = tp_exposure(w, l, c, paths, pass);
   p.tp = tp_mult * (tp.plain + tp.pipelined);
   // A collective pipelined under a GEMM takes SMs from it: slowed by contention x the overlap.
@@ -874,6 +888,8 @@ LayerPasses moe_block_passes(const JobModel& m, const JobLayout& l, const Cluste
     if (g.part == GemmPart::Router || g.part == GemmPart::Experts || g.part == GemmPart::SharedExperts)
       block.gemms.push_back(g);
   block.memory_bytes = w.expert_act_bytes + w.shared_act_bytes + w.permute_bytes;
+  block.permute_bytes = w.permute_bytes;
+  block.permute_backward_bytes = w.permute_backward_bytes;
   block.tp_bytes = w.tp_bytes;
   block.tp_collectives = std::max(0, w.tp_collectives - 1);
   block.moe_tp_bytes = w.moe_tp_bytes;

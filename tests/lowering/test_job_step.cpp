@@ -606,14 +606,27 @@ TEST_CASE("MoE: device-limited routing and fused token shuffles", "[job_step]") 
   // token), fused with DeepEP (from the 4 rows received a token to its 8 copies and back: 2 x 12)
   // and fused with the all-to-all (the 4,096 rows to their copies and back, 2 x 9; with 4
   // experts a GPU the received rows sorted by expert and back, 4 x 8 more).
+  // Backward: unfused 1.5 x the forward, as any memory-bound kernel; fused each kernel's transpose
+  // (as many bytes) and the unpermute's 8 copies read again for the probabilities' gradient.
   const double row = 4096.0 * 14336;
   CHECK(layer_work(m, l, 1, 8).permute_bytes == Approx(25 * row).epsilon(1e-12));
+  CHECK(layer_work(m, l, 1, 8).permute_backward_bytes == Approx(37.5 * row).epsilon(1e-12));
   l.permute_fusion = true;
   CHECK(layer_work(m, l, 1, 8).permute_bytes == Approx(24 * row).epsilon(1e-12));
+  CHECK(layer_work(m, l, 1, 8).permute_backward_bytes == Approx(32 * row).epsilon(1e-12));
   m.device_limit = 0;
   CHECK(layer_work(m, l, 1, 8).permute_bytes == Approx(2 * (8 * 0.70450501 + 8) * row).epsilon(1e-8));
   l.ep_dispatch = EpDispatch::AllToAll;
   CHECK(layer_work(m, l, 1, 8).permute_bytes == Approx((18 + 32) * row).epsilon(1e-12));
+  CHECK(layer_work(m, l, 1, 8).permute_backward_bytes == Approx((26 + 32) * row).epsilon(1e-12));
+  // The input-gradient pass costs them so: at 2 TB/s and efficiency 1, 58 rows where 1.5 x 50 were.
+  ClusterSpec c = *find_cluster_preset("h100-sxm");
+  c.accelerator.hbm_bandwidth = 2'000'000'000'000;
+  c.accelerator.efficiency = {1, 1, 1, 1, 1, 0};
+  const double fused = layer_passes(m, l, c).backward_input.memory;
+  l.permute_fusion = false;
+  const double unfused = layer_passes(m, l, c).backward_input.memory;
+  CHECK(unfused - fused == Approx((1.5 * (25 + 32) - 58) * row / 2e12).epsilon(1e-9));
 }
 
 TEST_CASE("MoE: an EP group spanning nodes has its members per node from the layout", "[job_step]") {
