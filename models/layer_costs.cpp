@@ -643,11 +643,12 @@ TpExposure tp_exposure(const LayerWork& w, const JobLayout& l, const ClusterSpec
   return e;
 }
 
-double fp8_cast_bytes(const std::vector<GemmShape>& gemms, GemmPass pass) {
+double fp8_cast_bytes(const std::vector<GemmShape>& gemms, GemmPass pass, bool fp8_dispatch) {
   double elements = 0;
   for (const GemmShape& g : gemms) {
     if (g.part == GemmPart::Router) continue;  // the gating runs in BF16 (DeepSeek-V3 sec. 3.3.1)
-    if (pass == GemmPass::Forward && g.split == TpSplit::Row) elements += g.m * g.k * g.count;
+    const bool bf16_copies = g.part == GemmPart::Experts && g.split == TpSplit::Column && !fp8_dispatch;
+    if (pass == GemmPass::Forward && (g.split == TpSplit::Row || bf16_copies)) elements += g.m * g.k * g.count;
     if (pass == GemmPass::InputGrad) elements += g.m * g.n * g.count;
   }
   return 4 * elements;
@@ -661,7 +662,7 @@ PassSeconds layer_pass(const LayerWork& w, const JobLayout& l, const ClusterSpec
   p.gemm = gemm_seconds(w.gemms, pass, a, l.fp8);
   // Attention kernels run at BF16 even in FP8 recipes (Transformer Engine keeps them BF16).
   p.attention = attn_mult * w.attention_flops / (a.peak_bf16 * a.efficiency.attention);
-  const double casts = l.fp8 ? fp8_cast_bytes(w.gemms, pass) : 0;
+  const double casts = l.fp8 ? fp8_cast_bytes(w.gemms, pass, l.fp8_dispatch) : 0;
   double memory = mem_mult * w.memory_bytes;
   if (pass == GemmPass::InputGrad && l.permute_fusion && mem_mult > 0)  // fused shuffles: their own backward
     memory += w.permute_backward_bytes - mem_mult * w.permute_bytes;

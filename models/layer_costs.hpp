@@ -255,9 +255,11 @@ double gemm_wave_efficiency(double m, double n, double count, const GemmTiling& 
 // BF16 tensor, write its FP8 copy and the transposed copy the weight gradient reads, 4 B per
 // element): forward, the inputs of row-parallel GEMMs (the projection, the MLP's and the experts'
 // second GEMMs: another kernel's output; a column-parallel GEMM's input is cast inside the norm
-// or the dispatch before it); input gradient, every GEMM's output gradient. The router stays
-// BF16. What the casts cost is the bytes over HBM, as any memory-bound kernel.
-double fp8_cast_bytes(const std::vector<GemmShape>& gemms, GemmPass pass);
+// or the dispatch before it, except the routed experts' first GEMM's after a BF16 dispatch,
+// `fp8_dispatch` false, which Transformer Engine's grouped linear casts itself); input gradient,
+// every GEMM's output gradient. The router stays BF16. What the casts cost is the bytes over
+// HBM, as any memory-bound kernel.
+double fp8_cast_bytes(const std::vector<GemmShape>& gemms, GemmPass pass, bool fp8_dispatch);
 // Seconds of `gemms` in one pass: each one's 2 m n k x count FLOPs / (peak x efficiency.gemm x
 // its wave efficiency); efficiency.gemm is what quantization leaves unexplained (fitted).
 double gemm_seconds(const std::vector<GemmShape>& gemms, GemmPass pass, const AcceleratorSpec& a, bool fp8);

@@ -1161,10 +1161,18 @@ TEST_CASE("FP8 activations: FP8 GEMMs keep their inputs in FP8 for the backward"
   // inputs (h / 8 and 4h / 8 per token), backward every GEMM's output gradient (QKV 3h / 8, the
   // projection h, FC1 4h / 8, FC2 h). Full recompute casts the forward's again.
   const std::vector<GemmShape> gemms = layer_work(s.model, fp8).gemms;
-  CHECK(fp8_cast_bytes(gemms, GemmPass::Forward) == Approx(4 * tokens * (h / 8 + 4 * h / 8)).epsilon(1e-12));
-  CHECK(fp8_cast_bytes(gemms, GemmPass::InputGrad) ==
+  CHECK(fp8_cast_bytes(gemms, GemmPass::Forward, false) == Approx(4 * tokens * (h / 8 + 4 * h / 8)).epsilon(1e-12));
+  CHECK(fp8_cast_bytes(gemms, GemmPass::InputGrad, false) ==
         Approx(4 * tokens * (3 * h / 8 + h + 4 * h / 8 + h)).epsilon(1e-12));
-  CHECK(fp8_cast_bytes(gemms, GemmPass::WeightGrad) == 0);
+  CHECK(fp8_cast_bytes(gemms, GemmPass::WeightGrad, false) == 0);
+  // An MoE layer: after a BF16 dispatch the routed copies are cast before the experts' first GEMM
+  // too (Qwen3-235B at ep 8: 4,096 tokens x top 8 rows of h 4,096); an FP8 dispatch sends them cast.
+  JobLayout qe = qa;
+  qe.dp = qe.ep = 8;
+  const std::vector<GemmShape> moe_gemms = layer_work(q.model, qe).gemms;
+  CHECK(fp8_cast_bytes(moe_gemms, GemmPass::Forward, false) - fp8_cast_bytes(moe_gemms, GemmPass::Forward, true) ==
+        Approx(4.0 * 4096 * 8 * 4096).epsilon(1e-12));
+  CHECK(fp8_cast_bytes(moe_gemms, GemmPass::InputGrad, false) == fp8_cast_bytes(moe_gemms, GemmPass::InputGrad, true));
   const ClusterSpec& c = s.cluster;
   const double hbm = static_cast<double>(c.accelerator.hbm_bandwidth) * c.accelerator.efficiency.memory;
   JobLayout no_fp8 = fp8;
