@@ -663,9 +663,9 @@ PassSeconds layer_pass(const LayerWork& w, const JobLayout& l, const ClusterSpec
   // Attention kernels run at BF16 even in FP8 recipes (Transformer Engine keeps them BF16).
   p.attention = attn_mult * w.attention_flops / (a.peak_bf16 * a.efficiency.attention);
   const double casts = l.fp8 ? fp8_cast_bytes(w.gemms, pass, l.fp8_dispatch) : 0;
+  // The token shuffles' backward moves permute_backward_bytes, not mem_mult x their forward's.
   double memory = mem_mult * w.memory_bytes;
-  if (pass == GemmPass::InputGrad && l.permute_fusion && mem_mult > 0)  // fused shuffles: their own backward
-    memory += w.permute_backward_bytes - mem_mult * w.permute_bytes;
+  if (pass == GemmPass::InputGrad && mem_mult > 0) memory += w.permute_backward_bytes - mem_mult * w.permute_bytes;
   p.memory = (memory + casts) / (static_cast<double>(a.hbm_bandwidth) * a.efficiency.memory);
   const TpExposure tp = tp_exposure(w, l, c, paths, pass);
   p.tp = tp_mult * (tp.plain + tp.pipelined);

@@ -291,7 +291,8 @@ struct LayerWork {  // one decoder layer, one micro-batch, one GPU, forward only
   // function of the routed experts, the shared experts and a dense MLP; the MoE block's token
   // permute and unpermute (rerun with the moe module).
   double norm_bytes = 0, expert_act_bytes = 0, shared_act_bytes = 0, mlp_act_bytes = 0, permute_bytes = 0;
-  // Fused shuffles (permute_fusion): the bytes of their backward, in place of 1.5 x permute_bytes.
+  // The shuffles' backward bytes: fused, each kernel's transpose and the copies read again; unfused
+  // 1.5 x permute_bytes, as any memory-bound kernel's.
   double permute_backward_bytes = 0;
   std::int64_t parameters = 0;         // held by one GPU
   std::int64_t expert_parameters = 0;  // of those, MoE expert weights (replicated over fewer ranks)
