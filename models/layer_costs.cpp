@@ -367,8 +367,7 @@ namespace {
 struct PermuteBytes {
   double forward = 0, backward = 0;
 };
-PermuteBytes permute_bytes(const JobModel& m, const JobLayout& l, double tokens, double expert_load,
-                           int ep_per_node) {
+PermuteBytes permute_bytes(const JobModel& m, const JobLayout& l, double tokens, double expert_load, int ep_per_node) {
   const double row = static_cast<double>(m.shape.hidden) * kAct, k = m.top_k;
   const bool per_node = l.ep > 1 && l.ep_dispatch == EpDispatch::PerNode;
   PermuteBytes b;
