@@ -26,6 +26,9 @@ struct Efficiency {
   // An MoE layer's routed experts, run as Transformer Engine's grouped GEMM: this share of the
   // dense GEMMs' efficiency (1: as dense). Fitted only on MoE rows (docs/job.md, the MoE block).
   double experts = 1.0;
+  // GEMMs run in FP8 (layout fp8): this share of their BF16 efficiency at the FP8 peak (1: twice
+  // the BF16 rate). Fitted only on FP8 rows (docs/job.md, "FP8 GEMMs' efficiency").
+  double fp8 = 1.0;
 };
 
 // How the GPU runs a GEMM, for tile and wave quantization (models/layer_costs.hpp,

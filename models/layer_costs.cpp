@@ -244,7 +244,8 @@ double one_gemm_seconds(const GemmShape& x, GemmPass pass, const AcceleratorSpec
   const double rows = pass == GemmPass::WeightGrad ? x.k : x.m;
   const double cols = pass == GemmPass::InputGrad ? x.k : x.n;
   const double flops = 2 * x.m * x.n * x.k * x.count;
-  const double eff = a.efficiency.gemm * (x.part == GemmPart::Experts ? a.efficiency.experts : 1.0);
+  const double eff = a.efficiency.gemm * (x.part == GemmPart::Experts ? a.efficiency.experts : 1.0) *
+                     (at_fp8 ? a.efficiency.fp8 : 1.0);
   const double compute = flops / (peak * eff * gemm_wave_efficiency(rows, cols, x.count, a.tiling));
   // The roofline (Williams et al., CACM 2009): a GEMM reads its two operands and writes its
   // output at least once, so a thin one (few tokens, a router's few columns) waits on HBM. Of

@@ -25,17 +25,20 @@ namespace stepsim::cli {
 
 namespace {
 
-// Efficiency parameters as a vector, in the order the fit uses; the routed experts' share of the
-// GEMM efficiency last, only where MoE rows are fitted (no other row depends on it).
-std::vector<double> eff_vector(const Efficiency& e, bool experts) {
-  std::vector<double> v = {e.gemm, e.attention, e.memory, e.fabric, e.network, e.contention};
-  if (experts) v.push_back(e.experts);
+// Efficiency parameters as a vector, in the order the fit uses: the six dense ones, then the
+// shares of the GEMM efficiency each fitted only where its rows are (the routed experts', FP8
+// GEMMs'), `shares` of them.
+std::vector<double> eff_vector(const Efficiency& e, int shares) {
+  std::vector<double> v = {e.gemm, e.attention, e.memory, e.fabric, e.network, e.contention, e.experts, e.fp8};
+  v.resize(6 + static_cast<std::size_t>(shares));
   return v;
 }
+// How many shares to show: up to the last that is not 1 (fitted, or given).
+int shares_shown(const Efficiency& e) { return e.fp8 != 1.0 ? 2 : e.experts != 1.0 ? 1 : 0; }
 Efficiency eff_of(const std::vector<double>& v) {
-  return {v[0], v[1], v[2], v[3], v[4], v[5], v.size() > 6 ? v[6] : 1.0};
+  return {v[0], v[1], v[2], v[3], v[4], v[5], v.size() > 6 ? v[6] : 1.0, v.size() > 7 ? v[7] : 1.0};
 }
-const char* kEffNames[] = {"gemm", "attention", "memory", "fabric", "network", "contention", "experts"};
+const char* kEffNames[] = {"gemm", "attention", "memory", "fabric", "network", "contention", "experts", "fp8"};
 
 double predict_row(const MeasuredRun& row, const Efficiency& e) {
   JobStepSpec spec = row.spec;
@@ -80,12 +83,39 @@ FitResult fit_rows(const std::vector<const MeasuredRun*>& rows, const std::vecto
   return fit_log_least_squares(predict, measured, start, 0.05, 1.0, 12);
 }
 
+// Fits one share of the GEMM efficiency (`share`, e.g. &Efficiency::experts) alone on `rows`,
+// every other efficiency held at `e`'s; returns the fit with `e` carrying the fitted share.
+FitResult fit_share(const std::vector<const MeasuredRun*>& rows, Efficiency& e, double Efficiency::*share,
+                    unsigned jobs) {
+  if (rows.empty()) return {};
+  const Efficiency held = e;
+  FitResult f = fit_rows(
+      rows, {held.*share},
+      [held, share](const std::vector<double>& p) {
+        Efficiency x = held;
+        x.*share = p[0];
+        return x;
+      },
+      jobs);
+  e.*share = f.params[0];
+  return f;
+}
+
+// The stage a row is fitted in: its GEMMs in FP8 (on an accelerator with an FP8 peak), else its
+// model's routed experts, else dense.
+enum class FitStage { Dense, Experts, Fp8 };
+FitStage fit_stage(const MeasuredRun& r) {
+  if (r.spec.layout.fp8 && r.spec.cluster.accelerator.peak_fp8 > 0) return FitStage::Fp8;
+  return r.spec.model.experts > 0 ? FitStage::Experts : FitStage::Dense;
+}
+
 // One calibration per accelerator: fitted on the given rows of that accelerator. Each fit's
-// residuals are in the order of that accelerator's rows as given. Two stages: the six dense
-// efficiencies on the dense models' rows (from the preset), then the routed experts' share of
-// the GEMM efficiency alone on the MoE models' rows, the six held (from the preset where no
-// dense row is given). Fitted together, a few MoE rows trade the dense parameters against each
-// other and the dense rows' fit (one Llama 3 row and four MoE-layer rows sent attention to 0.18).
+// residuals are in the order of that accelerator's rows as given. Three stages: the six dense
+// efficiencies on the BF16 dense models' rows (from the preset); then the routed experts' share
+// of the GEMM efficiency alone on the BF16 MoE models' rows; then the FP8 GEMMs' share alone on
+// the FP8 rows; each stage holds what the ones before it fitted (the preset's where they had no
+// rows). Fitted together, a few MoE rows trade the dense parameters against each other and the
+// dense rows' fit (one Llama 3 row and four MoE-layer rows sent attention to 0.18).
 std::map<std::string, FitResult> fit_per_accelerator(const std::vector<MeasuredRun>& rows, unsigned jobs) {
   std::map<std::string, std::vector<const MeasuredRun*>> by_hw;
   for (const auto& r : rows) by_hw[r.hw].push_back(&r);
@@ -99,34 +129,26 @@ std::map<std::string, FitResult> fit_per_accelerator(const std::vector<MeasuredR
       return std::tie(given[a]->value, given[a]->line, given[a]->table) <
              std::tie(given[b]->value, given[b]->line, given[b]->table);
     });
-    std::vector<const MeasuredRun*> dense, moe;
-    for (const std::size_t i : order) (given[i]->spec.model.experts > 0 ? moe : dense).push_back(given[i]);
+    std::vector<const MeasuredRun*> stage_rows[3];
+    for (const std::size_t i : order) stage_rows[static_cast<int>(fit_stage(*given[i]))].push_back(given[i]);
+    const auto& [dense, moe, fp8] = stage_rows;
     Efficiency e = find_cluster_preset(hw)->accelerator.efficiency;
-    FitResult fit;
+    FitResult fits[3];
     if (!dense.empty()) {
-      fit = fit_rows(
-          dense, eff_vector(e, false), [](const std::vector<double>& p) { return eff_of(p); }, jobs);
-      e = eff_of(fit.params);
+      fits[0] = fit_rows(
+          dense, eff_vector(e, 0), [](const std::vector<double>& p) { return eff_of(p); }, jobs);
+      e = eff_of(fits[0].params);
     }
-    FitResult share;
-    if (!moe.empty()) {
-      share = fit_rows(
-          moe, {e.experts},
-          [e](const std::vector<double>& p) {
-            Efficiency x = e;
-            x.experts = p[0];
-            return x;
-          },
-          jobs);
-      e.experts = share.params[0];
-    }
-    // One result: the efficiencies, each row's residual in the order given, the rms over both.
+    fits[1] = fit_share(moe, e, &Efficiency::experts, jobs);
+    fits[2] = fit_share(fp8, e, &Efficiency::fp8, jobs);
+    // One result: the efficiencies, each row's residual in the order given, the rms over all.
     FitResult all;
-    all.params = eff_vector(e, !moe.empty());
-    all.iterations = fit.iterations + share.iterations;
+    all.params = eff_vector(e, 2);
     std::map<const MeasuredRun*, double> residual;
-    for (std::size_t k = 0; k < dense.size(); ++k) residual[dense[k]] = fit.residuals[k];
-    for (std::size_t k = 0; k < moe.size(); ++k) residual[moe[k]] = share.residuals[k];
+    for (int s = 0; s < 3; ++s) {
+      all.iterations += fits[s].iterations;
+      for (std::size_t k = 0; k < stage_rows[s].size(); ++k) residual[stage_rows[s][k]] = fits[s].residuals[k];
+    }
     double sum = 0;
     for (const MeasuredRun* r : given) {
       all.residuals.push_back(residual.at(r));
@@ -138,11 +160,13 @@ std::map<std::string, FitResult> fit_per_accelerator(const std::vector<MeasuredR
   return out;
 }
 
-// The routed experts' share is shown where it is not 1 (fitted on MoE rows, or given).
+// A share of the GEMM efficiency is shown where it is not 1 (fitted on its rows, or given).
 std::string eff_text(const Efficiency& e) {
-  return fmt::format("gemm {:.3f}, attention {:.3f}, memory {:.3f}, fabric {:.3f}, network {:.3f}, contention {:.3f}{}",
-                     e.gemm, e.attention, e.memory, e.fabric, e.network, e.contention,
-                     e.experts != 1.0 ? fmt::format(", experts {:.3f}", e.experts) : "");
+  return fmt::format(
+      "gemm {:.3f}, attention {:.3f}, memory {:.3f}, fabric {:.3f}, network {:.3f}, contention {:.3f}{}{}", e.gemm,
+      e.attention, e.memory, e.fabric, e.network, e.contention,
+      e.experts != 1.0 ? fmt::format(", experts {:.3f}", e.experts) : "",
+      e.fp8 != 1.0 ? fmt::format(", fp8 {:.3f}", e.fp8) : "");
 }
 
 // One file's rows: measured vs predicted with the error, the mean and max over held-out and fit
@@ -211,7 +235,8 @@ void check_file(const std::string& file, const std::vector<MeasuredRun>& rows, c
   out["files"].push_back(jf);
 }
 
-// --efficiency's six comma-separated numbers, or seven with the routed experts' share.
+// --efficiency's six comma-separated numbers, seven with the routed experts' share, eight with
+// the FP8 GEMMs' share.
 Efficiency parse_efficiencies(const std::string& text) {
   std::vector<double> v;
   std::string cur;
@@ -226,10 +251,10 @@ Efficiency parse_efficiencies(const std::string& text) {
     } else
       cur += ch;
   }
-  if (v.size() != 6 && v.size() != 7)
+  if (v.size() < 6 || v.size() > 8)
     throw InputError("--efficiency", 0, "",
-                     "expected six or seven numbers: gemm,attention,memory,fabric,network,"
-                     "contention[,experts]");
+                     "expected six to eight numbers: gemm,attention,memory,fabric,network,"
+                     "contention[,experts[,fp8]]");
   for (std::size_t i = 0; i < v.size(); ++i) {
     const bool share = i == 5;  // contention: a share of time lost, 0 allowed
     if (!(share ? v[i] >= 0 : v[i] > 0) || !(v[i] <= 1))
@@ -255,7 +280,7 @@ void add_check_against_command(CLI::App& app) {
   add_jobs_option(cmd, *jobs);
   cmd->add_option("--efficiency", *hardware,
                   "use these efficiencies instead of fitting: gemm,attention,memory,fabric,network,contention and "
-                  "optionally the routed experts' share of gemm (e.g. 0.7,0.5,0.8,0.8,0.8,0.2)");
+                  "optionally the routed experts' and the FP8 GEMMs' shares of gemm (e.g. 0.7,0.5,0.8,0.8,0.8,0.2)");
   cmd->callback([=] {
     reuse_freed_memory();  // a simulation per row and fit step, one after another
     const auto rows = read_all(*files);
@@ -278,7 +303,7 @@ void add_check_against_command(CLI::App& app) {
     out["calibration"] = nlohmann::ordered_json::object();
     for (const auto& [hw, e] : eff) {
       nlohmann::ordered_json c;
-      const std::vector<double> v = eff_vector(e, e.experts != 1.0);
+      const std::vector<double> v = eff_vector(e, shares_shown(e));
       for (std::size_t i = 0; i < v.size(); ++i) c[kEffNames[i]] = v[i];
       if (fits.count(hw)) {
         int n = 0;

@@ -134,7 +134,7 @@ ClusterSpec read_cluster(const Reader& parent, const std::string& k) {
   }
   if (r.has("efficiency")) {
     const Reader e = r.child("efficiency");
-    e.only({"gemm", "attention", "memory", "fabric", "network", "contention", "experts"});
+    e.only({"gemm", "attention", "memory", "fabric", "network", "contention", "experts", "fp8"});
     auto frac = [&](const char* key, double& out) {
       if (auto v = e.opt_number(key)) {
         if (!(*v > 0 && *v <= 1))
@@ -149,6 +149,7 @@ ClusterSpec read_cluster(const Reader& parent, const std::string& k) {
     frac("fabric", eff.fabric);
     frac("network", eff.network);
     frac("experts", eff.experts);
+    frac("fp8", eff.fp8);
     // Contention is a share of time lost, not an efficiency: 0 (collectives cost the compute
     // under them nothing) is a valid answer.
     if (auto v = e.opt_number("contention")) {
@@ -421,9 +422,10 @@ std::string format_hardware_yaml(const ClusterSpec& c, const std::string& commen
   out += fmt::format("preset: {}\n", c.accelerator.name);
   out += fmt::format(
       "efficiency: {{gemm: {:.4f}, attention: {:.4f}, memory: {:.4f}, fabric: {:.4f}, network: {:.4f}, contention: "
-      "{:.4f}{}}}\n",
+      "{:.4f}{}{}}}\n",
       e.gemm, e.attention, e.memory, e.fabric, e.network, e.contention,
-      e.experts != 1.0 ? fmt::format(", experts: {:.4f}", e.experts) : "");
+      e.experts != 1.0 ? fmt::format(", experts: {:.4f}", e.experts) : "",
+      e.fp8 != 1.0 ? fmt::format(", fp8: {:.4f}", e.fp8) : "");
   return out;
 }
 

@@ -86,3 +86,23 @@ TEST_CASE("presets carry their SM counts", "[gemm]") {
   CHECK(find_cluster_preset("b200")->accelerator.tiling.sms == 148);
   CHECK(find_cluster_preset("rtx4090")->accelerator.tiling.sms == 128);
 }
+
+TEST_CASE("the FP8 share slows FP8 GEMMs only, on top of the experts' share", "[gemm]") {
+  // 8,192^3 on an H100 without wave quantization: 2 x 8,192^3 FLOPs at the FP8 peak x gemm x fp8;
+  // an expert GEMM of the same shape x experts as well. BF16 ignores the FP8 share.
+  AcceleratorSpec a;
+  a.peak_bf16 = 989.4e12;
+  a.peak_fp8 = 1978.9e12;
+  a.efficiency.gemm = 0.8;
+  a.efficiency.experts = 0.75;
+  a.efficiency.fp8 = 0.6;
+  const double flops = 2.0 * 8192 * 8192 * 8192;
+  const std::vector<GemmShape> dense = {{8192, 8192, 8192, 1}};
+  const std::vector<GemmShape> expert = {{8192, 8192, 8192, 1, GemmPart::Experts}};
+  CHECK(gemm_seconds(dense, GemmPass::Forward, a, false) == Approx(flops / (989.4e12 * 0.8)));
+  CHECK(gemm_seconds(dense, GemmPass::Forward, a, true) == Approx(flops / (1978.9e12 * 0.8 * 0.6)));
+  CHECK(gemm_seconds(expert, GemmPass::InputGrad, a, true) == Approx(flops / (1978.9e12 * 0.8 * 0.75 * 0.6)));
+  // No FP8 peak (an A100): FP8 asked for runs BF16, at the BF16 efficiency.
+  a.peak_fp8 = 0;
+  CHECK(gemm_seconds(dense, GemmPass::Forward, a, true) == Approx(flops / (989.4e12 * 0.8)));
+}
