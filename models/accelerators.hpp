@@ -29,6 +29,11 @@ struct Efficiency {
   // GEMMs run in FP8 (layout fp8): this share of their BF16 efficiency at the FP8 peak (1: twice
   // the BF16 rate). Fitted only on FP8 rows (docs/job.md, "FP8 GEMMs' efficiency").
   double fp8 = 1.0;
+  // Seconds of host time each pass of an MoE layer's block exposes (forward, its recompute,
+  // backward): its device-to-host synchronizations (the dispatch's token counts, the grouped
+  // GEMM's splits) leave the GPU waiting while the host issues what follows. 0: hidden (CUDA
+  // graphs, a sync-free MoE). Fitted only on MoE rows of whole steps (docs/job.md).
+  double moe_host = 0;
 };
 
 // How the GPU runs a GEMM, for tile and wave quantization (models/layer_costs.hpp,

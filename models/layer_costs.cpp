@@ -94,6 +94,7 @@ PassSeconds& PassSeconds::operator+=(const PassSeconds& o) {
   gemm += o.gemm;
   attention += o.attention;
   memory += o.memory;
+  host += o.host;
   tp += o.tp;
   cp += o.cp;
   ep += o.ep;
@@ -105,6 +106,7 @@ PassSeconds operator*(PassSeconds p, double k) {
   p.gemm *= k;
   p.attention *= k;
   p.memory *= k;
+  p.host *= k;
   p.tp *= k;
   p.cp *= k;
   p.ep *= k;
@@ -873,7 +875,13 @@ LayerPasses layer_passes(const JobModel& m, const JobLayout& l, const ClusterSpe
   }
   if (l.recompute == JobRecompute::Selective && (l.recompute_modules & ~kRecomputeCoreAttn))
     bi += module_recompute(w, l, c, paths, f);
-
+  // The host time an MoE block's pass exposes, once per pass: forward, backward, and the forward
+  // rerun by full recompute or the `moe` module (which reruns the block's synchronizations).
+  if (m.experts > 0) {
+    const double host = a.efficiency.moe_host;
+    f.host += host;
+    bi.host += host * (l.recompute == JobRecompute::Full || l.recomputes(kRecomputeMoe) ? 2 : 1);
+  }
   return {f, bi, bw, layer_activation_bytes(m, l)};
 }
 

@@ -211,8 +211,9 @@ std::vector<std::vector<int>> device_chunks(const JobLayout& l);
 // once, then rounded to integer nanoseconds by the lowering).
 struct PassSeconds {
   double gemm = 0, attention = 0, memory = 0;  // compute, by kind of kernel
+  double host = 0;                             // the stream waiting on the host (efficiency.moe_host)
   double tp = 0, cp = 0, ep = 0;               // exposed communication inside the pass
-  double compute() const { return gemm + attention + memory; }
+  double compute() const { return gemm + attention + memory + host; }
   double comm() const { return tp + cp + ep; }
   PassSeconds& operator+=(const PassSeconds& o);
 };

@@ -420,6 +420,8 @@ bad fusiondense "$head
   layout: {tp: 8, pp: 8, global_batch: 64, permute_fusion: true}" "fusiondense.yaml:4: job_step.layout.permute_fusion: fuses an MoE block's token shuffles: needs a mixture-of-experts model"
 bad experts "${moe/gpus: 64/gpus: 64, efficiency: {experts: 1.5}}
   layout: {dp: 64, ep: 64, global_batch: 64}" "experts.yaml:3: job_step.hardware.efficiency.experts: 1.5 is not an efficiency (a fraction in (0, 1], e.g. 0.7 or 70%)"
+bad moehost "${moe/gpus: 64/gpus: 64, efficiency: {moe_host: 2s}}
+  layout: {dp: 64, ep: 64, global_batch: 64}" "moehost.yaml:3: job_step.hardware.efficiency.moe_host: 2 s per MoE pass is more than a second"
 bad fp8share "${moe/gpus: 64/gpus: 64, efficiency: {fp8: 0}}
   layout: {dp: 64, ep: 64, global_batch: 64}" "fp8share.yaml:3: job_step.hardware.efficiency.fp8: 0 is not an efficiency (a fraction in (0, 1], e.g. 0.7 or 70%)"
 bad schedule "$head
@@ -485,13 +487,16 @@ lr = rows("llama3_405b_meta2024.csv")
 assert abs(lr[12]["error"]) <= 0.05 and abs(lr[13]["error"]) <= 0.11, lr
 assert l["ranking"]["kept"] == l["ranking"]["pairs"] == 3, l["ranking"]
 assert abs(lr[12]["predicted"] - 398.5) < 0.05 and abs(lr[13]["predicted"] - 340.2) < 0.05, lr
-# Qwen3-235B-A22B MoE on H100 (every row held out; the H100 calibration: the Llama 3 row's six
-# efficiencies, the MoE-layer rows' experts share): the known miss in docs/job.md, 10-16 % fast,
-# held to 17 % so that it cannot grow unseen; ranked right.
+# Qwen3-235B-A22B MoE on H100 (the H100 calibration: the Llama 3 row's six efficiencies, the
+# MoE-layer rows' experts share, and the host time per MoE pass fitted on the 16K row, 1.34 ms):
+# the held-out rows within the issue's bounds (mean 5 %, max 10 %); ranked right.
 q = files["qwen3_235b_moe_modelzoo.csv"]
 qr = rows("qwen3_235b_moe_modelzoo.csv")
-assert [round(qr[n]["predicted"], 1) for n in (15, 16, 17, 18)] == [343.5, 376.8, 405.5, 427.6], qr
-assert all(0 < qr[n]["error"] <= 0.17 for n in qr), qr
+assert abs(d["calibration"]["h100-sxm"]["moe_host"] - 1.340e-3) < 0.5e-6, d["calibration"]
+assert [n for n in qr if qr[n]["fit"]] == [15], qr
+assert [round(qr[n]["predicted"], 1) for n in (15, 16, 17, 18)] == [295.0, 333.6, 372.2, 405.2], qr
+assert all(abs(qr[n]["error"]) <= 0.10 for n in qr), qr
+assert q["held_out"]["mean_abs_error"] <= 0.05, q["held_out"]
 assert q["ranking"]["kept"] == q["ranking"]["pairs"] == 6, q["ranking"]
 # Megatron-LM's MoE layer benchmark on H100 (the MoE block alone): the routed experts' share of
 # the GEMM efficiency fitted on 4 BF16 rows (0.713: 58 % of peak with the Llama row's gemm 0.814),
@@ -515,12 +520,27 @@ PY
 
 # An accelerator none of whose rows is marked fit=1 is predicted at its preset's efficiencies, and
 # says so (an A100 table beside it once ended in "map::at").
-"$stepsim" check-against validation/megatron_sc21.csv validation/qwen3_235b_moe_modelzoo.csv >"$tmp/mixed.txt"
+# (The Qwen3 table with its fit row unmarked.)
+sed 's/,tflops_model,295,1,/,tflops_model,295,0,/' validation/qwen3_235b_moe_modelzoo.csv >"$tmp/qwen3-held.csv"
+"$stepsim" check-against validation/megatron_sc21.csv "$tmp/qwen3-held.csv" >"$tmp/mixed.txt"
 has "calibration for h100-sxm: gemm 0.700, attention 0.550, memory 0.800, fabric 0.800, network 0.800, contention 0.200" "$tmp/mixed.txt"
 has "the preset's own: no row of this accelerator is marked fit=1" "$tmp/mixed.txt"
 fig "15 Long context Qwen3-235B-A22B 16K 256 GPUs 295 TFLOP/s 353.3 +19.8% held out" "$tmp/mixed.txt"
-"$stepsim" check-against validation/qwen3_235b_moe_modelzoo.csv --json >"$tmp/moe-only.json"
+"$stepsim" check-against "$tmp/qwen3-held.csv" --json >"$tmp/moe-only.json"
 has '"source": "preset"' "$tmp/moe-only.json"
+# The host time alone (no other H100 row: the preset's six held), written to a hardware file in
+# whole microseconds, which a scenario reads back as the same step as the value set.
+"$stepsim" calibrate validation/qwen3_235b_moe_modelzoo.csv --fit-rows -o "$tmp/h100-host.yaml" >/dev/null
+has "contention: 0.2000, moe_host: 1655us}" "$tmp/h100-host.yaml"
+"$stepsim" run scenarios/job-moe-routing-256xh100.yaml --set "job_step.hardware={file: $tmp/h100-host.yaml, gpus: 256}" \
+  >"$tmp/host-file.txt"
+fig "step time 15.077 s" "$tmp/host-file.txt"
+"$stepsim" run scenarios/job-moe-routing-256xh100.yaml --set job_step.hardware.efficiency.moe_host=1655us >"$tmp/host-set.txt"
+fig "step time 15.077 s" "$tmp/host-set.txt"
+# Beside the A100 table alone, the Qwen3 row fits the host time from the H100 preset's efficiencies.
+"$stepsim" check-against validation/megatron_sc21.csv validation/qwen3_235b_moe_modelzoo.csv >"$tmp/mixed-fit.txt"
+has "contention 0.200, moe_host 1.655 ms" "$tmp/mixed-fit.txt"
+fig "18 Long context Qwen3-235B-A22B 128K 256 GPUs 389 TFLOP/s 403 +3.6% held out" "$tmp/mixed-fit.txt"
 # The experts share alone (no dense row given: the preset's six held): 0.837 of the preset's gemm
 # 0.70, the same 58-59 % of peak; then the FP8 share on the FP8 row, 0.604 as beside the Llama
 # row, 0.599 (0.604 beside the Llama row: it reads the FP8 GEMMs' rate against the BF16 experts');
@@ -567,13 +587,20 @@ fig "16 moe_perf Mixtral-like a2a BF16 8 GPUs 4.262 ms 4.109 -3.6% fit" "$tmp/ef
   --efficiency 0.814,0.555,0.803,0.82,0.804,0.2,0.713,0.604 >"$tmp/eff8.txt"
 fig "24 moe_perf Mixtral-like a2a FP8 8 GPUs 3.676 ms 3.731 +1.5% held out" "$tmp/eff8.txt"
 has "contention 0.200, experts 0.713, fp8 0.604" "$tmp/eff8.txt"
-set +e
-"$stepsim" check-against validation/megatron_moe_layer_h100.csv --efficiency 0.7,0.5,0.8,0.8,0.8,0.2,1,0.6,1 \
-  >/dev/null 2>"$tmp/eff9.err"
-rc=$?
-set -e
-[[ $rc == 2 ]] || fail "--efficiency with nine numbers: exit $rc"
-has "expected six to eight numbers" "$tmp/eff9.err"
+# A ninth, the MoE passes' host time in seconds: the Qwen3 rows as the fitted calibration has them;
+# ten numbers, or a host time past a second, are refused.
+"$stepsim" check-against validation/qwen3_235b_moe_modelzoo.csv \
+  --efficiency 0.814,0.555,0.803,0.82,0.804,0.2,0.713,0.604,0.00134 >"$tmp/eff9.txt"
+has "fp8 0.604, moe_host 1.340 ms" "$tmp/eff9.txt"
+fig "16 Long context Qwen3-235B-A22B 32K 256 GPUs 335 TFLOP/s 333.7 -0.4% held out" "$tmp/eff9.txt"
+for bad in 0.7,0.5,0.8,0.8,0.8,0.2,1,0.6,0,1 0.7,0.5,0.8,0.8,0.8,0.2,1,1,2; do
+  set +e
+  "$stepsim" check-against validation/qwen3_235b_moe_modelzoo.csv --efficiency "$bad" >/dev/null 2>"$tmp/eff10.err"
+  rc=$?
+  set -e
+  [[ $rc == 2 ]] || fail "--efficiency $bad: exit $rc"
+done
+has "moe_host 2 is not a fraction in" "$tmp/eff10.err"
 # The MoE block's metrics need an MoE model (one line naming the row and the column, exit 2), and
 # a job's JSON reports the block's times for an MoE model only.
 sed 's/^\(KORTH22,Table 4,22B (1 layer) baseline,.*\),layer_fwd_ms,/\1,moe_fwd_ms,/' validation/megatron_korthikanti2022.csv \

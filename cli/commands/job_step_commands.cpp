@@ -25,20 +25,30 @@ namespace stepsim::cli {
 
 namespace {
 
-// Efficiency parameters as a vector, in the order the fit uses: the six dense ones, then the
-// shares of the GEMM efficiency each fitted only where its rows are (the routed experts', FP8
-// GEMMs'), `shares` of them.
-std::vector<double> eff_vector(const Efficiency& e, int shares) {
-  std::vector<double> v = {e.gemm, e.attention, e.memory, e.fabric, e.network, e.contention, e.experts, e.fp8};
-  v.resize(6 + static_cast<std::size_t>(shares));
+// Efficiency parameters as a vector, in the order the fit uses: the six dense ones, then those
+// each fitted only where its rows are (the routed experts' and the FP8 GEMMs' shares of the GEMM
+// efficiency, the MoE passes' host time in seconds), `extra` of them.
+std::vector<double> eff_vector(const Efficiency& e, int extra) {
+  std::vector<double> v = {e.gemm,       e.attention, e.memory, e.fabric,  e.network,
+                           e.contention, e.experts,   e.fp8,    e.moe_host};
+  v.resize(6 + static_cast<std::size_t>(extra));
   return v;
 }
-// How many shares to show: up to the last that is not 1 (fitted, or given).
-int shares_shown(const Efficiency& e) { return e.fp8 != 1.0 ? 2 : e.experts != 1.0 ? 1 : 0; }
+// How many of those to show: up to the last not at its default (fitted, or given).
+int extra_shown(const Efficiency& e) { return e.moe_host != 0 ? 3 : e.fp8 != 1.0 ? 2 : e.experts != 1.0 ? 1 : 0; }
 Efficiency eff_of(const std::vector<double>& v) {
-  return {v[0], v[1], v[2], v[3], v[4], v[5], v.size() > 6 ? v[6] : 1.0, v.size() > 7 ? v[7] : 1.0};
+  return {v[0],
+          v[1],
+          v[2],
+          v[3],
+          v[4],
+          v[5],
+          v.size() > 6 ? v[6] : 1.0,
+          v.size() > 7 ? v[7] : 1.0,
+          v.size() > 8 ? v[8] : 0.0};
 }
-const char* kEffNames[] = {"gemm", "attention", "memory", "fabric", "network", "contention", "experts", "fp8"};
+const char* kEffNames[] = {"gemm",       "attention", "memory", "fabric",  "network",
+                           "contention", "experts",   "fp8",    "moe_host"};
 
 double predict_row(const MeasuredRun& row, const Efficiency& e) {
   JobStepSpec spec = row.spec;
@@ -67,7 +77,8 @@ unsigned threads_for(unsigned jobs) { return jobs > 0 ? jobs : all_cores(); }
 // simulation: every core, each prediction at its own index, taken row by row (a row's sets one
 // after another) so that the sets of an expensive row go to different threads.
 FitResult fit_rows(const std::vector<const MeasuredRun*>& rows, const std::vector<double>& start,
-                   const std::function<Efficiency(const std::vector<double>&)>& free, unsigned jobs) {
+                   const std::function<Efficiency(const std::vector<double>&)>& free, unsigned jobs, double lo = 0.05,
+                   double hi = 1.0) {
   std::vector<double> measured;
   for (const MeasuredRun* r : rows) measured.push_back(r->value);
   auto predict = [&rows, &free, jobs](const std::vector<std::vector<double>>& sets) {
@@ -80,40 +91,44 @@ FitResult fit_rows(const std::vector<const MeasuredRun*>& rows, const std::vecto
     });
     return v;
   };
-  return fit_log_least_squares(predict, measured, start, 0.05, 1.0, 12);
+  return fit_log_least_squares(predict, measured, start, lo, hi, 12);
 }
 
-// Fits one share of the GEMM efficiency (`share`, e.g. &Efficiency::experts) alone on `rows`,
-// every other efficiency held at `e`'s; returns the fit with `e` carrying the fitted share.
-FitResult fit_share(const std::vector<const MeasuredRun*>& rows, Efficiency& e, double Efficiency::*share,
-                    unsigned jobs) {
+// Fits one parameter (`one`, e.g. &Efficiency::experts) alone on `rows` from `start`, within
+// [lo, hi], every other held at `e`'s; returns the fit with `e` carrying the fitted value.
+FitResult fit_one(const std::vector<const MeasuredRun*>& rows, Efficiency& e, double Efficiency::*one, double start,
+                  double lo, double hi, unsigned jobs) {
   if (rows.empty()) return {};
   const Efficiency held = e;
   FitResult f = fit_rows(
-      rows, {held.*share},
-      [held, share](const std::vector<double>& p) {
+      rows, {start},
+      [held, one](const std::vector<double>& p) {
         Efficiency x = held;
-        x.*share = p[0];
+        x.*one = p[0];
         return x;
       },
-      jobs);
-  e.*share = f.params[0];
+      jobs, lo, hi);
+  e.*one = f.params[0];
   return f;
 }
 
-// The stage a row is fitted in: its GEMMs in FP8 (on an accelerator with an FP8 peak), else its
-// model's routed experts, else dense.
-enum class FitStage { Dense, Experts, Fp8 };
+// The stage a row is fitted in: its GEMMs in FP8 (on an accelerator with an FP8 peak); else, for
+// an MoE model, the MoE block alone (a benchmark of the block: no host time, below) or a whole
+// step; else dense.
+enum class FitStage { Dense, Experts, Fp8, MoeHost };
 FitStage fit_stage(const MeasuredRun& r) {
   if (r.spec.layout.fp8 && r.spec.cluster.accelerator.peak_fp8 > 0) return FitStage::Fp8;
-  return r.spec.model.experts > 0 ? FitStage::Experts : FitStage::Dense;
+  if (r.spec.model.experts == 0) return FitStage::Dense;
+  const bool block = r.metric == MeasuredMetric::MoeForwardMs || r.metric == MeasuredMetric::MoeBackwardMs;
+  return block ? FitStage::Experts : FitStage::MoeHost;
 }
 
 // One calibration per accelerator: fitted on the given rows of that accelerator. Each fit's
-// residuals are in the order of that accelerator's rows as given. Three stages: the six dense
+// residuals are in the order of that accelerator's rows as given. Four stages: the six dense
 // efficiencies on the BF16 dense models' rows (from the preset); then the routed experts' share
-// of the GEMM efficiency alone on the BF16 MoE models' rows; then the FP8 GEMMs' share alone on
-// the FP8 rows; each stage holds what the ones before it fitted (the preset's where they had no
+// of the GEMM efficiency alone on the BF16 rows of MoE blocks alone; then the FP8 GEMMs' share
+// alone on the FP8 rows; then the MoE passes' host time alone on the BF16 rows of MoE models'
+// whole steps; each stage holds what the ones before it fitted (the preset's where they had no
 // rows). Fitted together, a few MoE rows trade the dense parameters against each other and the
 // dense rows' fit (one Llama 3 row and four MoE-layer rows sent attention to 0.18).
 std::map<std::string, FitResult> fit_per_accelerator(const std::vector<MeasuredRun>& rows, unsigned jobs) {
@@ -129,23 +144,25 @@ std::map<std::string, FitResult> fit_per_accelerator(const std::vector<MeasuredR
       return std::tie(given[a]->value, given[a]->line, given[a]->table) <
              std::tie(given[b]->value, given[b]->line, given[b]->table);
     });
-    std::vector<const MeasuredRun*> stage_rows[3];
+    std::vector<const MeasuredRun*> stage_rows[4];
     for (const std::size_t i : order) stage_rows[static_cast<int>(fit_stage(*given[i]))].push_back(given[i]);
-    const auto& [dense, moe, fp8] = stage_rows;
+    const auto& [dense, moe, fp8, host] = stage_rows;
     Efficiency e = find_cluster_preset(hw)->accelerator.efficiency;
-    FitResult fits[3];
+    FitResult fits[4];
     if (!dense.empty()) {
       fits[0] = fit_rows(
           dense, eff_vector(e, 0), [](const std::vector<double>& p) { return eff_of(p); }, jobs);
       e = eff_of(fits[0].params);
     }
-    fits[1] = fit_share(moe, e, &Efficiency::experts, jobs);
-    fits[2] = fit_share(fp8, e, &Efficiency::fp8, jobs);
+    fits[1] = fit_one(moe, e, &Efficiency::experts, e.experts, 0.05, 1.0, jobs);
+    fits[2] = fit_one(fp8, e, &Efficiency::fp8, e.fp8, 0.05, 1.0, jobs);
+    // A time from 1 us to 100 ms per pass, started at 1 ms where the preset has none.
+    fits[3] = fit_one(host, e, &Efficiency::moe_host, e.moe_host > 0 ? e.moe_host : 1e-3, 1e-6, 0.1, jobs);
     // One result: the efficiencies, each row's residual in the order given, the rms over all.
     FitResult all;
-    all.params = eff_vector(e, 2);
+    all.params = eff_vector(e, 3);
     std::map<const MeasuredRun*, double> residual;
-    for (int s = 0; s < 3; ++s) {
+    for (int s = 0; s < 4; ++s) {
       all.iterations += fits[s].iterations;
       for (std::size_t k = 0; k < stage_rows[s].size(); ++k) residual[stage_rows[s][k]] = fits[s].residuals[k];
     }
@@ -160,13 +177,15 @@ std::map<std::string, FitResult> fit_per_accelerator(const std::vector<MeasuredR
   return out;
 }
 
-// A share of the GEMM efficiency is shown where it is not 1 (fitted on its rows, or given).
+// A share of the GEMM efficiency is shown where it is not 1, the MoE host time where it is not 0
+// (fitted on their rows, or given).
 std::string eff_text(const Efficiency& e) {
   return fmt::format(
-      "gemm {:.3f}, attention {:.3f}, memory {:.3f}, fabric {:.3f}, network {:.3f}, contention {:.3f}{}{}", e.gemm,
+      "gemm {:.3f}, attention {:.3f}, memory {:.3f}, fabric {:.3f}, network {:.3f}, contention {:.3f}{}{}{}", e.gemm,
       e.attention, e.memory, e.fabric, e.network, e.contention,
       e.experts != 1.0 ? fmt::format(", experts {:.3f}", e.experts) : "",
-      e.fp8 != 1.0 ? fmt::format(", fp8 {:.3f}", e.fp8) : "");
+      e.fp8 != 1.0 ? fmt::format(", fp8 {:.3f}", e.fp8) : "",
+      e.moe_host != 0 ? fmt::format(", moe_host {:.3f} ms", e.moe_host * 1e3) : "");
 }
 
 // One file's rows: measured vs predicted with the error, the mean and max over held-out and fit
@@ -236,7 +255,7 @@ void check_file(const std::string& file, const std::vector<MeasuredRun>& rows, c
 }
 
 // --efficiency's six comma-separated numbers, seven with the routed experts' share, eight with
-// the FP8 GEMMs' share.
+// the FP8 GEMMs' share, nine with the MoE passes' host time in seconds.
 Efficiency parse_efficiencies(const std::string& text) {
   std::vector<double> v;
   std::string cur;
@@ -251,12 +270,13 @@ Efficiency parse_efficiencies(const std::string& text) {
     } else
       cur += ch;
   }
-  if (v.size() < 6 || v.size() > 8)
+  if (v.size() < 6 || v.size() > 9)
     throw InputError("--efficiency", 0, "",
-                     "expected six to eight numbers: gemm,attention,memory,fabric,network,"
-                     "contention[,experts[,fp8]]");
+                     "expected six to nine numbers: gemm,attention,memory,fabric,network,"
+                     "contention[,experts[,fp8[,moe_host seconds]]]");
   for (std::size_t i = 0; i < v.size(); ++i) {
-    const bool share = i == 5;  // contention: a share of time lost, 0 allowed
+    // contention: a share of time lost; moe_host: seconds up to one; 0 allowed for both.
+    const bool share = i == 5 || i == 8;
     if (!(share ? v[i] >= 0 : v[i] > 0) || !(v[i] <= 1))
       throw InputError("--efficiency", 0, "",
                        fmt::format("{} {} is not a fraction in {} 1]", kEffNames[i], v[i], share ? "[0," : "(0,"));
@@ -280,7 +300,8 @@ void add_check_against_command(CLI::App& app) {
   add_jobs_option(cmd, *jobs);
   cmd->add_option("--efficiency", *hardware,
                   "use these efficiencies instead of fitting: gemm,attention,memory,fabric,network,contention and "
-                  "optionally the routed experts' and the FP8 GEMMs' shares of gemm (e.g. 0.7,0.5,0.8,0.8,0.8,0.2)");
+                  "optionally the routed experts' and the FP8 GEMMs' shares of gemm and the MoE passes' host seconds "
+                  "(e.g. 0.7,0.5,0.8,0.8,0.8,0.2)");
   cmd->callback([=] {
     reuse_freed_memory();  // a simulation per row and fit step, one after another
     const auto rows = read_all(*files);
@@ -303,7 +324,7 @@ void add_check_against_command(CLI::App& app) {
     out["calibration"] = nlohmann::ordered_json::object();
     for (const auto& [hw, e] : eff) {
       nlohmann::ordered_json c;
-      const std::vector<double> v = eff_vector(e, shares_shown(e));
+      const std::vector<double> v = eff_vector(e, extra_shown(e));
       for (std::size_t i = 0; i < v.size(); ++i) c[kEffNames[i]] = v[i];
       if (fits.count(hw)) {
         int n = 0;

@@ -134,7 +134,7 @@ ClusterSpec read_cluster(const Reader& parent, const std::string& k) {
   }
   if (r.has("efficiency")) {
     const Reader e = r.child("efficiency");
-    e.only({"gemm", "attention", "memory", "fabric", "network", "contention", "experts", "fp8"});
+    e.only({"gemm", "attention", "memory", "fabric", "network", "contention", "experts", "fp8", "moe_host"});
     auto frac = [&](const char* key, double& out) {
       if (auto v = e.opt_number(key)) {
         if (!(*v > 0 && *v <= 1))
@@ -156,6 +156,11 @@ ClusterSpec read_cluster(const Reader& parent, const std::string& k) {
       if (!(*v >= 0 && *v <= 1))
         e.fail("contention", fmt::format("{} is not a share of time (a fraction in [0, 1], e.g. 0.2 or 20%)", *v));
       eff.contention = *v;
+    }
+    // A time, not a fraction: what the host holds the GPU up per MoE pass (up to a second).
+    if (auto v = e.opt_duration("moe_host")) {
+      if (*v > kSecond) e.fail("moe_host", fmt::format("{} s per MoE pass is more than a second", to_s(*v)));
+      eff.moe_host = to_s(*v);
     }
   }
   if (r.has("node")) {
@@ -422,10 +427,11 @@ std::string format_hardware_yaml(const ClusterSpec& c, const std::string& commen
   out += fmt::format("preset: {}\n", c.accelerator.name);
   out += fmt::format(
       "efficiency: {{gemm: {:.4f}, attention: {:.4f}, memory: {:.4f}, fabric: {:.4f}, network: {:.4f}, contention: "
-      "{:.4f}{}{}}}\n",
+      "{:.4f}{}{}{}}}\n",
       e.gemm, e.attention, e.memory, e.fabric, e.network, e.contention,
       e.experts != 1.0 ? fmt::format(", experts: {:.4f}", e.experts) : "",
-      e.fp8 != 1.0 ? fmt::format(", fp8: {:.4f}", e.fp8) : "");
+      e.fp8 != 1.0 ? fmt::format(", fp8: {:.4f}", e.fp8) : "",
+      e.moe_host != 0 ? fmt::format(", moe_host: {}us", std::llround(e.moe_host * 1e6)) : "");
   return out;
 }
 

@@ -569,6 +569,35 @@ TEST_CASE("MoE block alone: the layer's MoE parts, as Megatron-LM's moe_perf ben
   CHECK(none.forward.compute() + none.forward.comm() + none.backward_input.compute() == 0);
 }
 
+TEST_CASE("MoE: the host time each pass of the block exposes", "[job_step]") {
+  // 1.5 ms a pass: once forward and once backward (the weight gradient's pass waits on nothing),
+  // twice backward when the backward reruns the block (full recompute, the `moe` module); not in
+  // the block alone (the benchmark hides it), not in a dense layer.
+  JobModel m = moe_model(decoder("mixtral-like", 1, 4096, 14336, 8, 8, 512, 32000), 8, 2, 14336);
+  ClusterSpec c = *find_cluster_preset("h100-sxm");
+  JobLayout l;
+  l.dp = 8;
+  l.ep = 8;
+  l.global_batch = 8;
+  const LayerPasses before = layer_passes(m, l, c);
+  c.accelerator.efficiency.moe_host = 1.5e-3;
+  const LayerPasses with = layer_passes(m, l, c);
+  CHECK(with.forward.compute() - before.forward.compute() == Approx(1.5e-3).epsilon(1e-9));
+  CHECK(with.backward_input.compute() - before.backward_input.compute() == Approx(1.5e-3).epsilon(1e-9));
+  CHECK(with.backward_weight.compute() == before.backward_weight.compute());
+  CHECK(with.forward.host == 1.5e-3);
+  CHECK(moe_block_passes(m, l, c).forward.host == 0);
+  l.recompute = JobRecompute::Selective;
+  l.recompute_modules = kRecomputeMoe;
+  CHECK(layer_passes(m, l, c).backward_input.host == Approx(3e-3));
+  l.recompute = JobRecompute::Full;
+  l.recompute_modules = 0;
+  CHECK(layer_passes(m, l, c).backward_input.host == Approx(3e-3));
+  l.recompute = JobRecompute::None;
+  m.experts = 0;
+  CHECK(layer_passes(m, l, c).forward.host == 0);
+}
+
 TEST_CASE("MoE: device-limited routing and fused token shuffles", "[job_step]") {
   // DeepSeek-like: 32 experts of 2,048 over ep 8 in one node (4 a GPU), top 8. Unlimited, a GPU
   // misses a token with probability (24 x 23 x 22 x 21) / (32 x 31 x 30 x 29) = 0.295495: the
