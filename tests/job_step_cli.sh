@@ -537,6 +537,14 @@ has "contention: 0.2000, moe_host: 1655us}" "$tmp/h100-host.yaml"
 fig "step time 15.077 s" "$tmp/host-file.txt"
 "$stepsim" run scenarios/job-moe-routing-256xh100.yaml --set job_step.hardware.efficiency.moe_host=1655us >"$tmp/host-set.txt"
 fig "step time 15.077 s" "$tmp/host-set.txt"
+# Full recompute waits three times per layer and micro-batch: forward, its rerun, backward.
+fig "host waits per MoE layer 4.96 ms" "$tmp/host-set.txt"
+"$stepsim" run scenarios/job-moe-routing-256xh100.yaml --set job_step.hardware.efficiency.moe_host=1655us --json \
+  >"$tmp/host-set.json"
+python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert abs(d["layer_host_ms"] - 4.965) < 1e-9, d' \
+  "$tmp/host-set.json"
+"$stepsim" run scenarios/job-moe-routing-256xh100.yaml --json >"$tmp/host-none.json"
+if grep -q layer_host_ms "$tmp/host-none.json"; then fail "layer_host_ms at 0"; fi
 # Beside the A100 table alone, the Qwen3 row fits the host time from the H100 preset's efficiencies.
 "$stepsim" check-against validation/megatron_sc21.csv validation/qwen3_235b_moe_modelzoo.csv >"$tmp/mixed-fit.txt"
 has "contention 0.200, moe_host 1.655 ms" "$tmp/mixed-fit.txt"

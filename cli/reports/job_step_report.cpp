@@ -100,6 +100,7 @@ Table job_step_summary_table(const JobStepRun& run, bool with_exposed) {
   t.add_row({"MFU", percent(r.mfu, 1)});
   t.add_row({"HFU", percent(r.hfu, 1)});
   t.add_row({"bubble (compute idle)", percent(r.bubble, 1)});
+  if (r.layer_host_s > 0) t.add_row({"host waits per MoE layer", fmt::format("{:.2f} ms", r.layer_host_s * 1e3)});
   if (!with_exposed) return t;
   for (const auto& [what, time] : job_step_exposed(r)) t.add_row({"exposed " + what, secs(time)});
   return t;
@@ -354,6 +355,7 @@ nlohmann::ordered_json job_step_json(const std::string& name, const JobStepRun& 
   if (run.spec.model.experts > 0) {
     j["moe_block_forward_ms"] = r.moe_block_forward_s * 1e3;
     j["moe_block_backward_ms"] = r.moe_block_backward_s * 1e3;
+    if (r.layer_host_s > 0) j["layer_host_ms"] = r.layer_host_s * 1e3;
   }
   if (l.cp > 1) j["context_parallel"] = cp_json(run);
   if (run.spec.reshard_tp > 0) j["reshard"] = reshard_json(reshard_question(run));

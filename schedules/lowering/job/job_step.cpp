@@ -493,6 +493,7 @@ JobStepRun run_job_step(const JobStepSpec& spec) {
   const LayerPasses lp = layer_passes(spec.model, l, c);
   r.layer_forward_s = lp.forward.compute() + lp.forward.comm();
   r.layer_backward_s = lp.backward_input.compute() + lp.backward_input.comm() + lp.backward_weight.compute();
+  r.layer_host_s = lp.forward.host + lp.backward_input.host;
   const LayerPasses moe = moe_block_passes(spec.model, l, c);
   r.moe_block_forward_s = moe.forward.compute() + moe.forward.comm();
   r.moe_block_backward_s = moe.backward_input.compute() + moe.backward_input.comm() + moe.backward_weight.compute();

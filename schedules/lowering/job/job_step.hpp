@@ -89,6 +89,9 @@ struct JobStepResult {
   double layer_forward_s = 0, layer_backward_s = 0;
   // An MoE layer's MoE block alone, forward / backward (moe_block_passes; 0 for a dense model).
   double moe_block_forward_s = 0, moe_block_backward_s = 0;
+  // The host waits of an MoE layer's passes, forward and backward (efficiency.moe_host), in
+  // layer_forward_s and layer_backward_s: 0 for a dense model or a host kept ahead.
+  double layer_host_s = 0;
 };
 
 struct JobStepRun {
@@ -106,6 +109,5 @@ struct JobStepRun {
 
 // Throws SpecError (key below `job_step.layout`) for a layout the schedule cannot run.
 JobStepRun run_job_step(const JobStepSpec& spec);
-
 
 }  // namespace stepsim
