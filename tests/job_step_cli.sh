@@ -609,6 +609,13 @@ for bad in 0.7,0.5,0.8,0.8,0.8,0.2,1,0.6,0,1 0.7,0.5,0.8,0.8,0.8,0.2,1,1,2; do
   [[ $rc == 2 ]] || fail "--efficiency $bad: exit $rc"
 done
 has "moe_host 2 is not a fraction in" "$tmp/eff10.err"
+set +e
+"$stepsim" check-against validation/qwen3_235b_moe_modelzoo.csv --efficiency 0.7,0.5,0.8,0.8,0.8,0.2x >/dev/null \
+  2>"$tmp/effx.err"
+rc=$?
+set -e
+[[ $rc == 2 ]] || fail "--efficiency 0.2x: exit $rc"
+has "'0.2x' is not a number" "$tmp/effx.err"
 # The MoE block's metrics need an MoE model (one line naming the row and the column, exit 2), and
 # a job's JSON reports the block's times for an MoE model only.
 sed 's/^\(KORTH22,Table 4,22B (1 layer) baseline,.*\),layer_fwd_ms,/\1,moe_fwd_ms,/' validation/megatron_korthikanti2022.csv \

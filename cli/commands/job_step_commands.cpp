@@ -261,11 +261,14 @@ Efficiency parse_efficiencies(const std::string& text) {
   std::string cur;
   for (char ch : text + ",") {
     if (ch == ',') {
+      std::size_t used = 0;
       try {
-        v.push_back(std::stod(cur));
+        v.push_back(std::stod(cur, &used));
       } catch (const std::exception&) {
-        throw InputError("--efficiency", 0, "", fmt::format("'{}' is not a number", cur));
+        used = 0;
       }
+      if (used == 0 || used != cur.size())
+        throw InputError("--efficiency", 0, "", fmt::format("'{}' is not a number", cur));
       cur.clear();
     } else
       cur += ch;
