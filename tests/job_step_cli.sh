@@ -254,6 +254,10 @@ fig "tokens/s per GPU 1672" "$tmp/dsv3-h100.txt"
 "$stepsim" run scenarios/job-deepseek-v3-2048xh800.yaml "${h100[@]}" --set job_step.hardware.efficiency.fp8=0.604 \
   >"$tmp/dsv3-h100-fp8.txt"
 fig "tokens/s per GPU 1311" "$tmp/dsv3-h100-fp8.txt"
+# ... and with its MoE host time (a Megatron-Core run's) instead.
+"$stepsim" run scenarios/job-deepseek-v3-2048xh800.yaml "${h100[@]}" --set job_step.hardware.efficiency.moe_host=1340us \
+  >"$tmp/dsv3-h100-host.txt"
+fig "tokens/s per GPU 1511" "$tmp/dsv3-h100-host.txt"
 run "$stepsim" run scenarios/job-deepseek-v3-2048xh800.yaml --set 'job_step.model.mla={kv_lora_rank: 512}'
 [[ $code == 2 && "$err" == *"job_step.model.mla.qk_nope_head_dim: missing"* ]] || fail "mla without head dims: exit $code: $err"
 run "$stepsim" run scenarios/job-deepseek-v3-2048xh800.yaml --set job_step.layout.zero=3
