@@ -213,7 +213,8 @@ struct PassSeconds {
   double gemm = 0, attention = 0, memory = 0;  // compute, by kind of kernel
   double host = 0;                             // the stream waiting on the host (efficiency.moe_host)
   double tp = 0, cp = 0, ep = 0;               // exposed communication inside the pass
-  double compute() const { return gemm + attention + memory + host; }
+  double kernels() const { return gemm + attention + memory; }  // the GPU busy
+  double compute() const { return kernels() + host; }            // the compute stream's time
   double comm() const { return tp + cp + ep; }
   PassSeconds& operator+=(const PassSeconds& o);
 };

@@ -273,10 +273,10 @@ void run_fsdp_path(JobStepRun& run) {
     const double reduce = replica_collective_seconds(Collective::ReduceScatter, params, l.grad_bytes, l, cp.paths);
     // Prefetched collectives run under the compute; each slows it by the contention share of
     // the overlap (the next unit's gather under the forward; a gather and a reduce-scatter under
-    // the backward).
+    // the backward; not under the host's waits, when the GPU runs nothing).
     const double ov = l.overlap_param_gather && members > 1 ? k : 0.0;
-    u.forward = ns(f.compute() + f.comm() + ov * std::min(f.compute(), gather));
-    u.backward_input = ns(b.compute() + b.comm() + ov * std::min(b.compute(), gather + reduce));
+    u.forward = ns(f.compute() + f.comm() + ov * std::min(f.kernels(), gather));
+    u.backward_input = ns(b.compute() + b.comm() + ov * std::min(b.kernels(), gather + reduce));
     u.gather = ns(gather);
     u.reduce = ns(reduce);
     u.gather_bytes = replica_collective_bytes(params, 2, l, "a ZeRO-3 gather");
