@@ -37,15 +37,11 @@ std::vector<double> eff_vector(const Efficiency& e, int extra) {
 // How many of those to show: up to the last not at its default (fitted, or given).
 int extra_shown(const Efficiency& e) { return e.moe_host != 0 ? 3 : e.fp8 != 1.0 ? 2 : e.experts != 1.0 ? 1 : 0; }
 Efficiency eff_of(const std::vector<double>& v) {
-  return {v[0],
-          v[1],
-          v[2],
-          v[3],
-          v[4],
-          v[5],
-          v.size() > 6 ? v[6] : 1.0,
-          v.size() > 7 ? v[7] : 1.0,
-          v.size() > 8 ? v[8] : 0.0};
+  Efficiency e{v[0], v[1], v[2], v[3], v[4], v[5]};  // the others at their defaults unless given
+  if (v.size() > 6) e.experts = v[6];
+  if (v.size() > 7) e.fp8 = v[7];
+  if (v.size() > 8) e.moe_host = v[8];
+  return e;
 }
 const char* kEffNames[] = {"gemm",       "attention", "memory", "fabric",  "network",
                            "contention", "experts",   "fp8",    "moe_host"};
@@ -264,9 +260,7 @@ Efficiency parse_efficiencies(const std::string& text) {
       std::size_t used = 0;
       try {
         v.push_back(std::stod(cur, &used));
-      } catch (const std::exception&) {
-        used = 0;
-      }
+      } catch (const std::exception&) { used = 0; }
       if (used == 0 || used != cur.size())
         throw InputError("--efficiency", 0, "", fmt::format("'{}' is not a number", cur));
       cur.clear();
