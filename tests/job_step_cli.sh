@@ -648,6 +648,11 @@ PY
   --fit-rows -j 1 -o "$tmp/a100.yaml" >/dev/null
 [[ "$(grep '^efficiency' "$tmp/a100.yaml")" == "$(grep '^efficiency' scenarios/hardware/a100-calibrated.yaml)" ]] ||
   fail "calibrate in another file order: $(grep '^efficiency' "$tmp/a100.yaml")"
+# The shipped H100 file likewise: the three H100 tables' fit=1 rows, in another order.
+"$stepsim" calibrate validation/qwen3_235b_moe_modelzoo.csv validation/megatron_moe_layer_h100.csv \
+  validation/llama3_405b_meta2024.csv --fit-rows -j 1 -o "$tmp/h100.yaml" >/dev/null
+[[ "$(grep '^efficiency' "$tmp/h100.yaml")" == "$(grep '^efficiency' scenarios/hardware/h100-calibrated.yaml)" ]] ||
+  fail "H100 calibrate in another file order: $(grep '^efficiency' "$tmp/h100.yaml")"
 "$stepsim" calibrate validation/megascale_megatron.csv --fit-rows -o "$tmp/hw.yaml" >"$tmp/cal.txt"
 has "rms residual" "$tmp/cal.txt"
 has "efficiency: {gemm:" "$tmp/hw.yaml"
