@@ -650,7 +650,11 @@ double fp8_cast_bytes(const std::vector<GemmShape>& gemms, GemmPass pass, bool f
   for (const GemmShape& g : gemms) {
     if (g.part == GemmPart::Router) continue;  // the gating runs in BF16 (DeepSeek-V3 sec. 3.3.1)
     const bool bf16_copies = g.part == GemmPart::Experts && g.split == TpSplit::Column && !fp8_dispatch;
-    if (pass == GemmPass::Forward && (g.split == TpSplit::Row || bf16_copies)) elements += g.m * g.k * g.count;
+    // The shared experts read the MoE block's input, the norm's BF16 output the router and the
+    // dispatch read too: a plain Linear, it casts its input itself.
+    const bool shared_input = g.part == GemmPart::SharedExperts && g.split == TpSplit::Column;
+    if (pass == GemmPass::Forward && (g.split == TpSplit::Row || bf16_copies || shared_input))
+      elements += g.m * g.k * g.count;
     if (pass == GemmPass::InputGrad) elements += g.m * g.n * g.count;
   }
   return 4 * elements;

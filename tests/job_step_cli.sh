@@ -36,7 +36,7 @@ fig "exposed DP/ZeRO 22.45 ms" "$tmp/fsdp.txt"
 # MoE: expert weights are on dp x cp / ep = 1 rank each, so ZeRO-1 cannot shard their Adam state
 # (8.34 GiB, where dividing them by dp too gave 0.59), and their gradients are reduced by nobody.
 "$stepsim" run scenarios/job-moe-dualpipe-h800.yaml >"$tmp/moe.txt"
-fig "step time 6.011 s" "$tmp/moe.txt"
+fig "step time 6.024 s" "$tmp/moe.txt"
 fig "exposed EP 1.170 s" "$tmp/moe.txt"
 fig "optimizer state 8.36" "$tmp/moe.txt"
 fig "exposed DP/ZeRO 276.58 ms" "$tmp/moe.txt"
@@ -134,7 +134,7 @@ fig "activations (peak) 26.59" "$tmp/rm-moe.txt"
 "$stepsim" run scenarios/job-deepseek-v3-2048xh800.yaml --set job_step.layout.recompute=selective \
   --set 'job_step.layout.recompute_modules=[layernorm, mla_up_proj, moe_act]' --set job_step.allow_oom=true --json >"$tmp/rm.json"
 has '"recompute_modules": \[' "$tmp/rm.json"
-python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert d["layout"]["recompute_modules"]==["layernorm","mla_up_proj","moe_act"]; assert d["step_time_ns"]==13700430946, d["step_time_ns"]' "$tmp/rm.json" ||
+python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert d["layout"]["recompute_modules"]==["layernorm","mla_up_proj","moe_act"]; assert d["step_time_ns"]==13721640410, d["step_time_ns"]' "$tmp/rm.json" ||
   fail "DeepSeek-V3 with its recompute modules"
 run "$stepsim" run scenarios/job-moe-routing-256xh100.yaml --set job_step.layout.recompute=selective \
   --set 'job_step.layout.recompute_modules=[mla_up_proj]'
@@ -240,24 +240,24 @@ fig "4 16 8 1 1 2 1 - 1 selective no 3.562 s 47.0% 20.2 1.1% 0.57 s (TP 0.5 DP 0
 # dense first layers, a prediction module; an MLA key without its siblings is refused at the key.
 "$stepsim" run scenarios/job-deepseek-v3-2048xh800.yaml >"$tmp/dsv3.txt"
 has "tp 1 pp 16 (layers per chunk 1, 15 x 4) dp 128 ep 64" "$tmp/dsv3.txt"
-fig "step time 18.037 s" "$tmp/dsv3.txt"
+fig "step time 18.079 s" "$tmp/dsv3.txt"
 has "recompute full, FP8 GEMMs, Adam moments in BF16" "$tmp/dsv3.txt"
-fig "tokens/s per GPU 1703" "$tmp/dsv3.txt"
+fig "tokens/s per GPU 1699" "$tmp/dsv3.txt"
 # With the validation's H100 calibration (an H800 is an H100 with less bandwidth; docs/job.md).
 h100=()
 for kv in gemm=0.814 attention=0.555 memory=0.803 fabric=0.82 network=0.804 experts=0.713; do
   h100+=(--set "job_step.hardware.efficiency.$kv")
 done
 "$stepsim" run scenarios/job-deepseek-v3-2048xh800.yaml "${h100[@]}" >"$tmp/dsv3-h100.txt"
-fig "tokens/s per GPU 1672" "$tmp/dsv3-h100.txt"
+fig "tokens/s per GPU 1668" "$tmp/dsv3-h100.txt"
 # ... and with its FP8 share (Transformer Engine's blockwise grouped GEMMs, not DeepSeek's kernels).
 "$stepsim" run scenarios/job-deepseek-v3-2048xh800.yaml "${h100[@]}" --set job_step.hardware.efficiency.fp8=0.604 \
   >"$tmp/dsv3-h100-fp8.txt"
-fig "tokens/s per GPU 1311" "$tmp/dsv3-h100-fp8.txt"
+fig "tokens/s per GPU 1309" "$tmp/dsv3-h100-fp8.txt"
 # ... and with its MoE host time (a Megatron-Core run's) instead.
 "$stepsim" run scenarios/job-deepseek-v3-2048xh800.yaml "${h100[@]}" --set job_step.hardware.efficiency.moe_host=1340us \
   >"$tmp/dsv3-h100-host.txt"
-fig "tokens/s per GPU 1511" "$tmp/dsv3-h100-host.txt"
+fig "tokens/s per GPU 1507" "$tmp/dsv3-h100-host.txt"
 run "$stepsim" run scenarios/job-deepseek-v3-2048xh800.yaml --set 'job_step.model.mla={kv_lora_rank: 512}'
 [[ $code == 2 && "$err" == *"job_step.model.mla.qk_nope_head_dim: missing"* ]] || fail "mla without head dims: exit $code: $err"
 run "$stepsim" run scenarios/job-deepseek-v3-2048xh800.yaml --set job_step.layout.zero=3
@@ -269,7 +269,7 @@ cols+=",mtp_layers,q_lora_rank,kv_lora_rank,qk_nope_head_dim,qk_rope_head_dim,v_
 cols+=",first_chunk_layers,sched,mbs,gbs,recomp,zero,fp8,ep_dispatch,fp8_dispatch,adam_moment_bytes,metric,value,fit"
 printf '%s\n%s\n' "$cols" "DSV3,Sec 1,DeepSeek-V3,61,7168,128,18432,129280,4096,swiglu,0,256,8,2048,2048,3,4,1,1536,512,128,64,128,h800,2048,1,16,128,64,1,dualpipe,1,15360,full,1,1,per_node,1,2,tokens_per_gpu_s,1543,0" >"$tmp/dsv3.csv"
 "$stepsim" check-against "$tmp/dsv3.csv" --efficiency 0.7,0.55,0.8,0.8,0.8,0.2 >"$tmp/dsv3-check.txt"
-fig "2 Sec 1 DeepSeek-V3 2048 GPUs 1543 tok/s 1703 +10.4% held out" "$tmp/dsv3-check.txt"
+fig "2 Sec 1 DeepSeek-V3 2048 GPUs 1543 tok/s 1699 +10.1% held out" "$tmp/dsv3-check.txt"
 sed 's/,256,8,2048,2048,3,4,1,/,0,8,2048,2048,3,4,1,/' "$tmp/dsv3.csv" >"$tmp/dsv3-dense.csv"
 run "$stepsim" check-against "$tmp/dsv3-dense.csv" --efficiency 0.7,0.55,0.8,0.8,0.8,0.2
 [[ $code == 2 && "$err" == *"dsv3-dense.csv:2: top_k: needs experts (a mixture-of-experts model)"* ]] ||
@@ -278,10 +278,10 @@ run "$stepsim" check-against "$tmp/dsv3-dense.csv" --efficiency 0.7,0.55,0.8,0.8
 "$stepsim" run scenarios/job-moe-dualpipe-h800.yaml --set job_step.layout.ep_dispatch=all_to_all \
   --set job_step.layout.fp8_dispatch=false --json >"$tmp/moe-a2a.json"
 has '"ep_dispatch": "all_to_all"' "$tmp/moe-a2a.json"
-has '"step_time_ns": 11124997864' "$tmp/moe-a2a.json"
+has '"step_time_ns": 11129117047' "$tmp/moe-a2a.json"
 # Its first two layers dense (docs/job.md): no all-to-all there, more weights on device 0.
 "$stepsim" run scenarios/job-moe-dualpipe-h800.yaml --set job_step.model.dense_layers=2 >"$tmp/moe-dense.txt"
-fig "step time 5.817 s" "$tmp/moe-dense.txt"
+fig "step time 5.828 s" "$tmp/moe-dense.txt"
 fig "weights 7.15" "$tmp/moe-dense.txt"
 run "$stepsim" run scenarios/job-moe-dualpipe-h800.yaml --set job_step.model.dense_layers=32
 [[ $code == 2 && "$err" == *"job_step.model.dense_layers: 32 dense layers leave none of the 32 layers an MoE layer"* ]] ||
@@ -515,7 +515,7 @@ assert round(h100["experts"], 3) == 0.713 and round(h100["gemm"], 3) == 0.814, h
 assert round(h100["fp8"], 3) == 0.604, h100
 assert [round(ml[n]["predicted"], 3) for n in range(16, 32)] == \
     [4.110, 7.691, 4.135, 7.716, 7.283, 11.312, 5.602, 9.631,
-     3.732, 6.719, 3.757, 6.744, 7.090, 10.512, 5.408, 8.831], ml
+     3.732, 6.719, 3.757, 6.744, 7.133, 10.512, 5.452, 8.831], ml
 assert [n for n in ml if ml[n]["fit"]] == [16, 19, 20, 23, 25], ml
 assert all(abs(ml[n]["error"]) <= 0.105 for n in (17, 18, 21, 22)), ml
 assert all(abs(ml[n]["error"]) <= 0.075 for n in (24, 26, 27, 28, 29, 30, 31)), ml
@@ -637,7 +637,7 @@ python3 - "$tmp/dsv3.json" <<'PY'
 import json, sys
 d = json.load(open(sys.argv[1]))
 # DeepSeek-V3's MoE block (its exchange over the network) within its layer (MLA attention, full recompute).
-assert round(d["moe_block_forward_ms"], 2) == 10.97 and round(d["moe_block_backward_ms"], 2) == 14.26, d
+assert round(d["moe_block_forward_ms"], 2) == 11.02 and round(d["moe_block_backward_ms"], 2) == 14.26, d
 assert d["moe_block_forward_ms"] < d["layer_forward_ms"], d
 PY
 

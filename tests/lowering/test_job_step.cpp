@@ -1202,6 +1202,14 @@ TEST_CASE("FP8 activations: FP8 GEMMs keep their inputs in FP8 for the backward"
   CHECK(fp8_cast_bytes(moe_gemms, GemmPass::Forward, false) - fp8_cast_bytes(moe_gemms, GemmPass::Forward, true) ==
         Approx(4.0 * 4096 * 8 * 4096).epsilon(1e-12));
   CHECK(fp8_cast_bytes(moe_gemms, GemmPass::InputGrad, false) == fp8_cast_bytes(moe_gemms, GemmPass::InputGrad, true));
+  // A shared expert reads the block's input, as the router does, and casts it itself: T x h more
+  // forward (4,096 tokens of h 4,096 here, a shared expert of 1,536), whatever the dispatch.
+  JobModel qs = q.model;
+  qs.shared_expert_ffn = 1536;
+  const std::vector<GemmShape> shared_gemms = layer_work(qs, qe).gemms;
+  const double shared_out = 4.0 * 4096 * 1536;  // its second GEMM's input, a row-parallel one's
+  CHECK(fp8_cast_bytes(shared_gemms, GemmPass::Forward, true) - fp8_cast_bytes(moe_gemms, GemmPass::Forward, true) ==
+        Approx(4.0 * 4096 * 4096 + shared_out).epsilon(1e-12));
   const ClusterSpec& c = s.cluster;
   const double hbm = static_cast<double>(c.accelerator.hbm_bandwidth) * c.accelerator.efficiency.memory;
   JobLayout no_fp8 = fp8;
