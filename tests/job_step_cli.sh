@@ -532,6 +532,14 @@ has "the preset's own: no row of this accelerator is marked fit=1" "$tmp/mixed.t
 fig "15 Long context Qwen3-235B-A22B 16K 256 GPUs 295 TFLOP/s 353.3 +19.8% held out" "$tmp/mixed.txt"
 "$stepsim" check-against "$tmp/qwen3-held.csv" --json >"$tmp/moe-only.json"
 has '"source": "preset"' "$tmp/moe-only.json"
+# calibrate says which stage each row fitted, where they fit more than one (not for one stage).
+"$stepsim" calibrate validation/llama3_405b_meta2024.csv validation/qwen3_235b_moe_modelzoo.csv --fit-rows \
+  -o "$tmp/two-stages.yaml" >"$tmp/two-stages.txt"
+fig "validation/qwen3_235b_moe_modelzoo.csv:15 Long context Qwen3-235B-A22B 16K 256 GPUs 295 TFLOP/s 295 +0.0% moe_host" \
+  "$tmp/two-stages.txt"
+has "+0.0%  dense six" "$tmp/two-stages.txt"
+"$stepsim" calibrate validation/llama3_405b_meta2024.csv --fit-rows -o "$tmp/one-stage.yaml" >"$tmp/one-stage.txt"
+if grep -q "dense six" "$tmp/one-stage.txt"; then fail "a one-stage calibration names its stage"; fi
 # The host time alone (no other H100 row: the preset's six held), written to a hardware file in
 # whole microseconds, which a scenario reads back as the same step as the value set.
 "$stepsim" calibrate validation/qwen3_235b_moe_modelzoo.csv --fit-rows -o "$tmp/h100-host.yaml" >/dev/null

@@ -118,6 +118,15 @@ FitStage fit_stage(const MeasuredRun& r) {
   const bool block = r.metric == MeasuredMetric::MoeForwardMs || r.metric == MeasuredMetric::MoeBackwardMs;
   return block ? FitStage::Experts : FitStage::MoeHost;
 }
+const char* fit_stage_name(FitStage s) {
+  switch (s) {
+    case FitStage::Dense: return "dense six";
+    case FitStage::Experts: return "experts";
+    case FitStage::Fp8: return "fp8";
+    case FitStage::MoeHost: return "moe_host";
+  }
+  return "";
+}
 
 // One calibration per accelerator: fitted on the given rows of that accelerator. Each fit's
 // residuals are in the order of that accelerator's rows as given. Four stages: the six dense
@@ -386,11 +395,20 @@ void add_calibrate_command(CLI::App& app) {
                          fmt::format("rows of '{}' and '{}': calibrate one accelerator at a time", hw, r.hw));
     const auto fits = fit_per_accelerator(rows, threads_for(*jobs));
     const FitResult& f = fits.at(hw);
-    Table t({{"row", false}, {"measured"}, {"fitted"}, {"residual"}});
-    for (std::size_t i = 0; i < rows.size(); ++i)
-      t.add_row({rows[i].label, fmt::format("{:.4g} {}", rows[i].value, metric_unit(rows[i].metric)),
-                 fmt::format("{:.4g}", rows[i].value * std::exp(f.residuals[i])),
-                 fmt::format("{:+.1f}%", 100 * (std::exp(f.residuals[i]) - 1))});
+    // Each row with what its stage fitted (fit_per_accelerator), where the rows fit more than one.
+    bool stages = false;
+    for (const auto& r : rows) stages = stages || fit_stage(r) != fit_stage(rows.front());
+    std::vector<Table::Column> cols = {{"row", false}, {"measured"}, {"fitted"}, {"residual"}};
+    if (stages) cols.push_back({"fits", false});
+    Table t(cols);
+    for (std::size_t i = 0; i < rows.size(); ++i) {
+      std::vector<std::string> cells = {rows[i].label,
+                                        fmt::format("{:.4g} {}", rows[i].value, metric_unit(rows[i].metric)),
+                                        fmt::format("{:.4g}", rows[i].value * std::exp(f.residuals[i])),
+                                        fmt::format("{:+.1f}%", 100 * (std::exp(f.residuals[i]) - 1))};
+      if (stages) cells.emplace_back(fit_stage_name(fit_stage(rows[i])));
+      t.add_row(cells);
+    }
     ClusterSpec c = *find_cluster_preset(hw);
     c.accelerator.efficiency = eff_of(f.params);
     std::string files_list;
