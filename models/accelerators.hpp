@@ -27,7 +27,7 @@ struct Efficiency {
   // dense GEMMs' efficiency (1: as dense). Fitted only on MoE rows (docs/job.md, the MoE block).
   double experts = 1.0;
   // GEMMs run in FP8 (layout fp8): this share of their BF16 efficiency at the FP8 peak (1: twice
-  // the BF16 rate). Fitted only on FP8 rows (docs/job.md, "FP8 GEMMs' efficiency").
+  // the BF16 rate). Fitted only on FP8 rows (docs/job.md, "The FP8 GEMMs' share").
   double fp8 = 1.0;
   // Seconds of host time each pass of an MoE layer's block exposes (forward, its recompute,
   // backward): its device-to-host synchronizations (the dispatch's token counts, the grouped
