@@ -531,6 +531,7 @@ TokenReceipt per_node_receipt(const JobModel& m, int n, int local) {
   n = std::max(1, n);
   local = std::clamp(local, 1, n);
   r.local = local;
+  r.ranks_in_group = n;
   const int nodes = (n + local - 1) / local;
   const double per_gpu = static_cast<double>(m.experts) / n, on_node = per_gpu * local;
   if (m.device_limit > 0 && m.device_limit < n) {

@@ -210,11 +210,11 @@ std::vector<std::vector<int>> device_chunks(const JobLayout& l);
 // One pass of one chunk for one micro-batch on one GPU, in seconds (double: summed over layers
 // once, then rounded to integer nanoseconds by the lowering).
 struct PassSeconds {
-  double gemm = 0, attention = 0, memory = 0;  // compute, by kind of kernel
-  double host = 0;                             // the stream waiting on the host (efficiency.moe_host)
-  double tp = 0, cp = 0, ep = 0;               // exposed communication inside the pass
+  double gemm = 0, attention = 0, memory = 0;                   // compute, by kind of kernel
+  double host = 0;                                              // the stream waiting on the host (efficiency.moe_host)
+  double tp = 0, cp = 0, ep = 0;                                // exposed communication inside the pass
   double kernels() const { return gemm + attention + memory; }  // the GPU busy
-  double compute() const { return kernels() + host; }            // the compute stream's time
+  double compute() const { return kernels() + host; }           // the compute stream's time
   double comm() const { return tp + cp + ep; }
   PassSeconds& operator+=(const PassSeconds& o);
 };
@@ -371,8 +371,10 @@ double ep_leg_seconds(const JobModel& m, const JobLayout& l, const GroupPaths& p
 // reaches, its own included.
 struct TokenReceipt {
   double chosen_nodes = 1, node = 1, gpu = 1;
-  int local = 1;
-  double ranks() const { return chosen_nodes * local * gpu; }
+  int local = 1, ranks_in_group = 1;
+  // The ranks a token reaches: of the chosen nodes' GPUs (not past the group's: an EP group that
+  // is not a whole number of nodes has a last node partly outside it), each with `gpu`.
+  double ranks() const { return std::min(chosen_nodes * local, static_cast<double>(ranks_in_group)) * gpu; }
 };
 TokenReceipt per_node_receipt(const JobModel& m, int n, int local);
 

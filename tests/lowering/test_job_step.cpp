@@ -619,6 +619,13 @@ TEST_CASE("MoE: device-limited routing and fused token shuffles", "[job_step]") 
   CHECK(r.gpu == Approx(3.0 / 16).epsilon(1e-12));
   CHECK(r.node == Approx(0.9).epsilon(1e-12));
   CHECK(r.ranks() == Approx(3).epsilon(1e-12));
+  // Over 12 ranks, 8 and 4 on two nodes: the token reaches 3 of the 12, not 3/12 of 16.
+  r = per_node_receipt(m, 12, 8);
+  CHECK(r.ranks() == Approx(3).epsilon(1e-12));
+  m.device_limit = 0;
+  r = per_node_receipt(m, 12, 8);  // 32 experts over 12 ranks, unlimited: 12 x P(a GPU is drawn)
+  CHECK(r.ranks() == Approx(12 * r.gpu).epsilon(1e-12));
+  m.device_limit = 3;
   // The exchange in one node at 200 GB/s: 7 x 4/8 copies of the 4,096 tokens' 14,336 B rows
   // (3.5 x 58,720,256 B = 205,520,896 B) against the unlimited draw's 7 x 0.704505.
   JobLayout l;
