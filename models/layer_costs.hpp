@@ -210,11 +210,12 @@ std::vector<std::vector<int>> device_chunks(const JobLayout& l);
 // One pass of one chunk for one micro-batch on one GPU, in seconds (double: summed over layers
 // once, then rounded to integer nanoseconds by the lowering).
 struct PassSeconds {
-  double gemm = 0, attention = 0, memory = 0;                   // compute, by kind of kernel
-  double host = 0;                                              // the stream waiting on the host (efficiency.moe_host)
-  double tp = 0, cp = 0, ep = 0;                                // exposed communication inside the pass
-  double kernels() const { return gemm + attention + memory; }  // the GPU busy
-  double compute() const { return kernels() + host; }           // the compute stream's time
+  double gemm = 0, attention = 0, memory = 0;  // compute, by kind of kernel
+  double host = 0;                             // the stream waiting on the host (moe_host)
+  double tp = 0, cp = 0, ep = 0;               // exposed communication inside the pass
+  // The GPU busy, and the compute stream's time (its kernels and its waits on the host).
+  double kernels() const { return gemm + attention + memory; }
+  double compute() const { return kernels() + host; }
   double comm() const { return tp + cp + ep; }
   PassSeconds& operator+=(const PassSeconds& o);
 };
