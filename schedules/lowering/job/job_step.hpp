@@ -16,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "models/job_memory.hpp"
 #include "models/layer_costs.hpp"
 #include "schedules/lowering/data_parallel/data_parallel.hpp"
 #include "schedules/lowering/pipeline/pipeline_spec.hpp"

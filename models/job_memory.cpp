@@ -1,0 +1,118 @@
+#include "models/job_memory.hpp"
+
+#include <algorithm>
+#include <stdexcept>
+
+#include "sim/checked.hpp"
+
+namespace stepsim {
+
+std::int64_t chunks_in_flight(const JobLayout& l) {
+  const std::int64_t p = l.pp, m = l.microbatches(), v = l.chunks_per_device();
+  if (l.zero >= 3) return 1;  // ZeRO-3 / FSDP (no pipeline): each micro-batch's backward follows its forward
+  const std::string& s = l.schedule;
+  if (s == "fill-drain") return m;                                     // GPipe: every forward first
+  if (s == "1f1b" || s == "zb-h1") return std::min(m, p);              // SC21 sec. 2.2.1; Qi et al. 2024
+  if (s == "zb-h2") return std::min(m, 2 * p - 1);                     // Qi et al. 2024, sec. 3
+  if (s == "interleaved-1f1b") return std::min(m * v, p * v + p - 1);  // Megatron's warm-up + 1
+  if (s == "dualpipe") return p + 1;                                   // DeepSeek-V3 report, Table 2
+  if (s == "dualpipe-v") return 2 * p + 1;                             // the same on 2p chunks
+  return 1;
+}
+
+JobMemory job_memory(const JobModel& m, const JobLayout& l, const std::vector<ChunkCost>& chunks,
+                     const std::vector<Bytes>& activation_peaks) {
+  const auto held = device_chunks(l);
+  const bool simulated = !activation_peaks.empty();
+  if (simulated && activation_peaks.size() != held.size())
+    throw std::logic_error("job_memory: one activation peak per pipeline device");
+  const double T = static_cast<double>(l.micro_batch) * static_cast<double>(m.seq) / l.cp;
+  // Buffers every device has: ZeRO-3's gathered layers (two in flight), and for full recompute
+  // one layer's activations rebuilt at a time (what the layer keeps without recompute).
+  // (The larger kind of layer, where an MoE model has dense first layers too.)
+  const bool two_kinds = has_dense_first_layers(m);
+  const JobModel dm = dense_layer_model(m);
+  Bytes shared = 0;
+  if (l.zero >= 3)
+    shared += 2 * 2 * std::max(layer_work(m, l).parameters, two_kinds ? layer_work(dm, l).parameters : 0);
+  if (l.recompute == JobRecompute::Full && l.recompute_layers != 0) {
+    JobLayout kept = l;
+    kept.recompute = JobRecompute::None;
+    shared += std::max(layer_activation_bytes(m, kept), two_kinds ? layer_activation_bytes(dm, kept) : 0);
+  }
+  const int last = l.pp * l.chunks_per_device() - 1;
+  JobMemory most;
+  for (std::size_t d = 0; d < held.size(); ++d) {
+    JobMemory mem;
+    mem.device = static_cast<int>(d);
+    // CP ranks hold the same weights as DP ranks, and so do DualPipe's two copies of a stage:
+    // ZeRO shards over all of them (an expert's weights over its fewer replicas). DualPipe's
+    // device holds two stages: 2x parameters (DeepSeek-V3 report sec. 3.2.1, Table 2), sharded
+    // over twice the ranks from ZeRO's stage on.
+    // Mixed-precision Adam: BF16 weights (2 B), gradients (grad_bytes), master + m + v (adam_state_bytes).
+    const HeldParameters params = held_parameters(held[d], chunks);
+    mem.weights = bytes_from(state_bytes(params, l, 2, l.zero >= 3), "the weights per GPU");
+    mem.gradients = bytes_from(state_bytes(params, l, l.grad_bytes, l.zero >= 2), "the gradients per GPU");
+    mem.optimizer = bytes_from(state_bytes(params, l, adam_state_bytes(l), l.zero >= 1), "the optimizer state per GPU");
+    if (simulated) {
+      mem.activations = activation_peaks[d];
+    } else if (d == 0) {
+      // The first device's chunks in flight at its peak, each at its smallest chunk's
+      // activations; the others at none: a lower bound on each device's simulated peak (which
+      // also holds messages), so that a layout refused or pruned by it cannot fit.
+      Bytes smallest = -1;
+      for (int k : held[d])
+        if (const Bytes a = chunks[static_cast<std::size_t>(k)].activation; smallest < 0 || a < smallest) smallest = a;
+      mem.activations =
+          bytes_from(static_cast<double>(std::max<Bytes>(0, smallest)) * static_cast<double>(chunks_in_flight(l)),
+                     "the activations per GPU");
+    }
+    // The FP32 logits of one micro-batch (and their gradient) where the LM head is.
+    mem.buffers = shared;
+    if (std::find(held[d].begin(), held[d].end(), last) != held[d].end())
+      mem.buffers += bytes_from(2 * 4 * T * static_cast<double>(m.shape.vocab) / l.tp, "a micro-batch's logits");
+    if (d == 0 || mem.total() > most.total()) most = mem;
+  }
+  return most;
+}
+
+double optimizer_seconds(const JobLayout& l, const ClusterSpec& c, const HeldParameters& params_on_gpu) {
+  const double shard = state_bytes(params_on_gpu, l, 1, l.zero >= 1);  // elements
+  const double traffic = 2.0 * adam_state_bytes(l) + 4 + 2;
+  return shard * traffic / (static_cast<double>(c.accelerator.hbm_bandwidth) * c.accelerator.efficiency.memory);
+}
+
+HeldParameters held_parameters(const ChunkCost& chunk) {
+  return {chunk.parameters - chunk.expert_parameters, chunk.expert_parameters};
+}
+
+HeldParameters held_parameters(const std::vector<int>& chunks_held, const std::vector<ChunkCost>& chunks) {
+  HeldParameters p;
+  for (int k : chunks_held) {
+    const HeldParameters one = held_parameters(chunks[static_cast<std::size_t>(k)]);
+    p.dense += one.dense;
+    p.expert += one.expert;
+  }
+  return p;
+}
+
+double state_bytes(const HeldParameters& p, const JobLayout& l, double bytes_per_parameter, bool sharded) {
+  const double dense = bytes_per_parameter * static_cast<double>(p.dense);
+  const double expert = bytes_per_parameter * static_cast<double>(p.expert);
+  return sharded ? dense / l.weight_replicas() + expert / l.expert_replicas() : dense + expert;
+}
+
+Bytes replica_collective_bytes(const HeldParameters& p, double bytes_per_parameter, const JobLayout& l,
+                               std::string_view what) {
+  const int n = l.weight_replicas(), e = l.expert_replicas();
+  const double dense = static_cast<double>(p.dense) * bytes_per_parameter * (n - 1) / n;
+  return bytes_from(dense + static_cast<double>(p.expert) * bytes_per_parameter * (e - 1) / e, what);
+}
+
+double replica_collective_seconds(Collective c, const HeldParameters& p, double bytes_per_parameter, const JobLayout& l,
+                                  const GroupPaths& paths) {
+  return collective_seconds(c, l.weight_replicas(), bytes_per_parameter * static_cast<double>(p.dense), paths.dp) +
+         collective_seconds(c, l.expert_replicas(), bytes_per_parameter * static_cast<double>(p.expert), paths.edp);
+}
+
+}  // namespace stepsim

@@ -1,0 +1,59 @@
+#pragma once
+// What one GPU of a job holds: its parameters by the ranks that hold them too, the bytes of
+// their weights, gradients and optimizer state under ZeRO, the activations a schedule keeps in
+// flight, the most loaded pipeline rank's memory; and the data-parallel collectives and the
+// optimizer step those parameters cost.
+#include <cstdint>
+#include <string_view>
+#include <vector>
+
+#include "models/comm_paths.hpp"
+#include "models/layer_costs.hpp"
+
+namespace stepsim {
+
+// The parameters one GPU holds, by the ranks that hold them too: dense weights are on every
+// one of weight_replicas(), an expert's on expert_replicas(). ZeRO shards each over its own
+// replicas, and the data-parallel collectives run over each group.
+struct HeldParameters {
+  std::int64_t dense = 0, expert = 0;
+};
+HeldParameters held_parameters(const ChunkCost& chunk);
+HeldParameters held_parameters(const std::vector<int>& chunks_held, const std::vector<ChunkCost>& chunks);
+// Bytes per GPU of a state of `p` (weights, gradients, Adam's) at `bytes_per_parameter`: each
+// part divided by its replicas when ZeRO shards that state, else whole.
+double state_bytes(const HeldParameters& p, const JobLayout& l, double bytes_per_parameter, bool sharded);
+// A data-parallel collective of `bytes_per_parameter` x `p`: the dense part over the
+// weight replicas, then the expert part over the expert replicas, back to back (seconds).
+double replica_collective_seconds(Collective c, const HeldParameters& p, double bytes_per_parameter, const JobLayout& l,
+                                  const GroupPaths& paths);
+// What one member sends of such a gather or reduce-scatter: (n - 1) / n of each part, n its
+// replicas.
+Bytes replica_collective_bytes(const HeldParameters& p, double bytes_per_parameter, const JobLayout& l,
+                               std::string_view what);
+
+// Memory per GPU of one pipeline rank, bytes.
+struct JobMemory {
+  Bytes weights = 0, gradients = 0, optimizer = 0, activations = 0, buffers = 0;
+  int device = 0;  // the pipeline rank
+  Bytes total() const { return weights + gradients + optimizer + activations + buffers; }
+};
+// Chunk activations (one chunk, one micro-batch) the first pipeline device holds at its peak,
+// by schedule: 1F1B and ZB-H1 min(m, pp); ZB-H2 min(m, 2pp - 1); GPipe m; interleaved Megatron's
+// warm-up forwards and one, min(m v, pp v + pp - 1) (in layers L (1 + (pp-1)/(pp v)),
+// Korthikanti sec. 4.2.3); DualPipe pp + 1 stages (DeepSeek-V3 report Table 2), DualPipe-V
+// 2pp + 1 chunks; 1 for ZeRO-3 (the data-parallel lowering runs each micro-batch through).
+std::int64_t chunks_in_flight(const JobLayout& l);
+// The most loaded pipeline rank (the largest total; the lowest rank on ties): its weights,
+// gradients and optimizer state from the chunks it holds, its activations, its buffers (the
+// LM head's FP32 logits where the head is; ZeRO-3's gathered layers; full recompute's rebuilt
+// layer). `activation_peaks`: each rank's simulated peak, or empty for the analytic figure:
+// chunks_in_flight x the smallest chunk of rank 0, none on the others (a lower bound).
+JobMemory job_memory(const JobModel& m, const JobLayout& l, const std::vector<ChunkCost>& chunks,
+                     const std::vector<Bytes>& activation_peaks = {});
+
+// Optimizer step seconds (Adam): HBM traffic of the GPU's shard, the state and an FP32 gradient
+// read, the state and a BF16 weight copy written: 16 + 14 bytes per parameter with FP32 moments.
+double optimizer_seconds(const JobLayout& l, const ClusterSpec& c, const HeldParameters& params_on_gpu);
+
+}  // namespace stepsim

@@ -1,0 +1,133 @@
+#include "models/job_spec.hpp"
+
+#include <algorithm>
+
+namespace stepsim {
+
+namespace {
+// The value of `all` that name_of calls `name`: one reverse lookup for the enums inputs name.
+template <class E, std::size_t N>
+std::optional<E> named_value(std::string_view name, const E (&all)[N], const char* (*name_of)(E)) {
+  for (const E e : all)
+    if (name == name_of(e)) return e;
+  return std::nullopt;
+}
+}  // namespace
+
+const char* recompute_name(JobRecompute r) {
+  switch (r) {
+    case JobRecompute::None: return "none";
+    case JobRecompute::Selective: return "selective";
+    case JobRecompute::Full: return "full";
+  }
+  return "?";
+}
+
+std::optional<JobRecompute> recompute_from_name(std::string_view name) {
+  const JobRecompute all[] = {JobRecompute::None, JobRecompute::Selective, JobRecompute::Full};
+  return named_value(name, all, recompute_name);
+}
+
+const std::vector<std::pair<const char*, RecomputeModule>>& recompute_module_names() {
+  static const std::vector<std::pair<const char*, RecomputeModule>> names = {
+      {"core_attn", kRecomputeCoreAttn},
+      {"layernorm", kRecomputeLayerNorm},
+      {"mla_up_proj", kRecomputeMlaUpProj},
+      {"moe_act", kRecomputeMoeAct},
+      {"mlp", kRecomputeMlp},
+      {"shared_experts", kRecomputeSharedExperts},
+      {"moe", kRecomputeMoe}};
+  return names;
+}
+
+std::optional<std::string> parse_recompute_modules(const std::vector<std::string>& names, std::uint8_t& modules) {
+  std::uint8_t set = 0;
+  for (const std::string& name : names) {
+    const auto& known = recompute_module_names();
+    const auto it = std::find_if(known.begin(), known.end(), [&](const auto& k) { return name == k.first; });
+    if (it == known.end()) return "unknown module '" + name + "' (" + recompute_module_list(0xff) + ")";
+    set |= it->second;
+  }
+  modules = set;
+  return std::nullopt;
+}
+
+std::string recompute_module_list(std::uint8_t modules) {
+  std::string out;
+  for (const auto& [n, m] : recompute_module_names())
+    if (modules & m) out += (out.empty() ? "" : ", ") + std::string(n);
+  return out;
+}
+
+std::optional<AttentionKernel> attention_from_name(std::string_view name) {
+  if (name == "flash") return AttentionKernel::Flash;
+  if (name == "unfused") return AttentionKernel::Unfused;
+  return std::nullopt;
+}
+
+const char* cp_comm_name(CpComm c) {
+  switch (c) {
+    case CpComm::P2p: return "p2p";
+    case CpComm::AllGather: return "all_gather";
+    case CpComm::AllToAll: return "a2a";
+  }
+  return "p2p";
+}
+
+std::optional<CpComm> cp_comm_from_name(std::string_view name) {
+  const CpComm all[] = {CpComm::P2p, CpComm::AllGather, CpComm::AllToAll};
+  return named_value(name, all, cp_comm_name);
+}
+
+const char* ep_dispatch_name(EpDispatch d) { return d == EpDispatch::PerNode ? "per_node" : "all_to_all"; }
+
+std::optional<EpDispatch> ep_dispatch_from_name(std::string_view name) {
+  const EpDispatch all[] = {EpDispatch::AllToAll, EpDispatch::PerNode};
+  return named_value(name, all, ep_dispatch_name);
+}
+
+std::vector<int> chunk_layer_counts(int layers, const JobLayout& l) {
+  const int chunks = l.pp * l.chunks_per_device();
+  std::vector<int> out(static_cast<std::size_t>(chunks), 0);
+  int first = 0, count = chunks, rest = layers;  // the chunks [first, first + count) share `rest`
+  if (l.first_chunk_layers >= 0 && count > 0) {
+    out.front() = l.first_chunk_layers;
+    rest -= l.first_chunk_layers;
+    ++first;
+    --count;
+  }
+  if (l.last_chunk_layers >= 0 && count > 0) {
+    out.back() = l.last_chunk_layers;
+    rest -= l.last_chunk_layers;
+    --count;
+  }
+  for (int k = 0; k < count; ++k) out[static_cast<std::size_t>(first + k)] = rest / count + (k < rest % count ? 1 : 0);
+  return out;
+}
+
+std::vector<std::vector<int>> device_chunks(const JobLayout& l) {
+  std::vector<std::vector<int>> out(static_cast<std::size_t>(l.pp));
+  const int n = l.pp * l.chunks_per_device();
+  for (int k = 0; k < n; ++k) {
+    auto& held = out[static_cast<std::size_t>(l.schedule == "dualpipe-v" && k >= l.pp ? 2 * l.pp - 1 - k : k % l.pp)];
+    held.push_back(k);
+  }
+  if (l.stage_copies() == 2)
+    for (int d = 0; d < l.pp; ++d)
+      out[static_cast<std::size_t>(d)] = {std::min(d, l.pp - 1 - d), std::max(d, l.pp - 1 - d)};
+  return out;
+}
+
+JobModel dense_layer_model(const JobModel& m) {
+  JobModel d = m;
+  d.experts = d.top_k = d.dense_layers = d.node_limit = d.device_limit = 0;
+  d.expert_ffn = d.shared_expert_ffn = 0;
+  return d;
+}
+
+int dense_layers_in(const JobModel& m, int first, int count) {
+  if (m.experts == 0) return count;
+  return std::clamp(m.dense_layers - first, 0, count);
+}
+
+}  // namespace stepsim

@@ -1,0 +1,205 @@
+#pragma once
+// What a job is, as the cost model reads it: the model (its transformer shape, MoE and MLA
+// parameters, routing), the parallel layout (TP, PP, DP with ZeRO, CP, EP, recompute, overlap,
+// number formats), the names inputs and reports give their options, and how the layout deals
+// the model's layers into pipeline chunks and the chunks onto devices. No costs here: those are
+// models/layer_costs.hpp's.
+#include <algorithm>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "models/moe_routing.hpp"
+#include "models/transformer.hpp"
+
+namespace stepsim {
+
+enum class AttentionKernel : std::uint8_t { Flash, Unfused };
+enum class JobRecompute : std::uint8_t { None, Selective, Full };
+// The names inputs and reports use (job_step YAML, measured-runs CSV, search results); nullopt
+// for a name that is none of them.
+const char* recompute_name(JobRecompute r);
+std::optional<JobRecompute> recompute_from_name(std::string_view name);
+// Megatron-Core's selective recompute modules (--recompute-modules; recompute: selective): each
+// drops what its module keeps for the backward and reruns its forward there. Bits of a set.
+enum RecomputeModule : std::uint8_t {
+  kRecomputeCoreAttn = 1,        // core_attn: the attention core (scores; FlashAttention reruns it anyway)
+  kRecomputeLayerNorm = 2,       // layernorm: the two norms' outputs
+  kRecomputeMlaUpProj = 4,       // mla_up_proj: MLA's up-projected queries, keys and values
+  kRecomputeMoeAct = 8,          // moe_act: the experts' activation function output
+  kRecomputeMlp = 16,            // mlp: a dense layer's whole MLP
+  kRecomputeSharedExperts = 32,  // shared_experts: the shared experts' MLP
+  kRecomputeMoe = 64,            // moe: the routed experts, their dispatch and combine
+};
+// The names in Megatron-Core's order.
+const std::vector<std::pair<const char*, RecomputeModule>>& recompute_module_names();
+// The set `names` give into `modules` (a YAML list, a CSV cell's '+'-joined names), or the
+// message naming the first that is none of them.
+std::optional<std::string> parse_recompute_modules(const std::vector<std::string>& names, std::uint8_t& modules);
+// "layernorm, moe_act" for a set, in the order above.
+std::string recompute_module_list(std::uint8_t modules);
+std::optional<AttentionKernel> attention_from_name(std::string_view name);
+
+struct JobModel {
+  TransformerConfig shape;  // layers, hidden, intermediate (= FFN), heads, kv_heads, head_dim, vocab, tied
+  std::int64_t seq = 2048;
+  bool gated_mlp = true;  // SwiGLU (3 matrices) vs GeLU (2 matrices)
+  int experts = 0;        // MoE: routed experts per layer (0: dense)
+  int top_k = 0;
+  std::int64_t expert_ffn = 0;
+  // Shared experts (DeepSeekMoE, Qwen2-MoE, Llama 4): an MLP of this width every token goes
+  // through beside its routed experts, split by TP as a dense MLP (Megatron-Core's
+  // moe_shared_expert_intermediate_size; DeepSeek-V3: one shared expert, 2,048). 0: none.
+  std::int64_t shared_expert_ffn = 0;
+  // The first layers dense, with an MLP of `ffn` (DeepSeek-V3's first_k_dense_replace: 3 of
+  // 61; Kimi K2 1); the others MoE. 0: every layer MoE.
+  int dense_layers = 0;
+  // Node-limited routing: each token's top_k experts lie on at most this many nodes (0: no
+  // limit). DeepSeek-V3 trains with 4 (report sec. 2.1.2).
+  int node_limit = 0;
+  // Device-limited routing: each token's top_k experts lie on at most this many EP ranks
+  // (DeepSeek-V2 report sec. 2.2.1, M = 3; Megatron-Core's router groups, one per EP rank, with
+  // --moe-router-group-topk). 0: no limit; not with node_limit.
+  int device_limit = 0;
+  // Multi-head latent attention (DeepSeek-V2 report sec. 2.1, DeepSeek-V3 sec. 2.1.1; the names of
+  // their config.json): queries through a q_lora_rank latent (0: projected from the hidden state
+  // directly), keys and values through a kv_lora_rank latent; a head's query and key are
+  // qk_nope_head_dim + qk_rope_head_dim wide (the RoPE part of the key shared by the heads and
+  // projected from the hidden state beside the latent), its value v_head_dim. The down-projections
+  // are not split by TP (every rank computes them, as Megatron-Core's MLA does). kv_lora_rank 0:
+  // standard attention (heads, kv_heads, head_dim).
+  struct Mla {
+    std::int64_t q_lora_rank = 0, kv_lora_rank = 0;
+    int qk_nope_head_dim = 0, qk_rope_head_dim = 0, v_head_dim = 0;
+  };
+  Mla mla;
+  bool latent_attention() const { return mla.kv_lora_rank > 0; }
+  // Multi-token prediction modules (DeepSeek-V3 sec. 2.2, its config's num_nextn_predict_layers):
+  // each predicts one more token ahead with a 2h -> h projection, one more decoder layer and the
+  // shared embedding and LM head, on the pipeline's last chunk. 0: none.
+  int mtp_layers = 0;
+  // How the router spreads tokens over the experts (models/moe_routing.hpp; figure 10-27's hot
+  // experts) and the capacity factor (GShard sec. 2.2: rows past ceil(c x mean) dropped, the
+  // rest padded to it; none: dropless). Balanced and dropless by default: the mean everywhere.
+  MoeRoutingSpec routing;
+  std::optional<double> capacity_factor;
+  bool even_routing() const { return routing.kind == MoeRoutingSpec::Kind::Balanced && !capacity_factor; }
+};
+
+// How an MoE layer's tokens reach their experts' GPUs (and come back).
+enum class EpDispatch : std::uint8_t {
+  AllToAll,  // every routed copy to its expert's GPU (Megatron-Core's all-to-all token dispatcher)
+  PerNode,   // once per destination node over the network, then over NVLink inside it (DeepEP)
+};
+const char* ep_dispatch_name(EpDispatch d);
+std::optional<EpDispatch> ep_dispatch_from_name(std::string_view name);
+
+// How context-parallel ranks share a sequence's attention (Megatron-Core --cp-comm-type).
+enum class CpComm : std::uint8_t {
+  P2p,        // K/V chunks passed around a ring under the attention (ring attention)
+  AllGather,  // K and V all-gathered before the attention (Llama 3 paper sec. 3.3.2)
+  AllToAll,   // Q, K, V exchanged from sequence to heads and back (DeepSpeed-Ulysses, Jacobs et al. 2023)
+};
+const char* cp_comm_name(CpComm c);  // "p2p", "all_gather", "a2a"
+std::optional<CpComm> cp_comm_from_name(std::string_view name);
+
+struct JobLayout {
+  int tp = 1, pp = 1, vpp = 1, dp = 1, cp = 1, ep = 1;
+  // The routed experts' own TP (Megatron-Core --expert-tensor-parallel-size, "MoE parallel
+  // folding", Liu et al. 2025): 0 follows tp. Below tp, the expert layer's ranks are laid out
+  // again, expert TP innermost, then EP: the EP group folds over attention's TP ranks.
+  int expert_tp = 0;
+  int etp() const { return expert_tp > 0 ? expert_tp : tp; }
+  bool folded() const { return etp() != tp; }
+  std::string schedule = "1f1b";  // a pipeline schedule family (schedules/registry.hpp)
+  int zero = 0;                   // 0 DDP, 1 optimizer states, 2 + gradients, 3 + weights (FSDP)
+  bool sequence_parallel = false;
+  int micro_batch = 1;            // sequences per micro-batch
+  std::int64_t global_batch = 1;  // sequences per step
+  JobRecompute recompute = JobRecompute::None;
+  AttentionKernel attention = AttentionKernel::Flash;
+  bool overlap_grad_reduce = true;   // DP gradient collectives overlap the backward
+  bool overlap_param_gather = true;  // ZeRO-3 / distributed optimizer gathers prefetched
+  bool overlap_pp = true;            // PP sends run beside the compute (false: they block the sender)
+  bool overlap_pairs = true;         // DualPipe pairs run their in-pass collectives beside their compute
+  bool overlap_tp = false;           // TP collectives pipelined with their GEMMs (TE userbuffers; needs SP)
+  bool fp8 = false;                  // GEMMs at the FP8 peak
+  EpDispatch ep_dispatch = EpDispatch::AllToAll;  // how MoE tokens reach their experts' GPUs
+  bool permute_fusion = false;                    // MoE token shuffles fused (Megatron-Core --moe-permute-fusion)
+  bool fp8_dispatch = false;                      // tokens dispatched in FP8 (combined in BF16)
+  bool fp8_activations = false;                   // FP8 GEMMs keep their inputs for the backward in FP8
+  int grad_bytes = 4;                             // bytes per gradient element reduced (Megatron: FP32 main grads)
+  int adam_moment_bytes = 4;                      // bytes of each of Adam's m and v per parameter (FP32; BF16 2)
+  bool cp_balanced = true;                        // CP: 2 cp chunks, rank i takes i and 2cp-1-i (else contiguous)
+  CpComm cp_comm = CpComm::P2p;                   // CP: how the ranks exchange what attention needs
+  ExpertPlacement expert_placement = ExpertPlacement::Contiguous;  // expert e on EP rank e / (E / ep), or e mod ep
+  // Decoder layers of the pipeline's first and last model chunk, the others sharing the rest
+  // evenly (-1: an even share). A lighter first chunk balances the embedding, a lighter last one
+  // the LM head and loss (Llama 3 paper sec. 3.3.2: one layer fewer at each end of 126; with
+  // one chunk per device Megatron-LM's --decoder-first/last-pipeline-num-layers).
+  int first_chunk_layers = -1, last_chunk_layers = -1;
+  // Selective recompute's modules (RecomputeModule bits): Megatron-Core's default, core_attn.
+  std::uint8_t recompute_modules = kRecomputeCoreAttn;
+  // Whether TP collectives are pipelined with their GEMMs (Transformer Engine's userbuffers,
+  // Megatron-Core --tp-comm-overlap, which needs sequence parallelism).
+  bool tp_overlapped() const { return overlap_tp && sequence_parallel && tp > 1; }
+  bool recomputes(RecomputeModule m) const { return recompute == JobRecompute::Selective && (recompute_modules & m); }
+  // With full recompute, only the first N layers of each chunk are recomputed, the others keep
+  // their activations (Megatron-LM's --recompute-method block --recompute-num-layers N). -1: all.
+  int recompute_layers = -1;
+  // Whether some layers are recomputed whole and others not (recompute_layers under full).
+  bool partial_recompute() const { return recompute == JobRecompute::Full && recompute_layers >= 0; }
+  int ranks() const { return tp * pp * dp * cp; }
+  std::int64_t microbatches() const { return global_batch / (static_cast<std::int64_t>(micro_batch) * dp); }
+  // Model chunks per device: v for interleaved 1F1B, 2 for DualPipe-V (its V shape), else 1.
+  int chunks_per_device() const { return schedule == "dualpipe-v" ? 2 : vpp; }
+  // Devices of one pipeline holding each chunk: 2 for DualPipe (both directions hold every
+  // stage: device d holds stages d and pp-1-d, DeepSeek-V3 report sec. 3.2.1), else 1.
+  int stage_copies() const { return schedule == "dualpipe" ? 2 : 1; }
+  // Ranks holding the same weights and reducing their gradients together: DP and CP ranks, and
+  // DualPipe's two copies of each stage.
+  int weight_replicas() const { return dp * cp * stage_copies(); }
+  // Ranks holding the same experts: the ep ranks of an expert-parallel group hold different
+  // ones, so each expert is on weight_replicas / ep of them (Megatron-Core's expert data-parallel
+  // group, ep x edp = dp x cp; the layout check makes ep divide dp x cp).
+  // Folded, the tp x cp x dp ranks of a stage split into expert TP x EP x expert DP (Megatron-
+  // Core's expert grid): each expert on tp x weight_replicas / (etp x ep) of them.
+  int expert_replicas() const {
+    return static_cast<int>(static_cast<std::int64_t>(weight_replicas()) * (tp / etp()) / ep);
+  }
+};
+
+// An upper bound on the ops one step of `l` simulates, before it is built (docs/limits.md): per
+// pipeline chunk copy and micro-batch a forward, a backward, a weight gradient, two sends and
+// in-pass collectives (8); for ZeRO-3 (the data-parallel lowering) per layer and micro-batch a
+// gather, the passes and a reduction (6).
+inline double job_step_ops_bound(const JobLayout& l, std::int64_t layers) {
+  const double m = static_cast<double>(l.global_batch) / std::max<std::int64_t>(1, std::int64_t{l.micro_batch} * l.dp);
+  return m * (8.0 * l.pp * l.chunks_per_device() * l.stage_copies() + 6.0 * static_cast<double>(layers));
+}
+
+// Decoder layers of each model chunk in pipeline order (pp x chunks_per_device of them): the
+// first and last as the layout sets them, the others an even share of the rest (the first ones
+// one more while they do not divide; check_layout refuses that unless the ends are even too).
+std::vector<int> chunk_layer_counts(int layers, const JobLayout& l);
+
+// The chunks (indices along the model, 0 .. pp x chunks_per_device - 1) each pipeline device
+// holds, ascending: interleaved d, d + pp, ...; DualPipe-V d and 2pp-1-d; DualPipe d and pp-1-d.
+std::vector<std::vector<int>> device_chunks(const JobLayout& l);
+
+// An MoE model's dense first layers as a model of their own: the same shape, a dense MLP.
+JobModel dense_layer_model(const JobModel& m);
+// Whether the model has two kinds of layer: MoE, with dense first layers.
+inline bool has_dense_first_layers(const JobModel& m) { return m.experts > 0 && m.dense_layers > 0; }
+// How many of the decoder layers [first, first + count) are dense (an MoE model's first
+// dense_layers; every layer of a dense model).
+int dense_layers_in(const JobModel& m, int first, int count);
+
+// Adam's state per parameter: the FP32 master weight and the two moments (12 B in FP32;
+// DeepSeek-V3 sec. 3.3.3 and Megatron-Core's precision-aware optimizer keep the moments in BF16).
+inline int adam_state_bytes(const JobLayout& l) { return 4 + 2 * l.adam_moment_bytes; }
+
+}  // namespace stepsim
