@@ -6,6 +6,8 @@
 #include <utility>
 #include <vector>
 
+#include "models/expert_exchange.hpp"
+
 namespace stepsim {
 
 namespace {

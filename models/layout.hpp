@@ -3,7 +3,7 @@
 #include <cstdint>
 #include <optional>
 
-#include "models/layer_costs.hpp"
+#include "models/job_spec.hpp"
 #include "models/model_limits.hpp"
 
 namespace stepsim {

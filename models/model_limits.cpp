@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include "models/layer_costs.hpp"
+
 namespace stepsim {
 
 namespace {

@@ -9,7 +9,7 @@
 #include <optional>
 #include <string>
 
-#include "models/layer_costs.hpp"
+#include "models/job_spec.hpp"
 #include "models/transformer.hpp"
 
 namespace stepsim {

@@ -4,7 +4,7 @@
 #include <catch2/catch.hpp>
 
 #include "models/accelerators.hpp"
-#include "models/layer_costs.hpp"
+#include "models/gemm_costs.hpp"
 
 using namespace stepsim;
 
