@@ -374,6 +374,47 @@ TEST_CASE("DualPipe in a job: a pair's collectives run beside its compute, which
   CHECK(after.result.step_time > run.result.step_time);
 }
 
+TEST_CASE("DualPipe in a job: a pair's collectives take SMs from its kernels, not from its host waits",
+          "[job_step][dualpipe]") {
+  // An MoE pass's host waits (moe_host) leave the GPU without kernels: collectives running then
+  // slow nothing, so a pair is slowed by contention x min(its kernels, its collectives). EP
+  // exchanges made slow here (1/100 of the fabric) outlast the kernels, where that differs from
+  // min(compute, collectives).
+  JobStepSpec s = moe(2, 2, 1);
+  s.layout.schedule = "dualpipe";
+  s.cluster.node.fabric_bandwidth /= 100;
+  s.cluster.accelerator.efficiency.moe_host = 5e-3;
+  const JobStepRun run = run_job_step(s);
+  const PipelineProgram& prog = *run.pipeline;
+  const OpGraph& g = prog.graph;
+  const double k = s.cluster.accelerator.efficiency.contention;
+  int pairs = 0, host_matters = 0;
+  for (OpId op = 0; op < prog.info.size(); ++op) {
+    const PipeOpInfo& x = prog.info[op];
+    if (x.kind != PipeOp::Overlap) continue;
+    ++pairs;
+    const StageCost& f = run.comm.stages[static_cast<std::size_t>(x.stage)];
+    const StageCost& b = run.comm.stages[static_cast<std::size_t>(x.stage2())];
+    // 4 MoE layers a chunk, 5 ms a pass each.
+    CHECK(f.forward_host == 20'000'000);
+    CHECK(b.backward_host == 20'000'000);
+    const Time comm = f.forward_comm + b.backward_comm, host = f.forward_host + b.backward_host;
+    const auto slowed = [&](Time compute) {
+      return compute + static_cast<Time>(std::ceil(k * static_cast<double>(std::min(compute - host, comm))));
+    };
+    const Time full = f.forward + b.backward, input = f.forward + b.backward_input;
+    const Time compute = g.op_duration(op) == slowed(full) ? full : input;
+    CHECK(g.op_duration(op) == slowed(compute));
+    if (comm > compute - host) {
+      ++host_matters;
+      CHECK(g.op_duration(op) <
+            compute + static_cast<Time>(std::ceil(k * static_cast<double>(std::min(compute, comm)))));
+    }
+  }
+  CHECK(pairs > 0);
+  CHECK(host_matters > 0);
+}
+
 TEST_CASE("the search's compute bound is below every schedule's step, and close to it", "[job_step][search]") {
   // A bound above the step prunes layouts faster than the best found: DualPipe's used to count
   // both copies of a stage running every micro-batch.

@@ -51,6 +51,8 @@ JobCommPlan plan_job_comm(const JobStepSpec& spec) {
     s.backward = time_add(s.backward_input, s.backward_weight, "a backward (input + weight)");
     s.forward_comm = ns(ch.forward.comm());
     s.backward_comm = ns(ch.backward_input.comm());
+    s.forward_host = ns(ch.forward.host);
+    s.backward_host = ns(ch.backward_input.host);
     s.activation = ch.activation;
     plan.stages.push_back(s);
   }
@@ -145,6 +147,18 @@ void emit_dp_device(JobStepRun& run, int d, const AddOp& add) {
   }
   // The op that ends a pass, its in-pass collectives included (successors wait for it).
   auto ends = [&](OpId op) { return prog.end_of_pass(op); };
+  // An op's kernels: its duration less the host waits in it (a collective beside them takes no SMs).
+  auto kernels = [&](OpId op) {
+    const PipeOpInfo& x = prog.info[op];
+    const auto host = [&](int stage, bool forward) {
+      const StageCost& c = cp.stages[static_cast<std::size_t>(stage)];
+      return forward ? c.forward_host : c.backward_host;
+    };
+    Time h = 0;
+    if (x.kind == PipeOp::Backward || x.kind == PipeOp::BackwardInput) h = host(x.stage, false);
+    if (x.kind == PipeOp::Overlap) h = host(x.stage, true) + host(x.stage2(), false);
+    return std::max<Time>(0, g.op_duration(op) - h);
+  };
   std::vector<std::pair<OpId, int>> order;  // (last backward op, stage) in program order
   for (const auto& [stage, ops] : last_bwd) order.emplace_back(ops.first, stage);
   std::sort(order.begin(), order.end());
@@ -161,7 +175,7 @@ void emit_dp_device(JobStepRun& run, int d, const AddOp& add) {
       const Time tail = static_cast<Time>(std::ceil(static_cast<double>(red) * frac));
       // The reduction under the backward slows it by the contention share of the overlap;
       // the delay shows where the backward ends, before the last bucket.
-      const double under = std::min(static_cast<double>(red - tail), static_cast<double>(g.op_duration(op)));
+      const double under = std::min(static_cast<double>(red - tail), static_cast<double>(kernels(op)));
       const Time slow = static_cast<Time>(std::ceil(under * run.spec.cluster.accelerator.efficiency.contention));
       const OpId r1 = add(dpr, red - tail, JobOpKind::DpComm, fmt::format("dp reduce chunk {} d{}", stage, d));
       const OpId before = last_bwd[stage].second;

@@ -133,8 +133,11 @@ Time action_duration(const Action& a, const PipelineCosts& costs) {
       if (costs.overlap_fb) return *costs.overlap_fb;
       const Time compute = compute_of_pair(a, costs);
       if (!costs.overlap_pairs) return compute;
-      // Its collectives run beside it and take their share of the SMs (PipelineCosts::pair_contention).
-      const double under = static_cast<double>(std::min(compute, action_comm(a, costs)));
+      // Its collectives run beside it and take their share of the SMs where its kernels run
+      // (PipelineCosts::pair_contention): not while it waits on the host.
+      const Time host = costs.stages.at(a.stage).forward_host + costs.stages.at(a.stage2).backward_host;
+      const Time kernels = std::max<Time>(0, compute - host);
+      const double under = static_cast<double>(std::min(kernels, action_comm(a, costs)));
       return time_add(compute, static_cast<Time>(std::ceil(under * costs.pair_contention)), "an overlapped pair");
     }
   }

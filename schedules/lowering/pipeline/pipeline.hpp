@@ -38,6 +38,10 @@ struct StageCost {
   // pair_contention).
   Time forward_comm = 0;
   Time backward_comm = 0;
+  // Of forward and of backward (full or input), the time the stream waits on the host with no
+  // kernel running (a job's moe_host): collectives beside it there take no SMs from the compute.
+  Time forward_host = 0;
+  Time backward_host = 0;
 };
 
 struct PipelineCosts {
@@ -59,7 +63,8 @@ struct PipelineCosts {
   // computes: they start with the pair's compute and the pair ends when both are done (DeepSeek-V3
   // report sec. 3.2.1 and figure 4: a forward chunk's and a backward chunk's all-to-all and PP
   // traffic hidden under each other's compute). The compute gives up SMs to the communication:
-  // it is slowed by this share of the time the two overlap (the job's contention efficiency).
+  // its kernels are slowed by this share of the time the two overlap (the job's contention
+  // efficiency; not the host waits, StageCost::forward_host).
   // Without `overlap_pairs` a pair's collectives run after its compute, as any action's.
   bool overlap_pairs = true;
   double pair_contention = 0;
@@ -121,7 +126,6 @@ class PipeOpInfos {
   std::vector<Stored> ops_;
   std::vector<std::pair<OpId, std::int32_t>> pair_micro2_;  // overlapped pairs' ops, in op id order
 };
-
 
 char pipe_op_letter(PipeOp kind);
 // The op's name as errors and traces print it ("1F3", "send 1F3 d1->d2", "update d0"): written
