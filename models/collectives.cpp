@@ -2,10 +2,7 @@
 
 namespace stepsim {
 
-namespace {
-// Ring steps' worth of the buffer each member moves, as a multiple of (n-1)/n * S.
-int passes(Collective c) { return c == Collective::AllReduce ? 2 : 1; }
-}  // namespace
+int ring_passes(Collective c) { return c == Collective::AllReduce ? 2 : 1; }
 
 std::string_view collective_name(Collective c) {
   switch (c) {
@@ -29,7 +26,7 @@ std::string_view collective_short(Collective c) {
 
 Bytes ring_bytes_per_member(Collective c, int members, Bytes size) {
   if (members <= 1 || size <= 0) return 0;
-  const __int128 num = static_cast<__int128>(size) * passes(c) * (members - 1);
+  const __int128 num = static_cast<__int128>(size) * ring_passes(c) * (members - 1);
   return static_cast<Bytes>(num / members);
 }
 
@@ -37,7 +34,7 @@ Time collective_time(Collective c, int members, Bytes size, Time alpha, std::int
   if (members <= 1) return 0;
   if (size <= 0 || bytes_per_second <= 0) return alpha;
   // ceil(passes * (n-1) * S * 1e9 / (n * B)) in 128-bit: a 1 TB buffer does not overflow.
-  const __int128 num = static_cast<__int128>(size) * passes(c) * (members - 1) * kSecond;
+  const __int128 num = static_cast<__int128>(size) * ring_passes(c) * (members - 1) * kSecond;
   const __int128 den = static_cast<__int128>(members) * bytes_per_second;
   return alpha + static_cast<Time>((num + den - 1) / den);
 }

@@ -22,6 +22,11 @@ namespace stepsim {
 
 enum class Collective : std::uint8_t { AllGather, ReduceScatter, AllReduce, AllToAll };
 
+// How many times each member moves (n-1)/n of the buffer around a ring: 2 for an AllReduce
+// (a reduce-scatter, then an all-gather), 1 for the others; the ring takes that many times n - 1
+// steps.
+int ring_passes(Collective c);
+
 std::string_view collective_name(Collective c);   // "AllGather", ...
 std::string_view collective_short(Collective c);  // "AG", "RS", "AR", "A2A"
 

@@ -8,8 +8,9 @@ namespace stepsim {
 double ring_seconds(Collective c, int n, double bytes, const PathBandwidth& path) {
   if (n <= 1 || bytes <= 0) return 0;
   const double frac = static_cast<double>(n - 1) / n;
-  const double steps = c == Collective::AllReduce ? 2.0 * (n - 1) : static_cast<double>(n - 1);
-  const double volume = (c == Collective::AllReduce ? 2 : 1) * frac * bytes;
+  const double passes = ring_passes(c);
+  const double steps = passes * (n - 1);
+  const double volume = passes * frac * bytes;
   return steps * to_s(path.step_latency) + volume / path.bytes_per_second;
 }
 
