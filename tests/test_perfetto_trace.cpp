@@ -89,6 +89,7 @@ struct Events {
   std::multiset<std::tuple<std::string, std::string, Time, double>> counters;  // process, "name series", ts, value
   std::multiset<std::tuple<std::string, std::string, Time, std::string, std::string, Time>> flows;
   std::vector<std::pair<std::string, int>> process_order;  // name, sort index
+  int arrows_from_slices = 0;                              // Perfetto: arrows a slice's BEGIN starts
 };
 
 Time ns_of_us(double us) { return static_cast<Time>(std::llround(us * 1000.0)); }
@@ -220,6 +221,10 @@ Events from_perfetto(const std::string& bytes) {
         REQUIRE(p[13].size() == 1);
         CHECK((p[13][0].value & 2) == 2);
       }
+      if (type == 1 && !e[47].empty()) {  // an arrow starting on this slice's BEGIN
+        flow_start[e[47][0].value] = {track, ts};
+        ++ev.arrows_from_slices;
+      }
       if (type == 1) {
         nlohmann::json args = nlohmann::json::object();
         for (const Field& a : e[4]) {
@@ -265,6 +270,7 @@ TEST_CASE("a Perfetto trace says what the Chrome JSON trace of the same run says
   const std::vector<std::string> runs = {
       "run scenarios/book-pipeline.yaml --schedule interleaved-1f1b --set pipeline.virtual_stages=2",
       "run scenarios/book-pipeline.yaml --schedule zb-h1",
+      "run scenarios/book-pipeline.yaml --set pipeline.link.latency=0ms",  // arrows whose ends have one time
       "run scenarios/dp-buckets.yaml",
       "run scenarios/zero3-design-48.yaml",
       "run scenarios/rl-sync-async.yaml",
@@ -284,6 +290,11 @@ TEST_CASE("a Perfetto trace says what the Chrome JSON trace of the same run says
     CHECK(proto.slices == json.slices);
     CHECK(proto.counters == json.counters);
     CHECK(proto.flows == json.flows);
+    // A pipeline's messages start on their sends' slices, each ending at an instant.
+    if (args.find("book-pipeline") != std::string::npos) {
+      CHECK(proto.flows.size() > 40);
+      CHECK(proto.arrows_from_slices == static_cast<int>(proto.flows.size()));
+    }
     CHECK(proto.process_order == json.process_order);
     CHECK(bytes.size() < run_cli(args, (dir / "t.json").string()).size());
   }

@@ -88,7 +88,7 @@ void json_members(TextCursor& c, const TraceArgs& args) {
 // checked per piece): they are nearly all of a trace's bytes. Room: the fixed text, a number
 // per field, 6 bytes per character of escaped text.
 void ChromeTrace::slice(int pid, int tid, std::string_view name, std::string_view category, Time start, Time duration,
-                        const TraceArgs& args) {
+                        const TraceArgs& args, std::uint64_t) {
   TextCursor c = open_event(96 + 4 * TextCursor::kNumber + 6 * name.size() + category.size() + json_room(args));
   c << R"({"ph":"X","pid":)";
   c.integer(pid);

@@ -23,9 +23,11 @@ class ChromeTrace final : public TraceWriter {
   explicit ChromeTrace(std::FILE* out);  // streamed to `out` (not closed here)
   void process(int pid, std::string_view name, int sort_index) override;
   void thread(int pid, int tid, std::string_view name, int sort_index) override;
-  // The args are the members of the event's "args" object, in their order.
+  using TraceWriter::slice;
+  // The args are the members of the event's "args" object, in their order. A flow is written by
+  // flow() alone.
   void slice(int pid, int tid, std::string_view name, std::string_view category, Time start, Time duration,
-             const TraceArgs& args) override;
+             const TraceArgs& args, std::uint64_t starts_flow) override;
   void flow(std::uint64_t id, std::string_view name, int from_pid, int from_tid, Time from_ts, int to_pid, int to_tid,
             Time to_ts) override;
   void counter(int pid, std::string_view name, Time ts, std::string_view series, double value) override;

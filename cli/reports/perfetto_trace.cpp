@@ -47,6 +47,7 @@ constexpr int kCounterRank = 1 << 30;
 // Bytes a packet needs beyond its strings: tags, numbers, and the widening of nested lengths.
 constexpr std::size_t kPacketRoom = 96;
 constexpr std::size_t kPerArgRoom = 48;
+constexpr std::uint64_t kMostStartedFlows = std::uint64_t{1} << 32;  // ids past it: as if no slice started them
 
 [[gnu::always_inline]] inline void packet_header(ProtoCursor& c, Time ts, bool interned) {
   c.uint(packet::kTimestamp, static_cast<std::uint64_t>(ts));
@@ -190,9 +191,9 @@ std::uint64_t PerfettoTrace::counter_uuid(int pid, std::string_view name, std::s
 }
 
 void PerfettoTrace::slice(int pid, int tid, std::string_view name, std::string_view category, Time start, Time duration,
-                          const TraceArgs& args) {
+                          const TraceArgs& args, std::uint64_t starts_flow) {
   const std::uint64_t track = thread_uuid(pid, tid);
-  std::size_t room = 2 * kPacketRoom + name.size() + 2 * category.size();
+  std::size_t room = 2 * kPacketRoom + name.size() + 2 * category.size() + 10;  // 10: a flow id
   for (const TraceArg& a : args.items()) room += kPerArgRoom + 2 * a.key.size() + a.text.size();
   ProtoCursor c(out_.room(room));
   char* const p = c.open(trace::kPacket);
@@ -239,6 +240,12 @@ void PerfettoTrace::slice(int pid, int tid, std::string_view name, std::string_v
     }
     c.close(d);
   }
+  if (starts_flow != 0 && starts_flow < kMostStartedFlows) {
+    c.fixed64(track_event::kFlowIds, starts_flow);
+    if (started_flows_.size() <= starts_flow)
+      started_flows_.resize(std::max<std::size_t>(starts_flow + 1, 2 * started_flows_.size()));
+    started_flows_[starts_flow] = true;
+  }
   c.close(e);
   c.close(p);
   // The END: same track, no interned strings.
@@ -274,7 +281,8 @@ void PerfettoTrace::instant(std::uint64_t track, std::string_view name, Time ts,
 
 void PerfettoTrace::flow(std::uint64_t id, std::string_view name, int from_pid, int from_tid, Time from_ts, int to_pid,
                          int to_tid, Time to_ts) {
-  instant(thread_uuid(from_pid, from_tid), name, from_ts, track_event::kFlowIds, id);
+  if (id >= started_flows_.size() || !started_flows_[id])
+    instant(thread_uuid(from_pid, from_tid), name, from_ts, track_event::kFlowIds, id);
   instant(thread_uuid(to_pid, to_tid), name, to_ts, track_event::kTerminatingFlowIds, id);
 }
 

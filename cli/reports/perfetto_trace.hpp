@@ -8,9 +8,10 @@
 // EXPLICIT with sibling_order_rank: Perfetto ignores ranks under a process descriptor, so
 // processes are plain named tracks). A slice is a BEGIN and an END event; its arguments are
 // debug annotations (not those that restate its own start and end: TraceArg::Kind::SliceTime),
-// categories and argument names interned on the one packet sequence. A flow
-// is a pair of instant events on its two tracks, the first with flow_ids and the second with
-// terminating_flow_ids, so that the arrow runs between the slices that enclose them.
+// categories and argument names interned on the one packet sequence. A flow arrow starts on the
+// BEGIN event of the slice that starts it (its flow_ids) and ends at a terminating instant event
+// on its other track, inside the slice it reaches (terminating_flow_ids); an arrow no slice
+// started is a pair of instant events.
 #include <cstdint>
 #include <cstdio>
 #include <map>
@@ -32,8 +33,9 @@ class PerfettoTrace final : public TraceWriter {
   explicit PerfettoTrace(std::FILE* out);  // streamed to `out` (not closed here)
   void process(int pid, std::string_view name, int sort_index) override;
   void thread(int pid, int tid, std::string_view name, int sort_index) override;
+  using TraceWriter::slice;
   void slice(int pid, int tid, std::string_view name, std::string_view category, Time start, Time duration,
-             const TraceArgs& args) override;
+             const TraceArgs& args, std::uint64_t starts_flow) override;
   void flow(std::uint64_t id, std::string_view name, int from_pid, int from_tid, Time from_ts, int to_pid, int to_tid,
             Time to_ts) override;
   void counter(int pid, std::string_view name, Time ts, std::string_view series, double value) override;
@@ -96,6 +98,7 @@ class PerfettoTrace final : public TraceWriter {
   };
 
   SpillBuffer out_;
+  std::vector<bool> started_flows_;  // by id: the arrows a slice's BEGIN started
   Interned categories_, names_;
   LastKeys last_keys_;
   std::vector<std::vector<std::uint32_t>> thread_uuids_;  // [pid][tid], 0: not declared yet

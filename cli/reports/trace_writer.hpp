@@ -25,8 +25,14 @@ class TraceWriter {
   virtual void process(int pid, std::string_view name, int sort_index) = 0;
   // A thread (a track) of process `pid`, listed in `sort_index` order within it.
   virtual void thread(int pid, int tid, std::string_view name, int sort_index) = 0;
+  // `starts_flow`: the id of the flow arrow this slice starts (0: none), told again whole by
+  // flow(), so that a format that binds an arrow to its slice (Perfetto) can write it there.
   virtual void slice(int pid, int tid, std::string_view name, std::string_view category, Time start, Time duration,
-                     const TraceArgs& args) = 0;
+                     const TraceArgs& args, std::uint64_t starts_flow) = 0;
+  void slice(int pid, int tid, std::string_view name, std::string_view category, Time start, Time duration,
+             const TraceArgs& args) {
+    slice(pid, tid, name, category, start, duration, args, 0);
+  }
   // An arrow from the slice enclosing (from_pid, from_tid, from_ts) to the slice that encloses
   // (to_pid, to_tid, to_ts).
   virtual void flow(std::uint64_t id, std::string_view name, int from_pid, int from_tid, Time from_ts, int to_pid,
