@@ -415,6 +415,31 @@ TEST_CASE("DualPipe in a job: a pair's collectives take SMs from its kernels, no
   CHECK(host_matters > 0);
 }
 
+TEST_CASE("the DP reduction under a backward slows its kernels, not its host waits", "[job_step]") {
+  // With the gradients reduced over a slow network, each reduction outlasts the kernels of the
+  // backward it overlaps: the contention is k x those kernels, whatever the host adds to the op.
+  JobStepSpec s = moe(16, 8, 1);
+  s.cluster.network.nic_bandwidth /= 100;
+  const JobStepRun plain = run_job_step(s);
+  s.cluster.accelerator.efficiency.moe_host = 50e-3;
+  const JobStepRun waits = run_job_step(s);
+  REQUIRE(waits.comm.stages[0].backward_host > 0);
+  const auto dp_ops = [](const JobStepRun& r) {
+    std::vector<Time> d;
+    for (OpId op = 0; op < r.graph().op_count(); ++op)
+      if (r.kinds[op] == JobOpKind::DpComm) d.push_back(r.graph().op_duration(op));
+    return d;
+  };
+  const std::vector<Time> a = dp_ops(plain), b = dp_ops(waits);
+  REQUIRE(a.size() >= 2);
+  CHECK(a == b);
+  // ... while the host waits lengthen the step, and each reduction is longer than any pass's kernels.
+  CHECK(waits.result.step_time > plain.result.step_time);
+  Time kernels = 0;
+  for (const StageCost& c : waits.comm.stages) kernels = std::max(kernels, c.backward - c.backward_host);
+  CHECK(*std::min_element(a.begin(), a.end()) > kernels);
+}
+
 TEST_CASE("the search's compute bound is below every schedule's step, and close to it", "[job_step][search]") {
   // A bound above the step prunes layouts faster than the best found: DualPipe's used to count
   // both copies of a stage running every micro-batch.
