@@ -47,7 +47,6 @@ constexpr int kCounterRank = 1 << 30;
 // Bytes a packet needs beyond its strings: tags, numbers, and the widening of nested lengths.
 constexpr std::size_t kPacketRoom = 96;
 constexpr std::size_t kPerArgRoom = 48;
-constexpr std::uint64_t kMostStartedFlows = std::uint64_t{1} << 32;  // ids past it: as if no slice started them
 
 [[gnu::always_inline]] inline void packet_header(ProtoCursor& c, Time ts, bool interned) {
   c.uint(packet::kTimestamp, static_cast<std::uint64_t>(ts));
@@ -240,12 +239,7 @@ void PerfettoTrace::slice(int pid, int tid, std::string_view name, std::string_v
     }
     c.close(d);
   }
-  if (starts_flow != 0 && starts_flow < kMostStartedFlows) {
-    c.fixed64(track_event::kFlowIds, starts_flow);
-    if (started_flows_.size() <= starts_flow)
-      started_flows_.resize(std::max<std::size_t>(starts_flow + 1, 2 * started_flows_.size()));
-    started_flows_[starts_flow] = true;
-  }
+  if (starts_flow != 0) c.fixed64(track_event::kFlowIds, starts_flow);
   c.close(e);
   c.close(p);
   // The END: same track, no interned strings.
@@ -259,12 +253,14 @@ void PerfettoTrace::slice(int pid, int tid, std::string_view name, std::string_v
   out_.commit(c.end());
 }
 
-void PerfettoTrace::instant(std::uint64_t track, std::string_view name, Time ts, std::uint32_t flow_field,
-                            std::uint64_t flow) {
+// The arrow's start is on the slice that named it (slice's starts_flow): here only its end, an
+// instant on the track it reaches.
+void PerfettoTrace::flow(std::uint64_t id, std::string_view name, int, int, Time, int to_pid, int to_tid, Time to_ts) {
   constexpr std::string_view kFlowCategory = "flow";
+  const std::uint64_t track = thread_uuid(to_pid, to_tid);
   ProtoCursor c(out_.room(kPacketRoom + name.size() + kFlowCategory.size()));
   char* const p = c.open(trace::kPacket);
-  packet_header(c, ts, true);
+  packet_header(c, to_ts, true);
   const auto [category_iid, new_category] = categories_.id_of_literal(kFlowCategory);
   if (new_category) {
     char* const in = c.open(packet::kInternedData);
@@ -273,17 +269,10 @@ void PerfettoTrace::instant(std::uint64_t track, std::string_view name, Time ts,
   }
   char* const e = c.open(packet::kTrackEvent);
   event_head(c, track_event::kInstant, track, category_iid, name);
-  c.fixed64(flow_field, flow);
+  c.fixed64(track_event::kTerminatingFlowIds, id);
   c.close(e);
   c.close(p);
   out_.commit(c.end());
-}
-
-void PerfettoTrace::flow(std::uint64_t id, std::string_view name, int from_pid, int from_tid, Time from_ts, int to_pid,
-                         int to_tid, Time to_ts) {
-  if (id >= started_flows_.size() || !started_flows_[id])
-    instant(thread_uuid(from_pid, from_tid), name, from_ts, track_event::kFlowIds, id);
-  instant(thread_uuid(to_pid, to_tid), name, to_ts, track_event::kTerminatingFlowIds, id);
 }
 
 void PerfettoTrace::counter(int pid, std::string_view name, Time ts, std::string_view series, double value) {

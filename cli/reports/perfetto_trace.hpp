@@ -9,9 +9,8 @@
 // processes are plain named tracks). A slice is a BEGIN and an END event; its arguments are
 // debug annotations (not those that restate its own start and end: TraceArg::Kind::SliceTime),
 // categories and argument names interned on the one packet sequence. A flow arrow starts on the
-// BEGIN event of the slice that starts it (its flow_ids) and ends at a terminating instant event
-// on its other track, inside the slice it reaches (terminating_flow_ids); an arrow no slice
-// started is a pair of instant events.
+// BEGIN event of the slice that names it (its flow_ids) and ends at an instant event on its other
+// track, inside the slice it reaches (terminating_flow_ids).
 #include <cstdint>
 #include <cstdio>
 #include <map>
@@ -78,7 +77,6 @@ class PerfettoTrace final : public TraceWriter {
   std::uint64_t counter_uuid(int pid, std::string_view name, std::string_view series);
   // Writes a track descriptor; returns its uuid.
   std::uint64_t track(std::uint64_t parent, std::string_view name, int rank, bool group, bool counter);
-  void instant(std::uint64_t track, std::string_view name, Time ts, std::uint32_t flow_field, std::uint64_t flow);
 
   // The argument keys of the last slice and their ids: slices of one kind come in runs with the
   // same literals, whose ids are then not looked up again.
@@ -98,7 +96,6 @@ class PerfettoTrace final : public TraceWriter {
   };
 
   SpillBuffer out_;
-  std::vector<bool> started_flows_;  // by id: the arrows a slice's BEGIN started
   Interned categories_, names_;
   LastKeys last_keys_;
   std::vector<std::vector<std::uint32_t>> thread_uuids_;  // [pid][tid], 0: not declared yet

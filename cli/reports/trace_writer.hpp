@@ -25,8 +25,9 @@ class TraceWriter {
   virtual void process(int pid, std::string_view name, int sort_index) = 0;
   // A thread (a track) of process `pid`, listed in `sort_index` order within it.
   virtual void thread(int pid, int tid, std::string_view name, int sort_index) = 0;
-  // `starts_flow`: the id of the flow arrow this slice starts (0: none), told again whole by
-  // flow(), so that a format that binds an arrow to its slice (Perfetto) can write it there.
+  // `starts_flow`: the id of the flow arrow this slice starts (0: none). Every arrow is named so
+  // by its starting slice, then told whole by flow(): a format that binds an arrow to its slice
+  // (Perfetto) writes its start there, one that lists arrows apart (Chrome JSON) from flow().
   virtual void slice(int pid, int tid, std::string_view name, std::string_view category, Time start, Time duration,
                      const TraceArgs& args, std::uint64_t starts_flow) = 0;
   void slice(int pid, int tid, std::string_view name, std::string_view category, Time start, Time duration,
