@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# bench/ab.py, the paired timing of two binaries: its table, and that it refuses to time binaries
-# whose outputs differ or that fail.
+# bench/ab.py, the paired timing of two binaries: its table, what one option costs (--b-args,
+# --remove), and that it refuses to time binaries whose outputs differ or that fail.
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib/cli_test.sh"
 small=(run bench/suites/pipeline-base.yaml --set pipeline.stages=4 --set pipeline.microbatches=8 --json)
@@ -9,6 +9,14 @@ small=(run bench/suites/pipeline-base.yaml --set pipeline.stages=4 --set pipelin
 out="$(python3 bench/ab.py -n 4 "$stepsim" "$stepsim" -- "${small[@]}" 2>/dev/null)"
 [[ "$(grep -cF "$stepsim " <<<"$out")" == 2 ]] || fail "one row per binary: $out"
 grep -Eq "^B / A CPU, per pair: median [0-9.]+ \(quartiles [0-9.]+ - [0-9.]+\); B used less CPU in [0-4] of 4 pairs; outputs identical$" <<<"$out"
+grep -Eq "^B / A wall, per pair: median [0-9.]+ \(quartiles [0-9.]+ - [0-9.]+\)$" <<<"$out"
+
+# What a trace costs: B is the same binary with --trace; the old file is removed before each run
+# (one round, A then B: B's file is there after it).
+out="$(python3 bench/ab.py -n 1 --b-args="--trace $tmp/t.pftrace" --remove "$tmp/t.pftrace" "$stepsim" "$stepsim" \
+  -- "${small[@]}" 2>/dev/null)"
+grep -qF "$stepsim --trace $tmp/t.pftrace " <<<"$out" || fail "B's row names its option: $out"
+[[ -s "$tmp/t.pftrace" ]] || fail "B wrote no trace"
 
 # A B whose results differ (one more micro-batch) is refused: exit 1, naming it.
 cat >"$tmp/other" <<SH

@@ -2,20 +2,90 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <condition_variable>
 #include <cstring>
+#include <mutex>
 #include <stdexcept>
+#include <thread>
+#include <utility>
 
 #include <fmt/format.h>
 
 namespace stepsim::cli {
 
+// Writes one buffer at a time, in the order handed over; the caller waits only when it hands a
+// buffer over before the last one is written.
+class SpillBuffer::FileWriter {
+ public:
+  explicit FileWriter(std::FILE* file) : file_(file), thread_([this] { loop(); }) {}
+  ~FileWriter() {
+    {
+      const std::lock_guard lock(mutex_);
+      stop_ = true;
+    }
+    changed_.notify_all();
+    thread_.join();
+  }
+  // Waits until the last buffer handed over is written (its memory is then free again).
+  void wait_idle() {
+    std::unique_lock lock(mutex_);
+    changed_.wait(lock, [&] { return pending_ == nullptr; });
+  }
+  void hand(const char* data, std::size_t size) {
+    {
+      std::unique_lock lock(mutex_);
+      changed_.wait(lock, [&] { return pending_ == nullptr; });
+      pending_ = data;
+      pending_size_ = size;
+    }
+    changed_.notify_all();
+  }
+  int error() {  // errno of the first failed write, 0 if none
+    const std::lock_guard lock(mutex_);
+    return errno_;
+  }
+
+ private:
+  void loop() {
+    std::unique_lock lock(mutex_);
+    for (;;) {
+      changed_.wait(lock, [&] { return pending_ != nullptr || stop_; });
+      if (pending_ == nullptr) return;  // stopped with nothing left
+      const char* const data = pending_;
+      const std::size_t size = pending_size_;
+      lock.unlock();
+      const bool ok = std::fwrite(data, 1, size, file_) == size;
+      const int err = ok ? 0 : errno;
+      lock.lock();
+      if (!ok && errno_ == 0) errno_ = err != 0 ? err : EIO;
+      pending_ = nullptr;
+      changed_.notify_all();
+    }
+  }
+
+  std::FILE* file_;
+  std::mutex mutex_;
+  std::condition_variable changed_;
+  const char* pending_ = nullptr;
+  std::size_t pending_size_ = 0;
+  bool stop_ = false;
+  int errno_ = 0;
+  std::thread thread_;  // last: starts once the rest is made
+};
+
 SpillBuffer::SpillBuffer(std::FILE* out) : file_(out) {}
 
+SpillBuffer::~SpillBuffer() = default;
+
+// Hands the full buffer to the writer and carries on in the spare one, once that is written.
 void SpillBuffer::spill() {
-  if (std::fwrite(data_.get(), 1, size_, file_) != size_ && !failed_) {
-    failed_ = true;
-    errno_ = errno;
-  }
+  if (!writer_) writer_ = std::make_unique<FileWriter>(file_);
+  writer_->wait_idle();
+  Buffer full{std::move(data_), capacity_};
+  data_ = std::move(spare_.data);
+  capacity_ = spare_.capacity;
+  spare_ = std::move(full);
+  writer_->hand(spare_.data.get(), size_);
   size_ = 0;
 }
 
@@ -43,8 +113,16 @@ std::string SpillBuffer::finish() {
     size_ = 0;
     return out;
   }
-  spill();
-  if (failed_) throw std::runtime_error(fmt::format("cannot write the trace: {}", std::strerror(errno_)));
+  if (writer_) {
+    if (size_ != 0) spill();
+    writer_->wait_idle();
+    errno_ = writer_->error();
+    writer_.reset();
+  } else if (size_ != 0 && std::fwrite(data_.get(), 1, size_, file_) != size_) {  // under 1 MiB: no thread
+    errno_ = errno != 0 ? errno : EIO;
+  }
+  size_ = 0;
+  if (errno_ != 0) throw std::runtime_error(fmt::format("cannot write the trace: {}", std::strerror(errno_)));
   return {};
 }
 
