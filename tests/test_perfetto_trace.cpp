@@ -87,7 +87,8 @@ double as_double(std::uint64_t bits) {
 struct Events {
   std::multiset<std::tuple<std::string, std::string, std::string, std::string, Time, Time, std::string>> slices;
   std::multiset<std::tuple<std::string, std::string, Time, double>> counters;  // process, "name series", ts, value
-  std::multiset<std::tuple<std::string, std::string, Time, std::string, std::string, Time>> flows;
+  // from process, thread, ts, to process, thread, ts, the arrow's name
+  std::multiset<std::tuple<std::string, std::string, Time, std::string, std::string, Time, std::string>> flows;
   std::vector<std::pair<std::string, int>> process_order;  // name, sort index
   int arrows_from_slices = 0;                              // Perfetto: arrows a slice's BEGIN starts
 };
@@ -146,7 +147,7 @@ Events from_json(const std::string& text) {
         flow_start[e["id"]] = {process, thread, ns_of_us(e["ts"])};
       } else {
         const auto& [p0, t0, ts0] = flow_start.at(e["id"]);
-        ev.flows.insert({p0, t0, ts0, process, thread, ns_of_us(e["ts"])});
+        ev.flows.insert({p0, t0, ts0, process, thread, ns_of_us(e["ts"]), e["name"]});
       }
     }
   }
@@ -176,7 +177,7 @@ nlohmann::json annotation_value(const std::vector<Field>& a) {
 
 Events from_perfetto(const std::string& bytes) {
   std::map<std::uint64_t, Track> tracks;
-  std::map<std::uint64_t, std::string> categories, keys;
+  std::map<std::uint64_t, std::string> categories, event_names, keys;
   std::map<std::uint64_t, std::vector<std::tuple<Time, std::string, std::string, std::string>>> open;  // per track
   std::map<std::uint64_t, std::pair<std::uint64_t, Time>> flow_start;
   Events ev;
@@ -198,8 +199,8 @@ Events from_perfetto(const std::string& bytes) {
       for (const Field& entry : fields(interned.bytes)) {
         std::map<std::uint32_t, Field> e;
         for (const Field& f : fields(entry.bytes)) e[f.number] = f;
-        auto& table = entry.number == 1 ? categories : keys;
-        REQUIRE((entry.number == 1 || entry.number == 3));
+        auto& table = entry.number == 1 ? categories : entry.number == 2 ? event_names : keys;
+        REQUIRE((entry.number >= 1 && entry.number <= 3));
         CHECK(table.count(e[1].value) == 0);
         table[e[1].value] = std::string(e[2].bytes);
       }
@@ -242,7 +243,9 @@ Events from_perfetto(const std::string& bytes) {
         if (!e[47].empty()) flow_start[e[47][0].value] = {track, ts};
         if (!e[48].empty()) {
           const auto [from, ts0] = flow_start.at(e[48][0].value);
-          ev.flows.insert({group_of(from), tracks[from].name, ts0, group_of(track), tracks[track].name, ts});
+          // The name inline (23) or interned (10).
+          const std::string name = !e[23].empty() ? std::string(e[23][0].bytes) : event_names.at(e[10].at(0).value);
+          ev.flows.insert({group_of(from), tracks[from].name, ts0, group_of(track), tracks[track].name, ts, name});
         }
       } else if (type == 4) {
         CHECK(tracks[track].counter);

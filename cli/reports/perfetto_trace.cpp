@@ -26,7 +26,7 @@ constexpr std::uint32_t kUuid = 1, kName = 2, kParentUuid = 5, kCounter = 8, kCh
 constexpr std::uint64_t kExplicit = 3;  // ChildTracksOrdering
 }  // namespace track_descriptor
 namespace track_event {
-constexpr std::uint32_t kCategoryIids = 3, kDebugAnnotations = 4, kType = 9, kTrackUuid = 11, kName = 23,
+constexpr std::uint32_t kCategoryIids = 3, kDebugAnnotations = 4, kType = 9, kNameIid = 10, kTrackUuid = 11, kName = 23,
                         kDoubleCounterValue = 44, kFlowIds = 47, kTerminatingFlowIds = 48;
 constexpr std::uint64_t kSliceBegin = 1, kSliceEnd = 2, kInstant = 3, kCounter = 4;  // Type
 }  // namespace track_event
@@ -34,8 +34,8 @@ namespace debug_annotation {
 constexpr std::uint32_t kNameIid = 1, kBoolValue = 2, kIntValue = 4, kDoubleValue = 5, kStringValue = 6;
 }
 namespace interned_data {
-constexpr std::uint32_t kEventCategories = 1, kDebugAnnotationNames = 3;
-constexpr std::uint32_t kIid = 1, kName = 2;  // EventCategory, DebugAnnotationName
+constexpr std::uint32_t kEventCategories = 1, kEventNames = 2, kDebugAnnotationNames = 3;
+constexpr std::uint32_t kIid = 1, kName = 2;  // EventCategory, EventName, DebugAnnotationName
 }  // namespace interned_data
 
 constexpr std::uint64_t kSequence = 1;  // every packet is on one sequence
@@ -54,7 +54,7 @@ constexpr std::size_t kPerArgRoom = 48;
   if (interned) c.uint(packet::kSequenceFlags, packet::kNeedsIncrementalState);
 }
 
-// One entry of InternedData: an EventCategory or a DebugAnnotationName (both iid 1, name 2).
+// One entry of InternedData: an EventCategory, EventName or DebugAnnotationName (all iid 1, name 2).
 void interned_entry(ProtoCursor& c, std::uint32_t field, std::uint64_t iid, std::string_view name) {
   char* const e = c.open(field);
   c.uint(interned_data::kIid, iid);
@@ -261,14 +261,20 @@ void PerfettoTrace::flow(std::uint64_t id, std::string_view name, int, int, Time
   ProtoCursor c(out_.room(kPacketRoom + name.size() + kFlowCategory.size()));
   char* const p = c.open(trace::kPacket);
   packet_header(c, to_ts, true);
+  // An arrow's name is one of a few (a pipeline's are all "message"): interned, as its category.
   const auto [category_iid, new_category] = categories_.id_of_literal(kFlowCategory);
-  if (new_category) {
+  const auto [name_iid, new_name] = event_names_.id(name);
+  if (new_category || new_name) {
     char* const in = c.open(packet::kInternedData);
-    interned_entry(c, interned_data::kEventCategories, category_iid, kFlowCategory);
+    if (new_category) interned_entry(c, interned_data::kEventCategories, category_iid, kFlowCategory);
+    if (new_name) interned_entry(c, interned_data::kEventNames, name_iid, name);
     c.close(in);
   }
   char* const e = c.open(packet::kTrackEvent);
-  event_head(c, track_event::kInstant, track, category_iid, name);
+  c.uint(track_event::kType, track_event::kInstant);
+  c.uint(track_event::kTrackUuid, track);
+  c.uint(track_event::kCategoryIids, category_iid);
+  c.uint(track_event::kNameIid, name_iid);
   c.fixed64(track_event::kTerminatingFlowIds, id);
   c.close(e);
   c.close(p);

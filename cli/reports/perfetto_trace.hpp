@@ -96,7 +96,7 @@ class PerfettoTrace final : public TraceWriter {
   };
 
   SpillBuffer out_;
-  Interned categories_, names_;
+  Interned categories_, names_, event_names_;  // names_: of arguments; event_names_: of arrows
   LastKeys last_keys_;
   std::vector<std::vector<std::uint32_t>> thread_uuids_;  // [pid][tid], 0: not declared yet
   std::vector<std::uint32_t> process_uuids_;              // [pid], 0: not declared yet
