@@ -31,6 +31,7 @@ class SpillBuffer::FileWriter {
     std::unique_lock lock(mutex_);
     changed_.wait(lock, [&] { return pending_ == nullptr; });
   }
+  // Waits until the last buffer handed over is written, then hands `data` over.
   void hand(const char* data, std::size_t size) {
     {
       std::unique_lock lock(mutex_);
@@ -77,10 +78,10 @@ SpillBuffer::SpillBuffer(std::FILE* out) : file_(out) {}
 
 SpillBuffer::~SpillBuffer() = default;
 
-// Hands the full buffer to the writer and carries on in the spare one, once that is written.
+// Hands the full buffer to the writer and carries on in the spare one: hand() returns once the
+// writer has finished with the spare (the buffer handed over before), so it is free to fill.
 void SpillBuffer::spill() {
   if (!writer_) writer_ = std::make_unique<FileWriter>(file_);
-  writer_->wait_idle();
   Buffer full{std::move(data_), capacity_};
   data_ = std::move(spare_.data);
   capacity_ = spare_.capacity;
