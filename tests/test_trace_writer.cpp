@@ -16,9 +16,9 @@
 
 #include "cli/input/scenario.hpp"
 #include "cli/reports/chrome_trace.hpp"
-#include "cli/reports/perfetto_trace.hpp"
 #include "cli/reports/pipeline_report.hpp"
 #include "cli/reports/spill_buffer.hpp"
+#include "cli/reports/trace_writer.hpp"
 
 using namespace stepsim;
 
@@ -76,19 +76,26 @@ TEST_CASE("the trace cursor prints milliseconds as fmt's {:.3f} of to_ms, micros
   CHECK(cli::json_escape("a\"b\\c\nd\te\x01") == "a\\\"b\\\\c\\nd\\te\\u0001");
 }
 
-TEST_CASE("a trace streamed to a file equals the one built in memory", "[trace]") {
+TEST_CASE("a trace streamed to a file equals the one built in memory, in either format", "[trace][perfetto]") {
+  // 2,000 micro-batches: about 8 MB of JSON and 3 MB of Perfetto, so the buffer spills to its
+  // writing thread several times.
   auto sc = cli::load_scenario(std::string(STEPSIM_SOURCE_DIR) + "/scenarios/book-pipeline.yaml",
-                               {"pipeline.microbatches=600"});  // about 2.5 MB: the buffer spills
+                               {"pipeline.microbatches=2000"});
   const auto run = simulate_pipeline(*sc.pipeline);
-  const std::string text = cli::chrome_trace_text(cli::pipeline_trace, run);
-  REQUIRE(text.size() > 2'000'000);
-  const auto path = (std::filesystem::temp_directory_path() / "stepsim_test_trace.json").string();
-  cli::write_trace_file(path, cli::pipeline_trace, run);
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream back;
-  back << in.rdbuf();
-  CHECK(back.str() == text);
-  std::filesystem::remove(path);
+  for (const char* name : {"stepsim_test_trace.json", "stepsim_test_trace.pftrace"}) {
+    INFO(name);
+    const auto path = (std::filesystem::temp_directory_path() / name).string();
+    const auto in_memory = cli::make_trace_writer(cli::trace_format_of(path), nullptr);
+    cli::pipeline_trace(*in_memory, run);
+    const std::string bytes = in_memory->finish();
+    REQUIRE(bytes.size() > 2'500'000);
+    cli::write_trace_file(path, cli::pipeline_trace, run);
+    std::ifstream in(path, std::ios::binary);
+    std::stringstream back;
+    back << in.rdbuf();
+    CHECK(back.str() == bytes);
+    std::filesystem::remove(path);
+  }
 }
 
 namespace {
@@ -133,46 +140,26 @@ TEST_CASE("a spill buffer streamed through its writing thread writes every byte 
   CHECK(slow.bytes == expected);
 }
 
-TEST_CASE("a Perfetto trace streamed to a file equals the one built in memory", "[trace][perfetto]") {
-  auto sc = cli::load_scenario(std::string(STEPSIM_SOURCE_DIR) + "/scenarios/book-pipeline.yaml",
-                               {"pipeline.microbatches=2000"});  // about 3 MB: the buffer spills twice
-  const auto run = simulate_pipeline(*sc.pipeline);
-  cli::PerfettoTrace in_memory;
-  cli::pipeline_trace(in_memory, run);
-  const std::string bytes = in_memory.finish();
-  REQUIRE(bytes.size() > 2'500'000);
-  const auto path = (std::filesystem::temp_directory_path() / "stepsim_test_trace.pftrace").string();
-  cli::write_trace_file(path, cli::pipeline_trace, run);
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream back;
-  back << in.rdbuf();
-  CHECK(back.str() == bytes);
-  std::filesystem::remove(path);
-}
-
-TEST_CASE("a trace that cannot be written says why and leaves no file", "[trace]") {
-  auto sc = cli::load_scenario(std::string(STEPSIM_SOURCE_DIR) + "/scenarios/book-pipeline.yaml");
+namespace {
+// What writing the book pipeline's trace (with `set`) to `path` throws, "" if nothing.
+std::string trace_error(const std::string& path, const std::vector<std::string>& set = {}) {
+  auto sc = cli::load_scenario(std::string(STEPSIM_SOURCE_DIR) + "/scenarios/book-pipeline.yaml", set);
   const auto run = simulate_pipeline(*sc.pipeline);
   try {
-    cli::write_trace_file("/nonexistent-dir/trace.json", cli::pipeline_trace, run);
-    FAIL("no error");
-  } catch (const std::runtime_error& e) {
-    CHECK(std::string(e.what()) == "cannot write /nonexistent-dir/trace.json: No such file or directory");
-  }
+    cli::write_trace_file(path, cli::pipeline_trace, run);
+  } catch (const std::runtime_error& e) { return e.what(); }
+  return "";
+}
+}  // namespace
+
+TEST_CASE("a trace that cannot be written says why and leaves no file", "[trace]") {
+  CHECK(trace_error("/nonexistent-dir/trace.json") ==
+        "cannot write /nonexistent-dir/trace.json: No such file or directory");
 }
 
 TEST_CASE("a trace to a full device fails with the system's reason", "[trace]") {
   if (!std::filesystem::exists("/dev/full")) return;
   // Small (written at the end) and large (spilled by the writing thread, the first failure kept).
-  for (const char* microbatches : {"pipeline.microbatches=8", "pipeline.microbatches=2000"}) {
-    INFO(microbatches);
-    auto sc = cli::load_scenario(std::string(STEPSIM_SOURCE_DIR) + "/scenarios/book-pipeline.yaml", {microbatches});
-    const auto run = simulate_pipeline(*sc.pipeline);
-    try {
-      cli::write_trace_file("/dev/full", cli::pipeline_trace, run);
-      FAIL("no error");
-    } catch (const std::runtime_error& e) {
-      CHECK(std::string(e.what()) == "cannot write /dev/full: No space left on device");
-    }
-  }
+  CHECK(trace_error("/dev/full", {"pipeline.microbatches=8"}) == "cannot write /dev/full: No space left on device");
+  CHECK(trace_error("/dev/full", {"pipeline.microbatches=2000"}) == "cannot write /dev/full: No space left on device");
 }
