@@ -6,6 +6,7 @@
 #include <cstring>
 #include <mutex>
 #include <stdexcept>
+#include <system_error>
 #include <thread>
 #include <utility>
 
@@ -80,13 +81,28 @@ SpillBuffer::~SpillBuffer() = default;
 
 // Hands the full buffer to the writer and carries on in the spare one: hand() returns once the
 // writer has finished with the spare (the buffer handed over before), so it is free to fill.
+// Where no thread can be started (a process or address-space limit), the caller writes it.
 void SpillBuffer::spill() {
-  if (!writer_) writer_ = std::make_unique<FileWriter>(file_);
+  if (!writer_ && !no_thread_) {
+    try {
+      writer_ = std::make_unique<FileWriter>(file_);
+    } catch (const std::system_error&) { no_thread_ = true; }
+  }
+  if (!writer_) {
+    write_here();
+    return;
+  }
   Buffer full{std::move(data_), capacity_};
   data_ = std::move(spare_.data);
   capacity_ = spare_.capacity;
   spare_ = std::move(full);
   writer_->hand(spare_.data.get(), size_);
+  size_ = 0;
+}
+
+void SpillBuffer::write_here() {
+  if (size_ != 0 && std::fwrite(data_.get(), 1, size_, file_) != size_ && errno_ == 0)
+    errno_ = errno != 0 ? errno : EIO;
   size_ = 0;
 }
 
@@ -117,12 +133,11 @@ std::string SpillBuffer::finish() {
   if (writer_) {
     if (size_ != 0) spill();
     writer_->wait_idle();
-    errno_ = writer_->error();
+    if (errno_ == 0) errno_ = writer_->error();
     writer_.reset();
-  } else if (size_ != 0 && std::fwrite(data_.get(), 1, size_, file_) != size_) {  // under 1 MiB: no thread
-    errno_ = errno != 0 ? errno : EIO;
+  } else {
+    write_here();  // under 1 MiB in all (no thread started), or no thread to be had
   }
-  size_ = 0;
   if (errno_ != 0) throw std::runtime_error(fmt::format("cannot write the trace: {}", std::strerror(errno_)));
   return {};
 }

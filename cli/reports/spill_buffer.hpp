@@ -3,7 +3,8 @@
 // and commits what it wrote. Streamed, the bytes go out once 1 MiB has gathered, so memory does
 // not grow with the output: a thread of the buffer's own writes each full MiB while the caller
 // fills the next (two buffers), so that the kernel's copy into the page cache, a fifth of a large
-// trace's cost, is not on the caller's time. The room is not zeroed: a trace event asks for a few
+// trace's cost, is not on the caller's time (where no thread can be started, the caller writes).
+// The room is not zeroed: a trace event asks for a few
 // hundred bytes and uses a third of them.
 #include <cstddef>
 #include <cstdio>
@@ -42,11 +43,13 @@ class SpillBuffer {
   };
   char* make_room(std::size_t bytes);
   void spill();
+  void write_here();  // the buffer, on the caller's thread
   std::unique_ptr<char[]> data_;
   std::size_t size_ = 0, capacity_ = 0;
   std::FILE* file_;
   Buffer spare_;                        // streamed: the buffer being written, or free
   std::unique_ptr<FileWriter> writer_;  // streamed: started at the first spill
+  bool no_thread_ = false;              // streamed: none could be started, the caller writes
   int errno_ = 0;
 };
 
