@@ -38,6 +38,13 @@ if [[ "${STEPSIM_SANITIZED:-0}" != 1 ]]; then
   "$stepsim" job scenarios/job-design-48.yaml --runs 300 -j 2 --json >"$tmp/job2.json" 2>/dev/null || fail "job -j 2"
   run bash -c "ulimit -v 1500000; exec $stepsim job scenarios/job-design-48.yaml --runs 300 -j 1024 --json"
   [[ $code == 0 && "$out" == "$(cat "$tmp/job2.json")" ]] || fail "job -j 1024 under ulimit -v: exit $code ($err)"
+  # A streamed trace's writing thread that cannot start (a 4 GB stack, the default a thread gets
+  # from `ulimit -s`, under a 3 GB address space): the command writes the trace itself, the same.
+  "$stepsim" run $sc --set pipeline.microbatches=2000 --trace "$tmp/threaded.pftrace" >/dev/null || fail "trace"
+  run bash -c "ulimit -s 4000000; ulimit -v 3000000; exec $stepsim run $sc --set pipeline.microbatches=2000 \
+    --trace $tmp/alone.pftrace"
+  [[ $code == 0 ]] || fail "a trace without its thread: exit $code ($err)"
+  cmp -s "$tmp/threaded.pftrace" "$tmp/alone.pftrace" || fail "a trace without its thread: other bytes"
 fi
 
 # No budget: each of these allocated until bad_alloc, or ran for 50 minutes.
@@ -116,6 +123,14 @@ expect 1 "error: cannot write $tmp/missing/report.html: No such file or director
 mkdir "$tmp/dir.html"
 run_capped "$stepsim" run $sc --html "$tmp/dir.html"
 expect 1 "error: cannot write $tmp/dir.html: Is a directory"
+
+# A file beside the report cannot go to standard output, into the report: usage error, exit 2.
+for opt in --html --trace; do
+  run_capped "$stepsim" run $sc $opt -
+  expect 2 "error: run: $opt: '-' would write it into the report on standard output: give a file name"
+done
+run_capped "$stepsim" job scenarios/job-async-save.yaml --trace -
+expect 2 "error: job: --trace: '-' would write it into the report on standard output: give a file name"
 
 # A failed write keeps the old file whole and leaves no temporary file (also as root: a file
 # size limit, with SIGXFSZ ignored so that the write fails with EFBIG).

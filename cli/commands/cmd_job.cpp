@@ -107,10 +107,12 @@ void add_job_command(CLI::App& app) {
       ->check(CLI::Range(0, 1024));
   cmd->add_flag("--json", a->json, "print a JSON summary instead of the tables");
   cmd->add_option("--trace", a->trace,
-                  "write run 0 as a trace to this file: Perfetto protobuf if it ends in .pftrace, else Chrome JSON");
+                  "write run 0 as a trace to this file: Perfetto protobuf if it ends in .pftrace, else Chrome JSON")
+      ->check(file_beside_report());
   cmd->add_option("--html", a->html,
                   "also write a self-contained HTML report to this file: histogram of completion times against the "
-                  "deadline, overhead split, tables");
+                  "deadline, overhead split, tables")
+      ->check(file_beside_report());
   cmd->add_option("--case", a->only_case, "with cases from the plan: simulate only this case");
   cmd->callback([a] {
     const Scenario sc = load_scenario(a->file, a->sets);

@@ -240,7 +240,8 @@ void add_plan_command(CLI::App& app) {
   cmd->add_option("-o,--output", a->out, "write to this file instead of stdout");
   cmd->add_option("--html", a->html,
                   "also write a self-contained HTML report to this file: memory per card against capacity, completion "
-                  "against the deadline, the tables; with --sweep, a heat map of the verdicts");
+                  "against the deadline, the tables; with --sweep, a heat map of the verdicts")
+      ->check(file_beside_report());
   cmd->callback([a] {
     const Scenario sc = load_scenario(a->file, a->sets);
     require_section(sc, "plan", "plan");

@@ -46,7 +46,8 @@ struct OutputArgs {
 
 void add_output_args(CLI::App* cmd, OutputArgs& a, const char* json_help) {
   auto* json = cmd->add_flag("--json", a.json, json_help);
-  cmd->add_option("--html", a.html, "write a self-contained HTML report (timelines, tables) to this file");
+  cmd->add_option("--html", a.html, "write a self-contained HTML report (timelines, tables) to this file")
+      ->check(file_beside_report());
   auto* gantt = cmd->add_flag("--gantt", a.gantt, "print the timeline as a text Gantt chart instead of the table");
   gantt->excludes(json);
   cmd->add_option("--width", a.width, "columns of the --gantt chart (default: $COLUMNS, the terminal's, or 100)")
@@ -100,7 +101,8 @@ void add_run_command(CLI::App& app) {
   cmd->add_option("--schedule", *schedule, "schedule to run (overrides pipeline.schedule)");
   cmd->add_option("--trace", out->trace,
                   "write a trace to this file: Perfetto protobuf if it ends in .pftrace, else Chrome JSON (both open "
-                  "in ui.perfetto.dev)");
+                  "in ui.perfetto.dev)")
+      ->check(file_beside_report());
   add_output_args(cmd, *out, "print a JSON summary instead of the table");
   cmd->callback([=] {
     const auto sets = with_schedule(args->sets, *schedule);

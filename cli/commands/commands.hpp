@@ -29,6 +29,17 @@ std::string overview(const CLI::App& app);
 // line: "error: ..." with a did-you-mean where a name was mistyped, on stderr; returns the exit code.
 int report_usage_error(const CLI::App& app, const CLI::ParseError& e);
 
+// The check of an option that writes a file beside the command's report (--trace, --html): "-"
+// would put it on standard output, into the report.
+inline CLI::Validator file_beside_report() {
+  return CLI::Validator(
+      [](const std::string& path) {
+        return path == "-" ? std::string("'-' would write it into the report on standard output: give a file name")
+                           : std::string();
+      },
+      "FILE");
+}
+
 // Removes the global flags (--verbose, --quiet) wherever they stand before a lone "--", so that
 // they may follow the command, and returns the verbosity they ask for (both: an InputError).
 struct GlobalFlags {

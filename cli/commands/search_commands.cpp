@@ -12,6 +12,7 @@
 
 #include <fmt/format.h>
 
+#include "cli/commands/commands.hpp"
 #include "cli/commands/reuse_freed_memory.hpp"
 #include "cli/input/budget.hpp"
 #include "cli/input/search_input.hpp"
@@ -225,8 +226,9 @@ void add_search_command(CLI::App& app) {
                   "rank by time (step), cost (cards x step time) or days (to finish, with checkpoint and failures)");
   cmd->add_option("-j,--jobs", a->jobs, "threads (default: every core); results do not depend on it");
   cmd->add_flag("--json", a->json, "print JSON (every simulated layout) instead of the tables");
-  cmd->add_option("--csv", a->csv, "write every simulated layout as CSV to this file");
-  cmd->add_option("--html", a->html, "write an HTML report (scatter of every simulated layout, the front highlighted)");
+  cmd->add_option("--csv", a->csv, "write every simulated layout as CSV to this file")->check(file_beside_report());
+  cmd->add_option("--html", a->html, "write an HTML report (scatter of every simulated layout, the front highlighted)")
+      ->check(file_beside_report());
   cmd->add_option("--shard", a->shard,
                   "search candidates I, I+N, I+2N, ... only (I/N, I from 0); join with 'search merge'");
   cmd->add_option("-o,--output", a->output, "shard result JSON (default: NAME-shard-I-of-N.json)");
@@ -235,8 +237,8 @@ void add_search_command(CLI::App& app) {
   auto* merge = cmd->add_subcommand("merge", "join the result files of shards (--shard I/N) into one report");
   merge->add_option("files", m->files, "shard result JSON files")->required();
   merge->add_flag("--json", m->json, "print JSON instead of the tables");
-  merge->add_option("--csv", m->csv, "write every simulated layout as CSV to this file");
-  merge->add_option("--html", m->html, "write the HTML report to this file");
+  merge->add_option("--csv", m->csv, "write every simulated layout as CSV to this file")->check(file_beside_report());
+  merge->add_option("--html", m->html, "write the HTML report to this file")->check(file_beside_report());
   merge->callback([m] { run_merge(*m); });
   cmd->callback([a, merge] {
     if (merge->parsed()) return;
