@@ -7,10 +7,15 @@ set -uo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib/cli_test.sh"
 # run_capped CMD...: `run` (sets $code, $out, $err) with CMD held to 10 s and 2 GB of address
 # space: each refusal must come back within them. A sanitized build (STEPSIM_SANITIZED=1, set by
-# CMake) cannot start under `ulimit -v`: there ASan holds the resident size to 2 GB instead, and
-# --max-memory's default is half the machine's memory rather than half of the ulimit.
+# CMake) cannot start under `ulimit -v`: there the sanitizer (ASan or TSan) holds the resident size
+# to 2 GB instead, and --max-memory's default is half the machine's memory rather than half of the
+# ulimit.
 if [[ "${STEPSIM_SANITIZED:-0}" == 1 ]]; then
-  within_limits() (export ASAN_OPTIONS="${ASAN_OPTIONS:-}:hard_rss_limit_mb=2000"; timeout 10 "$@")
+  within_limits() (
+    export ASAN_OPTIONS="${ASAN_OPTIONS:-}:hard_rss_limit_mb=2000"
+    export TSAN_OPTIONS="${TSAN_OPTIONS:-}:hard_rss_limit_mb=2000"
+    timeout 10 "$@"
+  )
   default_max_memory='--max-memory '
 else
   within_limits() (ulimit -v 2000000; timeout 10 "$@")
