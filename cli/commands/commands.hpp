@@ -29,7 +29,7 @@ std::string overview(const CLI::App& app);
 // line: "error: ..." with a did-you-mean where a name was mistyped, on stderr; returns the exit code.
 int report_usage_error(const CLI::App& app, const CLI::ParseError& e);
 
-// The check of an option that writes a file beside the command's report (--trace, --html): "-"
+// The check of an option that writes a file beside the command's report (--trace, --html, --csv): "-"
 // would put it on standard output, into the report.
 inline CLI::Validator file_beside_report() {
   return CLI::Validator(
