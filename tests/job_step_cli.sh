@@ -482,42 +482,41 @@ for z, p in [(21, 27), (22, 28), (23, 29), (24, 30), (25, 31), (26, 32)]:
     assert s[z]["predicted"] < s[p]["predicted"], (z, p)
 assert s[23]["predicted"] < s[22]["predicted"] < s[21]["predicted"]
 assert s[26]["predicted"] < s[25]["predicted"] < s[24]["predicted"]
-# Llama 3 405B on H100 (its own calibration, fitted on one row: the smallest change of the
-# preset that fits it): the 8K held-out row within 5 %; the 128K row, its context parallelism
-# all-gathered as the paper says, the known miss in docs/job.md (-10.5 %, held to 11 % so that it
-# cannot grow unseen); ranked right, the figures of docs/job.md.
+# Llama 3 405B on H100, without recompute as the paper says (sec. 3.3.2): no row fitted; predicted
+# at the GEMM efficiency the MoE-layer benchmark's rows fit (below), within the issue's bounds (mean
+# 5 %, max 10 %) and ranked right; each figure held so that none can move unseen.
 l = files["llama3_405b_meta2024.csv"]
 lr = rows("llama3_405b_meta2024.csv")
-assert abs(lr[12]["error"]) <= 0.05 and abs(lr[13]["error"]) <= 0.11, lr
+assert not any(r["fit"] for r in lr.values()), lr
+assert [round(lr[n]["predicted"], 1) for n in (16, 17, 18)] == [454.4, 420.1, 391.6], lr
+assert l["held_out"]["mean_abs_error"] <= 0.05 and l["held_out"]["max_abs_error"] <= 0.10, l["held_out"]
 assert l["ranking"]["kept"] == l["ranking"]["pairs"] == 3, l["ranking"]
-assert abs(lr[12]["predicted"] - 398.5) < 0.05 and abs(lr[13]["predicted"] - 340.2) < 0.05, lr
-# Qwen3-235B-A22B MoE on H100 (the H100 calibration: the Llama 3 row's six efficiencies, the
-# MoE-layer rows' experts share, and the host time per MoE pass fitted on the 16K row, 1.34 ms):
+# Qwen3-235B-A22B MoE on H100 (the H100 calibration: the MoE-layer rows' GEMM efficiency, the
+# preset's five other dense ones, and the host time per MoE pass fitted on the 16K row, 0.96 ms):
 # the held-out rows within the issue's bounds (mean 5 %, max 10 %); ranked right.
 q = files["qwen3_235b_moe_modelzoo.csv"]
 qr = rows("qwen3_235b_moe_modelzoo.csv")
-assert abs(d["calibration"]["h100-sxm"]["moe_host"] - 1.3406e-3) < 0.5e-6, d["calibration"]
+assert abs(d["calibration"]["h100-sxm"]["moe_host"] - 0.9584e-3) < 0.5e-6, d["calibration"]
 assert [n for n in qr if qr[n]["fit"]] == [15], qr
-assert [round(qr[n]["predicted"], 1) for n in (15, 16, 17, 18)] == [295.0, 333.6, 372.2, 405.2], qr
+assert [round(qr[n]["predicted"], 1) for n in (15, 16, 17, 18)] == [295.0, 335.5, 372.7, 404.3], qr
 assert all(abs(qr[n]["error"]) <= 0.10 for n in qr), qr
 assert q["held_out"]["mean_abs_error"] <= 0.05, q["held_out"]
 assert q["ranking"]["kept"] == q["ranking"]["pairs"] == 6, q["ranking"]
-# Megatron-LM's MoE layer benchmark on H100 (the MoE block alone): the routed experts' share of
-# the GEMM efficiency fitted on 4 BF16 rows (0.713: 58 % of peak with the Llama row's gemm 0.814),
-# after and apart from the six dense efficiencies, which stay the Llama row's (the Llama figures
-# above); then the FP8 GEMMs' share on one FP8 row (0.604: FP8 grouped GEMMs at 1.21x BF16). The
-# held-out BF16 rows within 10.5 % (lines 17, 18, 21, 22: the known miss in docs/job.md, -10.3 %),
-# the held-out FP8 rows within 7.5 % (20-36 % short before the share); each figure held so that
-# none can move unseen.
+# Megatron-LM's MoE layer benchmark on H100 (the MoE block alone): no dense H100 row being fitted,
+# its 4 BF16 fit rows fit the GEMM efficiency itself (0.594: 587 TFLOP/s; the experts' share stays
+# 1), then the FP8 GEMMs' share on one FP8 row (0.593: FP8 grouped GEMMs at 1.19x BF16). The
+# known misses of docs/job.md: held-out mean 5.4 %, the Mixtral-like DeepEP forward (line 18)
+# -11.4 %, held to 12 %, the other held-out BF16 rows within 10 %, the FP8 ones within 7.5 %;
+# each figure held so that none can move unseen.
 ml = rows("megatron_moe_layer_h100.csv")
 h100 = d["calibration"]["h100-sxm"]
-assert round(h100["experts"], 3) == 0.713 and round(h100["gemm"], 3) == 0.814, h100
-assert round(h100["fp8"], 3) == 0.604, h100
+assert round(h100["gemm"], 3) == 0.594 and h100["experts"] == 1.0, h100
+assert round(h100["fp8"], 3) == 0.593, h100
 assert [round(ml[n]["predicted"], 3) for n in range(16, 32)] == \
-    [4.110, 7.691, 4.135, 7.716, 7.283, 11.312, 5.602, 9.631,
-     3.732, 6.719, 3.757, 6.744, 7.133, 10.512, 5.452, 8.831], ml
+    [4.057, 7.559, 4.082, 7.584, 7.409, 11.478, 5.698, 9.766,
+     3.744, 6.719, 3.769, 6.744, 7.310, 10.782, 5.599, 9.071], ml
 assert [n for n in ml if ml[n]["fit"]] == [16, 19, 20, 23, 25], ml
-assert all(abs(ml[n]["error"]) <= 0.105 for n in (17, 18, 21, 22)), ml
+assert abs(ml[18]["error"]) <= 0.12 and all(abs(ml[n]["error"]) <= 0.10 for n in (17, 21, 22)), ml
 assert all(abs(ml[n]["error"]) <= 0.075 for n in (24, 26, 27, 28, 29, 30, 31)), ml
 print("check-against bounds ok")
 PY
@@ -536,17 +535,27 @@ has '"source": "preset"' "$tmp/moe-only.json"
 # its other rows as variants.
 "$stepsim" run scenarios/job-qwen3-235b-16k-256xh100.yaml >"$tmp/q16.txt"
 fig "model TFLOP/s per GPU 295.0" "$tmp/q16.txt"
-fig "host waits per MoE layer 4.02 ms" "$tmp/q16.txt"
+fig "host waits per MoE layer 2.87 ms" "$tmp/q16.txt"
 "$stepsim" compare scenarios/job-qwen3-235b-16k-256xh100.yaml >"$tmp/q16-cmp.txt"
-fig "128k 237.757 s +1987.0% 551 41.0% 57.1 / 74.5 yes 2.4%" "$tmp/q16-cmp.txt"
+fig "128k 238.258 s +1991.7% 550 40.9% 57.1 / 74.5 yes 2.3%" "$tmp/q16-cmp.txt"
 # calibrate says which stage each row fitted, where they fit more than one (not for one stage).
-"$stepsim" calibrate validation/llama3_405b_meta2024.csv validation/qwen3_235b_moe_modelzoo.csv --fit-rows \
+# (The Llama 3 table with its 8K row marked fit=1: a dense row.)
+sed 's/,tflops_model,430,0,/,tflops_model,430,1,/' validation/llama3_405b_meta2024.csv >"$tmp/llama3-fit.csv"
+"$stepsim" calibrate "$tmp/llama3-fit.csv" validation/qwen3_235b_moe_modelzoo.csv --fit-rows \
   -o "$tmp/two-stages.yaml" >"$tmp/two-stages.txt"
 fig "validation/qwen3_235b_moe_modelzoo.csv:15 Long context Qwen3-235B-A22B 16K 256 GPUs 295 TFLOP/s 295 +0.0% moe_host" \
   "$tmp/two-stages.txt"
 has "+0.0%  dense six" "$tmp/two-stages.txt"
-"$stepsim" calibrate validation/llama3_405b_meta2024.csv --fit-rows -o "$tmp/one-stage.yaml" >"$tmp/one-stage.txt"
+"$stepsim" calibrate "$tmp/llama3-fit.csv" --fit-rows -o "$tmp/one-stage.yaml" >"$tmp/one-stage.txt"
 if grep -q "dense six" "$tmp/one-stage.txt"; then fail "a one-stage calibration names its stage"; fi
+# A file none of whose rows is fitted is not named among the fitted ones.
+"$stepsim" calibrate validation/llama3_405b_meta2024.csv validation/qwen3_235b_moe_modelzoo.csv --fit-rows \
+  -o "$tmp/held.yaml" >/dev/null
+has "fitted to 1 measured rows of validation/qwen3_235b_moe_modelzoo.csv" "$tmp/held.yaml"
+if grep -q "llama3" "$tmp/held.yaml"; then fail "calibrate names a file that gave no row"; fi
+"$stepsim" calibrate validation/llama3_405b_meta2024.csv --fit-rows -o "$tmp/none.yaml" >"$tmp/none.txt" 2>&1 &&
+  fail "calibrate with no row to fit succeeded"
+has "no rows to fit" "$tmp/none.txt"
 # The host time alone (no other H100 row: the preset's six held), written to a hardware file in
 # whole microseconds, which a scenario reads back as the same step as the value set.
 "$stepsim" calibrate validation/qwen3_235b_moe_modelzoo.csv --fit-rows -o "$tmp/h100-host.yaml" >/dev/null
@@ -568,19 +577,20 @@ if grep -q layer_host_ms "$tmp/host-none.json"; then fail "layer_host_ms at 0"; 
 "$stepsim" check-against validation/megatron_sc21.csv validation/qwen3_235b_moe_modelzoo.csv >"$tmp/mixed-fit.txt"
 has "contention 0.200, moe_host 1.656 ms" "$tmp/mixed-fit.txt"
 fig "18 Long context Qwen3-235B-A22B 128K 256 GPUs 389 TFLOP/s 403 +3.6% held out" "$tmp/mixed-fit.txt"
-# The experts share alone (no dense row given: the preset's six held): 0.837 of the preset's gemm
-# 0.70, the same 58-59 % of peak; then the FP8 share on the FP8 row, 0.604 as beside the Llama
-# row, 0.599 (0.604 beside the Llama row: it reads the FP8 GEMMs' rate against the BF16 experts');
+# The MoE-layer rows alone (no dense row given): they fit the GEMM efficiency itself, 0.594 (a share
+# of the preset's unmeasured 0.70 would mean nothing), then the FP8 share on the FP8 row, 0.593;
 # both written to the hardware file, which a scenario reads back as the same step as the values set.
 "$stepsim" calibrate validation/megatron_moe_layer_h100.csv --fit-rows -o "$tmp/h100-moe.yaml" >"$tmp/h100-moe.txt"
-has "experts 0.837, fp8 0.599" "$tmp/h100-moe.txt"
-has "contention: 0.2000, experts: 0.8374, fp8: 0.5994}" "$tmp/h100-moe.yaml"
+has "calibration for h100-sxm: gemm 0.594, attention 0.550" "$tmp/h100-moe.txt"
+has "contention 0.200, fp8 0.593" "$tmp/h100-moe.txt"
+has "efficiency: {gemm: 0.5938, attention: 0.5500, memory: 0.8000, fabric: 0.8000, network: 0.8000, contention: 0.2000, fp8: 0.5927}" \
+  "$tmp/h100-moe.yaml"
 "$stepsim" run scenarios/job-moe-routing-256xh100.yaml --set "job_step.hardware={file: $tmp/h100-moe.yaml, gpus: 256}" \
   --set job_step.layout.fp8=true --json >"$tmp/fp8-file.json"
 "$stepsim" run scenarios/job-moe-routing-256xh100.yaml --set job_step.layout.fp8=true --json \
-  --set job_step.hardware.efficiency.experts=0.8374 --set job_step.hardware.efficiency.fp8=0.5994 >"$tmp/fp8-set.json"
+  --set job_step.hardware.efficiency.gemm=0.5938 --set job_step.hardware.efficiency.fp8=0.5927 >"$tmp/fp8-set.json"
 "$stepsim" run scenarios/job-moe-routing-256xh100.yaml --set job_step.layout.fp8=true --json \
-  --set job_step.hardware.efficiency.experts=0.8374 >"$tmp/fp8-unset.json"
+  --set job_step.hardware.efficiency.gemm=0.5938 >"$tmp/fp8-unset.json"
 python3 - "$tmp/fp8-file.json" "$tmp/fp8-set.json" "$tmp/fp8-unset.json" <<'PY'
 import json, sys
 f, a, b = (json.load(open(x)) for x in sys.argv[1:])

@@ -130,12 +130,14 @@ const char* fit_stage_name(FitStage s) {
 
 // One calibration per accelerator: fitted on the given rows of that accelerator. Each fit's
 // residuals are in the order of that accelerator's rows as given. Four stages: the six dense
-// efficiencies on the BF16 dense models' rows (from the preset); then the routed experts' share
-// of the GEMM efficiency alone on the BF16 rows of MoE blocks alone; then the FP8 GEMMs' share
-// alone on the FP8 rows; then the MoE passes' host time alone on the BF16 rows of MoE models'
-// whole steps; each stage holds what the ones before it fitted (the preset's where they had no
-// rows). Fitted together, a few MoE rows trade the dense parameters against each other and the
-// dense rows' fit (one Llama 3 row and four MoE-layer rows sent attention to 0.18).
+// efficiencies on the BF16 dense models' rows (from the preset); then, on the BF16 rows of MoE
+// blocks alone, the routed experts' share of the GEMM efficiency alone, or where no dense row
+// fitted that efficiency, the GEMM efficiency itself (a share of a preset's guess would mean
+// nothing); then the FP8 GEMMs' share alone on the FP8 rows; then the MoE passes' host time alone
+// on the BF16 rows of MoE models' whole steps; each stage holds what the ones before it fitted
+// (the preset's where they had no rows). Fitted together, a few MoE rows trade the dense
+// parameters against each other and the dense rows' fit (one Llama 3 row and four MoE-layer rows
+// sent attention to 0.18).
 std::map<std::string, FitResult> fit_per_accelerator(const std::vector<MeasuredRun>& rows, unsigned jobs) {
   std::map<std::string, std::vector<const MeasuredRun*>> by_hw;
   for (const auto& r : rows) by_hw[r.hw].push_back(&r);
@@ -159,7 +161,10 @@ std::map<std::string, FitResult> fit_per_accelerator(const std::vector<MeasuredR
           dense, eff_vector(e, 0), [](const std::vector<double>& p) { return eff_of(p); }, jobs);
       e = eff_of(fits[0].params);
     }
-    fits[1] = fit_one(moe, e, &Efficiency::experts, e.experts, 0.05, 1.0, jobs);
+    if (dense.empty())
+      fits[1] = fit_one(moe, e, &Efficiency::gemm, e.gemm, 0.05, 1.0, jobs);
+    else
+      fits[1] = fit_one(moe, e, &Efficiency::experts, e.experts, 0.05, 1.0, jobs);
     fits[2] = fit_one(fp8, e, &Efficiency::fp8, e.fp8, 0.05, 1.0, jobs);
     // A time from 1 us to 100 ms per pass, started at 1 ms where the preset has none.
     fits[3] = fit_one(host, e, &Efficiency::moe_host, e.moe_host > 0 ? e.moe_host : 1e-3, 1e-6, 0.1, jobs);
@@ -396,8 +401,11 @@ void add_calibrate_command(CLI::App& app) {
     const auto fits = fit_per_accelerator(rows, threads_for(*jobs));
     const FitResult& f = fits.at(hw);
     // Each row with what its stage fitted (fit_per_accelerator), where the rows fit more than one.
-    bool stages = false;
-    for (const auto& r : rows) stages = stages || fit_stage(r) != fit_stage(rows.front());
+    bool stages = false, dense = false;
+    for (const auto& r : rows) {
+      stages = stages || fit_stage(r) != fit_stage(rows.front());
+      dense = dense || fit_stage(r) == FitStage::Dense;
+    }
     std::vector<Table::Column> cols = {{"row", false}, {"measured"}, {"fitted"}, {"residual"}};
     if (stages) cols.push_back({"fits", false});
     Table t(cols);
@@ -406,13 +414,21 @@ void add_calibrate_command(CLI::App& app) {
                                         fmt::format("{:.4g} {}", rows[i].value, metric_unit(rows[i].metric)),
                                         fmt::format("{:.4g}", rows[i].value * std::exp(f.residuals[i])),
                                         fmt::format("{:+.1f}%", 100 * (std::exp(f.residuals[i]) - 1))};
-      if (stages) cells.emplace_back(fit_stage_name(fit_stage(rows[i])));
+      if (stages) {  // the MoE blocks' rows fit the GEMM efficiency itself where no dense row did
+        const FitStage st = fit_stage(rows[i]);
+        cells.emplace_back(st == FitStage::Experts && !dense ? "gemm" : fit_stage_name(st));
+      }
       t.add_row(cells);
     }
     ClusterSpec c = *find_cluster_preset(hw);
     c.accelerator.efficiency = eff_of(f.params);
+    // The files the fitted rows came from (a file whose rows are all held out gave none).
     std::string files_list;
-    for (const auto& x : *files) files_list += (files_list.empty() ? "" : ", ") + x;
+    for (const auto& x : *files) {
+      const bool gave =
+          std::any_of(rows.begin(), rows.end(), [&x](const MeasuredRun& r) { return r.label.rfind(x + ":", 0) == 0; });
+      if (gave) files_list += (files_list.empty() ? "" : ", ") + x;
+    }
     const std::string yaml = format_hardware_yaml(
         c, fmt::format(
                "# Written by `stepsim calibrate`: {}'s efficiencies fitted to {} measured rows of {}\n"
