@@ -111,17 +111,23 @@ FitResult fit_one(const std::vector<const MeasuredRun*>& rows, Efficiency& e, do
 // The stage a row is fitted in: its GEMMs in FP8 (on an accelerator with an FP8 peak); else, for
 // an MoE model, the MoE block alone (a benchmark of the block: no host time, below) or a whole
 // step; else dense.
-enum class FitStage { Dense, Experts, Fp8, MoeHost };
+enum class FitStage { Dense, MoeBlock, Fp8, MoeHost };
 FitStage fit_stage(const MeasuredRun& r) {
   if (r.spec.layout.fp8 && r.spec.cluster.accelerator.peak_fp8 > 0) return FitStage::Fp8;
   if (r.spec.model.experts == 0) return FitStage::Dense;
   const bool block = r.metric == MeasuredMetric::MoeForwardMs || r.metric == MeasuredMetric::MoeBackwardMs;
-  return block ? FitStage::Experts : FitStage::MoeHost;
+  return block ? FitStage::MoeBlock : FitStage::MoeHost;
 }
-const char* fit_stage_name(FitStage s) {
+// What the MoE blocks' rows fit: the routed experts' share of the GEMM efficiency where dense rows
+// fitted that efficiency, else the GEMM efficiency itself (a share of a preset's guess would mean
+// nothing; the blocks' rows time GEMMs directly).
+double Efficiency::*moe_block_parameter(bool dense_fitted) {
+  return dense_fitted ? &Efficiency::experts : &Efficiency::gemm;
+}
+const char* fit_stage_name(FitStage s, bool dense_fitted) {
   switch (s) {
     case FitStage::Dense: return "dense six";
-    case FitStage::Experts: return "experts";
+    case FitStage::MoeBlock: return dense_fitted ? "experts" : "gemm";
     case FitStage::Fp8: return "fp8";
     case FitStage::MoeHost: return "moe_host";
   }
@@ -130,14 +136,12 @@ const char* fit_stage_name(FitStage s) {
 
 // One calibration per accelerator: fitted on the given rows of that accelerator. Each fit's
 // residuals are in the order of that accelerator's rows as given. Four stages: the six dense
-// efficiencies on the BF16 dense models' rows (from the preset); then, on the BF16 rows of MoE
-// blocks alone, the routed experts' share of the GEMM efficiency alone, or where no dense row
-// fitted that efficiency, the GEMM efficiency itself (a share of a preset's guess would mean
-// nothing); then the FP8 GEMMs' share alone on the FP8 rows; then the MoE passes' host time alone
-// on the BF16 rows of MoE models' whole steps; each stage holds what the ones before it fitted
-// (the preset's where they had no rows). Fitted together, a few MoE rows trade the dense
-// parameters against each other and the dense rows' fit (one Llama 3 row and four MoE-layer rows
-// sent attention to 0.18).
+// efficiencies on the BF16 dense models' rows (from the preset); then moe_block_parameter alone
+// on the BF16 rows of MoE blocks alone; then the FP8 GEMMs' share alone on the FP8 rows; then the
+// MoE passes' host time alone on the BF16 rows of MoE models' whole steps; each stage holds what
+// the ones before it fitted (the preset's where they had no rows). Fitted together, a few MoE rows
+// trade the dense parameters against each other and the dense rows' fit (one Llama 3 row and four
+// MoE-layer rows sent attention to 0.18).
 std::map<std::string, FitResult> fit_per_accelerator(const std::vector<MeasuredRun>& rows, unsigned jobs) {
   std::map<std::string, std::vector<const MeasuredRun*>> by_hw;
   for (const auto& r : rows) by_hw[r.hw].push_back(&r);
@@ -161,10 +165,8 @@ std::map<std::string, FitResult> fit_per_accelerator(const std::vector<MeasuredR
           dense, eff_vector(e, 0), [](const std::vector<double>& p) { return eff_of(p); }, jobs);
       e = eff_of(fits[0].params);
     }
-    if (dense.empty())
-      fits[1] = fit_one(moe, e, &Efficiency::gemm, e.gemm, 0.05, 1.0, jobs);
-    else
-      fits[1] = fit_one(moe, e, &Efficiency::experts, e.experts, 0.05, 1.0, jobs);
+    double Efficiency::*const block = moe_block_parameter(!dense.empty());
+    fits[1] = fit_one(moe, e, block, e.*block, 0.05, 1.0, jobs);
     fits[2] = fit_one(fp8, e, &Efficiency::fp8, e.fp8, 0.05, 1.0, jobs);
     // A time from 1 us to 100 ms per pass, started at 1 ms where the preset has none.
     fits[3] = fit_one(host, e, &Efficiency::moe_host, e.moe_host > 0 ? e.moe_host : 1e-3, 1e-6, 0.1, jobs);
@@ -414,10 +416,7 @@ void add_calibrate_command(CLI::App& app) {
                                         fmt::format("{:.4g} {}", rows[i].value, metric_unit(rows[i].metric)),
                                         fmt::format("{:.4g}", rows[i].value * std::exp(f.residuals[i])),
                                         fmt::format("{:+.1f}%", 100 * (std::exp(f.residuals[i]) - 1))};
-      if (stages) {  // the MoE blocks' rows fit the GEMM efficiency itself where no dense row did
-        const FitStage st = fit_stage(rows[i]);
-        cells.emplace_back(st == FitStage::Experts && !dense ? "gemm" : fit_stage_name(st));
-      }
+      if (stages) cells.emplace_back(fit_stage_name(fit_stage(rows[i]), dense));
       t.add_row(cells);
     }
     ClusterSpec c = *find_cluster_preset(hw);
