@@ -548,6 +548,13 @@ fig "validation/qwen3_235b_moe_modelzoo.csv:15 Long context Qwen3-235B-A22B 16K 
 has "+0.0%  dense six" "$tmp/two-stages.txt"
 "$stepsim" calibrate "$tmp/llama3-fit.csv" --fit-rows -o "$tmp/one-stage.yaml" >"$tmp/one-stage.txt"
 if grep -q "dense six" "$tmp/one-stage.txt"; then fail "a one-stage calibration names its stage"; fi
+# With a dense row fitted, the MoE blocks' rows fit the routed experts' share (at its bound here:
+# the Llama row alone puts gemm at 0.557, below the blocks' GEMMs), not gemm.
+"$stepsim" calibrate "$tmp/llama3-fit.csv" validation/megatron_moe_layer_h100.csv --fit-rows \
+  -o "$tmp/dense-moe.yaml" >"$tmp/dense-moe.txt"
+has "calibration for h100-sxm: gemm 0.557, attention 0.542" "$tmp/dense-moe.txt"
+fig "validation/megatron_moe_layer_h100.csv:16 moe_perf Mixtral-like a2a BF16 8 GPUs 4.262 ms 4.292 +0.7% experts" \
+  "$tmp/dense-moe.txt"
 # A file none of whose rows is fitted is not named among the fitted ones.
 "$stepsim" calibrate validation/llama3_405b_meta2024.csv validation/qwen3_235b_moe_modelzoo.csv --fit-rows \
   -o "$tmp/held.yaml" >/dev/null
