@@ -17,6 +17,7 @@
 #include "cli/input/validation_csv.hpp"
 #include "cli/reports/job_step_report.hpp"
 #include "cli/reports/output.hpp"
+#include "cli/reports/quantities.hpp"
 #include "cli/reports/table.hpp"
 #include "models/calibration.hpp"
 #include "sim/parallel_for.hpp"
@@ -46,11 +47,19 @@ Efficiency eff_of(const std::vector<double>& v) {
 const char* kEffNames[] = {"gemm",       "attention", "memory", "fabric",  "network",
                            "contention", "experts",   "fp8",    "moe_host"};
 
-double predict_row(const MeasuredRun& row, const Efficiency& e) {
+// A row's prediction: its metric, and the peak memory per GPU its layout needs in stepsim's model
+// beside what the accelerator can use (a measured run that needs more kept less than the model
+// counts: the time is predicted as if it fit).
+struct RowPrediction {
+  double value = 0;
+  Bytes memory = 0, usable = 0;
+  bool fits() const { return memory <= usable; }
+};
+RowPrediction predict_row(const MeasuredRun& row, const Efficiency& e) {
   JobStepSpec spec = row.spec;
   spec.cluster.accelerator.efficiency = e;
   const JobStepRun run = run_job_step(spec);
-  return predicted_metric(row, run.result);
+  return {predicted_metric(row, run.result), run.result.memory.total(), run.result.capacity};
 }
 
 std::vector<MeasuredRun> read_all(const std::vector<std::string>& files) {
@@ -83,7 +92,7 @@ FitResult fit_rows(const std::vector<const MeasuredRun*>& rows, const std::vecto
     for (const auto& p : sets) e.push_back(free(p));
     parallel_for(sets.size() * rows.size(), jobs, [&](std::size_t k) {
       const std::size_t row = k / sets.size(), set = k % sets.size();
-      v[set][row] = predict_row(*rows[row], e[set]);
+      v[set][row] = predict_row(*rows[row], e[set]).value;
     });
     return v;
   };
@@ -201,11 +210,17 @@ std::string eff_text(const Efficiency& e) {
 }
 
 // One file's rows: measured vs predicted with the error, the mean and max over held-out and fit
-// rows, and whether rows that differ by more than 5 % keep their order.
+// rows, and whether rows that differ by more than 5 % keep their order; a row whose layout needs
+// more memory than the GPU has in stepsim's model says so, in a last column shown only then.
 // `predicted[i]` is rows[i]'s prediction.
-void check_file(const std::string& file, const std::vector<MeasuredRun>& rows, const std::vector<double>& predicted,
-                std::string& text, nlohmann::ordered_json& out) {
-  Table t({{"row", false}, {"measured"}, {"predicted"}, {"error"}, {"", false}});
+void check_file(const std::string& file, const std::vector<MeasuredRun>& rows,
+                const std::vector<RowPrediction>& predicted, std::string& text, nlohmann::ordered_json& out) {
+  bool over = false;
+  for (std::size_t i = 0; i < rows.size(); ++i)
+    over = over || (rows[i].label.rfind(file + ":", 0) == 0 && !predicted[i].fits());
+  std::vector<Table::Column> cols = {{"row", false}, {"measured"}, {"predicted"}, {"error"}, {"", false}};
+  if (over) cols.push_back({"memory per GPU (stepsim)", false});
+  Table t(cols);
   nlohmann::ordered_json jf;
   jf["file"] = file;
   jf["rows"] = nlohmann::ordered_json::array();
@@ -221,17 +236,27 @@ void check_file(const std::string& file, const std::vector<MeasuredRun>& rows, c
   for (std::size_t i = 0; i < rows.size(); ++i) {
     const MeasuredRun& r = rows[i];
     if (r.label.rfind(file + ":", 0) != 0) continue;
-    const double pred = predicted[i];
+    const double pred = predicted[i].value;
     const double err = pred / r.value - 1;
     (r.fit ? sum_f : sum_h) += std::abs(err);
     (r.fit ? max_f : max_h) = std::max(r.fit ? max_f : max_h, std::abs(err));
     (r.fit ? n_f : n_h)++;
     pts.push_back({r.table, static_cast<int>(r.metric), r.value, pred, r.line});
     const std::string what = r.label.substr(file.size() + 1);
-    t.add_row({what, fmt::format("{:.4g} {}", r.value, metric_unit(r.metric)), fmt::format("{:.4g}", pred),
-               fmt::format("{:+.1f}%", 100 * err), r.fit ? "fit" : "held out"});
-    jf["rows"].push_back(
-        {{"line", r.line}, {"row", what}, {"measured", r.value}, {"predicted", pred}, {"error", err}, {"fit", r.fit}});
+    std::vector<std::string> cells = {what, fmt::format("{:.4g} {}", r.value, metric_unit(r.metric)),
+                                      fmt::format("{:.4g}", pred), fmt::format("{:+.1f}%", 100 * err),
+                                      r.fit ? "fit" : "held out"};
+    const RowPrediction& p = predicted[i];
+    if (over) cells.push_back(p.fits() ? "" : fmt::format("needs {:.1f} of {:.1f} GiB", gib(p.memory), gib(p.usable)));
+    t.add_row(cells);
+    jf["rows"].push_back({{"line", r.line},
+                          {"row", what},
+                          {"measured", r.value},
+                          {"predicted", pred},
+                          {"error", err},
+                          {"fit", r.fit},
+                          {"memory_bytes", p.memory},
+                          {"usable_bytes", p.usable}});
   }
   // Ranking: within a table and metric, where two measurements differ by more than 5 %, the
   // prediction must order them the same way (for times: faster = smaller).
@@ -364,7 +389,7 @@ void add_check_against_command(CLI::App& app) {
                               : std::string("given with --efficiency"));
     }
     // Every row is an independent simulation: every core, each at its own index.
-    std::vector<double> predicted(rows.size());
+    std::vector<RowPrediction> predicted(rows.size());
     parallel_for(rows.size(), threads_for(*jobs),
                  [&](std::size_t i) { predicted[i] = predict_row(rows[i], eff.at(rows[i].hw)); });
     out["files"] = nlohmann::ordered_json::array();
