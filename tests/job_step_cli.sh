@@ -575,7 +575,7 @@ has "fitted to 1 measured rows of validation/qwen3_235b_moe_modelzoo.csv" "$tmp/
 if grep -q "llama3" "$tmp/held.yaml"; then fail "calibrate names a file that gave no row"; fi
 "$stepsim" calibrate validation/llama3_405b_meta2024.csv --fit-rows -o "$tmp/none.yaml" >"$tmp/none.txt" 2>&1 &&
   fail "calibrate with no row to fit succeeded"
-has "no rows to fit" "$tmp/none.txt"
+has "no rows to fit: --fit-rows fits only rows marked fit=1, and none is" "$tmp/none.txt"
 # The host time alone (no other H100 row: the preset's six held), written to a hardware file in
 # whole microseconds, which a scenario reads back as the same step as the value set.
 "$stepsim" calibrate validation/qwen3_235b_moe_modelzoo.csv --fit-rows -o "$tmp/h100-host.yaml" >/dev/null

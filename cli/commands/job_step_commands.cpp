@@ -419,7 +419,10 @@ void add_calibrate_command(CLI::App& app) {
     auto rows = read_all(*files);
     if (*fit_only)
       rows.erase(std::remove_if(rows.begin(), rows.end(), [](const MeasuredRun& r) { return !r.fit; }), rows.end());
-    if (rows.empty()) throw InputError((*files)[0], 0, "fit", "no rows to fit");
+    if (rows.empty())
+      throw InputError(
+          (*files)[0], 0, "fit",
+          *fit_only ? "no rows to fit: --fit-rows fits only rows marked fit=1, and none is" : "no rows to fit");
     std::string hw = rows.front().hw;
     for (const auto& r : rows)
       if (r.hw != hw)
