@@ -216,8 +216,7 @@ std::string eff_text(const Efficiency& e) {
 void check_file(const std::string& file, const std::vector<MeasuredRun>& rows,
                 const std::vector<RowPrediction>& predicted, std::string& text, nlohmann::ordered_json& out) {
   bool over = false;
-  for (std::size_t i = 0; i < rows.size(); ++i)
-    over = over || (rows[i].label.rfind(file + ":", 0) == 0 && !predicted[i].fits());
+  for (std::size_t i = 0; i < rows.size(); ++i) over = over || (rows[i].file == file && !predicted[i].fits());
   std::vector<Table::Column> cols = {{"row", false}, {"measured"}, {"predicted"}, {"error"}, {"", false}};
   if (over) cols.push_back({"memory per GPU (stepsim)", false});
   Table t(cols);
@@ -235,7 +234,7 @@ void check_file(const std::string& file, const std::vector<MeasuredRun>& rows,
   std::vector<P> pts;
   for (std::size_t i = 0; i < rows.size(); ++i) {
     const MeasuredRun& r = rows[i];
-    if (r.label.rfind(file + ":", 0) != 0) continue;
+    if (r.file != file) continue;
     const double pred = predicted[i].value;
     const double err = pred / r.value - 1;
     (r.fit ? sum_f : sum_h) += std::abs(err);
@@ -452,8 +451,7 @@ void add_calibrate_command(CLI::App& app) {
     // The files the fitted rows came from (a file whose rows are all held out gave none).
     std::string files_list;
     for (const auto& x : *files) {
-      const bool gave =
-          std::any_of(rows.begin(), rows.end(), [&x](const MeasuredRun& r) { return r.label.rfind(x + ":", 0) == 0; });
+      const bool gave = std::any_of(rows.begin(), rows.end(), [&x](const MeasuredRun& r) { return r.file == x; });
       if (gave) files_list += (files_list.empty() ? "" : ", ") + x;
     }
     const std::string yaml = format_hardware_yaml(

@@ -234,6 +234,7 @@ MeasuredRun parse_row(const std::string& file, int n, std::map<std::string, std:
   const RowCells row(file, n, std::move(cells));
   MeasuredRun r;
   r.line = n;
+  r.file = file;
   r.table = row.text("tbl");
   r.hw = row.need("hw");
   const ClusterSpec* preset = find_cluster_preset(r.hw);

@@ -24,6 +24,7 @@ enum class MeasuredMetric {
 struct MeasuredRun {
   int line = 0;
   std::string label;  // table + model + GPUs
+  std::string file;   // the CSV it was read from
   std::string table;  // "Table 1", ...
   JobStepSpec spec;
   MeasuredMetric metric = MeasuredMetric::IterationSeconds;
