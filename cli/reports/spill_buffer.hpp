@@ -4,8 +4,7 @@
 // not grow with the output: a thread of the buffer's own writes each full MiB while the caller
 // fills the next (two buffers), so that the kernel's copy into the page cache, a fifth of a large
 // trace's cost, is not on the caller's time (where no thread can be started, the caller writes).
-// The room is not zeroed: a trace event asks for a few
-// hundred bytes and uses a third of them.
+// The room is not zeroed: a trace event asks for a few hundred bytes and uses a third of them.
 #include <cstddef>
 #include <cstdio>
 #include <memory>
