@@ -42,6 +42,26 @@ grep -q "2 of 3 shards given" <<<"$err" || fail "merge of 2 of 3 shards: $err"
 out="$("$stepsim" search scenarios/search-impossible.yaml 2>/dev/null)"
 grep -q "nearest miss: no layout fits in memory" <<<"$out"
 grep -q "128 cards (tp 8 pp 1, dp 16, zero 3)" <<<"$out"
+grep -q "leaves out" <<<"$out" && fail "search-impossible: opening sequence_parallel and cp fits nothing, so no line: $out"
+
+# Nothing fits because the file leaves the layout keys out: the keys are named, and the layout
+# that fits once they are searched, with its simulated step and memory; the cap on the opened
+# space leaves ep out of a dense model and keeps all six keys here (3,840 layouts).
+out="$("$stepsim" search scenarios/search-first-try.yaml 2>/dev/null)"
+grep -q "^1 layout considered: 0 pruned by divisibility, 0 by schedule, 1 by memory" <<<"$out" || fail "first try: $out"
+grep -Fq "  - search the layout keys this file leaves out (tp, pp, zero, recompute, sequence_parallel, cp: each is fixed at job_step's default; \`auto\` searches one): the fastest layout that fits is then 512 cards: tp 4 pp 4 dp 16 cp 2 zero 1 1f1b, mbs 1, recompute none, sp, step 7.790 s, 49.1 GiB per GPU" <<<"$out" || fail "first try suggestion: $out"
+# Searching those keys by hand finds the same layout first.
+sed -e 's/    global_batch: 512/    global_batch: 512\n    tp: auto\n    pp: auto\n    zero: auto\n    recompute: auto\n    sequence_parallel: auto\n    cp: auto/' \
+  scenarios/search-first-try.yaml | sed 's|models/|'"$PWD"'/scenarios/models/|' >"$tmp/opened.yaml"
+out="$("$stepsim" search "$tmp/opened.yaml" --top 1 2>/dev/null)"
+grep -Eq "^1 +512 +4 +4 +1 +16 +2 +1 +1f1b +1 +none +yes +7\.790 s" <<<"$out" || fail "first try opened by hand: $out"
+# An MoE file that sets the pipeline's ends but leaves pp out: its one layout cannot run, and the
+# message says why; opening what it leaves out (tp, pp, sequence_parallel, cp) names one that does.
+grep -v -e '^    tp: ' -e '^    pp: 4' -e '^    sequence_parallel' -e '^    expert_tp' \
+  scenarios/search-moe-256xh100.yaml >"$tmp/moe-first.yaml"
+out="$("$stepsim" search "$tmp/moe-first.yaml" 2>/dev/null)"
+grep -Fq "nearest miss: the one layout considered cannot run: layout.first_chunk_layers: sets a pipeline end's layers but the model is one chunk" <<<"$out" || fail "moe first try: $out"
+grep -Fq "(tp, pp, sequence_parallel, cp: each is fixed at job_step's default; \`auto\` searches one): the fastest layout that fits is then 256 cards: tp 1 pp 4 dp 64 ep 8 zero 1 1f1b, mbs 1, recompute full, step 10.236 s, 68.1 GiB per GPU" <<<"$out" || fail "moe first try suggestion: $out"
 
 # The experts' TP searched (MoE parallel folding): expert TP 1 under TP 2 is the fastest, the
 # unfolded TP 4 six times slower (its EP group over 4 nodes); folding without sequence

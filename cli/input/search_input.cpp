@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <set>
+#include <string_view>
 #include <type_traits>
 
 #include <fmt/format.h>
@@ -193,6 +194,10 @@ void read_axes(const Reader& r, const Reader& lr, SearchSpec& s) {
     push_once(a.cp_comm, *comm);
   }
   if (!lr.has("cp_comm")) a.cp_comm = {CpComm::P2p};
+  for (const char* k : kOpenableKeys)
+    if (!lr.has(k) && !(std::string_view(k) == "zero" && lr.has("fsdp")) &&
+        !(std::string_view(k) == "ep" && s.model.experts == 0))
+      a.left_out.emplace_back(k);
 
   check_search_size(r, lr, s);
 }

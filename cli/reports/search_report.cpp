@@ -26,9 +26,9 @@ bool timed(const SearchSpec& s) { return s.task.tokens > 0; }
 
 std::string counts_line(const SearchCounts& n) {
   return fmt::format(
-      "{} layouts considered: {} pruned by divisibility, {} by schedule, {} by memory (analytic), {} by bound "
+      "{} layout{} considered: {} pruned by divisibility, {} by schedule, {} by memory (analytic), {} by bound "
       "(compute alone slower than the best found); {} simulated{}",
-      n.considered, n.divisibility, n.schedule, n.memory, n.bound, n.simulated,
+      n.considered, n.considered == 1 ? "" : "s", n.divisibility, n.schedule, n.memory, n.bound, n.simulated,
       n.over_memory_simulated > 0 ? fmt::format(" ({} over memory at the simulated peak)", n.over_memory_simulated)
                                   : "");
 }

@@ -8,9 +8,11 @@
 #include <mutex>
 #include <numeric>
 #include <set>
+#include <string_view>
 #include <tuple>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "models/checkpoint.hpp"
 #include "models/deadline.hpp"
@@ -320,13 +322,71 @@ void simulate_cards(const SearchSpec& spec, const SearchOptions& opt, std::vecto
   }
 }
 
-NearestMiss nothing_fits(const SearchSpec& spec, const Evaluated& s) {
+// Largest product of the opened keys' `auto` domains (opened_left_out): a few thousand layouts.
+constexpr std::size_t kMaxOpened = 4096;
+
+std::size_t auto_domain_size(const SearchSpec& spec, std::string_view key) {
+  std::size_t experts_divisors = 0;
+  for (int d = 1; d <= spec.model.experts; ++d) experts_divisors += spec.model.experts % d == 0 ? 1 : 0;
+  if (key == "tp" || key == "cp") return auto_tp(spec.cluster).size();
+  if (key == "pp") return auto_pp(spec.model, spec.base).size();
+  if (key == "zero") return 4;
+  if (key == "recompute") return 3;
+  if (key == "sequence_parallel") return 2;
+  return std::max<std::size_t>(1, experts_divisors);  // ep
+}
+
+void open_key(SearchAxes& a, std::string_view key) {
+  if (key == "tp") a.tp.clear();
+  if (key == "pp") a.pp.clear();
+  if (key == "zero") a.zero.clear();
+  if (key == "recompute") a.recompute.clear();
+  if (key == "sequence_parallel") a.sequence_parallel.clear();
+  if (key == "ep") a.ep.clear();
+  if (key == "cp") a.cp.clear();
+}
+
+// When nothing fits or runs, the layout that would if the keys the file leaves out (fixed at
+// job_step's default) were searched: the search again, at one card count and global batch, with
+// those keys `auto` (in kOpenableKeys order while their domains' product stays within
+// kMaxOpened). Nothing when opening them does not help either.
+std::optional<std::string> opened_left_out(const SearchSpec& spec, const SearchOptions& opt, std::int64_t cards,
+                                           std::int64_t global_batch) {
+  SearchSpec open = spec;
+  std::vector<std::string> opened;
+  std::size_t size = 1;
+  for (const std::string& k : spec.axes.left_out) {
+    const std::size_t n = auto_domain_size(spec, k);
+    if (size * n > kMaxOpened) continue;
+    size *= n;
+    open_key(open.axes, k);
+    opened.push_back(k);
+  }
+  if (opened.empty()) return std::nullopt;
+  open.axes.left_out.clear();
+  open.axes.cards = {cards};
+  open.axes.global_batch = {global_batch};
+  open.top = 1;
+  SearchOptions o;
+  o.jobs = opt.jobs;
+  const SearchResult r = run_search(open, o);
+  if (r.top.empty()) return std::nullopt;  // opening them does not help: nothing to say
+  const Evaluated& e = r.top.front();
+  return fmt::format(
+      "search the layout keys this file leaves out ({}: each is fixed at job_step's default; `auto` searches "
+      "one): the fastest layout that fits is then {}, step {:.3f} s, {:.1f} GiB per GPU",
+      fmt::join(opened, ", "), layout_label(e.c), to_s(e.step), gib(e.memory.total()));
+}
+
+NearestMiss nothing_fits(const SearchSpec& spec, const SearchOptions& opt, const Evaluated& s) {
   const Bytes cap = spec.cluster.accelerator.usable_memory;
   NearestMiss miss;
   miss.what = fmt::format(
       "no layout fits in memory: the smallest, {}, needs {:.1f} GiB per GPU and {} has {:.1f} GiB usable "
       "({:.1f} GiB over)",
       layout_label(s.c), gib(s.analytic_memory), spec.cluster.accelerator.name, gib(cap), gib(s.analytic_memory - cap));
+  if (auto opened = opened_left_out(spec, opt, s.c.cards, s.c.layout.global_batch))
+    miss.changes.push_back(std::move(*opened));
   miss.changes.push_back(fmt::format("an accelerator with at least {:.1f} GiB usable per GPU", gib(s.analytic_memory)));
   // More cards, f times as many, until a layout fits: the same one with f times the
   // data-parallel ranks (ZeRO shards over them: ZeRO-3 without a pipeline, else ZeRO-1), or
@@ -408,13 +468,20 @@ SearchResult run_search(const SearchSpec& spec, const SearchOptions& opt) {
     i = end;
   }
   if (res.simulated.empty() && f.smallest) {
-    res.miss = nothing_fits(spec, *f.smallest);
+    res.miss = nothing_fits(spec, opt, *f.smallest);
   } else if (res.simulated.empty() && n.considered > 0) {
     NearestMiss miss;
-    miss.what = fmt::format(
-        "none of the {} layouts considered can run: {} do not divide the model, cluster or batch "
-        "(most often at layout.{}), {} the schedule cannot run",
-        n.considered, n.divisibility, res.divisibility_example.empty() ? "?" : res.divisibility_example, n.schedule);
+    const std::int64_t cards = spec.axes.cards.front();
+    const auto note = f.notes.find(cards);
+    if (n.considered == 1 && note != f.notes.end() && !note->second.first_problem.empty())
+      miss.what = "the one layout considered cannot run: " + note->second.first_problem;
+    else
+      miss.what = fmt::format(
+          "none of the {} layouts considered can run: {} do not divide the model, cluster or batch "
+          "(most often at layout.{}), {} the schedule cannot run",
+          n.considered, n.divisibility, res.divisibility_example.empty() ? "?" : res.divisibility_example, n.schedule);
+    const std::int64_t batch = spec.axes.global_batch.empty() ? spec.base.global_batch : spec.axes.global_batch.front();
+    if (auto opened = opened_left_out(spec, opt, cards, batch)) miss.changes.push_back(std::move(*opened));
     miss.changes.push_back("open more values (tp, pp, micro_batch, cards) or change the global batch");
     res.miss = miss;
   }

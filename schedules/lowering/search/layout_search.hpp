@@ -48,7 +48,14 @@ struct SearchAxes {
   std::vector<std::int64_t> global_batch;
   // Which keys were `auto` (domain depends on other keys), for the report.
   std::vector<std::string> auto_keys;
+  // Of kOpenableKeys, those the file leaves out (each fixed at job_step's default), in that order.
+  std::vector<std::string> left_out;
 };
+
+// The layout keys that change what fits in memory, in the order a search that finds nothing
+// fitting opens the ones left out (as far as the opened space stays small) to say whether opening
+// them would help: a file that leaves out tp and pp searches tp 1 pp 1 only.
+inline constexpr const char* kOpenableKeys[] = {"tp", "pp", "zero", "recompute", "sequence_parallel", "ep", "cp"};
 
 // A run to finish: days per layout and the deadline (the planner's formulas, models/plan.hpp).
 struct SearchTask {
