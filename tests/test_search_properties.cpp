@@ -196,10 +196,33 @@ void try_point(const SearchSpec& s, Oracle& o, std::int64_t index, std::int64_t 
     return;
   }
   CHECK(compute_bound(js) <= run.result.step_time);  // the bound the search prunes by is a lower bound
+  // What recomputes_of leaves out repeats this layout: selective recompute of the attention core
+  // under FlashAttention runs the same step in the same memory.
+  if (l.recompute == JobRecompute::None && l.attention == AttentionKernel::Flash &&
+      l.recompute_modules == kRecomputeCoreAttn) {
+    JobStepSpec selective = js;
+    selective.layout.recompute = JobRecompute::Selective;
+    const JobStepRun again = run_job_step(selective);
+    CHECK(again.result.step_time == run.result.step_time);
+    CHECK(again.result.memory.total() == run.result.memory.total());
+  }
   if (run.result.memory.total() > cap) return;
   Point p{index, cards, l, run.result.step_time, 0};
   p.days_s = completion_s(s, cards, l.global_batch, p.step);
   o.fits.push_back(std::move(p));
+}
+
+// The recompute values tried: the list, less selective where none is listed too and selective
+// reruns only the attention core under FlashAttention (the same layout as none).
+std::vector<JobRecompute> recomputes_of(const SearchSpec& s) {
+  const auto& listed = s.axes.recompute;
+  const bool has_none = std::count(listed.begin(), listed.end(), JobRecompute::None) > 0;
+  if (!has_none || s.base.attention != AttentionKernel::Flash || s.base.recompute_modules != kRecomputeCoreAttn)
+    return listed;
+  std::vector<JobRecompute> out;
+  for (const JobRecompute rc : listed)
+    if (rc != JobRecompute::Selective) out.push_back(rc);
+  return out;
 }
 
 // Brute force: every layout of the space, in the documented order (cards, tp, cp, CP exchange,
@@ -217,7 +240,7 @@ Oracle brute_force(const SearchSpec& s) {
               for (const auto& sched : schedules_of(a, pp, v))
                 for (const int zero : a.zero)
                   for (const int mb : a.micro_batch)
-                    for (const JobRecompute rc : a.recompute)
+                    for (const JobRecompute rc : recomputes_of(s))
                       for (const int sp : tp > 1 ? a.sequence_parallel : std::vector<int>{0})
                         for (const int ep : a.ep)
                           for (const int etp : a.expert_tp)

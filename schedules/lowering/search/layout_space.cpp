@@ -1,5 +1,6 @@
 // The space a search walks (layout_search.hpp): each key's values, listed or its `auto` domain for
 // this model and cluster, and the enumeration, the product of the keys in one fixed order.
+#include <algorithm>
 #include <functional>
 #include <limits>
 #include <memory>
@@ -115,6 +116,18 @@ std::vector<std::string> schedules_for(const SearchAxes& a, const JobLayout& l) 
   return out;
 }
 
+// Selective recompute of the attention core alone (the default module) changes nothing under
+// FlashAttention, which never keeps the scores and recomputes them in its own backward
+// (models/layer_costs.cpp): beside `none` it would repeat that layout, so it is tried only alone.
+std::vector<JobRecompute> recompute_values(const SearchAxes& a, const JobLayout& base) {
+  std::vector<JobRecompute> v =
+      listed_or(a.recompute, {JobRecompute::None, JobRecompute::Selective, JobRecompute::Full});
+  const bool same_as_none = base.attention == AttentionKernel::Flash && base.recompute_modules == kRecomputeCoreAttn;
+  if (same_as_none && std::find(v.begin(), v.end(), JobRecompute::None) != v.end())
+    v.erase(std::remove(v.begin(), v.end(), JobRecompute::Selective), v.end());
+  return v;
+}
+
 // The keys in enumeration order (layout_search.hpp).
 std::vector<std::unique_ptr<Axis>> layout_axes(const SearchSpec& spec) {
   const SearchAxes& a = spec.axes;
@@ -151,7 +164,7 @@ std::vector<std::unique_ptr<Axis>> layout_axes(const SearchSpec& spec) {
   axes.push_back(
       fixed_key<int>(listed_or(a.micro_batch, kAutoMicroBatch), [](Candidate& c, int v) { c.layout.micro_batch = v; }));
   axes.push_back(
-      fixed_key<JobRecompute>(listed_or(a.recompute, {JobRecompute::None, JobRecompute::Selective, JobRecompute::Full}),
+      fixed_key<JobRecompute>(recompute_values(a, base),
                               [&base](Candidate& c, JobRecompute v) {
                                 c.layout.recompute = v;
                                 c.layout.recompute_layers = v == JobRecompute::Full ? base.recompute_layers : -1;
