@@ -191,8 +191,10 @@ std::string search_text(const SearchReportInfo& info, const SearchSpec& spec, co
                        timed(spec) ? " against the deadline (front: fewer cards or sooner)" : "");
     out += cards_table(spec, r).render();
     if (out.back() != '\n') out += '\n';
+    std::size_t width = 0;  // the card counts right-aligned, as in the table above
+    for (const auto& p : r.per_cards) width = std::max(width, std::to_string(p.cards).size());
     for (const auto& p : r.per_cards)
-      if (!p.why.empty()) out += fmt::format("  {} cards {}\n", p.cards, p.why);
+      if (!p.why.empty()) out += fmt::format("  {:>{}} cards {}\n", p.cards, width, p.why);
     out += fewest_line(spec, r);
   }
   if (r.miss) {
