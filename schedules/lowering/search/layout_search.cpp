@@ -348,8 +348,8 @@ void open_key(SearchAxes& a, std::string_view key) {
 
 // When nothing fits or runs, the layout that would if the keys the file leaves out (fixed at
 // job_step's default) were searched: the search again, at one card count and global batch, with
-// those keys `auto` (in kOpenableKeys order while their domains' product stays within
-// kMaxOpened). Nothing when opening them does not help either.
+// those keys `auto`, taken in kOpenableKeys order, each if the product of the opened keys' domains
+// stays within kMaxOpened. Nothing when opening them does not help either.
 std::optional<std::string> opened_left_out(const SearchSpec& spec, const SearchOptions& opt, std::int64_t cards,
                                            std::int64_t global_batch) {
   SearchSpec open = spec;
