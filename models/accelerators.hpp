@@ -12,6 +12,12 @@
 
 namespace stepsim {
 
+// How FP8 GEMMs scale their operands (Transformer Engine's recipes). Tensorwise: one factor per
+// tensor (delayed or current scaling, TE's default), cuBLAS's FP8 GEMM. Blockwise: one per 128 x 128
+// block of a weight and per 1 x 128 of an activation (DeepSeek-V3 report sec. 3.3.1-3.3.2), whose
+// kernels rescale partial sums as they accumulate: on Hopper a slower GEMM (docs/job.md, "FP8").
+enum class Fp8Recipe : std::uint8_t { Tensorwise, Blockwise };
+
 // The achieved fractions of peak the cost model applies (models/layer_costs.hpp). Defaults are
 // uncalibrated guesses; `stepsim calibrate` fits them to measured runs (models/calibration.hpp).
 struct Efficiency {
@@ -27,13 +33,16 @@ struct Efficiency {
   // dense GEMMs' efficiency (1: as dense). Fitted only on MoE rows (docs/job.md, the MoE block).
   double experts = 1.0;
   // GEMMs run in FP8 (layout fp8): this share of their BF16 efficiency at the FP8 peak (1: twice
-  // the BF16 rate). Fitted only on FP8 rows (docs/job.md, "The FP8 GEMMs' share").
+  // the BF16 rate), `fp8` with tensorwise scaling, `fp8_blockwise` with blockwise. Each fitted only
+  // on FP8 rows of its recipe (docs/job.md, "The FP8 GEMMs' share").
   double fp8 = 1.0;
+  double fp8_blockwise = 1.0;
   // Seconds of host time each pass of an MoE layer's block exposes (forward, its recompute,
   // backward): its device-to-host synchronizations (the dispatch's token counts, the grouped
   // GEMM's splits) leave the GPU waiting while the host issues what follows. 0: hidden (CUDA
   // graphs, a sync-free MoE). Fitted only on MoE rows of whole steps (docs/job.md).
   double moe_host = 0;
+  double fp8_share(Fp8Recipe r) const { return r == Fp8Recipe::Blockwise ? fp8_blockwise : fp8; }
 };
 
 // How the GPU runs a GEMM, for tile and wave quantization (models/layer_costs.hpp,

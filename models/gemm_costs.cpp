@@ -13,15 +13,15 @@ double gemm_wave_efficiency(double m, double n, double count, const GemmTiling& 
   return count * m * n / (tm * tn) / (waves * g.sms);
 }
 
-double one_gemm_seconds(const GemmShape& x, GemmPass pass, const AcceleratorSpec& a, bool fp8) {
-  const bool at_fp8 = fp8 && a.peak_fp8 > 0;
+double one_gemm_seconds(const GemmShape& x, GemmPass pass, const AcceleratorSpec& a, std::optional<Fp8Recipe> fp8) {
+  const bool at_fp8 = fp8.has_value() && a.peak_fp8 > 0;
   const double peak = at_fp8 ? a.peak_fp8 : a.peak_bf16;
   // The output of each pass: forward m x n, input gradient m x k, weight gradient k x n.
   const double rows = pass == GemmPass::WeightGrad ? x.k : x.m;
   const double cols = pass == GemmPass::InputGrad ? x.k : x.n;
   const double flops = 2 * x.m * x.n * x.k * x.count;
   const double eff = a.efficiency.gemm * (x.part == GemmPart::Experts ? a.efficiency.experts : 1.0) *
-                     (at_fp8 ? a.efficiency.fp8 : 1.0);
+                     (at_fp8 ? a.efficiency.fp8_share(*fp8) : 1.0);
   const double compute = flops / (peak * eff * gemm_wave_efficiency(rows, cols, x.count, a.tiling));
   // The roofline (Williams et al., CACM 2009): a GEMM reads its two operands and writes its
   // output at least once, so a thin one (few tokens, a router's few columns) waits on HBM. Of
@@ -36,7 +36,7 @@ double one_gemm_seconds(const GemmShape& x, GemmPass pass, const AcceleratorSpec
   return std::max(compute, memory);
 }
 
-double gemm_seconds(const std::vector<GemmShape>& gemms, GemmPass pass, const AcceleratorSpec& a, bool fp8) {
+double gemm_seconds(const std::vector<GemmShape>& gemms, GemmPass pass, const AcceleratorSpec& a, std::optional<Fp8Recipe> fp8) {
   double s = 0;
   for (const auto& x : gemms) s += one_gemm_seconds(x, pass, a, fp8);
   return s;

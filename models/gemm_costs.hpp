@@ -46,9 +46,10 @@ double gemm_wave_efficiency(double m, double n, double count, const GemmTiling& 
 double fp8_cast_bytes(const std::vector<GemmShape>& gemms, GemmPass pass, bool fp8_dispatch);
 // Seconds of one GEMM in one pass: its 2 m n k x count FLOPs / (peak x efficiency.gemm x its
 // wave efficiency), efficiency.gemm being what quantization leaves unexplained (fitted), or its
-// HBM traffic where that is longer.
-double one_gemm_seconds(const GemmShape& x, GemmPass pass, const AcceleratorSpec& a, bool fp8);
+// HBM traffic where that is longer. `fp8`: the recipe of FP8 GEMMs (at the FP8 peak x its share),
+// nullopt for BF16.
+double one_gemm_seconds(const GemmShape& x, GemmPass pass, const AcceleratorSpec& a, std::optional<Fp8Recipe> fp8);
 // Seconds of `gemms` in one pass: the sum of one_gemm_seconds.
-double gemm_seconds(const std::vector<GemmShape>& gemms, GemmPass pass, const AcceleratorSpec& a, bool fp8);
+double gemm_seconds(const std::vector<GemmShape>& gemms, GemmPass pass, const AcceleratorSpec& a, std::optional<Fp8Recipe> fp8);
 
 }  // namespace stepsim

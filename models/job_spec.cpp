@@ -81,6 +81,13 @@ std::optional<CpComm> cp_comm_from_name(std::string_view name) {
 
 const char* ep_dispatch_name(EpDispatch d) { return d == EpDispatch::PerNode ? "per_node" : "all_to_all"; }
 
+const char* fp8_recipe_name(Fp8Recipe r) { return r == Fp8Recipe::Blockwise ? "blockwise" : "tensorwise"; }
+
+std::optional<Fp8Recipe> fp8_recipe_from_name(std::string_view name) {
+  const Fp8Recipe all[] = {Fp8Recipe::Tensorwise, Fp8Recipe::Blockwise};
+  return named_value(name, all, fp8_recipe_name);
+}
+
 std::optional<EpDispatch> ep_dispatch_from_name(std::string_view name) {
   const EpDispatch all[] = {EpDispatch::AllToAll, EpDispatch::PerNode};
   return named_value(name, all, ep_dispatch_name);

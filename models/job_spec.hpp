@@ -12,6 +12,7 @@
 #include <utility>
 #include <vector>
 
+#include "models/accelerators.hpp"
 #include "models/moe_routing.hpp"
 #include "models/transformer.hpp"
 
@@ -23,6 +24,8 @@ enum class JobRecompute : std::uint8_t { None, Selective, Full };
 // for a name that is none of them.
 const char* recompute_name(JobRecompute r);
 std::optional<JobRecompute> recompute_from_name(std::string_view name);
+const char* fp8_recipe_name(Fp8Recipe r);  // tensorwise, blockwise
+std::optional<Fp8Recipe> fp8_recipe_from_name(std::string_view name);
 // Megatron-Core's selective recompute modules (--recompute-modules; recompute: selective): each
 // drops what its module keeps for the backward and reruns its forward there. Bits of a set.
 enum RecomputeModule : std::uint8_t {
@@ -127,6 +130,7 @@ struct JobLayout {
   bool overlap_pairs = true;         // DualPipe pairs run their in-pass collectives beside their compute
   bool overlap_tp = false;           // TP collectives pipelined with their GEMMs (TE userbuffers; needs SP)
   bool fp8 = false;                  // GEMMs at the FP8 peak
+  Fp8Recipe fp8_recipe = Fp8Recipe::Tensorwise;   // how FP8 GEMMs scale their operands
   EpDispatch ep_dispatch = EpDispatch::AllToAll;  // how MoE tokens reach their experts' GPUs
   bool permute_fusion = false;                    // MoE token shuffles fused (Megatron-Core --moe-permute-fusion)
   bool fp8_dispatch = false;                      // tokens dispatched in FP8 (combined in BF16)
@@ -145,6 +149,8 @@ struct JobLayout {
   std::uint8_t recompute_modules = kRecomputeCoreAttn;
   // Whether TP collectives are pipelined with their GEMMs (Transformer Engine's userbuffers,
   // Megatron-Core --tp-comm-overlap, which needs sequence parallelism).
+  // The GEMMs' FP8 recipe, nullopt for BF16 GEMMs.
+  std::optional<Fp8Recipe> fp8_gemms() const { return fp8 ? std::optional<Fp8Recipe>(fp8_recipe) : std::nullopt; }
   bool tp_overlapped() const { return overlap_tp && sequence_parallel && tp > 1; }
   bool recomputes(RecomputeModule m) const { return recompute == JobRecompute::Selective && (recompute_modules & m); }
   // With full recompute, only the first N layers of each chunk are recomputed, the others keep

@@ -317,7 +317,7 @@ TpExposure tp_exposure(const LayerWork& w, const JobLayout& l, const ClusterSpec
         const bool in_block =
             mlp ? g.part == GemmPart::Mlp : g.part == GemmPart::Attention || g.part == GemmPart::MlaUpProj;
         if (!in_block || g.split == TpSplit::None) continue;
-        (g.split == TpSplit::Column ? column : row) += one_gemm_seconds(g, pass, c.accelerator, l.fp8);
+        (g.split == TpSplit::Column ? column : row) += one_gemm_seconds(g, pass, c.accelerator, l.fp8_gemms());
       }
       if (column <= 0 || row <= 0 || plain == 0) continue;
       // Forward: the input gathered into the column-parallel GEMMs, the row-parallel output
@@ -341,7 +341,7 @@ TpExposure tp_exposure(const LayerWork& w, const JobLayout& l, const ClusterSpec
   // 4.2.2 of Korthikanti 2022): only what outlasts half the weight gradients shows.
   if (pass == GemmPass::InputGrad && e.plain > 0) {
     const double half = e.plain / 2;
-    e.plain = half + std::max(0.0, half - gemm_seconds(w.gemms, GemmPass::WeightGrad, c.accelerator, l.fp8) / 2);
+    e.plain = half + std::max(0.0, half - gemm_seconds(w.gemms, GemmPass::WeightGrad, c.accelerator, l.fp8_gemms()) / 2);
   }
   return e;
 }
@@ -351,7 +351,7 @@ PassSeconds layer_pass(const LayerWork& w, const JobLayout& l, const ClusterSpec
                        GemmPass pass, double attn_mult, double mem_mult, double tp_mult) {
   const auto& a = c.accelerator;
   PassSeconds p;
-  p.gemm = gemm_seconds(w.gemms, pass, a, l.fp8);
+  p.gemm = gemm_seconds(w.gemms, pass, a, l.fp8_gemms());
   // Attention kernels run at BF16 even in FP8 recipes (Transformer Engine keeps them BF16).
   p.attention = attn_mult * w.attention_flops / (a.peak_bf16 * a.efficiency.attention);
   const double casts = l.fp8 ? fp8_cast_bytes(w.gemms, pass, l.fp8_dispatch) : 0;
@@ -683,11 +683,11 @@ std::vector<ChunkCost> chunk_costs(const JobModel& m, const JobLayout& l, const 
     auto add_head = [&](ChunkCost& x) {
       const std::vector<GemmShape> head = {{T, V / t, h, 1}};
       const double ce = 12 * T * V / t / hbm;
-      x.forward.gemm += gemm_seconds(head, GemmPass::Forward, a, l.fp8);
+      x.forward.gemm += gemm_seconds(head, GemmPass::Forward, a, l.fp8_gemms());
       x.forward.memory += ce / 2;
-      x.backward_input.gemm += gemm_seconds(head, GemmPass::InputGrad, a, l.fp8);
+      x.backward_input.gemm += gemm_seconds(head, GemmPass::InputGrad, a, l.fp8_gemms());
       x.backward_input.memory += ce / 2;
-      x.backward_weight.gemm += gemm_seconds(head, GemmPass::WeightGrad, a, l.fp8);
+      x.backward_weight.gemm += gemm_seconds(head, GemmPass::WeightGrad, a, l.fp8_gemms());
     };
     if (ch.last) {
       add_head(ch);
@@ -707,9 +707,9 @@ std::vector<ChunkCost> chunk_costs(const JobModel& m, const JobLayout& l, const 
         ch.forward += layer.forward;
         ch.backward_input += layer.backward_input;
         ch.backward_weight += layer.backward_weight;
-        ch.forward.gemm += gemm_seconds(proj, GemmPass::Forward, a, l.fp8);
-        ch.backward_input.gemm += gemm_seconds(proj, GemmPass::InputGrad, a, l.fp8);
-        ch.backward_weight.gemm += gemm_seconds(proj, GemmPass::WeightGrad, a, l.fp8);
+        ch.forward.gemm += gemm_seconds(proj, GemmPass::Forward, a, l.fp8_gemms());
+        ch.backward_input.gemm += gemm_seconds(proj, GemmPass::InputGrad, a, l.fp8_gemms());
+        ch.backward_weight.gemm += gemm_seconds(proj, GemmPass::WeightGrad, a, l.fp8_gemms());
         ch.forward.memory += norms;
         ch.backward_input.memory += 1.5 * norms;
         add_head(ch);

@@ -94,6 +94,8 @@ std::optional<InputProblem> check_layout_settings(const JobLayout& l) {
     return InputProblem{"adam_moment_bytes", "Adam's moments are kept in FP32 (4), BF16 (2) or FP8 (1)"};
   if (l.fp8_dispatch && !l.fp8)
     return InputProblem{"fp8_dispatch", "FP8 dispatch sends the inputs of FP8 expert GEMMs: needs fp8: true"};
+  if (l.fp8_recipe != Fp8Recipe::Tensorwise && !l.fp8)
+    return InputProblem{"fp8_recipe", "the FP8 GEMMs' scaling: needs fp8: true"};
   if (l.fp8_activations && !l.fp8)
     return InputProblem{"fp8_activations", "keeps the inputs of FP8 GEMMs in FP8: needs fp8: true"};
   if (l.overlap_tp && l.tp > 1 && !l.sequence_parallel)

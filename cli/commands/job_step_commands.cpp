@@ -26,26 +26,33 @@ namespace stepsim::cli {
 
 namespace {
 
-// Efficiency parameters as a vector, in the order the fit uses: the six dense ones, then those
-// each fitted only where its rows are (the routed experts' and the FP8 GEMMs' shares of the GEMM
-// efficiency, the MoE passes' host time in seconds), `extra` of them.
+// Efficiency parameters as a vector: the six dense ones, then those each fitted only where its
+// rows are (the routed experts' and the tensorwise FP8 GEMMs' shares of the GEMM efficiency, the
+// MoE passes' host time in seconds, the blockwise FP8 GEMMs' share: last, as it came last),
+// `extra` of them.
 std::vector<double> eff_vector(const Efficiency& e, int extra) {
-  std::vector<double> v = {e.gemm,       e.attention, e.memory, e.fabric,  e.network,
-                           e.contention, e.experts,   e.fp8,    e.moe_host};
+  std::vector<double> v = {e.gemm,    e.attention, e.memory, e.fabric,   e.network,
+                           e.contention, e.experts, e.fp8,   e.moe_host, e.fp8_blockwise};
   v.resize(6 + static_cast<std::size_t>(extra));
   return v;
 }
 // How many of those to show: up to the last not at its default (fitted, or given).
-int extra_shown(const Efficiency& e) { return e.moe_host != 0 ? 3 : e.fp8 != 1.0 ? 2 : e.experts != 1.0 ? 1 : 0; }
+int extra_shown(const Efficiency& e) {
+  return e.fp8_blockwise != 1.0 ? 4 : e.moe_host != 0 ? 3 : e.fp8 != 1.0 ? 2 : e.experts != 1.0 ? 1 : 0;
+}
 Efficiency eff_of(const std::vector<double>& v) {
   Efficiency e{v[0], v[1], v[2], v[3], v[4], v[5]};  // the others at their defaults unless given
   if (v.size() > 6) e.experts = v[6];
   if (v.size() > 7) e.fp8 = v[7];
   if (v.size() > 8) e.moe_host = v[8];
+  if (v.size() > 9) e.fp8_blockwise = v[9];
   return e;
 }
-const char* kEffNames[] = {"gemm",       "attention", "memory", "fabric",  "network",
-                           "contention", "experts",   "fp8",    "moe_host"};
+const char* kEffNames[] = {"gemm",    "attention", "memory", "fabric",   "network",
+                           "contention", "experts", "fp8",   "moe_host", "fp8_blockwise"};
+
+// A measured or predicted figure: 4 significant digits, whole numbers from 10,000 on (not 1.445e+04).
+std::string figure(double v) { return std::abs(v) >= 1e4 ? fmt::format("{:.0f}", v) : fmt::format("{:.4g}", v); }
 
 // A row's prediction: its metric, and the peak memory per GPU its layout needs in stepsim's model
 // beside what the accelerator can use (a measured run that needs more kept less than the model
@@ -120,9 +127,11 @@ FitResult fit_one(const std::vector<const MeasuredRun*>& rows, Efficiency& e, do
 // The stage a row is fitted in: its GEMMs in FP8 (on an accelerator with an FP8 peak); else, for
 // an MoE model, the MoE block alone (a benchmark of the block: no host time, below) or a whole
 // step; else dense.
-enum class FitStage { Dense, MoeBlock, Fp8, MoeHost };
+enum class FitStage { Dense, MoeBlock, Fp8, Fp8Blockwise, MoeHost };
+constexpr int kFitStages = 5;
 FitStage fit_stage(const MeasuredRun& r) {
-  if (r.spec.layout.fp8 && r.spec.cluster.accelerator.peak_fp8 > 0) return FitStage::Fp8;
+  if (r.spec.layout.fp8 && r.spec.cluster.accelerator.peak_fp8 > 0)
+    return r.spec.layout.fp8_recipe == Fp8Recipe::Blockwise ? FitStage::Fp8Blockwise : FitStage::Fp8;
   if (r.spec.model.experts == 0) return FitStage::Dense;
   const bool block = r.metric == MeasuredMetric::MoeForwardMs || r.metric == MeasuredMetric::MoeBackwardMs;
   return block ? FitStage::MoeBlock : FitStage::MoeHost;
@@ -138,6 +147,7 @@ const char* fit_stage_name(FitStage s, bool dense_fitted) {
     case FitStage::Dense: return "dense six";
     case FitStage::MoeBlock: return dense_fitted ? "experts" : "gemm";
     case FitStage::Fp8: return "fp8";
+    case FitStage::Fp8Blockwise: return "fp8_blockwise";
     case FitStage::MoeHost: return "moe_host";
   }
   return "";
@@ -164,11 +174,11 @@ std::map<std::string, FitResult> fit_per_accelerator(const std::vector<MeasuredR
       return std::tie(given[a]->value, given[a]->line, given[a]->table) <
              std::tie(given[b]->value, given[b]->line, given[b]->table);
     });
-    std::vector<const MeasuredRun*> stage_rows[4];
+    std::vector<const MeasuredRun*> stage_rows[kFitStages];
     for (const std::size_t i : order) stage_rows[static_cast<int>(fit_stage(*given[i]))].push_back(given[i]);
-    const auto& [dense, moe, fp8, host] = stage_rows;
+    const auto& [dense, moe, fp8, fp8_blockwise, host] = stage_rows;
     Efficiency e = find_cluster_preset(hw)->accelerator.efficiency;
-    FitResult fits[4];
+    FitResult fits[kFitStages];
     if (!dense.empty()) {
       fits[0] = fit_rows(
           dense, eff_vector(e, 0), [](const std::vector<double>& p) { return eff_of(p); }, jobs);
@@ -177,13 +187,14 @@ std::map<std::string, FitResult> fit_per_accelerator(const std::vector<MeasuredR
     double Efficiency::*const block = moe_block_parameter(!dense.empty());
     fits[1] = fit_one(moe, e, block, e.*block, 0.05, 1.0, jobs);
     fits[2] = fit_one(fp8, e, &Efficiency::fp8, e.fp8, 0.05, 1.0, jobs);
+    fits[3] = fit_one(fp8_blockwise, e, &Efficiency::fp8_blockwise, e.fp8_blockwise, 0.05, 1.0, jobs);
     // A time from 1 us to 100 ms per pass, started at 1 ms where the preset has none.
-    fits[3] = fit_one(host, e, &Efficiency::moe_host, e.moe_host > 0 ? e.moe_host : 1e-3, 1e-6, 0.1, jobs);
+    fits[4] = fit_one(host, e, &Efficiency::moe_host, e.moe_host > 0 ? e.moe_host : 1e-3, 1e-6, 0.1, jobs);
     // One result: the efficiencies, each row's residual in the order given, the rms over all.
     FitResult all;
-    all.params = eff_vector(e, 3);
+    all.params = eff_vector(e, 4);
     std::map<const MeasuredRun*, double> residual;
-    for (int s = 0; s < 4; ++s) {
+    for (int s = 0; s < kFitStages; ++s) {
       all.iterations += fits[s].iterations;
       for (std::size_t k = 0; k < stage_rows[s].size(); ++k) residual[stage_rows[s][k]] = fits[s].residuals[k];
     }
@@ -202,10 +213,11 @@ std::map<std::string, FitResult> fit_per_accelerator(const std::vector<MeasuredR
 // (fitted on their rows, or given).
 std::string eff_text(const Efficiency& e) {
   return fmt::format(
-      "gemm {:.3f}, attention {:.3f}, memory {:.3f}, fabric {:.3f}, network {:.3f}, contention {:.3f}{}{}{}", e.gemm,
-      e.attention, e.memory, e.fabric, e.network, e.contention,
+      "gemm {:.3f}, attention {:.3f}, memory {:.3f}, fabric {:.3f}, network {:.3f}, contention {:.3f}{}{}{}{}",
+      e.gemm, e.attention, e.memory, e.fabric, e.network, e.contention,
       e.experts != 1.0 ? fmt::format(", experts {:.3f}", e.experts) : "",
       e.fp8 != 1.0 ? fmt::format(", fp8 {:.3f}", e.fp8) : "",
+      e.fp8_blockwise != 1.0 ? fmt::format(", fp8_blockwise {:.3f}", e.fp8_blockwise) : "",
       e.moe_host != 0 ? fmt::format(", moe_host {:.3f} ms", e.moe_host * 1e3) : "");
 }
 
@@ -242,8 +254,8 @@ void check_file(const std::string& file, const std::vector<MeasuredRun>& rows,
     (r.fit ? n_f : n_h)++;
     pts.push_back({r.table, static_cast<int>(r.metric), r.value, pred, r.line});
     const std::string what = r.label.substr(file.size() + 1);
-    std::vector<std::string> cells = {what, fmt::format("{:.4g} {}", r.value, metric_unit(r.metric)),
-                                      fmt::format("{:.4g}", pred), fmt::format("{:+.1f}%", 100 * err),
+    std::vector<std::string> cells = {what, fmt::format("{} {}", figure(r.value), metric_unit(r.metric)),
+                                      figure(pred), fmt::format("{:+.1f}%", 100 * err),
                                       r.fit ? "fit" : "held out"};
     const RowPrediction& p = predicted[i];
     if (over) cells.push_back(p.fits() ? "" : fmt::format("needs {:.1f} of {:.1f} GiB", gib(p.memory), gib(p.usable)));
@@ -291,7 +303,8 @@ void check_file(const std::string& file, const std::vector<MeasuredRun>& rows,
 }
 
 // --efficiency's six comma-separated numbers, seven with the routed experts' share, eight with
-// the FP8 GEMMs' share, nine with the MoE passes' host time in seconds.
+// the tensorwise FP8 GEMMs' share, nine with the MoE passes' host time in seconds, ten with the
+// blockwise FP8 GEMMs' share.
 Efficiency parse_efficiencies(const std::string& text) {
   std::vector<double> v;
   std::string cur;
@@ -307,10 +320,10 @@ Efficiency parse_efficiencies(const std::string& text) {
     } else
       cur += ch;
   }
-  if (v.size() < 6 || v.size() > 9)
+  if (v.size() < 6 || v.size() > 10)
     throw InputError("--efficiency", 0, "",
-                     "expected six to nine numbers: gemm,attention,memory,fabric,network,"
-                     "contention[,experts[,fp8[,moe_host seconds]]]");
+                     "expected six to ten numbers: gemm,attention,memory,fabric,network,"
+                     "contention[,experts[,fp8[,moe_host seconds[,fp8_blockwise]]]]");
   for (std::size_t i = 0; i < v.size(); ++i) {
     // contention: a share of time lost; moe_host: seconds up to one; 0 allowed for both.
     const bool share = i == 5 || i == 8;
@@ -337,7 +350,8 @@ void add_check_against_command(CLI::App& app) {
   add_jobs_option(cmd, *jobs);
   cmd->add_option("--efficiency", *hardware,
                   "use these efficiencies instead of fitting: gemm,attention,memory,fabric,network,contention and "
-                  "optionally the routed experts' and the FP8 GEMMs' shares of gemm and the MoE passes' host seconds "
+                  "optionally the routed experts' and the tensorwise FP8 GEMMs' shares of gemm, the MoE passes' host "
+                  "seconds and the blockwise FP8 GEMMs' share "
                   "(e.g. 0.7,0.5,0.8,0.8,0.8,0.2)");
   cmd->callback([=] {
     reuse_freed_memory();  // a simulation per row and fit step, one after another
@@ -440,8 +454,8 @@ void add_calibrate_command(CLI::App& app) {
     Table t(cols);
     for (std::size_t i = 0; i < rows.size(); ++i) {
       std::vector<std::string> cells = {rows[i].label,
-                                        fmt::format("{:.4g} {}", rows[i].value, metric_unit(rows[i].metric)),
-                                        fmt::format("{:.4g}", rows[i].value * std::exp(f.residuals[i])),
+                                        fmt::format("{} {}", figure(rows[i].value), metric_unit(rows[i].metric)),
+                                        figure(rows[i].value * std::exp(f.residuals[i])),
                                         fmt::format("{:+.1f}%", 100 * (std::exp(f.residuals[i]) - 1))};
       if (stages) cells.emplace_back(fit_stage_name(fit_stage(rows[i]), dense));
       t.add_row(cells);

@@ -134,7 +134,8 @@ ClusterSpec read_cluster(const Reader& parent, const std::string& k) {
   }
   if (r.has("efficiency")) {
     const Reader e = r.child("efficiency");
-    e.only({"gemm", "attention", "memory", "fabric", "network", "contention", "experts", "fp8", "moe_host"});
+    e.only({"gemm", "attention", "memory", "fabric", "network", "contention", "experts", "fp8", "fp8_blockwise",
+            "moe_host"});
     auto frac = [&](const char* key, double& out) {
       if (auto v = e.opt_number(key)) {
         if (!(*v > 0 && *v <= 1))
@@ -150,6 +151,7 @@ ClusterSpec read_cluster(const Reader& parent, const std::string& k) {
     frac("network", eff.network);
     frac("experts", eff.experts);
     frac("fp8", eff.fp8);
+    frac("fp8_blockwise", eff.fp8_blockwise);
     // Contention is a share of time lost, not an efficiency: 0 (collectives cost the compute
     // under them nothing) is a valid answer.
     if (auto v = e.opt_number("contention")) {
@@ -185,7 +187,7 @@ const std::vector<std::string>& layout_keys() {
   static const std::vector<std::string> keys = {
       "tp", "pp", "virtual_stages", "first_chunk_layers", "last_chunk_layers", "dp", "cp", "ep", "schedule", "zero",
       "fsdp", "sequence_parallel", "micro_batch", "global_batch", "recompute", "recompute_layers", "attention",
-      "overlap", "fp8", "grad_bytes", "cp_split", "cp_comm", "ep_dispatch", "fp8_dispatch", "fp8_activations",
+      "overlap", "fp8", "fp8_recipe", "grad_bytes", "cp_split", "cp_comm", "ep_dispatch", "fp8_dispatch", "fp8_activations",
       "expert_placement", "recompute_modules", "adam_moment_bytes", "expert_tp", "permute_fusion"};
   // clang-format on
   return keys;
@@ -241,6 +243,11 @@ JobLayout read_layout(const Reader& r) {
     l.overlap_tp = o.flag("tp", false);
   }
   l.fp8 = r.flag("fp8", false);
+  if (const auto recipe = r.opt_text("fp8_recipe")) {
+    const auto named = fp8_recipe_from_name(*recipe);
+    if (!named) r.fail("fp8_recipe", fmt::format("unknown fp8_recipe '{}' (tensorwise or blockwise)", *recipe));
+    l.fp8_recipe = *named;
+  }
   const std::string dispatch = r.opt_text("ep_dispatch").value_or("all_to_all");
   const auto ep_dispatch = ep_dispatch_from_name(dispatch);
   if (!ep_dispatch) r.fail("ep_dispatch", fmt::format("unknown ep_dispatch '{}' (all_to_all or per_node)", dispatch));
@@ -427,10 +434,11 @@ std::string format_hardware_yaml(const ClusterSpec& c, const std::string& commen
   out += fmt::format("preset: {}\n", c.accelerator.name);
   out += fmt::format(
       "efficiency: {{gemm: {:.4f}, attention: {:.4f}, memory: {:.4f}, fabric: {:.4f}, network: {:.4f}, contention: "
-      "{:.4f}{}{}{}}}\n",
+      "{:.4f}{}{}{}{}}}\n",
       e.gemm, e.attention, e.memory, e.fabric, e.network, e.contention,
       e.experts != 1.0 ? fmt::format(", experts: {:.4f}", e.experts) : "",
       e.fp8 != 1.0 ? fmt::format(", fp8: {:.4f}", e.fp8) : "",
+      e.fp8_blockwise != 1.0 ? fmt::format(", fp8_blockwise: {:.4f}", e.fp8_blockwise) : "",
       e.moe_host != 0 ? fmt::format(", moe_host: {}us", std::llround(e.moe_host * 1e6)) : "");
   return out;
 }

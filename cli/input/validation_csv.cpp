@@ -215,6 +215,7 @@ JobLayout read_layout(const RowCells& row, const std::string& file, int n) {
   l.adam_moment_bytes = row.count("adam_moment_bytes", 4);
   l.expert_tp = row.text("expert_tp").empty() ? 0 : row.count("expert_tp");
   l.fp8 = row.integer("fp8", 0) == 1;
+  l.fp8_recipe = row.named("fp8_recipe", "fp8_recipe", "tensorwise", fp8_recipe_from_name, "tensorwise or blockwise");
   l.fp8_dispatch = row.integer("fp8_dispatch", 0) == 1;
   l.permute_fusion = row.integer("permute_fusion", 0) == 1;
   l.cp_comm = row.named("cp_comm", "cp_comm", "p2p", cp_comm_from_name, "p2p, all_gather or a2a");

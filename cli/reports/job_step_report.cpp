@@ -53,7 +53,12 @@ std::string layout_line(const JobStepSpec& s) {
       !l.sequence_parallel ? ""
       : l.tp_overlapped()  ? ", sequence parallel, TP communication overlapped"
                            : ", sequence parallel");
-  if (l.fp8) out += l.fp8_activations ? ", FP8 GEMMs" : ", FP8 GEMMs (their inputs kept in BF16)";
+  if (l.fp8) {
+    std::vector<std::string> how;
+    if (l.fp8_recipe == Fp8Recipe::Blockwise) how.emplace_back("blockwise scaling");
+    if (!l.fp8_activations) how.emplace_back("their inputs kept in BF16");
+    out += how.empty() ? ", FP8 GEMMs" : fmt::format(", FP8 GEMMs ({})", fmt::join(how, "; "));
+  }
   if (l.adam_moment_bytes != 4) out += fmt::format(", Adam moments in {}", l.adam_moment_bytes == 2 ? "BF16" : "FP8");
   return out;
 }
@@ -292,6 +297,7 @@ nlohmann::ordered_json layout_json(const JobStepRun& run) {
                                }()},
                               {"sequence_parallel", l.sequence_parallel}};
   if (l.tp_overlapped()) j["overlap_tp"] = true;  // absent: the TP collectives wait
+  if (l.fp8) j["fp8_recipe"] = fp8_recipe_name(l.fp8_recipe);
   if (l.fp8) j["fp8_activations"] = l.fp8_activations;
   if (l.folded()) j["expert_tp"] = l.etp();
   if (l.permute_fusion) j["permute_fusion"] = true;  // absent: Megatron-Core's unfused shuffles

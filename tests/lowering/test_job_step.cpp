@@ -1182,7 +1182,7 @@ TEST_CASE("TP communication overlap: each collective pipelined in tp chunks with
   over.layout.overlap_tp = true;
   const ClusterSpec& c = plain.cluster;
   const double T = 2048, h = 12288, t = 8;
-  const auto one = [&](GemmShape g, GemmPass pass) { return gemm_seconds({g}, pass, c.accelerator, false); };
+  const auto one = [&](GemmShape g, GemmPass pass) { return gemm_seconds({g}, pass, c.accelerator, std::nullopt); };
   const GemmShape qkv{T, 3 * h / t, h}, proj{T, h, h / t}, fc1{T, 4 * h / t, h}, fc2{T, h, 4 * h / t};
   const double gather = ring_seconds(Collective::AllGather, 8, T * h * 2, group_paths(c, plain.layout).tp);
   const LayerPasses a = layer_passes(plain.model, plain.layout, c), b = layer_passes(over.model, over.layout, c);
@@ -1224,7 +1224,7 @@ TEST_CASE("TP communication overlap: an MoE block's collectives still wait", "[j
   const double T = 4096, h = 4096;
   const double gather = ring_seconds(Collective::AllGather, 4, T * h * 2, group_paths(s.cluster, l).tp);
   CHECK(a.forward.tp == Approx(4 * gather).epsilon(1e-12));
-  const auto one = [&](GemmShape g) { return gemm_seconds({g}, GemmPass::Forward, s.cluster.accelerator, false); };
+  const auto one = [&](GemmShape g) { return gemm_seconds({g}, GemmPass::Forward, s.cluster.accelerator, std::nullopt); };
   const double attention = pipelined_tp_exposed(gather, one({T, (64 + 2 * 4) * 128 / 4.0, h}), 4) +
                            pipelined_tp_exposed(gather, one({T, h, 64 * 128 / 4.0}), 4);
   CHECK(b.forward.tp == Approx(attention + 2 * gather).epsilon(1e-12));
@@ -1406,7 +1406,7 @@ TEST_CASE("expert TP folded below tp: whole experts, EP inside the node (MoE par
   CHECK(b[0].m == 512);
   CHECK(b[0].n == 2 * 1536);
   CHECK(b[0].count == 16);
-  CHECK(gemm_seconds(b, GemmPass::Forward, s.cluster.accelerator, false) > 0);
+  CHECK(gemm_seconds(b, GemmPass::Forward, s.cluster.accelerator, std::nullopt) > 0);
   const auto flops = [](const std::vector<GemmShape>& g) {
     double f = 0;
     for (const auto& x : g) f += 2 * x.m * x.n * x.k * x.count;

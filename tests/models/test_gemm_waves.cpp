@@ -47,9 +47,9 @@ TEST_CASE("the backward's GEMMs have their own output shapes", "[gemm]") {
   a.tiling = kA100;
   const std::vector<GemmShape> qkv = {{2048, 4608, 12288, 1}};
   const double at_peak = 2.0 * 2048 * 4608 * 12288 / (312e12 * 0.5);
-  CHECK(gemm_seconds(qkv, GemmPass::Forward, a, false) == Approx(at_peak * 9 / 8));
-  CHECK(gemm_seconds(qkv, GemmPass::InputGrad, a, false) == Approx(at_peak * 9 / 8));
-  CHECK(gemm_seconds(qkv, GemmPass::WeightGrad, a, false) == Approx(at_peak));
+  CHECK(gemm_seconds(qkv, GemmPass::Forward, a, std::nullopt) == Approx(at_peak * 9 / 8));
+  CHECK(gemm_seconds(qkv, GemmPass::InputGrad, a, std::nullopt) == Approx(at_peak * 9 / 8));
+  CHECK(gemm_seconds(qkv, GemmPass::WeightGrad, a, std::nullopt) == Approx(at_peak));
 }
 
 TEST_CASE("a thin GEMM waits on HBM: the roofline", "[gemm]") {
@@ -65,17 +65,17 @@ TEST_CASE("a thin GEMM waits on HBM: the roofline", "[gemm]") {
   a.efficiency.gemm = a.efficiency.memory = 1;
   const std::vector<GemmShape> router = {{4096, 256, 7168, 1}};
   const double bytes = (4096.0 * 7168 + 7168.0 * 256 + 4096.0 * 256) * 2;
-  CHECK(gemm_seconds(router, GemmPass::Forward, a, false) == Approx(bytes / 3.35e12));
-  CHECK(gemm_seconds(router, GemmPass::Forward, a, false) > 2.0 * 4096 * 256 * 7168 / 989.4e12);
+  CHECK(gemm_seconds(router, GemmPass::Forward, a, std::nullopt) == Approx(bytes / 3.35e12));
+  CHECK(gemm_seconds(router, GemmPass::Forward, a, std::nullopt) > 2.0 * 4096 * 256 * 7168 / 989.4e12);
   // FP8: the operands at 1 B, the output at 2 B.
   const double fp8_bytes = 4096.0 * 7168 + 7168.0 * 256 + 4096.0 * 256 * 2;
-  CHECK(gemm_seconds(router, GemmPass::Forward, a, true) == Approx(fp8_bytes / 3.35e12));
+  CHECK(gemm_seconds(router, GemmPass::Forward, a, Fp8Recipe::Tensorwise) == Approx(fp8_bytes / 3.35e12));
   // The weight gradient writes the 7,168 x 256 matrix and reads the other two.
   const double wgrad_bytes = (4096.0 * 7168 + 4096.0 * 256) * 2 + 7168.0 * 256 * 2;
-  CHECK(gemm_seconds(router, GemmPass::WeightGrad, a, false) == Approx(wgrad_bytes / 3.35e12));
+  CHECK(gemm_seconds(router, GemmPass::WeightGrad, a, std::nullopt) == Approx(wgrad_bytes / 3.35e12));
   // A wide GEMM is compute-bound: 2 x 8,192^3 FLOPs at peak.
   const std::vector<GemmShape> wide = {{8192, 8192, 8192, 1}};
-  CHECK(gemm_seconds(wide, GemmPass::Forward, a, false) == Approx(2.0 * 8192 * 8192 * 8192 / 989.4e12));
+  CHECK(gemm_seconds(wide, GemmPass::Forward, a, std::nullopt) == Approx(2.0 * 8192 * 8192 * 8192 / 989.4e12));
 }
 
 TEST_CASE("presets carry their SM counts", "[gemm]") {
@@ -99,10 +99,10 @@ TEST_CASE("the FP8 share slows FP8 GEMMs only, on top of the experts' share", "[
   const double flops = 2.0 * 8192 * 8192 * 8192;
   const std::vector<GemmShape> dense = {{8192, 8192, 8192, 1}};
   const std::vector<GemmShape> expert = {{8192, 8192, 8192, 1, GemmPart::Experts}};
-  CHECK(gemm_seconds(dense, GemmPass::Forward, a, false) == Approx(flops / (989.4e12 * 0.8)));
-  CHECK(gemm_seconds(dense, GemmPass::Forward, a, true) == Approx(flops / (1978.9e12 * 0.8 * 0.6)));
-  CHECK(gemm_seconds(expert, GemmPass::InputGrad, a, true) == Approx(flops / (1978.9e12 * 0.8 * 0.75 * 0.6)));
+  CHECK(gemm_seconds(dense, GemmPass::Forward, a, std::nullopt) == Approx(flops / (989.4e12 * 0.8)));
+  CHECK(gemm_seconds(dense, GemmPass::Forward, a, Fp8Recipe::Tensorwise) == Approx(flops / (1978.9e12 * 0.8 * 0.6)));
+  CHECK(gemm_seconds(expert, GemmPass::InputGrad, a, Fp8Recipe::Tensorwise) == Approx(flops / (1978.9e12 * 0.8 * 0.75 * 0.6)));
   // No FP8 peak (an A100): FP8 asked for runs BF16, at the BF16 efficiency.
   a.peak_fp8 = 0;
-  CHECK(gemm_seconds(dense, GemmPass::Forward, a, true) == Approx(flops / (989.4e12 * 0.8)));
+  CHECK(gemm_seconds(dense, GemmPass::Forward, a, Fp8Recipe::Tensorwise) == Approx(flops / (989.4e12 * 0.8)));
 }
