@@ -87,7 +87,7 @@ TEST_CASE("presets carry their SM counts", "[gemm]") {
   CHECK(find_cluster_preset("rtx4090")->accelerator.tiling.sms == 128);
 }
 
-TEST_CASE("the FP8 share slows FP8 GEMMs only, on top of the experts' share", "[gemm]") {
+TEST_CASE("the FP8 shares slow FP8 GEMMs only, each its recipe's, on top of the experts' share", "[gemm]") {
   // 8,192^3 on an H100 without wave quantization: 2 x 8,192^3 FLOPs at the FP8 peak x gemm x fp8;
   // an expert GEMM of the same shape x experts as well. BF16 ignores the FP8 share.
   AcceleratorSpec a;
@@ -102,6 +102,12 @@ TEST_CASE("the FP8 share slows FP8 GEMMs only, on top of the experts' share", "[
   CHECK(gemm_seconds(dense, GemmPass::Forward, a, std::nullopt) == Approx(flops / (989.4e12 * 0.8)));
   CHECK(gemm_seconds(dense, GemmPass::Forward, a, Fp8Recipe::Tensorwise) == Approx(flops / (1978.9e12 * 0.8 * 0.6)));
   CHECK(gemm_seconds(expert, GemmPass::InputGrad, a, Fp8Recipe::Tensorwise) == Approx(flops / (1978.9e12 * 0.8 * 0.75 * 0.6)));
+  // Blockwise GEMMs take their own share, and each recipe only its own.
+  a.efficiency.fp8_blockwise = 0.4;
+  CHECK(gemm_seconds(dense, GemmPass::Forward, a, Fp8Recipe::Blockwise) == Approx(flops / (1978.9e12 * 0.8 * 0.4)));
+  CHECK(gemm_seconds(dense, GemmPass::Forward, a, Fp8Recipe::Tensorwise) == Approx(flops / (1978.9e12 * 0.8 * 0.6)));
+  CHECK(gemm_seconds(expert, GemmPass::WeightGrad, a, Fp8Recipe::Blockwise) ==
+        Approx(flops / (1978.9e12 * 0.8 * 0.75 * 0.4)));
   // No FP8 peak (an A100): FP8 asked for runs BF16, at the BF16 efficiency.
   a.peak_fp8 = 0;
   CHECK(gemm_seconds(dense, GemmPass::Forward, a, Fp8Recipe::Tensorwise) == Approx(flops / (989.4e12 * 0.8)));
