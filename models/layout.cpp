@@ -85,6 +85,13 @@ std::optional<InputProblem> check_layer_split(int layers, const JobLayout& l) {
   return std::nullopt;
 }
 
+std::optional<InputProblem> check_precision(const JobLayout& l, const AcceleratorSpec& a) {
+  if (l.fp8 && a.peak_fp8 <= 0)
+    return InputProblem{"fp8", fmt::format("{} has no FP8 tensor cores (no FP8 peak): its GEMMs run in BF16 only",
+                                           a.name)};
+  return std::nullopt;
+}
+
 std::optional<InputProblem> check_layout_settings(const JobLayout& l) {
   if (l.zero < 0 || l.zero > 3)
     return InputProblem{"zero", fmt::format("zero stage {} does not exist (0, 1, 2 or 3)", l.zero)};

@@ -12,6 +12,10 @@ namespace stepsim {
 // of 2 or 4 bytes. (Readers check them at the key before anything is derived or searched.)
 std::optional<InputProblem> check_layout_settings(const JobLayout& l);
 
+// The layout's precision on the accelerator: FP8 GEMMs need FP8 tensor cores (an FP8 peak; Transformer
+// Engine refuses FP8 below compute capability 8.9, the A100's is 8.0).
+std::optional<InputProblem> check_precision(const JobLayout& l, const AcceleratorSpec& a);
+
 // The decoder layers split into the pipeline's chunks: evenly, or with the first and last chunks
 // set (chunk_layer_counts) and an equal share of at least one layer for each of the others.
 std::optional<InputProblem> check_layer_split(int layers, const JobLayout& l);

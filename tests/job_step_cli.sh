@@ -189,6 +189,14 @@ has '"fp8_recipe": "blockwise"' "$tmp/dsv3-fp8.json"
 run "$stepsim" run scenarios/job-llama70b-64xh100.yaml --set job_step.layout.fp8_recipe=blockwise
 [[ $code == 2 && "$err" == "error: --set: job_step.layout.fp8_recipe: the FP8 GEMMs' scaling: needs fp8: true" ]] ||
   fail "fp8_recipe without fp8: exit $code: $err"
+run "$stepsim" run scenarios/job-gpt3-1024xa100.yaml --set job_step.layout.fp8=true
+[[ $code == 2 && "$err" == "error: --set: job_step.layout.fp8: a100-sxm-80gb has no FP8 tensor cores (no FP8 peak): its GEMMs run in BF16 only" ]] ||
+  fail "fp8 on A100: exit $code: $err"
+# ... and in a measured run's row, at its line and column.
+awk -F, 'NR <= 10 {print} NR == 11 {print $0}' validation/megatron_sc21.csv | sed '10s/$/,fp8/; 11s/$/,1/' >"$tmp/a100-fp8.csv"
+run "$stepsim" check-against "$tmp/a100-fp8.csv"
+[[ $code == 2 && "$err" == "error: $tmp/a100-fp8.csv:11: fp8: a100-sxm-80gb has no FP8 tensor cores (no FP8 peak): its GEMMs run in BF16 only" ]] ||
+  fail "fp8 on A100 in a CSV row: exit $code: $err"
 run "$stepsim" run scenarios/job-deepseek-v3-2048xh800.yaml --set job_step.layout.fp8_recipe=rowwise
 [[ $code == 2 && "$err" == *"job_step.layout.fp8_recipe: unknown fp8_recipe 'rowwise' (tensorwise or blockwise)" ]] ||
   fail "fp8_recipe rowwise: exit $code: $err"

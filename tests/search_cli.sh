@@ -55,13 +55,14 @@ sed -e 's/    global_batch: 512/    global_batch: 512\n    tp: auto\n    pp: aut
   scenarios/search-first-try.yaml | sed 's|models/|'"$PWD"'/scenarios/models/|' >"$tmp/opened.yaml"
 out="$("$stepsim" search "$tmp/opened.yaml" --top 1 2>/dev/null)"
 grep -Eq "^1 +512 +4 +4 +1 +16 +2 +1 +1f1b +1 +none +yes +7\.790 s" <<<"$out" || fail "first try opened by hand: $out"
-# FP8 is stated under the first line (every layout shares it; MFU is then against the FP8 peak),
-# and where the accelerator has no FP8 peak, that the GEMMs run in BF16.
+# FP8 is stated under the first line (every layout shares it; MFU is then against the FP8 peak);
+# an accelerator without FP8 tensor cores refuses it at the key.
 out="$("$stepsim" search scenarios/search-long-context-32xh100.yaml --set search.layout.fp8=true \
   --set search.layout.fp8_recipe=blockwise 2>/dev/null)"
 [[ "$(sed -n 3p <<<"$out")" == "FP8 GEMMs (blockwise scaling); MFU against the FP8 peak" ]] || fail "fp8 header: $out"
-out="$("$stepsim" search scenarios/search-gpt3-1024xa100.yaml --set search.layout.fp8=true --top 1 2>/dev/null)"
-grep -q "^FP8 GEMMs asked for, but a100-sxm-80gb has no FP8 peak: they run in BF16$" <<<"$out" || fail "fp8 on A100: $out"
+run "$stepsim" search scenarios/search-gpt3-1024xa100.yaml --set search.layout.fp8=true
+[[ $code == 2 && "$err" == "error: --set: search.layout.fp8: a100-sxm-80gb has no FP8 tensor cores (no FP8 peak): its GEMMs run in BF16 only" ]] ||
+  fail "fp8 on A100 in a search: $code $err"
 # An MoE file that sets the pipeline's ends but leaves pp out: its one layout cannot run, and the
 # message says why; opening what it leaves out (tp, pp, sequence_parallel, cp) names one that does.
 grep -v -e '^    tp: ' -e '^    pp: 4' -e '^    sequence_parallel' -e '^    expert_tp' \

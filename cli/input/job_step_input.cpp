@@ -329,6 +329,7 @@ std::string memory_refusal(const JobStepSpec& spec, const JobMemory& mem, const 
 
 void check_job_step(const Reader& r, const JobStepSpec& spec, std::int64_t gpus, bool allow_oom) {
   fail_on(r.child("layout"), check_layout(spec.model, spec.layout, gpus));
+  fail_on(r.child("layout"), check_precision(spec.layout, spec.cluster.accelerator));
   check_budget(r.child("layout"), "global_batch", job_step_ops_bound(spec.layout, spec.model.shape.layers));
   if (allow_oom) return;
   const JobMemory mem = job_memory(spec.model, spec.layout, chunk_costs(spec.model, spec.layout, spec.cluster));

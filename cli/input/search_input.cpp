@@ -9,6 +9,8 @@
 
 #include "cli/input/budget.hpp"
 #include "cli/input/job_step_input.hpp"
+#include "cli/input/model_files.hpp"
+#include "models/layout.hpp"
 #include "models/model_limits.hpp"
 #include "schedules/pipeline/registry.hpp"
 #include "sim/checked.hpp"
@@ -264,6 +266,7 @@ SearchScenario read(std::shared_ptr<const Source> src) {
   // Unknown keys are caught here (read_layout's list plus the searched ones).
   lr.only(layout_keys());
   s.base = read_layout(Reader(src, fixed, lr.path()));
+  fail_on(lr, check_precision(s.base, s.cluster.accelerator));
   s.base.global_batch = a.global_batch.front();
 
   read_axes(r, lr, s);

@@ -282,6 +282,8 @@ MeasuredRun parse_row(const std::string& file, int n, std::map<std::string, std:
   const std::int64_t ngpu = row.integer("ngpu", 0, kMaxGpus);
   if (const auto p = check_job_model(m)) throw InputError(file, n, column_of(p->key), p->message);
   if (const auto p = check_layout(m, l, ngpu)) throw InputError(file, n, column_of(p->key), p->message);
+  if (const auto p = check_precision(l, r.spec.cluster.accelerator))
+    throw InputError(file, n, column_of(p->key), p->message);
   check_budget(file, n, "gbs", job_step_ops_bound(l, m.shape.layers));  // as a job_step scenario's global_batch
   r.label = fmt::format("{} {} {} GPUs", r.table, m.shape.name, ngpu > 0 ? ngpu : l.ranks());
   return r;
