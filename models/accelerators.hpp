@@ -15,7 +15,8 @@ namespace stepsim {
 // How FP8 GEMMs scale their operands (Transformer Engine's recipes). Tensorwise: one factor per
 // tensor (delayed or current scaling, TE's default), cuBLAS's FP8 GEMM. Blockwise: one per 128 x 128
 // block of a weight and per 1 x 128 of an activation (DeepSeek-V3 report sec. 3.3.1-3.3.2), whose
-// kernels rescale partial sums as they accumulate: on Hopper a slower GEMM (docs/job.md, "FP8").
+// kernels rescale partial sums as they accumulate: on Hopper a slower GEMM (docs/job.md, "The FP8
+// GEMMs' shares").
 enum class Fp8Recipe : std::uint8_t { Tensorwise, Blockwise };
 
 // The achieved fractions of peak the cost model applies (models/layer_costs.hpp). Defaults are
@@ -34,7 +35,7 @@ struct Efficiency {
   double experts = 1.0;
   // GEMMs run in FP8 (layout fp8): this share of their BF16 efficiency at the FP8 peak (1: twice
   // the BF16 rate), `fp8` with tensorwise scaling, `fp8_blockwise` with blockwise. Each fitted only
-  // on FP8 rows of its recipe (docs/job.md, "The FP8 GEMMs' share").
+  // on FP8 rows of its recipe (docs/job.md, "The FP8 GEMMs' shares").
   double fp8 = 1.0;
   double fp8_blockwise = 1.0;
   // Seconds of host time each pass of an MoE layer's block exposes (forward, its recompute,

@@ -36,7 +36,8 @@ double one_gemm_seconds(const GemmShape& x, GemmPass pass, const AcceleratorSpec
   return std::max(compute, memory);
 }
 
-double gemm_seconds(const std::vector<GemmShape>& gemms, GemmPass pass, const AcceleratorSpec& a, std::optional<Fp8Recipe> fp8) {
+double gemm_seconds(const std::vector<GemmShape>& gemms, GemmPass pass, const AcceleratorSpec& a,
+                    std::optional<Fp8Recipe> fp8) {
   double s = 0;
   for (const auto& x : gemms) s += one_gemm_seconds(x, pass, a, fp8);
   return s;

@@ -50,6 +50,7 @@ double fp8_cast_bytes(const std::vector<GemmShape>& gemms, GemmPass pass, bool f
 // nullopt for BF16.
 double one_gemm_seconds(const GemmShape& x, GemmPass pass, const AcceleratorSpec& a, std::optional<Fp8Recipe> fp8);
 // Seconds of `gemms` in one pass: the sum of one_gemm_seconds.
-double gemm_seconds(const std::vector<GemmShape>& gemms, GemmPass pass, const AcceleratorSpec& a, std::optional<Fp8Recipe> fp8);
+double gemm_seconds(const std::vector<GemmShape>& gemms, GemmPass pass, const AcceleratorSpec& a,
+                    std::optional<Fp8Recipe> fp8);
 
 }  // namespace stepsim

@@ -341,7 +341,8 @@ TpExposure tp_exposure(const LayerWork& w, const JobLayout& l, const ClusterSpec
   // 4.2.2 of Korthikanti 2022): only what outlasts half the weight gradients shows.
   if (pass == GemmPass::InputGrad && e.plain > 0) {
     const double half = e.plain / 2;
-    e.plain = half + std::max(0.0, half - gemm_seconds(w.gemms, GemmPass::WeightGrad, c.accelerator, l.fp8_gemms()) / 2);
+    e.plain =
+        half + std::max(0.0, half - gemm_seconds(w.gemms, GemmPass::WeightGrad, c.accelerator, l.fp8_gemms()) / 2);
   }
   return e;
 }

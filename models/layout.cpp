@@ -87,8 +87,8 @@ std::optional<InputProblem> check_layer_split(int layers, const JobLayout& l) {
 
 std::optional<InputProblem> check_precision(const JobLayout& l, const AcceleratorSpec& a) {
   if (l.fp8 && a.peak_fp8 <= 0)
-    return InputProblem{"fp8", fmt::format("{} has no FP8 tensor cores (no FP8 peak): its GEMMs run in BF16 only",
-                                           a.name)};
+    return InputProblem{"fp8",
+                        fmt::format("{} has no FP8 tensor cores (no FP8 peak): its GEMMs run in BF16 only", a.name)};
   return std::nullopt;
 }
 

@@ -31,8 +31,8 @@ namespace {
 // MoE passes' host time in seconds, the blockwise FP8 GEMMs' share: last, as it came last),
 // `extra` of them.
 std::vector<double> eff_vector(const Efficiency& e, int extra) {
-  std::vector<double> v = {e.gemm,    e.attention, e.memory, e.fabric,   e.network,
-                           e.contention, e.experts, e.fp8,   e.moe_host, e.fp8_blockwise};
+  std::vector<double> v = {e.gemm,       e.attention, e.memory, e.fabric,   e.network,
+                           e.contention, e.experts,   e.fp8,    e.moe_host, e.fp8_blockwise};
   v.resize(6 + static_cast<std::size_t>(extra));
   return v;
 }
@@ -48,8 +48,8 @@ Efficiency eff_of(const std::vector<double>& v) {
   if (v.size() > 9) e.fp8_blockwise = v[9];
   return e;
 }
-const char* kEffNames[] = {"gemm",    "attention", "memory", "fabric",   "network",
-                           "contention", "experts", "fp8",   "moe_host", "fp8_blockwise"};
+const char* kEffNames[] = {"gemm",       "attention", "memory", "fabric",   "network",
+                           "contention", "experts",   "fp8",    "moe_host", "fp8_blockwise"};
 
 // A measured or predicted figure: 4 significant digits, whole numbers from 10,000 on (not 1.445e+04).
 std::string figure(double v) { return std::abs(v) >= 1e4 ? fmt::format("{:.0f}", v) : fmt::format("{:.4g}", v); }
@@ -213,8 +213,8 @@ std::map<std::string, FitResult> fit_per_accelerator(const std::vector<MeasuredR
 // (fitted on their rows, or given).
 std::string eff_text(const Efficiency& e) {
   return fmt::format(
-      "gemm {:.3f}, attention {:.3f}, memory {:.3f}, fabric {:.3f}, network {:.3f}, contention {:.3f}{}{}{}{}",
-      e.gemm, e.attention, e.memory, e.fabric, e.network, e.contention,
+      "gemm {:.3f}, attention {:.3f}, memory {:.3f}, fabric {:.3f}, network {:.3f}, contention {:.3f}{}{}{}{}", e.gemm,
+      e.attention, e.memory, e.fabric, e.network, e.contention,
       e.experts != 1.0 ? fmt::format(", experts {:.3f}", e.experts) : "",
       e.fp8 != 1.0 ? fmt::format(", fp8 {:.3f}", e.fp8) : "",
       e.fp8_blockwise != 1.0 ? fmt::format(", fp8_blockwise {:.3f}", e.fp8_blockwise) : "",
@@ -254,9 +254,8 @@ void check_file(const std::string& file, const std::vector<MeasuredRun>& rows,
     (r.fit ? n_f : n_h)++;
     pts.push_back({r.table, static_cast<int>(r.metric), r.value, pred, r.line});
     const std::string what = r.label.substr(file.size() + 1);
-    std::vector<std::string> cells = {what, fmt::format("{} {}", figure(r.value), metric_unit(r.metric)),
-                                      figure(pred), fmt::format("{:+.1f}%", 100 * err),
-                                      r.fit ? "fit" : "held out"};
+    std::vector<std::string> cells = {what, fmt::format("{} {}", figure(r.value), metric_unit(r.metric)), figure(pred),
+                                      fmt::format("{:+.1f}%", 100 * err), r.fit ? "fit" : "held out"};
     const RowPrediction& p = predicted[i];
     if (over) cells.push_back(p.fits() ? "" : fmt::format("needs {:.1f} of {:.1f} GiB", gib(p.memory), gib(p.usable)));
     t.add_row(cells);

@@ -187,8 +187,8 @@ const std::vector<std::string>& layout_keys() {
   static const std::vector<std::string> keys = {
       "tp", "pp", "virtual_stages", "first_chunk_layers", "last_chunk_layers", "dp", "cp", "ep", "schedule", "zero",
       "fsdp", "sequence_parallel", "micro_batch", "global_batch", "recompute", "recompute_layers", "attention",
-      "overlap", "fp8", "fp8_recipe", "grad_bytes", "cp_split", "cp_comm", "ep_dispatch", "fp8_dispatch", "fp8_activations",
-      "expert_placement", "recompute_modules", "adam_moment_bytes", "expert_tp", "permute_fusion"};
+      "overlap", "fp8", "fp8_recipe", "grad_bytes", "cp_split", "cp_comm", "ep_dispatch", "fp8_dispatch",
+      "fp8_activations", "expert_placement", "recompute_modules", "adam_moment_bytes", "expert_tp", "permute_fusion"};
   // clang-format on
   return keys;
 }

@@ -1224,7 +1224,9 @@ TEST_CASE("TP communication overlap: an MoE block's collectives still wait", "[j
   const double T = 4096, h = 4096;
   const double gather = ring_seconds(Collective::AllGather, 4, T * h * 2, group_paths(s.cluster, l).tp);
   CHECK(a.forward.tp == Approx(4 * gather).epsilon(1e-12));
-  const auto one = [&](GemmShape g) { return gemm_seconds({g}, GemmPass::Forward, s.cluster.accelerator, std::nullopt); };
+  const auto one = [&](GemmShape g) {
+    return gemm_seconds({g}, GemmPass::Forward, s.cluster.accelerator, std::nullopt);
+  };
   const double attention = pipelined_tp_exposed(gather, one({T, (64 + 2 * 4) * 128 / 4.0, h}), 4) +
                            pipelined_tp_exposed(gather, one({T, h, 64 * 128 / 4.0}), 4);
   CHECK(b.forward.tp == Approx(attention + 2 * gather).epsilon(1e-12));

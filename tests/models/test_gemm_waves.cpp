@@ -101,7 +101,8 @@ TEST_CASE("the FP8 shares slow FP8 GEMMs only, each its recipe's, on top of the 
   const std::vector<GemmShape> expert = {{8192, 8192, 8192, 1, GemmPart::Experts}};
   CHECK(gemm_seconds(dense, GemmPass::Forward, a, std::nullopt) == Approx(flops / (989.4e12 * 0.8)));
   CHECK(gemm_seconds(dense, GemmPass::Forward, a, Fp8Recipe::Tensorwise) == Approx(flops / (1978.9e12 * 0.8 * 0.6)));
-  CHECK(gemm_seconds(expert, GemmPass::InputGrad, a, Fp8Recipe::Tensorwise) == Approx(flops / (1978.9e12 * 0.8 * 0.75 * 0.6)));
+  CHECK(gemm_seconds(expert, GemmPass::InputGrad, a, Fp8Recipe::Tensorwise) ==
+        Approx(flops / (1978.9e12 * 0.8 * 0.75 * 0.6)));
   // Blockwise GEMMs take their own share, and each recipe only its own.
   a.efficiency.fp8_blockwise = 0.4;
   CHECK(gemm_seconds(dense, GemmPass::Forward, a, Fp8Recipe::Blockwise) == Approx(flops / (1978.9e12 * 0.8 * 0.4)));

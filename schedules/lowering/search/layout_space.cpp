@@ -163,12 +163,10 @@ std::vector<std::unique_ptr<Axis>> layout_axes(const SearchSpec& spec) {
   axes.push_back(fixed_key<int>(listed_or(a.zero, {0, 1, 2, 3}), [](Candidate& c, int v) { c.layout.zero = v; }));
   axes.push_back(
       fixed_key<int>(listed_or(a.micro_batch, kAutoMicroBatch), [](Candidate& c, int v) { c.layout.micro_batch = v; }));
-  axes.push_back(
-      fixed_key<JobRecompute>(recompute_values(a, base),
-                              [&base](Candidate& c, JobRecompute v) {
-                                c.layout.recompute = v;
-                                c.layout.recompute_layers = v == JobRecompute::Full ? base.recompute_layers : -1;
-                              }));
+  axes.push_back(fixed_key<JobRecompute>(recompute_values(a, base), [&base](Candidate& c, JobRecompute v) {
+    c.layout.recompute = v;
+    c.layout.recompute_layers = v == JobRecompute::Full ? base.recompute_layers : -1;
+  }));
   // Sequence parallelism splits the TP group's work: without TP there is one layout (off),
   // whatever the list says (else each listed value would repeat the same layout).
   axes.push_back(dependent_key<int>(
