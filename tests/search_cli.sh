@@ -49,7 +49,7 @@ grep -q "leaves out" <<<"$out" && fail "search-impossible: opening sequence_para
 # space leaves ep out of a dense model and keeps all six keys here (3,840 layouts).
 out="$("$stepsim" search scenarios/search-first-try.yaml 2>/dev/null)"
 grep -q "^1 layout considered: 0 pruned by divisibility, 0 by schedule, 1 by memory" <<<"$out" || fail "first try: $out"
-grep -Fq "  - search the layout keys this file leaves out (tp, pp, zero, recompute, sequence_parallel, cp: each is fixed at job_step's default; \`auto\` searches one): the fastest layout that fits is then 512 cards: tp 4 pp 4 dp 16 cp 2 zero 1 1f1b, mbs 1, recompute none, sp, step 7.790 s, 49.1 GiB per GPU" <<<"$out" || fail "first try suggestion: $out"
+grep -Fq "  - search the layout keys this file leaves out (tp, pp, zero, recompute, sequence_parallel, cp: each is fixed at job_step's default; \`auto\` searches one): with them searched and the rest as in the nearest miss, the fastest layout that fits is 512 cards: tp 4 pp 4 dp 16 cp 2 zero 1 1f1b, mbs 1, recompute none, sp, step 7.790 s, 49.1 GiB per GPU" <<<"$out" || fail "first try suggestion: $out"
 # Searching those keys by hand finds the same layout first.
 sed -e 's/    global_batch: 512/    global_batch: 512\n    tp: auto\n    pp: auto\n    zero: auto\n    recompute: auto\n    sequence_parallel: auto\n    cp: auto/' \
   scenarios/search-first-try.yaml | sed 's|models/|'"$PWD"'/scenarios/models/|' >"$tmp/opened.yaml"
@@ -63,13 +63,20 @@ out="$("$stepsim" search scenarios/search-long-context-32xh100.yaml --set search
 run "$stepsim" search scenarios/search-gpt3-1024xa100.yaml --set search.layout.fp8=true
 [[ $code == 2 && "$err" == "error: --set: search.layout.fp8: a100-sxm-80gb has no FP8 tensor cores (no FP8 peak): its GEMMs run in BF16 only" ]] ||
   fail "fp8 on A100 in a search: $code $err"
+# The second search holds every key but the opened ones at the nearest miss's values: the fuzzer's
+# mutant of the GPT-3 search without pp (tp, v, schedule, micro-batch and recompute searched) opens
+# pp, sequence_parallel and cp at tp 8, v 1, 1f1b, mbs 1, full recompute, not over all 81,480 layouts.
+sed 's|models/|'"$PWD"'/scenarios/models/|; s|hardware/|'"$PWD"'/scenarios/hardware/|' \
+  tests/fuzz_regressions/A-mutant-hang-c6a1b6214158.yaml >"$tmp/no-pp.yaml"
+out="$("$stepsim" search "$tmp/no-pp.yaml" 2>/dev/null)"
+grep -Fq "(pp, sequence_parallel, cp: each is fixed at job_step's default; \`auto\` searches one): with them searched and the rest as in the nearest miss, the fastest layout that fits is 1024 cards: tp 8 pp 4 dp 32 zero 1 1f1b, mbs 1, recompute full, sp, step 28.051 s, 23.4 GiB per GPU" <<<"$out" || fail "no-pp: $out"
 # An MoE file that sets the pipeline's ends but leaves pp out: its one layout cannot run, and the
 # message says why; opening what it leaves out (tp, pp, sequence_parallel, cp) names one that does.
 grep -v -e '^    tp: ' -e '^    pp: 4' -e '^    sequence_parallel' -e '^    expert_tp' \
   scenarios/search-moe-256xh100.yaml >"$tmp/moe-first.yaml"
 out="$("$stepsim" search "$tmp/moe-first.yaml" 2>/dev/null)"
 grep -Fq "nearest miss: the one layout considered cannot run: layout.first_chunk_layers: sets a pipeline end's layers but the model is one chunk" <<<"$out" || fail "moe first try: $out"
-grep -Fq "(tp, pp, sequence_parallel, cp: each is fixed at job_step's default; \`auto\` searches one): the fastest layout that fits is then 256 cards: tp 1 pp 4 dp 64 ep 8 zero 1 1f1b, mbs 1, recompute full, step 10.236 s, 68.1 GiB per GPU" <<<"$out" || fail "moe first try suggestion: $out"
+grep -Fq "(tp, pp, sequence_parallel, cp: each is fixed at job_step's default; \`auto\` searches one): with them searched and the rest as in the nearest miss, the fastest layout that fits is 256 cards: tp 1 pp 4 dp 64 ep 8 zero 1 1f1b, mbs 1, recompute full, step 10.236 s, 68.1 GiB per GPU" <<<"$out" || fail "moe first try suggestion: $out"
 
 # The experts' TP searched (MoE parallel folding): expert TP 1 under TP 2 is the fastest, the
 # unfolded TP 4 six times slower (its EP group over 4 nodes); folding without sequence

@@ -346,13 +346,35 @@ void open_key(SearchAxes& a, std::string_view key) {
   if (key == "cp") a.cp.clear();
 }
 
+// Every key of the space held at `at`'s value (one layout), for opening some of them again.
+void pin_axes(SearchAxes& a, const Candidate& at) {
+  const JobLayout& l = at.layout;
+  a.cards = {at.cards};
+  a.tp = {l.tp};
+  a.pp = {l.pp};
+  a.vpp = {l.vpp};
+  a.cp = {l.cp};
+  a.cp_comm = {l.cp_comm};
+  a.ep = {l.ep};
+  a.micro_batch = {l.micro_batch};
+  a.zero = {l.zero};
+  a.recompute = {l.recompute};
+  a.sequence_parallel = {l.sequence_parallel ? 1 : 0};
+  a.expert_tp = {l.expert_tp};
+  a.schedule = {l.schedule};
+  a.default_schedule = false;
+  a.global_batch = {l.global_batch};
+  if (a.dp_listed) a.dp = {l.dp};
+}
+
 // When nothing fits or runs, the layout that would if the keys the file leaves out (fixed at
-// job_step's default) were searched: the search again, at one card count and global batch, with
-// those keys `auto`, taken in kOpenableKeys order, each if the product of the opened keys' domains
-// stays within kMaxOpened. Nothing when opening them does not help either.
-std::optional<std::string> opened_left_out(const SearchSpec& spec, const SearchOptions& opt, std::int64_t cards,
-                                           std::int64_t global_batch) {
+// job_step's default) were searched: the search again, every key held at `at` (the layout that
+// came closest) but those, `auto`, taken in kOpenableKeys order, each if the product of the opened
+// keys' domains stays within kMaxOpened: at most that many layouts, whatever the file's space.
+// Nothing when opening them does not help either.
+std::optional<std::string> opened_left_out(const SearchSpec& spec, const SearchOptions& opt, const Candidate& at) {
   SearchSpec open = spec;
+  pin_axes(open.axes, at);
   std::vector<std::string> opened;
   std::size_t size = 1;
   for (const std::string& k : spec.axes.left_out) {
@@ -364,8 +386,6 @@ std::optional<std::string> opened_left_out(const SearchSpec& spec, const SearchO
   }
   if (opened.empty()) return std::nullopt;
   open.axes.left_out.clear();
-  open.axes.cards = {cards};
-  open.axes.global_batch = {global_batch};
   open.top = 1;
   SearchOptions o;
   o.jobs = opt.jobs;
@@ -374,7 +394,8 @@ std::optional<std::string> opened_left_out(const SearchSpec& spec, const SearchO
   const Evaluated& e = r.top.front();
   return fmt::format(
       "search the layout keys this file leaves out ({}: each is fixed at job_step's default; `auto` searches "
-      "one): the fastest layout that fits is then {}, step {:.3f} s, {:.1f} GiB per GPU",
+      "one): with them searched and the rest as in the nearest miss, the fastest layout that fits is {}, step "
+      "{:.3f} s, {:.1f} GiB per GPU",
       fmt::join(opened, ", "), layout_label(e.c), to_s(e.step), gib(e.memory.total()));
 }
 
@@ -385,7 +406,7 @@ NearestMiss nothing_fits(const SearchSpec& spec, const SearchOptions& opt, const
       "no layout fits in memory: the smallest, {}, needs {:.1f} GiB per GPU and {} has {:.1f} GiB usable "
       "({:.1f} GiB over)",
       layout_label(s.c), gib(s.analytic_memory), spec.cluster.accelerator.name, gib(cap), gib(s.analytic_memory - cap));
-  if (auto opened = opened_left_out(spec, opt, s.c.cards, s.c.layout.global_batch))
+  if (auto opened = opened_left_out(spec, opt, s.c))
     miss.changes.push_back(std::move(*opened));
   miss.changes.push_back(fmt::format("an accelerator with at least {:.1f} GiB usable per GPU", gib(s.analytic_memory)));
   // More cards, f times as many, until a layout fits: the same one with f times the
@@ -480,8 +501,11 @@ SearchResult run_search(const SearchSpec& spec, const SearchOptions& opt) {
           "none of the {} layouts considered can run: {} do not divide the model, cluster or batch "
           "(most often at layout.{}), {} the schedule cannot run",
           n.considered, n.divisibility, res.divisibility_example.empty() ? "?" : res.divisibility_example, n.schedule);
-    const std::int64_t batch = spec.axes.global_batch.empty() ? spec.base.global_batch : spec.axes.global_batch.front();
-    if (auto opened = opened_left_out(spec, opt, cards, batch)) miss.changes.push_back(std::move(*opened));
+    if (n.considered == 1) {  // the one layout the file describes: its keys' values, some opened again
+      Candidate only;
+      enumerate_layouts(spec, [&only](const Candidate& c) { only = c; });
+      if (auto opened = opened_left_out(spec, opt, only)) miss.changes.push_back(std::move(*opened));
+    }
     miss.changes.push_back("open more values (tp, pp, micro_batch, cards) or change the global batch");
     res.miss = miss;
   }
