@@ -70,6 +70,12 @@ sed 's|models/|'"$PWD"'/scenarios/models/|; s|hardware/|'"$PWD"'/scenarios/hardw
   tests/fuzz_regressions/A-mutant-hang-c6a1b6214158.yaml >"$tmp/no-pp.yaml"
 out="$("$stepsim" search "$tmp/no-pp.yaml" 2>/dev/null)"
 grep -Fq "(pp, sequence_parallel, cp: each is fixed at job_step's default; \`auto\` searches one): with them searched and the rest as in the nearest miss, the fastest layout that fits is 1024 cards: tp 8 pp 4 dp 32 zero 1 1f1b, mbs 1, recompute full, sp, step 28.051 s, 23.4 GiB per GPU" <<<"$out" || fail "no-pp: $out"
+# A job_step without a layout points to the search that finds one.
+printf 'name: bare\njob_step:\n  model: {file: %s/scenarios/models/llama3-8b.yaml}\n  hardware: {preset: h100-sxm, gpus: 8}\n' \
+  "$PWD" >"$tmp/bare.yaml"
+run "$stepsim" run "$tmp/bare.yaml"
+[[ $code == 2 && "$err" == "error: $tmp/bare.yaml:3: job_step.layout: missing (tp, pp, dp, global_batch, ...); to find one, put the model and hardware under \`search:\` with layout: {global_batch: N} and run \`stepsim search\` (docs/search.md)" ]] ||
+  fail "job_step without a layout: $code $err"
 # An MoE file that sets the pipeline's ends but leaves pp out: its one layout cannot run, and the
 # message says why; opening what it leaves out (tp, pp, sequence_parallel, cp) names one that does.
 grep -v -e '^    tp: ' -e '^    pp: 4' -e '^    sequence_parallel' -e '^    expert_tp' \

@@ -394,7 +394,10 @@ JobStepScenario read_job_step_fields(const Reader& r) {
   JobStepScenario sc;
   if (!r.has("model")) r.fail("model", "missing (a model file, fields or a built-in name)");
   if (!r.has("hardware")) r.fail("hardware", "missing (preset, gpus, ...)");
-  if (!r.has("layout")) r.fail("layout", "missing (tp, pp, dp, global_batch, ...)");
+  if (!r.has("layout"))
+    r.fail("layout",
+           "missing (tp, pp, dp, global_batch, ...); to find one, put the model and hardware under `search:` with "
+           "layout: {global_batch: N} and run `stepsim search` (docs/search.md)");
   sc.spec.model = read_job_model(r, "model");
   sc.spec.cluster = read_cluster(r, "hardware");
   const Reader hw = r.child("hardware");
