@@ -501,7 +501,7 @@ SearchResult run_search(const SearchSpec& spec, const SearchOptions& opt) {
           "none of the {} layouts considered can run: {} do not divide the model, cluster or batch "
           "(most often at layout.{}), {} the schedule cannot run",
           n.considered, n.divisibility, res.divisibility_example.empty() ? "?" : res.divisibility_example, n.schedule);
-    if (n.considered == 1) {  // the one layout the file describes: its keys' values, some opened again
+    if (n.considered == 1 && opt.shard_count == 1) {  // the file's one layout, some of its keys opened again
       Candidate only;
       enumerate_layouts(spec, [&only](const Candidate& c) { only = c; });
       if (auto opened = opened_left_out(spec, opt, only)) miss.changes.push_back(std::move(*opened));
