@@ -129,6 +129,10 @@ struct JobLayout {
   bool overlap_pp = true;            // PP sends run beside the compute (false: they block the sender)
   bool overlap_pairs = true;         // DualPipe pairs run their in-pass collectives beside their compute
   bool overlap_tp = false;           // TP collectives pipelined with their GEMMs (TE userbuffers; needs SP)
+  // 1F1B's steady-state forward and backward of two micro-batches as one overlapped pair, each half's
+  // expert all-to-alls (and other in-pass collectives) beside the other's compute: Megatron-Core's
+  // --overlap-moe-expert-parallel-comm (schedules/pipeline/forward_backward_pairs.hpp).
+  bool overlap_ep_a2a = false;
   bool fp8 = false;                  // GEMMs at the FP8 peak
   Fp8Recipe fp8_recipe = Fp8Recipe::Tensorwise;   // how FP8 GEMMs scale their operands
   EpDispatch ep_dispatch = EpDispatch::AllToAll;  // how MoE tokens reach their experts' GPUs

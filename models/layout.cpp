@@ -156,9 +156,28 @@ std::optional<InputProblem> check_recompute_modules(const JobModel& m, const Job
 }
 }  // namespace
 
+namespace {
+// overlap.ep_a2a needs the expert exchange and, under a pipeline, interleaved 1F1B (not settings:
+// a search opens ep and schedule).
+std::optional<InputProblem> check_forward_backward_pairs(const JobLayout& l) {
+  if (l.overlap_ep_a2a && l.ep <= 1)
+    return InputProblem{"overlap.ep_a2a",
+                        "overlaps the expert all-to-alls of one micro-batch with another's compute: "
+                        "needs ep > 1"};
+  if (l.overlap_ep_a2a && l.pp > 1 && !(l.schedule == "interleaved-1f1b" && l.vpp > 1))
+    return InputProblem{"overlap.ep_a2a",
+                        fmt::format("pairs the steady state of interleaved-1f1b with virtual_stages > 1 under a "
+                                    "pipeline (Megatron-Core requires VPP), not {} with {} (DualPipe pairs its own: "
+                                    "overlap.pairs)",
+                                    l.schedule, l.vpp > 1 ? fmt::format("virtual_stages {}", l.vpp) : "one chunk")};
+  return std::nullopt;
+}
+}  // namespace
+
 std::optional<InputProblem> check_layout(const JobModel& m, const JobLayout& l, std::int64_t gpus) {
   if (auto p = check_layout_settings(l)) return p;
   if (auto p = check_sizes(m, l)) return p;
+  if (auto p = check_forward_backward_pairs(l)) return p;
   const auto& s = m.shape;
   const int kv = s.kv_heads > 0 ? s.kv_heads : s.heads;
   if (s.heads % l.tp != 0 || kv % l.tp != 0)

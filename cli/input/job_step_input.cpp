@@ -235,12 +235,13 @@ JobLayout read_layout(const Reader& r) {
   l.attention = *attention;
   if (r.has("overlap")) {
     const Reader o = r.child("overlap");
-    o.only({"grad_reduce", "param_gather", "pp", "pairs", "tp"});
+    o.only({"grad_reduce", "param_gather", "pp", "pairs", "tp", "ep_a2a"});
     l.overlap_grad_reduce = o.flag("grad_reduce", true);
     l.overlap_param_gather = o.flag("param_gather", true);
     l.overlap_pp = o.flag("pp", true);
     l.overlap_pairs = o.flag("pairs", true);
     l.overlap_tp = o.flag("tp", false);
+    l.overlap_ep_a2a = o.flag("ep_a2a", false);
   }
   l.fp8 = r.flag("fp8", false);
   if (const auto recipe = r.opt_text("fp8_recipe")) {

@@ -45,7 +45,8 @@ std::string column_of(const std::string& key) {
                                                              {"routing.hot_experts", "hot_experts"},
                                                              {"routing.hot_load", "hot_load"},
                                                              {"routing", "hot_load"},
-                                                             {"overlap.tp", "overlap_tp"}};
+                                                             {"overlap.tp", "overlap_tp"},
+                                                             {"overlap.ep_a2a", "overlap_ep_a2a"}};
   const auto it = columns.find(key);
   return it == columns.end() ? key : it->second;
 }
@@ -210,6 +211,7 @@ JobLayout read_layout(const RowCells& row, const std::string& file, int n) {
   l.overlap_grad_reduce = row.integer("overlap_dp", 1) == 1;
   l.overlap_pp = row.integer("overlap_pp", 1) == 1;
   l.overlap_tp = row.integer("overlap_tp", 0) == 1;
+  l.overlap_ep_a2a = row.integer("overlap_ep_a2a", 0) == 1;
   l.attention = row.named("attention", "attention kernel", "flash", attention_from_name, "flash or unfused");
   l.grad_bytes = row.count("grad_bytes", 4);
   l.adam_moment_bytes = row.count("adam_moment_bytes", 4);

@@ -53,6 +53,7 @@ std::string layout_line(const JobStepSpec& s) {
       !l.sequence_parallel ? ""
       : l.tp_overlapped()  ? ", sequence parallel, TP communication overlapped"
                            : ", sequence parallel");
+  if (l.overlap_ep_a2a) out += ", forward-backward pairs (EP all-to-all overlap)";
   if (l.fp8) {
     std::vector<std::string> how;
     if (l.fp8_recipe == Fp8Recipe::Blockwise) how.emplace_back("blockwise scaling");
@@ -297,6 +298,7 @@ nlohmann::ordered_json layout_json(const JobStepRun& run) {
                                }()},
                               {"sequence_parallel", l.sequence_parallel}};
   if (l.tp_overlapped()) j["overlap_tp"] = true;  // absent: the TP collectives wait
+  if (l.overlap_ep_a2a) j["overlap_ep_a2a"] = true;  // absent: 1F1B's forwards and backwards one by one
   if (l.fp8) j["fp8_recipe"] = fp8_recipe_name(l.fp8_recipe);
   if (l.fp8) j["fp8_activations"] = l.fp8_activations;
   if (l.folded()) j["expert_tp"] = l.etp();

@@ -9,6 +9,7 @@
 
 #include <fmt/format.h>
 
+#include "schedules/pipeline/forward_backward_pairs.hpp"
 #include "sim/checked.hpp"
 #include "sim/critical_path.hpp"
 #include "sim/engine.hpp"
@@ -437,7 +438,8 @@ PipelinePlan job_pipeline_plan(const JobLayout& l) {
                                                          "needs interleaved-1f1b",
                                                          l.schedule, l.vpp));
   try {
-    return plan_for(ps);
+    PipelinePlan plan = plan_for(ps);
+    return l.overlap_ep_a2a ? pair_forward_backward(std::move(plan)) : plan;
   } catch (const SpecError& e) { throw SpecError("layout.schedule", e.what()); }
 }
 }  // namespace
