@@ -70,6 +70,16 @@ sed 's|models/|'"$PWD"'/scenarios/models/|; s|hardware/|'"$PWD"'/scenarios/hardw
   tests/fuzz_regressions/A-mutant-hang-c6a1b6214158.yaml >"$tmp/no-pp.yaml"
 out="$("$stepsim" search "$tmp/no-pp.yaml" 2>/dev/null)"
 grep -Fq "(pp, sequence_parallel, cp: each is fixed at job_step's default; \`auto\` searches one): with them searched and the rest as in the nearest miss, the fastest layout that fits is 1024 cards: tp 8 pp 4 dp 32 zero 1 1f1b, mbs 1, recompute full, sp, step 28.051 s, 23.4 GiB per GPU" <<<"$out" || fail "no-pp: $out"
+# `validate` reads a search file whole (errors at file, line and key); `run` on one says which
+# command takes it.
+for f in scenarios/search-*.yaml; do
+  [[ "$("$stepsim" validate "$f")" == "$f: ok" ]] || fail "validate $f"
+done
+run "$stepsim" validate scenarios/search-first-try.yaml --set search.layout.tp=3x
+[[ $code == 2 && "$err" == "error: --set: search.layout.tp: '3x' is not a whole number" ]] || fail "validate bad: $err"
+run "$stepsim" run scenarios/search-first-try.yaml
+[[ $code == 2 && "$err" == *"search: a layout search: \`stepsim search FILE\` runs it (and \`stepsim validate FILE\` checks it)" ]] ||
+  fail "run on a search file: $code $err"
 # A job_step without a layout points to the search that finds one.
 printf 'name: bare\njob_step:\n  model: {file: %s/scenarios/models/llama3-8b.yaml}\n  hardware: {preset: h100-sxm, gpus: 8}\n' \
   "$PWD" >"$tmp/bare.yaml"

@@ -64,6 +64,9 @@ std::string overview(const CLI::App& app) {
   for (const auto& k : scenario_kinds())
     out += fmt::format("  {:<14} {:<24} {}\n", k.section,
                        k.command == "run" ? "run, compare, validate" : fmt::format("{}, validate", k.command), k.what);
+  // A layout search has its own reader (cli/input/search_input.hpp), not a scenario kind.
+  out += fmt::format("  {:<14} {:<24} {}\n", "search", "search, validate",
+                     "layouts of a job: the fastest that fits, the fewest cards that meet a deadline");
   out +=
       "\nglobal options: --verbose (notes on stderr), --quiet (errors only), --version, -h/--help\n"
       "`stepsim COMMAND --help` lists a command's options.\n"

@@ -18,6 +18,8 @@ Scenario read(std::shared_ptr<Source> src) {
   sc.file = src->file;
   sc.source = src;
   Reader top(src, src->root, "");
+  if (top.has("search"))  // its own reader (search_input.hpp): say which command takes it
+    top.fail("search", "a layout search: `stepsim search FILE` runs it (and `stepsim validate FILE` checks it)");
   top.only({"name", "description", "pipeline", "data_parallel", "job", "plan", "rl", "moe", "job_step"});
   sc.name = top.opt_text("name").value_or(src->file);
   sc.description = top.opt_text("description").value_or("");
