@@ -154,13 +154,13 @@ const char* fit_stage_name(FitStage s, bool dense_fitted) {
 }
 
 // One calibration per accelerator: fitted on the given rows of that accelerator. Each fit's
-// residuals are in the order of that accelerator's rows as given. Four stages: the six dense
+// residuals are in the order of that accelerator's rows as given. Five stages: the six dense
 // efficiencies on the BF16 dense models' rows (from the preset); then moe_block_parameter alone
-// on the BF16 rows of MoE blocks alone; then the FP8 GEMMs' share alone on the FP8 rows; then the
-// MoE passes' host time alone on the BF16 rows of MoE models' whole steps; each stage holds what
-// the ones before it fitted (the preset's where they had no rows). Fitted together, a few MoE rows
-// trade the dense parameters against each other and the dense rows' fit (one Llama 3 row and four
-// MoE-layer rows sent attention to 0.18).
+// on the BF16 rows of MoE blocks alone; then each FP8 recipe's share alone on its FP8 rows
+// (tensorwise, then blockwise); then the MoE passes' host time alone on the BF16 rows of MoE
+// models' whole steps; each stage holds what the ones before it fitted (the preset's where they
+// had no rows). Fitted together, a few MoE rows trade the dense parameters against each other and
+// the dense rows' fit (one Llama 3 row and four MoE-layer rows sent attention to 0.18).
 std::map<std::string, FitResult> fit_per_accelerator(const std::vector<MeasuredRun>& rows, unsigned jobs) {
   std::map<std::string, std::vector<const MeasuredRun*>> by_hw;
   for (const auto& r : rows) by_hw[r.hw].push_back(&r);
