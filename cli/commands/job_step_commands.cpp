@@ -4,6 +4,7 @@
 #include <cmath>
 #include <fstream>
 #include <functional>
+#include <iterator>
 #include <map>
 #include <memory>
 #include <tuple>
@@ -26,30 +27,34 @@ namespace stepsim::cli {
 
 namespace {
 
-// Efficiency parameters as a vector: the six dense ones, then those each fitted only where its
-// rows are (the routed experts' and the tensorwise FP8 GEMMs' shares of the GEMM efficiency, the
-// MoE passes' host time in seconds, the blockwise FP8 GEMMs' share: last, as it came last),
-// `extra` of them.
+// The efficiency parameters in --efficiency's and the fit vector's order: the six dense ones, then
+// those each fitted only where its rows are (the routed experts' and the tensorwise FP8 GEMMs'
+// shares of the GEMM efficiency, the MoE passes' host time in seconds, the blockwise FP8 GEMMs'
+// share: last, as it came last), with their names.
+constexpr double Efficiency::*kEffFields[] = {
+    &Efficiency::gemm,     &Efficiency::attention,    &Efficiency::memory,  &Efficiency::fabric,
+    &Efficiency::network,  &Efficiency::contention,   &Efficiency::experts, &Efficiency::fp8,
+    &Efficiency::moe_host, &Efficiency::fp8_blockwise};
+const char* kEffNames[] = {"gemm",       "attention", "memory", "fabric",   "network",
+                           "contention", "experts",   "fp8",    "moe_host", "fp8_blockwise"};
+static_assert(std::size(kEffFields) == std::size(kEffNames));
+
+// The six dense efficiencies and `extra` of the others, as a vector.
 std::vector<double> eff_vector(const Efficiency& e, int extra) {
-  std::vector<double> v = {e.gemm,       e.attention, e.memory, e.fabric,   e.network,
-                           e.contention, e.experts,   e.fp8,    e.moe_host, e.fp8_blockwise};
-  v.resize(6 + static_cast<std::size_t>(extra));
+  std::vector<double> v;
+  for (std::size_t i = 0; i < 6 + static_cast<std::size_t>(extra); ++i) v.push_back(e.*kEffFields[i]);
   return v;
 }
 // How many of those to show: up to the last not at its default (fitted, or given).
 int extra_shown(const Efficiency& e) {
   return e.fp8_blockwise != 1.0 ? 4 : e.moe_host != 0 ? 3 : e.fp8 != 1.0 ? 2 : e.experts != 1.0 ? 1 : 0;
 }
+// A vector's values, the parameters past its end at their defaults.
 Efficiency eff_of(const std::vector<double>& v) {
-  Efficiency e{v[0], v[1], v[2], v[3], v[4], v[5]};  // the others at their defaults unless given
-  if (v.size() > 6) e.experts = v[6];
-  if (v.size() > 7) e.fp8 = v[7];
-  if (v.size() > 8) e.moe_host = v[8];
-  if (v.size() > 9) e.fp8_blockwise = v[9];
+  Efficiency e;
+  for (std::size_t i = 0; i < v.size(); ++i) e.*kEffFields[i] = v[i];
   return e;
 }
-const char* kEffNames[] = {"gemm",       "attention", "memory", "fabric",   "network",
-                           "contention", "experts",   "fp8",    "moe_host", "fp8_blockwise"};
 
 // A measured or predicted figure: 4 significant digits, whole numbers from 10,000 on (not 1.445e+04).
 std::string figure(double v) { return std::abs(v) >= 1e4 ? fmt::format("{:.0f}", v) : fmt::format("{:.4g}", v); }
