@@ -45,8 +45,8 @@ grep -q "128 cards (tp 8 pp 1, dp 16, zero 3)" <<<"$out"
 grep -q "leaves out" <<<"$out" && fail "search-impossible: opening sequence_parallel and cp fits nothing, so no line: $out"
 
 # Nothing fits because the file leaves the layout keys out: the keys are named, and the layout
-# that fits once they are searched, with its simulated step and memory; the cap on the opened
-# space leaves ep out of a dense model and keeps all six keys here (3,840 layouts).
+# that fits once they are searched, with its simulated step and memory; all six keys of a dense
+# model fit within the 4,096 layouts the second search may walk (2,240).
 out="$("$stepsim" search scenarios/search-first-try.yaml 2>/dev/null)"
 grep -q "^1 layout considered: 0 pruned by divisibility, 0 by schedule, 1 by memory" <<<"$out" || fail "first try: $out"
 grep -Fq "  - search the layout keys this file leaves out (tp, pp, zero, recompute, sequence_parallel, cp: each is fixed at job_step's default; \`auto\` searches one): with them searched and the rest as in the nearest miss, the fastest layout that fits is 512 cards: tp 4 pp 4 dp 16 cp 2 zero 1 1f1b, mbs 1, recompute none, sp, step 7.790 s, 49.1 GiB per GPU" <<<"$out" || fail "first try suggestion: $out"
@@ -54,6 +54,7 @@ grep -Fq "  - search the layout keys this file leaves out (tp, pp, zero, recompu
 sed -e 's/    global_batch: 512/    global_batch: 512\n    tp: auto\n    pp: auto\n    zero: auto\n    recompute: auto\n    sequence_parallel: auto\n    cp: auto/' \
   scenarios/search-first-try.yaml | sed 's|models/|'"$PWD"'/scenarios/models/|' >"$tmp/opened.yaml"
 out="$("$stepsim" search "$tmp/opened.yaml" --top 1 2>/dev/null)"
+grep -q "^2240 layouts considered" <<<"$out" || fail "first try opened by hand, its space: $out"
 grep -Eq "^1 +512 +4 +4 +1 +16 +2 +1 +1f1b +1 +none +yes +7\.790 s" <<<"$out" || fail "first try opened by hand: $out"
 # FP8 is stated under the first line (every layout shares it; MFU is then against the FP8 peak);
 # an accelerator without FP8 tensor cores refuses it at the key.

@@ -322,19 +322,8 @@ void simulate_cards(const SearchSpec& spec, const SearchOptions& opt, std::vecto
   }
 }
 
-// Largest product of the opened keys' `auto` domains (opened_left_out): a few thousand layouts.
-constexpr std::size_t kMaxOpened = 4096;
-
-std::size_t auto_domain_size(const SearchSpec& spec, std::string_view key) {
-  std::size_t experts_divisors = 0;
-  for (int d = 1; d <= spec.model.experts; ++d) experts_divisors += spec.model.experts % d == 0 ? 1 : 0;
-  if (key == "tp" || key == "cp") return auto_tp(spec.cluster).size();
-  if (key == "pp") return auto_pp(spec.model, spec.base).size();
-  if (key == "zero") return 4;
-  if (key == "recompute") return 3;
-  if (key == "sequence_parallel") return 2;
-  return std::max<std::size_t>(1, experts_divisors);  // ep
-}
+// The most layouts the second search of a nearest miss may walk (opened_left_out).
+constexpr std::int64_t kMaxOpened = 4096;
 
 void open_key(SearchAxes& a, std::string_view key) {
   if (key == "tp") a.tp.clear();
@@ -369,19 +358,22 @@ void pin_axes(SearchAxes& a, const Candidate& at) {
 
 // When nothing fits or runs, the layout that would if the keys the file leaves out (fixed at
 // job_step's default) were searched: the search again, every key held at `at` (the layout that
-// came closest) but those, `auto`, taken in kOpenableKeys order, each if the product of the opened
-// keys' domains stays within kMaxOpened: at most that many layouts, whatever the file's space.
+// came closest) but those, `auto`, taken in kOpenableKeys order, each if the space the
+// enumeration then walks stays within kMaxOpened layouts, whatever the file's own space.
 // Nothing when opening them does not help either.
 std::optional<std::string> opened_left_out(const SearchSpec& spec, const SearchOptions& opt, const Candidate& at) {
   SearchSpec open = spec;
   pin_axes(open.axes, at);
   std::vector<std::string> opened;
-  std::size_t size = 1;
   for (const std::string& k : spec.axes.left_out) {
-    const std::size_t n = auto_domain_size(spec, k);
-    if (size * n > kMaxOpened) continue;
-    size *= n;
+    const SearchAxes before = open.axes;
     open_key(open.axes, k);
+    std::int64_t layouts = 0;
+    enumerate_layouts(open, [&layouts](const Candidate&) { ++layouts; });
+    if (layouts > kMaxOpened) {
+      open.axes = before;
+      continue;
+    }
     opened.push_back(k);
   }
   if (opened.empty()) return std::nullopt;
