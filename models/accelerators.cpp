@@ -66,28 +66,36 @@ std::vector<std::string> cluster_preset_names() {
   return out;
 }
 
-PathBandwidth group_path(const ClusterSpec& c, std::int64_t nodes_spanned, bool) {
+PathBandwidth group_path(const ClusterSpec& c, std::int64_t nodes_spanned, std::int64_t members_per_node) {
   PathBandwidth p;
   const Efficiency& e = c.accelerator.efficiency;
+  // Inside a node: NVLink/NVSwitch per GPU; PCIe-only cards without P2P bounce through host
+  // memory, each byte crossing PCIe twice (half the rate).
+  const double fabric =
+      (c.node.fabric_bandwidth > 0 ? static_cast<double>(c.node.fabric_bandwidth)
+                                   : static_cast<double>(c.node.pcie_bandwidth) / (c.node.p2p ? 1.0 : 2.0)) *
+      e.fabric;
   if (nodes_spanned <= 1) {
-    // Inside a node: NVLink/NVSwitch per GPU; PCIe-only cards without P2P bounce through host
-    // memory, each byte crossing PCIe twice (half the rate).
-    double bw = c.node.fabric_bandwidth > 0 ? static_cast<double>(c.node.fabric_bandwidth)
-                                            : static_cast<double>(c.node.pcie_bandwidth) / (c.node.p2p ? 1.0 : 2.0);
-    p.bytes_per_second = bw * e.fabric;
+    p.bytes_per_second = p.ring_bytes_per_second = fabric;
     p.step_latency = c.node.fabric_latency;
     return p;
   }
-  // Across nodes: a ring over rails uses every GPU's share of the node's NICs (NCCL's rings run
-  // one per NIC), capped by the GPU's own PCIe/fabric path to the NIC.
-  double bw = static_cast<double>(c.network.nic_bandwidth) * c.network.nics / std::max(1, c.node.gpus);
+  // Across nodes: a member's share of the node's NICs (NCCL's rings run one per NIC).
+  const double share = static_cast<double>(c.network.nic_bandwidth) * c.network.nics / std::max(1, c.node.gpus);
   double over = 1.0;
   for (const auto& t : c.network.tiers) {
     over = t.oversubscription;
     if (t.nodes == 0 || nodes_spanned <= t.nodes) break;
   }
   // Only tiers the group crosses count: inside the first tier's size the first ratio applies.
-  p.bytes_per_second = bw / std::max(1.0, over) * e.network;
+  p.bytes_per_second = share / std::max(1.0, over) * e.network;
+  // A ring with k members on a node: its cross-node traffic leaves through the k members' NICs.
+  // Its hops inside the node carry (k-1)/k of a member's traffic on NVLink; on a PCIe-only node
+  // all of it crosses the member's own PCIe lane (to a peer, through host memory, or to a NIC).
+  // Whichever is slower sets the rate.
+  const double k = static_cast<double>(std::max<std::int64_t>(1, members_per_node));
+  const double lane = c.node.fabric_bandwidth > 0 ? fabric * k / (k - 1) : c.node.pcie_bandwidth * e.fabric;
+  p.ring_bytes_per_second = k > 1 ? std::min(k * p.bytes_per_second, lane) : p.bytes_per_second;
   p.step_latency = c.network.latency;
   p.inter_node = true;
   return p;

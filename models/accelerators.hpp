@@ -103,14 +103,20 @@ struct ClusterSpec {
 const ClusterSpec* find_cluster_preset(std::string_view name);
 std::vector<std::string> cluster_preset_names();
 
-// Bytes/s per GPU a collective among members spread over `nodes` nodes can run at, and the
-// per-step latency: inside one node the fabric, across nodes the GPU's share of the NICs,
-// divided by the oversubscription of the highest tier the group crosses.
+// Bytes/s per GPU a group's traffic can run at, and the per-step latency: inside one node the
+// fabric, across nodes the NICs, divided by the oversubscription of the highest tier the group
+// crosses. A member's own link (point to point, all-to-all) is its share of the node's NICs. A
+// ring or tree collective is faster when the group has several members on a node: NCCL stripes
+// its rings over those members' NICs, so the node's cross-node traffic, one member's (n-1)/n S
+// per pass, leaves through all of them (an 8-GPU DGX A100 node: 192 GB/s all-reduce bus
+// bandwidth on eight 200 Gbit/s NICs, NVIDIA/nccl issue 812), while its intra-node hops carry
+// (k-1)/k of it on the fabric. An all-to-all cannot aggregate NICs (NVIDIA/nccl-tests issue 267).
 struct PathBandwidth {
-  double bytes_per_second = 0;  // with the efficiency applied
+  double bytes_per_second = 0;       // a member's own link, with the efficiency applied
+  double ring_bytes_per_second = 0;  // a ring or tree collective's rate per member
   Time step_latency = 0;
   bool inter_node = false;
 };
-PathBandwidth group_path(const ClusterSpec& c, std::int64_t nodes_spanned, bool heavy_share = false);
+PathBandwidth group_path(const ClusterSpec& c, std::int64_t nodes_spanned, std::int64_t members_per_node = 1);
 
 }  // namespace stepsim

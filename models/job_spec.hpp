@@ -137,6 +137,13 @@ struct JobLayout {
   Fp8Recipe fp8_recipe = Fp8Recipe::Tensorwise;   // how FP8 GEMMs scale their operands
   EpDispatch ep_dispatch = EpDispatch::AllToAll;  // how MoE tokens reach their experts' GPUs
   bool permute_fusion = false;                    // MoE token shuffles fused (Megatron-Core --moe-permute-fusion)
+  // A cap on each GPU's data-parallel / ZeRO collective rate, bytes/s, for a framework that moves
+  // them slower than the network allows (0: the network's rate). DeepSpeed 0.3's ZeRO-3 gathered
+  // at about 21 GB/s even over NVLink (DeepSpeed issue 1174).
+  std::int64_t dp_bandwidth = 0;
+  // ZeRO-3 gathers a layer's weights again for full recompute's rerun of its forward, as
+  // DeepSpeed's module hooks do; PyTorch FSDP and Megatron-FSDP keep the backward's gather.
+  bool zero3_regather = false;
   bool fp8_dispatch = false;                      // tokens dispatched in FP8 (combined in BF16)
   bool fp8_activations = false;                   // FP8 GEMMs keep their inputs for the backward in FP8
   int grad_bytes = 4;                             // bytes per gradient element reduced (Megatron: FP32 main grads)

@@ -172,6 +172,28 @@ std::optional<InputProblem> check_forward_backward_pairs(const JobLayout& l) {
                                     l.schedule, l.vpp > 1 ? fmt::format("virtual_stages {}", l.vpp) : "one chunk")};
   return std::nullopt;
 }
+// ZeRO-3 (FSDP) runs one chunk of every layer per rank, without a pipeline.
+std::optional<InputProblem> check_zero3(const JobModel& m, const JobLayout& l) {
+  if (l.zero3_regather && l.zero < 3)
+    return InputProblem{"zero3_regather", "gathers ZeRO-3's sharded weights again for the recompute: needs zero 3"};
+  if (l.zero < 3) return std::nullopt;
+  if (m.mtp_layers > 0)
+    return InputProblem{"zero",
+                        "multi-token prediction (mtp_layers) is modelled on a pipeline's last chunk, not under "
+                        "zero 3's per-layer gathers: use zero 0-2"};
+  if (l.pp > 1)
+    return InputProblem{
+        "zero",
+        "zero 3 (FSDP) shards the weights over data-parallel ranks and runs without a pipeline: use pp 1, "
+        "or zero 1 with pp > 1"};
+  // A pipeline's chunks and copies mean nothing without a pipeline; the step ran one chunk's layers.
+  if (l.chunks_per_device() > 1 || l.stage_copies() > 1)
+    return InputProblem{l.vpp > 1 ? "virtual_stages" : "schedule",
+                        fmt::format("zero 3 (FSDP) runs the layers in order on each rank, without pipeline chunks: use "
+                                    "virtual_stages 1 and a one-chunk schedule (got {} with v {})",
+                                    l.schedule, l.vpp)};
+  return std::nullopt;
+}
 }  // namespace
 
 std::optional<InputProblem> check_layout(const JobModel& m, const JobLayout& l, std::int64_t gpus) {
@@ -232,21 +254,7 @@ std::optional<InputProblem> check_layout(const JobModel& m, const JobLayout& l, 
         fmt::format("global batch {} is not a multiple of micro_batch x dp = {} x {} = {} (would fit: {})",
                     l.global_batch, l.micro_batch, l.dp, per_step,
                     per_step * std::max<std::int64_t>(1, l.global_batch / per_step))};
-  if (l.zero >= 3 && m.mtp_layers > 0)
-    return InputProblem{"zero",
-                        "multi-token prediction (mtp_layers) is modelled on a pipeline's last chunk, not under "
-                        "zero 3's per-layer gathers: use zero 0-2"};
-  if (l.zero >= 3 && l.pp > 1)
-    return InputProblem{
-        "zero",
-        "zero 3 (FSDP) shards the weights over data-parallel ranks and runs without a pipeline: use pp 1, "
-        "or zero 1 with pp > 1"};
-  // A pipeline's chunks and copies mean nothing without a pipeline; the step ran one chunk's layers.
-  if (l.zero >= 3 && (l.chunks_per_device() > 1 || l.stage_copies() > 1))
-    return InputProblem{l.vpp > 1 ? "virtual_stages" : "schedule",
-                        fmt::format("zero 3 (FSDP) runs the layers in order on each rank, without pipeline chunks: use "
-                                    "virtual_stages 1 and a one-chunk schedule (got {} with v {})",
-                                    l.schedule, l.vpp)};
+  if (auto p = check_zero3(m, l)) return p;
   if (l.vpp > 1 && l.microbatches() % l.pp != 0)
     return InputProblem{
         "global_batch",

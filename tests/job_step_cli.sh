@@ -28,42 +28,42 @@ set -e
 has "job_step.layout.overlap.pp: with blocking pipeline sends (overlap.pp false) schedule 'zb-h2' deadlocks (dependency cycle: " "$tmp/zbh2.txt"
 [[ $(wc -l <"$tmp/zbh2.txt") == 1 ]] || fail "zb-h2: more than one line"
 "$stepsim" run scenarios/job-gpt3-1024xa100.yaml >"$tmp/gpt3.txt"
-fig "step time 28.509 s" "$tmp/gpt3.txt"
-fig "hardware TFLOP/s per GPU 154.5" "$tmp/gpt3.txt"
+fig "step time 28.417 s" "$tmp/gpt3.txt"
+fig "hardware TFLOP/s per GPU 155.0" "$tmp/gpt3.txt"
 "$stepsim" run scenarios/job-fsdp-8.yaml >"$tmp/fsdp.txt"
 fig "step time 5.876 s" "$tmp/fsdp.txt"
 fig "exposed DP/ZeRO 22.45 ms" "$tmp/fsdp.txt"
 # MoE: expert weights are on dp x cp / ep = 1 rank each, so ZeRO-1 cannot shard their Adam state
 # (8.34 GiB, where dividing them by dp too gave 0.59), and their gradients are reduced by nobody.
 "$stepsim" run scenarios/job-moe-dualpipe-h800.yaml >"$tmp/moe.txt"
-fig "step time 6.024 s" "$tmp/moe.txt"
-fig "exposed EP 1.170 s" "$tmp/moe.txt"
+fig "step time 5.818 s" "$tmp/moe.txt"
+fig "exposed EP 1.200 s" "$tmp/moe.txt"
 fig "optimizer state 8.36" "$tmp/moe.txt"
-fig "exposed DP/ZeRO 276.58 ms" "$tmp/moe.txt"
+fig "exposed DP/ZeRO 32.77 ms" "$tmp/moe.txt"
 has "ep 64 (dispatch per node, FP8 dispatch)" "$tmp/moe.txt"
 # Expert routing (docs/job.md): figure 10-27's hot experts on half the EP ranks, spread by
 # round-robin placement, capped by a capacity factor; a routing that cannot be, at its line.
 "$stepsim" run scenarios/job-moe-routing-256xh100.yaml >"$tmp/route.txt"
 has "expert routing: 50% of the 128 experts hot at 1.5x the mean, placed contiguous on ep 8; the busiest EP rank computes 1.50x the mean rows" "$tmp/route.txt"
-fig "step time 12.901 s" "$tmp/route.txt"
+fig "step time 12.714 s" "$tmp/route.txt"
 "$stepsim" run scenarios/job-moe-routing-256xh100.yaml --set job_step.layout.expert_placement=round_robin >"$tmp/route-rr.txt"
 has "the busiest EP rank computes 1.00x the mean rows" "$tmp/route-rr.txt"
-fig "step time 10.236 s" "$tmp/route-rr.txt"
+fig "step time 9.943 s" "$tmp/route-rr.txt"
 "$stepsim" run scenarios/job-moe-routing-256xh100.yaml --set job_step.model.capacity_factor=1.25 --json >"$tmp/route-cap.json"
 has '"capacity_rows": 2560' "$tmp/route-cap.json"
 has '"dropped_share": 0.125' "$tmp/route-cap.json"
 has '"busiest_rank_load": 1.25' "$tmp/route-cap.json"
-has '"step_time_ns": 11558485599' "$tmp/route-cap.json"
+has '"step_time_ns": 11282634775' "$tmp/route-cap.json"
 # compare: the base and each variant, one row each; a variant that does not fit is a row, not an error.
 "$stepsim" compare scenarios/job-moe-routing-256xh100.yaml >"$tmp/route-cmp.txt"
-fig "base 12.901 s +0.0% 1270 19.0% 68.4 / 74.5 yes 20.4% 3.82 s (DP/ZeRO 1.3 EP 2.5)" "$tmp/route-cmp.txt"
-fig "round-robin 10.236 s -20.7% 1601 24.0% 68.1 / 74.5 yes" "$tmp/route-cmp.txt"
-fig "capacity-1.25 11.558 s -10.4% 1417 21.3%" "$tmp/route-cmp.txt"
-fig "no-recompute 9.831 s -23.8% 1667 25.0% 184.5 / 74.5 no" "$tmp/route-cmp.txt"
+fig "base 12.714 s +0.0% 1289 19.3% 68.4 / 74.5 yes 19.2% 3.13 s (DP/ZeRO 0.4 EP 2.7)" "$tmp/route-cmp.txt"
+fig "round-robin 9.943 s -21.8% 1648 24.7% 68.1 / 74.5 yes" "$tmp/route-cmp.txt"
+fig "capacity-1.25 11.283 s -11.3% 1452 21.8%" "$tmp/route-cmp.txt"
+fig "no-recompute 9.537 s -25.0% 1718 25.8% 184.5 / 74.5 no" "$tmp/route-cmp.txt"
 # Expert TP folded (docs/job.md "Expert tensor parallelism"): at TP 4 the EP group spans 4 nodes
 # unless the experts keep TP 1 and EP folds over the TP ranks of a node.
-fig "tp4 87.339 s +577.0% 188 2.8% 24.7 / 74.5 yes 6.3% 74.42 s (TP 1.3 EP 73.0)" "$tmp/route-cmp.txt"
-fig "tp4-expert-tp1 12.888 s -0.1% 1271 19.1% 54.2 / 74.5 yes 11.5% 4.14 s (TP 0.6 DP/ZeRO 1.0 EP 2.5)" "$tmp/route-cmp.txt"
+fig "tp4 87.320 s +586.8% 188 2.8% 24.7 / 74.5 yes 6.3% 74.40 s (TP 1.3 EP 73.0)" "$tmp/route-cmp.txt"
+fig "tp4-expert-tp1 12.849 s +1.1% 1275 19.1% 54.2 / 74.5 yes 11.3% 4.10 s (TP 0.6 DP/ZeRO 1.0 EP 2.5)" "$tmp/route-cmp.txt"
 "$stepsim" run scenarios/job-moe-routing-256xh100.yaml --set job_step.layout.tp=4 --set job_step.layout.dp=16 \
   --set job_step.layout.sequence_parallel=true --set job_step.layout.expert_tp=1 --set job_step.layout.ep_dispatch=per_node \
   >"$tmp/route-fold.txt"
@@ -72,7 +72,7 @@ run "$stepsim" run scenarios/job-moe-routing-256xh100.yaml --set job_step.layout
 [[ $code == 2 && "$err" == "error: --set: job_step.layout.expert_tp: expert_tp 3 does not divide tp 1 (would fit: 1)" ]] ||
   fail "expert_tp 3: exit $code: $err"
 "$stepsim" compare scenarios/job-moe-routing-256xh100.yaml --json >"$tmp/route-cmp.json"
-python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert [x["variant"] for x in d]==["base","round-robin","balanced","capacity-1.25","no-recompute","tp4","tp4-expert-tp1"], d; assert d[6]["layout"]["expert_tp"]==1; assert d[2]["step_time_ns"]==10236422624' "$tmp/route-cmp.json" ||
+python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert [x["variant"] for x in d]==["base","round-robin","balanced","capacity-1.25","no-recompute","tp4","tp4-expert-tp1"], d; assert d[6]["layout"]["expert_tp"]==1; assert d[2]["step_time_ns"]==9942552572' "$tmp/route-cmp.json" ||
   fail "compare --json: variants"
 { cat scenarios/job-moe-routing-256xh100.yaml; printf '    bad-tp:\n      layout:\n        tp: 3\n'; } >"$tmp/route-var.yaml"
 line=$(grep -n '        tp: 3' "$tmp/route-var.yaml" | cut -d: -f1)
@@ -124,17 +124,17 @@ run "$stepsim" run "$tmp/route-dense.yaml"
 "$stepsim" run scenarios/job-moe-routing-256xh100.yaml --set job_step.layout.recompute=selective \
   --set 'job_step.layout.recompute_modules=[layernorm, moe_act]' --set job_step.allow_oom=true >"$tmp/rm.txt"
 has "recompute selective (layernorm, moe_act)" "$tmp/rm.txt"
-fig "step time 9.923 s" "$tmp/rm.txt"
+fig "step time 9.629 s" "$tmp/rm.txt"
 fig "activations (peak) 104.22" "$tmp/rm.txt"
 # moe reruns the whole block, the combine included: none of its copies' arrays is kept.
 "$stepsim" run scenarios/job-moe-routing-256xh100.yaml --set job_step.layout.recompute=selective \
   --set 'job_step.layout.recompute_modules=[moe]' --set job_step.allow_oom=true >"$tmp/rm-moe.txt"
-fig "step time 12.245 s" "$tmp/rm-moe.txt"
+fig "step time 12.023 s" "$tmp/rm-moe.txt"
 fig "activations (peak) 26.59" "$tmp/rm-moe.txt"
 "$stepsim" run scenarios/job-deepseek-v3-2048xh800.yaml --set job_step.layout.recompute=selective \
   --set 'job_step.layout.recompute_modules=[layernorm, mla_up_proj, moe_act]' --set job_step.allow_oom=true --json >"$tmp/rm.json"
 has '"recompute_modules": \[' "$tmp/rm.json"
-python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert d["layout"]["recompute_modules"]==["layernorm","mla_up_proj","moe_act"]; assert d["step_time_ns"]==13721640410, d["step_time_ns"]' "$tmp/rm.json" ||
+python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert d["layout"]["recompute_modules"]==["layernorm","mla_up_proj","moe_act"]; assert d["step_time_ns"]==13443847066, d["step_time_ns"]' "$tmp/rm.json" ||
   fail "DeepSeek-V3 with its recompute modules"
 run "$stepsim" run scenarios/job-moe-routing-256xh100.yaml --set job_step.layout.recompute=selective \
   --set 'job_step.layout.recompute_modules=[mla_up_proj]'
@@ -152,8 +152,8 @@ row="Q,Sec 1,Qwen3-235B,94,4096,64,4,128,12288,151936,4096,swiglu,0,128,8,1536,5
 row+=",1f1b,1,1024,full,MODULES,1,tokens_per_gpu_s,1270,0"
 { echo "$cols"; echo "${row/PLACE/}" | sed 's/MODULES//'; echo "${row/PLACE/round_robin}" | sed 's/MODULES//'; } >"$tmp/route.csv"
 "$stepsim" check-against "$tmp/route.csv" --efficiency 0.7,0.55,0.8,0.8,0.8,0.2 >"$tmp/route-check.txt"
-fig "2 Sec 1 Qwen3-235B 256 GPUs 1270 tok/s 1270 +0.0% held out" "$tmp/route-check.txt"
-fig "3 Sec 1 Qwen3-235B 256 GPUs 1270 tok/s 1601 +26.0% held out" "$tmp/route-check.txt"
+fig "2 Sec 1 Qwen3-235B 256 GPUs 1270 tok/s 1289 +1.5% held out" "$tmp/route-check.txt"
+fig "3 Sec 1 Qwen3-235B 256 GPUs 1270 tok/s 1648 +29.8% held out" "$tmp/route-check.txt"
 { echo "$cols"; echo "${row/PLACE/}" | sed 's/,full,MODULES,/,selective,layernorm+attention,/'; } >"$tmp/route-bad.csv"
 run "$stepsim" check-against "$tmp/route-bad.csv" --efficiency 0.7,0.55,0.8,0.8,0.8,0.2
 [[ $code == 2 && "$err" == *"route-bad.csv:2: recompute_modules: unknown module 'attention' (core_attn, layernorm"* ]] ||
@@ -220,19 +220,19 @@ run "$stepsim" check-against "$tmp/etp.csv" --efficiency 0.7,0.55,0.8,0.8,0.8,0.
 # and by heads on a layout whose heads divide; the JSON names it; heads that do not divide refused.
 "$stepsim" run scenarios/job-long-context.yaml --set job_step.layout.cp_comm=all_gather >"$tmp/cp-ag.txt"
 has "cp 4 (all_gather)" "$tmp/cp-ag.txt"
-fig "step time 31.995 s" "$tmp/cp-ag.txt"
-fig "exposed CP 2.916 s" "$tmp/cp-ag.txt"
+fig "step time 30.481 s" "$tmp/cp-ag.txt"
+fig "exposed CP 1.467 s" "$tmp/cp-ag.txt"
 "$stepsim" run scenarios/job-long-context.yaml --set job_step.layout.cp_comm=a2a --set job_step.layout.tp=2 \
   --set job_step.layout.dp=4 --json >"$tmp/cp-a2a.json"
 has '"comm": "a2a"' "$tmp/cp-a2a.json"
-has '"step_time_ns": 28368' "$tmp/cp-a2a.json"
+has '"step_time_ns": 28164' "$tmp/cp-a2a.json"
 run "$stepsim" run scenarios/job-long-context.yaml --set job_step.layout.cp_comm=a2a
 [[ $code == 2 && "$err" == *"job-long-context.yaml:18: job_step.layout.cp: cp_comm a2a splits the heads over tp x cp = 4 x 4 = 16 ranks"* ]] ||
   fail "a2a heads: exit $code: $err"
 "$stepsim" compare scenarios/job-long-context.yaml >"$tmp/cp-cmp.txt"
-fig "contiguous 44.790 s +54.0% 1463" "$tmp/cp-cmp.txt"
-fig "all-gather 31.995 s +10.0% 2048 33.4% 26.9 / 74.5 yes 0.4% 4.68 s (TP 1.6 CP 2.9)" "$tmp/cp-cmp.txt"
-fig "tp2-a2a 28.368 s -2.4% 2310 37.7% 51.0 / 74.5 yes 1.0% 1.12 s (TP 0.5 DP/ZeRO 0.3 CP 0.3)" "$tmp/cp-cmp.txt"
+fig "contiguous 44.726 s +54.2% 1465" "$tmp/cp-cmp.txt"
+fig "all-gather 30.481 s +5.1% 2150 35.1% 26.9 / 74.5 yes 0.2% 3.17 s (TP 1.6 CP 1.5)" "$tmp/cp-cmp.txt"
+fig "tp2-a2a 28.165 s -2.9% 2327 38.0% 51.0 / 74.5 yes 0.2% 0.92 s (TP 0.5 CP 0.3)" "$tmp/cp-cmp.txt"
 run "$stepsim" run scenarios/job-long-context.yaml --set job_step.layout.cp_comm=ring
 [[ $code == 2 && "$err" == "error: --set: job_step.layout.cp_comm: unknown cp_comm 'ring' (p2p, all_gather or a2a)" ]] ||
   fail "unknown cp_comm: exit $code: $err"
@@ -249,30 +249,30 @@ YAML
 has "TP communication overlapped with the GEMMs where sequence parallel" "$tmp/tpo-search.txt"
 "$stepsim" search "$tmp/tpo-search.yaml" --set search.layout.cp_comm=a2a >"$tmp/a2a-search.txt"
 has "context parallelism by a2a" "$tmp/a2a-search.txt"
-fig "1 16 4 1 1 4 1 - 1 selective yes 2.868 s 58.4% 25.2 5.6% 0.27 s (DP 0.3)" "$tmp/tpo-search.txt"
+fig "1 16 4 1 1 4 1 - 1 selective yes 2.766 s 60.6% 25.2 2.2% 0.06 s (DP 0.1)" "$tmp/tpo-search.txt"
 fig "4 16 8 1 1 2 1 - 1 selective no 3.562 s 47.0% 20.2 1.1% 0.57 s (TP 0.5 DP 0.0)" "$tmp/tpo-search.txt"
 # The whole DeepSeek-V3 (docs/job.md): 61 layers in 16 DualPipe stages of 1 and 4 layers, MLA,
 # dense first layers, a prediction module; an MLA key without its siblings is refused at the key.
 "$stepsim" run scenarios/job-deepseek-v3-2048xh800.yaml >"$tmp/dsv3.txt"
 has "tp 1 pp 16 (layers per chunk 1, 15 x 4) dp 128 ep 64" "$tmp/dsv3.txt"
-fig "step time 18.079 s" "$tmp/dsv3.txt"
+fig "step time 17.796 s" "$tmp/dsv3.txt"
 has "recompute full, FP8 GEMMs (blockwise scaling), Adam moments in BF16" "$tmp/dsv3.txt"
-fig "tokens/s per GPU 1699" "$tmp/dsv3.txt"
+fig "tokens/s per GPU 1726" "$tmp/dsv3.txt"
 # With the validation's H100 calibration (an H800 is an H100 with less bandwidth; docs/job.md).
 h100=()
 for kv in gemm=0.814 attention=0.555 memory=0.803 fabric=0.82 network=0.804 experts=0.713; do
   h100+=(--set "job_step.hardware.efficiency.$kv")
 done
 "$stepsim" run scenarios/job-deepseek-v3-2048xh800.yaml "${h100[@]}" >"$tmp/dsv3-h100.txt"
-fig "tokens/s per GPU 1668" "$tmp/dsv3-h100.txt"
+fig "tokens/s per GPU 1694" "$tmp/dsv3-h100.txt"
 # ... and with its FP8 share (Transformer Engine's blockwise grouped GEMMs, not DeepSeek's kernels).
 "$stepsim" run scenarios/job-deepseek-v3-2048xh800.yaml "${h100[@]}" --set job_step.hardware.efficiency.fp8_blockwise=0.604 \
   >"$tmp/dsv3-h100-fp8.txt"
-fig "tokens/s per GPU 1309" "$tmp/dsv3-h100-fp8.txt"
+fig "tokens/s per GPU 1324" "$tmp/dsv3-h100-fp8.txt"
 # ... and with its MoE host time (a Megatron-Core run's) instead.
 "$stepsim" run scenarios/job-deepseek-v3-2048xh800.yaml "${h100[@]}" --set job_step.hardware.efficiency.moe_host=1340us \
   >"$tmp/dsv3-h100-host.txt"
-fig "tokens/s per GPU 1507" "$tmp/dsv3-h100-host.txt"
+fig "tokens/s per GPU 1529" "$tmp/dsv3-h100-host.txt"
 run "$stepsim" run scenarios/job-deepseek-v3-2048xh800.yaml --set 'job_step.model.mla={kv_lora_rank: 512}'
 [[ $code == 2 && "$err" == *"job_step.model.mla.qk_nope_head_dim: missing"* ]] || fail "mla without head dims: exit $code: $err"
 run "$stepsim" run scenarios/job-deepseek-v3-2048xh800.yaml --set job_step.layout.zero=3
@@ -284,7 +284,7 @@ cols+=",mtp_layers,q_lora_rank,kv_lora_rank,qk_nope_head_dim,qk_rope_head_dim,v_
 cols+=",first_chunk_layers,sched,mbs,gbs,recomp,zero,fp8,ep_dispatch,fp8_dispatch,adam_moment_bytes,metric,value,fit"
 printf '%s\n%s\n' "$cols" "DSV3,Sec 1,DeepSeek-V3,61,7168,128,18432,129280,4096,swiglu,0,256,8,2048,2048,3,4,1,1536,512,128,64,128,h800,2048,1,16,128,64,1,dualpipe,1,15360,full,1,1,per_node,1,2,tokens_per_gpu_s,1543,0" >"$tmp/dsv3.csv"
 "$stepsim" check-against "$tmp/dsv3.csv" --efficiency 0.7,0.55,0.8,0.8,0.8,0.2 >"$tmp/dsv3-check.txt"
-fig "2 Sec 1 DeepSeek-V3 2048 GPUs 1543 tok/s 1699 +10.1% held out" "$tmp/dsv3-check.txt"
+fig "2 Sec 1 DeepSeek-V3 2048 GPUs 1543 tok/s 1726 +11.9% held out" "$tmp/dsv3-check.txt"
 sed 's/,256,8,2048,2048,3,4,1,/,0,8,2048,2048,3,4,1,/' "$tmp/dsv3.csv" >"$tmp/dsv3-dense.csv"
 run "$stepsim" check-against "$tmp/dsv3-dense.csv" --efficiency 0.7,0.55,0.8,0.8,0.8,0.2
 [[ $code == 2 && "$err" == *"dsv3-dense.csv:2: top_k: needs experts (a mixture-of-experts model)"* ]] ||
@@ -293,10 +293,10 @@ run "$stepsim" check-against "$tmp/dsv3-dense.csv" --efficiency 0.7,0.55,0.8,0.8
 "$stepsim" run scenarios/job-moe-dualpipe-h800.yaml --set job_step.layout.ep_dispatch=all_to_all \
   --set job_step.layout.fp8_dispatch=false --json >"$tmp/moe-a2a.json"
 has '"ep_dispatch": "all_to_all"' "$tmp/moe-a2a.json"
-has '"step_time_ns": 11129117047' "$tmp/moe-a2a.json"
+has '"step_time_ns": 10977295880' "$tmp/moe-a2a.json"
 # Its first two layers dense (docs/job.md): no all-to-all there, more weights on device 0.
 "$stepsim" run scenarios/job-moe-dualpipe-h800.yaml --set job_step.model.dense_layers=2 >"$tmp/moe-dense.txt"
-fig "step time 5.828 s" "$tmp/moe-dense.txt"
+fig "step time 5.533 s" "$tmp/moe-dense.txt"
 fig "weights 7.15" "$tmp/moe-dense.txt"
 run "$stepsim" run scenarios/job-moe-dualpipe-h800.yaml --set job_step.model.dense_layers=32
 [[ $code == 2 && "$err" == *"job_step.model.dense_layers: 32 dense layers leave none of the 32 layers an MoE layer"* ]] ||
@@ -363,7 +363,7 @@ fig "1 8192 8 16 8 64 2 interleaved-1f1b 1 full yes 13.537 s 38.6%" "$tmp/s405-p
 run "$stepsim" run scenarios/job-llama3-405b-8192xh100.yaml --set job_step.layout.first_chunk_layers=-1
 [[ $code == 2 && "$err" == *"job_step.layout.first_chunk_layers"* ]] || fail "first_chunk_layers -1: exit $code: $err"
 "$stepsim" run scenarios/job-gpt3-1024xa100.yaml --json >"$tmp/gpt3.json"
-has "\"step_time_ns\": 28509217295" "$tmp/gpt3.json"
+has "\"step_time_ns\": 28416915157" "$tmp/gpt3.json"
 has '"by_kind"' "$tmp/gpt3.json"
 has '"pipeline_rank": 0' "$tmp/gpt3.json"
 "$stepsim" run scenarios/job-llama70b-64xh100.yaml --trace "$tmp/trace.json" >/dev/null
@@ -374,10 +374,10 @@ has '"name":"d3 dp"' "$tmp/trace.json"
 # the book's 78.9 s (32 cards) and 52.8 s (48 cards); contention 0 is accepted, -0.1 is not.
 book='job_step.hardware.efficiency={gemm: 0.56, attention: 0.56, contention: 0}'
 "$stepsim" run scenarios/job-design-qwen3-4090.yaml --set "$book" >"$tmp/desk32.txt"
-fig "step time 78.811 s" "$tmp/desk32.txt"
+fig "step time 78.497 s" "$tmp/desk32.txt"
 "$stepsim" run scenarios/job-design-qwen3-4090.yaml --set "$book" --set job_step.hardware.gpus=48 >"$tmp/desk48.txt"
-fig "step time 52.748 s" "$tmp/desk48.txt"
-fig "MFU 39.6%" "$tmp/desk48.txt"
+fig "step time 52.533 s" "$tmp/desk48.txt"
+fig "MFU 39.8%" "$tmp/desk48.txt"
 run "$stepsim" run scenarios/job-design-qwen3-4090.yaml --set 'job_step.hardware.efficiency.contention=-0.1'
 [[ $code == 2 && "$err" == *"contention: -0.1 is not a share of time"* ]] || fail "contention -0.1: exit $code: $err"
 
@@ -481,16 +481,17 @@ assert k["held_out"]["mean_abs_error"] <= 0.05, k["held_out"]
 for line, r in rows("megatron_korthikanti2022.csv").items():
     assert abs(r["error"]) <= 0.10, (line, r)
 assert k["ranking"]["kept"] == k["ranking"]["pairs"], k["ranking"]
-# SC21: held out within 5 % mean and every row within 10 % but 76.1B (line 16: +10.3 % since the
-# fit converges, the known miss in docs/job.md; held to 10.5 % so that it cannot grow unseen; 175B
-# ZeRO-3 on 768, line 22, is at +9.9 %); at most the two known pairs flip
+# SC21: held out within 5 % mean and every row within 10 % but two, the known misses in docs/job.md,
+# each held close so that it cannot grow unseen: 76.1B (line 16, +10.0 %, to 10.5 %) and 530B
+# ZeRO-3 on 1,120 GPUs (line 25, -10.6 %, to 11 %: DeepSpeed's 21.3 GB/s gathers, measured apart,
+# put 175B's ZeRO-3 rows within 3 % and 530B's 10 % slow); at most the two known pairs flip
 # (76.1B vs 145.6B; 175B ZeRO-3 768 vs 530B ZeRO-3 1,120, < 1 % apart when predicted); every
 # ZeRO-3 row below the TP x PP row of its model and size, and falling with scale.
 s = rows("megatron_sc21.csv")
 f = files["megatron_sc21.csv"]
 assert f["held_out"]["mean_abs_error"] <= 0.05, f["held_out"]
 for line, r in s.items():
-    assert abs(r["error"]) <= (0.105 if line == 16 else 0.10), (line, r)
+    assert abs(r["error"]) <= {16: 0.105, 25: 0.11}.get(line, 0.10), (line, r)
 assert f["fit"]["max_abs_error"] <= 0.10, f["fit"]
 assert f["ranking"]["kept"] >= f["ranking"]["pairs"] - 2, f["ranking"]
 for z, p in [(21, 27), (22, 28), (23, 29), (24, 30), (25, 31), (26, 32)]:
@@ -512,13 +513,13 @@ assert [round(lr[n]["memory_bytes"] / 2**30, 1) for n in (16, 17)] == [81.1, 73.
 assert all(lr[n]["usable_bytes"] == lr[16]["usable_bytes"] for n in (17, 18)), lr
 assert round(lr[16]["usable_bytes"] / 2**30, 1) == 74.5, lr
 # Qwen3-235B-A22B MoE on H100 (the H100 calibration: the MoE-layer rows' GEMM efficiency, the
-# preset's five other dense ones, and the host time per MoE pass fitted on the 16K row, 0.96 ms):
+# preset's five other dense ones, and the host time per MoE pass fitted on the 16K row, 0.97 ms):
 # the held-out rows within the issue's bounds (mean 5 %, max 10 %); ranked right.
 q = files["qwen3_235b_moe_modelzoo.csv"]
 qr = rows("qwen3_235b_moe_modelzoo.csv")
-assert abs(d["calibration"]["h100-sxm"]["moe_host"] - 0.9584e-3) < 0.5e-6, d["calibration"]
+assert abs(d["calibration"]["h100-sxm"]["moe_host"] - 0.9657e-3) < 0.5e-6, d["calibration"]
 assert [n for n in qr if qr[n]["fit"]] == [15], qr
-assert [round(qr[n]["predicted"], 1) for n in (15, 16, 17, 18)] == [295.0, 335.5, 372.7, 404.3], qr
+assert [round(qr[n]["predicted"], 1) for n in (15, 16, 17, 18)] == [295.0, 335.4, 372.6, 404.2], qr
 assert all(abs(qr[n]["error"]) <= 0.10 for n in qr), qr
 assert q["held_out"]["mean_abs_error"] <= 0.05, q["held_out"]
 assert q["ranking"]["kept"] == q["ranking"]["pairs"] == 6, q["ranking"]
@@ -567,22 +568,22 @@ sed 's/,tflops_model,295,1,/,tflops_model,295,0,/' validation/qwen3_235b_moe_mod
 "$stepsim" check-against validation/megatron_sc21.csv "$tmp/qwen3-held.csv" >"$tmp/mixed.txt"
 has "calibration for h100-sxm: gemm 0.700, attention 0.550, memory 0.800, fabric 0.800, network 0.800, contention 0.200" "$tmp/mixed.txt"
 has "the preset's own: no row of this accelerator is marked fit=1" "$tmp/mixed.txt"
-fig "15 Long context Qwen3-235B-A22B 16K 256 GPUs 295 TFLOP/s 353.3 +19.8% held out" "$tmp/mixed.txt"
+fig "15 Long context Qwen3-235B-A22B 16K 256 GPUs 295 TFLOP/s 353.6 +19.9% held out" "$tmp/mixed.txt"
 "$stepsim" check-against "$tmp/qwen3-held.csv" --json >"$tmp/moe-only.json"
 has '"source": "preset"' "$tmp/moe-only.json"
 # The Qwen3 16K row as a scenario on the shipped H100 calibration: the table's 295 TFLOP/s, and
 # its other rows as variants.
 "$stepsim" run scenarios/job-qwen3-235b-16k-256xh100.yaml >"$tmp/q16.txt"
 fig "model TFLOP/s per GPU 295.0" "$tmp/q16.txt"
-fig "host waits per MoE layer 2.87 ms" "$tmp/q16.txt"
+fig "host waits per MoE layer 2.90 ms" "$tmp/q16.txt"
 "$stepsim" compare scenarios/job-qwen3-235b-16k-256xh100.yaml >"$tmp/q16-cmp.txt"
-fig "128k 238.258 s +1991.7% 550 40.9% 57.1 / 74.5 yes 2.3%" "$tmp/q16-cmp.txt"
+fig "128k 238.332 s +1992.2% 550 40.9% 57.1 / 74.5 yes 2.3%" "$tmp/q16-cmp.txt"
 # calibrate says which stage each row fitted, where they fit more than one (not for one stage).
 # (The Llama 3 table with its 8K row marked fit=1: a dense row.)
 sed 's/,tflops_model,430,0,/,tflops_model,430,1,/' validation/llama3_405b_meta2024.csv >"$tmp/llama3-fit.csv"
 "$stepsim" calibrate "$tmp/llama3-fit.csv" validation/qwen3_235b_moe_modelzoo.csv --fit-rows \
   -o "$tmp/two-stages.yaml" >"$tmp/two-stages.txt"
-fig "validation/qwen3_235b_moe_modelzoo.csv:15 Long context Qwen3-235B-A22B 16K 256 GPUs 295 TFLOP/s 295 +0.0% moe_host" \
+fig "validation/qwen3_235b_moe_modelzoo.csv:15 Long context Qwen3-235B-A22B 16K 256 GPUs 295 TFLOP/s 295 -0.0% moe_host" \
   "$tmp/two-stages.txt"
 has "+0.0%  dense six" "$tmp/two-stages.txt"
 "$stepsim" calibrate "$tmp/llama3-fit.csv" --fit-rows -o "$tmp/one-stage.yaml" >"$tmp/one-stage.txt"
@@ -605,24 +606,24 @@ has "no rows to fit: --fit-rows fits only rows marked fit=1, and none is" "$tmp/
 # The host time alone (no other H100 row: the preset's six held), written to a hardware file in
 # whole microseconds, which a scenario reads back as the same step as the value set.
 "$stepsim" calibrate validation/qwen3_235b_moe_modelzoo.csv --fit-rows -o "$tmp/h100-host.yaml" >/dev/null
-has "contention: 0.2000, moe_host: 1656us}" "$tmp/h100-host.yaml"
+has "contention: 0.2000, moe_host: 1663us}" "$tmp/h100-host.yaml"
 "$stepsim" run scenarios/job-moe-routing-256xh100.yaml --set "job_step.hardware={file: $tmp/h100-host.yaml, gpus: 256}" \
   >"$tmp/host-file.txt"
-fig "step time 15.063 s" "$tmp/host-file.txt"
-"$stepsim" run scenarios/job-moe-routing-256xh100.yaml --set job_step.hardware.efficiency.moe_host=1656us >"$tmp/host-set.txt"
-fig "step time 15.063 s" "$tmp/host-set.txt"
+fig "step time 14.974 s" "$tmp/host-file.txt"
+"$stepsim" run scenarios/job-moe-routing-256xh100.yaml --set job_step.hardware.efficiency.moe_host=1663us >"$tmp/host-set.txt"
+fig "step time 14.974 s" "$tmp/host-set.txt"
 # Full recompute waits three times per layer and micro-batch: forward, its rerun, backward.
-fig "host waits per MoE layer 4.97 ms" "$tmp/host-set.txt"
-"$stepsim" run scenarios/job-moe-routing-256xh100.yaml --set job_step.hardware.efficiency.moe_host=1656us --json \
+fig "host waits per MoE layer 4.99 ms" "$tmp/host-set.txt"
+"$stepsim" run scenarios/job-moe-routing-256xh100.yaml --set job_step.hardware.efficiency.moe_host=1663us --json \
   >"$tmp/host-set.json"
-python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert abs(d["layer_host_ms"] - 4.968) < 1e-9, d' \
+python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert abs(d["layer_host_ms"] - 4.989) < 1e-9, d' \
   "$tmp/host-set.json"
 "$stepsim" run scenarios/job-moe-routing-256xh100.yaml --json >"$tmp/host-none.json"
 if grep -q layer_host_ms "$tmp/host-none.json"; then fail "layer_host_ms at 0"; fi
 # Beside the A100 table alone, the Qwen3 row fits the host time from the H100 preset's efficiencies.
 "$stepsim" check-against validation/megatron_sc21.csv validation/qwen3_235b_moe_modelzoo.csv >"$tmp/mixed-fit.txt"
-has "contention 0.200, moe_host 1.656 ms" "$tmp/mixed-fit.txt"
-fig "18 Long context Qwen3-235B-A22B 128K 256 GPUs 389 TFLOP/s 403 +3.6% held out" "$tmp/mixed-fit.txt"
+has "contention 0.200, moe_host 1.663 ms" "$tmp/mixed-fit.txt"
+fig "18 Long context Qwen3-235B-A22B 128K 256 GPUs 389 TFLOP/s 402.9 +3.6% held out" "$tmp/mixed-fit.txt"
 # The MoE-layer rows alone (no dense row given): they fit the GEMM efficiency itself, 0.594 (a share
 # of the preset's unmeasured 0.70 would mean nothing), then the blockwise FP8 share on the FP8 row, 0.593;
 # both written to the hardware file, which a scenario reads back as the same step as the values set.
@@ -685,13 +686,13 @@ has "contention 0.200, fp8 0.875" "$tmp/eff8.txt"
 "$stepsim" compare scenarios/job-llama3-70b-fp8-64xh100.yaml >"$tmp/l70-fp8.txt"
 fig "base 10.227 s +0.0% 1602 36.4% 65.3 / 74.5 yes 10.3% 0.22 s (TP 0.1 PP 0.1)" "$tmp/l70-fp8.txt"
 fig "blockwise 13.784 s +34.8% 1189 27.0% 65.3 / 74.5 yes 10.6% 0.07 s" "$tmp/l70-fp8.txt"
-fig "bf16 14.856 s +45.3% 1103 50.1% 55.1 / 74.5 yes 6.0% 0.23 s (DP/ZeRO 0.2)" "$tmp/l70-fp8.txt"
+fig "bf16 14.758 s +44.3% 1110 50.4% 55.1 / 74.5 yes 5.4% 0.11 s (DP/ZeRO 0.1)" "$tmp/l70-fp8.txt"
 # Forward-backward pairs (overlap.ep_a2a): Megatron-Bridge's Qwen3-235B FP8 recipe with and without
 # its EP all-to-all overlap (measured 1,633 tokens/s per GPU); JSON says so; a pipeline without
 # virtual stages, and no EP, are refused at the key, in a scenario and in a measured run's row.
 "$stepsim" compare scenarios/job-qwen3-235b-fp8-256xh100.yaml >"$tmp/q235-pairs.txt"
-fig "base 68.374 s +0.0% 1917 14.4% 64.4 / 74.5 yes 3.3% 67.65 s (TP 0.9 PP 0.9 EP 65.8)" "$tmp/q235-pairs.txt"
-fig "no-overlap 110.030 s +60.9% 1191 8.9% 63.1 / 74.5 yes 1.9% 66.82 s (TP 0.9 EP 65.8)" "$tmp/q235-pairs.txt"
+fig "base 68.349 s +0.0% 1918 14.4% 64.4 / 74.5 yes 3.2% 67.62 s (TP 0.9 PP 0.9 EP 65.8)" "$tmp/q235-pairs.txt"
+fig "no-overlap 110.102 s +61.1% 1190 8.9% 63.1 / 74.5 yes 1.9% 66.79 s (TP 0.9 EP 65.8)" "$tmp/q235-pairs.txt"
 "$stepsim" run scenarios/job-qwen3-235b-fp8-256xh100.yaml --json >"$tmp/q235-pairs.json"
 has '"overlap_ep_a2a": true' "$tmp/q235-pairs.json"
 run "$stepsim" run scenarios/job-qwen3-235b-fp8-256xh100.yaml --set job_step.layout.virtual_stages=1
@@ -705,10 +706,10 @@ run "$stepsim" run scenarios/job-llama70b-64xh100.yaml --set job_step.layout.ove
 awk 'NR <= 15' validation/qwen3_235b_moe_modelzoo.csv | sed '14s/$/,overlap_ep_a2a/; 15s/,1,forced balance; dropless 237$/,0,forced balance,1/' \
   >"$tmp/q-pairs.csv"
 awk 'NR <= 15' validation/qwen3_235b_moe_modelzoo.csv | sed '15s/,1,forced balance; dropless 237$/,0,forced balance/' >"$tmp/q-plain.csv"
-h100=0.5938,0.55,0.8,0.8,0.8,0.2,1,0.8752,0.000958,0.5927
+h100=0.5938,0.55,0.8,0.8,0.8,0.2,1,0.8752,0.000966,0.5927
 "$stepsim" check-against "$tmp/q-plain.csv" --efficiency "$h100" >"$tmp/q-plain.txt"
 "$stepsim" check-against "$tmp/q-pairs.csv" --efficiency "$h100" >"$tmp/q-pairs.txt"
-fig "15 Long context Qwen3-235B-A22B 16K 256 GPUs 295 TFLOP/s 295 +0.0% held out" "$tmp/q-plain.txt"
+fig "15 Long context Qwen3-235B-A22B 16K 256 GPUs 295 TFLOP/s 295 -0.0% held out" "$tmp/q-plain.txt"
 fig "15 Long context Qwen3-235B-A22B 16K 256 GPUs 295 TFLOP/s 315.5 +7.0% held out" "$tmp/q-pairs.txt"
 # A tenth, the blockwise FP8 GEMMs' share: the MoE layer's FP8 rows (Transformer Engine's blockwise
 # recipe) as a calibration with these values predicts them.
@@ -721,7 +722,7 @@ has "contention 0.200, experts 0.713, fp8_blockwise 0.604" "$tmp/eff10.txt"
 "$stepsim" check-against validation/qwen3_235b_moe_modelzoo.csv \
   --efficiency 0.814,0.555,0.803,0.82,0.804,0.2,0.713,0.604,0.00134 >"$tmp/eff9.txt"
 has "fp8 0.604, moe_host 1.340 ms" "$tmp/eff9.txt"
-fig "16 Long context Qwen3-235B-A22B 32K 256 GPUs 335 TFLOP/s 333.7 -0.4% held out" "$tmp/eff9.txt"
+fig "16 Long context Qwen3-235B-A22B 32K 256 GPUs 335 TFLOP/s 333.8 -0.4% held out" "$tmp/eff9.txt"
 for bad in 0.7,0.5,0.8,0.8,0.8,0.2,1,0.6,0,1,1 0.7,0.5,0.8,0.8,0.8,0.2,1,1,0,1.5 0.7,0.5,0.8,0.8,0.8,0.2,1,1,2; do
   set +e
   "$stepsim" check-against validation/qwen3_235b_moe_modelzoo.csv --efficiency "$bad" >/dev/null 2>"$tmp/eff10.err"

@@ -188,10 +188,24 @@ const std::vector<std::string>& layout_keys() {
       "tp", "pp", "virtual_stages", "first_chunk_layers", "last_chunk_layers", "dp", "cp", "ep", "schedule", "zero",
       "fsdp", "sequence_parallel", "micro_batch", "global_batch", "recompute", "recompute_layers", "attention",
       "overlap", "fp8", "fp8_recipe", "grad_bytes", "cp_split", "cp_comm", "ep_dispatch", "fp8_dispatch",
-      "fp8_activations", "expert_placement", "recompute_modules", "adam_moment_bytes", "expert_tp", "permute_fusion"};
+      "fp8_activations", "expert_placement", "recompute_modules", "adam_moment_bytes", "expert_tp", "permute_fusion",
+      "dp_bandwidth", "zero3_regather"};
   // clang-format on
   return keys;
 }
+
+namespace {
+// Which communications run beside the compute (layout.overlap).
+void read_overlap(const Reader& o, JobLayout& l) {
+  o.only({"grad_reduce", "param_gather", "pp", "pairs", "tp", "ep_a2a"});
+  l.overlap_grad_reduce = o.flag("grad_reduce", true);
+  l.overlap_param_gather = o.flag("param_gather", true);
+  l.overlap_pp = o.flag("pp", true);
+  l.overlap_pairs = o.flag("pairs", true);
+  l.overlap_tp = o.flag("tp", false);
+  l.overlap_ep_a2a = o.flag("ep_a2a", false);
+}
+}  // namespace
 
 JobLayout read_layout(const Reader& r) {
   r.only(layout_keys());
@@ -233,16 +247,7 @@ JobLayout read_layout(const Reader& r) {
   const auto attention = attention_from_name(at);
   if (!attention) r.fail("attention", fmt::format("unknown attention kernel '{}' (flash or unfused)", at));
   l.attention = *attention;
-  if (r.has("overlap")) {
-    const Reader o = r.child("overlap");
-    o.only({"grad_reduce", "param_gather", "pp", "pairs", "tp", "ep_a2a"});
-    l.overlap_grad_reduce = o.flag("grad_reduce", true);
-    l.overlap_param_gather = o.flag("param_gather", true);
-    l.overlap_pp = o.flag("pp", true);
-    l.overlap_pairs = o.flag("pairs", true);
-    l.overlap_tp = o.flag("tp", false);
-    l.overlap_ep_a2a = o.flag("ep_a2a", false);
-  }
+  if (r.has("overlap")) read_overlap(r.child("overlap"), l);
   l.fp8 = r.flag("fp8", false);
   if (const auto recipe = r.opt_text("fp8_recipe")) {
     const auto named = fp8_recipe_from_name(*recipe);
@@ -255,6 +260,8 @@ JobLayout read_layout(const Reader& r) {
   l.ep_dispatch = *ep_dispatch;
   l.fp8_dispatch = r.flag("fp8_dispatch", false);
   l.permute_fusion = r.flag("permute_fusion", false);
+  l.dp_bandwidth = r.opt_bandwidth("dp_bandwidth").value_or(0);
+  l.zero3_regather = r.flag("zero3_regather", false);
   l.fp8_activations = r.flag("fp8_activations", l.fp8);  // Transformer Engine's default with FP8
   l.expert_placement = read_placement(r, "expert_placement");
   const std::string split = r.opt_text("cp_split").value_or("balanced");

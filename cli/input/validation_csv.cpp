@@ -220,6 +220,11 @@ JobLayout read_layout(const RowCells& row, const std::string& file, int n) {
   l.fp8_recipe = row.named("fp8_recipe", "fp8_recipe", "tensorwise", fp8_recipe_from_name, "tensorwise or blockwise");
   l.fp8_dispatch = row.integer("fp8_dispatch", 0) == 1;
   l.permute_fusion = row.integer("permute_fusion", 0) == 1;
+  if (const auto gbs = row.number("dp_bandwidth_gbs")) {
+    if (*gbs > 1e6) row.fail("dp_bandwidth_gbs", fmt::format("{} GB/s is too large (at most 1,000,000)", *gbs));
+    l.dp_bandwidth = static_cast<std::int64_t>(*gbs * 1e9);
+  }
+  l.zero3_regather = row.integer("zero3_regather", 0) == 1;
   l.cp_comm = row.named("cp_comm", "cp_comm", "p2p", cp_comm_from_name, "p2p, all_gather or a2a");
   l.fp8_activations = row.integer("fp8_activations", l.fp8 ? 1 : 0) == 1;
   l.ep_dispatch =

@@ -180,7 +180,7 @@ TEST_CASE("chunks in flight on the first device, by schedule", "[job_step]") {
 }
 
 TEST_CASE("ring collectives: alpha per step plus the ring's bytes over the path", "[job_step]") {
-  PathBandwidth p{100e9, 5 * kMicrosecond, true};
+  PathBandwidth p{100e9, 100e9, 5 * kMicrosecond, true};
   // All-reduce of 1 GB among 8: 2 x 7/8 x 1 GB / 100 GB/s = 17.5 ms, plus 14 steps of 5 us.
   CHECK(ring_seconds(Collective::AllReduce, 8, 1e9, p) == Approx(0.0175 + 14 * 5e-6));
   CHECK(ring_seconds(Collective::AllGather, 8, 1e9, p) == Approx(0.00875 + 7 * 5e-6));
@@ -211,6 +211,53 @@ TEST_CASE("groups cross the fabric they really use", "[job_step]") {
   CHECK(group_paths(o, l).dp.bytes_per_second == Approx(25e9 * c.accelerator.efficiency.network));
   l.dp = 16;
   CHECK(group_paths(o, l).dp.bytes_per_second == Approx(25e9 / 4 * c.accelerator.efficiency.network));
+}
+
+TEST_CASE("ring collectives stripe over the NICs of a group's members on a node", "[job_step][collectives]") {
+  // DGX A100: 8 GPUs on NVSwitch (300 GB/s each way), one 25 GB/s NIC per GPU.
+  const ClusterSpec c = *find_cluster_preset("a100-sxm-80gb");
+  const Efficiency& e = c.accelerator.efficiency;
+  const double nic = 25e9 * e.network, fabric = 300e9 * e.fabric;
+  JobLayout l;
+  l.tp = 8;
+  l.dp = 16;
+  GroupPaths p = group_paths(c, l);
+  CHECK(p.tp.ring_bytes_per_second == Approx(fabric));
+  // One DP member per node: each ring's cross-node traffic through that member's NIC.
+  CHECK(p.dp.ring_bytes_per_second == Approx(nic));
+  // tp 2: four DP members per node, NCCL's rings striped over their four NICs.
+  l.tp = 2;
+  l.dp = 64;
+  p = group_paths(c, l);
+  CHECK(p.dp.ring_bytes_per_second == Approx(4 * nic));
+  CHECK(p.dp.bytes_per_second == Approx(nic));  // a member's own link
+  // tp 1: eight per node; 7/8 of a member's ring traffic crosses the fabric, whichever is slower.
+  l.tp = 1;
+  l.dp = 128;
+  p = group_paths(c, l);
+  CHECK(p.dp.ring_bytes_per_second == Approx(std::min(8 * nic, fabric * 8 / 7)));
+  // A ring collective at the striped rate; an all-to-all cannot stripe: the member's own NIC.
+  CHECK(ring_seconds(Collective::AllGather, 128, 1e9, p.dp) ==
+        Approx(127 * 5e-6 + 127.0 / 128 * 1e9 / p.dp.ring_bytes_per_second));
+  CHECK(ring_seconds(Collective::AllToAll, 128, 1e9, p.dp) == Approx(127 * 5e-6 + 127.0 / 128 * 1e9 / nic));
+  // dp x cp: the data-parallel rings run among every rank holding the same weights.
+  l.dp = 64;
+  l.cp = 2;
+  CHECK(group_paths(c, l).dp.ring_bytes_per_second == Approx(std::min(8 * nic, fabric * 8 / 7)));
+  // A framework's cap (dp_bandwidth) bounds the data-parallel rings, nothing else.
+  l.cp = 1;
+  l.dp = 128;
+  l.dp_bandwidth = 21'300'000'000;
+  const GroupPaths capped = group_paths(c, l);
+  CHECK(capped.dp.ring_bytes_per_second == Approx(21.3e9));
+  CHECK(capped.dp.bytes_per_second == p.dp.bytes_per_second);
+  CHECK(capped.tp.ring_bytes_per_second == p.tp.ring_bytes_per_second);
+  // RTX 4090 hosts, PCIe only: every byte a card sends crosses its own 32 GB/s lane, whether to a
+  // peer through host memory or to a NIC; 8 x 25 GB/s of NICs do not help past that.
+  l.dp_bandwidth = 0;
+  const ClusterSpec g = *find_cluster_preset("rtx4090");
+  const Efficiency& ge = g.accelerator.efficiency;
+  CHECK(group_paths(g, l).dp.ring_bytes_per_second == Approx(std::min(8 * 25e9 * ge.network, 32e9 * ge.fabric)));
 }
 
 TEST_CASE("layouts that do not divide are named with what would fit", "[job_step]") {
@@ -537,8 +584,8 @@ TEST_CASE("MoE: the token exchange's bytes go over NVLink or the network by wher
   JobLayout l;
   l.ep = 64;
   GroupPaths p;
-  p.ep = {50e9, 0, true};
-  p.ep_intra = {200e9, 0, false};
+  p.ep = {50e9, 50e9, 0, true};
+  p.ep_intra = {200e9, 200e9, 0, false};
   p.ep_per_node = 8;
   // All-to-all: 7/64 of the 8 copies to the node's other members, 56/64 out of it:
   // 4,096 x 8 x 14,336 x 56/64 = 411,041,792 B at 50 GB/s = 8.221 ms (the NVLink share,
@@ -700,7 +747,7 @@ TEST_CASE("MoE: device-limited routing and fused token shuffles", "[job_step]") 
   l.global_batch = 8;
   l.ep_dispatch = EpDispatch::PerNode;
   GroupPaths p;
-  p.ep = p.ep_intra = {200e9, 0, false};
+  p.ep = p.ep_intra = {200e9, 200e9, 0, false};
   p.ep_per_node = 8;
   m.device_limit = 4;
   CHECK(ep_leg_seconds(m, l, p, 4096, 2) == Approx(205'520'896 / 200e9).epsilon(1e-12));
@@ -811,6 +858,39 @@ TEST_CASE("MoE: dense first layers cost as dense layers, in the first chunks", "
   CHECK(units[2].gather_bytes == 1'128'556'800);
   CHECK(units[3].gather_bytes == 388'819'200);
   CHECK(units[1].forward < units[3].forward);
+}
+
+TEST_CASE("ZeRO-3 regather: a recomputed layer's weights gathered twice before its backward", "[job_step]") {
+  JobStepSpec s = moe(16, 16, 1);
+  s.layout.pp = 1;
+  s.layout.zero = 3;
+  s.layout.recompute = JobRecompute::Full;
+  const JobStepRun kept = run_job_step(s);
+  s.layout.zero3_regather = true;  // DeepSpeed's hooks fetch again for the rerun forward
+  const JobStepRun again = run_job_step(s);
+  const auto& u = again.fsdp_plan.units;
+  REQUIRE(u.size() == 10);
+  CHECK(u.front().backward_gathers == 1);  // the embedding and head are not recomputed
+  CHECK(u.back().backward_gathers == 1);
+  Bytes layers = 0;
+  for (std::size_t i = 1; i + 1 < u.size(); ++i) {
+    CHECK(u[i].backward_gathers == 2);
+    layers += u[i].gather_bytes;
+  }
+  // Per card and step: each layer's weights once more per micro-batch, on the same link.
+  CHECK(again.fsdp->bytes_per_card - kept.fsdp->bytes_per_card == layers * s.layout.microbatches());
+  CHECK(again.result.step_time > kept.result.step_time);
+  // Only the first two layers recomputed: the others keep their one gather.
+  s.layout.recompute_layers = 2;
+  const JobStepRun some = run_job_step(s);
+  CHECK(some.fsdp_plan.units[2].backward_gathers == 2);
+  CHECK(some.fsdp_plan.units[3].backward_gathers == 1);
+  // Without ZeRO-3 there is nothing to gather again: refused at the key.
+  JobLayout z1 = s.layout;
+  z1.zero = 1;
+  const auto p = check_layout(s.model, z1, 0);
+  REQUIRE(p);
+  CHECK(p->key == "zero3_regather");
 }
 
 TEST_CASE("uneven chunks: the pipeline's ends set, the other chunks an equal share", "[job_step]") {
@@ -1090,11 +1170,11 @@ TEST_CASE("expert routing: the busiest rank's rows in time, memory and hardware 
   even.model.routing = {};
   spread.layout.expert_placement = ExpertPlacement::RoundRobin;
   capped.model.capacity_factor = 1.25;
-  // The step (docs/job.md "Expert routing"): 10.236 s balanced, 12.901 s with the hot experts
+  // The step (docs/job.md "Expert routing"): 9.943 s balanced, 12.714 s with the hot experts
   // on half the ranks, the balanced step exactly when round-robin spreads them.
   const Time t_even = run_job_step(even).result.step_time, t_hot = run_job_step(hot).result.step_time;
-  CHECK(t_even == 10'236'422'624);
-  CHECK(t_hot == 12'900'623'104);
+  CHECK(t_even == 9'942'552'572);
+  CHECK(t_hot == 12'713'729'725);
   CHECK(run_job_step(spread).result.step_time == t_even);
   // Without recompute the busiest rank keeps half again its routed rows' inputs (2h x 8 copies)
   // and SwiGLU arrays (6 x 8 x 1,536 / h): + s b h x (8 + 9) bytes per layer.
@@ -1365,7 +1445,7 @@ TEST_CASE("CP communication: the K/V ring, an all-gather, or an all-to-all of he
 
 TEST_CASE("all-reduce across nodes: NCCL's trees where they beat the ring", "[job_step][collectives]") {
   PathBandwidth net;
-  net.bytes_per_second = 20e9;
+  net.bytes_per_second = net.ring_bytes_per_second = 20e9;
   net.step_latency = 5 * kMicrosecond;
   net.inter_node = true;
   // 192 members, 1 MB: the ring's 382 latencies (1.91 ms) against the trees' 2 x 8 (80 us) plus

@@ -56,8 +56,10 @@ void zero3_collectives(const DataParallelPlan& plan, const DpComputeOrder& order
     const bool needs_gather = !p.backward || !plan.keep_gathered;
     if (needs_gather && u.has_gather) {
       const int before = k - plan.prefetch - 1;
-      colls.push_back({DpOp::Gather, u.gather, u.gather_bytes, before >= 0 ? order.ops[before].last : -1, 1, k, p.micro,
-                       p.unit, -1, p.backward});
+      // A backward's gathers run back to back before it: one op of their summed time and bytes.
+      const int times = p.backward ? u.backward_gathers : 1;
+      colls.push_back({DpOp::Gather, u.gather * times, u.gather_bytes * times,
+                       before >= 0 ? order.ops[before].last : -1, 1, k, p.micro, p.unit, -1, p.backward});
     }
     if (p.backward && u.has_reduce)
       colls.push_back(

@@ -91,6 +91,9 @@ struct DataParallelPlan {
     Time gather = 0, reduce = 0;               // collective durations; 0 with has_* false = none
     Bytes gather_bytes = 0, reduce_bytes = 0;  // per card on the wire
     bool has_gather = false, has_reduce = false;
+    // ZeRO-3: gathers of the unit's weights before its backward; 2 when a recomputed unit's
+    // rerun forward gathers them again (DeepSpeed's fetch hooks fire on the rerun too).
+    int backward_gathers = 1;
   };
   struct Bucket {
     std::vector<int> units;  // in the order their gradients are produced

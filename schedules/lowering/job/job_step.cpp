@@ -279,11 +279,13 @@ void run_fsdp_path(JobStepRun& run) {
   p.prefetch = l.overlap_param_gather ? 2 : 0;
   p.input_wait = spec.input_wait;
   p.link = cp.paths.dp.inter_node ? LinkKind::HostNic : LinkKind::PeerLink;
-  p.link_bandwidth = static_cast<std::int64_t>(cp.paths.dp.bytes_per_second);
+  p.link_bandwidth = static_cast<std::int64_t>(cp.paths.dp.ring_bytes_per_second);
   const double k = c.accelerator.efficiency.contention;
-  auto unit = [&](std::string name, const PassSeconds& f, const PassSeconds& b, const HeldParameters& params) {
+  auto unit = [&](std::string name, const PassSeconds& f, const PassSeconds& b, const HeldParameters& params,
+                  bool recomputed) {
     DataParallelPlan::Unit u;
     u.name = std::move(name);
+    u.backward_gathers = recomputed && l.zero3_regather ? 2 : 1;
     const double gather = replica_collective_seconds(Collective::AllGather, params, 2, l, cp.paths);
     const double reduce = replica_collective_seconds(Collective::ReduceScatter, params, l.grad_bytes, l, cp.paths);
     // Prefetched collectives run under the compute; each slows it by the contention share of
@@ -291,7 +293,7 @@ void run_fsdp_path(JobStepRun& run) {
     // the backward; not under the host's waits, when the GPU runs nothing).
     const double ov = l.overlap_param_gather && members > 1 ? k : 0.0;
     u.forward = ns(f.compute() + f.comm() + ov * std::min(f.kernels(), gather));
-    u.backward_input = ns(b.compute() + b.comm() + ov * std::min(b.kernels(), gather + reduce));
+    u.backward_input = ns(b.compute() + b.comm() + ov * std::min(b.kernels(), u.backward_gathers * gather + reduce));
     u.gather = ns(gather);
     u.reduce = ns(reduce);
     u.gather_bytes = replica_collective_bytes(params, 2, l, "a ZeRO-3 gather");
@@ -306,13 +308,14 @@ void run_fsdp_path(JobStepRun& run) {
   const PassSeconds eb =
       ch.backward_input + all.backward_input * -1.0 + ch.backward_weight + all.backward_weight * -1.0;
   const std::int64_t vh = spec.model.shape.vocab * spec.model.shape.hidden / l.tp;
-  unit("embedding", PassSeconds{}, PassSeconds{}, {vh, 0});
+  unit("embedding", PassSeconds{}, PassSeconds{}, {vh, 0}, false);
   for (int n = 0; n < layers; ++n) {
     const ChunkCost one = stack.layers(n, 1);
+    const bool recomputed = l.recompute == JobRecompute::Full && (l.recompute_layers < 0 || n < l.recompute_layers);
     unit(fmt::format("layer {}", n), one.forward, one.backward_input + one.backward_weight,
-         {one.parameters - one.expert_parameters, one.expert_parameters});
+         {one.parameters - one.expert_parameters, one.expert_parameters}, recomputed);
   }
-  unit("head", ef, eb, {spec.model.shape.tied_embeddings ? 0 : vh, 0});
+  unit("head", ef, eb, {spec.model.shape.tied_embeddings ? 0 : vh, 0}, false);
   run.fsdp = lower_data_parallel(p);
   for (const auto& x : run.fsdp->info) run.kinds.push_back(kind_of(x));
   // lower_data_parallel() finalizes its graph: the optimizer on the card's shard, which runs
