@@ -142,7 +142,8 @@ struct JobLayout {
   // at about 21 GB/s even over NVLink (DeepSpeed issue 1174).
   std::int64_t dp_bandwidth = 0;
   // ZeRO-3 gathers a layer's weights again for full recompute's rerun of its forward, as
-  // DeepSpeed's module hooks do; PyTorch FSDP and Megatron-FSDP keep the backward's gather.
+  // DeepSpeed's module hooks do; PyTorch FSDP and Megatron-FSDP keep the backward's gather. A
+  // framework's setting: zero 0-2 layouts, which gather nothing per layer, ignore it.
   bool zero3_regather = false;
   bool fp8_dispatch = false;                      // tokens dispatched in FP8 (combined in BF16)
   bool fp8_activations = false;                   // FP8 GEMMs keep their inputs for the backward in FP8

@@ -174,8 +174,6 @@ std::optional<InputProblem> check_forward_backward_pairs(const JobLayout& l) {
 }
 // ZeRO-3 (FSDP) runs one chunk of every layer per rank, without a pipeline.
 std::optional<InputProblem> check_zero3(const JobModel& m, const JobLayout& l) {
-  if (l.zero3_regather && l.zero < 3)
-    return InputProblem{"zero3_regather", "gathers ZeRO-3's sharded weights again for the recompute: needs zero 3"};
   if (l.zero < 3) return std::nullopt;
   if (m.mtp_layers > 0)
     return InputProblem{"zero",

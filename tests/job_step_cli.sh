@@ -460,6 +460,24 @@ printf '%s\n' "$head
 "$stepsim" run "$tmp/allow.yaml" >"$tmp/allow.out"
 has "(does not fit)" "$tmp/allow.out"
 
+# A framework slower than the network (docs/job.md "Collectives across nodes"): DeepSpeed 0.3's
+# ZeRO-3 rate and its second gather of a recomputed layer; a cap that is not a bandwidth, at its key.
+"$stepsim" run scenarios/job-fsdp-8.yaml --set job_step.layout.recompute=full --set job_step.layout.dp_bandwidth=21.3GB/s \
+  --set job_step.layout.zero3_regather=true >"$tmp/ds.txt"
+has "recompute full, DP collectives at most 21.3 GB/s, recomputed layers' weights gathered again" "$tmp/ds.txt"
+fig "step time 20.456 s" "$tmp/ds.txt"
+fig "exposed DP/ZeRO 20.444 s" "$tmp/ds.txt"
+"$stepsim" run scenarios/job-fsdp-8.yaml --set job_step.layout.recompute=full --set job_step.layout.zero3_regather=true \
+  --json >"$tmp/ds.json"
+python3 -c 'import json,sys; d=json.load(open(sys.argv[1]))["layout"]; assert d["zero3_regather"] and "dp_bandwidth_bytes_per_s" not in d, d' \
+  "$tmp/ds.json" || fail "zero3_regather in the JSON"
+run "$stepsim" run scenarios/job-fsdp-8.yaml --set job_step.layout.dp_bandwidth=0GB/s
+[[ $code == 2 && "$err" == *"job_step.layout.dp_bandwidth: '0GB/s' must be positive"* ]] || fail "dp_bandwidth 0: $code $err"
+sed 's/,2,tflops_sc21,144,1,ZeRO-3 without model parallelism,21.3,1$/,2,tflops_sc21,144,1,ZeRO-3 without model parallelism,fast,1/' \
+  validation/megatron_sc21.csv >"$tmp/dpbw.csv"
+run "$stepsim" check-against "$tmp/dpbw.csv"
+[[ $code == 2 && "$err" == *"dpbw.csv:21: dp_bandwidth_gbs: 'fast' is not a positive number"* ]] || fail "dp_bandwidth_gbs: $code $err"
+
 # 3. Validation: one A100 calibration fitted on the rows marked fit=1, the others held out.
 "$stepsim" check-against validation/megatron_sc21.csv validation/megatron_korthikanti2022.csv \
   validation/megascale_megatron.csv validation/llama3_405b_meta2024.csv validation/qwen3_235b_moe_modelzoo.csv \
