@@ -46,8 +46,7 @@ GroupPaths group_paths(const ClusterSpec& c, const JobLayout& l) {
   p.ep_per_node = ep_stride >= g ? 1 : static_cast<int>(std::min<std::int64_t>(l.ep, g / ep_stride));
   // The data-parallel collectives run among the dp x cp ranks holding the same weights (every
   // ring collective of models/job_memory.cpp's replica_collective_seconds).
-  p.dp = group_path(c, span(static_cast<std::int64_t>(l.tp) * l.cp, l.dp),
-                    l.tp >= g ? 1 : std::min<std::int64_t>(static_cast<std::int64_t>(l.dp) * l.cp, g / l.tp));
+  p.dp = path(l.tp, static_cast<std::int64_t>(l.dp) * l.cp);
   // The expert data-parallel group: the data-parallel ranks ep apart (an expert-parallel group
   // is ep neighbouring ones, as p.ep), dp / ep of them; with ep >= dp it stays inside one
   // data-parallel rank's CP ranks.

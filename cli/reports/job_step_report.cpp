@@ -62,7 +62,7 @@ std::string layout_line(const JobStepSpec& s) {
   }
   if (l.adam_moment_bytes != 4) out += fmt::format(", Adam moments in {}", l.adam_moment_bytes == 2 ? "BF16" : "FP8");
   // A framework slower than the network (layout dp_bandwidth, zero3_regather).
-  if (l.dp_bandwidth > 0) out += fmt::format(", DP collectives at most {:g} GB/s", l.dp_bandwidth / 1e9);
+  if (l.dp_bandwidth > 0) out += fmt::format(", DP collectives at most {:.3g} GB/s", l.dp_bandwidth / 1e9);
   if (l.zero3_regather && l.zero >= 3 && l.recompute == JobRecompute::Full)
     out += ", recomputed layers' weights gathered again";
   return out;

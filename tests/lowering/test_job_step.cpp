@@ -244,6 +244,13 @@ TEST_CASE("ring collectives stripe over the NICs of a group's members on a node"
   l.dp = 64;
   l.cp = 2;
   CHECK(group_paths(c, l).dp.ring_bytes_per_second == Approx(std::min(8 * nic, fabric * 8 / 7)));
+  // tp 4, cp 8, dp 1: the 8 CP ranks holding the same weights sit 2 to a node on 4 nodes, so their
+  // gradient rings cross nodes although dp is 1.
+  l.tp = 4;
+  l.cp = 8;
+  l.dp = 1;
+  CHECK(group_paths(c, l).dp.inter_node);
+  CHECK(group_paths(c, l).dp.ring_bytes_per_second == Approx(2 * nic));
   // A framework's cap (dp_bandwidth) bounds the data-parallel rings, nothing else.
   l.cp = 1;
   l.dp = 128;
