@@ -252,6 +252,7 @@ TEST_CASE("ring collectives stripe over the NICs of a group's members on a node"
   CHECK(group_paths(c, l).dp.inter_node);
   CHECK(group_paths(c, l).dp.ring_bytes_per_second == Approx(2 * nic));
   // A framework's cap (dp_bandwidth) bounds the data-parallel rings, nothing else.
+  l.tp = 1;
   l.cp = 1;
   l.dp = 128;
   l.dp_bandwidth = 21'300'000'000;
