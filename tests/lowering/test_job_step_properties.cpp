@@ -80,6 +80,9 @@ JobStepSpec random_spec(std::mt19937_64& rng) {
   if (l.recompute == JobRecompute::Selective && rng() % 3 == 0)
     l.recompute_modules = rng() % 2 == 0 ? std::uint8_t{kRecomputeCoreAttn} : std::uint8_t{0};
   if (kind == 2) l.ep_dispatch = pick(rng, {EpDispatch::AllToAll, EpDispatch::PerNode});
+  // A framework slower than the network, now and then (DeepSpeed 0.3's ZeRO-3 and its regather).
+  if (rng() % 5 == 0) l.dp_bandwidth = pick<std::int64_t>(rng, {10'000'000'000, 50'000'000'000});
+  l.zero3_regather = rng() % 4 == 0;
   return s;
 }
 
@@ -214,4 +217,54 @@ TEST_CASE("jobs on random layouts: ZeRO stages and recompute never cost memory",
     CHECK(activations(full) <= activations(none));
   }
   CHECK(pairs >= 300);
+}
+
+// Where each group's collectives run, on random layouts: a ring across nodes is at least one NIC's
+// share per member (one member on a node) and at most what the node's NICs carry, k of them for k
+// members, and what its hops inside the node allow; a member's own link (all-to-all, sends) is
+// one NIC's share however many members share the node; inside a node both are the fabric.
+TEST_CASE("group paths on random layouts: rings stripe over the members' NICs, never past the node's",
+          "[job_step][properties][collectives]") {
+  std::mt19937_64 rng(20261205);
+  int groups = 0, striped = 0;
+  for (int trial = 0; trial < 2000; ++trial) {
+    const JobStepSpec spec = random_spec(rng);
+    const ClusterSpec& c = spec.cluster;
+    const JobLayout& l = spec.layout;
+    if (check_layout(spec.model, l, l.ranks())) continue;
+    const GroupPaths p = group_paths(c, l);
+    const Efficiency& e = c.accelerator.efficiency;
+    const double share = static_cast<double>(c.network.nic_bandwidth) * c.network.nics / c.node.gpus * e.network;
+    const double node = static_cast<double>(c.network.nic_bandwidth) * c.network.nics * e.network;
+    const double fabric =
+        (c.node.fabric_bandwidth > 0 ? static_cast<double>(c.node.fabric_bandwidth)
+                                     : static_cast<double>(c.node.pcie_bandwidth) / (c.node.p2p ? 1.0 : 2.0)) *
+        e.fabric;
+    INFO("trial " << trial << " on " << c.accelerator.name << ": tp " << l.tp << " cp " << l.cp << " dp " << l.dp
+                  << " ep " << l.ep << " cap " << l.dp_bandwidth);
+    const auto check_path = [&](const PathBandwidth& q, bool capped) {
+      ++groups;
+      if (!q.inter_node) {
+        CHECK(q.bytes_per_second == Approx(fabric));
+        CHECK(q.ring_bytes_per_second == Approx(capped ? std::min(fabric, double(l.dp_bandwidth)) : fabric));
+        return;
+      }
+      CHECK(q.bytes_per_second == Approx(share));
+      CHECK(q.ring_bytes_per_second <= node * (1 + 1e-12));
+      if (capped) {
+        CHECK(q.ring_bytes_per_second <= static_cast<double>(l.dp_bandwidth));
+      } else {
+        CHECK(q.ring_bytes_per_second >= q.bytes_per_second * (1 - 1e-12));
+        if (q.ring_bytes_per_second > q.bytes_per_second * (1 + 1e-12)) ++striped;
+      }
+    };
+    const bool cap = l.dp_bandwidth > 0;
+    check_path(p.tp, false);
+    check_path(p.cp, false);
+    check_path(p.ep, false);
+    check_path(p.dp, cap);
+    check_path(p.edp, cap);
+  }
+  CHECK(groups > 1000);
+  CHECK(striped > 0);  // the draws reach groups with several members on a node across nodes
 }
