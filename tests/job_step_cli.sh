@@ -478,6 +478,12 @@ sed 's/,2,tflops_sc21,144,1,ZeRO-3 without model parallelism,21.3,1$/,2,tflops_s
 run "$stepsim" check-against "$tmp/dpbw.csv"
 [[ $code == 2 && "$err" == *"dpbw.csv:21: dp_bandwidth_gbs: 'fast' is not a positive number"* ]] || fail "dp_bandwidth_gbs: $code $err"
 
+# A search states them under its first line, as every setting its layouts share.
+"$stepsim" search scenarios/search-design-desk.yaml --set search.layout.zero3_regather=true \
+  --set search.layout.dp_bandwidth=10GB/s >"$tmp/ds-search.txt" 2>/dev/null
+has "data-parallel collectives at most 10 GB/s per GPU" "$tmp/ds-search.txt"
+has "zero 3: a recomputed layer's weights gathered again before its backward" "$tmp/ds-search.txt"
+
 # 3. Validation: one A100 calibration fitted on the rows marked fit=1, the others held out.
 "$stepsim" check-against validation/megatron_sc21.csv validation/megatron_korthikanti2022.csv \
   validation/megascale_megatron.csv validation/llama3_405b_meta2024.csv validation/qwen3_235b_moe_modelzoo.csv \
