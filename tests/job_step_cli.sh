@@ -477,6 +477,10 @@ sed 's/,2,tflops_sc21,144,1,ZeRO-3 without model parallelism,21.3,1$/,2,tflops_s
   validation/megatron_sc21.csv >"$tmp/dpbw.csv"
 run "$stepsim" check-against "$tmp/dpbw.csv"
 [[ $code == 2 && "$err" == *"dpbw.csv:21: dp_bandwidth_gbs: 'fast' is not a positive number"* ]] || fail "dp_bandwidth_gbs: $code $err"
+sed 's/,2,tflops_sc21,144,1,ZeRO-3 without model parallelism,21.3,1$/,2,tflops_sc21,144,1,ZeRO-3 without model parallelism,1e-12,1/' \
+  validation/megatron_sc21.csv >"$tmp/dpbw0.csv"
+run "$stepsim" check-against "$tmp/dpbw0.csv"
+[[ $code == 2 && "$err" == *"dpbw0.csv:21: dp_bandwidth_gbs: 1e-12 GB/s is under a byte a second"* ]] || fail "dp_bandwidth_gbs 1e-12: $code $err"
 
 # A search states them under its first line, as every setting its layouts share.
 "$stepsim" search scenarios/search-design-desk.yaml --set search.layout.zero3_regather=true \

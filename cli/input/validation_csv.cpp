@@ -223,6 +223,7 @@ JobLayout read_layout(const RowCells& row, const std::string& file, int n) {
   if (const auto gbs = row.number("dp_bandwidth_gbs")) {
     if (*gbs > 1e6) row.fail("dp_bandwidth_gbs", fmt::format("{} GB/s is too large (at most 1,000,000)", *gbs));
     l.dp_bandwidth = static_cast<std::int64_t>(*gbs * 1e9);
+    if (l.dp_bandwidth < 1) row.fail("dp_bandwidth_gbs", fmt::format("{} GB/s is under a byte a second", *gbs));
   }
   l.zero3_regather = row.integer("zero3_regather", 0) == 1;
   l.cp_comm = row.named("cp_comm", "cp_comm", "p2p", cp_comm_from_name, "p2p, all_gather or a2a");
