@@ -70,7 +70,7 @@ run "$stepsim" search scenarios/search-gpt3-1024xa100.yaml --set search.layout.f
 sed 's|models/|'"$PWD"'/scenarios/models/|; s|hardware/|'"$PWD"'/scenarios/hardware/|' \
   tests/fuzz_regressions/A-mutant-hang-c6a1b6214158.yaml >"$tmp/no-pp.yaml"
 out="$("$stepsim" search "$tmp/no-pp.yaml" 2>/dev/null)"
-grep -Fq "(pp, sequence_parallel, cp: each is fixed at job_step's default; \`auto\` searches one): with them searched and the rest as in the nearest miss, the fastest layout that fits is 1024 cards: tp 8 pp 8 dp 16 zero 1 1f1b, mbs 1, recompute full, sp, step 28.013 s, 13.3 GiB per GPU" <<<"$out" || fail "no-pp: $out"
+grep -Fq "(pp, sequence_parallel, cp: each is fixed at job_step's default; \`auto\` searches one): with them searched and the rest as in the nearest miss, the fastest layout that fits is 1024 cards: tp 8 pp 8 dp 16 zero 1 1f1b, mbs 1, recompute full, sp, step 28.016 s, 13.3 GiB per GPU" <<<"$out" || fail "no-pp: $out"
 # `validate` reads a search file whole (errors at file, line and key); `run` on one says which
 # command takes it.
 for f in scenarios/search-*.yaml; do

@@ -868,34 +868,52 @@ TEST_CASE("MoE: dense first layers cost as dense layers, in the first chunks", "
   CHECK(units[1].forward < units[3].forward);
 }
 
-TEST_CASE("ZeRO-3 regather: a recomputed layer's weights gathered twice before its backward", "[job_step]") {
-  JobStepSpec s = moe(16, 16, 1);
-  s.layout.pp = 1;
+TEST_CASE("ZeRO-3 regather: a recomputed layer's weights gathered again before its backward", "[job_step]") {
+  // GPT-3 175B, ZeRO-3 over 64 A100, full recompute (as SC21's DeepSpeed rows).
+  JobStepSpec s;
+  s.model = gpt3();
+  s.cluster = *find_cluster_preset("a100-sxm-80gb");
+  s.layout.dp = 64;
   s.layout.zero = 3;
+  s.layout.global_batch = 64;
   s.layout.recompute = JobRecompute::Full;
   const JobStepRun kept = run_job_step(s);
   s.layout.zero3_regather = true;  // DeepSpeed's hooks fetch again for the rerun forward
   const JobStepRun again = run_job_step(s);
   const auto& u = again.fsdp_plan.units;
-  REQUIRE(u.size() == 10);
-  CHECK(u.front().backward_gathers == 1);  // the embedding and head are not recomputed
-  CHECK(u.back().backward_gathers == 1);
-  Bytes layers = 0;
+  REQUIRE(u.size() == 98);         // embedding, 96 layers, head
+  CHECK(u.front().regather == 0);  // the embedding and head are not recomputed
+  CHECK(u.back().regather == 0);
+  // Every module but the layer's last, the MLP's output projection (4 h^2 of the layer's 12 h^2
+  // and its norms), whose backward follows its rerun at once: two thirds of the layer's gather.
+  const double h = 12288, layer = static_cast<double>(layer_work(s.model, s.layout).parameters);
+  CHECK(layer == Approx(12 * h * h).epsilon(1e-3));
+  Bytes extra = 0;
   for (std::size_t i = 1; i + 1 < u.size(); ++i) {
-    CHECK(u[i].backward_gathers == 2);
-    layers += u[i].gather_bytes;
+    CHECK(static_cast<double>(u[i].regather_bytes) / static_cast<double>(u[i].gather_bytes) ==
+          Approx((layer - 4 * h * h) / layer).epsilon(1e-6));
+    CHECK(u[i].regather > 0);
+    extra += u[i].regather_bytes;
   }
-  // Per card and step: each layer's weights once more per micro-batch, on the same link.
-  CHECK(again.fsdp->bytes_per_card - kept.fsdp->bytes_per_card == layers * s.layout.microbatches());
+  // Per card and step: that much more per micro-batch, on the same link.
+  CHECK(again.fsdp->bytes_per_card - kept.fsdp->bytes_per_card == extra * s.layout.microbatches());
   CHECK(again.result.step_time > kept.result.step_time);
-  // Only the first two layers recomputed: the others keep their one gather.
+  // Only the first two layers recomputed: the others gather once before their backward.
   s.layout.recompute_layers = 2;
   const JobStepRun some = run_job_step(s);
-  CHECK(some.fsdp_plan.units[2].backward_gathers == 2);
-  CHECK(some.fsdp_plan.units[3].backward_gathers == 1);
+  CHECK(some.fsdp_plan.units[2].regather > 0);
+  CHECK(some.fsdp_plan.units[3].regather == 0);
+  // An MoE layer's modules have no single last one: its whole weights are gathered again.
+  JobStepSpec m = moe(16, 16, 1);
+  m.layout.pp = 1;
+  m.layout.zero = 3;
+  m.layout.recompute = JobRecompute::Full;
+  m.layout.zero3_regather = true;
+  const JobStepRun moe_run = run_job_step(m);
+  CHECK(moe_run.fsdp_plan.units[3].regather_bytes == moe_run.fsdp_plan.units[3].gather_bytes);
   // A framework's setting, so it stays set when a search tries zero 0-2: those layouts keep their
   // weights whole and gather nothing.
-  JobStepSpec z1 = s;
+  JobStepSpec z1 = m;
   z1.layout.zero = 1;
   CHECK_FALSE(check_layout(z1.model, z1.layout, 0));
   z1.layout.zero3_regather = false;

@@ -57,8 +57,9 @@ void zero3_collectives(const DataParallelPlan& plan, const DpComputeOrder& order
     if (needs_gather && u.has_gather) {
       const int before = k - plan.prefetch - 1;
       // A backward's gathers run back to back before it: one op of their summed time and bytes.
-      const int times = p.backward ? u.backward_gathers : 1;
-      colls.push_back({DpOp::Gather, u.gather * times, u.gather_bytes * times,
+      const Time regather = p.backward ? u.regather : 0;
+      const Bytes regather_bytes = p.backward ? u.regather_bytes : 0;
+      colls.push_back({DpOp::Gather, u.gather + regather, u.gather_bytes + regather_bytes,
                        before >= 0 ? order.ops[before].last : -1, 1, k, p.micro, p.unit, -1, p.backward});
     }
     if (p.backward && u.has_reduce)

@@ -91,9 +91,10 @@ struct DataParallelPlan {
     Time gather = 0, reduce = 0;               // collective durations; 0 with has_* false = none
     Bytes gather_bytes = 0, reduce_bytes = 0;  // per card on the wire
     bool has_gather = false, has_reduce = false;
-    // ZeRO-3: gathers of the unit's weights before its backward; 2 when a recomputed unit's
-    // rerun forward gathers them again (DeepSpeed's fetch hooks fire on the rerun too).
-    int backward_gathers = 1;
+    // ZeRO-3: a second gather before the unit's backward, of the weights a recomputed unit's
+    // rerun forward fetched again (DeepSpeed's hooks fire on the rerun too); 0 without one.
+    Time regather = 0;
+    Bytes regather_bytes = 0;
   };
   struct Bucket {
     std::vector<int> units;  // in the order their gradients are produced

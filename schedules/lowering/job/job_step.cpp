@@ -281,19 +281,30 @@ void run_fsdp_path(JobStepRun& run) {
   p.link = cp.paths.dp.inter_node ? LinkKind::HostNic : LinkKind::PeerLink;
   p.link_bandwidth = static_cast<std::int64_t>(cp.paths.dp.ring_bytes_per_second);
   const double k = c.accelerator.efficiency.contention;
+  // What DeepSpeed's rerun forward of a recomputed layer fetches again: every module but the
+  // last, whose backward follows its rerun at once (its coordinator's reuse distance keeps it):
+  // the MLP's output projection, h x ffn / tp weights of a dense layer.
+  const std::int64_t kept_at_rerun = spec.model.shape.hidden * spec.model.shape.intermediate / l.tp;
   auto unit = [&](std::string name, const PassSeconds& f, const PassSeconds& b, const HeldParameters& params,
                   bool recomputed) {
     DataParallelPlan::Unit u;
     u.name = std::move(name);
-    u.backward_gathers = recomputed && l.zero3_regather ? 2 : 1;
     const double gather = replica_collective_seconds(Collective::AllGather, params, 2, l, cp.paths);
+    double regather = 0;
+    if (recomputed && l.zero3_regather) {
+      const HeldParameters again{std::max<std::int64_t>(0, params.dense - (params.expert > 0 ? 0 : kept_at_rerun)),
+                                 params.expert};
+      regather = replica_collective_seconds(Collective::AllGather, again, 2, l, cp.paths);
+      u.regather = ns(regather);
+      u.regather_bytes = replica_collective_bytes(again, 2, l, "a ZeRO-3 gather");
+    }
     const double reduce = replica_collective_seconds(Collective::ReduceScatter, params, l.grad_bytes, l, cp.paths);
     // Prefetched collectives run under the compute; each slows it by the contention share of
     // the overlap (the next unit's gather under the forward; a gather and a reduce-scatter under
     // the backward; not under the host's waits, when the GPU runs nothing).
     const double ov = l.overlap_param_gather && members > 1 ? k : 0.0;
     u.forward = ns(f.compute() + f.comm() + ov * std::min(f.kernels(), gather));
-    u.backward_input = ns(b.compute() + b.comm() + ov * std::min(b.kernels(), u.backward_gathers * gather + reduce));
+    u.backward_input = ns(b.compute() + b.comm() + ov * std::min(b.kernels(), gather + regather + reduce));
     u.gather = ns(gather);
     u.reduce = ns(reduce);
     u.gather_bytes = replica_collective_bytes(params, 2, l, "a ZeRO-3 gather");
