@@ -320,11 +320,11 @@ void run_fsdp_path(JobStepRun& run) {
       ch.backward_input + all.backward_input * -1.0 + ch.backward_weight + all.backward_weight * -1.0;
   const std::int64_t vh = spec.model.shape.vocab * spec.model.shape.hidden / l.tp;
   unit("embedding", PassSeconds{}, PassSeconds{}, {vh, 0}, false);
+  const std::vector<bool> recomputed = recomputed_layers(layers, l);
   for (int n = 0; n < layers; ++n) {
     const ChunkCost one = stack.layers(n, 1);
-    const bool recomputed = l.recompute == JobRecompute::Full && (l.recompute_layers < 0 || n < l.recompute_layers);
     unit(fmt::format("layer {}", n), one.forward, one.backward_input + one.backward_weight,
-         {one.parameters - one.expert_parameters, one.expert_parameters}, recomputed);
+         {one.parameters - one.expert_parameters, one.expert_parameters}, recomputed[static_cast<std::size_t>(n)]);
   }
   unit("head", ef, eb, {spec.model.shape.tied_embeddings ? 0 : vh, 0}, false);
   run.fsdp = lower_data_parallel(p);
