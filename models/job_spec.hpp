@@ -137,18 +137,19 @@ struct JobLayout {
   Fp8Recipe fp8_recipe = Fp8Recipe::Tensorwise;   // how FP8 GEMMs scale their operands
   EpDispatch ep_dispatch = EpDispatch::AllToAll;  // how MoE tokens reach their experts' GPUs
   bool permute_fusion = false;                    // MoE token shuffles fused (Megatron-Core --moe-permute-fusion)
-  // A cap on each GPU's data-parallel / ZeRO collective rate, bytes/s, for a framework that moves
-  // them slower than the network allows (0: the network's rate). DeepSpeed 0.3's ZeRO-3 gathered
-  // at about 21 GB/s even over NVLink (DeepSpeed issue 1174).
-  std::int64_t dp_bandwidth = 0;
-  // ZeRO-3 gathers a layer's weights again for full recompute's rerun of its forward, as
-  // DeepSpeed's module hooks do; PyTorch FSDP and Megatron-FSDP keep the backward's gather. A
-  // framework's setting: zero 0-2 layouts, which gather nothing per layer, ignore it.
-  bool zero3_regather = false;
   bool fp8_dispatch = false;                      // tokens dispatched in FP8 (combined in BF16)
   bool fp8_activations = false;                   // FP8 GEMMs keep their inputs for the backward in FP8
   int grad_bytes = 4;                             // bytes per gradient element reduced (Megatron: FP32 main grads)
   int adam_moment_bytes = 4;                      // bytes of each of Adam's m and v per parameter (FP32; BF16 2)
+  // A cap on each GPU's data-parallel / ZeRO collective rate, bytes/s, for a framework that moves
+  // them slower than the network allows (0: the network's rate). DeepSpeed 0.3's ZeRO-3 gathered
+  // at about 21 GB/s even over NVLink (DeepSpeed issue 1174).
+  std::int64_t dp_bandwidth = 0;
+  // ZeRO-3 gathers a recomputed layer's weights again before its backward, all but its last
+  // module's, as DeepSpeed's module hooks do for the rerun forward (job_step.cpp); PyTorch FSDP and
+  // Megatron-FSDP keep the backward's gather. A framework's setting: zero 0-2 layouts, which
+  // gather nothing per layer, ignore it.
+  bool zero3_regather = false;
   bool cp_balanced = true;                        // CP: 2 cp chunks, rank i takes i and 2cp-1-i (else contiguous)
   CpComm cp_comm = CpComm::P2p;                   // CP: how the ranks exchange what attention needs
   ExpertPlacement expert_placement = ExpertPlacement::Contiguous;  // expert e on EP rank e / (E / ep), or e mod ep
@@ -159,10 +160,10 @@ struct JobLayout {
   int first_chunk_layers = -1, last_chunk_layers = -1;
   // Selective recompute's modules (RecomputeModule bits): Megatron-Core's default, core_attn.
   std::uint8_t recompute_modules = kRecomputeCoreAttn;
-  // Whether TP collectives are pipelined with their GEMMs (Transformer Engine's userbuffers,
-  // Megatron-Core --tp-comm-overlap, which needs sequence parallelism).
   // The GEMMs' FP8 recipe, nullopt for BF16 GEMMs.
   std::optional<Fp8Recipe> fp8_gemms() const { return fp8 ? std::optional<Fp8Recipe>(fp8_recipe) : std::nullopt; }
+  // Whether TP collectives are pipelined with their GEMMs (Transformer Engine's userbuffers,
+  // Megatron-Core --tp-comm-overlap, which needs sequence parallelism).
   bool tp_overlapped() const { return overlap_tp && sequence_parallel && tp > 1; }
   bool recomputes(RecomputeModule m) const { return recompute == JobRecompute::Selective && (recompute_modules & m); }
   // With full recompute, only the first N layers of each chunk are recomputed, the others keep

@@ -154,9 +154,7 @@ std::optional<InputProblem> check_recompute_modules(const JobModel& m, const Job
     return refuse("mlp recomputes a dense layer's MLP: every layer of this model is MoE (moe or moe_act)");
   return std::nullopt;
 }
-}  // namespace
 
-namespace {
 // overlap.ep_a2a needs the expert exchange and, under a pipeline, interleaved 1F1B (not settings:
 // a search opens ep and schedule).
 std::optional<InputProblem> check_forward_backward_pairs(const JobLayout& l) {
