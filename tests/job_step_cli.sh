@@ -580,11 +580,13 @@ assert n["held_out"]["mean_abs_error"] <= 0.05 and n["held_out"]["max_abs_error"
 assert n["ranking"]["kept"] == n["ranking"]["pairs"] == 7, n["ranking"]
 # FSDP over 64 GPUs of 8 nodes (torchtitan on A100, NeMo AutoModel on H100): no row fitted, each at
 # its accelerator's calibration; NCCL's rings striped over each node's NICs put them within 4 %
-# (at one NIC's share per GPU they read -27 % to -66 %).
+# (at one NIC's share per GPU they read -27 % to -66 %). Lines 23-25, torchtitan's Llama 2 rows,
+# were added after the rule, and checked, not used, to make it.
 fs = rows("fsdp_across_nodes.csv")
 f = files["fsdp_across_nodes.csv"]
 assert not any(r["fit"] for r in fs.values()), fs
-assert [round(fs[n]["predicted"], 1) for n in (18, 19, 20)] == [2861.6, 318.4, 845.4], fs
+assert [round(fs[n]["predicted"], 1) for n in range(20, 26)] == [2861.6, 318.4, 845.4, 2228.7, 1947.1, 344.3], fs
+assert [round(100 * fs[n]["error"], 1) for n in range(20, 26)] == [-1.5, -3.8, -2.5, 3.1, 1.7, -2.5], fs
 assert f["held_out"]["mean_abs_error"] <= 0.05 and f["held_out"]["max_abs_error"] <= 0.10, f["held_out"]
 print("check-against bounds ok")
 PY
@@ -595,6 +597,12 @@ PY
 fig "16 Table 4 Llama-3-405B 8K 8192 GPUs 430 TFLOP/s 518.3 +20.5% held out needs 81.1 of 74.5 GiB" "$tmp/l3-memory.txt"
 fig "17 Table 4 Llama-3-405B 8K 16384 GPUs 400 TFLOP/s 477 +19.2% held out" "$tmp/l3-memory.txt"
 has "memory per GPU (stepsim)" "$tmp/l3-memory.txt"
+# torchtitan's footnote: Llama 2 70B at local batch 2 ran out of memory on 80 GB A100 with
+# selective checkpointing. The shipped full-AC row with every second layer recomputed instead:
+{ sed -n '/^src,/p' validation/fsdp_across_nodes.csv
+  grep '^TT,Llama 2,Llama-2-70B' validation/fsdp_across_nodes.csv | sed 's/,full,,0,3,/,full,40,0,3,/'; } >"$tmp/tt-oom.csv"
+"$stepsim" check-against --efficiency 0.734,0.374,1,0.9,0.601,0.418 "$tmp/tt-oom.csv" >"$tmp/tt-oom.txt"
+fig "needs 119.3 of 76.0 GiB" "$tmp/tt-oom.txt"
 "$stepsim" check-against validation/megascale_megatron.csv >"$tmp/ms-memory.txt"
 if grep -q "memory per GPU" "$tmp/ms-memory.txt"; then fail "a memory column where every row fits"; fi
 # An accelerator none of whose rows is marked fit=1 is predicted at its preset's efficiencies, and
