@@ -20,6 +20,33 @@ std::int64_t chunks_in_flight(const JobLayout& l) {
   return 1;
 }
 
+namespace {
+// ZeRO-3's buffers beside a GPU's shards: the gathered weights in flight, and one gather's worth
+// of gradients, unsharded, waiting for their reduce-scatter in the reduced type (PyTorch FSDP2's
+// foreach_reduce copies a unit's gradients into one such buffer, freed once the reduce-scatter
+// is done, while the next unit's backward runs). By layer: two layers' weights (the one running
+// and the one prefetched) and one layer's gradients. By module (DeepSpeed), at a dense layer's
+// peak in its backward: the MLP's output projection, kept since the rerun forward (reuse
+// distance), and its largest module fetched again with that module's gradients; the prefetch
+// bucket (5e7 elements by default) is left out. MoE layers count by layer either way.
+double zero3_buffer_bytes(const JobModel& m, const JobLayout& l) {
+  const TransformerConfig& s = m.shape;
+  double layer = static_cast<double>(layer_work(m, l).parameters);
+  if (has_dense_first_layers(m)) layer = std::max(layer, static_cast<double>(layer_work(dense_layer_model(m), l).parameters));
+  double gathered = 2 * layer, reduced = layer;
+  if (l.zero3_fetch == Zero3Fetch::Module && m.experts == 0) {
+    const double mlp_out = static_cast<double>(s.hidden) * static_cast<double>(s.intermediate) / l.tp;
+    const double d = s.head_dim > 0 ? s.head_dim : static_cast<double>(s.hidden) / s.heads;
+    const double kv = s.kv_heads > 0 ? s.kv_heads : s.heads;
+    const double qkv = static_cast<double>(s.hidden) * (s.heads + 2 * kv) * d / l.tp;
+    const double largest = std::max({(m.gated_mlp ? 2 : 1) * mlp_out, qkv, mlp_out});
+    gathered = mlp_out + largest;
+    reduced = largest;
+  }
+  return 2 * gathered + l.grad_bytes * reduced;
+}
+}  // namespace
+
 JobMemory job_memory(const JobModel& m, const JobLayout& l, const std::vector<ChunkCost>& chunks,
                      const std::vector<Bytes>& activation_peaks) {
   const auto held = device_chunks(l);
@@ -27,14 +54,13 @@ JobMemory job_memory(const JobModel& m, const JobLayout& l, const std::vector<Ch
   if (simulated && activation_peaks.size() != held.size())
     throw std::logic_error("job_memory: one activation peak per pipeline device");
   const double T = static_cast<double>(l.micro_batch) * static_cast<double>(m.seq) / l.cp;
-  // Buffers every device has: ZeRO-3's gathered layers (two in flight), and for full recompute
-  // one layer's activations rebuilt at a time (what the layer keeps without recompute).
-  // (The larger kind of layer, where an MoE model has dense first layers too.)
+  // Buffers every device has: ZeRO-3's gathered weights and gradients (zero3_buffer_bytes), and
+  // for full recompute one layer's activations rebuilt at a time (what the layer keeps without
+  // recompute). (The larger kind of layer, where an MoE model has dense first layers too.)
   const bool two_kinds = has_dense_first_layers(m);
   const JobModel dm = dense_layer_model(m);
   Bytes shared = 0;
-  if (l.zero >= 3)
-    shared += 2 * 2 * std::max(layer_work(m, l).parameters, two_kinds ? layer_work(dm, l).parameters : 0);
+  if (l.zero >= 3) shared += bytes_from(zero3_buffer_bytes(m, l), "ZeRO-3's gathered weights");
   if (l.recompute == JobRecompute::Full && l.recompute_layers != 0) {
     JobLayout kept = l;
     kept.recompute = JobRecompute::None;

@@ -93,6 +93,13 @@ std::optional<EpDispatch> ep_dispatch_from_name(std::string_view name) {
   return named_value(name, all, ep_dispatch_name);
 }
 
+const char* zero3_fetch_name(Zero3Fetch f) { return f == Zero3Fetch::Module ? "module" : "layer"; }
+
+std::optional<Zero3Fetch> zero3_fetch_from_name(std::string_view name) {
+  const Zero3Fetch all[] = {Zero3Fetch::Layer, Zero3Fetch::Module};
+  return named_value(name, all, zero3_fetch_name);
+}
+
 std::vector<int> chunk_layer_counts(int layers, const JobLayout& l) {
   const int chunks = l.pp * l.chunks_per_device();
   std::vector<int> out(static_cast<std::size_t>(chunks), 0);

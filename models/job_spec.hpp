@@ -100,6 +100,20 @@ enum class EpDispatch : std::uint8_t {
 const char* ep_dispatch_name(EpDispatch d);
 std::optional<EpDispatch> ep_dispatch_from_name(std::string_view name);
 
+// What one ZeRO-3 gather fetches: a framework's setting (zero 0-2 layouts, which gather nothing
+// per layer, ignore it).
+enum class Zero3Fetch : std::uint8_t {
+  // A layer's weights whole, before its forward and again before its backward, inside which a
+  // recomputed layer reruns (PyTorch FSDP wrapping each block, Megatron-FSDP).
+  Layer,
+  // Each module's weights before the module runs, released after (DeepSpeed's ZeRO-3 hooks): a
+  // recomputed layer's rerun forward fetches them again, all but its last module's, which its
+  // coordinator's reuse distance keeps for the backward that follows at once (job_step.cpp).
+  Module,
+};
+const char* zero3_fetch_name(Zero3Fetch f);
+std::optional<Zero3Fetch> zero3_fetch_from_name(std::string_view name);
+
 // How context-parallel ranks share a sequence's attention (Megatron-Core --cp-comm-type).
 enum class CpComm : std::uint8_t {
   P2p,        // K/V chunks passed around a ring under the attention (ring attention)
@@ -145,11 +159,7 @@ struct JobLayout {
   // them slower than the network allows (0: the network's rate). DeepSpeed 0.3's ZeRO-3 gathered
   // at about 21 GB/s even over NVLink (DeepSpeed issue 1174).
   std::int64_t dp_bandwidth = 0;
-  // ZeRO-3 gathers a recomputed layer's weights again before its backward, all but its last
-  // module's, as DeepSpeed's module hooks do for the rerun forward (job_step.cpp); PyTorch FSDP and
-  // Megatron-FSDP keep the backward's gather. A framework's setting: zero 0-2 layouts, which
-  // gather nothing per layer, ignore it.
-  bool zero3_regather = false;
+  Zero3Fetch zero3_fetch = Zero3Fetch::Layer;  // what one ZeRO-3 gather fetches
   bool cp_balanced = true;                        // CP: 2 cp chunks, rank i takes i and 2cp-1-i (else contiguous)
   CpComm cp_comm = CpComm::P2p;                   // CP: how the ranks exchange what attention needs
   ExpertPlacement expert_placement = ExpertPlacement::Contiguous;  // expert e on EP rank e / (E / ep), or e mod ep

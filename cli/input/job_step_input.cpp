@@ -189,7 +189,7 @@ const std::vector<std::string>& layout_keys() {
       "fsdp", "sequence_parallel", "micro_batch", "global_batch", "recompute", "recompute_layers", "attention",
       "overlap", "fp8", "fp8_recipe", "grad_bytes", "cp_split", "cp_comm", "ep_dispatch", "fp8_dispatch",
       "fp8_activations", "expert_placement", "recompute_modules", "adam_moment_bytes", "expert_tp", "permute_fusion",
-      "dp_bandwidth", "zero3_regather"};
+      "dp_bandwidth", "zero3_fetch"};
   // clang-format on
   return keys;
 }
@@ -261,7 +261,10 @@ JobLayout read_layout(const Reader& r) {
   l.fp8_dispatch = r.flag("fp8_dispatch", false);
   l.permute_fusion = r.flag("permute_fusion", false);
   l.dp_bandwidth = r.opt_bandwidth("dp_bandwidth").value_or(0);
-  l.zero3_regather = r.flag("zero3_regather", false);
+  const std::string fetch = r.opt_text("zero3_fetch").value_or("layer");
+  const auto zero3_fetch = zero3_fetch_from_name(fetch);
+  if (!zero3_fetch) r.fail("zero3_fetch", fmt::format("unknown zero3_fetch '{}' (layer or module)", fetch));
+  l.zero3_fetch = *zero3_fetch;
   l.fp8_activations = r.flag("fp8_activations", l.fp8);  // Transformer Engine's default with FP8
   l.expert_placement = read_placement(r, "expert_placement");
   const std::string split = r.opt_text("cp_split").value_or("balanced");

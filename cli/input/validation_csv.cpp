@@ -225,7 +225,7 @@ JobLayout read_layout(const RowCells& row, const std::string& file, int n) {
     l.dp_bandwidth = static_cast<std::int64_t>(*gbs * 1e9);
     if (l.dp_bandwidth < 1) row.fail("dp_bandwidth_gbs", fmt::format("{} GB/s is under a byte a second", *gbs));
   }
-  l.zero3_regather = row.integer("zero3_regather", 0) == 1;
+  l.zero3_fetch = row.named("zero3_fetch", "zero3_fetch", "layer", zero3_fetch_from_name, "layer or module");
   l.cp_comm = row.named("cp_comm", "cp_comm", "p2p", cp_comm_from_name, "p2p, all_gather or a2a");
   l.fp8_activations = row.integer("fp8_activations", l.fp8 ? 1 : 0) == 1;
   l.ep_dispatch =

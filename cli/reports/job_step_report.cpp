@@ -61,10 +61,11 @@ std::string layout_line(const JobStepSpec& s) {
     out += how.empty() ? ", FP8 GEMMs" : fmt::format(", FP8 GEMMs ({})", fmt::join(how, "; "));
   }
   if (l.adam_moment_bytes != 4) out += fmt::format(", Adam moments in {}", l.adam_moment_bytes == 2 ? "BF16" : "FP8");
-  // A framework slower than the network (layout dp_bandwidth, zero3_regather).
+  // A framework slower than the network (layout dp_bandwidth), or gathering by module (zero3_fetch).
   if (l.dp_bandwidth > 0) out += fmt::format(", DP collectives at most {:.3g} GB/s", l.dp_bandwidth / 1e9);
-  if (l.zero3_regather && l.zero >= 3 && l.recompute == JobRecompute::Full)
-    out += ", recomputed layers' weights gathered again";
+  if (l.zero3_fetch == Zero3Fetch::Module && l.zero >= 3)
+    out += l.recompute == JobRecompute::Full ? ", ZeRO-3 gathers by module (recomputed layers' weights again)"
+                                             : ", ZeRO-3 gathers by module";
   return out;
 }
 // What the router leaves on the EP ranks, when it is not the mean everywhere.
@@ -308,7 +309,7 @@ nlohmann::ordered_json layout_json(const JobStepRun& run) {
   if (l.folded()) j["expert_tp"] = l.etp();
   if (l.permute_fusion) j["permute_fusion"] = true;  // absent: Megatron-Core's unfused shuffles
   if (l.dp_bandwidth > 0) j["dp_bandwidth_bytes_per_s"] = l.dp_bandwidth;  // absent: the network's rate
-  if (l.zero3_regather) j["zero3_regather"] = true;                        // absent: one gather per backward
+  if (l.zero3_fetch == Zero3Fetch::Module) j["zero3_fetch"] = "module";   // absent: layer by layer
   if (l.recompute == JobRecompute::Selective) {
     auto modules = nlohmann::ordered_json::array();
     for (const auto& [module_name, module] : recompute_module_names())

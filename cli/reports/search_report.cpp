@@ -150,7 +150,8 @@ std::string header(const SearchReportInfo& info, const SearchSpec& spec) {
   if (spec.base.overlap_tp) out += "TP communication overlapped with the GEMMs where sequence parallel\n";
   if (spec.base.dp_bandwidth > 0)
     out += fmt::format("data-parallel collectives at most {:.3g} GB/s per GPU\n", spec.base.dp_bandwidth / 1e9);
-  if (spec.base.zero3_regather) out += "zero 3: a recomputed layer's weights gathered again before its backward\n";
+  if (spec.base.zero3_fetch == Zero3Fetch::Module)
+    out += "zero 3: weights gathered module by module, a recomputed layer's again before its backward\n";
   if (spec.base.fp8)  // MFU is then against the FP8 peak (the reader refuses FP8 without one)
     out += fmt::format("FP8 GEMMs ({} scaling{}); MFU against the FP8 peak\n", fp8_recipe_name(spec.base.fp8_recipe),
                        spec.base.fp8_activations ? "" : ", their inputs kept in BF16");

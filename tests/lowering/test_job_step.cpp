@@ -878,7 +878,7 @@ TEST_CASE("ZeRO-3 regather: a recomputed layer's weights gathered again before i
   s.layout.global_batch = 64;
   s.layout.recompute = JobRecompute::Full;
   const JobStepRun kept = run_job_step(s);
-  s.layout.zero3_regather = true;  // DeepSpeed's hooks fetch again for the rerun forward
+  s.layout.zero3_fetch = Zero3Fetch::Module;  // DeepSpeed's hooks fetch again for the rerun forward
   const JobStepRun again = run_job_step(s);
   const auto& u = again.fsdp_plan.units;
   REQUIRE(u.size() == 98);         // embedding, 96 layers, head
@@ -898,6 +898,12 @@ TEST_CASE("ZeRO-3 regather: a recomputed layer's weights gathered again before i
   // Per card and step: that much more per micro-batch, on the same link.
   CHECK(again.fsdp->bytes_per_card - kept.fsdp->bytes_per_card == extra * s.layout.microbatches());
   CHECK(again.result.step_time > kept.result.step_time);
+  // Gathered by module, a GPU holds the MLP's two projections (8 h^2 weights, 2 B each) and the
+  // largest one's gradients (4 h^2, FP32 here), where by layer it holds two layers (24 h^2 of
+  // them) and one layer's gradients (12 h^2): 64 h^2 bytes fewer, nothing else changed.
+  CHECK(kept.result.memory.buffers - again.result.memory.buffers == Approx(2 * (2 * layer - 8 * h * h) + 4 * (layer - 4 * h * h)));
+  CHECK(kept.result.memory.buffers - again.result.memory.buffers == Approx(64 * h * h).epsilon(1e-3));
+  CHECK(kept.result.memory.total() - again.result.memory.total() == kept.result.memory.buffers - again.result.memory.buffers);
   // Only the first two layers recomputed: the others gather once before their backward.
   s.layout.recompute_layers = 2;
   const JobStepRun some = run_job_step(s);
@@ -908,7 +914,7 @@ TEST_CASE("ZeRO-3 regather: a recomputed layer's weights gathered again before i
   m.layout.pp = 1;
   m.layout.zero = 3;
   m.layout.recompute = JobRecompute::Full;
-  m.layout.zero3_regather = true;
+  m.layout.zero3_fetch = Zero3Fetch::Module;
   const JobStepRun moe_run = run_job_step(m);
   CHECK(moe_run.fsdp_plan.units[3].regather_bytes == moe_run.fsdp_plan.units[3].gather_bytes);
   // A framework's setting, so it stays set when a search tries zero 0-2: those layouts keep their
@@ -916,9 +922,9 @@ TEST_CASE("ZeRO-3 regather: a recomputed layer's weights gathered again before i
   JobStepSpec z1 = m;
   z1.layout.zero = 1;
   CHECK_FALSE(check_layout(z1.model, z1.layout, 0));
-  z1.layout.zero3_regather = false;
+  z1.layout.zero3_fetch = Zero3Fetch::Layer;
   const Time without = run_job_step(z1).result.step_time;
-  z1.layout.zero3_regather = true;
+  z1.layout.zero3_fetch = Zero3Fetch::Module;
   CHECK(run_job_step(z1).result.step_time == without);
 }
 

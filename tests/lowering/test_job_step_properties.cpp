@@ -82,7 +82,7 @@ JobStepSpec random_spec(std::mt19937_64& rng) {
   if (kind == 2) l.ep_dispatch = pick(rng, {EpDispatch::AllToAll, EpDispatch::PerNode});
   // A framework slower than the network, now and then (DeepSpeed 0.3's ZeRO-3 and its regather).
   if (rng() % 5 == 0) l.dp_bandwidth = pick<std::int64_t>(rng, {10'000'000'000, 50'000'000'000});
-  l.zero3_regather = rng() % 4 == 0;
+  l.zero3_fetch = rng() % 4 == 0 ? Zero3Fetch::Module : Zero3Fetch::Layer;
   return s;
 }
 

@@ -291,7 +291,7 @@ void run_fsdp_path(JobStepRun& run) {
     u.name = std::move(name);
     const double gather = replica_collective_seconds(Collective::AllGather, params, 2, l, cp.paths);
     double regather = 0;
-    if (recomputed && l.zero3_regather) {
+    if (recomputed && l.zero3_fetch == Zero3Fetch::Module) {
       const HeldParameters again{std::max<std::int64_t>(0, params.dense - (params.expert > 0 ? 0 : kept_at_rerun)),
                                  params.expert};
       regather = replica_collective_seconds(Collective::AllGather, again, 2, l, cp.paths);
