@@ -492,6 +492,18 @@ sed 's/,2,tflops_sc21,144,1,ZeRO-3 without model parallelism,21.3,module$/,2,tfl
   validation/megatron_sc21.csv >"$tmp/fetch.csv"
 run "$stepsim" check-against "$tmp/fetch.csv"
 [[ $code == 2 && "$err" == *"fetch.csv:21: zero3_fetch: unknown zero3_fetch 'tensor' (layer or module)"* ]] || fail "zero3_fetch cell: $code $err"
+# A header names only columns a row is read from, each once (a misspelt one would leave its
+# setting at the default, unseen), and a row has no more cells than the header has columns.
+sed 's/,zero3_fetch$/,zero3_fech/' validation/megatron_sc21.csv >"$tmp/col.csv"
+run "$stepsim" check-against "$tmp/col.csv"
+[[ $code == 2 && "$err" == *"col.csv:10: zero3_fech: unknown column 'zero3_fech'; did you mean 'zero3_fetch'?"* ]] ||
+  fail "misspelt column: $code $err"
+sed 's/^src,tbl,model,/src,tbl,tp,/' validation/megatron_sc21.csv >"$tmp/col2.csv"
+run "$stepsim" check-against "$tmp/col2.csv"
+[[ $code == 2 && "$err" == *"col2.csv:10: tp: column 'tp' named twice"* ]] || fail "column twice: $code $err"
+sed 's/,21.3,module$/,21.3,module,1/' validation/megatron_sc21.csv >"$tmp/col3.csv"
+run "$stepsim" check-against "$tmp/col3.csv"
+[[ $code == 2 && "$err" == *"col3.csv:21: 33 cells where the header names 32 columns"* ]] || fail "extra cell: $code $err"
 
 # A search states them under its first line, as every setting its layouts share.
 "$stepsim" search scenarios/search-design-desk.yaml --set search.layout.zero3_fetch=module \

@@ -1,5 +1,6 @@
 #include "cli/input/validation_csv.hpp"
 
+#include <algorithm>
 #include <charconv>
 #include <climits>
 #include <cmath>
@@ -238,6 +239,41 @@ JobLayout read_layout(const RowCells& row, const std::string& file, int n) {
   return l;
 }
 
+// Every column a row is read from (docs/job.md, "Columns of a measured-runs CSV"): a header that
+// names another is refused, so that a misspelt column does not leave its setting at the default.
+const std::vector<std::string>& known_columns() {
+  // clang-format off
+  static const std::vector<std::string> columns = {
+      "src", "tbl", "model", "notes", "hw", "ngpu", "metric", "value", "fit",
+      "L", "h", "heads", "kv", "head_dim", "ffn", "vocab", "seq", "mlp", "tied",
+      "experts", "top_k", "expert_ffn", "shared_expert_ffn", "dense_layers", "node_limit", "device_limit",
+      "hot_experts", "hot_load", "capacity_factor", "mtp_layers",
+      "q_lora_rank", "kv_lora_rank", "qk_nope_head_dim", "qk_rope_head_dim", "v_head_dim",
+      "tp", "pp", "dp", "vpp", "cp", "ep", "sched", "mbs", "gbs", "recomp", "recompute_layers", "recompute_modules",
+      "first_chunk_layers", "last_chunk_layers", "expert_placement", "sp", "zero", "overlap_dp", "overlap_pp",
+      "overlap_tp", "overlap_ep_a2a", "attention", "grad_bytes", "adam_moment_bytes", "expert_tp", "fp8", "fp8_recipe",
+      "fp8_dispatch", "fp8_activations", "permute_fusion", "dp_bandwidth_gbs", "zero3_fetch", "cp_comm", "ep_dispatch"};
+  // clang-format on
+  return columns;
+}
+
+// The header's columns, each known and named once.
+void check_header(const std::vector<std::string>& header, const std::string& file, int n) {
+  const auto& known = known_columns();
+  for (std::size_t i = 0; i < header.size(); ++i) {
+    const std::string& name = header[i];
+    if (std::find(known.begin(), known.end(), name) == known.end()) {
+      const std::string near = nearest(name, known);
+      throw InputError(file, n, name,
+                       near.empty() ? fmt::format("unknown column '{}'", name)
+                                    : fmt::format("unknown column '{}'; did you mean '{}'?", name, near));
+    }
+    if (std::find(header.begin(), header.begin() + static_cast<std::ptrdiff_t>(i), name) !=
+        header.begin() + static_cast<std::ptrdiff_t>(i))
+      throw InputError(file, n, name, fmt::format("column '{}' named twice", name));
+  }
+}
+
 // One row of a measured-runs CSV: its layout, metric and value (columns by header name).
 MeasuredRun parse_row(const std::string& file, int n, std::map<std::string, std::string> cells) {
   const RowCells row(file, n, std::move(cells));
@@ -314,8 +350,12 @@ std::vector<MeasuredRun> parse_measured_runs(const std::string& text, const std:
     const auto cells = split_csv(line);
     if (header.empty()) {
       header = cells;
+      check_header(header, file, n);
       continue;
     }
+    if (cells.size() > header.size())
+      throw InputError(file, n, "", fmt::format("{} cells where the header names {} columns", cells.size(),
+                                                header.size()));
     std::map<std::string, std::string> c;
     for (std::size_t i = 0; i < header.size() && i < cells.size(); ++i) c[header[i]] = cells[i];
     MeasuredRun r = parse_row(file, n, c);
