@@ -20,6 +20,10 @@ std::int64_t chunks_in_flight(const JobLayout& l) {
   return 1;
 }
 
+std::int64_t zero3_kept_at_rerun(const JobModel& m, const JobLayout& l) {
+  return m.shape.hidden * m.shape.intermediate / l.tp;
+}
+
 namespace {
 // ZeRO-3's buffers beside a GPU's shards: the gathered weights in flight, and one gather's worth
 // of gradients, unsharded, waiting for their reduce-scatter in the reduced type (PyTorch FSDP2's
@@ -35,7 +39,7 @@ double zero3_buffer_bytes(const JobModel& m, const JobLayout& l) {
   if (has_dense_first_layers(m)) layer = std::max(layer, static_cast<double>(layer_work(dense_layer_model(m), l).parameters));
   double gathered = 2 * layer, reduced = layer;
   if (l.zero3_fetch == Zero3Fetch::Module && m.experts == 0) {
-    const double mlp_out = static_cast<double>(s.hidden) * static_cast<double>(s.intermediate) / l.tp;
+    const double mlp_out = static_cast<double>(zero3_kept_at_rerun(m, l));
     const double d = s.head_dim > 0 ? s.head_dim : static_cast<double>(s.hidden) / s.heads;
     const double kv = s.kv_heads > 0 ? s.kv_heads : s.heads;
     const double qkv = static_cast<double>(s.hidden) * (s.heads + 2 * kv) * d / l.tp;

@@ -44,10 +44,14 @@ struct JobMemory {
 // Korthikanti sec. 4.2.3); DualPipe pp + 1 stages (DeepSeek-V3 report Table 2), DualPipe-V
 // 2pp + 1 chunks; 1 for ZeRO-3 (the data-parallel lowering runs each micro-batch through).
 std::int64_t chunks_in_flight(const JobLayout& l);
+// A dense layer's last module's weights on one GPU, its MLP's output projection (h x ffn / tp):
+// gathered by module (DeepSpeed), what the reuse distance keeps from a recomputed layer's rerun
+// forward to its backward, which follows at once.
+std::int64_t zero3_kept_at_rerun(const JobModel& m, const JobLayout& l);
 // The most loaded pipeline rank (the largest total; the lowest rank on ties): its weights,
 // gradients and optimizer state from the chunks it holds, its activations, its buffers (the
-// LM head's FP32 logits where the head is; ZeRO-3's gathered layers; full recompute's rebuilt
-// layer). `activation_peaks`: each rank's simulated peak, or empty for the analytic figure:
+// LM head's FP32 logits where the head is; ZeRO-3's gathered weights and a gather's gradients;
+// full recompute's rebuilt layer). `activation_peaks`: each rank's simulated peak, or empty for the analytic figure:
 // chunks_in_flight x the smallest chunk of rank 0, none on the others (a lower bound).
 JobMemory job_memory(const JobModel& m, const JobLayout& l, const std::vector<ChunkCost>& chunks,
                      const std::vector<Bytes>& activation_peaks = {});

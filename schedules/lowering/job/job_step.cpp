@@ -282,9 +282,8 @@ void run_fsdp_path(JobStepRun& run) {
   p.link_bandwidth = static_cast<std::int64_t>(cp.paths.dp.ring_bytes_per_second);
   const double k = c.accelerator.efficiency.contention;
   // What DeepSpeed's rerun forward of a recomputed layer fetches again: every module but the
-  // last, whose backward follows its rerun at once (its coordinator's reuse distance keeps it):
-  // the MLP's output projection, h x ffn / tp weights of a dense layer.
-  const std::int64_t kept_at_rerun = spec.model.shape.hidden * spec.model.shape.intermediate / l.tp;
+  // last, whose backward follows its rerun at once (its coordinator's reuse distance keeps it).
+  const std::int64_t kept_at_rerun = zero3_kept_at_rerun(spec.model, l);
   auto unit = [&](std::string name, const PassSeconds& f, const PassSeconds& b, const HeldParameters& params,
                   bool recomputed) {
     DataParallelPlan::Unit u;
