@@ -187,7 +187,7 @@ TEST_CASE("jobs on random layouts: throughput, FLOPs, critical path, memory and 
 // GPU, and recomputing keeps no more activations. Each pair differs in that one key.
 TEST_CASE("jobs on random layouts: ZeRO stages and recompute never cost memory", "[job_step][properties]") {
   std::mt19937_64 rng(20261204);
-  int pairs = 0;
+  int pairs = 0, fetches = 0;
   for (int trial = 0; pairs < 300 && trial < 20000; ++trial) {
     JobStepSpec spec = random_spec(rng);
     JobLayout& l = spec.layout;
@@ -215,8 +215,26 @@ TEST_CASE("jobs on random layouts: ZeRO stages and recompute never cost memory",
       return job_memory(spec.model, x, chunk_costs(spec.model, x, spec.cluster)).activations;
     };
     CHECK(activations(full) <= activations(none));
+    // ZeRO-3 gathering by module holds no more than gathering by layer (a module is part of a
+    // layer), and the rest of memory is the same.
+    if (l.pp == 1) {
+      JobLayout by_layer = l, by_module = l;
+      by_layer.zero = by_module.zero = 3;
+      by_layer.zero3_fetch = Zero3Fetch::Layer;
+      by_module.zero3_fetch = Zero3Fetch::Module;
+      if (check_layout(spec.model, by_layer, by_layer.ranks())) continue;
+      const auto memory = [&](const JobLayout& x) {
+        return job_memory(spec.model, x, chunk_costs(spec.model, x, spec.cluster));
+      };
+      const JobMemory a = memory(by_layer), b = memory(by_module);
+      CHECK(b.buffers <= a.buffers);
+      CHECK(a.total() - b.total() == a.buffers - b.buffers);
+      if (spec.model.experts > 0) CHECK(a.buffers == b.buffers);  // MoE layers count by layer either way
+      ++fetches;
+    }
   }
   CHECK(pairs >= 300);
+  CHECK(fetches >= 40);
 }
 
 // Where each group's collectives run, on random layouts: a ring across nodes is at least one NIC's
