@@ -504,6 +504,11 @@ run "$stepsim" check-against "$tmp/col2.csv"
 sed 's/,21.3,module$/,21.3,module,1/' validation/megatron_sc21.csv >"$tmp/col3.csv"
 run "$stepsim" check-against "$tmp/col3.csv"
 [[ $code == 2 && "$err" == *"col3.csv:21: 33 cells where the header names 32 columns"* ]] || fail "extra cell: $code $err"
+# A spreadsheet's byte-order mark and Windows line ends read as the plain file.
+{ printf '\xef\xbb\xbf'; sed 's/$/\r/' validation/megascale_megatron.csv; } >"$tmp/bom.csv"
+"$stepsim" check-against validation/megascale_megatron.csv >"$tmp/plain.txt"
+"$stepsim" check-against "$tmp/bom.csv" | sed "s#$tmp/bom.csv#validation/megascale_megatron.csv#" | diff - "$tmp/plain.txt" >/dev/null ||
+  fail "a byte-order mark or CRLF line ends change a measured-runs table"
 
 # A search states them under its first line, as every setting its layouts share.
 "$stepsim" search scenarios/search-design-desk.yaml --set search.layout.zero3_fetch=module \

@@ -7,6 +7,7 @@
 #include <fstream>
 #include <map>
 #include <sstream>
+#include <string_view>
 
 #include <fmt/format.h>
 
@@ -339,7 +340,9 @@ std::vector<MeasuredRun> read_measured_runs(const std::string& file) {
 }
 
 std::vector<MeasuredRun> parse_measured_runs(const std::string& text, const std::string& file) {
-  std::istringstream in(text);
+  // A spreadsheet's UTF-8 byte-order mark before the first line is not part of it.
+  const std::string_view bom = "\xEF\xBB\xBF";
+  std::istringstream in(text.starts_with(bom) ? text.substr(bom.size()) : text);
   std::string line;
   int n = 0;
   std::vector<std::string> header;
