@@ -34,17 +34,15 @@ namespace {
 // distance), and its largest module fetched again with that module's gradients; the prefetch
 // bucket (5e7 elements by default) is left out. MoE layers count by layer either way.
 double zero3_buffer_bytes(const JobModel& m, const JobLayout& l) {
-  const TransformerConfig& s = m.shape;
-  double layer = static_cast<double>(layer_work(m, l).parameters);
+  const LayerWork w = layer_work(m, l);
+  double layer = static_cast<double>(w.parameters);
   if (has_dense_first_layers(m)) layer = std::max(layer, static_cast<double>(layer_work(dense_layer_model(m), l).parameters));
   double gathered = 2 * layer, reduced = layer;
   if (l.zero3_fetch == Zero3Fetch::Module && m.experts == 0) {
-    const double mlp_out = static_cast<double>(zero3_kept_at_rerun(m, l));
-    const double d = s.head_dim > 0 ? s.head_dim : static_cast<double>(s.hidden) / s.heads;
-    const double kv = s.kv_heads > 0 ? s.kv_heads : s.heads;
-    const double qkv = static_cast<double>(s.hidden) * (s.heads + 2 * kv) * d / l.tp;
-    const double largest = std::max({(m.gated_mlp ? 2 : 1) * mlp_out, qkv, mlp_out});
-    gathered = mlp_out + largest;
+    // A module's weights are its GEMM's k x n (the layer's GEMMs, as layer_work lists them).
+    double largest = 0;
+    for (const GemmShape& g : w.gemms) largest = std::max(largest, g.k * g.n * g.count);
+    gathered = static_cast<double>(zero3_kept_at_rerun(m, l)) + largest;
     reduced = largest;
   }
   return 2 * gathered + l.grad_bytes * reduced;
