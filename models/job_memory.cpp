@@ -77,9 +77,10 @@ JobMemory job_memory(const JobModel& m, const JobLayout& l, const std::vector<Ch
     // ZeRO shards over all of them (an expert's weights over its fewer replicas). DualPipe's
     // device holds two stages: 2x parameters (DeepSeek-V3 report sec. 3.2.1, Table 2), sharded
     // over twice the ranks from ZeRO's stage on.
-    // Mixed-precision Adam: BF16 weights (2 B), gradients (grad_bytes), master + m + v (adam_state_bytes).
+    // Mixed-precision Adam: BF16 weights (2 B), gradients (grad_bytes), master + m + v (adam_state_bytes);
+    // or FP32 weights that are the master (4 B) and m + v.
     const HeldParameters params = held_parameters(held[d], chunks);
-    mem.weights = bytes_from(state_bytes(params, l, 2, l.zero >= 3), "the weights per GPU");
+    mem.weights = bytes_from(state_bytes(params, l, weight_bytes(l), l.zero >= 3), "the weights per GPU");
     mem.gradients = bytes_from(state_bytes(params, l, l.grad_bytes, l.zero >= 2), "the gradients per GPU");
     mem.optimizer = bytes_from(state_bytes(params, l, adam_state_bytes(l), l.zero >= 1), "the optimizer state per GPU");
     if (simulated) {
@@ -97,6 +98,10 @@ JobMemory job_memory(const JobModel& m, const JobLayout& l, const std::vector<Ch
     }
     // The FP32 logits of one micro-batch (and their gradient) where the LM head is.
     mem.buffers = shared;
+    // Autocast's BF16 copies of the FP32 weights: cached for the whole forward and saved for the
+    // backward, every layer's at the forward's end (PyTorch's autocast weight cache).
+    if (casts_weights_per_pass(l))
+      mem.buffers += bytes_from(state_bytes(params, l, 2, false), "the weights' BF16 copies");
     if (std::find(held[d].begin(), held[d].end(), last) != held[d].end())
       mem.buffers += bytes_from(2 * 4 * T * static_cast<double>(m.shape.vocab) / l.tp, "a micro-batch's logits");
     if (d == 0 || mem.total() > most.total()) most = mem;
@@ -106,7 +111,10 @@ JobMemory job_memory(const JobModel& m, const JobLayout& l, const std::vector<Ch
 
 double optimizer_seconds(const JobLayout& l, const ClusterSpec& c, const HeldParameters& params_on_gpu) {
   const double shard = state_bytes(params_on_gpu, l, 1, l.zero >= 1);  // elements
-  const double traffic = 2.0 * adam_state_bytes(l) + 4 + 2;
+  // Read and written: the master weights and the moments; read: an FP32 gradient; written: the
+  // BF16 weights, where they are a copy beside the master.
+  const double traffic =
+      2.0 * (4 + 2 * l.adam_moment_bytes) + 4 + (l.master_weights == MasterWeights::Optimizer ? 2 : 0);
   return shard * traffic / (static_cast<double>(c.accelerator.hbm_bandwidth) * c.accelerator.efficiency.memory);
 }
 

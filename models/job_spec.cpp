@@ -100,6 +100,13 @@ std::optional<Zero3Fetch> zero3_fetch_from_name(std::string_view name) {
   return named_value(name, all, zero3_fetch_name);
 }
 
+const char* master_weights_name(MasterWeights w) { return w == MasterWeights::Model ? "model" : "optimizer"; }
+
+std::optional<MasterWeights> master_weights_from_name(std::string_view name) {
+  const MasterWeights all[] = {MasterWeights::Optimizer, MasterWeights::Model};
+  return named_value(name, all, master_weights_name);
+}
+
 std::vector<int> chunk_layer_counts(int layers, const JobLayout& l) {
   const int chunks = l.pp * l.chunks_per_device();
   std::vector<int> out(static_cast<std::size_t>(chunks), 0);

@@ -50,6 +50,11 @@ struct JobModel {
   TransformerConfig shape;  // layers, hidden, intermediate (= FFN), heads, kv_heads, head_dim, vocab, tied
   std::int64_t seq = 2048;
   bool gated_mlp = true;  // SwiGLU (3 matrices) vs GeLU (2 matrices)
+  // Dropout after the attention and the MLP and on the attention scores, with its masks kept for
+  // the backward (GPT-2/3 and Megatron-LM's defaults, 0.1; Korthikanti 2022's activation count).
+  // Llama, Qwen, DeepSeek and MPT train without: no mask, no dropout kernel. The readers set it
+  // (a job's model file: without by default; a measured-runs row: with, as for GPT).
+  bool dropout = true;
   int experts = 0;        // MoE: routed experts per layer (0: dense)
   int top_k = 0;
   std::int64_t expert_ffn = 0;
@@ -114,6 +119,19 @@ enum class Zero3Fetch : std::uint8_t {
 const char* zero3_fetch_name(Zero3Fetch f);
 std::optional<Zero3Fetch> zero3_fetch_from_name(std::string_view name);
 
+// Where mixed-precision training keeps its FP32 master weights: a framework's setting.
+enum class MasterWeights : std::uint8_t {
+  // In the optimizer's state, beside the BF16 weights the model computes with: 2 B + 4 B a
+  // parameter (Megatron-LM's main params, DeepSpeed's FP32 partitions).
+  Optimizer,
+  // The model's own weights are FP32 and the master; each pass computes with BF16 copies cast from
+  // them: 4 B a parameter (PyTorch autocast; FSDP's MixedPrecision, whose sharded parameter stays
+  // FP32 and is cast to BF16 for each gather).
+  Model,
+};
+const char* master_weights_name(MasterWeights w);
+std::optional<MasterWeights> master_weights_from_name(std::string_view name);
+
 // How context-parallel ranks share a sequence's attention (Megatron-Core --cp-comm-type).
 enum class CpComm : std::uint8_t {
   P2p,        // K/V chunks passed around a ring under the attention (ring attention)
@@ -160,6 +178,7 @@ struct JobLayout {
   // at about 21 GB/s even over NVLink (DeepSpeed issue 1174).
   std::int64_t dp_bandwidth = 0;
   Zero3Fetch zero3_fetch = Zero3Fetch::Layer;  // what one ZeRO-3 gather fetches
+  MasterWeights master_weights = MasterWeights::Optimizer;  // where the FP32 master weights are
   bool cp_balanced = true;                        // CP: 2 cp chunks, rank i takes i and 2cp-1-i (else contiguous)
   CpComm cp_comm = CpComm::P2p;                   // CP: how the ranks exchange what attention needs
   ExpertPlacement expert_placement = ExpertPlacement::Contiguous;  // expert e on EP rank e / (E / ep), or e mod ep
@@ -227,8 +246,18 @@ inline bool has_dense_first_layers(const JobModel& m) { return m.experts > 0 && 
 // dense_layers; every layer of a dense model).
 int dense_layers_in(const JobModel& m, int first, int count);
 
-// Adam's state per parameter: the FP32 master weight and the two moments (12 B in FP32;
-// DeepSeek-V3 sec. 3.3.3 and Megatron-Core's precision-aware optimizer keep the moments in BF16).
-inline int adam_state_bytes(const JobLayout& l) { return 4 + 2 * l.adam_moment_bytes; }
+// Adam's state per parameter: the FP32 master weight where the optimizer keeps it and the two
+// moments (12 B in FP32; DeepSeek-V3 sec. 3.3.3 and Megatron-Core's precision-aware optimizer
+// keep the moments in BF16).
+inline int adam_state_bytes(const JobLayout& l) {
+  return (l.master_weights == MasterWeights::Optimizer ? 4 : 0) + 2 * l.adam_moment_bytes;
+}
+// The model's weights per parameter: BF16 beside the optimizer's master, or FP32 as the master.
+inline int weight_bytes(const JobLayout& l) { return l.master_weights == MasterWeights::Optimizer ? 2 : 4; }
+// Whether each forward casts the FP32 weights it computes with to BF16 (PyTorch autocast): zero
+// 0-2 keep whole weights; ZeRO-3 casts its shard before each gather, 1/dp of that (not counted).
+inline bool casts_weights_per_pass(const JobLayout& l) {
+  return l.master_weights == MasterWeights::Model && l.zero < 3;
+}
 
 }  // namespace stepsim

@@ -38,6 +38,10 @@ constexpr double kFp8Row = 1 + 4.0 / 128;  // FP8 elements with a 4-byte scale p
 // group of etp ranks gathers etp / tp of them (its members' sequence shards); not folded, all T.
 double dispatcher_tokens(const JobLayout& l, double T) { return T * l.etp() / l.tp; }
 
+// Unfused attention writes each score (BF16), softmaxes it (read, write), drops it out (read,
+// write, a mask byte) and reads it for AV: 13 bytes a score; without dropout 8.
+double unfused_score_bytes(const JobModel& m) { return m.dropout ? 13.0 : 8.0; }
+
 int head_dim(const TransformerConfig& s) { return s.head_dim > 0 ? s.head_dim : static_cast<int>(s.hidden / s.heads); }
 
 // The widths of a layer's attention arrays, all heads: queries, keys, values and the output
@@ -249,12 +253,12 @@ LayerWork layer_work(const JobModel& m, const JobLayout& l, double expert_load, 
     ctx = pairs / (static_cast<double>(m.seq) / l.cp);
   }
   w.attention_flops = 2 * T * ctx * (d.q + d.o) / t;  // QK^T over the query width, AV over the value width
-  // Memory-bound kernels, bytes per token: two norms (read + write), two residual adds with
-  // dropout (read 2, write 1, one mask byte), the activation function (GeLU: read + write the
+  // Memory-bound kernels, bytes per token: two norms (read + write), two residual adds (read 2,
+  // write 1) with dropout (one mask byte more), the activation function (GeLU: read + write the
   // FFN activations; SwiGLU: read 2, write 1). Without sequence parallelism the norms, adds and
   // dropouts run on the full hidden size on every TP rank (Korthikanti 2022, sec. 4.2.2).
   const double hid = l.sequence_parallel ? h / t : h;
-  double per_token = 2 * 2 * hid * kAct + 2 * (3 * hid * kAct + hid);
+  double per_token = 2 * 2 * hid * kAct + 2 * (3 * hid * kAct + (m.dropout ? hid : 0));
   const double ffn_local = (m.experts > 0 ? m.top_k * expert_load * static_cast<double>(m.expert_ffn) +
                                                 static_cast<double>(m.shared_expert_ffn)
                                           : static_cast<double>(s.intermediate)) /
@@ -269,9 +273,8 @@ LayerWork layer_work(const JobModel& m, const JobLayout& l, double expert_load, 
   } else {
     w.mlp_act_bytes = act_per_ffn * static_cast<double>(s.intermediate);
   }
-  // Unfused attention writes the a/t x s scores, softmaxes (read, write), drops out (read, write,
-  // mask) and reads them for AV: 13 bytes per score element (BF16 + a byte of mask).
-  if (l.attention == AttentionKernel::Unfused) per_token += 13.0 * s.heads / t * static_cast<double>(m.seq);
+  if (l.attention == AttentionKernel::Unfused)
+    per_token += unfused_score_bytes(m) * s.heads / t * static_cast<double>(m.seq);
   w.memory_bytes = T * per_token;
   if (m.experts > 0) {
     const PermuteBytes shuffles = permute_bytes(m, l, dispatcher_tokens(l, T), expert_load, ep_per_node);
@@ -289,6 +292,7 @@ LayerWork layer_work(const JobModel& m, const JobLayout& l, double expert_load, 
     w.expert_parameters = expert / (static_cast<std::int64_t>(l.etp()) * l.ep);
     w.parameters = (layer_parameters(m) - expert - whole) / l.tp + whole + w.expert_parameters;
   }
+  if (casts_weights_per_pass(l)) w.weight_cast_bytes = (4 + 2) * static_cast<double>(w.parameters);
   return w;
 }
 
@@ -358,6 +362,7 @@ PassSeconds layer_pass(const LayerWork& w, const JobLayout& l, const ClusterSpec
   const double casts = l.fp8 ? fp8_cast_bytes(w.gemms, pass, l.fp8_dispatch) : 0;
   // The token shuffles' backward moves permute_backward_bytes, not mem_mult x their forward's.
   double memory = mem_mult * w.memory_bytes;
+  if (pass == GemmPass::Forward) memory += w.weight_cast_bytes;
   if (pass == GemmPass::InputGrad && mem_mult > 0) memory += w.permute_backward_bytes - mem_mult * w.permute_bytes;
   p.memory = (memory + casts) / (static_cast<double>(a.hbm_bandwidth) * a.efficiency.memory);
   const TpExposure tp = tp_exposure(w, l, c, paths, pass);
@@ -407,10 +412,11 @@ Bytes layer_activation_bytes(const JobModel& m, const JobLayout& l) {
       static_cast<double>(l.micro_batch) * static_cast<double>(m.seq) / l.cp * static_cast<double>(m.shape.hidden);
   const double t = l.tp;
   const double hd = static_cast<double>(m.shape.hidden);
-  const double as_h = 5.0 * m.shape.heads * static_cast<double>(m.seq) / hd;
+  // The scores' arrays: the softmax output (2 B) and, with dropout, its mask and output (1 + 2).
+  const double as_h = (m.dropout ? 5.0 : 2.0) * m.shape.heads * static_cast<double>(m.seq) / hd;
   const double score_term = l.attention == AttentionKernel::Flash || l.recomputes(kRecomputeCoreAttn) ? 0.0 : as_h;
   const LayerDims dims = layer_dims(m);
-  double outside = 10;
+  double outside = m.dropout ? 10 : 8;  // without dropout, no masks
   double inner = 2 * (dims.q + dims.k + dims.v + dims.o);
   // MLA: the latents (the up-projections' inputs), computed whole on every TP rank.
   const double whole = 2 * dims.latent / hd;
@@ -559,7 +565,7 @@ LayerPasses layer_passes(const JobModel& m, const JobLayout& l, const ClusterSpe
   if (l.recomputes(kRecomputeCoreAttn) && l.attention == AttentionKernel::Unfused) {
     PassSeconds core;
     core.attention = f.attention;
-    const double scores = 13.0 * m.shape.heads / l.tp * static_cast<double>(m.seq) *
+    const double scores = unfused_score_bytes(m) * m.shape.heads / l.tp * static_cast<double>(m.seq) *
                           (static_cast<double>(l.micro_batch) * static_cast<double>(m.seq) / l.cp);
     core.memory = scores / (static_cast<double>(a.hbm_bandwidth) * a.efficiency.memory);
     bi += core;
@@ -692,6 +698,7 @@ std::vector<ChunkCost> chunk_costs(const JobModel& m, const JobLayout& l, const 
     };
     if (ch.last) {
       add_head(ch);
+      if (casts_weights_per_pass(l)) ch.forward.memory += (4 + 2) * V * h / t / hbm;  // the LM head's cast
       if (!m.shape.tied_embeddings || chunks > 1) ch.parameters += m.shape.vocab * m.shape.hidden / l.tp;
       ch.activation += bytes_from(T * h / (l.sequence_parallel ? t : 1) * kAct, "the last chunk's output");
     }

@@ -81,6 +81,9 @@ struct LayerWork {  // one decoder layer, one micro-batch, one GPU, forward only
   double permute_backward_bytes = 0;
   std::int64_t parameters = 0;         // held by one GPU
   std::int64_t expert_parameters = 0;  // of those, MoE expert weights (replicated over fewer ranks)
+  // The forward's cast of the FP32 weights it computes with to BF16 (casts_weights_per_pass):
+  // read 4 B, write 2 B a parameter; a rerun forward casts again.
+  double weight_cast_bytes = 0;
 };
 // `expert_load` scales the routed experts' rows (their GEMMs, activation function and token
 // exchange): expert_rank_load's busiest for a step's time, its computed for hardware FLOPs.

@@ -10,13 +10,13 @@ fig() { tr -s ' ' <"$2" | grep -q -- "$1" || { cat "$2"; fail "expected '$1' in 
 
 # 1. The shipped jobs and their figures (deterministic).
 "$stepsim" run scenarios/job-llama70b-64xh100.yaml >"$tmp/llama.txt"
-fig "step time 15.256 s" "$tmp/llama.txt"
+fig "step time 15.235 s" "$tmp/llama.txt"
 fig "MFU 48.8%" "$tmp/llama.txt"
 has "simulated 4 device(s) of one pipeline, 7600 ops, 64 micro-batches" "$tmp/llama.txt"
 fig "exposed PP 15.94 ms" "$tmp/llama.txt"
 # Blocking pipeline sends (Megatron's default p2p): devices meet at exchanges (tests/lowering [blocking]).
 "$stepsim" run scenarios/job-llama70b-64xh100.yaml --set job_step.layout.overlap.pp=false >"$tmp/llama-block.txt"
-fig "step time 15.388 s" "$tmp/llama-block.txt"
+fig "step time 15.368 s" "$tmp/llama-block.txt"
 fig "exposed PP 143.03 ms" "$tmp/llama-block.txt"
 # An order written for asynchronous sends deadlocks when they block: refused at the key, exit 2.
 set +e
@@ -31,12 +31,12 @@ has "job_step.layout.overlap.pp: with blocking pipeline sends (overlap.pp false)
 fig "step time 28.420 s" "$tmp/gpt3.txt"
 fig "hardware TFLOP/s per GPU 155.0" "$tmp/gpt3.txt"
 "$stepsim" run scenarios/job-fsdp-8.yaml >"$tmp/fsdp.txt"
-fig "step time 5.876 s" "$tmp/fsdp.txt"
+fig "step time 5.860 s" "$tmp/fsdp.txt"
 fig "exposed DP/ZeRO 22.45 ms" "$tmp/fsdp.txt"
 # MoE: expert weights are on dp x cp / ep = 1 rank each, so ZeRO-1 cannot shard their Adam state
 # (8.34 GiB, where dividing them by dp too gave 0.59), and their gradients are reduced by nobody.
 "$stepsim" run scenarios/job-moe-dualpipe-h800.yaml >"$tmp/moe.txt"
-fig "step time 5.818 s" "$tmp/moe.txt"
+fig "step time 5.807 s" "$tmp/moe.txt"
 fig "exposed EP 1.200 s" "$tmp/moe.txt"
 fig "optimizer state 8.36" "$tmp/moe.txt"
 fig "exposed DP/ZeRO 32.77 ms" "$tmp/moe.txt"
@@ -45,25 +45,25 @@ has "ep 64 (dispatch per node, FP8 dispatch)" "$tmp/moe.txt"
 # round-robin placement, capped by a capacity factor; a routing that cannot be, at its line.
 "$stepsim" run scenarios/job-moe-routing-256xh100.yaml >"$tmp/route.txt"
 has "expert routing: 50% of the 128 experts hot at 1.5x the mean, placed contiguous on ep 8; the busiest EP rank computes 1.50x the mean rows" "$tmp/route.txt"
-fig "step time 12.714 s" "$tmp/route.txt"
+fig "step time 12.694 s" "$tmp/route.txt"
 "$stepsim" run scenarios/job-moe-routing-256xh100.yaml --set job_step.layout.expert_placement=round_robin >"$tmp/route-rr.txt"
 has "the busiest EP rank computes 1.00x the mean rows" "$tmp/route-rr.txt"
-fig "step time 9.943 s" "$tmp/route-rr.txt"
+fig "step time 9.924 s" "$tmp/route-rr.txt"
 "$stepsim" run scenarios/job-moe-routing-256xh100.yaml --set job_step.model.capacity_factor=1.25 --json >"$tmp/route-cap.json"
 has '"capacity_rows": 2560' "$tmp/route-cap.json"
 has '"dropped_share": 0.125' "$tmp/route-cap.json"
 has '"busiest_rank_load": 1.25' "$tmp/route-cap.json"
-has '"step_time_ns": 11282634775' "$tmp/route-cap.json"
+has '"step_time_ns": 11262815123' "$tmp/route-cap.json"
 # compare: the base and each variant, one row each; a variant that does not fit is a row, not an error.
 "$stepsim" compare scenarios/job-moe-routing-256xh100.yaml >"$tmp/route-cmp.txt"
-fig "base 12.714 s +0.0% 1289 19.3% 68.4 / 74.5 yes 19.2% 3.13 s (DP/ZeRO 0.4 EP 2.7)" "$tmp/route-cmp.txt"
-fig "round-robin 9.943 s -21.8% 1648 24.7% 68.1 / 74.5 yes" "$tmp/route-cmp.txt"
-fig "capacity-1.25 11.283 s -11.3% 1452 21.8%" "$tmp/route-cmp.txt"
-fig "no-recompute 9.537 s -25.0% 1718 25.8% 184.5 / 74.5 no" "$tmp/route-cmp.txt"
+fig "base 12.694 s +0.0% 1291 19.4% 68.3 / 74.5 yes 19.2% 3.13 s (DP/ZeRO 0.4 EP 2.7)" "$tmp/route-cmp.txt"
+fig "round-robin 9.924 s -21.8% 1651 24.8% 68.1 / 74.5 yes" "$tmp/route-cmp.txt"
+fig "capacity-1.25 11.263 s -11.3% 1455 21.8%" "$tmp/route-cmp.txt"
+fig "no-recompute 9.524 s -25.0% 1720 25.8% 181.7 / 74.5 no" "$tmp/route-cmp.txt"
 # Expert TP folded (docs/job.md "Expert tensor parallelism"): at TP 4 the EP group spans 4 nodes
 # unless the experts keep TP 1 and EP folds over the TP ranks of a node.
-fig "tp4 87.320 s +586.8% 188 2.8% 24.7 / 74.5 yes 6.3% 74.40 s (TP 1.3 EP 73.0)" "$tmp/route-cmp.txt"
-fig "tp4-expert-tp1 12.849 s +1.1% 1275 19.1% 54.2 / 74.5 yes 11.3% 4.10 s (TP 0.6 DP/ZeRO 1.0 EP 2.5)" "$tmp/route-cmp.txt"
+fig "tp4 87.302 s +587.8% 188 2.8% 24.7 / 74.5 yes 6.3% 74.40 s (TP 1.3 EP 73.0)" "$tmp/route-cmp.txt"
+fig "tp4-expert-tp1 12.831 s +1.1% 1277 19.1% 54.2 / 74.5 yes 11.3% 4.10 s (TP 0.6 DP/ZeRO 1.0 EP 2.5)" "$tmp/route-cmp.txt"
 "$stepsim" run scenarios/job-moe-routing-256xh100.yaml --set job_step.layout.tp=4 --set job_step.layout.dp=16 \
   --set job_step.layout.sequence_parallel=true --set job_step.layout.expert_tp=1 --set job_step.layout.ep_dispatch=per_node \
   >"$tmp/route-fold.txt"
@@ -72,7 +72,7 @@ run "$stepsim" run scenarios/job-moe-routing-256xh100.yaml --set job_step.layout
 [[ $code == 2 && "$err" == "error: --set: job_step.layout.expert_tp: expert_tp 3 does not divide tp 1 (would fit: 1)" ]] ||
   fail "expert_tp 3: exit $code: $err"
 "$stepsim" compare scenarios/job-moe-routing-256xh100.yaml --json >"$tmp/route-cmp.json"
-python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert [x["variant"] for x in d]==["base","round-robin","balanced","capacity-1.25","no-recompute","tp4","tp4-expert-tp1"], d; assert d[6]["layout"]["expert_tp"]==1; assert d[2]["step_time_ns"]==9942552572' "$tmp/route-cmp.json" ||
+python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert [x["variant"] for x in d]==["base","round-robin","balanced","capacity-1.25","no-recompute","tp4","tp4-expert-tp1"], d; assert d[6]["layout"]["expert_tp"]==1; assert d[2]["step_time_ns"]==9924179015' "$tmp/route-cmp.json" ||
   fail "compare --json: variants"
 { cat scenarios/job-moe-routing-256xh100.yaml; printf '    bad-tp:\n      layout:\n        tp: 3\n'; } >"$tmp/route-var.yaml"
 line=$(grep -n '        tp: 3' "$tmp/route-var.yaml" | cut -d: -f1)
@@ -92,12 +92,12 @@ run "$stepsim" compare "$tmp/route-typo.yaml"
   fail "variant typo: exit $code: $err"
 # TP communication overlap (docs/job.md "TP communication overlap"): the Llama-70B job's variants.
 "$stepsim" compare scenarios/job-llama70b-64xh100.yaml >"$tmp/llama-cmp.txt"
-fig "base 15.256 s +0.0% 1074 48.8% 50.9 / 74.5 yes 4.6% 2.77 s (TP 2.7)" "$tmp/llama-cmp.txt"
-fig "tp-overlap 13.838 s -9.3% 1184 53.8% 50.9 / 74.5 yes 5.0% 0.78 s (TP 0.7)" "$tmp/llama-cmp.txt"
-fig "no-sp 16.813 s +10.2% 974 44.2% 101.2 / 74.5 no 4.2% 2.77 s (TP 2.7)" "$tmp/llama-cmp.txt"
+fig "base 15.235 s +0.0% 1075 48.8% 49.5 / 74.5 yes 4.6% 2.77 s (TP 2.7)" "$tmp/llama-cmp.txt"
+fig "tp-overlap 13.818 s -9.3% 1186 53.8% 49.5 / 74.5 yes 5.0% 0.78 s (TP 0.7)" "$tmp/llama-cmp.txt"
+fig "no-sp 16.651 s +9.3% 984 44.7% 89.7 / 74.5 no 4.3% 2.77 s (TP 2.7)" "$tmp/llama-cmp.txt"
 "$stepsim" run scenarios/job-llama70b-64xh100.yaml --set job_step.layout.overlap.tp=true --json >"$tmp/llama-tpo.json"
 has '"overlap_tp": true' "$tmp/llama-tpo.json"
-has '"step_time_ns": 13838410741' "$tmp/llama-tpo.json"
+has '"step_time_ns": 13818183104' "$tmp/llama-tpo.json"
 sed -e 's/    sequence_parallel: true/    sequence_parallel: false\n    overlap: {tp: true}/' \
   -e "s|file: models/|file: $PWD/scenarios/models/|" scenarios/job-llama70b-64xh100.yaml >"$tmp/llama-tpo.yaml"
 line=$(grep -n 'overlap: {tp: true}' "$tmp/llama-tpo.yaml" | head -1 | cut -d: -f1)
@@ -124,17 +124,17 @@ run "$stepsim" run "$tmp/route-dense.yaml"
 "$stepsim" run scenarios/job-moe-routing-256xh100.yaml --set job_step.layout.recompute=selective \
   --set 'job_step.layout.recompute_modules=[layernorm, moe_act]' --set job_step.allow_oom=true >"$tmp/rm.txt"
 has "recompute selective (layernorm, moe_act)" "$tmp/rm.txt"
-fig "step time 9.629 s" "$tmp/rm.txt"
-fig "activations (peak) 104.22" "$tmp/rm.txt"
+fig "step time 9.616 s" "$tmp/rm.txt"
+fig "activations (peak) 101.34" "$tmp/rm.txt"
 # moe reruns the whole block, the combine included: none of its copies' arrays is kept.
 "$stepsim" run scenarios/job-moe-routing-256xh100.yaml --set job_step.layout.recompute=selective \
   --set 'job_step.layout.recompute_modules=[moe]' --set job_step.allow_oom=true >"$tmp/rm-moe.txt"
-fig "step time 12.023 s" "$tmp/rm-moe.txt"
-fig "activations (peak) 26.59" "$tmp/rm-moe.txt"
+fig "step time 12.009 s" "$tmp/rm-moe.txt"
+fig "activations (peak) 23.72" "$tmp/rm-moe.txt"
 "$stepsim" run scenarios/job-deepseek-v3-2048xh800.yaml --set job_step.layout.recompute=selective \
   --set 'job_step.layout.recompute_modules=[layernorm, mla_up_proj, moe_act]' --set job_step.allow_oom=true --json >"$tmp/rm.json"
 has '"recompute_modules": \[' "$tmp/rm.json"
-python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert d["layout"]["recompute_modules"]==["layernorm","mla_up_proj","moe_act"]; assert d["step_time_ns"]==13443847066, d["step_time_ns"]' "$tmp/rm.json" ||
+python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert d["layout"]["recompute_modules"]==["layernorm","mla_up_proj","moe_act"]; assert d["step_time_ns"]==13416809510, d["step_time_ns"]' "$tmp/rm.json" ||
   fail "DeepSeek-V3 with its recompute modules"
 run "$stepsim" run scenarios/job-moe-routing-256xh100.yaml --set job_step.layout.recompute=selective \
   --set 'job_step.layout.recompute_modules=[mla_up_proj]'
@@ -175,10 +175,10 @@ has "routed experts at expert TP 1 (below tp: EP folded over TP)" "$tmp/route-se
 # FP8 activations (docs/job.md "FP8 activations"): DeepSeek-V3's own recompute with and without.
 sel=(--set job_step.layout.recompute=selective --set "job_step.layout.recompute_modules=[layernorm,mla_up_proj,moe_act]")
 run "$stepsim" run scenarios/job-deepseek-v3-2048xh800.yaml "${sel[@]}"
-[[ $code == 2 && "$err" == *"needs 101.9 GiB per GPU at the simulated peak (pipeline rank 2) (weights 6.1, gradients 12.2, optimizer 2.7, activations 81.0, buffers 0.0)"* ]] ||
+[[ $code == 2 && "$err" == *"needs 98.2 GiB per GPU at the simulated peak (pipeline rank 2) (weights 6.1, gradients 12.2, optimizer 2.7, activations 77.3, buffers 0.0)"* ]] ||
   fail "DeepSeek-V3 selective with FP8 activations: exit $code: $err"
 run "$stepsim" run scenarios/job-deepseek-v3-2048xh800.yaml "${sel[@]}" --set job_step.layout.fp8_activations=false
-[[ $code == 2 && "$err" == *"needs 121.5 GiB per GPU"*"activations 100.5,"* ]] ||
+[[ $code == 2 && "$err" == *"needs 117.8 GiB per GPU"*"activations 96.8,"* ]] ||
   fail "DeepSeek-V3 selective in BF16: exit $code: $err"
 "$stepsim" run scenarios/job-deepseek-v3-2048xh800.yaml --json >"$tmp/dsv3-fp8.json"
 has '"fp8_activations": true' "$tmp/dsv3-fp8.json"
@@ -220,19 +220,19 @@ run "$stepsim" check-against "$tmp/etp.csv" --efficiency 0.7,0.55,0.8,0.8,0.8,0.
 # and by heads on a layout whose heads divide; the JSON names it; heads that do not divide refused.
 "$stepsim" run scenarios/job-long-context.yaml --set job_step.layout.cp_comm=all_gather >"$tmp/cp-ag.txt"
 has "cp 4 (all_gather)" "$tmp/cp-ag.txt"
-fig "step time 30.481 s" "$tmp/cp-ag.txt"
+fig "step time 30.456 s" "$tmp/cp-ag.txt"
 fig "exposed CP 1.467 s" "$tmp/cp-ag.txt"
 "$stepsim" run scenarios/job-long-context.yaml --set job_step.layout.cp_comm=a2a --set job_step.layout.tp=2 \
   --set job_step.layout.dp=4 --json >"$tmp/cp-a2a.json"
 has '"comm": "a2a"' "$tmp/cp-a2a.json"
-has '"step_time_ns": 28164' "$tmp/cp-a2a.json"
+has '"step_time_ns": 28139' "$tmp/cp-a2a.json"
 run "$stepsim" run scenarios/job-long-context.yaml --set job_step.layout.cp_comm=a2a
 [[ $code == 2 && "$err" == *"job-long-context.yaml:18: job_step.layout.cp: cp_comm a2a splits the heads over tp x cp = 4 x 4 = 16 ranks"* ]] ||
   fail "a2a heads: exit $code: $err"
 "$stepsim" compare scenarios/job-long-context.yaml >"$tmp/cp-cmp.txt"
-fig "contiguous 44.726 s +54.2% 1465" "$tmp/cp-cmp.txt"
-fig "all-gather 30.481 s +5.1% 2150 35.1% 26.9 / 74.5 yes 0.2% 3.17 s (TP 1.6 CP 1.5)" "$tmp/cp-cmp.txt"
-fig "tp2-a2a 28.165 s -2.9% 2327 38.0% 51.0 / 74.5 yes 0.2% 0.92 s (TP 0.5 CP 0.3)" "$tmp/cp-cmp.txt"
+fig "contiguous 44.701 s +54.2% 1466" "$tmp/cp-cmp.txt"
+fig "all-gather 30.456 s +5.1% 2152 35.1% 26.9 / 74.5 yes 0.2% 3.17 s (TP 1.6 CP 1.5)" "$tmp/cp-cmp.txt"
+fig "tp2-a2a 28.139 s -2.9% 2329 38.0% 50.9 / 74.5 yes 0.2% 0.92 s (TP 0.5 CP 0.3)" "$tmp/cp-cmp.txt"
 run "$stepsim" run scenarios/job-long-context.yaml --set job_step.layout.cp_comm=ring
 [[ $code == 2 && "$err" == "error: --set: job_step.layout.cp_comm: unknown cp_comm 'ring' (p2p, all_gather or a2a)" ]] ||
   fail "unknown cp_comm: exit $code: $err"
@@ -249,30 +249,30 @@ YAML
 has "TP communication overlapped with the GEMMs where sequence parallel" "$tmp/tpo-search.txt"
 "$stepsim" search "$tmp/tpo-search.yaml" --set search.layout.cp_comm=a2a >"$tmp/a2a-search.txt"
 has "context parallelism by a2a" "$tmp/a2a-search.txt"
-fig "1 16 4 1 1 4 1 - 1 selective yes 2.766 s 60.6% 25.2 2.2% 0.06 s (DP 0.1)" "$tmp/tpo-search.txt"
-fig "4 16 8 1 1 2 1 - 1 selective no 3.562 s 47.0% 20.2 1.1% 0.57 s (TP 0.5 DP 0.0)" "$tmp/tpo-search.txt"
+fig "1 16 4 1 1 4 1 - 1 selective yes 2.762 s 60.7% 24.9 2.2% 0.06 s (DP 0.1)" "$tmp/tpo-search.txt"
+fig "4 16 8 1 1 2 1 - 1 selective no 3.530 s 47.5% 19.2 1.2% 0.57 s (TP 0.5 DP 0.0)" "$tmp/tpo-search.txt"
 # The whole DeepSeek-V3 (docs/job.md): 61 layers in 16 DualPipe stages of 1 and 4 layers, MLA,
 # dense first layers, a prediction module; an MLA key without its siblings is refused at the key.
 "$stepsim" run scenarios/job-deepseek-v3-2048xh800.yaml >"$tmp/dsv3.txt"
 has "tp 1 pp 16 (layers per chunk 1, 15 x 4) dp 128 ep 64" "$tmp/dsv3.txt"
-fig "step time 17.796 s" "$tmp/dsv3.txt"
+fig "step time 17.758 s" "$tmp/dsv3.txt"
 has "recompute full, FP8 GEMMs (blockwise scaling), Adam moments in BF16" "$tmp/dsv3.txt"
-fig "tokens/s per GPU 1726" "$tmp/dsv3.txt"
+fig "tokens/s per GPU 1730" "$tmp/dsv3.txt"
 # With the validation's H100 calibration (an H800 is an H100 with less bandwidth; docs/job.md).
 h100=()
 for kv in gemm=0.814 attention=0.555 memory=0.803 fabric=0.82 network=0.804 experts=0.713; do
   h100+=(--set "job_step.hardware.efficiency.$kv")
 done
 "$stepsim" run scenarios/job-deepseek-v3-2048xh800.yaml "${h100[@]}" >"$tmp/dsv3-h100.txt"
-fig "tokens/s per GPU 1694" "$tmp/dsv3-h100.txt"
+fig "tokens/s per GPU 1698" "$tmp/dsv3-h100.txt"
 # ... and with its FP8 share (Transformer Engine's blockwise grouped GEMMs, not DeepSeek's kernels).
 "$stepsim" run scenarios/job-deepseek-v3-2048xh800.yaml "${h100[@]}" --set job_step.hardware.efficiency.fp8_blockwise=0.604 \
   >"$tmp/dsv3-h100-fp8.txt"
-fig "tokens/s per GPU 1324" "$tmp/dsv3-h100-fp8.txt"
+fig "tokens/s per GPU 1326" "$tmp/dsv3-h100-fp8.txt"
 # ... and with its MoE host time (a Megatron-Core run's) instead.
 "$stepsim" run scenarios/job-deepseek-v3-2048xh800.yaml "${h100[@]}" --set job_step.hardware.efficiency.moe_host=1340us \
   >"$tmp/dsv3-h100-host.txt"
-fig "tokens/s per GPU 1529" "$tmp/dsv3-h100-host.txt"
+fig "tokens/s per GPU 1531" "$tmp/dsv3-h100-host.txt"
 run "$stepsim" run scenarios/job-deepseek-v3-2048xh800.yaml --set 'job_step.model.mla={kv_lora_rank: 512}'
 [[ $code == 2 && "$err" == *"job_step.model.mla.qk_nope_head_dim: missing"* ]] || fail "mla without head dims: exit $code: $err"
 run "$stepsim" run scenarios/job-deepseek-v3-2048xh800.yaml --set job_step.layout.zero=3
@@ -293,10 +293,10 @@ run "$stepsim" check-against "$tmp/dsv3-dense.csv" --efficiency 0.7,0.55,0.8,0.8
 "$stepsim" run scenarios/job-moe-dualpipe-h800.yaml --set job_step.layout.ep_dispatch=all_to_all \
   --set job_step.layout.fp8_dispatch=false --json >"$tmp/moe-a2a.json"
 has '"ep_dispatch": "all_to_all"' "$tmp/moe-a2a.json"
-has '"step_time_ns": 10977295880' "$tmp/moe-a2a.json"
+has '"step_time_ns": 10973198601' "$tmp/moe-a2a.json"
 # Its first two layers dense (docs/job.md): no all-to-all there, more weights on device 0.
 "$stepsim" run scenarios/job-moe-dualpipe-h800.yaml --set job_step.model.dense_layers=2 >"$tmp/moe-dense.txt"
-fig "step time 5.533 s" "$tmp/moe-dense.txt"
+fig "step time 5.522 s" "$tmp/moe-dense.txt"
 fig "weights 7.15" "$tmp/moe-dense.txt"
 run "$stepsim" run scenarios/job-moe-dualpipe-h800.yaml --set job_step.model.dense_layers=32
 [[ $code == 2 && "$err" == *"job_step.model.dense_layers: 32 dense layers leave none of the 32 layers an MoE layer"* ]] ||
@@ -309,12 +309,12 @@ run "$stepsim" run scenarios/job-moe-dualpipe-h800.yaml --set job_step.layout.ep
 # 16 micro-batches) is 7.0 % slower per GPU, as the paper's 430 -> 400 TFLOP/s.
 "$stepsim" run scenarios/job-llama3-405b-8192xh100.yaml >"$tmp/l405.txt"
 has "tp 8 pp 16 (v 8) (layers per chunk 0, 126 x 1, 0) dp 64" "$tmp/l405.txt"
-fig "step time 13.537 s" "$tmp/l405.txt"
-fig "model TFLOP/s per GPU 381.8" "$tmp/l405.txt"
+fig "step time 13.525 s" "$tmp/l405.txt"
+fig "model TFLOP/s per GPU 382.2" "$tmp/l405.txt"
 fig "memory per GPU (pipeline rank 1 of 16, the most loaded)" "$tmp/l405.txt"
 "$stepsim" run scenarios/job-llama3-405b-8192xh100.yaml --set job_step.hardware.gpus=16384 \
   --set job_step.layout.dp=128 >"$tmp/l405-16k.txt"
-fig "model TFLOP/s per GPU 355.0" "$tmp/l405-16k.txt"
+fig "model TFLOP/s per GPU 355.3" "$tmp/l405-16k.txt"
 "$stepsim" run scenarios/job-llama3-405b-8192xh100.yaml --json >"$tmp/l405.json"
 python3 - "$tmp/l405.json" <<'PY' || fail "chunk_layers in the JSON layout"
 import json, sys
@@ -329,8 +329,8 @@ run "$stepsim" run scenarios/job-llama3-405b-8192xh100.yaml --set job_step.layou
 l405v1=(--set job_step.layout.virtual_stages=1 --set job_step.layout.first_chunk_layers=7 --set job_step.layout.last_chunk_layers=7)
 "$stepsim" run scenarios/job-llama3-405b-8192xh100.yaml "${l405v1[@]}" --set job_step.layout.recompute_layers=4 >"$tmp/l405-part.txt"
 has "recompute full (the first 4 layers of each chunk)" "$tmp/l405-part.txt"
-fig "step time 16.089 s" "$tmp/l405-part.txt"
-fig "activations (peak) 33.55" "$tmp/l405-part.txt"
+fig "step time 16.075 s" "$tmp/l405-part.txt"
+fig "activations (peak) 31.67" "$tmp/l405-part.txt"
 run "$stepsim" run scenarios/job-llama3-405b-8192xh100.yaml --set job_step.layout.recompute=none --set job_step.layout.recompute_layers=2
 [[ $code == 2 && "$err" == *"job_step.layout.recompute_layers: recomputes the first layers of each chunk whole: needs recompute: full"* ]] ||
   fail "recompute_layers without full: exit $code: $err"
@@ -346,7 +346,7 @@ search:
 EOF
 "$stepsim" search "$tmp/s405.yaml" >"$tmp/s405.txt"
 fig "28 layouts considered: 14 pruned by divisibility" "$tmp/s405.txt"
-fig "1 8192 8 16 8 64 2 interleaved-1f1b 1 full yes 13.537 s 38.6%" "$tmp/s405.txt"
+fig "1 8192 8 16 8 64 2 interleaved-1f1b 1 full yes 13.525 s 38.6%" "$tmp/s405.txt"
 # A CSV's names are read as the YAML's: an unknown attention kernel is refused (it was read as flash).
 awk -F, 'NR == 1 {print $0 ",attention"} NR == 2 {print $0 ",unfsued"}' "$tmp/dsv3.csv" >"$tmp/dsv3-attn.csv"
 run "$stepsim" check-against "$tmp/dsv3-attn.csv" --efficiency 0.7,0.55,0.8,0.8,0.8,0.2
@@ -359,7 +359,7 @@ run "$stepsim" search "$tmp/s405-none.yaml"
   fail "search recompute_layers without full: exit $code: $err"
 sed 's/recompute: \[full\]/recompute: [full], recompute_layers: 1/' "$tmp/s405.yaml" >"$tmp/s405-part.yaml"
 "$stepsim" search "$tmp/s405-part.yaml" >"$tmp/s405-part.txt"
-fig "1 8192 8 16 8 64 2 interleaved-1f1b 1 full yes 13.537 s 38.6%" "$tmp/s405-part.txt"
+fig "1 8192 8 16 8 64 2 interleaved-1f1b 1 full yes 13.525 s 38.6%" "$tmp/s405-part.txt"
 run "$stepsim" run scenarios/job-llama3-405b-8192xh100.yaml --set job_step.layout.first_chunk_layers=-1
 [[ $code == 2 && "$err" == *"job_step.layout.first_chunk_layers"* ]] || fail "first_chunk_layers -1: exit $code: $err"
 "$stepsim" run scenarios/job-gpt3-1024xa100.yaml --json >"$tmp/gpt3.json"
@@ -374,9 +374,9 @@ has '"name":"d3 dp"' "$tmp/trace.json"
 # the book's 78.9 s (32 cards) and 52.8 s (48 cards); contention 0 is accepted, -0.1 is not.
 book='job_step.hardware.efficiency={gemm: 0.56, attention: 0.56, contention: 0}'
 "$stepsim" run scenarios/job-design-qwen3-4090.yaml --set "$book" >"$tmp/desk32.txt"
-fig "step time 78.497 s" "$tmp/desk32.txt"
+fig "step time 78.372 s" "$tmp/desk32.txt"
 "$stepsim" run scenarios/job-design-qwen3-4090.yaml --set "$book" --set job_step.hardware.gpus=48 >"$tmp/desk48.txt"
-fig "step time 52.533 s" "$tmp/desk48.txt"
+fig "step time 52.450 s" "$tmp/desk48.txt"
 fig "MFU 39.8%" "$tmp/desk48.txt"
 run "$stepsim" run scenarios/job-design-qwen3-4090.yaml --set 'job_step.hardware.efficiency.contention=-0.1'
 [[ $code == 2 && "$err" == *"contention: -0.1 is not a share of time"* ]] || fail "contention -0.1: exit $code: $err"
@@ -393,7 +393,7 @@ bad() {  # bad NAME 'yaml' 'expected message'
   has "$3" "$tmp/$1.err"
 }
 head='job_step:
-  model: {layers: 96, hidden: 12288, ffn: 49152, heads: 96, vocab: 51200, seq: 2048, mlp: gelu}'
+  model: {layers: 96, hidden: 12288, ffn: 49152, heads: 96, vocab: 51200, seq: 2048, mlp: gelu, dropout: true}'
 bad preset "$head
   hardware: {preset: h100, gpus: 64}
   layout: {tp: 8, pp: 8, global_batch: 64}" "preset.yaml:3: job_step.hardware.preset: unknown preset 'h100'; did you mean 'h100-sxm'?"
@@ -446,12 +446,12 @@ bad fp8share "${moe/gpus: 64/gpus: 64, efficiency: {fp8: 0}}
 bad schedule "$head
   hardware: {preset: a100-sxm-80gb, gpus: 64}
   layout: {tp: 8, pp: 8, schedule: 1f1c, global_batch: 64}" "job_step.layout.schedule: unknown schedule '1f1c'; did you mean '1f1b'?"
-# Fits by the analytic lower bound (rank 0's 22.2 GiB of activations: 47.6 GiB), not at the
+# Fits by the analytic lower bound (rank 0's 20.9 GiB of activations: 46.3 GiB), not at the
 # simulated peak, where ZB-H1's last rank holds its deferred weight-gradient inputs and the
-# logits (48.6 GiB): refused after the run, at the same key.
+# logits (47.4 GiB): refused after the run, at the same key.
 run "$stepsim" run scenarios/job-llama70b-64xh100.yaml --set job_step.layout.schedule=zb-h1 \
-  --set job_step.layout.virtual_stages=1 --set job_step.hardware.accelerator.usable_memory=48GiB
-[[ $code == 2 && $(wc -l <<<"$err") == 1 && "$err" == *"job-llama70b-64xh100.yaml:12: job_step.layout: needs 48.6 GiB per GPU at the simulated peak (pipeline rank 3) (weights 4.2, gradients 8.5, optimizer 12.7, activations 22.3, buffers 1.0) but h100-sxm has 48.0 GiB usable; would fit: recompute: full (26.9 GiB)"* ]] ||
+  --set job_step.layout.virtual_stages=1 --set job_step.hardware.accelerator.usable_memory=47GiB
+[[ $code == 2 && $(wc -l <<<"$err") == 1 && "$err" == *"job-llama70b-64xh100.yaml:12: job_step.layout: needs 47.4 GiB per GPU at the simulated peak (pipeline rank 3) (weights 4.2, gradients 8.5, optimizer 12.7, activations 21.0, buffers 1.0) but h100-sxm has 47.0 GiB usable; would fit: recompute: full (26.9 GiB)"* ]] ||
   fail "over memory at the simulated peak: exit $code: $err"
 printf '%s\n' "$head
   hardware: {preset: a100-sxm-80gb, gpus: 64}
@@ -492,6 +492,29 @@ sed 's/,2,tflops_sc21,144,1,ZeRO-3 without model parallelism,21.3,module$/,2,tfl
   validation/megatron_sc21.csv >"$tmp/fetch.csv"
 run "$stepsim" check-against "$tmp/fetch.csv"
 [[ $code == 2 && "$err" == *"fetch.csv:21: zero3_fetch: unknown zero3_fetch 'tensor' (layer or module)"* ]] || fail "zero3_fetch cell: $code $err"
+# FP32 weights as the master (PyTorch FSDP's mixed precision, docs/job.md "Where the master
+# weights are"): 4 B of weights, 8 B of Adam state instead of 2 + 12, in the header, the JSON and
+# the memory table; a value that is neither, at its key (YAML, --set, CSV cell).
+"$stepsim" run scenarios/job-fsdp-8.yaml --set job_step.layout.master_weights=model >"$tmp/mw.txt"
+has "recompute none, FP32 weights as the master (BF16 copies to compute)" "$tmp/mw.txt"
+fig "weights 3.74" "$tmp/mw.txt"
+fig "optimizer state 7.48" "$tmp/mw.txt"
+fig "total 56.20" "$tmp/mw.txt"
+fig "step time 5.859 s" "$tmp/mw.txt"
+"$stepsim" run scenarios/job-fsdp-8.yaml --set job_step.layout.master_weights=model --json >"$tmp/mw.json"
+python3 -c 'import json,sys; assert json.load(open(sys.argv[1]))["layout"]["master_weights"] == "model"' "$tmp/mw.json" ||
+  fail "master_weights in the JSON"
+python3 -c 'import json,sys; assert "master_weights" not in json.load(open(sys.argv[1]))["layout"]' "$tmp/fsdp.json" ||
+  fail "master_weights in a job's JSON with the master in the optimizer"
+run "$stepsim" run scenarios/job-fsdp-8.yaml --set job_step.layout.master_weights=fp32
+[[ $code == 2 && "$err" == *"job_step.layout.master_weights: unknown master_weights 'fp32' (optimizer or model)"* ]] ||
+  fail "master_weights fp32: $code $err"
+sed 's/^\(TT,.*\),model,0$/\1,fp32,0/' validation/fsdp_across_nodes.csv >"$tmp/mw.csv"
+run "$stepsim" check-against "$tmp/mw.csv"
+[[ $code == 2 && "$err" == *"mw.csv:20: master_weights: unknown master_weights 'fp32' (optimizer or model)"* ]] ||
+  fail "master_weights cell: $code $err"
+"$stepsim" search scenarios/search-design-desk.yaml --set search.layout.master_weights=model >"$tmp/mw-search.txt" 2>/dev/null
+has "FP32 weights as the master, cast to BF16 to compute (no BF16 copy kept beside them)" "$tmp/mw-search.txt"
 # A header names only columns a row is read from, each once (a misspelt one would leave its
 # setting at the default, unseen), and a row has no more cells than the header has columns.
 sed 's/,zero3_fetch$/,zero3_fech/' validation/megatron_sc21.csv >"$tmp/col.csv"
@@ -564,12 +587,12 @@ assert all(s[n]["memory_bytes"] <= s[n]["usable_bytes"] for n in range(21, 27)),
 l = files["llama3_405b_meta2024.csv"]
 lr = rows("llama3_405b_meta2024.csv")
 assert not any(r["fit"] for r in lr.values()), lr
-assert [round(lr[n]["predicted"], 1) for n in (16, 17, 18)] == [454.4, 420.1, 391.6], lr
+assert [round(lr[n]["predicted"], 1) for n in (16, 17, 18)] == [454.8, 420.4, 391.7], lr
 assert l["held_out"]["mean_abs_error"] <= 0.05 and l["held_out"]["max_abs_error"] <= 0.10, l["held_out"]
 assert l["ranking"]["kept"] == l["ranking"]["pairs"] == 3, l["ranking"]
 # Row 1's layout needs more memory than an H100 has in stepsim's model (the paper's run freed
 # what the model keeps); the 16-micro-batch rows fit. Each row says so in the JSON.
-assert [round(lr[n]["memory_bytes"] / 2**30, 1) for n in (16, 17)] == [81.1, 73.8], lr
+assert [round(lr[n]["memory_bytes"] / 2**30, 1) for n in (16, 17)] == [76.7, 69.8], lr
 assert all(lr[n]["usable_bytes"] == lr[16]["usable_bytes"] for n in (17, 18)), lr
 assert round(lr[16]["usable_bytes"] / 2**30, 1) == 74.5, lr
 # Qwen3-235B-A22B MoE on H100 (the H100 calibration: the MoE-layer rows' GEMM efficiency, the
@@ -577,7 +600,7 @@ assert round(lr[16]["usable_bytes"] / 2**30, 1) == 74.5, lr
 # the held-out rows within the issue's bounds (mean 5 %, max 10 %); ranked right.
 q = files["qwen3_235b_moe_modelzoo.csv"]
 qr = rows("qwen3_235b_moe_modelzoo.csv")
-assert abs(d["calibration"]["h100-sxm"]["moe_host"] - 0.9657e-3) < 0.5e-6, d["calibration"]
+assert abs(d["calibration"]["h100-sxm"]["moe_host"] - 0.9761e-3) < 0.5e-6, d["calibration"]
 assert [n for n in qr if qr[n]["fit"]] == [15], qr
 assert [round(qr[n]["predicted"], 1) for n in (15, 16, 17, 18)] == [295.0, 335.4, 372.6, 404.2], qr
 assert all(abs(qr[n]["error"]) <= 0.10 for n in qr), qr
@@ -603,10 +626,10 @@ assert all(abs(ml[n]["error"]) <= 0.075 for n in (24, 26, 27, 28, 29, 30, 31)), 
 # 70B row of 25.11 (0.875: FP8 GEMMs at 1.75x BF16, where blockwise grouped ones run at 1.19x);
 # the other seven rows held out (two more NeMo containers' and Megatron-LM's README's), 8 to 1,024
 # GPUs, within 5 % mean and 10 % max, ranking kept.
-assert round(h100["fp8"], 3) == 0.875, h100
+assert round(h100["fp8"], 3) == 0.873, h100
 nm = rows("nemo_llama3_h100_fp8.csv")
 assert [n for n in nm if nm[n]["fit"]] == [22], nm
-assert [round(nm[n]["predicted"]) for n in range(21, 29)] == [14151, 1602, 312, 1625, 321, 14677, 1602, 312], nm
+assert [round(nm[n]["predicted"]) for n in range(21, 29)] == [14175, 1602, 312, 1625, 321, 14702, 1602, 312], nm
 n = files["nemo_llama3_h100_fp8.csv"]
 assert n["held_out"]["mean_abs_error"] <= 0.05 and n["held_out"]["max_abs_error"] <= 0.10, n["held_out"]
 assert n["ranking"]["kept"] == n["ranking"]["pairs"] == 7, n["ranking"]
@@ -617,16 +640,17 @@ assert n["ranking"]["kept"] == n["ranking"]["pairs"] == 7, n["ranking"]
 fs = rows("fsdp_across_nodes.csv")
 f = files["fsdp_across_nodes.csv"]
 assert not any(r["fit"] for r in fs.values()), fs
-assert [round(fs[n]["predicted"], 1) for n in range(20, 26)] == [2861.6, 318.4, 845.4, 2228.7, 1947.1, 344.3], fs
-assert [round(100 * fs[n]["error"], 1) for n in range(20, 26)] == [-1.5, -3.8, -2.5, 3.1, 1.7, -2.5], fs
+assert [round(fs[n]["predicted"], 1) for n in range(20, 26)] == [2864.9, 318.7, 846.6, 2231.3, 1949.5, 344.5], fs
+assert [round(100 * fs[n]["error"], 1) for n in range(20, 26)] == [-1.3, -3.7, -2.3, 3.2, 1.9, -2.4], fs
 assert f["held_out"]["mean_abs_error"] <= 0.05 and f["held_out"]["max_abs_error"] <= 0.10, f["held_out"]
 print("check-against bounds ok")
 PY
 
 # MosaicML's MPT rows on FSDP (docs/job.md "MPT on FSDP"), every row held out at the calibrations
-# the other tables fit: the misses held as they are, so that none moves unseen. A100: the 8 rows
-# over memory in stepsim's model predicted 11-40 % fast, the other 36 within 19 %; H100 (2023
-# software): worst at long sequences.
+# the other tables fit: the misses held as they are, so that none moves unseen. A100: every run fits
+# in stepsim's memory model, as every one ran (PyTorch FSDP's FP32 weights without a BF16 copy, MPT
+# without dropout); 8 of the 9 within 10 % of the memory predicted 11-41 % fast, the other 35 within
+# 19 %; H100 (2023 software): worst at long sequences.
 "$stepsim" check-against validation/megatron_sc21.csv validation/megatron_korthikanti2022.csv \
   validation/megascale_megatron.csv validation/megatron_moe_layer_h100.csv validation/qwen3_235b_moe_modelzoo.csv \
   validation/nemo_llama3_h100_fp8.csv validation/mpt_fsdp_a100.csv validation/mpt_fsdp_h100.csv --json >"$tmp/mpt.json"
@@ -637,44 +661,47 @@ files = {f["file"].split("/")[-1]: f for f in d["files"]}
 a, h = files["mpt_fsdp_a100.csv"], files["mpt_fsdp_h100.csv"]
 assert not any(r["fit"] for r in a["rows"] + h["rows"])
 assert len(a["rows"]) == 44 and len(h["rows"]) == 52
-assert (round(100 * a["held_out"]["mean_abs_error"], 1), round(100 * a["held_out"]["max_abs_error"], 1)) == (10.4, 40.4), a
+assert (round(100 * a["held_out"]["mean_abs_error"], 1), round(100 * a["held_out"]["max_abs_error"], 1)) == (10.5, 40.9), a
 assert (a["ranking"]["kept"], a["ranking"]["pairs"]) == (923, 933), a["ranking"]
-over = [r for r in a["rows"] if r["memory_bytes"] > r["usable_bytes"]]
-rest = [r for r in a["rows"] if r["memory_bytes"] <= r["usable_bytes"]]
-assert len(over) == 8 and min(r["error"] for r in over) > 0.10, over
-assert max(abs(r["error"]) for r in rest) < 0.19 and round(100 * sum(abs(r["error"]) for r in rest) / 36, 1) == 7.9
-assert (round(100 * h["held_out"]["mean_abs_error"], 1), round(100 * h["held_out"]["max_abs_error"], 1)) == (40.4, 145.6), h
+assert all(r["memory_bytes"] <= r["usable_bytes"] for r in a["rows"]), a
+edge = [r for r in a["rows"] if r["memory_bytes"] >= 0.9 * r["usable_bytes"]]
+rest = [r for r in a["rows"] if r["memory_bytes"] < 0.9 * r["usable_bytes"]]
+assert len(edge) == 9 and sorted(r["error"] > 0.10 for r in edge) == [False] + [True] * 8, edge
+assert max(abs(r["error"]) for r in rest) < 0.19 and round(100 * sum(abs(r["error"]) for r in rest) / 35, 1) == 8.1
+assert (round(100 * h["held_out"]["mean_abs_error"], 1), round(100 * h["held_out"]["max_abs_error"], 1)) == (40.8, 146.0), h
+assert sum(r["memory_bytes"] > r["usable_bytes"] for r in h["rows"]) == 4, h
 r = {x["line"]: x for x in a["rows"]}
-assert [round(r[n]["predicted"], 1) for n in (17, 21, 60)] == [400.5, 833.2, 41344.8], r
+assert [round(r[n]["predicted"], 1) for n in (17, 21, 60)] == [400.9, 834.0, 41501.6], r
 print("MPT tables ok")
 PY
 
 # Calibrated on every third row of its own table (docs/job.md "MPT on FSDP"), the H100 section of
 # 2023 comes within 3.3 % on the others; the A100 section does not (its rows at the edge of memory).
 for gpu in h100 a100; do
-  awk -F, -v OFS=, '/^MPT,/ && (n++ % 3 == 0) {$(NF-1) = 1} 1' "validation/mpt_fsdp_$gpu.csv" >"$tmp/mpt-$gpu-fit.csv"
+  awk -F, -v OFS=, '/^src,/ {for (i = 1; i <= NF; i++) if ($i == "fit") f = i} /^MPT,/ && (n++ % 3 == 0) {$f = 1} 1' \
+    "validation/mpt_fsdp_$gpu.csv" >"$tmp/mpt-$gpu-fit.csv"
   "$stepsim" check-against "$tmp/mpt-$gpu-fit.csv" >"$tmp/mpt-$gpu-fit.txt"
 done
-has "calibration for h100-sxm: gemm 0.781, attention 0.175, memory 0.266, fabric 0.395, network 0.346, contention 0.408" \
+has "calibration for h100-sxm: gemm 0.769, attention 0.175, memory 0.257, fabric 0.594, network 0.627, contention 0.594" \
   "$tmp/mpt-h100-fit.txt"
-fig "held out: 34 rows, mean |error| 3.3%, max 25.7%" "$tmp/mpt-h100-fit.txt"
-fig "20 H100 80GB MPT-30B s8192 AC 8 GPUs 1384 tok/s 1739 +25.7% held out needs 77.7 of 74.5 GiB" "$tmp/mpt-h100-fit.txt"
-has "calibration for a100-sxm-80gb: gemm 1.000, attention 0.343, memory 0.153, fabric 0.141, network 0.053" \
+fig "held out: 34 rows, mean |error| 3.2%, max 25.4%" "$tmp/mpt-h100-fit.txt"
+fig "20 H100 80GB MPT-30B s8192 AC 8 GPUs 1384 tok/s 1736 +25.4% held out" "$tmp/mpt-h100-fit.txt"
+has "calibration for a100-sxm-80gb: gemm 1.000, attention 0.342, memory 0.147, fabric 0.160, network 0.055" \
   "$tmp/mpt-a100-fit.txt"
-fig "held out: 29 rows, mean |error| 7.6%, max 69.3%" "$tmp/mpt-a100-fit.txt"
+fig "held out: 29 rows, mean |error| 7.3%, max 67.9%" "$tmp/mpt-a100-fit.txt"
 
 # The table names a row that needs more memory than the GPU has (in stepsim's model) in a last
 # column, which a table whose rows all fit does not have.
 "$stepsim" check-against validation/llama3_405b_meta2024.csv >"$tmp/l3-memory.txt"
-fig "16 Table 4 Llama-3-405B 8K 8192 GPUs 430 TFLOP/s 518.3 +20.5% held out needs 81.1 of 74.5 GiB" "$tmp/l3-memory.txt"
-fig "17 Table 4 Llama-3-405B 8K 16384 GPUs 400 TFLOP/s 477 +19.2% held out" "$tmp/l3-memory.txt"
+fig "16 Table 4 Llama-3-405B 8K 8192 GPUs 430 TFLOP/s 518.7 +20.6% held out needs 76.7 of 74.5 GiB" "$tmp/l3-memory.txt"
+fig "17 Table 4 Llama-3-405B 8K 16384 GPUs 400 TFLOP/s 477.4 +19.3% held out" "$tmp/l3-memory.txt"
 has "memory per GPU (stepsim)" "$tmp/l3-memory.txt"
 # torchtitan's footnote: Llama 2 70B at local batch 2 ran out of memory on 80 GB A100 with
 # selective checkpointing. The shipped full-AC row with every second layer recomputed instead:
 { sed -n '/^src,/p' validation/fsdp_across_nodes.csv
   grep '^TT,Llama 2,Llama-2-70B' validation/fsdp_across_nodes.csv | sed 's/,full,,0,3,/,full,40,0,3,/'; } >"$tmp/tt-oom.csv"
 "$stepsim" check-against --efficiency 0.734,0.374,1,0.9,0.601,0.418 "$tmp/tt-oom.csv" >"$tmp/tt-oom.txt"
-fig "needs 122.5 of 76.0 GiB" "$tmp/tt-oom.txt"
+fig "needs 115.4 of 76.0 GiB" "$tmp/tt-oom.txt"
 # SC21's ZeRO-3 rows gathered by layer instead of by module (DeepSpeed's): the 530B on 640 GPUs,
 # which ran, would not fit.
 sed 's/,21.3,module$/,21.3,layer/' validation/megatron_sc21.csv >"$tmp/sc21-layer.csv"
@@ -689,24 +716,24 @@ sed 's/,tflops_model,295,1,/,tflops_model,295,0,/' validation/qwen3_235b_moe_mod
 "$stepsim" check-against validation/megatron_sc21.csv "$tmp/qwen3-held.csv" >"$tmp/mixed.txt"
 has "calibration for h100-sxm: gemm 0.700, attention 0.550, memory 0.800, fabric 0.800, network 0.800, contention 0.200" "$tmp/mixed.txt"
 has "the preset's own: no row of this accelerator is marked fit=1" "$tmp/mixed.txt"
-fig "15 Long context Qwen3-235B-A22B 16K 256 GPUs 295 TFLOP/s 353.6 +19.9% held out" "$tmp/mixed.txt"
+fig "15 Long context Qwen3-235B-A22B 16K 256 GPUs 295 TFLOP/s 354.1 +20.0% held out" "$tmp/mixed.txt"
 "$stepsim" check-against "$tmp/qwen3-held.csv" --json >"$tmp/moe-only.json"
 has '"source": "preset"' "$tmp/moe-only.json"
 # The Qwen3 16K row as a scenario on the shipped H100 calibration: the table's 295 TFLOP/s, and
 # its other rows as variants.
 "$stepsim" run scenarios/job-qwen3-235b-16k-256xh100.yaml >"$tmp/q16.txt"
 fig "model TFLOP/s per GPU 295.0" "$tmp/q16.txt"
-fig "host waits per MoE layer 2.90 ms" "$tmp/q16.txt"
+fig "host waits per MoE layer 2.93 ms" "$tmp/q16.txt"
 "$stepsim" compare scenarios/job-qwen3-235b-16k-256xh100.yaml >"$tmp/q16-cmp.txt"
-fig "128k 238.340 s +1992.2% 550 40.9% 57.1 / 74.5 yes 2.3%" "$tmp/q16-cmp.txt"
+fig "128k 238.336 s +1992.3% 550 40.9% 53.6 / 74.5 yes 2.3%" "$tmp/q16-cmp.txt"
 # calibrate says which stage each row fitted, where they fit more than one (not for one stage).
 # (The Llama 3 table with its 8K row marked fit=1: a dense row.)
 sed 's/,tflops_model,430,0,/,tflops_model,430,1,/' validation/llama3_405b_meta2024.csv >"$tmp/llama3-fit.csv"
 "$stepsim" calibrate "$tmp/llama3-fit.csv" validation/qwen3_235b_moe_modelzoo.csv --fit-rows \
   -o "$tmp/two-stages.yaml" >"$tmp/two-stages.txt"
-fig "validation/qwen3_235b_moe_modelzoo.csv:15 Long context Qwen3-235B-A22B 16K 256 GPUs 295 TFLOP/s 295 -0.0% moe_host" \
+fig "validation/qwen3_235b_moe_modelzoo.csv:15 Long context Qwen3-235B-A22B 16K 256 GPUs 295 TFLOP/s 295 +0.0% moe_host" \
   "$tmp/two-stages.txt"
-has "+0.0%  dense six" "$tmp/two-stages.txt"
+has "-0.0%  dense six" "$tmp/two-stages.txt"
 "$stepsim" calibrate "$tmp/llama3-fit.csv" --fit-rows -o "$tmp/one-stage.yaml" >"$tmp/one-stage.txt"
 if grep -q "dense six" "$tmp/one-stage.txt"; then fail "a one-stage calibration names its stage"; fi
 # With a dense row fitted, the MoE blocks' rows fit the routed experts' share (at its bound here:
@@ -714,7 +741,7 @@ if grep -q "dense six" "$tmp/one-stage.txt"; then fail "a one-stage calibration 
 "$stepsim" calibrate "$tmp/llama3-fit.csv" validation/megatron_moe_layer_h100.csv --fit-rows \
   -o "$tmp/dense-moe.yaml" >"$tmp/dense-moe.txt"
 has "calibration for h100-sxm: gemm 0.557, attention 0.542" "$tmp/dense-moe.txt"
-fig "validation/megatron_moe_layer_h100.csv:16 moe_perf Mixtral-like a2a BF16 8 GPUs 4.262 ms 4.292 +0.7% experts" \
+fig "validation/megatron_moe_layer_h100.csv:16 moe_perf Mixtral-like a2a BF16 8 GPUs 4.262 ms 4.295 +0.8% experts" \
   "$tmp/dense-moe.txt"
 # A file none of whose rows is fitted is not named among the fitted ones.
 "$stepsim" calibrate validation/llama3_405b_meta2024.csv validation/qwen3_235b_moe_modelzoo.csv --fit-rows \
@@ -727,23 +754,23 @@ has "no rows to fit: --fit-rows fits only rows marked fit=1, and none is" "$tmp/
 # The host time alone (no other H100 row: the preset's six held), written to a hardware file in
 # whole microseconds, which a scenario reads back as the same step as the value set.
 "$stepsim" calibrate validation/qwen3_235b_moe_modelzoo.csv --fit-rows -o "$tmp/h100-host.yaml" >/dev/null
-has "contention: 0.2000, moe_host: 1663us}" "$tmp/h100-host.yaml"
+has "contention: 0.2000, moe_host: 1673us}" "$tmp/h100-host.yaml"
 "$stepsim" run scenarios/job-moe-routing-256xh100.yaml --set "job_step.hardware={file: $tmp/h100-host.yaml, gpus: 256}" \
   >"$tmp/host-file.txt"
-fig "step time 14.974 s" "$tmp/host-file.txt"
-"$stepsim" run scenarios/job-moe-routing-256xh100.yaml --set job_step.hardware.efficiency.moe_host=1663us >"$tmp/host-set.txt"
-fig "step time 14.974 s" "$tmp/host-set.txt"
+fig "step time 14.967 s" "$tmp/host-file.txt"
+"$stepsim" run scenarios/job-moe-routing-256xh100.yaml --set job_step.hardware.efficiency.moe_host=1673us >"$tmp/host-set.txt"
+fig "step time 14.967 s" "$tmp/host-set.txt"
 # Full recompute waits three times per layer and micro-batch: forward, its rerun, backward.
-fig "host waits per MoE layer 4.99 ms" "$tmp/host-set.txt"
-"$stepsim" run scenarios/job-moe-routing-256xh100.yaml --set job_step.hardware.efficiency.moe_host=1663us --json \
+fig "host waits per MoE layer 5.02 ms" "$tmp/host-set.txt"
+"$stepsim" run scenarios/job-moe-routing-256xh100.yaml --set job_step.hardware.efficiency.moe_host=1673us --json \
   >"$tmp/host-set.json"
-python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert abs(d["layer_host_ms"] - 4.989) < 1e-9, d' \
+python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert abs(d["layer_host_ms"] - 5.019) < 1e-9, d' \
   "$tmp/host-set.json"
 "$stepsim" run scenarios/job-moe-routing-256xh100.yaml --json >"$tmp/host-none.json"
 if grep -q layer_host_ms "$tmp/host-none.json"; then fail "layer_host_ms at 0"; fi
 # Beside the A100 table alone, the Qwen3 row fits the host time from the H100 preset's efficiencies.
 "$stepsim" check-against validation/megatron_sc21.csv validation/qwen3_235b_moe_modelzoo.csv >"$tmp/mixed-fit.txt"
-has "contention 0.200, moe_host 1.663 ms" "$tmp/mixed-fit.txt"
+has "contention 0.200, moe_host 1.673 ms" "$tmp/mixed-fit.txt"
 fig "18 Long context Qwen3-235B-A22B 128K 256 GPUs 389 TFLOP/s 402.9 +3.6% held out" "$tmp/mixed-fit.txt"
 # The MoE-layer rows alone (no dense row given): they fit the GEMM efficiency itself, 0.594 (a share
 # of the preset's unmeasured 0.70 would mean nothing), then the blockwise FP8 share on the FP8 row, 0.593;
@@ -800,20 +827,20 @@ fig "16 moe_perf Mixtral-like a2a BF16 8 GPUs 4.262 ms 4.109 -3.6% fit" "$tmp/ef
 # An eighth number, the tensorwise FP8 GEMMs' share: NeMo's FP8 rows as the calibration has them.
 "$stepsim" check-against validation/nemo_llama3_h100_fp8.csv --efficiency 0.5938,0.55,0.8,0.8,0.8,0.2,1,0.8752 \
   >"$tmp/eff8.txt"
-fig "23 25.11 Llama-3.1-405B FP8-CS 1024 GPUs 292 tok/s 312.5 +7.0% held out" "$tmp/eff8.txt"
+fig "23 25.11 Llama-3.1-405B FP8-CS 1024 GPUs 292 tok/s 312.9 +7.2% held out" "$tmp/eff8.txt"
 has "contention 0.200, fp8 0.875" "$tmp/eff8.txt"
 # NeMo's 70B FP8 row as a scenario: the fitted 1,602 tokens/s per GPU, 1.35x what blockwise
 # scaling gives and 1.45x BF16 at NeMo's BF16 layout.
 "$stepsim" compare scenarios/job-llama3-70b-fp8-64xh100.yaml >"$tmp/l70-fp8.txt"
-fig "base 10.227 s +0.0% 1602 36.4% 65.3 / 74.5 yes 10.3% 0.22 s (TP 0.1 PP 0.1)" "$tmp/l70-fp8.txt"
-fig "blockwise 13.784 s +34.8% 1189 27.0% 65.3 / 74.5 yes 10.6% 0.07 s" "$tmp/l70-fp8.txt"
-fig "bf16 14.758 s +44.3% 1110 50.4% 55.1 / 74.5 yes 5.4% 0.11 s (DP/ZeRO 0.1)" "$tmp/l70-fp8.txt"
+fig "base 10.227 s +0.0% 1602 36.4% 62.4 / 74.5 yes 10.3% 0.22 s (TP 0.1 PP 0.1)" "$tmp/l70-fp8.txt"
+fig "blockwise 13.764 s +34.6% 1190 27.0% 62.4 / 74.5 yes 10.6% 0.07 s" "$tmp/l70-fp8.txt"
+fig "bf16 14.738 s +44.1% 1112 50.5% 53.7 / 74.5 yes 5.4% 0.11 s (DP/ZeRO 0.1)" "$tmp/l70-fp8.txt"
 # Forward-backward pairs (overlap.ep_a2a): Megatron-Bridge's Qwen3-235B FP8 recipe with and without
 # its EP all-to-all overlap (measured 1,633 tokens/s per GPU); JSON says so; a pipeline without
 # virtual stages, and no EP, are refused at the key, in a scenario and in a measured run's row.
 "$stepsim" compare scenarios/job-qwen3-235b-fp8-256xh100.yaml >"$tmp/q235-pairs.txt"
-fig "base 68.349 s +0.0% 1918 14.4% 64.4 / 74.5 yes 3.2% 67.62 s (TP 0.9 PP 0.9 EP 65.8)" "$tmp/q235-pairs.txt"
-fig "no-overlap 110.102 s +61.1% 1190 8.9% 63.1 / 74.5 yes 1.9% 66.79 s (TP 0.9 EP 65.8)" "$tmp/q235-pairs.txt"
+fig "base 68.351 s +0.0% 1918 14.4% 62.6 / 74.5 yes 3.2% 67.62 s (TP 0.9 PP 0.9 EP 65.8)" "$tmp/q235-pairs.txt"
+fig "no-overlap 110.179 s +61.2% 1190 8.9% 61.3 / 74.5 yes 1.9% 66.79 s (TP 0.9 EP 65.8)" "$tmp/q235-pairs.txt"
 "$stepsim" run scenarios/job-qwen3-235b-fp8-256xh100.yaml --json >"$tmp/q235-pairs.json"
 has '"overlap_ep_a2a": true' "$tmp/q235-pairs.json"
 run "$stepsim" run scenarios/job-qwen3-235b-fp8-256xh100.yaml --set job_step.layout.virtual_stages=1
@@ -824,13 +851,13 @@ run "$stepsim" run scenarios/job-llama70b-64xh100.yaml --set job_step.layout.ove
   fail "ep_a2a without EP: exit $code: $err"
 # The CSV column: the Qwen3 16K row (interleaved, EP 8) with its all-to-alls paired runs faster
 # (held out here: the fit row unmarked, at the calibration the H100 file holds).
-awk 'NR <= 15' validation/qwen3_235b_moe_modelzoo.csv | sed '14s/$/,overlap_ep_a2a/; 15s/,1,forced balance; dropless 237$/,0,forced balance,1/' \
+awk 'NR <= 15' validation/qwen3_235b_moe_modelzoo.csv | sed '14s/$/,overlap_ep_a2a/; 15s/,1,forced balance; dropless 237,0$/,0,forced balance,0,1/' \
   >"$tmp/q-pairs.csv"
-awk 'NR <= 15' validation/qwen3_235b_moe_modelzoo.csv | sed '15s/,1,forced balance; dropless 237$/,0,forced balance/' >"$tmp/q-plain.csv"
-h100=0.5938,0.55,0.8,0.8,0.8,0.2,1,0.8752,0.000966,0.5927
+awk 'NR <= 15' validation/qwen3_235b_moe_modelzoo.csv | sed '15s/,1,forced balance; dropless 237,0$/,0,forced balance,0/' >"$tmp/q-plain.csv"
+h100=0.5938,0.55,0.8,0.8,0.8,0.2,1,0.8727,0.000976,0.5927
 "$stepsim" check-against "$tmp/q-plain.csv" --efficiency "$h100" >"$tmp/q-plain.txt"
 "$stepsim" check-against "$tmp/q-pairs.csv" --efficiency "$h100" >"$tmp/q-pairs.txt"
-fig "15 Long context Qwen3-235B-A22B 16K 256 GPUs 295 TFLOP/s 295 -0.0% held out" "$tmp/q-plain.txt"
+fig "15 Long context Qwen3-235B-A22B 16K 256 GPUs 295 TFLOP/s 295 +0.0% held out" "$tmp/q-plain.txt"
 fig "15 Long context Qwen3-235B-A22B 16K 256 GPUs 295 TFLOP/s 315.5 +7.0% held out" "$tmp/q-pairs.txt"
 # A tenth, the blockwise FP8 GEMMs' share: the MoE layer's FP8 rows (Transformer Engine's blockwise
 # recipe) as a calibration with these values predicts them.
@@ -843,7 +870,7 @@ has "contention 0.200, experts 0.713, fp8_blockwise 0.604" "$tmp/eff10.txt"
 "$stepsim" check-against validation/qwen3_235b_moe_modelzoo.csv \
   --efficiency 0.814,0.555,0.803,0.82,0.804,0.2,0.713,0.604,0.00134 >"$tmp/eff9.txt"
 has "fp8 0.604, moe_host 1.340 ms" "$tmp/eff9.txt"
-fig "16 Long context Qwen3-235B-A22B 32K 256 GPUs 335 TFLOP/s 333.8 -0.4% held out" "$tmp/eff9.txt"
+fig "16 Long context Qwen3-235B-A22B 32K 256 GPUs 335 TFLOP/s 334.1 -0.3% held out" "$tmp/eff9.txt"
 for bad in 0.7,0.5,0.8,0.8,0.8,0.2,1,0.6,0,1,1 0.7,0.5,0.8,0.8,0.8,0.2,1,1,0,1.5 0.7,0.5,0.8,0.8,0.8,0.2,1,1,2; do
   set +e
   "$stepsim" check-against validation/qwen3_235b_moe_modelzoo.csv --efficiency "$bad" >/dev/null 2>"$tmp/eff10.err"

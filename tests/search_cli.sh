@@ -49,13 +49,13 @@ grep -q "leaves out" <<<"$out" && fail "search-impossible: opening sequence_para
 # model fit within the 4,096 layouts the second search may walk (2,240).
 out="$("$stepsim" search scenarios/search-first-try.yaml 2>/dev/null)"
 grep -q "^1 layout considered: 0 pruned by divisibility, 0 by schedule, 1 by memory" <<<"$out" || fail "first try: $out"
-grep -Fq "  - search the layout keys this file leaves out (tp, pp, zero, recompute, sequence_parallel, cp: each is fixed at job_step's default; \`auto\` searches one): with them searched and the rest as in the nearest miss, the fastest layout that fits is 512 cards: tp 1 pp 4 dp 16 cp 8 zero 2 1f1b, mbs 1, recompute none, step 6.832 s, 58.1 GiB per GPU" <<<"$out" || fail "first try suggestion: $out"
+grep -Fq "  - search the layout keys this file leaves out (tp, pp, zero, recompute, sequence_parallel, cp: each is fixed at job_step's default; \`auto\` searches one): with them searched and the rest as in the nearest miss, the fastest layout that fits is 512 cards: tp 1 pp 4 dp 16 cp 8 zero 2 1f1b, mbs 1, recompute none, step 6.822 s, 56.9 GiB per GPU" <<<"$out" || fail "first try suggestion: $out"
 # Searching those keys by hand finds the same layout first.
 sed -e 's/    global_batch: 512/    global_batch: 512\n    tp: auto\n    pp: auto\n    zero: auto\n    recompute: auto\n    sequence_parallel: auto\n    cp: auto/' \
   scenarios/search-first-try.yaml | sed 's|models/|'"$PWD"'/scenarios/models/|' >"$tmp/opened.yaml"
 out="$("$stepsim" search "$tmp/opened.yaml" --top 1 2>/dev/null)"
 grep -q "^2240 layouts considered" <<<"$out" || fail "first try opened by hand, its space: $out"
-grep -Eq "^1 +512 +1 +4 +1 +16 +8 +2 +1f1b +1 +none +no +6\.832 s" <<<"$out" || fail "first try opened by hand: $out"
+grep -Eq "^1 +512 +1 +4 +1 +16 +8 +2 +1f1b +1 +none +no +6\.822 s" <<<"$out" || fail "first try opened by hand: $out"
 # FP8 is stated under the first line (every layout shares it; MFU is then against the FP8 peak);
 # an accelerator without FP8 tensor cores refuses it at the key.
 out="$("$stepsim" search scenarios/search-long-context-32xh100.yaml --set search.layout.fp8=true \
@@ -93,7 +93,7 @@ grep -v -e '^    tp: ' -e '^    pp: 4' -e '^    sequence_parallel' -e '^    expe
   scenarios/search-moe-256xh100.yaml >"$tmp/moe-first.yaml"
 out="$("$stepsim" search "$tmp/moe-first.yaml" 2>/dev/null)"
 grep -Fq "nearest miss: the one layout considered cannot run: layout.first_chunk_layers: sets a pipeline end's layers but the model is one chunk" <<<"$out" || fail "moe first try: $out"
-grep -Fq "(tp, pp, sequence_parallel, cp: each is fixed at job_step's default; \`auto\` searches one): with them searched and the rest as in the nearest miss, the fastest layout that fits is 256 cards: tp 1 pp 4 dp 64 ep 8 zero 1 1f1b, mbs 1, recompute full, step 9.943 s, 68.1 GiB per GPU" <<<"$out" || fail "moe first try suggestion: $out"
+grep -Fq "(tp, pp, sequence_parallel, cp: each is fixed at job_step's default; \`auto\` searches one): with them searched and the rest as in the nearest miss, the fastest layout that fits is 256 cards: tp 1 pp 4 dp 64 ep 8 zero 1 1f1b, mbs 1, recompute full, step 9.924 s, 68.1 GiB per GPU" <<<"$out" || fail "moe first try suggestion: $out"
 
 # The experts' TP searched (MoE parallel folding): expert TP 1 under TP 2 is the fastest, the
 # unfolded TP 4 six times slower (its EP group over 4 nodes); folding without sequence
@@ -101,9 +101,9 @@ grep -Fq "(tp, pp, sequence_parallel, cp: each is fixed at job_step's default; \
 # shards merge to the same ranking.
 out="$("$stepsim" search scenarios/search-moe-256xh100.yaml 2>/dev/null)"
 grep -q "11 layouts considered: 3 pruned by divisibility, 0 by schedule, 0 by memory" <<<"$out" || fail "moe search: $out"
-grep -Eq "^1 +256 +2 +4 +1 +32 +8 +1 +1 +1f1b +1 +full +yes +9\.798 s" <<<"$out" || fail "moe search best: $out"
-grep -Eq "^3 +256 +4 +4 +1 +16 +8 +1 +1 +1f1b .* 10\.244 s" <<<"$out" || fail "moe search tp 4 folded: $out"
-grep -Eq "^7 +256 +4 +4 +1 +16 +8 +4 +1 +1f1b .* 60\.350 s" <<<"$out" || fail "moe search tp 4 unfolded: $out"
+grep -Eq "^1 +256 +2 +4 +1 +32 +8 +1 +1 +1f1b +1 +full +yes +9\.781 s" <<<"$out" || fail "moe search best: $out"
+grep -Eq "^3 +256 +4 +4 +1 +16 +8 +1 +1 +1f1b .* 10\.227 s" <<<"$out" || fail "moe search tp 4 folded: $out"
+grep -Eq "^7 +256 +4 +4 +1 +16 +8 +4 +1 +1f1b .* 60\.333 s" <<<"$out" || fail "moe search tp 4 unfolded: $out"
 "$stepsim" search scenarios/search-moe-256xh100.yaml --json --csv "$tmp/moe.csv" >"$tmp/moe.json" 2>/dev/null
 python3 - "$tmp/moe.json" "$tmp/moe.csv" <<'PY'
 import csv, json, sys
@@ -127,9 +127,9 @@ grep -q "5 layouts considered: 0 pruned by divisibility" <<<"$out" || fail "unfo
 # where tp x cp does not divide the 8 key/value heads.
 out="$("$stepsim" search scenarios/search-long-context-32xh100.yaml 2>/dev/null)"
 grep -q "12 layouts considered: 3 pruned by divisibility" <<<"$out" || fail "cp search: $out"
-grep -Eq "^1 +32 +2 +1 +1 +4 +4 +p2p +1 .* 27\.855 s" <<<"$out" || fail "cp search best: $out"
-grep -Eq "^3 +32 +2 +1 +1 +4 +4 +a2a +1 .* 28\.165 s" <<<"$out" || fail "cp search a2a: $out"
-grep -Eq "^8 +32 +4 +1 +1 +2 +4 +all_gather +1 .* 30\.481 s" <<<"$out" || fail "cp search all-gather: $out"
+grep -Eq "^1 +32 +2 +1 +1 +4 +4 +p2p +1 .* 27\.830 s" <<<"$out" || fail "cp search best: $out"
+grep -Eq "^3 +32 +2 +1 +1 +4 +4 +a2a +1 .* 28\.139 s" <<<"$out" || fail "cp search a2a: $out"
+grep -Eq "^8 +32 +4 +1 +1 +2 +4 +all_gather +1 .* 30\.456 s" <<<"$out" || fail "cp search all-gather: $out"
 # A shard whose CP exchange is not one a shard is written with: refused, not read as the ring.
 for i in 0 1; do "$stepsim" search scenarios/search-long-context-32xh100.yaml --shard "$i/2" -o "$tmp/c$i.json" >/dev/null 2>&1; done
 grep -q '"cp_comm": "all_gather"' "$tmp/c0.json" "$tmp/c1.json" || fail "cp shards name no all-gather"

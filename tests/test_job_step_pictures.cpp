@@ -131,8 +131,8 @@ TEST_CASE("job_step compare --html: the variants' table after the base's summary
   CHECK(count(html, "<h2 id=\"variants\">Variants</h2>") == 1);
   CHECK(html.find("<h2 id=\"summary\">") < html.find("<h2 id=\"variants\">"));
   for (const char* row :
-       {"<tr><td>base</td><td class=\"num\">12.714 s</td>", "<tr><td>round-robin</td><td class=\"num\">9.943 s</td>",
-        "<tr><td>capacity-1.25</td><td class=\"num\">11.283 s</td>", "184.5 / 74.5"})
+       {"<tr><td>base</td><td class=\"num\">12.694 s</td>", "<tr><td>round-robin</td><td class=\"num\">9.924 s</td>",
+        "<tr><td>capacity-1.25</td><td class=\"num\">11.263 s</td>", "181.7 / 74.5"})
     CHECK(html.find(row) != std::string::npos);
   // The timeline below is the base's: its 368 ops.
   CHECK(html.find("368 bars on") != std::string::npos);

@@ -26,6 +26,7 @@ double gib(Bytes b) { return static_cast<double>(b) / (1024.0 * 1024 * 1024); }
 
 JobModel read_job_model(const Reader& parent, const std::string& k) {
   JobModel m;
+  m.dropout = false;  // a job's model trains without dropout unless its file says so (as Llama and its successors)
   if (const auto* c = builtin_transformer(parent, k)) {
     m.shape = *c;
     return m;
@@ -33,13 +34,14 @@ JobModel read_job_model(const Reader& parent, const std::string& k) {
   const Reader r = fields_or_file(parent, k);
   std::vector<std::string> keys(kTransformerKeys.begin(), kTransformerKeys.end());
   keys.insert(keys.end(), {"seq", "mlp", "experts", "top_k", "expert_ffn", "shared_expert_ffn", "dense_layers",
-                           "node_limit", "device_limit", "mla", "mtp_layers", "routing", "capacity_factor"});
+                           "node_limit", "device_limit", "mla", "mtp_layers", "routing", "capacity_factor", "dropout"});
   r.only(keys);
   m.shape = transformer_fields(r);
   m.seq = r.opt_integer("seq", 1).value_or(2048);
   const std::string mlp = r.opt_text("mlp").value_or("swiglu");
   if (mlp != "swiglu" && mlp != "gelu") r.fail("mlp", fmt::format("unknown mlp '{}' (swiglu or gelu)", mlp));
   m.gated_mlp = mlp == "swiglu";
+  m.dropout = r.flag("dropout", false);
   m.experts = r.opt_count("experts", 0).value_or(0);
   if (m.experts > 0) {
     m.top_k = r.count("top_k", 1);
@@ -189,7 +191,7 @@ const std::vector<std::string>& layout_keys() {
       "fsdp", "sequence_parallel", "micro_batch", "global_batch", "recompute", "recompute_layers", "attention",
       "overlap", "fp8", "fp8_recipe", "grad_bytes", "cp_split", "cp_comm", "ep_dispatch", "fp8_dispatch",
       "fp8_activations", "expert_placement", "recompute_modules", "adam_moment_bytes", "expert_tp", "permute_fusion",
-      "dp_bandwidth", "zero3_fetch"};
+      "dp_bandwidth", "zero3_fetch", "master_weights"};
   // clang-format on
   return keys;
 }
@@ -204,6 +206,15 @@ void read_overlap(const Reader& o, JobLayout& l) {
   l.overlap_pairs = o.flag("pairs", true);
   l.overlap_tp = o.flag("tp", false);
   l.overlap_ep_a2a = o.flag("ep_a2a", false);
+}
+// A setting named by one of its values: `fallback` when absent, one line at the key when unknown.
+template <class FromName>
+auto read_named(const Reader& r, const char* key, const char* fallback, FromName from_name, const char* what,
+                const char* choices) {
+  const std::string text = r.opt_text(key).value_or(fallback);
+  const auto value = from_name(text);
+  if (!value) r.fail(key, fmt::format("unknown {} '{}' ({})", what, text, choices));
+  return *value;
 }
 }  // namespace
 
@@ -234,19 +245,13 @@ JobLayout read_layout(const Reader& r) {
     r.fail("sequence_parallel", "sequence parallelism splits along the TP group: needs tp > 1");
   l.micro_batch = r.opt_count("micro_batch", 1).value_or(1);
   l.global_batch = r.integer("global_batch", 1);
-  const std::string rc = r.opt_text("recompute").value_or("none");
-  const auto recompute = recompute_from_name(rc);
-  if (!recompute) r.fail("recompute", fmt::format("unknown recompute '{}' (none, selective or full)", rc));
-  l.recompute = *recompute;
+  l.recompute = read_named(r, "recompute", "none", recompute_from_name, "recompute", "none, selective or full");
   l.recompute_layers = r.opt_count("recompute_layers", 0).value_or(-1);
   // Used under recompute: selective (a variant may change that).
   if (r.has("recompute_modules"))
     if (auto problem = parse_recompute_modules(r.texts("recompute_modules"), l.recompute_modules))
       r.fail("recompute_modules", *problem);
-  const std::string at = r.opt_text("attention").value_or("flash");
-  const auto attention = attention_from_name(at);
-  if (!attention) r.fail("attention", fmt::format("unknown attention kernel '{}' (flash or unfused)", at));
-  l.attention = *attention;
+  l.attention = read_named(r, "attention", "flash", attention_from_name, "attention kernel", "flash or unfused");
   if (r.has("overlap")) read_overlap(r.child("overlap"), l);
   l.fp8 = r.flag("fp8", false);
   if (const auto recipe = r.opt_text("fp8_recipe")) {
@@ -254,27 +259,21 @@ JobLayout read_layout(const Reader& r) {
     if (!named) r.fail("fp8_recipe", fmt::format("unknown fp8_recipe '{}' (tensorwise or blockwise)", *recipe));
     l.fp8_recipe = *named;
   }
-  const std::string dispatch = r.opt_text("ep_dispatch").value_or("all_to_all");
-  const auto ep_dispatch = ep_dispatch_from_name(dispatch);
-  if (!ep_dispatch) r.fail("ep_dispatch", fmt::format("unknown ep_dispatch '{}' (all_to_all or per_node)", dispatch));
-  l.ep_dispatch = *ep_dispatch;
+  l.ep_dispatch =
+      read_named(r, "ep_dispatch", "all_to_all", ep_dispatch_from_name, "ep_dispatch", "all_to_all or per_node");
   l.fp8_dispatch = r.flag("fp8_dispatch", false);
   l.permute_fusion = r.flag("permute_fusion", false);
   l.dp_bandwidth = r.opt_bandwidth("dp_bandwidth").value_or(0);
-  const std::string fetch = r.opt_text("zero3_fetch").value_or("layer");
-  const auto zero3_fetch = zero3_fetch_from_name(fetch);
-  if (!zero3_fetch) r.fail("zero3_fetch", fmt::format("unknown zero3_fetch '{}' (layer or module)", fetch));
-  l.zero3_fetch = *zero3_fetch;
+  l.zero3_fetch = read_named(r, "zero3_fetch", "layer", zero3_fetch_from_name, "zero3_fetch", "layer or module");
+  l.master_weights =
+      read_named(r, "master_weights", "optimizer", master_weights_from_name, "master_weights", "optimizer or model");
   l.fp8_activations = r.flag("fp8_activations", l.fp8);  // Transformer Engine's default with FP8
   l.expert_placement = read_placement(r, "expert_placement");
   const std::string split = r.opt_text("cp_split").value_or("balanced");
   if (split != "balanced" && split != "contiguous")
     r.fail("cp_split", fmt::format("unknown cp_split '{}' (balanced or contiguous)", split));
   l.cp_balanced = split == "balanced";
-  const std::string cp_comm = r.opt_text("cp_comm").value_or("p2p");
-  const auto comm = cp_comm_from_name(cp_comm);
-  if (!comm) r.fail("cp_comm", fmt::format("unknown cp_comm '{}' (p2p, all_gather or a2a)", cp_comm));
-  l.cp_comm = *comm;
+  l.cp_comm = read_named(r, "cp_comm", "p2p", cp_comm_from_name, "cp_comm", "p2p, all_gather or a2a");
   l.grad_bytes = r.opt_count("grad_bytes", 2).value_or(4);
   l.adam_moment_bytes = r.opt_count("adam_moment_bytes", 1).value_or(4);
   l.expert_tp = r.opt_count("expert_tp", 1).value_or(0);

@@ -228,6 +228,8 @@ JobLayout read_layout(const RowCells& row, const std::string& file, int n) {
     if (l.dp_bandwidth < 1) row.fail("dp_bandwidth_gbs", fmt::format("{} GB/s is under a byte a second", *gbs));
   }
   l.zero3_fetch = row.named("zero3_fetch", "zero3_fetch", "layer", zero3_fetch_from_name, "layer or module");
+  l.master_weights =
+      row.named("master_weights", "master_weights", "optimizer", master_weights_from_name, "optimizer or model");
   l.cp_comm = row.named("cp_comm", "cp_comm", "p2p", cp_comm_from_name, "p2p, all_gather or a2a");
   l.fp8_activations = row.integer("fp8_activations", l.fp8 ? 1 : 0) == 1;
   l.ep_dispatch =
@@ -246,14 +248,15 @@ const std::vector<std::string>& known_columns() {
   // clang-format off
   static const std::vector<std::string> columns = {
       "src", "tbl", "model", "notes", "hw", "ngpu", "metric", "value", "fit",
-      "L", "h", "heads", "kv", "head_dim", "ffn", "vocab", "seq", "mlp", "tied",
+      "L", "h", "heads", "kv", "head_dim", "ffn", "vocab", "seq", "mlp", "tied", "dropout",
       "experts", "top_k", "expert_ffn", "shared_expert_ffn", "dense_layers", "node_limit", "device_limit",
       "hot_experts", "hot_load", "capacity_factor", "mtp_layers",
       "q_lora_rank", "kv_lora_rank", "qk_nope_head_dim", "qk_rope_head_dim", "v_head_dim",
       "tp", "pp", "dp", "vpp", "cp", "ep", "sched", "mbs", "gbs", "recomp", "recompute_layers", "recompute_modules",
       "first_chunk_layers", "last_chunk_layers", "expert_placement", "sp", "zero", "overlap_dp", "overlap_pp",
       "overlap_tp", "overlap_ep_a2a", "attention", "grad_bytes", "adam_moment_bytes", "expert_tp", "fp8", "fp8_recipe",
-      "fp8_dispatch", "fp8_activations", "permute_fusion", "dp_bandwidth_gbs", "zero3_fetch", "cp_comm", "ep_dispatch"};
+      "fp8_dispatch", "fp8_activations", "permute_fusion", "dp_bandwidth_gbs", "zero3_fetch", "master_weights", "cp_comm",
+      "ep_dispatch"};
   // clang-format on
   return columns;
 }
@@ -309,6 +312,7 @@ MeasuredRun parse_row(const std::string& file, int n, std::map<std::string, std:
         return v == "gelu" || v == "swiglu" ? std::optional<bool>(v == "swiglu") : std::nullopt;
       },
       "gelu or swiglu");
+  m.dropout = row.integer("dropout", 1) == 1;  // GPT (the default): dropout, its masks kept
   read_moe_and_mla(row, m);
   r.spec.layout = read_layout(row, file, n);
   const JobLayout& l = r.spec.layout;

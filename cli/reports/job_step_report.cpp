@@ -61,6 +61,7 @@ std::string layout_line(const JobStepSpec& s) {
     out += how.empty() ? ", FP8 GEMMs" : fmt::format(", FP8 GEMMs ({})", fmt::join(how, "; "));
   }
   if (l.adam_moment_bytes != 4) out += fmt::format(", Adam moments in {}", l.adam_moment_bytes == 2 ? "BF16" : "FP8");
+  if (l.master_weights == MasterWeights::Model) out += ", FP32 weights as the master (BF16 copies to compute)";
   // A framework slower than the network (layout dp_bandwidth), or gathering by module (zero3_fetch).
   if (l.dp_bandwidth > 0) out += fmt::format(", DP collectives at most {:.3g} GB/s", l.dp_bandwidth / 1e9);
   if (l.zero3_fetch == Zero3Fetch::Module && l.zero >= 3)
@@ -310,6 +311,7 @@ nlohmann::ordered_json layout_json(const JobStepRun& run) {
   if (l.permute_fusion) j["permute_fusion"] = true;  // absent: Megatron-Core's unfused shuffles
   if (l.dp_bandwidth > 0) j["dp_bandwidth_bytes_per_s"] = l.dp_bandwidth;  // absent: the network's rate
   if (l.zero3_fetch == Zero3Fetch::Module) j["zero3_fetch"] = "module";   // absent: layer by layer
+  if (l.master_weights == MasterWeights::Model) j["master_weights"] = "model";  // absent: in the optimizer
   if (l.recompute == JobRecompute::Selective) {
     auto modules = nlohmann::ordered_json::array();
     for (const auto& [module_name, module] : recompute_module_names())

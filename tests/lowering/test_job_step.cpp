@@ -1432,6 +1432,56 @@ TEST_CASE("Adam's moments in BF16: 8 B of state per parameter, 22 B of optimizer
   CHECK(problem->key == "adam_moment_bytes");
 }
 
+TEST_CASE("FP32 weights as the master: 4 B of weights, no master in the optimizer, a cast per forward",
+          "[job_step][optimizer][memory]") {
+  // PyTorch's mixed precision keeps the model's weights in FP32 and computes with BF16 copies:
+  // FSDP casts its shard for each gather (ZeRO-3: nothing per pass), autocast each forward's
+  // weights (zero 0-2: read 4 B, write 2 B a parameter, the copies held through the backward).
+  JobStepSpec s = megascale(256, 128);
+  JobLayout& l = s.layout;
+  l.pp = 1;
+  l.vpp = 1;
+  l.schedule = "1f1b";
+  l.dp = 32;
+  l.zero = 3;
+  JobLayout fp32 = l;
+  fp32.master_weights = MasterWeights::Model;
+  const auto chunks = chunk_costs(s.model, l, s.cluster);
+  const JobMemory a = job_memory(s.model, l, chunks), b = job_memory(s.model, fp32, chunks);
+  CHECK(b.weights == 2 * a.weights);
+  CHECK(static_cast<double>(b.optimizer) == Approx(static_cast<double>(a.optimizer) * 8 / 12).epsilon(1e-9));
+  CHECK(b.gradients == a.gradients);
+  CHECK(b.buffers == a.buffers);
+  // 175B over 32 GPUs, TP 8: 2 B x 174.6e9 / 256 a GPU less, 1.36 GB.
+  const double saved = static_cast<double>(a.total() - b.total());
+  CHECK(saved == Approx(2.0 * static_cast<double>(chunks[0].parameters) / 32).epsilon(1e-6));
+  CHECK(saved == Approx(1.36e9).epsilon(0.01));
+  CHECK(chunk_costs(s.model, fp32, s.cluster)[0].forward.memory == chunks[0].forward.memory);
+  CHECK(weight_bytes(fp32) + adam_state_bytes(fp32) == 12);  // what a checkpoint saves
+  CHECK(weight_bytes(l) + adam_state_bytes(l) == 14);
+  const HeldParameters p{1'000'000'000, 0};
+  CHECK(optimizer_seconds(fp32, s.cluster, p) == Approx(optimizer_seconds(l, s.cluster, p) * 28 / 30));
+
+  // Zero 0: the whole FP32 weights on every GPU, their BF16 copies beside them, and each forward
+  // (a full recompute's rerun too) casts a layer's 6 B per parameter over HBM.
+  l.zero = fp32.zero = 0;
+  l.recompute = fp32.recompute = JobRecompute::Full;
+  const auto c0 = chunk_costs(s.model, l, s.cluster), c1 = chunk_costs(s.model, fp32, s.cluster);
+  const JobMemory a0 = job_memory(s.model, l, c0), b0 = job_memory(s.model, fp32, c1);
+  CHECK(b0.weights == 2 * a0.weights);
+  CHECK(b0.buffers - a0.buffers == a0.weights);  // the copies: 2 B a parameter
+  const auto& acc = s.cluster.accelerator;
+  const double hbm = static_cast<double>(acc.hbm_bandwidth) * acc.efficiency.memory;
+  const double layer = static_cast<double>(layer_work(s.model, l).parameters);
+  const LayerPasses pa = layer_passes(s.model, l, s.cluster), pb = layer_passes(s.model, fp32, s.cluster);
+  CHECK(pb.forward.memory - pa.forward.memory == Approx(6 * layer / hbm).epsilon(1e-9));
+  CHECK(pb.backward_input.memory - pa.backward_input.memory == Approx(6 * layer / hbm).epsilon(1e-9));
+  CHECK(pb.backward_weight.memory == pa.backward_weight.memory);
+  // GPT-3's layer at TP 8: 12 h^2 / 8 = 226.5M parameters, 1.36 GB cast, 0.83 ms at the A100's
+  // 2,039 GB/s x its preset memory efficiency 0.8.
+  CHECK(6 * layer / hbm == Approx(0.833e-3).epsilon(0.002));
+}
+
 TEST_CASE("CP communication: the K/V ring, an all-gather, or an all-to-all of heads", "[job_step][cp]") {
   // Qwen3-8B at 131,072 tokens, TP 2 x CP 4 on one node: T = 32,768 tokens per GPU, 16 query and
   // 4 key/value heads of 128 per TP rank.

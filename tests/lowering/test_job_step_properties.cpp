@@ -83,6 +83,7 @@ JobStepSpec random_spec(std::mt19937_64& rng) {
   // A framework slower than the network, now and then (DeepSpeed 0.3's ZeRO-3 and its regather).
   if (rng() % 5 == 0) l.dp_bandwidth = pick<std::int64_t>(rng, {10'000'000'000, 50'000'000'000});
   l.zero3_fetch = rng() % 4 == 0 ? Zero3Fetch::Module : Zero3Fetch::Layer;
+  l.master_weights = rng() % 4 == 0 ? MasterWeights::Model : MasterWeights::Optimizer;
   return s;
 }
 
@@ -226,11 +227,23 @@ TEST_CASE("jobs on random layouts: ZeRO stages and recompute never cost memory",
       const auto memory = [&](const JobLayout& x) {
         return job_memory(spec.model, x, chunk_costs(spec.model, x, spec.cluster));
       };
-      const JobMemory a = memory(by_layer), b = memory(by_module);
+      JobMemory a = memory(by_layer);
+      const JobMemory b = memory(by_module);
       CHECK(b.buffers <= a.buffers);
       CHECK(a.total() - b.total() == a.buffers - b.buffers);
       if (spec.model.experts > 0) CHECK(a.buffers == b.buffers);  // MoE layers count by layer either way
       ++fetches;
+      // FP32 weights as the master (PyTorch FSDP) hold less than BF16 weights beside one: no BF16
+      // shard; nothing but the weights and the optimizer's state moves.
+      JobLayout bf16 = by_layer, fp32 = by_layer;
+      bf16.master_weights = MasterWeights::Optimizer;
+      fp32.master_weights = MasterWeights::Model;
+      const JobMemory c = memory(fp32);
+      if (l.master_weights == MasterWeights::Model) a = memory(bf16);
+      CHECK(c.total() < a.total());
+      CHECK(c.gradients == a.gradients);
+      CHECK(c.buffers == a.buffers);
+      CHECK(c.activations == a.activations);
     }
   }
   CHECK(pairs >= 300);
