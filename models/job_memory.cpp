@@ -68,6 +68,13 @@ JobMemory job_memory(const JobModel& m, const JobLayout& l, const std::vector<Ch
     kept.recompute = JobRecompute::None;
     shared += std::max(layer_activation_bytes(m, kept), two_kinds ? layer_activation_bytes(dm, kept) : 0);
   }
+  if (l.recompute == JobRecompute::Op) {
+    // torchtitan's op policy: a block's backward reruns what it did not save, beside what it did
+    // (dense blocks only: check_op_recompute).
+    JobLayout kept = l;
+    kept.recompute = JobRecompute::None;
+    shared += std::max<Bytes>(0, layer_activation_bytes(m, kept) - layer_activation_bytes(m, l));
+  }
   const int last = l.pp * l.chunks_per_device() - 1;
   JobMemory most;
   for (std::size_t d = 0; d < held.size(); ++d) {

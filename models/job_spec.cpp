@@ -19,12 +19,13 @@ const char* recompute_name(JobRecompute r) {
     case JobRecompute::None: return "none";
     case JobRecompute::Selective: return "selective";
     case JobRecompute::Full: return "full";
+    case JobRecompute::Op: return "op";
   }
   return "?";
 }
 
 std::optional<JobRecompute> recompute_from_name(std::string_view name) {
-  const JobRecompute all[] = {JobRecompute::None, JobRecompute::Selective, JobRecompute::Full};
+  const JobRecompute all[] = {JobRecompute::None, JobRecompute::Selective, JobRecompute::Full, JobRecompute::Op};
   return named_value(name, all, recompute_name);
 }
 

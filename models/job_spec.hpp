@@ -19,7 +19,11 @@
 namespace stepsim {
 
 enum class AttentionKernel : std::uint8_t { Flash, Unfused };
-enum class JobRecompute : std::uint8_t { None, Selective, Full };
+// What the backward recomputes: nothing; Megatron-Core's selective modules (recompute_modules);
+// whole layers; or by op as torchtitan checkpoints a block (PyTorch's selective activation
+// checkpointing: every matmul's output saved but every second one, FlashAttention's and the
+// reduce-scatters'; all else rerun).
+enum class JobRecompute : std::uint8_t { None, Selective, Full, Op };
 // The names inputs and reports use (job_step YAML, measured-runs CSV, search results); nullopt
 // for a name that is none of them.
 const char* recompute_name(JobRecompute r);

@@ -149,6 +149,32 @@ std::vector<GemmShape> layer_gemms(const JobModel& m, const JobLayout& l, double
   }
   return g;
 }
+
+// The matmuls torchtitan's op policy reruns (recompute: op; check_op_recompute). A block calls
+// them wq, wk, wv, wo, w1, w3, w2 (GeLU: w1, w2) and saves the output of every one but the
+// second, fourth and sixth it calls (torchtitan's _custom_policy counts them: "every second mm"):
+// wk, wo, and w3 (GeLU: w2).
+std::vector<GemmShape> op_recomputed_gemms(const JobModel& m, const JobLayout& l, double T, double h,
+                                           const LayerDims& d) {
+  const double t = l.tp, ffn = static_cast<double>(m.shape.intermediate) / t;
+  std::vector<GemmShape> g = {{T, d.k / t, h, 1, GemmPart::Attention, TpSplit::Column},
+                              {T, h, d.o / t, 1, GemmPart::Attention, TpSplit::Row}};
+  if (m.gated_mlp)
+    g.push_back({T, ffn, h, 1, GemmPart::Mlp, TpSplit::Column});
+  else
+    g.push_back({T, h, ffn, 1, GemmPart::Mlp, TpSplit::Row});
+  return g;
+}
+
+double gemm_flops_of(const std::vector<GemmShape>& gemms) {
+  double f = 0;
+  for (const GemmShape& g : gemms) f += 2 * g.m * g.n * g.k * g.count;
+  return f;
+}
+
+double tokens_on_gpu(const JobModel& m, const JobLayout& l) {
+  return static_cast<double>(l.micro_batch) * static_cast<double>(m.seq) / l.cp;
+}
 }  // namespace
 
 std::int64_t total_parameters(const JobModel& m) {
@@ -450,6 +476,15 @@ Bytes layer_activation_bytes(const JobModel& m, const JobLayout& l) {
     }
   }
   inner /= hd;
+  if (l.recompute == JobRecompute::Op) {
+    // torchtitan's op policy keeps, per token, the block's input (2h) and what its saved ops
+    // return: wq's, wv's and w1's outputs and FlashAttention's (2q + 2v + 2 ffn + 2o inside the TP
+    // region); with SP the two reduce-scatters' (2h + 2h); a SwiGLU block's w2, the seventh
+    // matmul (2h: a row-parallel partial sum, whole on every TP rank). Nothing else.
+    outside = l.sequence_parallel ? 6 : 2;
+    inner = 2 * (dims.q + dims.v + dims.o + static_cast<double>(m.shape.intermediate)) / hd;
+    latent = m.gated_mlp ? 2 : 0;
+  }
   double act = 0;
   if (l.recompute == JobRecompute::Full)
     act = 2 * sbh / (l.sequence_parallel ? t : 1);
@@ -494,6 +529,22 @@ PassSeconds module_recompute(const LayerWork& w, const JobLayout& l, const Clust
   PassSeconds p = layer_pass(again, l, c, paths, GemmPass::Forward, 0, 1, 1);
   if (l.recomputes(kRecomputeMoe)) p.ep = forward.ep;
   return p;
+}
+
+// torchtitan's op policy (recompute: op) reruns in the backward all of a block's forward but
+// what it saved: the matmuls it did not save, every memory-bound kernel (norms, residual adds,
+// the activation function; not the attention, saved) and the TP collectives, which are not in
+// its saved set but the reduce-scatters (with SP the two all-gathers rerun, half the AG + RS
+// pairs; without, the two all-reduces).
+PassSeconds op_recompute(const JobModel& m, const LayerWork& w, const JobLayout& l, const ClusterSpec& c,
+                         const GroupPaths& paths) {
+  LayerWork again;
+  again.gemms = op_recomputed_gemms(m, l, tokens_on_gpu(m, l), static_cast<double>(m.shape.hidden), layer_dims(m));
+  again.memory_bytes = w.memory_bytes;
+  again.weight_cast_bytes = w.weight_cast_bytes;  // autocast casts the rerun's weights again
+  again.tp_bytes = w.tp_bytes;
+  again.tp_collectives = w.tp_collectives;
+  return layer_pass(again, l, c, paths, GemmPass::Forward, 0, 1, l.sequence_parallel ? 0.5 : 1);
 }
 
 }  // namespace
@@ -572,6 +623,7 @@ LayerPasses layer_passes(const JobModel& m, const JobLayout& l, const ClusterSpe
   }
   if (l.recompute == JobRecompute::Selective && (l.recompute_modules & ~kRecomputeCoreAttn))
     bi += module_recompute(w, l, c, paths, f);
+  if (l.recompute == JobRecompute::Op) bi += op_recompute(m, w, l, c, paths);
   // The host time an MoE block's pass exposes, once per pass: forward, backward, and the forward
   // rerun by full recompute or the `moe` module (which reruns the block's synchronizations).
   if (m.experts > 0) {
@@ -792,6 +844,9 @@ StepFlops step_flops(const JobModel& m, const JobLayout& l) {
     };
     recompute += (L - dense + mtp) * rerun(hw) + dense * rerun(layer_work(dense_layer_model(m), one));
   }
+  if (l.recompute == JobRecompute::Op)  // torchtitan's op policy: wk, wo and w3 (GeLU: w2) again
+    recompute += (L + mtp) * gemm_flops_of(op_recomputed_gemms(m, one, tokens_on_gpu(m, one),
+                                                               static_cast<double>(m.shape.hidden), layer_dims(m)));
   const double seqs = static_cast<double>(l.global_batch);
   return {3 * fwd_model * seqs, (3 * fwd_hw + recompute) * seqs};
 }

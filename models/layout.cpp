@@ -140,6 +140,20 @@ std::optional<InputProblem> check_expert_tp(const JobModel& m, const JobLayout& 
   return std::nullopt;
 }
 
+// torchtitan's op policy is defined on a dense block with FlashAttention (its saved set names
+// the matmuls in call order and the SDPA kernels): another block has no such order to follow.
+std::optional<InputProblem> check_op_recompute(const JobModel& m, const JobLayout& l) {
+  if (l.recompute != JobRecompute::Op) return std::nullopt;
+  const auto refuse = [](const char* what) { return InputProblem{"recompute", what}; };
+  if (m.experts > 0 || m.latent_attention())
+    return refuse(
+        "op checkpoints a dense block's matmuls in torchtitan's order: the model has experts or mla "
+        "(selective with recompute_modules, or full)");
+  if (l.attention != AttentionKernel::Flash)
+    return refuse("op saves FlashAttention's output (torchtitan's SDPA): needs attention: flash");
+  return std::nullopt;
+}
+
 // A selective module the model does not have would recompute nothing: refused, naming it.
 std::optional<InputProblem> check_recompute_modules(const JobModel& m, const JobLayout& l) {
   if (l.recompute != JobRecompute::Selective) return std::nullopt;
@@ -229,6 +243,7 @@ std::optional<InputProblem> check_layout(const JobModel& m, const JobLayout& l, 
                           l.ep, std::int64_t{l.dp} * l.cp,
                           divisors_of(std::gcd(static_cast<std::int64_t>(m.experts), std::int64_t{l.dp} * l.cp)))};
   if (auto p = check_recompute_modules(m, l)) return p;
+  if (auto p = check_op_recompute(m, l)) return p;
   if (m.experts > 0 && !m.even_routing()) try {
       expert_rank_load(m, l);
     } catch (const MoeInputError& e) {

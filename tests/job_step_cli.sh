@@ -516,6 +516,26 @@ run "$stepsim" check-against "$tmp/mw.csv"
   fail "master_weights cell: $code $err"
 "$stepsim" search scenarios/search-design-desk.yaml --set search.layout.master_weights=model >"$tmp/mw-search.txt" 2>/dev/null
 has "FP32 weights as the master, cast to BF16 to compute (no BF16 copy kept beside them)" "$tmp/mw-search.txt"
+# torchtitan's recompute by op (docs/job.md "Recompute by op"): in the header and the JSON; a
+# block it is not defined for, refused at the key.
+"$stepsim" run scenarios/job-fsdp-8.yaml --set job_step.layout.recompute=op >"$tmp/op.txt"
+has "recompute op (torchtitan's: every second matmul rerun)" "$tmp/op.txt"
+fig "step time 6.489 s" "$tmp/op.txt"
+fig "HFU 57.7%" "$tmp/op.txt"
+fig "activations (peak) 15.56" "$tmp/op.txt"
+fig "buffers 9.63" "$tmp/op.txt"
+"$stepsim" run scenarios/job-fsdp-8.yaml --set job_step.layout.recompute=op --json >"$tmp/op.json"
+python3 -c 'import json,sys; assert json.load(open(sys.argv[1]))["layout"]["recompute"] == "op"' "$tmp/op.json" ||
+  fail "recompute op in the JSON"
+run "$stepsim" run scenarios/job-moe-routing-256xh100.yaml --set job_step.layout.recompute=op
+[[ $code == 2 && "$err" == *"job_step.layout.recompute: op checkpoints a dense block's matmuls in torchtitan's order: the model has experts or mla"* ]] ||
+  fail "recompute op on MoE: $code $err"
+run "$stepsim" run scenarios/job-fsdp-8.yaml --set job_step.layout.recompute=op --set job_step.layout.attention=unfused
+[[ $code == 2 && "$err" == *"job_step.layout.recompute: op saves FlashAttention's output (torchtitan's SDPA): needs attention: flash"* ]] ||
+  fail "recompute op unfused: $code $err"
+run "$stepsim" run scenarios/job-fsdp-8.yaml --set job_step.layout.recompute=ops
+[[ $code == 2 && "$err" == *"unknown recompute 'ops' (none, selective, op or full)"* ]] || fail "recompute ops: $code $err"
+
 # A header names only columns a row is read from, each once (a misspelt one would leave its
 # setting at the default, unseen), and a row has no more cells than the header has columns.
 sed 's/,zero3_fetch$/,zero3_fech/' validation/megatron_sc21.csv >"$tmp/col.csv"
@@ -643,6 +663,10 @@ f = files["fsdp_across_nodes.csv"]
 assert not any(r["fit"] for r in fs.values()), fs
 assert [round(fs[n]["predicted"], 1) for n in range(20, 26)] == [2864.9, 318.7, 846.6, 2231.3, 1949.5, 344.5], fs
 assert [round(100 * fs[n]["error"], 1) for n in range(20, 26)] == [-1.3, -3.7, -2.3, 3.2, 1.9, -2.4], fs
+# torchtitan's "selective op" rows (recompute: op), added after the two rules above and checked
+# without a change: Llama 3 8B +1.0 %, Llama 2 13B +6.1 %, Llama 2 70B at local batch 1 +1.9 %.
+assert [round(100 * fs[n]["error"], 1) for n in range(26, 29)] == [1.0, 6.1, 1.9], fs
+assert f["ranking"]["kept"] == f["ranking"]["pairs"] == 10, f["ranking"]
 assert f["held_out"]["mean_abs_error"] <= 0.05 and f["held_out"]["max_abs_error"] <= 0.10, f["held_out"]
 print("check-against bounds ok")
 PY
@@ -703,6 +727,11 @@ has "memory per GPU (stepsim)" "$tmp/l3-memory.txt"
   grep '^TT,Llama 2,Llama-2-70B' validation/fsdp_across_nodes.csv | sed 's/,full,,0,3,/,full,40,0,3,/'; } >"$tmp/tt-oom.csv"
 "$stepsim" check-against --efficiency 0.734,0.374,1,0.9,0.601,0.418 "$tmp/tt-oom.csv" >"$tmp/tt-oom.txt"
 fig "needs 115.4 of 76.0 GiB" "$tmp/tt-oom.txt"
+# ... and with its op policy (the row it reported at local batch 1 instead), 101.9 GiB at 2.
+{ sed -n '/^src,/p' validation/fsdp_across_nodes.csv
+  grep '^TT,Llama 2,Llama-2-70B FSDP2 selective op' validation/fsdp_across_nodes.csv | sed 's/,64,1,64,op,/,64,2,128,op,/'; } >"$tmp/tt-oom-op.csv"
+"$stepsim" check-against --efficiency 0.734,0.374,1,0.9,0.601,0.418 "$tmp/tt-oom-op.csv" >"$tmp/tt-oom-op.txt"
+fig "needs 101.9 of 76.0 GiB" "$tmp/tt-oom-op.txt"
 # SC21's ZeRO-3 rows gathered by layer instead of by module (DeepSpeed's): the 530B on 640 GPUs,
 # which ran, would not fit.
 sed 's/,21.3,module$/,21.3,layer/' validation/megatron_sc21.csv >"$tmp/sc21-layer.csv"

@@ -245,7 +245,7 @@ JobLayout read_layout(const Reader& r) {
     r.fail("sequence_parallel", "sequence parallelism splits along the TP group: needs tp > 1");
   l.micro_batch = r.opt_count("micro_batch", 1).value_or(1);
   l.global_batch = r.integer("global_batch", 1);
-  l.recompute = read_named(r, "recompute", "none", recompute_from_name, "recompute", "none, selective or full");
+  l.recompute = read_named(r, "recompute", "none", recompute_from_name, "recompute", "none, selective, op or full");
   l.recompute_layers = r.opt_count("recompute_layers", 0).value_or(-1);
   // Used under recompute: selective (a variant may change that).
   if (r.has("recompute_modules"))

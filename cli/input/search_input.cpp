@@ -174,7 +174,7 @@ void read_axes(const Reader& r, const Reader& lr, SearchSpec& s) {
     const std::string v = n.Scalar();
     const auto rc = recompute_from_name(v);
     if (!rc)
-      lr.fail_at(n, lr.key("recompute"), fmt::format("unknown recompute '{}' (none, selective, full or auto)", v));
+      lr.fail_at(n, lr.key("recompute"), fmt::format("unknown recompute '{}' (none, selective, op, full or auto)", v));
     push_once(a.recompute, *rc);
   }
   if (!lr.has("recompute")) a.recompute = {JobRecompute::None};

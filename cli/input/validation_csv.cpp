@@ -204,7 +204,7 @@ JobLayout read_layout(const RowCells& row, const std::string& file, int n) {
   if (!find_schedule(l.schedule)) throw InputError(file, n, "sched", fmt::format("unknown schedule '{}'", l.schedule));
   l.micro_batch = row.count("mbs", 1);
   l.global_batch = row.integer("gbs");
-  l.recompute = row.named("recomp", "recompute", "none", recompute_from_name, "none, selective, full");
+  l.recompute = row.named("recomp", "recompute", "none", recompute_from_name, "none, selective, op, full");
   if (!row.text("recompute_modules").empty()) l.recompute_modules = recompute_modules_cell(row);
   l.expert_placement =
       row.named("expert_placement", "placement", "contiguous", parse_placement, "contiguous or round_robin");

@@ -1482,6 +1482,57 @@ TEST_CASE("FP32 weights as the master: 4 B of weights, no master in the optimize
   CHECK(6 * layer / hbm == Approx(0.833e-3).epsilon(0.002));
 }
 
+TEST_CASE("recompute op: torchtitan's policy saves every matmul's output but every second one",
+          "[job_step][recompute]") {
+  // Llama 3 8B on 64 A100 as torchtitan's performance page runs it: FSDP, one 8,192-token
+  // sequence a GPU, no dropout. A block calls wq, wk, wv, wo, w1, w3, w2 and saves wq's, wv's,
+  // w1's and w2's outputs, FlashAttention's and its input; it reruns wk, wo, w3 and the rest.
+  JobStepSpec s;
+  s.model.shape = decoder("llama3-8b", 32, 4096, 14336, 32, 8, 128, 128256);
+  s.model.seq = 8192;
+  s.model.dropout = false;
+  s.cluster = *find_cluster_preset("a100-sxm-80gb");
+  JobLayout& l = s.layout;
+  l.dp = 64;
+  l.zero = 3;
+  l.global_batch = 64;
+  JobLayout op = l, none = l;
+  op.recompute = JobRecompute::Op;
+  REQUIRE_FALSE(check_layout(s.model, op, 64));
+  const double T = 8192, h = 4096, kv = 1024, ffn = 14336;
+  // Per token: the input 2h, wq 2h, wv 2kv, FlashAttention's output 2h, w1 2 ffn, w2 2h.
+  CHECK(layer_activation_bytes(s.model, op) == static_cast<Bytes>(T * 2 * (h + h + kv + h + ffn + h)));
+  CHECK(layer_activation_bytes(s.model, op) == 520'093'696);
+  // The backward reruns three matmuls: T x kv x h, T x h x h, T x ffn x h; and every
+  // memory-bound kernel of the forward (FlashAttention is saved, not rerun).
+  const LayerPasses p = layer_passes(s.model, op, s.cluster), q = layer_passes(s.model, none, s.cluster);
+  CHECK(p.forward.gemm == q.forward.gemm);
+  CHECK(p.backward_input.memory == Approx(q.backward_input.memory + q.forward.memory).epsilon(1e-12));
+  CHECK(p.backward_input.attention == q.backward_input.attention);
+  const double rerun = gemm_seconds({{T, kv, h, 1}, {T, h, h, 1}, {T, ffn, h, 1}}, GemmPass::Forward,
+                                    s.cluster.accelerator, std::nullopt);
+  CHECK(p.backward_input.gemm - q.backward_input.gemm == Approx(rerun).epsilon(1e-12));
+  // Hardware FLOPs count the rerun matmuls: 2 T h (kv + h + ffn) a layer and sequence.
+  const StepFlops fo = step_flops(s.model, op), fn = step_flops(s.model, none);
+  CHECK(fo.model == fn.model);
+  CHECK(fo.hardware - fn.hardware == Approx(32 * 64 * 2 * T * h * (kv + h + ffn)).epsilon(1e-12));
+  // While a block's backward runs, what it did not save is rebuilt beside what it did.
+  const auto chunks = chunk_costs(s.model, op, s.cluster);
+  CHECK(job_memory(s.model, op, chunks).buffers -
+            job_memory(s.model, none, chunk_costs(s.model, none, s.cluster)).buffers ==
+        layer_activation_bytes(s.model, none) - layer_activation_bytes(s.model, op));
+  // A block without torchtitan's order of matmuls, or without FlashAttention: refused at the key.
+  JobStepSpec moe = s;
+  moe.model = moe_model(s.model.shape, 8, 2, 14336);
+  const auto problem = check_layout(moe.model, op, 64);
+  REQUIRE(problem);
+  CHECK(problem->key == "recompute");
+  op.attention = AttentionKernel::Unfused;
+  const auto unfused = check_layout(s.model, op, 64);
+  REQUIRE(unfused);
+  CHECK(unfused->message.find("needs attention: flash") != std::string::npos);
+}
+
 TEST_CASE("CP communication: the K/V ring, an all-gather, or an all-to-all of heads", "[job_step][cp]") {
   // Qwen3-8B at 131,072 tokens, TP 2 x CP 4 on one node: T = 32,768 tokens per GPU, 16 query and
   // 4 key/value heads of 128 per TP rank.

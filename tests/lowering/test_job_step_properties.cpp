@@ -84,6 +84,8 @@ JobStepSpec random_spec(std::mt19937_64& rng) {
   if (rng() % 5 == 0) l.dp_bandwidth = pick<std::int64_t>(rng, {10'000'000'000, 50'000'000'000});
   l.zero3_fetch = rng() % 4 == 0 ? Zero3Fetch::Module : Zero3Fetch::Layer;
   l.master_weights = rng() % 4 == 0 ? MasterWeights::Model : MasterWeights::Optimizer;
+  // torchtitan's op policy, on the dense blocks with FlashAttention it is defined for.
+  if (kind != 2 && l.attention == AttentionKernel::Flash && rng() % 4 == 0) l.recompute = JobRecompute::Op;
   return s;
 }
 
