@@ -533,6 +533,18 @@ run "$stepsim" run scenarios/job-moe-routing-256xh100.yaml --set job_step.layout
 run "$stepsim" run scenarios/job-fsdp-8.yaml --set job_step.layout.recompute=op --set job_step.layout.attention=unfused
 [[ $code == 2 && "$err" == *"job_step.layout.recompute: op saves FlashAttention's output (torchtitan's SDPA): needs attention: flash"* ]] ||
   fail "recompute op unfused: $code $err"
+# A search tries op where recompute lists it: between none and full in time and memory.
+cat >"$tmp/op-search.yaml" <<YAML
+name: op-search
+search:
+  model: {file: $PWD/scenarios/models/llama3-8b.yaml}
+  hardware: {preset: h100-sxm, gpus: 8}
+  layout: {tp: 1, zero: 3, micro_batch: 1, global_batch: 64, recompute: [none, op, full]}
+YAML
+"$stepsim" search "$tmp/op-search.yaml" >"$tmp/op-search.txt" 2>/dev/null
+fig "1 8 1 1 1 8 fsdp - 1 none no 5.929 s 57.5% 60.3" "$tmp/op-search.txt"
+fig "2 8 1 1 1 8 fsdp - 1 op no 6.558 s 52.0% 42.4" "$tmp/op-search.txt"
+fig "3 8 1 1 1 8 fsdp - 1 full no 7.668 s 44.5% 29.4" "$tmp/op-search.txt"
 run "$stepsim" run scenarios/job-fsdp-8.yaml --set job_step.layout.recompute=ops
 [[ $code == 2 && "$err" == *"unknown recompute 'ops' (none, selective, op or full)"* ]] || fail "recompute ops: $code $err"
 
