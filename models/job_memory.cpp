@@ -55,7 +55,7 @@ JobMemory job_memory(const JobModel& m, const JobLayout& l, const std::vector<Ch
   const bool simulated = !activation_peaks.empty();
   if (simulated && activation_peaks.size() != held.size())
     throw std::logic_error("job_memory: one activation peak per pipeline device");
-  const double T = static_cast<double>(l.micro_batch) * static_cast<double>(m.seq) / l.cp;
+  const double T = tokens_on_gpu(m, l);
   // Buffers every device has: ZeRO-3's gathered weights and gradients (zero3_buffer_bytes), and
   // for full recompute one layer's activations rebuilt at a time (what the layer keeps without
   // recompute). (The larger kind of layer, where an MoE model has dense first layers too.)

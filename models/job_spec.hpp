@@ -224,6 +224,11 @@ struct JobLayout {
   }
 };
 
+// The tokens one GPU's layers see per micro-batch: its sequences, split by CP.
+inline double tokens_on_gpu(const JobModel& m, const JobLayout& l) {
+  return static_cast<double>(l.micro_batch) * static_cast<double>(m.seq) / l.cp;
+}
+
 // An upper bound on the ops one step of `l` simulates, before it is built (docs/limits.md): per
 // pipeline chunk copy and micro-batch a forward, a backward, a weight gradient, two sends and
 // in-pass collectives (8); for ZeRO-3 (the data-parallel lowering) per layer and micro-batch a

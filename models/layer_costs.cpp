@@ -171,10 +171,6 @@ double gemm_flops_of(const std::vector<GemmShape>& gemms) {
   for (const GemmShape& g : gemms) f += 2 * g.m * g.n * g.k * g.count;
   return f;
 }
-
-double tokens_on_gpu(const JobModel& m, const JobLayout& l) {
-  return static_cast<double>(l.micro_batch) * static_cast<double>(m.seq) / l.cp;
-}
 }  // namespace
 
 std::int64_t total_parameters(const JobModel& m) {
@@ -255,7 +251,7 @@ LayerWork layer_work(const JobModel& m, const JobLayout& l, double expert_load, 
   const auto& s = m.shape;
   LayerWork w;
   const double t = l.tp;
-  const double T = static_cast<double>(l.micro_batch) * static_cast<double>(m.seq) / l.cp;  // tokens on this GPU
+  const double T = tokens_on_gpu(m, l);
   const double h = static_cast<double>(s.hidden);
   const LayerDims d = layer_dims(m);
   // GEMMs: QKV, output projection, MLP (or routed experts: each token through top_k of them);
@@ -434,8 +430,7 @@ Bytes layer_activation_bytes(const JobModel& m, const JobLayout& l) {
   // MoE: each of the top_k routed copies of a token keeps its input and its output for the
   // weighted combine (4h, outside) and its expert's inner arrays on expert_ffn; the shared
   // experts keep theirs as a dense MLP does (their input is the MLP input already counted).
-  const double sbh =
-      static_cast<double>(l.micro_batch) * static_cast<double>(m.seq) / l.cp * static_cast<double>(m.shape.hidden);
+  const double sbh = tokens_on_gpu(m, l) * static_cast<double>(m.shape.hidden);
   const double t = l.tp;
   const double hd = static_cast<double>(m.shape.hidden);
   // The scores' arrays: the softmax output (2 B) and, with dropout, its mask and output (1 + 2).
@@ -616,8 +611,8 @@ LayerPasses layer_passes(const JobModel& m, const JobLayout& l, const ClusterSpe
   if (l.recomputes(kRecomputeCoreAttn) && l.attention == AttentionKernel::Unfused) {
     PassSeconds core;
     core.attention = f.attention;
-    const double scores = unfused_score_bytes(m) * m.shape.heads / l.tp * static_cast<double>(m.seq) *
-                          (static_cast<double>(l.micro_batch) * static_cast<double>(m.seq) / l.cp);
+    const double scores =
+        unfused_score_bytes(m) * m.shape.heads / l.tp * static_cast<double>(m.seq) * tokens_on_gpu(m, l);
     core.memory = scores / (static_cast<double>(a.hbm_bandwidth) * a.efficiency.memory);
     bi += core;
   }
@@ -720,7 +715,7 @@ std::vector<ChunkCost> chunk_costs(const JobModel& m, const JobLayout& l, const 
   const std::vector<int> counts = chunk_layer_counts(m.shape.layers, l);
   const int chunks = static_cast<int>(counts.size());
   std::vector<ChunkCost> out;
-  const double T = static_cast<double>(l.micro_batch) * static_cast<double>(m.seq) / l.cp;
+  const double T = tokens_on_gpu(m, l);
   int first_layer = 0;
   for (int k = 0; k < chunks; ++k) {
     ChunkCost ch = stack.layers(first_layer, counts[static_cast<std::size_t>(k)]);
