@@ -85,10 +85,10 @@ JobMemory job_memory(const JobModel& m, const JobLayout& l, const std::vector<Ch
     // device holds two stages: 2x parameters (DeepSeek-V3 report sec. 3.2.1, Table 2), sharded
     // over twice the ranks from ZeRO's stage on.
     // Mixed-precision Adam: BF16 weights (2 B), gradients (grad_bytes), master + m + v (adam_state_bytes);
-    // or FP32 weights that are the master (4 B) and m + v.
+    // or FP32 weights that are the master (4 B), FP32 gradients and m + v.
     const HeldParameters params = held_parameters(held[d], chunks);
     mem.weights = bytes_from(state_bytes(params, l, weight_bytes(l), l.zero >= 3), "the weights per GPU");
-    mem.gradients = bytes_from(state_bytes(params, l, l.grad_bytes, l.zero >= 2), "the gradients per GPU");
+    mem.gradients = bytes_from(state_bytes(params, l, kept_grad_bytes(l), l.zero >= 2), "the gradients per GPU");
     mem.optimizer = bytes_from(state_bytes(params, l, adam_state_bytes(l), l.zero >= 1), "the optimizer state per GPU");
     if (simulated) {
       mem.activations = activation_peaks[d];

@@ -263,6 +263,10 @@ inline int adam_state_bytes(const JobLayout& l) {
 }
 // The model's weights per parameter: BF16 beside the optimizer's master, or FP32 as the master.
 inline int weight_bytes(const JobLayout& l) { return l.master_weights == MasterWeights::Optimizer ? 2 : 4; }
+// The gradients a GPU keeps for the optimizer, per parameter: as reduced (grad_bytes: Megatron's
+// main grads), or, where the FP32 weights are the master, in FP32 whatever the reduction's type
+// (PyTorch FSDP casts each reduced shard back to its parameter's dtype; DDP's are the weights').
+inline int kept_grad_bytes(const JobLayout& l) { return l.master_weights == MasterWeights::Model ? 4 : l.grad_bytes; }
 // Whether each forward casts the FP32 weights it computes with to BF16 (PyTorch autocast): zero
 // 0-2 keep whole weights; ZeRO-3 casts its shard before each gather, 1/dp of that (not counted).
 inline bool casts_weights_per_pass(const JobLayout& l) {

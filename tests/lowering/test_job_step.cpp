@@ -1452,6 +1452,12 @@ TEST_CASE("FP32 weights as the master: 4 B of weights, no master in the optimize
   CHECK(static_cast<double>(b.optimizer) == Approx(static_cast<double>(a.optimizer) * 8 / 12).epsilon(1e-9));
   CHECK(b.gradients == a.gradients);
   CHECK(b.buffers == a.buffers);
+  // Reduced in BF16, the gradients' shards are still kept in FP32 (FSDP casts each back to its
+  // parameter's dtype), where Megatron keeps them as reduced.
+  JobLayout bf16_reduce = fp32, megatron_bf16 = l;
+  bf16_reduce.grad_bytes = megatron_bf16.grad_bytes = 2;
+  CHECK(job_memory(s.model, bf16_reduce, chunks).gradients == b.gradients);
+  CHECK(2 * job_memory(s.model, megatron_bf16, chunks).gradients == a.gradients);
   // 175B over 32 GPUs, TP 8: 2 B x 174.6e9 / 256 a GPU less, 1.36 GB.
   const double saved = static_cast<double>(a.total() - b.total());
   CHECK(saved == Approx(2.0 * static_cast<double>(chunks[0].parameters) / 32).epsilon(1e-6));
