@@ -1,6 +1,7 @@
 #include "models/layer_costs.hpp"
 
 #include <algorithm>
+#include <iterator>
 #include <cmath>
 #include <stdexcept>
 
@@ -257,7 +258,7 @@ LayerWork layer_work(const JobModel& m, const JobLayout& l, double expert_load, 
   // GEMMs: QKV, output projection, MLP (or routed experts: each token through top_k of them);
   // their FLOPs are read off the shapes, 2 m n k per multiply.
   w.gemms = layer_gemms(m, l, T, h, d, expert_load);
-  for (const GemmShape& g : w.gemms) w.gemm_flops += 2 * g.m * g.n * g.k * g.count;
+  w.gemm_flops = gemm_flops_of(w.gemms);
   // Attention core: each of the T local tokens against the keys before it. Causal FlashAttention
   // visits only the causal pairs: the most loaded CP rank's share of s (s + 1) / 2 (balanced
   // chunks: exactly 1/cp of them, a mean context of (s + 1) / 2; contiguous: the last rank's
@@ -832,10 +833,10 @@ StepFlops step_flops(const JobModel& m, const JobLayout& l) {
   if (l.recompute == JobRecompute::Selective) {
     // The modules' GEMMs, per kind of layer (a dense MLP in the dense layers, experts in the others).
     const auto rerun = [&](const LayerWork& x) {
-      double f = 0;
-      for (const GemmShape& g : x.gemms)
-        if (reruns(l, g.part)) f += 2 * g.m * g.n * g.k * g.count;
-      return f;
+      std::vector<GemmShape> again;
+      std::copy_if(x.gemms.begin(), x.gemms.end(), std::back_inserter(again),
+                   [&](const GemmShape& g) { return reruns(l, g.part); });
+      return gemm_flops_of(again);
     };
     recompute += (L - dense + mtp) * rerun(hw) + dense * rerun(layer_work(dense_layer_model(m), one));
   }
