@@ -1,8 +1,8 @@
 #include "models/layer_costs.hpp"
 
 #include <algorithm>
-#include <iterator>
 #include <cmath>
+#include <iterator>
 #include <stdexcept>
 
 #include "sim/checked.hpp"
