@@ -59,7 +59,7 @@ struct JobModel {
   // Llama, Qwen, DeepSeek and MPT train without: no mask, no dropout kernel. The readers set it
   // (a job's model file: without by default; a measured-runs row: with, as for GPT).
   bool dropout = true;
-  int experts = 0;        // MoE: routed experts per layer (0: dense)
+  int experts = 0;  // MoE: routed experts per layer (0: dense)
   int top_k = 0;
   std::int64_t expert_ffn = 0;
   // Shared experts (DeepSeekMoE, Qwen2-MoE, Llama 4): an MLP of this width every token goes
@@ -169,7 +169,7 @@ struct JobLayout {
   // expert all-to-alls (and other in-pass collectives) beside the other's compute: Megatron-Core's
   // --overlap-moe-expert-parallel-comm (schedules/pipeline/forward_backward_pairs.hpp).
   bool overlap_ep_a2a = false;
-  bool fp8 = false;                  // GEMMs at the FP8 peak
+  bool fp8 = false;                               // GEMMs at the FP8 peak
   Fp8Recipe fp8_recipe = Fp8Recipe::Tensorwise;   // how FP8 GEMMs scale their operands
   EpDispatch ep_dispatch = EpDispatch::AllToAll;  // how MoE tokens reach their experts' GPUs
   bool permute_fusion = false;                    // MoE token shuffles fused (Megatron-Core --moe-permute-fusion)
@@ -181,10 +181,10 @@ struct JobLayout {
   // them slower than the network allows (0: the network's rate). DeepSpeed 0.3's ZeRO-3 gathered
   // at about 21 GB/s even over NVLink (DeepSpeed issue 1174).
   std::int64_t dp_bandwidth = 0;
-  Zero3Fetch zero3_fetch = Zero3Fetch::Layer;  // what one ZeRO-3 gather fetches
+  Zero3Fetch zero3_fetch = Zero3Fetch::Layer;               // what one ZeRO-3 gather fetches
   MasterWeights master_weights = MasterWeights::Optimizer;  // where the FP32 master weights are
-  bool cp_balanced = true;                        // CP: 2 cp chunks, rank i takes i and 2cp-1-i (else contiguous)
-  CpComm cp_comm = CpComm::P2p;                   // CP: how the ranks exchange what attention needs
+  bool cp_balanced = true;       // CP: 2 cp chunks, rank i takes i and 2cp-1-i (else contiguous)
+  CpComm cp_comm = CpComm::P2p;  // CP: how the ranks exchange what attention needs
   ExpertPlacement expert_placement = ExpertPlacement::Contiguous;  // expert e on EP rank e / (E / ep), or e mod ep
   // Decoder layers of the pipeline's first and last model chunk, the others sharing the rest
   // evenly (-1: an even share). A lighter first chunk balances the embedding, a lighter last one
