@@ -549,6 +549,13 @@ fig "3 8 1 1 1 8 fsdp - 1 full no 7.668 s 44.5% 29.4" "$tmp/op-search.txt"
 run "$stepsim" run scenarios/job-fsdp-8.yaml --set job_step.layout.recompute=ops
 [[ $code == 2 && "$err" == *"unknown recompute 'ops' (none, selective, op or full)"* ]] || fail "recompute ops: $code $err"
 
+# ... and in a measured-runs row, at its column.
+{ sed -n '/^src,/p' validation/qwen3_235b_moe_modelzoo.csv
+  grep '^MZ,Long context,Qwen3-235B-A22B 16K,' validation/qwen3_235b_moe_modelzoo.csv | sed 's/,selective,layernorm+moe,/,op,,/'; } >"$tmp/op-moe.csv"
+run "$stepsim" check-against "$tmp/op-moe.csv"
+[[ $code == 2 && "$err" == *"op-moe.csv:2: recomp: op checkpoints a dense block's matmuls in torchtitan's order"* ]] ||
+  fail "recompute op on an MoE row: $code $err"
+
 # A header names only columns a row is read from, each once (a misspelt one would leave its
 # setting at the default, unseen), and a row has no more cells than the header has columns.
 sed 's/,zero3_fetch$/,zero3_fech/' validation/megatron_sc21.csv >"$tmp/col.csv"

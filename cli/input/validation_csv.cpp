@@ -47,6 +47,8 @@ std::string column_of(const std::string& key) {
                                                              {"routing.hot_experts", "hot_experts"},
                                                              {"routing.hot_load", "hot_load"},
                                                              {"routing", "hot_load"},
+                                                             {"recompute", "recomp"},
+                                                             {"schedule", "sched"},
                                                              {"overlap.tp", "overlap_tp"},
                                                              {"overlap.ep_a2a", "overlap_ep_a2a"}};
   const auto it = columns.find(key);
