@@ -5,7 +5,8 @@
 #   $tmp          a scratch folder, removed when the script exits;
 #   fail MESSAGE  print "FAIL: MESSAGE" on stderr and exit 1;
 #   run CMD...    run CMD with stdout and stderr to files; sets $code (its exit status), $out and
-#                 $err (their text). A failing CMD does not stop a script under `set -e`.
+#                 $err (their text). A failing CMD does not stop a script under `set -e`;
+#   refused TEXT  after `run`: fail unless it exited 2 with TEXT in its message (bad input).
 # It lives in tests/lib/ so that CMake's glob of tests/*.sh does not register it as a test.
 stepsim="$1"
 tmp="$(mktemp -d)"
@@ -17,3 +18,4 @@ run() {
   out="$(cat "$tmp/out")"
   err="$(cat "$tmp/err")"
 }
+refused() { [[ $code == 2 && "$err" == *"$1"* ]] || fail "expected exit 2 with '$1'; got exit $code: $err"; }
