@@ -45,17 +45,21 @@ GroupPaths group_paths(const ClusterSpec& c, const JobLayout& l) {
   p.ep_intra = group_path(c, 1);
   p.ep_per_node = ep_stride >= g ? 1 : static_cast<int>(std::min<std::int64_t>(l.ep, g / ep_stride));
   // The data-parallel collectives run among the dp x cp ranks holding the same weights (every
-  // ring collective of models/job_memory.cpp's replica_collective_seconds).
-  p.dp = path(l.tp, static_cast<std::int64_t>(l.dp) * l.cp);
+  // ring collective of models/job_memory.cpp's replica_collective_seconds); with HSDP among the
+  // dp / dp_replicate x cp of one replica, and the replicas' all-reduce at the stride of one.
+  const int shard_dp = l.dp / std::max(1, l.dp_replicate);
+  p.dp = path(l.tp, static_cast<std::int64_t>(shard_dp) * l.cp);
+  p.dp_replica = path(static_cast<std::int64_t>(l.tp) * l.cp * shard_dp, l.dp_replicate);
   // The expert data-parallel group: the data-parallel ranks ep apart (an expert-parallel group
-  // is ep neighbouring ones, as p.ep), dp / ep of them; with ep >= dp it stays inside one
-  // data-parallel rank's CP ranks.
+  // is ep neighbouring ones, as p.ep), dp / ep of them (of one replica's); with ep >= dp it stays
+  // inside one data-parallel rank's CP ranks.
   p.edp = l.folded() ? path(ep_stride * l.ep, l.expert_replicas() / l.stage_copies())
-                     : path(static_cast<std::int64_t>(l.tp) * l.cp * l.ep, std::max(1, l.dp / l.ep));
+                     : path(static_cast<std::int64_t>(l.tp) * l.cp * l.ep, std::max(1, shard_dp / l.ep));
   // A framework slower than the network caps its data-parallel collectives.
   if (l.dp_bandwidth > 0) {
     const double cap = static_cast<double>(l.dp_bandwidth);
-    for (PathBandwidth* q : {&p.dp, &p.edp}) q->ring_bytes_per_second = std::min(q->ring_bytes_per_second, cap);
+    for (PathBandwidth* q : {&p.dp, &p.edp, &p.dp_replica})
+      q->ring_bytes_per_second = std::min(q->ring_bytes_per_second, cap);
   }
   // Point to point between neighbouring stages: one hop, inside the node when the stride fits.
   p.pp = group_path(c, static_cast<std::int64_t>(l.tp) * l.cp * l.dp >= g ? 2 : 1);

@@ -19,9 +19,11 @@ double ring_seconds(Collective c, int members, double bytes, const PathBandwidth
 double collective_seconds(Collective c, int members, double bytes, const PathBandwidth& path);
 
 // The network path of each group: nodes spanned by TP (stride 1), CP (stride tp), EP, DP
-// (stride tp*cp) and PP (stride tp*cp*dp) groups, ranks ordered tp, cp, dp, pp (Megatron).
+// (stride tp*cp; one replica's ranks under HSDP) and PP (stride tp*cp*dp) groups, ranks ordered
+// tp, cp, dp, pp (Megatron).
 struct GroupPaths {
   PathBandwidth tp, cp, ep, dp, pp;
+  PathBandwidth dp_replica;  // HSDP: the same shard's dp_replicate replicas (stride: one replica's ranks)
   PathBandwidth edp;       // the expert data-parallel group: ranks ep data-parallel ranks apart
   PathBandwidth ep_intra;  // between the EP members on one node (the fabric)
   PathBandwidth etp;       // the routed experts' TP group (= tp unless folded)

@@ -142,20 +142,37 @@ HeldParameters held_parameters(const std::vector<int>& chunks_held, const std::v
 double state_bytes(const HeldParameters& p, const JobLayout& l, double bytes_per_parameter, bool sharded) {
   const double dense = bytes_per_parameter * static_cast<double>(p.dense);
   const double expert = bytes_per_parameter * static_cast<double>(p.expert);
-  return sharded ? dense / l.weight_replicas() + expert / l.expert_replicas() : dense + expert;
+  return sharded ? dense / l.zero_shards() + expert / l.expert_zero_shards() : dense + expert;
 }
 
-Bytes replica_collective_bytes(const HeldParameters& p, double bytes_per_parameter, const JobLayout& l,
+namespace {
+// What crosses the replicas after a collective in a shard group (HSDP): a reduce-scatter's
+// shard, an all-reduce's whole buffer; a gather nothing (each replica gathers its own).
+double across_replicas(Collective c, double bytes, int shards) {
+  if (c == Collective::ReduceScatter) return bytes / shards;
+  return c == Collective::AllReduce ? bytes : 0.0;
+}
+}  // namespace
+
+Bytes replica_collective_bytes(Collective c, const HeldParameters& p, double bytes_per_parameter, const JobLayout& l,
                                std::string_view what) {
-  const int n = l.weight_replicas(), e = l.expert_replicas();
-  const double dense = static_cast<double>(p.dense) * bytes_per_parameter * (n - 1) / n;
-  return bytes_from(dense + static_cast<double>(p.expert) * bytes_per_parameter * (e - 1) / e, what);
+  const int r = l.dp_replicate;
+  double sent = 0;
+  for (const auto& [params, n] : {std::pair{p.dense, l.zero_shards()}, std::pair{p.expert, l.expert_zero_shards()}}) {
+    const double bytes = static_cast<double>(params) * bytes_per_parameter;
+    sent += ring_passes(c) * bytes * (n - 1) / n + 2 * across_replicas(c, bytes, n) * (r - 1) / r;
+  }
+  return bytes_from(sent, what);
 }
 
 double replica_collective_seconds(Collective c, const HeldParameters& p, double bytes_per_parameter, const JobLayout& l,
                                   const GroupPaths& paths) {
-  return collective_seconds(c, l.weight_replicas(), bytes_per_parameter * static_cast<double>(p.dense), paths.dp) +
-         collective_seconds(c, l.expert_replicas(), bytes_per_parameter * static_cast<double>(p.expert), paths.edp);
+  const double dense = bytes_per_parameter * static_cast<double>(p.dense);
+  const double expert = bytes_per_parameter * static_cast<double>(p.expert);
+  const int n = l.zero_shards(), e = l.expert_zero_shards(), r = l.dp_replicate;
+  return collective_seconds(c, n, dense, paths.dp) + collective_seconds(c, e, expert, paths.edp) +
+         collective_seconds(Collective::AllReduce, r, across_replicas(c, dense, n), paths.dp_replica) +
+         collective_seconds(Collective::AllReduce, r, across_replicas(c, expert, e), paths.dp_replica);
 }
 
 }  // namespace stepsim

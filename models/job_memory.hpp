@@ -14,22 +14,25 @@ namespace stepsim {
 
 // The parameters one GPU holds, by the ranks that hold them too: dense weights are on every
 // one of weight_replicas(), an expert's on expert_replicas(). ZeRO shards each over its own
-// replicas, and the data-parallel collectives run over each group.
+// replicas (of one HSDP replica group: zero_shards()), and the data-parallel collectives run
+// over each group.
 struct HeldParameters {
   std::int64_t dense = 0, expert = 0;
 };
 HeldParameters held_parameters(const ChunkCost& chunk);
 HeldParameters held_parameters(const std::vector<int>& chunks_held, const std::vector<ChunkCost>& chunks);
 // Bytes per GPU of a state of `p` (weights, gradients, Adam's) at `bytes_per_parameter`: each
-// part divided by its replicas when ZeRO shards that state, else whole.
+// part divided by its shards when ZeRO shards that state, else whole.
 double state_bytes(const HeldParameters& p, const JobLayout& l, double bytes_per_parameter, bool sharded);
-// A data-parallel collective of `bytes_per_parameter` x `p`: the dense part over the
-// weight replicas, then the expert part over the expert replicas, back to back (seconds).
+// A data-parallel collective of `bytes_per_parameter` x `p`: the dense part among its shards,
+// then the expert part among its own, back to back (seconds). With HSDP (dp_replicate > 1) a
+// reduce-scatter's shard is then all-reduced across the replicas (PyTorch FSDP's HYBRID_SHARD:
+// reduce-scatter in the shard group, all-reduce in the replicate group).
 double replica_collective_seconds(Collective c, const HeldParameters& p, double bytes_per_parameter, const JobLayout& l,
                                   const GroupPaths& paths);
-// What one member sends of such a gather or reduce-scatter: (n - 1) / n of each part, n its
-// replicas.
-Bytes replica_collective_bytes(const HeldParameters& p, double bytes_per_parameter, const JobLayout& l,
+// What one member sends in such a collective: a ring's passes x (n - 1) / n of each part, n its
+// shards, and 2 (r - 1) / r of what the replicas all-reduce.
+Bytes replica_collective_bytes(Collective c, const HeldParameters& p, double bytes_per_parameter, const JobLayout& l,
                                std::string_view what);
 
 // Memory per GPU of one pipeline rank, bytes.

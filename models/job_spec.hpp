@@ -155,6 +155,12 @@ struct JobLayout {
   bool folded() const { return etp() != tp; }
   std::string schedule = "1f1b";  // a pipeline schedule family (schedules/registry.hpp)
   int zero = 0;                   // 0 DDP, 1 optimizer states, 2 + gradients, 3 + weights (FSDP)
+  // Data-parallel replicas of ZeRO's shards (HSDP): the dp ranks split into dp_replicate groups of
+  // dp / dp_replicate neighbouring ranks, each sharding the state among its own; a gradient is
+  // reduce-scattered in its group, then its shard all-reduced across the replicas (PyTorch FSDP's
+  // HYBRID_SHARD, torchtitan's data_parallel_replicate_degree, Megatron-LM's
+  // --num-distributed-optimizer-instances). 1: every dp rank in one group.
+  int dp_replicate = 1;
   bool sequence_parallel = false;
   int micro_batch = 1;            // sequences per micro-batch
   std::int64_t global_batch = 1;  // sequences per step
@@ -222,6 +228,10 @@ struct JobLayout {
   int expert_replicas() const {
     return static_cast<int>(static_cast<std::int64_t>(weight_replicas()) * (tp / etp()) / ep);
   }
+  // The ranks ZeRO shards a weight's state over: its replicas in one of the dp_replicate groups
+  // (the layout check makes dp_replicate divide dp, and the expert replicas).
+  int zero_shards() const { return weight_replicas() / dp_replicate; }
+  int expert_zero_shards() const { return expert_replicas() / dp_replicate; }
 };
 
 // The tokens one GPU's layers see per micro-batch: its sequences, split by CP.

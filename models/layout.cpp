@@ -184,6 +184,35 @@ std::optional<InputProblem> check_forward_backward_pairs(const JobLayout& l) {
                                     l.schedule, l.vpp > 1 ? fmt::format("virtual_stages {}", l.vpp) : "one chunk")};
   return std::nullopt;
 }
+// HSDP: dp_replicate groups of dp / dp_replicate ranks, each sharding ZeRO's state; an expert's
+// replicas split the same way, so each group holds whole EP groups.
+std::optional<InputProblem> check_dp_replicate(const JobModel& m, const JobLayout& l) {
+  const int r = l.dp_replicate;
+  if (r == 1) return std::nullopt;
+  if (r < 1 || r > kMaxGpus)
+    return InputProblem{"dp_replicate", fmt::format("must be between 1 and {} (got {})", kMaxGpus, r)};
+  if (l.dp % r != 0)
+    return InputProblem{"dp_replicate", fmt::format("dp_replicate {} does not divide dp {} (would fit: {})", r, l.dp,
+                                                    divisors_of(l.dp))};
+  if (l.zero == 0)
+    return InputProblem{"dp_replicate",
+                        "replicates ZeRO's shards over groups of data-parallel ranks: needs zero 1-3 (with zero 0 "
+                        "every rank holds the whole state)"};
+  if (m.experts > 0 && l.folded())
+    return InputProblem{"dp_replicate", "HSDP with a folded expert TP (expert_tp below tp) is not modelled"};
+  auto whole_ep_groups = [&](int n) { return (std::int64_t{l.dp / n} * l.cp) % l.ep == 0; };
+  if (m.experts > 0 && !whole_ep_groups(r)) {
+    std::vector<std::string> fits;
+    for (int n = 1; n <= l.dp && fits.size() < 16; ++n)
+      if (l.dp % n == 0 && whole_ep_groups(n)) fits.push_back(std::to_string(n));
+    return InputProblem{"dp_replicate",
+                        fmt::format("each replica's dp / dp_replicate x cp = {} x {} ranks must hold whole EP groups "
+                                    "of {} (would fit: {})",
+                                    l.dp / r, l.cp, l.ep, fmt::join(fits, ", "))};
+  }
+  return std::nullopt;
+}
+
 // ZeRO-3 (FSDP) runs one chunk of every layer per rank, without a pipeline.
 std::optional<InputProblem> check_zero3(const JobModel& m, const JobLayout& l) {
   if (l.zero < 3) return std::nullopt;
@@ -242,6 +271,7 @@ std::optional<InputProblem> check_layout(const JobModel& m, const JobLayout& l, 
                           "ranks; would fit: {})",
                           l.ep, std::int64_t{l.dp} * l.cp,
                           divisors_of(std::gcd(static_cast<std::int64_t>(m.experts), std::int64_t{l.dp} * l.cp)))};
+  if (auto p = check_dp_replicate(m, l)) return p;
   if (auto p = check_recompute_modules(m, l)) return p;
   if (auto p = check_op_recompute(m, l)) return p;
   if (m.experts > 0 && !m.even_routing()) try {

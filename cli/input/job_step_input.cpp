@@ -191,7 +191,7 @@ const std::vector<std::string>& layout_keys() {
       "fsdp", "sequence_parallel", "micro_batch", "global_batch", "recompute", "recompute_layers", "attention",
       "overlap", "fp8", "fp8_recipe", "grad_bytes", "cp_split", "cp_comm", "ep_dispatch", "fp8_dispatch",
       "fp8_activations", "expert_placement", "recompute_modules", "adam_moment_bytes", "expert_tp", "permute_fusion",
-      "dp_bandwidth", "zero3_fetch", "master_weights"};
+      "dp_bandwidth", "zero3_fetch", "master_weights", "dp_replicate"};
   // clang-format on
   return keys;
 }
@@ -240,6 +240,7 @@ JobLayout read_layout(const Reader& r) {
     if (r.has("zero") && l.zero != 3) r.fail("fsdp", "fsdp is zero 3; drop one of them");
     l.zero = 3;
   }
+  l.dp_replicate = r.opt_count("dp_replicate", 1).value_or(1);
   l.sequence_parallel = r.flag("sequence_parallel", false);
   if (l.sequence_parallel && l.tp == 1)
     r.fail("sequence_parallel", "sequence parallelism splits along the TP group: needs tp > 1");
@@ -297,6 +298,13 @@ std::string memory_refusal(const JobStepSpec& spec, const JobMemory& mem, const 
     if (n <= cap) fits = fmt::format("{} ({:.1f} GiB)", what, gib(n));
   };
   const JobLayout& base = spec.layout;
+  // HSDP: fewer replicas, each sharding over more ranks (the most replicas that fit).
+  for (int r = base.dp_replicate - 1; r >= 1; --r)
+    if (base.dp % r == 0) {
+      JobLayout l = base;
+      l.dp_replicate = r;
+      try_layout(l, fmt::format("dp_replicate: {}", r));
+    }
   if (base.partial_recompute()) {
     JobLayout l = base;
     l.recompute_layers = -1;

@@ -212,6 +212,7 @@ JobLayout read_layout(const RowCells& row, const std::string& file, int n) {
       row.named("expert_placement", "placement", "contiguous", parse_placement, "contiguous or round_robin");
   l.sequence_parallel = row.integer("sp", 0) == 1;
   l.zero = row.count("zero", 0);
+  l.dp_replicate = row.count("dp_replicate", 1);
   l.overlap_grad_reduce = row.integer("overlap_dp", 1) == 1;
   l.overlap_pp = row.integer("overlap_pp", 1) == 1;
   l.overlap_tp = row.integer("overlap_tp", 0) == 1;
@@ -258,7 +259,7 @@ const std::vector<std::string>& known_columns() {
       "first_chunk_layers", "last_chunk_layers", "expert_placement", "sp", "zero", "overlap_dp", "overlap_pp",
       "overlap_tp", "overlap_ep_a2a", "attention", "grad_bytes", "adam_moment_bytes", "expert_tp", "fp8", "fp8_recipe",
       "fp8_dispatch", "fp8_activations", "permute_fusion", "dp_bandwidth_gbs", "zero3_fetch", "master_weights", "cp_comm",
-      "ep_dispatch"};
+      "ep_dispatch", "dp_replicate", "node_gbps"};
   // clang-format on
   return columns;
 }
@@ -296,6 +297,14 @@ MeasuredRun parse_row(const std::string& file, int n, std::map<std::string, std:
                                   : fmt::format("unknown preset '{}'; did you mean '{}'?", r.hw, near));
   }
   r.spec.cluster = *preset;
+  // A cluster whose nodes reach the network slower or faster than the preset's: the node's
+  // bandwidth over all its NICs, Gbit/s (the preset's NIC count kept).
+  if (const auto gbps = row.number("node_gbps")) {
+    if (*gbps > 1e6) row.fail("node_gbps", fmt::format("{} Gbit/s is too large (at most 1,000,000)", *gbps));
+    NetworkSpec& net = r.spec.cluster.network;
+    net.nic_bandwidth = static_cast<std::int64_t>(*gbps * 1e9 / 8 / net.nics);
+    if (net.nic_bandwidth < 1) row.fail("node_gbps", fmt::format("{} Gbit/s is under a byte a second a NIC", *gbps));
+  }
   JobModel& m = r.spec.model;
   m.shape.name = row.text("model");
   m.shape.layers = row.count("L");

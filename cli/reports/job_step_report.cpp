@@ -32,6 +32,8 @@ std::string layout_line(const JobStepSpec& s) {
     out += ")";
   }
   out += fmt::format(" dp {}", l.dp);
+  if (l.dp_replicate > 1)
+    out += fmt::format(" (HSDP: {} replicas, each sharding over {})", l.dp_replicate, l.dp / l.dp_replicate);
   if (l.cp > 1) out += fmt::format(" cp {}", l.cp);
   if (l.cp > 1 && l.cp_comm != CpComm::P2p) out += fmt::format(" ({})", cp_comm_name(l.cp_comm));
   if (l.ep > 1) out += fmt::format(" ep {}", l.ep);
@@ -313,6 +315,7 @@ nlohmann::ordered_json layout_json(const JobStepRun& run) {
   if (l.dp_bandwidth > 0) j["dp_bandwidth_bytes_per_s"] = l.dp_bandwidth;  // absent: the network's rate
   if (l.zero3_fetch == Zero3Fetch::Module) j["zero3_fetch"] = "module";   // absent: layer by layer
   if (l.master_weights == MasterWeights::Model) j["master_weights"] = "model";  // absent: in the optimizer
+  if (l.dp_replicate > 1) j["dp_replicate"] = l.dp_replicate;  // absent: one shard group of every dp rank
   if (l.recompute == JobRecompute::Selective) {
     auto modules = nlohmann::ordered_json::array();
     for (const auto& [module_name, module] : recompute_module_names())

@@ -1673,3 +1673,108 @@ TEST_CASE("expert TP folded below tp: whole experts, EP inside the node (MoE par
   CHECK(p->key == "ep");
   CHECK_FALSE(check_layout(m, folded, 0));
 }
+
+TEST_CASE("HSDP: ZeRO shards inside each replica, a shard's gradient all-reduced across the replicas",
+          "[job_step][hsdp]") {
+  // GPT-3 175B with TP 8 on 512 A100 (64 nodes of 8), zero 1, dp 64: as 8 replicas of 8 ranks,
+  // each group of 8 data-parallel ranks (one per node, 8 nodes) shards Adam's state among itself.
+  JobStepSpec s = megascale(512, 512);
+  JobLayout& l = s.layout;
+  l.pp = 1;
+  l.vpp = 1;
+  l.schedule = "1f1b";
+  l.dp = 64;
+  l.zero = 1;
+  JobLayout h = l;
+  h.dp_replicate = 8;
+  CHECK(h.zero_shards() == 8);
+  REQUIRE_FALSE(check_layout(s.model, h, 512));
+  const auto chunks = chunk_costs(s.model, l, s.cluster);
+  const JobMemory flat = job_memory(s.model, l, chunks), hybrid = job_memory(s.model, h, chunks);
+  CHECK(static_cast<double>(hybrid.optimizer) == Approx(8.0 * static_cast<double>(flat.optimizer)).epsilon(1e-9));
+  CHECK(hybrid.weights == flat.weights);
+  CHECK(hybrid.gradients == flat.gradients);
+
+  // The paths: the shard group 8 ranks of stride 8 (tp), one per node, on 8 nodes; the replicas
+  // 64 ranks apart (8 nodes), 8 of them.
+  const ClusterSpec& c = s.cluster;
+  const GroupPaths p = group_paths(c, h);
+  CHECK(p.dp.inter_node);
+  CHECK(p.dp_replica.inter_node);
+  const double nic = 25e9 * c.accelerator.efficiency.network;
+  CHECK(p.dp.ring_bytes_per_second == Approx(nic));
+  CHECK(p.dp_replica.ring_bytes_per_second == Approx(nic));
+  // A reduce-scatter of B among the 8 of a group, then its B / 8 all-reduced among the 8 replicas
+  // (NCCL's ring or tree, whichever is faster); a gather stays in the group.
+  const HeldParameters params{1'000'000'000, 0};
+  const double b = 4e9;
+  CHECK(replica_collective_seconds(Collective::ReduceScatter, params, 4, h, p) ==
+        Approx(ring_seconds(Collective::ReduceScatter, 8, b, p.dp) +
+               collective_seconds(Collective::AllReduce, 8, b / 8, p.dp_replica)));
+  CHECK(replica_collective_seconds(Collective::AllGather, params, 4, h, p) ==
+        Approx(ring_seconds(Collective::AllGather, 8, b, p.dp)));
+  // One member sends 7/8 of B in the group and 2 x 7/8 of B / 8 across: 3.5 + 0.875 GB.
+  CHECK(replica_collective_bytes(Collective::ReduceScatter, params, 4, h, "") == 4'375'000'000);
+  CHECK(replica_collective_bytes(Collective::AllGather, params, 4, h, "") == 3'500'000'000);
+  // Against one group of 64: the reduce-scatter's bytes cross the same NICs (63/64 of B against
+  // 7/8 + 7/32), the gather's 63/64 against 7/8, and the optimizer's shard is 8 times larger.
+  const GroupPaths one = group_paths(c, l);
+  CHECK(replica_collective_seconds(Collective::AllGather, params, 4, l, one) ==
+        Approx(ring_seconds(Collective::AllGather, 64, b, one.dp)));
+  const JobCommPlan a = plan_job_comm(s);
+  JobStepSpec hs = s;
+  hs.layout = h;
+  const JobCommPlan ha = plan_job_comm(hs);
+  CHECK(ha.optimizer[0] == Approx(8.0 * static_cast<double>(a.optimizer[0])).margin(8));  // each rounded up to a ns
+  const auto ns = [](double x) { return static_cast<Time>(std::ceil(x * 1e9)); };
+  const HeldParameters held = held_parameters(ha.chunks[0]);
+  CHECK(ha.dp_reduce[0][0] ==
+        ns(replica_collective_seconds(Collective::ReduceScatter, held, l.grad_bytes, h, ha.paths)));
+  CHECK(ha.dp_gather[0] ==
+        ns(ring_seconds(Collective::AllGather, 8, 2.0 * static_cast<double>(held.dense), ha.paths.dp)));
+
+  // FSDP's usual HSDP: tp 1, a replica per node, its 8 GPUs sharding over NVSwitch.
+  JobLayout f = h;
+  f.tp = 1;
+  f.dp = 512;
+  f.dp_replicate = 64;
+  const GroupPaths fp = group_paths(c, f);
+  CHECK_FALSE(fp.dp.inter_node);
+  CHECK(fp.dp_replica.inter_node);
+  CHECK(fp.dp_replica.ring_bytes_per_second == Approx(nic));  // one member of a replica group per node
+}
+
+TEST_CASE("HSDP: layouts that cannot replicate the shards are refused at dp_replicate", "[job_step][hsdp]") {
+  const JobModel m = gpt3();
+  JobLayout l;
+  l.tp = 8;
+  l.dp = 12;
+  l.zero = 1;
+  l.global_batch = 12;
+  l.dp_replicate = 5;
+  auto p = check_layout(m, l, 0);
+  REQUIRE(p);
+  CHECK(p->key == "dp_replicate");
+  CHECK(p->message == "dp_replicate 5 does not divide dp 12 (would fit: 1, 2, 3, 4, 6, 12)");
+  l.dp_replicate = 4;
+  CHECK_FALSE(check_layout(m, l, 0));
+  l.zero = 0;
+  p = check_layout(m, l, 0);
+  REQUIRE(p);
+  CHECK(p->key == "dp_replicate");
+  CHECK(p->message.find("needs zero 1-3") != std::string::npos);
+  // MoE: each replica holds whole EP groups (ep divides dp / dp_replicate x cp).
+  l.zero = 1;
+  JobModel moe_model = m;
+  moe_model.experts = 16;
+  moe_model.top_k = 2;
+  moe_model.expert_ffn = 4096;
+  l.ep = 4;
+  l.dp_replicate = 6;  // 2 ranks a replica: not a whole EP group of 4
+  p = check_layout(moe_model, l, 0);
+  REQUIRE(p);
+  CHECK(p->key == "dp_replicate");
+  CHECK(p->message.find("would fit: 1, 3") != std::string::npos);
+  l.dp_replicate = 3;
+  CHECK_FALSE(check_layout(moe_model, l, 0));
+}

@@ -278,7 +278,8 @@ void run_fsdp_path(JobStepRun& run) {
   p.zero3 = true;
   p.prefetch = l.overlap_param_gather ? 2 : 0;
   p.input_wait = spec.input_wait;
-  p.link = cp.paths.dp.inter_node ? LinkKind::HostNic : LinkKind::PeerLink;
+  p.link = cp.paths.dp.inter_node || (l.dp_replicate > 1 && cp.paths.dp_replica.inter_node) ? LinkKind::HostNic
+                                                                                            : LinkKind::PeerLink;
   p.link_bandwidth = static_cast<std::int64_t>(cp.paths.dp.ring_bytes_per_second);
   const double k = c.accelerator.efficiency.contention;
   // What DeepSpeed's rerun forward of a recomputed layer fetches again: every module but the
@@ -295,7 +296,7 @@ void run_fsdp_path(JobStepRun& run) {
                                  params.expert};
       regather = replica_collective_seconds(Collective::AllGather, again, 2, l, cp.paths);
       u.regather = ns(regather);
-      u.regather_bytes = replica_collective_bytes(again, 2, l, "a ZeRO-3 gather");
+      u.regather_bytes = replica_collective_bytes(Collective::AllGather, again, 2, l, "a ZeRO-3 gather");
     }
     const double reduce = replica_collective_seconds(Collective::ReduceScatter, params, l.grad_bytes, l, cp.paths);
     // Prefetched collectives run under the compute; each slows it by the contention share of
@@ -306,8 +307,9 @@ void run_fsdp_path(JobStepRun& run) {
     u.backward_input = ns(b.compute() + b.comm() + ov * std::min(b.kernels(), gather + regather + reduce));
     u.gather = ns(gather);
     u.reduce = ns(reduce);
-    u.gather_bytes = replica_collective_bytes(params, 2, l, "a ZeRO-3 gather");
-    u.reduce_bytes = replica_collective_bytes(params, l.grad_bytes, l, "a ZeRO-3 reduce-scatter");
+    u.gather_bytes = replica_collective_bytes(Collective::AllGather, params, 2, l, "a ZeRO-3 gather");
+    u.reduce_bytes =
+        replica_collective_bytes(Collective::ReduceScatter, params, l.grad_bytes, l, "a ZeRO-3 reduce-scatter");
     u.has_gather = u.has_reduce = members > 1;
     p.units.push_back(u);
   };
