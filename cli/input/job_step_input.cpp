@@ -108,8 +108,27 @@ static void read_network(const Reader& n, NetworkSpec& net) {
   }
 }
 
+// The node (GPUs, fabric) and the network over the preset's, where `r` gives them.
+static void read_node_and_network(const Reader& r, ClusterSpec& c) {
+  if (r.has("node")) {
+    const Reader n = r.child("node");
+    n.only({"gpus", "fabric_bandwidth", "pcie_bandwidth", "p2p", "fabric_latency"});
+    if (auto v = n.opt_count("gpus", 1)) c.node.gpus = *v;
+    if (n.has("fabric_bandwidth")) {
+      const YAML::Node fb = n.node()["fabric_bandwidth"];
+      c.node.fabric_bandwidth =
+          fb.IsScalar() && (fb.Scalar() == "0" || fb.Scalar() == "none") ? 0 : n.bandwidth("fabric_bandwidth");
+    }
+    if (auto v = n.opt_bandwidth("pcie_bandwidth")) c.node.pcie_bandwidth = *v;
+    c.node.p2p = n.flag("p2p", c.node.p2p);
+    if (auto v = n.opt_duration("fabric_latency")) c.node.fabric_latency = *v;
+  }
+  if (r.has("network")) read_network(r.child("network"), c.network);
+}
+
 ClusterSpec read_cluster(const Reader& parent, const std::string& k) {
-  const Reader r = fields_or_file(parent, k, {"gpus"});  // gpus: read by read_job_step_scenario
+  // gpus: read by read_job_step_scenario; node and network beside a file: over the file's.
+  const Reader r = fields_or_file(parent, k, {"gpus", "node", "network"});
   r.only({"preset", "gpus", "accelerator", "efficiency", "node", "network", "name"});
   const std::string preset = r.text("preset");
   const ClusterSpec* p = find_cluster_preset(preset);
@@ -167,20 +186,9 @@ ClusterSpec read_cluster(const Reader& parent, const std::string& k) {
       eff.moe_host = to_s(*v);
     }
   }
-  if (r.has("node")) {
-    const Reader n = r.child("node");
-    n.only({"gpus", "fabric_bandwidth", "pcie_bandwidth", "p2p", "fabric_latency"});
-    if (auto v = n.opt_count("gpus", 1)) c.node.gpus = *v;
-    if (n.has("fabric_bandwidth")) {
-      const YAML::Node fb = n.node()["fabric_bandwidth"];
-      c.node.fabric_bandwidth =
-          fb.IsScalar() && (fb.Scalar() == "0" || fb.Scalar() == "none") ? 0 : n.bandwidth("fabric_bandwidth");
-    }
-    if (auto v = n.opt_bandwidth("pcie_bandwidth")) c.node.pcie_bandwidth = *v;
-    c.node.p2p = n.flag("p2p", c.node.p2p);
-    if (auto v = n.opt_duration("fabric_latency")) c.node.fabric_latency = *v;
-  }
-  if (r.has("network")) read_network(r.child("network"), c.network);
+  read_node_and_network(r, c);
+  // Beside a hardware file (a calibrated accelerator), the scenario's own node and network.
+  if (const Reader here = parent.child(k); here.has("file")) read_node_and_network(here, c);
   return c;
 }
 
