@@ -86,6 +86,14 @@ JobStepSpec random_spec(std::mt19937_64& rng) {
   l.master_weights = rng() % 4 == 0 ? MasterWeights::Model : MasterWeights::Optimizer;
   // torchtitan's op policy, on the dense blocks with FlashAttention it is defined for.
   if (kind != 2 && l.attention == AttentionKernel::Flash && rng() % 4 == 0) l.recompute = JobRecompute::Op;
+  // HSDP now and then: replicas of the sharded state, a divisor of dp (the layout check refuses
+  // what does not hold whole EP groups).
+  if (l.zero >= 1 && rng() % 4 == 0) {
+    std::vector<int> divisors;
+    for (int r = 2; r <= l.dp; ++r)
+      if (l.dp % r == 0) divisors.push_back(r);
+    if (!divisors.empty()) l.dp_replicate = divisors[rng() % divisors.size()];
+  }
   return s;
 }
 
@@ -162,8 +170,8 @@ TEST_CASE("jobs on random layouts: throughput, FLOPs, critical path, memory and 
     const JobLayout& l = spec.layout;
     INFO("trial " << trial << ": " << spec.model.shape.name << " on " << spec.cluster.accelerator.name << ", tp "
                   << l.tp << " pp " << l.pp << " v " << l.vpp << " dp " << l.dp << " cp " << l.cp << " ep " << l.ep
-                  << " zero " << l.zero << " " << l.schedule << " mbs " << l.micro_batch << " gbs " << l.global_batch
-                  << " overlap pp " << l.overlap_pp << " cp_comm " << cp_comm_name(l.cp_comm) << " expert tp "
+                  << " zero " << l.zero << " dp_replicate " << l.dp_replicate << " " << l.schedule << " mbs "
+                  << l.micro_batch << " gbs " << l.global_batch << " overlap pp " << l.overlap_pp << " cp_comm " << cp_comm_name(l.cp_comm) << " expert tp "
                   << l.expert_tp << " overlap tp " << l.overlap_tp << " fp8 " << l.fp8 << "/" << l.fp8_activations
                   << " recompute " << static_cast<int>(l.recompute) << " layers " << l.recompute_layers);
     JobStepRun run;
@@ -190,7 +198,7 @@ TEST_CASE("jobs on random layouts: throughput, FLOPs, critical path, memory and 
 // GPU, and recomputing keeps no more activations. Each pair differs in that one key.
 TEST_CASE("jobs on random layouts: ZeRO stages and recompute never cost memory", "[job_step][properties]") {
   std::mt19937_64 rng(20261204);
-  int pairs = 0, fetches = 0;
+  int pairs = 0, fetches = 0, replicated = 0;
   for (int trial = 0; pairs < 300 && trial < 20000; ++trial) {
     JobStepSpec spec = random_spec(rng);
     JobLayout& l = spec.layout;
@@ -208,6 +216,18 @@ TEST_CASE("jobs on random layouts: ZeRO stages and recompute never cost memory",
       if (check_layout(spec.model, higher, higher.ranks())) continue;
       CHECK(state(higher) <= state(l));
       ++pairs;
+    }
+    // HSDP: replicas of the shards hold at least what one shard group of every rank holds, and
+    // exactly dp_replicate times its sharded state where nothing else differs.
+    if (l.dp_replicate > 1) {
+      JobLayout one = l;
+      one.dp_replicate = 1;
+      CHECK(state(l) >= state(one));
+      const JobMemory a = job_memory(spec.model, l, chunk_costs(spec.model, l, spec.cluster));
+      const JobMemory b = job_memory(spec.model, one, chunk_costs(spec.model, one, spec.cluster));
+      CHECK(static_cast<double>(a.optimizer) == Approx(static_cast<double>(b.optimizer) * l.dp_replicate).epsilon(1e-9));
+      CHECK(a.activations == b.activations);
+      ++replicated;
     }
     JobLayout none = l, full = l;
     none.recompute = JobRecompute::None;
@@ -253,6 +273,7 @@ TEST_CASE("jobs on random layouts: ZeRO stages and recompute never cost memory",
   }
   CHECK(pairs >= 300);
   CHECK(fetches >= 40);
+  CHECK(replicated >= 20);
 }
 
 // Where each group's collectives run, on random layouts: a ring across nodes is at least one NIC's
@@ -300,6 +321,7 @@ TEST_CASE("group paths on random layouts: rings stripe over the members' NICs, n
     check_path(p.ep, false);
     check_path(p.dp, cap);
     check_path(p.edp, cap);
+    check_path(p.dp_replica, cap);
   }
   CHECK(groups > 1000);
   CHECK(striped > 0);  // the draws reach groups with several members on a node across nodes
