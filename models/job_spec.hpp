@@ -234,6 +234,17 @@ struct JobLayout {
   int expert_zero_shards() const { return expert_replicas() / dp_replicate; }
 };
 
+// HSDP's replicas when each shard group is one node's data-parallel ranks (PyTorch FSDP's
+// HYBRID_SHARD default: shard inside the node, replicate across): dp / (gpus_per_node / (tp cp));
+// 1 when the node does not hold whole tp x cp groups, holds one data-parallel rank (nothing to
+// shard among), or dp does not split so.
+inline int dp_replicate_per_node(const JobLayout& l, int gpus_per_node) {
+  const std::int64_t group = std::int64_t{l.tp} * l.cp;
+  if (group <= 0 || gpus_per_node % group != 0) return 1;
+  const std::int64_t shard = gpus_per_node / group;
+  return shard > 1 && shard < l.dp && l.dp % shard == 0 ? static_cast<int>(l.dp / shard) : 1;
+}
+
 // The tokens one GPU's layers see per micro-batch: its sequences, split by CP.
 inline double tokens_on_gpu(const JobModel& m, const JobLayout& l) {
   return static_cast<double>(l.micro_batch) * static_cast<double>(m.seq) / l.cp;

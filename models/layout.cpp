@@ -198,6 +198,11 @@ std::optional<InputProblem> check_dp_replicate(const JobModel& m, const JobLayou
     return InputProblem{"dp_replicate",
                         "replicates ZeRO's shards over groups of data-parallel ranks: needs zero 1-3 (with zero 0 "
                         "every rank holds the whole state)"};
+  if (l.zero_shards() == 1)
+    return InputProblem{"dp_replicate",
+                        fmt::format("dp_replicate {} leaves one rank in each shard group, which holds the whole "
+                                    "state: that is zero 0 (DDP)",
+                                    r)};
   if (m.experts > 0 && l.folded())
     return InputProblem{"dp_replicate", "HSDP with a folded expert TP (expert_tp below tp) is not modelled"};
   auto whole_ep_groups = [&](int n) { return (std::int64_t{l.dp / n} * l.cp) % l.ep == 0; };

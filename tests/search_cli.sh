@@ -151,4 +151,33 @@ printf 'search:\n  model: qwen3-8b\n  hardware: {preset: rtx4090, gpus: 8}\n  la
 run "$stepsim" search "$tmp/bad.yaml"
 [[ $code == 2 ]] || fail "bad layout: exit $code"
 grep -q "bad.yaml:4: search.layout.tp: '3x' is not a whole number" <<<"$err" || fail "bad layout: $err"
+
+# HSDP searched (docs/search.md "HSDP"): `auto` tries each ZeRO layout sharded over all its
+# data-parallel ranks and over each node's; the table, the JSON and the CSV name the replicas.
+"$stepsim" search scenarios/search-gpt3-1024xa100.yaml --set search.layout.dp_replicate=auto --json \
+  --csv "$tmp/hsdp.csv" >"$tmp/hsdp.json" 2>/dev/null
+"$stepsim" search scenarios/search-gpt3-1024xa100.yaml --set search.layout.dp_replicate=auto >"$tmp/hsdp.txt" 2>/dev/null
+tr -s ' ' <"$tmp/hsdp.txt" | grep -q -- " 5 1024 4 16 6 16 1 x8 interleaved-1f1b 1 selective no 20.096 s 52.0%" ||
+  { cat "$tmp/hsdp.txt"; fail "HSDP row in the search"; }
+grep -q "13845 layouts considered: 9267 pruned by divisibility" "$tmp/hsdp.txt" || fail "HSDP search counts"
+python3 - "$tmp/hsdp.json" "$tmp/hsdp.csv" <<'PY' || fail "HSDP in the search's JSON and CSV"
+import csv, json, sys
+d = json.load(open(sys.argv[1]))
+top = d["top"]
+assert top[4]["dp_replicate"] == 8 and top[4]["zero"] == 1 and top[4]["tp"] == 4, top[4]
+assert all("dp_replicate" not in t for i, t in enumerate(top) if i != 4), top
+rows = list(csv.DictReader(open(sys.argv[2])))
+assert {"1", "4", "8"} <= {r["dp_replicate"] for r in rows}, {r["dp_replicate"] for r in rows}
+# zero 0 has nothing to replicate; a replicated layout shards over the node's 2 data-parallel ranks.
+assert all(r["dp_replicate"] == "1" for r in rows if r["zero"] == "0")
+assert all(int(r["dp"]) // int(r["dp_replicate"]) == 8 // int(r["tp"]) for r in rows if r["dp_replicate"] != "1")
+PY
+# The merge of shards reads the replicas back.
+for i in 0 1; do
+  "$stepsim" search scenarios/search-gpt3-1024xa100.yaml --set search.layout.dp_replicate=auto --shard "$i/2" \
+    -o "$tmp/h$i.json" >/dev/null 2>&1
+done
+grep -q '"dp_replicate": 8' "$tmp/h0.json" "$tmp/h1.json" || fail "HSDP shards name no replicas"
+"$stepsim" search merge "$tmp/h0.json" "$tmp/h1.json" >"$tmp/hm.txt"
+tr -s ' ' <"$tmp/hm.txt" | grep -q -- " 5 1024 4 16 6 16 1 x8 interleaved-1f1b" || { cat "$tmp/hm.txt"; fail "HSDP row after a merge"; }
 echo "search cli: ok"

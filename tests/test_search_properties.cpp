@@ -74,7 +74,7 @@ std::vector<std::string> family_names() {
 std::size_t space_size(const SearchAxes& a, std::size_t schedules) {
   return a.cards.size() * a.tp.size() * a.cp.size() * a.cp_comm.size() * a.pp.size() * a.vpp.size() * schedules *
          a.zero.size() * a.micro_batch.size() * a.recompute.size() * a.sequence_parallel.size() * a.ep.size() *
-         a.expert_tp.size() * a.global_batch.size();
+         a.expert_tp.size() * a.global_batch.size() * a.dp_replicate.size();
 }
 
 // A random search, its space at most ~800 layouts; the deadline is set once the oracle has run.
@@ -111,7 +111,12 @@ SearchSpec random_search(std::mt19937_64& rng) {
     const int how = static_cast<int>(below(rng, 3));  // 0: listed, 1: auto, 2: the default
     if (how == 0) a.schedule = subset(rng, family_names(), 3);
     a.default_schedule = how == 2;
+    a.dp_replicate = {1};
   } while (space_size(a, a.schedule.empty() ? 3 : a.schedule.size()) > 800);
+  // HSDP's replicas, drawn apart from `rng` so that the other keys' draws stay as they were: a
+  // third of the spaces also try 2 or 4 replicas (at most 1,600 layouts).
+  std::mt19937_64 side(space_size(a, 1) * 31 + static_cast<std::size_t>(a.cards.back()));
+  if (below(side, 3) == 0) a.dp_replicate.push_back(pick(side, {2, 4}));
   b.global_batch = a.global_batch.front();
   if (below(rng, 4) != 0) {  // a run to finish
     s.task.tokens = pick<std::int64_t>(rng, {1'000'000'000, 3'000'000'000});
@@ -226,8 +231,9 @@ std::vector<JobRecompute> recomputes_of(const SearchSpec& s) {
 }
 
 // Brute force: every layout of the space, in the documented order (cards, tp, cp, CP exchange,
-// pp, [dp], v, schedule, zero, micro-batch, recompute, SP, ep, expert TP, global batch); SP only
-// with TP, the CP exchange only with CP (else the first listed); expert TP tp is written 0.
+// pp, [dp], v, schedule, zero, HSDP replicas, micro-batch, recompute, SP, ep, expert TP, global
+// batch); SP only with TP, the CP exchange only with CP (else the first listed), replicas only
+// with ZeRO (else 1); expert TP tp is written 0.
 Oracle brute_force(const SearchSpec& s) {
   Oracle o;
   const SearchAxes& a = s.axes;
@@ -239,25 +245,27 @@ Oracle brute_force(const SearchSpec& s) {
             for (const int v : a.vpp)
               for (const auto& sched : schedules_of(a, pp, v))
                 for (const int zero : a.zero)
-                  for (const int mb : a.micro_batch)
-                    for (const JobRecompute rc : recomputes_of(s))
-                      for (const int sp : tp > 1 ? a.sequence_parallel : std::vector<int>{0})
-                        for (const int ep : a.ep)
-                          for (const int etp : a.expert_tp)
-                            for (const std::int64_t gb : a.global_batch) {
-                              const std::int64_t index = o.considered++;
-                              JobLayout l = s.base;
-                              const std::int64_t mp = std::int64_t{tp} * cp * pp;
-                              if (cards % mp != 0) {
-                                ++o.divisibility;
-                                continue;
+                  for (const int r : zero > 0 ? a.dp_replicate : std::vector<int>{1})
+                    for (const int mb : a.micro_batch)
+                      for (const JobRecompute rc : recomputes_of(s))
+                        for (const int sp : tp > 1 ? a.sequence_parallel : std::vector<int>{0})
+                          for (const int ep : a.ep)
+                            for (const int etp : a.expert_tp)
+                              for (const std::int64_t gb : a.global_batch) {
+                                const std::int64_t index = o.considered++;
+                                JobLayout l = s.base;
+                                const std::int64_t mp = std::int64_t{tp} * cp * pp;
+                                if (cards % mp != 0) {
+                                  ++o.divisibility;
+                                  continue;
+                                }
+                                l.tp = tp, l.cp = cp, l.cp_comm = comm, l.pp = pp, l.dp = static_cast<int>(cards / mp);
+                                l.vpp = v, l.schedule = sched, l.zero = zero, l.micro_batch = mb, l.recompute = rc;
+                                l.sequence_parallel = sp != 0 && tp > 1, l.ep = ep, l.global_batch = gb;
+                                l.expert_tp = etp == tp ? 0 : etp;
+                                l.dp_replicate = r;
+                                try_point(s, o, index, cards, l);
                               }
-                              l.tp = tp, l.cp = cp, l.cp_comm = comm, l.pp = pp, l.dp = static_cast<int>(cards / mp);
-                              l.vpp = v, l.schedule = sched, l.zero = zero, l.micro_batch = mb, l.recompute = rc;
-                              l.sequence_parallel = sp != 0 && tp > 1, l.ep = ep, l.global_batch = gb;
-                              l.expert_tp = etp == tp ? 0 : etp;
-                              try_point(s, o, index, cards, l);
-                            }
   return o;
 }
 
@@ -302,7 +310,7 @@ bool same_layout(const Candidate& x, const Candidate& y) {
   return x.cards == y.cards && a.tp == b.tp && a.pp == b.pp && a.vpp == b.vpp && a.dp == b.dp && a.cp == b.cp &&
          a.ep == b.ep && a.schedule == b.schedule && a.zero == b.zero && a.micro_batch == b.micro_batch &&
          a.recompute == b.recompute && a.sequence_parallel == b.sequence_parallel && a.global_batch == b.global_batch &&
-         a.cp_comm == b.cp_comm && a.expert_tp == b.expert_tp;
+         a.cp_comm == b.cp_comm && a.expert_tp == b.expert_tp && a.dp_replicate == b.dp_replicate;
 }
 
 // Every layout the search ranked is one the oracle ran, at the same step, divides its cards, and
@@ -424,7 +432,7 @@ std::string describe(const SearchSpec& s) {
 TEST_CASE("layout searches on random spaces agree with a brute force over the same space",
           "[search][search_properties]") {
   std::mt19937_64 rng(20261202);
-  int searched = 0, ranked = 0, with_deadline = 0, bound_pruned = 0, refused = 0, batches = 0;
+  int searched = 0, ranked = 0, with_deadline = 0, bound_pruned = 0, refused = 0, batches = 0, replicated = 0;
   for (int trial = 0; trial < 200; ++trial) {
     SearchSpec spec = random_search(rng);
     const Oracle o = brute_force(spec);
@@ -440,6 +448,8 @@ TEST_CASE("layout searches on random spaces agree with a brute force over the sa
     bound_pruned += r.counts.bound > 0;
     refused += o.refused > 0;
     batches += spec.task.deadline > 0 && spec.axes.global_batch.size() > 1;
+    replicated += std::any_of(r.simulated.begin(), r.simulated.end(),
+                              [](const Evaluated& e) { return e.c.layout.dp_replicate > 1; });
     check_counts(o, r, true);
     check_simulated(spec, o, r);
     check_top(spec, o, r);
@@ -463,6 +473,7 @@ TEST_CASE("layout searches on random spaces agree with a brute force over the sa
   }
   CHECK(searched == 200);
   CHECK(ranked > 120);         // most spaces hold a layout that runs and fits
+  CHECK(replicated > 10);      // HSDP layouts among those run
   CHECK(with_deadline > 100);  // and most have a deadline to judge
   CHECK(bound_pruned > 20);    // the bound does prune
   CHECK(refused > 5);          // blocking sends deadlock some orders
@@ -483,6 +494,7 @@ SearchSpec fixed_search(int kind, const char* preset, std::vector<std::int64_t> 
   s.axes.sequence_parallel = {0};
   s.axes.cp_comm = {CpComm::P2p};
   s.axes.expert_tp = {0};
+  s.axes.dp_replicate = {1};
   s.axes.default_schedule = true;
   s.base.global_batch = 8;
   s.axes.global_batch = {8};

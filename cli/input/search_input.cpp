@@ -20,9 +20,10 @@ namespace stepsim::cli {
 namespace {
 
 // Layout keys that may hold a list or `auto`.
-const std::vector<std::string> kAxisKeys = {
-    "tp",          "pp",        "virtual_stages",    "dp",           "cp",        "ep",     "schedule", "zero", "fsdp",
-    "micro_batch", "recompute", "sequence_parallel", "global_batch", "expert_tp", "cp_comm"};
+const std::vector<std::string> kAxisKeys = {"tp",           "pp",          "virtual_stages", "dp",
+                                            "cp",           "ep",          "schedule",       "zero",
+                                            "fsdp",         "micro_batch", "recompute",      "sequence_parallel",
+                                            "global_batch", "expert_tp",   "cp_comm",        "dp_replicate"};
 
 bool is_auto(const YAML::Node& n) { return n.IsScalar() && n.Scalar() == "auto"; }
 
@@ -105,12 +106,12 @@ namespace {
 void check_search_size(const Reader& r, const Reader& lr, const SearchSpec& s) {
   const SearchAxes& a = s.axes;
   auto size_or = [](std::size_t n, std::size_t dflt) { return static_cast<double>(n == 0 ? dflt : n); };
-  const double space = static_cast<double>(a.cards.size()) * size_or(a.tp.size(), 8) * size_or(a.cp.size(), 8) *
-                       size_or(a.pp.size(), 64) * size_or(a.vpp.size(), 8) * size_or(a.schedule.size(), 7) *
-                       size_or(a.zero.size(), 4) * size_or(a.micro_batch.size(), 5) * size_or(a.recompute.size(), 3) *
-                       size_or(a.sequence_parallel.size(), 2) * size_or(a.ep.size(), 16) *
-                       size_or(a.expert_tp.size(), 8) * size_or(a.cp_comm.size(), 3) *
-                       static_cast<double>(a.global_batch.size()) * size_or(a.dp.size(), 1);
+  const double space =
+      static_cast<double>(a.cards.size()) * size_or(a.tp.size(), 8) * size_or(a.cp.size(), 8) *
+      size_or(a.pp.size(), 64) * size_or(a.vpp.size(), 8) * size_or(a.schedule.size(), 7) * size_or(a.zero.size(), 4) *
+      size_or(a.micro_batch.size(), 5) * size_or(a.recompute.size(), 3) * size_or(a.sequence_parallel.size(), 2) *
+      size_or(a.ep.size(), 16) * size_or(a.expert_tp.size(), 8) * size_or(a.cp_comm.size(), 3) *
+      size_or(a.dp_replicate.size(), 2) * static_cast<double>(a.global_batch.size()) * size_or(a.dp.size(), 1);
   // The largest step any layout may simulate: the most micro-batches (the largest global batch
   // in micro-batches of the smallest size, dp 1) through chunks up to one per layer (DualPipe: 2).
   JobLayout widest;
@@ -196,6 +197,9 @@ void read_axes(const Reader& r, const Reader& lr, SearchSpec& s) {
     push_once(a.cp_comm, *comm);
   }
   if (!lr.has("cp_comm")) a.cp_comm = {CpComm::P2p};
+  // HSDP's replicas: a list, or `auto` (one shard group of every rank, and one per node).
+  a.dp_replicate = ints(lr, "dp_replicate", a, 1, kMaxGpus);
+  absent_default("dp_replicate", a.dp_replicate, 1);
   for (const char* k : kOpenableKeys)
     if (!lr.has(k) && !(std::string_view(k) == "zero" && lr.has("fsdp")) &&
         !(std::string_view(k) == "ep" && s.model.experts == 0))

@@ -20,7 +20,11 @@ std::string secs(Time t) {
   return t >= kSecond ? fmt::format("{:.3f} s", to_s(t)) : fmt::format("{:.1f} ms", to_ms(t));
 }
 
-std::string zero_label(const JobLayout& l) { return l.zero >= 3 ? "fsdp" : std::to_string(l.zero); }
+// ZeRO's stage, and HSDP's replicas of the sharded state ("fsdp x16").
+std::string zero_label(const JobLayout& l) {
+  const std::string stage = l.zero >= 3 ? "fsdp" : std::to_string(l.zero);
+  return l.dp_replicate > 1 ? fmt::format("{} x{}", stage, l.dp_replicate) : stage;
+}
 
 bool timed(const SearchSpec& s) { return s.task.tokens > 0; }
 
@@ -230,6 +234,7 @@ nlohmann::ordered_json entry_json(const Evaluated& e) {
   j["ep"] = l.ep;
   if (l.folded()) j["expert_tp"] = l.expert_tp;  // present when below tp
   j["zero"] = l.zero;
+  if (l.dp_replicate > 1) j["dp_replicate"] = l.dp_replicate;  // present with HSDP's replicas
   j["schedule"] = l.schedule;
   j["micro_batch"] = l.micro_batch;
   j["global_batch"] = l.global_batch;
@@ -275,6 +280,7 @@ Evaluated evaluated_from_json(const nlohmann::json& j) {
   l.ep = j.at("ep").get<int>();
   if (j.contains("expert_tp")) l.expert_tp = j.at("expert_tp").get<int>();
   l.zero = j.at("zero").get<int>();
+  if (j.contains("dp_replicate")) l.dp_replicate = j.at("dp_replicate").get<int>();
   l.schedule = j.at("schedule").get<std::string>();
   l.micro_batch = j.at("micro_batch").get<int>();
   l.global_batch = j.at("global_batch").get<std::int64_t>();
@@ -356,7 +362,8 @@ nlohmann::ordered_json search_json(const SearchReportInfo& info, const SearchSpe
 
 std::string search_csv(const SearchSpec& spec, const SearchResult& r) {
   std::string out =
-      "index,cards,tp,pp,virtual_stages,dp,cp,cp_comm,ep,expert_tp,zero,schedule,micro_batch,global_batch,recompute,"
+      "index,cards,tp,pp,virtual_stages,dp,cp,cp_comm,ep,expert_tp,zero,dp_replicate,schedule,micro_batch,global_batch,"
+      "recompute,"
       "sequence_parallel,step_s,mfu,memory_gib,bubble,exposed_tp_s,exposed_pp_s,exposed_dp_s,exposed_cp_s,exposed_ep_s,"
       "limit,days,front\n";
   const std::set<std::int64_t> front(r.front.begin(), r.front.end());
@@ -366,12 +373,13 @@ std::string search_csv(const SearchSpec& spec, const SearchResult& r) {
   for (const auto& e : r.simulated) {
     const JobLayout& l = e.c.layout;
     out += fmt::format(
-        "{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},"                                // index .. sequence_parallel
+        "{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},"                             // index .. sequence_parallel
         "{:.6f},{:.4f},{:.3f},{:.4f},{:.6f},{:.6f},{:.6f},{:.6f},{:.6f},{},{:.3f},{}\n",  // step_s .. front
-        e.c.index, e.c.cards, l.tp, l.pp, l.vpp, l.dp, l.cp, cp_comm_name(l.cp_comm), l.ep, l.etp(), l.zero, l.schedule,
-        l.micro_batch, l.global_batch, recompute_name(l.recompute), l.sequence_parallel ? 1 : 0, to_s(e.step), e.mfu,
-        gib(e.memory.total()), e.bubble, to_s(e.exposed_tp), to_s(e.exposed_pp), to_s(e.exposed_dp), to_s(e.exposed_cp),
-        to_s(e.exposed_ep), e.limit, days(e.completion), front_idx.count(e.c.index) ? 1 : 0);
+        e.c.index, e.c.cards, l.tp, l.pp, l.vpp, l.dp, l.cp, cp_comm_name(l.cp_comm), l.ep, l.etp(), l.zero,
+        l.dp_replicate, l.schedule, l.micro_batch, l.global_batch, recompute_name(l.recompute),
+        l.sequence_parallel ? 1 : 0, to_s(e.step), e.mfu, gib(e.memory.total()), e.bubble, to_s(e.exposed_tp),
+        to_s(e.exposed_pp), to_s(e.exposed_dp), to_s(e.exposed_cp), to_s(e.exposed_ep), e.limit, days(e.completion),
+        front_idx.count(e.c.index) ? 1 : 0);
   }
   (void)spec;
   return out;

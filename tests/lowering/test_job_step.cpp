@@ -1758,6 +1758,13 @@ TEST_CASE("HSDP: layouts that cannot replicate the shards are refused at dp_repl
   CHECK(p->message == "dp_replicate 5 does not divide dp 12 (would fit: 1, 2, 3, 4, 6, 12)");
   l.dp_replicate = 4;
   CHECK_FALSE(check_layout(m, l, 0));
+  // A shard group of one rank holds the whole state: DDP, said once (zero 0).
+  l.dp_replicate = 12;
+  p = check_layout(m, l, 0);
+  REQUIRE(p);
+  CHECK(p->message ==
+        "dp_replicate 12 leaves one rank in each shard group, which holds the whole state: that is zero 0 (DDP)");
+  l.dp_replicate = 4;
   l.zero = 0;
   p = check_layout(m, l, 0);
   REQUIRE(p);
@@ -1777,4 +1784,25 @@ TEST_CASE("HSDP: layouts that cannot replicate the shards are refused at dp_repl
   CHECK(p->message.find("would fit: 1, 3") != std::string::npos);
   l.dp_replicate = 3;
   CHECK_FALSE(check_layout(moe_model, l, 0));
+}
+
+TEST_CASE("HSDP: one shard group per node, where a node holds more than one data-parallel rank", "[job_step][hsdp]") {
+  JobLayout l;
+  l.dp = 128;
+  CHECK(dp_replicate_per_node(l, 8) == 16);  // tp 1: 8 data-parallel ranks a node
+  l.tp = 4;
+  l.dp = 32;
+  CHECK(dp_replicate_per_node(l, 8) == 16);  // 2 a node
+  l.tp = 2;
+  l.cp = 2;
+  CHECK(dp_replicate_per_node(l, 8) == 16);  // tp x cp 4: 2 a node
+  l.tp = 8;
+  l.cp = 1;
+  CHECK(dp_replicate_per_node(l, 8) == 1);  // one a node: nothing to shard among
+  l.tp = 1;
+  l.dp = 4;
+  CHECK(dp_replicate_per_node(l, 8) == 1);  // every rank in one node already
+  l.tp = 3;
+  l.dp = 12;
+  CHECK(dp_replicate_per_node(l, 8) == 1);  // a node does not hold whole TP groups
 }

@@ -150,6 +150,7 @@ std::string layout_label(const Candidate& c) {
   if (l.ep > 1) s += fmt::format(" ep {}", l.ep);
   if (l.folded()) s += fmt::format(" (expert tp {})", l.etp());
   s += l.zero >= 3 ? " fsdp" : fmt::format(" zero {}", l.zero);
+  if (l.dp_replicate > 1) s += fmt::format(" x{}", l.dp_replicate);  // HSDP's replicas
   if (l.pp > 1) s += " " + l.schedule;
   s += fmt::format(", mbs {}, recompute {}", l.micro_batch, recompute_name(l.recompute));
   if (l.sequence_parallel) s += ", sp";

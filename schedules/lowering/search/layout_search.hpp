@@ -45,6 +45,9 @@ struct SearchAxes {
   std::vector<int> sequence_parallel;  // 0 / 1
   std::vector<int> expert_tp;          // 0 or tp: not folded
   std::vector<CpComm> cp_comm;
+  // HSDP's replicas of the sharded state; empty (`auto`): 1 and, under ZeRO, one shard group per
+  // node (dp_replicate_per_node).
+  std::vector<int> dp_replicate;
   std::vector<std::int64_t> global_batch;
   // Which keys were `auto` (domain depends on other keys), for the report.
   std::vector<std::string> auto_keys;

@@ -161,6 +161,16 @@ std::vector<std::unique_ptr<Axis>> layout_axes(const SearchSpec& spec) {
   axes.push_back(dependent_key<std::string>([&a](const Candidate& c) { return schedules_for(a, c.layout); },
                                             [](Candidate& c, const std::string& v) { c.layout.schedule = v; }));
   axes.push_back(fixed_key<int>(listed_or(a.zero, {0, 1, 2, 3}), [](Candidate& c, int v) { c.layout.zero = v; }));
+  // HSDP: without ZeRO there is nothing to replicate (one layout); `auto` adds a shard group per node.
+  axes.push_back(dependent_key<int>(
+      [&](const Candidate& c) {
+        if (c.layout.zero == 0) return std::vector<int>{1};
+        if (!a.dp_replicate.empty()) return a.dp_replicate;
+        std::vector<int> v = {1};
+        if (const int r = dp_replicate_per_node(c.layout, spec.cluster.node.gpus); r > 1) v.push_back(r);
+        return v;
+      },
+      [](Candidate& c, int v) { c.layout.dp_replicate = v; }));
   axes.push_back(
       fixed_key<int>(listed_or(a.micro_batch, kAutoMicroBatch), [](Candidate& c, int v) { c.layout.micro_batch = v; }));
   axes.push_back(fixed_key<JobRecompute>(recompute_values(a, base), [&base](Candidate& c, JobRecompute v) {
