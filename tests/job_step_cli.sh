@@ -56,14 +56,14 @@ has '"busiest_rank_load": 1.25' "$tmp/route-cap.json"
 has '"step_time_ns": 11262815123' "$tmp/route-cap.json"
 # compare: the base and each variant, one row each; a variant that does not fit is a row, not an error.
 "$stepsim" compare scenarios/job-moe-routing-256xh100.yaml >"$tmp/route-cmp.txt"
-fig "base 12.694 s +0.0% 1291 19.4% 68.3 / 74.5 yes 19.2% 3.13 s (DP/ZeRO 0.4 EP 2.7)" "$tmp/route-cmp.txt"
+fig "base 12.694 s +0.0% 1291 19.4% 68.3 / 74.5 yes 19.2% 3.13 s (DP/ZeRO 0.39 EP 2.72)" "$tmp/route-cmp.txt"
 fig "round-robin 9.924 s -21.8% 1651 24.8% 68.1 / 74.5 yes" "$tmp/route-cmp.txt"
 fig "capacity-1.25 11.263 s -11.3% 1455 21.8%" "$tmp/route-cmp.txt"
 fig "no-recompute 9.524 s -25.0% 1720 25.8% 181.7 / 74.5 no" "$tmp/route-cmp.txt"
 # Expert TP folded (docs/job.md "Expert tensor parallelism"): at TP 4 the EP group spans 4 nodes
 # unless the experts keep TP 1 and EP folds over the TP ranks of a node.
-fig "tp4 87.302 s +587.8% 188 2.8% 24.7 / 74.5 yes 6.3% 74.40 s (TP 1.3 EP 73.0)" "$tmp/route-cmp.txt"
-fig "tp4-expert-tp1 12.831 s +1.1% 1277 19.1% 54.2 / 74.5 yes 11.3% 4.10 s (TP 0.6 DP/ZeRO 1.0 EP 2.5)" "$tmp/route-cmp.txt"
+fig "tp4 87.302 s +587.8% 188 2.8% 24.7 / 74.5 yes 6.3% 74.40 s (TP 1.27 EP 73.04)" "$tmp/route-cmp.txt"
+fig "tp4-expert-tp1 12.831 s +1.1% 1277 19.1% 54.2 / 74.5 yes 11.3% 4.10 s (TP 0.62 DP/ZeRO 0.97 EP 2.50)" "$tmp/route-cmp.txt"
 "$stepsim" run scenarios/job-moe-routing-256xh100.yaml --set job_step.layout.tp=4 --set job_step.layout.dp=16 \
   --set job_step.layout.sequence_parallel=true --set job_step.layout.expert_tp=1 --set job_step.layout.ep_dispatch=per_node \
   >"$tmp/route-fold.txt"
@@ -89,9 +89,9 @@ run "$stepsim" compare "$tmp/route-typo.yaml"
 refused "job_step.variants.typo.layouts: unknown key; did you mean 'layout'?"
 # TP communication overlap (docs/job.md "TP communication overlap"): the Llama-70B job's variants.
 "$stepsim" compare scenarios/job-llama70b-64xh100.yaml >"$tmp/llama-cmp.txt"
-fig "base 15.235 s +0.0% 1075 48.8% 49.5 / 74.5 yes 4.6% 2.77 s (TP 2.7)" "$tmp/llama-cmp.txt"
-fig "tp-overlap 13.818 s -9.3% 1186 53.8% 49.5 / 74.5 yes 5.0% 0.78 s (TP 0.7)" "$tmp/llama-cmp.txt"
-fig "no-sp 16.651 s +9.3% 984 44.7% 89.7 / 74.5 no 4.3% 2.77 s (TP 2.7)" "$tmp/llama-cmp.txt"
+fig "base 15.235 s +0.0% 1075 48.8% 49.5 / 74.5 yes 4.6% 2.77 s (TP 2.69)" "$tmp/llama-cmp.txt"
+fig "tp-overlap 13.818 s -9.3% 1186 53.8% 49.5 / 74.5 yes 5.0% 0.78 s (TP 0.70)" "$tmp/llama-cmp.txt"
+fig "no-sp 16.651 s +9.3% 984 44.7% 89.7 / 74.5 no 4.3% 2.77 s (TP 2.69)" "$tmp/llama-cmp.txt"
 "$stepsim" run scenarios/job-llama70b-64xh100.yaml --set job_step.layout.overlap.tp=true --json >"$tmp/llama-tpo.json"
 has '"overlap_tp": true' "$tmp/llama-tpo.json"
 has '"step_time_ns": 13818183104' "$tmp/llama-tpo.json"
@@ -218,8 +218,8 @@ run "$stepsim" run scenarios/job-long-context.yaml --set job_step.layout.cp_comm
 refused "job-long-context.yaml:18: job_step.layout.cp: cp_comm a2a splits the heads over tp x cp = 4 x 4 = 16 ranks"
 "$stepsim" compare scenarios/job-long-context.yaml >"$tmp/cp-cmp.txt"
 fig "contiguous 44.701 s +54.2% 1466" "$tmp/cp-cmp.txt"
-fig "all-gather 30.456 s +5.1% 2152 35.1% 26.9 / 74.5 yes 0.2% 3.17 s (TP 1.6 CP 1.5)" "$tmp/cp-cmp.txt"
-fig "tp2-a2a 28.139 s -2.9% 2329 38.0% 50.9 / 74.5 yes 0.2% 0.92 s (TP 0.5 CP 0.3)" "$tmp/cp-cmp.txt"
+fig "all-gather 30.456 s +5.1% 2152 35.1% 26.9 / 74.5 yes 0.2% 3.17 s (TP 1.64 CP 1.47)" "$tmp/cp-cmp.txt"
+fig "tp2-a2a 28.139 s -2.9% 2329 38.0% 50.9 / 74.5 yes 0.2% 0.92 s (TP 0.54 CP 0.31)" "$tmp/cp-cmp.txt"
 run "$stepsim" run scenarios/job-long-context.yaml --set job_step.layout.cp_comm=ring
 [[ $code == 2 && "$err" == "error: --set: job_step.layout.cp_comm: unknown cp_comm 'ring' (p2p, all_gather or a2a)" ]] ||
   fail "unknown cp_comm: exit $code: $err"
@@ -236,8 +236,8 @@ YAML
 has "TP communication overlapped with the GEMMs where sequence parallel" "$tmp/tpo-search.txt"
 "$stepsim" search "$tmp/tpo-search.yaml" --set search.layout.cp_comm=a2a >"$tmp/a2a-search.txt"
 has "context parallelism by a2a" "$tmp/a2a-search.txt"
-fig "1 16 4 1 1 4 1 - 1 selective yes 2.762 s 60.7% 24.9 2.2% 0.06 s (DP 0.1)" "$tmp/tpo-search.txt"
-fig "4 16 8 1 1 2 1 - 1 selective no 3.530 s 47.5% 19.2 1.2% 0.57 s (TP 0.5 DP 0.0)" "$tmp/tpo-search.txt"
+fig "1 16 4 1 1 4 1 - 1 selective yes 2.762 s 60.7% 24.9 2.2% 0.06 s (DP 0.06)" "$tmp/tpo-search.txt"
+fig "4 16 8 1 1 2 1 - 1 selective no 3.530 s 47.5% 19.2 1.2% 0.57 s (TP 0.53 DP 0.04)" "$tmp/tpo-search.txt"
 # The whole DeepSeek-V3 (docs/job.md): 61 layers in 16 DualPipe stages of 1 and 4 layers, MLA,
 # dense first layers, a prediction module; an MLA key without its siblings is refused at the key.
 "$stepsim" run scenarios/job-deepseek-v3-2048xh800.yaml >"$tmp/dsv3.txt"
@@ -895,15 +895,15 @@ has "contention 0.200, fp8 0.875" "$tmp/eff8.txt"
 # NeMo's 70B FP8 row as a scenario: the fitted 1,602 tokens/s per GPU, 1.35x what blockwise
 # scaling gives and 1.45x BF16 at NeMo's BF16 layout.
 "$stepsim" compare scenarios/job-llama3-70b-fp8-64xh100.yaml >"$tmp/l70-fp8.txt"
-fig "base 10.227 s +0.0% 1602 36.4% 62.4 / 74.5 yes 10.3% 0.22 s (TP 0.1 PP 0.1)" "$tmp/l70-fp8.txt"
+fig "base 10.227 s +0.0% 1602 36.4% 62.4 / 74.5 yes 10.3% 0.22 s (TP 0.14 PP 0.07)" "$tmp/l70-fp8.txt"
 fig "blockwise 13.764 s +34.6% 1190 27.0% 62.4 / 74.5 yes 10.6% 0.07 s" "$tmp/l70-fp8.txt"
-fig "bf16 14.738 s +44.1% 1112 50.5% 53.7 / 74.5 yes 5.4% 0.11 s (DP/ZeRO 0.1)" "$tmp/l70-fp8.txt"
+fig "bf16 14.738 s +44.1% 1112 50.5% 53.7 / 74.5 yes 5.4% 0.11 s (DP/ZeRO 0.09)" "$tmp/l70-fp8.txt"
 # Forward-backward pairs (overlap.ep_a2a): Megatron-Bridge's Qwen3-235B FP8 recipe with and without
 # its EP all-to-all overlap (measured 1,633 tokens/s per GPU); JSON says so; a pipeline without
 # virtual stages, and no EP, are refused at the key, in a scenario and in a measured run's row.
 "$stepsim" compare scenarios/job-qwen3-235b-fp8-256xh100.yaml >"$tmp/q235-pairs.txt"
-fig "base 68.351 s +0.0% 1918 14.4% 62.6 / 74.5 yes 3.2% 67.62 s (TP 0.9 PP 0.9 EP 65.8)" "$tmp/q235-pairs.txt"
-fig "no-overlap 110.179 s +61.2% 1190 8.9% 61.3 / 74.5 yes 1.9% 66.79 s (TP 0.9 EP 65.8)" "$tmp/q235-pairs.txt"
+fig "base 68.351 s +0.0% 1918 14.4% 62.6 / 74.5 yes 3.2% 67.62 s (TP 0.92 PP 0.87 EP 65.82)" "$tmp/q235-pairs.txt"
+fig "no-overlap 110.179 s +61.2% 1190 8.9% 61.3 / 74.5 yes 1.9% 66.79 s (TP 0.92 EP 65.84)" "$tmp/q235-pairs.txt"
 "$stepsim" run scenarios/job-qwen3-235b-fp8-256xh100.yaml --json >"$tmp/q235-pairs.json"
 has '"overlap_ep_a2a": true' "$tmp/q235-pairs.json"
 run "$stepsim" run scenarios/job-qwen3-235b-fp8-256xh100.yaml --set job_step.layout.virtual_stages=1

@@ -39,7 +39,7 @@ inline std::string exposed_cell(Time step, const std::vector<std::pair<std::stri
   std::string parts;
   for (const auto& [what, t] : kinds) {
     total += t;
-    if (t * 200 >= step && t > 0) parts += fmt::format("{}{} {:.1f}", parts.empty() ? "" : " ", what, to_s(t));
+    if (t * 200 >= step && t > 0) parts += fmt::format("{}{} {:.2f}", parts.empty() ? "" : " ", what, to_s(t));
   }
   return fmt::format("{:.2f} s{}", to_s(total), parts.empty() ? "" : " (" + parts + ")");
 }
