@@ -488,9 +488,7 @@ python3 -c 'import json,sys; assert "master_weights" not in json.load(open(sys.a
   fail "master_weights in a job's JSON with the master in the optimizer"
 run "$stepsim" run scenarios/job-fsdp-8.yaml --set job_step.layout.master_weights=fp32
 refused "job_step.layout.master_weights: unknown master_weights 'fp32' (optimizer or model)"
-sed 's/^\(TT,.*\),model,0$/\1,fp32,0/' validation/fsdp_across_nodes.csv >"$tmp/mw.csv"
-run "$stepsim" check-against "$tmp/mw.csv"
-refused "mw.csv:20: master_weights: unknown master_weights 'fp32' (optimizer or model)"
+csv_refused validation/fsdp_across_nodes.csv 's/^\(TT,.*\),model,0$/\1,fp32,0/' "edited.csv:20: master_weights: unknown master_weights 'fp32' (optimizer or model)"
 "$stepsim" search scenarios/search-design-desk.yaml --set search.layout.master_weights=model >"$tmp/mw-search.txt" 2>/dev/null
 has "FP32 weights as the master, cast to BF16 to compute (no BF16 copy kept beside them)" "$tmp/mw-search.txt"
 # HSDP (docs/job.md "HSDP"): sharded in each node, 16 replicas, against FSDP over all 128 GPUs;
@@ -528,12 +526,8 @@ assert not any(x["fit"] for x in r.values())
 assert [round(100 * r[n]["error"], 1) for n in range(23, 30)] == [-1.0, -0.6, -14.8, -20.1, 42.1, 11.7, 7.2], r
 assert (f["ranking"]["kept"], f["ranking"]["pairs"]) == (15, 15), f["ranking"]
 PY
-sed 's/^\(IBM,Table 1,Llama-2-7B HSDP,.*a100-sxm-80gb,400,128,1,1,128,\)16,/\17,/' validation/fsdp_hsdp_ibm.csv >"$tmp/ibm-bad.csv"
-run "$stepsim" check-against "$tmp/ibm-bad.csv"
-refused "ibm-bad.csv:23: dp_replicate: dp_replicate 7 does not divide dp 128"
-sed 's/a100-sxm-80gb,400,128/a100-sxm-80gb,fast,128/' validation/fsdp_hsdp_ibm.csv >"$tmp/ibm-bad.csv"
-run "$stepsim" check-against "$tmp/ibm-bad.csv"
-refused "ibm-bad.csv:23: node_gbps: 'fast' is not a positive number"
+csv_refused validation/fsdp_hsdp_ibm.csv 's/^\(IBM,Table 1,Llama-2-7B HSDP,.*a100-sxm-80gb,400,128,1,1,128,\)16,/\17,/' "edited.csv:23: dp_replicate: dp_replicate 7 does not divide dp 128"
+csv_refused validation/fsdp_hsdp_ibm.csv 's/a100-sxm-80gb,400,128/a100-sxm-80gb,fast,128/' "edited.csv:23: node_gbps: 'fast' is not a positive number"
 # torchtitan's recompute by op (docs/job.md "Recompute by op"): in the header and the JSON; a
 # block it is not defined for, refused at the key.
 "$stepsim" run scenarios/job-fsdp-8.yaml --set job_step.layout.recompute=op >"$tmp/op.txt"
@@ -572,15 +566,9 @@ refused "op-moe.csv:2: recomp: op checkpoints a dense block's matmuls in torchti
 
 # A header names only columns a row is read from, each once (a misspelt one would leave its
 # setting at the default, unseen), and a row has no more cells than the header has columns.
-sed 's/,zero3_fetch$/,zero3_fech/' validation/megatron_sc21.csv >"$tmp/col.csv"
-run "$stepsim" check-against "$tmp/col.csv"
-refused "col.csv:10: zero3_fech: unknown column 'zero3_fech'; did you mean 'zero3_fetch'?"
-sed 's/^src,tbl,model,/src,tbl,tp,/' validation/megatron_sc21.csv >"$tmp/col2.csv"
-run "$stepsim" check-against "$tmp/col2.csv"
-refused "col2.csv:10: tp: column 'tp' named twice"
-sed 's/,21.3,module$/,21.3,module,1/' validation/megatron_sc21.csv >"$tmp/col3.csv"
-run "$stepsim" check-against "$tmp/col3.csv"
-refused "col3.csv:21: 33 cells where the header names 32 columns"
+csv_refused validation/megatron_sc21.csv 's/,zero3_fetch$/,zero3_fech/' "edited.csv:10: zero3_fech: unknown column 'zero3_fech'; did you mean 'zero3_fetch'?"
+csv_refused validation/megatron_sc21.csv 's/^src,tbl,model,/src,tbl,tp,/' "edited.csv:10: tp: column 'tp' named twice"
+csv_refused validation/megatron_sc21.csv 's/,21.3,module$/,21.3,module,1/' "edited.csv:21: 33 cells where the header names 32 columns"
 # A spreadsheet's byte-order mark and Windows line ends read as the plain file.
 { printf '\xef\xbb\xbf'; sed 's/$/\r/' validation/megascale_megatron.csv; } >"$tmp/bom.csv"
 "$stepsim" check-against validation/megascale_megatron.csv >"$tmp/plain.txt"

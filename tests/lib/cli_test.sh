@@ -6,7 +6,9 @@
 #   fail MESSAGE  print "FAIL: MESSAGE" on stderr and exit 1;
 #   run CMD...    run CMD with stdout and stderr to files; sets $code (its exit status), $out and
 #                 $err (their text). A failing CMD does not stop a script under `set -e`;
-#   refused TEXT  after `run`: fail unless it exited 2 with TEXT in its message (bad input).
+#   refused TEXT  after `run`: fail unless it exited 2 with TEXT in its message (bad input);
+#   csv_refused CSV SED TEXT   `check-against` on CSV edited by the sed script SED (written to
+#                 $tmp/edited.csv): refused with TEXT, which names edited.csv.
 # It lives in tests/lib/ so that CMake's glob of tests/*.sh does not register it as a test.
 stepsim="$1"
 tmp="$(mktemp -d)"
@@ -19,3 +21,8 @@ run() {
   err="$(cat "$tmp/err")"
 }
 refused() { [[ $code == 2 && "$err" == *"$1"* ]] || fail "expected exit 2 with '$1'; got exit $code: $err"; }
+csv_refused() {
+  sed "$2" "$1" >"$tmp/edited.csv"
+  run "$stepsim" check-against "$tmp/edited.csv"
+  refused "$3"
+}

@@ -57,6 +57,18 @@ JobStepSpec megascale(int gpus, std::int64_t gbs) {
   return s;
 }
 
+// MegaScale's GPT-3 at TP 8 without a pipeline: dp data-parallel ranks at ZeRO stage `zero`.
+JobStepSpec megascale_one_stage(int dp, int zero, std::int64_t gbs) {
+  JobStepSpec s = megascale(8 * dp, gbs);
+  JobLayout& l = s.layout;
+  l.pp = 1;
+  l.vpp = 1;
+  l.schedule = "1f1b";
+  l.dp = dp;
+  l.zero = zero;
+  return s;
+}
+
 }  // namespace
 
 TEST_CASE("hardware FLOPs with full recompute equal SC21's F = 96 B s l h^2 (1 + s/6h + V/16lh)", "[job_step]") {
@@ -1437,13 +1449,8 @@ TEST_CASE("FP32 weights as the master: 4 B of weights, no master in the optimize
   // PyTorch's mixed precision keeps the model's weights in FP32 and computes with BF16 copies:
   // FSDP casts its shard for each gather (ZeRO-3: nothing per pass), autocast each forward's
   // weights (zero 0-2: read 4 B, write 2 B a parameter, the copies held through the backward).
-  JobStepSpec s = megascale(256, 128);
+  JobStepSpec s = megascale_one_stage(32, 3, 128);
   JobLayout& l = s.layout;
-  l.pp = 1;
-  l.vpp = 1;
-  l.schedule = "1f1b";
-  l.dp = 32;
-  l.zero = 3;
   JobLayout fp32 = l;
   fp32.master_weights = MasterWeights::Model;
   const auto chunks = chunk_costs(s.model, l, s.cluster);
@@ -1678,13 +1685,8 @@ TEST_CASE("HSDP: ZeRO shards inside each replica, a shard's gradient all-reduced
           "[job_step][hsdp]") {
   // GPT-3 175B with TP 8 on 512 A100 (64 nodes of 8), zero 1, dp 64: as 8 replicas of 8 ranks,
   // each group of 8 data-parallel ranks (one per node, 8 nodes) shards Adam's state among itself.
-  JobStepSpec s = megascale(512, 512);
+  JobStepSpec s = megascale_one_stage(64, 1, 512);
   JobLayout& l = s.layout;
-  l.pp = 1;
-  l.vpp = 1;
-  l.schedule = "1f1b";
-  l.dp = 64;
-  l.zero = 1;
   JobLayout h = l;
   h.dp_replicate = 8;
   CHECK(h.zero_shards() == 8);
