@@ -7,16 +7,18 @@
 
 namespace stepsim {
 
-std::int64_t chunks_in_flight(const JobLayout& l) {
-  const std::int64_t p = l.pp, m = l.microbatches(), v = l.chunks_per_device();
+std::int64_t chunks_in_flight(const JobLayout& l, int device) {
+  const std::int64_t p = l.pp, m = l.microbatches(), v = l.chunks_per_device(), d = device;
   if (l.zero >= 3) return 1;  // ZeRO-3 / FSDP (no pipeline): each micro-batch's backward follows its forward
   const std::string& s = l.schedule;
-  if (s == "fill-drain") return m;                                     // GPipe: every forward first
-  if (s == "1f1b" || s == "zb-h1") return std::min(m, p);              // SC21 sec. 2.2.1; Qi et al. 2024
-  if (s == "zb-h2") return std::min(m, 2 * p - 1);                     // Qi et al. 2024, sec. 3
-  if (s == "interleaved-1f1b") return std::min(m * v, p * v + p - 1);  // Megatron's warm-up + 1
-  if (s == "dualpipe") return p + 1;                                   // DeepSeek-V3 report, Table 2
-  if (s == "dualpipe-v") return 2 * p + 1;                             // the same on 2p chunks
+  if (s == "fill-drain") return m;                             // GPipe: every forward first
+  if (s == "1f1b" || s == "zb-h1") return std::min(m, p - d);  // SC21 sec. 2.2.1; Qi et al. 2024
+  // Megatron's warm-up, (pp - d - 1) x 2 + (v - 1) pp forwards, and the first steady one.
+  if (s == "interleaved-1f1b") return std::min(m * v, 2 * (p - d - 1) + (v - 1) * p + 1);
+  if (d > 0) return 1;
+  if (s == "zb-h2") return std::min(m, 2 * p - 1);  // Qi et al. 2024, sec. 3
+  if (s == "dualpipe") return p + 1;                // DeepSeek-V3 report, Table 2
+  if (s == "dualpipe-v") return 2 * p + 1;          // the same on 2p chunks
   return 1;
 }
 
@@ -92,16 +94,16 @@ JobMemory job_memory(const JobModel& m, const JobLayout& l, const std::vector<Ch
     mem.optimizer = bytes_from(state_bytes(params, l, adam_state_bytes(l), l.zero >= 1), "the optimizer state per GPU");
     if (simulated) {
       mem.activations = activation_peaks[d];
-    } else if (d == 0) {
-      // The first device's chunks in flight at its peak, each at its smallest chunk's
-      // activations; the others at none: a lower bound on each device's simulated peak (which
-      // also holds messages), so that a layout refused or pruned by it cannot fit.
+    } else {
+      // The device's chunks in flight at its peak, each at its smallest chunk's activations: a
+      // lower bound on its simulated peak (which also holds messages), so that a layout refused
+      // or pruned by it cannot fit.
       Bytes smallest = -1;
       for (int k : held[d])
         if (const Bytes a = chunks[static_cast<std::size_t>(k)].activation; smallest < 0 || a < smallest) smallest = a;
-      mem.activations =
-          bytes_from(static_cast<double>(std::max<Bytes>(0, smallest)) * static_cast<double>(chunks_in_flight(l)),
-                     "the activations per GPU");
+      mem.activations = bytes_from(static_cast<double>(std::max<Bytes>(0, smallest)) *
+                                       static_cast<double>(chunks_in_flight(l, static_cast<int>(d))),
+                                   "the activations per GPU");
     }
     // The FP32 logits of one micro-batch (and their gradient) where the LM head is.
     mem.buffers = shared;

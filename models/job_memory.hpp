@@ -41,12 +41,14 @@ struct JobMemory {
   int device = 0;  // the pipeline rank
   Bytes total() const { return weights + gradients + optimizer + activations + buffers; }
 };
-// Chunk activations (one chunk, one micro-batch) the first pipeline device holds at its peak,
-// by schedule: 1F1B and ZB-H1 min(m, pp); ZB-H2 min(m, 2pp - 1); GPipe m; interleaved Megatron's
-// warm-up forwards and one, min(m v, pp v + pp - 1) (in layers L (1 + (pp-1)/(pp v)),
-// Korthikanti sec. 4.2.3); DualPipe pp + 1 stages (DeepSeek-V3 report Table 2), DualPipe-V
-// 2pp + 1 chunks; 1 for ZeRO-3 (the data-parallel lowering runs each micro-batch through).
-std::int64_t chunks_in_flight(const JobLayout& l);
+// Chunk activations (one chunk, one micro-batch) pipeline device `device` holds at its peak, by
+// schedule: 1F1B and ZB-H1 min(m, pp - d) (the first device pp: SC21 sec. 2.2.1); GPipe m;
+// interleaved Megatron's warm-up forwards and one, min(m v, 2 (pp - d - 1) + (v - 1) pp + 1)
+// (the first device pp v + pp - 1: in layers L (1 + (pp-1)/(pp v)), Korthikanti sec. 4.2.3);
+// the first device's of ZB-H2 min(m, 2pp - 1), DualPipe pp + 1 stages (DeepSeek-V3 report
+// Table 2), DualPipe-V 2pp + 1 chunks, and 1 on their other devices (each holds a forward's
+// before its backward); 1 for ZeRO-3 (the data-parallel lowering runs each micro-batch through).
+std::int64_t chunks_in_flight(const JobLayout& l, int device = 0);
 // A dense layer's last module's weights on one GPU, its MLP's output projection (h x ffn / tp):
 // gathered by module (DeepSpeed), what the reuse distance keeps from a recomputed layer's rerun
 // forward to its backward, which follows at once.
@@ -54,8 +56,8 @@ std::int64_t zero3_kept_at_rerun(const JobModel& m, const JobLayout& l);
 // The most loaded pipeline rank (the largest total; the lowest rank on ties): its weights,
 // gradients and optimizer state from the chunks it holds, its activations, its buffers (the
 // LM head's FP32 logits where the head is; ZeRO-3's gathered weights and a gather's gradients;
-// full recompute's rebuilt layer). `activation_peaks`: each rank's simulated peak, or empty for the analytic figure:
-// chunks_in_flight x the smallest chunk of rank 0, none on the others (a lower bound).
+// full recompute's rebuilt layer). `activation_peaks`: each rank's simulated peak, or empty for
+// the analytic figure: each rank's chunks_in_flight x its smallest chunk (a lower bound).
 JobMemory job_memory(const JobModel& m, const JobLayout& l, const std::vector<ChunkCost>& chunks,
                      const std::vector<Bytes>& activation_peaks = {});
 

@@ -10,6 +10,7 @@
 #include <random>
 
 #include "job_step_bound.hpp"
+#include "models/job_memory.hpp"
 #include "models/layer_costs.hpp"
 #include "models/layout.hpp"
 #include "schedules/lowering/job/job_step.hpp"
@@ -149,6 +150,21 @@ void check_step(const JobStepSpec& spec, const JobStepRun& run) {
   // The analytic figure (the pre-check that refuses a layout, the search's memory prune) is a
   // lower bound on the simulated one: a layout it refuses cannot fit.
   if (run.pipeline) CHECK(job_memory(spec.model, l, run.comm.chunks).total() <= r.memory.total());
+  // ... device by device: each one's chunks in flight at its smallest chunk's activations are
+  // no more than its simulated peak.
+  if (run.pipeline) {
+    const PipelineStats st = measure(run.plan, *run.pipeline, run.timeline);
+    const auto held = device_chunks(l);
+    for (std::size_t d = 0; d < held.size(); ++d) {
+      Bytes smallest = -1;
+      for (int k : held[d]) {
+        const Bytes a = run.comm.chunks[static_cast<std::size_t>(k)].activation;
+        if (smallest < 0 || a < smallest) smallest = a;
+      }
+      INFO("device " << d << " of " << held.size());
+      CHECK(smallest * chunks_in_flight(l, static_cast<int>(d)) <= st.devices[d].peak_memory);
+    }
+  }
   // No device finishes before its own compute: the step is at least the busiest device's
   // forward, backward and weight-gradient work plus its optimizer (FSDP too: its one device).
   CHECK(r.step_time >= test::device_compute_bound(run));
