@@ -159,6 +159,13 @@ StepFlops step_flops(const JobModel& m, const JobLayout& l);
 // Parameters of the whole model (dense count; MoE counts every expert).
 std::int64_t total_parameters(const JobModel& m);
 
+// A checkpoint of the job's recoverable state: each parameter's weights and Adam's state (14 B
+// a parameter with BF16 weights beside an FP32 master and FP32 moments, book 10.4.2; 12 B where
+// the FP32 weights are the master).
+inline Bytes checkpoint_state_bytes(const JobModel& m, const JobLayout& l) {
+  return (weight_bytes(l) + adam_state_bytes(l)) * total_parameters(m);
+}
+
 // The activations one layer keeps per micro-batch on one GPU (Korthikanti 2022 sec. 4.1's count
 // for the layer's shapes, with its TP, SP, selective and full-recompute forms).
 Bytes layer_activation_bytes(const JobModel& m, const JobLayout& l);

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "cli/input/input.hpp"
+#include "cli/input/job_step_input.hpp"
 #include "models/input_pipeline.hpp"
 #include "models/job.hpp"
 #include "models/plan.hpp"
@@ -28,12 +29,18 @@ struct JobScenario {
   std::optional<StragglerSpec> stragglers;
   // The scenario's plan supplies cards and step time: one job per plan case (see cmd_job.cpp).
   bool per_plan_case = false;
+  // The scenario's job_step supplies the step time: simulated before the runs (analyse_job).
+  bool step_from_job_step = false;
 };
 
 // Reads `job:`; `src` is the scenario's source (for list elements' file:line errors). With the
 // scenario's `plan` (a timed plan with cases), keys the job leaves out come from it: steps, card
 // MTBF, restore, deadline, reserved days, the checkpoint's size, storage bandwidth and interval;
 // without `step_time` and `cards`, one job runs per plan case with the case's cards and step time.
-JobScenario read_job(const Reader& r, std::shared_ptr<const Source> src, const PlanSpec* plan = nullptr);
+// With the scenario's `job_step` instead, the job runs that step: its step time (simulated, unless
+// `step_time` is given), its GPUs as the cards, its recoverable state as the checkpoint's size,
+// and `tokens` (or `steps`) at its global batch of sequences per step.
+JobScenario read_job(const Reader& r, std::shared_ptr<const Source> src, const PlanSpec* plan = nullptr,
+                     const JobStepScenario* job_step = nullptr);
 
 }  // namespace stepsim::cli

@@ -26,10 +26,16 @@ Scenario read(std::shared_ptr<Source> src) {
   if (top.has("pipeline")) sc.pipeline = read_pipeline(top.child("pipeline"));
   if (top.has("data_parallel")) sc.data_parallel = read_data_parallel(top.child("data_parallel"));
   if (top.has("plan")) sc.plan = read_plan(top.child("plan"), src);
-  if (top.has("job")) sc.job = read_job(top.child("job"), src, sc.plan && sc.plan->spec ? &*sc.plan->spec : nullptr);
+  if (top.has("job_step")) sc.job_step = read_job_step(top.child("job_step"));
+  if (top.has("job")) {
+    // The whole run's step comes from a timed plan's cases or from the job step, not both.
+    const PlanSpec* plan = sc.plan && sc.plan->spec && sc.plan->spec->timed() ? &*sc.plan->spec : nullptr;
+    if (plan && sc.job_step)
+      top.fail("job", "the scenario's plan and job_step both give a step: keep one of them beside the job");
+    sc.job = read_job(top.child("job"), src, plan, sc.job_step ? &*sc.job_step : nullptr);
+  }
   if (top.has("rl")) sc.rl = read_rl(top.child("rl"));
   if (top.has("moe")) sc.moe = read_moe(top.child("moe"));
-  if (top.has("job_step")) sc.job_step = read_job_step(top.child("job_step"));
   if (!sc.pipeline && !sc.data_parallel && !sc.job && !sc.plan && !sc.rl && !sc.moe && !sc.job_step)
     throw InputError(src->file, 1, "",
                      "the scenario has no section to simulate (expected 'pipeline', 'data_parallel', 'job', 'plan', "

@@ -7,6 +7,7 @@
 #include "cli/input/job_scenario.hpp"
 
 #include "models/deadline.hpp"
+#include "models/layer_costs.hpp"
 #include "models/model_limits.hpp"
 #include "models/training_state.hpp"
 
@@ -25,7 +26,7 @@ Bytes plan_checkpoint_bytes(const PlanSpec& plan) {
   return plan.checkpoint_bytes.value_or(recoverable_state_bytes(plan.model.parameters, plan.format));
 }
 
-CheckpointSpec read_checkpoint(const Reader& c, JobScenario& job, const PlanSpec* plan) {
+CheckpointSpec read_checkpoint(const Reader& c, JobScenario& job, const PlanSpec* plan, Bytes state_bytes) {
   c.only({"every", "every_steps", "compare", "mode", "size", "storage", "copy", "commit", "buffers"});
   CheckpointSpec ck;
   if (c.has("every") && c.has("every_steps"))
@@ -48,6 +49,7 @@ CheckpointSpec read_checkpoint(const Reader& c, JobScenario& job, const PlanSpec
     ck.storage_bandwidth = c.opt_bandwidth("storage").value_or(plan->storage_bandwidth);
     if (!job.every && !job.every_steps && plan->interval) job.every = plan->interval;
   }
+  if (state_bytes > 0) ck.size = state_bytes;  // the job step's recoverable state, unless `size` says
   if (!c.has("size") && ck.size <= 0) c.fail("size", "missing: the snapshot's size, e.g. 114670295040B or 115GB");
   if (!c.has("storage") && ck.storage_bandwidth <= 0)
     c.fail("storage", "missing: the storage's write bandwidth, e.g. 7GB/s");
@@ -150,14 +152,30 @@ StragglerSpec read_stragglers(const Reader& r, std::int64_t cards) {
   return s;
 }
 
+// With a job_step: the run's steps from `tokens` (or `steps`), at the step's tokens per step.
+std::int64_t job_step_steps(const Reader& r, const JobStepSpec& step) {
+  if (r.has("tokens") == r.has("steps"))
+    r.fail("tokens", "give the run's 'tokens' (trained at the job_step's global batch) or its 'steps', one of them");
+  if (r.has("steps")) return r.integer("steps", 1);
+  const double tokens = r.number("tokens");
+  if (!(tokens >= 1 && tokens < 9e18)) r.fail("tokens", "must be a positive number of tokens");
+  return steps_for(static_cast<std::int64_t>(tokens), step.layout.global_batch * step.model.seq);
+}
+
 }  // namespace
 
-JobScenario read_job(const Reader& r, std::shared_ptr<const Source> src, const PlanSpec* plan) {
-  r.only({"steps", "step_time", "cards", "card_mtbf", "restore", "rollback_every", "failures_at", "deadline",
+JobScenario read_job(const Reader& r, std::shared_ptr<const Source> src, const PlanSpec* plan,
+                     const JobStepScenario* job_step) {
+  r.only({"steps", "tokens", "step_time", "cards", "card_mtbf", "restore", "rollback_every", "failures_at", "deadline",
           "reserved", "runs", "seed", "checkpoint", "input", "stragglers"});
   if (plan && !plan->timed()) plan = nullptr;  // a memory-only plan has no steps to lend
+  if (!job_step && r.has("tokens"))
+    r.fail("tokens", "counts steps at a job_step's global batch: the scenario has none");
   JobScenario job;
-  job.steps = plan && !r.has("steps") ? steps_for(plan->tokens, plan->tokens_per_step()) : r.integer("steps", 1);
+  if (job_step)
+    job.steps = job_step_steps(r, job_step->spec);
+  else
+    job.steps = plan && !r.has("steps") ? steps_for(plan->tokens, plan->tokens_per_step()) : r.integer("steps", 1);
   job.step_time = r.opt_duration("step_time");
   if (job.step_time && *job.step_time <= 0) r.fail("step_time", "must be positive");
   if (plan && !job.step_time && !r.has("stragglers")) {
@@ -166,10 +184,15 @@ JobScenario read_job(const Reader& r, std::shared_ptr<const Source> src, const P
       r.fail("cards", "with a plan, cards come from its cases (give step_time too for a job of your own)");
     job.per_plan_case = true;
   }
-  if (!job.step_time && !r.has("stragglers") && !job.per_plan_case)
+  if (job_step && !job.step_time) {
+    if (r.has("stragglers"))
+      r.fail("stragglers", "the job_step's simulated step is the step: give step_time to use stragglers");
+    job.step_from_job_step = true;
+  }
+  if (!job.step_time && !r.has("stragglers") && !job.per_plan_case && !job.step_from_job_step)
     r.fail("step_time", "missing: the time of one step (or a 'stragglers' section to simulate it)");
   JobSpec& s = job.run;
-  s.cards = r.opt_integer("cards", 1).value_or(1);
+  s.cards = r.opt_integer("cards", 1).value_or(job_step ? job_step->spec.layout.ranks() : 1);
   s.card_mtbf = r.opt_duration("card_mtbf").value_or(plan ? plan->card_mtbf : 0);
   if (r.has("card_mtbf") && s.card_mtbf <= 0) r.fail("card_mtbf", "must be positive (leave it out for no failures)");
   if (s.card_mtbf > 0 && s.card_mtbf / s.cards <= 0)
@@ -184,7 +207,10 @@ JobScenario read_job(const Reader& r, std::shared_ptr<const Source> src, const P
   job.runs = r.opt_count("runs", 1).value_or(1000);
   job.seed = static_cast<std::uint64_t>(r.opt_integer("seed", 0).value_or(1));
   if (r.has("checkpoint")) {
-    s.checkpoint = read_checkpoint(r.child("checkpoint"), job, plan);
+    const Reader c = r.child("checkpoint");
+    const Bytes state =
+        job_step && !c.has("size") ? checkpoint_state_bytes(job_step->spec.model, job_step->spec.layout) : 0;
+    s.checkpoint = read_checkpoint(c, job, plan, state);
     if (!job.every && !job.every_steps)
       r.child("checkpoint").fail("every", "missing: the interval between checkpoints");
   } else if (plan && plan->interval && plan->storage_bandwidth > 0) {

@@ -113,10 +113,19 @@ JobAnalysis analyse_job(const Scenario& sc, int runs, std::uint64_t seed, int th
     a.stragglers = simulate_stragglers(*job.stragglers, seed, threads);
     a.cards_per_machine = job.stragglers->cards_per_machine;
   }
-  if (job.step_time)
+  if (job.step_time) {
     a.step_time = *job.step_time;
-  else
+  } else if (job.step_from_job_step) {
+    // The scenario's job step, simulated once: every run's steps take its time.
+    const JobStepSpec& step = sc.job_step->spec;
+    a.step_time = run_job_step(step).result.step_time;
+    const JobLayout& l = step.layout;
+    a.step_source =
+        fmt::format("{} on {} x {}, tp {} pp {} dp {}{}", step.model.shape.name, l.ranks(),
+                    step.cluster.accelerator.name, l.tp, l.pp, l.dp, l.cp > 1 ? fmt::format(" cp {}", l.cp) : "");
+  } else {
     a.step_time = static_cast<Time>(std::llround(a.stragglers->step_seconds.mean * 1e9));
+  }
 
   // Work must stay far from int64 overflow (2^61 ns ~ 73 years).
   if (job.steps > (Time{1} << 61) / std::max<Time>(a.step_time, 1))
@@ -244,6 +253,7 @@ std::vector<std::string> job_about(const JobAnalysis& a) {
   std::vector<std::string> out;
   out.push_back(fmt::format("{}: {} of {} on {}; {}, seed {}", a.name, counted(s.profile.steps(), "step"),
                             format_duration(a.step_time), counted(s.cards, "card"), counted(m.runs, "run"), m.seed));
+  if (!a.step_source.empty()) out.push_back(fmt::format("step: the job_step simulated ({})", a.step_source));
   if (s.card_mtbf > 0)
     out.push_back(fmt::format("failures: card MTBF {} -> job MTBF {} (cards / card MTBF), restore {}",
                               span(s.card_mtbf), span(s.job_mtbf()), format_duration(s.restore)));
@@ -472,6 +482,7 @@ Json job_json(const JobAnalysis& a) {
   j["seed"] = m.seed;
   j["steps"] = s.profile.steps();
   j["step_time_s"] = round6(to_s(a.step_time));
+  if (!a.step_source.empty()) j["step_source"] = "job_step: " + a.step_source;  // absent: given or from stragglers
   j["work_s"] = round3(to_s(s.profile.total()));
   j["cards"] = s.cards;
   if (s.card_mtbf > 0) j["job_mtbf_s"] = round3(to_s(s.job_mtbf()));

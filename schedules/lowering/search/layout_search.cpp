@@ -79,10 +79,7 @@ Time compute_bound(const JobStepSpec& s) {
 namespace {
 
 Bytes checkpoint_bytes(const SearchSpec& spec) {
-  // The recoverable state: master + Adam m + v (12 B with FP32 moments) + BF16 weights (2 B) =
-  // 14 B per parameter (book 10.4.2, reference section 5); 12 B where the weights are the master.
-  return spec.task.checkpoint_bytes.value_or((weight_bytes(spec.base) + adam_state_bytes(spec.base)) *
-                                             total_parameters(spec.model));
+  return spec.task.checkpoint_bytes.value_or(checkpoint_state_bytes(spec.model, spec.base));
 }
 
 struct TaskTerms {
