@@ -34,11 +34,14 @@ namespace {
 // and the one prefetched) and one layer's gradients. By module (DeepSpeed), at a dense layer's
 // peak in its backward: the MLP's output projection, kept since the rerun forward (reuse
 // distance), and its largest module fetched again with that module's gradients; the prefetch
-// bucket (5e7 elements by default) is left out. MoE layers count by layer either way.
+// bucket (5e7 elements by default) is left out. MoE layers count by layer either way. Kept from
+// forward to backward (keep_gathered), every layer's weights are gathered at the backward's start:
+// counted with the device's parameters (job_memory); here the gradients' buffer alone.
 double zero3_buffer_bytes(const JobModel& m, const JobLayout& l) {
   const LayerWork w = layer_work(m, l);
   double layer = static_cast<double>(w.parameters);
   if (has_dense_first_layers(m)) layer = std::max(layer, static_cast<double>(layer_work(dense_layer_model(m), l).parameters));
+  if (l.keep_gathered) return l.grad_bytes * layer;
   double gathered = 2 * layer, reduced = layer;
   if (l.zero3_fetch == Zero3Fetch::Module && m.experts == 0) {
     // A module's weights are its GEMM's k x n (the layer's GEMMs, as layer_work lists them).
@@ -107,6 +110,8 @@ JobMemory job_memory(const JobModel& m, const JobLayout& l, const std::vector<Ch
     }
     // The FP32 logits of one micro-batch (and their gradient) where the LM head is.
     mem.buffers = shared;
+    if (l.zero >= 3 && l.keep_gathered)
+      mem.buffers += bytes_from(state_bytes(params, l, 2, false), "the weights kept gathered");
     // Autocast's BF16 copies of the FP32 weights: cached for the whole forward and saved for the
     // backward, every layer's at the forward's end (PyTorch's autocast weight cache).
     if (casts_weights_per_pass(l))

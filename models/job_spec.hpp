@@ -188,6 +188,11 @@ struct JobLayout {
   // at about 21 GB/s even over NVLink (DeepSpeed issue 1174).
   std::int64_t dp_bandwidth = 0;
   Zero3Fetch zero3_fetch = Zero3Fetch::Layer;               // what one ZeRO-3 gather fetches
+  // ZeRO-3: each layer's gathered weights kept from its forward to its backward, not gathered
+  // again (PyTorch FSDP2's reshard_after_forward=False, FSDP1's SHARD_GRAD_OP; the data-parallel
+  // scenario's keep_gathered): one gather a layer and micro-batch, the whole model held unsharded
+  // at the backward's start. Zero 0-2 layouts, which gather nothing per layer, ignore it.
+  bool keep_gathered = false;
   MasterWeights master_weights = MasterWeights::Optimizer;  // where the FP32 master weights are
   bool cp_balanced = true;       // CP: 2 cp chunks, rank i takes i and 2cp-1-i (else contiguous)
   CpComm cp_comm = CpComm::P2p;  // CP: how the ranks exchange what attention needs

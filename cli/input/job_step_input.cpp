@@ -199,7 +199,7 @@ const std::vector<std::string>& layout_keys() {
       "fsdp", "sequence_parallel", "micro_batch", "global_batch", "recompute", "recompute_layers", "attention",
       "overlap", "fp8", "fp8_recipe", "grad_bytes", "cp_split", "cp_comm", "ep_dispatch", "fp8_dispatch",
       "fp8_activations", "expert_placement", "recompute_modules", "adam_moment_bytes", "expert_tp", "permute_fusion",
-      "dp_bandwidth", "zero3_fetch", "master_weights", "dp_replicate"};
+      "dp_bandwidth", "zero3_fetch", "master_weights", "dp_replicate", "keep_gathered"};
   // clang-format on
   return keys;
 }
@@ -274,6 +274,7 @@ JobLayout read_layout(const Reader& r) {
   l.permute_fusion = r.flag("permute_fusion", false);
   l.dp_bandwidth = r.opt_bandwidth("dp_bandwidth").value_or(0);
   l.zero3_fetch = read_named(r, "zero3_fetch", "layer", zero3_fetch_from_name, "zero3_fetch", "layer or module");
+  l.keep_gathered = r.flag("keep_gathered", false);
   l.master_weights =
       read_named(r, "master_weights", "optimizer", master_weights_from_name, "master_weights", "optimizer or model");
   l.fp8_activations = r.flag("fp8_activations", l.fp8);  // Transformer Engine's default with FP8

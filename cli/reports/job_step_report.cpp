@@ -68,8 +68,10 @@ std::string layout_line(const JobStepSpec& s) {
   // A framework slower than the network (layout dp_bandwidth), or gathering by module (zero3_fetch).
   if (l.dp_bandwidth > 0) out += fmt::format(", DP collectives at most {:.3g} GB/s", l.dp_bandwidth / 1e9);
   if (l.zero3_fetch == Zero3Fetch::Module && l.zero >= 3)
-    out += l.recompute == JobRecompute::Full ? ", ZeRO-3 gathers by module (recomputed layers' weights again)"
-                                             : ", ZeRO-3 gathers by module";
+    out += l.recompute == JobRecompute::Full && !l.keep_gathered
+               ? ", ZeRO-3 gathers by module (recomputed layers' weights again)"
+               : ", ZeRO-3 gathers by module";
+  if (l.keep_gathered && l.zero >= 3) out += ", ZeRO-3 weights kept gathered from forward to backward";
   return out;
 }
 // What the router leaves on the EP ranks, when it is not the mean everywhere.
@@ -316,6 +318,7 @@ nlohmann::ordered_json layout_json(const JobStepRun& run) {
   if (l.zero3_fetch == Zero3Fetch::Module) j["zero3_fetch"] = "module";   // absent: layer by layer
   if (l.master_weights == MasterWeights::Model) j["master_weights"] = "model";  // absent: in the optimizer
   if (l.dp_replicate > 1) j["dp_replicate"] = l.dp_replicate;  // absent: one shard group of every dp rank
+  if (l.keep_gathered) j["keep_gathered"] = true;              // absent: gathered again for the backward
   if (l.recompute == JobRecompute::Selective) {
     auto modules = nlohmann::ordered_json::array();
     for (const auto& [module_name, module] : recompute_module_names())

@@ -156,6 +156,7 @@ std::string header(const SearchReportInfo& info, const SearchSpec& spec) {
     out += fmt::format("data-parallel collectives at most {:.3g} GB/s per GPU\n", spec.base.dp_bandwidth / 1e9);
   if (spec.base.zero3_fetch == Zero3Fetch::Module)
     out += "zero 3: weights gathered module by module, a recomputed layer's again before its backward\n";
+  if (spec.base.keep_gathered) out += "zero 3: each layer's gathered weights kept from its forward to its backward\n";
   if (spec.base.master_weights == MasterWeights::Model)
     out += "FP32 weights as the master, cast to BF16 to compute (no BF16 copy kept beside them)\n";
   if (spec.base.fp8)  // MFU is then against the FP8 peak (the reader refuses FP8 without one)

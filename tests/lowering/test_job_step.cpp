@@ -940,6 +940,54 @@ TEST_CASE("ZeRO-3 regather: a recomputed layer's weights gathered again before i
   CHECK(run_job_step(z1).result.step_time == without);
 }
 
+TEST_CASE("ZeRO-3 keeping the gathered weights: one gather a layer, the whole model held", "[job_step]") {
+  // GPT-3 175B, ZeRO-3 over 64 A100, full recompute, 1 micro-batch: FSDP reshards each layer after
+  // its forward and gathers it again for its backward; reshard_after_forward=False keeps it.
+  JobStepSpec s;
+  s.model = gpt3();
+  s.cluster = *find_cluster_preset("a100-sxm-80gb");
+  s.layout.dp = 64;
+  s.layout.zero = 3;
+  s.layout.global_batch = 64;
+  s.layout.recompute = JobRecompute::Full;
+  s.layout.zero3_fetch = Zero3Fetch::Module;  // no regather either, once kept
+  const JobStepRun again = run_job_step(s);
+  s.layout.keep_gathered = true;
+  const JobStepRun kept = run_job_step(s);
+  const auto gathers = [](const JobStepRun& r) {
+    return std::count_if(r.fsdp->info.begin(), r.fsdp->info.end(),
+                         [](const DpOpInfo& x) { return x.kind == DpOp::Gather; });
+  };
+  CHECK(gathers(again) == 2 * 98);  // 98 units (embedding, 96 layers, head): before each forward and backward
+  CHECK(gathers(kept) == 98);       // before each forward only
+  // The bytes: each layer's gather once, no regather.
+  Bytes once = 0;
+  for (const auto& u : kept.fsdp_plan.units) once += u.gather_bytes + u.reduce_bytes;
+  CHECK(kept.fsdp->bytes_per_card == once);
+  CHECK(kept.result.step_time < again.result.step_time);
+  // Memory: every layer's weights gathered (2 B a parameter of the GPU's: 175B at TP 1) and one
+  // layer's gradients (FP32), where gathering by module held the MLP's two projections (8 h^2)
+  // and the largest one's gradients (4 h^2); the shards as they were.
+  const double params = static_cast<double>(total_parameters(s.model));
+  const double layer = static_cast<double>(layer_work(s.model, s.layout).parameters);
+  const JobMemory& a = again.result.memory;
+  const JobMemory& b = kept.result.memory;
+  CHECK(b.weights == a.weights);
+  CHECK(b.gradients == a.gradients);
+  CHECK(b.optimizer == a.optimizer);
+  CHECK(static_cast<double>(b.buffers - a.buffers) ==
+        Approx(2 * params + 4 * layer - (2 * 8 * 12288.0 * 12288 + 4 * 4 * 12288.0 * 12288)).epsilon(1e-6));
+  // A framework's setting: zero 0-2, which gather nothing per layer, ignore it.
+  JobStepSpec z1 = s;
+  z1.layout.zero = 1;
+  z1.layout.dp = 8;
+  z1.layout.tp = 8;
+  const JobStepRun with = run_job_step(z1);
+  z1.layout.keep_gathered = false;
+  CHECK(run_job_step(z1).result.step_time == with.result.step_time);
+  CHECK(run_job_step(z1).result.memory.total() == with.result.memory.total());
+}
+
 TEST_CASE("uneven chunks: the pipeline's ends set, the other chunks an equal share", "[job_step]") {
   JobLayout l;
   l.tp = 8;

@@ -277,6 +277,7 @@ void run_fsdp_path(JobStepRun& run) {
   p.microbatches = static_cast<int>(l.microbatches());
   p.zero3 = true;
   p.prefetch = l.overlap_param_gather ? 2 : 0;
+  p.keep_gathered = l.keep_gathered;
   p.input_wait = spec.input_wait;
   p.link = cp.paths.dp.inter_node || (l.dp_replicate > 1 && cp.paths.dp_replica.inter_node) ? LinkKind::HostNic
                                                                                             : LinkKind::PeerLink;
@@ -291,7 +292,7 @@ void run_fsdp_path(JobStepRun& run) {
     u.name = std::move(name);
     const double gather = replica_collective_seconds(Collective::AllGather, params, 2, l, cp.paths);
     double regather = 0;
-    if (recomputed && l.zero3_fetch == Zero3Fetch::Module) {
+    if (recomputed && l.zero3_fetch == Zero3Fetch::Module && !l.keep_gathered) {
       const HeldParameters again{std::max<std::int64_t>(0, params.dense - (params.expert > 0 ? 0 : kept_at_rerun)),
                                  params.expert};
       regather = replica_collective_seconds(Collective::AllGather, again, 2, l, cp.paths);
@@ -304,7 +305,9 @@ void run_fsdp_path(JobStepRun& run) {
     // the backward; not under the host's waits, when the GPU runs nothing).
     const double ov = l.overlap_param_gather && members > 1 ? k : 0.0;
     u.forward = ns(f.compute() + f.comm() + ov * std::min(f.kernels(), gather));
-    u.backward_input = ns(b.compute() + b.comm() + ov * std::min(b.kernels(), gather + regather + reduce));
+    // Kept from the forward, a layer's weights are not gathered again beside its backward.
+    const double backward_gathers = l.keep_gathered ? 0.0 : gather + regather;
+    u.backward_input = ns(b.compute() + b.comm() + ov * std::min(b.kernels(), backward_gathers + reduce));
     u.gather = ns(gather);
     u.reduce = ns(reduce);
     u.gather_bytes = replica_collective_bytes(Collective::AllGather, params, 2, l, "a ZeRO-3 gather");
