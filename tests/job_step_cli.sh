@@ -7,6 +7,13 @@ source "$(dirname "${BASH_SOURCE[0]}")/lib/cli_test.sh"
 has() { grep -q -- "$1" "$2" || { cat "$2"; fail "expected '$1' in $2"; }; }
 # Figures are checked with runs of spaces squeezed (tables align with them).
 fig() { tr -s ' ' <"$2" | grep -q -- "$1" || { cat "$2"; fail "expected '$1' in $2"; }; }
+# layout_key FILE KEY VALUE: a run's JSON `layout` has KEY = VALUE (JSON text), or, with VALUE
+# "absent", has no KEY.
+layout_key() {
+  python3 -c 'import json,sys; l=json.load(open(sys.argv[1]))["layout"]; k,v=sys.argv[2],sys.argv[3]
+assert (k not in l) if v == "absent" else (k in l and l[k] == json.loads(v)), (k, l.get(k))' "$1" "$2" "$3" ||
+    fail "layout.$2 in $1: expected $3"
+}
 
 # 1. The shipped jobs and their figures (deterministic).
 "$stepsim" run scenarios/job-llama70b-64xh100.yaml >"$tmp/llama.txt"
@@ -453,8 +460,7 @@ fig "exposed DP/ZeRO 19.209 s" "$tmp/ds.txt"
 python3 -c 'import json,sys; d=json.load(open(sys.argv[1]))["layout"]; assert d["zero3_fetch"] == "module" and "dp_bandwidth_bytes_per_s" not in d, d' \
   "$tmp/ds.json" || fail "zero3_fetch in the JSON"
 "$stepsim" run scenarios/job-fsdp-8.yaml --json >"$tmp/fsdp.json"
-python3 -c 'import json,sys; assert "zero3_fetch" not in json.load(open(sys.argv[1]))["layout"]' "$tmp/fsdp.json" \
-  || fail "zero3_fetch in a by-layer job's JSON"
+layout_key "$tmp/fsdp.json" zero3_fetch absent
 run "$stepsim" run scenarios/job-fsdp-8.yaml --set job_step.layout.zero3_fetch=tensor
 refused "job_step.layout.zero3_fetch: unknown zero3_fetch 'tensor' (layer or module)"
 run "$stepsim" run scenarios/job-fsdp-8.yaml --set job_step.layout.dp_bandwidth=0GB/s
@@ -482,10 +488,8 @@ fig "gradients 3.74" "$tmp/mw.txt"
 fig "total 58.07" "$tmp/mw.txt"
 fig "step time 5.859 s" "$tmp/mw.txt"
 "$stepsim" run scenarios/job-fsdp-8.yaml --set job_step.layout.master_weights=model --json >"$tmp/mw.json"
-python3 -c 'import json,sys; assert json.load(open(sys.argv[1]))["layout"]["master_weights"] == "model"' "$tmp/mw.json" ||
-  fail "master_weights in the JSON"
-python3 -c 'import json,sys; assert "master_weights" not in json.load(open(sys.argv[1]))["layout"]' "$tmp/fsdp.json" ||
-  fail "master_weights in a job's JSON with the master in the optimizer"
+layout_key "$tmp/mw.json" master_weights '"model"'
+layout_key "$tmp/fsdp.json" master_weights absent
 run "$stepsim" run scenarios/job-fsdp-8.yaml --set job_step.layout.master_weights=fp32
 refused "job_step.layout.master_weights: unknown master_weights 'fp32' (optimizer or model)"
 csv_refused validation/fsdp_across_nodes.csv 's/^\(TT,.*\),model,0$/\1,fp32,0/' "edited.csv:20: master_weights: unknown master_weights 'fp32' (optimizer or model)"
@@ -499,10 +503,8 @@ fig "base 2.237 s +0.0% 3662 50.3% 47.8 / 76.0 yes" "$tmp/hsdp.txt"
 fig "shard-over-32 2.443 s +9.2% 3354 46.1% 38.4 / 76.0 yes" "$tmp/hsdp.txt"
 fig "fsdp-all-128 2.399 s +7.2% 3415 46.9% 36.1 / 76.0 yes" "$tmp/hsdp.txt"
 "$stepsim" run scenarios/job-hsdp-128xa100.yaml --json >"$tmp/hsdp.json"
-python3 -c 'import json,sys; assert json.load(open(sys.argv[1]))["layout"]["dp_replicate"] == 16' "$tmp/hsdp.json" ||
-  fail "dp_replicate in the JSON"
-python3 -c 'import json,sys; assert "dp_replicate" not in json.load(open(sys.argv[1]))["layout"]' "$tmp/fsdp.json" ||
-  fail "dp_replicate in a job's JSON with one shard group"
+layout_key "$tmp/hsdp.json" dp_replicate 16
+layout_key "$tmp/fsdp.json" dp_replicate absent
 run "$stepsim" run scenarios/job-hsdp-128xa100.yaml --set job_step.layout.dp_replicate=5
 refused "job_step.layout.dp_replicate: dp_replicate 5 does not divide dp 128 (would fit: 1, 2, 4, 8, 16, 32, 64)"
 run "$stepsim" run scenarios/job-fsdp-8.yaml --set job_step.layout.fsdp=false --set job_step.layout.dp_replicate=2
@@ -518,10 +520,8 @@ has ", ZeRO-3 weights kept gathered from forward to backward" "$tmp/kept.txt"
 fig "step time 5.800 s" "$tmp/kept.txt"
 fig "buffers 23.19" "$tmp/kept.txt"
 "$stepsim" run scenarios/job-fsdp-8.yaml --set job_step.layout.keep_gathered=true --json >"$tmp/kept.json"
-python3 -c 'import json,sys; assert json.load(open(sys.argv[1]))["layout"]["keep_gathered"] is True' "$tmp/kept.json" ||
-  fail "keep_gathered in the JSON"
-python3 -c 'import json,sys; assert "keep_gathered" not in json.load(open(sys.argv[1]))["layout"]' "$tmp/fsdp.json" ||
-  fail "keep_gathered in a job's JSON that gathers again"
+layout_key "$tmp/kept.json" keep_gathered true
+layout_key "$tmp/fsdp.json" keep_gathered absent
 run "$stepsim" run scenarios/job-fsdp-8.yaml --set job_step.layout.keep_gathered=sometimes
 refused "job_step.layout.keep_gathered"
 # ... a CSV column too: IBM's 34B row (line 25) with its weights kept runs faster than as measured.
@@ -554,8 +554,7 @@ fig "HFU 57.7%" "$tmp/op.txt"
 fig "activations (peak) 15.56" "$tmp/op.txt"
 fig "buffers 9.63" "$tmp/op.txt"
 "$stepsim" run scenarios/job-fsdp-8.yaml --set job_step.layout.recompute=op --json >"$tmp/op.json"
-python3 -c 'import json,sys; assert json.load(open(sys.argv[1]))["layout"]["recompute"] == "op"' "$tmp/op.json" ||
-  fail "recompute op in the JSON"
+layout_key "$tmp/op.json" recompute '"op"'
 run "$stepsim" run scenarios/job-moe-routing-256xh100.yaml --set job_step.layout.recompute=op
 refused "job_step.layout.recompute: op checkpoints a dense block's matmuls in torchtitan's order: the model has experts or mla"
 run "$stepsim" run scenarios/job-fsdp-8.yaml --set job_step.layout.recompute=op --set job_step.layout.attention=unfused

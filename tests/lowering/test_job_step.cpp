@@ -57,6 +57,18 @@ JobStepSpec megascale(int gpus, std::int64_t gbs) {
   return s;
 }
 
+// GPT-3 175B under ZeRO-3 over 64 A100, one sequence each, full recompute (as SC21's DeepSpeed rows).
+JobStepSpec gpt3_zero3_64() {
+  JobStepSpec s;
+  s.model = gpt3();
+  s.cluster = *find_cluster_preset("a100-sxm-80gb");
+  s.layout.dp = 64;
+  s.layout.zero = 3;
+  s.layout.global_batch = 64;
+  s.layout.recompute = JobRecompute::Full;
+  return s;
+}
+
 // MegaScale's GPT-3 at TP 8 without a pipeline: dp data-parallel ranks at ZeRO stage `zero`.
 JobStepSpec megascale_one_stage(int dp, int zero, std::int64_t gbs) {
   JobStepSpec s = megascale(8 * dp, gbs);
@@ -881,14 +893,7 @@ TEST_CASE("MoE: dense first layers cost as dense layers, in the first chunks", "
 }
 
 TEST_CASE("ZeRO-3 regather: a recomputed layer's weights gathered again before its backward", "[job_step]") {
-  // GPT-3 175B, ZeRO-3 over 64 A100, full recompute (as SC21's DeepSpeed rows).
-  JobStepSpec s;
-  s.model = gpt3();
-  s.cluster = *find_cluster_preset("a100-sxm-80gb");
-  s.layout.dp = 64;
-  s.layout.zero = 3;
-  s.layout.global_batch = 64;
-  s.layout.recompute = JobRecompute::Full;
+  JobStepSpec s = gpt3_zero3_64();
   const JobStepRun kept = run_job_step(s);
   s.layout.zero3_fetch = Zero3Fetch::Module;  // DeepSpeed's hooks fetch again for the rerun forward
   const JobStepRun again = run_job_step(s);
@@ -941,15 +946,9 @@ TEST_CASE("ZeRO-3 regather: a recomputed layer's weights gathered again before i
 }
 
 TEST_CASE("ZeRO-3 keeping the gathered weights: one gather a layer, the whole model held", "[job_step]") {
-  // GPT-3 175B, ZeRO-3 over 64 A100, full recompute, 1 micro-batch: FSDP reshards each layer after
-  // its forward and gathers it again for its backward; reshard_after_forward=False keeps it.
-  JobStepSpec s;
-  s.model = gpt3();
-  s.cluster = *find_cluster_preset("a100-sxm-80gb");
-  s.layout.dp = 64;
-  s.layout.zero = 3;
-  s.layout.global_batch = 64;
-  s.layout.recompute = JobRecompute::Full;
+  // FSDP reshards each layer after its forward and gathers it again for its backward;
+  // reshard_after_forward=False keeps it.
+  JobStepSpec s = gpt3_zero3_64();
   s.layout.zero3_fetch = Zero3Fetch::Module;  // no regather either, once kept
   const JobStepRun again = run_job_step(s);
   s.layout.keep_gathered = true;
