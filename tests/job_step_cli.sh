@@ -514,6 +514,10 @@ refused "would fit: dp_replicate: 8 (75.7 GiB)"
 # Beside a hardware file, the scenario's network applies: at a DGX A100's 25 GB/s a NIC, faster.
 "$stepsim" run scenarios/job-hsdp-128xa100.yaml --set job_step.hardware.network.nic_bandwidth=25GB/s >"$tmp/hsdp-dgx.txt"
 fig "step time 1.948 s" "$tmp/hsdp-dgx.txt"
+"$stepsim" run scenarios/job-hsdp-128xa100.yaml --set job_step.hardware.efficiency.contention=0 >"$tmp/hsdp-c0.txt"
+fig "step time 1.836 s" "$tmp/hsdp-c0.txt"
+run "$stepsim" run scenarios/job-hsdp-128xa100.yaml --set job_step.hardware.efficiency.contention=2
+refused "job_step.hardware.efficiency.contention: 2 is not a share of time"
 # FSDP keeping each layer's gathered weights from forward to backward (reshard_after_forward=False).
 "$stepsim" run scenarios/job-fsdp-8.yaml --set job_step.layout.keep_gathered=true >"$tmp/kept.txt"
 has ", ZeRO-3 weights kept gathered from forward to backward" "$tmp/kept.txt"

@@ -108,6 +108,39 @@ static void read_network(const Reader& n, NetworkSpec& net) {
   }
 }
 
+// The efficiencies a scenario sets over the preset's (or a hardware file's).
+static void read_efficiency(const Reader& e, Efficiency& eff) {
+  e.only({"gemm", "attention", "memory", "fabric", "network", "contention", "experts", "fp8", "fp8_blockwise",
+          "moe_host"});
+  auto frac = [&](const char* key, double& out) {
+    if (auto v = e.opt_number(key)) {
+      if (!(*v > 0 && *v <= 1))
+        e.fail(key, fmt::format("{} is not an efficiency (a fraction in (0, 1], e.g. 0.7 or 70%)", *v));
+      out = *v;
+    }
+  };
+  frac("gemm", eff.gemm);
+  frac("attention", eff.attention);
+  frac("memory", eff.memory);
+  frac("fabric", eff.fabric);
+  frac("network", eff.network);
+  frac("experts", eff.experts);
+  frac("fp8", eff.fp8);
+  frac("fp8_blockwise", eff.fp8_blockwise);
+  // Contention is a share of time lost, not an efficiency: 0 (collectives cost the compute
+  // under them nothing) is a valid answer.
+  if (auto v = e.opt_number("contention")) {
+    if (!(*v >= 0 && *v <= 1))
+      e.fail("contention", fmt::format("{} is not a share of time (a fraction in [0, 1], e.g. 0.2 or 20%)", *v));
+    eff.contention = *v;
+  }
+  // A time, not a fraction: what the host holds the GPU up per MoE pass (up to a second).
+  if (auto v = e.opt_duration("moe_host")) {
+    if (*v > kSecond) e.fail("moe_host", fmt::format("{} s per MoE pass is more than a second", to_s(*v)));
+    eff.moe_host = to_s(*v);
+  }
+}
+
 // The node (GPUs, fabric) and the network over the preset's, where `r` gives them.
 static void read_node_and_network(const Reader& r, ClusterSpec& c) {
   if (r.has("node")) {
@@ -127,8 +160,8 @@ static void read_node_and_network(const Reader& r, ClusterSpec& c) {
 }
 
 ClusterSpec read_cluster(const Reader& parent, const std::string& k) {
-  // gpus: read by read_job_step_scenario; node and network beside a file: over the file's.
-  const Reader r = fields_or_file(parent, k, {"gpus", "node", "network"});
+  // gpus: read by read_job_step_scenario; efficiency, node and network beside a file: over the file's.
+  const Reader r = fields_or_file(parent, k, {"gpus", "efficiency", "node", "network"});
   r.only({"preset", "gpus", "accelerator", "efficiency", "node", "network", "name"});
   const std::string preset = r.text("preset");
   const ClusterSpec* p = find_cluster_preset(preset);
@@ -153,42 +186,14 @@ ClusterSpec read_cluster(const Reader& parent, const std::string& k) {
     if (auto v = a.opt_count("sms", 0)) c.accelerator.tiling.sms = *v;  // 0: no wave quantization
     if (c.accelerator.peak_bf16 <= 0) a.fail("peak_tflops", "must be positive");
   }
-  if (r.has("efficiency")) {
-    const Reader e = r.child("efficiency");
-    e.only({"gemm", "attention", "memory", "fabric", "network", "contention", "experts", "fp8", "fp8_blockwise",
-            "moe_host"});
-    auto frac = [&](const char* key, double& out) {
-      if (auto v = e.opt_number(key)) {
-        if (!(*v > 0 && *v <= 1))
-          e.fail(key, fmt::format("{} is not an efficiency (a fraction in (0, 1], e.g. 0.7 or 70%)", *v));
-        out = *v;
-      }
-    };
-    auto& eff = c.accelerator.efficiency;
-    frac("gemm", eff.gemm);
-    frac("attention", eff.attention);
-    frac("memory", eff.memory);
-    frac("fabric", eff.fabric);
-    frac("network", eff.network);
-    frac("experts", eff.experts);
-    frac("fp8", eff.fp8);
-    frac("fp8_blockwise", eff.fp8_blockwise);
-    // Contention is a share of time lost, not an efficiency: 0 (collectives cost the compute
-    // under them nothing) is a valid answer.
-    if (auto v = e.opt_number("contention")) {
-      if (!(*v >= 0 && *v <= 1))
-        e.fail("contention", fmt::format("{} is not a share of time (a fraction in [0, 1], e.g. 0.2 or 20%)", *v));
-      eff.contention = *v;
-    }
-    // A time, not a fraction: what the host holds the GPU up per MoE pass (up to a second).
-    if (auto v = e.opt_duration("moe_host")) {
-      if (*v > kSecond) e.fail("moe_host", fmt::format("{} s per MoE pass is more than a second", to_s(*v)));
-      eff.moe_host = to_s(*v);
-    }
-  }
+  if (r.has("efficiency")) read_efficiency(r.child("efficiency"), c.accelerator.efficiency);
   read_node_and_network(r, c);
-  // Beside a hardware file (a calibrated accelerator), the scenario's own node and network.
-  if (const Reader here = parent.child(k); here.has("file")) read_node_and_network(here, c);
+  // Beside a hardware file (a calibrated accelerator), the scenario's own efficiencies, node and
+  // network over the file's.
+  if (const Reader here = parent.child(k); here.has("file")) {
+    if (here.has("efficiency")) read_efficiency(here.child("efficiency"), c.accelerator.efficiency);
+    read_node_and_network(here, c);
+  }
   return c;
 }
 
