@@ -170,6 +170,14 @@ std::string header(const SearchReportInfo& info, const SearchSpec& spec) {
   const bool tp_searched = a.tp.empty() || std::any_of(a.tp.begin(), a.tp.end(), [](int t) { return t > 1; });
   if (spec.model.experts > 0 && a.expert_tp == std::vector<int>{0} && tp_searched)
     out += "routed experts split as attention is at every tp (expert_tp: auto also searches them folded)\n";
+  // ZeRO over more than a node: say whether its state is replicated (HSDP) or how to try it.
+  const bool zero_searched = a.zero.empty() || std::any_of(a.zero.begin(), a.zero.end(), [](int z) { return z > 0; });
+  const bool past_a_node =
+      std::any_of(a.cards.begin(), a.cards.end(), [&](std::int64_t n) { return n > spec.cluster.node.gpus; });
+  if (zero_searched && past_a_node && a.dp_replicate == std::vector<int>{1})
+    out += "ZeRO's state sharded over all data-parallel ranks (dp_replicate: auto also tries a shard group per node)\n";
+  else if (a.dp_replicate.size() == 1 && a.dp_replicate.front() > 1)
+    out += fmt::format("ZeRO's state in {} replicas (HSDP)\n", a.dp_replicate.front());
   if (a.cp_comm.size() == 1 && a.cp_comm.front() != CpComm::P2p)
     out += fmt::format("context parallelism by {}\n", cp_comm_name(a.cp_comm.front()));
   if (timed(spec))
