@@ -67,6 +67,8 @@ refused "job.stragglers: the job_step's simulated step is the step: give step_ti
 "$stepsim" job scenarios/job-hsdp-128xa100.yaml --set job.step_time=3s --runs 20 >"$tmp/given.txt" 2>/dev/null
 grep -q "2098084 steps of 3.0 s on 128 cards" "$tmp/given.txt" && ! grep -q "job_step simulated" "$tmp/given.txt" ||
   fail "a given step time over the job step's"
+run "$stepsim" job scenarios/job-hsdp-128xa100.yaml --set job.tokens=8e18
+refused "job.tokens: 7629394531250 steps of 2.2 s exceed the 73 years a run can simulate"
 { cat scenarios/design-case.yaml
   printf 'job_step:\n  model: qwen3-8b\n  hardware: {preset: rtx4090, gpus: 48}\n  layout: {fsdp: true, global_batch: 384}\n'; } >"$tmp/both.yaml"
 run "$stepsim" job "$tmp/both.yaml"

@@ -31,6 +31,8 @@ struct JobScenario {
   bool per_plan_case = false;
   // The scenario's job_step supplies the step time: simulated before the runs (analyse_job).
   bool step_from_job_step = false;
+  // The key the steps were given by (`tokens` beside a job step), for a message about them.
+  std::string steps_key = "steps";
 };
 
 // Reads `job:`; `src` is the scenario's source (for list elements' file:line errors). With the

@@ -172,9 +172,10 @@ JobScenario read_job(const Reader& r, std::shared_ptr<const Source> src, const P
   if (!job_step && r.has("tokens"))
     r.fail("tokens", "counts steps at a job_step's global batch: the scenario has none");
   JobScenario job;
-  if (job_step)
+  if (job_step) {
     job.steps = job_step_steps(r, job_step->spec);
-  else
+    if (r.has("tokens")) job.steps_key = "tokens";
+  } else
     job.steps = plan && !r.has("steps") ? steps_for(plan->tokens, plan->tokens_per_step()) : r.integer("steps", 1);
   job.step_time = r.opt_duration("step_time");
   if (job.step_time && *job.step_time <= 0) r.fail("step_time", "must be positive");

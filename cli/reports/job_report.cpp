@@ -129,8 +129,8 @@ JobAnalysis analyse_job(const Scenario& sc, int runs, std::uint64_t seed, int th
 
   // Work must stay far from int64 overflow (2^61 ns ~ 73 years).
   if (job.steps > (Time{1} << 61) / std::max<Time>(a.step_time, 1))
-    sc.fail("job.steps", fmt::format("{} steps of {} exceed the 73 years a run can simulate", job.steps,
-                                     format_duration(a.step_time)));
+    sc.fail("job." + job.steps_key, fmt::format("{} steps of {} exceed the 73 years a run can simulate", job.steps,
+                                                format_duration(a.step_time)));
   // Input: one failure-free pass over the steps gives each step's input wait.
   if (job.input)
     analyse_input(sc, job, a);
