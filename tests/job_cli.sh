@@ -46,7 +46,7 @@ grep -q "needs a 'job' section" <<<"$err" || fail "no job section: $err"
 "$stepsim" job scenarios/job-hsdp-128xa100.yaml >"$tmp/hsdp.txt" 2>/dev/null
 grep -q "job-hsdp-128xa100: 2098084 steps of 2.2 s on 128 cards; 500 runs, seed 1" "$tmp/hsdp.txt" ||
   { cat "$tmp/hsdp.txt"; fail "job step's run header"; }
-grep -q "step: the job_step simulated (llama2-7b on 128 x a100-sxm-80gb, tp 1 pp 1 dp 128)" "$tmp/hsdp.txt" ||
+grep -qF "step: the job_step simulated (llama2-7b on 128 x a100-sxm-80gb: tp 1 pp 1 dp 128 (HSDP: 16 replicas, each sharding over 8), zero 3, 1f1b, micro-batch 2, global batch 256, recompute none, FP32 weights as the master (BF16 copies to compute))" "$tmp/hsdp.txt" ||
   fail "job step's source line"
 grep -q "pause 11.6 s (write 11.6 s)" "$tmp/hsdp.txt" || fail "job step's snapshot"
 tr -s ' ' <"$tmp/hsdp.txt" | grep -q "^55.43 d 55.42 d 55.75 d 56.02 d 54.77 d 56.19 d" || fail "job step's completion"
@@ -54,7 +54,7 @@ tr -s ' ' <"$tmp/hsdp.txt" | grep -q "^55.43 d 55.42 d 55.75 d 56.02 d 54.77 d 5
 python3 - "$tmp/hsdp.json" <<'PY' || fail "job step's JSON"
 import json, sys
 d = json.load(open(sys.argv[1]))
-assert d["step_source"] == "job_step: llama2-7b on 128 x a100-sxm-80gb, tp 1 pp 1 dp 128", d["step_source"]
+assert d["step_source"] == "job_step: llama2-7b on 128 x a100-sxm-80gb: tp 1 pp 1 dp 128 (HSDP: 16 replicas, each sharding over 8), zero 3, 1f1b, micro-batch 2, global batch 256, recompute none, FP32 weights as the master (BF16 copies to compute)", d["step_source"]
 assert d["cards"] == 128 and d["steps"] == 2098084 and d["step_time_s"] == 2.237316, d["step_time_s"]
 assert abs(d["checkpoint"]["write_s"] - 12 * 6738415616 / 7e9) < 1e-5, d["checkpoint"]
 PY

@@ -3,6 +3,7 @@
 
 #include "cli/input/budget.hpp"
 #include "cli/input/plan_source.hpp"
+#include "cli/reports/job_step_report.hpp"
 #include "cli/reports/plan_report.hpp"
 
 #include <algorithm>
@@ -119,10 +120,8 @@ JobAnalysis analyse_job(const Scenario& sc, int runs, std::uint64_t seed, int th
     // The scenario's job step, simulated once: every run's steps take its time.
     const JobStepSpec& step = sc.job_step->spec;
     a.step_time = run_job_step(step).result.step_time;
-    const JobLayout& l = step.layout;
-    a.step_source =
-        fmt::format("{} on {} x {}, tp {} pp {} dp {}{}", step.model.shape.name, l.ranks(),
-                    step.cluster.accelerator.name, l.tp, l.pp, l.dp, l.cp > 1 ? fmt::format(" cp {}", l.cp) : "");
+    a.step_source = fmt::format("{} on {} x {}: {}", step.model.shape.name, step.layout.ranks(),
+                                step.cluster.accelerator.name, layout_line(step));
   } else {
     a.step_time = static_cast<Time>(std::llround(a.stragglers->step_seconds.mean * 1e9));
   }

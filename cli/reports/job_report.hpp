@@ -24,7 +24,7 @@ struct JobAnalysis {
   JobSpec spec;    // resolved: profile and checkpoint interval in steps
   Time step_time;  // before input waits
   // Where the step time came from, when simulated from the scenario's job_step: its model, GPUs
-  // and layout in a few words ("llama3-70b on 64 x h100-sxm, tp 8 pp 4 dp 2").
+  // and layout, as the step's own report says them (layout_line).
   std::string step_source;
   std::optional<StragglerResult> stragglers;
   std::int64_t cards_per_machine = 8;

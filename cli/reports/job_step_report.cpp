@@ -16,6 +16,19 @@ std::string secs(Time t) {
   return t >= kSecond ? fmt::format("{:.3f} s", to_s(t)) : fmt::format("{:.2f} ms", to_ms(t));
 }
 
+// What the router leaves on the EP ranks, when it is not the mean everywhere.
+std::string routing_line(const JobStepSpec& s) {
+  const JobModel& m = s.model;
+  const ExpertRankLoad load = expert_rank_load(m, s.layout);
+  std::string out = "expert routing: " + expert_routing_words(m, s.layout) + fmt::format(" on ep {}", s.layout.ep);
+  if (load.capacity)
+    out += fmt::format("; capacity factor {:g}: {} rows per expert, {} of the routed rows dropped", *m.capacity_factor,
+                       comma_grouped(*load.capacity), percent(load.dropped, 1));
+  out += fmt::format("; the busiest EP rank computes {:.2f}x the mean rows\n", load.busiest);
+  return out;
+}
+}  // namespace
+
 std::string layout_line(const JobStepSpec& s) {
   const JobLayout& l = s.layout;
   std::string out = fmt::format("tp {} pp {}", l.tp, l.pp);
@@ -74,18 +87,6 @@ std::string layout_line(const JobStepSpec& s) {
   if (l.keep_gathered && l.zero >= 3) out += ", ZeRO-3 weights kept gathered from forward to backward";
   return out;
 }
-// What the router leaves on the EP ranks, when it is not the mean everywhere.
-std::string routing_line(const JobStepSpec& s) {
-  const JobModel& m = s.model;
-  const ExpertRankLoad load = expert_rank_load(m, s.layout);
-  std::string out = "expert routing: " + expert_routing_words(m, s.layout) + fmt::format(" on ep {}", s.layout.ep);
-  if (load.capacity)
-    out += fmt::format("; capacity factor {:g}: {} rows per expert, {} of the routed rows dropped", *m.capacity_factor,
-                       comma_grouped(*load.capacity), percent(load.dropped, 1));
-  out += fmt::format("; the busiest EP rank computes {:.2f}x the mean rows\n", load.busiest);
-  return out;
-}
-}  // namespace
 
 std::string expert_routing_words(const JobModel& m, const JobLayout& l) {
   const std::string how = m.routing.kind == MoeRoutingSpec::Kind::Hot

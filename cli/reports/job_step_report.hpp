@@ -15,6 +15,8 @@ namespace stepsim::cli {
 
 // "50% of the 128 experts hot at 1.5x the mean, placed contiguous" (a skewed or capped routing).
 std::string expert_routing_words(const JobModel& m, const JobLayout& l);
+// The layout in words: "tp 8 pp 4 (v 5) dp 2, zero 1, interleaved-1f1b, micro-batch 1, ...".
+std::string layout_line(const JobStepSpec& s);
 // The scenario name, the model, cluster and layout, and what was simulated: three lines.
 std::string job_step_heading(const std::string& name, const JobStepRun& run);
 // Step time, throughput, MFU/HFU, bubble (and, `with_exposed`, the exposed communication).
