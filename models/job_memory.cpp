@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <stdexcept>
 
+#include "models/layout.hpp"
 #include "sim/checked.hpp"
 
 namespace stepsim {
@@ -180,6 +181,36 @@ double replica_collective_seconds(Collective c, const HeldParameters& p, double 
   return collective_seconds(c, n, dense, paths.dp) + collective_seconds(c, e, expert, paths.edp) +
          collective_seconds(Collective::AllReduce, r, across_replicas(c, dense, n), paths.dp_replica) +
          collective_seconds(Collective::AllReduce, r, across_replicas(c, expert, e), paths.dp_replica);
+}
+
+int most_chunk_layers(const JobModel& m, const JobLayout& l) {
+  if (l.dp <= 0 || check_layout(m, l, 0)) return 0;
+  const std::vector<int> counts = chunk_layer_counts(m.shape.layers, l);
+  return counts.empty() ? 0 : *std::max_element(counts.begin(), counts.end());
+}
+
+int fewest_recomputed_layers(const JobModel& m, JobLayout l, const ClusterSpec& c, std::int64_t cards, int from) {
+  l.recompute = JobRecompute::Full;
+  l.recompute_layers = -1;
+  if (l.dp <= 0 || check_layout(m, l, cards)) return -1;
+  const auto fits = [&](int n) {
+    l.recompute_layers = n;
+    return job_memory(m, l, chunk_costs(m, l, c)).total() <= c.accelerator.usable_memory;
+  };
+  // From one layer on, each layer more recomputed keeps less; none recomputed holds no rebuilt
+  // layer's buffer either, so 0 is asked apart (it may fit where 1 does not).
+  if (from <= 0 && fits(0)) return 0;
+  const int most = most_chunk_layers(m, l);
+  if (most <= 1 || !fits(most - 1)) return -1;
+  int lo = 1, hi = most - 1;  // hi fits
+  while (lo < hi) {
+    const int mid = lo + (hi - lo) / 2;
+    if (fits(mid))
+      hi = mid;
+    else
+      lo = mid + 1;
+  }
+  return lo;
 }
 
 }  // namespace stepsim

@@ -61,6 +61,15 @@ std::int64_t zero3_kept_at_rerun(const JobModel& m, const JobLayout& l);
 JobMemory job_memory(const JobModel& m, const JobLayout& l, const std::vector<ChunkCost>& chunks,
                      const std::vector<Bytes>& activation_peaks = {});
 
+// For full recompute of only the first N layers of each chunk (Megatron-LM's --recompute-method
+// block --recompute-num-layers N): the fewest N from `from` on for which `l` (recompute set to
+// full) fits the accelerator's usable memory analytically; -1 (every layer) where only that fits,
+// nothing does, or check_layout refuses the layout on `cards` (0: not checked against a card
+// count). N at or past a chunk's layers recomputes it whole: past every chunk's, N is -1.
+int fewest_recomputed_layers(const JobModel& m, JobLayout l, const ClusterSpec& c, std::int64_t cards, int from = 0);
+// The most layers any chunk of `l` holds (chunk_layer_counts), 0 for a layout check_layout refuses.
+int most_chunk_layers(const JobModel& m, const JobLayout& l);
+
 // Optimizer step seconds (Adam): HBM traffic of the GPU's shard, the state and an FP32 gradient
 // read, the state and a BF16 weight copy written: 16 + 14 bytes per parameter with FP32 moments.
 double optimizer_seconds(const JobLayout& l, const ClusterSpec& c, const HeldParameters& params_on_gpu);

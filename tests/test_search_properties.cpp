@@ -117,6 +117,15 @@ SearchSpec random_search(std::mt19937_64& rng) {
   // third of the spaces also try 2 or 4 replicas (at most 1,600 layouts).
   std::mt19937_64 side(space_size(a, 1) * 31 + static_cast<std::size_t>(a.cards.back()));
   if (below(side, 3) == 0) a.dp_replicate.push_back(pick(side, {2, 4}));
+  // Partial recompute, from a generator of its own for the same reason: where full recompute is
+  // tried, a third of the spaces ask for the fewest layers that fit (`auto`), a sixth list counts.
+  std::mt19937_64 layers_side(space_size(a, 1) * 37 + static_cast<std::size_t>(a.cards.front()));
+  a.recompute_layers = {-1};
+  if (std::find(a.recompute.begin(), a.recompute.end(), JobRecompute::Full) != a.recompute.end()) {
+    const auto how = below(layers_side, 6);
+    if (how < 2) a.recompute_layers.clear();
+    if (how == 2) a.recompute_layers = subset<int>(layers_side, {0, 1, 2}, 2);
+  }
   b.global_batch = a.global_batch.front();
   if (below(rng, 4) != 0) {  // a run to finish
     s.task.tokens = pick<std::int64_t>(rng, {1'000'000'000, 3'000'000'000});
@@ -179,14 +188,15 @@ double completion_s(const SearchSpec& s, std::int64_t cards, std::int64_t gb, Ti
   return to_s(k.reserved) + steps * to_s(step) * (1 + overhead);
 }
 
-// The candidate at `index` run through the job step: kept when it can run and fits.
-void try_point(const SearchSpec& s, Oracle& o, std::int64_t index, std::int64_t cards, const JobLayout& l) {
+// The candidate at `index` run through the job step: kept when it can run and fits. Returns
+// whether it ran over the memory at its simulated peak (it fitted analytically).
+bool try_point(const SearchSpec& s, Oracle& o, std::int64_t index, std::int64_t cards, const JobLayout& l) {
   if (check_layout(s.model, l, cards)) {
     ++o.divisibility;
-    return;
+    return false;
   }
   const Bytes cap = s.cluster.accelerator.usable_memory;
-  if (job_memory(s.model, l, chunk_costs(s.model, l, s.cluster)).total() > cap) return;
+  if (job_memory(s.model, l, chunk_costs(s.model, l, s.cluster)).total() > cap) return false;
   JobStepSpec js;
   js.model = s.model;
   js.cluster = s.cluster;
@@ -198,7 +208,7 @@ void try_point(const SearchSpec& s, Oracle& o, std::int64_t index, std::int64_t 
   } catch (const SpecError& e) {  // an order that cannot run (blocking sends): refused at a layout key
     CHECK(e.key().rfind("layout", 0) == 0);
     ++o.refused;
-    return;
+    return false;
   }
   CHECK(compute_bound(js) <= run.result.step_time);  // the bound the search prunes by is a lower bound
   // What recomputes_of leaves out repeats this layout: selective recompute of the attention core
@@ -211,10 +221,11 @@ void try_point(const SearchSpec& s, Oracle& o, std::int64_t index, std::int64_t 
     CHECK(again.result.step_time == run.result.step_time);
     CHECK(again.result.memory.total() == run.result.memory.total());
   }
-  if (run.result.memory.total() > cap) return;
+  if (run.result.memory.total() > cap) return true;
   Point p{index, cards, l, run.result.step_time, 0};
   p.days_s = completion_s(s, cards, l.global_batch, p.step);
   o.fits.push_back(std::move(p));
+  return false;
 }
 
 // The recompute values tried: the list, less selective where none is listed too and selective
@@ -230,10 +241,57 @@ std::vector<JobRecompute> recomputes_of(const SearchSpec& s) {
   return out;
 }
 
+// The most layers a chunk of `l` holds, by its own terms (0: a layout refused anyway).
+int largest_chunk(const SearchSpec& s, const JobLayout& l) {
+  if (l.dp <= 0 || check_layout(s.model, l, 0)) return 0;
+  int most = 0;
+  for (const int n : chunk_layer_counts(s.model.shape.layers, l)) most = std::max(most, n);
+  return most;
+}
+
+// `recompute_layers: auto` by its own terms, without the search's bisection: the first count from
+// `from` up to the largest chunk's layers less one whose analytic memory fits, else every layer.
+int fewest_fitting_layers(const SearchSpec& s, JobLayout l, std::int64_t cards, int from) {
+  l.recompute = JobRecompute::Full;
+  l.recompute_layers = -1;
+  if (l.dp <= 0 || check_layout(s.model, l, cards)) return -1;
+  for (int n = from; n < largest_chunk(s, l); ++n) {
+    l.recompute_layers = n;
+    if (job_memory(s.model, l, chunk_costs(s.model, l, s.cluster)).total() <= s.cluster.accelerator.usable_memory)
+      return n;
+  }
+  return -1;
+}
+
+// The partial-recompute counts a layout takes (docs/search.md): every layer unless it recomputes
+// fully; the counts listed, those at or past the largest chunk's layers as every layer, each once;
+// or `auto`'s one, from one layer where `none` is tried (that is the layout with none).
+std::vector<int> recompute_layers_of(const SearchSpec& s, const JobLayout& l, std::int64_t cards) {
+  if (l.recompute != JobRecompute::Full) return {-1};
+  const auto tried = recomputes_of(s);
+  const bool none = std::find(tried.begin(), tried.end(), JobRecompute::None) != tried.end();
+  if (s.axes.recompute_layers.empty()) return {fewest_fitting_layers(s, l, cards, none ? 1 : 0)};
+  const int most = largest_chunk(s, l);
+  std::vector<int> out;
+  for (int n : s.axes.recompute_layers) {
+    if (most > 0 && n >= most) n = -1;
+    if (std::find(out.begin(), out.end(), n) == out.end()) out.push_back(n);
+  }
+  return out;
+}
+
+// One candidate, and under `auto` a layer more of each chunk while its simulated peak is over.
+void try_layers(const SearchSpec& s, Oracle& o, std::int64_t index, std::int64_t cards, JobLayout l) {
+  while (try_point(s, o, index, cards, l) && s.axes.recompute_layers.empty() && l.partial_recompute()) {
+    const int n = l.recompute_layers + 1;
+    l.recompute_layers = n >= largest_chunk(s, l) ? -1 : n;
+  }
+}
+
 // Brute force: every layout of the space, in the documented order (cards, tp, cp, CP exchange,
 // pp, [dp], v, schedule, zero, HSDP replicas, micro-batch, recompute, SP, ep, expert TP, global
-// batch); SP only with TP, the CP exchange only with CP (else the first listed), replicas only
-// with ZeRO (else 1); expert TP tp is written 0.
+// batch, recompute layers); SP only with TP, the CP exchange only with CP (else the first listed),
+// replicas only with ZeRO (else 1); expert TP tp is written 0.
 Oracle brute_force(const SearchSpec& s) {
   Oracle o;
   const SearchAxes& a = s.axes;
@@ -252,19 +310,23 @@ Oracle brute_force(const SearchSpec& s) {
                           for (const int ep : a.ep)
                             for (const int etp : a.expert_tp)
                               for (const std::int64_t gb : a.global_batch) {
-                                const std::int64_t index = o.considered++;
                                 JobLayout l = s.base;
                                 const std::int64_t mp = std::int64_t{tp} * cp * pp;
-                                if (cards % mp != 0) {
-                                  ++o.divisibility;
-                                  continue;
-                                }
-                                l.tp = tp, l.cp = cp, l.cp_comm = comm, l.pp = pp, l.dp = static_cast<int>(cards / mp);
+                                l.tp = tp, l.cp = cp, l.cp_comm = comm, l.pp = pp;
+                                l.dp = cards % mp == 0 ? static_cast<int>(cards / mp) : 0;
                                 l.vpp = v, l.schedule = sched, l.zero = zero, l.micro_batch = mb, l.recompute = rc;
                                 l.sequence_parallel = sp != 0 && tp > 1, l.ep = ep, l.global_batch = gb;
                                 l.expert_tp = etp == tp ? 0 : etp;
                                 l.dp_replicate = r;
-                                try_point(s, o, index, cards, l);
+                                for (const int n : recompute_layers_of(s, l, cards)) {
+                                  const std::int64_t index = o.considered++;
+                                  if (l.dp == 0) {
+                                    ++o.divisibility;
+                                    continue;
+                                  }
+                                  l.recompute_layers = n;
+                                  try_layers(s, o, index, cards, l);
+                                }
                               }
   return o;
 }
@@ -310,7 +372,8 @@ bool same_layout(const Candidate& x, const Candidate& y) {
   return x.cards == y.cards && a.tp == b.tp && a.pp == b.pp && a.vpp == b.vpp && a.dp == b.dp && a.cp == b.cp &&
          a.ep == b.ep && a.schedule == b.schedule && a.zero == b.zero && a.micro_batch == b.micro_batch &&
          a.recompute == b.recompute && a.sequence_parallel == b.sequence_parallel && a.global_batch == b.global_batch &&
-         a.cp_comm == b.cp_comm && a.expert_tp == b.expert_tp && a.dp_replicate == b.dp_replicate;
+         a.cp_comm == b.cp_comm && a.expert_tp == b.expert_tp && a.dp_replicate == b.dp_replicate &&
+         a.recompute_layers == b.recompute_layers;
 }
 
 // Every layout the search ranked is one the oracle ran, at the same step, divides its cards, and
@@ -418,13 +481,15 @@ std::string describe(const SearchSpec& s) {
   const SearchAxes& a = s.axes;
   return fmt::format(
       "{} on {} ({} GiB), cards [{}], tp [{}] pp [{}] v [{}] cp [{}] cp_comm [{}] ep [{}] expert_tp [{}] sched [{}]{} "
-      "zero [{}] mbs [{}] sp [{}] gb [{}], tokens {} mtbf {} rank {} top {}",
+      "zero [{}] mbs [{}] recompute_layers [{}] sp [{}] gb [{}], tokens {} mtbf {} rank {} top {}",
       s.model.shape.name, s.cluster.accelerator.name, s.cluster.accelerator.usable_memory >> 30,
       fmt::join(a.cards, ","), fmt::join(a.tp, ","), fmt::join(a.pp, ","), fmt::join(a.vpp, ","), fmt::join(a.cp, ","),
       fmt::join(cp_comm_names(a.cp_comm), ","), fmt::join(a.ep, ","), fmt::join(a.expert_tp, ","),
       fmt::join(a.schedule, ","), a.default_schedule ? " (default)" : "", fmt::join(a.zero, ","),
-      fmt::join(a.micro_batch, ","), fmt::join(a.sequence_parallel, ","), fmt::join(a.global_batch, ","), s.task.tokens,
-      to_s(s.task.card_mtbf), search_rank_name(s.rank), s.top);
+      fmt::join(a.micro_batch, ","),
+      a.recompute_layers.empty() ? "auto" : fmt::format("{}", fmt::join(a.recompute_layers, ",")),
+      fmt::join(a.sequence_parallel, ","), fmt::join(a.global_batch, ","), s.task.tokens, to_s(s.task.card_mtbf),
+      search_rank_name(s.rank), s.top);
 }
 
 }  // namespace
@@ -433,6 +498,7 @@ TEST_CASE("layout searches on random spaces agree with a brute force over the sa
           "[search][search_properties]") {
   std::mt19937_64 rng(20261202);
   int searched = 0, ranked = 0, with_deadline = 0, bound_pruned = 0, refused = 0, batches = 0, replicated = 0;
+  int partial = 0, fewest = 0;
   for (int trial = 0; trial < 200; ++trial) {
     SearchSpec spec = random_search(rng);
     const Oracle o = brute_force(spec);
@@ -450,6 +516,10 @@ TEST_CASE("layout searches on random spaces agree with a brute force over the sa
     batches += spec.task.deadline > 0 && spec.axes.global_batch.size() > 1;
     replicated += std::any_of(r.simulated.begin(), r.simulated.end(),
                               [](const Evaluated& e) { return e.c.layout.dp_replicate > 1; });
+    const bool some_partial = std::any_of(r.simulated.begin(), r.simulated.end(),
+                                          [](const Evaluated& e) { return e.c.layout.partial_recompute(); });
+    partial += some_partial;
+    fewest += some_partial && spec.axes.recompute_layers.empty();
     check_counts(o, r, true);
     check_simulated(spec, o, r);
     check_top(spec, o, r);
@@ -474,6 +544,8 @@ TEST_CASE("layout searches on random spaces agree with a brute force over the sa
   CHECK(searched == 200);
   CHECK(ranked > 120);         // most spaces hold a layout that runs and fits
   CHECK(replicated > 10);      // HSDP layouts among those run
+  CHECK(partial > 10);         // and layouts that recompute only their chunks' first layers,
+  CHECK(fewest > 5);           // as few as fit (`auto`)
   CHECK(with_deadline > 100);  // and most have a deadline to judge
   CHECK(bound_pruned > 20);    // the bound does prune
   CHECK(refused > 5);          // blocking sends deadlock some orders
@@ -495,6 +567,7 @@ SearchSpec fixed_search(int kind, const char* preset, std::vector<std::int64_t> 
   s.axes.cp_comm = {CpComm::P2p};
   s.axes.expert_tp = {0};
   s.axes.dp_replicate = {1};
+  s.axes.recompute_layers = {-1};
   s.axes.default_schedule = true;
   s.base.global_batch = 8;
   s.axes.global_batch = {8};

@@ -319,6 +319,15 @@ std::string memory_refusal(const JobStepSpec& spec, const JobMemory& mem, const 
       l.dp_replicate = r;
       try_layout(l, fmt::format("dp_replicate: {}", r));
     }
+  // Full recompute of as few layers of each chunk as fit, before every layer.
+  if (const int n = fewest_recomputed_layers(spec.model, base, spec.cluster, 0);
+      n > 0 && (base.recompute != JobRecompute::Full || base.partial_recompute())) {
+    JobLayout l = base;
+    l.recompute = JobRecompute::Full;
+    l.recompute_layers = n;
+    try_layout(l, base.recompute == JobRecompute::Full ? fmt::format("recompute_layers: {}", n)
+                                                       : fmt::format("recompute: full, recompute_layers: {}", n));
+  }
   if (base.partial_recompute()) {
     JobLayout l = base;
     l.recompute_layers = -1;

@@ -20,10 +20,23 @@ namespace stepsim::cli {
 namespace {
 
 // Layout keys that may hold a list or `auto`.
-const std::vector<std::string> kAxisKeys = {"tp",           "pp",          "virtual_stages", "dp",
-                                            "cp",           "ep",          "schedule",       "zero",
-                                            "fsdp",         "micro_batch", "recompute",      "sequence_parallel",
-                                            "global_batch", "expert_tp",   "cp_comm",        "dp_replicate"};
+const std::vector<std::string> kAxisKeys = {"tp",
+                                            "pp",
+                                            "virtual_stages",
+                                            "dp",
+                                            "cp",
+                                            "ep",
+                                            "schedule",
+                                            "zero",
+                                            "fsdp",
+                                            "micro_batch",
+                                            "recompute",
+                                            "sequence_parallel",
+                                            "global_batch",
+                                            "expert_tp",
+                                            "cp_comm",
+                                            "dp_replicate",
+                                            "recompute_layers"};
 
 bool is_auto(const YAML::Node& n) { return n.IsScalar() && n.Scalar() == "auto"; }
 
@@ -106,12 +119,13 @@ namespace {
 void check_search_size(const Reader& r, const Reader& lr, const SearchSpec& s) {
   const SearchAxes& a = s.axes;
   auto size_or = [](std::size_t n, std::size_t dflt) { return static_cast<double>(n == 0 ? dflt : n); };
-  const double space =
-      static_cast<double>(a.cards.size()) * size_or(a.tp.size(), 8) * size_or(a.cp.size(), 8) *
-      size_or(a.pp.size(), 64) * size_or(a.vpp.size(), 8) * size_or(a.schedule.size(), 7) * size_or(a.zero.size(), 4) *
-      size_or(a.micro_batch.size(), 5) * size_or(a.recompute.size(), 3) * size_or(a.sequence_parallel.size(), 2) *
-      size_or(a.ep.size(), 16) * size_or(a.expert_tp.size(), 8) * size_or(a.cp_comm.size(), 3) *
-      size_or(a.dp_replicate.size(), 2) * static_cast<double>(a.global_batch.size()) * size_or(a.dp.size(), 1);
+  const double space = static_cast<double>(a.cards.size()) * size_or(a.tp.size(), 8) * size_or(a.cp.size(), 8) *
+                       size_or(a.pp.size(), 64) * size_or(a.vpp.size(), 8) * size_or(a.schedule.size(), 7) *
+                       size_or(a.zero.size(), 4) * size_or(a.micro_batch.size(), 5) * size_or(a.recompute.size(), 3) *
+                       size_or(a.sequence_parallel.size(), 2) * size_or(a.ep.size(), 16) *
+                       size_or(a.expert_tp.size(), 8) * size_or(a.cp_comm.size(), 3) *
+                       size_or(a.dp_replicate.size(), 2) * static_cast<double>(a.global_batch.size()) *
+                       size_or(a.dp.size(), 1) * size_or(a.recompute_layers.size(), 1);
   // The largest step any layout may simulate: the most micro-batches (the largest global batch
   // in micro-batches of the smallest size, dp 1) through chunks up to one per layer (DualPipe: 2).
   JobLayout widest;
@@ -124,6 +138,44 @@ void check_search_size(const Reader& r, const Reader& lr, const SearchSpec& s) {
         "layout",
         fmt::format("the search space may hold up to {:.3g} layouts, more than {}: fix some keys or shorten the lists",
                     space, kMaxSearchSpace));
+}
+
+// The keys whose values are names or flags: schedule, recompute, sequence_parallel, cp_comm.
+void read_named_axes(const Reader& lr, SearchAxes& a) {
+  for (const auto& n : values_of(lr, "schedule", a)) {
+    const std::string name = n.Scalar();
+    const ScheduleFamily* f = find_schedule(name);
+    if (!f) {
+      const auto near = nearest(name, schedule_names());
+      lr.fail_at(n, lr.key("schedule"),
+                 near.empty() ? fmt::format("unknown schedule '{}'", name)
+                              : fmt::format("unknown schedule '{}'; did you mean '{}'?", name, near));
+    }
+    push_once(a.schedule, f->name);
+  }
+  a.default_schedule = !lr.has("schedule");
+  for (const auto& n : values_of(lr, "recompute", a)) {
+    const std::string v = n.Scalar();
+    const auto rc = recompute_from_name(v);
+    if (!rc)
+      lr.fail_at(n, lr.key("recompute"), fmt::format("unknown recompute '{}' (none, selective, op, full or auto)", v));
+    push_once(a.recompute, *rc);
+  }
+  if (!lr.has("recompute")) a.recompute = {JobRecompute::None};
+  for (const auto& n : values_of(lr, "sequence_parallel", a)) {
+    bool b = false;
+    if (!YAML::convert<bool>::decode(n, b))
+      lr.fail_at(n, lr.key("sequence_parallel"), "expected true, false, a list of them or auto");
+    push_once(a.sequence_parallel, b ? 1 : 0);
+  }
+  if (!lr.has("sequence_parallel")) a.sequence_parallel = {0};
+  for (const auto& n : values_of(lr, "cp_comm", a)) {
+    const auto comm = cp_comm_from_name(n.Scalar());
+    if (!comm)
+      lr.fail_at(n, lr.key("cp_comm"), fmt::format("unknown cp_comm '{}' (p2p, all_gather, a2a or auto)", n.Scalar()));
+    push_once(a.cp_comm, *comm);
+  }
+  if (!lr.has("cp_comm")) a.cp_comm = {CpComm::P2p};
 }
 
 // The searched layout keys (lists, `auto`, or absent: job_step's default), and the space's size.
@@ -159,47 +211,20 @@ void read_axes(const Reader& r, const Reader& lr, SearchSpec& s) {
   absent_default("micro_batch", a.micro_batch, 1);
   if (!lr.has("zero") && !lr.has("fsdp")) a.zero = {0};
   if (!lr.has("virtual_stages")) a.vpp = {1};
-  for (const auto& n : values_of(lr, "schedule", a)) {
-    const std::string name = n.Scalar();
-    const ScheduleFamily* f = find_schedule(name);
-    if (!f) {
-      const auto near = nearest(name, schedule_names());
-      lr.fail_at(n, lr.key("schedule"),
-                 near.empty() ? fmt::format("unknown schedule '{}'", name)
-                              : fmt::format("unknown schedule '{}'; did you mean '{}'?", name, near));
-    }
-    push_once(a.schedule, f->name);
-  }
-  a.default_schedule = !lr.has("schedule");
-  for (const auto& n : values_of(lr, "recompute", a)) {
-    const std::string v = n.Scalar();
-    const auto rc = recompute_from_name(v);
-    if (!rc)
-      lr.fail_at(n, lr.key("recompute"), fmt::format("unknown recompute '{}' (none, selective, op, full or auto)", v));
-    push_once(a.recompute, *rc);
-  }
-  if (!lr.has("recompute")) a.recompute = {JobRecompute::None};
-  for (const auto& n : values_of(lr, "sequence_parallel", a)) {
-    bool b = false;
-    if (!YAML::convert<bool>::decode(n, b))
-      lr.fail_at(n, lr.key("sequence_parallel"), "expected true, false, a list of them or auto");
-    push_once(a.sequence_parallel, b ? 1 : 0);
-  }
-  if (!lr.has("sequence_parallel")) a.sequence_parallel = {0};
+  read_named_axes(lr, a);
   a.expert_tp = ints(lr, "expert_tp", a, 1, 1024);
   if (!a.expert_tp.empty() && s.model.experts == 0)
     lr.fail("expert_tp", "expert_tp splits routed experts: the model has none");
   absent_default("expert_tp", a.expert_tp, 0);
-  for (const auto& n : values_of(lr, "cp_comm", a)) {
-    const auto comm = cp_comm_from_name(n.Scalar());
-    if (!comm)
-      lr.fail_at(n, lr.key("cp_comm"), fmt::format("unknown cp_comm '{}' (p2p, all_gather, a2a or auto)", n.Scalar()));
-    push_once(a.cp_comm, *comm);
-  }
-  if (!lr.has("cp_comm")) a.cp_comm = {CpComm::P2p};
   // HSDP's replicas: a list, or `auto` (one shard group of every rank, and one per node).
   a.dp_replicate = ints(lr, "dp_replicate", a, 1, kMaxGpus);
   absent_default("dp_replicate", a.dp_replicate, 1);
+  // Partial recompute of the layouts that recompute fully: counts, or `auto` (the fewest that fit).
+  a.recompute_layers = ints(lr, "recompute_layers", a, 0, layers);
+  absent_default("recompute_layers", a.recompute_layers, -1);
+  if (lr.has("recompute_layers") && !a.recompute.empty() &&
+      std::find(a.recompute.begin(), a.recompute.end(), JobRecompute::Full) == a.recompute.end())
+    lr.fail("recompute_layers", "recomputes the first layers of each chunk whole: the recompute list has no full");
   for (const char* k : kOpenableKeys)
     if (!lr.has(k) && !(std::string_view(k) == "zero" && lr.has("fsdp")) &&
         !(std::string_view(k) == "ep" && s.model.experts == 0))
@@ -259,8 +284,7 @@ SearchScenario read(std::shared_ptr<const Source> src) {
   const Reader lr = r.child("layout");
   YAML::Node fixed(YAML::NodeType::Map);
   for (const auto& k : lr.keys())
-    if (std::find(kAxisKeys.begin(), kAxisKeys.end(), k) == kAxisKeys.end() && k != "recompute_layers")
-      fixed[k] = lr.node()[k];
+    if (std::find(kAxisKeys.begin(), kAxisKeys.end(), k) == kAxisKeys.end()) fixed[k] = lr.node()[k];
   SearchAxes& a = s.axes;
   a.global_batch.clear();
   for (const auto& n : values_of(lr, "global_batch", a)) push_once(a.global_batch, int_of(lr, n, "global_batch", 1));
@@ -274,12 +298,6 @@ SearchScenario read(std::shared_ptr<const Source> src) {
   s.base.global_batch = a.global_batch.front();
 
   read_axes(r, lr, s);
-  // Partial recompute applies to the layouts that recompute fully (enumerate_layouts).
-  s.base.recompute_layers = lr.opt_count("recompute_layers", 0).value_or(-1);
-  if (s.base.recompute_layers >= 0 &&
-      std::find(a.recompute.begin(), a.recompute.end(), JobRecompute::Full) == a.recompute.end() &&
-      !a.recompute.empty())
-    lr.fail("recompute_layers", "recomputes the first layers of each chunk whole: the recompute list has no full");
   read_task(r, s);
   s.top = r.opt_count("top", 1).value_or(10);
   if (s.top > 10000) r.fail("top", "at most 10,000");

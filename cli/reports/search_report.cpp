@@ -26,6 +26,11 @@ std::string zero_label(const JobLayout& l) {
   return l.dp_replicate > 1 ? fmt::format("{} x{}", stage, l.dp_replicate) : stage;
 }
 
+// Recompute, and how many layers of each chunk where only the first are ("full (6)").
+std::string recompute_cell(const JobLayout& l) {
+  return l.partial_recompute() ? fmt::format("full ({})", l.recompute_layers) : recompute_name(l.recompute);
+}
+
 bool timed(const SearchSpec& s) { return s.task.tokens > 0; }
 
 std::string counts_line(const SearchCounts& n) {
@@ -80,7 +85,7 @@ Table top_table(const SearchSpec& spec, const std::vector<Evaluated>& rows) {
     row.push_back(zero_label(l));
     row.push_back(l.pp > 1 ? l.schedule : "-");
     row.push_back(std::to_string(l.micro_batch));
-    row.push_back(recompute_name(l.recompute));
+    row.push_back(recompute_cell(l));
     row.push_back(l.sequence_parallel ? "yes" : "no");
     row.push_back(secs(e.step));
     row.push_back(percent(e.mfu, 1));
@@ -137,7 +142,7 @@ std::string rank_words(SearchRank r) {
   return "?";
 }
 
-std::string header(const SearchReportInfo& info, const SearchSpec& spec) {
+std::string header(const SearchReportInfo& info, const SearchSpec& spec, const SearchResult& r) {
   std::string cards;
   for (auto c : spec.axes.cards) cards += (cards.empty() ? "" : ", ") + std::to_string(c);
   std::string out = fmt::format("{}\n{} ({} layers, h {}, seq {}) on {} x {}; global batch {}\n", info.name,
@@ -178,6 +183,15 @@ std::string header(const SearchReportInfo& info, const SearchSpec& spec) {
     out += "ZeRO's state sharded over all data-parallel ranks (dp_replicate: auto also tries a shard group per node)\n";
   else if (a.dp_replicate.size() == 1 && a.dp_replicate.front() > 1)
     out += fmt::format("ZeRO's state in {} replicas (HSDP)\n", a.dp_replicate.front());
+  // Full recompute: of the fewest layers that fit, or, where a top layout recomputes every layer,
+  // how to try fewer.
+  const bool full_at_top = std::any_of(r.top.begin(), r.top.end(), [](const Evaluated& e) {
+    return e.c.layout.recompute == JobRecompute::Full && e.c.layout.recompute_layers < 0;
+  });
+  if (a.recompute_layers.empty())
+    out += "full recompute of the fewest layers of each chunk that fit (recompute_layers: auto)\n";
+  else if (full_at_top && a.recompute_layers == std::vector<int>{-1})
+    out += "full recompute of every layer (recompute_layers: auto also tries the fewest layers that fit)\n";
   if (a.cp_comm.size() == 1 && a.cp_comm.front() != CpComm::P2p)
     out += fmt::format("context parallelism by {}\n", cp_comm_name(a.cp_comm.front()));
   if (timed(spec))
@@ -199,7 +213,7 @@ std::string fewest_line(const SearchSpec& spec, const SearchResult& r) {
 }  // namespace
 
 std::string search_text(const SearchReportInfo& info, const SearchSpec& spec, const SearchResult& r) {
-  std::string out = header(info, spec);
+  std::string out = header(info, spec, r);
   out += counts_line(r.counts) + "\n\n";
   if (!r.top.empty()) {
     out += fmt::format("top {} by {}\n", r.top.size(), rank_words(spec.rank));
@@ -248,6 +262,7 @@ nlohmann::ordered_json entry_json(const Evaluated& e) {
   j["micro_batch"] = l.micro_batch;
   j["global_batch"] = l.global_batch;
   j["recompute"] = recompute_name(l.recompute);
+  if (l.partial_recompute()) j["recompute_layers"] = l.recompute_layers;  // present when not every layer
   j["sequence_parallel"] = l.sequence_parallel;
   j["step_ns"] = e.step;
   j["step_s"] = to_s(e.step);
@@ -294,6 +309,7 @@ Evaluated evaluated_from_json(const nlohmann::json& j) {
   l.micro_batch = j.at("micro_batch").get<int>();
   l.global_batch = j.at("global_batch").get<std::int64_t>();
   l.recompute = recompute_from_name(j.at("recompute").get<std::string>()).value_or(JobRecompute::None);
+  if (j.contains("recompute_layers")) l.recompute_layers = j.at("recompute_layers").get<int>();
   l.sequence_parallel = j.at("sequence_parallel").get<bool>();
   e.step = j.at("step_ns").get<Time>();
   e.bound = j.at("bound_ns").get<Time>();
@@ -372,7 +388,7 @@ nlohmann::ordered_json search_json(const SearchReportInfo& info, const SearchSpe
 std::string search_csv(const SearchSpec& spec, const SearchResult& r) {
   std::string out =
       "index,cards,tp,pp,virtual_stages,dp,cp,cp_comm,ep,expert_tp,zero,dp_replicate,schedule,micro_batch,global_batch,"
-      "recompute,"
+      "recompute,recompute_layers,"
       "sequence_parallel,step_s,mfu,memory_gib,bubble,exposed_tp_s,exposed_pp_s,exposed_dp_s,exposed_cp_s,exposed_ep_s,"
       "limit,days,front\n";
   const std::set<std::int64_t> front(r.front.begin(), r.front.end());
@@ -382,13 +398,13 @@ std::string search_csv(const SearchSpec& spec, const SearchResult& r) {
   for (const auto& e : r.simulated) {
     const JobLayout& l = e.c.layout;
     out += fmt::format(
-        "{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},"                             // index .. sequence_parallel
+        "{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},"                          // index .. sequence_parallel
         "{:.6f},{:.4f},{:.3f},{:.4f},{:.6f},{:.6f},{:.6f},{:.6f},{:.6f},{},{:.3f},{}\n",  // step_s .. front
         e.c.index, e.c.cards, l.tp, l.pp, l.vpp, l.dp, l.cp, cp_comm_name(l.cp_comm), l.ep, l.etp(), l.zero,
         l.dp_replicate, l.schedule, l.micro_batch, l.global_batch, recompute_name(l.recompute),
-        l.sequence_parallel ? 1 : 0, to_s(e.step), e.mfu, gib(e.memory.total()), e.bubble, to_s(e.exposed_tp),
-        to_s(e.exposed_pp), to_s(e.exposed_dp), to_s(e.exposed_cp), to_s(e.exposed_ep), e.limit, days(e.completion),
-        front_idx.count(e.c.index) ? 1 : 0);
+        l.partial_recompute() ? std::to_string(l.recompute_layers) : "", l.sequence_parallel ? 1 : 0, to_s(e.step),
+        e.mfu, gib(e.memory.total()), e.bubble, to_s(e.exposed_tp), to_s(e.exposed_pp), to_s(e.exposed_dp),
+        to_s(e.exposed_cp), to_s(e.exposed_ep), e.limit, days(e.completion), front_idx.count(e.c.index) ? 1 : 0);
   }
   (void)spec;
   return out;
@@ -477,7 +493,7 @@ std::string search_html(const SearchReportInfo& info, const SearchSpec& spec, co
   HtmlReport h(fmt::format("stepsim search: {}", info.name));
   h.heading(1, fmt::format("Layout search: {}", info.name));
   if (!info.description.empty()) h.paragraph(info.description);
-  std::string hd = header(info, spec);
+  std::string hd = header(info, spec, r);
   h.paragraph(hd.substr(hd.find('\n') + 1));
   h.paragraph(counts_line(r.counts));
   h.heading(2, "Every simulated layout", "scatter");

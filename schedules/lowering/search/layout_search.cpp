@@ -150,6 +150,7 @@ std::string layout_label(const Candidate& c) {
   if (l.dp_replicate > 1) s += fmt::format(" x{}", l.dp_replicate);  // HSDP's replicas
   if (l.pp > 1) s += " " + l.schedule;
   s += fmt::format(", mbs {}, recompute {}", l.micro_batch, recompute_name(l.recompute));
+  if (l.partial_recompute()) s += fmt::format(" (the first {} layers of each chunk)", l.recompute_layers);
   if (l.sequence_parallel) s += ", sp";
   return s;
 }
@@ -169,7 +170,18 @@ JobStepSpec step_spec(const SearchSpec& spec, const Candidate& c) {
 
 Evaluated simulate(const SearchSpec& spec, const Evaluated& in) {
   Evaluated e = in;
-  const JobStepRun run = run_job_step(step_spec(spec, e.c));
+  JobStepRun run = run_job_step(step_spec(spec, e.c));
+  // `recompute_layers: auto` counted by the analytic memory, a lower bound: while the simulated
+  // peak is over, one layer more of each chunk, up to every layer.
+  if (spec.axes.recompute_layers.empty() && e.c.layout.partial_recompute()) {
+    const int most = most_chunk_layers(spec.model, e.c.layout);
+    while (run.result.memory.total() > spec.cluster.accelerator.usable_memory && e.c.layout.recompute_layers >= 0) {
+      const int n = e.c.layout.recompute_layers + 1;
+      e.c.layout.recompute_layers = n >= most ? -1 : n;
+      run = run_job_step(step_spec(spec, e.c));
+      e.analytic_memory = job_memory(spec.model, e.c.layout, chunk_costs(spec.model, e.c.layout, spec.cluster)).total();
+    }
+  }
   const JobStepResult& r = run.result;
   e.step = r.step_time;
   e.mfu = r.mfu;

@@ -48,6 +48,9 @@ struct SearchAxes {
   // HSDP's replicas of the sharded state; empty (`auto`): 1 and, under ZeRO, one shard group per
   // node (dp_replicate_per_node).
   std::vector<int> dp_replicate;
+  // Partial recompute, of the layouts that recompute fully: the first N layers of each chunk
+  // (-1: every layer); empty (`auto`): the fewest that fit (models/job_memory.hpp fewest_recomputed_layers).
+  std::vector<int> recompute_layers;
   std::vector<std::int64_t> global_batch;
   // Which keys were `auto` (domain depends on other keys), for the report.
   std::vector<std::string> auto_keys;

@@ -6,6 +6,7 @@
 #include <memory>
 #include <utility>
 
+#include "models/job_memory.hpp"
 #include "models/layout.hpp"
 #include "schedules/lowering/search/layout_search.hpp"
 #include "schedules/pipeline/registry.hpp"
@@ -128,6 +129,28 @@ std::vector<JobRecompute> recompute_values(const SearchAxes& a, const JobLayout&
   return v;
 }
 
+// Partial recompute, the last key: `auto` asks the memory of the whole layout. Counts at or past
+// a chunk's layers recompute it whole: past every chunk's they are one layout, every layer (-1).
+// Where `none` is tried too, `auto` starts from one layer (none is that layout).
+std::unique_ptr<Axis> recompute_layers_axis(const SearchSpec& spec) {
+  const auto values = recompute_values(spec.axes, spec.base);
+  const int from = std::find(values.begin(), values.end(), JobRecompute::None) != values.end() ? 1 : 0;
+  return dependent_key<int>(
+      [&spec, from](const Candidate& c) {
+        if (c.layout.recompute != JobRecompute::Full) return std::vector<int>{-1};
+        if (spec.axes.recompute_layers.empty())
+          return std::vector<int>{fewest_recomputed_layers(spec.model, c.layout, spec.cluster, c.cards, from)};
+        const int most = most_chunk_layers(spec.model, c.layout);
+        std::vector<int> out;
+        for (const int n : spec.axes.recompute_layers) {
+          const int v = most > 0 && n >= most ? -1 : n;
+          if (std::find(out.begin(), out.end(), v) == out.end()) out.push_back(v);
+        }
+        return out;
+      },
+      [](Candidate& c, int v) { c.layout.recompute_layers = v; });
+}
+
 // The keys in enumeration order (layout_search.hpp).
 std::vector<std::unique_ptr<Axis>> layout_axes(const SearchSpec& spec) {
   const SearchAxes& a = spec.axes;
@@ -173,10 +196,8 @@ std::vector<std::unique_ptr<Axis>> layout_axes(const SearchSpec& spec) {
       [](Candidate& c, int v) { c.layout.dp_replicate = v; }));
   axes.push_back(
       fixed_key<int>(listed_or(a.micro_batch, kAutoMicroBatch), [](Candidate& c, int v) { c.layout.micro_batch = v; }));
-  axes.push_back(fixed_key<JobRecompute>(recompute_values(a, base), [&base](Candidate& c, JobRecompute v) {
-    c.layout.recompute = v;
-    c.layout.recompute_layers = v == JobRecompute::Full ? base.recompute_layers : -1;
-  }));
+  axes.push_back(
+      fixed_key<JobRecompute>(recompute_values(a, base), [](Candidate& c, JobRecompute v) { c.layout.recompute = v; }));
   // Sequence parallelism splits the TP group's work: without TP there is one layout (off),
   // whatever the list says (else each listed value would repeat the same layout).
   axes.push_back(dependent_key<int>(
@@ -197,6 +218,7 @@ std::vector<std::unique_ptr<Axis>> layout_axes(const SearchSpec& spec) {
       [](Candidate& c, int v) { c.layout.expert_tp = v == c.layout.tp ? 0 : v; }));
   axes.push_back(fixed_key<std::int64_t>(listed_or(a.global_batch, {base.global_batch}),
                                          [](Candidate& c, std::int64_t v) { c.layout.global_batch = v; }));
+  axes.push_back(recompute_layers_axis(spec));
   return axes;
 }
 
