@@ -182,4 +182,47 @@ done
 grep -q '"dp_replicate": 8' "$tmp/h0.json" "$tmp/h1.json" || fail "HSDP shards name no replicas"
 "$stepsim" search merge "$tmp/h0.json" "$tmp/h1.json" >"$tmp/hm.txt"
 tr -s ' ' <"$tmp/hm.txt" | grep -q -- " 5 1024 4 16 6 16 1 x8 interleaved-1f1b" || { cat "$tmp/hm.txt"; fail "HSDP row after a merge"; }
+# recompute_layers: auto recomputes the fewest layers of each chunk that fit: TP 4 keeps 21 of its
+# 23-24 layers and steps 19 % faster than every layer recomputed (9.781 s above); the header says
+# so, the table `full (2)`, JSON `recompute_layers`, CSV its column; shards merge the same. Without
+# the key, a search whose top recomputes every layer says how to try fewer; GPT-3's top does not.
+grep -q "^full recompute of every layer (recompute_layers: auto also tries the fewest layers that fit)$" \
+  <<<"$("$stepsim" search scenarios/search-moe-256xh100.yaml 2>/dev/null)" || fail "recompute_layers hint"
+! "$stepsim" search scenarios/search-gpt3-1024xa100.yaml 2>/dev/null | grep -q "recompute_layers" ||
+  fail "recompute_layers hint with no full recompute at the top"
+part=(--set search.layout.recompute_layers=auto)
+"$stepsim" search scenarios/search-moe-256xh100.yaml "${part[@]}" --json --csv "$tmp/part.csv" >"$tmp/part.json" 2>/dev/null
+python3 - "$tmp/part.json" "$tmp/part.csv" <<'PY'
+import csv, json, sys
+d = json.load(open(sys.argv[1]))
+top = d["top"]
+assert [(e["tp"], e.get("recompute_layers")) for e in top[:3]] == [(4, 2), (2, 15), (1, 21)], top[:3]
+assert abs(top[0]["step_s"] - 7.932) < 5e-4, top[0]["step_s"]
+assert d["counts"]["considered"] == 11 and d["counts"]["over_memory_simulated"] == 0, d["counts"]
+rows = {int(r["index"]): r for r in csv.DictReader(open(sys.argv[2]))}
+assert rows[top[0]["index"]]["recompute_layers"] == "2", rows[top[0]["index"]]
+PY
+out="$("$stepsim" search scenarios/search-moe-256xh100.yaml "${part[@]}" 2>/dev/null)"
+grep -q "^full recompute of the fewest layers of each chunk that fit (recompute_layers: auto)$" <<<"$out" ||
+  fail "recompute_layers auto header: $out"
+grep -Eq "^1 +256 +4 +4 +1 +16 +8 +1 +1 +1f1b +1 +full \(2\) +yes +7\.932 s +31\.0% +74\.2" <<<"$out" ||
+  fail "recompute_layers auto best: $out"
+for i in 0 1; do
+  "$stepsim" search scenarios/search-moe-256xh100.yaml "${part[@]}" --shard "$i/2" -o "$tmp/p$i.json" >/dev/null 2>&1
+done
+diff <(sed '1,/layouts considered/d' <<<"$out") <("$stepsim" search merge "$tmp/p0.json" "$tmp/p1.json" |
+  sed '1,/layouts considered/d') || fail "recompute_layers merge"
+# Listed counts: one at or past every chunk's layers (23-24) is every layer, tried once (a layout
+# refused anyway keeps the three).
+out="$("$stepsim" search scenarios/search-moe-256xh100.yaml --set "search.layout.recompute_layers=[2, 24, 90]" 2>/dev/null)"
+grep -q "^25 layouts considered: 9 pruned by divisibility, 0 by schedule, 5 by memory" <<<"$out" ||
+  fail "recompute_layers list: $out"
+grep -Eq "^1 +256 +4 +4 +1 +16 +8 +1 +1 +1f1b +1 +full \(2\) +yes +7\.932 s" <<<"$out" || fail "listed 2: $out"
+grep -Eq " +1f1b +1 +full +yes +9\.781 s" <<<"$out" || fail "listed past the chunks: $out"
+# Refused: a count below 0, and the key where no layout recomputes fully.
+run "$stepsim" search scenarios/search-moe-256xh100.yaml --set search.layout.recompute_layers=-1
+refused "search.layout.recompute_layers: -1 is below the minimum 0"
+run "$stepsim" search scenarios/search-moe-256xh100.yaml --set search.layout.recompute=none \
+  --set search.layout.recompute_layers=auto
+refused "search.layout.recompute_layers: recomputes the first layers of each chunk whole: the recompute list has no full"
 echo "search cli: ok"
