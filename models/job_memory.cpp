@@ -189,7 +189,7 @@ int most_chunk_layers(const JobModel& m, const JobLayout& l) {
   return counts.empty() ? 0 : *std::max_element(counts.begin(), counts.end());
 }
 
-int fewest_recomputed_layers(const JobModel& m, JobLayout l, const ClusterSpec& c, std::int64_t cards, int from) {
+int fewest_recomputed_layers(const JobModel& m, JobLayout l, const ClusterSpec& c, std::int64_t cards) {
   l.recompute = JobRecompute::Full;
   l.recompute_layers = -1;
   if (l.dp <= 0 || check_layout(m, l, cards)) return -1;
@@ -199,7 +199,7 @@ int fewest_recomputed_layers(const JobModel& m, JobLayout l, const ClusterSpec& 
   };
   // From one layer on, each layer more recomputed keeps less; none recomputed holds no rebuilt
   // layer's buffer either, so 0 is asked apart (it may fit where 1 does not).
-  if (from <= 0 && fits(0)) return 0;
+  if (fits(0)) return 0;
   const int most = most_chunk_layers(m, l);
   if (most <= 1 || !fits(most - 1)) return -1;
   int lo = 1, hi = most - 1;  // hi fits

@@ -62,11 +62,11 @@ JobMemory job_memory(const JobModel& m, const JobLayout& l, const std::vector<Ch
                      const std::vector<Bytes>& activation_peaks = {});
 
 // For full recompute of only the first N layers of each chunk (Megatron-LM's --recompute-method
-// block --recompute-num-layers N): the fewest N from `from` on for which `l` (recompute set to
-// full) fits the accelerator's usable memory analytically; -1 (every layer) where only that fits,
-// nothing does, or check_layout refuses the layout on `cards` (0: not checked against a card
-// count). N at or past a chunk's layers recomputes it whole: past every chunk's, N is -1.
-int fewest_recomputed_layers(const JobModel& m, JobLayout l, const ClusterSpec& c, std::int64_t cards, int from = 0);
+// block --recompute-num-layers N): the fewest N for which `l` (recompute set to full) fits the
+// accelerator's usable memory analytically; -1 (every layer) where only that fits, nothing does,
+// or check_layout refuses the layout on `cards` (0: not checked against a card count). N at or
+// past a chunk's layers recomputes it whole: past every chunk's, N is -1.
+int fewest_recomputed_layers(const JobModel& m, JobLayout l, const ClusterSpec& c, std::int64_t cards);
 // The most layers any chunk of `l` holds (chunk_layer_counts), 0 for a layout check_layout refuses.
 int most_chunk_layers(const JobModel& m, const JobLayout& l);
 

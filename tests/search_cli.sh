@@ -225,4 +225,29 @@ refused "search.layout.recompute_layers: -1 is below the minimum 0"
 run "$stepsim" search scenarios/search-moe-256xh100.yaml --set search.layout.recompute=none \
   --set search.layout.recompute_layers=auto
 refused "search.layout.recompute_layers: recomputes the first layers of each chunk whole: the recompute list has no full"
+# keep_gathered: auto tries ZeRO-3 layouts with their gathered weights kept from forward to
+# backward: at TP 4 and 8 (gathers across nodes) kept is faster; the zero column says so, JSON and
+# CSV name it, shards merge the same; without the key, the header says how to try it.
+kg=(--set "search.layout.tp=[1,2,4,8]" --set search.layout.zero=3 --set search.layout.keep_gathered=auto
+  --set search.layout.recompute=auto --set search.layout.recompute_layers=auto --set search.layout.sequence_parallel=true)
+out="$("$stepsim" search scenarios/search-first-try.yaml "${kg[@]}" 2>/dev/null)"
+grep -q "^13 layouts considered: 0 pruned by divisibility, 0 by schedule, 7 by memory" <<<"$out" || fail "kept counts: $out"
+grep -Eq "^3 +512 +4 +1 +1 +128 +fsdp kept +- +1 +full \(12\) +yes +8\.000 s" <<<"$out" || fail "kept tp 4: $out"
+grep -Eq "^4 +512 +4 +1 +1 +128 +fsdp +- +1 +none +yes +8\.398 s" <<<"$out" || fail "regathered tp 4: $out"
+grep -Eq "^5 +512 +8 +1 +1 +64 +fsdp kept .* 10\.932 s" <<<"$out" || fail "kept tp 8: $out"
+"$stepsim" search scenarios/search-first-try.yaml "${kg[@]}" --json --csv "$tmp/kg.csv" >"$tmp/kg.json" 2>/dev/null
+python3 - "$tmp/kg.json" "$tmp/kg.csv" <<'PY'
+import csv, json, sys
+top = json.load(open(sys.argv[1]))["top"]
+assert [e.get("keep_gathered", False) for e in top] == [False, False, True, False, True, False], top
+rows = {int(r["index"]): r for r in csv.DictReader(open(sys.argv[2]))}
+assert [rows[e["index"]]["keep_gathered"] for e in top] == ["0", "0", "1", "0", "1", "0"]
+PY
+for i in 0 1; do "$stepsim" search scenarios/search-first-try.yaml "${kg[@]}" --shard "$i/2" -o "$tmp/k$i.json" >/dev/null 2>&1; done
+diff <(sed '1,/layouts considered/d' <<<"$out") <("$stepsim" search merge "$tmp/k0.json" "$tmp/k1.json" |
+  sed '1,/layouts considered/d') || fail "kept merge"
+grep -q "^zero 3: each layer's weights gathered again for its backward (keep_gathered: auto also tries keeping them)$" \
+  <<<"$("$stepsim" search scenarios/search-design-desk.yaml 2>/dev/null)" || fail "keep_gathered hint"
+run "$stepsim" search scenarios/search-first-try.yaml --set search.layout.keep_gathered=maybe
+refused "search.layout.keep_gathered: expected true, false, a list of them or auto"
 echo "search cli: ok"

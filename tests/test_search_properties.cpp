@@ -119,6 +119,10 @@ SearchSpec random_search(std::mt19937_64& rng) {
   if (below(side, 3) == 0) a.dp_replicate.push_back(pick(side, {2, 4}));
   // Partial recompute, from a generator of its own for the same reason: where full recompute is
   // tried, a third of the spaces ask for the fewest layers that fit (`auto`), a sixth list counts.
+  // ZeRO-3's weights kept gathered: a third of the spaces try both (auto, `{}`), a sixth only kept.
+  std::mt19937_64 kept_side(space_size(a, 1) * 41 + static_cast<std::size_t>(a.cards.size()));
+  const auto kept = below(kept_side, 6);
+  a.keep_gathered = kept < 2 ? std::vector<int>{} : kept == 2 ? std::vector<int>{1} : std::vector<int>{0};
   std::mt19937_64 layers_side(space_size(a, 1) * 37 + static_cast<std::size_t>(a.cards.front()));
   a.recompute_layers = {-1};
   if (std::find(a.recompute.begin(), a.recompute.end(), JobRecompute::Full) != a.recompute.end()) {
@@ -250,12 +254,12 @@ int largest_chunk(const SearchSpec& s, const JobLayout& l) {
 }
 
 // `recompute_layers: auto` by its own terms, without the search's bisection: the first count from
-// `from` up to the largest chunk's layers less one whose analytic memory fits, else every layer.
-int fewest_fitting_layers(const SearchSpec& s, JobLayout l, std::int64_t cards, int from) {
+// 0 up to the largest chunk's layers less one whose analytic memory fits, else every layer.
+int fewest_fitting_layers(const SearchSpec& s, JobLayout l, std::int64_t cards) {
   l.recompute = JobRecompute::Full;
   l.recompute_layers = -1;
   if (l.dp <= 0 || check_layout(s.model, l, cards)) return -1;
-  for (int n = from; n < largest_chunk(s, l); ++n) {
+  for (int n = 0; n < largest_chunk(s, l); ++n) {
     l.recompute_layers = n;
     if (job_memory(s.model, l, chunk_costs(s.model, l, s.cluster)).total() <= s.cluster.accelerator.usable_memory)
       return n;
@@ -265,12 +269,15 @@ int fewest_fitting_layers(const SearchSpec& s, JobLayout l, std::int64_t cards, 
 
 // The partial-recompute counts a layout takes (docs/search.md): every layer unless it recomputes
 // fully; the counts listed, those at or past the largest chunk's layers as every layer, each once;
-// or `auto`'s one, from one layer where `none` is tried (that is the layout with none).
+// or `auto`'s one (none where it is 0 and `none` is tried: that is the layout with none).
 std::vector<int> recompute_layers_of(const SearchSpec& s, const JobLayout& l, std::int64_t cards) {
   if (l.recompute != JobRecompute::Full) return {-1};
-  const auto tried = recomputes_of(s);
-  const bool none = std::find(tried.begin(), tried.end(), JobRecompute::None) != tried.end();
-  if (s.axes.recompute_layers.empty()) return {fewest_fitting_layers(s, l, cards, none ? 1 : 0)};
+  if (s.axes.recompute_layers.empty()) {
+    const int n = fewest_fitting_layers(s, l, cards);
+    const auto tried = recomputes_of(s);
+    if (n == 0 && std::find(tried.begin(), tried.end(), JobRecompute::None) != tried.end()) return {};
+    return {n};
+  }
   const int most = largest_chunk(s, l);
   std::vector<int> out;
   for (int n : s.axes.recompute_layers) {
@@ -289,9 +296,10 @@ void try_layers(const SearchSpec& s, Oracle& o, std::int64_t index, std::int64_t
 }
 
 // Brute force: every layout of the space, in the documented order (cards, tp, cp, CP exchange,
-// pp, [dp], v, schedule, zero, HSDP replicas, micro-batch, recompute, SP, ep, expert TP, global
-// batch, recompute layers); SP only with TP, the CP exchange only with CP (else the first listed),
-// replicas only with ZeRO (else 1); expert TP tp is written 0.
+// pp, [dp], v, schedule, zero, HSDP replicas, kept weights, micro-batch, recompute, SP, ep, expert
+// TP, global batch, recompute layers); SP only with TP, the CP exchange only with CP (else the
+// first listed), replicas only with ZeRO (else 1), kept weights only with ZeRO-3 (else not);
+// expert TP tp is written 0.
 Oracle brute_force(const SearchSpec& s) {
   Oracle o;
   const SearchAxes& a = s.axes;
@@ -304,30 +312,34 @@ Oracle brute_force(const SearchSpec& s) {
               for (const auto& sched : schedules_of(a, pp, v))
                 for (const int zero : a.zero)
                   for (const int r : zero > 0 ? a.dp_replicate : std::vector<int>{1})
-                    for (const int mb : a.micro_batch)
-                      for (const JobRecompute rc : recomputes_of(s))
-                        for (const int sp : tp > 1 ? a.sequence_parallel : std::vector<int>{0})
-                          for (const int ep : a.ep)
-                            for (const int etp : a.expert_tp)
-                              for (const std::int64_t gb : a.global_batch) {
-                                JobLayout l = s.base;
-                                const std::int64_t mp = std::int64_t{tp} * cp * pp;
-                                l.tp = tp, l.cp = cp, l.cp_comm = comm, l.pp = pp;
-                                l.dp = cards % mp == 0 ? static_cast<int>(cards / mp) : 0;
-                                l.vpp = v, l.schedule = sched, l.zero = zero, l.micro_batch = mb, l.recompute = rc;
-                                l.sequence_parallel = sp != 0 && tp > 1, l.ep = ep, l.global_batch = gb;
-                                l.expert_tp = etp == tp ? 0 : etp;
-                                l.dp_replicate = r;
-                                for (const int n : recompute_layers_of(s, l, cards)) {
-                                  const std::int64_t index = o.considered++;
-                                  if (l.dp == 0) {
-                                    ++o.divisibility;
-                                    continue;
+                    for (const int kept : zero < 3                  ? std::vector<int>{0}
+                                          : a.keep_gathered.empty() ? std::vector<int>{0, 1}
+                                                                    : a.keep_gathered)
+                      for (const int mb : a.micro_batch)
+                        for (const JobRecompute rc : recomputes_of(s))
+                          for (const int sp : tp > 1 ? a.sequence_parallel : std::vector<int>{0})
+                            for (const int ep : a.ep)
+                              for (const int etp : a.expert_tp)
+                                for (const std::int64_t gb : a.global_batch) {
+                                  JobLayout l = s.base;
+                                  const std::int64_t mp = std::int64_t{tp} * cp * pp;
+                                  l.tp = tp, l.cp = cp, l.cp_comm = comm, l.pp = pp;
+                                  l.dp = cards % mp == 0 ? static_cast<int>(cards / mp) : 0;
+                                  l.vpp = v, l.schedule = sched, l.zero = zero, l.micro_batch = mb, l.recompute = rc;
+                                  l.sequence_parallel = sp != 0 && tp > 1, l.ep = ep, l.global_batch = gb;
+                                  l.expert_tp = etp == tp ? 0 : etp;
+                                  l.dp_replicate = r;
+                                  l.keep_gathered = kept != 0;
+                                  for (const int n : recompute_layers_of(s, l, cards)) {
+                                    const std::int64_t index = o.considered++;
+                                    if (l.dp == 0) {
+                                      ++o.divisibility;
+                                      continue;
+                                    }
+                                    l.recompute_layers = n;
+                                    try_layers(s, o, index, cards, l);
                                   }
-                                  l.recompute_layers = n;
-                                  try_layers(s, o, index, cards, l);
                                 }
-                              }
   return o;
 }
 
@@ -373,7 +385,7 @@ bool same_layout(const Candidate& x, const Candidate& y) {
          a.ep == b.ep && a.schedule == b.schedule && a.zero == b.zero && a.micro_batch == b.micro_batch &&
          a.recompute == b.recompute && a.sequence_parallel == b.sequence_parallel && a.global_batch == b.global_batch &&
          a.cp_comm == b.cp_comm && a.expert_tp == b.expert_tp && a.dp_replicate == b.dp_replicate &&
-         a.recompute_layers == b.recompute_layers;
+         a.recompute_layers == b.recompute_layers && a.keep_gathered == b.keep_gathered;
 }
 
 // Every layout the search ranked is one the oracle ran, at the same step, divides its cards, and
@@ -498,7 +510,7 @@ TEST_CASE("layout searches on random spaces agree with a brute force over the sa
           "[search][search_properties]") {
   std::mt19937_64 rng(20261202);
   int searched = 0, ranked = 0, with_deadline = 0, bound_pruned = 0, refused = 0, batches = 0, replicated = 0;
-  int partial = 0, fewest = 0;
+  int partial = 0, fewest = 0, kept = 0;
   for (int trial = 0; trial < 200; ++trial) {
     SearchSpec spec = random_search(rng);
     const Oracle o = brute_force(spec);
@@ -520,6 +532,8 @@ TEST_CASE("layout searches on random spaces agree with a brute force over the sa
                                           [](const Evaluated& e) { return e.c.layout.partial_recompute(); });
     partial += some_partial;
     fewest += some_partial && spec.axes.recompute_layers.empty();
+    kept += std::any_of(r.simulated.begin(), r.simulated.end(),
+                        [](const Evaluated& e) { return e.c.layout.zero >= 3 && e.c.layout.keep_gathered; });
     check_counts(o, r, true);
     check_simulated(spec, o, r);
     check_top(spec, o, r);
@@ -546,6 +560,7 @@ TEST_CASE("layout searches on random spaces agree with a brute force over the sa
   CHECK(replicated > 10);      // HSDP layouts among those run
   CHECK(partial > 10);         // and layouts that recompute only their chunks' first layers,
   CHECK(fewest > 5);           // as few as fit (`auto`)
+  CHECK(kept > 5);             // and ZeRO-3 layouts that keep their gathered weights
   CHECK(with_deadline > 100);  // and most have a deadline to judge
   CHECK(bound_pruned > 20);    // the bound does prune
   CHECK(refused > 5);          // blocking sends deadlock some orders
@@ -568,6 +583,7 @@ SearchSpec fixed_search(int kind, const char* preset, std::vector<std::int64_t> 
   s.axes.expert_tp = {0};
   s.axes.dp_replicate = {1};
   s.axes.recompute_layers = {-1};
+  s.axes.keep_gathered = {0};
   s.axes.default_schedule = true;
   s.base.global_batch = 8;
   s.axes.global_batch = {8};

@@ -20,23 +20,11 @@ namespace stepsim::cli {
 namespace {
 
 // Layout keys that may hold a list or `auto`.
-const std::vector<std::string> kAxisKeys = {"tp",
-                                            "pp",
-                                            "virtual_stages",
-                                            "dp",
-                                            "cp",
-                                            "ep",
-                                            "schedule",
-                                            "zero",
-                                            "fsdp",
-                                            "micro_batch",
-                                            "recompute",
-                                            "sequence_parallel",
-                                            "global_batch",
-                                            "expert_tp",
-                                            "cp_comm",
-                                            "dp_replicate",
-                                            "recompute_layers"};
+// clang-format off
+const std::vector<std::string> kAxisKeys = {
+    "tp", "pp", "virtual_stages", "dp", "cp", "ep", "schedule", "zero", "fsdp", "micro_batch", "recompute",
+    "sequence_parallel", "global_batch", "expert_tp", "cp_comm", "dp_replicate", "recompute_layers", "keep_gathered"};
+// clang-format on
 
 bool is_auto(const YAML::Node& n) { return n.IsScalar() && n.Scalar() == "auto"; }
 
@@ -119,13 +107,13 @@ namespace {
 void check_search_size(const Reader& r, const Reader& lr, const SearchSpec& s) {
   const SearchAxes& a = s.axes;
   auto size_or = [](std::size_t n, std::size_t dflt) { return static_cast<double>(n == 0 ? dflt : n); };
-  const double space = static_cast<double>(a.cards.size()) * size_or(a.tp.size(), 8) * size_or(a.cp.size(), 8) *
-                       size_or(a.pp.size(), 64) * size_or(a.vpp.size(), 8) * size_or(a.schedule.size(), 7) *
-                       size_or(a.zero.size(), 4) * size_or(a.micro_batch.size(), 5) * size_or(a.recompute.size(), 3) *
-                       size_or(a.sequence_parallel.size(), 2) * size_or(a.ep.size(), 16) *
-                       size_or(a.expert_tp.size(), 8) * size_or(a.cp_comm.size(), 3) *
-                       size_or(a.dp_replicate.size(), 2) * static_cast<double>(a.global_batch.size()) *
-                       size_or(a.dp.size(), 1) * size_or(a.recompute_layers.size(), 1);
+  const double space =
+      static_cast<double>(a.cards.size()) * size_or(a.tp.size(), 8) * size_or(a.cp.size(), 8) *
+      size_or(a.pp.size(), 64) * size_or(a.vpp.size(), 8) * size_or(a.schedule.size(), 7) * size_or(a.zero.size(), 4) *
+      size_or(a.micro_batch.size(), 5) * size_or(a.recompute.size(), 3) * size_or(a.sequence_parallel.size(), 2) *
+      size_or(a.ep.size(), 16) * size_or(a.expert_tp.size(), 8) * size_or(a.cp_comm.size(), 3) *
+      size_or(a.dp_replicate.size(), 2) * static_cast<double>(a.global_batch.size()) * size_or(a.dp.size(), 1) *
+      size_or(a.recompute_layers.size(), 1) * size_or(a.keep_gathered.size(), 2);
   // The largest step any layout may simulate: the most micro-batches (the largest global batch
   // in micro-batches of the smallest size, dp 1) through chunks up to one per layer (DualPipe: 2).
   JobLayout widest;
@@ -140,7 +128,8 @@ void check_search_size(const Reader& r, const Reader& lr, const SearchSpec& s) {
                     space, kMaxSearchSpace));
 }
 
-// The keys whose values are names or flags: schedule, recompute, sequence_parallel, cp_comm.
+// The keys whose values are names or flags: schedule, recompute, sequence_parallel,
+// keep_gathered, cp_comm.
 void read_named_axes(const Reader& lr, SearchAxes& a) {
   for (const auto& n : values_of(lr, "schedule", a)) {
     const std::string name = n.Scalar();
@@ -169,6 +158,13 @@ void read_named_axes(const Reader& lr, SearchAxes& a) {
     push_once(a.sequence_parallel, b ? 1 : 0);
   }
   if (!lr.has("sequence_parallel")) a.sequence_parallel = {0};
+  for (const auto& n : values_of(lr, "keep_gathered", a)) {
+    bool b = false;
+    if (!YAML::convert<bool>::decode(n, b))
+      lr.fail_at(n, lr.key("keep_gathered"), "expected true, false, a list of them or auto");
+    push_once(a.keep_gathered, b ? 1 : 0);
+  }
+  if (!lr.has("keep_gathered")) a.keep_gathered = {0};
   for (const auto& n : values_of(lr, "cp_comm", a)) {
     const auto comm = cp_comm_from_name(n.Scalar());
     if (!comm)

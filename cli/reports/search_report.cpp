@@ -20,10 +20,13 @@ std::string secs(Time t) {
   return t >= kSecond ? fmt::format("{:.3f} s", to_s(t)) : fmt::format("{:.1f} ms", to_ms(t));
 }
 
-// ZeRO's stage, and HSDP's replicas of the sharded state ("fsdp x16").
+// ZeRO's stage, HSDP's replicas of the sharded state and ZeRO-3's weights kept gathered from the
+// forward to the backward ("fsdp x16 kept").
 std::string zero_label(const JobLayout& l) {
-  const std::string stage = l.zero >= 3 ? "fsdp" : std::to_string(l.zero);
-  return l.dp_replicate > 1 ? fmt::format("{} x{}", stage, l.dp_replicate) : stage;
+  std::string out = l.zero >= 3 ? "fsdp" : std::to_string(l.zero);
+  if (l.dp_replicate > 1) out += fmt::format(" x{}", l.dp_replicate);
+  if (l.zero >= 3 && l.keep_gathered) out += " kept";
+  return out;
 }
 
 // Recompute, and how many layers of each chunk where only the first are ("full (6)").
@@ -161,13 +164,21 @@ std::string header(const SearchReportInfo& info, const SearchSpec& spec, const S
     out += fmt::format("data-parallel collectives at most {:.3g} GB/s per GPU\n", spec.base.dp_bandwidth / 1e9);
   if (spec.base.zero3_fetch == Zero3Fetch::Module)
     out += "zero 3: weights gathered module by module, a recomputed layer's again before its backward\n";
-  if (spec.base.keep_gathered) out += "zero 3: each layer's gathered weights kept from its forward to its backward\n";
+  const SearchAxes& a = spec.axes;
+  // ZeRO-3's weights: kept gathered from forward to backward, or, where a top layout gathers
+  // them again, how to try keeping them.
+  const bool regathers_at_top = std::any_of(
+      r.top.begin(), r.top.end(), [](const Evaluated& e) { return e.c.layout.zero >= 3 && !e.c.layout.keep_gathered; });
+  if (a.keep_gathered == std::vector<int>{1})
+    out += "zero 3: each layer's gathered weights kept from its forward to its backward\n";
+  else if (regathers_at_top && a.keep_gathered == std::vector<int>{0})
+    out +=
+        "zero 3: each layer's weights gathered again for its backward (keep_gathered: auto also tries keeping them)\n";
   if (spec.base.master_weights == MasterWeights::Model)
     out += "FP32 weights as the master, cast to BF16 to compute (no BF16 copy kept beside them)\n";
   if (spec.base.fp8)  // MFU is then against the FP8 peak (the reader refuses FP8 without one)
     out += fmt::format("FP8 GEMMs ({} scaling{}); MFU against the FP8 peak\n", fp8_recipe_name(spec.base.fp8_recipe),
                        spec.base.fp8_activations ? "" : ", their inputs kept in BF16");
-  const SearchAxes& a = spec.axes;
   if (a.expert_tp.size() == 1 && a.expert_tp.front() > 0)
     out += fmt::format("routed experts at expert TP {} (below tp: EP folded over TP)\n", a.expert_tp.front());
   // Unfolded, an EP group at TP t spans ranks t apart, across nodes from t = 2 on a node of 8
@@ -258,6 +269,7 @@ nlohmann::ordered_json entry_json(const Evaluated& e) {
   if (l.folded()) j["expert_tp"] = l.expert_tp;  // present when below tp
   j["zero"] = l.zero;
   if (l.dp_replicate > 1) j["dp_replicate"] = l.dp_replicate;  // present with HSDP's replicas
+  if (l.zero >= 3 && l.keep_gathered) j["keep_gathered"] = true;  // present when kept
   j["schedule"] = l.schedule;
   j["micro_batch"] = l.micro_batch;
   j["global_batch"] = l.global_batch;
@@ -305,6 +317,7 @@ Evaluated evaluated_from_json(const nlohmann::json& j) {
   if (j.contains("expert_tp")) l.expert_tp = j.at("expert_tp").get<int>();
   l.zero = j.at("zero").get<int>();
   if (j.contains("dp_replicate")) l.dp_replicate = j.at("dp_replicate").get<int>();
+  if (j.contains("keep_gathered")) l.keep_gathered = j.at("keep_gathered").get<bool>();
   l.schedule = j.at("schedule").get<std::string>();
   l.micro_batch = j.at("micro_batch").get<int>();
   l.global_batch = j.at("global_batch").get<std::int64_t>();
@@ -387,7 +400,9 @@ nlohmann::ordered_json search_json(const SearchReportInfo& info, const SearchSpe
 
 std::string search_csv(const SearchSpec& spec, const SearchResult& r) {
   std::string out =
-      "index,cards,tp,pp,virtual_stages,dp,cp,cp_comm,ep,expert_tp,zero,dp_replicate,schedule,micro_batch,global_batch,"
+      "index,cards,tp,pp,virtual_stages,dp,cp,cp_comm,ep,expert_tp,zero,dp_replicate,keep_gathered,schedule,micro_"
+      "batch,"
+      "global_batch,"
       "recompute,recompute_layers,"
       "sequence_parallel,step_s,mfu,memory_gib,bubble,exposed_tp_s,exposed_pp_s,exposed_dp_s,exposed_cp_s,exposed_ep_s,"
       "limit,days,front\n";
@@ -398,13 +413,14 @@ std::string search_csv(const SearchSpec& spec, const SearchResult& r) {
   for (const auto& e : r.simulated) {
     const JobLayout& l = e.c.layout;
     out += fmt::format(
-        "{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},"                          // index .. sequence_parallel
+        "{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},"                       // index .. sequence_parallel
         "{:.6f},{:.4f},{:.3f},{:.4f},{:.6f},{:.6f},{:.6f},{:.6f},{:.6f},{},{:.3f},{}\n",  // step_s .. front
         e.c.index, e.c.cards, l.tp, l.pp, l.vpp, l.dp, l.cp, cp_comm_name(l.cp_comm), l.ep, l.etp(), l.zero,
-        l.dp_replicate, l.schedule, l.micro_batch, l.global_batch, recompute_name(l.recompute),
-        l.partial_recompute() ? std::to_string(l.recompute_layers) : "", l.sequence_parallel ? 1 : 0, to_s(e.step),
-        e.mfu, gib(e.memory.total()), e.bubble, to_s(e.exposed_tp), to_s(e.exposed_pp), to_s(e.exposed_dp),
-        to_s(e.exposed_cp), to_s(e.exposed_ep), e.limit, days(e.completion), front_idx.count(e.c.index) ? 1 : 0);
+        l.dp_replicate, l.zero >= 3 && l.keep_gathered ? 1 : 0, l.schedule, l.micro_batch, l.global_batch,
+        recompute_name(l.recompute), l.partial_recompute() ? std::to_string(l.recompute_layers) : "",
+        l.sequence_parallel ? 1 : 0, to_s(e.step), e.mfu, gib(e.memory.total()), e.bubble, to_s(e.exposed_tp),
+        to_s(e.exposed_pp), to_s(e.exposed_dp), to_s(e.exposed_cp), to_s(e.exposed_ep), e.limit, days(e.completion),
+        front_idx.count(e.c.index) ? 1 : 0);
   }
   (void)spec;
   return out;

@@ -4,7 +4,8 @@
 // simulated on the engine (schedules/lowering/job/job_step.hpp), ranked.
 //
 //   1. enumerate: cards x tp x cp x CP exchange x pp x dp x virtual stages x schedule x zero x
-//      micro-batch x recompute x sequence parallelism x ep x expert TP x global batch, in that
+//      HSDP replicas x kept weights x micro-batch x recompute x sequence parallelism x ep x
+//      expert TP x global batch x recomputed layers, in that
 //      (fixed) order (layout_space.cpp); dp is what the cards leave (cards / (tp pp cp)) unless
 //      listed;
 //   2. prune, in this order, each rule counted: divisibility (models/layout.hpp check_layout),
@@ -48,6 +49,9 @@ struct SearchAxes {
   // HSDP's replicas of the sharded state; empty (`auto`): 1 and, under ZeRO, one shard group per
   // node (dp_replicate_per_node).
   std::vector<int> dp_replicate;
+  // ZeRO-3 keeping each layer's gathered weights from its forward to its backward (0 / 1); empty
+  // (`auto`): both, under ZeRO-3 (zero 0-2 have nothing to keep: 0).
+  std::vector<int> keep_gathered;
   // Partial recompute, of the layouts that recompute fully: the first N layers of each chunk
   // (-1: every layer); empty (`auto`): the fewest that fit (models/job_memory.hpp fewest_recomputed_layers).
   std::vector<int> recompute_layers;

@@ -131,15 +131,18 @@ std::vector<JobRecompute> recompute_values(const SearchAxes& a, const JobLayout&
 
 // Partial recompute, the last key: `auto` asks the memory of the whole layout. Counts at or past
 // a chunk's layers recompute it whole: past every chunk's they are one layout, every layer (-1).
-// Where `none` is tried too, `auto` starts from one layer (none is that layout).
+// Where no layer need be recomputed and `none` is tried too, that is the layout with none: the
+// full-recompute one is not tried again.
 std::unique_ptr<Axis> recompute_layers_axis(const SearchSpec& spec) {
   const auto values = recompute_values(spec.axes, spec.base);
-  const int from = std::find(values.begin(), values.end(), JobRecompute::None) != values.end() ? 1 : 0;
+  const bool tries_none = std::find(values.begin(), values.end(), JobRecompute::None) != values.end();
   return dependent_key<int>(
-      [&spec, from](const Candidate& c) {
+      [&spec, tries_none](const Candidate& c) {
         if (c.layout.recompute != JobRecompute::Full) return std::vector<int>{-1};
-        if (spec.axes.recompute_layers.empty())
-          return std::vector<int>{fewest_recomputed_layers(spec.model, c.layout, spec.cluster, c.cards, from)};
+        if (spec.axes.recompute_layers.empty()) {
+          const int n = fewest_recomputed_layers(spec.model, c.layout, spec.cluster, c.cards);
+          return n == 0 && tries_none ? std::vector<int>{} : std::vector<int>{n};
+        }
         const int most = most_chunk_layers(spec.model, c.layout);
         std::vector<int> out;
         for (const int n : spec.axes.recompute_layers) {
@@ -194,6 +197,13 @@ std::vector<std::unique_ptr<Axis>> layout_axes(const SearchSpec& spec) {
         return v;
       },
       [](Candidate& c, int v) { c.layout.dp_replicate = v; }));
+  // Weights kept gathered: only ZeRO-3 gathers them (one layout below it).
+  axes.push_back(dependent_key<int>(
+      [&a](const Candidate& c) {
+        if (c.layout.zero < 3) return std::vector<int>{0};
+        return listed_or(a.keep_gathered, {0, 1});
+      },
+      [](Candidate& c, int v) { c.layout.keep_gathered = v != 0; }));
   axes.push_back(
       fixed_key<int>(listed_or(a.micro_batch, kAutoMicroBatch), [](Candidate& c, int v) { c.layout.micro_batch = v; }));
   axes.push_back(
