@@ -213,6 +213,10 @@ struct JobLayout {
   // With full recompute, only the first N layers of each chunk are recomputed, the others keep
   // their activations (Megatron-LM's --recompute-method block --recompute-num-layers N). -1: all.
   int recompute_layers = -1;
+  // `recompute_layers: auto`: the fewest that fit (models/job_memory.hpp fewest_recomputed_layers,
+  // set in recompute_layers before the run), one more while the simulated peak is over
+  // (run_job_step).
+  bool fewest_recompute = false;
   // Whether some layers are recomputed whole and others not (recompute_layers under full).
   bool partial_recompute() const { return recompute == JobRecompute::Full && recompute_layers >= 0; }
   int ranks() const { return tp * pp * dp * cp; }

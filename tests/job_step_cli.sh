@@ -323,6 +323,26 @@ fig "step time 16.075 s" "$tmp/l405-part.txt"
 fig "activations (peak) 31.67" "$tmp/l405-part.txt"
 run "$stepsim" run scenarios/job-llama3-405b-8192xh100.yaml --set job_step.layout.recompute=none --set job_step.layout.recompute_layers=2
 refused "job_step.layout.recompute_layers: recomputes the first layers of each chunk whole: needs recompute: full"
+# recompute_layers: auto, the fewest layers of each chunk that fit: at PP 2 (v 8, the ends empty) the
+# analytic memory, a lower bound, takes fewer than fit at the simulated peak, and the run takes one
+# more at a time: 7, as given by hand; 6 is over at the simulated peak (74.7 GiB). With one layer per
+# chunk it is all or nothing (every layer); with the ends at 7 and v 1, none.
+p2=(--set job_step.layout.pp=2 --set job_step.layout.dp=512)
+"$stepsim" run scenarios/job-llama3-405b-8192xh100.yaml "${p2[@]}" --set job_step.layout.recompute_layers=auto >"$tmp/l405-auto.txt"
+has "recompute full (the first 7 layers of each chunk, the fewest that fit)" "$tmp/l405-auto.txt"
+fig "step time 13.576 s" "$tmp/l405-auto.txt"
+fig "total 67.69" "$tmp/l405-auto.txt"
+"$stepsim" run scenarios/job-llama3-405b-8192xh100.yaml "${p2[@]}" --set job_step.layout.recompute_layers=7 >"$tmp/l405-7.txt"
+diff <(sed 1,2d "$tmp/l405-auto.txt") <(sed 1,2d "$tmp/l405-7.txt") || fail "recompute_layers auto is not 7"
+run "$stepsim" run scenarios/job-llama3-405b-8192xh100.yaml "${p2[@]}" --set job_step.layout.recompute_layers=6
+refused "job_step.layout: needs 74.7 GiB per GPU at the simulated peak (pipeline rank 1)"
+"$stepsim" run scenarios/job-llama3-405b-8192xh100.yaml --set job_step.layout.recompute_layers=auto >"$tmp/l405-all.txt"
+has "recompute full (every layer: the fewest that fit)" "$tmp/l405-all.txt"
+"$stepsim" run scenarios/job-llama3-405b-8192xh100.yaml "${l405v1[@]}" --set job_step.layout.recompute_layers=auto >"$tmp/l405-none.txt"
+has "recompute full (no layer: the fewest that fit)" "$tmp/l405-none.txt"
+fig "step time 13.588 s" "$tmp/l405-none.txt"
+run "$stepsim" run scenarios/job-fsdp-8.yaml --set job_step.layout.recompute_layers=auto
+refused "job_step.layout.recompute_layers: auto recomputes the fewest layers of each chunk that fit, whole: needs recompute: full"
 # The search keeps the ends: auto pp and v are those whose other chunks share the rest evenly.
 cat >"$tmp/s405.yaml" <<EOF
 name: s405

@@ -260,7 +260,13 @@ JobLayout read_layout(const Reader& r) {
   l.micro_batch = r.opt_count("micro_batch", 1).value_or(1);
   l.global_batch = r.integer("global_batch", 1);
   l.recompute = read_named(r, "recompute", "none", recompute_from_name, "recompute", "none, selective, op or full");
-  l.recompute_layers = r.opt_count("recompute_layers", 0).value_or(-1);
+  // A count, or `auto`: the fewest that fit (set once the model and hardware are read).
+  const YAML::Node layers = r.node()["recompute_layers"];
+  l.fewest_recompute = layers.IsDefined() && layers.IsScalar() && layers.Scalar() == "auto";
+  if (l.fewest_recompute && l.recompute != JobRecompute::Full)
+    r.fail("recompute_layers",
+           "auto recomputes the fewest layers of each chunk that fit, whole: needs recompute: full");
+  if (!l.fewest_recompute) l.recompute_layers = r.opt_count("recompute_layers", 0).value_or(-1);
   // Used under recompute: selective (a variant may change that).
   if (r.has("recompute_modules"))
     if (auto problem = parse_recompute_modules(r.texts("recompute_modules"), l.recompute_modules))
@@ -457,6 +463,7 @@ JobStepScenario read_job_step_fields(const Reader& r) {
                 fmt::format("{} GPUs do not split into tp x pp x cp = {} x {} x {} groups", gpus, l.tp, l.pp, l.cp));
     l.dp = static_cast<int>(gpus / mp);
   }
+  if (l.fewest_recompute) l.recompute_layers = fewest_recomputed_layers(sc.spec.model, l, sc.spec.cluster, gpus);
   sc.spec.input_wait = r.opt_duration("input_wait").value_or(0);
   if (r.has("reshard_tp")) {
     const std::int64_t to = r.integer("reshard_tp", 1);

@@ -462,7 +462,9 @@ PipelinePlan job_pipeline_plan(const JobLayout& l) {
 }
 }  // namespace
 
-JobStepRun run_job_step(const JobStepSpec& spec) {
+namespace {
+
+JobStepRun run_once(const JobStepSpec& spec) {
   JobStepRun run;
   run.spec = spec;
   const JobLayout& l = spec.layout;
@@ -531,6 +533,24 @@ JobStepRun run_job_step(const JobStepSpec& spec) {
   const LayerPasses moe = moe_block_passes(spec.model, l, c);
   r.moe_block_forward_s = moe.forward.compute() + moe.forward.comm();
   r.moe_block_backward_s = moe.backward_input.compute() + moe.backward_input.comm() + moe.backward_weight.compute();
+  return run;
+}
+
+}  // namespace
+
+JobStepRun run_job_step(const JobStepSpec& spec) {
+  JobStepRun run = run_once(spec);
+  // recompute_layers: auto was counted by the analytic memory, a lower bound: while the simulated
+  // peak is over, one layer more of each chunk, up to every layer.
+  if (spec.layout.fewest_recompute) {
+    JobStepSpec s = spec;
+    const int most = most_chunk_layers(s.model, s.layout);
+    while (run.result.memory.total() > run.result.capacity && s.layout.partial_recompute()) {
+      const int n = s.layout.recompute_layers + 1;
+      s.layout.recompute_layers = n >= most ? -1 : n;
+      run = run_once(s);
+    }
+  }
   return run;
 }
 

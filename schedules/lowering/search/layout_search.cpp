@@ -171,17 +171,11 @@ JobStepSpec step_spec(const SearchSpec& spec, const Candidate& c) {
 
 Evaluated simulate(const SearchSpec& spec, const Evaluated& in) {
   Evaluated e = in;
-  JobStepRun run = run_job_step(step_spec(spec, e.c));
-  // `recompute_layers: auto` counted by the analytic memory, a lower bound: while the simulated
-  // peak is over, one layer more of each chunk, up to every layer.
-  if (spec.axes.recompute_layers.empty() && e.c.layout.partial_recompute()) {
-    const int most = most_chunk_layers(spec.model, e.c.layout);
-    while (run.result.memory.total() > spec.cluster.accelerator.usable_memory && e.c.layout.recompute_layers >= 0) {
-      const int n = e.c.layout.recompute_layers + 1;
-      e.c.layout.recompute_layers = n >= most ? -1 : n;
-      run = run_job_step(step_spec(spec, e.c));
-      e.analytic_memory = job_memory(spec.model, e.c.layout, chunk_costs(spec.model, e.c.layout, spec.cluster)).total();
-    }
+  const JobStepRun run = run_job_step(step_spec(spec, e.c));
+  // `recompute_layers: auto` may take more layers once simulated (run_job_step): the layout run.
+  if (run.spec.layout.recompute_layers != e.c.layout.recompute_layers) {
+    e.c.layout = run.spec.layout;
+    e.analytic_memory = job_memory(spec.model, e.c.layout, chunk_costs(spec.model, e.c.layout, spec.cluster)).total();
   }
   const JobStepResult& r = run.result;
   e.step = r.step_time;

@@ -151,7 +151,10 @@ std::unique_ptr<Axis> recompute_layers_axis(const SearchSpec& spec) {
         }
         return out;
       },
-      [](Candidate& c, int v) { c.layout.recompute_layers = v; });
+      [&spec](Candidate& c, int v) {
+        c.layout.recompute_layers = v;
+        c.layout.fewest_recompute = spec.axes.recompute_layers.empty() && c.layout.recompute == JobRecompute::Full;
+      });
 }
 
 // The keys in enumeration order (layout_search.hpp).
