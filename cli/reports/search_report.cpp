@@ -400,10 +400,8 @@ nlohmann::ordered_json search_json(const SearchReportInfo& info, const SearchSpe
 
 std::string search_csv(const SearchSpec& spec, const SearchResult& r) {
   std::string out =
-      "index,cards,tp,pp,virtual_stages,dp,cp,cp_comm,ep,expert_tp,zero,dp_replicate,keep_gathered,schedule,micro_"
-      "batch,"
-      "global_batch,"
-      "recompute,recompute_layers,"
+      "index,cards,tp,pp,virtual_stages,dp,cp,cp_comm,ep,expert_tp,zero,dp_replicate,keep_gathered,schedule,"
+      "micro_batch,global_batch,recompute,recompute_layers,"
       "sequence_parallel,step_s,mfu,memory_gib,bubble,exposed_tp_s,exposed_pp_s,exposed_dp_s,exposed_cp_s,exposed_ep_s,"
       "limit,days,front\n";
   const std::set<std::int64_t> front(r.front.begin(), r.front.end());
