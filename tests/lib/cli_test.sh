@@ -8,7 +8,11 @@
 #                 $err (their text). A failing CMD does not stop a script under `set -e`;
 #   refused TEXT  after `run`: fail unless it exited 2 with TEXT in its message (bad input);
 #   csv_refused CSV SED TEXT   `check-against` on CSV edited by the sed script SED (written to
-#                 $tmp/edited.csv): refused with TEXT, which names edited.csv.
+#                 $tmp/edited.csv): refused with TEXT, which names edited.csv;
+#   has TEXT FILE, fig TEXT FILE   FILE holds TEXT (fig: with runs of spaces squeezed, as tables
+#                 align with them);
+#   layout_key FILE KEY VALUE   a run's JSON `layout` has KEY = VALUE (JSON text), or, with VALUE
+#                 "absent", has no KEY.
 # It lives in tests/lib/ so that CMake's glob of tests/*.sh does not register it as a test.
 stepsim="$1"
 tmp="$(mktemp -d)"
@@ -25,4 +29,11 @@ csv_refused() {
   sed "$2" "$1" >"$tmp/edited.csv"
   run "$stepsim" check-against "$tmp/edited.csv"
   refused "$3"
+}
+has() { grep -q -- "$1" "$2" || { cat "$2"; fail "expected '$1' in $2"; }; }
+fig() { tr -s ' ' <"$2" | grep -q -- "$1" || { cat "$2"; fail "expected '$1' in $2"; }; }
+layout_key() {
+  python3 -c 'import json,sys; l=json.load(open(sys.argv[1]))["layout"]; k,v=sys.argv[2],sys.argv[3]
+assert (k not in l) if v == "absent" else (k in l and l[k] == json.loads(v)), (k, l.get(k))' "$1" "$2" "$3" ||
+    fail "layout.$2 in $1: expected $3"
 }

@@ -1,0 +1,98 @@
+#!/usr/bin/env bash
+# Bad job_step, search and measured-runs input from the CLI (docs/job.md): one file:line: key:
+# message line with exit 2; what the refusals suggest instead.
+# Usage: bash tests/job_step_errors_cli.sh /path/to/stepsim   (from the source directory)
+set -euo pipefail
+source "$(dirname "${BASH_SOURCE[0]}")/lib/cli_test.sh"
+
+# Bad input: one line naming file, line and key, exit 2.
+bad() {  # bad NAME 'yaml' 'expected message'
+  printf '%s\n' "$2" >"$tmp/$1.yaml"
+  set +e
+  "$stepsim" run "$tmp/$1.yaml" >"$tmp/$1.out" 2>"$tmp/$1.err"
+  local rc=$?
+  set -e
+  [[ $rc == 2 ]] || { cat "$tmp/$1.err"; fail "$1 exited $rc, expected 2"; }
+  [[ $(wc -l <"$tmp/$1.err") == 1 ]] || { cat "$tmp/$1.err"; fail "$1: more than one line"; }
+  has "$3" "$tmp/$1.err"
+}
+head='job_step:
+  model: {layers: 96, hidden: 12288, ffn: 49152, heads: 96, vocab: 51200, seq: 2048, mlp: gelu, dropout: true}'
+bad preset "$head
+  hardware: {preset: h100, gpus: 64}
+  layout: {tp: 8, pp: 8, global_batch: 64}" "preset.yaml:3: job_step.hardware.preset: unknown preset 'h100'; did you mean 'h100-sxm'?"
+bad preset2 "$head
+  hardware: {preset: a100, gpus: 64}
+  layout: {tp: 8, pp: 8, global_batch: 64}" "job_step.hardware.preset: unknown preset 'a100'; did you mean 'a100-sxm-80gb'?"
+bad heads "$head
+  hardware: {preset: a100-sxm-80gb, gpus: 640}
+  layout: {tp: 10, pp: 8, global_batch: 64}" "job_step.layout.tp: tp 10 does not divide the 96 attention heads and 96 key/value heads (would fit: 1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 48)"
+bad layers "$head
+  hardware: {preset: a100-sxm-80gb, gpus: 560}
+  layout: {tp: 8, pp: 7, global_batch: 70}" "job_step.layout.pp: 96 layers do not split into pp x virtual_stages = 7 x 1 = 7 equal chunks"
+bad gpus "$head
+  hardware: {preset: a100-sxm-80gb, gpus: 256}
+  layout: {tp: 8, pp: 8, dp: 2, global_batch: 64}" "job_step.layout.dp: tp x pp x dp x cp = 8 x 8 x 2 x 1 = 128 but the cluster has 256 GPUs (would fit: dp 4)"
+bad oom "$head
+  hardware: {preset: a100-sxm-80gb, gpus: 64}
+  layout: {tp: 8, pp: 8, micro_batch: 4, global_batch: 64, attention: unfused}" "oom.yaml:4: job_step.layout: needs 253.9 GiB per GPU (weights 5.2, gradients 10.4, optimizer 31.3, activations 207.0, buffers 0.0) but a100-sxm-80gb has 76.0 GiB usable; would fit: recompute: full (67.0 GiB)"
+moe='job_step:
+  model: {layers: 8, hidden: 7168, ffn: 18432, heads: 128, vocab: 129280, seq: 4096, experts: 256, top_k: 8, expert_ffn: 2048}
+  hardware: {preset: h800, gpus: 64}'
+bad dispatch "$moe
+  layout: {dp: 64, ep: 64, global_batch: 64, ep_dispatch: by_node}" "dispatch.yaml:4: job_step.layout.ep_dispatch: unknown ep_dispatch 'by_node' (all_to_all or per_node)"
+bad fp8dispatch "$moe
+  layout: {dp: 64, ep: 64, global_batch: 64, fp8_dispatch: true}" "fp8dispatch.yaml:4: job_step.layout.fp8_dispatch: FP8 dispatch sends the inputs of FP8 expert GEMMs: needs fp8: true"
+bad nodelimit "${head/mlp: gelu/node_limit: 4}
+  hardware: {preset: a100-sxm-80gb, gpus: 64}
+  layout: {tp: 8, pp: 8, global_batch: 64}" "nodelimit.yaml:2: job_step.model.node_limit: needs experts (a mixture-of-experts model)"
+bad shared "${head/mlp: gelu/shared_expert_ffn: 2048}
+  hardware: {preset: a100-sxm-80gb, gpus: 64}
+  layout: {tp: 8, pp: 8, global_batch: 64}" "shared.yaml:2: job_step.model.shared_expert_ffn: needs experts (a mixture-of-experts model)"
+bad nodelimit0 "${moe/expert_ffn: 2048/expert_ffn: 2048, node_limit: 0}
+  layout: {dp: 64, ep: 64, global_batch: 64}" "nodelimit0.yaml:2: job_step.model.node_limit: must be at least 1 (got 0)"
+bad devicelimit "${moe/expert_ffn: 2048/expert_ffn: 2048, node_limit: 4, device_limit: 3}
+  layout: {dp: 64, ep: 64, global_batch: 64}" "devicelimit.yaml:2: job_step.model.device_limit: a token's experts are limited to nodes or to devices, not both"
+bad devicelimit9 "${moe/expert_ffn: 2048/expert_ffn: 2048, device_limit: 9}
+  layout: {dp: 64, ep: 64, global_batch: 64}" "devicelimit9.yaml:2: job_step.model.device_limit: device_limit 9 is past top_k 8: a token's 8 experts lie on at most 8 devices"
+bad devicelimitdense "${head/mlp: gelu/device_limit: 3}
+  hardware: {preset: a100-sxm-80gb, gpus: 64}
+  layout: {tp: 8, pp: 8, global_batch: 64}" "devicelimitdense.yaml:2: job_step.model.device_limit: needs experts (a mixture-of-experts model)"
+bad fusiondense "$head
+  hardware: {preset: a100-sxm-80gb, gpus: 64}
+  layout: {tp: 8, pp: 8, global_batch: 64, permute_fusion: true}" "fusiondense.yaml:4: job_step.layout.permute_fusion: fuses an MoE block's token shuffles: needs a mixture-of-experts model"
+bad experts "${moe/gpus: 64/gpus: 64, efficiency: {experts: 1.5}}
+  layout: {dp: 64, ep: 64, global_batch: 64}" "experts.yaml:3: job_step.hardware.efficiency.experts: 1.5 is not an efficiency (a fraction in (0, 1], e.g. 0.7 or 70%)"
+bad moehost "${moe/gpus: 64/gpus: 64, efficiency: {moe_host: 2s}}
+  layout: {dp: 64, ep: 64, global_batch: 64}" "moehost.yaml:3: job_step.hardware.efficiency.moe_host: 2 s per MoE pass is more than a second"
+bad fp8share "${moe/gpus: 64/gpus: 64, efficiency: {fp8: 0}}
+  layout: {dp: 64, ep: 64, global_batch: 64}" "fp8share.yaml:3: job_step.hardware.efficiency.fp8: 0 is not an efficiency (a fraction in (0, 1], e.g. 0.7 or 70%)"
+bad schedule "$head
+  hardware: {preset: a100-sxm-80gb, gpus: 64}
+  layout: {tp: 8, pp: 8, schedule: 1f1c, global_batch: 64}" "job_step.layout.schedule: unknown schedule '1f1c'; did you mean '1f1b'?"
+# Fits by the analytic lower bound (rank 0's 20.9 GiB of activations: 46.3 GiB), not at the
+# simulated peak, where ZB-H1's last rank holds its deferred weight-gradient inputs and the
+# logits (47.4 GiB): refused after the run, at the same key.
+run "$stepsim" run scenarios/job-llama70b-64xh100.yaml --set job_step.layout.schedule=zb-h1 \
+  --set job_step.layout.virtual_stages=1 --set job_step.hardware.accelerator.usable_memory=47GiB
+[[ $code == 2 && $(wc -l <<<"$err") == 1 && "$err" == *"job-llama70b-64xh100.yaml:12: job_step.layout: needs 47.4 GiB per GPU at the simulated peak (pipeline rank 3) (weights 4.2, gradients 8.5, optimizer 12.7, activations 21.0, buffers 1.0) but h100-sxm has 47.0 GiB usable; would fit: recompute: full (26.9 GiB)"* ]] ||
+  fail "over memory at the simulated peak: exit $code: $err"
+printf '%s\n' "$head
+  hardware: {preset: a100-sxm-80gb, gpus: 64}
+  layout: {tp: 8, pp: 1, dp: 8, global_batch: 64}
+  allow_oom: true" >"$tmp/allow.yaml"
+"$stepsim" run "$tmp/allow.yaml" >"$tmp/allow.out"
+has "(does not fit)" "$tmp/allow.out"
+
+# A header names only columns a row is read from, each once (a misspelt one would leave its
+# setting at the default, unseen), and a row has no more cells than the header has columns.
+csv_refused validation/megatron_sc21.csv 's/,zero3_fetch$/,zero3_fech/' "edited.csv:10: zero3_fech: unknown column 'zero3_fech'; did you mean 'zero3_fetch'?"
+csv_refused validation/megatron_sc21.csv 's/^src,tbl,model,/src,tbl,tp,/' "edited.csv:10: tp: column 'tp' named twice"
+csv_refused validation/megatron_sc21.csv 's/,21.3,module$/,21.3,module,1/' "edited.csv:21: 33 cells where the header names 32 columns"
+# A spreadsheet's byte-order mark and Windows line ends read as the plain file.
+{ printf '\xef\xbb\xbf'; sed 's/$/\r/' validation/megascale_megatron.csv; } >"$tmp/bom.csv"
+"$stepsim" check-against validation/megascale_megatron.csv >"$tmp/plain.txt"
+"$stepsim" check-against "$tmp/bom.csv" | sed "s#$tmp/bom.csv#validation/megascale_megatron.csv#" | diff - "$tmp/plain.txt" >/dev/null ||
+  fail "a byte-order mark or CRLF line ends change a measured-runs table"
+
+echo "job_step bad input: all checks passed"

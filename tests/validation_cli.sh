@@ -1,0 +1,422 @@
+#!/usr/bin/env bash
+# check-against on the validation tables (docs/job.md "Validation"): one calibration per
+# accelerator fitted on the rows marked fit=1, the held-out rows within the issue's bounds or
+# held at their documented misses.
+# Usage: bash tests/validation_cli.sh /path/to/stepsim   (from the source directory)
+set -euo pipefail
+source "$(dirname "${BASH_SOURCE[0]}")/lib/cli_test.sh"
+
+# 1. Validation: one A100 calibration fitted on the rows marked fit=1, the others held out.
+"$stepsim" check-against validation/megatron_sc21.csv validation/megatron_korthikanti2022.csv \
+  validation/megascale_megatron.csv validation/llama3_405b_meta2024.csv validation/qwen3_235b_moe_modelzoo.csv \
+  validation/megatron_moe_layer_h100.csv validation/nemo_llama3_h100_fp8.csv validation/fsdp_across_nodes.csv \
+  --json >"$tmp/check.json"
+python3 - "$tmp/check.json" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+files = {f["file"].split("/")[-1]: f for f in d["files"]}
+def rows(name): return {r["line"]: r for r in files[name]["rows"]}
+# MegaScale: held out within 5 % mean, 10 % max; the decline with scale ranked right.
+m = files["megascale_megatron.csv"]
+assert m["held_out"]["mean_abs_error"] <= 0.05 and m["held_out"]["max_abs_error"] <= 0.10, m["held_out"]
+assert m["fit"]["max_abs_error"] <= 0.10, m["fit"]
+assert m["ranking"]["kept"] == m["ranking"]["pairs"], m["ranking"]
+# Korthikanti: held out within 5 % mean; every row within 10 % (Table 4's layer times too: rows
+# 16-25); ranking kept.
+k = files["megatron_korthikanti2022.csv"]
+assert k["held_out"]["mean_abs_error"] <= 0.05, k["held_out"]
+for line, r in rows("megatron_korthikanti2022.csv").items():
+    assert abs(r["error"]) <= 0.10, (line, r)
+assert k["ranking"]["kept"] == k["ranking"]["pairs"], k["ranking"]
+# SC21: the known misses of docs/job.md, each held close so that it cannot grow unseen: the
+# held-out mean 5.04 % (to 5.1 %) and 76.1B (line 16, +10.03 %, to 10.5 %); every other row within
+# 10 % (the ZeRO-3 rows at DeepSpeed's 21.3 GB/s gathers, measured apart, and its regather of all
+# but a layer's last module); at most the one known pair flips (76.1B vs 145.6B); every ZeRO-3 row
+# below the TP x PP row of its model and size, and falling with scale.
+s = rows("megatron_sc21.csv")
+f = files["megatron_sc21.csv"]
+assert f["held_out"]["mean_abs_error"] <= 0.051, f["held_out"]
+for line, r in s.items():
+    assert abs(r["error"]) <= (0.105 if line == 16 else 0.10), (line, r)
+assert f["fit"]["max_abs_error"] <= 0.10, f["fit"]
+assert f["ranking"]["kept"] >= f["ranking"]["pairs"] - 1, f["ranking"]
+for z, p in [(21, 27), (22, 28), (23, 29), (24, 30), (25, 31), (26, 32)]:
+    assert s[z]["predicted"] < s[p]["predicted"], (z, p)
+assert s[23]["predicted"] < s[22]["predicted"] < s[21]["predicted"]
+assert s[26]["predicted"] < s[25]["predicted"] < s[24]["predicted"]
+# Every ZeRO-3 row ran, so each fits: gathered by module as DeepSpeed does, the 530B on 640 GPUs
+# holds 73.3 GiB of the 76 (by layer, two whole layers and a layer's gradients: 92.0 GiB).
+assert [round(s[n]["memory_bytes"] / 2**30, 1) for n in range(21, 27)] == [42.1, 22.8, 13.1, 73.3, 42.2, 25.8], s
+assert all(s[n]["memory_bytes"] <= s[n]["usable_bytes"] for n in range(21, 27)), s
+# Llama 3 405B on H100, without recompute as the paper says (sec. 3.3.2): no row fitted; predicted
+# at the GEMM efficiency the MoE-layer benchmark's rows fit (below), within the issue's bounds (mean
+# 5 %, max 10 %) and ranked right; each figure held so that none can move unseen.
+l = files["llama3_405b_meta2024.csv"]
+lr = rows("llama3_405b_meta2024.csv")
+assert not any(r["fit"] for r in lr.values()), lr
+assert [round(lr[n]["predicted"], 1) for n in (16, 17, 18)] == [454.8, 420.4, 391.7], lr
+assert l["held_out"]["mean_abs_error"] <= 0.05 and l["held_out"]["max_abs_error"] <= 0.10, l["held_out"]
+assert l["ranking"]["kept"] == l["ranking"]["pairs"] == 3, l["ranking"]
+# Row 1's layout needs more memory than an H100 has in stepsim's model (the paper's run freed
+# what the model keeps); the 16-micro-batch rows fit. Each row says so in the JSON.
+assert [round(lr[n]["memory_bytes"] / 2**30, 1) for n in (16, 17)] == [76.7, 69.8], lr
+assert all(lr[n]["usable_bytes"] == lr[16]["usable_bytes"] for n in (17, 18)), lr
+assert round(lr[16]["usable_bytes"] / 2**30, 1) == 74.5, lr
+# Qwen3-235B-A22B MoE on H100 (the H100 calibration: the MoE-layer rows' GEMM efficiency, the
+# preset's five other dense ones, and the host time per MoE pass fitted on the 16K row, 0.97 ms):
+# the held-out rows within the issue's bounds (mean 5 %, max 10 %); ranked right.
+q = files["qwen3_235b_moe_modelzoo.csv"]
+qr = rows("qwen3_235b_moe_modelzoo.csv")
+assert abs(d["calibration"]["h100-sxm"]["moe_host"] - 0.9761e-3) < 0.5e-6, d["calibration"]
+assert [n for n in qr if qr[n]["fit"]] == [15], qr
+assert [round(qr[n]["predicted"], 1) for n in (15, 16, 17, 18)] == [295.0, 335.4, 372.6, 404.2], qr
+assert all(abs(qr[n]["error"]) <= 0.10 for n in qr), qr
+assert q["held_out"]["mean_abs_error"] <= 0.05, q["held_out"]
+assert q["ranking"]["kept"] == q["ranking"]["pairs"] == 6, q["ranking"]
+# Megatron-LM's MoE layer benchmark on H100 (the MoE block alone): no dense H100 row being fitted,
+# its 4 BF16 fit rows fit the GEMM efficiency itself (0.594: 587 TFLOP/s; the experts' share stays
+# 1), then the blockwise FP8 GEMMs' share on one FP8 row (0.593: FP8 grouped GEMMs at 1.19x BF16). The
+# known misses of docs/job.md: held-out mean 5.4 %, the Mixtral-like DeepEP forward (line 18)
+# -11.4 %, held to 12 %, the other held-out BF16 rows within 10 %, the FP8 ones within 7.5 %;
+# each figure held so that none can move unseen.
+ml = rows("megatron_moe_layer_h100.csv")
+h100 = d["calibration"]["h100-sxm"]
+assert round(h100["gemm"], 3) == 0.594 and h100["experts"] == 1.0, h100
+assert round(h100["fp8_blockwise"], 3) == 0.593, h100
+assert [round(ml[n]["predicted"], 3) for n in range(16, 32)] == \
+    [4.057, 7.559, 4.082, 7.584, 7.409, 11.478, 5.698, 9.766,
+     3.744, 6.719, 3.769, 6.744, 7.310, 10.782, 5.599, 9.071], ml
+assert [n for n in ml if ml[n]["fit"]] == [16, 19, 20, 23, 25], ml
+assert abs(ml[18]["error"]) <= 0.12 and all(abs(ml[n]["error"]) <= 0.10 for n in (17, 21, 22)), ml
+assert all(abs(ml[n]["error"]) <= 0.075 for n in (24, 26, 27, 28, 29, 30, 31)), ml
+# NeMo's dense Llama 3 runs on H100 in FP8 with tensorwise scaling: their GEMM share fitted on the
+# 70B row of 25.11 (0.875: FP8 GEMMs at 1.75x BF16, where blockwise grouped ones run at 1.19x);
+# the other seven rows held out (two more NeMo containers' and Megatron-LM's README's), 8 to 1,024
+# GPUs, within 5 % mean and 10 % max, ranking kept.
+assert round(h100["fp8"], 3) == 0.873, h100
+nm = rows("nemo_llama3_h100_fp8.csv")
+assert [n for n in nm if nm[n]["fit"]] == [22], nm
+assert [round(nm[n]["predicted"]) for n in range(21, 29)] == [14175, 1602, 312, 1625, 321, 14702, 1602, 312], nm
+n = files["nemo_llama3_h100_fp8.csv"]
+assert n["held_out"]["mean_abs_error"] <= 0.05 and n["held_out"]["max_abs_error"] <= 0.10, n["held_out"]
+assert n["ranking"]["kept"] == n["ranking"]["pairs"] == 7, n["ranking"]
+# FSDP over 64 GPUs of 8 nodes (torchtitan on A100, NeMo AutoModel on H100): no row fitted, each at
+# its accelerator's calibration; NCCL's rings striped over each node's NICs put them within 4 %
+# (at one NIC's share per GPU they read -27 % to -66 %). Lines 23-25, torchtitan's Llama 2 rows,
+# were added after the rule, and checked, not used, to make it.
+fs = rows("fsdp_across_nodes.csv")
+f = files["fsdp_across_nodes.csv"]
+assert not any(r["fit"] for r in fs.values()), fs
+assert [round(fs[n]["predicted"], 1) for n in range(20, 26)] == [2864.9, 318.7, 846.6, 2231.3, 1949.5, 344.5], fs
+assert [round(100 * fs[n]["error"], 1) for n in range(20, 26)] == [-1.3, -3.7, -2.3, 3.2, 1.9, -2.4], fs
+# torchtitan's "selective op" rows (recompute: op), added after the two rules above and checked
+# without a change: Llama 3 8B +1.0 %, Llama 2 13B +6.1 %, Llama 2 70B at local batch 1 +1.9 %.
+assert [round(100 * fs[n]["error"], 1) for n in range(26, 29)] == [1.0, 6.1, 1.9], fs
+assert f["ranking"]["kept"] == f["ranking"]["pairs"] == 10, f["ranking"]
+assert f["held_out"]["mean_abs_error"] <= 0.05 and f["held_out"]["max_abs_error"] <= 0.10, f["held_out"]
+print("check-against bounds ok")
+PY
+
+# MosaicML's MPT rows on FSDP (docs/job.md "MPT on FSDP"), every row held out at the calibrations
+# the other tables fit: the misses held as they are, so that none moves unseen. A100: every run fits
+# in stepsim's memory model, as every one ran (PyTorch FSDP's FP32 weights without a BF16 copy, MPT
+# without dropout); 8 of the 9 within 10 % of the memory predicted 11-41 % fast, the other 35 within
+# 19 %; H100 (2023 software): worst at long sequences.
+"$stepsim" check-against validation/megatron_sc21.csv validation/megatron_korthikanti2022.csv \
+  validation/megascale_megatron.csv validation/megatron_moe_layer_h100.csv validation/qwen3_235b_moe_modelzoo.csv \
+  validation/nemo_llama3_h100_fp8.csv validation/mpt_fsdp_a100.csv validation/mpt_fsdp_h100.csv --json >"$tmp/mpt.json"
+python3 - "$tmp/mpt.json" <<'PY' || fail "MPT tables"
+import json, sys
+d = json.load(open(sys.argv[1]))
+files = {f["file"].split("/")[-1]: f for f in d["files"]}
+a, h = files["mpt_fsdp_a100.csv"], files["mpt_fsdp_h100.csv"]
+assert not any(r["fit"] for r in a["rows"] + h["rows"])
+assert len(a["rows"]) == 44 and len(h["rows"]) == 52
+assert (round(100 * a["held_out"]["mean_abs_error"], 1), round(100 * a["held_out"]["max_abs_error"], 1)) == (10.5, 40.9), a
+assert (a["ranking"]["kept"], a["ranking"]["pairs"]) == (923, 933), a["ranking"]
+assert all(r["memory_bytes"] <= r["usable_bytes"] for r in a["rows"]), a
+edge = [r for r in a["rows"] if r["memory_bytes"] >= 0.9 * r["usable_bytes"]]
+rest = [r for r in a["rows"] if r["memory_bytes"] < 0.9 * r["usable_bytes"]]
+assert len(edge) == 9 and sorted(r["error"] > 0.10 for r in edge) == [False] + [True] * 8, edge
+assert max(abs(r["error"]) for r in rest) < 0.19 and round(100 * sum(abs(r["error"]) for r in rest) / 35, 1) == 8.1
+assert (round(100 * h["held_out"]["mean_abs_error"], 1), round(100 * h["held_out"]["max_abs_error"], 1)) == (40.8, 146.0), h
+assert sum(r["memory_bytes"] > r["usable_bytes"] for r in h["rows"]) == 4, h
+r = {x["line"]: x for x in a["rows"]}
+assert [round(r[n]["predicted"], 1) for n in (17, 21, 60)] == [400.9, 834.0, 41501.6], r
+print("MPT tables ok")
+PY
+
+# Calibrated on every third row of its own table (docs/job.md "MPT on FSDP"), the H100 section of
+# 2023 comes within 3.3 % on the others; the A100 section does not (its rows at the edge of memory).
+for gpu in h100 a100; do
+  awk -F, -v OFS=, '/^src,/ {for (i = 1; i <= NF; i++) if ($i == "fit") f = i} /^MPT,/ && (n++ % 3 == 0) {$f = 1} 1' \
+    "validation/mpt_fsdp_$gpu.csv" >"$tmp/mpt-$gpu-fit.csv"
+  "$stepsim" check-against "$tmp/mpt-$gpu-fit.csv" >"$tmp/mpt-$gpu-fit.txt"
+done
+has "calibration for h100-sxm: gemm 0.769, attention 0.175, memory 0.257, fabric 0.594, network 0.627, contention 0.594" \
+  "$tmp/mpt-h100-fit.txt"
+fig "held out: 34 rows, mean |error| 3.2%, max 25.4%" "$tmp/mpt-h100-fit.txt"
+fig "20 H100 80GB MPT-30B s8192 AC 8 GPUs 1384 tok/s 1736 +25.4% held out" "$tmp/mpt-h100-fit.txt"
+has "calibration for a100-sxm-80gb: gemm 1.000, attention 0.342, memory 0.147, fabric 0.160, network 0.055" \
+  "$tmp/mpt-a100-fit.txt"
+fig "held out: 29 rows, mean |error| 7.3%, max 67.9%" "$tmp/mpt-a100-fit.txt"
+
+# The table names a row that needs more memory than the GPU has (in stepsim's model) in a last
+# column, which a table whose rows all fit does not have.
+"$stepsim" check-against validation/llama3_405b_meta2024.csv >"$tmp/l3-memory.txt"
+fig "16 Table 4 Llama-3-405B 8K 8192 GPUs 430 TFLOP/s 518.7 +20.6% held out needs 76.7 of 74.5 GiB" "$tmp/l3-memory.txt"
+fig "17 Table 4 Llama-3-405B 8K 16384 GPUs 400 TFLOP/s 477.4 +19.3% held out" "$tmp/l3-memory.txt"
+has "memory per GPU (stepsim)" "$tmp/l3-memory.txt"
+# torchtitan's footnote: Llama 2 70B at local batch 2 ran out of memory on 80 GB A100 with
+# selective checkpointing. The shipped full-AC row with every second layer recomputed instead:
+{ sed -n '/^src,/p' validation/fsdp_across_nodes.csv
+  grep '^TT,Llama 2,Llama-2-70B' validation/fsdp_across_nodes.csv | sed 's/,full,,0,3,/,full,40,0,3,/'; } >"$tmp/tt-oom.csv"
+"$stepsim" check-against --efficiency 0.734,0.374,1,0.9,0.601,0.418 "$tmp/tt-oom.csv" >"$tmp/tt-oom.txt"
+fig "needs 115.4 of 76.0 GiB" "$tmp/tt-oom.txt"
+# ... and with its op policy (the row it reported at local batch 1 instead), 101.9 GiB at 2.
+{ sed -n '/^src,/p' validation/fsdp_across_nodes.csv
+  grep '^TT,Llama 2,Llama-2-70B FSDP2 selective op' validation/fsdp_across_nodes.csv | sed 's/,64,1,64,op,/,64,2,128,op,/'; } >"$tmp/tt-oom-op.csv"
+"$stepsim" check-against --efficiency 0.734,0.374,1,0.9,0.601,0.418 "$tmp/tt-oom-op.csv" >"$tmp/tt-oom-op.txt"
+fig "needs 101.9 of 76.0 GiB" "$tmp/tt-oom-op.txt"
+# SC21's ZeRO-3 rows gathered by layer instead of by module (DeepSpeed's): the 530B on 640 GPUs,
+# which ran, would not fit.
+sed 's/,21.3,module$/,21.3,layer/' validation/megatron_sc21.csv >"$tmp/sc21-layer.csv"
+"$stepsim" check-against --efficiency 0.734,0.374,1,0.9,0.601,0.418 "$tmp/sc21-layer.csv" >"$tmp/sc21-layer.txt"
+fig "24 Table 2 GPT-529.6B ZeRO-3 640 GPUs 138 TFLOP/s 157.5 +14.2% held out needs 92.0 of 76.0 GiB" "$tmp/sc21-layer.txt"
+"$stepsim" check-against validation/megascale_megatron.csv >"$tmp/ms-memory.txt"
+if grep -q "memory per GPU" "$tmp/ms-memory.txt"; then fail "a memory column where every row fits"; fi
+# An accelerator none of whose rows is marked fit=1 is predicted at its preset's efficiencies, and
+# says so (an A100 table beside it once ended in "map::at").
+# (The Qwen3 table with its fit row unmarked.)
+sed 's/,tflops_model,295,1,/,tflops_model,295,0,/' validation/qwen3_235b_moe_modelzoo.csv >"$tmp/qwen3-held.csv"
+"$stepsim" check-against validation/megatron_sc21.csv "$tmp/qwen3-held.csv" >"$tmp/mixed.txt"
+has "calibration for h100-sxm: gemm 0.700, attention 0.550, memory 0.800, fabric 0.800, network 0.800, contention 0.200" "$tmp/mixed.txt"
+has "the preset's own: no row of this accelerator is marked fit=1" "$tmp/mixed.txt"
+fig "15 Long context Qwen3-235B-A22B 16K 256 GPUs 295 TFLOP/s 354.1 +20.0% held out" "$tmp/mixed.txt"
+"$stepsim" check-against "$tmp/qwen3-held.csv" --json >"$tmp/moe-only.json"
+has '"source": "preset"' "$tmp/moe-only.json"
+# The Qwen3 16K row as a scenario on the shipped H100 calibration: the table's 295 TFLOP/s, and
+# its other rows as variants.
+"$stepsim" run scenarios/job-qwen3-235b-16k-256xh100.yaml >"$tmp/q16.txt"
+fig "model TFLOP/s per GPU 295.0" "$tmp/q16.txt"
+fig "host waits per MoE layer 2.93 ms" "$tmp/q16.txt"
+"$stepsim" compare scenarios/job-qwen3-235b-16k-256xh100.yaml >"$tmp/q16-cmp.txt"
+fig "128k 238.336 s +1992.3% 550 40.9% 53.6 / 74.5 yes 2.3%" "$tmp/q16-cmp.txt"
+# calibrate says which stage each row fitted, where they fit more than one (not for one stage).
+# (The Llama 3 table with its 8K row marked fit=1: a dense row.)
+sed 's/,tflops_model,430,0,/,tflops_model,430,1,/' validation/llama3_405b_meta2024.csv >"$tmp/llama3-fit.csv"
+"$stepsim" calibrate "$tmp/llama3-fit.csv" validation/qwen3_235b_moe_modelzoo.csv --fit-rows \
+  -o "$tmp/two-stages.yaml" >"$tmp/two-stages.txt"
+fig "validation/qwen3_235b_moe_modelzoo.csv:15 Long context Qwen3-235B-A22B 16K 256 GPUs 295 TFLOP/s 295 +0.0% moe_host" \
+  "$tmp/two-stages.txt"
+has "-0.0%  dense six" "$tmp/two-stages.txt"
+"$stepsim" calibrate "$tmp/llama3-fit.csv" --fit-rows -o "$tmp/one-stage.yaml" >"$tmp/one-stage.txt"
+if grep -q "dense six" "$tmp/one-stage.txt"; then fail "a one-stage calibration names its stage"; fi
+# With a dense row fitted, the MoE blocks' rows fit the routed experts' share (at its bound here:
+# the Llama row alone puts gemm at 0.557, below the blocks' GEMMs), not gemm.
+"$stepsim" calibrate "$tmp/llama3-fit.csv" validation/megatron_moe_layer_h100.csv --fit-rows \
+  -o "$tmp/dense-moe.yaml" >"$tmp/dense-moe.txt"
+has "calibration for h100-sxm: gemm 0.557, attention 0.542" "$tmp/dense-moe.txt"
+fig "validation/megatron_moe_layer_h100.csv:16 moe_perf Mixtral-like a2a BF16 8 GPUs 4.262 ms 4.295 +0.8% experts" \
+  "$tmp/dense-moe.txt"
+# A file none of whose rows is fitted is not named among the fitted ones.
+"$stepsim" calibrate validation/llama3_405b_meta2024.csv validation/qwen3_235b_moe_modelzoo.csv --fit-rows \
+  -o "$tmp/held.yaml" >/dev/null
+has "fitted to 1 measured rows of validation/qwen3_235b_moe_modelzoo.csv" "$tmp/held.yaml"
+if grep -q "llama3" "$tmp/held.yaml"; then fail "calibrate names a file that gave no row"; fi
+"$stepsim" calibrate validation/llama3_405b_meta2024.csv --fit-rows -o "$tmp/none.yaml" >"$tmp/none.txt" 2>&1 &&
+  fail "calibrate with no row to fit succeeded"
+has "no rows to fit: --fit-rows fits only rows marked fit=1, and none is" "$tmp/none.txt"
+# The host time alone (no other H100 row: the preset's six held), written to a hardware file in
+# whole microseconds, which a scenario reads back as the same step as the value set.
+"$stepsim" calibrate validation/qwen3_235b_moe_modelzoo.csv --fit-rows -o "$tmp/h100-host.yaml" >/dev/null
+has "contention: 0.2000, moe_host: 1673us}" "$tmp/h100-host.yaml"
+"$stepsim" run scenarios/job-moe-routing-256xh100.yaml --set "job_step.hardware={file: $tmp/h100-host.yaml, gpus: 256}" \
+  >"$tmp/host-file.txt"
+fig "step time 14.967 s" "$tmp/host-file.txt"
+"$stepsim" run scenarios/job-moe-routing-256xh100.yaml --set job_step.hardware.efficiency.moe_host=1673us >"$tmp/host-set.txt"
+fig "step time 14.967 s" "$tmp/host-set.txt"
+# Full recompute waits three times per layer and micro-batch: forward, its rerun, backward.
+fig "host waits per MoE layer 5.02 ms" "$tmp/host-set.txt"
+"$stepsim" run scenarios/job-moe-routing-256xh100.yaml --set job_step.hardware.efficiency.moe_host=1673us --json \
+  >"$tmp/host-set.json"
+python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert abs(d["layer_host_ms"] - 5.019) < 1e-9, d' \
+  "$tmp/host-set.json"
+"$stepsim" run scenarios/job-moe-routing-256xh100.yaml --json >"$tmp/host-none.json"
+if grep -q layer_host_ms "$tmp/host-none.json"; then fail "layer_host_ms at 0"; fi
+# Beside the A100 table alone, the Qwen3 row fits the host time from the H100 preset's efficiencies.
+"$stepsim" check-against validation/megatron_sc21.csv validation/qwen3_235b_moe_modelzoo.csv >"$tmp/mixed-fit.txt"
+has "contention 0.200, moe_host 1.673 ms" "$tmp/mixed-fit.txt"
+fig "18 Long context Qwen3-235B-A22B 128K 256 GPUs 389 TFLOP/s 402.9 +3.6% held out" "$tmp/mixed-fit.txt"
+# The MoE-layer rows alone (no dense row given): they fit the GEMM efficiency itself, 0.594 (a share
+# of the preset's unmeasured 0.70 would mean nothing), then the blockwise FP8 share on the FP8 row, 0.593;
+# both written to the hardware file, which a scenario reads back as the same step as the values set.
+"$stepsim" calibrate validation/megatron_moe_layer_h100.csv --fit-rows -o "$tmp/h100-moe.yaml" >"$tmp/h100-moe.txt"
+has "calibration for h100-sxm: gemm 0.594, attention 0.550" "$tmp/h100-moe.txt"
+has "contention 0.200, fp8_blockwise 0.593" "$tmp/h100-moe.txt"
+has "efficiency: {gemm: 0.5938, attention: 0.5500, memory: 0.8000, fabric: 0.8000, network: 0.8000, contention: 0.2000, fp8_blockwise: 0.5927}" \
+  "$tmp/h100-moe.yaml"
+blockwise=(--set job_step.layout.fp8=true --set job_step.layout.fp8_recipe=blockwise)
+"$stepsim" run scenarios/job-moe-routing-256xh100.yaml --set "job_step.hardware={file: $tmp/h100-moe.yaml, gpus: 256}" \
+  "${blockwise[@]}" --json >"$tmp/fp8-file.json"
+"$stepsim" run scenarios/job-moe-routing-256xh100.yaml "${blockwise[@]}" --json \
+  --set job_step.hardware.efficiency.gemm=0.5938 --set job_step.hardware.efficiency.fp8_blockwise=0.5927 >"$tmp/fp8-set.json"
+"$stepsim" run scenarios/job-moe-routing-256xh100.yaml "${blockwise[@]}" --json \
+  --set job_step.hardware.efficiency.gemm=0.5938 >"$tmp/fp8-unset.json"
+# The tensorwise share leaves blockwise GEMMs as they are, and the other way round.
+"$stepsim" run scenarios/job-moe-routing-256xh100.yaml "${blockwise[@]}" --json \
+  --set job_step.hardware.efficiency.gemm=0.5938 --set job_step.hardware.efficiency.fp8=0.5927 >"$tmp/fp8-other.json"
+cmp "$tmp/fp8-unset.json" "$tmp/fp8-other.json" || fail "the tensorwise share moved blockwise GEMMs"
+"$stepsim" run scenarios/job-moe-routing-256xh100.yaml --set job_step.layout.fp8=true --json \
+  --set job_step.hardware.efficiency.gemm=0.5938 --set job_step.hardware.efficiency.fp8_blockwise=0.5927 >"$tmp/tw-other.json"
+"$stepsim" run scenarios/job-moe-routing-256xh100.yaml --set job_step.layout.fp8=true --json \
+  --set job_step.hardware.efficiency.gemm=0.5938 >"$tmp/tw-unset.json"
+cmp "$tmp/tw-unset.json" "$tmp/tw-other.json" || fail "the blockwise share moved tensorwise GEMMs"
+python3 - "$tmp/fp8-file.json" "$tmp/fp8-set.json" "$tmp/fp8-unset.json" <<'PY'
+import json, sys
+f, a, b = (json.load(open(x)) for x in sys.argv[1:])
+assert f["step_time_ns"] == a["step_time_ns"] and f["moe_block_forward_ms"] == a["moe_block_forward_ms"], (f, a)
+# The share slows every FP8 GEMM (the routed experts' and the attention block's): the step and the MoE block.
+assert a["moe_block_forward_ms"] > b["moe_block_forward_ms"] and a["step_time_ns"] > b["step_time_ns"], (a, b)
+PY
+"$stepsim" run scenarios/job-moe-routing-256xh100.yaml --set "job_step.hardware.efficiency.experts=0.8374" --json \
+  >"$tmp/experts-set.json"
+"$stepsim" run scenarios/job-moe-routing-256xh100.yaml --json >"$tmp/experts-unset.json"
+python3 - "$tmp/experts-set.json" "$tmp/experts-unset.json" <<'PY'
+import json, sys
+a, b = (json.load(open(f)) for f in sys.argv[1:])
+# The share slows the routed experts' GEMMs only: the MoE block by their 1/0.8374 - 1 of its time.
+assert a["moe_block_forward_ms"] > b["moe_block_forward_ms"] and a["step_time_ns"] > b["step_time_ns"], (a, b)
+assert abs((a["layer_forward_ms"] - a["moe_block_forward_ms"]) - (b["layer_forward_ms"] - b["moe_block_forward_ms"])) < 1e-9
+assert round(a["moe_block_forward_ms"], 3) == 6.349 and round(b["moe_block_forward_ms"], 3) == 5.826, (a, b)
+PY
+set +e
+"$stepsim" check-against validation/megatron_moe_layer_h100.csv --efficiency 0.7,0.5,0.8,0.8,0.8,0.2,1.5 \
+  >/dev/null 2>"$tmp/eff7.err"
+rc=$?
+set -e
+[[ $rc == 2 ]] || fail "--efficiency experts 1.5: exit $rc"
+has "experts 1.5 is not a fraction in (0, 1]" "$tmp/eff7.err"
+"$stepsim" check-against validation/megatron_moe_layer_h100.csv --efficiency 0.814,0.555,0.803,0.82,0.804,0.2,0.713 \
+  >"$tmp/eff7.txt"
+fig "16 moe_perf Mixtral-like a2a BF16 8 GPUs 4.262 ms 4.109 -3.6% fit" "$tmp/eff7.txt"
+# An eighth number, the tensorwise FP8 GEMMs' share: NeMo's FP8 rows as the calibration has them.
+"$stepsim" check-against validation/nemo_llama3_h100_fp8.csv --efficiency 0.5938,0.55,0.8,0.8,0.8,0.2,1,0.8752 \
+  >"$tmp/eff8.txt"
+fig "23 25.11 Llama-3.1-405B FP8-CS 1024 GPUs 292 tok/s 312.9 +7.2% held out" "$tmp/eff8.txt"
+has "contention 0.200, fp8 0.875" "$tmp/eff8.txt"
+# NeMo's 70B FP8 row as a scenario: the fitted 1,602 tokens/s per GPU, 1.35x what blockwise
+# scaling gives and 1.45x BF16 at NeMo's BF16 layout.
+"$stepsim" compare scenarios/job-llama3-70b-fp8-64xh100.yaml >"$tmp/l70-fp8.txt"
+fig "base 10.227 s +0.0% 1602 36.4% 62.4 / 74.5 yes 10.3% 0.22 s (TP 0.14 PP 0.07)" "$tmp/l70-fp8.txt"
+fig "blockwise 13.764 s +34.6% 1190 27.0% 62.4 / 74.5 yes 10.6% 0.07 s" "$tmp/l70-fp8.txt"
+fig "bf16 14.738 s +44.1% 1112 50.5% 53.7 / 74.5 yes 5.4% 0.11 s (DP/ZeRO 0.09)" "$tmp/l70-fp8.txt"
+# Forward-backward pairs (overlap.ep_a2a): Megatron-Bridge's Qwen3-235B FP8 recipe with and without
+# its EP all-to-all overlap (measured 1,633 tokens/s per GPU); JSON says so; a pipeline without
+# virtual stages, and no EP, are refused at the key, in a scenario and in a measured run's row.
+"$stepsim" compare scenarios/job-qwen3-235b-fp8-256xh100.yaml >"$tmp/q235-pairs.txt"
+fig "base 68.351 s +0.0% 1918 14.4% 62.6 / 74.5 yes 3.2% 67.62 s (TP 0.92 PP 0.87 EP 65.82)" "$tmp/q235-pairs.txt"
+fig "no-overlap 110.179 s +61.2% 1190 8.9% 61.3 / 74.5 yes 1.9% 66.79 s (TP 0.92 EP 65.84)" "$tmp/q235-pairs.txt"
+"$stepsim" run scenarios/job-qwen3-235b-fp8-256xh100.yaml --json >"$tmp/q235-pairs.json"
+has '"overlap_ep_a2a": true' "$tmp/q235-pairs.json"
+run "$stepsim" run scenarios/job-qwen3-235b-fp8-256xh100.yaml --set job_step.layout.virtual_stages=1
+refused "job_step.layout.overlap.ep_a2a: pairs the steady state of interleaved-1f1b with virtual_stages > 1 under a pipeline (Megatron-Core requires VPP), not 1f1b with one chunk"
+run "$stepsim" run scenarios/job-llama70b-64xh100.yaml --set job_step.layout.overlap.ep_a2a=true
+[[ $code == 2 && "$err" == *"job_step.layout.overlap.ep_a2a: overlaps the expert all-to-alls of one micro-batch with another's compute: needs ep > 1" ]] ||
+  fail "ep_a2a without EP: exit $code: $err"
+# The CSV column: the Qwen3 16K row (interleaved, EP 8) with its all-to-alls paired runs faster
+# (held out here: the fit row unmarked, at the calibration the H100 file holds).
+awk 'NR <= 15' validation/qwen3_235b_moe_modelzoo.csv | sed '14s/$/,overlap_ep_a2a/; 15s/,1,forced balance; dropless 237,0$/,0,forced balance,0,1/' \
+  >"$tmp/q-pairs.csv"
+awk 'NR <= 15' validation/qwen3_235b_moe_modelzoo.csv | sed '15s/,1,forced balance; dropless 237,0$/,0,forced balance,0/' >"$tmp/q-plain.csv"
+h100=0.5938,0.55,0.8,0.8,0.8,0.2,1,0.8727,0.000976,0.5927
+"$stepsim" check-against "$tmp/q-plain.csv" --efficiency "$h100" >"$tmp/q-plain.txt"
+"$stepsim" check-against "$tmp/q-pairs.csv" --efficiency "$h100" >"$tmp/q-pairs.txt"
+fig "15 Long context Qwen3-235B-A22B 16K 256 GPUs 295 TFLOP/s 295 +0.0% held out" "$tmp/q-plain.txt"
+fig "15 Long context Qwen3-235B-A22B 16K 256 GPUs 295 TFLOP/s 315.5 +7.0% held out" "$tmp/q-pairs.txt"
+# A tenth, the blockwise FP8 GEMMs' share: the MoE layer's FP8 rows (Transformer Engine's blockwise
+# recipe) as a calibration with these values predicts them.
+"$stepsim" check-against validation/megatron_moe_layer_h100.csv \
+  --efficiency 0.814,0.555,0.803,0.82,0.804,0.2,0.713,1,0,0.604 >"$tmp/eff10.txt"
+fig "24 moe_perf Mixtral-like a2a FP8 8 GPUs 3.676 ms 3.731 +1.5% held out" "$tmp/eff10.txt"
+has "contention 0.200, experts 0.713, fp8_blockwise 0.604" "$tmp/eff10.txt"
+# A ninth, the MoE passes' host time in seconds: the Qwen3 rows as the fitted calibration has them;
+# eleven numbers, a host time past a second or a blockwise share past 1 are refused.
+"$stepsim" check-against validation/qwen3_235b_moe_modelzoo.csv \
+  --efficiency 0.814,0.555,0.803,0.82,0.804,0.2,0.713,0.604,0.00134 >"$tmp/eff9.txt"
+has "fp8 0.604, moe_host 1.340 ms" "$tmp/eff9.txt"
+fig "16 Long context Qwen3-235B-A22B 32K 256 GPUs 335 TFLOP/s 334.1 -0.3% held out" "$tmp/eff9.txt"
+for bad in 0.7,0.5,0.8,0.8,0.8,0.2,1,0.6,0,1,1 0.7,0.5,0.8,0.8,0.8,0.2,1,1,0,1.5 0.7,0.5,0.8,0.8,0.8,0.2,1,1,2; do
+  set +e
+  "$stepsim" check-against validation/qwen3_235b_moe_modelzoo.csv --efficiency "$bad" >/dev/null 2>"$tmp/eff10.err"
+  rc=$?
+  set -e
+  [[ $rc == 2 ]] || fail "--efficiency $bad: exit $rc"
+done
+has "moe_host 2 is not a fraction in" "$tmp/eff10.err"
+run "$stepsim" check-against validation/qwen3_235b_moe_modelzoo.csv --efficiency 0.7,0.5,0.8,0.8,0.8,0.2,1,1,0,1.5
+[[ $code == 2 ]] && has "fp8_blockwise 1.5 is not a fraction in (0, 1]" <(echo "$err") || fail "fp8_blockwise 1.5: $code $err"
+set +e
+"$stepsim" check-against validation/qwen3_235b_moe_modelzoo.csv --efficiency 0.7,0.5,0.8,0.8,0.8,0.2x >/dev/null \
+  2>"$tmp/effx.err"
+rc=$?
+set -e
+[[ $rc == 2 ]] || fail "--efficiency 0.2x: exit $rc"
+has "'0.2x' is not a number" "$tmp/effx.err"
+# The MoE block's metrics need an MoE model (one line naming the row and the column, exit 2), and
+# a job's JSON reports the block's times for an MoE model only.
+sed 's/^\(KORTH22,Table 4,22B (1 layer) baseline,.*\),layer_fwd_ms,/\1,moe_fwd_ms,/' validation/megatron_korthikanti2022.csv \
+  >"$tmp/dense-moe-metric.csv"
+set +e
+"$stepsim" check-against "$tmp/dense-moe-metric.csv" >/dev/null 2>"$tmp/dense-moe-metric.err"
+rc=$?
+set -e
+[[ $rc == 2 && $(wc -l <"$tmp/dense-moe-metric.err") == 1 ]] || { cat "$tmp/dense-moe-metric.err"; fail "exit $rc"; }
+has "dense-moe-metric.csv:16: metric: moe_fwd_ms needs experts (an MoE block)" "$tmp/dense-moe-metric.err"
+"$stepsim" run scenarios/job-llama70b-64xh100.yaml --json >"$tmp/dense.json"
+! grep -q moe_block "$tmp/dense.json" || fail "a dense job reports an MoE block"
+"$stepsim" run scenarios/job-deepseek-v3-2048xh800.yaml --json >"$tmp/dsv3.json"
+python3 - "$tmp/dsv3.json" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+# DeepSeek-V3's MoE block (its exchange over the network) within its layer (MLA attention, full recompute).
+assert round(d["moe_block_forward_ms"], 2) == 11.02 and round(d["moe_block_backward_ms"], 2) == 14.26, d
+assert d["moe_block_forward_ms"] < d["layer_forward_ms"], d
+PY
+
+# IBM and Meta's runs (validation/fsdp_hsdp_ibm.csv), held out: the HSDP rows on A100 within 1 %;
+# the known misses (FSDP with long network gathers under the compute, the H100 rows) held as they are.
+"$stepsim" check-against validation/megatron_sc21.csv validation/megatron_korthikanti2022.csv \
+  validation/megascale_megatron.csv validation/megatron_moe_layer_h100.csv validation/qwen3_235b_moe_modelzoo.csv \
+  validation/nemo_llama3_h100_fp8.csv validation/fsdp_hsdp_ibm.csv --json >"$tmp/ibm.json"
+python3 - "$tmp/ibm.json" <<'PY' || fail "IBM FSDP table"
+import json, sys
+d = json.load(open(sys.argv[1]))
+f = {x["file"].split("/")[-1]: x for x in d["files"]}["fsdp_hsdp_ibm.csv"]
+r = {x["line"]: x for x in f["rows"]}
+assert not any(x["fit"] for x in r.values())
+assert [round(100 * r[n]["error"], 1) for n in range(23, 30)] == [-1.0, -0.6, -14.8, -20.1, 42.1, 11.7, 7.2], r
+assert (f["ranking"]["kept"], f["ranking"]["pairs"]) == (15, 15), f["ranking"]
+PY
+csv_refused validation/fsdp_hsdp_ibm.csv 's/^\(IBM,Table 1,Llama-2-7B HSDP,.*a100-sxm-80gb,400,128,1,1,128,\)16,/\17,/' "edited.csv:23: dp_replicate: dp_replicate 7 does not divide dp 128"
+csv_refused validation/fsdp_hsdp_ibm.csv 's/a100-sxm-80gb,400,128/a100-sxm-80gb,fast,128/' "edited.csv:23: node_gbps: 'fast' is not a positive number"
+
+# 2. calibrate writes a hardware file a scenario can use. The shipped A100 file is the fit on the
+# fit=1 rows, and the fit does not depend on the order the files are given in (it converges) nor
+# on the threads (-j 1 here; check-against above fitted on every core).
+"$stepsim" calibrate validation/megascale_megatron.csv validation/megatron_korthikanti2022.csv validation/megatron_sc21.csv \
+  --fit-rows -j 1 -o "$tmp/a100.yaml" >/dev/null
+[[ "$(grep '^efficiency' "$tmp/a100.yaml")" == "$(grep '^efficiency' scenarios/hardware/a100-calibrated.yaml)" ]] ||
+  fail "calibrate in another file order: $(grep '^efficiency' "$tmp/a100.yaml")"
+# The shipped H100 file likewise: the three H100 tables' fit=1 rows, in another order.
+"$stepsim" calibrate validation/nemo_llama3_h100_fp8.csv validation/qwen3_235b_moe_modelzoo.csv \
+  validation/megatron_moe_layer_h100.csv validation/llama3_405b_meta2024.csv --fit-rows -j 1 -o "$tmp/h100.yaml" >/dev/null
+[[ "$(grep '^efficiency' "$tmp/h100.yaml")" == "$(grep '^efficiency' scenarios/hardware/h100-calibrated.yaml)" ]] ||
+  fail "H100 calibrate in another file order: $(grep '^efficiency' "$tmp/h100.yaml")"
+"$stepsim" calibrate validation/megascale_megatron.csv --fit-rows -o "$tmp/hw.yaml" >"$tmp/cal.txt"
+has "rms residual" "$tmp/cal.txt"
+has "efficiency: {gemm:" "$tmp/hw.yaml"
+sed "s|file: hardware/a100-calibrated.yaml|file: $tmp/hw.yaml|; s|file: models/|file: $PWD/scenarios/models/|" scenarios/job-gpt3-1024xa100.yaml >"$tmp/gpt3-own.yaml"
+"$stepsim" run "$tmp/gpt3-own.yaml" >"$tmp/own.txt"
+has "step time" "$tmp/own.txt"
+echo "validation: all checks passed"
