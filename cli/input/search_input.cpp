@@ -74,6 +74,18 @@ std::vector<int> ints(const Reader& r, const std::string& k, SearchAxes& axes, s
   return out;
 }
 
+// A flag, a list of them or `auto` (-> empty, key recorded), as 0 / 1; absent: {0}.
+std::vector<int> flags(const Reader& r, const std::string& k, SearchAxes& axes) {
+  std::vector<int> out;
+  for (const auto& n : values_of(r, k, axes)) {
+    bool b = false;
+    if (!YAML::convert<bool>::decode(n, b)) r.fail_at(n, r.key(k), "expected true, false, a list of them or auto");
+    push_once(out, b ? 1 : 0);
+  }
+  if (!r.has(k)) out = {0};
+  return out;
+}
+
 std::vector<std::int64_t> read_cards(const Reader& hw) {
   std::vector<std::int64_t> out;
   if (!hw.has("gpus")) hw.fail("gpus", "missing: the number of cards, a list, or {from, to, step}");
@@ -151,20 +163,8 @@ void read_named_axes(const Reader& lr, SearchAxes& a) {
     push_once(a.recompute, *rc);
   }
   if (!lr.has("recompute")) a.recompute = {JobRecompute::None};
-  for (const auto& n : values_of(lr, "sequence_parallel", a)) {
-    bool b = false;
-    if (!YAML::convert<bool>::decode(n, b))
-      lr.fail_at(n, lr.key("sequence_parallel"), "expected true, false, a list of them or auto");
-    push_once(a.sequence_parallel, b ? 1 : 0);
-  }
-  if (!lr.has("sequence_parallel")) a.sequence_parallel = {0};
-  for (const auto& n : values_of(lr, "keep_gathered", a)) {
-    bool b = false;
-    if (!YAML::convert<bool>::decode(n, b))
-      lr.fail_at(n, lr.key("keep_gathered"), "expected true, false, a list of them or auto");
-    push_once(a.keep_gathered, b ? 1 : 0);
-  }
-  if (!lr.has("keep_gathered")) a.keep_gathered = {0};
+  a.sequence_parallel = flags(lr, "sequence_parallel", a);
+  a.keep_gathered = flags(lr, "keep_gathered", a);
   for (const auto& n : values_of(lr, "cp_comm", a)) {
     const auto comm = cp_comm_from_name(n.Scalar());
     if (!comm)
