@@ -344,6 +344,12 @@ std::string memory_refusal(const JobStepSpec& spec, const JobMemory& mem, const 
     l.recompute = JobRecompute::Full;
     try_layout(l, "recompute: full");
   }
+  // Over at the simulated peak, the analytic count of the layers to recompute is a lower bound
+  // that says every layer or none: fewer than every layer may fit, which a run with
+  // recompute_layers: auto finds.
+  const bool every_layer = fits.rfind("recompute: full (", 0) == 0 || fits.rfind("recompute every layer", 0) == 0;
+  if (!where.empty() && every_layer && !base.fewest_recompute && most_chunk_layers(spec.model, base) > 1)
+    fits += ", or of the fewest layers that fit with recompute_layers: auto";
   if (base.zero < 1) {
     JobLayout l = base;
     l.zero = 1;
