@@ -166,6 +166,11 @@ refused "needs 98.2 GiB per GPU at the simulated peak (pipeline rank 2) (weights
 run "$stepsim" run scenarios/job-deepseek-v3-2048xh800.yaml "${sel[@]}" --set job_step.layout.fp8_activations=false
 [[ $code == 2 && "$err" == *"needs 117.8 GiB per GPU"*"activations 96.8,"* ]] ||
   fail "DeepSeek-V3 selective in BF16: exit $code: $err"
+# ... and recomputing only the fewest layers of each chunk that fit: 3 of 4, 7 % faster than all.
+"$stepsim" run scenarios/job-deepseek-v3-2048xh800.yaml --set job_step.layout.recompute_layers=auto >"$tmp/dsv3-auto.txt"
+has "recompute full (the first 3 layers of each chunk, the fewest that fit)" "$tmp/dsv3-auto.txt"
+fig "step time 16.465 s" "$tmp/dsv3-auto.txt"
+fig "tokens/s per GPU 1866" "$tmp/dsv3-auto.txt"
 "$stepsim" run scenarios/job-deepseek-v3-2048xh800.yaml --json >"$tmp/dsv3-fp8.json"
 has '"fp8_activations": true' "$tmp/dsv3-fp8.json"
 run "$stepsim" run scenarios/job-llama70b-64xh100.yaml --set job_step.layout.fp8_activations=true
