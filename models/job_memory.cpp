@@ -99,15 +99,26 @@ JobMemory job_memory(const JobModel& m, const JobLayout& l, const std::vector<Ch
     if (simulated) {
       mem.activations = activation_peaks[d];
     } else {
-      // The device's chunks in flight at its peak, each at its smallest chunk's activations: a
-      // lower bound on its simulated peak (which also holds messages), so that a layout refused
-      // or pruned by it cannot fit.
-      Bytes smallest = -1;
-      for (int k : held[d])
-        if (const Bytes a = chunks[static_cast<std::size_t>(k)].activation; smallest < 0 || a < smallest) smallest = a;
-      mem.activations = bytes_from(static_cast<double>(std::max<Bytes>(0, smallest)) *
-                                       static_cast<double>(chunks_in_flight(l, static_cast<int>(d))),
-                                   "the activations per GPU");
+      // The device's chunks in flight at its peak: a lower bound on its simulated peak (which
+      // also holds messages), so that a layout refused or pruned by it cannot fit. Megatron's
+      // interleaved warm-up runs its forwards p at a time through the device's chunks in order
+      // (micro-batch i in chunk (i / p) mod v) and frees nothing: those it holds at its end are
+      // known chunk by chunk. Other schedules: each at the device's smallest chunk.
+      const std::int64_t in_flight = chunks_in_flight(l, static_cast<int>(d));
+      double held_bytes = 0;
+      if (l.schedule == "interleaved-1f1b" && l.zero < 3 && !held[d].empty()) {
+        const auto v = static_cast<std::int64_t>(held[d].size());
+        for (std::int64_t i = 0; i < in_flight; ++i)
+          held_bytes += static_cast<double>(
+              chunks[static_cast<std::size_t>(held[d][static_cast<std::size_t>((i / l.pp) % v)])].activation);
+      } else {
+        Bytes smallest = -1;
+        for (int k : held[d])
+          if (const Bytes a = chunks[static_cast<std::size_t>(k)].activation; smallest < 0 || a < smallest)
+            smallest = a;
+        held_bytes = static_cast<double>(std::max<Bytes>(0, smallest)) * static_cast<double>(in_flight);
+      }
+      mem.activations = bytes_from(held_bytes, "the activations per GPU");
     }
     // The FP32 logits of one micro-batch (and their gradient) where the LM head is.
     mem.buffers = shared;

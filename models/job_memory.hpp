@@ -57,7 +57,8 @@ std::int64_t zero3_kept_at_rerun(const JobModel& m, const JobLayout& l);
 // gradients and optimizer state from the chunks it holds, its activations, its buffers (the
 // LM head's FP32 logits where the head is; ZeRO-3's gathered weights and a gather's gradients;
 // full recompute's rebuilt layer). `activation_peaks`: each rank's simulated peak, or empty for
-// the analytic figure: each rank's chunks_in_flight x its smallest chunk (a lower bound).
+// the analytic figure, a lower bound: each rank's chunks_in_flight at its smallest chunk, or,
+// interleaved, at the chunks Megatron's warm-up takes them through.
 JobMemory job_memory(const JobModel& m, const JobLayout& l, const std::vector<ChunkCost>& chunks,
                      const std::vector<Bytes>& activation_peaks = {});
 

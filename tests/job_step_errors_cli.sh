@@ -95,12 +95,17 @@ csv_refused validation/megatron_sc21.csv 's/,21.3,module$/,21.3,module,1/' "edit
 "$stepsim" check-against "$tmp/bom.csv" | sed "s#$tmp/bom.csv#validation/megascale_megatron.csv#" | diff - "$tmp/plain.txt" >/dev/null ||
   fail "a byte-order mark or CRLF line ends change a measured-runs table"
 
-# Over at the simulated peak where the analytic count said no layer need be recomputed, the
-# refusal says how to find the fewest (7 at Llama 3 405B's PP 2: tests/job_step_cli.sh); before the
-# run, where that count is every layer, it does not.
+# Over at the simulated peak where the analytic count said every layer or none, the refusal says
+# how to find the fewest (DeepSeek-V3: 3 of 4, tests/job_step_cli.sh); before the run it names the
+# count itself: at Llama 3 405B's PP 2 without recompute, 6 of each interleaved chunk's 9 layers by
+# the analytic figure (the run with auto takes 7, tests/job_step_cli.sh); where that count is every
+# layer, it says no more.
+run "$stepsim" run scenarios/job-deepseek-v3-2048xh800.yaml --set job_step.layout.recompute=selective \
+  --set "job_step.layout.recompute_modules=[layernorm,mla_up_proj,moe_act]"
+refused "needs 98.2 GiB per GPU at the simulated peak (pipeline rank 2) (weights 6.1, gradients 12.2, optimizer 2.7, activations 77.3, buffers 0.0) but h800 has 74.5 GiB usable; would fit: recompute: full (39.2 GiB), or of the fewest layers that fit with recompute_layers: auto (or set allow_oom: true to report it)"
 run "$stepsim" run scenarios/job-llama3-405b-8192xh100.yaml --set job_step.layout.pp=2 --set job_step.layout.dp=512 \
   --set job_step.layout.recompute=none
-refused "needs 116.0 GiB per GPU at the simulated peak (pipeline rank 1) (weights 47.2, gradients 0.2, optimizer 0.6, activations 67.0, buffers 1.0) but h100-sxm has 74.5 GiB usable; would fit: recompute: full (49.9 GiB), or of the fewest layers that fit with recompute_layers: auto (or set allow_oom: true to report it)"
+refused "needs 111.5 GiB per GPU (weights 47.2, gradients 0.2, optimizer 0.6, activations 62.5, buffers 1.0) but h100-sxm has 74.5 GiB usable; would fit: recompute: full, recompute_layers: 6 (73.0 GiB) (or set allow_oom"
 [[ "$(printf '%s\n' "$head" "  hardware: {preset: a100-sxm-80gb, gpus: 64}" \
   "  layout: {tp: 8, pp: 8, micro_batch: 4, global_batch: 64, attention: unfused}" >"$tmp/oom.yaml"
   "$stepsim" run "$tmp/oom.yaml" 2>&1)" == *"would fit: recompute: full (67.0 GiB) (or set allow_oom"* ]] ||
