@@ -329,6 +329,14 @@ fig "step time 13.576 s" "$tmp/l405-auto.txt"
 fig "total 67.69" "$tmp/l405-auto.txt"
 "$stepsim" run scenarios/job-llama3-405b-8192xh100.yaml "${p2[@]}" --set job_step.layout.recompute_layers=7 >"$tmp/l405-7.txt"
 diff <(sed 1,2d "$tmp/l405-auto.txt") <(sed 1,2d "$tmp/l405-7.txt") || fail "recompute_layers auto is not 7"
+"$stepsim" run scenarios/job-llama3-405b-8192xh100.yaml "${p2[@]}" --set job_step.layout.recompute_layers=auto --json >"$tmp/l405-auto.json"
+layout_key "$tmp/l405-auto.json" recompute_layers 7
+layout_key "$tmp/l405-auto.json" recompute_layers_auto true
+"$stepsim" run scenarios/job-llama3-405b-8192xh100.yaml "${p2[@]}" --set job_step.layout.recompute_layers=7 --json >"$tmp/l405-7.json"
+layout_key "$tmp/l405-7.json" recompute_layers 7
+layout_key "$tmp/l405-7.json" recompute_layers_auto absent
+"$stepsim" run scenarios/job-llama3-405b-8192xh100.yaml --json >"$tmp/l405-all.json"
+layout_key "$tmp/l405-all.json" recompute_layers absent
 run "$stepsim" run scenarios/job-llama3-405b-8192xh100.yaml "${p2[@]}" --set job_step.layout.recompute_layers=6
 refused "job_step.layout: needs 74.7 GiB per GPU at the simulated peak (pipeline rank 1)"
 "$stepsim" run scenarios/job-llama3-405b-8192xh100.yaml --set job_step.layout.recompute_layers=auto >"$tmp/l405-all.txt"

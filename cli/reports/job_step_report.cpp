@@ -313,6 +313,9 @@ nlohmann::ordered_json layout_json(const JobStepRun& run) {
                                }()},
                               {"sequence_parallel", l.sequence_parallel}};
   if (l.tp_overlapped()) j["overlap_tp"] = true;  // absent: the TP collectives wait
+  // Partial recompute: the layers of each chunk recomputed, and whether `auto` chose them.
+  if (l.partial_recompute()) j["recompute_layers"] = l.recompute_layers;
+  if (l.fewest_recompute) j["recompute_layers_auto"] = true;
   if (l.overlap_ep_a2a) j["overlap_ep_a2a"] = true;  // absent: 1F1B's forwards and backwards one by one
   if (l.fp8) j["fp8_recipe"] = fp8_recipe_name(l.fp8_recipe);
   if (l.fp8) j["fp8_activations"] = l.fp8_activations;
