@@ -24,6 +24,15 @@ const char* recompute_name(JobRecompute r) {
   return "?";
 }
 
+std::string recomputed_layers_note(const JobLayout& l) {
+  if (l.recompute != JobRecompute::Full) return "";
+  if (l.fewest_recompute && l.recompute_layers == 0) return " (no layer: the fewest that fit)";
+  if (l.fewest_recompute && l.recompute_layers < 0) return " (every layer: the fewest that fit)";
+  if (!l.partial_recompute()) return "";
+  return " (the first " + std::to_string(l.recompute_layers) + " layers of each chunk" +
+         (l.fewest_recompute ? ", the fewest that fit)" : ")");
+}
+
 std::optional<JobRecompute> recompute_from_name(std::string_view name) {
   const JobRecompute all[] = {JobRecompute::None, JobRecompute::Selective, JobRecompute::Full, JobRecompute::Op};
   return named_value(name, all, recompute_name);

@@ -268,6 +268,11 @@ inline double job_step_ops_bound(const JobLayout& l, std::int64_t layers) {
   return m * (8.0 * l.pp * l.chunks_per_device() * l.stage_copies() + 6.0 * static_cast<double>(layers));
 }
 
+// The layers a full recompute reruns, as the reports say it after "recompute full": " (the
+// first 2 layers of each chunk)", with ", the fewest that fit" where recompute_layers: auto chose
+// them, " (no layer: ...)" / " (every layer: ...)" where auto chose none or all; "" otherwise.
+std::string recomputed_layers_note(const JobLayout& l);
+
 // Decoder layers of each model chunk in pipeline order (pp x chunks_per_device of them): the
 // first and last as the layout sets them, the others an even share of the rest (the first ones
 // one more while they do not divide; check_layout refuses that unless the ends are even too).

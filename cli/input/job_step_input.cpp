@@ -311,11 +311,12 @@ std::string memory_refusal(const JobStepSpec& spec, const JobMemory& mem, const 
   const Bytes cap = spec.cluster.accelerator.usable_memory;
   // What would fit (analytically): one change at a time, in the order a user would try them.
   std::string fits;
+  // Whether `l` fits: then it is the suggestion, unless an earlier one is.
   auto try_layout = [&](JobLayout l, const std::string& what) {
-    if (!fits.empty()) return;
-    if (check_layout(spec.model, l, 0)) return;
+    if (!fits.empty() || check_layout(spec.model, l, 0)) return false;
     const Bytes n = total(l);
     if (n <= cap) fits = fmt::format("{} ({:.1f} GiB)", what, gib(n));
+    return n <= cap;
   };
   const JobLayout& base = spec.layout;
   // HSDP: fewer replicas, each sharding over more ranks (the most replicas that fit).
@@ -334,20 +335,20 @@ std::string memory_refusal(const JobStepSpec& spec, const JobMemory& mem, const 
     try_layout(l, base.recompute == JobRecompute::Full ? fmt::format("recompute_layers: {}", n)
                                                        : fmt::format("recompute: full, recompute_layers: {}", n));
   }
+  bool every_layer = false;  // the suggestion recomputes every layer
   if (base.partial_recompute()) {
     JobLayout l = base;
     l.recompute_layers = -1;
-    try_layout(l, "recompute every layer (no recompute_layers)");
+    every_layer = try_layout(l, "recompute every layer (no recompute_layers)");
   }
   if (base.recompute != JobRecompute::Full) {
     JobLayout l = base;
     l.recompute = JobRecompute::Full;
-    try_layout(l, "recompute: full");
+    every_layer = try_layout(l, "recompute: full") || every_layer;
   }
   // Over at the simulated peak, the analytic count of the layers to recompute is a lower bound
   // that says every layer or none: fewer than every layer may fit, which a run with
   // recompute_layers: auto finds.
-  const bool every_layer = fits.rfind("recompute: full (", 0) == 0 || fits.rfind("recompute every layer", 0) == 0;
   if (!where.empty() && every_layer && !base.fewest_recompute && most_chunk_layers(spec.model, base) > 1)
     fits += ", or of the fewest layers that fit with recompute_layers: auto";
   if (base.zero < 1) {

@@ -61,10 +61,7 @@ std::string layout_line(const JobStepSpec& s) {
   out += fmt::format(
       ", zero {}, {}, micro-batch {}, global batch {}, recompute {}{}{}", l.zero, l.schedule, l.micro_batch,
       l.global_batch, recompute_name(l.recompute),
-      l.fewest_recompute && l.recompute_layers == 0  ? std::string(" (no layer: the fewest that fit)")
-      : l.fewest_recompute && l.recompute_layers < 0 ? std::string(" (every layer: the fewest that fit)")
-      : l.partial_recompute()           ? fmt::format(" (the first {} layers of each chunk{})", l.recompute_layers,
-                                            l.fewest_recompute ? ", the fewest that fit" : "")
+      l.recompute == JobRecompute::Full ? recomputed_layers_note(l)
       : l.recompute == JobRecompute::Op ? std::string(" (torchtitan's: every second matmul rerun)")
       : l.recompute == JobRecompute::Selective && l.recompute_modules != kRecomputeCoreAttn
           ? fmt::format(" ({})", l.recompute_modules ? recompute_module_list(l.recompute_modules) : "no modules")

@@ -150,8 +150,7 @@ std::string layout_label(const Candidate& c) {
   if (l.dp_replicate > 1) s += fmt::format(" x{}", l.dp_replicate);  // HSDP's replicas
   if (l.zero >= 3 && l.keep_gathered) s += " (weights kept gathered)";
   if (l.pp > 1) s += " " + l.schedule;
-  s += fmt::format(", mbs {}, recompute {}", l.micro_batch, recompute_name(l.recompute));
-  if (l.partial_recompute()) s += fmt::format(" (the first {} layers of each chunk)", l.recompute_layers);
+  s += fmt::format(", mbs {}, recompute {}{}", l.micro_batch, recompute_name(l.recompute), recomputed_layers_note(l));
   if (l.sequence_parallel) s += ", sp";
   return s;
 }
