@@ -13,13 +13,17 @@ std::int64_t chunks_in_flight(const JobLayout& l, int device) {
   if (l.zero >= 3) return 1;  // ZeRO-3 / FSDP (no pipeline): each micro-batch's backward follows its forward
   const std::string& s = l.schedule;
   if (s == "fill-drain") return m;                             // GPipe: every forward first
-  if (s == "1f1b" || s == "zb-h1") return std::min(m, p - d);  // SC21 sec. 2.2.1; Qi et al. 2024
+  if (s == "1f1b") return std::min(m, p - d);                  // SC21 sec. 2.2.1
   // Megatron's warm-up, (pp - d - 1) x 2 + (v - 1) pp forwards, and the first steady one.
   if (s == "interleaved-1f1b") return std::min(m * v, 2 * (p - d - 1) + (v - 1) * p + 1);
-  if (d > 0) return 1;
-  if (s == "zb-h2") return std::min(m, 2 * p - 1);  // Qi et al. 2024, sec. 3
-  if (s == "dualpipe") return p + 1;                // DeepSeek-V3 report, Table 2
-  if (s == "dualpipe-v") return 2 * p + 1;          // the same on 2p chunks
+  // The schedules that defer or pair passes hold as much on every rank as on the first: rank d
+  // of ZB-H1 keeps 1F1B's pp - d forwards and d deferred weight-gradient passes, whose inputs stay
+  // (Qi et al. 2024, sec. 3.1 and Table 1: pp, and 2pp - 1 for ZB-H2); DualPipe's ranks each
+  // run one stage of either direction (DeepSeek-V3 report, Table 2: pp + 1).
+  if (s == "zb-h1") return std::min(m, p);
+  if (s == "zb-h2") return std::min(m, 2 * p - 1);
+  if (s == "dualpipe") return p + 1;
+  if (s == "dualpipe-v") return 2 * p + 1;  // the same on 2pp chunks
   return 1;
 }
 

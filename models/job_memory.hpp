@@ -45,9 +45,10 @@ struct JobMemory {
 // schedule: 1F1B and ZB-H1 min(m, pp - d) (the first device pp: SC21 sec. 2.2.1); GPipe m;
 // interleaved Megatron's warm-up forwards and one, min(m v, 2 (pp - d - 1) + (v - 1) pp + 1)
 // (the first device pp v + pp - 1: in layers L (1 + (pp-1)/(pp v)), Korthikanti sec. 4.2.3);
-// the first device's of ZB-H2 min(m, 2pp - 1), DualPipe pp + 1 stages (DeepSeek-V3 report
-// Table 2), DualPipe-V 2pp + 1 chunks, and 1 on their other devices (each holds a forward's
-// before its backward); 1 for ZeRO-3 (the data-parallel lowering runs each micro-batch through).
+// on every device ZB-H1 min(m, pp) and ZB-H2 min(m, 2pp - 1) (deferred weight-gradient passes
+// keep their inputs: Qi et al. 2024, Table 1), DualPipe pp + 1 stages (DeepSeek-V3 report
+// Table 2), DualPipe-V 2pp + 1 chunks; 1 for ZeRO-3 (the data-parallel lowering runs each
+// micro-batch through).
 std::int64_t chunks_in_flight(const JobLayout& l, int device = 0);
 // A dense layer's last module's weights on one GPU, its MLP's output projection (h x ffn / tp):
 // gathered by module (DeepSpeed), what the reuse distance keeps from a recomputed layer's rerun

@@ -29,8 +29,9 @@ std::string recomputed_layers_note(const JobLayout& l) {
   if (l.fewest_recompute && l.recompute_layers == 0) return " (no layer: the fewest that fit)";
   if (l.fewest_recompute && l.recompute_layers < 0) return " (every layer: the fewest that fit)";
   if (!l.partial_recompute()) return "";
-  return " (the first " + std::to_string(l.recompute_layers) + " layers of each chunk" +
-         (l.fewest_recompute ? ", the fewest that fit)" : ")");
+  const std::string first =
+      l.recompute_layers == 1 ? "the first layer" : "the first " + std::to_string(l.recompute_layers) + " layers";
+  return " (" + first + " of each chunk" + (l.fewest_recompute ? ", the fewest that fit)" : ")");
 }
 
 std::optional<JobRecompute> recompute_from_name(std::string_view name) {

@@ -70,13 +70,19 @@ bad fp8share "${moe/gpus: 64/gpus: 64, efficiency: {fp8: 0}}
 bad schedule "$head
   hardware: {preset: a100-sxm-80gb, gpus: 64}
   layout: {tp: 8, pp: 8, schedule: 1f1c, global_batch: 64}" "job_step.layout.schedule: unknown schedule '1f1c'; did you mean '1f1b'?"
-# Fits by the analytic lower bound (rank 0's 20.9 GiB of activations: 46.3 GiB), not at the
-# simulated peak, where ZB-H1's last rank holds its deferred weight-gradient inputs and the
-# logits (47.4 GiB): refused after the run, at the same key.
+# ZB-H1's last rank holds as many micro-batches as its first (its deferred weight-gradient passes
+# keep their inputs) and the logits: 47.4 GiB, counted before the run (until the thirty-fifth
+# session the analytic figure gave that rank 1F1B's one micro-batch, 46.3 GiB at rank 0, and only
+# the run refused it). Recomputing the first of each chunk's 20 layers fits.
 run "$stepsim" run scenarios/job-llama70b-64xh100.yaml --set job_step.layout.schedule=zb-h1 \
   --set job_step.layout.virtual_stages=1 --set job_step.hardware.accelerator.usable_memory=47GiB
-[[ $code == 2 && $(wc -l <<<"$err") == 1 && "$err" == *"job-llama70b-64xh100.yaml:12: job_step.layout: needs 47.4 GiB per GPU at the simulated peak (pipeline rank 3) (weights 4.2, gradients 8.5, optimizer 12.7, activations 21.0, buffers 1.0) but h100-sxm has 47.0 GiB usable; would fit: recompute: full (26.9 GiB)"* ]] ||
-  fail "over memory at the simulated peak: exit $code: $err"
+[[ $code == 2 && $(wc -l <<<"$err") == 1 && "$err" == *"job-llama70b-64xh100.yaml:12: job_step.layout: needs 47.4 GiB per GPU (weights 4.2, gradients 8.5, optimizer 12.7, activations 21.0, buffers 1.0) but h100-sxm has 47.0 GiB usable; would fit: recompute: full, recompute_layers: 1 (46.6 GiB)"* ]] ||
+  fail "ZB-H1 over memory at its last rank: exit $code: $err"
+"$stepsim" run scenarios/job-llama70b-64xh100.yaml --set job_step.layout.schedule=zb-h1 --set job_step.layout.virtual_stages=1 \
+  --set job_step.hardware.accelerator.usable_memory=47GiB --set job_step.layout.recompute=full \
+  --set job_step.layout.recompute_layers=1 >"$tmp/zbh1-one.txt"
+has "recompute full (the first layer of each chunk)" "$tmp/zbh1-one.txt"
+fig "total 46.65" "$tmp/zbh1-one.txt"
 printf '%s\n' "$head
   hardware: {preset: a100-sxm-80gb, gpus: 64}
   layout: {tp: 8, pp: 1, dp: 8, global_batch: 64}
@@ -96,13 +102,19 @@ csv_refused validation/megatron_sc21.csv 's/,21.3,module$/,21.3,module,1/' "edit
   fail "a byte-order mark or CRLF line ends change a measured-runs table"
 
 # Over at the simulated peak where the analytic count said every layer or none, the refusal says
-# how to find the fewest (DeepSeek-V3: 3 of 4, tests/job_step_cli.sh); before the run it names the
-# count itself: at Llama 3 405B's PP 2 without recompute, 6 of each interleaved chunk's 9 layers by
-# the analytic figure (the run with auto takes 7, tests/job_step_cli.sh); where that count is every
-# layer, it says no more.
-run "$stepsim" run scenarios/job-deepseek-v3-2048xh800.yaml --set job_step.layout.recompute=selective \
-  --set "job_step.layout.recompute_modules=[layernorm,mla_up_proj,moe_act]"
-refused "needs 98.2 GiB per GPU at the simulated peak (pipeline rank 2) (weights 6.1, gradients 12.2, optimizer 2.7, activations 77.3, buffers 0.0) but h800 has 74.5 GiB usable; would fit: recompute: full (39.2 GiB), or of the fewest layers that fit with recompute_layers: auto (or set allow_oom: true to report it)"
+# how to find the fewest: Llama 3 405B at PP 2 without recompute, 111.5 GiB by the analytic figure
+# (a lower bound: each rank's smallest chunk) and 116.0 at the simulated peak, on a card of 114 GiB,
+# where recomputing the first layer of each chunk fits (109.5 GiB); before the run it names the
+# count itself: on the H100's 74.5 GiB, 6 of each interleaved chunk's 9 layers by the analytic
+# figure (the run with auto takes 7, tests/job_step_cli.sh); where that count is every layer, it
+# says no more.
+l405p2=(--set job_step.layout.pp=2 --set job_step.layout.dp=512 --set job_step.layout.recompute=none)
+run "$stepsim" run scenarios/job-llama3-405b-8192xh100.yaml "${l405p2[@]}" --set job_step.hardware.accelerator.usable_memory=114GiB
+refused "needs 116.0 GiB per GPU at the simulated peak (pipeline rank 1) (weights 47.2, gradients 0.2, optimizer 0.6, activations 67.0, buffers 1.0) but h100-sxm has 114.0 GiB usable; would fit: recompute: full (53.4 GiB), or of the fewest layers that fit with recompute_layers: auto (or set allow_oom: true to report it)"
+"$stepsim" run scenarios/job-llama3-405b-8192xh100.yaml "${l405p2[@]}" --set job_step.hardware.accelerator.usable_memory=114GiB \
+  --set job_step.layout.recompute=full --set job_step.layout.recompute_layers=auto >"$tmp/l405-114.txt"
+has "recompute full (the first layer of each chunk, the fewest that fit)" "$tmp/l405-114.txt"
+fig "total 109.52" "$tmp/l405-114.txt"
 run "$stepsim" run scenarios/job-llama3-405b-8192xh100.yaml --set job_step.layout.pp=2 --set job_step.layout.dp=512 \
   --set job_step.layout.recompute=none
 refused "needs 111.5 GiB per GPU (weights 47.2, gradients 0.2, optimizer 0.6, activations 62.5, buffers 1.0) but h100-sxm has 74.5 GiB usable; would fit: recompute: full, recompute_layers: 6 (73.0 GiB) (or set allow_oom"

@@ -107,6 +107,36 @@ TEST_CASE("chunks in flight on the first device, by schedule", "[job_step]") {
   CHECK(in_flight("1f1b", 1) == 1);
 }
 
+// The schedules that defer weight-gradient passes or pair directions hold on every rank what the
+// first holds: the analytic count is the simulated peak's, rank by rank, where chunks are equal
+// (GPT-3's 96 layers over 4 ranks; its head's logits are a buffer, not an activation).
+TEST_CASE("chunks in flight on every device: the simulated peak's, for ZB and DualPipe", "[job_step]") {
+  for (const char* schedule : {"1f1b", "zb-h1", "zb-h2", "dualpipe", "dualpipe-v"})
+    for (const int m : {3, 8, 16}) {
+      JobStepSpec spec;
+      spec.model = gpt3();
+      spec.cluster = *find_cluster_preset("a100-sxm-80gb");
+      spec.cluster.accelerator.usable_memory = Bytes{1} << 50;  // the peak, not whether it fits
+      JobLayout& l = spec.layout;
+      l.tp = 8;
+      l.pp = 4;
+      l.schedule = schedule;
+      l.global_batch = m;
+      l.recompute = JobRecompute::None;
+      if (std::string_view(schedule).rfind("dualpipe", 0) == 0 && m < 2 * l.pp) continue;  // DualPipe's minimum
+      const JobStepRun run = run_job_step(spec);
+      const PipelineStats st = measure(run.plan, *run.pipeline, run.timeline);
+      const auto held = device_chunks(l);
+      for (std::size_t d = 0; d < held.size(); ++d) {
+        INFO(schedule << " m " << m << " device " << d);
+        const double chunk = static_cast<double>(run.comm.chunks[static_cast<std::size_t>(held[d][0])].activation);
+        // Within a message's bytes of the count (DualPipe's ends hold a boundary message too).
+        CHECK(static_cast<double>(st.devices[d].peak_memory) / chunk ==
+              Approx(static_cast<double>(chunks_in_flight(l, static_cast<int>(d)))).epsilon(0.005));
+      }
+    }
+}
+
 TEST_CASE("ring collectives: alpha per step plus the ring's bytes over the path", "[job_step]") {
   PathBandwidth p{100e9, 100e9, 5 * kMicrosecond, true};
   // All-reduce of 1 GB among 8: 2 x 7/8 x 1 GB / 100 GB/s = 17.5 ms, plus 14 steps of 5 us.
