@@ -70,6 +70,8 @@ std::string recompute_module_list(std::uint8_t modules) {
   return out;
 }
 
+const char* attention_name(AttentionKernel a) { return a == AttentionKernel::Flash ? "flash" : "unfused"; }
+
 std::optional<AttentionKernel> attention_from_name(std::string_view name) {
   if (name == "flash") return AttentionKernel::Flash;
   if (name == "unfused") return AttentionKernel::Unfused;

@@ -48,6 +48,7 @@ const std::vector<std::pair<const char*, RecomputeModule>>& recompute_module_nam
 std::optional<std::string> parse_recompute_modules(const std::vector<std::string>& names, std::uint8_t& modules);
 // "layernorm, moe_act" for a set, in the order above.
 std::string recompute_module_list(std::uint8_t modules);
+const char* attention_name(AttentionKernel a);  // flash, unfused
 std::optional<AttentionKernel> attention_from_name(std::string_view name);
 
 struct JobModel {
@@ -219,6 +220,7 @@ struct JobLayout {
   bool fewest_recompute = false;
   // Whether some layers are recomputed whole and others not (recompute_layers under full).
   bool partial_recompute() const { return recompute == JobRecompute::Full && recompute_layers >= 0; }
+  bool operator==(const JobLayout&) const = default;
   int ranks() const { return tp * pp * dp * cp; }
   std::int64_t microbatches() const { return global_batch / (static_cast<std::int64_t>(micro_batch) * dp); }
   // Model chunks per device: v for interleaved 1F1B, 2 for DualPipe-V (its V shape), else 1.

@@ -250,4 +250,47 @@ grep -q "^zero 3: each layer's weights gathered again for its backward (keep_gat
   <<<"$("$stepsim" search scenarios/search-design-desk.yaml 2>/dev/null)" || fail "keep_gathered hint"
 run "$stepsim" search scenarios/search-first-try.yaml --set search.layout.keep_gathered=maybe
 refused "search.layout.keep_gathered: expected true, false, a list of them or auto"
+# --export: a listed layout as a job_step scenario (docs/search.md "From a search to a run"). The
+# GPT-3 search's model and hardware are files, rebased from scenarios/ to the export's folder;
+# each pick runs to the search's step, to the nanosecond.
+mkdir -p "$tmp/exports"
+for pick in 1 3; do
+  "$stepsim" search scenarios/search-gpt3-1024xa100.yaml --json --export "$tmp/exports/gpt3-$pick.yaml" --pick "$pick" \
+    >"$tmp/gpt3-search.json" 2>"$tmp/gpt3-search.err"
+  has "layout $pick written to $tmp/exports/gpt3-$pick.yaml as a job_step scenario" "$tmp/gpt3-search.err"
+  "$stepsim" run "$tmp/exports/gpt3-$pick.yaml" --json >"$tmp/gpt3-run.json"
+  python3 - "$tmp/gpt3-search.json" "$tmp/gpt3-run.json" "$pick" <<'PY' || fail "export pick $pick"
+import json, sys
+want = json.load(open(sys.argv[1]))["top"][int(sys.argv[3]) - 1]
+got = json.load(open(sys.argv[2]))
+assert got["step_time_ns"] == want["step_ns"], (got["step_time_ns"], want["step_ns"])
+assert got["gpus"] == want["cards"] and got["layout"]["tp"] == want["tp"] and got["layout"]["pp"] == want["pp"]
+PY
+done
+rel="$(python3 -c 'import os,sys; print(os.path.relpath(sys.argv[1], sys.argv[2]))' "$PWD/scenarios/models/gpt3-175b.yaml" "$tmp/exports")"
+has "model: {file: $rel}" "$tmp/exports/gpt3-1.yaml"
+has "^  layout: {tp: 4, pp: 8, virtual_stages: 6, dp: 32, schedule: interleaved-1f1b, zero: 1, micro_batch: 1, global_batch: 1536, recompute: selective, attention: unfused, grad_bytes: 2}$" "$tmp/exports/gpt3-1.yaml"
+has "^#   stepsim search scenarios/search-gpt3-1024xa100.yaml$" "$tmp/exports/gpt3-1.yaml"
+# recompute_layers: auto exported as the count the search ran; merged shards export too.
+for i in 0 1; do
+  "$stepsim" search scenarios/search-moe-256xh100.yaml --set search.layout.recompute_layers=auto --shard "$i/2" \
+    -o "$tmp/m$i.json" >/dev/null 2>&1
+done
+"$stepsim" search merge "$tmp/m0.json" "$tmp/m1.json" --export "$tmp/exports/moe.yaml" >/dev/null 2>&1
+has "layout: {tp: 4, pp: 4, first_chunk_layers: 23, last_chunk_layers: 23, dp: 16, ep: 8, schedule: 1f1b, zero: 1, sequence_parallel: true, micro_batch: 1, global_batch: 1024, recompute: full, recompute_layers: " "$tmp/exports/moe.yaml"
+has "^#   stepsim search scenarios/search-moe-256xh100.yaml --set 'search.layout.recompute_layers=auto'$" "$tmp/exports/moe.yaml"
+fig "step time 7.932 s" <("$stepsim" run "$tmp/exports/moe.yaml")
+# Refused: a pick past the list (after the report, nothing written), --pick alone, a shard, nothing fits.
+run "$stepsim" search scenarios/search-moe-256xh100.yaml --export "$tmp/exports/none.yaml" --pick 9
+refused "error: --pick: 9 is not one of the 8 layouts listed (1 to 8; --top lists more)"
+[[ $(wc -l <<<"$err") == 1 && ! -e "$tmp/exports/none.yaml" ]] || fail "--pick 9: $err"
+grep -q "^top 8 by step time" <<<"$out" || fail "--pick 9 without the report"
+run "$stepsim" search scenarios/search-moe-256xh100.yaml --pick 2
+refused "--pick requires --export"
+run "$stepsim" search scenarios/search-moe-256xh100.yaml --export "$tmp/exports/none.yaml" --shard 0/2
+refused "error: --export: a shard lists no layouts: export from \`stepsim search merge\`"
+run "$stepsim" search scenarios/search-first-try.yaml --export "$tmp/exports/none.yaml"
+refused "error: --export: no layout fits: nothing written"
+grep -q "^nearest miss: no layout fits in memory" <<<"$out" || fail "nothing fits: the report first"
+[[ ! -e "$tmp/exports/none.yaml" ]] || fail "an export where nothing fits"
 echo "search cli: ok"

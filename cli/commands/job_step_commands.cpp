@@ -14,6 +14,7 @@
 
 #include "cli/commands/reuse_freed_memory.hpp"
 #include "cli/input/job_step_input.hpp"
+#include "cli/input/job_step_yaml.hpp"
 #include "cli/input/scenario.hpp"
 #include "cli/input/validation_csv.hpp"
 #include "cli/reports/job_step_report.hpp"

@@ -13,16 +13,24 @@
 #include <fmt/format.h>
 
 #include "cli/commands/commands.hpp"
+#include "cli/commands/diagnostics.hpp"
 #include "cli/commands/reuse_freed_memory.hpp"
 #include "cli/input/budget.hpp"
 #include "cli/input/search_input.hpp"
 #include "cli/reports/output.hpp"
+#include "cli/reports/search_export.hpp"
 #include "cli/reports/search_report.hpp"
 #include "sim/parallel_for.hpp"
 
 namespace stepsim::cli {
 
 namespace {
+
+// `--export FILE --pick N`: a listed layout written as a job_step scenario.
+struct ExportArgs {
+  std::string file;
+  int pick = 1;
+};
 
 struct SearchArgs {
   std::string file;
@@ -33,12 +41,14 @@ struct SearchArgs {
   bool json = false;
   std::string csv, html, shard, output;
   bool no_bound = false;
+  ExportArgs exported;
 };
 
 struct MergeArgs {
   std::vector<std::string> files;
   bool json = false;
   std::string csv, html;
+  ExportArgs exported;
 };
 
 // "I/N", 0 <= I < N.
@@ -94,17 +104,36 @@ class Progress {
   std::chrono::steady_clock::time_point start_, last_{};
 };
 
-void print_outputs(const SearchReportInfo& info, const SearchSpec& spec, const SearchResult& r, bool json,
-                   const std::string& csv, const std::string& html) {
+void print_outputs(const SearchReportInfo& info, const SearchScenario& sc, const std::vector<std::string>& sets,
+                   const SearchResult& r, bool json, const std::string& csv, const std::string& html,
+                   const ExportArgs& exported) {
   if (json)
-    fmt::print("{}\n", search_json(info, spec, r).dump(2));
+    fmt::print("{}\n", search_json(info, sc.spec, r).dump(2));
   else
-    fmt::print("{}", search_text(info, spec, r));
-  if (!csv.empty()) write_file(csv, search_csv(spec, r));
-  if (!html.empty()) write_file(html, search_html(info, spec, r));
+    fmt::print("{}", search_text(info, sc.spec, r));
+  if (!csv.empty()) write_file(csv, search_csv(sc.spec, r));
+  if (!html.empty()) write_file(html, search_html(info, sc.spec, r));
+  // After the report, which says why when nothing fits or how many were listed.
+  if (!exported.file.empty()) {
+    write_file(exported.file, search_layout_scenario(sc, sets, r, exported.pick, exported.file));
+    note("layout {} written to {} as a job_step scenario (stepsim run {})", exported.pick, exported.file,
+         exported.file);
+  }
+}
+
+void add_export_options(CLI::App* cmd, ExportArgs& e) {
+  auto* file = cmd->add_option("--export", e.file,
+                               "write a listed layout (the best, or --pick N) as a job_step scenario to this file; "
+                               "`stepsim run` simulates it alone")
+                   ->check(file_beside_report());
+  cmd->add_option("--pick", e.pick, "which listed layout --export writes (default 1, the best)")
+      ->check(CLI::Range(1, 10000))
+      ->needs(file);
 }
 
 void run_search_command(const SearchArgs& a) {
+  if (!a.shard.empty() && !a.exported.file.empty())
+    throw InputError("--export", 0, "", "a shard lists no layouts: export from `stepsim search merge`");
   SearchScenario sc = load_search(a.file, a.sets);
   apply_flags(a, sc.spec);
   SearchOptions opt;
@@ -140,7 +169,7 @@ void run_search_command(const SearchArgs& a) {
                r.counts.simulated, out);
     return;
   }
-  print_outputs(info, sc.spec, r, a.json, a.csv, a.html);
+  print_outputs(info, sc, a.sets, r, a.json, a.csv, a.html, a.exported);
   // Only on a terminal: redirected output stays the same from run to run.
   if (!a.json && isatty(fileno(stderr)) != 0)
     fmt::print(stderr, "search: {:.2f} s on {} thread{}\n", info.seconds, opt.jobs, opt.jobs == 1 ? "" : "s");
@@ -204,12 +233,17 @@ void run_merge(const MergeArgs& a) {
   if (seen.size() != count)
     throw InputError(a.files.front(), 0, "shard",
                      fmt::format("{} of {} shards given: every shard is needed", seen.size(), count));
+  try {
+    restore_layouts(sc->spec, r.simulated);
+  } catch (const std::runtime_error& e) {
+    throw InputError(a.files.front(), 0, "", fmt::format("the shards do not match {}: {}", file, e.what()));
+  }
   finish_search(sc->spec, r);
   SearchReportInfo info;
   info.name = sc->name;
   info.description = sc->description;
   info.file = file;
-  print_outputs(info, sc->spec, r, a.json, a.csv, a.html);
+  print_outputs(info, *sc, flags.sets, r, a.json, a.csv, a.html, a.exported);
 }
 
 }  // namespace
@@ -234,11 +268,13 @@ void add_search_command(CLI::App& app) {
   cmd->add_option("-o,--output", a->output, "shard result JSON (default: NAME-shard-I-of-N.json)");
   cmd->add_flag("--no-bound", a->no_bound,
                 "simulate every layout that fits, even those whose compute alone is slower than the best");
+  add_export_options(cmd, a->exported);
   auto* merge = cmd->add_subcommand("merge", "join the result files of shards (--shard I/N) into one report");
   merge->add_option("files", m->files, "shard result JSON files")->required();
   merge->add_flag("--json", m->json, "print JSON instead of the tables");
   merge->add_option("--csv", m->csv, "write every simulated layout as CSV to this file")->check(file_beside_report());
   merge->add_option("--html", m->html, "write the HTML report to this file")->check(file_beside_report());
+  add_export_options(merge, m->exported);
   merge->callback([m] { run_merge(*m); });
   cmd->callback([a, merge] {
     if (merge->parsed()) return;

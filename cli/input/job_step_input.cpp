@@ -487,19 +487,4 @@ JobStepScenario read_job_step_fields(const Reader& r) {
 }
 }  // namespace
 
-std::string format_hardware_yaml(const ClusterSpec& c, const std::string& comment) {
-  const auto& e = c.accelerator.efficiency;
-  std::string out = comment;
-  out += fmt::format("preset: {}\n", c.accelerator.name);
-  out += fmt::format(
-      "efficiency: {{gemm: {:.4f}, attention: {:.4f}, memory: {:.4f}, fabric: {:.4f}, network: {:.4f}, contention: "
-      "{:.4f}{}{}{}{}}}\n",
-      e.gemm, e.attention, e.memory, e.fabric, e.network, e.contention,
-      e.experts != 1.0 ? fmt::format(", experts: {:.4f}", e.experts) : "",
-      e.fp8 != 1.0 ? fmt::format(", fp8: {:.4f}", e.fp8) : "",
-      e.fp8_blockwise != 1.0 ? fmt::format(", fp8_blockwise: {:.4f}", e.fp8_blockwise) : "",
-      e.moe_host != 0 ? fmt::format(", moe_host: {}us", std::llround(e.moe_host * 1e6)) : "");
-  return out;
-}
-
 }  // namespace stepsim::cli

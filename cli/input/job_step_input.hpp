@@ -50,7 +50,4 @@ void check_job_step(const Reader& r, const JobStepSpec& spec, std::int64_t gpus,
 // would fit; `where` qualifies the figure (" at the simulated peak").
 std::string memory_refusal(const JobStepSpec& spec, const JobMemory& mem, const std::string& where);
 
-// A hardware file as `stepsim calibrate` writes it (the `hardware:` map as its root).
-std::string format_hardware_yaml(const ClusterSpec& c, const std::string& comment);
-
 }  // namespace stepsim::cli

@@ -257,7 +257,7 @@ void read_task(const Reader& r, SearchSpec& s) {
   }
 }
 
-SearchScenario read(std::shared_ptr<const Source> src) {
+SearchScenario read_search_scenario(std::shared_ptr<const Source> src) {
   SearchScenario sc;
   sc.source = src;
   sc.file = src->file;
@@ -313,12 +313,12 @@ SearchScenario read(std::shared_ptr<const Source> src) {
 }  // namespace
 
 SearchScenario load_search(const std::string& file, const std::vector<std::string>& overrides) {
-  return read(Source::load(file, overrides));
+  return read_search_scenario(Source::load(file, overrides));
 }
 
 SearchScenario parse_search(const std::string& text, const std::string& name,
                             const std::vector<std::string>& overrides) {
-  return read(Source::parse(text, name, overrides));
+  return read_search_scenario(Source::parse(text, name, overrides));
 }
 
 }  // namespace stepsim::cli

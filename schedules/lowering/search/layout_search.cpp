@@ -576,6 +576,30 @@ NearestMiss deadline_miss(const SearchSpec& spec, const PerCards& nearest) {
 
 }  // namespace
 
+void restore_layouts(const SearchSpec& spec, std::vector<Evaluated>& evaluated) {
+  std::map<std::int64_t, std::vector<Evaluated*>> by_index;
+  for (Evaluated& e : evaluated) by_index[e.c.index].push_back(&e);
+  if (by_index.empty()) return;
+  const std::int64_t last = by_index.rbegin()->first;
+  enumerate_layouts(spec, [&](const Candidate& c) {
+    if (c.index > last) return;  // (the enumeration runs on; nothing more to find)
+    const auto it = by_index.find(c.index);
+    if (it == by_index.end()) return;
+    for (Evaluated* e : it->second) {
+      Candidate whole = c, named = c;  // named: as the JSON names it (no `auto` flag)
+      whole.layout.recompute_layers = named.layout.recompute_layers = e->c.layout.recompute_layers;
+      named.layout.fewest_recompute = e->c.layout.fewest_recompute;
+      if (layout_label(named) != layout_label(e->c))
+        throw std::runtime_error(fmt::format("layout {} is {} in the shard but {} in the scenario now", c.index,
+                                             layout_label(e->c), layout_label(whole)));
+      e->c = whole;
+    }
+    by_index.erase(it);
+  });
+  if (!by_index.empty())
+    throw std::runtime_error(fmt::format("layout {} of the shard is not in the scenario now", by_index.begin()->first));
+}
+
 void finish_search(const SearchSpec& spec, SearchResult& r) {
   std::sort(r.simulated.begin(), r.simulated.end(), by_time);
   r.top = r.simulated;

@@ -183,6 +183,12 @@ SearchResult run_search(const SearchSpec& spec, const SearchOptions& opt = {});
 // shards): sorts `r.simulated`, fills top, per_cards, front and miss.
 void finish_search(const SearchSpec& spec, SearchResult& r);
 
+// Layouts read back from a shard's JSON carry the searched keys only: each of `evaluated` is given
+// its whole candidate layout again (the base's keys and what the searched ones set with them),
+// found by its enumeration index, keeping the recompute_layers its run took. Throws
+// std::runtime_error where a candidate is not the one the shard named (the scenario changed).
+void restore_layouts(const SearchSpec& spec, std::vector<Evaluated>& evaluated);
+
 // Ranking order (total): the key, then step time, then enumeration index.
 bool ranks_before(const SearchSpec& spec, const Evaluated& a, const Evaluated& b);
 

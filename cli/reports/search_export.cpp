@@ -1,0 +1,71 @@
+#include "cli/reports/search_export.hpp"
+
+#include <filesystem>
+#include <vector>
+
+#include <fmt/format.h>
+#include <yaml-cpp/yaml.h>
+
+#include "cli/input/job_step_yaml.hpp"
+
+namespace stepsim::cli {
+
+namespace {
+
+namespace fs = std::filesystem;
+
+// A relative `file:` of the scenario `from` as a path from the folder of `to` (absolute where no
+// relative path joins them).
+std::string rebased_path(const std::string& value, const std::string& from, const std::string& to) {
+  const fs::path p(value);
+  if (p.is_absolute()) return value;
+  const auto folder = [](const std::string& file) {
+    const fs::path parent = fs::path(file).parent_path();
+    return fs::absolute(parent.empty() ? fs::path(".") : parent).lexically_normal();
+  };
+  const fs::path target = (folder(from) / p).lexically_normal();
+  const fs::path rel = target.lexically_relative(folder(to));
+  return rel.empty() ? target.string() : rel.generic_string();
+}
+
+// A copy of the search's `key` map (or a built-in model's name), its `file:` rebased.
+YAML::Node section_copy(const SearchScenario& sc, const char* key, const std::string& out_path) {
+  YAML::Node n = YAML::Clone(sc.source->root["search"][key]);
+  if (n.IsMap() && n["file"] && n["file"].IsScalar()) n["file"] = rebased_path(n["file"].Scalar(), sc.file, out_path);
+  return n;
+}
+
+}  // namespace
+
+std::string search_layout_scenario(const SearchScenario& sc, const std::vector<std::string>& sets,
+                                   const SearchResult& r, int pick, const std::string& out_path) {
+  if (r.top.empty()) throw InputError("--export", 0, "", "no layout fits: nothing written");
+  if (pick < 1 || static_cast<std::size_t>(pick) > r.top.size())
+    throw InputError("--pick", 0, "",
+                     fmt::format("{} is not one of the {} layouts listed (1 to {}; --top lists more)", pick,
+                                 r.top.size(), r.top.size()));
+  const Evaluated& e = r.top[static_cast<std::size_t>(pick - 1)];
+  YAML::Node hardware = section_copy(sc, "hardware", out_path);
+  hardware["gpus"] = e.c.cards;
+  YAML::Emitter out;
+  out << YAML::BeginMap;
+  out << YAML::Key << "name" << YAML::Value << fmt::format("{}-{}", sc.name, pick);
+  out << YAML::Key << "description" << YAML::Value << layout_label(e.c);
+  out << YAML::Key << "job_step" << YAML::Value << YAML::BeginMap;
+  out << YAML::Key << "model" << YAML::Value << YAML::Flow << section_copy(sc, "model", out_path);
+  out << YAML::Key << "hardware" << YAML::Value << YAML::Flow << hardware;
+  out << YAML::Key << "layout" << YAML::Value << YAML::Flow << YAML::Load(format_layout_yaml(e.c.layout));
+  if (const YAML::Node wait = sc.source->root["search"]["input_wait"]; wait.IsDefined())
+    out << YAML::Key << "input_wait" << YAML::Value << YAML::Clone(wait);
+  out << YAML::EndMap << YAML::EndMap;
+  std::string command = "stepsim search " + sc.file;
+  for (const auto& set : sets) command += fmt::format(" --set '{}'", set);
+  return fmt::format(
+      "# Layout {} of the {} listed (rank: {}) by\n#   {}\n"
+      "# {:.3f} s a step, {:.1f} GiB per GPU at the simulated peak. `stepsim run` simulates it alone (with\n"
+      "# --trace or --html); a `job:` section beside it runs whole training runs of this step.\n{}\n",
+      pick, r.top.size(), search_rank_name(sc.spec.rank), command, to_s(e.step),
+      static_cast<double>(e.memory.total()) / (1 << 30), out.c_str());
+}
+
+}  // namespace stepsim::cli
