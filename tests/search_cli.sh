@@ -280,6 +280,14 @@ done
 has "layout: {tp: 4, pp: 4, first_chunk_layers: 23, last_chunk_layers: 23, dp: 16, ep: 8, schedule: 1f1b, zero: 1, sequence_parallel: true, micro_batch: 1, global_batch: 1024, recompute: full, recompute_layers: " "$tmp/exports/moe.yaml"
 has "^#   stepsim search scenarios/search-moe-256xh100.yaml --set 'search.layout.recompute_layers=auto'$" "$tmp/exports/moe.yaml"
 fig "step time 7.932 s" <("$stepsim" run "$tmp/exports/moe.yaml")
+# The exported file docs/search.md shows is the one written.
+mkdir -p "$tmp/doc/out" && ln -s "$PWD/scenarios" "$tmp/doc/scenarios"
+(cd "$tmp/doc" &&
+  "$stepsim" search scenarios/search-moe-256xh100.yaml --set search.layout.recompute_layers=auto \
+    --export out/moe-best.yaml >/dev/null 2>&1)
+diff <(awk '/^`out\/moe-best.yaml`:$/ { on = 1; next } on && /^```yaml$/ { inside = 1; next }
+            inside && /^```$/ { exit } inside { print }' docs/search.md) "$tmp/doc/out/moe-best.yaml" ||
+  fail "docs/search.md's exported scenario is not what --export writes"
 # Refused: a pick past the list (after the report, nothing written), --pick alone, a shard, nothing fits.
 run "$stepsim" search scenarios/search-moe-256xh100.yaml --export "$tmp/exports/none.yaml" --pick 9
 refused "error: --pick: 9 is not one of the 8 layouts listed (1 to 8; --top lists more)"
