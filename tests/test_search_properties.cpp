@@ -21,6 +21,8 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "cli/input/job_step_input.hpp"
+#include "cli/input/job_step_yaml.hpp"
 #include "cli/input/search_input.hpp"
 #include "cli/reports/search_report.hpp"
 #include "models/layout.hpp"
@@ -549,6 +551,20 @@ TEST_CASE("layout searches on random spaces agree with a brute force over the sa
     const std::string j = json_of(spec, r);
     CHECK(json_of(spec, run_search(spec, two)) == j);
     CHECK(json_of(spec, run_search(spec, one)) == j);
+    // Every simulated layout written as YAML reads back to itself (search --export), and read
+    // back from the JSON a shard writes it is restored whole (search merge --export).
+    std::vector<Evaluated> from_json;
+    const nlohmann::json whole = nlohmann::json::parse(json_of(spec, r));
+    for (const auto& e : whole.at("simulated")) from_json.push_back(cli::evaluated_from_json(e));
+    restore_layouts(spec, from_json);
+    REQUIRE(from_json.size() == r.simulated.size());
+    for (std::size_t i = 0; i < r.simulated.size(); ++i) {
+      JobLayout want = r.simulated[i].c.layout;
+      CHECK(from_json[i].c.layout == want);
+      want.fewest_recompute = false;  // written as the count it took
+      const auto src = cli::Source::parse(cli::format_layout_yaml(want), "layout.yaml");
+      CHECK(cli::read_layout(cli::Reader(src, src->root, "layout")) == want);
+    }
     // Shards merged rank as the whole.
     const SearchResult m = merged_shards(spec, 2 + static_cast<std::size_t>(trial % 2));
     CHECK(m.counts.considered == o.considered);
