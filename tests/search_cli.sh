@@ -288,6 +288,21 @@ mkdir -p "$tmp/doc/out" && ln -s "$PWD/scenarios" "$tmp/doc/scenarios"
 diff <(awk '/^`out\/moe-best.yaml`:$/ { on = 1; next } on && /^```yaml$/ { inside = 1; next }
             inside && /^```$/ { exit } inside { print }' docs/search.md) "$tmp/doc/out/moe-best.yaml" ||
   fail "docs/search.md's exported scenario is not what --export writes"
+# A search with a task exports it as a `job:` section: `stepsim job` draws the failures and saves
+# the search charged on average (Young's interval at the layout's 64 cards, 30 min given here).
+"$stepsim" search scenarios/search-design-desk.yaml --json --export "$tmp/exports/desk.yaml" >"$tmp/desk.json" 2>/dev/null
+has "^  checkpoint: {every: 30min, storage: 7000000000B/s}$" "$tmp/exports/desk.yaml"
+"$stepsim" job "$tmp/exports/desk.yaml" --json >"$tmp/desk-job.json" 2>/dev/null
+python3 - "$tmp/desk.json" "$tmp/desk-job.json" <<'PY' || fail "exported task's whole runs"
+import json, sys
+best = json.load(open(sys.argv[1]))["top"][0]
+job = json.load(open(sys.argv[2]))
+assert job["cards"] == best["cards"] == 64 and job["steps"] == 31790, (job["cards"], job["steps"])
+assert abs(job["step_time_s"] - best["step_s"]) < 1e-6, (job["step_time_s"], best["step_s"])
+mean = job["completion_s"]["mean"] / 86400
+assert abs(mean - best["days"]) < 0.01 * best["days"], (mean, best["days"])
+assert job["deadline_s"] == 30 * 86400 and job["reserved_s"] == 5 * 86400
+PY
 # Refused: a pick past the list (after the report, nothing written), --pick alone, a shard, nothing fits.
 run "$stepsim" search scenarios/search-moe-256xh100.yaml --export "$tmp/exports/none.yaml" --pick 9
 refused "error: --pick: 9 is not one of the 8 layouts listed (1 to 8; --top lists more)"

@@ -35,6 +35,41 @@ YAML::Node section_copy(const SearchScenario& sc, const char* key, const std::st
   return n;
 }
 
+// A duration the job reader reads back exactly: in the largest unit that divides it.
+std::string exact_duration(Time t) {
+  for (const auto& [unit, ns] : {std::pair<const char*, Time>{"d", 86400 * kSecond},
+                                 {"h", 3600 * kSecond},
+                                 {"min", 60 * kSecond},
+                                 {"s", kSecond},
+                                 {"ms", kMillisecond},
+                                 {"us", kMicrosecond}})
+    if (t % ns == 0) return fmt::format("{}{}", t / ns, unit);
+  return fmt::format("{}ns", t);
+}
+
+// The search's task as a `job:` section of the layout's whole runs: its tokens, deadline and
+// reserved days, failures, and saves at the interval the search charged (the task's, else
+// Young's optimum at the layout's cards). Free saves (no bandwidth) have no section of their own.
+void emit_job(YAML::Emitter& out, const SearchSpec& spec, std::int64_t cards) {
+  const SearchTask& k = spec.task;
+  out << YAML::Key << "job" << YAML::Value << YAML::Block << YAML::BeginMap;
+  out << YAML::Key << "tokens" << YAML::Value << k.tokens;
+  if (k.deadline > 0) out << YAML::Key << "deadline" << YAML::Value << exact_duration(k.deadline);
+  if (k.reserved > 0) out << YAML::Key << "reserved" << YAML::Value << exact_duration(k.reserved);
+  if (k.card_mtbf > 0) {
+    out << YAML::Key << "card_mtbf" << YAML::Value << exact_duration(k.card_mtbf);
+    out << YAML::Key << "restore" << YAML::Value << exact_duration(k.restore);
+  }
+  if (const Time every = task_checkpoint_interval(spec, cards); every > 0 && k.storage_bandwidth > 0) {
+    out << YAML::Key << "checkpoint" << YAML::Value << YAML::Flow << YAML::BeginMap;
+    out << YAML::Key << "every" << YAML::Value << exact_duration(every);
+    out << YAML::Key << "storage" << YAML::Value << fmt::format("{}B/s", k.storage_bandwidth);
+    if (k.checkpoint_bytes) out << YAML::Key << "size" << YAML::Value << fmt::format("{}B", *k.checkpoint_bytes);
+    out << YAML::EndMap;
+  }
+  out << YAML::EndMap;
+}
+
 }  // namespace
 
 std::string search_layout_scenario(const SearchScenario& sc, const std::vector<std::string>& sets,
@@ -57,15 +92,20 @@ std::string search_layout_scenario(const SearchScenario& sc, const std::vector<s
   out << YAML::Key << "layout" << YAML::Value << YAML::Flow << YAML::Load(format_layout_yaml(e.c.layout));
   if (const YAML::Node wait = sc.source->root["search"]["input_wait"]; wait.IsDefined())
     out << YAML::Key << "input_wait" << YAML::Value << YAML::Clone(wait);
-  out << YAML::EndMap << YAML::EndMap;
+  out << YAML::EndMap;
+  if (sc.spec.task.tokens > 0) emit_job(out, sc.spec, e.c.cards);
+  out << YAML::EndMap;
   std::string command = "stepsim search " + sc.file;
   for (const auto& set : sets) command += fmt::format(" --set '{}'", set);
   return fmt::format(
       "# Layout {} of the {} listed (rank: {}) by\n#   {}\n"
       "# {:.3f} s a step, {:.1f} GiB per GPU at the simulated peak. `stepsim run` simulates it alone (with\n"
-      "# --trace or --html); a `job:` section beside it runs whole training runs of this step.\n{}\n",
+      "# --trace or --html){}.\n{}\n",
       pick, r.top.size(), search_rank_name(sc.spec.rank), command, to_s(e.step),
-      static_cast<double>(e.memory.total()) / (1 << 30), out.c_str());
+      static_cast<double>(e.memory.total()) / (1 << 30),
+      sc.spec.task.tokens > 0 ? "; `stepsim job` runs the search's task with it, failures and saves drawn"
+                              : "; a `job:` section beside it would run whole training runs of it",
+      out.c_str());
 }
 
 }  // namespace stepsim::cli

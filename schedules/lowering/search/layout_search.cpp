@@ -91,14 +91,9 @@ TaskTerms task_terms(const SearchSpec& spec, std::int64_t cards, std::int64_t gl
   TaskTerms t;
   const SearchTask& k = spec.task;
   t.steps = steps_for(k.tokens, global_batch * spec.model.seq);
-  CheckpointCost cost;
-  cost.save = k.storage_bandwidth > 0 ? transfer_time(checkpoint_bytes(spec), k.storage_bandwidth) : 0;
-  cost.restore = k.restore;
-  Interruptions job;
-  job.card_mtbf = k.card_mtbf;
-  job.cards = static_cast<int>(cards);
-  Time interval = k.interval.value_or(optimal_checkpoint_interval(cost, job));
-  if (k.card_mtbf <= 0 && !k.interval) interval = 0;  // no failures and no interval given: no saves
+  const CheckpointCost cost = task_checkpoint_cost(spec);
+  const Interruptions job = task_interruptions(spec, cards);
+  const Time interval = task_checkpoint_interval(spec, cards);
   // Free saves (no storage bandwidth given) with failures: Young's interval is 0, yet each
   // failure still pays its restore, r / M (the planner's figure); interval 0 counts no saves.
   t.overhead = interval < std::numeric_limits<Time>::max() ? checkpoint_overhead(cost, interval, job).total() : 0;
@@ -106,6 +101,27 @@ TaskTerms task_terms(const SearchSpec& spec, std::int64_t cards, std::int64_t gl
 }
 
 }  // namespace
+
+CheckpointCost task_checkpoint_cost(const SearchSpec& spec) {
+  const SearchTask& k = spec.task;
+  CheckpointCost cost;
+  cost.save = k.storage_bandwidth > 0 ? transfer_time(checkpoint_bytes(spec), k.storage_bandwidth) : 0;
+  cost.restore = k.restore;
+  return cost;
+}
+
+Interruptions task_interruptions(const SearchSpec& spec, std::int64_t cards) {
+  Interruptions job;
+  job.card_mtbf = spec.task.card_mtbf;
+  job.cards = static_cast<int>(cards);
+  return job;
+}
+
+Time task_checkpoint_interval(const SearchSpec& spec, std::int64_t cards) {
+  const SearchTask& k = spec.task;
+  if (k.card_mtbf <= 0 && !k.interval) return 0;  // no failures and no interval given: no saves
+  return k.interval.value_or(optimal_checkpoint_interval(task_checkpoint_cost(spec), task_interruptions(spec, cards)));
+}
 
 void apply_task(const SearchSpec& spec, Evaluated& e) {
   if (spec.task.tokens <= 0) return;
