@@ -303,6 +303,18 @@ mean = job["completion_s"]["mean"] / 86400
 assert abs(mean - best["days"]) < 0.01 * best["days"], (mean, best["days"])
 assert job["deadline_s"] == 30 * 86400 and job["reserved_s"] == 5 * 86400
 PY
+# --cards: the per-card table's best at 48 cards, the fewest that meet the deadline (25.5 days).
+"$stepsim" search scenarios/search-design-desk.yaml --export "$tmp/exports/desk48.yaml" --cards 48 >/dev/null 2>&1
+has "^# The best layout at 48 cards (the per-card table) of$" "$tmp/exports/desk48.yaml"
+has "^name: search-design-desk-48-cards$" "$tmp/exports/desk48.yaml"
+fig "^25.55 d 25.54 d 25.58 d" <("$stepsim" job "$tmp/exports/desk48.yaml" 2>/dev/null)
+run "$stepsim" search scenarios/search-design-desk.yaml --export "$tmp/exports/none.yaml" --cards 41
+refused "error: --cards: 41 is not a card count searched (16, 24, 32, 40, 48, 56, 64)"
+run "$stepsim" search scenarios/search-design-desk.yaml --export "$tmp/exports/none.yaml" --cards 40
+refused "error: --cards: no layout at 40 cards: no layout divides: e.g. layout.global_batch: global batch 384 is not a multiple"
+run "$stepsim" search scenarios/search-design-desk.yaml --export "$tmp/exports/none.yaml" --cards 48 --pick 2
+refused "--pick excludes --cards"
+[[ ! -e "$tmp/exports/none.yaml" ]] || fail "an export refused, written"
 # Refused: a pick past the list (after the report, nothing written), --pick alone, a shard, nothing fits.
 run "$stepsim" search scenarios/search-moe-256xh100.yaml --export "$tmp/exports/none.yaml" --pick 9
 refused "error: --pick: 9 is not one of the 8 layouts listed (1 to 8; --top lists more)"

@@ -79,8 +79,8 @@ TEST_CASE("a searched layout exported as a job_step scenario runs to the search'
   // Written beside the checkout's scenarios/ (out/), the model's `file:`, if any, would be
   // rebased; this search gives its model inline and a preset.
   const std::string out = kSource + "/out/exported.yaml";
-  const std::string text = cli::search_layout_scenario(sc, sets, r, 2, out);
-  CHECK(text.rfind("# Layout 2 of the 8 listed (rank: time) by\n#   stepsim search ", 0) == 0);
+  const std::string text = cli::search_layout_scenario(sc, sets, r, {2, 0}, out);
+  CHECK(text.rfind("# Layout 2 of the 8 listed (rank: time) of\n#   stepsim search ", 0) == 0);
   CHECK(text.find("--set 'search.layout.recompute_layers=auto'") != std::string::npos);
   CHECK(text.find("name: search-moe-256xh100-2\n") != std::string::npos);
   CHECK(text.find("hardware: {preset: h100-sxm, gpus: 256}") != std::string::npos);
@@ -96,7 +96,7 @@ TEST_CASE("a searched layout exported as a job_step scenario runs to the search'
   CHECK(run_job_step(job->spec).result.step_time == r.top[1].step);
   // A pick past the listed layouts, at --pick.
   try {
-    (void)cli::search_layout_scenario(sc, sets, r, 9, out);
+    (void)cli::search_layout_scenario(sc, sets, r, {9, 0}, out);
     FAIL("--pick 9 of 8 accepted");
   } catch (const cli::InputError& e) {
     CHECK(e.key() == "");

@@ -20,16 +20,18 @@
 #include "cli/reports/output.hpp"
 #include "cli/reports/search_export.hpp"
 #include "cli/reports/search_report.hpp"
+#include "models/model_limits.hpp"
 #include "sim/parallel_for.hpp"
 
 namespace stepsim::cli {
 
 namespace {
 
-// `--export FILE --pick N`: a listed layout written as a job_step scenario.
+// `--export FILE [--pick N | --cards N]`: a listed layout (or the best at N cards) written as a
+// job_step scenario.
 struct ExportArgs {
   std::string file;
-  int pick = 1;
+  ExportChoice choice;
 };
 
 struct SearchArgs {
@@ -115,9 +117,11 @@ void print_outputs(const SearchReportInfo& info, const SearchScenario& sc, const
   if (!html.empty()) write_file(html, search_html(info, sc.spec, r));
   // After the report, which says why when nothing fits or how many were listed.
   if (!exported.file.empty()) {
-    write_file(exported.file, search_layout_scenario(sc, sets, r, exported.pick, exported.file));
-    note("layout {} written to {} as a job_step scenario (stepsim run {})", exported.pick, exported.file,
-         exported.file);
+    write_file(exported.file, search_layout_scenario(sc, sets, r, exported.choice, exported.file));
+    note("{} written to {} as a job_step scenario (stepsim run {})",
+         exported.choice.cards > 0 ? fmt::format("the best layout at {} cards", exported.choice.cards)
+                                   : fmt::format("layout {}", exported.choice.pick),
+         exported.file, exported.file);
   }
 }
 
@@ -126,9 +130,14 @@ void add_export_options(CLI::App* cmd, ExportArgs& e) {
                                "write a listed layout (the best, or --pick N) as a job_step scenario to this file; "
                                "`stepsim run` simulates it alone")
                    ->check(file_beside_report());
-  cmd->add_option("--pick", e.pick, "which listed layout --export writes (default 1, the best)")
-      ->check(CLI::Range(1, 10000))
-      ->needs(file);
+  auto* pick = cmd->add_option("--pick", e.choice.pick, "which listed layout --export writes (default 1, the best)")
+                   ->check(CLI::Range(1, 10000))
+                   ->needs(file);
+  cmd->add_option("--cards", e.choice.cards,
+                  "--export the best layout at this card count (the per-card table) instead of a listed one")
+      ->check(CLI::Range(std::int64_t{1}, std::int64_t{kMaxGpus}))
+      ->needs(file)
+      ->excludes(pick);
 }
 
 void run_search_command(const SearchArgs& a) {

@@ -4,6 +4,7 @@
 #include <vector>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <yaml-cpp/yaml.h>
 
 #include "cli/input/job_step_yaml.hpp"
@@ -72,19 +73,49 @@ void emit_job(YAML::Emitter& out, const SearchSpec& spec, std::int64_t cards) {
 
 }  // namespace
 
-std::string search_layout_scenario(const SearchScenario& sc, const std::vector<std::string>& sets,
-                                   const SearchResult& r, int pick, const std::string& out_path) {
+namespace {
+
+// The layout `choice` names in `r`, and how the header and the name say which it is.
+struct Chosen {
+  const Evaluated* e = nullptr;
+  std::string which, suffix;
+};
+
+Chosen choose(const SearchSpec& spec, const SearchResult& r, const ExportChoice& choice) {
+  if (choice.cards > 0) {
+    std::vector<std::string> counts;
+    for (const PerCards& p : r.per_cards) {
+      if (p.cards == choice.cards) {
+        if (!p.best) throw InputError("--cards", 0, "", fmt::format("no layout at {} cards: {}", p.cards, p.why));
+        return {&*p.best, fmt::format("The best layout at {} cards (the per-card table)", p.cards),
+                fmt::format("{}-cards", p.cards)};
+      }
+      counts.push_back(std::to_string(p.cards));
+    }
+    throw InputError("--cards", 0, "",
+                     fmt::format("{} is not a card count searched ({})", choice.cards, fmt::join(counts, ", ")));
+  }
   if (r.top.empty()) throw InputError("--export", 0, "", "no layout fits: nothing written");
-  if (pick < 1 || static_cast<std::size_t>(pick) > r.top.size())
+  if (choice.pick < 1 || static_cast<std::size_t>(choice.pick) > r.top.size())
     throw InputError("--pick", 0, "",
-                     fmt::format("{} is not one of the {} layouts listed (1 to {}; --top lists more)", pick,
+                     fmt::format("{} is not one of the {} layouts listed (1 to {}; --top lists more)", choice.pick,
                                  r.top.size(), r.top.size()));
-  const Evaluated& e = r.top[static_cast<std::size_t>(pick - 1)];
+  return {&r.top[static_cast<std::size_t>(choice.pick - 1)],
+          fmt::format("Layout {} of the {} listed (rank: {})", choice.pick, r.top.size(), search_rank_name(spec.rank)),
+          std::to_string(choice.pick)};
+}
+
+}  // namespace
+
+std::string search_layout_scenario(const SearchScenario& sc, const std::vector<std::string>& sets,
+                                   const SearchResult& r, const ExportChoice& choice, const std::string& out_path) {
+  const Chosen chosen = choose(sc.spec, r, choice);
+  const Evaluated& e = *chosen.e;
   YAML::Node hardware = section_copy(sc, "hardware", out_path);
   hardware["gpus"] = e.c.cards;
   YAML::Emitter out;
   out << YAML::BeginMap;
-  out << YAML::Key << "name" << YAML::Value << fmt::format("{}-{}", sc.name, pick);
+  out << YAML::Key << "name" << YAML::Value << fmt::format("{}-{}", sc.name, chosen.suffix);
   out << YAML::Key << "description" << YAML::Value << layout_label(e.c);
   out << YAML::Key << "job_step" << YAML::Value << YAML::BeginMap;
   out << YAML::Key << "model" << YAML::Value << YAML::Flow << section_copy(sc, "model", out_path);
@@ -98,11 +129,10 @@ std::string search_layout_scenario(const SearchScenario& sc, const std::vector<s
   std::string command = "stepsim search " + sc.file;
   for (const auto& set : sets) command += fmt::format(" --set '{}'", set);
   return fmt::format(
-      "# Layout {} of the {} listed (rank: {}) by\n#   {}\n"
+      "# {} of\n#   {}\n"
       "# {:.3f} s a step, {:.1f} GiB per GPU at the simulated peak. `stepsim run` simulates it alone (with\n"
       "# --trace or --html){}.\n{}\n",
-      pick, r.top.size(), search_rank_name(sc.spec.rank), command, to_s(e.step),
-      static_cast<double>(e.memory.total()) / (1 << 30),
+      chosen.which, command, to_s(e.step), static_cast<double>(e.memory.total()) / (1 << 30),
       sc.spec.task.tokens > 0 ? "; `stepsim job` runs the search's task with it, failures and saves drawn"
                               : "; a `job:` section beside it would run whole training runs of it",
       out.c_str());
