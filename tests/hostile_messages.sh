@@ -101,4 +101,20 @@ for args in "run" "run --bogus x" "job scenarios/job-1024.yaml --runs abc" "job 
   run "$stepsim" $args
   expect_shape 2 "error: *"
 done
+# An output that is the scenario being read (by any name) would replace it: refused before the run,
+# the scenario untouched; an empty output name would write nothing, silently: refused too.
+cp scenarios/job-fsdp-8.yaml "$tmp/own.yaml"
+before="$(cksum <"$tmp/own.yaml")"
+for cmd in "run $tmp/own.yaml --html $tmp/../$(basename "$tmp")/own.yaml" "run $tmp/own.yaml --trace $tmp/own.yaml"; do
+  # shellcheck disable=SC2086
+  run "$stepsim" $cmd
+  expect_shape 2 "error: --*: *own.yaml is the scenario being read: give another file"
+done
+cp scenarios/search-moe-256xh100.yaml "$tmp/own-search.yaml"
+run "$stepsim" search "$tmp/own-search.yaml" --export "$tmp/own-search.yaml"
+expect 2 "error: --export: $tmp/own-search.yaml is the scenario being read: give another file"
+cmp -s scenarios/search-moe-256xh100.yaml "$tmp/own-search.yaml" || fail "search --export replaced its scenario"
+[[ "$(cksum <"$tmp/own.yaml")" == "$before" ]] || fail "run replaced its scenario"
+run "$stepsim" run scenarios/job-fsdp-8.yaml --html ""
+expect 2 "error: run: --html: an empty file name: give a file name (\`stepsim run --help\` lists the options)"
 exit 0

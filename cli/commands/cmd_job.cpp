@@ -115,6 +115,8 @@ void add_job_command(CLI::App& app) {
       ->check(file_beside_report());
   cmd->add_option("--case", a->only_case, "with cases from the plan: simulate only this case");
   cmd->callback([a] {
+    check_not_input("--trace", a->trace, a->file);
+    check_not_input("--html", a->html, a->file);
     const Scenario sc = load_scenario(a->file, a->sets);
     require_section(sc, "job", "job");
     const int runs = a->runs > 0 ? a->runs : sc.job->runs;

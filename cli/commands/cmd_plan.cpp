@@ -243,6 +243,7 @@ void add_plan_command(CLI::App& app) {
                   "against the deadline, the tables; with --sweep, a heat map of the verdicts")
       ->check(file_beside_report());
   cmd->callback([a] {
+    check_not_input("--html", a->html, a->file);
     const Scenario sc = load_scenario(a->file, a->sets);
     require_section(sc, "plan", "plan");
     try {

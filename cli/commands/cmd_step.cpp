@@ -69,6 +69,12 @@ Scenario load(const std::string& file, const std::vector<std::string>& sets) {
   return sc;
 }
 
+// The files a run writes are not the scenario it reads.
+void check_outputs(const OutputArgs& a, const std::string& file) {
+  check_not_input("--trace", a.trace, file);
+  check_not_input("--html", a.html, file);
+}
+
 // Files first (trace, HTML), then stdout: JSON, a Gantt chart or the table.
 void write_outputs(const KindReport& report, const OutputArgs& a) {
   if (!a.trace.empty()) report.write_trace(a.trace);
@@ -107,6 +113,7 @@ void add_run_command(CLI::App& app) {
   add_output_args(cmd, *out, "print a JSON summary instead of the table");
   cmd->callback([=] {
     const auto sets = with_schedule(args->sets, *schedule);
+    check_outputs(*out, args->file);
     const Scenario sc = load(args->file, sets);
     const ScenarioKind& kind = step_kind(sc, "run");
     debug("{}: a '{}' scenario", sc.file, kind.section);
@@ -129,6 +136,7 @@ void add_compare_command(CLI::App& app) {
   cmd->callback([=] {
     for (const auto& name : request->schedules) check_schedule_name("--schedules", name);
     request->json = out->json;
+    check_outputs(*out, args->file);
     const Scenario sc = load(args->file, args->sets);
     const ScenarioKind& kind = step_kind(sc, "compare");
     if (!request->schedules.empty() && kind.section != "pipeline")

@@ -5,9 +5,13 @@
 //   file:line: key: message, an unknown command or option, conflicting flags),
 //   3 a simulation that cannot finish (deadlock or cycle, with the stuck ops named),
 //   4 a check failed (a benchmark regression, a bench merge with a shard missing).
+#include <filesystem>
 #include <string>
 
+#include <fmt/format.h>
 #include <CLI/CLI.hpp>
+
+#include "cli/input/input.hpp"
 
 namespace stepsim::cli {
 
@@ -30,14 +34,23 @@ std::string overview(const CLI::App& app);
 int report_usage_error(const CLI::App& app, const CLI::ParseError& e);
 
 // The check of an option that writes a file beside the command's report (--trace, --html, --csv): "-"
-// would put it on standard output, into the report.
+// would put it on standard output, into the report; an empty name would write nothing, silently.
 inline CLI::Validator file_beside_report() {
   return CLI::Validator(
       [](const std::string& path) {
+        if (path.empty()) return std::string("an empty file name: give a file name");
         return path == "-" ? std::string("'-' would write it into the report on standard output: give a file name")
                            : std::string();
       },
       "FILE");
+}
+
+// Refuses, at `option`, an output file that is the scenario `input` itself (the same file by any
+// name), which writing would replace.
+inline void check_not_input(const char* option, const std::string& output, const std::string& input) {
+  std::error_code ec;
+  if (!output.empty() && std::filesystem::equivalent(output, input, ec))
+    throw InputError(option, 0, "", fmt::format("{} is the scenario being read: give another file", output));
 }
 
 // Removes the global flags (--verbose, --quiet) wherever they stand before a lone "--", so that

@@ -143,6 +143,10 @@ void add_export_options(CLI::App* cmd, ExportArgs& e) {
 void run_search_command(const SearchArgs& a) {
   if (!a.shard.empty() && !a.exported.file.empty())
     throw InputError("--export", 0, "", "a shard lists no layouts: export from `stepsim search merge`");
+  check_not_input("--export", a.exported.file, a.file);
+  check_not_input("--csv", a.csv, a.file);
+  check_not_input("--html", a.html, a.file);
+  check_not_input("--output", a.output, a.file);
   SearchScenario sc = load_search(a.file, a.sets);
   apply_flags(a, sc.spec);
   SearchOptions opt;
