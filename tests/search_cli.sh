@@ -303,6 +303,14 @@ mean = job["completion_s"]["mean"] / 86400
 assert abs(mean - best["days"]) < 0.01 * best["days"], (mean, best["days"])
 assert job["deadline_s"] == 30 * 86400 and job["reserved_s"] == 5 * 86400
 PY
+# Saves the search charged nothing for (no bandwidth) lose no work at a failure: an empty snapshot
+# every step, not a restart from step 0 (which would take 85 days at the median).
+sed 's/  checkpoint: {bandwidth: 7GB\/s, restore: 120s, interval: 1800s, card_mtbf: 337d}/  checkpoint: {restore: 120s, card_mtbf: 337d}/' \
+  scenarios/search-design-desk.yaml >"$tmp/free-saves.yaml"
+"$stepsim" search "$tmp/free-saves.yaml" --export "$tmp/exports/free.yaml" --cards 48 >"$tmp/free.txt" 2>/dev/null
+has "^   48  tp 1 pp 1 dp 48 fsdp, mbs 1, recompute full   55.250 s  25.3 " "$tmp/free.txt"
+has "^  checkpoint: {every_steps: 1, size: 0B, storage: 1GB/s}$" "$tmp/exports/free.yaml"
+fig "^25.33 d 25.33 d" <("$stepsim" job "$tmp/exports/free.yaml" 2>/dev/null)
 # --cards: the per-card table's best at 48 cards, the fewest that meet the deadline (25.5 days).
 "$stepsim" search scenarios/search-design-desk.yaml --export "$tmp/exports/desk48.yaml" --cards 48 >/dev/null 2>&1
 has "^# The best layout at 48 cards (the per-card table) of$" "$tmp/exports/desk48.yaml"

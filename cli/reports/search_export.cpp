@@ -50,7 +50,7 @@ std::string exact_duration(Time t) {
 
 // The search's task as a `job:` section of the layout's whole runs: its tokens, deadline and
 // reserved days, failures, and saves at the interval the search charged (the task's, else
-// Young's optimum at the layout's cards). Free saves (no bandwidth) have no section of their own.
+// Young's optimum at the layout's cards), or free ones after every step where it charged none.
 void emit_job(YAML::Emitter& out, const SearchSpec& spec, std::int64_t cards) {
   const SearchTask& k = spec.task;
   out << YAML::Key << "job" << YAML::Value << YAML::Block << YAML::BeginMap;
@@ -66,6 +66,14 @@ void emit_job(YAML::Emitter& out, const SearchSpec& spec, std::int64_t cards) {
     out << YAML::Key << "every" << YAML::Value << exact_duration(every);
     out << YAML::Key << "storage" << YAML::Value << fmt::format("{}B/s", k.storage_bandwidth);
     if (k.checkpoint_bytes) out << YAML::Key << "size" << YAML::Value << fmt::format("{}B", *k.checkpoint_bytes);
+    out << YAML::EndMap;
+  } else if (k.card_mtbf > 0 && k.storage_bandwidth <= 0) {
+    // The search's saves cost nothing (no bandwidth given), so a failure loses no work: an empty
+    // snapshot after every step (the storage's rate then moves nothing), not a restart from step 0.
+    out << YAML::Key << "checkpoint" << YAML::Value << YAML::Flow << YAML::BeginMap;
+    out << YAML::Key << "every_steps" << YAML::Value << 1;
+    out << YAML::Key << "size" << YAML::Value << "0B";
+    out << YAML::Key << "storage" << YAML::Value << "1GB/s";
     out << YAML::EndMap;
   }
   out << YAML::EndMap;
