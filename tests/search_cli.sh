@@ -80,7 +80,7 @@ done
 run "$stepsim" validate scenarios/search-first-try.yaml --set search.layout.tp=3x
 [[ $code == 2 && "$err" == "error: --set: search.layout.tp: '3x' is not a whole number" ]] || fail "validate bad: $err"
 run "$stepsim" run scenarios/search-first-try.yaml
-[[ $code == 2 && "$err" == *"search: a layout search: \`stepsim search FILE\` runs it (and \`stepsim validate FILE\` checks it)" ]] ||
+[[ $code == 2 && "$err" == *"search: a layout search: \`stepsim search FILE\` runs it (and \`stepsim validate FILE\` checks it); \`stepsim search FILE --export OUT.yaml\` writes a layout it finds as a job_step scenario (run, compare, job)" ]] ||
   fail "run on a search file: $code $err"
 # A job_step without a layout points to the search that finds one.
 printf 'name: bare\njob_step:\n  model: {file: %s/scenarios/models/llama3-8b.yaml}\n  hardware: {preset: h100-sxm, gpus: 8}\n' \

@@ -19,7 +19,9 @@ Scenario read(std::shared_ptr<Source> src) {
   sc.source = src;
   Reader top(src, src->root, "");
   if (top.has("search"))  // its own reader (search_input.hpp): say which command takes it
-    top.fail("search", "a layout search: `stepsim search FILE` runs it (and `stepsim validate FILE` checks it)");
+    top.fail("search",
+             "a layout search: `stepsim search FILE` runs it (and `stepsim validate FILE` checks it); `stepsim "
+             "search FILE --export OUT.yaml` writes a layout it finds as a job_step scenario (run, compare, job)");
   top.only({"name", "description", "pipeline", "data_parallel", "job", "plan", "rl", "moe", "job_step"});
   sc.name = top.opt_text("name").value_or(src->file);
   sc.description = top.opt_text("description").value_or("");
