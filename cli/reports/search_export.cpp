@@ -79,10 +79,6 @@ void emit_job(YAML::Emitter& out, const SearchSpec& spec, std::int64_t cards) {
   out << YAML::EndMap;
 }
 
-}  // namespace
-
-namespace {
-
 // The layout `choice` names in `r`, and how the header and the name say which it is.
 struct Chosen {
   const Evaluated* e = nullptr;
