@@ -108,13 +108,16 @@ before="$(cksum <"$tmp/own.yaml")"
 for cmd in "run $tmp/own.yaml --html $tmp/../$(basename "$tmp")/own.yaml" "run $tmp/own.yaml --trace $tmp/own.yaml"; do
   # shellcheck disable=SC2086
   run "$stepsim" $cmd
-  expect_shape 2 "error: --*: *own.yaml is the scenario being read: give another file"
+  expect_shape 2 "error: --*: *own.yaml is $tmp/own.yaml, which this command reads: give another file"
 done
 cp scenarios/search-moe-256xh100.yaml "$tmp/own-search.yaml"
 run "$stepsim" search "$tmp/own-search.yaml" --export "$tmp/own-search.yaml"
-expect 2 "error: --export: $tmp/own-search.yaml is the scenario being read: give another file"
+expect 2 "error: --export: $tmp/own-search.yaml is $tmp/own-search.yaml, which this command reads: give another file"
 cmp -s scenarios/search-moe-256xh100.yaml "$tmp/own-search.yaml" || fail "search --export replaced its scenario"
 [[ "$(cksum <"$tmp/own.yaml")" == "$before" ]] || fail "run replaced its scenario"
+for i in 0 1; do "$stepsim" search scenarios/search-design-desk.yaml --shard "$i/2" -o "$tmp/shard$i.json" >/dev/null 2>&1; done
+run "$stepsim" search merge "$tmp/shard0.json" "$tmp/shard1.json" --csv "$tmp/shard1.json"
+expect 2 "error: --csv: $tmp/shard1.json is $tmp/shard1.json, which this command reads: give another file"
 run "$stepsim" run scenarios/job-fsdp-8.yaml --html ""
 expect 2 "error: run: --html: an empty file name: give a file name (\`stepsim run --help\` lists the options)"
 exit 0

@@ -127,8 +127,8 @@ void print_outputs(const SearchReportInfo& info, const SearchScenario& sc, const
 
 void add_export_options(CLI::App* cmd, ExportArgs& e) {
   auto* file = cmd->add_option("--export", e.file,
-                               "write a listed layout (the best, or --pick N) as a job_step scenario to this file; "
-                               "`stepsim run` simulates it alone")
+                               "write a listed layout (the best, --pick N, or the best at --cards N) as a job_step "
+                               "scenario to this file; `stepsim run` simulates it alone")
                    ->check(file_beside_report());
   auto* pick = cmd->add_option("--pick", e.choice.pick, "which listed layout --export writes (default 1, the best)")
                    ->check(CLI::Range(1, 10000))
@@ -189,6 +189,11 @@ void run_search_command(const SearchArgs& a) {
 }
 
 void run_merge(const MergeArgs& a) {
+  for (const auto& shard : a.files) {
+    check_not_input("--export", a.exported.file, shard);
+    check_not_input("--csv", a.csv, shard);
+    check_not_input("--html", a.html, shard);
+  }
   std::optional<SearchScenario> sc;
   SearchArgs flags;
   SearchResult r;
