@@ -135,3 +135,18 @@ TEST_CASE("shards' layouts, read back from their JSON, are whole again: the sear
                                       {"search.layout.recompute_layers=auto", "search.layout.tp=[4,2]"});
   CHECK_THROWS_WITH(restore_layouts(other.spec, merged), Catch::Contains("in the shard but"));
 }
+
+TEST_CASE("a search's task exported as a job: section, durations exact", "[search][export]") {
+  const std::vector<std::string> sets = {"search.checkpoint={bandwidth: 7GB/s, interval: 1801s, card_mtbf: 337d}",
+                                         "search.hardware.gpus=[48]"};
+  const auto sc = cli::load_search(kSource + "/scenarios/search-design-desk.yaml", sets);
+  const SearchResult r = run_search(sc.spec);
+  const std::string text = cli::search_layout_scenario(sc, sets, r, {0, 48}, kSource + "/out/desk.yaml");
+  CHECK(text.rfind("# The best layout at 48 cards (the per-card table) of\n", 0) == 0);
+  CHECK(text.find("\njob:\n  tokens: 100000000000\n  deadline: 30d\n  reserved: 5d\n  card_mtbf: 337d\n"
+                  "  restore: 0s\n  checkpoint: {every: 1801s, storage: 7000000000B/s}\n") != std::string::npos);
+  const cli::Scenario back = cli::parse_scenario(text, kSource + "/out/desk.yaml");
+  REQUIRE(back.job);
+  REQUIRE(back.job_step);
+  CHECK(back.job_step->spec.layout.dp == 48);
+}

@@ -38,6 +38,7 @@ YAML::Node section_copy(const SearchScenario& sc, const char* key, const std::st
 
 // A duration the job reader reads back exactly: in the largest unit that divides it.
 std::string exact_duration(Time t) {
+  if (t == 0) return "0s";
   for (const auto& [unit, ns] : {std::pair<const char*, Time>{"d", 86400 * kSecond},
                                  {"h", 3600 * kSecond},
                                  {"min", 60 * kSecond},
