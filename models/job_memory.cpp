@@ -59,8 +59,8 @@ double zero3_buffer_bytes(const JobModel& m, const JobLayout& l) {
 }
 }  // namespace
 
-JobMemory job_memory(const JobModel& m, const JobLayout& l, const std::vector<ChunkCost>& chunks,
-                     const std::vector<Bytes>& activation_peaks) {
+std::vector<JobMemory> job_memory_by_rank(const JobModel& m, const JobLayout& l, const std::vector<ChunkCost>& chunks,
+                                          const std::vector<Bytes>& activation_peaks) {
   const auto held = device_chunks(l);
   const bool simulated = !activation_peaks.empty();
   if (simulated && activation_peaks.size() != held.size())
@@ -86,7 +86,8 @@ JobMemory job_memory(const JobModel& m, const JobLayout& l, const std::vector<Ch
     shared += std::max<Bytes>(0, layer_activation_bytes(m, kept) - layer_activation_bytes(m, l));
   }
   const int last = l.pp * l.chunks_per_device() - 1;
-  JobMemory most;
+  std::vector<JobMemory> ranks;
+  ranks.reserve(held.size());
   for (std::size_t d = 0; d < held.size(); ++d) {
     JobMemory mem;
     mem.device = static_cast<int>(d);
@@ -134,8 +135,20 @@ JobMemory job_memory(const JobModel& m, const JobLayout& l, const std::vector<Ch
       mem.buffers += bytes_from(state_bytes(params, l, 2, false), "the weights' BF16 copies");
     if (std::find(held[d].begin(), held[d].end(), last) != held[d].end())
       mem.buffers += bytes_from(2 * 4 * T * static_cast<double>(m.shape.vocab) / l.tp, "a micro-batch's logits");
-    if (d == 0 || mem.total() > most.total()) most = mem;
+    ranks.push_back(mem);
   }
+  return ranks;
+}
+
+JobMemory job_memory(const JobModel& m, const JobLayout& l, const std::vector<ChunkCost>& chunks,
+                     const std::vector<Bytes>& activation_peaks) {
+  return most_loaded(job_memory_by_rank(m, l, chunks, activation_peaks));
+}
+
+JobMemory most_loaded(const std::vector<JobMemory>& ranks) {
+  JobMemory most;
+  for (std::size_t d = 0; d < ranks.size(); ++d)
+    if (d == 0 || ranks[d].total() > most.total()) most = ranks[d];
   return most;
 }
 

@@ -62,6 +62,11 @@ std::int64_t zero3_kept_at_rerun(const JobModel& m, const JobLayout& l);
 // interleaved, at the chunks Megatron's warm-up takes them through.
 JobMemory job_memory(const JobModel& m, const JobLayout& l, const std::vector<ChunkCost>& chunks,
                      const std::vector<Bytes>& activation_peaks = {});
+// The same for every pipeline rank, in rank order (job_memory is their most_loaded).
+std::vector<JobMemory> job_memory_by_rank(const JobModel& m, const JobLayout& l, const std::vector<ChunkCost>& chunks,
+                                          const std::vector<Bytes>& activation_peaks = {});
+// The largest total of `ranks` (the lowest rank on ties).
+JobMemory most_loaded(const std::vector<JobMemory>& ranks);
 
 // For full recompute of only the first N layers of each chunk (Megatron-LM's --recompute-method
 // block --recompute-num-layers N): the fewest N for which `l` (recompute set to full) fits the

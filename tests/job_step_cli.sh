@@ -298,14 +298,25 @@ has "tp 8 pp 16 (v 8) (layers per chunk 0, 126 x 1, 0) dp 64" "$tmp/l405.txt"
 fig "step time 13.525 s" "$tmp/l405.txt"
 fig "model TFLOP/s per GPU 382.2" "$tmp/l405.txt"
 fig "memory per GPU (pipeline rank 1 of 16, the most loaded)" "$tmp/l405.txt"
+# ... and every rank beneath it: rank 0, without the layers of its empty first chunk, holds less.
+fig "^ 0 5.68 0.18 0.53 3.53 0.50 10.42$" "$tmp/l405.txt"
+fig "^ 1 5.94 0.19 0.56 4.47 0.50 11.64$" "$tmp/l405.txt"
+[[ $(sed -n '/^memory by pipeline rank (GiB)$/,/^$/p' "$tmp/l405.txt" | grep -c '^ *[0-9]') == 16 ]] ||
+  fail "16 pipeline ranks' memory"
 "$stepsim" run scenarios/job-llama3-405b-8192xh100.yaml --set job_step.hardware.gpus=16384 \
   --set job_step.layout.dp=128 >"$tmp/l405-16k.txt"
 fig "model TFLOP/s per GPU 355.3" "$tmp/l405-16k.txt"
 "$stepsim" run scenarios/job-llama3-405b-8192xh100.yaml --json >"$tmp/l405.json"
-python3 - "$tmp/l405.json" <<'PY' || fail "chunk_layers in the JSON layout"
+python3 - "$tmp/l405.json" <<'PY' || fail "chunk_layers and every rank's memory in the JSON"
 import json, sys
-c = json.load(open(sys.argv[1]))["layout"]["chunk_layers"]
+j = json.load(open(sys.argv[1]))
+c = j["layout"]["chunk_layers"]
 assert len(c) == 128 and c[0] == 0 and c[-1] == 0 and set(c[1:-1]) == {1}, c
+ranks, most = j["memory_by_rank_bytes"], j["memory_bytes"]
+assert [r["pipeline_rank"] for r in ranks] == list(range(16))
+assert all(r["total"] == sum(r[k] for k in ("weights", "gradients", "optimizer", "activations", "buffers")) for r in ranks)
+top = max(ranks, key=lambda r: r["total"])
+assert top["total"] == most["total"] and top["pipeline_rank"] == most["pipeline_rank"] == 1, (top, most)
 PY
 run "$stepsim" run scenarios/job-llama3-405b-8192xh100.yaml --set job_step.layout.virtual_stages=1 \
   --set job_step.layout.first_chunk_layers=6 --set job_step.layout.last_chunk_layers=6

@@ -269,6 +269,12 @@ std::string job_step_html_report(const std::string& title, const std::string& de
               "memory.");
   page.table(job_step_memory_table(run));
   page.close_row();
+  if (run.spec.layout.pp > 1) {
+    page.paragraph(
+        "Every pipeline rank's memory at its own peak (GiB): the ends hold the embedding and the LM head's "
+        "logits, the first ranks the most activations in flight under 1F1B.");
+    page.table(job_step_rank_memory_table(run));
+  }
   page.heading(2, "Exposed communication", "exposed");
   page.paragraph("Communication on the critical path, by kind: what overlapping it with compute would save.");
   page.table(job_step_exposed_table(run));

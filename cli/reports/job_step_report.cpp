@@ -159,6 +159,15 @@ Table job_step_memory_table(const JobStepRun& run) {
   return m;
 }
 
+Table job_step_rank_memory_table(const JobStepRun& run) {
+  Table t({{"rank"}, {"weights"}, {"gradients"}, {"optimizer"}, {"activations"}, {"buffers"}, {"total"}});
+  for (const JobMemory& m : run.result.memory_by_rank)
+    t.add_row({std::to_string(m.device), fmt::format("{:.2f}", gib(m.weights)), fmt::format("{:.2f}", gib(m.gradients)),
+               fmt::format("{:.2f}", gib(m.optimizer)), fmt::format("{:.2f}", gib(m.activations)),
+               fmt::format("{:.2f}", gib(m.buffers)), fmt::format("{:.2f}", gib(m.total()))});
+  return t;
+}
+
 Table job_step_compare_table(const std::vector<std::pair<std::string, const JobStepRun*>>& runs) {
   Table t({{"variant", false},
            {"step"},
@@ -277,6 +286,7 @@ std::string job_step_text(const std::string& name, const JobStepRun& run) {
   out += pp == 1 ? std::string("\nmemory per GPU\n")
                  : fmt::format("\nmemory per GPU (pipeline rank {} of {}, the most loaded)\n", r.memory.device, pp);
   out += job_step_memory_table(run).render();
+  if (pp > 1) out += "\nmemory by pipeline rank (GiB)\n" + job_step_rank_memory_table(run).render();
   out += "\nwhat limits the step: critical path by kind of op\n";
   out += job_step_critical_table(r.critical_by_kind).render();
   out += "\ncritical path by resource\n";
@@ -372,6 +382,15 @@ nlohmann::ordered_json job_step_json(const std::string& name, const JobStepRun& 
                        {"buffers", r.memory.buffers},     {"total", r.memory.total()},
                        {"capacity", r.capacity},          {"fits", r.memory.total() <= r.capacity},
                        {"pipeline_rank", r.memory.device}};
+  j["memory_by_rank_bytes"] = nlohmann::ordered_json::array();
+  for (const JobMemory& m : r.memory_by_rank)
+    j["memory_by_rank_bytes"].push_back({{"pipeline_rank", m.device},
+                                         {"weights", m.weights},
+                                         {"gradients", m.gradients},
+                                         {"optimizer", m.optimizer},
+                                         {"activations", m.activations},
+                                         {"buffers", m.buffers},
+                                         {"total", m.total()}});
   auto shares = [](const std::vector<CriticalShare>& v) {
     nlohmann::ordered_json a = nlohmann::ordered_json::array();
     for (const auto& x : v) a.push_back({{"what", x.what}, {"ns", x.time}, {"share", x.share}});

@@ -27,6 +27,8 @@ std::vector<std::pair<std::string, Time>> job_step_exposed(const JobStepResult& 
 Table job_step_exposed_table(const JobStepRun& run);
 // Memory per GPU of the most loaded pipeline rank in GiB, against the usable memory.
 Table job_step_memory_table(const JobStepRun& run);
+// Every pipeline rank's memory in GiB, part by part (the report's most loaded is the largest total).
+Table job_step_rank_memory_table(const JobStepRun& run);
 Table job_step_critical_table(const std::vector<CriticalShare>& shares);
 // cp > 1: the causal attention pairs per CP rank, balanced (chunks i and 2cp-1-i) and contiguous.
 CaptionedTable job_step_cp_table(const JobStepRun& run);

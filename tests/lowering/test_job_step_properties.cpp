@@ -151,6 +151,18 @@ void check_step(const JobStepSpec& spec, const JobStepRun& run) {
   // The analytic figure (the pre-check that refuses a layout, the search's memory prune) is a
   // lower bound on the simulated one: a layout it refuses cannot fit.
   if (run.pipeline) CHECK(job_memory(spec.model, l, run.comm.chunks).total() <= r.memory.total());
+  // The report's rank is the most loaded of every rank's, rank by rank the analytic figure below each.
+  REQUIRE(r.memory_by_rank.size() == device_chunks(l).size());
+  CHECK(r.memory.total() == most_loaded(r.memory_by_rank).total());
+  CHECK(r.memory.device == most_loaded(r.memory_by_rank).device);
+  if (run.pipeline) {
+    const std::vector<JobMemory> analytic = job_memory_by_rank(spec.model, l, run.comm.chunks);
+    for (std::size_t d = 0; d < analytic.size(); ++d) {
+      CHECK(analytic[d].weights + analytic[d].gradients + analytic[d].optimizer ==
+            r.memory_by_rank[d].weights + r.memory_by_rank[d].gradients + r.memory_by_rank[d].optimizer);
+      CHECK(analytic[d].total() <= r.memory_by_rank[d].total());
+    }
+  }
   // ... device by device: each one's chunks in flight at its smallest chunk's activations are
   // no more than its simulated peak.
   if (run.pipeline) {

@@ -524,7 +524,8 @@ JobStepRun run_once(const JobStepSpec& spec) {
     const PipelineStats st = measure(run.plan, *run.pipeline, t);
     for (const auto& d : st.devices) act_peaks.push_back(d.peak_memory);
   }
-  r.memory = job_memory(spec.model, l, run.comm.chunks, act_peaks);
+  r.memory_by_rank = job_memory_by_rank(spec.model, l, run.comm.chunks, act_peaks);
+  r.memory = most_loaded(r.memory_by_rank);
   r.capacity = c.accelerator.usable_memory;
   const LayerPasses lp = layer_passes(spec.model, l, c);
   r.layer_forward_s = lp.forward.compute() + lp.forward.comm();

@@ -83,7 +83,8 @@ struct JobStepResult {
   double bubble = 0;  // mean over devices of (step - busy compute - its in-pass comm) / step
   // Exposed communication by kind: time the critical path spends in it.
   Time exposed_tp = 0, exposed_pp = 0, exposed_dp = 0, exposed_cp = 0, exposed_ep = 0;
-  JobMemory memory;
+  JobMemory memory;                       // the most loaded pipeline rank
+  std::vector<JobMemory> memory_by_rank;  // every pipeline rank (one, without a pipeline)
   Bytes capacity = 0;
   std::vector<CriticalShare> critical_by_kind, critical_by_resource;
   // Per-layer forward / backward on one GPU (first chunk's mean layer), for Korthikanti Table 4.
