@@ -82,26 +82,6 @@ Bytes checkpoint_bytes(const SearchSpec& spec) {
   return spec.task.checkpoint_bytes.value_or(checkpoint_state_bytes(spec.model, spec.base));
 }
 
-struct TaskTerms {
-  std::int64_t steps = 0;
-  double overhead = 0;
-};
-
-TaskTerms task_terms(const SearchSpec& spec, std::int64_t cards, std::int64_t global_batch) {
-  TaskTerms t;
-  const SearchTask& k = spec.task;
-  t.steps = steps_for(k.tokens, global_batch * spec.model.seq);
-  const CheckpointCost cost = task_checkpoint_cost(spec);
-  const Interruptions job = task_interruptions(spec, cards);
-  const Time interval = task_checkpoint_interval(spec, cards);
-  // Free saves (no storage bandwidth given) with failures: Young's interval is 0, yet each
-  // failure still pays its restore, r / M (the planner's figure); interval 0 counts no saves.
-  t.overhead = interval < std::numeric_limits<Time>::max() ? checkpoint_overhead(cost, interval, job).total() : 0;
-  return t;
-}
-
-}  // namespace
-
 CheckpointCost task_checkpoint_cost(const SearchSpec& spec) {
   const SearchTask& k = spec.task;
   CheckpointCost cost;
@@ -117,10 +97,35 @@ Interruptions task_interruptions(const SearchSpec& spec, std::int64_t cards) {
   return job;
 }
 
-Time task_checkpoint_interval(const SearchSpec& spec, std::int64_t cards) {
+// The interval between saves: the task's, else Young's optimum; 0 (no saves) with neither
+// failures nor an interval given.
+Time checkpoint_interval(const SearchTask& k, const CheckpointCost& cost, const Interruptions& job) {
+  if (k.card_mtbf <= 0 && !k.interval) return 0;
+  return k.interval.value_or(optimal_checkpoint_interval(cost, job));
+}
+
+struct TaskTerms {
+  std::int64_t steps = 0;
+  double overhead = 0;
+};
+
+TaskTerms task_terms(const SearchSpec& spec, std::int64_t cards, std::int64_t global_batch) {
+  TaskTerms t;
   const SearchTask& k = spec.task;
-  if (k.card_mtbf <= 0 && !k.interval) return 0;  // no failures and no interval given: no saves
-  return k.interval.value_or(optimal_checkpoint_interval(task_checkpoint_cost(spec), task_interruptions(spec, cards)));
+  t.steps = steps_for(k.tokens, global_batch * spec.model.seq);
+  const CheckpointCost cost = task_checkpoint_cost(spec);
+  const Interruptions job = task_interruptions(spec, cards);
+  const Time interval = checkpoint_interval(spec.task, cost, job);
+  // Free saves (no storage bandwidth given) with failures: Young's interval is 0, yet each
+  // failure still pays its restore, r / M (the planner's figure); interval 0 counts no saves.
+  t.overhead = interval < std::numeric_limits<Time>::max() ? checkpoint_overhead(cost, interval, job).total() : 0;
+  return t;
+}
+
+}  // namespace
+
+Time task_checkpoint_interval(const SearchSpec& spec, std::int64_t cards) {
+  return checkpoint_interval(spec.task, task_checkpoint_cost(spec), task_interruptions(spec, cards));
 }
 
 void apply_task(const SearchSpec& spec, Evaluated& e) {

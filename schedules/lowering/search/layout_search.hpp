@@ -31,7 +31,6 @@
 #include <string>
 #include <vector>
 
-#include "models/checkpoint.hpp"
 #include "schedules/lowering/job/job_step.hpp"
 
 namespace stepsim {
@@ -173,11 +172,8 @@ Time compute_bound(const JobStepSpec& s);
 // Why the schedule family cannot run the layout, or nullopt.
 std::optional<std::string> schedule_problem(const JobLayout& l);
 
-// The task's checkpoint terms at `cards`: a save's and a restore's cost, the failures, and the
-// interval between saves (the task's, else Young's optimum; 0: no saves, with neither failures
-// nor an interval).
-CheckpointCost task_checkpoint_cost(const SearchSpec& spec);
-Interruptions task_interruptions(const SearchSpec& spec, std::int64_t cards);
+// The interval between the task's saves at `cards`, as its completion counts them: the task's,
+// else Young's optimum; 0 (no saves) with neither failures nor an interval given.
 Time task_checkpoint_interval(const SearchSpec& spec, std::int64_t cards);
 
 // Completion and overhead for a step at `cards` (spec.task.tokens > 0).
