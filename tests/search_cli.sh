@@ -323,6 +323,40 @@ refused "error: --cards: no layout at 40 cards: no layout divides: e.g. layout.g
 run "$stepsim" search scenarios/search-design-desk.yaml --export "$tmp/exports/none.yaml" --cards 48 --pick 2
 refused "--pick excludes --cards"
 [[ ! -e "$tmp/exports/none.yaml" ]] || fail "an export refused, written"
+# Several picks: the first the scenario's step, the others its variants, each the keys where it
+# differs; `stepsim compare` runs each to the search's step (docs/search.md "Several layouts side
+# by side"). The scenario after the list stays positional.
+"$stepsim" search --json --export "$tmp/exports/gpt3-top3.yaml" --pick 1,2,3 scenarios/search-gpt3-1024xa100.yaml \
+  >"$tmp/gpt3-search.json" 2>"$tmp/gpt3-search.err"
+has "layouts 1, 2, 3 written to $tmp/exports/gpt3-top3.yaml as a job_step scenario, the first its step and the others its variants" "$tmp/gpt3-search.err"
+has "^    layout-2: {layout: {tp: 8, virtual_stages: 1, dp: 16, schedule: dualpipe-v, recompute: none}}  # 1024 cards: tp 8 pp 8 dp 16 zero 1 dualpipe-v, mbs 1, recompute none$" "$tmp/exports/gpt3-top3.yaml"
+"$stepsim" compare "$tmp/exports/gpt3-top3.yaml" --json >"$tmp/gpt3-compare.json"
+python3 - "$tmp/gpt3-search.json" "$tmp/gpt3-compare.json" <<'PY' || fail "export picks 1,2,3"
+import json, sys
+top = json.load(open(sys.argv[1]))["top"][:3]
+rows = json.load(open(sys.argv[2]))
+assert [r.get("variant", "base") for r in rows] == ["base", "layout-2", "layout-3"], [r.get("variant") for r in rows]
+for want, got in zip(top, rows):
+    assert got["step_time_ns"] == want["step_ns"], (got["step_time_ns"], want["step_ns"])
+    assert (got["layout"]["tp"], got["layout"]["pp"], got["layout"]["dp"]) == (want["tp"], want["pp"], want["dp"])
+PY
+(cd "$tmp/doc" && "$stepsim" search scenarios/search-gpt3-1024xa100.yaml --export out/gpt3-top3.yaml --pick 1,2,3 >/dev/null 2>&1)
+diff <(awk '/^`out\/gpt3-top3.yaml`.s step and variants:$/ { on = 1; next } on && /^```yaml$/ { inside = 1; next }
+            inside && /^```$/ { exit } inside { print }' docs/search.md) <(grep -A3 "^  layout: " "$tmp/doc/out/gpt3-top3.yaml") ||
+  fail "docs/search.md's exported variants are not what --export --pick 1,2,3 writes"
+# ... and the per-card table's best at several counts, the cards a variant's `hardware: {gpus: N}`.
+"$stepsim" search scenarios/search-design-desk.yaml --export "$tmp/exports/desk-cards.yaml" --cards 48,64,32 >/dev/null 2>&1
+has "^# The best layouts at 48, 64 and 32 cards (the per-card table) of$" "$tmp/exports/desk-cards.yaml"
+has "^    cards-64: {hardware: {gpus: 64}, layout: {dp: 64}}  # 64 cards: tp 1 pp 1 dp 64 fsdp, mbs 1, recompute full$" "$tmp/exports/desk-cards.yaml"
+out="$("$stepsim" compare "$tmp/exports/desk-cards.yaml")"
+has "^base      55.250 s     +0.0%" <(echo "$out")
+has "^cards-64  41.608 s    -24.7%" <(echo "$out")
+has "^cards-32  82.505 s    +49.3%" <(echo "$out")
+run "$stepsim" search scenarios/search-moe-256xh100.yaml --export "$tmp/exports/none.yaml" --pick 2,1,2
+refused "error: --pick: 2 is named twice"
+run "$stepsim" search scenarios/search-design-desk.yaml --export "$tmp/exports/none.yaml" --cards 48,48
+refused "error: --cards: 48 is named twice"
+[[ ! -e "$tmp/exports/none.yaml" ]] || fail "an export refused, written"
 # Refused: a pick past the list (after the report, nothing written), --pick alone, a shard, nothing fits.
 run "$stepsim" search scenarios/search-moe-256xh100.yaml --export "$tmp/exports/none.yaml" --pick 9
 refused "error: --pick: 9 is not one of the 8 layouts listed (1 to 8; --top lists more)"

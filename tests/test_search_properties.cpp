@@ -20,6 +20,7 @@
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
+#include <yaml-cpp/yaml.h>
 
 #include "cli/input/job_step_input.hpp"
 #include "cli/input/job_step_yaml.hpp"
@@ -564,6 +565,14 @@ TEST_CASE("layout searches on random spaces agree with a brute force over the sa
       want.fewest_recompute = false;  // written as the count it took
       const auto src = cli::Source::parse(cli::format_layout_yaml(want), "layout.yaml");
       CHECK(cli::read_layout(cli::Reader(src, src->root, "layout")) == want);
+      // ... and written over the first as a variant (search --export --pick 1,2,...), laid over it.
+      JobLayout first = r.simulated.front().c.layout;
+      first.fewest_recompute = false;
+      YAML::Emitter over;
+      over << cli::laid_over(YAML::Load(cli::format_layout_yaml(first)),
+                             YAML::Load(cli::format_layout_yaml_over(want, first)));
+      const auto variant = cli::Source::parse(over.c_str(), "variant.yaml");
+      CHECK(cli::read_layout(cli::Reader(variant, variant->root, "layout")) == want);
     }
     // Shards merged rank as the whole.
     const SearchResult m = merged_shards(spec, 2 + static_cast<std::size_t>(trial % 2));

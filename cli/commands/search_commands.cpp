@@ -11,6 +11,7 @@
 #include <sstream>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "cli/commands/commands.hpp"
 #include "cli/commands/diagnostics.hpp"
@@ -118,23 +119,41 @@ void print_outputs(const SearchReportInfo& info, const SearchScenario& sc, const
   // After the report, which says why when nothing fits or how many were listed.
   if (!exported.file.empty()) {
     write_file(exported.file, search_layout_scenario(sc, sets, r, exported.choice, exported.file));
-    note("{} written to {} as a job_step scenario (stepsim run {})",
-         exported.choice.cards > 0 ? fmt::format("the best layout at {} cards", exported.choice.cards)
-                                   : fmt::format("layout {}", exported.choice.pick),
-         exported.file, exported.file);
+    const ExportChoice& c = exported.choice;
+    const std::size_t n = c.cards.empty() ? c.picks.size() : c.cards.size();
+    const std::string what =
+        c.cards.empty()
+            ? fmt::format("{} {}", n == 1 ? "layout" : "layouts", fmt::join(c.picks, ", "))
+            : fmt::format("the best {} at {} cards", n == 1 ? "layout" : "layouts", fmt::join(c.cards, ", "));
+    if (n == 1)
+      note("{} written to {} as a job_step scenario (stepsim run {})", what, exported.file, exported.file);
+    else
+      note(
+          "{} written to {} as a job_step scenario, the first its step and the others its variants (stepsim "
+          "compare {})",
+          what, exported.file, exported.file);
   }
 }
 
 void add_export_options(CLI::App* cmd, ExportArgs& e) {
-  auto* file = cmd->add_option("--export", e.file,
-                               "write a listed layout (the best, --pick N, or the best at --cards N) as a job_step "
-                               "scenario to this file; `stepsim run` simulates it alone")
-                   ->check(file_beside_report());
-  auto* pick = cmd->add_option("--pick", e.choice.pick, "which listed layout --export writes (default 1, the best)")
+  auto* file =
+      cmd->add_option("--export", e.file,
+                      "write a listed layout (the best, --pick N, or the best at --cards N) as a job_step "
+                      "scenario to this file; `stepsim run` simulates it alone. Several (--pick 1,2,3 or "
+                      "--cards 48,64): the first the scenario's step, the others its variants (stepsim compare)")
+          ->check(file_beside_report());
+  auto* pick = cmd->add_option("--pick", e.choice.picks,
+                               "which listed layouts --export writes, by their number (default 1, the best; a list: "
+                               "1,2,3)")
+                   ->delimiter(',')
+                   ->allow_extra_args(false)  // one token (1,2,3): a scenario after it stays positional
                    ->check(CLI::Range(1, 10000))
                    ->needs(file);
   cmd->add_option("--cards", e.choice.cards,
-                  "--export the best layout at this card count (the per-card table) instead of a listed one")
+                  "--export the best layout at this card count (the per-card table; a list: 48,64) instead of a "
+                  "listed one")
+      ->delimiter(',')
+      ->allow_extra_args(false)
       ->check(CLI::Range(std::int64_t{1}, std::int64_t{kMaxGpus}))
       ->needs(file)
       ->excludes(pick);

@@ -266,7 +266,9 @@ JobLayout read_layout(const Reader& r) {
   if (l.fewest_recompute && l.recompute != JobRecompute::Full)
     r.fail("recompute_layers",
            "auto recomputes the fewest layers of each chunk that fit, whole: needs recompute: full");
-  if (!l.fewest_recompute) l.recompute_layers = r.opt_count("recompute_layers", 0).value_or(-1);
+  // `all` spells the default (every layer), so that a variant can go back to it.
+  if (!l.fewest_recompute && !(layers.IsDefined() && layers.IsScalar() && layers.Scalar() == "all"))
+    l.recompute_layers = r.opt_count("recompute_layers", 0).value_or(-1);
   // Used under recompute: selective (a variant may change that).
   if (r.has("recompute_modules"))
     if (auto problem = parse_recompute_modules(r.texts("recompute_modules"), l.recompute_modules))
@@ -297,7 +299,10 @@ JobLayout read_layout(const Reader& r) {
   l.cp_comm = read_named(r, "cp_comm", "p2p", cp_comm_from_name, "cp_comm", "p2p, all_gather or a2a");
   l.grad_bytes = r.opt_count("grad_bytes", 2).value_or(4);
   l.adam_moment_bytes = r.opt_count("adam_moment_bytes", 1).value_or(4);
-  l.expert_tp = r.opt_count("expert_tp", 1).value_or(0);
+  // `tp` spells the default (the routed experts split as the layout's tp).
+  const YAML::Node etp = r.node()["expert_tp"];
+  if (!(etp.IsDefined() && etp.IsScalar() && etp.Scalar() == "tp"))
+    l.expert_tp = r.opt_count("expert_tp", 1).value_or(0);
   l.first_chunk_layers = r.opt_count("first_chunk_layers", 0).value_or(-1);
   l.last_chunk_layers = r.opt_count("last_chunk_layers", 0).value_or(-1);
   fail_on(r, check_layout_settings(l));
@@ -390,22 +395,19 @@ void check_job_step(const Reader& r, const JobStepSpec& spec, std::int64_t gpus,
   if (mem.total() > spec.cluster.accelerator.usable_memory) r.fail("layout", memory_refusal(spec, mem, ""));
 }
 
-namespace {
-
-// `over` laid over `base`: maps merged key by key (deeper maps too), anything else replaced, and
-// a map that names a `file:` replaces the base's whole. The merged maps hold the document's own
-// nodes, so an error in either points at its line.
-YAML::Node merged(const YAML::Node& base, const YAML::Node& over) {
+YAML::Node laid_over(const YAML::Node& base, const YAML::Node& over) {
   if (!base.IsMap() || !over.IsMap() || over["file"]) return over;
   YAML::Node out(YAML::NodeType::Map);
   for (const auto& kv : base) out[kv.first.Scalar()] = kv.second;
   for (const auto& kv : over) {
     const std::string& k = kv.first.Scalar();
     const YAML::Node under = base[k];
-    out[k] = under ? merged(under, kv.second) : kv.second;
+    out[k] = under ? laid_over(under, kv.second) : kv.second;
   }
   return out;
 }
+
+namespace {
 
 JobStepScenario read_job_step_fields(const Reader& r);
 
@@ -421,7 +423,7 @@ std::vector<JobStepVariant> read_job_step_variants(const Reader& r) {
       vs.fail(name, "'base' names the scenario's own step in compare's rows: call the variant otherwise");
     const Reader v = vs.child(name);
     v.only({"model", "hardware", "layout", "input_wait"});
-    YAML::Node section = merged(base, v.node());
+    YAML::Node section = laid_over(base, v.node());
     section["allow_oom"] = true;  // compare reports a variant that does not fit
     try {
       out.push_back({name, read_job_step_fields(r.over(section, v.path())).spec});

@@ -15,4 +15,9 @@ std::string format_hardware_yaml(const ClusterSpec& c, const std::string& commen
 // default. read_layout gives back `l` (recompute_layers: the count, where `auto` chose it).
 std::string format_layout_yaml(const JobLayout& l);
 
+// The keys where `l` differs from `base`, as a flow map: laid over `base`'s YAML key by key (a
+// `variants:` entry of a job_step scenario), read_layout gives back `l`. Defaults are written
+// out where `base` has another value (`recompute_layers: all`, `expert_tp: tp`).
+std::string format_layout_yaml_over(const JobLayout& l, const JobLayout& base);
+
 }  // namespace stepsim::cli

@@ -1,5 +1,6 @@
 #include "cli/reports/search_export.hpp"
 
+#include <algorithm>
 #include <filesystem>
 #include <vector>
 
@@ -80,67 +81,138 @@ void emit_job(YAML::Emitter& out, const SearchSpec& spec, std::int64_t cards) {
   out << YAML::EndMap;
 }
 
-// The layout `choice` names in `r`, and how the header and the name say which it is.
+// A layout `choice` names in `r`, the header's words for it and its name in the scenario.
 struct Chosen {
   const Evaluated* e = nullptr;
-  std::string which, suffix;
+  std::string what;     // "layout 2", "the best at 48 cards"
+  std::string suffix;   // of the scenario's name
+  std::string variant;  // its name under variants: (all but the first)
 };
 
-Chosen choose(const SearchSpec& spec, const SearchResult& r, const ExportChoice& choice) {
-  if (choice.cards > 0) {
-    std::vector<std::string> counts;
-    for (const PerCards& p : r.per_cards) {
-      if (p.cards == choice.cards) {
-        if (!p.best) throw InputError("--cards", 0, "", fmt::format("no layout at {} cards: {}", p.cards, p.why));
-        return {&*p.best, fmt::format("The best layout at {} cards (the per-card table)", p.cards),
-                fmt::format("{}-cards", p.cards)};
+// "a", "a and b", "a, b and c".
+std::string and_list(const std::vector<std::string>& items) {
+  if (items.size() < 2) return items.empty() ? "" : items.front();
+  return fmt::format("{} and {}", fmt::join(items.begin(), items.end() - 1, ", "), items.back());
+}
+
+template <class T>
+void refuse_repeats(const std::vector<T>& values, const char* option) {
+  for (std::size_t i = 0; i < values.size(); ++i)
+    for (std::size_t j = 0; j < i; ++j)
+      if (values[i] == values[j]) throw InputError(option, 0, "", fmt::format("{} is named twice", values[i]));
+}
+
+std::vector<Chosen> choose(const SearchResult& r, const ExportChoice& choice) {
+  std::vector<Chosen> out;
+  if (!choice.cards.empty()) {
+    refuse_repeats(choice.cards, "--cards");
+    for (const std::int64_t cards : choice.cards) {
+      const auto p =
+          std::find_if(r.per_cards.begin(), r.per_cards.end(), [&](const PerCards& x) { return x.cards == cards; });
+      if (p == r.per_cards.end()) {
+        std::vector<std::string> counts;
+        for (const PerCards& x : r.per_cards) counts.push_back(std::to_string(x.cards));
+        throw InputError("--cards", 0, "",
+                         fmt::format("{} is not a card count searched ({})", cards, fmt::join(counts, ", ")));
       }
-      counts.push_back(std::to_string(p.cards));
+      if (!p->best) throw InputError("--cards", 0, "", fmt::format("no layout at {} cards: {}", p->cards, p->why));
+      out.push_back({&*p->best, fmt::format("the best at {} cards", cards), std::to_string(cards),
+                     fmt::format("cards-{}", cards)});
     }
-    throw InputError("--cards", 0, "",
-                     fmt::format("{} is not a card count searched ({})", choice.cards, fmt::join(counts, ", ")));
+    return out;
   }
   if (r.top.empty()) throw InputError("--export", 0, "", "no layout fits: nothing written");
-  if (choice.pick < 1 || static_cast<std::size_t>(choice.pick) > r.top.size())
-    throw InputError("--pick", 0, "",
-                     fmt::format("{} is not one of the {} layouts listed (1 to {}; --top lists more)", choice.pick,
-                                 r.top.size(), r.top.size()));
-  return {&r.top[static_cast<std::size_t>(choice.pick - 1)],
-          fmt::format("Layout {} of the {} listed (rank: {})", choice.pick, r.top.size(), search_rank_name(spec.rank)),
-          std::to_string(choice.pick)};
+  refuse_repeats(choice.picks, "--pick");
+  for (const int pick : choice.picks) {
+    if (pick < 1 || static_cast<std::size_t>(pick) > r.top.size())
+      throw InputError("--pick", 0, "",
+                       fmt::format("{} is not one of the {} layouts listed (1 to {}; --top lists more)", pick,
+                                   r.top.size(), r.top.size()));
+    out.push_back({&r.top[static_cast<std::size_t>(pick - 1)], fmt::format("layout {}", pick), std::to_string(pick),
+                   fmt::format("layout-{}", pick)});
+  }
+  return out;
+}
+
+// The header's first line: which layouts of the search's listing (or per-card table) these are.
+std::string which_line(const SearchSpec& spec, const SearchResult& r, const ExportChoice& choice) {
+  if (!choice.cards.empty()) {
+    std::vector<std::string> counts;
+    for (const auto c : choice.cards) counts.push_back(std::to_string(c));
+    return fmt::format("The best {} at {} cards (the per-card table)", counts.size() == 1 ? "layout" : "layouts",
+                       and_list(counts));
+  }
+  std::vector<std::string> picks;
+  for (const int p : choice.picks) picks.push_back(std::to_string(p));
+  return fmt::format("{} {} of the {} listed (rank: {})", picks.size() == 1 ? "Layout" : "Layouts", and_list(picks),
+                     r.top.size(), search_rank_name(spec.rank));
+}
+
+std::string step_and_memory(const Evaluated& e) {
+  return fmt::format("{:.3f} s a step, {:.1f} GiB per GPU at the simulated peak", to_s(e.step),
+                     static_cast<double>(e.memory.total()) / (1 << 30));
 }
 
 }  // namespace
 
 std::string search_layout_scenario(const SearchScenario& sc, const std::vector<std::string>& sets,
                                    const SearchResult& r, const ExportChoice& choice, const std::string& out_path) {
-  const Chosen chosen = choose(sc.spec, r, choice);
-  const Evaluated& e = *chosen.e;
+  const std::vector<Chosen> chosen = choose(r, choice);
+  const Evaluated& base = *chosen.front().e;
   YAML::Node hardware = section_copy(sc, "hardware", out_path);
-  hardware["gpus"] = e.c.cards;
+  hardware["gpus"] = base.c.cards;
+  std::vector<std::string> suffixes;
+  for (const Chosen& c : chosen) suffixes.push_back(c.suffix);
   YAML::Emitter out;
   out << YAML::BeginMap;
-  out << YAML::Key << "name" << YAML::Value << fmt::format("{}-{}", sc.name, chosen.suffix);
-  out << YAML::Key << "description" << YAML::Value << layout_label(e.c);
+  out << YAML::Key << "name" << YAML::Value
+      << fmt::format("{}-{}{}", sc.name, fmt::join(suffixes, "-"), choice.cards.empty() ? "" : "-cards");
+  out << YAML::Key << "description" << YAML::Value << layout_label(base.c);
   out << YAML::Key << "job_step" << YAML::Value << YAML::BeginMap;
   out << YAML::Key << "model" << YAML::Value << YAML::Flow << section_copy(sc, "model", out_path);
   out << YAML::Key << "hardware" << YAML::Value << YAML::Flow << hardware;
-  out << YAML::Key << "layout" << YAML::Value << YAML::Flow << YAML::Load(format_layout_yaml(e.c.layout));
+  out << YAML::Key << "layout" << YAML::Value << YAML::Flow << YAML::Load(format_layout_yaml(base.c.layout));
   if (const YAML::Node wait = sc.source->root["search"]["input_wait"]; wait.IsDefined())
     out << YAML::Key << "input_wait" << YAML::Value << YAML::Clone(wait);
+  if (chosen.size() > 1) {
+    // Each other layout as the keys where it differs from the first: compare lays them over it.
+    out << YAML::Key << "variants" << YAML::Value << YAML::Block << YAML::BeginMap;
+    for (std::size_t i = 1; i < chosen.size(); ++i) {
+      const Evaluated& e = *chosen[i].e;
+      out << YAML::Key << chosen[i].variant << YAML::Value << YAML::Flow << YAML::BeginMap;
+      if (e.c.cards != base.c.cards) {
+        out << YAML::Key << "hardware" << YAML::Value << YAML::BeginMap;
+        out << YAML::Key << "gpus" << YAML::Value << e.c.cards << YAML::EndMap;
+      }
+      out << YAML::Key << "layout" << YAML::Value << YAML::Load(format_layout_yaml_over(e.c.layout, base.c.layout));
+      out << YAML::EndMap << YAML::Comment(layout_label(e.c));
+    }
+    out << YAML::EndMap;
+  }
   out << YAML::EndMap;
-  if (sc.spec.task.tokens > 0) emit_job(out, sc.spec, e.c.cards);
+  if (sc.spec.task.tokens > 0) emit_job(out, sc.spec, base.c.cards);
   out << YAML::EndMap;
   std::string command = "stepsim search " + sc.file;
   for (const auto& set : sets) command += fmt::format(" --set '{}'", set);
+  const bool task = sc.spec.task.tokens > 0;
+  if (chosen.size() == 1)
+    return fmt::format(
+        "# {} of\n#   {}\n"
+        "# {}. `stepsim run` simulates it alone (with\n"
+        "# --trace or --html){}.\n{}\n",
+        which_line(sc.spec, r, choice), command, step_and_memory(base),
+        task ? "; `stepsim job` runs the search's task with it, failures and saves drawn"
+             : "; a `job:` section beside it would run whole training runs of it",
+        out.c_str());
+  std::string lines = fmt::format("# the base, {}: {}\n", chosen.front().what, step_and_memory(base));
+  for (std::size_t i = 1; i < chosen.size(); ++i)
+    lines += fmt::format("# {}: {}\n", chosen[i].variant, step_and_memory(*chosen[i].e));
   return fmt::format(
-      "# {} of\n#   {}\n"
-      "# {:.3f} s a step, {:.1f} GiB per GPU at the simulated peak. `stepsim run` simulates it alone (with\n"
-      "# --trace or --html){}.\n{}\n",
-      chosen.which, command, to_s(e.step), static_cast<double>(e.memory.total()) / (1 << 30),
-      sc.spec.task.tokens > 0 ? "; `stepsim job` runs the search's task with it, failures and saves drawn"
-                              : "; a `job:` section beside it would run whole training runs of it",
-      out.c_str());
+      "# {} of\n#   {}\n{}"
+      "# `stepsim compare` simulates them side by side, `stepsim run` the base alone (with --trace or\n"
+      "# --html){}.\n{}\n",
+      which_line(sc.spec, r, choice), command, lines,
+      task ? "; `stepsim job` runs the search's task with the base, failures and saves drawn" : "", out.c_str());
 }
 
 }  // namespace stepsim::cli

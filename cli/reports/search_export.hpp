@@ -1,8 +1,8 @@
 #pragma once
-// `stepsim search FILE --export OUT.yaml [--pick N]`: one layout the search listed, written as a
+// `stepsim search FILE --export OUT.yaml [--pick N,...]`: a layout the search listed written as a
 // job_step scenario (the search's model and hardware, the layout's card count, every layout key
 // it ran with), which `stepsim run` simulates to the same step, to the nanosecond, and which
-// `--trace`, `--html` and a `job:` section then take further.
+// `--trace`, `--html` and a `job:` section then take further; several, the others as its variants.
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -11,18 +11,20 @@
 
 namespace stepsim::cli {
 
-// Which layout: the `pick`-th listed (from 1), or with `cards` the per-card table's best at that
-// count (soonest to finish, else fastest).
+// Which layouts: the listed ones `picks` names (from 1), or with `cards` the per-card table's
+// best at those counts (soonest to finish, else fastest). The first is the scenario's step; the
+// others, if any, its `variants:` (each the keys where it differs), which `stepsim compare` runs
+// beside it.
 struct ExportChoice {
-  int pick = 1;
-  std::int64_t cards = 0;
+  std::vector<int> picks = {1};
+  std::vector<std::int64_t> cards;
 };
 
-// The scenario text for the layout `choice` names in the search `sc`, run with the --set
+// The scenario text for the layouts `choice` names in the search `sc`, run with the --set
 // overrides `sets` (named in its header). `out_path` is where it will be written: the `file:`
 // paths of the model and hardware are rewritten relative to its folder. Throws InputError at
-// --pick when the search listed fewer layouts, at --cards for a count not searched or without a
-// layout that fits, at --export when none fits at all.
+// --pick for a pick past the listed layouts or named twice, at --cards for a count not searched,
+// named twice or without a layout that fits, at --export when none fits at all.
 std::string search_layout_scenario(const SearchScenario& sc, const std::vector<std::string>& sets,
                                    const SearchResult& r, const ExportChoice& choice, const std::string& out_path);
 
