@@ -27,9 +27,42 @@ for f in scenarios/*.yaml; do
   # Captured before matching: `grep -q` may exit early and kill a still-writing stepsim (SIGPIPE).
   out="$("$stepsim" compare "$f")" || fail "$f: compare"
   [[ -n "$out" ]] || fail "$f: compare printed nothing"
+  # compare --trace: every row's run, its processes named after the row ("zb-h1: device 0"); a
+  # job step without variants compares as it runs, its trace the run's.
+  "$stepsim" compare "$f" --trace "$tmp/compare.json" > /dev/null || fail "$f: compare --trace"
+  if ! cmp -s "$tmp/compare.json" "$tmp/trace.json"; then
+    python3 - "$tmp/compare.json" <<'PY' || fail "$f: compare --trace"
+import json, sys
+events = json.load(open(sys.argv[1]))["traceEvents"]
+names = [e["args"]["name"] for e in events if e["ph"] == "M" and e["name"] == "process_name"]
+assert names and all(": " in n for n in names), names[:4]
+assert any(e["ph"] == "X" for e in events)
+PY
+  fi
   [[ "$("$stepsim" validate "$f")" == "$f: ok" ]] || fail "$f: validate"
   checked=$((checked + 1))
 done
+# A pipeline compared under two schedules: its trace holds each schedule's own run, slice for
+# slice, one after the other (the first row's processes first).
+for s in 1f1b zb-h1; do
+  "$stepsim" run scenarios/book-pipeline.yaml --schedule "$s" --trace "$tmp/$s.json" > /dev/null
+done
+"$stepsim" compare scenarios/book-pipeline.yaml --schedules 1f1b,zb-h1 --trace "$tmp/both.json" > /dev/null
+python3 - "$tmp/1f1b.json" "$tmp/zb-h1.json" "$tmp/both.json" <<'PY' || fail "compare --trace of two schedules"
+import json, sys
+def load(path, prefix=""):
+    events = json.load(open(path))["traceEvents"]
+    procs = {e["pid"]: e["args"]["name"] for e in events if e["ph"] == "M" and e["name"] == "process_name"}
+    slices = sorted((procs[e["pid"]], e["name"], e["ts"], e["dur"]) for e in events if e["ph"] == "X")
+    return procs, slices
+_, a = load(sys.argv[1])
+_, b = load(sys.argv[2])
+procs, both = load(sys.argv[3])
+want = sorted([("1f1b: " + p, n, t, d) for p, n, t, d in a] + [("zb-h1: " + p, n, t, d) for p, n, t, d in b])
+assert both == want, (len(both), len(want))
+names = [procs[p] for p in sorted(procs)]
+assert names[0].startswith("1f1b: ") and names[-1].startswith("zb-h1: "), names
+PY
 # 17 step scenarios ship today; fewer means the kind detection above broke.
 [[ $checked -ge 17 ]] || fail "only $checked step scenarios found"
 echo "ok: $checked step scenarios"

@@ -283,6 +283,11 @@ TEST_CASE("a Perfetto trace says what the Chrome JSON trace of the same run says
       "run scenarios/job-fsdp-8.yaml",
       "job scenarios/job-async-save.yaml",
       "job scenarios/job-input.yaml",
+      // compare --trace: every row's run, a process group each
+      "compare scenarios/book-pipeline.yaml --schedules 1f1b,zb-h1,interleaved-1f1b",
+      "compare scenarios/dp-buckets.yaml",
+      "compare scenarios/moe-two-experts.yaml",
+      "compare scenarios/job-llama70b-64xh100.yaml",
   };
   for (const auto& args : runs) {
     INFO(args);

@@ -1,23 +1,27 @@
 // The trace writer's hand-written number formatting against fmt (what it replaced, byte for
 // byte), and streaming: the spill buffer's thread writes every byte in order, a trace written to
 // a file equals the one built in memory, and a failed write leaves no file behind and names the
-// reason.
+// reason. And a comparison's rows in one trace (compare --trace).
 #include <catch2/catch.hpp>
 
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <random>
+#include <set>
 #include <sstream>
 #include <thread>
 
 #include <fmt/format.h>
+#include <nlohmann/json.hpp>
 
 #include "cli/input/scenario.hpp"
 #include "cli/reports/chrome_trace.hpp"
 #include "cli/reports/pipeline_report.hpp"
 #include "cli/reports/spill_buffer.hpp"
+#include "cli/reports/trace_rows.hpp"
 #include "cli/reports/trace_writer.hpp"
 
 using namespace stepsim;
@@ -162,4 +166,41 @@ TEST_CASE("a trace to a full device fails with the system's reason", "[trace]") 
   // Small (written at the end) and large (spilled by the writing thread, the first failure kept).
   CHECK(trace_error("/dev/full", {"pipeline.microbatches=8"}) == "cannot write /dev/full: No space left on device");
   CHECK(trace_error("/dev/full", {"pipeline.microbatches=2000"}) == "cannot write /dev/full: No space left on device");
+}
+
+TEST_CASE("rows of a comparison in one trace: each run's processes under its row, apart", "[trace]") {
+  // Two rows describing the same small run: a process of two tracks, a slice starting arrow 1
+  // that ends on the other track, a counter.
+  const auto describe = [](std::size_t, cli::TraceWriter& w) {
+    w.process(0, "device 0", 0);
+    w.process(5, "device 1", 1);
+    w.thread(0, 1, "compute", 0);
+    w.thread(5, 1, "compute", 0);
+    w.slice(0, 1, "F0", "forward", 0, 1000, cli::TraceArgs(), 1);
+    w.slice(5, 1, "F0", "forward", 2000, 1000, cli::TraceArgs());
+    w.flow(1, "activation", 0, 1, 1000, 5, 1, 2000);
+    w.counter(5, "memory", 0, "bytes", 42);
+  };
+  const nlohmann::json trace =
+      nlohmann::json::parse(cli::chrome_trace_text(cli::trace_of_rows({"1f1b", "zb-h1"}, describe)));
+  std::map<int, std::string> process;
+  std::map<int, int> order;
+  std::set<std::uint64_t> flows;
+  int slices = 0, counters = 0;
+  for (const auto& e : trace.at("traceEvents")) {
+    const std::string ph = e.at("ph");
+    if (ph == "M" && e.at("name") == "process_name") process[e.at("pid")] = e.at("args").at("name");
+    if (ph == "M" && e.at("name") == "process_sort_index") order[e.at("pid")] = e.at("args").at("sort_index");
+    if (ph == "X") ++slices;
+    if (ph == "C") ++counters;
+    if (ph == "s" || ph == "f") flows.insert(e.at("id").get<std::uint64_t>());
+  }
+  // Pids dense across the rows in the order they appear; each row's processes listed after the
+  // last row's (65,536 places a row); each row's arrow 1 an arrow of its own.
+  CHECK(process == std::map<int, std::string>{
+                       {0, "1f1b: device 0"}, {1, "1f1b: device 1"}, {2, "zb-h1: device 0"}, {3, "zb-h1: device 1"}});
+  CHECK(order == std::map<int, int>{{0, 0}, {1, 1}, {2, 65536}, {3, 65537}});
+  CHECK(flows == std::set<std::uint64_t>{1, (std::uint64_t{1} << 40) + 1});
+  CHECK(slices == 4);
+  CHECK(counters == 2);
 }

@@ -39,7 +39,7 @@ void add_scenario_args(CLI::App* cmd, ScenarioArgs& a) {
 // --json, --html FILE, --gantt and --width N of `run` and `compare`.
 struct OutputArgs {
   bool json = false;
-  std::string trace;  // `run` only
+  std::string trace;
   std::string html;
   bool gantt = false;
   int width = 0;  // 0: the terminal's
@@ -132,6 +132,10 @@ void add_compare_command(CLI::App& app) {
       ->delimiter(',');
   cmd->add_option("-j,--jobs", request->jobs,
                   "threads for a pipeline's schedules (default: every core); results do not depend on it");
+  cmd->add_option("--trace", out->trace,
+                  "write every row's trace to this file, a process group per schedule or variant on one time axis "
+                  "(Perfetto protobuf if it ends in .pftrace, else Chrome JSON)")
+      ->check(file_beside_report());
   add_output_args(cmd, *out, "print a JSON list of summaries instead of the table");
   cmd->callback([=] {
     for (const auto& name : request->schedules) check_schedule_name("--schedules", name);

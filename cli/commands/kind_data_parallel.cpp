@@ -9,6 +9,7 @@
 #include "cli/commands/scenario_kinds.hpp"
 #include "cli/reports/data_parallel_pictures.hpp"
 #include "cli/reports/data_parallel_report.hpp"
+#include "cli/reports/trace_rows.hpp"
 #include "models/units.hpp"
 
 namespace stepsim::cli {
@@ -79,6 +80,12 @@ KindReport compare_all(const Scenario& sc, const CompareRequest& req) {
     return list.dump(2) + "\n";
   };
   r.html = [view, &sc] { return data_parallel_html_report(sc.name, sc.description, view(), true); };
+  r.write_trace = [specs, runs](const std::string& path) {
+    std::vector<std::string> names;
+    for (const auto& spec : *specs) names.push_back(spec.first);
+    write_trace_file(path,
+                     trace_of_rows(names, [&](std::size_t i, TraceWriter& w) { data_parallel_trace(w, (*runs)[i]); }));
+  };
   r.gantt = [view, &sc](int width) { return fmt::format("{}\n{}", sc.name, data_parallel_gantt_text(view(), width)); };
   return r;
 }

@@ -10,6 +10,7 @@
 #include "cli/reports/job_step_pictures.hpp"
 #include "cli/reports/job_step_report.hpp"
 #include "cli/reports/output.hpp"
+#include "cli/reports/trace_rows.hpp"
 
 namespace stepsim::cli {
 
@@ -52,7 +53,7 @@ KindReport run_job_step_kind(const Scenario& sc) {
 // The base and every variant, one row each; without variants, the base's full report as `run`.
 KindReport compare_job_step(const Scenario& sc) {
   auto base = std::make_shared<JobStepRun>(run_or_fail(sc, sc.job_step->spec));
-  KindReport r = report_of(sc, base);  // the base: its Gantt and trace
+  KindReport r = report_of(sc, base);  // the base: its Gantt
   if (sc.job_step->variants.empty()) return r;
   auto runs = std::make_shared<std::vector<std::pair<std::string, JobStepRun>>>();
   for (const auto& v : sc.job_step->variants) runs->emplace_back(v.name, run_or_fail(sc, v.spec, v.name));
@@ -65,6 +66,13 @@ KindReport compare_job_step(const Scenario& sc) {
     return job_step_heading(sc.name, *base) + "\n" + job_step_compare_table(rows()).render();
   };
   r.html = [base, rows, &sc] { return job_step_html_report(sc.name, sc.description, *base, rows()); };
+  r.write_trace = [rows](const std::string& path) {
+    const auto all = rows();
+    std::vector<std::string> names;
+    for (const auto& row : all) names.push_back(row.first);
+    write_trace_file(path,
+                     trace_of_rows(names, [&](std::size_t i, TraceWriter& w) { job_step_trace(w, *all[i].second); }));
+  };
   r.json = [base, runs, &sc] {
     auto list = nlohmann::ordered_json::array();
     auto add = [&](const std::string& name, const JobStepRun& run) {

@@ -8,6 +8,7 @@
 #include "cli/reports/moe_pictures.hpp"
 #include "cli/reports/moe_report.hpp"
 #include "cli/reports/output.hpp"
+#include "cli/reports/trace_rows.hpp"
 
 namespace stepsim::cli {
 
@@ -62,6 +63,9 @@ KindReport compare_all(const Scenario& sc, const CompareRequest&) {
   };
   r.html = [rows, &sc] { return moe_html_report(sc.name, sc.description, moe_compare_text(rows()), rows()); };
   r.gantt = [rows, &sc](int width) { return fmt::format("{}\n{}", sc.name, moe_gantt_text(rows(), width)); };
+  r.write_trace = [runs, names](const std::string& path) {
+    write_trace_file(path, trace_of_rows(*names, [&](std::size_t i, TraceWriter& w) { moe_trace(w, (*runs)[i]); }));
+  };
   return r;
 }
 

@@ -10,6 +10,7 @@
 #include "cli/commands/scenario_kinds.hpp"
 #include "cli/reports/pipeline_pictures.hpp"
 #include "cli/reports/pipeline_report.hpp"
+#include "cli/reports/trace_rows.hpp"
 #include "models/units.hpp"
 #include "sim/parallel_for.hpp"
 
@@ -139,6 +140,12 @@ KindReport compare_pipeline(const Scenario& sc, const CompareRequest& req) {
   r.html = [runs, view, &sc] { return pipeline_html_report(sc.name, sc.description, *view, *sc.pipeline); };
   r.gantt = [runs, view, &sc](int width) {
     return fmt::format("{}\n{}", sc.name, pipeline_gantt_text(*view, *sc.pipeline, width));
+  };
+  r.write_trace = [runs, view](const std::string& path) {
+    std::vector<std::string> schedules;
+    for (const auto* run : *view) schedules.push_back(run->schedule);
+    write_trace_file(path,
+                     trace_of_rows(schedules, [&](std::size_t i, TraceWriter& w) { pipeline_trace(w, *(*view)[i]); }));
   };
   return r;
 }

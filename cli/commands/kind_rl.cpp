@@ -1,6 +1,6 @@
 // The rl kind: an RL loop and its variants, the shared card's switch orders, the weight
-// distribution (schedules/lowering/rl). The loop and its variants are already one row each, so
-// `compare` is `run` without a trace.
+// distribution (schedules/lowering/rl). The loop and its variants are already one row each (and
+// one process group each in its trace), so `compare` is `run`.
 #include <memory>
 
 #include <fmt/format.h>
@@ -41,11 +41,7 @@ ScenarioKind rl_kind() {
   k.what = "an RL loop, a shared card's weight switches, a weight distribution";
   k.present = [](const Scenario& sc) { return sc.rl.has_value(); };
   k.run = [](const Scenario& sc, const RunRequest&) { return run_rl(sc); };
-  k.compare = [](const Scenario& sc, const CompareRequest&) {
-    KindReport r = run_rl(sc);
-    r.write_trace = nullptr;
-    return r;
-  };
+  k.compare = [](const Scenario& sc, const CompareRequest&) { return run_rl(sc); };
   k.validate = [](const Scenario& sc) { simulate_rl_or_fail(sc); };
   return k;
 }
