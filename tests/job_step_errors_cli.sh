@@ -123,4 +123,18 @@ refused "needs 111.5 GiB per GPU (weights 47.2, gradients 0.2, optimizer 0.6, ac
   "$stepsim" run "$tmp/oom.yaml" 2>&1)" == *"would fit: recompute: full (67.0 GiB) (or set allow_oom"* ]] ||
   fail "the analytic refusal names recompute_layers: auto"
 
+# Count keys that also take words (recompute_layers: all / auto, expert_tp: tp, the defaults spelled
+# out for a variant to go back to them): another word is refused naming them, at its line.
+printf 'job_step:\n  model: qwen3-8b\n  hardware: {preset: h100-sxm, gpus: 8}\n  layout: {dp: 8, zero: 1, global_batch: 64, recompute: full,\n    recompute_layers: evry}\n' >"$tmp/word.yaml"
+run "$stepsim" run "$tmp/word.yaml"
+refused "word.yaml:5: job_step.layout.recompute_layers: 'evry': expected a count of layers, all (every layer, the default) or auto (the fewest that fit)"
+run "$stepsim" run scenarios/job-moe-routing-256xh100.yaml --set job_step.layout.expert_tp=tpp
+refused "job_step.layout.expert_tp: 'tpp': expected a count, or tp (the layout's tp, the default)"
+sed -i 's/evry/all/' "$tmp/word.yaml"
+"$stepsim" run "$tmp/word.yaml" --json >"$tmp/all.json"
+layout_key "$tmp/all.json" recompute_layers absent
+"$stepsim" run scenarios/job-moe-routing-256xh100.yaml --set job_step.layout.expert_tp=tp --json >"$tmp/etp.json"
+"$stepsim" run scenarios/job-moe-routing-256xh100.yaml --json >"$tmp/etp-default.json"
+cmp -s "$tmp/etp.json" "$tmp/etp-default.json" || fail "expert_tp: tp is not the default"
+
 echo "job_step bad input: all checks passed"

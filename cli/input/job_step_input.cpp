@@ -1,7 +1,10 @@
 #include "cli/input/job_step_input.hpp"
 
+#include <cctype>
 #include <cmath>
 #include <filesystem>
+#include <initializer_list>
+#include <string_view>
 
 #include <fmt/format.h>
 
@@ -229,6 +232,22 @@ auto read_named(const Reader& r, const char* key, const char* fallback, FromName
   if (!value) r.fail(key, fmt::format("unknown {} '{}' ({})", what, text, choices));
   return *value;
 }
+
+bool is_word(const YAML::Node& n, std::string_view word) { return n.IsDefined() && n.IsScalar() && n.Scalar() == word; }
+
+// A count key that also takes words: any other word is refused naming them (not "not a whole
+// number", which hides that words are taken).
+void refuse_other_words(const Reader& r, const char* key, std::initializer_list<std::string_view> words,
+                        const char* expected) {
+  const YAML::Node n = r.node()[key];
+  if (!n.IsDefined() || !n.IsScalar() || n.Scalar().empty() ||
+      !std::isalpha(static_cast<unsigned char>(n.Scalar().front())))
+    return;
+  for (const std::string_view w : words)
+    if (n.Scalar() == w) return;
+  r.fail(key, fmt::format("'{}': expected {}", n.Scalar(), expected));
+}
+
 }  // namespace
 
 JobLayout read_layout(const Reader& r) {
@@ -260,14 +279,16 @@ JobLayout read_layout(const Reader& r) {
   l.micro_batch = r.opt_count("micro_batch", 1).value_or(1);
   l.global_batch = r.integer("global_batch", 1);
   l.recompute = read_named(r, "recompute", "none", recompute_from_name, "recompute", "none, selective, op or full");
-  // A count, or `auto`: the fewest that fit (set once the model and hardware are read).
+  // A count, `all` (every layer: the default, spelled out so that a variant can go back to it),
+  // or `auto`: the fewest that fit (set once the model and hardware are read).
   const YAML::Node layers = r.node()["recompute_layers"];
-  l.fewest_recompute = layers.IsDefined() && layers.IsScalar() && layers.Scalar() == "auto";
+  refuse_other_words(r, "recompute_layers", {"all", "auto"},
+                     "a count of layers, all (every layer, the default) or auto (the fewest that fit)");
+  l.fewest_recompute = is_word(layers, "auto");
   if (l.fewest_recompute && l.recompute != JobRecompute::Full)
     r.fail("recompute_layers",
            "auto recomputes the fewest layers of each chunk that fit, whole: needs recompute: full");
-  // `all` spells the default (every layer), so that a variant can go back to it.
-  if (!l.fewest_recompute && !(layers.IsDefined() && layers.IsScalar() && layers.Scalar() == "all"))
+  if (!l.fewest_recompute && !is_word(layers, "all"))
     l.recompute_layers = r.opt_count("recompute_layers", 0).value_or(-1);
   // Used under recompute: selective (a variant may change that).
   if (r.has("recompute_modules"))
@@ -300,9 +321,8 @@ JobLayout read_layout(const Reader& r) {
   l.grad_bytes = r.opt_count("grad_bytes", 2).value_or(4);
   l.adam_moment_bytes = r.opt_count("adam_moment_bytes", 1).value_or(4);
   // `tp` spells the default (the routed experts split as the layout's tp).
-  const YAML::Node etp = r.node()["expert_tp"];
-  if (!(etp.IsDefined() && etp.IsScalar() && etp.Scalar() == "tp"))
-    l.expert_tp = r.opt_count("expert_tp", 1).value_or(0);
+  refuse_other_words(r, "expert_tp", {"tp"}, "a count, or tp (the layout's tp, the default)");
+  if (!is_word(r.node()["expert_tp"], "tp")) l.expert_tp = r.opt_count("expert_tp", 1).value_or(0);
   l.first_chunk_layers = r.opt_count("first_chunk_layers", 0).value_or(-1);
   l.last_chunk_layers = r.opt_count("last_chunk_layers", 0).value_or(-1);
   fail_on(r, check_layout_settings(l));
