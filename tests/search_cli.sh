@@ -323,6 +323,13 @@ refused "error: --cards: no layout at 40 cards: no layout divides: e.g. layout.g
 run "$stepsim" search scenarios/search-design-desk.yaml --export "$tmp/exports/none.yaml" --cards 48 --pick 2
 refused "--pick excludes --cards"
 [[ ! -e "$tmp/exports/none.yaml" ]] || fail "an export refused, written"
+# recompute_layers lists `all` (every layer) beside counts: the MoE search's best recomputes 2 of
+# each chunk's layers, the next every one; another word is refused naming what is taken.
+out="$("$stepsim" search scenarios/search-moe-256xh100.yaml --set 'search.layout.recompute_layers=[all,2]' 2>/dev/null)"
+fig "^1 256 4 4 1 16 8 1 1 1f1b 1 full (2) yes 7.932 s" <(echo "$out")
+fig "^2 256 2 4 1 32 8 1 1 1f1b 1 full yes 9.781 s" <(echo "$out")
+run "$stepsim" search scenarios/search-moe-256xh100.yaml --set 'search.layout.recompute_layers=[al,2]'
+refused "search.layout.recompute_layers: 'al': expected a count of layers or all (a list of them), or auto"
 # Several picks: the first the scenario's step, the others its variants, each the keys where it
 # differs; `stepsim compare` runs each to the search's step (docs/search.md "Several layouts side
 # by side"). The scenario after the list stays positional.

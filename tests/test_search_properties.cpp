@@ -131,7 +131,7 @@ SearchSpec random_search(std::mt19937_64& rng) {
   if (std::find(a.recompute.begin(), a.recompute.end(), JobRecompute::Full) != a.recompute.end()) {
     const auto how = below(layers_side, 6);
     if (how < 2) a.recompute_layers.clear();
-    if (how == 2) a.recompute_layers = subset<int>(layers_side, {0, 1, 2}, 2);
+    if (how == 2) a.recompute_layers = subset<int>(layers_side, {-1, 0, 1, 2}, 2);  // -1: every layer (`all`)
   }
   b.global_batch = a.global_batch.front();
   if (below(rng, 4) != 0) {  // a run to finish

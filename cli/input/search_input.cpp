@@ -1,6 +1,7 @@
 #include "cli/input/search_input.hpp"
 
 #include <algorithm>
+#include <cctype>
 #include <set>
 #include <string_view>
 #include <type_traits>
@@ -216,7 +217,19 @@ void read_axes(const Reader& r, const Reader& lr, SearchSpec& s) {
   a.dp_replicate = ints(lr, "dp_replicate", a, 1, kMaxGpus);
   absent_default("dp_replicate", a.dp_replicate, 1);
   // Partial recompute of the layouts that recompute fully: counts, or `auto` (the fewest that fit).
-  a.recompute_layers = ints(lr, "recompute_layers", a, 0, layers);
+  // `all` in the list: every layer (as job_step's `recompute_layers: all`), beside counts.
+  for (const auto& n : values_of(lr, "recompute_layers", a)) {
+    if (n.Scalar() == "all") {
+      push_once(a.recompute_layers, -1);
+      continue;
+    }
+    if (!n.Scalar().empty() && std::isalpha(static_cast<unsigned char>(n.Scalar().front())))
+      lr.fail_at(n, lr.key("recompute_layers"),
+                 fmt::format("'{}': expected a count of layers or all (a list of them), or auto", n.Scalar()));
+    const std::int64_t v = int_of(lr, n, "recompute_layers", 0);
+    if (v > layers) lr.fail_at(n, lr.key("recompute_layers"), fmt::format("{} is above the maximum {}", v, layers));
+    push_once(a.recompute_layers, static_cast<int>(v));
+  }
   absent_default("recompute_layers", a.recompute_layers, -1);
   if (lr.has("recompute_layers") && !a.recompute.empty() &&
       std::find(a.recompute.begin(), a.recompute.end(), JobRecompute::Full) == a.recompute.end())
