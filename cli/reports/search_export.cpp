@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <set>
 #include <vector>
 
 #include <fmt/format.h>
@@ -97,9 +98,9 @@ std::string and_list(const std::vector<std::string>& items) {
 
 template <class T>
 void refuse_repeats(const std::vector<T>& values, const char* option) {
-  for (std::size_t i = 0; i < values.size(); ++i)
-    for (std::size_t j = 0; j < i; ++j)
-      if (values[i] == values[j]) throw InputError(option, 0, "", fmt::format("{} is named twice", values[i]));
+  std::set<T> seen;
+  for (const T& v : values)
+    if (!seen.insert(v).second) throw InputError(option, 0, "", fmt::format("{} is named twice", v));
 }
 
 std::vector<Chosen> choose(const SearchResult& r, const ExportChoice& choice) {
