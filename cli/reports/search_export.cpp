@@ -210,8 +210,8 @@ std::string search_layout_scenario(const SearchScenario& sc, const std::vector<s
     lines += fmt::format("# {}: {}\n", chosen[i].variant, step_and_memory(*chosen[i].e));
   return fmt::format(
       "# {} of\n#   {}\n{}"
-      "# `stepsim compare` simulates them side by side, `stepsim run` the base alone (with --trace or\n"
-      "# --html){}.\n{}\n",
+      "# `stepsim compare` simulates them side by side (--trace: every layout in one trace), `stepsim\n"
+      "# run` the base alone{}.\n{}\n",
       which_line(sc.spec, r, choice), command, lines,
       task ? "; `stepsim job` runs the search's task with the base, failures and saves drawn" : "", out.c_str());
 }
