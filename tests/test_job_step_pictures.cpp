@@ -125,7 +125,8 @@ TEST_CASE("job_step --gantt: one row per track, the legend", "[job_step][html]")
   CHECK(out.find("U optimizer") != std::string::npos);
 }
 
-TEST_CASE("job_step compare --html: the variants' table after the base's summary", "[job_step][html]") {
+TEST_CASE("job_step compare --html: the variants' table and what limits each after the base's summary",
+          "[job_step][html]") {
   const std::string html = html_page("compare", "job-moe-routing-256xh100.yaml");
   CHECK(markup_problem(html).empty());
   CHECK(count(html, "<h2 id=\"variants\">Variants</h2>") == 1);
@@ -134,6 +135,17 @@ TEST_CASE("job_step compare --html: the variants' table after the base's summary
        {"<tr><td>base</td><td class=\"num\">12.694 s</td>", "<tr><td>round-robin</td><td class=\"num\">9.924 s</td>",
         "<tr><td>capacity-1.25</td><td class=\"num\">11.263 s</td>", "181.7 / 74.5"})
     CHECK(html.find(row) != std::string::npos);
+  // What limits each: the critical path's shares per kind, a column per kind any row names. TP 4
+  // with the experts split 4 ways is bound by its expert collectives (85.1 %), folded to expert TP
+  // 1 by its compute again.
+  const auto limits = html.find("What limits each");
+  REQUIRE(limits != std::string::npos);
+  CHECK(limits < html.find("<h2 id=\"timeline\">"));
+  for (const char* row : {"<tr><th>variant</th><th>backward</th><th>TP/CP/EP collectives</th><th>forward</th>",
+                          "<tr><td>base</td><td class=\"num\">56.1%</td><td class=\"num\">21.4%</td>",
+                          "<tr><td>tp4</td><td class=\"num\">10.9%</td><td class=\"num\">85.1%</td>",
+                          "<tr><td>tp4-expert-tp1</td><td class=\"num\">50.4%</td><td class=\"num\">24.3%</td>"})
+    CHECK(html.find(row, limits) != std::string::npos);
   // The timeline below is the base's: its 368 ops.
   CHECK(html.find("368 bars on") != std::string::npos);
 }

@@ -260,6 +260,8 @@ std::string job_step_html_report(const std::string& title, const std::string& de
     page.heading(2, "Variants", "variants");
     page.paragraph("The scenario's variants beside the base (stepsim compare); the sections below are the base's.");
     page.table(job_step_compare_table(variants));
+    page.paragraph("What limits each: its critical path through the executed op graph, as shares per kind of op.");
+    page.table(job_step_limits_table(variants));
   }
   timeline_section(page, run);
   page.heading(2, "Memory per GPU", "memory");

@@ -191,6 +191,27 @@ Table job_step_compare_table(const std::vector<std::pair<std::string, const JobS
   return t;
 }
 
+Table job_step_limits_table(const std::vector<std::pair<std::string, const JobStepRun*>>& runs) {
+  // The kinds in the order the rows first name them (each row's own order: largest share first).
+  std::vector<std::string> kinds;
+  for (const auto& row : runs)
+    for (const CriticalShare& x : row.second->result.critical_by_kind)
+      if (std::find(kinds.begin(), kinds.end(), x.what) == kinds.end()) kinds.push_back(x.what);
+  std::vector<Table::Column> columns = {{"variant", false}};
+  for (const auto& k : kinds) columns.push_back({k});
+  Table t(columns);
+  for (const auto& [name, run] : runs) {
+    std::vector<std::string> cells = {name};
+    for (const auto& k : kinds) {
+      const auto& shares = run->result.critical_by_kind;
+      const auto it = std::find_if(shares.begin(), shares.end(), [&](const CriticalShare& x) { return x.what == k; });
+      cells.push_back(it == shares.end() ? "-" : percent(it->share, 1));
+    }
+    t.add_row(cells);
+  }
+  return t;
+}
+
 Table job_step_critical_table(const std::vector<CriticalShare>& shares) {
   Table c({{"", false}, {"time"}, {"share"}});
   for (const auto& x : shares) c.add_row({x.what, secs(x.time), percent(x.share, 1)});

@@ -39,6 +39,10 @@ CaptionedTable job_step_reshard_table(const JobStepRun& run);
 // the most loaded rank's memory against capacity, bubble and exposed communication.
 Table job_step_compare_table(const std::vector<std::pair<std::string, const JobStepRun*>>& runs);
 
+// What limits each of them: its critical path's share per kind of op (a column per kind any names;
+// "-" where a run has none of it).
+Table job_step_limits_table(const std::vector<std::pair<std::string, const JobStepRun*>>& runs);
+
 std::string job_step_text(const std::string& name, const JobStepRun& run);
 nlohmann::ordered_json job_step_json(const std::string& name, const JobStepRun& run);
 // One process, a track per resource of the simulated pipeline, a slice per op that takes time.
