@@ -43,21 +43,55 @@ grep -q "needs a 'job' section" <<<"$err" || fail "no job section: $err"
 # A job step's whole run (docs/job-runs.md): its step simulated, its GPUs the cards, its
 # recoverable state the snapshot (12 B a parameter of Llama 2 7B, 6,738,415,616 of them), its
 # tokens at its global batch of 256 x 4,096 tokens; a steps / tokens / plan clash refused by key.
+# With the job step's variants, one job per variant (the base first), each on its own step: the
+# base meets IBM's 60 days, sharding over 32 GPUs misses it (docs/job-runs.md).
 "$stepsim" job scenarios/job-hsdp-128xa100.yaml >"$tmp/hsdp.txt" 2>/dev/null
-grep -q "job-hsdp-128xa100: 2098084 steps of 2.2 s on 128 cards; 500 runs, seed 1" "$tmp/hsdp.txt" ||
+grep -q "job-hsdp-128xa100, base: 2098084 steps of 2.2 s on 128 cards; 500 runs, seed 1" "$tmp/hsdp.txt" ||
   { cat "$tmp/hsdp.txt"; fail "job step's run header"; }
 grep -qF "step: the job_step simulated (llama2-7b on 128 x a100-sxm-80gb: tp 1 pp 1 dp 128 (HSDP: 16 replicas, each sharding over 8), zero 3, 1f1b, micro-batch 2, global batch 256, recompute none, FP32 weights as the master (BF16 copies to compute))" "$tmp/hsdp.txt" ||
   fail "job step's source line"
 grep -q "pause 11.6 s (write 11.6 s)" "$tmp/hsdp.txt" || fail "job step's snapshot"
 tr -s ' ' <"$tmp/hsdp.txt" | grep -q "^55.43 d 55.42 d 55.75 d 56.02 d 54.77 d 56.19 d" || fail "job step's completion"
+grep -q "^job-hsdp-128xa100: one job per job_step variant, each on its own simulated step$" "$tmp/hsdp.txt" ||
+  fail "variants' cases heading"
+fig "^base 128 2.2 s 55.43 d 55.75 d 56.02 d 60.00 d 100.0% meets$" "$tmp/hsdp.txt"
+fig "^shard-over-32 128 2.4 s 60.53 d 60.88 d 61.15 d 60.00 d 1.8% misses$" "$tmp/hsdp.txt"
+fig "^fsdp-all-128 128 2.4 s 59.43 d 59.78 d 60.03 d 60.00 d 98.4% meets$" "$tmp/hsdp.txt"
 "$stepsim" job scenarios/job-hsdp-128xa100.yaml --json >"$tmp/hsdp.json" 2>/dev/null
 python3 - "$tmp/hsdp.json" <<'PY' || fail "job step's JSON"
 import json, sys
-d = json.load(open(sys.argv[1]))
+cases = json.load(open(sys.argv[1]))
+assert [c["case"] for c in cases] == ["base", "shard-over-32", "fsdp-all-128"], [c["case"] for c in cases]
+d = cases[0]
 assert d["step_source"] == "job_step: llama2-7b on 128 x a100-sxm-80gb: tp 1 pp 1 dp 128 (HSDP: 16 replicas, each sharding over 8), zero 3, 1f1b, micro-batch 2, global batch 256, recompute none, FP32 weights as the master (BF16 copies to compute)", d["step_source"]
 assert d["cards"] == 128 and d["steps"] == 2098084 and d["step_time_s"] == 2.237316, d["step_time_s"]
 assert abs(d["checkpoint"]["write_s"] - 12 * 6738415616 / 7e9) < 1e-5, d["checkpoint"]
+# Each variant on its own step (the compare rows': 2.443 and 2.399 s).
+assert [c["step_time_s"] for c in cases[1:]] == [2.44267, 2.398645], [c["step_time_s"] for c in cases[1:]]
+assert "(HSDP: 4 replicas, each sharding over 32)" in cases[1]["step_source"], cases[1]["step_source"]
 PY
+run "$stepsim" job scenarios/job-hsdp-128xa100.yaml --case nope
+refused "error: --case: no case named 'nope' (cases: base, shard-over-32, fsdp-all-128)"
+run "$stepsim" job scenarios/job-hsdp-128xa100.yaml --trace "$tmp/j.json"
+refused "error: --trace: a trace shows one case: pick it with --case NAME (base, shard-over-32, fsdp-all-128)"
+"$stepsim" job scenarios/job-hsdp-128xa100.yaml --case fsdp-all-128 --runs 20 >"$tmp/one.txt" 2>/dev/null
+grep -q "^job-hsdp-128xa100, fsdp-all-128: 2098084 steps of 2.4 s on 128 cards; 20 runs, seed 1" "$tmp/one.txt" ||
+  { cat "$tmp/one.txt"; fail "--case of a variant"; }
+# Cases of other card counts and global batches: each its own cards, steps from the tokens at its
+# global batch, and recoverable state.
+"$stepsim" job scenarios/job-hsdp-128xa100.yaml --runs 20 --json \
+  --set 'job_step.variants={half: {hardware: {gpus: 64}, layout: {dp_replicate: 8, global_batch: 128}}}' \
+  >"$tmp/half.json" 2>/dev/null
+python3 - "$tmp/half.json" <<'PY' || fail "a variant of 64 GPUs and global batch 128"
+import json, sys
+base, half = json.load(open(sys.argv[1]))
+assert half["case"] == "half" and half["cards"] == 64 and half["steps"] == 2 * base["steps"] - 1, (half["cards"], half["steps"], base["steps"])
+PY
+# A variant that does not fit is named and not run.
+"$stepsim" job scenarios/job-hsdp-128xa100.yaml --runs 20 \
+  --set 'job_step.variants={huge: {layout: {micro_batch: 64, global_batch: 8192}}}' >"$tmp/huge.txt" 2>"$tmp/huge.err"
+grep -q "skipped huge: needs .* of 76.0 GiB per GPU (does not fit)" "$tmp/huge.err" || { cat "$tmp/huge.err"; fail "a variant that does not fit"; }
+! grep -q "^huge " "$tmp/huge.txt" || fail "a variant that does not fit, run"
 run "$stepsim" job scenarios/job-hsdp-128xa100.yaml --set job.steps=1000
 refused "job.tokens: give the run's 'tokens' (trained at the job_step's global batch) or its 'steps', one of them"
 run "$stepsim" job scenarios/job-design-48.yaml --set job.tokens=1e9

@@ -30,7 +30,8 @@ struct JobArgs {
 
 // A job with its own step time: one analysis.
 void run_one_job(const Scenario& sc, const JobArgs& a, int runs, std::uint64_t seed) {
-  if (!a.only_case.empty()) throw InputError("--case", 0, "", "the job does not take its cases from a plan");
+  if (!a.only_case.empty())
+    throw InputError("--case", 0, "", "the job does not take its cases from a plan or a job step's variants");
   Progress progress("job", "runs", static_cast<std::size_t>(runs), a.json);
   const JobAnalysis result = analyse_job(sc, runs, seed, a.threads, progress.int_callback());
   const double secs = progress.seconds();
@@ -44,12 +45,18 @@ void run_one_job(const Scenario& sc, const JobArgs& a, int runs, std::uint64_t s
     fmt::print("{}", job_text(result));
 }
 
-// A job per plan case (the step time from the planner), or the one --case picks.
-void run_plan_jobs(const Scenario& sc, const JobArgs& a, int runs, std::uint64_t seed) {
+// A job per case, or the one --case picks: the plan's cases (the step time from the planner) or
+// the job step's base and variants (each its own step, cards, steps and checkpoint size).
+void run_case_jobs(const Scenario& sc, const JobArgs& a, int runs, std::uint64_t seed) {
+  const bool variants = sc.job->per_variant;
   // Checked before anything runs: a wrong case name, or a trace without a case to trace.
   std::vector<std::string> case_names;
-  if (sc.plan && sc.plan->spec)
+  if (variants) {
+    case_names.push_back("base");
+    for (const auto& v : sc.job_step->variants) case_names.push_back(v.name);
+  } else if (sc.plan && sc.plan->spec) {
     for (const auto& c : sc.plan->spec->cases) case_names.push_back(c.name);
+  }
   if (!a.only_case.empty()) check_case_name(a.only_case, case_names);
   if (!a.trace.empty() && a.only_case.empty() && case_names.size() > 1)
     throw InputError("--trace", 0, "",
@@ -64,7 +71,13 @@ void run_plan_jobs(const Scenario& sc, const JobArgs& a, int runs, std::uint64_t
   std::vector<std::string> names;
   std::vector<JobAnalysis> analyses;
   std::string source;
-  for (auto& [name, an] : analyse_plan_jobs(sc, runs, seed, a.threads, a.only_case, per_case, &source)) {
+  std::vector<std::string> skipped;
+  auto results = variants ? analyse_variant_jobs(sc, runs, seed, a.threads, a.only_case, per_case, &skipped)
+                          : analyse_plan_jobs(sc, runs, seed, a.threads, a.only_case, per_case, &source);
+  for (const auto& why : skipped) note("skipped {} (does not fit)", why);
+  if (results.empty())
+    throw InputError("--case", 0, a.only_case, fmt::format("{}: does not fit, nothing to run", skipped.front()));
+  for (auto& [name, an] : results) {
     names.push_back(name);
     analyses.push_back(std::move(an));
   }
@@ -89,8 +102,12 @@ void run_plan_jobs(const Scenario& sc, const JobArgs& a, int runs, std::uint64_t
     return;
   }
   for (const auto& an : analyses) fmt::print("{}\n", job_text(an));
-  fmt::print("{}: one job per plan case, step time from the planner ({})\n{}", sc.name, source,
-             job_cases_text(names, analyses));
+  if (variants)
+    fmt::print("{}: one job per job_step variant, each on its own simulated step\n{}", sc.name,
+               job_cases_text(names, analyses));
+  else
+    fmt::print("{}: one job per plan case, step time from the planner ({})\n{}", sc.name, source,
+               job_cases_text(names, analyses));
 }
 
 }  // namespace
@@ -113,7 +130,9 @@ void add_job_command(CLI::App& app) {
                   "also write a self-contained HTML report to this file: histogram of completion times against the "
                   "deadline, overhead split, tables")
       ->check(file_beside_report());
-  cmd->add_option("--case", a->only_case, "with cases from the plan: simulate only this case");
+  cmd->add_option("--case", a->only_case,
+                  "with cases from the plan or a job step's variants (base, then each by name): simulate only this "
+                  "case");
   cmd->callback([a] {
     check_not_input("--trace", a->trace, a->file);
     check_not_input("--html", a->html, a->file);
@@ -121,8 +140,8 @@ void add_job_command(CLI::App& app) {
     require_section(sc, "job", "job");
     const int runs = a->runs > 0 ? a->runs : sc.job->runs;
     const std::uint64_t seed = a->seed >= 0 ? static_cast<std::uint64_t>(a->seed) : sc.job->seed;
-    if (sc.job->per_plan_case)
-      run_plan_jobs(sc, *a, runs, seed);
+    if (sc.job->per_plan_case || sc.job->per_variant)
+      run_case_jobs(sc, *a, runs, seed);
     else
       run_one_job(sc, *a, runs, seed);
   });

@@ -152,14 +152,19 @@ StragglerSpec read_stragglers(const Reader& r, std::int64_t cards) {
   return s;
 }
 
+// `tokens`: a positive count.
+std::int64_t job_tokens(const Reader& r) {
+  const double tokens = r.number("tokens");
+  if (!(tokens >= 1 && tokens < 9e18)) r.fail("tokens", "must be a positive number of tokens");
+  return static_cast<std::int64_t>(tokens);
+}
+
 // With a job_step: the run's steps from `tokens` (or `steps`), at the step's tokens per step.
 std::int64_t job_step_steps(const Reader& r, const JobStepSpec& step) {
   if (r.has("tokens") == r.has("steps"))
     r.fail("tokens", "give the run's 'tokens' (trained at the job_step's global batch) or its 'steps', one of them");
   if (r.has("steps")) return r.integer("steps", 1);
-  const double tokens = r.number("tokens");
-  if (!(tokens >= 1 && tokens < 9e18)) r.fail("tokens", "must be a positive number of tokens");
-  return steps_for(static_cast<std::int64_t>(tokens), step.layout.global_batch * step.model.seq);
+  return steps_for(job_tokens(r), step.layout.global_batch * step.model.seq);
 }
 
 }  // namespace
@@ -174,7 +179,10 @@ JobScenario read_job(const Reader& r, std::shared_ptr<const Source> src, const P
   JobScenario job;
   if (job_step) {
     job.steps = job_step_steps(r, job_step->spec);
-    if (r.has("tokens")) job.steps_key = "tokens";
+    if (r.has("tokens")) {
+      job.steps_key = "tokens";
+      job.tokens = job_tokens(r);
+    }
   } else
     job.steps = plan && !r.has("steps") ? steps_for(plan->tokens, plan->tokens_per_step()) : r.integer("steps", 1);
   job.step_time = r.opt_duration("step_time");
@@ -189,6 +197,7 @@ JobScenario read_job(const Reader& r, std::shared_ptr<const Source> src, const P
     if (r.has("stragglers"))
       r.fail("stragglers", "the job_step's simulated step is the step: give step_time to use stragglers");
     job.step_from_job_step = true;
+    job.per_variant = !job_step->variants.empty() && !r.has("cards");
   }
   if (!job.step_time && !r.has("stragglers") && !job.per_plan_case && !job.step_from_job_step)
     r.fail("step_time", "missing: the time of one step (or a 'stragglers' section to simulate it)");
@@ -211,6 +220,7 @@ JobScenario read_job(const Reader& r, std::shared_ptr<const Source> src, const P
     const Reader c = r.child("checkpoint");
     const Bytes state =
         job_step && !c.has("size") ? checkpoint_state_bytes(job_step->spec.model, job_step->spec.layout) : 0;
+    job.size_from_state = state > 0;
     s.checkpoint = read_checkpoint(c, job, plan, state);
     if (!job.every && !job.every_steps)
       r.child("checkpoint").fail("every", "missing: the interval between checkpoints");

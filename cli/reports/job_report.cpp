@@ -14,6 +14,8 @@
 #include <fmt/format.h>
 
 #include "cli/reports/table.hpp"
+#include "models/deadline.hpp"
+#include "models/layer_costs.hpp"
 #include "models/units.hpp"
 #include "sim/checked.hpp"
 
@@ -215,6 +217,39 @@ std::vector<std::pair<std::string, JobAnalysis>> analyse_plan_jobs(const Scenari
     out.emplace_back(r.name, analyse_job(one, runs, seed, threads, progress));
   }
   if (out.empty()) throw InputError("--case", 0, only_case, "no plan case with this name");
+  return out;
+}
+
+std::vector<std::pair<std::string, JobAnalysis>> analyse_variant_jobs(const Scenario& sc, int runs, std::uint64_t seed,
+                                                                      int threads, const std::string& only_case,
+                                                                      const std::function<void(int, int)>& progress,
+                                                                      std::vector<std::string>* skipped) {
+  if (!sc.job || !sc.job->per_variant || !sc.job_step) sc.fail("job", "this job does not take its cases from variants");
+  std::vector<std::pair<std::string, const JobStepSpec*>> rows = {{"base", &sc.job_step->spec}};
+  for (const auto& v : sc.job_step->variants) rows.emplace_back(v.name, &v.spec);
+  if (!only_case.empty() && std::none_of(rows.begin(), rows.end(), [&](const auto& r) { return r.first == only_case; }))
+    throw InputError("--case", 0, only_case, "no variant with this name");
+  std::vector<std::pair<std::string, JobAnalysis>> out;
+  for (const auto& [name, spec] : rows) {
+    if (!only_case.empty() && name != only_case) continue;
+    if (name != "base") {  // the base was checked when read (or allow_oom asks for it anyway)
+      const JobStepResult step = run_job_step(*spec).result;
+      if (step.memory.total() > step.capacity) {
+        if (skipped)
+          skipped->push_back(fmt::format("{}: needs {:.1f} of {:.1f} GiB per GPU", name, gib(step.memory.total()),
+                                         gib(step.capacity)));
+        continue;
+      }
+    }
+    Scenario one = sc;
+    one.name = fmt::format("{}, {}", sc.name, name);
+    one.job_step->spec = *spec;
+    JobScenario& job = *one.job;
+    job.run.cards = spec->layout.ranks();
+    if (job.tokens) job.steps = steps_for(*job.tokens, spec->layout.global_batch * spec->model.seq);
+    if (job.size_from_state) job.run.checkpoint.size = checkpoint_state_bytes(spec->model, spec->layout);
+    out.emplace_back(name, analyse_job(one, runs, seed, threads, progress));
+  }
   return out;
 }
 

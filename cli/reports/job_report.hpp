@@ -50,6 +50,17 @@ std::vector<std::pair<std::string, JobAnalysis>> analyse_plan_jobs(const Scenari
                                                                    const std::function<void(int, int)>& progress = {},
                                                                    std::string* source = nullptr);
 
+// A job whose step has variants (JobScenario::per_variant): one analysis per row of `stepsim
+// compare`, "base" first and then each variant by its name (or only `only_case`), each with its
+// own simulated step, cards (its GPUs), steps (the run's tokens at its global batch) and
+// checkpoint size (its recoverable state, unless the job gives a size). A variant whose step does
+// not fit its GPUs' memory is not run: `skipped` gets "NAME: needs X of Y GiB". Throws InputError
+// for an unknown case.
+std::vector<std::pair<std::string, JobAnalysis>> analyse_variant_jobs(const Scenario& sc, int runs, std::uint64_t seed,
+                                                                      int threads, const std::string& only_case,
+                                                                      const std::function<void(int, int)>& progress,
+                                                                      std::vector<std::string>* skipped);
+
 // Pieces of job_text, shown by the HTML report (cli/job_pictures.hpp) too: what was simulated
 // (one line each), the completion-time distribution with the deadline verdict, the mean
 // overhead split, and the checkpoint intervals compared (if the scenario asks).

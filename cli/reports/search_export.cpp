@@ -213,7 +213,7 @@ std::string search_layout_scenario(const SearchScenario& sc, const std::vector<s
       "# `stepsim compare` simulates them side by side (--trace: every layout in one trace), `stepsim\n"
       "# run` the base alone{}.\n{}\n",
       which_line(sc.spec, r, choice), command, lines,
-      task ? "; `stepsim job` runs the search's task with the base, failures and saves drawn" : "", out.c_str());
+      task ? "; `stepsim job` runs the search's task with each, failures and saves drawn" : "", out.c_str());
 }
 
 }  // namespace stepsim::cli
