@@ -87,6 +87,21 @@ import json, sys
 base, half = json.load(open(sys.argv[1]))
 assert half["case"] == "half" and half["cards"] == 64 and half["steps"] == 2 * base["steps"] - 1, (half["cards"], half["steps"], base["steps"])
 PY
+# every: young: Young's optimum sqrt(2 c M) for the case's pause (11.55 s) and MTBF (337 d / 128
+# = 2.63 d): 2,293 s, 1,025 steps of 2.237 s; each variant its own.
+"$stepsim" job scenarios/job-hsdp-128xa100.yaml --runs 20 --set job.checkpoint.every=young >"$tmp/young.txt" 2>/dev/null
+grep -q "checkpoint: sync every 1025 steps (38.2 min of steps; Young's optimum 38.2 min), pause 11.6 s" "$tmp/young.txt" ||
+  { cat "$tmp/young.txt"; fail "every: young"; }
+"$stepsim" job scenarios/job-hsdp-128xa100.yaml --runs 20 --set job.checkpoint.every=young --json >"$tmp/young.json" 2>/dev/null
+python3 - "$tmp/young.json" <<'PY' || fail "every: young in the JSON"
+import json, math, sys
+base = json.load(open(sys.argv[1]))[0]["checkpoint"]
+want = math.sqrt(2 * 12 * 6738415616 / 7e9 * 337 * 86400 / 128)
+assert abs(base["young_interval_s"] - want) < 1, (base, want)
+assert base["every_steps"] == round(want / 2.237316), base
+PY
+run "$stepsim" job scenarios/job-hsdp-128xa100.yaml --set job.checkpoint.every=young --set job.card_mtbf=null
+refused "job.checkpoint.every: young balances saves against interruptions: give card_mtbf (or rollback_every)"
 # A variant that does not fit is named and not run.
 "$stepsim" job scenarios/job-hsdp-128xa100.yaml --runs 20 \
   --set 'job_step.variants={huge: {layout: {micro_batch: 64, global_batch: 8192}}}' >"$tmp/huge.txt" 2>"$tmp/huge.err"

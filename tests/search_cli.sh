@@ -311,6 +311,21 @@ sed 's/  checkpoint: {bandwidth: 7GB\/s, restore: 120s, interval: 1800s, card_mt
 has "^   48  tp 1 pp 1 dp 48 fsdp, mbs 1, recompute full   55.250 s  25.3 " "$tmp/free.txt"
 has "^  checkpoint: {every_steps: 1, size: 0B, storage: 1GB/s}$" "$tmp/exports/free.yaml"
 fig "^25.33 d 25.33 d" <("$stepsim" job "$tmp/exports/free.yaml" 2>/dev/null)
+# Without the task's interval the search charges Young's optimum at each layout's cards: exported
+# as `every: young`, which `stepsim job` works out per layout, its mean within 1 % of the days.
+sed 's/, interval: 1800s//' scenarios/search-design-desk.yaml >"$tmp/young-desk.yaml"
+sed -i "s|file: models/|file: $PWD/scenarios/models/|; s|file: hardware/|file: $PWD/scenarios/hardware/|" "$tmp/young-desk.yaml"
+"$stepsim" search "$tmp/young-desk.yaml" --json --export "$tmp/exports/young.yaml" --cards 32,48,64 >"$tmp/young.json" 2>/dev/null
+has "^  checkpoint: {every: young, storage: 7000000000B/s}$" "$tmp/exports/young.yaml"
+"$stepsim" job "$tmp/exports/young.yaml" --json >"$tmp/young-job.json" 2>/dev/null
+python3 - "$tmp/young.json" "$tmp/young-job.json" <<'PY' || fail "every: young per exported layout"
+import json, sys
+days = {p["cards"]: p["days"] for p in json.load(open(sys.argv[1]))["per_cards"] if "days" in p}
+for case in json.load(open(sys.argv[2])):
+    mean = case["completion_s"]["mean"] / 86400
+    assert abs(mean - days[case["cards"]]) < 0.01 * days[case["cards"]], (case["case"], mean, days[case["cards"]])
+    assert "young_interval_s" in case["checkpoint"], case["checkpoint"]
+PY
 # --cards: the per-card table's best at 48 cards, the fewest that meet the deadline (25.5 days).
 "$stepsim" search scenarios/search-design-desk.yaml --export "$tmp/exports/desk48.yaml" --cards 48 >/dev/null 2>&1
 has "^# The best layout at 48 cards (the per-card table) of$" "$tmp/exports/desk48.yaml"

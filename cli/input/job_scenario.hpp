@@ -21,7 +21,8 @@ struct JobScenario {
   std::int64_t steps = 0;
   std::optional<Time> step_time;            // absent: E[step] from the stragglers
   std::optional<Time> every;                // checkpoint interval as a duration...
-  std::optional<std::int64_t> every_steps;  // ...or as steps
+  std::optional<std::int64_t> every_steps;  // ...or as steps...
+  bool every_young = false;                 // ...or Young's optimum for the job's pause and MTBF (`young`)
   std::vector<Time> compare;                // extra intervals to sweep (durations)
   int runs = 1000;
   std::uint64_t seed = 1;

@@ -31,7 +31,9 @@ CheckpointSpec read_checkpoint(const Reader& c, JobScenario& job, const PlanSpec
   CheckpointSpec ck;
   if (c.has("every") && c.has("every_steps"))
     c.fail("every_steps", "give 'every' (a duration) or 'every_steps', not both");
-  job.every = c.opt_duration("every");
+  // `young`: Young's optimum sqrt(2 c M) (models/checkpoint.hpp), set once the step is known.
+  job.every_young = c.has("every") && c.node()["every"].IsScalar() && c.node()["every"].Scalar() == "young";
+  if (!job.every_young) job.every = c.opt_duration("every");
   job.every_steps = c.opt_integer("every_steps", 1);
   if (job.every && *job.every <= 0) c.fail("every", "must be positive");
   job.compare = duration_list(c, "compare");
@@ -222,8 +224,10 @@ JobScenario read_job(const Reader& r, std::shared_ptr<const Source> src, const P
         job_step && !c.has("size") ? checkpoint_state_bytes(job_step->spec.model, job_step->spec.layout) : 0;
     job.size_from_state = state > 0;
     s.checkpoint = read_checkpoint(c, job, plan, state);
-    if (!job.every && !job.every_steps)
-      r.child("checkpoint").fail("every", "missing: the interval between checkpoints");
+    if (!job.every && !job.every_steps && !job.every_young)
+      c.fail("every", "missing: the interval between checkpoints (a duration, or young)");
+    if (job.every_young && s.card_mtbf <= 0 && s.rollback_interval <= 0)
+      c.fail("every", "young balances saves against interruptions: give card_mtbf (or rollback_every)");
   } else if (plan && plan->interval && plan->storage_bandwidth > 0) {
     // The plan's synchronous checkpoint.
     s.checkpoint.size = plan_checkpoint_bytes(*plan);

@@ -14,6 +14,7 @@
 #include <fmt/format.h>
 
 #include "cli/reports/table.hpp"
+#include "models/checkpoint.hpp"
 #include "models/deadline.hpp"
 #include "models/layer_costs.hpp"
 #include "models/units.hpp"
@@ -101,6 +102,23 @@ void check_job_budget(const Scenario& sc, JobSpec& spec, int runs, std::size_t s
       std::max<std::int64_t>(1000, static_cast<std::int64_t>(static_cast<double>(budget().max_ops) / passes));
 }
 
+// The checkpoint interval in steps: given in steps, as a duration, or Young's optimum for this
+// job's save pause and restore at its cards' MTBF (and rollbacks), `every: young`.
+void set_checkpoint_interval(const JobScenario& job, JobAnalysis& a) {
+  if (job.every_steps) {
+    a.spec.checkpoint.every_steps = *job.every_steps;
+  } else if (job.every) {
+    a.spec.checkpoint.every_steps = steps_per_interval(*job.every, a.step_time);
+  } else if (job.every_young) {
+    Interruptions in;
+    in.card_mtbf = a.spec.card_mtbf;
+    in.cards = static_cast<int>(std::min<std::int64_t>(a.spec.cards, std::numeric_limits<int>::max()));
+    if (a.spec.rollback_interval > 0) in.rollback_every = a.spec.rollback_interval;
+    a.young_interval = optimal_checkpoint_interval({a.spec.checkpoint.pause(), a.spec.restore}, in);
+    a.spec.checkpoint.every_steps = steps_per_interval(std::max<Time>(*a.young_interval, 1), a.step_time);
+  }
+}
+
 }  // namespace
 
 JobAnalysis analyse_job(const Scenario& sc, int runs, std::uint64_t seed, int threads,
@@ -138,11 +156,7 @@ JobAnalysis analyse_job(const Scenario& sc, int runs, std::uint64_t seed, int th
   else
     a.spec.profile = StepProfile(job.steps, a.step_time);
 
-  // Checkpoint intervals in steps.
-  if (job.every_steps)
-    a.spec.checkpoint.every_steps = *job.every_steps;
-  else if (job.every)
-    a.spec.checkpoint.every_steps = steps_per_interval(*job.every, a.step_time);
+  set_checkpoint_interval(job, a);
   std::vector<std::int64_t> sweep;
   for (Time t : job.compare) sweep.push_back(steps_per_interval(t, a.step_time));
 
@@ -304,8 +318,9 @@ std::vector<std::string> job_about(const JobAnalysis& a) {
   if (ck.every_steps > 0) {
     const std::string commit = ck.commit > 0 ? " + commit " + format_duration(ck.commit) : "";
     out.push_back(fmt::format(
-        "checkpoint: {} every {} steps ({} of steps), {}", ck.mode == SaveMode::Sync ? "sync" : "async", ck.every_steps,
-        format_duration(checkpoint_interval_of(s, ck.every_steps)),
+        "checkpoint: {} every {} steps ({} of steps{}), {}", ck.mode == SaveMode::Sync ? "sync" : "async",
+        ck.every_steps, format_duration(checkpoint_interval_of(s, ck.every_steps)),
+        a.young_interval ? fmt::format("; Young's optimum {}", format_duration(*a.young_interval)) : "",
         ck.mode == SaveMode::Sync ? fmt::format("pause {} (write {}{})", format_duration(ck.pause()),
                                                 format_duration(ck.write_time()), commit)
                                   : fmt::format("pause {} (copy), background write {}{}{}", format_duration(ck.copy),
@@ -523,12 +538,14 @@ Json job_json(const JobAnalysis& a) {
   j["restore_s"] = round3(to_s(s.restore));
   if (s.rollback_interval > 0) j["rollback_interval_s"] = round3(to_s(s.rollback_interval));
   const CheckpointSpec& ck = s.checkpoint;
-  if (ck.every_steps > 0)
+  if (ck.every_steps > 0) {
     j["checkpoint"] = {{"mode", ck.mode == SaveMode::Sync ? "sync" : "async"},
                        {"every_steps", ck.every_steps},
                        {"interval_s", round3(to_s(checkpoint_interval_of(s, ck.every_steps)))},
                        {"pause_s", round6(to_s(ck.pause()))},
                        {"write_s", round6(to_s(ck.write_time()))}};
+    if (a.young_interval) j["checkpoint"]["young_interval_s"] = round3(to_s(*a.young_interval));
+  }
   j["completion_s"] = {{"mean", round3(m.completion.seconds.mean)}, {"se", round3(m.completion.seconds.se)},
                        {"p50", round3(to_s(m.completion.p50))},     {"p90", round3(to_s(m.completion.p90))},
                        {"p99", round3(to_s(m.completion.p99))},     {"min", round3(to_s(m.completion.min))},

@@ -26,6 +26,7 @@ struct JobAnalysis {
   // Where the step time came from, when simulated from the scenario's job_step: its model, GPUs
   // and layout, as the step's own report says them (layout_line).
   std::string step_source;
+  std::optional<Time> young_interval;  // `every: young`: Young's optimum the interval was set to
   std::optional<StragglerResult> stragglers;
   std::int64_t cards_per_machine = 8;
   std::optional<InputRun> input;

@@ -53,7 +53,8 @@ std::string exact_duration(Time t) {
 
 // The search's task as a `job:` section of the layout's whole runs: its tokens, deadline and
 // reserved days, failures, and saves at the interval the search charged (the task's, else
-// Young's optimum at the layout's cards), or free ones after every step where it charged none.
+// `young`: Young's optimum at each layout's cards), or free ones after every step where it
+// charged none.
 void emit_job(YAML::Emitter& out, const SearchSpec& spec, std::int64_t cards) {
   const SearchTask& k = spec.task;
   out << YAML::Key << "job" << YAML::Value << YAML::Block << YAML::BeginMap;
@@ -66,7 +67,8 @@ void emit_job(YAML::Emitter& out, const SearchSpec& spec, std::int64_t cards) {
   }
   if (const Time every = task_checkpoint_interval(spec, cards); every > 0 && k.storage_bandwidth > 0) {
     out << YAML::Key << "checkpoint" << YAML::Value << YAML::Flow << YAML::BeginMap;
-    out << YAML::Key << "every" << YAML::Value << exact_duration(every);
+    // The task's interval, else Young's optimum, which the job works out for each layout's cards.
+    out << YAML::Key << "every" << YAML::Value << (k.interval ? exact_duration(every) : "young");
     out << YAML::Key << "storage" << YAML::Value << fmt::format("{}B/s", k.storage_bandwidth);
     if (k.checkpoint_bytes) out << YAML::Key << "size" << YAML::Value << fmt::format("{}B", *k.checkpoint_bytes);
     out << YAML::EndMap;
