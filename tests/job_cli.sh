@@ -102,6 +102,14 @@ assert base["every_steps"] == round(want / 2.237316), base
 PY
 run "$stepsim" job scenarios/job-hsdp-128xa100.yaml --set job.checkpoint.every=young --set job.card_mtbf=null
 refused "job.checkpoint.every: young balances saves against interruptions: give card_mtbf (or rollback_every)"
+# A step whose schedule cannot run (blocking sends deadlock DualPipe-V) is refused at its key, the
+# base's or the variant's, exit 2 (it used to end in an unkeyed message, exit 1).
+run "$stepsim" job scenarios/job-llama70b-64xh100.yaml --runs 10 --set 'job={tokens: 1e10}' \
+  --set job_step.layout.schedule=dualpipe-v --set job_step.layout.virtual_stages=1 --set job_step.layout.overlap.pp=false
+refused "job_step.layout.overlap.pp: with blocking pipeline sends (overlap.pp false) schedule 'dualpipe-v' deadlocks"
+run "$stepsim" job scenarios/job-llama70b-64xh100.yaml --runs 10 --set 'job={tokens: 1e10}' \
+  --set 'job_step.variants={bad: {layout: {schedule: dualpipe-v, virtual_stages: 1, overlap: {pp: false}}}}'
+refused "job_step.variants.bad.layout.overlap.pp: variant 'bad': with blocking pipeline sends (overlap.pp false)"
 # A variant that does not fit is named and not run.
 "$stepsim" job scenarios/job-hsdp-128xa100.yaml --runs 20 \
   --set 'job_step.variants={huge: {layout: {micro_batch: 64, global_batch: 8192}}}' >"$tmp/huge.txt" 2>"$tmp/huge.err"

@@ -139,7 +139,9 @@ JobAnalysis analyse_job(const Scenario& sc, int runs, std::uint64_t seed, int th
   } else if (job.step_from_job_step) {
     // The scenario's job step, simulated once: every run's steps take its time.
     const JobStepSpec& step = sc.job_step->spec;
-    a.step_time = run_job_step(step).result.step_time;
+    try {
+      a.step_time = run_job_step(step).result.step_time;
+    } catch (const SpecError& e) { sc.fail("job_step." + e.key(), e.what()); }  // a schedule that cannot run it
     a.step_source = fmt::format("{} on {} x {}: {}", step.model.shape.name, step.layout.ranks(),
                                 step.cluster.accelerator.name, layout_line(step));
   } else {
@@ -247,7 +249,12 @@ std::vector<std::pair<std::string, JobAnalysis>> analyse_variant_jobs(const Scen
   for (const auto& [name, spec] : rows) {
     if (!only_case.empty() && name != only_case) continue;
     if (name != "base") {  // the base was checked when read (or allow_oom asks for it anyway)
-      const JobStepResult step = run_job_step(*spec).result;
+      JobStepResult step;
+      try {
+        step = run_job_step(*spec).result;
+      } catch (const SpecError& e) {
+        sc.fail(fmt::format("job_step.variants.{}.{}", name, e.key()), fmt::format("variant '{}': {}", name, e.what()));
+      }
       if (step.memory.total() > step.capacity) {
         if (skipped)
           skipped->push_back(fmt::format("{}: needs {:.1f} of {:.1f} GiB per GPU", name, gib(step.memory.total()),
