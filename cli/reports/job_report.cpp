@@ -119,6 +119,24 @@ void set_checkpoint_interval(const JobScenario& job, JobAnalysis& a) {
   }
 }
 
+// The scenario's job step (or its variant `variant`), simulated once: every run's steps take its
+// time. A schedule that cannot run it is refused at its layout key.
+JobStepResult job_step_or_fail(const Scenario& sc, const JobStepSpec& step, const std::string& variant = "") {
+  try {
+    return run_job_step(step).result;
+  } catch (const SpecError& e) {
+    if (variant.empty()) sc.fail("job_step." + e.key(), e.what());
+    sc.fail(fmt::format("job_step.variants.{}.{}", variant, e.key()),
+            fmt::format("variant '{}': {}", variant, e.what()));
+  }
+}
+
+// Where a simulated step came from, as the step's own report says it (layout_line).
+std::string step_source_of(const JobStepSpec& step) {
+  return fmt::format("{} on {} x {}: {}", step.model.shape.name, step.layout.ranks(), step.cluster.accelerator.name,
+                     layout_line(step));
+}
+
 }  // namespace
 
 JobAnalysis analyse_job(const Scenario& sc, int runs, std::uint64_t seed, int threads,
@@ -137,13 +155,8 @@ JobAnalysis analyse_job(const Scenario& sc, int runs, std::uint64_t seed, int th
   if (job.step_time) {
     a.step_time = *job.step_time;
   } else if (job.step_from_job_step) {
-    // The scenario's job step, simulated once: every run's steps take its time.
-    const JobStepSpec& step = sc.job_step->spec;
-    try {
-      a.step_time = run_job_step(step).result.step_time;
-    } catch (const SpecError& e) { sc.fail("job_step." + e.key(), e.what()); }  // a schedule that cannot run it
-    a.step_source = fmt::format("{} on {} x {}: {}", step.model.shape.name, step.layout.ranks(),
-                                step.cluster.accelerator.name, layout_line(step));
+    a.step_time = job_step_or_fail(sc, sc.job_step->spec).step_time;
+    a.step_source = step_source_of(sc.job_step->spec);
   } else {
     a.step_time = static_cast<Time>(std::llround(a.stragglers->step_seconds.mean * 1e9));
   }
@@ -248,28 +261,27 @@ std::vector<std::pair<std::string, JobAnalysis>> analyse_variant_jobs(const Scen
   std::vector<std::pair<std::string, JobAnalysis>> out;
   for (const auto& [name, spec] : rows) {
     if (!only_case.empty() && name != only_case) continue;
-    if (name != "base") {  // the base was checked when read (or allow_oom asks for it anyway)
-      JobStepResult step;
-      try {
-        step = run_job_step(*spec).result;
-      } catch (const SpecError& e) {
-        sc.fail(fmt::format("job_step.variants.{}.{}", name, e.key()), fmt::format("variant '{}': {}", name, e.what()));
-      }
-      if (step.memory.total() > step.capacity) {
-        if (skipped)
-          skipped->push_back(fmt::format("{}: needs {:.1f} of {:.1f} GiB per GPU", name, gib(step.memory.total()),
-                                         gib(step.capacity)));
-        continue;
-      }
+    // Simulated once here: its fit decides whether it runs, its time is every run's step.
+    const JobStepResult step = job_step_or_fail(sc, *spec, name == "base" ? "" : name);
+    // (The base was checked when read, or allow_oom asks for it anyway.)
+    if (name != "base" && step.memory.total() > step.capacity) {
+      if (skipped)
+        skipped->push_back(
+            fmt::format("{}: needs {:.1f} of {:.1f} GiB per GPU", name, gib(step.memory.total()), gib(step.capacity)));
+      continue;
     }
     Scenario one = sc;
     one.name = fmt::format("{}, {}", sc.name, name);
     one.job_step->spec = *spec;
     JobScenario& job = *one.job;
+    job.step_time = step.step_time;
+    job.step_from_job_step = false;
     job.run.cards = spec->layout.ranks();
     if (job.tokens) job.steps = steps_for(*job.tokens, spec->layout.global_batch * spec->model.seq);
     if (job.size_from_state) job.run.checkpoint.size = checkpoint_state_bytes(spec->model, spec->layout);
-    out.emplace_back(name, analyse_job(one, runs, seed, threads, progress));
+    JobAnalysis an = analyse_job(one, runs, seed, threads, progress);
+    an.step_source = step_source_of(*spec);
+    out.emplace_back(name, std::move(an));
   }
   return out;
 }
