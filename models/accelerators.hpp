@@ -44,6 +44,7 @@ struct Efficiency {
   // graphs, a sync-free MoE). Fitted only on MoE rows of whole steps (docs/job.md).
   double moe_host = 0;
   double fp8_share(Fp8Recipe r) const { return r == Fp8Recipe::Blockwise ? fp8_blockwise : fp8; }
+  bool operator==(const Efficiency&) const = default;
 };
 
 // How the GPU runs a GEMM, for tile and wave quantization (models/layer_costs.hpp,
@@ -55,6 +56,7 @@ struct GemmTiling {
   int sms = 0;
   int tile_m = 256;  // along the GEMM's M (the tokens, in the forward)
   int tile_n = 128;
+  bool operator==(const GemmTiling&) const = default;
 };
 
 struct AcceleratorSpec {
@@ -66,6 +68,7 @@ struct AcceleratorSpec {
   Bytes usable_memory = 0;  // what training may use (CUDA context, NCCL buffers, fragmentation off)
   Efficiency efficiency;
   GemmTiling tiling;
+  bool operator==(const AcceleratorSpec&) const = default;
 };
 
 struct NodeSpec {
@@ -74,6 +77,7 @@ struct NodeSpec {
   std::int64_t pcie_bandwidth = 32'000'000'000;  // per GPU, each direction (PCIe 4.0 x16)
   bool p2p = true;  // PCIe-only nodes: peer-to-peer allowed (else through host memory, half rate)
   Time fabric_latency = 3 * kMicrosecond;  // per ring step inside a node
+  bool operator==(const NodeSpec&) const = default;
 };
 
 // A network tier: up to `nodes` nodes are joined at this level with `oversubscription`:1 (1 =
@@ -82,6 +86,7 @@ struct NetworkTier {
   std::string name;
   std::int64_t nodes = 0;  // 0: unlimited (the top)
   double oversubscription = 1.0;
+  bool operator==(const NetworkTier&) const = default;
 };
 
 struct NetworkSpec {
@@ -89,12 +94,14 @@ struct NetworkSpec {
   std::int64_t nic_bandwidth = 25'000'000'000;  // bytes/s per NIC, each direction
   Time latency = 5 * kMicrosecond;              // per ring step between nodes
   std::vector<NetworkTier> tiers;               // inner to outer; empty: one non-blocking tier
+  bool operator==(const NetworkSpec&) const = default;
 };
 
 struct ClusterSpec {
   AcceleratorSpec accelerator;
   NodeSpec node;
   NetworkSpec network;
+  bool operator==(const ClusterSpec&) const = default;
 };
 
 // Presets by name: a100-sxm-80gb, h100-sxm, h800, h200, b200, rtx4090 (each value's source in

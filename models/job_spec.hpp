@@ -87,6 +87,7 @@ struct JobModel {
   struct Mla {
     std::int64_t q_lora_rank = 0, kv_lora_rank = 0;
     int qk_nope_head_dim = 0, qk_rope_head_dim = 0, v_head_dim = 0;
+    bool operator==(const Mla&) const = default;
   };
   Mla mla;
   bool latent_attention() const { return mla.kv_lora_rank > 0; }
@@ -100,6 +101,7 @@ struct JobModel {
   MoeRoutingSpec routing;
   std::optional<double> capacity_factor;
   bool even_routing() const { return routing.kind == MoeRoutingSpec::Kind::Balanced && !capacity_factor; }
+  bool operator==(const JobModel&) const = default;
 };
 
 // How an MoE layer's tokens reach their experts' GPUs (and come back).

@@ -34,6 +34,7 @@ struct MoeRoutingSpec {
   double hot_fraction = 0;          // Hot: share of the experts that are hot, in (0, 1]
   double hot_load = 1;              // Hot: a hot expert's rows as a multiple of the mean, >= 1
   std::vector<std::int64_t> loads;  // Explicit: one entry per expert
+  bool operator==(const MoeRoutingSpec&) const = default;
 };
 
 // Where expert e lives on `cards` cards holding E / cards experts each.

@@ -20,6 +20,7 @@ struct TransformerConfig {
   std::int64_t vocab = 0;
   bool tied_embeddings = false;
   bool qk_norm = true;  // per-head RMSNorm on queries and keys (Qwen3)
+  bool operator==(const TransformerConfig&) const = default;
 };
 
 struct ParameterCount {

@@ -10,14 +10,18 @@
 #include <tuple>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <nlohmann/json.hpp>
 
+#include "cli/commands/commands.hpp"
+#include "cli/commands/diagnostics.hpp"
 #include "cli/commands/reuse_freed_memory.hpp"
 #include "cli/input/job_step_input.hpp"
 #include "cli/input/job_step_yaml.hpp"
 #include "cli/input/scenario.hpp"
 #include "cli/input/validation_csv.hpp"
 #include "cli/reports/job_step_report.hpp"
+#include "cli/reports/measured_export.hpp"
 #include "cli/reports/output.hpp"
 #include "cli/reports/quantities.hpp"
 #include "cli/reports/table.hpp"
@@ -65,6 +69,7 @@ std::string figure(double v) { return std::abs(v) >= 1e4 ? fmt::format("{:.0f}",
 // counts: the time is predicted as if it fit).
 struct RowPrediction {
   double value = 0;
+  Time step = 0;
   Bytes memory = 0, usable = 0;
   bool fits() const { return memory <= usable; }
 };
@@ -72,7 +77,7 @@ RowPrediction predict_row(const MeasuredRun& row, const Efficiency& e) {
   JobStepSpec spec = row.spec;
   spec.cluster.accelerator.efficiency = e;
   const JobStepRun run = run_job_step(spec);
-  return {predicted_metric(row, run.result), run.result.memory.total(), run.result.capacity};
+  return {predicted_metric(row, run.result), run.result.step_time, run.result.memory.total(), run.result.capacity};
 }
 
 std::vector<MeasuredRun> read_all(const std::vector<std::string>& files) {
@@ -341,82 +346,147 @@ Efficiency parse_efficiencies(const std::string& text) {
 
 }  // namespace
 
+namespace {
+
+struct CheckAgainstArgs {
+  std::vector<std::string> files;
+  bool json = false;
+  std::string efficiency;  // --efficiency: given, not fitted
+  unsigned jobs = 0;
+  std::string exported;           // --export
+  std::vector<std::string> rows;  // --rows
+};
+
+// One calibration per accelerator of `rows` (given, or fitted on their fit=1 rows, or the preset's
+// own), and where each comes from ("fitted on 6 of 22 rows (fit=1)").
+struct Calibrations {
+  std::map<std::string, Efficiency> eff;
+  std::map<std::string, FitResult> fits;
+  std::map<std::string, std::string> source;
+};
+Calibrations calibrate_rows(const std::vector<MeasuredRun>& rows, const CheckAgainstArgs& a) {
+  Calibrations c;
+  if (!a.efficiency.empty()) {
+    const Efficiency given = parse_efficiencies(a.efficiency);
+    for (const auto& r : rows) c.eff[r.hw] = given;
+  } else {
+    std::vector<MeasuredRun> fit_rows;
+    for (const auto& r : rows)
+      if (r.fit) fit_rows.push_back(r);
+    if (!fit_rows.empty()) c.fits = fit_per_accelerator(fit_rows, threads_for(a.jobs));
+    for (const auto& [hw, f] : c.fits) c.eff[hw] = eff_of(f.params);
+    // An accelerator none of whose rows is marked fit=1: every row held out, at its preset's
+    // own (uncalibrated) efficiencies.
+    for (const auto& r : rows) c.eff.try_emplace(r.hw, r.spec.cluster.accelerator.efficiency);
+  }
+  for (const auto& [hw, e] : c.eff) {
+    int nfit = 0, nall = 0;
+    for (const auto& r : rows)
+      if (r.hw == hw) {
+        ++nall;
+        nfit += r.fit;
+      }
+    c.source[hw] = c.fits.count(hw)       ? fmt::format("fitted on {} of {} rows (fit=1)", nfit, nall)
+                   : a.efficiency.empty() ? std::string("the preset's own: no row of this accelerator is marked fit=1")
+                                          : std::string("given with --efficiency");
+  }
+  return c;
+}
+
+// The calibrations as the report's first lines and its JSON's "calibration".
+void report_calibrations(const Calibrations& c, const std::vector<MeasuredRun>& rows, bool given, std::string& text,
+                         nlohmann::ordered_json& out) {
+  out["calibration"] = nlohmann::ordered_json::object();
+  for (const auto& [hw, e] : c.eff) {
+    nlohmann::ordered_json j;
+    const std::vector<double> v = eff_vector(e, extra_shown(e));
+    for (std::size_t i = 0; i < v.size(); ++i) j[kEffNames[i]] = v[i];
+    if (c.fits.count(hw)) {
+      int n = 0;
+      for (const auto& r : rows) n += r.fit && r.hw == hw;
+      j["fitted_on_rows"] = n;
+    } else {
+      j["source"] = given ? "given" : "preset";
+    }
+    out["calibration"][hw] = j;
+    const std::string& source = c.source.at(hw);
+    text += fmt::format("calibration for {}: {}\n  {}\n", hw, eff_text(e),
+                        c.fits.count(hw) ? source + ", shared by every row of this accelerator" : source);
+  }
+}
+
+// --export: the rows `chosen` (indices into `rows`) as a job_step scenario, each at its calibration.
+void export_rows(const CheckAgainstArgs& a, const std::vector<MeasuredRun>& rows, const std::vector<std::size_t>& chosen,
+                 const Calibrations& c, const std::vector<RowPrediction>& predicted) {
+  std::vector<PredictedRow> picked;
+  std::vector<std::string> calibration;
+  for (const std::size_t i : chosen) {
+    const MeasuredRun& r = rows[i];
+    const RowPrediction& p = predicted[i];
+    picked.push_back({&r, c.eff.at(r.hw), p.value, p.step, p.memory, p.usable});
+    const std::string line = fmt::format("the calibration for {} {}", r.hw, c.source.at(r.hw));
+    if (std::find(calibration.begin(), calibration.end(), line) == calibration.end()) calibration.push_back(line);
+  }
+  std::string command = fmt::format("stepsim check-against {}", fmt::join(a.files, " "));
+  if (!a.efficiency.empty()) command += " --efficiency " + a.efficiency;
+  command += fmt::format(" --export {} --rows {}", a.exported, fmt::join(a.rows, ","));
+  write_file(a.exported, measured_rows_scenario(picked, command, calibration));
+  note("{} written to {} as a job_step scenario ({} {})", chosen.size() == 1 ? "the row" : "the rows", a.exported,
+       chosen.size() == 1 ? "stepsim run" : "stepsim compare", a.exported);
+}
+
+void run_check_against(const CheckAgainstArgs& a) {
+  reuse_freed_memory();  // a simulation per row and fit step, one after another
+  for (const auto& f : a.files) check_not_input("--export", a.exported, f);
+  const auto rows = read_all(a.files);
+  const std::vector<std::size_t> chosen =
+      a.exported.empty() ? std::vector<std::size_t>{} : select_rows(rows, a.files, a.rows);
+  const Calibrations cal = calibrate_rows(rows, a);
+  nlohmann::ordered_json out;
+  std::string text;
+  report_calibrations(cal, rows, !a.efficiency.empty(), text, out);
+  // Every row is an independent simulation: every core, each at its own index.
+  std::vector<RowPrediction> predicted(rows.size());
+  parallel_for(rows.size(), threads_for(a.jobs),
+               [&](std::size_t i) { predicted[i] = predict_row(rows[i], cal.eff.at(rows[i].hw)); });
+  out["files"] = nlohmann::ordered_json::array();
+  for (const auto& file : a.files) check_file(file, rows, predicted, text, out);
+  if (a.json)
+    fmt::print("{}\n", out.dump(2));
+  else
+    fmt::print("{}", text);
+  if (!chosen.empty()) export_rows(a, rows, chosen, cal, predicted);
+}
+
+}  // namespace
+
 void add_check_against_command(CLI::App& app) {
-  auto files = std::make_shared<std::vector<std::string>>();
-  auto json = std::make_shared<bool>(false);
-  auto hardware = std::make_shared<std::string>();
-  auto jobs = std::make_shared<unsigned>(0);
+  auto a = std::make_shared<CheckAgainstArgs>();
   auto* cmd = app.add_subcommand("check-against",
                                  "predict measured runs (validation/*.csv) and print measured vs predicted per row; "
                                  "one calibration per accelerator is "
                                  "fitted on the rows marked fit=1 of all the files given, the other rows are held out");
-  cmd->add_option("files", *files, "CSV files of measured runs")->required();
-  cmd->add_flag("--json", *json, "print JSON instead of tables");
-  add_jobs_option(cmd, *jobs);
-  cmd->add_option("--efficiency", *hardware,
+  cmd->add_option("files", a->files, "CSV files of measured runs")->required();
+  cmd->add_flag("--json", a->json, "print JSON instead of tables");
+  add_jobs_option(cmd, a->jobs);
+  cmd->add_option("--efficiency", a->efficiency,
                   "use these efficiencies instead of fitting: gemm,attention,memory,fabric,network,contention and "
                   "optionally the routed experts' and the tensorwise FP8 GEMMs' shares of gemm, the MoE passes' host "
                   "seconds and the blockwise FP8 GEMMs' share "
                   "(e.g. 0.7,0.5,0.8,0.8,0.8,0.2)");
-  cmd->callback([=] {
-    reuse_freed_memory();  // a simulation per row and fit step, one after another
-    const auto rows = read_all(*files);
-    std::map<std::string, Efficiency> eff;
-    std::map<std::string, FitResult> fits;
-    if (!hardware->empty()) {
-      const Efficiency given = parse_efficiencies(*hardware);
-      for (const auto& r : rows) eff[r.hw] = given;
-    } else {
-      std::vector<MeasuredRun> fit_rows;
-      for (const auto& r : rows)
-        if (r.fit) fit_rows.push_back(r);
-      if (!fit_rows.empty()) fits = fit_per_accelerator(fit_rows, threads_for(*jobs));
-      for (const auto& [hw, f] : fits) eff[hw] = eff_of(f.params);
-      // An accelerator none of whose rows is marked fit=1: every row held out, at its preset's
-      // own (uncalibrated) efficiencies.
-      for (const auto& r : rows) eff.try_emplace(r.hw, r.spec.cluster.accelerator.efficiency);
-    }
-    nlohmann::ordered_json out;
-    out["calibration"] = nlohmann::ordered_json::object();
-    for (const auto& [hw, e] : eff) {
-      nlohmann::ordered_json c;
-      const std::vector<double> v = eff_vector(e, extra_shown(e));
-      for (std::size_t i = 0; i < v.size(); ++i) c[kEffNames[i]] = v[i];
-      if (fits.count(hw)) {
-        int n = 0;
-        for (const auto& r : rows) n += r.fit && r.hw == hw;
-        c["fitted_on_rows"] = n;
-      } else {
-        c["source"] = hardware->empty() ? "preset" : "given";
-      }
-      out["calibration"][hw] = c;
-    }
-    std::string text;
-    for (const auto& [hw, e] : eff) {
-      int nfit = 0, nall = 0;
-      for (const auto& r : rows)
-        if (r.hw == hw) {
-          ++nall;
-          nfit += r.fit;
-        }
-      text += fmt::format(
-          "calibration for {}: {}\n  {}\n", hw, eff_text(e),
-          fits.count(hw)
-              ? fmt::format("fitted on {} of {} rows (fit=1), shared by every row of this accelerator", nfit, nall)
-          : hardware->empty() ? std::string("the preset's own: no row of this accelerator is marked fit=1")
-                              : std::string("given with --efficiency"));
-    }
-    // Every row is an independent simulation: every core, each at its own index.
-    std::vector<RowPrediction> predicted(rows.size());
-    parallel_for(rows.size(), threads_for(*jobs),
-                 [&](std::size_t i) { predicted[i] = predict_row(rows[i], eff.at(rows[i].hw)); });
-    out["files"] = nlohmann::ordered_json::array();
-    for (const auto& file : *files) check_file(file, rows, predicted, text, out);
-    if (*json)
-      fmt::print("{}\n", out.dump(2));
-    else
-      fmt::print("{}", text);
-  });
+  auto* export_option =
+      cmd->add_option("--export", a->exported,
+                      "write the rows --rows names as a job_step scenario to this file, at the calibration they are "
+                      "predicted with; `stepsim run` simulates the first, `stepsim compare` all")
+          ->check(file_beside_report());
+  auto* rows_option = cmd->add_option("--rows", a->rows,
+                                      "the rows --export writes, by line (with one file) or FILE:LINE, FILE a file's "
+                                      "name with or without .csv (a list: 16,17)")
+                          ->delimiter(',')
+                          ->allow_extra_args(false)  // one token (16,17): files after it stay positional
+                          ->needs(export_option);
+  export_option->needs(rows_option);
+  cmd->callback([a] { run_check_against(*a); });
 }
 
 void add_calibrate_command(CLI::App& app) {

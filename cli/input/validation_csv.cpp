@@ -252,7 +252,7 @@ const std::vector<std::string>& known_columns() {
   // clang-format off
   static const std::vector<std::string> columns = {
       "src", "tbl", "model", "notes", "hw", "ngpu", "metric", "value", "fit",
-      "L", "h", "heads", "kv", "head_dim", "ffn", "vocab", "seq", "mlp", "tied", "dropout",
+      "L", "h", "heads", "kv", "head_dim", "ffn", "vocab", "seq", "mlp", "tied", "qk_norm", "dropout",
       "experts", "top_k", "expert_ffn", "shared_expert_ffn", "dense_layers", "node_limit", "device_limit",
       "hot_experts", "hot_load", "capacity_factor", "mtp_layers",
       "q_lora_rank", "kv_lora_rank", "qk_nope_head_dim", "qk_rope_head_dim", "v_head_dim",
@@ -316,6 +316,7 @@ MeasuredRun parse_row(const std::string& file, int n, std::map<std::string, std:
   m.shape.intermediate = row.integer("ffn", 4 * m.shape.hidden);
   m.shape.vocab = row.integer("vocab");
   m.shape.tied_embeddings = row.integer("tied", 1) == 1;  // GPT-style by default: the LM head shares the embedding
+  m.shape.qk_norm = row.integer("qk_norm", 0) == 1;       // per-head query and key norms (Qwen3): none by default
   m.seq = row.integer("seq");
   // GPT (the default): GeLU MLP.
   m.gated_mlp = row.named(

@@ -38,19 +38,6 @@ YAML::Node section_copy(const SearchScenario& sc, const char* key, const std::st
   return n;
 }
 
-// A duration the job reader reads back exactly: in the largest unit that divides it.
-std::string exact_duration(Time t) {
-  if (t == 0) return "0s";
-  for (const auto& [unit, ns] : {std::pair<const char*, Time>{"d", 86400 * kSecond},
-                                 {"h", 3600 * kSecond},
-                                 {"min", 60 * kSecond},
-                                 {"s", kSecond},
-                                 {"ms", kMillisecond},
-                                 {"us", kMicrosecond}})
-    if (t % ns == 0) return fmt::format("{}{}", t / ns, unit);
-  return fmt::format("{}ns", t);
-}
-
 // The search's task as a `job:` section of the layout's whole runs: its tokens, deadline and
 // reserved days, failures, and saves at the interval the search charged (the task's, else
 // `young`: Young's optimum at each layout's cards), or free ones after every step where it
