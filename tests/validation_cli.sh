@@ -419,4 +419,35 @@ has "efficiency: {gemm:" "$tmp/hw.yaml"
 sed "s|file: hardware/a100-calibrated.yaml|file: $tmp/hw.yaml|; s|file: models/|file: $PWD/scenarios/models/|" scenarios/job-gpt3-1024xa100.yaml >"$tmp/gpt3-own.yaml"
 "$stepsim" run "$tmp/gpt3-own.yaml" >"$tmp/own.txt"
 has "step time" "$tmp/own.txt"
+
+# 3. --export: rows as a job_step scenario (docs/job.md "A row as a scenario"). The file the docs
+# show is the one written; `run` gives the base row's step, `compare` each row's, to the figure
+# the header states; a row that does not fit is allowed to (Llama 3 405B at 8K).
+mkdir -p "$tmp/doc/out" && ln -s "$PWD/validation" "$tmp/doc/validation"
+stepsim_abs="$(cd "$(dirname "$stepsim")" && pwd)/$(basename "$stepsim")"
+(cd "$tmp/doc" && "$stepsim_abs" check-against validation/megatron_sc21.csv validation/megatron_korthikanti2022.csv \
+  validation/megascale_megatron.csv --export out/sc21-76b-146b.yaml --rows megatron_sc21:16,megatron_sc21:17 \
+  >/dev/null 2>&1)
+diff <(awk '/^`out\/sc21-76b-146b.yaml`:$/ { on = 1; next } on && /^```yaml$/ { inside = 1; next }
+            inside && /^```$/ { exit } inside { print }' docs/job.md) "$tmp/doc/out/sc21-76b-146b.yaml" ||
+  fail "docs/job.md's exported rows are not what check-against --export writes"
+has "a step of 14.593 s$" "$tmp/doc/out/sc21-76b-146b.yaml"
+has "a step of 24.060 s (a row the calibration is fitted on)$" "$tmp/doc/out/sc21-76b-146b.yaml"
+"$stepsim" run "$tmp/doc/out/sc21-76b-146b.yaml" >"$tmp/row16.txt"
+fig "step time 14.593 s" "$tmp/row16.txt"
+"$stepsim" compare "$tmp/doc/out/sc21-76b-146b.yaml" >"$tmp/rows.txt"
+fig "^megatron_sc21-17 24.060 s" "$tmp/rows.txt"
+"$stepsim" check-against validation/llama3_405b_meta2024.csv --export "$tmp/405b.yaml" --rows 16 >/dev/null 2>&1
+has "^  allow_oom: true  # needs 76.7 of 74.5 GiB by stepsim's count; the run fit$" "$tmp/405b.yaml"
+"$stepsim" run "$tmp/405b.yaml" >"$tmp/405b.txt"
+has "does not fit" "$tmp/405b.txt"
+run "$stepsim" check-against validation/megatron_sc21.csv --export "$tmp/no.yaml" --rows 10
+refused "error: --rows: 10: validation/megatron_sc21.csv has no measured row on line '10' (its rows are on lines 11 to 32)"
+run "$stepsim" check-against validation/megatron_sc21.csv validation/megascale_megatron.csv --export "$tmp/no.yaml" --rows 16
+refused "error: --rows: 16: name its file, e.g. megatron_sc21.csv:16 (several files are given)"
+run "$stepsim" check-against validation/megatron_sc21.csv --rows 16
+refused "error: check-against: --rows requires --export"
+run "$stepsim" check-against validation/megatron_sc21.csv --export validation/megatron_sc21.csv --rows 16
+refused "which this command reads: give another file"
+[[ ! -e "$tmp/no.yaml" ]] || fail "a refused --export wrote its file"
 echo "validation: all checks passed"

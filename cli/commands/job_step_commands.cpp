@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <fstream>
 #include <functional>
 #include <iterator>
@@ -455,7 +456,9 @@ void run_check_against(const CheckAgainstArgs& a) {
     fmt::print("{}\n", out.dump(2));
   else
     fmt::print("{}", text);
-  if (!chosen.empty()) export_rows(a, rows, chosen, cal, predicted);
+  if (chosen.empty()) return;
+  std::fflush(stdout);  // the report, then the note on stderr saying what was written
+  export_rows(a, rows, chosen, cal, predicted);
 }
 
 }  // namespace
