@@ -32,9 +32,10 @@ struct JobScenario {
   bool per_plan_case = false;
   // The scenario's job_step supplies the step time: simulated before the runs (analyse_job).
   bool step_from_job_step = false;
-  // ... and with variants (and no `cards` given), one job per variant, the base first: each its
-  // own step, cards, steps from `tokens` and checkpoint size (see cmd_job.cpp).
+  // ... and with variants, one job per variant, the base first: each its own step, cards (unless
+  // the job gives `cards`: every case's), steps from `tokens` and checkpoint size (cmd_job.cpp).
   bool per_variant = false;
+  bool cards_given = false;  // `cards` in the job: the cards whose failures count, in every case
   std::optional<std::int64_t> tokens;  // the run's tokens, where given (beside a job step)
   bool size_from_state = false;        // the checkpoint's size is the job step's recoverable state
   // The key the steps were given by (`tokens` beside a job step), for a message about them.
@@ -48,7 +49,7 @@ struct JobScenario {
 // With the scenario's `job_step` instead, the job runs that step: its step time (simulated, unless
 // `step_time` is given), its GPUs as the cards, its recoverable state as the checkpoint's size,
 // and `tokens` (or `steps`) at its global batch of sequences per step; with the job step's
-// variants (and no `cards`), one job per variant, each with its own (JobScenario::per_variant).
+// variants, one job per variant, each with its own (JobScenario::per_variant).
 JobScenario read_job(const Reader& r, std::shared_ptr<const Source> src, const PlanSpec* plan = nullptr,
                      const JobStepScenario* job_step = nullptr);
 

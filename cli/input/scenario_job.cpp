@@ -199,11 +199,12 @@ JobScenario read_job(const Reader& r, std::shared_ptr<const Source> src, const P
     if (r.has("stragglers"))
       r.fail("stragglers", "the job_step's simulated step is the step: give step_time to use stragglers");
     job.step_from_job_step = true;
-    job.per_variant = !job_step->variants.empty() && !r.has("cards");
+    job.per_variant = !job_step->variants.empty();
   }
   if (!job.step_time && !r.has("stragglers") && !job.per_plan_case && !job.step_from_job_step)
     r.fail("step_time", "missing: the time of one step (or a 'stragglers' section to simulate it)");
   JobSpec& s = job.run;
+  job.cards_given = r.has("cards");
   s.cards = r.opt_integer("cards", 1).value_or(job_step ? job_step->spec.layout.ranks() : 1);
   s.card_mtbf = r.opt_duration("card_mtbf").value_or(plan ? plan->card_mtbf : 0);
   if (r.has("card_mtbf") && s.card_mtbf <= 0) r.fail("card_mtbf", "must be positive (leave it out for no failures)");

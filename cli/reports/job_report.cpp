@@ -276,7 +276,7 @@ std::vector<std::pair<std::string, JobAnalysis>> analyse_variant_jobs(const Scen
     JobScenario& job = *one.job;
     job.step_time = step.step_time;
     job.step_from_job_step = false;
-    job.run.cards = spec->layout.ranks();
+    if (!job.cards_given) job.run.cards = spec->layout.ranks();
     if (job.tokens) job.steps = steps_for(*job.tokens, spec->layout.global_batch * spec->model.seq);
     if (job.size_from_state) job.run.checkpoint.size = checkpoint_state_bytes(spec->model, spec->layout);
     JobAnalysis an = analyse_job(one, runs, seed, threads, progress);

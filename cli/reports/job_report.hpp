@@ -53,7 +53,8 @@ std::vector<std::pair<std::string, JobAnalysis>> analyse_plan_jobs(const Scenari
 
 // A job whose step has variants (JobScenario::per_variant): one analysis per row of `stepsim
 // compare`, "base" first and then each variant by its name (or only `only_case`), each with its
-// own simulated step, cards (its GPUs), steps (the run's tokens at its global batch) and
+// own simulated step, cards (its GPUs; the job's `cards`, where given, in every case), steps (the
+// run's tokens at its global batch) and
 // checkpoint size (its recoverable state, unless the job gives a size). A variant whose step does
 // not fit its GPUs' memory is not run: `skipped` gets "NAME: needs X of Y GiB". Throws InputError
 // for an unknown case.
