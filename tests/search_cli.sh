@@ -392,4 +392,40 @@ run "$stepsim" search scenarios/search-first-try.yaml --export "$tmp/exports/non
 refused "error: --export: no layout fits: nothing written"
 grep -q "^nearest miss: no layout fits in memory" <<<"$out" || fail "nothing fits: the report first"
 [[ ! -e "$tmp/exports/none.yaml" ]] || fail "an export where nothing fits"
+# Around a job step (docs/search.md "Around a job step"): the step's own layout beside the space,
+# the layouts that rank before it counted exactly (--no-bound simulates everything and counts the
+# same), its variant `own` in an export running to its own `run`'s step.
+for f in job-llama70b-64xh100 job-hsdp-128xa100 job-moe-routing-256xh100; do
+  "$stepsim" search "scenarios/$f.yaml" --json >"$tmp/around.json"
+  "$stepsim" search "scenarios/$f.yaml" --json --no-bound >"$tmp/around-all.json"
+  python3 - "$tmp/around.json" "$tmp/around-all.json" "$f" <<'PY' || fail "$f: the layouts before the step, counted"
+import json, sys
+a, b = (json.load(open(x)) for x in sys.argv[1:3])
+own = a["around"]
+assert own["fits"], own
+faster = sum(1 for e in b["simulated"] if e["step_ns"] < own["step_ns"])
+assert own["ranked_before"] == faster == b["around"]["ranked_before"] > 0, (sys.argv[3], own["ranked_before"], faster)
+PY
+done
+"$stepsim" search scenarios/job-llama70b-64xh100.yaml >"$tmp/around.txt"
+has "^around the job step's layout: tp, pp, virtual_stages, schedule, micro_batch, recompute, zero, sequence_parallel searched" "$tmp/around.txt"
+has "^the job step's own layout, 64 cards: tp 8 pp 4 v 5 dp 2 zero 1 interleaved-1f1b, mbs 1, recompute selective, sp:$" "$tmp/around.txt"
+has "^  40 layouts that fit rank before it; #1 is 13.1% faster (13.234 s)$" "$tmp/around.txt"
+"$stepsim" run scenarios/job-llama70b-64xh100.yaml >"$tmp/own-run.txt"
+fig "step time 15.235 s" "$tmp/own-run.txt"
+has "^  15.235 s a step, MFU 48.8%, 49.5 of 74.5 GiB per GPU$" "$tmp/around.txt"
+"$stepsim" search scenarios/job-llama70b-64xh100.yaml --export "$tmp/exports/around.yaml" >/dev/null 2>&1
+"$stepsim" compare "$tmp/exports/around.yaml" >"$tmp/around-compare.txt"
+fig "^own 15.235 s +15.1%" "$tmp/around-compare.txt"
+# The step's own layout picked: no second copy of it.
+"$stepsim" search scenarios/job-deepseek-v3-2048xh800.yaml --export "$tmp/exports/ds.yaml" >"$tmp/ds.txt" 2>&1
+has "no layout that fits ranks before it" "$tmp/ds.txt"
+! grep -q "^    own:" "$tmp/exports/ds.yaml" || fail "the step's own layout, picked, exported twice"
+# Not fitting is a result; a bad key of the step is refused at it.
+"$stepsim" search scenarios/job-llama70b-64xh100.yaml --set job_step.layout.micro_batch=4 >"$tmp/around-oom.txt"
+has "121.7 of 74.5 GiB per GPU: does not fit; the layouts above do$" "$tmp/around-oom.txt"
+run "$stepsim" search scenarios/job-llama70b-64xh100.yaml --set job_step.layout.tp=3
+refused "error: --set: job_step.layout.tp: tp 3 does not divide the 64 attention heads"
+run "$stepsim" search scenarios/job-1024.yaml
+refused "job: unknown key (known here: name, description, search, job_step)"
 echo "search cli: ok"

@@ -312,3 +312,37 @@ TEST_CASE("search: the HTML report is well-formed, every simulated layout a dot,
   CHECK(stepsim::test::count(html, "class=\"deadline\"") == 1);
   CHECK(html.find("fewest cards that meet the deadline: 48") != std::string::npos);
 }
+
+TEST_CASE("a job step searched around: its fixed keys kept, the splitting keys opened", "[search][around]") {
+  const std::string step = R"(name: mine
+job_step:
+  model: {name: m, layers: 32, hidden: 4096, ffn: 14336, heads: 32, kv_heads: 8, vocab: 128256, seq: 4096}
+  hardware: {preset: h100-sxm, efficiency: {gemm: 0.6}}
+  layout: {tp: 2, pp: 2, dp: 4, cp: 2, micro_batch: 2, global_batch: 64, recompute: full, recompute_layers: 3,
+           attention: unfused, overlap: {grad_reduce: false}, grad_bytes: 2}
+  variants: {other: {layout: {tp: 4, dp: 2}}}
+job: {steps: 10}
+)";
+  const cli::SearchScenario sc = cli::parse_search(step, "mine.yaml");
+  REQUIRE(sc.spec.around);
+  CHECK(sc.name == "mine");
+  CHECK(sc.spec.around->cards == 32);  // no gpus given: tp x pp x dp x cp
+  CHECK(sc.spec.axes.cards == std::vector<std::int64_t>{32});
+  const JobLayout& own = sc.spec.around->layout;
+  CHECK((own.tp == 2 && own.pp == 2 && own.dp == 4 && own.cp == 2 && own.recompute_layers == 3));
+  // Every opened key, and nothing else, searched; the fixed ones are the step's.
+  for (const char* k : cli::kAroundKeys) {
+    INFO(k);
+    CHECK(std::count(sc.spec.axes.auto_keys.begin(), sc.spec.axes.auto_keys.end(), k) == 1);
+  }
+  CHECK(sc.spec.axes.cp == std::vector<int>{2});
+  CHECK(sc.spec.axes.recompute_layers == std::vector<int>{-1, 3});  // all, and the step's 3
+  CHECK(sc.spec.base.attention == AttentionKernel::Unfused);
+  CHECK(!sc.spec.base.overlap_grad_reduce);
+  CHECK(sc.spec.base.grad_bytes == 2);
+  CHECK(sc.spec.cluster.accelerator.efficiency.gemm == 0.6);
+  CHECK(sc.spec.base.global_batch == 64);
+  // A step's key set to a list is no layout of its own: refused at the key, as `run` refuses it.
+  CHECK_THROWS_WITH(cli::parse_search(step, "mine.yaml", {"job_step.layout.cp=[1, 2, 4]"}),
+                    Catch::Contains("job_step.layout.cp"));
+}

@@ -118,6 +118,7 @@ void print_outputs(const SearchReportInfo& info, const SearchScenario& sc, const
   if (!html.empty()) write_file(html, search_html(info, sc.spec, r));
   // After the report, which says why when nothing fits or how many were listed.
   if (!exported.file.empty()) {
+    std::fflush(stdout);  // the report, then the note on stderr saying what was written
     write_file(exported.file, search_layout_scenario(sc, sets, r, exported.choice, exported.file));
     const ExportChoice& c = exported.choice;
     const std::size_t n = c.cards.empty() ? c.picks.size() : c.cards.size();
@@ -125,7 +126,10 @@ void print_outputs(const SearchReportInfo& info, const SearchScenario& sc, const
         c.cards.empty()
             ? fmt::format("{} {}", n == 1 ? "layout" : "layouts", fmt::join(c.picks, ", "))
             : fmt::format("the best {} at {} cards", n == 1 ? "layout" : "layouts", fmt::join(c.cards, ", "));
-    if (n == 1)
+    if (exports_own_layout(r, c))
+      note("{} written to {} as a job_step scenario, the job step's own layout its variant `own` (stepsim compare {})",
+           what, exported.file, exported.file);
+    else if (n == 1)
       note("{} written to {} as a job_step scenario (stepsim run {})", what, exported.file, exported.file);
     else
       note(

@@ -270,15 +270,74 @@ void read_task(const Reader& r, SearchSpec& s) {
   }
 }
 
+SearchScenario read_search_scenario(std::shared_ptr<const Source> src);
+
+// A job_step scenario as the search around its step: its model, hardware (on the step's GPUs) and
+// input wait as they are, its layout with kAroundKeys opened (a key --set gave a list or `auto`
+// stays so), `recompute_layers` N as [all, N], every other key fixed as the step has it; the
+// step's own layout is spec.around. The step is read as `run` reads it, but not fitting its
+// memory is a result here (the search finds what fits). `variants:` and a `job:` beside it are
+// not read.
+SearchScenario search_around_step(const std::shared_ptr<const Source>& src, const Reader& top) {
+  // New maps holding the file's own nodes (errors point at their lines); a key given a new value
+  // is not copied first: assigning to a node shared with the file would change the file's.
+  const Reader js = top.child("job_step");
+  YAML::Node allowed(YAML::NodeType::Map);
+  for (const auto& k : js.keys())
+    if (k != "allow_oom") allowed[k] = js.node()[k];
+  allowed["allow_oom"] = true;
+  const JobStepScenario step = read_job_step(js.over(allowed, js.path()));
+  YAML::Node section(YAML::NodeType::Map);
+  section["model"] = js.node()["model"];
+  if (js.has("input_wait")) section["input_wait"] = js.node()["input_wait"];
+  YAML::Node hardware(YAML::NodeType::Map);
+  for (const auto& k : js.child("hardware").keys())
+    if (k != "gpus") hardware[k] = js.node()["hardware"][k];
+  hardware["gpus"] = step.spec.layout.ranks();
+  section["hardware"] = hardware;
+  YAML::Node layout(YAML::NodeType::Map);
+  const Reader lr = js.child("layout");
+  const auto opened = [](const std::string& k) {
+    return std::find(kAroundKeys.begin(), kAroundKeys.end(), k) != kAroundKeys.end();
+  };
+  for (const auto& k : lr.keys()) {
+    const YAML::Node n = lr.node()[k];
+    if (k == "dp" || k == "fsdp" || opened(k)) continue;
+    if (k == "recompute_layers" && n.IsScalar() && !is_auto(n) && n.Scalar() != "all") {
+      YAML::Node both(YAML::NodeType::Sequence);
+      both.push_back("all");
+      both.push_back(n.Scalar());
+      layout[k] = both;
+    } else {
+      layout[k] = n;
+    }
+  }
+  for (const char* k : kAroundKeys) layout[k] = "auto";
+  section["layout"] = layout;
+  YAML::Node root(YAML::NodeType::Map);
+  for (const char* k : {"name", "description"})
+    if (top.has(k)) root[k] = src->root[k];
+  root["search"] = section;
+  SearchScenario sc = read_search_scenario(std::make_shared<const Source>(Source{src->file, root, src->overridden}));
+  sc.spec.around = Candidate{-1, step.spec.layout.ranks(), step.spec.layout};
+  return sc;
+}
+
 SearchScenario read_search_scenario(std::shared_ptr<const Source> src) {
   SearchScenario sc;
   sc.source = src;
   sc.file = src->file;
   const Reader top(src, src->root, "");
-  top.only({"name", "description", "search"});
+  if (!top.has("search") && top.has("job_step")) {
+    top.only({"name", "description", "job_step", "job"});
+    return search_around_step(src, top);
+  }
+  top.only({"name", "description", "search", "job_step"});
   sc.name = top.opt_text("name").value_or("search");
   sc.description = top.opt_text("description").value_or("");
-  if (!top.has("search")) top.fail("search", "missing: a search section (model, hardware, layout with lists or auto)");
+  if (!top.has("search"))
+    top.fail("search",
+             "missing: a search section (model, hardware, layout with lists or auto), or a job_step to search around");
   const Reader r = top.child("search");
   r.only({"model", "hardware", "layout", "input_wait", "task", "checkpoint", "top", "rank"});
   if (!r.has("model")) r.fail("model", "missing (a model file, fields or a built-in name)");

@@ -11,6 +11,7 @@
 //     checkpoint: {bandwidth: 7GB/s, restore: 120s, interval: 1800s, card_mtbf: 337d}
 //     top: 10
 //     rank: time            # time, cost (cards x time) or days
+#include <array>
 #include <memory>
 #include <string>
 #include <vector>
@@ -26,6 +27,14 @@ struct SearchScenario {
   std::shared_ptr<const Source> source;
 };
 
+// The layout keys a search around a job step opens (`auto`): how the model is split over the
+// GPUs, what is kept and recomputed, and the pipeline's order. DP is what the cards leave; every
+// other key stays as the step has it.
+inline constexpr std::array<const char*, 8> kAroundKeys = {
+    "tp", "pp", "virtual_stages", "schedule", "micro_batch", "recompute", "zero", "sequence_parallel"};
+
+// A file with a `search:` section, or a job_step scenario searched around its step (its model,
+// hardware and fixed layout keys, kAroundKeys opened; SearchSpec::around its own layout).
 // Throws InputError (file:line: key: message).
 SearchScenario load_search(const std::string& file, const std::vector<std::string>& overrides = {});
 SearchScenario parse_search(const std::string& text, const std::string& name,

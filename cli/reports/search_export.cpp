@@ -145,9 +145,17 @@ std::string step_and_memory(const Evaluated& e) {
 
 }  // namespace
 
+bool exports_own_layout(const SearchResult& r, const ExportChoice& choice) {
+  if (!r.around) return false;
+  const std::vector<Chosen> chosen = choose(r, choice);
+  return std::none_of(chosen.begin(), chosen.end(),
+                      [&](const Chosen& c) { return c.e->c.layout == r.around->c.layout; });
+}
+
 std::string search_layout_scenario(const SearchScenario& sc, const std::vector<std::string>& sets,
                                    const SearchResult& r, const ExportChoice& choice, const std::string& out_path) {
-  const std::vector<Chosen> chosen = choose(r, choice);
+  std::vector<Chosen> chosen = choose(r, choice);
+  if (exports_own_layout(r, choice)) chosen.push_back({&*r.around, "the job step's own layout", "own", "own"});
   const Evaluated& base = *chosen.front().e;
   YAML::Node hardware = section_copy(sc, "hardware", out_path);
   hardware["gpus"] = base.c.cards;

@@ -20,6 +20,10 @@ struct ExportChoice {
   std::vector<std::int64_t> cards;
 };
 
+// Searched around a job step (SearchSpec::around), its own layout is exported too, the variant
+// `own`, so that `compare` puts it beside the search's, unless it is one of those `choice` names.
+bool exports_own_layout(const SearchResult& r, const ExportChoice& choice);
+
 // The scenario text for the layouts `choice` names in the search `sc`, run with the --set
 // overrides `sets` (named in its header). `out_path` is where it will be written: the `file:`
 // paths of the model and hardware are rewritten relative to its folder. Throws InputError at

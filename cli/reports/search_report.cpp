@@ -1,4 +1,5 @@
 #include "cli/reports/search_report.hpp"
+
 #include "cli/reports/quantities.hpp"
 
 #include <algorithm>
@@ -7,7 +8,9 @@
 #include <stdexcept>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
+#include "cli/input/search_input.hpp"
 #include "cli/reports/html_report.hpp"
 #include "cli/reports/job_step_report.hpp"
 #include "cli/reports/table.hpp"
@@ -223,14 +226,37 @@ std::string fewest_line(const SearchSpec& spec, const SearchResult& r) {
 
 }  // namespace
 
+// Where the step searched around stands: its time and memory, and how many layouts that fit rank
+// before it (every layout whose compute alone is faster than it was simulated).
+std::string around_lines(const SearchSpec& spec, const SearchResult& r) {
+  const Evaluated& a = *r.around;
+  const Bytes usable = spec.cluster.accelerator.usable_memory;
+  std::string out =
+      fmt::format("\nthe job step's own layout, {}:\n  {:.3f} s a step, MFU {:.1f}%, {:.1f} of {:.1f} GiB per GPU",
+                  layout_label(a.c), to_s(a.step), 100 * a.mfu, gib(a.memory.total()), gib(usable));
+  if (a.memory.total() > usable)
+    return out + fmt::format(": does not fit{}\n", r.top.empty() ? "" : "; the layouts above do");
+  if (r.ranked_before_around == 0) return out + "; no layout that fits ranks before it\n";
+  const Evaluated& best = r.top.front();
+  return out + fmt::format("\n  {} {} that {} rank before it; #1 is {:.1f}% faster ({:.3f} s)\n",
+                           r.ranked_before_around, r.ranked_before_around == 1 ? "layout" : "layouts",
+                           r.ranked_before_around == 1 ? "fits" : "fit", 100 * (1 - to_s(best.step) / to_s(a.step)),
+                           to_s(best.step));
+}
+
 std::string search_text(const SearchReportInfo& info, const SearchSpec& spec, const SearchResult& r) {
   std::string out = header(info, spec, r);
+  if (spec.around)
+    out += fmt::format(
+        "around the job step's layout: {} searched, dp what the cards leave, the other keys as it has them\n",
+        fmt::join(kAroundKeys, ", "));
   out += counts_line(r.counts) + "\n\n";
   if (!r.top.empty()) {
     out += fmt::format("top {} by {}\n", r.top.size(), rank_words(spec.rank));
     out += top_table(spec, r.top).render();
     if (!out.empty() && out.back() != '\n') out += '\n';
   }
+  if (r.around) out += around_lines(spec, r);
   if (r.per_cards.size() > 1 || (timed(spec) && spec.task.deadline > 0)) {
     // With a task and several global batches the best is the soonest to finish, not the fastest step.
     const bool soonest = timed(spec) && spec.axes.global_batch.size() > 1;
@@ -393,6 +419,11 @@ nlohmann::ordered_json search_json(const SearchReportInfo& info, const SearchSpe
   j["none_why"] = nlohmann::ordered_json::object();
   for (const auto& [cards, why] : r.none_why) j["none_why"][std::to_string(cards)] = why;
   if (r.miss) j["nearest_miss"] = {{"what", r.miss->what}, {"changes", r.miss->changes}};
+  if (r.around) {
+    j["around"] = entry_json(*r.around);
+    j["around"]["fits"] = r.around->memory.total() <= spec.cluster.accelerator.usable_memory;
+    j["around"]["ranked_before"] = r.ranked_before_around;
+  }
   j["simulated"] = nlohmann::ordered_json::array();
   for (const auto& e : r.simulated) j["simulated"].push_back(entry_json(e));
   return j;

@@ -311,12 +311,16 @@ std::vector<std::optional<Evaluated>> simulate_batch(const SearchSpec& spec, con
 void simulate_cards(const SearchSpec& spec, const SearchOptions& opt, std::vector<Evaluated>& queue, std::size_t i,
                     std::size_t end, SearchResult& res, std::optional<Evaluated>& smallest,
                     const std::function<void(std::size_t)>& advance) {
+  // Below the step searched around, every layout is simulated: those faster than it are counted.
+  const Time keep_below =
+      res.around && res.around->memory.total() <= spec.cluster.accelerator.usable_memory ? res.around->step : 0;
   SearchCounts& n = res.counts;
   const Bytes cap = spec.cluster.accelerator.usable_memory;
   std::vector<Time> best;  // step times of this card count's simulated layouts that fit
   std::size_t k = i;
   while (k < end) {
-    const Time threshold = opt.prune_bound ? nth_best(best, std::max(1, spec.top)) : std::numeric_limits<Time>::max();
+    const Time threshold = opt.prune_bound ? std::max(nth_best(best, std::max(1, spec.top)), keep_below)
+                                           : std::numeric_limits<Time>::max();
     const std::size_t stop = std::min(end, k + kBatch);
     std::size_t cut = k;
     while (cut < stop && queue[cut].bound <= threshold) ++cut;
@@ -466,8 +470,17 @@ NearestMiss nothing_fits(const SearchSpec& spec, const SearchOptions& opt, const
 
 }  // namespace
 
+namespace {
+Evaluated simulate_around(const SearchSpec& spec) {
+  Evaluated e;
+  e.c = *spec.around;
+  return simulate(spec, e);
+}
+}  // namespace
+
 SearchResult run_search(const SearchSpec& spec, const SearchOptions& opt) {
   SearchResult res;
+  if (spec.around) res.around = simulate_around(spec);
   SearchCounts& n = res.counts;
   Prefiltered f = prefilter(spec, opt, n);
   if (!f.div_keys.empty())
@@ -623,6 +636,11 @@ void restore_layouts(const SearchSpec& spec, std::vector<Evaluated>& evaluated) 
 
 void finish_search(const SearchSpec& spec, SearchResult& r) {
   std::sort(r.simulated.begin(), r.simulated.end(), by_time);
+  if (spec.around) {
+    if (!r.around) r.around = simulate_around(spec);  // merged shards: each simulated it, none kept it
+    r.ranked_before_around = std::count_if(r.simulated.begin(), r.simulated.end(),
+                                           [&](const Evaluated& e) { return ranks_before(spec, e, *r.around); });
+  }
   r.top = r.simulated;
   std::sort(r.top.begin(), r.top.end(),
             [&](const Evaluated& a, const Evaluated& b) { return ranks_before(spec, a, b); });

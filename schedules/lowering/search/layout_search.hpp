@@ -81,6 +81,12 @@ struct SearchTask {
 enum class SearchRank { Step, Cost, Days };  // Step: by step time
 const char* search_rank_name(SearchRank r);
 
+struct Candidate {
+  std::int64_t index = 0;  // enumeration order (the final tie rule)
+  std::int64_t cards = 0;
+  JobLayout layout;
+};
+
 struct SearchSpec {
   JobModel model;
   ClusterSpec cluster;
@@ -90,6 +96,11 @@ struct SearchSpec {
   SearchTask task;
   SearchRank rank = SearchRank::Step;
   int top = 10;
+  // A layout searched around (a job step's own, docs/search.md "Around a job step"): simulated
+  // beside the space, and every layout whose compute alone is faster than its step simulated
+  // too (the bound prunes only what is slower than both), so that the layouts faster than it are
+  // counted exactly.
+  std::optional<Candidate> around;
 };
 
 struct SearchOptions {
@@ -97,12 +108,6 @@ struct SearchOptions {
   std::size_t shard_index = 0, shard_count = 1;  // candidates with index % count == index
   bool prune_bound = true;
   std::function<void(std::size_t done, std::size_t total)> progress;  // from worker threads, serialized
-};
-
-struct Candidate {
-  std::int64_t index = 0;  // enumeration order (the final tie rule)
-  std::int64_t cards = 0;
-  JobLayout layout;
 };
 
 struct Evaluated {
@@ -153,6 +158,9 @@ struct SearchResult {
   // Per card count with no layout left before simulation: why (the first divisibility problem,
   // or the smallest memory need).
   std::map<std::int64_t, std::string> none_why;
+  // spec.around simulated, and how many layouts that fit rank before it (ranks_before).
+  std::optional<Evaluated> around;
+  std::int64_t ranked_before_around = 0;
 };
 
 // The values each key takes (auto domains filled in for this model and cluster).
