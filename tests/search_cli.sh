@@ -426,6 +426,10 @@ has "no layout that fits ranks before it" "$tmp/ds.txt"
 has "121.7 of 74.5 GiB per GPU: does not fit; the layouts above do$" "$tmp/around-oom.txt"
 run "$stepsim" search scenarios/job-llama70b-64xh100.yaml --set job_step.layout.tp=3
 refused "error: --set: job_step.layout.tp: tp 3 does not divide the 64 attention heads"
+# ... and so is the step's own schedule where its blocking sends deadlock, found when it runs.
+run "$stepsim" search scenarios/job-llama70b-64xh100.yaml --set job_step.layout.schedule=dualpipe-v \
+  --set job_step.layout.virtual_stages=1 --set 'job_step.layout.overlap={pp: false}'
+refused "error: --set: job_step.layout.overlap.pp: with blocking pipeline sends (overlap.pp false) schedule 'dualpipe-v' deadlocks"
 run "$stepsim" search scenarios/job-1024.yaml
 refused "job: unknown key (known here: name, description, search, job_step)"
 echo "search cli: ok"

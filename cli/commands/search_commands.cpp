@@ -189,7 +189,11 @@ void run_search_command(const SearchArgs& a) {
   auto progress = std::make_shared<Progress>();
   opt.progress = [progress](std::size_t done, std::size_t total) { progress->update(done, total); };
   const auto t0 = std::chrono::steady_clock::now();
-  const SearchResult r = run_search(sc.spec, opt);
+  const SearchResult r = [&] {
+    try {
+      return run_search(sc.spec, opt);
+    } catch (const SpecError& e) { sc.fail_step(e); }  // the job step's own layout, searched around
+  }();
   progress->finish();
   info.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   if (opt.shard_count > 1) {
@@ -279,7 +283,9 @@ void run_merge(const MergeArgs& a) {
   } catch (const std::runtime_error& e) {
     throw InputError(a.files.front(), 0, "", fmt::format("the shards do not match {}: {}", file, e.what()));
   }
-  finish_search(sc->spec, r);
+  try {
+    finish_search(sc->spec, r);
+  } catch (const SpecError& e) { sc->fail_step(e); }
   SearchReportInfo info;
   info.name = sc->name;
   info.description = sc->description;

@@ -320,6 +320,7 @@ SearchScenario search_around_step(const std::shared_ptr<const Source>& src, cons
   root["search"] = section;
   SearchScenario sc = read_search_scenario(std::make_shared<const Source>(Source{src->file, root, src->overridden}));
   sc.spec.around = Candidate{-1, step.spec.layout.ranks(), step.spec.layout};
+  sc.step_source = src;
   return sc;
 }
 
@@ -383,6 +384,11 @@ SearchScenario read_search_scenario(std::shared_ptr<const Source> src) {
 }
 
 }  // namespace
+
+void SearchScenario::fail_step(const SpecError& e) const {
+  if (!step_source) throw e;
+  Reader(step_source, step_source->root, "").fail_dotted("job_step." + e.key(), e.what());
+}
 
 SearchScenario load_search(const std::string& file, const std::vector<std::string>& overrides) {
   return read_search_scenario(Source::load(file, overrides));

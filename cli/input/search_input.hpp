@@ -25,6 +25,12 @@ struct SearchScenario {
   std::string file, name, description;
   SearchSpec spec;
   std::shared_ptr<const Source> source;
+  // Searched around a job step: the file as written (source is the search made of it), where
+  // `job_step.*` keys have their lines.
+  std::shared_ptr<const Source> step_source;
+  // An error of the job step's own layout, found when it runs (a schedule its blocking sends
+  // deadlock): refused at its key under `job_step.layout`, as `stepsim run` refuses it.
+  [[noreturn]] void fail_step(const SpecError& e) const;
 };
 
 // The layout keys a search around a job step opens (`auto`): how the model is split over the
