@@ -156,6 +156,7 @@ struct Point {
   JobLayout layout;
   Time step = 0;
   double days_s = 0;  // completion, seconds (0 without a task)
+  Bytes memory = 0;   // per GPU at the simulated peak
 };
 
 struct Oracle {
@@ -229,7 +230,7 @@ bool try_point(const SearchSpec& s, Oracle& o, std::int64_t index, std::int64_t 
     CHECK(again.result.memory.total() == run.result.memory.total());
   }
   if (run.result.memory.total() > cap) return true;
-  Point p{index, cards, l, run.result.step_time, 0};
+  Point p{index, cards, l, run.result.step_time, 0, run.result.memory.total()};
   p.days_s = completion_s(s, cards, l.global_batch, p.step);
   o.fits.push_back(std::move(p));
   return false;
@@ -346,11 +347,11 @@ Oracle brute_force(const SearchSpec& s) {
   return o;
 }
 
-// The ranking key the spec asks for, then step time, then enumeration index.
+// The ranking key the spec asks for, then step time, memory per GPU and enumeration index.
 bool oracle_before(const SearchSpec& s, const Point& a, const Point& b) {
   if (s.rank == SearchRank::Cost && a.cards * a.step != b.cards * b.step) return a.cards * a.step < b.cards * b.step;
   if (s.rank == SearchRank::Days && a.days_s != b.days_s) return a.days_s < b.days_s;
-  return std::tie(a.step, a.index) < std::tie(b.step, b.index);
+  return std::tie(a.step, a.memory, a.index) < std::tie(b.step, b.memory, b.index);
 }
 
 // Per card count, the figure the front and the deadline judge (days with a task, else the step).
@@ -403,7 +404,12 @@ void check_simulated(const SearchSpec& s, const Oracle& o, const SearchResult& r
     CHECK_FALSE(check_layout(s.model, e.c.layout, e.c.cards));
     CHECK(e.step == p->step);
     if (s.task.tokens > 0) CHECK(to_s(e.completion) == Approx(p->days_s).epsilon(1e-9));
-    if (i > 0) CHECK(std::tie(r.simulated[i - 1].step, r.simulated[i - 1].c.index) < std::tie(e.step, e.c.index));
+    CHECK(e.memory.total() == p->memory);
+    if (i > 0) {
+      const Evaluated& before = r.simulated[i - 1];
+      CHECK(std::make_tuple(before.step, before.memory.total(), before.c.index) <
+            std::make_tuple(e.step, e.memory.total(), e.c.index));
+    }
     for (std::size_t k = 0; k < i; ++k) CHECK_FALSE(same_layout(r.simulated[k].c, e.c));
   }
 }

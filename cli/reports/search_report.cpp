@@ -238,10 +238,12 @@ std::string around_lines(const SearchSpec& spec, const SearchResult& r) {
     return out + fmt::format(": does not fit{}\n", r.top.empty() ? "" : "; the layouts above do");
   if (r.ranked_before_around == 0) return out + "; no layout that fits ranks before it\n";
   const Evaluated& best = r.top.front();
-  return out + fmt::format("\n  {} {} that {} rank before it; #1 is {:.1f}% faster ({:.3f} s)\n",
+  const std::string how = best.step < a.step ? fmt::format("{:.1f}% faster ({:.3f} s)",
+                                                           100 * (1 - to_s(best.step) / to_s(a.step)), to_s(best.step))
+                                             : fmt::format("as fast in {:.1f} GiB per GPU", gib(best.memory.total()));
+  return out + fmt::format("\n  {} {} that {} rank before it (faster, or as fast in less memory); #1 is {}\n",
                            r.ranked_before_around, r.ranked_before_around == 1 ? "layout" : "layouts",
-                           r.ranked_before_around == 1 ? "fits" : "fit", 100 * (1 - to_s(best.step) / to_s(a.step)),
-                           to_s(best.step));
+                           r.ranked_before_around == 1 ? "fits" : "fit", how);
 }
 
 std::string search_text(const SearchReportInfo& info, const SearchSpec& spec, const SearchResult& r) {

@@ -141,6 +141,13 @@ Time step_budget_at(const SearchSpec& spec, std::int64_t cards, std::int64_t glo
   return step_budget(spec.task.deadline, spec.task.reserved, t.steps, t.overhead);
 }
 
+bool by_time(const Evaluated& a, const Evaluated& b) {
+  // As fast: the one that leaves more memory free first (zero 2 before zero 1 at the same step).
+  if (a.step != b.step) return a.step < b.step;
+  if (a.memory.total() != b.memory.total()) return a.memory.total() < b.memory.total();
+  return a.c.index < b.c.index;
+}
+
 bool ranks_before(const SearchSpec& spec, const Evaluated& a, const Evaluated& b) {
   switch (spec.rank) {
     case SearchRank::Step: break;
@@ -154,8 +161,7 @@ bool ranks_before(const SearchSpec& spec, const Evaluated& a, const Evaluated& b
       if (a.completion != b.completion) return a.completion < b.completion;
       break;
   }
-  if (a.step != b.step) return a.step < b.step;
-  return a.c.index < b.c.index;
+  return by_time(a, b);
 }
 
 std::string layout_label(const Candidate& c) {
@@ -545,10 +551,6 @@ SearchResult run_search(const SearchSpec& spec, const SearchOptions& opt) {
 }
 
 namespace {
-
-bool by_time(const Evaluated& a, const Evaluated& b) {
-  return a.step != b.step ? a.step < b.step : a.c.index < b.c.index;
-}
 
 // Whether the card count's best layout meets the deadline, and why (or why it has none).
 void judge(const SearchSpec& spec, const SearchResult& r, PerCards& p) {

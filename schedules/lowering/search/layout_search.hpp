@@ -201,7 +201,9 @@ void finish_search(const SearchSpec& spec, SearchResult& r);
 // std::runtime_error where a candidate is not the one the shard named (the scenario changed).
 void restore_layouts(const SearchSpec& spec, std::vector<Evaluated>& evaluated);
 
-// Ranking order (total): the key, then step time, then enumeration index.
+// Ranking order (total): the key, then by_time: step time, then memory per GPU at the simulated
+// peak (less first), then enumeration index.
+bool by_time(const Evaluated& a, const Evaluated& b);
 bool ranks_before(const SearchSpec& spec, const Evaluated& a, const Evaluated& b);
 
 std::string layout_label(const Candidate& c);
