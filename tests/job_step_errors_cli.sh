@@ -130,6 +130,14 @@ run "$stepsim" run "$tmp/word.yaml"
 refused "word.yaml:5: job_step.layout.recompute_layers: 'evry': expected a count of layers, all (every layer, the default) or auto (the fewest that fit)"
 run "$stepsim" run scenarios/job-moe-routing-256xh100.yaml --set job_step.layout.expert_tp=tpp
 refused "job_step.layout.expert_tp: 'tpp': expected a count, or tp (the layout's tp, the default)"
+run "$stepsim" run scenarios/job-llama3-405b-8192xh100.yaml --set job_step.layout.first_chunk_layers=evenly
+refused "job_step.layout.first_chunk_layers: 'evenly': expected a count of layers, or even (an even share, the default)"
+run "$stepsim" run scenarios/job-llama70b-64xh100.yaml --set job_step.layout.dp_bandwidth=fast
+refused "job_step.layout.dp_bandwidth: 'fast': expected a rate (21.3GB/s), or none (the network's, the default)"
+"$stepsim" run scenarios/job-llama70b-64xh100.yaml --set job_step.layout.dp_bandwidth=none \
+  --set job_step.layout.first_chunk_layers=even --json >"$tmp/even.json"
+"$stepsim" run scenarios/job-llama70b-64xh100.yaml --json >"$tmp/even-default.json"
+cmp -s "$tmp/even.json" "$tmp/even-default.json" || fail "first_chunk_layers: even / dp_bandwidth: none are not the defaults"
 sed -i 's/evry/all/' "$tmp/word.yaml"
 "$stepsim" run "$tmp/word.yaml" --json >"$tmp/all.json"
 layout_key "$tmp/all.json" recompute_layers absent

@@ -175,6 +175,12 @@ TEST_CASE("a model with every key away from its default reads back to itself", "
   JobModel dense;
   dense.shape = {"dense", 32, 4096, 14336, 32, 8, 128, 128256, false, false};
   CHECK(cli::model_keys_lost_over(m, dense).empty());
-  CHECK(cli::model_keys_lost_over(dense, m).size() == 13);  // device_limit 0 is not written
+  CHECK(cli::model_keys_lost_over(dense, m).size() == 12);  // device_limit 0 is not written
+  // Over an MoE model with hot routing and a capacity factor, one with neither: their words.
+  JobModel even = m;
+  even.routing = {};
+  even.capacity_factor.reset();
+  CHECK(cli::model_keys_lost_over(even, m).empty());
+  CHECK(cli::format_model_yaml_over(even, m) == "{routing: balanced, capacity_factor: none}");
   CHECK(cli::format_model_yaml_over(m, m) == "{}");
 }

@@ -85,15 +85,14 @@ TEST_CASE("a layout written as YAML reads back to itself", "[search][export]") {
 TEST_CASE("a layout written over another reads back to itself laid over it", "[search][export]") {
   const JobLayout changed = every_key_changed();
   // The defaults over a layout without them: spelled out where no absent key would give them back
-  // (recompute_layers: all, expert_tp: tp). The chunks' layers and the DP bandwidth have no word
-  // for their defaults: a search's layouts share them (its base), so they are kept here.
+  // (recompute_layers: all, expert_tp: tp, first_chunk_layers: even, dp_bandwidth: none).
   JobLayout plain;
   plain.dp = 8, plain.global_batch = 64;
-  plain.first_chunk_layers = changed.first_chunk_layers, plain.last_chunk_layers = changed.last_chunk_layers;
-  plain.dp_bandwidth = changed.dp_bandwidth;
   const std::string back = cli::format_layout_yaml_over(plain, changed);
   CHECK(back.find("recompute_layers: all") != std::string::npos);
   CHECK(back.find("expert_tp: tp") != std::string::npos);
+  CHECK(back.find("first_chunk_layers: even, last_chunk_layers: even") != std::string::npos);
+  CHECK(back.find("dp_bandwidth: none") != std::string::npos);
   CHECK(
       back.find("overlap: {grad_reduce: true, param_gather: true, pp: true, pairs: true, tp: false, ep_a2a: false}") !=
       std::string::npos);
@@ -122,10 +121,11 @@ TEST_CASE("a layout written over another reads back to itself laid over it", "[s
   alone([](JobLayout& x) { x.cp_balanced = true; });
   alone([](JobLayout& x) { x.recompute_modules = JobLayout{}.recompute_modules; });
   alone([](JobLayout& x) { x.keep_gathered = false; });
-  // A default a reader cannot be given back is a writer's error, not a silent change.
-  JobLayout even = changed;
-  even.first_chunk_layers = -1;
-  CHECK_THROWS_AS(cli::format_layout_yaml_over(even, changed), std::logic_error);
+  alone([](JobLayout& x) { x.first_chunk_layers = -1; });  // `even`
+  alone([](JobLayout& x) { x.last_chunk_layers = -1; });
+  alone([](JobLayout& x) { x.dp_bandwidth = 0; });  // `none`: the network's
+  // Every key back to its default at once.
+  CHECK(read_over(changed, cli::format_layout_yaml_over(JobLayout{}, changed)) == JobLayout{});
 }
 
 TEST_CASE("a searched layout exported as a job_step scenario runs to the search's step", "[search][export]") {

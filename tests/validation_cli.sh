@@ -441,6 +441,20 @@ fig "^megatron_sc21-17 24.060 s" "$tmp/rows.txt"
 has "^  allow_oom: true  # needs 76.7 of 74.5 GiB by stepsim's count; the run fit$" "$tmp/405b.yaml"
 "$stepsim" run "$tmp/405b.yaml" >"$tmp/405b.txt"
 has "does not fit" "$tmp/405b.txt"
+# Rows of two tables whose layouts differ in every way: the second's defaults spelt out by their
+# words (an even share of layers, the network's DP rate), each row running to its own step.
+"$stepsim" check-against validation/megatron_sc21.csv validation/llama3_405b_meta2024.csv --export "$tmp/mixed.yaml" \
+  --rows llama3_405b_meta2024:16,megatron_sc21:21 >/dev/null 2>&1
+has "first_chunk_layers: even, last_chunk_layers: even" "$tmp/mixed.yaml"
+"$stepsim" check-against validation/megatron_sc21.csv validation/llama3_405b_meta2024.csv --export "$tmp/mixed2.yaml" \
+  --rows megatron_sc21:21,llama3_405b_meta2024:16 >/dev/null 2>&1
+has "dp_bandwidth: none" "$tmp/mixed2.yaml"
+"$stepsim" compare "$tmp/mixed.yaml" >"$tmp/mixed.txt"
+"$stepsim" compare "$tmp/mixed2.yaml" >"$tmp/mixed2.txt"
+step_of() { sed -n "s/^$1 *\([0-9.]* s\).*/\1/p" "$2"; }
+[[ "$(step_of base "$tmp/mixed.txt")" == "$(step_of llama3_405b_meta2024-16 "$tmp/mixed2.txt")" &&
+  "$(step_of megatron_sc21-21 "$tmp/mixed.txt")" == "$(step_of base "$tmp/mixed2.txt")" ]] ||
+  fail "rows exported in either order run to different steps: $(cat "$tmp/mixed.txt" "$tmp/mixed2.txt")"
 run "$stepsim" check-against validation/megatron_sc21.csv --export "$tmp/no.yaml" --rows 10
 refused "error: --rows: 10: validation/megatron_sc21.csv has no measured row on line '10' (its rows are on lines 11 to 32)"
 run "$stepsim" check-against validation/megatron_sc21.csv validation/megascale_megatron.csv --export "$tmp/no.yaml" --rows 16

@@ -248,6 +248,13 @@ void refuse_other_words(const Reader& r, const char* key, std::initializer_list<
   r.fail(key, fmt::format("'{}': expected {}", n.Scalar(), expected));
 }
 
+// A count key whose default is spelt `word` (so that a variant can go back to it over a base
+// that sets one): the count from `min`, or `dflt` where absent or the word.
+int count_or_word(const Reader& r, const char* key, const char* word, int min, int dflt, const char* expected) {
+  refuse_other_words(r, key, {word}, expected);
+  return is_word(r.node()[key], word) ? dflt : r.opt_count(key, min).value_or(dflt);
+}
+
 }  // namespace
 
 JobLayout read_layout(const Reader& r) {
@@ -306,7 +313,8 @@ JobLayout read_layout(const Reader& r) {
       read_named(r, "ep_dispatch", "all_to_all", ep_dispatch_from_name, "ep_dispatch", "all_to_all or per_node");
   l.fp8_dispatch = r.flag("fp8_dispatch", false);
   l.permute_fusion = r.flag("permute_fusion", false);
-  l.dp_bandwidth = r.opt_bandwidth("dp_bandwidth").value_or(0);
+  refuse_other_words(r, "dp_bandwidth", {"none"}, "a rate (21.3GB/s), or none (the network's, the default)");
+  if (!is_word(r.node()["dp_bandwidth"], "none")) l.dp_bandwidth = r.opt_bandwidth("dp_bandwidth").value_or(0);
   l.zero3_fetch = read_named(r, "zero3_fetch", "layer", zero3_fetch_from_name, "zero3_fetch", "layer or module");
   l.keep_gathered = r.flag("keep_gathered", false);
   l.master_weights =
@@ -320,11 +328,11 @@ JobLayout read_layout(const Reader& r) {
   l.cp_comm = read_named(r, "cp_comm", "p2p", cp_comm_from_name, "cp_comm", "p2p, all_gather or a2a");
   l.grad_bytes = r.opt_count("grad_bytes", 2).value_or(4);
   l.adam_moment_bytes = r.opt_count("adam_moment_bytes", 1).value_or(4);
-  // `tp` spells the default (the routed experts split as the layout's tp).
-  refuse_other_words(r, "expert_tp", {"tp"}, "a count, or tp (the layout's tp, the default)");
-  if (!is_word(r.node()["expert_tp"], "tp")) l.expert_tp = r.opt_count("expert_tp", 1).value_or(0);
-  l.first_chunk_layers = r.opt_count("first_chunk_layers", 0).value_or(-1);
-  l.last_chunk_layers = r.opt_count("last_chunk_layers", 0).value_or(-1);
+  l.expert_tp = count_or_word(r, "expert_tp", "tp", 1, 0, "a count, or tp (the layout's tp, the default)");
+  l.first_chunk_layers =
+      count_or_word(r, "first_chunk_layers", "even", 0, -1, "a count of layers, or even (an even share, the default)");
+  l.last_chunk_layers =
+      count_or_word(r, "last_chunk_layers", "even", 0, -1, "a count of layers, or even (an even share, the default)");
   fail_on(r, check_layout_settings(l));
   return l;
 }

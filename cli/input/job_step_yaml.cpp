@@ -69,8 +69,8 @@ std::vector<Field> layout_fields(const JobLayout& l) {
   count("tp", l.tp, d.tp);
   count("pp", l.pp, d.pp);
   count("virtual_stages", l.vpp, d.vpp);
-  count_or("first_chunk_layers", l.first_chunk_layers, d.first_chunk_layers, "");
-  count_or("last_chunk_layers", l.last_chunk_layers, d.last_chunk_layers, "");
+  count_or("first_chunk_layers", l.first_chunk_layers, d.first_chunk_layers, "even");
+  count_or("last_chunk_layers", l.last_chunk_layers, d.last_chunk_layers, "even");
   count("dp", l.dp, d.dp);
   count("cp", l.cp, d.cp);
   count("ep", l.ep, d.ep);
@@ -104,7 +104,7 @@ std::vector<Field> layout_fields(const JobLayout& l) {
   count("adam_moment_bytes", l.adam_moment_bytes, d.adam_moment_bytes);
   count_or("expert_tp", l.expert_tp, d.expert_tp, "tp");
   flag("permute_fusion", l.permute_fusion, d.permute_fusion);
-  put("dp_bandwidth", l.dp_bandwidth != d.dp_bandwidth ? fmt::format("{}B/s", l.dp_bandwidth) : "",  // exact
+  put("dp_bandwidth", l.dp_bandwidth != d.dp_bandwidth ? fmt::format("{}B/s", l.dp_bandwidth) : "none",  // exact
       l.dp_bandwidth == d.dp_bandwidth);
   put("zero3_fetch", zero3_fetch_name(l.zero3_fetch), l.zero3_fetch == d.zero3_fetch);
   put("master_weights", master_weights_name(l.master_weights), l.master_weights == d.master_weights);
@@ -211,9 +211,18 @@ std::vector<Field> model_fields(const JobModel& m) {
   const bool hot = m.routing.kind == MoeRoutingSpec::Kind::Hot;
   if (m.routing.kind == MoeRoutingSpec::Kind::Explicit)
     throw std::logic_error("a job's model has no rows per expert to write (routing loads)");
-  w.put("routing.hot_experts", hot ? fmt::format("{}", m.routing.hot_fraction) : "", !hot);
-  w.put("routing.hot_load", hot ? fmt::format("{}", m.routing.hot_load) : "", !hot);
-  w.put("capacity_factor", m.capacity_factor ? fmt::format("{}", *m.capacity_factor) : "", !m.capacity_factor);
+  // Whole values (a map or a word), so that a variant's replaces the base's: `balanced` and `none`
+  // spell the defaults.
+  w.put("routing",
+        !moe  ? ""
+        : hot ? fmt::format("{{hot_experts: {}, hot_load: {}}}", m.routing.hot_fraction, m.routing.hot_load)
+              : "balanced",
+        !hot);
+  w.put("capacity_factor",
+        !moe                ? ""
+        : m.capacity_factor ? fmt::format("{}", *m.capacity_factor)
+                            : "none",
+        !m.capacity_factor);
   w.count("mtp_layers", m.mtp_layers, 0);
   const bool mla = m.latent_attention();
   const auto mla_count = [&](const char* key, std::int64_t value) {

@@ -31,8 +31,8 @@ std::string exact_duration(Time t);
 std::string format_model_yaml(const JobModel& m);
 // The keys where `m` differs from `base` (a variant's `model:`).
 std::string format_model_yaml_over(const JobModel& m, const JobModel& base);
-// The keys `base` has that `m` cannot write over it (experts, mla, hot routing, a capacity factor
-// `m` has none of): a variant's map laid over the base's cannot take a key away.
+// The keys `base` has that `m` cannot write over it (the experts' or latent attention's, where `m`
+// has none): a variant's map laid over the base's cannot take a key away.
 std::vector<std::string> model_keys_lost_over(const JobModel& m, const JobModel& base);
 
 // `c` on `gpus` cards as a one-line flow map in read_cluster's keys: its preset (the accelerator's
