@@ -8,6 +8,7 @@
 #include <fmt/ranges.h>
 #include <yaml-cpp/yaml.h>
 
+#include "cli/input/input.hpp"
 #include "cli/input/job_step_yaml.hpp"
 
 namespace stepsim::cli {
