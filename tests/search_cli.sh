@@ -438,5 +438,5 @@ run "$stepsim" search scenarios/job-llama70b-64xh100.yaml --set job_step.layout.
   --set job_step.layout.virtual_stages=1 --set 'job_step.layout.overlap={pp: false}'
 refused "error: --set: job_step.layout.overlap.pp: with blocking pipeline sends (overlap.pp false) schedule 'dualpipe-v' deadlocks"
 run "$stepsim" search scenarios/job-1024.yaml
-refused "job: unknown key (known here: name, description, search, job_step)"
+refused "error: scenarios/job-1024.yaml:5: search: missing: a search section (model, hardware, layout with lists or auto), or a job_step to search around"
 echo "search cli: ok"

@@ -333,12 +333,12 @@ SearchScenario read_search_scenario(std::shared_ptr<const Source> src) {
     top.only({"name", "description", "job_step", "job"});
     return search_around_step(src, top);
   }
-  top.only({"name", "description", "search", "job_step"});
-  sc.name = top.opt_text("name").value_or("search");
-  sc.description = top.opt_text("description").value_or("");
   if (!top.has("search"))
     top.fail("search",
              "missing: a search section (model, hardware, layout with lists or auto), or a job_step to search around");
+  top.only({"name", "description", "search"});
+  sc.name = top.opt_text("name").value_or("search");
+  sc.description = top.opt_text("description").value_or("");
   const Reader r = top.child("search");
   r.only({"model", "hardware", "layout", "input_wait", "task", "checkpoint", "top", "rank"});
   if (!r.has("model")) r.fail("model", "missing (a model file, fields or a built-in name)");
