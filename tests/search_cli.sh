@@ -414,6 +414,9 @@ done
 has "^around the job step's layout: tp, pp, virtual_stages, schedule, micro_batch, recompute, zero, sequence_parallel searched" "$tmp/around.txt"
 has "^the job step's own layout, 64 cards: tp 8 pp 4 v 5 dp 2 zero 1 interleaved-1f1b, mbs 1, recompute selective, sp:$" "$tmp/around.txt"
 has "^  41 layouts that fit rank before it (faster, or as fast in less memory); #1 is 13.1% faster (13.234 s)$" "$tmp/around.txt"
+"$stepsim" search scenarios/job-llama70b-64xh100.yaml --html "$tmp/around.html" >/dev/null
+has 'id="around">The job step&#39;s own layout</h2>' "$tmp/around.html"
+has "41 layouts that fit rank before it" "$tmp/around.html"
 "$stepsim" run scenarios/job-llama70b-64xh100.yaml >"$tmp/own-run.txt"
 fig "step time 15.235 s" "$tmp/own-run.txt"
 has "^  15.235 s a step, MFU 48.8%, 49.5 of 74.5 GiB per GPU$" "$tmp/around.txt"

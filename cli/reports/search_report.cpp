@@ -154,6 +154,10 @@ std::string header(const SearchReportInfo& info, const SearchSpec& spec, const S
   std::string out = fmt::format("{}\n{} ({} layers, h {}, seq {}) on {} x {}; global batch {}\n", info.name,
                                 spec.model.shape.name, spec.model.shape.layers, spec.model.shape.hidden, spec.model.seq,
                                 cards, spec.cluster.accelerator.name, spec.base.global_batch);
+  if (spec.around)
+    out += fmt::format(
+        "around the job step's layout: {} searched, dp what the cards leave, the other keys as it has them\n",
+        fmt::join(kAroundKeys, ", "));
   // Fixed settings every layout shares that the table does not show.
   if (spec.model.experts > 0 && !spec.model.even_routing())
     out += fmt::format(
@@ -232,7 +236,7 @@ std::string around_lines(const SearchSpec& spec, const SearchResult& r) {
   const Evaluated& a = *r.around;
   const Bytes usable = spec.cluster.accelerator.usable_memory;
   std::string out =
-      fmt::format("\nthe job step's own layout, {}:\n  {:.3f} s a step, MFU {:.1f}%, {:.1f} of {:.1f} GiB per GPU",
+      fmt::format("the job step's own layout, {}:\n  {:.3f} s a step, MFU {:.1f}%, {:.1f} of {:.1f} GiB per GPU",
                   layout_label(a.c), to_s(a.step), 100 * a.mfu, gib(a.memory.total()), gib(usable));
   if (a.memory.total() > usable)
     return out + fmt::format(": does not fit{}\n", r.top.empty() ? "" : "; the layouts above do");
@@ -248,17 +252,13 @@ std::string around_lines(const SearchSpec& spec, const SearchResult& r) {
 
 std::string search_text(const SearchReportInfo& info, const SearchSpec& spec, const SearchResult& r) {
   std::string out = header(info, spec, r);
-  if (spec.around)
-    out += fmt::format(
-        "around the job step's layout: {} searched, dp what the cards leave, the other keys as it has them\n",
-        fmt::join(kAroundKeys, ", "));
   out += counts_line(r.counts) + "\n\n";
   if (!r.top.empty()) {
     out += fmt::format("top {} by {}\n", r.top.size(), rank_words(spec.rank));
     out += top_table(spec, r.top).render();
     if (!out.empty() && out.back() != '\n') out += '\n';
   }
-  if (r.around) out += around_lines(spec, r);
+  if (r.around) out += "\n" + around_lines(spec, r);
   if (r.per_cards.size() > 1 || (timed(spec) && spec.task.deadline > 0)) {
     // With a task and several global batches the best is the soonest to finish, not the fastest step.
     const bool soonest = timed(spec) && spec.axes.global_batch.size() > 1;
@@ -552,6 +552,10 @@ std::string search_html(const SearchReportInfo& info, const SearchSpec& spec, co
   if (!r.top.empty()) {
     h.heading(2, fmt::format("Top {} by {}", r.top.size(), rank_words(spec.rank)), "top");
     h.table(top_table(spec, r.top));
+  }
+  if (r.around) {
+    h.heading(2, "The job step's own layout", "around");
+    h.paragraph(around_lines(spec, r));
   }
   h.heading(2, "Per card count", "cards");
   h.table(cards_table(spec, r));
