@@ -159,7 +159,7 @@ grep -q "bad.yaml:4: search.layout.tp: '3x' is not a whole number" <<<"$err" || 
 "$stepsim" search scenarios/search-gpt3-1024xa100.yaml --set search.layout.dp_replicate=auto --json \
   --csv "$tmp/hsdp.csv" >"$tmp/hsdp.json" 2>/dev/null
 "$stepsim" search scenarios/search-gpt3-1024xa100.yaml --set search.layout.dp_replicate=auto >"$tmp/hsdp.txt" 2>/dev/null
-tr -s ' ' <"$tmp/hsdp.txt" | grep -q -- " 5 1024 4 16 6 16 1 x8 interleaved-1f1b 1 selective no 20.096 s 52.0%" ||
+tr -s ' ' <"$tmp/hsdp.txt" | grep -- " 5 1024 4 16 6 16 1 x8 interleaved-1f1b 1 selective no 20.096 s 52.0%" >/dev/null ||
   { cat "$tmp/hsdp.txt"; fail "HSDP row in the search"; }
 grep -q "13845 layouts considered: 9267 pruned by divisibility" "$tmp/hsdp.txt" || fail "HSDP search counts"
 python3 - "$tmp/hsdp.json" "$tmp/hsdp.csv" <<'PY' || fail "HSDP in the search's JSON and CSV"
@@ -181,14 +181,14 @@ for i in 0 1; do
 done
 grep -q '"dp_replicate": 8' "$tmp/h0.json" "$tmp/h1.json" || fail "HSDP shards name no replicas"
 "$stepsim" search merge "$tmp/h0.json" "$tmp/h1.json" >"$tmp/hm.txt"
-tr -s ' ' <"$tmp/hm.txt" | grep -q -- " 5 1024 4 16 6 16 1 x8 interleaved-1f1b" || { cat "$tmp/hm.txt"; fail "HSDP row after a merge"; }
+tr -s ' ' <"$tmp/hm.txt" | grep -- " 5 1024 4 16 6 16 1 x8 interleaved-1f1b" >/dev/null || { cat "$tmp/hm.txt"; fail "HSDP row after a merge"; }
 # recompute_layers: auto recomputes the fewest layers of each chunk that fit: TP 4 keeps 21 of its
 # 23-24 layers and steps 19 % faster than every layer recomputed (9.781 s above); the header says
 # so, the table `full (2)`, JSON `recompute_layers`, CSV its column; shards merge the same. Without
 # the key, a search whose top recomputes every layer says how to try fewer; GPT-3's top does not.
 grep -q "^full recompute of every layer (recompute_layers: auto also tries the fewest layers that fit)$" \
   <<<"$("$stepsim" search scenarios/search-moe-256xh100.yaml 2>/dev/null)" || fail "recompute_layers hint"
-! "$stepsim" search scenarios/search-gpt3-1024xa100.yaml 2>/dev/null | grep -q "recompute_layers" ||
+! "$stepsim" search scenarios/search-gpt3-1024xa100.yaml 2>/dev/null | grep "recompute_layers" >/dev/null ||
   fail "recompute_layers hint with no full recompute at the top"
 part=(--set search.layout.recompute_layers=auto)
 "$stepsim" search scenarios/search-moe-256xh100.yaml "${part[@]}" --json --csv "$tmp/part.csv" >"$tmp/part.json" 2>/dev/null

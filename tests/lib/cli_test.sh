@@ -31,7 +31,9 @@ csv_refused() {
   refused "$3"
 }
 has() { grep -q -- "$1" "$2" || { cat "$2"; fail "expected '$1' in $2"; }; }
-fig() { tr -s ' ' <"$2" | grep -q -- "$1" || { cat "$2"; fail "expected '$1' in $2"; }; }
+# (grep reads all its input: with pipefail, `grep -q` leaving early could fail the pipeline on
+# tr's SIGPIPE though the line is there.)
+fig() { tr -s ' ' <"$2" | grep -- "$1" >/dev/null || { cat "$2"; fail "expected '$1' in $2"; }; }
 layout_key() {
   python3 -c 'import json,sys; l=json.load(open(sys.argv[1]))["layout"]; k,v=sys.argv[2],sys.argv[3]
 assert (k not in l) if v == "absent" else (k in l and l[k] == json.loads(v)), (k, l.get(k))' "$1" "$2" "$3" ||
