@@ -1,7 +1,5 @@
 #include "cli/reports/search_report.hpp"
 
-#include "cli/reports/quantities.hpp"
-
 #include <algorithm>
 #include <cmath>
 #include <set>
@@ -13,6 +11,7 @@
 #include "cli/input/search_input.hpp"
 #include "cli/reports/html_report.hpp"
 #include "cli/reports/job_step_report.hpp"
+#include "cli/reports/quantities.hpp"
 #include "cli/reports/table.hpp"
 
 namespace stepsim::cli {
@@ -228,8 +227,6 @@ std::string fewest_line(const SearchSpec& spec, const SearchResult& r) {
   return "no card count searched meets the deadline\n";
 }
 
-}  // namespace
-
 // Where the step searched around stands: its time and memory, and how many layouts that fit rank
 // before it (every layout whose compute alone is faster than it was simulated).
 std::string around_lines(const SearchSpec& spec, const SearchResult& r) {
@@ -249,6 +246,8 @@ std::string around_lines(const SearchSpec& spec, const SearchResult& r) {
                            r.ranked_before_around, r.ranked_before_around == 1 ? "layout" : "layouts",
                            r.ranked_before_around == 1 ? "fits" : "fit", how);
 }
+
+}  // namespace
 
 std::string search_text(const SearchReportInfo& info, const SearchSpec& spec, const SearchResult& r) {
   std::string out = header(info, spec, r);
