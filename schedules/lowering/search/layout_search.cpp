@@ -474,14 +474,13 @@ NearestMiss nothing_fits(const SearchSpec& spec, const SearchOptions& opt, const
   return miss;
 }
 
-}  // namespace
-
-namespace {
+// The layout searched around, simulated as a candidate is.
 Evaluated simulate_around(const SearchSpec& spec) {
   Evaluated e;
   e.c = *spec.around;
   return simulate(spec, e);
 }
+
 }  // namespace
 
 SearchResult run_search(const SearchSpec& spec, const SearchOptions& opt) {
