@@ -436,6 +436,21 @@ has "; no layout that fits ranks before it$" "$tmp/ds.txt"
 has "121.7 of 74.5 GiB per GPU: does not fit; the layouts above do$" "$tmp/around-oom.txt"
 run "$stepsim" search scenarios/job-llama70b-64xh100.yaml --set job_step.layout.tp=3
 refused "error: --set: job_step.layout.tp: tp 3 does not divide the 64 attention heads"
+# A job beside the step with tokens is the search's task: days to train for every layout and the
+# step's own (55.4 analytically, as `stepsim job` draws it: 55.43 d), against its deadline; its
+# saves every 2 h (`every: young`: Young's interval, fewer days).
+"$stepsim" search scenarios/job-hsdp-128xa100.yaml --top 3 >"$tmp/around-task.txt"
+has "^task: 2200000000000 tokens, deadline 60.0 days" "$tmp/around-task.txt"
+has "^  2.237 s a step, MFU 50.3%, 47.8 of 76.0 GiB per GPU, 55.4 days (meets the 60-day deadline)$" "$tmp/around-task.txt"
+"$stepsim" search scenarios/job-hsdp-128xa100.yaml --top 3 --set job.deadline=55d >"$tmp/around-task.txt"
+has ", 55.4 days (misses the 55-day deadline)$" "$tmp/around-task.txt"
+"$stepsim" search scenarios/job-hsdp-128xa100.yaml --top 1 --json >"$tmp/t2h.json"
+"$stepsim" search scenarios/job-hsdp-128xa100.yaml --top 1 --json --set job.checkpoint.every=young >"$tmp/tyoung.json"
+python3 - "$tmp/t2h.json" "$tmp/tyoung.json" <<'PY' || fail "the job's checkpoint interval as the search's"
+import json, sys
+a, b = (json.load(open(x)) for x in sys.argv[1:])
+assert round(a["around"]["days"], 1) == 55.4 and b["around"]["days"] < a["around"]["days"], (a["around"], b["around"])
+PY
 # ... and so is the step's own schedule where its blocking sends deadlock, found when it runs.
 run "$stepsim" search scenarios/job-llama70b-64xh100.yaml --set job_step.layout.schedule=dualpipe-v \
   --set job_step.layout.virtual_stages=1 --set 'job_step.layout.overlap={pp: false}'

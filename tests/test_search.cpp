@@ -342,6 +342,17 @@ job: {steps: 10}
   CHECK(sc.spec.base.grad_bytes == 2);
   CHECK(sc.spec.cluster.accelerator.efficiency.gemm == 0.6);
   CHECK(sc.spec.base.global_batch == 64);
+  CHECK(sc.spec.task.tokens == 0);  // a job given in steps is no task
+  // A job with tokens is the search's task: its deadline, failures and saves.
+  const cli::SearchScenario task = cli::parse_search(
+      step, "mine.yaml",
+      {"job={tokens: 1e9, deadline: 10d, card_mtbf: 100d, restore: 5min, checkpoint: {every: 1h, storage: 2GB/s}}"});
+  CHECK(task.spec.task.tokens == 1'000'000'000);
+  CHECK(task.spec.task.deadline == 10 * 86400 * kSecond);
+  CHECK(task.spec.task.card_mtbf == 100 * 86400 * kSecond);
+  CHECK(task.spec.task.restore == 300 * kSecond);
+  CHECK(task.spec.task.interval == 3600 * kSecond);
+  CHECK(task.spec.task.storage_bandwidth == 2'000'000'000);
   // A step's key set to a list is no layout of its own: refused at the key, as `run` refuses it.
   CHECK_THROWS_WITH(cli::parse_search(step, "mine.yaml", {"job_step.layout.cp=[1, 2, 4]"}),
                     Catch::Contains("job_step.layout.cp"));

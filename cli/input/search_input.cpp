@@ -272,12 +272,32 @@ void read_task(const Reader& r, SearchSpec& s) {
 
 SearchScenario read_search_scenario(std::shared_ptr<const Source> src);
 
+// The run a job beside a job step asks for, as a search's `task:` and `checkpoint:` (the job's own
+// nodes): its tokens, deadline and reserved days; its card MTBF, restore, the checkpoint's storage
+// rate (`bandwidth`), size and interval (`every` as a duration; `young` is the search's default).
+// Its other keys are the whole-run Monte Carlo's (`stepsim job`).
+void job_task(const Reader& job, YAML::Node& section) {
+  YAML::Node task(YAML::NodeType::Map), checkpoint(YAML::NodeType::Map);
+  for (const char* k : {"tokens", "deadline", "reserved"})
+    if (job.has(k)) task[k] = job.node()[k];
+  for (const char* k : {"card_mtbf", "restore"})
+    if (job.has(k)) checkpoint[k] = job.node()[k];
+  if (job.has("checkpoint") && job.node()["checkpoint"].IsMap()) {
+    const Reader c = job.child("checkpoint");
+    if (c.has("storage")) checkpoint["bandwidth"] = c.node()["storage"];
+    if (c.has("size")) checkpoint["size"] = c.node()["size"];
+    if (c.has("every") && !(c.node()["every"].IsScalar() && c.node()["every"].Scalar() == "young"))
+      checkpoint["interval"] = c.node()["every"];
+  }
+  section["task"] = task;
+  if (checkpoint.size() > 0) section["checkpoint"] = checkpoint;
+}
+
 // A job_step scenario as the search around its step: its model, hardware (on the step's GPUs) and
-// input wait as they are, its layout with kAroundKeys opened (a key --set gave a list or `auto`
-// stays so), `recompute_layers` N as [all, N], every other key fixed as the step has it; the
-// step's own layout is spec.around. The step is read as `run` reads it, but not fitting its
-// memory is a result here (the search finds what fits). `variants:` and a `job:` beside it are
-// not read.
+// input wait as they are, its layout with kAroundKeys opened, `recompute_layers` N as [all, N],
+// every other key fixed as the step has it; the step's own layout is spec.around. The step is read
+// as `run` reads it, but not fitting its memory is a result here (the search finds what fits).
+// A `job:` beside it with `tokens` is the search's task (job_task); `variants:` are not read.
 SearchScenario search_around_step(const std::shared_ptr<const Source>& src, const Reader& top) {
   // New maps holding the file's own nodes (errors point at their lines); a key given a new value
   // is not copied first: assigning to a node shared with the file would change the file's.
@@ -314,6 +334,7 @@ SearchScenario search_around_step(const std::shared_ptr<const Source>& src, cons
   }
   for (const char* k : kAroundKeys) layout[k] = "auto";
   section["layout"] = layout;
+  if (top.has("job") && top.child("job").has("tokens")) job_task(top.child("job"), section);
   YAML::Node root(YAML::NodeType::Map);
   for (const char* k : {"name", "description"})
     if (top.has(k)) root[k] = src->root[k];

@@ -235,6 +235,13 @@ std::string around_lines(const SearchSpec& spec, const SearchResult& r) {
   std::string out =
       fmt::format("the job step's own layout, {}:\n  {:.3f} s a step, MFU {:.1f}%, {:.1f} of {:.1f} GiB per GPU",
                   layout_label(a.c), to_s(a.step), 100 * a.mfu, gib(a.memory.total()), gib(usable));
+  // With a task (the job beside the step): its days to train, against the deadline.
+  if (timed(spec))
+    out += fmt::format(", {:.1f} days{}", days(a.completion),
+                       spec.task.deadline > 0 ? fmt::format(" ({} the {:g}-day deadline)",
+                                                            a.completion <= spec.task.deadline ? "meets" : "misses",
+                                                            days(spec.task.deadline))
+                                              : "");
   if (a.memory.total() > usable)
     return out + fmt::format(": does not fit{}\n", r.top.empty() ? "" : "; the layouts above do");
   if (r.ranked_before_around == 0) return out + "; no layout that fits ranks before it\n";
