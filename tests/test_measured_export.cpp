@@ -155,9 +155,17 @@ TEST_CASE("rows named by line, or by file and line (--rows)", "[validation][expo
     return std::string("accepted");
   };
   CHECK(refused(two, {"16"}) == "16: name its file, e.g. megatron_sc21.csv:16 (several files are given)");
-  CHECK(refused(one, {"10"}) == "10: " + sc21 + " has no measured row on line '10' (its rows are on lines 11 to 32)");
-  CHECK(refused(one, {"x"}) == "x: " + sc21 + " has no measured row on line 'x' (its rows are on lines 11 to 32)");
+  const std::string lines = " (its rows are on lines 11 to 32: name one, a range FIRST-LAST or all)";
+  CHECK(refused(one, {"10"}) == "10: " + sc21 + " has no measured row on line '10'" + lines);
+  CHECK(refused(one, {"x"}) == "x: " + sc21 + " has no measured row on line 'x'" + lines);
+  CHECK(refused(one, {"20-12"}) == "20-12: " + sc21 + " has no measured rows on lines '20-12'" + lines);
+  CHECK(refused(one, {"12-40"}) == "12-40: " + sc21 + " has no measured rows on lines '12-40'" + lines);
   CHECK(refused(one, {"16", "megatron_sc21:16"}) == sc21 + ":16 is named twice");
+  CHECK(refused(one, {"14-17", "16"}) == sc21 + ":16 is named twice");
+  // A range, every row: in line order.
+  CHECK(cli::select_rows(rows, one, {"14-17"}) == std::vector<std::size_t>{3, 4, 5, 6});
+  CHECK(cli::select_rows(rows, two, {"megatron_korthikanti2022:all"}).size() == more.size());
+  CHECK(cli::select_rows(rows, two, {"megatron_sc21:all", "megatron_korthikanti2022:7"}).size() == 23);
   CHECK(refused(one, {"other.csv:16"}).find("'other.csv' is none of the files given") != std::string::npos);
 }
 

@@ -455,8 +455,17 @@ step_of() { sed -n "s/^$1 *\([0-9.]* s\).*/\1/p" "$2"; }
 [[ "$(step_of base "$tmp/mixed.txt")" == "$(step_of llama3_405b_meta2024-16 "$tmp/mixed2.txt")" &&
   "$(step_of megatron_sc21-21 "$tmp/mixed.txt")" == "$(step_of base "$tmp/mixed2.txt")" ]] ||
   fail "rows exported in either order run to different steps: $(cat "$tmp/mixed.txt" "$tmp/mixed2.txt")"
+# A whole table: every row a variant, each to the step check-against predicted (its header's).
+"$stepsim" check-against validation/megatron_sc21.csv --export "$tmp/sc21-all.yaml" --rows all >/dev/null 2>&1
+has "^name: check-megatron_sc21-11-and-21-more$" "$tmp/sc21-all.yaml"
+"$stepsim" compare "$tmp/sc21-all.yaml" >"$tmp/sc21-all.txt"
+[[ $(grep -c "^megatron_sc21-" "$tmp/sc21-all.txt") == 21 ]] || fail "--rows all: $(cat "$tmp/sc21-all.txt")"
+for line in 16 22 32; do
+  want=$(sed -n "/^# megatron_sc21-$line, /{n;s/.*a step of \([0-9.]*\) s.*/\1/p}" "$tmp/sc21-all.yaml")
+  fig "^megatron_sc21-$line $want s" "$tmp/sc21-all.txt"
+done
 run "$stepsim" check-against validation/megatron_sc21.csv --export "$tmp/no.yaml" --rows 10
-refused "error: --rows: 10: validation/megatron_sc21.csv has no measured row on line '10' (its rows are on lines 11 to 32)"
+refused "error: --rows: 10: validation/megatron_sc21.csv has no measured row on line '10' (its rows are on lines 11 to 32: name one, a range FIRST-LAST or all)"
 run "$stepsim" check-against validation/megatron_sc21.csv validation/megascale_megatron.csv --export "$tmp/no.yaml" --rows 16
 refused "error: --rows: 16: name its file, e.g. megatron_sc21.csv:16 (several files are given)"
 run "$stepsim" check-against validation/megatron_sc21.csv --rows 16

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
+#include <optional>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -57,24 +58,37 @@ std::vector<std::size_t> select_rows(const std::vector<MeasuredRun>& rows, const
       throw InputError("--rows", 0, "",
                        fmt::format("{}: '{}' is none of the files given ({})", sel, name, fmt::join(files, ", ")));
     }
-    int line = 0;
-    const bool whole = !number.empty() && number.size() < 9 &&
-                       std::all_of(number.begin(), number.end(), [](char c) { return c >= '0' && c <= '9'; });
-    if (whole) line = std::stoi(number);
-    std::vector<int> lines;
-    std::size_t found = rows.size();
+    // LINE, FIRST-LAST (the rows between, both rows of the file) or `all`.
+    std::vector<std::size_t> of_file;  // the file's rows, in line order
     for (std::size_t i = 0; i < rows.size(); ++i)
-      if (rows[i].file == *file) {
-        lines.push_back(rows[i].line);
-        if (rows[i].line == line) found = i;
-      }
-    if (!whole || found == rows.size())
-      throw InputError("--rows", 0, "",
-                       fmt::format("{}: {} has no measured row on line '{}' (its rows are on lines {} to {})", sel,
-                                   *file, number, lines.front(), lines.back()));
-    if (std::find(out.begin(), out.end(), found) != out.end())
-      throw InputError("--rows", 0, "", fmt::format("{}:{} is named twice", *file, line));
-    out.push_back(found);
+      if (rows[i].file == *file) of_file.push_back(i);
+    const auto row_at = [&](const std::string& text) -> std::optional<std::size_t> {
+      if (text.empty() || text.size() > 8 ||
+          !std::all_of(text.begin(), text.end(), [](char c) { return c >= '0' && c <= '9'; }))
+        return std::nullopt;
+      const int line = std::stoi(text);
+      for (const std::size_t i : of_file)
+        if (rows[i].line == line) return i;
+      return std::nullopt;
+    };
+    const auto dash = number.find('-');
+    const auto first = number == "all" ? std::optional(of_file.front()) : row_at(number.substr(0, dash));
+    const auto last = number == "all"             ? std::optional(of_file.back())
+                      : dash == std::string::npos ? first
+                                                  : row_at(number.substr(dash + 1));
+    if (!first || !last || rows[*last].line < rows[*first].line)
+      throw InputError(
+          "--rows", 0, "",
+          fmt::format("{}: {} has no measured row{} '{}' (its rows are on lines {} to {}: name one, a range "
+                      "FIRST-LAST or all)",
+                      sel, *file, dash == std::string::npos ? " on line" : "s on lines", number,
+                      rows[of_file.front()].line, rows[of_file.back()].line));
+    for (const std::size_t i : of_file) {
+      if (rows[i].line < rows[*first].line || rows[i].line > rows[*last].line) continue;
+      if (std::find(out.begin(), out.end(), i) != out.end())
+        throw InputError("--rows", 0, "", fmt::format("{}:{} is named twice", *file, rows[i].line));
+      out.push_back(i);
+    }
   }
   return out;
 }
@@ -97,8 +111,10 @@ std::string measured_rows_scenario(const std::vector<PredictedRow>& rows, const 
                                 rows[i].row->label, measured_and_predicted(rows[i])));
   YAML::Emitter out;
   out << YAML::BeginMap;
+  // The rows' names, up to three; past that the first and how many more (a whole table's).
   std::vector<std::string> names;
   for (const auto& p : rows) names.push_back(variant_name(*p.row));
+  if (names.size() > 3) names = {names.front(), fmt::format("and-{}-more", rows.size() - 1)};
   out << YAML::Key << "name" << YAML::Value << fmt::format("check-{}", fmt::join(names, "-"));
   out << YAML::Key << "description" << YAML::Value << base.row->label;
   out << YAML::Key << "job_step" << YAML::Value << YAML::BeginMap;
