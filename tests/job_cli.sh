@@ -116,6 +116,12 @@ refused "job_step.variants.bad.layout.overlap.pp: variant 'bad': with blocking p
 fig "^base 140 2.2 s 55.53 d" "$tmp/cards.txt"
 fig "^shard-over-32 140 2.4 s 60.60 d" "$tmp/cards.txt"
 fig "^fsdp-all-128 140 2.4 s 59.51 d" "$tmp/cards.txt"
+# Tokens are read as the planner reads them (Reader::opt_amount): whole, at least 1, below 2^63;
+# a search's task alike.
+run "$stepsim" job scenarios/job-hsdp-128xa100.yaml --set job.tokens=2.5
+refused "error: --set: job.tokens: expected a whole number"
+run "$stepsim" search scenarios/search-design-desk.yaml --set search.task.tokens=1e19
+refused "error: --set: search.task.tokens: 1e+19 is too large (at most 9.2e18)"
 # A variant that does not fit is named and not run.
 "$stepsim" job scenarios/job-hsdp-128xa100.yaml --runs 20 \
   --set 'job_step.variants={huge: {layout: {micro_batch: 64, global_batch: 8192}}}' >"$tmp/huge.txt" 2>"$tmp/huge.err"

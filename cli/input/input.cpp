@@ -347,6 +347,16 @@ std::optional<int> Reader::opt_count(const std::string& k, int min) const {
 
 int Reader::count(const std::string& k, int min) const { return static_cast<int>(integer(k, min, kMaxCount)); }
 
+std::optional<std::int64_t> Reader::opt_amount(const std::string& k, double min) const {
+  const auto v = opt_number(k);
+  if (!v) return std::nullopt;
+  if (!std::isfinite(*v) || std::floor(*v) != *v) fail(k, "expected a whole number");
+  if (*v < min) fail(k, fmt::format("must be at least {}", min));
+  // 2^63 and beyond would not convert.
+  if (*v >= 9223372036854775808.0) fail(k, fmt::format("{:g} is too large (at most 9.2e18)", *v));
+  return static_cast<std::int64_t>(*v);
+}
+
 std::optional<double> Reader::opt_number(const std::string& k) const {
   if (!has(k)) return std::nullopt;
   const YAML::Node n = get(k);

@@ -101,6 +101,9 @@ class Reader {
   // are errors naming the key.
   double number(const std::string& k) const;
   std::optional<double> opt_number(const std::string& k) const;
+  // A count too large to write out, given as 2.2e12 or 2200000000000 (tokens, parameters): a
+  // whole number of at least `min`, below 2^63.
+  std::optional<std::int64_t> opt_amount(const std::string& k, double min = 1) const;
   bool flag(const std::string& k, bool fallback) const;
   Time duration(const std::string& k) const;  // non-negative, with a unit
   std::optional<Time> opt_duration(const std::string& k) const;

@@ -154,12 +154,8 @@ StragglerSpec read_stragglers(const Reader& r, std::int64_t cards) {
   return s;
 }
 
-// `tokens`: a positive count.
-std::int64_t job_tokens(const Reader& r) {
-  const double tokens = r.number("tokens");
-  if (!(tokens >= 1 && tokens < 9e18)) r.fail("tokens", "must be a positive number of tokens");
-  return static_cast<std::int64_t>(tokens);
-}
+// `tokens`: a whole count, at least 1.
+std::int64_t job_tokens(const Reader& r) { return *r.opt_amount("tokens"); }
 
 // With a job_step: the run's steps from `tokens` (or `steps`), at the step's tokens per step.
 std::int64_t job_step_steps(const Reader& r, const JobStepSpec& step) {

@@ -16,15 +16,11 @@ namespace {
 
 constexpr int kMaxSavedArrays = 1024;  // arrays a layer keeps for its backward
 
-// A count that may be written 100000000000 or 1e11; must be whole and at least `min`.
+// A count that may be written 100000000000 or 1e11 (Reader::opt_amount), as the planner's double.
 std::optional<double> opt_count(const Reader& r, const std::string& k, double min = 1) {
-  const auto v = r.opt_number(k);
+  const auto v = r.opt_amount(k, min);
   if (!v) return std::nullopt;
-  if (!std::isfinite(*v) || std::floor(*v) != *v) r.fail(k, "expected a whole number");
-  if (*v < min) r.fail(k, fmt::format("must be at least {}", min));
-  // Counts become int64 (parameters, tokens): 2^63 and beyond would not convert.
-  if (*v >= 9223372036854775808.0) r.fail(k, fmt::format("{:g} is too large (at most 9.2e18)", *v));
-  return v;
+  return static_cast<double>(*v);
 }
 
 double required_count(const Reader& r, const std::string& k) {

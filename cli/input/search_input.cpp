@@ -248,9 +248,8 @@ void read_task(const Reader& r, SearchSpec& s) {
   if (r.has("task")) {
     const Reader t = r.child("task");
     t.only({"tokens", "deadline", "reserved"});
-    const double tokens = t.number("tokens");
-    if (!(tokens >= 1 && tokens < 9e18)) t.fail("tokens", "must be a positive number of tokens");
-    s.task.tokens = static_cast<std::int64_t>(tokens);
+    if (!t.has("tokens")) t.fail("tokens", "missing: the tokens to train on");
+    s.task.tokens = *t.opt_amount("tokens");
     s.task.deadline = t.opt_duration("deadline").value_or(0);
     s.task.reserved = t.opt_duration("reserved").value_or(0);
     if (s.task.deadline > 0 && s.task.reserved >= s.task.deadline)
