@@ -357,3 +357,45 @@ job: {steps: 10}
   CHECK_THROWS_WITH(cli::parse_search(step, "mine.yaml", {"job_step.layout.cp=[1, 2, 4]"}),
                     Catch::Contains("job_step.layout.cp"));
 }
+
+TEST_CASE("a job step searched around: --set search.layout.KEY opens or narrows a key", "[search][around]") {
+  const std::string step = R"(job_step:
+  model: {name: m, layers: 32, hidden: 4096, ffn: 14336, heads: 32, kv_heads: 8, vocab: 128256, seq: 16384}
+  hardware: {preset: h100-sxm}
+  layout: {tp: 2, pp: 2, dp: 4, cp: 2, micro_batch: 1, global_batch: 64, recompute: full, attention: flash}
+)";
+  const std::vector<std::string> sets = {"search.layout.cp=[1, 2, 4]", "search.layout.tp=[2, 4]",
+                                         "search.layout.micro_batch=1", "search.top=3"};
+  const cli::SearchScenario sc = cli::parse_search(step, "mine.yaml", sets);
+  REQUIRE(sc.spec.around);
+  CHECK(sc.spec.around->layout.cp == 2);  // the step's own layout is as the file has it
+  CHECK(sc.spec.axes.cp == std::vector<int>{1, 2, 4});
+  CHECK(sc.spec.axes.tp == std::vector<int>{2, 4});
+  CHECK(sc.spec.axes.micro_batch == std::vector<int>{1});
+  CHECK(sc.spec.top == 3);
+  // The report names what is searched: micro_batch fixed by the override, cp opened.
+  CHECK(sc.spec.axes.opened == std::vector<std::string>{"tp", "pp", "virtual_stages", "schedule", "recompute", "zero",
+                                                        "sequence_parallel", "cp"});
+  const SearchResult r = run_search(sc.spec);
+  REQUIRE(r.around);
+  REQUIRE(!r.top.empty());
+  CHECK(r.top.size() == 3);
+  CHECK(r.top.front().step <= r.around->step);
+  for (const auto& e : r.top) CHECK((e.c.layout.tp == 2 || e.c.layout.tp == 4));
+  // Also run the same search with --no-bound: the count ranked before the step is exact.
+  SearchOptions all;
+  all.prune_bound = false;
+  CHECK(run_search(sc.spec, all).ranked_before_around == r.ranked_before_around);
+  // Keys the step has are set on the step; anything else under search is refused at --set.
+  CHECK_THROWS_WITH(cli::parse_search(step, "mine.yaml", {"search.layout.attention=unfused"}),
+                    Catch::Contains("--set job_step.layout.attention="));
+  CHECK_THROWS_WITH(cli::parse_search(step, "mine.yaml", {"search.model.layers=16"}),
+                    Catch::Contains("--set job_step.model.layers="));
+  CHECK_THROWS_WITH(cli::parse_search(step, "mine.yaml", {"search.hardware.gpus=64"}),
+                    Catch::Contains("--set job_step.hardware.gpus="));
+  CHECK_THROWS_WITH(cli::parse_search(step, "mine.yaml", {"search.shard=1"}),
+                    Catch::Contains("search.layout.KEY opens or narrows a searched key"));
+  // A searched key's bad value is refused at its --set.
+  CHECK_THROWS_WITH(cli::parse_search(step, "mine.yaml", {"search.layout.cp=[1, x]"}),
+                    Catch::Contains("search.layout.cp"));
+}

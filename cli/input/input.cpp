@@ -19,6 +19,17 @@
 
 namespace stepsim::cli {
 
+std::vector<std::string> split_dots(const std::string& key) {
+  std::vector<std::string> parts;
+  std::size_t from = 0;
+  while (from < key.size()) {
+    const std::size_t dot = std::min(key.find('.', from), key.size());
+    parts.push_back(key.substr(from, dot - from));
+    from = dot + 1;
+  }
+  return parts;
+}
+
 InputError::InputError(std::string file, int line, std::string key, const std::string& message)
     : std::runtime_error(printable(fmt::format("{}{}: {}{}", file, line > 0 ? fmt::format(":{}", line) : std::string(),
                                                key.empty() ? std::string() : key + ": ", message))),
@@ -39,18 +50,6 @@ YAML::Node value_of(const YAML::Node& map, const std::string& k) {
 int line_of(const YAML::Node& n) {
   const auto mark = n.Mark();
   return mark.line >= 0 ? mark.line + 1 : 0;
-}
-
-// "a.b.c" -> {a, b, c}; "a..b" has an empty part, a trailing dot none (as getline splits).
-std::vector<std::string> split_dots(const std::string& key) {
-  std::vector<std::string> parts;
-  std::size_t from = 0;
-  while (from < key.size()) {
-    const std::size_t dot = std::min(key.find('.', from), key.size());
-    parts.push_back(key.substr(from, dot - from));
-    from = dot + 1;
-  }
-  return parts;
 }
 
 // Sets root[a][b][c] = value, creating maps on the way.

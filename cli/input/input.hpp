@@ -52,6 +52,10 @@ struct Source {
   static void apply_overrides(Source& src, const std::vector<std::string>& overrides);
 };
 
+// A --set key's parts: "a.b.c" -> {a, b, c}; "a..b" has an empty part, a trailing dot none (as
+// getline splits).
+std::vector<std::string> split_dots(const std::string& key);
+
 // Whether `text` is a word or number ("8", "1f1b", "1ms", "-2.5e-3") that YAML reads as the plain
 // scalar of the same text: --set values of that shape become that scalar without a parser each
 // (a 1,000-variant suite applies 5,000 of them).

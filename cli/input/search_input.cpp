@@ -5,6 +5,8 @@
 #include <set>
 #include <string_view>
 #include <type_traits>
+#include <utility>
+#include <vector>
 
 #include <fmt/format.h>
 
@@ -20,11 +22,12 @@ namespace stepsim::cli {
 
 namespace {
 
-// Layout keys that may hold a list or `auto`.
 // clang-format off
+// Layout keys that may hold a list or `auto`, those a search around a job step opens (kAroundKeys)
+// first: the order in which a report names the keys searched.
 const std::vector<std::string> kAxisKeys = {
-    "tp", "pp", "virtual_stages", "dp", "cp", "ep", "schedule", "zero", "fsdp", "micro_batch", "recompute",
-    "sequence_parallel", "global_batch", "expert_tp", "cp_comm", "dp_replicate", "recompute_layers", "keep_gathered"};
+    "tp", "pp", "virtual_stages", "schedule", "micro_batch", "recompute", "zero", "sequence_parallel", "dp", "cp",
+    "ep", "fsdp", "global_batch", "expert_tp", "cp_comm", "dp_replicate", "recompute_layers", "keep_gathered"};
 // clang-format on
 
 bool is_auto(const YAML::Node& n) { return n.IsScalar() && n.Scalar() == "auto"; }
@@ -238,6 +241,10 @@ void read_axes(const Reader& r, const Reader& lr, SearchSpec& s) {
     if (!lr.has(k) && !(std::string_view(k) == "zero" && lr.has("fsdp")) &&
         !(std::string_view(k) == "ep" && s.model.experts == 0))
       a.left_out.emplace_back(k);
+  for (const auto& k : kAxisKeys) {
+    const YAML::Node n = lr.has(k) ? lr.node()[k] : YAML::Node();
+    if (is_auto(n) || (n.IsSequence() && n.size() > 1)) a.opened.push_back(k);
+  }
 
   check_search_size(r, lr, s);
 }
@@ -269,7 +276,7 @@ void read_task(const Reader& r, SearchSpec& s) {
   }
 }
 
-SearchScenario read_search_scenario(std::shared_ptr<const Source> src);
+SearchScenario read_search_scenario(const std::shared_ptr<Source>& src, const std::vector<std::string>& search_sets);
 
 // The run a job beside a job step asks for, as a search's `task:` and `checkpoint:` (the job's own
 // nodes): its tokens, deadline and reserved days; its card MTBF, restore, the checkpoint's storage
@@ -292,12 +299,39 @@ void job_task(const Reader& job, YAML::Node& section) {
   if (checkpoint.size() > 0) section["checkpoint"] = checkpoint;
 }
 
+// `--set search.KEY=VALUE` on a job_step scenario: a key of the search made around the step (a
+// searched layout key, top, rank, the task or the checkpoint). The step's own keys, which it shares
+// with the search, are set as `run` sets them (`--set job_step.KEY=VALUE`).
+void check_around_set(const std::string& set) {
+  const std::string key = set.substr(0, set.find('='));
+  const std::vector<std::string> parts = split_dots(key);
+  const auto in = [](const std::string& k, const auto& list) {
+    return std::find(list.begin(), list.end(), k) != list.end();
+  };
+  const bool layout_axis = parts.size() == 3 && parts[1] == "layout" && in(parts[2], kAxisKeys) && parts[2] != "fsdp";
+  const bool search_key =
+      parts.size() >= 2 && in(parts[1], std::vector<std::string>{"top", "rank", "task", "checkpoint"});
+  if (layout_axis || search_key) return;
+  if (parts.size() >= 2 && in(parts[1], std::vector<std::string>{"model", "hardware", "layout", "input_wait"}))
+    throw InputError(
+        "--set", 0, key,
+        fmt::format("searching around a job step, its own keys are set as `run` sets them: --set "
+                    "job_step.{}=...{}",
+                    fmt::join(parts.begin() + 1, parts.end(), "."),
+                    parts[1] == "layout" ? " (search.layout takes the searched keys: tp, pp, cp, ep, ...)" : ""));
+  throw InputError("--set", 0, key,
+                   "searching around a job step: search.layout.KEY opens or narrows a searched key (tp, pp, cp, "
+                   "ep, ...); search.top, search.rank, search.task and search.checkpoint as in a search section");
+}
+
 // A job_step scenario as the search around its step: its model, hardware (on the step's GPUs) and
 // input wait as they are, its layout with kAroundKeys opened, `recompute_layers` N as [all, N],
 // every other key fixed as the step has it; the step's own layout is spec.around. The step is read
 // as `run` reads it, but not fitting its memory is a result here (the search finds what fits).
 // A `job:` beside it with `tokens` is the search's task (job_task); `variants:` are not read.
-SearchScenario search_around_step(const std::shared_ptr<const Source>& src, const Reader& top) {
+// `search_sets` (--set search.*) apply to the search so made: `search.layout.cp=auto` opens cp.
+SearchScenario search_around_step(const std::shared_ptr<const Source>& src, const Reader& top,
+                                  const std::vector<std::string>& search_sets) {
   // New maps holding the file's own nodes (errors point at their lines); a key given a new value
   // is not copied first: assigning to a node shared with the file would change the file's.
   const Reader js = top.child("job_step");
@@ -338,21 +372,26 @@ SearchScenario search_around_step(const std::shared_ptr<const Source>& src, cons
   for (const char* k : {"name", "description"})
     if (top.has(k)) root[k] = src->root[k];
   root["search"] = section;
-  SearchScenario sc = read_search_scenario(std::make_shared<const Source>(Source{src->file, root, src->overridden}));
+  for (const auto& set : search_sets) check_around_set(set);
+  auto around = std::make_shared<Source>(Source{src->file, root, src->overridden});
+  Source::apply_overrides(*around, search_sets);
+  SearchScenario sc = read_search_scenario(around, {});
   sc.spec.around = Candidate{-1, step.spec.layout.ranks(), step.spec.layout};
   sc.step_source = src;
   return sc;
 }
 
-SearchScenario read_search_scenario(std::shared_ptr<const Source> src) {
+SearchScenario read_search_scenario(const std::shared_ptr<Source>& src, const std::vector<std::string>& search_sets) {
+  if (!Reader(src, src->root, "").has("search") && Reader(src, src->root, "").has("job_step")) {
+    const Reader top(src, src->root, "");
+    top.only({"name", "description", "job_step", "job"});
+    return search_around_step(src, top, search_sets);
+  }
+  Source::apply_overrides(*src, search_sets);
   SearchScenario sc;
   sc.source = src;
   sc.file = src->file;
   const Reader top(src, src->root, "");
-  if (!top.has("search") && top.has("job_step")) {
-    top.only({"name", "description", "job_step", "job"});
-    return search_around_step(src, top);
-  }
   if (!top.has("search"))
     top.fail("search",
              "missing: a search section (model, hardware, layout with lists or auto), or a job_step to search around");
@@ -410,13 +449,29 @@ void SearchScenario::fail_step(const SpecError& e) const {
   Reader(step_source, step_source->root, "").fail_dotted("job_step." + e.key(), e.what());
 }
 
+namespace {
+// The --set overrides of `search` and `search.*` (second) apart from the others (first): on a
+// job_step scenario they are the search's made around its step, applied once it is made.
+std::pair<std::vector<std::string>, std::vector<std::string>> search_sets_apart(
+    const std::vector<std::string>& overrides) {
+  std::pair<std::vector<std::string>, std::vector<std::string>> apart;
+  for (const auto& set : overrides) {
+    const std::string_view key = std::string_view(set).substr(0, set.find('='));
+    (key == "search" || key.substr(0, 7) == "search." ? apart.second : apart.first).push_back(set);
+  }
+  return apart;
+}
+}  // namespace
+
 SearchScenario load_search(const std::string& file, const std::vector<std::string>& overrides) {
-  return read_search_scenario(Source::load(file, overrides));
+  const auto [file_sets, search_sets] = search_sets_apart(overrides);
+  return read_search_scenario(Source::load(file, file_sets), search_sets);
 }
 
 SearchScenario parse_search(const std::string& text, const std::string& name,
                             const std::vector<std::string>& overrides) {
-  return read_search_scenario(Source::parse(text, name, overrides));
+  const auto [file_sets, search_sets] = search_sets_apart(overrides);
+  return read_search_scenario(Source::parse(text, name, file_sets), search_sets);
 }
 
 }  // namespace stepsim::cli

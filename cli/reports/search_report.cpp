@@ -154,9 +154,8 @@ std::string header(const SearchReportInfo& info, const SearchSpec& spec, const S
                                 spec.model.shape.name, spec.model.shape.layers, spec.model.shape.hidden, spec.model.seq,
                                 cards, spec.cluster.accelerator.name, spec.base.global_batch);
   if (spec.around)
-    out += fmt::format(
-        "around the job step's layout: {} searched, dp what the cards leave, the other keys as it has them\n",
-        fmt::join(kAroundKeys, ", "));
+    out += fmt::format("around the job step's layout: {} searched{}, the other keys as it has them\n",
+                       fmt::join(spec.axes.opened, ", "), spec.axes.dp_listed ? "" : ", dp what the cards leave");
   // Fixed settings every layout shares that the table does not show.
   if (spec.model.experts > 0 && !spec.model.even_routing())
     out += fmt::format(

@@ -58,6 +58,9 @@ struct SearchAxes {
   std::vector<std::int64_t> global_batch;
   // Which keys were `auto` (domain depends on other keys), for the report.
   std::vector<std::string> auto_keys;
+  // The keys searched, `auto` or a list of more than one value, in the reader's order (the report
+  // of a search around a job step names them).
+  std::vector<std::string> opened;
   // Of kOpenableKeys, those the file leaves out (each fixed at job_step's default), in that order.
   std::vector<std::string> left_out;
 };
