@@ -433,6 +433,13 @@ PY
   --set job_step.layout.schedule=1f1b --json >"$tmp/1f1b.json"
 "$stepsim" run scenarios/job-llama70b-64xh100.yaml --set job_step.layout.virtual_stages=1 \
   --set job_step.layout.schedule=dualpipe --set job_step.allow_oom=true --json >"$tmp/dual.json"
+# `run --schedule` on a job step sets its layout's schedule, as --set does (byte for byte); a
+# scenario with no pipeline is refused at --schedule.
+"$stepsim" run scenarios/job-llama70b-64xh100.yaml --set job_step.layout.virtual_stages=1 --schedule dualpipe-v \
+  --json | cmp - "$tmp/dpv.json" || { echo "FAIL: run --schedule on a job step" >&2; exit 1; }
+if "$stepsim" run scenarios/dp-buckets.yaml --schedule 1f1b >/dev/null 2>"$tmp/err.txt"; then exit 1; fi
+grep -qx "error: --schedule: scenarios/dp-buckets.yaml has no pipeline to schedule (a pipeline or job_step scenario has)" \
+  "$tmp/err.txt" || { cat "$tmp/err.txt"; echo "FAIL: --schedule without a pipeline" >&2; exit 1; }
 python3 - "$tmp/dpv.json" "$tmp/1f1b.json" "$tmp/dual.json" <<'PY'
 import json, sys
 v, one, dual = (json.load(open(p)) for p in sys.argv[1:])

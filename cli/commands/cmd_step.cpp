@@ -7,6 +7,7 @@
 #include "cli/commands/commands.hpp"
 #include "cli/commands/diagnostics.hpp"
 #include "cli/commands/scenario_kinds.hpp"
+#include "cli/input/input.hpp"
 #include "cli/input/scenario.hpp"
 #include "cli/input/search_input.hpp"
 #include "cli/reports/output.hpp"
@@ -23,11 +24,21 @@ struct ScenarioArgs {
   std::vector<std::string> sets;
 };
 
-// The --set list with `--schedule NAME` (of `run` and `export-schedule`) as one more override.
-std::vector<std::string> with_schedule(std::vector<std::string> sets, const std::string& schedule) {
+// The --set list with `--schedule NAME` (of `run` and `export-schedule`) as one more override: of
+// `job_step.layout.schedule` in a job step, else of `pipeline.schedule`.
+std::vector<std::string> with_schedule(const std::string& file, std::vector<std::string> sets,
+                                       const std::string& schedule) {
   if (schedule.empty()) return sets;
   check_schedule_name("--schedule", schedule);
-  sets.push_back("pipeline.schedule=" + schedule);
+  const auto src = Source::load(file, sets);
+  const YAML::Node& root = src->root;
+  if (root["job_step"].IsDefined())
+    sets.push_back("job_step.layout.schedule=" + schedule);
+  else if (root["pipeline"].IsDefined())
+    sets.push_back("pipeline.schedule=" + schedule);
+  else
+    throw InputError("--schedule", 0, "",
+                     fmt::format("{} has no pipeline to schedule (a pipeline or job_step scenario has)", file));
   return sets;
 }
 
@@ -105,14 +116,14 @@ void add_run_command(CLI::App& app) {
   auto out = std::make_shared<OutputArgs>();
   auto* cmd = app.add_subcommand("run", "simulate one step of a scenario and print its table");
   add_scenario_args(cmd, *args);
-  cmd->add_option("--schedule", *schedule, "schedule to run (overrides pipeline.schedule)");
+  cmd->add_option("--schedule", *schedule, "schedule to run (overrides pipeline.schedule or job_step.layout.schedule)");
   cmd->add_option("--trace", out->trace,
                   "write a trace to this file: Perfetto protobuf if it ends in .pftrace, else Chrome JSON (both open "
                   "in ui.perfetto.dev)")
       ->check(file_beside_report());
   add_output_args(cmd, *out, "print a JSON summary instead of the table");
   cmd->callback([=] {
-    const auto sets = with_schedule(args->sets, *schedule);
+    const auto sets = with_schedule(args->file, args->sets, *schedule);
     check_outputs(*out, args->file);
     const Scenario sc = load(args->file, sets);
     const ScenarioKind& kind = step_kind(sc, "run");
@@ -161,7 +172,7 @@ void add_export_schedule_command(CLI::App& app) {
   cmd->add_option("--schedule", *schedule, "schedule to export (overrides pipeline.schedule)");
   cmd->add_option("-o,--output", *out, "CSV file to write ('-' = stdout, the default)");
   cmd->callback([=] {
-    const auto sets = with_schedule(args->sets, *schedule);
+    const auto sets = with_schedule(args->file, args->sets, *schedule);
     const Scenario sc = load(args->file, sets);
     require_section(sc, "export-schedule", "pipeline");
     PipelinePlan plan;
