@@ -90,6 +90,13 @@ printf '%s\n' "$head
 "$stepsim" run "$tmp/allow.yaml" >"$tmp/allow.out"
 has "(does not fit)" "$tmp/allow.out"
 
+# A card's memory set alone keeps the preset's share of it usable (H100: 74.5 of 80 GiB, so 40 GB
+# leaves 34.7 GiB); usable memory past the card's is refused.
+run "$stepsim" run scenarios/job-llama70b-64xh100.yaml --set 'job_step.hardware.accelerator={memory: 40GB}'
+refused "job_step.layout: needs 49.5 GiB per GPU (weights 4.2, gradients 8.5, optimizer 12.7, activations 24.1, buffers 0.0) but h100-sxm has 34.7 GiB usable"
+run "$stepsim" run scenarios/job-llama70b-64xh100.yaml --set job_step.hardware.accelerator.usable_memory=90GiB
+refused "error: --set: job_step.hardware.accelerator.usable_memory: usable memory 90.0 GiB is more than the card's 80.0 GiB"
+
 # A header names only columns a row is read from, each once (a misspelt one would leave its
 # setting at the default, unseen), and a row has no more cells than the header has columns.
 csv_refused validation/megatron_sc21.csv 's/,zero3_fetch$/,zero3_fech/' "edited.csv:10: zero3_fech: unknown column 'zero3_fech'; did you mean 'zero3_fetch'?"
@@ -103,15 +110,15 @@ csv_refused validation/megatron_sc21.csv 's/,21.3,module$/,21.3,module,1/' "edit
 
 # Over at the simulated peak where the analytic count said every layer or none, the refusal says
 # how to find the fewest: Llama 3 405B at PP 2 without recompute, 111.5 GiB by the analytic figure
-# (a lower bound: each rank's smallest chunk) and 116.0 at the simulated peak, on a card of 114 GiB,
+# (a lower bound: each rank's smallest chunk) and 116.0 at the simulated peak, on a card of 120 GiB with 114 usable,
 # where recomputing the first layer of each chunk fits (109.5 GiB); before the run it names the
 # count itself: on the H100's 74.5 GiB, 6 of each interleaved chunk's 9 layers by the analytic
 # figure (the run with auto takes 7, tests/job_step_cli.sh); where that count is every layer, it
 # says no more.
 l405p2=(--set job_step.layout.pp=2 --set job_step.layout.dp=512 --set job_step.layout.recompute=none)
-run "$stepsim" run scenarios/job-llama3-405b-8192xh100.yaml "${l405p2[@]}" --set job_step.hardware.accelerator.usable_memory=114GiB
+run "$stepsim" run scenarios/job-llama3-405b-8192xh100.yaml "${l405p2[@]}" --set job_step.hardware.accelerator.memory=120GiB --set job_step.hardware.accelerator.usable_memory=114GiB
 refused "needs 116.0 GiB per GPU at the simulated peak (pipeline rank 1) (weights 47.2, gradients 0.2, optimizer 0.6, activations 67.0, buffers 1.0) but h100-sxm has 114.0 GiB usable; would fit: recompute: full (53.4 GiB), or of the fewest layers that fit with recompute_layers: auto (or set allow_oom: true to report it)"
-"$stepsim" run scenarios/job-llama3-405b-8192xh100.yaml "${l405p2[@]}" --set job_step.hardware.accelerator.usable_memory=114GiB \
+"$stepsim" run scenarios/job-llama3-405b-8192xh100.yaml "${l405p2[@]}" --set job_step.hardware.accelerator.memory=120GiB --set job_step.hardware.accelerator.usable_memory=114GiB \
   --set job_step.layout.recompute=full --set job_step.layout.recompute_layers=auto >"$tmp/l405-114.txt"
 has "recompute full (the first layer of each chunk, the fewest that fit)" "$tmp/l405-114.txt"
 fig "total 109.52" "$tmp/l405-114.txt"

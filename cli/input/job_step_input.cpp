@@ -184,8 +184,18 @@ ClusterSpec read_cluster(const Reader& parent, const std::string& k) {
     if (auto v = a.opt_number("peak_tflops")) c.accelerator.peak_bf16 = *v * 1e12;
     if (auto v = a.opt_number("peak_fp8_tflops")) c.accelerator.peak_fp8 = *v * 1e12;
     if (auto v = a.opt_bandwidth("hbm_bandwidth")) c.accelerator.hbm_bandwidth = *v;
-    if (auto v = a.opt_bytes("memory")) c.accelerator.memory = *v;
+    if (auto v = a.opt_bytes("memory")) {
+      // The preset's share of its memory stays usable unless given (an A100 40 GB: 38 of 40 GiB).
+      c.accelerator.usable_memory = static_cast<Bytes>(static_cast<__int128>(*v) * c.accelerator.usable_memory /
+                                                       std::max<Bytes>(c.accelerator.memory, 1));
+      c.accelerator.memory = *v;
+    }
     if (auto v = a.opt_bytes("usable_memory")) c.accelerator.usable_memory = *v;
+    if (c.accelerator.usable_memory > c.accelerator.memory)
+      a.fail(a.has("usable_memory") ? "usable_memory" : "memory",
+             fmt::format("usable memory {:.1f} GiB is more than the card's {:.1f} GiB",
+                         static_cast<double>(c.accelerator.usable_memory) / (1 << 30),
+                         static_cast<double>(c.accelerator.memory) / (1 << 30)));
     if (auto v = a.opt_count("sms", 0)) c.accelerator.tiling.sms = *v;  // 0: no wave quantization
     if (c.accelerator.peak_bf16 <= 0) a.fail("peak_tflops", "must be positive");
   }
