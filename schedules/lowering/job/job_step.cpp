@@ -363,6 +363,82 @@ void set_exposure(JobStepResult& r, Time total, const std::array<Time, 3>& weigh
   r.exposed_cp = parts[1];
   r.exposed_ep = parts[2];
 }
+
+// How long [from, to) finds a resource idle: `busy` its intervals in start order (a resource never
+// overlaps itself, so their ends are in order too).
+Time idle_within(const std::vector<Interval>& busy, Time from, Time to) {
+  Time idle = to - from;
+  auto it = std::partition_point(busy.begin(), busy.end(), [&](const Interval& i) { return i.end <= from; });
+  for (; it != busy.end() && it->start < to; ++it) idle -= std::min(to, it->end) - std::max(from, it->start);
+  return idle;
+}
+
+// A communication on the critical path is exposed while the compute stream that waits for it
+// stands idle; the rest of its time ran under compute, hidden (docs/job.md "Exposed
+// communication"). The stream that waits: its consumer's (the lowest-numbered compute op
+// depending on it, or on the zero-length join after it on its own resource: its device's next
+// op, a message's receiver, the optimizer after the gradients); for an op whose result no compute
+// op waits for (the last gradients' reduce-scatter), the stream its resource's other ops feed (its
+// device's); else the path's next compute op's, else the path's last one's.
+class Exposure {
+ public:
+  Exposure(const OpGraph& g, const Timeline& t, const std::vector<CriticalStep>& chain)
+      : g_(g), t_(t), chain_(chain), compute_(g.resource_count()), fed_(g.resource_count(), kNone) {
+    for (ResourceId x = 0; x < g.resource_count(); ++x)
+      compute_[x] = g.resource(x).name.find("compute") != std::string::npos;
+    for (OpId op = 0; op < g.op_count(); ++op)
+      if (const ResourceId res = g.op_resource(op); !compute_[res] && fed_[res] == kNone)
+        g.for_each_successor(op, [&](OpId s) {
+          if (compute_[g.op_resource(s)] && fed_[res] == kNone) fed_[res] = g.op_resource(s);
+        });
+    on_path_.assign(chain.size(), kNone);
+    for (std::size_t i = chain.size(); i-- > 0;) {
+      const ResourceId res = g.op_resource(chain[i].op);
+      on_path_[i] = compute_[res] ? res : i + 1 < chain.size() ? on_path_[i + 1] : kNone;
+    }
+    for (std::size_t i = 1; i < chain.size(); ++i)
+      if (on_path_[i] == kNone) on_path_[i] = on_path_[i - 1];  // past the last compute op: its stream
+  }
+
+  // The exposed part of the path's i-th op.
+  Time of(std::size_t i) {
+    const OpId op = chain_[i].op;
+    const ResourceId consumer = consumer_stream(op), device = fed_[g_.op_resource(op)];
+    const ResourceId stream = consumer != kNone ? consumer : device != kNone ? device : on_path_[i];
+    if (stream == kNone) return g_.op_duration(op);
+    auto [it, added] = busy_.try_emplace(stream);
+    if (added) it->second = resource_intervals(g_, t_, stream);
+    return idle_within(it->second, t_.start[op], t_.end(g_, op));
+  }
+
+ private:
+  static constexpr ResourceId kNone = ~ResourceId{0};
+
+  ResourceId consumer_stream(OpId op) const {
+    ResourceId found = kNone;
+    OpId lowest = kNoOp;
+    const auto look = [&](OpId s) {
+      if (compute_[g_.op_resource(s)] && s < lowest) {
+        lowest = s;
+        found = g_.op_resource(s);
+      }
+    };
+    g_.for_each_successor(op, look);
+    if (found == kNone)
+      g_.for_each_successor(op, [&](OpId s) {
+        if (g_.op_resource(s) == g_.op_resource(op) && g_.op_duration(s) == 0) g_.for_each_successor(s, look);
+      });
+    return found;
+  }
+
+  const OpGraph& g_;
+  const Timeline& t_;
+  const std::vector<CriticalStep>& chain_;
+  std::vector<bool> compute_;                         // per resource: a compute stream
+  std::vector<ResourceId> fed_;                       // per resource: the compute stream its ops feed
+  std::vector<ResourceId> on_path_;                   // per path op: the path's next (or last) compute stream
+  std::map<ResourceId, std::vector<Interval>> busy_;  // compute streams' intervals, read once
+};
 }  // namespace
 
 // The critical path summed per kind of op and per resource, and the exposed communication by
@@ -375,6 +451,7 @@ void critical_shares(JobStepRun& run, bool fsdp, Time tail) {
   JobStepResult& r = run.result;
   // Critical path: time per kind of op and per resource; waits (latency) count as their own.
   const auto chain = critical_path(g, t);
+  Exposure exposed(g, t, chain);
   std::map<std::string, Time> by_kind, by_res;
   Time tp_c = 0, cp_c = 0, ep_c = 0;
   for (const auto& ch : run.comm.chunks) {
@@ -383,8 +460,8 @@ void critical_shares(JobStepRun& run, bool fsdp, Time tail) {
     ep_c += ns(ch.forward.ep + ch.backward_input.ep);
   }
   Time in_pass = 0, prev_end = 0;
-  for (const CriticalStep& step : chain) {
-    const OpId op = step.op;
+  for (std::size_t i = 0; i < chain.size(); ++i) {
+    const OpId op = chain[i].op;
     const JobOpKind k = run.kinds[op];
     const Time d = g.op_duration(op);
     by_kind[job_op_kind_name(k)] += d;
@@ -403,9 +480,9 @@ void critical_shares(JobStepRun& run, bool fsdp, Time tail) {
                       : rn.find("link") != std::string::npos        ? "pipeline links"
                                                                     : rn;
     by_res[cls] += d;
-    if (k == JobOpKind::InPassComm) in_pass += d;
-    if (k == JobOpKind::PpSend) r.exposed_pp += d;
-    if (k == JobOpKind::DpComm) r.exposed_dp += d;
+    if (k == JobOpKind::InPassComm) in_pass += exposed.of(i);
+    if (k == JobOpKind::PpSend) r.exposed_pp += exposed.of(i);
+    if (k == JobOpKind::DpComm) r.exposed_dp += exposed.of(i);
   }
   set_exposure(r, in_pass, {tp_c, cp_c, ep_c});
   if (fsdp) {
