@@ -124,7 +124,7 @@ expect 1 "error: cannot write /dev/full: No space left on device"
 run_capped "$stepsim" run $sc --trace /dev/full
 expect 1 "error: cannot write /dev/full: No space left on device"
 run_capped "$stepsim" run $sc --html "$tmp/missing/report.html"
-expect 1 "error: cannot write $tmp/missing/report.html: No such file or directory"
+expect 2 "error: --html: $tmp/missing/report.html: no folder $tmp/missing to write it in"
 mkdir "$tmp/dir.html"
 run_capped "$stepsim" run $sc --html "$tmp/dir.html"
 expect 1 "error: cannot write $tmp/dir.html: Is a directory"

@@ -104,20 +104,48 @@ done
 # An output that is the scenario being read (by any name) would replace it: refused before the run,
 # the scenario untouched; an empty output name would write nothing, silently: refused too.
 cp scenarios/job-fsdp-8.yaml "$tmp/own.yaml"
+cp -r scenarios/models "$tmp/models"  # the files it names
 before="$(cksum <"$tmp/own.yaml")"
 for cmd in "run $tmp/own.yaml --html $tmp/../$(basename "$tmp")/own.yaml" "run $tmp/own.yaml --trace $tmp/own.yaml"; do
   # shellcheck disable=SC2086
   run "$stepsim" $cmd
-  expect_shape 2 "error: --*: *own.yaml is $tmp/own.yaml, which this command reads: give another file"
+  expect_shape 2 "error: --*: *own.yaml*this command reads*: give another file"
 done
 cp scenarios/search-moe-256xh100.yaml "$tmp/own-search.yaml"
 run "$stepsim" search "$tmp/own-search.yaml" --export "$tmp/own-search.yaml"
-expect 2 "error: --export: $tmp/own-search.yaml is $tmp/own-search.yaml, which this command reads: give another file"
+expect 2 "error: --export: $tmp/own-search.yaml: this command reads it: give another file"
 cmp -s scenarios/search-moe-256xh100.yaml "$tmp/own-search.yaml" || fail "search --export replaced its scenario"
 [[ "$(cksum <"$tmp/own.yaml")" == "$before" ]] || fail "run replaced its scenario"
 for i in 0 1; do "$stepsim" search scenarios/search-design-desk.yaml --shard "$i/2" -o "$tmp/shard$i.json" >/dev/null 2>&1; done
 run "$stepsim" search merge "$tmp/shard0.json" "$tmp/shard1.json" --csv "$tmp/shard1.json"
-expect 2 "error: --csv: $tmp/shard1.json is $tmp/shard1.json, which this command reads: give another file"
+expect 2 "error: --csv: $tmp/shard1.json: this command reads it: give another file"
+# ... and so is any other file the command reads: a scenario's model or hardware file, the measured
+# runs a calibration fits, a bench suite's base scenario; each untouched.
+mkdir -p "$tmp/own/models" "$tmp/own/hardware" "$tmp/outs"
+cp scenarios/job-gpt3-1024xa100.yaml "$tmp/own/"
+cp scenarios/models/gpt3-175b.yaml "$tmp/own/models/"
+cp scenarios/hardware/a100-calibrated.yaml "$tmp/own/hardware/"
+cp validation/megatron_sc21.csv bench/suites/pipeline-base.yaml "$tmp/own/"
+printf 'name: s\nscenario: pipeline-base.yaml\naxes:\n  stages: [2]\n' >"$tmp/own/s.yaml"
+sums="$(cd "$tmp/own" && cksum models/* hardware/* ./*)"
+run "$stepsim" run "$tmp/own/job-gpt3-1024xa100.yaml" --html "$tmp/own/models/gpt3-175b.yaml"
+expect 2 "error: --html: $tmp/own/models/gpt3-175b.yaml: this command reads it: give another file"
+run "$stepsim" compare "$tmp/own/job-gpt3-1024xa100.yaml" --trace "$tmp/own/hardware/../hardware/a100-calibrated.yaml"
+expect 2 "error: --trace: $tmp/own/hardware/../hardware/a100-calibrated.yaml is $tmp/own/hardware/a100-calibrated.yaml, which this command reads: give another file"
+run "$stepsim" calibrate "$tmp/own/megatron_sc21.csv" -o "$tmp/own/megatron_sc21.csv"
+expect 2 "error: --output: $tmp/own/megatron_sc21.csv: this command reads it: give another file"
+run "$stepsim" bench "$tmp/own/s.yaml" -o "$tmp/own/pipeline-base.yaml"
+expect 2 "error: --output: $tmp/own/pipeline-base.yaml: this command reads it: give another file"
+[[ "$(cd "$tmp/own" && cksum models/* hardware/* ./*)" == "$sums" ]] || fail "an input file was replaced"
+# A command refused over one of its outputs writes none of them: a missing folder, a layout the
+# search does not list, each before the search runs.
+run "$stepsim" search scenarios/search-design-desk.yaml --csv "$tmp/outs/s.csv" --html "$tmp/outs/s.html" --export "$tmp/nodir/e.yaml"
+expect 2 "error: --export: $tmp/nodir/e.yaml: no folder $tmp/nodir to write it in"
+run "$stepsim" search scenarios/search-design-desk.yaml --csv "$tmp/outs/s.csv" --export "$tmp/outs/e.yaml" --pick 6
+expect 2 "error: --pick: 6 is not one of the 5 layouts listed (1 to 5; --top lists more)"
+run "$stepsim" run scenarios/book-pipeline.yaml --trace "$tmp/outs/t.json" --html "$tmp/nodir/x.html"
+expect 2 "error: --html: $tmp/nodir/x.html: no folder $tmp/nodir to write it in"
+[[ -z "$(ls "$tmp/outs")" ]] || fail "a refused command wrote $(ls "$tmp/outs")"
 run "$stepsim" run scenarios/job-fsdp-8.yaml --html ""
 expect 2 "error: run: --html: an empty file name: give a file name (\`stepsim run --help\` lists the options)"
 exit 0

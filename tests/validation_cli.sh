@@ -471,6 +471,6 @@ refused "error: --rows: 16: name its file, e.g. megatron_sc21.csv:16 (several fi
 run "$stepsim" check-against validation/megatron_sc21.csv --rows 16
 refused "error: check-against: --rows requires --export"
 run "$stepsim" check-against validation/megatron_sc21.csv --export validation/megatron_sc21.csv --rows 16
-refused "which this command reads: give another file"
+refused "error: --export: validation/megatron_sc21.csv: this command reads it: give another file"
 [[ ! -e "$tmp/no.yaml" ]] || fail "a refused --export wrote its file"
 echo "validation: all checks passed"

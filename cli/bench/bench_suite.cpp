@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 
 #include "cli/input/budget.hpp"
+#include "cli/input/input_files.hpp"
 #include "cli/input/scenario.hpp"
 #include "cli/input/yaml_shape.hpp"
 #include "sim/checked.hpp"

@@ -13,6 +13,7 @@
 #include "cli/commands/diagnostics.hpp"
 #include "cli/commands/reuse_freed_memory.hpp"
 #include "cli/input/budget.hpp"
+#include "cli/input/input_files.hpp"
 #include "cli/reports/output.hpp"
 #include "sim/parallel_for.hpp"
 
@@ -151,6 +152,16 @@ void run_bench(const BenchArgs& a) {
                4096 * variants);
   const std::vector<PreparedVariant> prepared =
       prepare_variants(suite, shard_indices(suite.variant_count(), shard), a.sets, jobs);
+  const std::string stem = sharded ? fmt::format("{}-shard-{}-of-{}", suite.name, shard.index, shard.count)
+                                   : fmt::format("{}-results", suite.name);
+  // With --write-baseline the baseline is the result file, unless -o asks for another copy.
+  const std::string json_path = !a.output.empty() ? a.output : a.write_baseline ? *suite.baseline_path : stem + ".json";
+  const std::string csv_path = a.csv.empty() ? csv_path_for(json_path) : a.csv;
+  const std::string baseline_copy = a.write_baseline && json_path != *suite.baseline_path ? *suite.baseline_path : "";
+  // None of them a file the suite read (itself, its base scenario), before anything runs.
+  check_output_path("--output", json_path);
+  check_output_path("--csv", csv_path);
+  check_output_path("baseline", baseline_copy);
   SuiteProgress progress(prepared.size(), a.quiet || verbosity() == Verbosity::Quiet);
   BenchResults results;
   results.suite = suite.identity();
@@ -161,12 +172,6 @@ void run_bench(const BenchArgs& a) {
       [&](std::size_t i, const VariantResult& r) { rows[i] = result_rows(r); });
   progress.finish(prepared.size(), std::min<unsigned>(jobs, std::max<std::size_t>(1, prepared.size())));
 
-  const std::string stem = sharded ? fmt::format("{}-shard-{}-of-{}", suite.name, shard.index, shard.count)
-                                   : fmt::format("{}-results", suite.name);
-  // With --write-baseline the baseline is the result file, unless -o asks for another copy.
-  const std::string json_path = !a.output.empty() ? a.output : a.write_baseline ? *suite.baseline_path : stem + ".json";
-  const std::string csv_path = a.csv.empty() ? csv_path_for(json_path) : a.csv;
-  const std::string baseline_copy = a.write_baseline && json_path != *suite.baseline_path ? *suite.baseline_path : "";
   const std::string wins = write_results(results, rows, json_path, baseline_copy, csv_path, jobs, !sharded);
   if (!wins.empty()) fmt::print("{}\n", wins);
   fmt::print("{}; results in {} and {}\n", counts_line(results), json_path, csv_path);

@@ -7,6 +7,7 @@
 #include "cli/commands/commands.hpp"
 #include "cli/commands/diagnostics.hpp"
 #include "cli/commands/scenario_kinds.hpp"
+#include "cli/input/input_files.hpp"
 #include "cli/input/scenario.hpp"
 #include "cli/reports/job_pictures.hpp"
 #include "cli/reports/job_report.hpp"
@@ -134,9 +135,9 @@ void add_job_command(CLI::App& app) {
                   "with cases from the plan or a job step's variants (base, then each by name): simulate only this "
                   "case");
   cmd->callback([a] {
-    check_not_input("--trace", a->trace, a->file);
-    check_not_input("--html", a->html, a->file);
     const Scenario sc = load_scenario(a->file, a->sets);
+    check_output_path("--trace", a->trace);
+    check_output_path("--html", a->html);
     require_section(sc, "job", "job");
     const int runs = a->runs > 0 ? a->runs : sc.job->runs;
     const std::uint64_t seed = a->seed >= 0 ? static_cast<std::uint64_t>(a->seed) : sc.job->seed;

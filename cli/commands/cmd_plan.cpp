@@ -7,6 +7,7 @@
 #include "cli/commands/commands.hpp"
 #include "cli/commands/diagnostics.hpp"
 #include "cli/commands/scenario_kinds.hpp"
+#include "cli/input/input_files.hpp"
 #include "cli/input/plan_source.hpp"
 #include "cli/input/scenario.hpp"
 #include "cli/reports/output.hpp"
@@ -243,8 +244,9 @@ void add_plan_command(CLI::App& app) {
                   "against the deadline, the tables; with --sweep, a heat map of the verdicts")
       ->check(file_beside_report());
   cmd->callback([a] {
-    check_not_input("--html", a->html, a->file);
     const Scenario sc = load_scenario(a->file, a->sets);
+    check_output_path("--html", a->html);
+    check_output_path("--output", a->out);
     require_section(sc, "plan", "plan");
     try {
       run_plan(sc, *a);

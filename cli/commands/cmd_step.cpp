@@ -8,6 +8,7 @@
 #include "cli/commands/diagnostics.hpp"
 #include "cli/commands/scenario_kinds.hpp"
 #include "cli/input/input.hpp"
+#include "cli/input/input_files.hpp"
 #include "cli/input/scenario.hpp"
 #include "cli/input/search_input.hpp"
 #include "cli/reports/output.hpp"
@@ -80,10 +81,11 @@ Scenario load(const std::string& file, const std::vector<std::string>& sets) {
   return sc;
 }
 
-// The files a run writes are not the scenario it reads.
-void check_outputs(const OutputArgs& a, const std::string& file) {
-  check_not_input("--trace", a.trace, file);
-  check_not_input("--html", a.html, file);
+// The files a run writes are none it has read (the scenario, its model and hardware files) and
+// have a folder to go in: checked once the scenario is loaded, before the run.
+void check_outputs(const OutputArgs& a) {
+  check_output_path("--trace", a.trace);
+  check_output_path("--html", a.html);
 }
 
 // Files first (trace, HTML), then stdout: JSON, a Gantt chart or the table.
@@ -124,8 +126,8 @@ void add_run_command(CLI::App& app) {
   add_output_args(cmd, *out, "print a JSON summary instead of the table");
   cmd->callback([=] {
     const auto sets = with_schedule(args->file, args->sets, *schedule);
-    check_outputs(*out, args->file);
     const Scenario sc = load(args->file, sets);
+    check_outputs(*out);
     const ScenarioKind& kind = step_kind(sc, "run");
     debug("{}: a '{}' scenario", sc.file, kind.section);
     const RunRequest req{!out->trace.empty() || !out->html.empty()};
@@ -151,8 +153,8 @@ void add_compare_command(CLI::App& app) {
   cmd->callback([=] {
     for (const auto& name : request->schedules) check_schedule_name("--schedules", name);
     request->json = out->json;
-    check_outputs(*out, args->file);
     const Scenario sc = load(args->file, args->sets);
+    check_outputs(*out);
     const ScenarioKind& kind = step_kind(sc, "compare");
     if (!request->schedules.empty() && kind.section != "pipeline")
       throw InputError("--schedules", 0, "",
@@ -175,6 +177,7 @@ void add_export_schedule_command(CLI::App& app) {
     const auto sets = with_schedule(args->file, args->sets, *schedule);
     const Scenario sc = load(args->file, sets);
     require_section(sc, "export-schedule", "pipeline");
+    check_output_path("--output", *out);
     PipelinePlan plan;
     try {
       plan = plan_for(*sc.pipeline);

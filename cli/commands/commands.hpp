@@ -45,15 +45,6 @@ inline CLI::Validator file_beside_report() {
       "FILE");
 }
 
-// Refuses, at `option`, an output file that is the input `input` itself (the same file by any
-// name: a scenario, a shard), which writing would replace.
-inline void check_not_input(const char* option, const std::string& output, const std::string& input) {
-  std::error_code ec;
-  if (!output.empty() && std::filesystem::equivalent(output, input, ec))
-    throw InputError(option, 0, "",
-                     fmt::format("{} is {}, which this command reads: give another file", output, input));
-}
-
 // Removes the global flags (--verbose, --quiet) wherever they stand before a lone "--", so that
 // they may follow the command, and returns the verbosity they ask for (both: an InputError).
 struct GlobalFlags {

@@ -17,6 +17,7 @@
 #include "cli/commands/commands.hpp"
 #include "cli/commands/diagnostics.hpp"
 #include "cli/commands/reuse_freed_memory.hpp"
+#include "cli/input/input_files.hpp"
 #include "cli/input/job_step_input.hpp"
 #include "cli/input/job_step_yaml.hpp"
 #include "cli/input/scenario.hpp"
@@ -438,8 +439,8 @@ void export_rows(const CheckAgainstArgs& a, const std::vector<MeasuredRun>& rows
 
 void run_check_against(const CheckAgainstArgs& a) {
   reuse_freed_memory();  // a simulation per row and fit step, one after another
-  for (const auto& f : a.files) check_not_input("--export", a.exported, f);
   const auto rows = read_all(a.files);
+  check_output_path("--export", a.exported);
   const std::vector<std::size_t> chosen =
       a.exported.empty() ? std::vector<std::size_t>{} : select_rows(rows, a.files, a.rows);
   const Calibrations cal = calibrate_rows(rows, a);
@@ -508,6 +509,7 @@ void add_calibrate_command(CLI::App& app) {
   cmd->callback([=] {
     reuse_freed_memory();  // a simulation per row and fit step, one after another
     auto rows = read_all(*files);
+    check_output_path("--output", *output);
     if (*fit_only)
       rows.erase(std::remove_if(rows.begin(), rows.end(), [](const MeasuredRun& r) { return !r.fit; }), rows.end());
     if (rows.empty())

@@ -17,6 +17,7 @@
 #include "cli/commands/diagnostics.hpp"
 #include "cli/commands/reuse_freed_memory.hpp"
 #include "cli/input/budget.hpp"
+#include "cli/input/input_files.hpp"
 #include "cli/input/search_input.hpp"
 #include "cli/reports/output.hpp"
 #include "cli/reports/search_export.hpp"
@@ -110,16 +111,28 @@ class Progress {
 void print_outputs(const SearchReportInfo& info, const SearchScenario& sc, const std::vector<std::string>& sets,
                    const SearchResult& r, bool json, const std::string& csv, const std::string& html,
                    const ExportArgs& exported) {
+  // The layouts to export first: where the search found none to export (nothing fits, fewer
+  // listed), the report says why and nothing is written.
+  std::string scenario;
+  std::exception_ptr refused;
+  if (!exported.file.empty()) {
+    try {
+      scenario = search_layout_scenario(sc, sets, r, exported.choice, exported.file);
+    } catch (const InputError&) { refused = std::current_exception(); }
+  }
   if (json)
     fmt::print("{}\n", search_json(info, sc.spec, r).dump(2));
   else
     fmt::print("{}", search_text(info, sc.spec, r));
+  if (refused) {
+    std::fflush(stdout);
+    std::rethrow_exception(refused);
+  }
   if (!csv.empty()) write_file(csv, search_csv(sc.spec, r));
   if (!html.empty()) write_file(html, search_html(info, sc.spec, r));
-  // After the report, which says why when nothing fits or how many were listed.
   if (!exported.file.empty()) {
     std::fflush(stdout);  // the report, then the note on stderr saying what was written
-    write_file(exported.file, search_layout_scenario(sc, sets, r, exported.choice, exported.file));
+    write_file(exported.file, scenario);
     const ExportChoice& c = exported.choice;
     const std::size_t n = c.cards.empty() ? c.picks.size() : c.cards.size();
     const std::string what =
@@ -163,15 +176,23 @@ void add_export_options(CLI::App* cmd, ExportArgs& e) {
       ->excludes(pick);
 }
 
+// Before the search: the files it writes are none it has read and have a folder to go in, and
+// the layouts to export can be listed.
+void check_outputs(const ExportArgs& exported, const std::string& csv, const std::string& html,
+                   const SearchSpec& spec) {
+  check_output_path("--export", exported.file);
+  check_output_path("--csv", csv);
+  check_output_path("--html", html);
+  if (!exported.file.empty()) check_export_choice(spec, exported.choice);
+}
+
 void run_search_command(const SearchArgs& a) {
   if (!a.shard.empty() && !a.exported.file.empty())
     throw InputError("--export", 0, "", "a shard lists no layouts: export from `stepsim search merge`");
-  check_not_input("--export", a.exported.file, a.file);
-  check_not_input("--csv", a.csv, a.file);
-  check_not_input("--html", a.html, a.file);
-  check_not_input("--output", a.output, a.file);
   SearchScenario sc = load_search(a.file, a.sets);
   apply_flags(a, sc.spec);
+  check_outputs(a.exported, a.csv, a.html, sc.spec);
+  check_output_path("--output", a.output);
   SearchOptions opt;
   opt.jobs = static_cast<int>(a.jobs > 0 ? a.jobs : all_cores());
   opt.prune_bound = !a.no_bound;
@@ -216,11 +237,6 @@ void run_search_command(const SearchArgs& a) {
 }
 
 void run_merge(const MergeArgs& a) {
-  for (const auto& shard : a.files) {
-    check_not_input("--export", a.exported.file, shard);
-    check_not_input("--csv", a.csv, shard);
-    check_not_input("--html", a.html, shard);
-  }
   std::optional<SearchScenario> sc;
   SearchArgs flags;
   SearchResult r;
@@ -278,6 +294,7 @@ void run_merge(const MergeArgs& a) {
   if (seen.size() != count)
     throw InputError(a.files.front(), 0, "shard",
                      fmt::format("{} of {} shards given: every shard is needed", seen.size(), count));
+  check_outputs(a.exported, a.csv, a.html, sc->spec);
   try {
     restore_layouts(sc->spec, r.simulated);
   } catch (const std::runtime_error& e) {

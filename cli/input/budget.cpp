@@ -166,17 +166,4 @@ void check_pipeline_budget(const Reader& r, const PipelineSpec& spec) {
   check_budget(r, key, ops, extra);
 }
 
-std::string read_input_file(const std::string& path) {
-  require_input_file(path);
-  std::ifstream in(path, std::ios::binary);
-  std::string text;
-  char buf[1 << 16];
-  while (in.read(buf, sizeof buf) || in.gcount() > 0) {
-    text.append(buf, static_cast<std::size_t>(in.gcount()));
-    if (static_cast<std::int64_t>(text.size()) > kMaxInputBytes)
-      throw InputError(path, 0, "", fmt::format("larger than the {} MiB an input file may have", kMaxInputBytes >> 20));
-  }
-  return text;
-}
-
 }  // namespace stepsim::cli

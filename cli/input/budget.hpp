@@ -61,8 +61,4 @@ void check_budget(const std::string& file, int line, const std::string& key, dou
 // stages x virtual stages (or the largest stage a custom action names) x micro-batches.
 void check_pipeline_budget(const Reader& r, const PipelineSpec& spec);
 
-// A whole input file: refuses what is not a regular file (a directory, /dev/zero, a FIFO) and
-// files over kMaxInputBytes, with InputError(file, 0, "", reason).
-std::string read_input_file(const std::string& path);
-
 }  // namespace stepsim::cli

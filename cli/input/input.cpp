@@ -1,6 +1,7 @@
 #include "cli/input/input.hpp"
 
 #include "cli/input/budget.hpp"
+#include "cli/input/input_files.hpp"
 
 #include <algorithm>
 #include <cerrno>

@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include "cli/input/budget.hpp"
+#include "cli/input/input_files.hpp"
 #include "schedules/pipeline/action_csv.hpp"
 
 namespace stepsim::cli {

@@ -13,6 +13,7 @@
 
 #include "cli/input/budget.hpp"
 #include "cli/input/input.hpp"
+#include "cli/input/input_files.hpp"
 #include "models/layout.hpp"
 
 namespace stepsim::cli {

@@ -3,11 +3,15 @@
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
 
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <fmt/format.h>
+
+#include "cli/input/input.hpp"
+#include "cli/input/input_files.hpp"
 
 namespace stepsim::cli {
 
@@ -24,6 +28,13 @@ OutputFile::OutputFile(const std::string& path) : path_(path) {
     file_ = stdout;
     return;
   }
+  // Never over a file this command read (a model file named as the report), nor into a folder
+  // that is not there: bad input (exit 2). Commands check their outputs so before their work;
+  // this is the last guard.
+  if (const std::string input = input_named_by(path); !input.empty())
+    throw InputError(path, 0, "",
+                     input == path ? "this command reads it: give another file"
+                                   : fmt::format("is {}, which this command reads: give another file", input));
   struct stat st {};
   if (::stat(path.c_str(), &st) == 0 && !S_ISREG(st.st_mode)) {
     if (S_ISDIR(st.st_mode)) fail(EISDIR);
@@ -35,6 +46,9 @@ OutputFile::OutputFile(const std::string& path) : path_(path) {
   }
   tmp_ = path + ".XXXXXX";
   const int fd = mkstemp(tmp_.data());
+  if (fd < 0 && (errno == ENOENT || errno == ENOTDIR))
+    throw InputError(path, 0, "",
+                     fmt::format("no folder {} to write it in", std::filesystem::path(path).parent_path().string()));
   if (fd < 0) fail(errno);
   file_ = fdopen(fd, "wb");
   if (!file_) {

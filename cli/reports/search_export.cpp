@@ -92,6 +92,26 @@ void refuse_repeats(const std::vector<T>& values, const char* option) {
     if (!seen.insert(v).second) throw InputError(option, 0, "", fmt::format("{} is named twice", v));
 }
 
+}  // namespace
+
+void check_export_choice(const SearchSpec& spec, const ExportChoice& choice) {
+  refuse_repeats(choice.cards, "--cards");
+  refuse_repeats(choice.picks, "--pick");
+  const auto& counts = spec.axes.cards;
+  for (const std::int64_t cards : choice.cards)
+    if (std::find(counts.begin(), counts.end(), cards) == counts.end())
+      throw InputError("--cards", 0, "",
+                       fmt::format("{} is not a card count searched ({})", cards, fmt::join(counts, ", ")));
+  if (!choice.cards.empty()) return;
+  for (const int pick : choice.picks)
+    if (pick < 1 || pick > spec.top)
+      throw InputError(
+          "--pick", 0, "",
+          fmt::format("{} is not one of the {} layouts listed (1 to {}; --top lists more)", pick, spec.top, spec.top));
+}
+
+namespace {
+
 std::vector<Chosen> choose(const SearchResult& r, const ExportChoice& choice) {
   std::vector<Chosen> out;
   if (!choice.cards.empty()) {

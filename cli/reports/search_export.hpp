@@ -32,4 +32,8 @@ bool exports_own_layout(const SearchResult& r, const ExportChoice& choice);
 std::string search_layout_scenario(const SearchScenario& sc, const std::vector<std::string>& sets,
                                    const SearchResult& r, const ExportChoice& choice, const std::string& out_path);
 
+// What can be refused before the search: a pick past the listing's length (--top), a card count
+// the search does not take, a value named twice. InputError at --pick / --cards.
+void check_export_choice(const SearchSpec& spec, const ExportChoice& choice);
+
 }  // namespace stepsim::cli
