@@ -33,6 +33,9 @@ inline constexpr std::int64_t kMaxParameters = 1'000'000'000'000'000;
 // tp x pp x dp x cp (and each of them, and micro_batch): a million GPUs, also the most cards a
 // layout search or a plan's card sweep takes.
 inline constexpr std::int64_t kMaxGpus = 1'000'000;
+// The most GPUs a node (an NVLink or PCIe domain) may hold: NVIDIA's largest announced NVLink
+// domain is 576 GPUs (NVL576); the cap bounds what enumerates a node's divisors.
+inline constexpr int kMaxNodeGpus = 4'096;
 inline constexpr std::int64_t kMaxMicroBatchTokens = std::int64_t{1} << 34;  // micro_batch x seq
 inline constexpr std::int64_t kMaxGlobalBatch = std::int64_t{1} << 40;       // sequences per step
 

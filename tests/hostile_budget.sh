@@ -53,8 +53,20 @@ if [[ "${STEPSIM_SANITIZED:-0}" != 1 ]]; then
 fi
 
 # No budget: each of these allocated until bad_alloc, or ran for 50 minutes.
+# A Gantt chart's rows are drawn at its width, a node's divisors enumerated: both bounded.
+run_capped "$stepsim" run $sc --gantt --width 100000000
+expect 2 "error: --width: 100000000 columns is too wide; the chart takes at most 10000"
+run_capped "$stepsim" run $sc --gantt --width 39
+expect 2 "error: --width: 39 columns is too narrow; the chart needs at least 40"
+run_capped "$stepsim" search scenarios/search-design-desk.yaml --set search.hardware.node.gpus=2147483647
+expect 2 "error: --set: search.hardware.node.gpus: 2147483647 GPUs in a node: at most 4096"
 run_capped "$stepsim" run $sc --set pipeline.microbatches=1000000000
 expect 2 "error: --set: pipeline.microbatches: too large: about 1.6e+10 ops and 6.4 TB of memory, over --max-ops 1000000000: make it smaller or raise --max-ops"
+# A list of 8,000,000 values (16 MB, under the file cap) cost yaml-cpp 3.9 GB to load: refused as
+# it is read, at the key holding it, within the caps (a search file, a bench suite alike).
+python3 -c "import sys; print('search:\n  model: qwen3-8b\n  hardware: {preset: h100-sxm, gpus: 8}\n  layout:\n    global_batch: 8\n    tp: [' + ','.join(['1'] * 8000000) + ']')" >"$tmp/biglist.yaml"
+run_capped "$stepsim" search "$tmp/biglist.yaml"
+expect 2 "error: $tmp/biglist.yaml:6: search.layout.tp: more than 1,000,000 YAML values (lists and maps count too): a scenario this large is refused (docs/limits.md)"
 sed 's/^  schedule: .*$/  schedule: custom\n  actions: [["30000000F0"], [], [], []]/' $sc >"$tmp/token.yaml"
 grep -q 30000000F0 "$tmp/token.yaml" || fail "the token scenario was not made"
 run_capped "$stepsim" run "$tmp/token.yaml"

@@ -18,6 +18,12 @@ grep -q '"completion_days": 24.6' <<<"$json" || fail "JSON completion"
 csv="$("$stepsim" plan "$scenario" --sweep cards=16:64:8 --sweep efficiency=0.30:0.50:0.05 --csv)"
 [[ "$(wc -l <<<"$csv")" -eq 36 ]] || fail "sweep CSV should have 35 rows and a header"
 grep -q "^48,0.4,48," <<<"$csv" || fail "sweep CSV row for 48 cards at 40%"
+# A range whose next step would pass INT64_MAX ends at its last value (it wrapped and grew without
+# end); a step too small to count is too many values, not one (the count cast past size_t).
+csv="$(timeout 20 "$stepsim" plan "$scenario" --sweep interval=1s:9223372036s:4611686018s --csv)"
+[[ "$(cut -d, -f1 <<<"$csv" | tr '\n' ' ')" == "interval 1s 4.61169e+09s " ]] || fail "a range near INT64_MAX: $csv"
+if err="$("$stepsim" plan "$scenario" --sweep efficiency=0.1:0.9:1e-20 2>&1)"; then fail "a step of 1e-20 ran"; fi
+[[ "$err" == "error: --sweep: efficiency: too many values" ]] || fail "a step of 1e-20: $err"
 table="$("$stepsim" plan "$scenario" --sweep cards=16:64:8 --sweep efficiency=0.30:0.50:0.05)"
 grep -q "18 of 35 combinations fit in memory and meet the deadline" <<<"$table" || fail "sweep summary"
 # A sweep on 1 and 2 threads: the same bytes (5,248 combinations, 82 runs of 64 for the threads).

@@ -118,8 +118,10 @@ SweepAxis parse_sweep(const std::string& arg) {
       if (step.fraction <= 0) sweep_error(name, "the step must be positive");
       if (b.fraction < a.fraction) sweep_error(name, "the range ends before it starts");
       // Values by multiplication, not accumulation; a tolerance keeps 0.30:0.50:0.05 inclusive.
-      const auto n = static_cast<std::size_t>(std::floor((b.fraction - a.fraction) / step.fraction + 1e-9)) + 1;
-      if (n > kMaxValues) sweep_error(name, "too many values");
+      // The count is compared as a double: a tiny step's quotient is past any integer's range.
+      const double count = std::floor((b.fraction - a.fraction) / step.fraction + 1e-9) + 1;
+      if (!(count <= static_cast<double>(kMaxValues))) sweep_error(name, "too many values");
+      const auto n = static_cast<std::size_t>(count);
       for (std::size_t i = 0; i < n; ++i) {
         SweepValue v;
         v.fraction = std::round((a.fraction + static_cast<double>(i) * step.fraction) * 1e12) / 1e12;
@@ -131,7 +133,10 @@ SweepAxis parse_sweep(const std::string& arg) {
       if (b.integer < a.integer) sweep_error(name, "the range ends before it starts");
       if ((b.integer - a.integer) / step.integer + 1 > static_cast<std::int64_t>(kMaxValues))
         sweep_error(name, "too many values");
-      for (std::int64_t x = a.integer; x <= b.integer; x += step.integer) {
+      // By index, not accumulation: a last step past INT64_MAX would wrap instead of ending.
+      const std::int64_t n = (b.integer - a.integer) / step.integer + 1;
+      for (std::int64_t i = 0; i < n; ++i) {
+        const std::int64_t x = a.integer + i * step.integer;  // <= b: no overflow
         SweepValue v;
         v.integer = x;
         v.label = key->kind == SweepKind::Count ? fmt::format("{}", x)

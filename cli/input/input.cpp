@@ -72,12 +72,12 @@ std::shared_ptr<Source> Source::parse(const std::string& text, const std::string
                                       const std::vector<std::string>& overrides) {
   auto src = std::make_shared<Source>();
   src->file = name;
+  check_yaml_shape(text, name);  // before loading: its size bounds the loader's memory
   try {
     src->root = YAML::Load(text);
   } catch (const YAML::Exception& e) {
     throw InputError(name, e.mark.line + 1, "", fmt::format("not valid YAML: {}", e.msg));
   }
-  check_yaml_shape(text, name);
   if (src->root.IsNull()) src->root = YAML::Node(YAML::NodeType::Map);
   if (!src->root.IsMap()) throw InputError(name, line_of(src->root), "", "a scenario is a YAML map of keys");
   apply_overrides(*src, overrides);

@@ -149,7 +149,11 @@ static void read_node_and_network(const Reader& r, ClusterSpec& c) {
   if (r.has("node")) {
     const Reader n = r.child("node");
     n.only({"gpus", "fabric_bandwidth", "pcie_bandwidth", "p2p", "fabric_latency"});
-    if (auto v = n.opt_count("gpus", 1)) c.node.gpus = *v;
+    // A node is an NVLink domain at most (NVL72: 72 GPUs); the search enumerates its divisors.
+    if (auto v = n.opt_count("gpus", 1)) {
+      if (*v > kMaxNodeGpus) n.fail("gpus", fmt::format("{} GPUs in a node: at most {}", *v, kMaxNodeGpus));
+      c.node.gpus = *v;
+    }
     if (n.has("fabric_bandwidth")) {
       const YAML::Node fb = n.node()["fabric_bandwidth"];
       c.node.fabric_bandwidth =

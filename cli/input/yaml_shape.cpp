@@ -31,11 +31,13 @@ class ShapeCheck : public YAML::EventHandler {
   void OnScalar(const YAML::Mark& mark, const std::string&, YAML::anchor_t, const std::string& value) override {
     leaf(mark, value);
   }
-  void OnSequenceStart(const YAML::Mark&, const std::string&, YAML::anchor_t, YAML::EmitterStyle::value) override {
+  void OnSequenceStart(const YAML::Mark& mark, const std::string&, YAML::anchor_t, YAML::EmitterStyle::value) override {
+    count(mark);
     push(false);
   }
   void OnSequenceEnd() override { stack_.pop_back(); }
-  void OnMapStart(const YAML::Mark&, const std::string&, YAML::anchor_t, YAML::EmitterStyle::value) override {
+  void OnMapStart(const YAML::Mark& mark, const std::string&, YAML::anchor_t, YAML::EmitterStyle::value) override {
+    count(mark);
     push(true);
   }
   void OnMapEnd() override { stack_.pop_back(); }
@@ -76,8 +78,19 @@ class ShapeCheck : public YAML::EventHandler {
     return join(f.path, f.key);
   }
 
+  // One more node: past kMaxYamlNodes the document would cost more memory loaded (some hundreds
+  // of bytes a node) than any scenario needs; refused at the list or map that holds it.
+  void count(const YAML::Mark& mark) {
+    if (++nodes_ <= kMaxYamlNodes) return;
+    const std::string where = stack_.empty() ? prefix_ : stack_.back().path;
+    throw InputError(file_, line(mark), where,
+                     "more than 1,000,000 YAML values (lists and maps count too): a scenario this large is refused "
+                     "(docs/limits.md)");
+  }
+
   // A scalar, null or alias: a map key is checked against the map's earlier keys.
   void leaf(const YAML::Mark& mark, const std::string& text) {
+    count(mark);
     if (stack_.empty() || !stack_.back().map || !stack_.back().want_key) {
       enter();
       return;
@@ -98,6 +111,7 @@ class ShapeCheck : public YAML::EventHandler {
   std::string prefix_;
   std::vector<Frame> stack_;
   int documents_ = 0;
+  std::size_t nodes_ = 0;
 };
 
 }  // namespace

@@ -16,6 +16,7 @@
 namespace stepsim::cli {
 
 inline constexpr int kMinGanttWidth = 40;
+inline constexpr int kMaxGanttWidth = 10'000;  // --width past it is refused
 inline constexpr int kDefaultTerminalWidth = 100;
 
 // Columns of the terminal: $COLUMNS if it is a number, else the width of the terminal on
