@@ -142,4 +142,13 @@ refused "job.tokens: 7629394531250 steps of 2.2 s exceed the 73 years a run can 
   printf 'job_step:\n  model: qwen3-8b\n  hardware: {preset: rtx4090, gpus: 48}\n  layout: {fsdp: true, global_batch: 384}\n'; } >"$tmp/both.yaml"
 run "$stepsim" job "$tmp/both.yaml"
 refused "both.yaml:70: job: the scenario's plan and job_step both give a step: keep one of them beside the job"
+# A seed is a whole number below 2^63, read as given (CLI11 saturated 2^64 and more to 2^63 - 1,
+# every such seed the same runs, and printed its range's 309 digits for -1).
+for s in -1 abc 99999999999999999999; do
+  run "$stepsim" job scenarios/job-1024.yaml --seed "$s" --runs 2
+  refused "error: --seed: '$s' is not a seed: a whole number from 0 to 9223372036854775807"
+done
+"$stepsim" job scenarios/job-1024.yaml --seed 9223372036854775807 --runs 2 --json >"$tmp/seed.json"
+python3 -c 'import json,sys; assert json.load(open(sys.argv[1]))["seed"] == 9223372036854775807' "$tmp/seed.json" ||
+  fail "the largest seed"
 echo "job_cli: ok"

@@ -102,6 +102,12 @@ refused "error: --set: job_step.hardware.accelerator.usable_memory: usable memor
 csv_refused validation/megatron_sc21.csv 's/,zero3_fetch$/,zero3_fech/' "edited.csv:10: zero3_fech: unknown column 'zero3_fech'; did you mean 'zero3_fetch'?"
 csv_refused validation/megatron_sc21.csv 's/^src,tbl,model,/src,tbl,tp,/' "edited.csv:10: tp: column 'tp' named twice"
 csv_refused validation/megatron_sc21.csv 's/,21.3,module$/,21.3,module,1/' "edited.csv:21: 33 cells where the header names 32 columns"
+# A measurement is a decimal number in a metric's range; fit is 0 or 1; ngpu, given, is at least 1.
+csv_refused validation/megatron_sc21.csv 's/,tflops_sc21,137,1,/,tflops_sc21,inf,1,/' "edited.csv:11: value: 'inf' is not a positive number"
+csv_refused validation/megatron_sc21.csv 's/,tflops_sc21,137,1,/,tflops_sc21,0x10,1,/' "edited.csv:11: value: '0x10' is not a positive number"
+csv_refused validation/megatron_sc21.csv 's/,tflops_sc21,137,1,/,tflops_sc21,1e-300,1,/' "edited.csv:11: value: '1e-300' is out of range for a measurement (1e-6 to 1e9)"
+csv_refused validation/megatron_sc21.csv 's/,tflops_sc21,137,1,/,tflops_sc21,137,2,/' "edited.csv:11: fit: '2' is too large (at most 1)"
+csv_refused validation/megatron_sc21.csv 's/a100-sxm-80gb,32,1,1,32/a100-sxm-80gb,0,1,1,32/' "edited.csv:11: ngpu: 0 GPUs: at least 1 (or leave it empty)"
 # A spreadsheet's byte-order mark and Windows line ends read as the plain file.
 { printf '\xef\xbb\xbf'; sed 's/$/\r/' validation/megascale_megatron.csv; } >"$tmp/bom.csv"
 "$stepsim" check-against validation/megascale_megatron.csv >"$tmp/plain.txt"

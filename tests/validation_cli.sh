@@ -473,4 +473,6 @@ refused "error: check-against: --rows requires --export"
 run "$stepsim" check-against validation/megatron_sc21.csv --export validation/megatron_sc21.csv --rows 16
 refused "error: --export: validation/megatron_sc21.csv: this command reads it: give another file"
 [[ ! -e "$tmp/no.yaml" ]] || fail "a refused --export wrote its file"
+run "$stepsim" check-against validation/megatron_sc21.csv ./validation/megatron_sc21.csv
+refused "error: ./validation/megatron_sc21.csv: given twice (as validation/megatron_sc21.csv): give each table once"
 echo "validation: all checks passed"

@@ -1,4 +1,5 @@
 // `stepsim job`: Monte Carlo of a whole training run (failures, checkpoints, input, stragglers).
+#include <charconv>
 #include <memory>
 
 #include <fmt/format.h>
@@ -120,7 +121,19 @@ void add_job_command(CLI::App& app) {
   cmd->add_option("--set", a->sets, "override a key, e.g. --set job.checkpoint.every=900s (repeatable)");
   cmd->add_option("--runs", a->runs, "Monte Carlo runs (default: job.runs, else 1000)")
       ->check(CLI::Range(1, 1'000'000));
-  cmd->add_option("--seed", a->seed, "random seed (default: job.seed, else 1)")->check(CLI::NonNegativeNumber);
+  // Read as text: CLI11 would saturate 2^63 and more to INT64_MAX (every such seed the same runs).
+  cmd->add_option_function<std::string>(
+      "--seed",
+      [a](const std::string& text) {
+        std::int64_t v = -1;
+        const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+        if (ec != std::errc() || end != text.data() + text.size() || v < 0)
+          throw InputError(
+              "--seed", 0, "",
+              fmt::format("'{}' is not a seed: a whole number from 0 to 9223372036854775807", text.substr(0, 40)));
+        a->seed = v;
+      },
+      "random seed (default: job.seed, else 1)");
   cmd->add_option("-j,--jobs,--threads", a->threads, "threads (default: every core); results do not depend on it")
       ->check(CLI::Range(0, 1024));
   cmd->add_flag("--json", a->json, "print a JSON summary instead of the tables");

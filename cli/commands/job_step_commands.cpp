@@ -85,6 +85,9 @@ RowPrediction predict_row(const MeasuredRun& row, const Efficiency& e) {
 std::vector<MeasuredRun> read_all(const std::vector<std::string>& files) {
   std::vector<MeasuredRun> out;
   for (const auto& f : files) {
+    // A table given twice would count its rows, and weigh its fit rows, twice.
+    if (const std::string before = input_named_by(f); !before.empty())
+      throw InputError(f, 0, "", fmt::format("given twice (as {}): give each table once", before));
     auto rows = read_measured_runs(f);
     for (auto& r : rows) r.label = f + ":" + std::to_string(r.line) + " " + r.label;
     out.insert(out.end(), rows.begin(), rows.end());

@@ -332,17 +332,20 @@ MeasuredRun parse_row(const std::string& file, int n, std::map<std::string, std:
   const JobLayout& l = r.spec.layout;
   r.metric = parse_metric(file, n, row.need("metric"));
   const std::string& v = row.need("value");
-  try {
-    std::size_t used = 0;
-    r.value = std::stod(v, &used);
-    if (used != v.size() || !(r.value > 0)) throw std::invalid_argument(v);
-  } catch (const std::exception&) {
+  // A decimal number (no hex, no infinity) in the range of any metric's readings: 1e-300 gave an
+  // error of 10^302 %.
+  const auto [end, ec] = std::from_chars(v.data(), v.data() + v.size(), r.value);
+  if (ec != std::errc{} || end != v.data() + v.size() || !std::isfinite(r.value) || !(r.value > 0))
     throw InputError(file, n, "value", fmt::format("'{}' is not a positive number", v));
-  }
+  if (r.value < 1e-6 || r.value > 1e9)
+    throw InputError(file, n, "value", fmt::format("'{}' is out of range for a measurement (1e-6 to 1e9)", v));
   if ((r.metric == MeasuredMetric::MoeForwardMs || r.metric == MeasuredMetric::MoeBackwardMs) && m.experts <= 0)
     throw InputError(file, n, "metric", fmt::format("{} needs experts (an MoE block)", row.need("metric")));
-  r.fit = row.integer("fit", 0) == 1;
+  r.fit = row.integer("fit", 0, 1) == 1;
+  // Empty: the layout's ranks; given, at least one.
   const std::int64_t ngpu = row.integer("ngpu", 0, kMaxGpus);
+  if (ngpu == 0 && !row.text("ngpu").empty())
+    throw InputError(file, n, "ngpu", "0 GPUs: at least 1 (or leave it empty)");
   if (const auto p = check_job_model(m)) throw InputError(file, n, column_of(p->key), p->message);
   if (const auto p = check_layout(m, l, ngpu)) throw InputError(file, n, column_of(p->key), p->message);
   if (const auto p = check_precision(l, r.spec.cluster.accelerator))
