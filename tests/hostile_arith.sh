@@ -117,19 +117,19 @@ run "$stepsim" run "$tmp/amap.yaml"; expect 2 "amap.yaml:4: pipeline.actions[0][
 # Found by the 10,000-mutant run (tests/fuzz_regressions/A-*): sums past int64 and a rate that
 # rounded to zero ended in UBSan reports (signed overflow, division by zero, a double past int64).
 run "$stepsim" job scenarios/job-storage.yaml --runs 2 --set job.checkpoint.storage=0.0000001GB/s
-expect 2 "error: too large: the checkpoint writes of a run would exceed 292 years of simulated time"
+expect 2 "error: scenarios/job-storage.yaml:8: job: too large: the checkpoint writes of a run would exceed 292 years of simulated time"
 run "$stepsim" run scenarios/rl-stages.yaml --set 'rl.learning={workers: 1, rate: 9223372036854775808/s}'
 expect 2 "rl.learning.rate: '9223372036854775808/s' is too large: at most 1000000000/s (one item per nanosecond)"
 run "$stepsim" run scenarios/rl-weight-distribution.yaml --set rl.weight_transfer.size=4294967297GiB
 expect 2 "rl.weight_transfer.size: too large: 16 receivers x the size would exceed 8 EiB of traffic"
 run "$stepsim" job scenarios/job-input.yaml --runs 2 --set 'job.input.pauses=[{worker: 0, at: 600s, for: 4294967297s}]'
-expect 2 "error: too large: the input pipeline's refill would exceed 292 years of simulated time"
+expect 2 "error: scenarios/job-input.yaml:9: job: too large: the input pipeline's refill would exceed 292 years of simulated time"
 
 run "$stepsim" plan scenarios/resource-bill.yaml --set plan.model.parameters=1e18
 expect 2 "plan.model.parameters: 1e+18 is too large: at most 1e+15 parameters"
 
 run "$stepsim" job scenarios/job-input.yaml --runs 2 --set job.input.rate=0.0000001
-expect 2 "error: too large: the input pipeline's batches would exceed 292 years of simulated time"
+expect 2 "error: scenarios/job-input.yaml:9: job: too large: the input pipeline's batches would exceed 292 years of simulated time"
 
 run "$stepsim" job scenarios/job-stragglers.yaml --runs 2 --set job.stragglers.sigma=4294967297s
 expect 2 "job.stragglers.sigma: too large: 2000 steps of up to compute + other + 12 sigma would exceed 146 years of waits"
@@ -192,6 +192,17 @@ run "$stepsim" plan "$tmp/tensor.yaml"; expect 2 "tensor.yaml:13: plan.reshard.s
 run "$stepsim" job scenarios/job-async-save.yaml --runs 5 --set job.steps=2147483647  # its recorded run: 19 GB
 [[ $code == 2 && "$err" == *"--set: job.steps: too large: about 6.4e+08 ops and "*" of memory, over --max-memory"* ]] ||
   fail "job.steps recorded run: exit $code: $err"
+
+# A figure past what time or bytes can hold, found reading a section or running it: refused at
+# the section, its file and line named (it was "error: too large: ..." alone).
+run "$stepsim" run scenarios/job-moe-routing-256xh100.yaml --set job_step.model.seq=134217728 --set job_step.layout.attention=unfused
+expect 2 "scenarios/job-moe-routing-256xh100.yaml:13: job_step: too large: a layer's activations would exceed 1 EiB"
+run "$stepsim" run scenarios/moe-routing.yaml --set moe.efficiency=1e-300%
+expect 2 "scenarios/moe-routing.yaml:19: moe: too large: an expert row's compute time would exceed 292 years"
+run "$stepsim" job scenarios/job-storage.yaml --set job.checkpoint.size=4294967297GB
+expect 2 "scenarios/job-storage.yaml:8: job: too large: the checkpoint writes of a run would exceed 292 years"
+run "$stepsim" search scenarios/search-design-desk.yaml --set search.hardware.efficiency.gemm=1e-300
+expect 2 "scenarios/search-design-desk.yaml:15: search: too large: a step's phase would exceed 292 years"
 
 # Shipped scenarios still load: no false duplicate or document errors.
 for f in scenarios/*.yaml bench/suites/*.yaml; do

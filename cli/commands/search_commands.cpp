@@ -24,6 +24,7 @@
 #include "cli/reports/search_report.hpp"
 #include "models/model_limits.hpp"
 #include "sim/parallel_for.hpp"
+#include "sim/time.hpp"
 
 namespace stepsim::cli {
 
@@ -213,7 +214,9 @@ void run_search_command(const SearchArgs& a) {
   const SearchResult r = [&] {
     try {
       return run_search(sc.spec, opt);
-    } catch (const SpecError& e) { sc.fail_step(e); }  // the job step's own layout, searched around
+    } catch (const SpecError& e) {
+      sc.fail_step(e);  // the job step's own layout, searched around
+    } catch (const OverflowError& e) { sc.fail_section(e); }
   }();
   progress->finish();
   info.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();

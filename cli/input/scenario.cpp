@@ -10,10 +10,20 @@
 #include "cli/input/budget.hpp"
 #include "cli/input/input_files.hpp"
 #include "schedules/pipeline/action_csv.hpp"
+#include "sim/time.hpp"
 
 namespace stepsim::cli {
 
 namespace {
+// Reads section `k` of `top`: a figure of it past what time or bytes can hold (an efficiency of
+// 1e-300, a 2^27-token sequence) is refused at the section, file and line named.
+template <class Read>
+auto in_section(const Reader& top, const char* k, Read read) {
+  try {
+    return read(top.child(k));
+  } catch (const OverflowError& e) { top.fail(k, e.what()); }
+}
+
 Scenario read(std::shared_ptr<Source> src) {
   Scenario sc;
   sc.file = src->file;
@@ -26,19 +36,20 @@ Scenario read(std::shared_ptr<Source> src) {
   top.only({"name", "description", "pipeline", "data_parallel", "job", "plan", "rl", "moe", "job_step"});
   sc.name = top.opt_text("name").value_or(src->file);
   sc.description = top.opt_text("description").value_or("");
-  if (top.has("pipeline")) sc.pipeline = read_pipeline(top.child("pipeline"));
-  if (top.has("data_parallel")) sc.data_parallel = read_data_parallel(top.child("data_parallel"));
-  if (top.has("plan")) sc.plan = read_plan(top.child("plan"), src);
-  if (top.has("job_step")) sc.job_step = read_job_step(top.child("job_step"));
+  if (top.has("pipeline")) sc.pipeline = in_section(top, "pipeline", read_pipeline);
+  if (top.has("data_parallel")) sc.data_parallel = in_section(top, "data_parallel", read_data_parallel);
+  if (top.has("plan")) sc.plan = in_section(top, "plan", [&](const Reader& r) { return read_plan(r, src); });
+  if (top.has("job_step")) sc.job_step = in_section(top, "job_step", read_job_step);
   if (top.has("job")) {
     // The whole run's step comes from a timed plan's cases or from the job step, not both.
     const PlanSpec* plan = sc.plan && sc.plan->spec && sc.plan->spec->timed() ? &*sc.plan->spec : nullptr;
     if (plan && sc.job_step)
       top.fail("job", "the scenario's plan and job_step both give a step: keep one of them beside the job");
-    sc.job = read_job(top.child("job"), src, plan, sc.job_step ? &*sc.job_step : nullptr);
+    sc.job = in_section(top, "job",
+                        [&](const Reader& r) { return read_job(r, src, plan, sc.job_step ? &*sc.job_step : nullptr); });
   }
-  if (top.has("rl")) sc.rl = read_rl(top.child("rl"));
-  if (top.has("moe")) sc.moe = read_moe(top.child("moe"));
+  if (top.has("rl")) sc.rl = in_section(top, "rl", read_rl);
+  if (top.has("moe")) sc.moe = in_section(top, "moe", read_moe);
   if (!sc.pipeline && !sc.data_parallel && !sc.job && !sc.plan && !sc.rl && !sc.moe && !sc.job_step)
     throw InputError(src->file, 1, "",
                      "the scenario has no section to simulate (expected 'pipeline', 'data_parallel', 'job', 'plan', "

@@ -463,15 +463,32 @@ std::pair<std::vector<std::string>, std::vector<std::string>> search_sets_apart(
 }
 }  // namespace
 
+namespace {
+// A figure past what time or bytes can hold (an efficiency of 1e-300) refused at the section.
+SearchScenario read_or_blame(const std::shared_ptr<Source>& src, const std::vector<std::string>& search_sets) {
+  try {
+    return read_search_scenario(src, search_sets);
+  } catch (const OverflowError& e) {
+    const Reader top(src, src->root, "");
+    top.fail(top.has("search") ? "search" : "job_step", e.what());
+  }
+}
+}  // namespace
+
+void SearchScenario::fail_section(const OverflowError& e) const {
+  const auto& src = step_source ? step_source : source;
+  Reader(src, src->root, "").fail(step_source ? "job_step" : "search", e.what());
+}
+
 SearchScenario load_search(const std::string& file, const std::vector<std::string>& overrides) {
   const auto [file_sets, search_sets] = search_sets_apart(overrides);
-  return read_search_scenario(Source::load(file, file_sets), search_sets);
+  return read_or_blame(Source::load(file, file_sets), search_sets);
 }
 
 SearchScenario parse_search(const std::string& text, const std::string& name,
                             const std::vector<std::string>& overrides) {
   const auto [file_sets, search_sets] = search_sets_apart(overrides);
-  return read_search_scenario(Source::parse(text, name, file_sets), search_sets);
+  return read_or_blame(Source::parse(text, name, file_sets), search_sets);
 }
 
 }  // namespace stepsim::cli

@@ -18,6 +18,7 @@
 
 #include "cli/input/input.hpp"
 #include "schedules/lowering/search/layout_search.hpp"
+#include "sim/time.hpp"
 
 namespace stepsim::cli {
 
@@ -31,6 +32,8 @@ struct SearchScenario {
   // An error of the job step's own layout, found when it runs (a schedule its blocking sends
   // deadlock): refused at its key under `job_step.layout`, as `stepsim run` refuses it.
   [[noreturn]] void fail_step(const SpecError& e) const;
+  // A figure past what time or bytes can hold, found while searching: refused at the section.
+  [[noreturn]] void fail_section(const OverflowError& e) const;
 };
 
 // The layout keys a search around a job step opens (`auto`): how the model is split over the
