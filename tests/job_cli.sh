@@ -142,6 +142,13 @@ refused "job.tokens: 7629394531250 steps of 2.2 s exceed the 73 years a run can 
   printf 'job_step:\n  model: qwen3-8b\n  hardware: {preset: rtx4090, gpus: 48}\n  layout: {fsdp: true, global_batch: 384}\n'; } >"$tmp/both.yaml"
 run "$stepsim" job "$tmp/both.yaml"
 refused "both.yaml:70: job: the scenario's plan and job_step both give a step: keep one of them beside the job"
+# A case asked for that does not fit: one line, its name once, nothing run.
+printf '%s\n' "job_step:" "  model: {name: tiny-1b, layers: 22, hidden: 2048, ffn: 5632, heads: 32, kv_heads: 4, vocab: 32000, seq: 2048}" \
+  "  hardware: {preset: rtx4090, gpus: 8}" "  layout: {zero: 2, micro_batch: 4, global_batch: 256}" \
+  "  variants: {ddp: {layout: {zero: 0}}}" "job: {tokens: 3.0e10, card_mtbf: 100d, restore: 5min}" >"$tmp/ddp.yaml"
+run "$stepsim" job "$tmp/ddp.yaml" --case ddp --runs 2
+refused "error: --case: ddp: needs 30.4 of 22.0 GiB per GPU: does not fit, nothing to run"
+[[ $(wc -l <<<"$err") == 1 ]] || fail "--case ddp: $err"
 # A seed is a whole number below 2^63, read as given (CLI11 saturated 2^64 and more to 2^63 - 1,
 # every such seed the same runs, and printed its range's 309 digits for -1).
 for s in -1 abc 99999999999999999999; do

@@ -447,4 +447,11 @@ assert v["bubble"] < one["bubble"] and v["step_time_ns"] < one["step_time_ns"], 
 assert dual["memory_bytes"]["weights"] == 2 * one["memory_bytes"]["weights"]
 print("dualpipe: ok")
 PY
+# A step on its preset's own efficiencies says so; on a calibration it does not (and is slower).
+"$stepsim" run scenarios/job-fsdp-8.yaml >"$tmp/preset.txt"
+has "^efficiencies: the h100-sxm preset's, not calibrated (stepsim calibrate fits them to measured runs; docs/job.md)$" "$tmp/preset.txt"
+fig "step time 5.860 s" "$tmp/preset.txt"
+"$stepsim" run scenarios/job-fsdp-8.yaml --set 'job_step.hardware={file: hardware/h100-calibrated.yaml, gpus: 8}' >"$tmp/calibrated.txt"
+! grep -q "^efficiencies:" "$tmp/calibrated.txt" || fail "a calibrated step called uncalibrated"
+fig "step time 6.642 s" "$tmp/calibrated.txt"
 echo "job_step: all checks passed"

@@ -90,6 +90,11 @@ printf '%s\n' "$head
 "$stepsim" run "$tmp/allow.yaml" >"$tmp/allow.out"
 has "(does not fit)" "$tmp/allow.out"
 
+# A search's words in a job step say where they belong; a preset in capitals is named.
+run "$stepsim" run scenarios/job-fsdp-8.yaml --set job_step.layout.tp=auto
+refused "error: --set: job_step.layout.tp: a job step runs one layout: \`auto\` and lists are a search's (\`stepsim search FILE\` searches around this step, \`--set search.layout.tp=...\` opens this key)"
+run "$stepsim" run scenarios/job-fsdp-8.yaml --set job_step.hardware.preset=H100-SXM
+refused "error: --set: job_step.hardware.preset: unknown preset 'H100-SXM'; did you mean 'h100-sxm'?"
 # A card's memory set alone keeps the preset's share of it usable (H100: 74.5 of 80 GiB, so 40 GB
 # leaves 34.7 GiB); usable memory past the card's is refused.
 run "$stepsim" run scenarios/job-llama70b-64xh100.yaml --set 'job_step.hardware.accelerator={memory: 40GB}'

@@ -61,7 +61,7 @@ grep -Eq "^1 +512 +1 +4 +1 +16 +8 +2 +1f1b +1 +none +no +6\.822 s" <<<"$out" || 
 # an accelerator without FP8 tensor cores refuses it at the key.
 out="$("$stepsim" search scenarios/search-long-context-32xh100.yaml --set search.layout.fp8=true \
   --set search.layout.fp8_recipe=blockwise 2>/dev/null)"
-[[ "$(sed -n 3p <<<"$out")" == "FP8 GEMMs (blockwise scaling); MFU against the FP8 peak" ]] || fail "fp8 header: $out"
+[[ "$(sed -n 4p <<<"$out")" == "FP8 GEMMs (blockwise scaling); MFU against the FP8 peak" ]] || fail "fp8 header: $out"
 run "$stepsim" search scenarios/search-gpt3-1024xa100.yaml --set search.layout.fp8=true
 [[ $code == 2 && "$err" == "error: --set: search.layout.fp8: a100-sxm-80gb has no FP8 tensor cores (no FP8 peak): its GEMMs run in BF16 only" ]] ||
   fail "fp8 on A100 in a search: $code $err"

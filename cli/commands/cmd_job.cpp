@@ -77,9 +77,10 @@ void run_case_jobs(const Scenario& sc, const JobArgs& a, int runs, std::uint64_t
   std::vector<std::string> skipped;
   auto results = variants ? analyse_variant_jobs(sc, runs, seed, a.threads, a.only_case, per_case, &skipped)
                           : analyse_plan_jobs(sc, runs, seed, a.threads, a.only_case, per_case, &source);
-  for (const auto& why : skipped) note("skipped {} (does not fit)", why);
+  // Each skipped case's line names it ("ddp: needs 30.4 of 22.0 GiB per GPU").
   if (results.empty())
-    throw InputError("--case", 0, a.only_case, fmt::format("{}: does not fit, nothing to run", skipped.front()));
+    throw InputError("--case", 0, "", fmt::format("{}: does not fit, nothing to run", skipped.front()));
+  for (const auto& why : skipped) note("skipped {} (does not fit)", why);
   for (auto& [name, an] : results) {
     names.push_back(name);
     analyses.push_back(std::move(an));

@@ -173,10 +173,14 @@ ClusterSpec read_cluster(const Reader& parent, const std::string& k) {
   const std::string preset = r.text("preset");
   const ClusterSpec* p = find_cluster_preset(preset);
   if (!p) {
-    // A preset the name starts (h100 -> h100-sxm) before the nearest by edit distance.
-    std::string near;
+    // The preset the name spells in other case (H100-SXM), one it starts (h100 -> h100-sxm),
+    // before the nearest by edit distance.
+    std::string lower = preset, near;
+    for (char& ch : lower) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
     for (const auto& n : cluster_preset_names())
-      if (near.empty() && n.rfind(preset, 0) == 0) near = n;
+      if (near.empty() && n == lower) near = n;
+    for (const auto& n : cluster_preset_names())
+      if (near.empty() && n.rfind(lower, 0) == 0) near = n;
     if (near.empty()) near = nearest(preset, cluster_preset_names());
     r.fail("preset", near.empty() ? fmt::format("unknown preset '{}' (known: {})", preset, join(cluster_preset_names()))
                                   : fmt::format("unknown preset '{}'; did you mean '{}'?", preset, near));
@@ -271,8 +275,24 @@ int count_or_word(const Reader& r, const char* key, const char* word, int min, i
 
 }  // namespace
 
+namespace {
+// A job step runs one layout; `auto` and lists are a search's (a search reads its searched keys
+// apart, and its fixed ones through read_layout).
+void refuse_search_values(const Reader& r) {
+  for (const char* k : {"tp", "pp", "virtual_stages", "dp", "cp", "ep", "micro_batch", "zero", "schedule", "recompute",
+                        "sequence_parallel", "expert_tp", "cp_comm"}) {
+    const YAML::Node n = r.has(k) ? r.node()[k] : YAML::Node();
+    if ((n.IsScalar() && n.Scalar() == "auto") || n.IsSequence())
+      r.fail(k, fmt::format("a job step runs one layout: `auto` and lists are a search's (`stepsim search FILE` "
+                            "searches around this step, `--set search.layout.{}=...` opens this key)",
+                            k));
+  }
+}
+}  // namespace
+
 JobLayout read_layout(const Reader& r) {
   r.only(layout_keys());
+  refuse_search_values(r);
   JobLayout l;
   l.tp = r.opt_count("tp", 1).value_or(1);
   l.pp = r.opt_count("pp", 1).value_or(1);

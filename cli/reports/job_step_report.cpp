@@ -96,6 +96,14 @@ std::string expert_routing_words(const JobModel& m, const JobLayout& l) {
   return fmt::format("{}, placed {}", how, placement_name(l.expert_placement));
 }
 
+std::string uncalibrated_line(const ClusterSpec& c) {
+  const ClusterSpec* preset = find_cluster_preset(c.accelerator.name);
+  if (!preset || !(preset->accelerator.efficiency == c.accelerator.efficiency)) return "";
+  return fmt::format(
+      "efficiencies: the {} preset's, not calibrated (stepsim calibrate fits them to measured runs; docs/job.md)\n",
+      c.accelerator.name);
+}
+
 std::string job_step_heading(const std::string& name, const JobStepRun& run) {
   const JobStepResult& r = run.result;
   const JobStepSpec& s = run.spec;
@@ -103,6 +111,7 @@ std::string job_step_heading(const std::string& name, const JobStepRun& run) {
       fmt::format("{}\n{} ({} layers, h {}, seq {}) on {} x {}: {}\n", name, s.model.shape.name, s.model.shape.layers,
                   s.model.shape.hidden, s.model.seq, r.gpus, s.cluster.accelerator.name, layout_line(s));
   if (s.model.experts > 0 && !s.model.even_routing()) out += routing_line(s);
+  out += uncalibrated_line(s.cluster);
   out += fmt::format("simulated {} device(s) of one pipeline, {} ops, {} micro-batches per pipeline\n",
                      r.simulated_devices, r.ops, r.microbatches);
   return out;

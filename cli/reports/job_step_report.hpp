@@ -9,6 +9,7 @@
 
 #include "cli/reports/table.hpp"
 #include "cli/reports/trace_writer.hpp"
+#include "models/accelerators.hpp"
 #include "schedules/lowering/job/job_step.hpp"
 
 namespace stepsim::cli {
@@ -19,6 +20,9 @@ std::string expert_routing_words(const JobModel& m, const JobLayout& l);
 std::string layout_line(const JobStepSpec& s);
 // The scenario name, the model, cluster and layout, and what was simulated: three lines.
 std::string job_step_heading(const std::string& name, const JobStepRun& run);
+// "efficiencies: the h100-sxm preset's, not calibrated (...)\n" where the cluster's efficiencies
+// are its preset's own, else "": a figure from them is the preset's guess, not a fit.
+std::string uncalibrated_line(const ClusterSpec& c);
 // Step time, throughput, MFU/HFU, bubble (and, `with_exposed`, the exposed communication).
 Table job_step_summary_table(const JobStepRun& run, bool with_exposed);
 // Exposed communication by kind (TP, PP, DP/ZeRO, CP, EP), in the tables' order.
