@@ -149,6 +149,15 @@ printf '%s\n' "job_step:" "  model: {name: tiny-1b, layers: 22, hidden: 2048, ff
 run "$stepsim" job "$tmp/ddp.yaml" --case ddp --runs 2
 refused "error: --case: ddp: needs 30.4 of 22.0 GiB per GPU: does not fit, nothing to run"
 [[ $(wc -l <<<"$err") == 1 ]] || fail "--case ddp: $err"
+# A search's words for a checkpoint, in a job, and a job's in a search, are named; durations may
+# be written out.
+run "$stepsim" job scenarios/job-design-48.yaml --set job.checkpoint.interval=2h
+refused "error: --set: job.checkpoint.interval: unknown key; this section calls it 'every'"
+run "$stepsim" search scenarios/search-design-desk.yaml --set search.checkpoint.storage=2GB/s
+refused "error: --set: search.checkpoint.storage: unknown key; this section calls it 'bandwidth'"
+"$stepsim" job scenarios/job-design-48.yaml --runs 2 --set 'job.checkpoint.every=2 hours' --json >"$tmp/h1.json"
+"$stepsim" job scenarios/job-design-48.yaml --runs 2 --set 'job.checkpoint.every=2h' --json >"$tmp/h2.json"
+cmp -s "$tmp/h1.json" "$tmp/h2.json" || fail "'2 hours' is not 2h"
 # A seed is a whole number below 2^63, read as given (CLI11 saturated 2^64 and more to 2^63 - 1,
 # every such seed the same runs, and printed its range's 309 digits for -1).
 for s in -1 abc 99999999999999999999; do

@@ -53,14 +53,14 @@ has '"busiest_rank_load": 1.25' "$tmp/route-cap.json"
 has '"step_time_ns": 11262815123' "$tmp/route-cap.json"
 # compare: the base and each variant, one row each; a variant that does not fit is a row, not an error.
 "$stepsim" compare scenarios/job-moe-routing-256xh100.yaml >"$tmp/route-cmp.txt"
-fig "base 12.694 s +0.0% 1291 19.4% 68.3 / 74.5 yes 19.2% 3.13 s (DP/ZeRO 0.39 EP 2.72)" "$tmp/route-cmp.txt"
+fig "base 12.694 s +0.0% 1291 19.4% 68.3 / 74.5 yes 19.2% 3.13 s (PP 0.02 DP/ZeRO 0.39 EP 2.72)" "$tmp/route-cmp.txt"
 fig "round-robin 9.924 s -21.8% 1651 24.8% 68.1 / 74.5 yes" "$tmp/route-cmp.txt"
 fig "capacity-1.25 11.263 s -11.3% 1455 21.8%" "$tmp/route-cmp.txt"
 fig "no-recompute 9.524 s -25.0% 1720 25.8% 181.7 / 74.5 no" "$tmp/route-cmp.txt"
 # Expert TP folded (docs/job.md "Expert tensor parallelism"): at TP 4 the EP group spans 4 nodes
 # unless the experts keep TP 1 and EP folds over the TP ranks of a node.
-fig "tp4 87.302 s +587.8% 188 2.8% 24.7 / 74.5 yes 6.3% 74.40 s (TP 1.27 EP 73.04)" "$tmp/route-cmp.txt"
-fig "tp4-expert-tp1 12.831 s +1.1% 1277 19.1% 54.2 / 74.5 yes 11.3% 4.01 s (TP 0.62 DP/ZeRO 0.88 EP 2.50)" "$tmp/route-cmp.txt"
+fig "tp4 87.302 s +587.8% 188 2.8% 24.7 / 74.5 yes 6.3% 74.40 s (TP 1.27 PP 0.01 DP/ZeRO 0.08 EP 73.04)" "$tmp/route-cmp.txt"
+fig "tp4-expert-tp1 12.831 s +1.1% 1277 19.1% 54.2 / 74.5 yes 11.3% 4.01 s (TP 0.62 PP 0.01 DP/ZeRO 0.88 EP 2.50)" "$tmp/route-cmp.txt"
 "$stepsim" run scenarios/job-moe-routing-256xh100.yaml --set job_step.layout.tp=4 --set job_step.layout.dp=16 \
   --set job_step.layout.sequence_parallel=true --set job_step.layout.expert_tp=1 --set job_step.layout.ep_dispatch=per_node \
   >"$tmp/route-fold.txt"
@@ -86,9 +86,9 @@ run "$stepsim" compare "$tmp/route-typo.yaml"
 refused "job_step.variants.typo.layouts: unknown key; did you mean 'layout'?"
 # TP communication overlap (docs/job.md "TP communication overlap"): the Llama-70B job's variants.
 "$stepsim" compare scenarios/job-llama70b-64xh100.yaml >"$tmp/llama-cmp.txt"
-fig "base 15.235 s +0.0% 1075 48.8% 49.5 / 74.5 yes 4.6% 2.77 s (TP 2.69)" "$tmp/llama-cmp.txt"
-fig "tp-overlap 13.818 s -9.3% 1186 53.8% 49.5 / 74.5 yes 5.0% 0.78 s (TP 0.70)" "$tmp/llama-cmp.txt"
-fig "no-sp 16.651 s +9.3% 984 44.7% 89.7 / 74.5 no 4.3% 2.77 s (TP 2.69)" "$tmp/llama-cmp.txt"
+fig "base 15.235 s +0.0% 1075 48.8% 49.5 / 74.5 yes 4.6% 2.77 s (TP 2.69 PP 0.02 DP/ZeRO 0.06)" "$tmp/llama-cmp.txt"
+fig "tp-overlap 13.818 s -9.3% 1186 53.8% 49.5 / 74.5 yes 5.0% 0.78 s (TP 0.70 PP 0.02 DP/ZeRO 0.06)" "$tmp/llama-cmp.txt"
+fig "no-sp 16.651 s +9.3% 984 44.7% 89.7 / 74.5 no 4.3% 2.77 s (TP 2.69 PP 0.02 DP/ZeRO 0.06)" "$tmp/llama-cmp.txt"
 "$stepsim" run scenarios/job-llama70b-64xh100.yaml --set job_step.layout.overlap.tp=true --json >"$tmp/llama-tpo.json"
 has '"overlap_tp": true' "$tmp/llama-tpo.json"
 has '"step_time_ns": 13818183104' "$tmp/llama-tpo.json"
@@ -220,8 +220,8 @@ run "$stepsim" run scenarios/job-long-context.yaml --set job_step.layout.cp_comm
 refused "job-long-context.yaml:18: job_step.layout.cp: cp_comm a2a splits the heads over tp x cp = 4 x 4 = 16 ranks"
 "$stepsim" compare scenarios/job-long-context.yaml >"$tmp/cp-cmp.txt"
 fig "contiguous 44.701 s +54.2% 1466" "$tmp/cp-cmp.txt"
-fig "all-gather 30.456 s +5.1% 2152 35.1% 26.9 / 74.5 yes 0.2% 3.17 s (TP 1.64 CP 1.47)" "$tmp/cp-cmp.txt"
-fig "tp2-a2a 28.139 s -2.9% 2329 38.0% 50.9 / 74.5 yes 0.2% 0.92 s (TP 0.54 CP 0.31)" "$tmp/cp-cmp.txt"
+fig "all-gather 30.456 s +5.1% 2152 35.1% 26.9 / 74.5 yes 0.2% 3.17 s (TP 1.64 DP/ZeRO 0.06 CP 1.47)" "$tmp/cp-cmp.txt"
+fig "tp2-a2a 28.139 s -2.9% 2329 38.0% 50.9 / 74.5 yes 0.2% 0.92 s (TP 0.54 DP/ZeRO 0.07 CP 0.31)" "$tmp/cp-cmp.txt"
 run "$stepsim" run scenarios/job-long-context.yaml --set job_step.layout.cp_comm=ring
 [[ $code == 2 && "$err" == "error: --set: job_step.layout.cp_comm: unknown cp_comm 'ring' (p2p, all_gather or a2a)" ]] ||
   fail "unknown cp_comm: exit $code: $err"

@@ -13,6 +13,14 @@ TEST_CASE("units parse exactly", "[units]") {
   CHECK(parse_duration("1.5us") == 1500);
   CHECK(parse_duration("16.38s") == 16'380'000'000);
   CHECK(parse_duration("2min") == 120 * kSecond);
+  // Written out, as `30 days` is.
+  CHECK(parse_duration("2 hours") == 7200 * kSecond);
+  CHECK(parse_duration("1 hour") == 3600 * kSecond);
+  CHECK(parse_duration("90 minutes") == 5400 * kSecond);
+  CHECK(parse_duration("1 minute") == 60 * kSecond);
+  CHECK(parse_duration("5 seconds") == 5 * kSecond);
+  CHECK(parse_duration("1 second") == kSecond);
+  CHECK(parse_duration("1 day") == 86400 * kSecond);
   CHECK(parse_bytes("230MiB") == 230LL * 1024 * 1024);
   CHECK(parse_bytes("1.24GB") == 1'240'000'000);
   CHECK(parse_bytes("1e3B") == 1000);

@@ -308,15 +308,15 @@ has "contention 0.200, fp8 0.875" "$tmp/eff8.txt"
 # NeMo's 70B FP8 row as a scenario: the fitted 1,602 tokens/s per GPU, 1.35x what blockwise
 # scaling gives and 1.45x BF16 at NeMo's BF16 layout.
 "$stepsim" compare scenarios/job-llama3-70b-fp8-64xh100.yaml >"$tmp/l70-fp8.txt"
-fig "base 10.227 s +0.0% 1602 36.4% 62.4 / 74.5 yes 10.3% 0.22 s (TP 0.14 PP 0.07)" "$tmp/l70-fp8.txt"
+fig "base 10.227 s +0.0% 1602 36.4% 62.4 / 74.5 yes 10.3% 0.22 s (TP 0.14 PP 0.07 DP/ZeRO 0.01)" "$tmp/l70-fp8.txt"
 fig "blockwise 13.764 s +34.6% 1190 27.0% 62.4 / 74.5 yes 10.6% 0.07 s" "$tmp/l70-fp8.txt"
-fig "bf16 14.738 s +44.1% 1112 50.5% 53.7 / 74.5 yes 5.4% 0.11 s (DP/ZeRO 0.09)" "$tmp/l70-fp8.txt"
+fig "bf16 14.738 s +44.1% 1112 50.5% 53.7 / 74.5 yes 5.4% 0.11 s (PP 0.02 DP/ZeRO 0.09)" "$tmp/l70-fp8.txt"
 # Forward-backward pairs (overlap.ep_a2a): Megatron-Bridge's Qwen3-235B FP8 recipe with and without
 # its EP all-to-all overlap (measured 1,633 tokens/s per GPU); JSON says so; a pipeline without
 # virtual stages, and no EP, are refused at the key, in a scenario and in a measured run's row.
 "$stepsim" compare scenarios/job-qwen3-235b-fp8-256xh100.yaml >"$tmp/q235-pairs.txt"
-fig "base 68.351 s +0.0% 1918 14.4% 62.6 / 74.5 yes 3.2% 18.76 s (PP 0.87 EP 17.63)" "$tmp/q235-pairs.txt"
-fig "no-overlap 110.179 s +61.2% 1190 8.9% 61.3 / 74.5 yes 1.9% 66.79 s (TP 0.92 EP 65.84)" "$tmp/q235-pairs.txt"
+fig "base 68.351 s +0.0% 1918 14.4% 62.6 / 74.5 yes 3.2% 18.76 s (TP 0.25 PP 0.87 DP/ZeRO 0.01 EP 17.63)" "$tmp/q235-pairs.txt"
+fig "no-overlap 110.179 s +61.2% 1190 8.9% 61.3 / 74.5 yes 1.9% 66.79 s (TP 0.92 PP 0.03 DP/ZeRO 0.01 EP 65.84)" "$tmp/q235-pairs.txt"
 "$stepsim" run scenarios/job-qwen3-235b-fp8-256xh100.yaml --json >"$tmp/q235-pairs.json"
 has '"overlap_ep_a2a": true' "$tmp/q235-pairs.json"
 run "$stepsim" run scenarios/job-qwen3-235b-fp8-256xh100.yaml --set job_step.layout.virtual_stages=1

@@ -286,11 +286,13 @@ Reader Reader::child(const std::string& k) const {
   return Reader(src_, n, key(k));
 }
 
-void Reader::only(const std::vector<std::string>& allowed) const {
+void Reader::only(const std::vector<std::string>& allowed, const std::vector<Synonym>& synonyms) const {
   if (!node_.IsMap()) return;
   for (const auto& kv : node_) {
     const auto k = key_name(kv.first);
     if (std::find(allowed.begin(), allowed.end(), k) != allowed.end()) continue;
+    for (const auto& [word, here] : synonyms)
+      if (k == word) fail_at(kv.first, key(k), fmt::format("unknown key; this section calls it '{}'", here));
     const auto near = nearest(k, allowed);
     fail_at(kv.first, key(k),
             near.empty() ? fmt::format("unknown key (known here: {})", fmt::join(allowed, ", "))

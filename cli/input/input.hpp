@@ -85,8 +85,14 @@ class Reader {
   YAML::Node node() const { return node_; }
   std::vector<std::string> keys() const;
 
-  // Unknown keys are errors; `allowed` lists the keys this section understands.
-  void only(const std::vector<std::string>& allowed) const;
+  // Unknown keys are errors; `allowed` lists the keys this section understands, `synonyms` the
+  // words another section uses for one of them ({"interval", "every"}: a search's checkpoint
+  // interval is a job's `every`), named when written here.
+  struct Synonym {
+    const char* word;
+    const char* here;
+  };
+  void only(const std::vector<std::string>& allowed, const std::vector<Synonym>& synonyms = {}) const;
 
   std::string text(const std::string& k) const;
   std::optional<std::string> opt_text(const std::string& k) const;

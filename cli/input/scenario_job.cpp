@@ -27,7 +27,8 @@ Bytes plan_checkpoint_bytes(const PlanSpec& plan) {
 }
 
 CheckpointSpec read_checkpoint(const Reader& c, JobScenario& job, const PlanSpec* plan, Bytes state_bytes) {
-  c.only({"every", "every_steps", "compare", "mode", "size", "storage", "copy", "commit", "buffers"});
+  c.only({"every", "every_steps", "compare", "mode", "size", "storage", "copy", "commit", "buffers"},
+         {{"interval", "every"}, {"bandwidth", "storage"}});
   CheckpointSpec ck;
   if (c.has("every") && c.has("every_steps"))
     c.fail("every_steps", "give 'every' (a duration) or 'every_steps', not both");

@@ -264,7 +264,8 @@ void read_task(const Reader& r, SearchSpec& s) {
   }
   if (r.has("checkpoint")) {
     const Reader c = r.child("checkpoint");
-    c.only({"size", "bandwidth", "restore", "interval", "card_mtbf"});
+    c.only({"size", "bandwidth", "restore", "interval", "card_mtbf"},
+           {{"every", "interval"}, {"storage", "bandwidth"}});
     if (auto v = c.opt_bytes("size")) s.task.checkpoint_bytes = *v;
     if (auto v = c.opt_bandwidth("bandwidth")) s.task.storage_bandwidth = *v;
     s.task.restore = c.opt_duration("restore").value_or(0);

@@ -194,8 +194,7 @@ Table job_step_compare_table(const std::vector<std::pair<std::string, const JobS
     t.add_row({name, secs(r.step_time), fmt::format("{:+.1f}%", 100 * change),
                fmt::format("{:.0f}", r.tokens_per_s_per_gpu), percent(r.mfu, 1),
                fmt::format("{:.1f} / {:.1f}", gib(r.memory.total()), gib(r.capacity)),
-               r.memory.total() <= r.capacity ? "yes" : "no", percent(r.bubble, 1),
-               exposed_cell(r.step_time, job_step_exposed(r))});
+               r.memory.total() <= r.capacity ? "yes" : "no", percent(r.bubble, 1), exposed_cell(job_step_exposed(r))});
   }
   return t;
 }

@@ -32,14 +32,15 @@ inline std::string percent(double fraction, int decimals) {
   return fmt::format("{:.{}f}%", 100.0 * fraction, decimals);
 }
 
-// A step's exposed communication in one cell: the total, then each kind that takes at least
-// 0.5 % of the step, "3.79 s (DP 1.3 EP 2.5)".
-inline std::string exposed_cell(Time step, const std::vector<std::pair<std::string, Time>>& kinds) {
+// A step's exposed communication in one cell: the total, then each kind that shows at two
+// decimals (5 ms or more), "3.79 s (DP 1.30 EP 2.49)", so that the parts add up to the total as
+// printed, give or take the rounding.
+inline std::string exposed_cell(const std::vector<std::pair<std::string, Time>>& kinds) {
   Time total = 0;
   std::string parts;
   for (const auto& [what, t] : kinds) {
     total += t;
-    if (t * 200 >= step && t > 0) parts += fmt::format("{}{} {:.2f}", parts.empty() ? "" : " ", what, to_s(t));
+    if (t >= 5 * kMillisecond) parts += fmt::format("{}{} {:.2f}", parts.empty() ? "" : " ", what, to_s(t));
   }
   return fmt::format("{:.2f} s{}", to_s(total), parts.empty() ? "" : " (" + parts + ")");
 }

@@ -49,7 +49,6 @@ std::string counts_line(const SearchCounts& n) {
 
 std::string exposed_of(const Evaluated& e) {
   return exposed_cell(
-      e.step,
       {{"TP", e.exposed_tp}, {"PP", e.exposed_pp}, {"DP", e.exposed_dp}, {"CP", e.exposed_cp}, {"EP", e.exposed_ep}});
 }
 
