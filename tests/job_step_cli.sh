@@ -447,6 +447,11 @@ assert v["bubble"] < one["bubble"] and v["step_time_ns"] < one["step_time_ns"], 
 assert dual["memory_bytes"]["weights"] == 2 * one["memory_bytes"]["weights"]
 print("dualpipe: ok")
 PY
+# TP across nodes runs, with a warning on stderr.
+"$stepsim" run scenarios/job-gpt3-1024xa100.yaml --set job_step.layout.tp=16 --set job_step.layout.dp=8 \
+  --set job_step.allow_oom=true 2>"$tmp/tp16.err" >/dev/null
+[[ "$(cat "$tmp/tp16.err")" == "warning: scenarios/job-gpt3-1024xa100.yaml: job_step.layout.tp: tp 16 spans 2 nodes of 8 GPUs: its collectives cross the network" ]] ||
+  fail "tp 16: $(cat "$tmp/tp16.err")"
 # A step on its preset's own efficiencies says so; on a calibration it does not (and is slower).
 "$stepsim" run scenarios/job-fsdp-8.yaml >"$tmp/preset.txt"
 has "^efficiencies: the h100-sxm preset's, not calibrated (stepsim calibrate fits them to measured runs; docs/job.md)$" "$tmp/preset.txt"

@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include "cli/commands/job_step_commands.hpp"
+#include "cli/commands/diagnostics.hpp"
 #include "cli/commands/scenario_kinds.hpp"
 #include "cli/input/job_step_input.hpp"
 #include "cli/reports/job_step_pictures.hpp"
@@ -28,6 +29,12 @@ JobStepRun run_or_fail(const Scenario& sc, const JobStepSpec& spec, const std::s
     sc.fail(fmt::format("job_step.variants.{}.{}", variant, e.key()),
             fmt::format("variant '{}': {}", variant, e.what()));
   }
+  // Legal, but rarely meant: TP's collectives, on the critical path of every layer, over the
+  // network (the search keeps TP within a node).
+  const int per_node = spec.cluster.node.gpus;
+  if (variant.empty() && spec.layout.tp > per_node)
+    warn("{}: job_step.layout.tp: tp {} spans {} nodes of {} GPUs: its collectives cross the network", sc.file,
+         spec.layout.tp, (spec.layout.tp + per_node - 1) / per_node, per_node);
   const JobMemory& mem = run.result.memory;
   if (variant.empty() && !sc.job_step->allow_oom && mem.total() > run.result.capacity)
     sc.fail("job_step.layout", memory_refusal(sc.job_step->spec, mem,
