@@ -57,6 +57,7 @@ run "$stepsim" export-schedule scenarios/dp-buckets.yaml; expect 2 "use \`stepsi
 run "$stepsim" job scenarios/design-case.yaml --case "48 card"
 expect 2 "no case named '48 card'; did you mean '48 cards'? (cases: 32 cards, 48 cards)" err
 run "$stepsim" plan scenarios/design-case.yaml --sweep cards=16:32:16 --case 32card; expect 2 "did you mean '32 cards'?" err
+run "$stepsim" plan scenarios/design-case.yaml --case nope; expect 2 "error: plan: --case requires --sweep" err
 start=$(date +%s%N)
 run "$stepsim" job scenarios/design-case.yaml --runs 1000000 --trace "$tmp/t.json"
 expect 2 "pick it with --case NAME (32 cards, 48 cards)" err

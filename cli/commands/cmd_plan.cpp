@@ -235,11 +235,11 @@ void add_plan_command(CLI::App& app) {
                                  "completion vs deadline (the book's design desk)");
   cmd->add_option("file", a->file, "scenario YAML file with a 'plan' section")->required();
   cmd->add_option("--set", a->sets, "override a key, e.g. --set plan.compute.efficiency=30% (repeatable)");
-  cmd->add_option(
+  auto* sweep = cmd->add_option(
       "--sweep", a->sweeps,
       "evaluate a grid: key=start:stop:step or key=a,b,c (keys: cards, efficiency, exposed_comm, input_wait, "
       "interval, zero, workspace, margin, straggler_sigma; repeatable)");
-  cmd->add_option("--case", a->base_case, "the case a sweep starts from (default: the first)");
+  cmd->add_option("--case", a->base_case, "the case a sweep starts from (default: the first)")->needs(sweep);
   cmd->add_option("-j,--jobs", a->jobs, "threads for --sweep (default: every core); results do not depend on it");
   cmd->add_flag("--json", a->json, "print JSON instead of tables");
   cmd->add_flag("--csv", a->csv, "with --sweep: print CSV, one row per combination");
