@@ -97,7 +97,15 @@ void check_job_budget(const Scenario& sc, JobSpec& spec, int runs, std::size_t s
   const double recorded = (4 * segments + 4 * interruptions + 1) *
                           static_cast<double>(sizeof(JobEvent) + 2 * sizeof(std::pair<Time, int>));
   const Reader root(sc.source, sc.source->root, "");
-  check_budget(root, key, (2 * segments + 2 * interruptions + 1) * passes, recorded, 0);
+  const double per_run = 2 * segments + 2 * interruptions + 1;
+  // Where one run would fit, the runs are what is too many: `--runs` (or `job.runs`), not the job.
+  if (over_budget(2 * per_run, recorded, 0).empty() && !over_budget(per_run * passes, recorded, 0).empty()) {
+    const std::string why = over_budget(per_run * passes, recorded, 0);
+    const std::string message = fmt::format("too large: {}: fewer runs, or raise --max-ops", why);
+    if (root.child("job").has("runs") && runs == sc.job->runs) fail_too_large(root, "job.runs", message);
+    throw TooLargeError("--runs", 0, "", message);
+  }
+  check_budget(root, key, per_run * passes, recorded, 0);
   spec.max_events =
       std::max<std::int64_t>(1000, static_cast<std::int64_t>(static_cast<double>(budget().max_ops) / passes));
 }
