@@ -1,6 +1,8 @@
 #include "cli/input/model_files.hpp"
 
+#include <algorithm>
 #include <filesystem>
+#include <string_view>
 
 #include <fmt/format.h>
 
@@ -26,9 +28,22 @@ const TransformerConfig* builtin_transformer(const Reader& parent, const std::st
   if (!n.IsDefined() || !n.IsScalar()) return nullptr;
   const std::string name = parent.text(k);
   if (const auto* c = find_transformer(name)) return c;
+  // A model the repository ships as a file (scenarios/models/NAME.yaml), not built in.
+  std::vector<std::string> shipped;
+  for (std::string_view rest = STEPSIM_SHIPPED_MODELS; !rest.empty();) {
+    const auto comma = std::min(rest.find(','), rest.size());
+    shipped.emplace_back(rest.substr(0, comma));
+    rest.remove_prefix(std::min(comma + 1, rest.size()));
+  }
+  if (std::find(shipped.begin(), shipped.end(), name) != shipped.end())
+    parent.fail(k, fmt::format("'{}' is not built in (built in: {}), but the repository ships it as a file: "
+                               "{{file: models/{}.yaml}} from a scenario in scenarios/ (a path is relative to the "
+                               "scenario's folder)",
+                               name, fmt::join(transformer_names(), ", "), name));
   const auto near = nearest(name, transformer_names());
-  parent.fail(k, near.empty() ? fmt::format("unknown model '{}' (built in: {}; or give {{file: ...}} or the fields)",
-                                            name, fmt::join(transformer_names(), ", "))
+  parent.fail(k, near.empty() ? fmt::format("unknown model '{}' (built in: {}; or a file, {{file: PATH}} relative to "
+                                            "the scenario's folder: scenarios/models has {}; or the fields)",
+                                            name, fmt::join(transformer_names(), ", "), fmt::join(shipped, ", "))
                               : fmt::format("unknown model '{}'; did you mean '{}'?", name, near));
 }
 
