@@ -461,6 +461,8 @@ refused "error: --set: job_step.layout.overlap.pp: with blocking pipeline sends 
 has "^around the job step's layout: tp, pp, virtual_stages, schedule, micro_batch, recompute, zero, sequence_parallel, cp searched, dp what the cards leave" "$tmp/around-cp.txt"
 fig "^1 64 2 8 1 1 4 2 dualpipe 1 none yes 12.586 s" "$tmp/around-cp.txt"
 has "^  306 layouts that fit rank before it (faster, or as fast in less memory); #1 is 17.4% faster (12.586 s)$" "$tmp/around-cp.txt"
+"$stepsim" search scenarios/job-llama70b-64xh100.yaml --set search.layout.cp=auto --top 1 >"$tmp/around-cpauto.txt"
+has "^  359 layouts that fit rank before it (faster, or as fast in less memory); #1 is 17.4% faster (12.586 s)$" "$tmp/around-cpauto.txt"
 "$stepsim" search scenarios/job-llama70b-64xh100.yaml --set search.layout.tp=8 --set search.layout.schedule=interleaved-1f1b \
   >"$tmp/around-narrow.txt"
 has "^around the job step's layout: pp, virtual_stages, micro_batch, recompute, zero, sequence_parallel searched" "$tmp/around-narrow.txt"

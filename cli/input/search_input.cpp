@@ -123,13 +123,24 @@ namespace {
 void check_search_size(const Reader& r, const Reader& lr, const SearchSpec& s) {
   const SearchAxes& a = s.axes;
   auto size_or = [](std::size_t n, std::size_t dflt) { return static_cast<double>(n == 0 ? dflt : n); };
+  // An `auto` key's values, at most: tp and cp divide the node's GPUs, pp the layers, ep the
+  // experts (layout_space.cpp); the others are short fixed lists.
+  const auto divisors = [](std::int64_t n) {
+    std::size_t count = 0;
+    for (std::int64_t d = 1; d * d <= n; ++d)
+      if (n % d == 0) count += d * d == n ? 1 : 2;
+    return std::max<std::size_t>(count, 1);
+  };
+  const std::size_t node = divisors(s.cluster.node.gpus);
+  const bool moe = s.model.experts > 0;
   const double space =
-      static_cast<double>(a.cards.size()) * size_or(a.tp.size(), 8) * size_or(a.cp.size(), 8) *
-      size_or(a.pp.size(), 64) * size_or(a.vpp.size(), 8) * size_or(a.schedule.size(), 7) * size_or(a.zero.size(), 4) *
-      size_or(a.micro_batch.size(), 5) * size_or(a.recompute.size(), 3) * size_or(a.sequence_parallel.size(), 2) *
-      size_or(a.ep.size(), 16) * size_or(a.expert_tp.size(), 8) * size_or(a.cp_comm.size(), 3) *
-      size_or(a.dp_replicate.size(), 2) * static_cast<double>(a.global_batch.size()) * size_or(a.dp.size(), 1) *
-      size_or(a.recompute_layers.size(), 1) * size_or(a.keep_gathered.size(), 2);
+      static_cast<double>(a.cards.size()) * size_or(a.tp.size(), node) * size_or(a.cp.size(), node) *
+      size_or(a.pp.size(), divisors(s.model.shape.layers)) * size_or(a.vpp.size(), 8) * size_or(a.schedule.size(), 7) *
+      size_or(a.zero.size(), 4) * size_or(a.micro_batch.size(), 5) * size_or(a.recompute.size(), 3) *
+      size_or(a.sequence_parallel.size(), 2) * size_or(a.ep.size(), moe ? divisors(s.model.experts) : 1) *
+      size_or(a.expert_tp.size(), moe ? node : 1) * size_or(a.cp_comm.size(), 3) * size_or(a.dp_replicate.size(), 2) *
+      static_cast<double>(a.global_batch.size()) * size_or(a.dp.size(), 1) * size_or(a.recompute_layers.size(), 1) *
+      size_or(a.keep_gathered.size(), 2);
   // The largest step any layout may simulate: the most micro-batches (the largest global batch
   // in micro-batches of the smallest size, dp 1) through chunks up to one per layer (DualPipe: 2).
   JobLayout widest;
