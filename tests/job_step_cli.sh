@@ -452,6 +452,10 @@ PY
   --set job_step.allow_oom=true 2>"$tmp/tp16.err" >/dev/null
 [[ "$(cat "$tmp/tp16.err")" == "warning: scenarios/job-gpt3-1024xa100.yaml: job_step.layout.tp: tp 16 spans 2 nodes of 8 GPUs: its collectives cross the network" ]] ||
   fail "tp 16: $(cat "$tmp/tp16.err")"
+"$stepsim" run scenarios/job-fsdp-8.yaml --set job_step.hardware.gpus=12 --set job_step.layout.global_batch=60 \
+  2>"$tmp/gpus12.err" >/dev/null
+[[ "$(cat "$tmp/gpus12.err")" == "warning: scenarios/job-fsdp-8.yaml: job_step.hardware.gpus: 12 GPUs fill 1 node of 8 and part of another; groups are placed as on full nodes" ]] ||
+  fail "12 GPUs: $(cat "$tmp/gpus12.err")"
 # A step on its preset's own efficiencies says so; on a calibration it does not (and is slower).
 "$stepsim" run scenarios/job-fsdp-8.yaml >"$tmp/preset.txt"
 has "^efficiencies: the h100-sxm preset's, not calibrated (stepsim calibrate fits them to measured runs; docs/job.md)$" "$tmp/preset.txt"

@@ -35,6 +35,13 @@ JobStepRun run_or_fail(const Scenario& sc, const JobStepSpec& spec, const std::s
   if (variant.empty() && spec.layout.tp > per_node)
     warn("{}: job_step.layout.tp: tp {} spans {} nodes of {} GPUs: its collectives cross the network", sc.file,
          spec.layout.tp, (spec.layout.tp + per_node - 1) / per_node, per_node);
+  // A cluster of part-filled nodes: its rings and groups are placed as if every node were full.
+  const std::int64_t gpus = spec.layout.ranks();
+  if (variant.empty() && gpus > per_node && gpus % per_node != 0)
+    warn(
+        "{}: job_step.hardware.gpus: {} GPUs fill {} node{} of {} and part of another; groups are placed as on full "
+        "nodes",
+        sc.file, gpus, gpus / per_node, gpus / per_node == 1 ? "" : "s", per_node);
   const JobMemory& mem = run.result.memory;
   if (variant.empty() && !sc.job_step->allow_oom && mem.total() > run.result.capacity)
     sc.fail("job_step.layout", memory_refusal(sc.job_step->spec, mem,
