@@ -394,8 +394,8 @@ SearchScenario search_around_step(const std::shared_ptr<const Source>& src, cons
 }
 
 SearchScenario read_search_scenario(const std::shared_ptr<Source>& src, const std::vector<std::string>& search_sets) {
-  if (!Reader(src, src->root, "").has("search") && Reader(src, src->root, "").has("job_step")) {
-    const Reader top(src, src->root, "");
+  const Reader top(src, src->root, "");  // sees the search's --set below: they change its root in place
+  if (!top.has("search") && top.has("job_step")) {
     top.only({"name", "description", "job_step", "job"});
     return search_around_step(src, top, search_sets);
   }
@@ -403,7 +403,6 @@ SearchScenario read_search_scenario(const std::shared_ptr<Source>& src, const st
   SearchScenario sc;
   sc.source = src;
   sc.file = src->file;
-  const Reader top(src, src->root, "");
   if (!top.has("search"))
     top.fail("search",
              "missing: a search section (model, hardware, layout with lists or auto), or a job_step to search around");
@@ -473,9 +472,7 @@ std::pair<std::vector<std::string>, std::vector<std::string>> search_sets_apart(
   }
   return apart;
 }
-}  // namespace
 
-namespace {
 // A figure past what time or bytes can hold (an efficiency of 1e-300) refused at the section.
 SearchScenario read_or_blame(const std::shared_ptr<Source>& src, const std::vector<std::string>& search_sets) {
   try {
