@@ -100,13 +100,11 @@ constexpr UnitFactor kTimeUnits[] = {
     {"d", 86'400'000'000'000, 1},
     {"days", 86'400'000'000'000, 1},
     // Written out, as `30 days` always was.
-    {"second", 1'000'000'000, 1},
-    {"seconds", 1'000'000'000, 1},
-    {"minute", 60'000'000'000, 1},
-    {"minutes", 60'000'000'000, 1},
-    {"hour", 3'600'000'000'000, 1},
-    {"hours", 3'600'000'000'000, 1},
+    // clang-format off
+    {"second", 1'000'000'000, 1}, {"seconds", 1'000'000'000, 1}, {"minute", 60'000'000'000, 1},
+    {"minutes", 60'000'000'000, 1}, {"hour", 3'600'000'000'000, 1}, {"hours", 3'600'000'000'000, 1},
     {"day", 86'400'000'000'000, 1},
+    // clang-format on
 };
 constexpr UnitFactor kSizeUnits[] = {
     {"B", 1, 1},
