@@ -256,12 +256,14 @@ std::optional<InputProblem> check_layout(const JobModel& m, const JobLayout& l, 
         "cp", fmt::format("cp {} does not split the sequence of {} into 2 x cp balanced chunks", l.cp, m.seq)};
   if (l.cp > 1 && l.cp_comm == CpComm::AllToAll) {
     // Each rank takes whole heads: tp x cp of them divide the query and the key/value heads.
+    // Blamed at cp_comm: the exchange asks for it (a variant that sets only cp_comm is named there).
     const std::int64_t split = std::int64_t{l.tp} * l.cp;
     if (s.heads % split != 0 || kv % split != 0)
       return InputProblem{
-          "cp", fmt::format("cp_comm a2a splits the heads over tp x cp = {} x {} = {} ranks, which does not divide the "
-                            "{} attention heads and {} key/value heads (would fit: cp {}; or cp_comm p2p)",
-                            l.tp, l.cp, split, s.heads, kv, divisors_of(std::gcd(s.heads, kv) / l.tp))};
+          "cp_comm",
+          fmt::format("cp_comm a2a splits the heads over tp x cp = {} x {} = {} ranks, which does not divide the "
+                      "{} attention heads and {} key/value heads (would fit: cp {}; or cp_comm p2p)",
+                      l.tp, l.cp, split, s.heads, kv, divisors_of(std::gcd(s.heads, kv) / l.tp))};
   }
   if (m.experts > 0 && m.experts % l.ep != 0)
     return InputProblem{"ep", fmt::format("ep {} does not divide the {} experts (would fit: {})", l.ep, m.experts,

@@ -217,7 +217,11 @@ fig "exposed CP 1.467 s" "$tmp/cp-ag.txt"
 has '"comm": "a2a"' "$tmp/cp-a2a.json"
 has '"step_time_ns": 28139' "$tmp/cp-a2a.json"
 run "$stepsim" run scenarios/job-long-context.yaml --set job_step.layout.cp_comm=a2a
-refused "job-long-context.yaml:18: job_step.layout.cp: cp_comm a2a splits the heads over tp x cp = 4 x 4 = 16 ranks"
+refused "error: --set: job_step.layout.cp_comm: cp_comm a2a splits the heads over tp x cp = 4 x 4 = 16 ranks"
+# ... blamed at a variant's cp_comm, its own line, not the base's cp.
+{ sed '/^  variants:/,$d' scenarios/job-long-context.yaml; printf '  variants:\n    ulysses: {layout: {cp_comm: a2a}}\n'; } >"$tmp/ulysses.yaml"
+run "$stepsim" compare "$tmp/ulysses.yaml"
+refused "ulysses.yaml:$(grep -n 'ulysses:' "$tmp/ulysses.yaml" | cut -d: -f1): job_step.variants.ulysses.layout.cp_comm: cp_comm a2a splits the heads"
 "$stepsim" compare scenarios/job-long-context.yaml >"$tmp/cp-cmp.txt"
 fig "contiguous 44.701 s +54.2% 1466" "$tmp/cp-cmp.txt"
 fig "all-gather 30.456 s +5.1% 2152 35.1% 26.9 / 74.5 yes 0.2% 3.17 s (TP 1.64 DP/ZeRO 0.06 CP 1.47)" "$tmp/cp-cmp.txt"

@@ -1010,7 +1010,7 @@ TEST_CASE("CP communication: the K/V ring, an all-gather, or an all-to-all of he
   l.dp = 2;
   const auto p = check_layout(m, l, 32);
   REQUIRE(p);
-  CHECK(p->key == "cp");
+  CHECK(p->key == "cp_comm");  // the exchange asks for it
   CHECK(p->message.find("would fit: cp 1, 2; or cp_comm p2p") != std::string::npos);
 }
 
