@@ -112,27 +112,24 @@ void check_export_choice(const SearchSpec& spec, const ExportChoice& choice) {
 
 namespace {
 
+// The layouts `choice` names in the result; what only the result can refuse (nothing fits, fewer
+// listed than --top, no layout at a card count) is refused here, the names before the search
+// (check_export_choice).
 std::vector<Chosen> choose(const SearchResult& r, const ExportChoice& choice) {
   std::vector<Chosen> out;
   if (!choice.cards.empty()) {
-    refuse_repeats(choice.cards, "--cards");
     for (const std::int64_t cards : choice.cards) {
       const auto p =
           std::find_if(r.per_cards.begin(), r.per_cards.end(), [&](const PerCards& x) { return x.cards == cards; });
-      if (p == r.per_cards.end()) {
-        std::vector<std::string> counts;
-        for (const PerCards& x : r.per_cards) counts.push_back(std::to_string(x.cards));
+      if (p == r.per_cards.end() || !p->best)
         throw InputError("--cards", 0, "",
-                         fmt::format("{} is not a card count searched ({})", cards, fmt::join(counts, ", ")));
-      }
-      if (!p->best) throw InputError("--cards", 0, "", fmt::format("no layout at {} cards: {}", p->cards, p->why));
+                         fmt::format("no layout at {} cards{}", cards, p == r.per_cards.end() ? "" : ": " + p->why));
       out.push_back({&*p->best, fmt::format("the best at {} cards", cards), std::to_string(cards),
                      fmt::format("cards-{}", cards)});
     }
     return out;
   }
   if (r.top.empty()) throw InputError("--export", 0, "", "no layout fits: nothing written");
-  refuse_repeats(choice.picks, "--pick");
   for (const int pick : choice.picks) {
     if (pick < 1 || static_cast<std::size_t>(pick) > r.top.size())
       throw InputError("--pick", 0, "",
@@ -163,19 +160,21 @@ std::string step_and_memory(const Evaluated& e) {
                      static_cast<double>(e.memory.total()) / (1 << 30));
 }
 
+// A step searched around is exported beside the layouts chosen, unless it is one of them.
+bool own_beside(const SearchResult& r, const std::vector<Chosen>& chosen) {
+  return r.around && std::none_of(chosen.begin(), chosen.end(),
+                                  [&](const Chosen& c) { return c.e->c.layout == r.around->c.layout; });
+}
+
 }  // namespace
 
-bool exports_own_layout(const SearchResult& r, const ExportChoice& choice) {
-  if (!r.around) return false;
-  const std::vector<Chosen> chosen = choose(r, choice);
-  return std::none_of(chosen.begin(), chosen.end(),
-                      [&](const Chosen& c) { return c.e->c.layout == r.around->c.layout; });
-}
+bool exports_own_layout(const SearchResult& r, const ExportChoice& choice) { return own_beside(r, choose(r, choice)); }
 
 std::string search_layout_scenario(const SearchScenario& sc, const std::vector<std::string>& sets,
                                    const SearchResult& r, const ExportChoice& choice, const std::string& out_path) {
+  check_export_choice(sc.spec, choice);
   std::vector<Chosen> chosen = choose(r, choice);
-  if (exports_own_layout(r, choice)) chosen.push_back({&*r.around, "the job step's own layout", "own", "own"});
+  if (own_beside(r, chosen)) chosen.push_back({&*r.around, "the job step's own layout", "own", "own"});
   const Evaluated& base = *chosen.front().e;
   YAML::Node hardware = section_copy(sc, "hardware", out_path);
   hardware["gpus"] = base.c.cards;
