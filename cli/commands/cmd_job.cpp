@@ -13,7 +13,6 @@
 #include "cli/reports/job_pictures.hpp"
 #include "cli/reports/job_report.hpp"
 #include "cli/reports/output.hpp"
-#include "sim/time.hpp"
 
 namespace stepsim::cli {
 
@@ -156,12 +155,12 @@ void add_job_command(CLI::App& app) {
     require_section(sc, "job", "job");
     const int runs = a->runs > 0 ? a->runs : sc.job->runs;
     const std::uint64_t seed = a->seed >= 0 ? static_cast<std::uint64_t>(a->seed) : sc.job->seed;
-    try {
+    sc.blaming("job", [&] {
       if (sc.job->per_plan_case || sc.job->per_variant)
         run_case_jobs(sc, *a, runs, seed);
       else
         run_one_job(sc, *a, runs, seed);
-    } catch (const OverflowError& e) { sc.fail("job", e.what()); }  // a run's time past what time can hold
+    });
   });
 }
 

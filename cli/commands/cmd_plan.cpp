@@ -253,12 +253,7 @@ void add_plan_command(CLI::App& app) {
     check_output_path("--html", a->html);
     check_output_path("--output", a->out);
     require_section(sc, "plan", "plan");
-    try {
-      run_plan(sc, *a);
-    } catch (const OverflowError& e) {
-      // A time of the plan (compute, training, completion) past the limit: the plan's inputs are at fault.
-      sc.fail("plan", e.what());
-    }
+    sc.blaming("plan", [&] { run_plan(sc, *a); });  // compute, training, completion past the limit
   });
 }
 

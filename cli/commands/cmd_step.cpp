@@ -104,16 +104,6 @@ void write_outputs(const KindReport& report, const OutputArgs& a) {
     fmt::print("{}", report.text());
 }
 
-// Runs `work` on the kind's section; a time past the engine's limit (the sum of the section's own
-// durations) or a byte count past 1 EiB is blamed on the section: "file:line: pipeline: too large:
-// ... would exceed 292 years".
-template <typename Work>
-void blaming_section(const Scenario& sc, const ScenarioKind& kind, Work work) {
-  try {
-    work();
-  } catch (const OverflowError& e) { sc.fail(kind.section, e.what()); }
-}
-
 }  // namespace
 
 void add_run_command(CLI::App& app) {
@@ -135,7 +125,7 @@ void add_run_command(CLI::App& app) {
     const ScenarioKind& kind = step_kind(sc, "run");
     debug("{}: a '{}' scenario", sc.file, kind.section);
     const RunRequest req{!out->trace.empty() || !out->html.empty()};
-    blaming_section(sc, kind, [&] { write_outputs(kind.run(sc, req), *out); });
+    sc.blaming(kind.section, [&] { write_outputs(kind.run(sc, req), *out); });
   });
 }
 
@@ -164,7 +154,7 @@ void add_compare_command(CLI::App& app) {
       throw InputError("--schedules", 0, "",
                        fmt::format("a '{}' scenario compares its variants, not schedules", kind.section));
     debug("{}: a '{}' scenario", sc.file, kind.section);
-    blaming_section(sc, kind, [&] { write_outputs(kind.compare(sc, *request), *out); });
+    sc.blaming(kind.section, [&] { write_outputs(kind.compare(sc, *request), *out); });
   });
 }
 
@@ -207,7 +197,7 @@ void add_validate_command(CLI::App& app) {
     for (const auto& kind : scenario_kinds())
       if (kind.validate && kind.present(sc)) {
         debug("{}: checking the '{}' section", sc.file, kind.section);
-        blaming_section(sc, kind, [&] { kind.validate(sc); });
+        sc.blaming(kind.section, [&] { kind.validate(sc); });
       }
     fmt::print("{}: ok\n", sc.file);
   });

@@ -14,6 +14,7 @@
 #include "cli/input/scenario_plan.hpp"
 #include "schedules/lowering/pipeline/pipeline_spec.hpp"
 #include "schedules/lowering/rl/rl_run.hpp"
+#include "sim/time.hpp"
 
 namespace stepsim::cli {
 
@@ -32,6 +33,15 @@ struct Scenario {
   std::shared_ptr<const Source> source;
   // Throws InputError pointing at the dotted `key` (its line if the file has it).
   [[noreturn]] void fail(const std::string& key, const std::string& message) const;
+  // Runs `work`; a time past the engine's limit or a byte count past 1 EiB (OverflowError) is
+  // blamed on `section`, whose inputs are at fault: "file:line: job: too large: ... would exceed
+  // 292 years".
+  template <class Work>
+  void blaming(const std::string& section, Work work) const {
+    try {
+      work();
+    } catch (const OverflowError& e) { fail(section, e.what()); }
+  }
 };
 
 Scenario load_scenario(const std::string& file, const std::vector<std::string>& overrides = {});
