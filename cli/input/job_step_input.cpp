@@ -275,14 +275,23 @@ int count_or_word(const Reader& r, const char* key, const char* word, int min, i
 
 }  // namespace
 
+const std::vector<std::string>& searchable_layout_keys() {
+  // clang-format off
+  static const std::vector<std::string> keys = {
+      "tp", "pp", "virtual_stages", "schedule", "micro_batch", "recompute", "zero", "sequence_parallel", "dp", "cp",
+      "ep", "fsdp", "global_batch", "expert_tp", "cp_comm", "dp_replicate", "recompute_layers", "keep_gathered"};
+  // clang-format on
+  return keys;
+}
+
 namespace {
 // A job step runs one layout; `auto` and lists are a search's (a search reads its searched keys
 // apart, and its fixed ones through read_layout).
 void refuse_search_values(const Reader& r) {
-  for (const char* k : {"tp", "pp", "virtual_stages", "dp", "cp", "ep", "micro_batch", "zero", "schedule", "recompute",
-                        "sequence_parallel", "expert_tp", "cp_comm"}) {
+  for (const auto& k : searchable_layout_keys()) {
     const YAML::Node n = r.has(k) ? r.node()[k] : YAML::Node();
-    if ((n.IsScalar() && n.Scalar() == "auto") || n.IsSequence())
+    const bool own_auto = k == "recompute_layers";  // the fewest layers that fit, found by the step
+    if ((n.IsScalar() && n.Scalar() == "auto" && !own_auto) || n.IsSequence())
       r.fail(k, fmt::format("a job step runs one layout: `auto` and lists are a search's (`stepsim search FILE` "
                             "searches around this step, `--set search.layout.{}=...` opens this key)",
                             k));

@@ -46,6 +46,10 @@ JobLayout read_layout(const Reader& r);
 YAML::Node laid_over(const YAML::Node& base, const YAML::Node& over);
 // The keys read_layout takes (a search's layout takes them too, lists for its axes).
 const std::vector<std::string>& layout_keys();
+// Of those, the keys a search may give as a list or `auto` (a job step gives one value; its
+// `recompute_layers: auto` is its own), those a search around a job step opens (kAroundKeys)
+// first: the order in which a search's report names the keys searched.
+const std::vector<std::string>& searchable_layout_keys();
 
 // Fails at `layout.<key>` if the layout does not divide, and at `layout` if it does not fit in
 // memory by the analytic figure (saying which change would fit), unless `allow_oom`.

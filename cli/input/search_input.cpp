@@ -22,13 +22,7 @@ namespace stepsim::cli {
 
 namespace {
 
-// clang-format off
-// Layout keys that may hold a list or `auto`, those a search around a job step opens (kAroundKeys)
-// first: the order in which a report names the keys searched.
-const std::vector<std::string> kAxisKeys = {
-    "tp", "pp", "virtual_stages", "schedule", "micro_batch", "recompute", "zero", "sequence_parallel", "dp", "cp",
-    "ep", "fsdp", "global_batch", "expert_tp", "cp_comm", "dp_replicate", "recompute_layers", "keep_gathered"};
-// clang-format on
+const std::vector<std::string>& kAxisKeys = searchable_layout_keys();
 
 bool is_auto(const YAML::Node& n) { return n.IsScalar() && n.Scalar() == "auto"; }
 
