@@ -73,6 +73,9 @@ expect 2 "error: $tmp/bad-plan.yaml:4: pipeline.actions: schedule 'custom' is no
 # --set that makes a map where a value was: blamed on --set, not on the file.
 run "$stepsim" run scenarios/book-pipeline.yaml --set pipeline.stages.bogus=1
 expect 2 "error: --set: pipeline.stages: expected a whole number"
+# A section that only --set makes: what it lacks is --set's too (the file has no line for it).
+run "$stepsim" job scenarios/book-pipeline.yaml --set job.steps=10
+expect 2 "error: --set: job.step_time: missing: the time of one step (or a 'stragglers' section to simulate it)"
 run "$stepsim" job scenarios/job-storage.yaml --set job.runs.bogus=99
 expect 2 "error: --set: job.runs: expected a whole number"
 run "$stepsim" run scenarios/moe-routing.yaml --set moe.efficiency.x.y=1

@@ -33,6 +33,20 @@ bad layers "$head
 bad gpus "$head
   hardware: {preset: a100-sxm-80gb, gpus: 256}
   layout: {tp: 8, pp: 8, dp: 2, global_batch: 64}" "job_step.layout.dp: tp x pp x dp x cp = 8 x 8 x 2 x 1 = 128 but the cluster has 256 GPUs (would fit: dp 4)"
+# tp x pp x cp must divide the GPUs (dp derived): the first factor that stops dividing them is blamed
+# where the layout gives it, with the values that would; the GPUs when the layout gives none.
+bad split "$head
+  hardware: {preset: a100-sxm-80gb, gpus: 8}
+  layout: {tp: 2, pp: 3, global_batch: 64}" "split.yaml:4: job_step.layout.pp: 8 GPUs do not split into tp x pp x cp = 2 x 3 x 1 groups (would fit: pp 1, 2, 4)"
+run "$stepsim" run scenarios/job-fsdp-8.yaml --set job_step.layout.tp=3
+refused "error: --set: job_step.layout.tp: 8 GPUs do not split into tp x pp x cp = 3 x 1 x 1 groups (would fit: tp 1, 2, 4, 8)"
+# An empty model or hardware `file:` is a path left out, not an unknown key.
+run "$stepsim" run scenarios/job-fsdp-8.yaml --set job_step.model.file=
+refused "error: --set: job_step.model.file: empty: give the file's path (relative to this scenario)"
+bad nofile "job_step:
+  model: {file: }
+  hardware: {preset: h100-sxm, gpus: 8}
+  layout: {tp: 1, global_batch: 8}" "nofile.yaml:2: job_step.model.file: empty: give the file's path (relative to this scenario)"
 bad oom "$head
   hardware: {preset: a100-sxm-80gb, gpus: 64}
   layout: {tp: 8, pp: 8, micro_batch: 4, global_batch: 64, attention: unfused}" "oom.yaml:4: job_step.layout: needs 253.9 GiB per GPU (weights 5.2, gradients 10.4, optimizer 31.3, activations 207.0, buffers 0.0) but a100-sxm-80gb has 76.0 GiB usable; would fit: recompute: full (67.0 GiB)"

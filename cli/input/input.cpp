@@ -225,10 +225,13 @@ void Reader::fail_at(const YAML::Node& at, const std::string& full_key, const st
   // A key set with --set has no line in the file: say where it came from instead. So is a map
   // that --set made on the way to a deeper key (`--set a.b.c=1` where a.b was a number): it has
   // no mark in the file.
+  // A key missing from such a map (`--set job.steps=10` made the whole job section) is --set's too.
   const bool made_by_set = at && at.Mark().is_null();
+  const auto dot = full_key.rfind('.');
+  const std::string parent = dot == std::string::npos ? std::string() : full_key.substr(0, dot + 1);
   for (const auto& ov : src_->overridden)
     if (full_key == ov || full_key.rfind(ov + ".", 0) == 0 || full_key.rfind(ov + "[", 0) == 0 ||
-        (made_by_set && ov.rfind(full_key + ".", 0) == 0))
+        (made_by_set && (ov.rfind(full_key + ".", 0) == 0 || (!parent.empty() && ov.rfind(parent, 0) == 0))))
       throw InputError("--set", 0, full_key, message);
   throw InputError(src_->file, at ? line_of(at) : line_of(node_), full_key, message);
 }

@@ -1,5 +1,6 @@
 #include "cli/input/job_step_input.hpp"
 
+#include <array>
 #include <cctype>
 #include <cmath>
 #include <filesystem>
@@ -7,6 +8,7 @@
 #include <string_view>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "cli/input/budget.hpp"
 #include "cli/input/model_files.hpp"
@@ -517,6 +519,30 @@ JobStepScenario read_job_step(const Reader& r) {
 }
 
 namespace {
+// tp x pp x cp, which must divide the GPUs. The first of the three whose running product stops dividing
+// them is blamed where the layout gives it, with the values that would divide (the GPUs alone when the
+// layout gives none of them).
+std::int64_t model_parallel_size(const Reader& r, const JobLayout& l, std::int64_t gpus) {
+  const Reader layout = r.child("layout");
+  const std::array<std::pair<const char*, int>, 3> factors{{{"tp", l.tp}, {"pp", l.pp}, {"cp", l.cp}}};
+  std::int64_t mp = 1;  // each factor is at most 2^31: a product past the GPUs stops at once
+  for (std::size_t i = 0; i < factors.size(); ++i) {
+    const auto [name, factor] = factors[i];
+    if (factor <= gpus / mp && gpus % (mp * factor) == 0) {
+      mp *= factor;
+      continue;
+    }
+    const std::string split =
+        fmt::format("{} GPUs do not split into tp x pp x cp = {} x {} x {} groups", gpus, l.tp, l.pp, l.cp);
+    if (!layout.has(name)) r.child("hardware").fail("gpus", split);
+    std::vector<std::int64_t> fit;  // the values of this factor that divide what the ones before leave
+    for (std::int64_t d = 1; d <= gpus / mp; ++d)  // at most 10^6 GPUs: at most 240 divisors
+      if ((gpus / mp) % d == 0) fit.push_back(d);
+    layout.fail(name, fmt::format("{} (would fit: {} {})", split, name, fmt::join(fit, ", ")));
+  }
+  return mp;
+}
+
 JobStepScenario read_job_step_fields(const Reader& r) {
   JobStepScenario sc;
   if (!r.has("model")) r.fail("model", "missing (a model file, fields or a built-in name)");
@@ -533,15 +559,7 @@ JobStepScenario read_job_step_fields(const Reader& r) {
   JobLayout& l = sc.spec.layout;
   if (l.dp == 0) {  // derive dp from the GPUs
     if (gpus == 0) r.child("layout").fail("dp", "give layout.dp or hardware.gpus");
-    // tp, pp and cp are at most 2^31 each: a partial product past the GPUs cannot divide them.
-    std::int64_t mp = 1;
-    for (const int factor : {l.tp, l.pp, l.cp})
-      if ((mp *= factor) > gpus) break;
-    if (mp > gpus || gpus % mp != 0)
-      r.child("hardware")
-          .fail("gpus",
-                fmt::format("{} GPUs do not split into tp x pp x cp = {} x {} x {} groups", gpus, l.tp, l.pp, l.cp));
-    l.dp = static_cast<int>(gpus / mp);
+    l.dp = static_cast<int>(gpus / model_parallel_size(r, l, gpus));
   }
   if (l.fewest_recompute) l.recompute_layers = fewest_recomputed_layers(sc.spec.model, l, sc.spec.cluster, gpus);
   sc.spec.input_wait = r.opt_duration("input_wait").value_or(0);

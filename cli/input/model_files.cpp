@@ -10,7 +10,11 @@ namespace stepsim::cli {
 
 Reader fields_or_file(const Reader& parent, const std::string& k, const std::vector<std::string>& beside_file) {
   const Reader r = parent.child(k);
-  if (!r.has("file")) return r;
+  if (!r.has("file")) {
+    // `file:` with nothing after it (or `--set ...file=`) is a path left out, not a field of the section.
+    if (r.node()["file"].IsDefined()) r.fail("file", "empty: give the file's path (relative to this scenario)");
+    return r;
+  }
   std::vector<std::string> allowed = beside_file;
   allowed.push_back("file");
   r.only(allowed);
