@@ -202,6 +202,43 @@ fig "model TFLOP/s per GPU 295.0" "$tmp/q16.txt"
 fig "host waits per MoE layer 2.93 ms" "$tmp/q16.txt"
 "$stepsim" compare scenarios/job-qwen3-235b-16k-256xh100.yaml >"$tmp/q16-cmp.txt"
 fig "128k 238.336 s +1992.3% 550 40.9% 53.6 / 74.5 yes 2.3%" "$tmp/q16-cmp.txt"
+# A user's three runs (a 7B model on 16 H100) that the model cannot fit exactly: fitting all six
+# sends four to a bound or far from the preset, which calibrate says on stderr and in the file;
+# --fit gemm fits the GEMM rate alone, the other five the preset's, and says nothing.
+cat >"$tmp/few.csv" <<'CSV'
+tbl,model,L,h,heads,kv,ffn,vocab,seq,mlp,tied,dropout,hw,ngpu,tp,cp,pp,dp,vpp,sched,mbs,gbs,recomp,sp,zero,attention,grad_bytes,overlap_dp,metric,value,fit
+lab,7B dp16,32,4096,32,32,11008,32000,4096,swiglu,0,0,h100-sxm,16,1,1,1,16,1,,1,256,none,0,1,flash,4,1,iteration_s,6.1,1
+lab,7B tp2 dp8,32,4096,32,32,11008,32000,4096,swiglu,0,0,h100-sxm,16,2,1,1,8,1,,2,256,selective,1,1,flash,4,1,iteration_s,6.5,1
+lab,7B pp2 dp8,32,4096,32,32,11008,32000,4096,swiglu,0,0,h100-sxm,16,1,1,2,8,1,1f1b,1,256,none,0,1,flash,4,1,iteration_s,6.9,1
+CSV
+few_warning="warning: 3 dense rows fitted 6 parameters and attention 0.550 -> 1.000 (its bound), memory 0.800 -> 0.152, fabric 0.800 -> 1.000 (its bound), network 0.800 -> 1.000 (its bound), contention 0.200 -> 0.058 moved to a bound or by more than 2x from the preset: the rows do not determine them; fit fewer with --fit (e.g. --fit gemm) or add runs that exercise them"
+"$stepsim" calibrate "$tmp/few.csv" -o "$tmp/few.yaml" >"$tmp/few.txt" 2>"$tmp/few.err"
+[[ "$(cat "$tmp/few.err")" == "$few_warning" ]] || fail "few rows: $(cat "$tmp/few.err")"
+has "^# ${few_warning#warning: }$" "$tmp/few.yaml"
+has "^rms residual 3.27%$" "$tmp/few.txt"
+"$stepsim" calibrate "$tmp/few.csv" -o "$tmp/few-gemm.yaml" --fit gemm >"$tmp/few-gemm.txt" 2>"$tmp/few-gemm.err"
+[[ ! -s "$tmp/few-gemm.err" ]] || fail "--fit gemm warned: $(cat "$tmp/few-gemm.err")"
+has "^calibration for h100-sxm: gemm 0.493, attention 0.550, memory 0.800, fabric 0.800, network 0.800, contention 0.200$" \
+  "$tmp/few-gemm.txt"
+fig "few.csv:4 lab 7B pp2 dp8 16 GPUs 6.9 s 6.558 -5.0%" "$tmp/few-gemm.txt"
+"$stepsim" check-against "$tmp/few.csv" --fit gemm,network >"$tmp/few-check.txt"
+has "^calibration for h100-sxm: gemm 0.49" "$tmp/few-check.txt"
+run "$stepsim" calibrate "$tmp/few.csv" -o - --fit gemm,bogus
+refused "error: --fit: 'bogus' is not one of the six dense efficiencies (gemm, attention, memory, fabric, network, contention)"
+run "$stepsim" calibrate "$tmp/few.csv" -o - --fit gemm,gemm
+refused "error: --fit: 'gemm' named twice"
+run "$stepsim" check-against "$tmp/few.csv" --fit gemm --efficiency 0.7,0.5,0.8,0.8,0.8,0.2
+refused "--efficiency excludes --fit"
+# With more rows than parameters, the same values are said as what they may stand for.
+"$stepsim" calibrate validation/megatron_korthikanti2022.csv -o "$tmp/k.yaml" >/dev/null 2>"$tmp/k.err"
+has "^warning: 19 dense rows fitted 6 parameters and memory 0.800 -> 1.000 (its bound), network 0.800 -> 0.210 moved to a bound or by more than 2x from the preset: they may stand for what the model does not time in these runs, or for what they barely exercise (--fit names the parameters to fit)$" "$tmp/k.err"
+# A node with 2 NICs (the preset's 8 at their bandwidth otherwise): its data-parallel rows slower.
+awk -F, -v OFS=, 'NR == 1 { print $0, "nics"; next } { print $0, 2 }' "$tmp/few.csv" >"$tmp/few-2nics.csv"
+"$stepsim" check-against "$tmp/few.csv" --efficiency 0.5,0.55,0.8,0.8,0.8,0.2 >"$tmp/nics8.txt"
+"$stepsim" check-against "$tmp/few-2nics.csv" --efficiency 0.5,0.55,0.8,0.8,0.8,0.2 >"$tmp/nics2.txt"
+fig "2 lab 7B dp16 16 GPUs 6.1 s 6.21 +1.8% fit" "$tmp/nics8.txt"
+fig "2 lab 7B dp16 16 GPUs 6.1 s 6.422 +5.3% fit" "$tmp/nics2.txt"
+csv_refused "$tmp/few-2nics.csv" '2s/,2$/,0/' "edited.csv:2: nics: 0 NICs: a node needs at least one"
 # calibrate says which stage each row fitted, where they fit more than one (not for one stage).
 # (The Llama 3 table with its 8K row marked fit=1: a dense row.)
 sed 's/,tflops_model,430,0,/,tflops_model,430,1,/' validation/llama3_405b_meta2024.csv >"$tmp/llama3-fit.csv"

@@ -95,6 +95,15 @@ std::vector<MeasuredRun> read_all(const std::vector<std::string>& files) {
   return out;
 }
 
+CLI::Option* add_fit_option(CLI::App* cmd, std::vector<std::string>& fit) {
+  return cmd
+      ->add_option("--fit", fit,
+                   "the dense efficiencies to fit, the others kept at the preset's (default all six: "
+                   "gemm,attention,memory,fabric,network,contention); fit few on a few runs")
+      ->delimiter(',')
+      ->allow_extra_args(false);  // one token (gemm,network): files after it stay positional
+}
+
 void add_jobs_option(CLI::App* cmd, unsigned& jobs) {
   cmd->add_option("-j,--jobs", jobs, "threads (default: every core); results do not depend on it");
 }
@@ -169,15 +178,76 @@ const char* fit_stage_name(FitStage s, bool dense_fitted) {
   return "";
 }
 
+// Which of the six dense efficiencies a fit moves (--fit; all six unless named), as indices into
+// kEffNames. A user's two or three runs cannot determine six parameters: naming the one or two the
+// runs vary (gemm, network) keeps the others at the preset's values.
+struct DenseFit {
+  std::vector<int> fitted{0, 1, 2, 3, 4, 5};
+};
+DenseFit parse_dense_fit(const std::vector<std::string>& names) {
+  DenseFit d;
+  if (names.empty()) return d;
+  d.fitted.clear();
+  for (const auto& name : names) {
+    const auto* at =
+        std::find_if(std::begin(kEffNames), std::begin(kEffNames) + 6, [&name](const char* n) { return name == n; });
+    if (at == std::begin(kEffNames) + 6)
+      throw InputError("--fit", 0, "",
+                       fmt::format("'{}' is not one of the six dense efficiencies (gemm, attention, memory, fabric, "
+                                   "network, contention)",
+                                   name));
+    const int i = static_cast<int>(at - std::begin(kEffNames));
+    if (std::find(d.fitted.begin(), d.fitted.end(), i) != d.fitted.end())
+      throw InputError("--fit", 0, "", fmt::format("'{}' named twice", name));
+    d.fitted.push_back(i);
+  }
+  std::sort(d.fitted.begin(), d.fitted.end());
+  return d;
+}
+
+// What a dense fit could not pin down: the fitted parameters that ended at a bound of the fit (0.05
+// or 1) or moved more than twice or half the preset's value, said with how many rows fitted how many
+// parameters and what to do (empty when none). Fewer rows than parameters that the rows cannot fit
+// exactly send the spare parameters wherever they shave the residuals: an HBM efficiency of 0.15
+// on an H100, say.
+std::string undetermined(const std::vector<MeasuredRun>& rows, const DenseFit& d, const Efficiency& preset,
+                         const Efficiency& fitted) {
+  std::size_t dense_rows = 0;
+  for (const auto& r : rows) dense_rows += fit_stage(r) == FitStage::Dense;
+  if (dense_rows == 0) return "";
+  std::vector<std::string> odd;
+  for (const int i : d.fitted) {
+    const double from = preset.*kEffFields[i], to = fitted.*kEffFields[i];
+    const bool at_bound = to <= 0.05 * 1.001 || to >= 0.999;
+    const bool far = from > 0 && (to > 2 * from || to < from / 2);
+    if (at_bound || far)
+      odd.push_back(fmt::format("{} {:.3f} -> {:.3f}{}", kEffNames[i], from, to, at_bound ? " (its bound)" : ""));
+  }
+  if (odd.empty()) return "";
+  const bool few = dense_rows < d.fitted.size();
+  const std::string them = odd.size() == 1 ? "it" : "them";
+  return fmt::format(
+      "{} dense row{} fitted {} parameters and {} moved to {} bound or by more than 2x from the preset: {}", dense_rows,
+      dense_rows == 1 ? "" : "s", d.fitted.size(), fmt::join(odd, ", "), odd.size() == 1 ? "its" : "a",
+      few ? fmt::format("the rows do not determine {}; fit fewer with --fit (e.g. --fit gemm) or add "
+                        "runs that exercise {}",
+                        them, them)
+          : fmt::format("{} may stand for what the model does not time in these runs, or for "
+                        "what they barely exercise (--fit names the parameters to fit)",
+                        odd.size() == 1 ? "it" : "they"));
+}
+
 // One calibration per accelerator: fitted on the given rows of that accelerator. Each fit's
-// residuals are in the order of that accelerator's rows as given. Five stages: the six dense
-// efficiencies on the BF16 dense models' rows (from the preset); then moe_block_parameter alone
-// on the BF16 rows of MoE blocks alone; then each FP8 recipe's share alone on its FP8 rows
-// (tensorwise, then blockwise); then the MoE passes' host time alone on the BF16 rows of MoE
-// models' whole steps; each stage holds what the ones before it fitted (the preset's where they
-// had no rows). Fitted together, a few MoE rows trade the dense parameters against each other and
-// the dense rows' fit (one Llama 3 row and four MoE-layer rows sent attention to 0.18).
-std::map<std::string, FitResult> fit_per_accelerator(const std::vector<MeasuredRun>& rows, unsigned jobs) {
+// residuals are in the order of that accelerator's rows as given. Five stages: the dense
+// efficiencies `dense_fit` names on the BF16 dense models' rows (from the preset); then
+// moe_block_parameter alone on the BF16 rows of MoE blocks alone; then each FP8 recipe's share
+// alone on its FP8 rows (tensorwise, then blockwise); then the MoE passes' host time alone on the
+// BF16 rows of MoE models' whole steps; each stage holds what the ones before it fitted (the
+// preset's where they had no rows). Fitted together, a few MoE rows trade the dense parameters
+// against each other and the dense rows' fit (one Llama 3 row and four MoE-layer rows sent attention to
+// 0.18).
+std::map<std::string, FitResult> fit_per_accelerator(const std::vector<MeasuredRun>& rows, const DenseFit& dense_fit,
+                                                     unsigned jobs) {
   std::map<std::string, std::vector<const MeasuredRun*>> by_hw;
   for (const auto& r : rows) by_hw[r.hw].push_back(&r);
   std::map<std::string, FitResult> out;
@@ -196,9 +266,17 @@ std::map<std::string, FitResult> fit_per_accelerator(const std::vector<MeasuredR
     Efficiency e = find_cluster_preset(hw)->accelerator.efficiency;
     FitResult fits[kFitStages];
     if (!dense.empty()) {
-      fits[0] = fit_rows(
-          dense, eff_vector(e, 0), [](const std::vector<double>& p) { return eff_of(p); }, jobs);
-      e = eff_of(fits[0].params);
+      // The dense parameters --fit names move; the others keep the preset's values.
+      const std::vector<double> all = eff_vector(e, 0);
+      std::vector<double> start;
+      for (const int i : dense_fit.fitted) start.push_back(all[static_cast<std::size_t>(i)]);
+      const auto free = [all, &dense_fit](const std::vector<double>& p) {
+        std::vector<double> v = all;
+        for (std::size_t k = 0; k < p.size(); ++k) v[static_cast<std::size_t>(dense_fit.fitted[k])] = p[k];
+        return eff_of(v);
+      };
+      fits[0] = fit_rows(dense, start, free, jobs);
+      e = free(fits[0].params);
     }
     double Efficiency::*const block = moe_block_parameter(!dense.empty());
     fits[1] = fit_one(moe, e, block, e.*block, 0.05, 1.0, jobs);
@@ -356,7 +434,8 @@ namespace {
 struct CheckAgainstArgs {
   std::vector<std::string> files;
   bool json = false;
-  std::string efficiency;  // --efficiency: given, not fitted
+  std::string efficiency;        // --efficiency: given, not fitted
+  std::vector<std::string> fit;  // --fit: the dense efficiencies fitted (all six when empty)
   unsigned jobs = 0;
   std::string exported;           // --export
   std::vector<std::string> rows;  // --rows
@@ -378,7 +457,7 @@ Calibrations calibrate_rows(const std::vector<MeasuredRun>& rows, const CheckAga
     std::vector<MeasuredRun> fit_rows;
     for (const auto& r : rows)
       if (r.fit) fit_rows.push_back(r);
-    if (!fit_rows.empty()) c.fits = fit_per_accelerator(fit_rows, threads_for(a.jobs));
+    if (!fit_rows.empty()) c.fits = fit_per_accelerator(fit_rows, parse_dense_fit(a.fit), threads_for(a.jobs));
     for (const auto& [hw, f] : c.fits) c.eff[hw] = eff_of(f.params);
     // An accelerator none of whose rows is marked fit=1: every row held out, at its preset's
     // own (uncalibrated) efficiencies.
@@ -481,6 +560,7 @@ void add_check_against_command(CLI::App& app) {
                   "optionally the routed experts' and the tensorwise FP8 GEMMs' shares of gemm, the MoE passes' host "
                   "seconds and the blockwise FP8 GEMMs' share "
                   "(e.g. 0.7,0.5,0.8,0.8,0.8,0.2)");
+  add_fit_option(cmd, a->fit)->excludes("--efficiency");
   auto* export_option =
       cmd->add_option("--export", a->exported,
                       "write the rows --rows names as a job_step scenario to this file, at the calibration they are "
@@ -500,6 +580,7 @@ void add_calibrate_command(CLI::App& app) {
   auto files = std::make_shared<std::vector<std::string>>();
   auto output = std::make_shared<std::string>();
   auto fit_only = std::make_shared<bool>(false);
+  auto fit = std::make_shared<std::vector<std::string>>();
   auto jobs = std::make_shared<unsigned>(0);
   auto* cmd = app.add_subcommand(
       "calibrate",
@@ -508,6 +589,7 @@ void add_calibrate_command(CLI::App& app) {
   cmd->add_option("files", *files, "CSV files of measured runs (columns as validation/*.csv)")->required();
   cmd->add_option("-o,--output", *output, "hardware YAML to write ('-' = stdout)")->required();
   cmd->add_flag("--fit-rows", *fit_only, "fit only the rows marked fit=1 (as check-against does)");
+  add_fit_option(cmd, *fit);
   add_jobs_option(cmd, *jobs);
   cmd->callback([=] {
     reuse_freed_memory();  // a simulation per row and fit step, one after another
@@ -524,7 +606,8 @@ void add_calibrate_command(CLI::App& app) {
       if (r.hw != hw)
         throw InputError((*files)[0], r.line, "hw",
                          fmt::format("rows of '{}' and '{}': calibrate one accelerator at a time", hw, r.hw));
-    const auto fits = fit_per_accelerator(rows, threads_for(*jobs));
+    const DenseFit dense_fit = parse_dense_fit(*fit);
+    const auto fits = fit_per_accelerator(rows, dense_fit, threads_for(*jobs));
     const FitResult& f = fits.at(hw);
     // Each row with what its stage fitted (fit_per_accelerator), where the rows fit more than one.
     bool stages = false, dense = false;
@@ -545,6 +628,9 @@ void add_calibrate_command(CLI::App& app) {
     }
     ClusterSpec c = *find_cluster_preset(hw);
     c.accelerator.efficiency = eff_of(f.params);
+    const std::string doubt =
+        undetermined(rows, dense_fit, find_cluster_preset(hw)->accelerator.efficiency, c.accelerator.efficiency);
+    if (!doubt.empty()) warn("{}", doubt);
     // The files the fitted rows came from (a file whose rows are all held out gave none).
     std::string files_list;
     for (const auto& x : *files) {
@@ -552,10 +638,11 @@ void add_calibrate_command(CLI::App& app) {
       if (gave) files_list += (files_list.empty() ? "" : ", ") + x;
     }
     const std::string yaml = format_hardware_yaml(
-        c, fmt::format(
-               "# Written by `stepsim calibrate`: {}'s efficiencies fitted to {} measured rows of {}\n"
-               "# (rms log residual {:.4f}, {} iterations). Use as job_step.hardware: {{file: THIS}} (add gpus: N).\n",
-               hw, rows.size(), files_list, f.rms, f.iterations));
+        c,
+        fmt::format(
+            "# Written by `stepsim calibrate`: {}'s efficiencies fitted to {} measured rows of {}\n"
+            "# (rms log residual {:.4f}, {} iterations). Use as job_step.hardware: {{file: THIS}} (add gpus: N).\n{}",
+            hw, rows.size(), files_list, f.rms, f.iterations, doubt.empty() ? "" : "# " + doubt + "\n"));
     write_file(*output, yaml);
     fmt::print("calibration for {}: {}\n{}rms residual {:.2f}%\n", hw, eff_text(c.accelerator.efficiency), t.render(),
                100 * f.rms);

@@ -261,7 +261,7 @@ const std::vector<std::string>& known_columns() {
       "first_chunk_layers", "last_chunk_layers", "expert_placement", "sp", "zero", "overlap_dp", "overlap_pp",
       "overlap_tp", "overlap_ep_a2a", "attention", "grad_bytes", "adam_moment_bytes", "expert_tp", "fp8", "fp8_recipe",
       "fp8_dispatch", "fp8_activations", "permute_fusion", "dp_bandwidth_gbs", "zero3_fetch", "master_weights", "cp_comm",
-      "ep_dispatch", "dp_replicate", "node_gbps", "keep_gathered"};
+      "ep_dispatch", "dp_replicate", "node_gbps", "nics", "keep_gathered"};
   // clang-format on
   return columns;
 }
@@ -299,8 +299,14 @@ MeasuredRun parse_row(const std::string& file, int n, std::map<std::string, std:
                                   : fmt::format("unknown preset '{}'; did you mean '{}'?", r.hw, near));
   }
   r.spec.cluster = *preset;
+  // A node with another number of NICs than the preset's (2 where a DGX has 8), each at the
+  // preset's bandwidth unless node_gbps gives the node's.
+  if (const std::int64_t nics = row.integer("nics", 0, 1024); nics > 0)
+    r.spec.cluster.network.nics = static_cast<int>(nics);
+  else if (!row.text("nics").empty())
+    row.fail("nics", "0 NICs: a node needs at least one");
   // A cluster whose nodes reach the network slower or faster than the preset's: the node's
-  // bandwidth over all its NICs, Gbit/s (the preset's NIC count kept).
+  // bandwidth over all its NICs, Gbit/s (shared by `nics` NICs, else the preset's count).
   if (const auto gbps = row.number("node_gbps")) {
     if (*gbps > 1e6) row.fail("node_gbps", fmt::format("{} Gbit/s is too large (at most 1,000,000)", *gbps));
     NetworkSpec& net = r.spec.cluster.network;
