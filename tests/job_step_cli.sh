@@ -467,4 +467,12 @@ fig "step time 5.860 s" "$tmp/preset.txt"
 "$stepsim" run scenarios/job-fsdp-8.yaml --set 'job_step.hardware={file: hardware/h100-calibrated.yaml, gpus: 8}' >"$tmp/calibrated.txt"
 ! grep -q "^efficiencies:" "$tmp/calibrated.txt" || fail "a calibrated step called uncalibrated"
 fig "step time 6.642 s" "$tmp/calibrated.txt"
+# A node or network other than the preset's is said under the heading (step and search); the
+# preset's is not.
+! grep -q "^node and network" "$tmp/preset.txt" || fail "the preset's network said as changed"
+"$stepsim" run scenarios/job-fsdp-8.yaml --set job_step.hardware.network.nics=2 \
+  --set 'job_step.hardware.network.tiers=[{name: leaf, nodes: 16}, {name: spine, oversubscription: 3}]' >"$tmp/nics.txt"
+has "^node and network, not the h100-sxm preset's: 8 GPUs a node on NVLink 450 GB/s per GPU; 2 NICs of 400 Gbit/s a node; tiers leaf 16 nodes, spine the rest 3:1$" "$tmp/nics.txt"
+"$stepsim" search scenarios/search-first-try.yaml --set search.hardware.network.nics=4 >"$tmp/nics-search.txt"
+has "^node and network, not the" "$tmp/nics-search.txt"
 echo "job_step: all checks passed"

@@ -104,6 +104,27 @@ std::string uncalibrated_line(const ClusterSpec& c) {
       c.accelerator.name);
 }
 
+std::string cluster_line(const ClusterSpec& c) {
+  const ClusterSpec* preset = find_cluster_preset(c.accelerator.name);
+  if (!preset || (preset->node == c.node && preset->network == c.network)) return "";
+  const auto gbs = [](std::int64_t bytes_per_s) {
+    return fmt::format("{:.4g} GB/s", static_cast<double>(bytes_per_s) / 1e9);
+  };
+  const NodeSpec& n = c.node;
+  const NetworkSpec& w = c.network;
+  std::string tiers;
+  for (const NetworkTier& t : w.tiers)
+    tiers += fmt::format("{}{} {}{}", tiers.empty() ? "; tiers " : ", ", t.name,
+                         t.nodes > 0 ? fmt::format("{} nodes", t.nodes) : std::string("the rest"),
+                         t.oversubscription != 1.0 ? fmt::format(" {:g}:1", t.oversubscription) : std::string());
+  return fmt::format("node and network, not the {} preset's: {} GPUs a node on {}; {} NIC{} of {} a node{}\n",
+                     c.accelerator.name, n.gpus,
+                     n.fabric_bandwidth > 0 ? fmt::format("NVLink {} per GPU", gbs(n.fabric_bandwidth))
+                                            : fmt::format("PCIe {} per GPU", gbs(n.pcie_bandwidth)),
+                     w.nics, w.nics == 1 ? "" : "s",
+                     fmt::format("{:.4g} Gbit/s", static_cast<double>(w.nic_bandwidth) * 8 / 1e9), tiers);
+}
+
 std::string job_step_heading(const std::string& name, const JobStepRun& run) {
   const JobStepResult& r = run.result;
   const JobStepSpec& s = run.spec;
@@ -112,6 +133,7 @@ std::string job_step_heading(const std::string& name, const JobStepRun& run) {
                   s.model.shape.hidden, s.model.seq, r.gpus, s.cluster.accelerator.name, layout_line(s));
   if (s.model.experts > 0 && !s.model.even_routing()) out += routing_line(s);
   out += uncalibrated_line(s.cluster);
+  out += cluster_line(s.cluster);
   out += fmt::format("simulated {} device(s) of one pipeline, {} ops, {} micro-batches per pipeline\n",
                      r.simulated_devices, r.ops, r.microbatches);
   return out;

@@ -23,6 +23,8 @@ std::string job_step_heading(const std::string& name, const JobStepRun& run);
 // "efficiencies: the h100-sxm preset's, not calibrated (...)\n" where the cluster's efficiencies
 // are its preset's own, else "": a figure from them is the preset's guess, not a fit.
 std::string uncalibrated_line(const ClusterSpec& c);
+// "node and network, not the h100-sxm preset's: ..." where a scenario changed either; else empty.
+std::string cluster_line(const ClusterSpec& c);
 // Step time, throughput, MFU/HFU, bubble (and, `with_exposed`, the exposed communication).
 Table job_step_summary_table(const JobStepRun& run, bool with_exposed);
 // Exposed communication by kind (TP, PP, DP/ZeRO, CP, EP), in the tables' order.

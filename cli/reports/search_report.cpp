@@ -153,6 +153,7 @@ std::string header(const SearchReportInfo& info, const SearchSpec& spec, const S
                                 spec.model.shape.name, spec.model.shape.layers, spec.model.shape.hidden, spec.model.seq,
                                 cards, spec.cluster.accelerator.name, spec.base.global_batch);
   out += uncalibrated_line(spec.cluster);
+  out += cluster_line(spec.cluster);
   if (spec.around)
     out += fmt::format("around the job step's layout: {} searched{}, the other keys as it has them\n",
                        fmt::join(spec.axes.opened, ", "), spec.axes.dp_listed ? "" : ", dp what the cards leave");
