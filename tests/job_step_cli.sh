@@ -467,6 +467,16 @@ fig "step time 5.860 s" "$tmp/preset.txt"
 "$stepsim" run scenarios/job-fsdp-8.yaml --set 'job_step.hardware={file: hardware/h100-calibrated.yaml, gpus: 8}' >"$tmp/calibrated.txt"
 ! grep -q "^efficiencies:" "$tmp/calibrated.txt" || fail "a calibrated step called uncalibrated"
 fig "step time 6.642 s" "$tmp/calibrated.txt"
+# compare --schedules on a job step: a row per schedule, each with chunks it can run (v = 1 for the
+# one-chunk schedules under a 5-chunk interleaved step); a refusal of its own run is the error.
+"$stepsim" compare scenarios/job-llama70b-64xh100.yaml --schedules 1f1b,dualpipe,interleaved-1f1b >"$tmp/sched.txt"
+fig "1f1b v=1 15.778 s +3.6% 1038 47.1% 46.3 / 74.5 yes 7.9%" "$tmp/sched.txt"
+fig "dualpipe v=1 13.237 s -13.1% 1238 56.2% 65.3 / 74.5 yes 5.0%" "$tmp/sched.txt"
+fig "interleaved-1f1b 15.235 s +0.0%" "$tmp/sched.txt"
+run "$stepsim" compare scenarios/job-gpt3-1024xa100.yaml --schedules dualpipe-v
+refused "variant 'dualpipe-v v=1': with blocking pipeline sends (overlap.pp false) schedule 'dualpipe-v' deadlocks"
+run "$stepsim" compare scenarios/rl-stages.yaml --schedules 1f1b
+refused "error: --schedules: a 'rl' scenario compares its variants, not schedules"
 # A node or network other than the preset's is said under the heading (step and search); the
 # preset's is not.
 ! grep -q "^node and network" "$tmp/preset.txt" || fail "the preset's network said as changed"

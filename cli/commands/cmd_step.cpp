@@ -1,8 +1,10 @@
 // `stepsim run`, `compare`, `export-schedule` and `validate`: the commands on one simulated
 // step. They read the scenario, ask the registry (scenario_kinds.hpp) which kind it is, and write
 // what the kind's report gives; nothing here depends on the kind.
-#include <fmt/format.h>
 #include <memory>
+#include <optional>
+
+#include <fmt/format.h>
 
 #include "cli/commands/commands.hpp"
 #include "cli/commands/diagnostics.hpp"
@@ -13,6 +15,7 @@
 #include "cli/input/search_input.hpp"
 #include "cli/reports/output.hpp"
 #include "cli/reports/text_gantt.hpp"
+#include "schedules/lowering/search/layout_search.hpp"
 #include "schedules/pipeline/action_csv.hpp"
 #include "sim/time.hpp"
 
@@ -41,6 +44,35 @@ std::vector<std::string> with_schedule(const std::string& file, std::vector<std:
     throw InputError("--schedule", 0, "",
                      fmt::format("{} has no pipeline to schedule (a pipeline or job_step scenario has)", file));
   return sets;
+}
+
+// `compare --schedules` on a job step: the step as its base row, then one row per schedule named
+// (in place of the file's variants), each the scenario read again with job_step.layout.schedule
+// set, so that each is checked as `run --schedule` would be. As a pipeline's compare does, a
+// schedule that cannot run the step's chunks gets chunks it can run: one per device (v = 1), else
+// two (v = 2), named in the row ("1f1b v=1"). Where neither serves, the schedule keeps the step's
+// and its run says why it cannot.
+Scenario with_schedule_variants(const std::string& file, const std::vector<std::string>& sets, Scenario sc,
+                                const std::vector<std::string>& schedules) {
+  sc.job_step->variants.clear();
+  const int base_v = sc.job_step->spec.layout.vpp;
+  for (const auto& name : schedules) {
+    std::vector<std::string> with = sets;
+    with.push_back("job_step.layout.schedule=" + name);
+    JobStepVariant row{name, load_scenario(file, with).job_step->spec};
+    for (const int v : {1, 2}) {
+      if (!schedule_problem(row.spec.layout) || v == base_v) continue;
+      std::vector<std::string> tried = with;
+      tried.push_back(fmt::format("job_step.layout.virtual_stages={}", v));
+      try {
+        const JobStepSpec other = load_scenario(file, tried).job_step->spec;
+        if (!schedule_problem(other.layout)) row = {fmt::format("{} v={}", name, v), other};
+      } catch (const InputError&) {  // v does not divide the layers: not a chunking this step has
+      }
+    }
+    sc.job_step->variants.push_back(std::move(row));
+  }
+  return sc;
 }
 
 void add_scenario_args(CLI::App* cmd, ScenarioArgs& a) {
@@ -147,10 +179,12 @@ void add_compare_command(CLI::App& app) {
   cmd->callback([=] {
     for (const auto& name : request->schedules) check_schedule_name("--schedules", name);
     request->json = out->json;
-    const Scenario sc = load(args->file, args->sets);
+    Scenario sc = load(args->file, args->sets);
     check_outputs(*out);
     const ScenarioKind& kind = step_kind(sc, "compare");
-    if (!request->schedules.empty() && kind.section != "pipeline")
+    if (!request->schedules.empty() && kind.section == "job_step")
+      sc = with_schedule_variants(args->file, args->sets, std::move(sc), request->schedules);
+    else if (!request->schedules.empty() && kind.section != "pipeline")
       throw InputError("--schedules", 0, "",
                        fmt::format("a '{}' scenario compares its variants, not schedules", kind.section));
     debug("{}: a '{}' scenario", sc.file, kind.section);
