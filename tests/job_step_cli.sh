@@ -467,6 +467,21 @@ fig "step time 5.860 s" "$tmp/preset.txt"
 "$stepsim" run scenarios/job-fsdp-8.yaml --set 'job_step.hardware={file: hardware/h100-calibrated.yaml, gpus: 8}' >"$tmp/calibrated.txt"
 ! grep -q "^efficiencies:" "$tmp/calibrated.txt" || fail "a calibrated step called uncalibrated"
 fig "step time 6.642 s" "$tmp/calibrated.txt"
+# The bubble's share owed to uneven stages: rank 7 of the FP8 Llama-3-70B step carries the LM head.
+"$stepsim" run scenarios/job-llama3-70b-fp8-64xh100.yaml >"$tmp/uneven.txt"
+fig "bubble (compute idle) 10.3%" "$tmp/uneven.txt"
+has "^  uneven stages (rank 7)       7.6%$" "$tmp/uneven.txt"
+"$stepsim" run scenarios/job-llama3-70b-fp8-64xh100.yaml --json >"$tmp/uneven.json"
+python3 - "$tmp/uneven.json" <<'PY'
+import json, sys
+j = json.load(open(sys.argv[1]))
+assert j["busiest_rank"] == 7 and round(j["stage_imbalance"], 4) == 0.0763, j
+assert 0 < j["stage_imbalance"] < j["bubble"], j
+PY
+# Under 1 % it is not shown (a balanced pipeline), and a step without a pipeline has none.
+"$stepsim" run scenarios/job-moe-routing-256xh100.yaml >"$tmp/even.txt"
+! grep -q "uneven stages" "$tmp/even.txt" || fail "uneven stages shown under 1 %"
+"$stepsim" run scenarios/job-fsdp-8.yaml --json | grep -q stage_imbalance && fail "an FSDP step has stage_imbalance"
 # compare --schedules on a job step: a row per schedule, each with chunks it can run (v = 1 for the
 # one-chunk schedules under a 5-chunk interleaved step); a refusal of its own run is the error.
 "$stepsim" compare scenarios/job-llama70b-64xh100.yaml --schedules 1f1b,dualpipe,interleaved-1f1b >"$tmp/sched.txt"

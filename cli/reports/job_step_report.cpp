@@ -149,6 +149,10 @@ Table job_step_summary_table(const JobStepRun& run, bool with_exposed) {
   t.add_row({"MFU", percent(r.mfu, 1)});
   t.add_row({"HFU", percent(r.hfu, 1)});
   t.add_row({"bubble (compute idle)", percent(r.bubble, 1)});
+  // Where the stages are uneven (an LM head on the last), part of the bubble is the other ranks
+  // waiting for the busiest: said from 1 % of the step.
+  if (r.stage_imbalance >= 0.01)
+    t.add_row({fmt::format("  uneven stages (rank {})", r.busiest_rank), percent(r.stage_imbalance, 1)});
   if (r.layer_host_s > 0) t.add_row({"host waits per MoE layer", fmt::format("{:.2f} ms", r.layer_host_s * 1e3)});
   if (!with_exposed) return t;
   for (const auto& [what, time] : job_step_exposed(r)) t.add_row({"exposed " + what, secs(time)});
@@ -426,6 +430,10 @@ nlohmann::ordered_json job_step_json(const std::string& name, const JobStepRun& 
   j["mfu"] = r.mfu;
   j["hfu"] = r.hfu;
   j["bubble"] = r.bubble;
+  if (r.simulated_devices > 1 && !run.fsdp) {
+    j["stage_imbalance"] = r.stage_imbalance;
+    j["busiest_rank"] = r.busiest_rank;
+  }
   j["exposed_ns"] = {
       {"tp", r.exposed_tp}, {"pp", r.exposed_pp}, {"dp", r.exposed_dp}, {"cp", r.exposed_cp}, {"ep", r.exposed_ep}};
   j["memory_bytes"] = {{"weights", r.memory.weights},     {"gradients", r.memory.gradients},

@@ -581,14 +581,21 @@ JobStepRun run_once(const JobStepSpec& spec) {
   double idle = 0;
   if (!fsdp) {
     const PipelineProgram& prog = *run.pipeline;
+    Time busiest = -1;
     for (int d = 0; d < prog.devices; ++d) {
       const auto k = static_cast<std::size_t>(d);
       const Time b = prog.comm.empty() ? busy[prog.compute[k]]
                                        : busy_union(resource_intervals(g, t, prog.compute[k]),
                                                     resource_intervals(g, t, prog.comm[k]));
       idle += 1.0 - static_cast<double>(b) / static_cast<double>(r.step_time);
+      if (b > busiest) {  // the lowest rank on ties
+        busiest = b;
+        r.busiest_rank = d;
+      }
     }
     r.bubble = idle / prog.devices;
+    r.stage_imbalance =
+        std::max(0.0, r.bubble - (1.0 - static_cast<double>(busiest) / static_cast<double>(r.step_time)));
   } else {
     r.bubble = 1.0 - static_cast<double>(busy[run.fsdp->compute[0]] + tail) / static_cast<double>(r.step_time);
   }

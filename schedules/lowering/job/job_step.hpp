@@ -81,6 +81,10 @@ struct JobStepResult {
   double model_tflops_per_gpu = 0, hardware_tflops_per_gpu = 0;
   double mfu = 0, hfu = 0;
   double bubble = 0;  // mean over devices of (step - busy compute - its in-pass comm) / step
+  // The bubble's part owed to uneven stages: (the busiest rank's busy time - the mean's) / step, so
+  // that bubble = the busiest rank's idle share + stage_imbalance. 0 without a pipeline.
+  double stage_imbalance = 0;
+  int busiest_rank = 0;  // the pipeline rank busiest (its compute and in-pass collectives)
   // Exposed communication by kind: time the critical path spends in it.
   Time exposed_tp = 0, exposed_pp = 0, exposed_dp = 0, exposed_cp = 0, exposed_ep = 0;
   JobMemory memory;                       // the most loaded pipeline rank
