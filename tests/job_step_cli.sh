@@ -467,6 +467,18 @@ fig "step time 5.860 s" "$tmp/preset.txt"
 "$stepsim" run scenarios/job-fsdp-8.yaml --set 'job_step.hardware={file: hardware/h100-calibrated.yaml, gpus: 8}' >"$tmp/calibrated.txt"
 ! grep -q "^efficiencies:" "$tmp/calibrated.txt" || fail "a calibrated step called uncalibrated"
 fig "step time 6.642 s" "$tmp/calibrated.txt"
+# A variant's preset over the base's hardware file replaces the file (gpus kept).
+cat >"$tmp/preset-over-file.yaml" <<YAML
+job_step:
+  model: {file: $PWD/scenarios/models/llama3-8b.yaml}
+  hardware: {file: $PWD/scenarios/hardware/h100-calibrated.yaml, gpus: 8}
+  layout: {fsdp: true, micro_batch: 1, global_batch: 64}
+  variants:
+    preset: {hardware: {preset: h100-sxm}}
+YAML
+"$stepsim" compare "$tmp/preset-over-file.yaml" >"$tmp/preset-over-file.txt"
+fig "base 6.711 s +0.0%" "$tmp/preset-over-file.txt"
+fig "preset 5.929 s -11.7% 11054 57.5% 60.3 / 74.5 yes" "$tmp/preset-over-file.txt"
 # The bubble's share owed to uneven stages: rank 7 of the FP8 Llama-3-70B step carries the LM head.
 "$stepsim" run scenarios/job-llama3-70b-fp8-64xh100.yaml >"$tmp/uneven.txt"
 fig "bubble (compute idle) 10.3%" "$tmp/uneven.txt"

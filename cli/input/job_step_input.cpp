@@ -471,7 +471,10 @@ void check_job_step(const Reader& r, const JobStepSpec& spec, std::int64_t gpus,
 YAML::Node laid_over(const YAML::Node& base, const YAML::Node& over) {
   if (!base.IsMap() || !over.IsMap() || over["file"]) return over;
   YAML::Node out(YAML::NodeType::Map);
-  for (const auto& kv : base) out[kv.first.Scalar()] = kv.second;
+  // A preset over a hardware file replaces the file (each names the whole card), keeping gpus.
+  const bool preset_over_file = over["preset"] && base["file"];
+  for (const auto& kv : base)
+    if (!(preset_over_file && kv.first.Scalar() == "file")) out[kv.first.Scalar()] = kv.second;
   for (const auto& kv : over) {
     const std::string& k = kv.first.Scalar();
     const YAML::Node under = base[k];

@@ -41,7 +41,8 @@ ClusterSpec read_cluster(const Reader& parent, const std::string& k);
 JobLayout read_layout(const Reader& r);
 
 // `over` laid over `base`, as a variant's keys over the scenario's: maps merged key by key (deeper
-// maps too), anything else replaced, and a map that names a `file:` replaces the base's whole.
+// maps too), anything else replaced, and a map that names a `file:` replaces the base's whole (a
+// `preset:` over a hardware `file:` replaces the file, the base's other keys kept).
 // The merged maps hold the document's own nodes, so an error in either points at its line.
 YAML::Node laid_over(const YAML::Node& base, const YAML::Node& over);
 // The keys read_layout takes (a search's layout takes them too, lists for its axes).
