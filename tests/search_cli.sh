@@ -291,7 +291,7 @@ diff <(awk '/^`out\/moe-best.yaml`:$/ { on = 1; next } on && /^```yaml$/ { insid
 # A search with a task exports it as a `job:` section: `stepsim job` draws the failures and saves
 # the search charged on average (Young's interval at the layout's 64 cards, 30 min given here).
 "$stepsim" search scenarios/search-design-desk.yaml --json --export "$tmp/exports/desk.yaml" >"$tmp/desk.json" 2>/dev/null
-has "^  checkpoint: {every: 30min, storage: 7000000000B/s}$" "$tmp/exports/desk.yaml"
+has "^  checkpoint: {every: 30min, storage: 7GB/s}$" "$tmp/exports/desk.yaml"
 "$stepsim" job "$tmp/exports/desk.yaml" --json >"$tmp/desk-job.json" 2>/dev/null
 python3 - "$tmp/desk.json" "$tmp/desk-job.json" <<'PY' || fail "exported task's whole runs"
 import json, sys
@@ -316,7 +316,7 @@ fig "^25.33 d 25.33 d" <("$stepsim" job "$tmp/exports/free.yaml" 2>/dev/null)
 sed 's/, interval: 1800s//' scenarios/search-design-desk.yaml >"$tmp/young-desk.yaml"
 sed -i "s|file: models/|file: $PWD/scenarios/models/|; s|file: hardware/|file: $PWD/scenarios/hardware/|" "$tmp/young-desk.yaml"
 "$stepsim" search "$tmp/young-desk.yaml" --json --export "$tmp/exports/young.yaml" --cards 32,48,64 >"$tmp/young.json" 2>/dev/null
-has "^  checkpoint: {every: young, storage: 7000000000B/s}$" "$tmp/exports/young.yaml"
+has "^  checkpoint: {every: young, storage: 7GB/s}$" "$tmp/exports/young.yaml"
 "$stepsim" job "$tmp/exports/young.yaml" --json >"$tmp/young-job.json" 2>/dev/null
 python3 - "$tmp/young.json" "$tmp/young-job.json" <<'PY' || fail "every: young per exported layout"
 import json, sys

@@ -231,7 +231,7 @@ TEST_CASE("a search's task exported as a job: section, durations exact", "[searc
   const std::string text = cli::search_layout_scenario(sc, sets, r, {{}, {48}}, kSource + "/out/desk.yaml");
   CHECK(text.rfind("# The best layout at 48 cards (the per-card table) of\n", 0) == 0);
   CHECK(text.find("\njob:\n  tokens: 100000000000\n  deadline: 30d\n  reserved: 5d\n  card_mtbf: 337d\n"
-                  "  restore: 0s\n  checkpoint: {every: 1801s, storage: 7000000000B/s}\n") != std::string::npos);
+                  "  restore: 0s\n  checkpoint: {every: 1801s, storage: 7GB/s}\n") != std::string::npos);
   const cli::Scenario back = cli::parse_scenario(text, kSource + "/out/desk.yaml");
   REQUIRE(back.job);
   REQUIRE(back.job_step);

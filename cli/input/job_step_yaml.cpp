@@ -15,6 +15,13 @@
 
 namespace stepsim::cli {
 
+std::string bandwidth(std::int64_t bytes_per_s) {
+  for (const auto& [unit, scale] : {std::pair{"TB", 1'000'000'000'000LL}, std::pair{"GB", 1'000'000'000LL},
+                                    std::pair{"MB", 1'000'000LL}, std::pair{"KB", 1'000LL}})
+    if (bytes_per_s != 0 && bytes_per_s % scale == 0) return fmt::format("{}{}/s", bytes_per_s / scale, unit);
+  return fmt::format("{}B/s", bytes_per_s);
+}
+
 std::string format_hardware_yaml(const ClusterSpec& c, const std::string& comment) {
   const auto& e = c.accelerator.efficiency;
   std::string out = comment;
@@ -104,7 +111,7 @@ std::vector<Field> layout_fields(const JobLayout& l) {
   count("adam_moment_bytes", l.adam_moment_bytes, d.adam_moment_bytes);
   count_or("expert_tp", l.expert_tp, d.expert_tp, "tp");
   flag("permute_fusion", l.permute_fusion, d.permute_fusion);
-  put("dp_bandwidth", l.dp_bandwidth != d.dp_bandwidth ? fmt::format("{}B/s", l.dp_bandwidth) : "none",  // exact
+  put("dp_bandwidth", l.dp_bandwidth != d.dp_bandwidth ? bandwidth(l.dp_bandwidth) : "none",  // exact
       l.dp_bandwidth == d.dp_bandwidth);
   put("zero3_fetch", zero3_fetch_name(l.zero3_fetch), l.zero3_fetch == d.zero3_fetch);
   put("master_weights", master_weights_name(l.master_weights), l.master_weights == d.master_weights);
@@ -236,8 +243,7 @@ std::vector<Field> model_fields(const JobModel& m) {
   return f;
 }
 
-// A bandwidth, a size, a rate in TFLOP/s as the readers read them back exactly.
-std::string bandwidth(std::int64_t bytes_per_s) { return fmt::format("{}B/s", bytes_per_s); }
+// A size and a rate in TFLOP/s as the readers read them back exactly (a bandwidth: above).
 
 // Every key of a cluster in read_cluster's terms beside its preset (`preset`, the defaults): the
 // efficiencies, then what differs from the preset's accelerator, node and network.

@@ -9,6 +9,10 @@
 
 namespace stepsim::cli {
 
+// A bandwidth as the readers read it back exactly, in the largest decimal unit that divides it:
+// 50GB/s, 12500MB/s, 3B/s.
+std::string bandwidth(std::int64_t bytes_per_s);
+
 // A hardware file as `stepsim calibrate` writes it (the `hardware:` map as its root).
 std::string format_hardware_yaml(const ClusterSpec& c, const std::string& comment);
 

@@ -56,7 +56,7 @@ void emit_job(YAML::Emitter& out, const SearchSpec& spec, std::int64_t cards) {
     out << YAML::Key << "checkpoint" << YAML::Value << YAML::Flow << YAML::BeginMap;
     // The task's interval, else Young's optimum, which the job works out for each layout's cards.
     out << YAML::Key << "every" << YAML::Value << (k.interval ? exact_duration(every) : "young");
-    out << YAML::Key << "storage" << YAML::Value << fmt::format("{}B/s", k.storage_bandwidth);
+    out << YAML::Key << "storage" << YAML::Value << bandwidth(k.storage_bandwidth);
     if (k.checkpoint_bytes) out << YAML::Key << "size" << YAML::Value << fmt::format("{}B", *k.checkpoint_bytes);
     out << YAML::EndMap;
   } else if (k.card_mtbf > 0 && k.storage_bandwidth <= 0) {
