@@ -151,4 +151,36 @@ expect 2 "error: --html: $tmp/nodir/x.html: no folder $tmp/nodir to write it in"
 [[ -z "$(ls "$tmp/outs")" ]] || fail "a refused command wrote $(ls "$tmp/outs")"
 run "$stepsim" run scenarios/job-fsdp-8.yaml --html ""
 expect 2 "error: run: --html: an empty file name: give a file name (\`stepsim run --help\` lists the options)"
+# Two outputs naming one file (the second would replace the first), a folder, and stdout by another
+# name: refused before the run, nothing written.
+run "$stepsim" run scenarios/book-pipeline.yaml --trace "$tmp/outs/a.json" --html "$tmp/outs/../outs/a.json"
+expect 2 "error: --html: $tmp/outs/../outs/a.json is also --trace's file: give each output its own"
+run "$stepsim" search scenarios/search-design-desk.yaml --csv "$tmp/outs/s.x" --html "$tmp/outs/s.x"
+expect 2 "error: --html: $tmp/outs/s.x is also --csv's file: give each output its own"
+run "$stepsim" run scenarios/book-pipeline.yaml --html "$tmp/outs"
+expect 2 "error: --html: $tmp/outs: is a folder: give a file's name (in it, say)"
+[[ -z "$(ls "$tmp/outs")" ]] || fail "a refused command wrote $(ls "$tmp/outs")"
+code=0
+"$stepsim" run scenarios/book-pipeline.yaml --trace /dev/stdout 2>"$tmp/err" | cat >/dev/null || code=$?
+[[ "$(cat "$tmp/err")" == "error: --trace: /dev/stdout: is stdout, where the report goes: give a file" ]] ||
+  fail "/dev/stdout: $(cat "$tmp/err")"
+# A FIFO no process reads: refused, not waited on forever; with a reader, written in place.
+mkfifo "$tmp/fifo"
+run timeout 20 "$stepsim" run scenarios/book-pipeline.yaml --trace "$tmp/fifo"
+expect 2 "error: $tmp/fifo: a FIFO that no process reads: start its reader first"
+cat "$tmp/fifo" >"$tmp/from-fifo.json" &
+reader=$!
+timeout 20 "$stepsim" run scenarios/book-pipeline.yaml --trace "$tmp/fifo" >/dev/null
+wait "$reader"
+python3 -c "import json, sys; json.load(open(sys.argv[1]))" "$tmp/from-fifo.json" || fail "the FIFO's trace is not JSON"
+# A link is written through (its target), not replaced by a file; a dangling one makes its target.
+mkdir -p "$tmp/links"
+ln -s real.json "$tmp/links/trace.json"
+"$stepsim" run scenarios/book-pipeline.yaml --trace "$tmp/links/trace.json" >/dev/null
+[[ -L "$tmp/links/trace.json" && -s "$tmp/links/real.json" ]] || fail "the link was replaced: $(ls -l "$tmp/links")"
+# A bench baseline that cannot serve refuses the command before it runs: no result files.
+mkdir -p "$tmp/bench" && echo '[]' >"$tmp/bench/bad.json"
+run "$stepsim" bench bench/suites/pipeline.yaml --baseline "$tmp/bench/bad.json" -o "$tmp/bench/out.json" -q
+expect 2 "error: $tmp/bench/bad.json: expected a JSON object (a stepsim bench result file)"
+[[ "$(ls "$tmp/bench")" == "bad.json" ]] || fail "a refused bench wrote $(ls "$tmp/bench")"
 exit 0

@@ -127,6 +127,24 @@ refused "error: --set: job_step.hardware.accelerator.usable_memory: usable memor
 csv_refused validation/megatron_sc21.csv 's/,zero3_fetch$/,zero3_fech/' "edited.csv:10: zero3_fech: unknown column 'zero3_fech'; did you mean 'zero3_fetch'?"
 csv_refused validation/megatron_sc21.csv 's/^src,tbl,model,/src,tbl,tp,/' "edited.csv:10: tp: column 'tp' named twice"
 csv_refused validation/megatron_sc21.csv 's/,21.3,module$/,21.3,module,1/' "edited.csv:21: 33 cells where the header names 32 columns"
+# A row its schedule cannot run is the row's error at its column (not an internal error), and a
+# table past 10,000 rows is refused as it is read; the ranking names at most ten flipped pairs.
+csv_refused validation/megatron_sc21.csv '16s/,32,3,interleaved-1f1b,/,32,1,interleaved-1f1b,/' \
+  "edited.csv:16: sched: interleaved-1f1b: interleaved-1f1b needs virtual_stages >= 2 (got 1; with one chunk per device use 1f1b)"
+python3 - "$tmp" <<'PY'
+import sys
+tmp = sys.argv[1]
+lines = open("validation/megatron_moe_layer_h100.csv").read().split("\n")
+head = [i for i, l in enumerate(lines) if l and l[0] != "#"][0]
+data = [l for l in lines[head + 1:] if l and l[0] != "#"]
+for name, n in (("big", 10001), ("flips", 300)):
+    open(f"{tmp}/{name}.csv", "w").write("\n".join(lines[:head + 1] + [data[i % len(data)] for i in range(n)]) + "\n")
+PY
+run "$stepsim" check-against "$tmp/big.csv" --efficiency 0.7,0.5,0.8,0.8,0.8,0.2
+refused "big.csv:10016: more than 10,000 measured rows: split the table"
+"$stepsim" check-against "$tmp/flips.csv" --efficiency 0.7,0.5,0.8,0.8,0.8,0.2 >"$tmp/flips.txt"
+grep -q "^ranking: .* (flipped: lines 17 and 31, .*, lines 17 and 175 and [0-9]* more)$" "$tmp/flips.txt" ||
+  fail "flips: $(grep ranking "$tmp/flips.txt")"
 # A measurement is a decimal number in a metric's range; fit is 0 or 1; ngpu, given, is at least 1.
 csv_refused validation/megatron_sc21.csv 's/,tflops_sc21,137,1,/,tflops_sc21,inf,1,/' "edited.csv:11: value: 'inf' is not a positive number"
 csv_refused validation/megatron_sc21.csv 's/,tflops_sc21,137,1,/,tflops_sc21,0x10,1,/' "edited.csv:11: value: '0x10' is not a positive number"

@@ -3,8 +3,11 @@
 #include <filesystem>
 #include <fstream>
 #include <memory>
+#include <optional>
 #include <span>
 #include <sstream>
+
+#include <optional>
 
 #include <fmt/format.h>
 
@@ -101,13 +104,21 @@ std::string counts_line(const BenchResults& r) {
                      failed);
 }
 
+// --baseline's results, read and checked against the suite before anything runs or is written: a
+// baseline that cannot serve refuses the command, with no result files left behind.
+std::optional<BenchResults> read_baseline(const std::string& baseline_file, const std::string& suite_name) {
+  if (baseline_file.empty()) return std::nullopt;
+  BenchResults baseline = results_from_json(read_input_file(baseline_file), baseline_file);
+  if (baseline.suite.name != suite_name)
+    throw InputError(
+        baseline_file, 0, "suite.name",
+        fmt::format("the baseline is from suite '{}', these results are from '{}'", baseline.suite.name, suite_name));
+  return baseline;
+}
+
 // Prints the comparison; exit 4 if anything regressed.
-void check_baseline(const BenchResults& current, const std::string& baseline_file, const Tolerances& tol) {
-  const BenchResults baseline = results_from_json(read_input_file(baseline_file), baseline_file);
-  if (baseline.suite.name != current.suite.name)
-    throw InputError(baseline_file, 0, "suite.name",
-                     fmt::format("the baseline is from suite '{}', these results are from '{}'", baseline.suite.name,
-                                 current.suite.name));
+void check_baseline(const BenchResults& current, const BenchResults& baseline, const std::string& baseline_file,
+                    const Tolerances& tol) {
   const Comparison c = compare_results(baseline, current, tol);
   fmt::print("\n{}", comparison_text(c, baseline_file));
   if (!c.regressions.empty()) {
@@ -162,6 +173,7 @@ void run_bench(const BenchArgs& a) {
   check_output_path("--output", json_path);
   check_output_path("--csv", csv_path);
   check_output_path("baseline", baseline_copy);
+  const std::optional<BenchResults> baseline = read_baseline(a.baseline, suite.identity().name);
   SuiteProgress progress(prepared.size(), a.quiet || verbosity() == Verbosity::Quiet);
   BenchResults results;
   results.suite = suite.identity();
@@ -176,7 +188,7 @@ void run_bench(const BenchArgs& a) {
   if (!wins.empty()) fmt::print("{}\n", wins);
   fmt::print("{}; results in {} and {}\n", counts_line(results), json_path, csv_path);
   if (a.write_baseline) fmt::print("baseline written to {}\n", *suite.baseline_path);
-  if (!a.baseline.empty()) check_baseline(results, a.baseline, suite.tolerance);
+  if (baseline) check_baseline(results, *baseline, a.baseline, suite.tolerance);
   fail_if_any_failed(results);
 }
 
@@ -186,6 +198,7 @@ void run_merge(const MergeArgs& a) {
   std::vector<BenchResults> parts;
   for (const auto& f : a.files) parts.push_back(results_from_json(read_input_file(f), f));
   const BenchResults merged = merge_results(parts, a.files);
+  const std::optional<BenchResults> baseline = read_baseline(a.baseline, merged.suite.name);
   if (merged.shard != "all") {
     if (!a.allow_partial) {
       fmt::print(stderr,
@@ -202,7 +215,7 @@ void run_merge(const MergeArgs& a) {
   if (!wins.empty()) fmt::print("{}\n", wins);
   fmt::print("{} merged from {} files; results in {} and {}\n", counts_line(merged), a.files.size(), a.output,
              csv_path);
-  if (!a.baseline.empty()) check_baseline(merged, a.baseline, merged.suite.tolerance);
+  if (baseline) check_baseline(merged, *baseline, a.baseline, merged.suite.tolerance);
   fail_if_any_failed(merged);
 }
 

@@ -78,7 +78,10 @@ struct RowPrediction {
 RowPrediction predict_row(const MeasuredRun& row, const Efficiency& e) {
   JobStepSpec spec = row.spec;
   spec.cluster.accelerator.efficiency = e;
-  const JobStepRun run = run_job_step(spec);
+  JobStepRun run;
+  try {
+    run = run_job_step(spec);
+  } catch (const SpecError& x) { throw row_error(row, x.key(), x.what()); }
   return {predicted_metric(row, run.result), run.result.step_time, run.result.memory.total(), run.result.capacity};
 }
 
@@ -385,8 +388,11 @@ void check_file(const std::string& file, const std::vector<MeasuredRun>& rows,
   text += fmt::format(
       "ranking:  {} of {} pairs that differ by more than 5% keep their order{}\n", kept, pairs,
       flips.empty() ? "" : " (flipped: " + [&] {
+        // The first ten: a large table's flips grow with the square of its rows.
+        constexpr std::size_t kShown = 10;
         std::string s;
-        for (const auto& f : flips) s += (s.empty() ? "" : ", ") + f;
+        for (std::size_t i = 0; i < flips.size() && i < kShown; ++i) s += (s.empty() ? "" : ", ") + flips[i];
+        if (flips.size() > kShown) s += fmt::format(" and {} more", flips.size() - kShown);
         return s;
       }() + ")");
   jf["held_out"] = {{"rows", n_h}, {"mean_abs_error", mean_h}, {"max_abs_error", max_h}};

@@ -7,6 +7,9 @@
 #include <vector>
 
 #include <fmt/format.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <unistd.h>
 
 #include "cli/input/budget.hpp"
 #include "cli/input/input.hpp"
@@ -48,6 +51,23 @@ std::string input_named_by(const std::string& path) {
   return "";
 }
 
+namespace {
+// The outputs checked so far, with the option that names each: two options naming one file would
+// leave only the second's.
+std::vector<std::pair<std::string, std::string>>& outputs_named() {
+  static std::vector<std::pair<std::string, std::string>> outputs;
+  return outputs;
+}
+
+// The same file: one that exists by its identity (a link, another spelling), else by its absolute,
+// normalised path.
+bool same_file(const std::string& a, const std::string& b) {
+  std::error_code ec;
+  if (std::filesystem::equivalent(a, b, ec)) return true;
+  return std::filesystem::absolute(a, ec).lexically_normal() == std::filesystem::absolute(b, ec).lexically_normal();
+}
+}  // namespace
+
 void check_output_path(const std::string& option, const std::string& path) {
   if (path.empty() || path == "-") return;
   if (const std::string input = input_named_by(path); !input.empty())
@@ -58,6 +78,20 @@ void check_output_path(const std::string& option, const std::string& path) {
   std::error_code ec;
   if (!folder.empty() && !std::filesystem::is_directory(folder, ec))
     throw InputError(option, 0, "", fmt::format("{}: no folder {} to write it in", path, folder.string()));
+  if (std::filesystem::is_directory(path, ec))
+    throw InputError(option, 0, "", fmt::format("{}: is a folder: give a file's name (in it, say)", path));
+  // /dev/stdout and its spellings: the file would go into the report on stdout (unless both are the
+  // null device).
+  struct stat out {
+  }, at{};
+  if (::fstat(STDOUT_FILENO, &out) == 0 && ::stat(path.c_str(), &at) == 0 && out.st_dev == at.st_dev &&
+      out.st_ino == at.st_ino && !(S_ISCHR(at.st_mode) && at.st_rdev == makedev(1, 3)))
+    throw InputError(option, 0, "", fmt::format("{}: is stdout, where the report goes: give a file", path));
+  std::lock_guard lock(read_lock);
+  for (const auto& [earlier, what] : outputs_named())
+    if (what != option && same_file(earlier, path))
+      throw InputError(option, 0, "", fmt::format("{} is also {}'s file: give each output its own", path, what));
+  outputs_named().emplace_back(path, option);
 }
 
 }  // namespace stepsim::cli

@@ -388,11 +388,20 @@ std::vector<MeasuredRun> parse_measured_runs(const std::string& text, const std:
                                                 header.size()));
     std::map<std::string, std::string> c;
     for (std::size_t i = 0; i < header.size() && i < cells.size(); ++i) c[header[i]] = cells[i];
+    // Each row is a simulation (or one per fit step), and the ranking compares every pair.
+    if (rows.size() == kMaxMeasuredRows)
+      throw InputError(file, n, "", "more than 10,000 measured rows: split the table");
+    static_assert(kMaxMeasuredRows == 10'000);
     MeasuredRun r = parse_row(file, n, c);
     rows.push_back(std::move(r));
   }
   if (rows.empty()) throw InputError(file, n, "", "no measured rows (a header line, then one row per measurement)");
   return rows;
+}
+
+InputError row_error(const MeasuredRun& row, const std::string& key, const std::string& message) {
+  const std::string k = key.starts_with("layout.") ? key.substr(7) : key.starts_with("model.") ? key.substr(6) : key;
+  return InputError(row.file, row.line, column_of(k), message);
 }
 
 double predicted_metric(const MeasuredRun& row, const JobStepResult& r) {

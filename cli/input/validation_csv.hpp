@@ -4,6 +4,7 @@
 #include <string>
 #include <vector>
 
+#include "cli/input/input.hpp"
 #include "schedules/lowering/job/job_step.hpp"
 
 namespace stepsim::cli {
@@ -35,11 +36,16 @@ struct MeasuredRun {
 
 // Throws InputError (file:line: column: message).
 std::vector<MeasuredRun> read_measured_runs(const std::string& file);
+inline constexpr std::size_t kMaxMeasuredRows = 10'000;  // per table
 // The same from the file's text (`file` names it in errors).
 std::vector<MeasuredRun> parse_measured_runs(const std::string& text, const std::string& file);
 
 // The prediction of a row's metric from a simulated step (and the per-layer times).
 double predicted_metric(const MeasuredRun& row, const JobStepResult& r);
+
+// A refusal of the row's simulation (a SpecError's `key` below job_step, "layout.schedule") as the
+// row's error: its file, line and the column that holds the key.
+InputError row_error(const MeasuredRun& row, const std::string& key, const std::string& message);
 
 const char* metric_unit(MeasuredMetric m);
 

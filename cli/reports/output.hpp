@@ -33,8 +33,10 @@ class OutputFile {
 
  private:
   std::string path_, tmp_;
+  std::string target_;  // the file written: path_, or what the link path_ names
   std::FILE* file_ = nullptr;
   bool direct_ = false;  // not a regular file: written in place
+  int temp_slot_ = -1;   // where a signal finds tmp_ to remove it
 };
 
 // Writes `content` to `path` ("-" = stdout) through an OutputFile. Throws OutputError.
