@@ -139,7 +139,7 @@ run_capped "$stepsim" run $sc --html "$tmp/missing/report.html"
 expect 2 "error: --html: $tmp/missing/report.html: no folder $tmp/missing to write it in"
 mkdir "$tmp/dir.html"
 run_capped "$stepsim" run $sc --html "$tmp/dir.html"
-expect 1 "error: cannot write $tmp/dir.html: Is a directory"
+expect 2 "error: --html: $tmp/dir.html: is a folder: give a file's name (in it, say)"
 
 # A file beside the report cannot go to standard output, into the report: usage error, exit 2.
 for opt in --html --trace; do

@@ -134,6 +134,9 @@ void Source::apply_overrides(Source& source, const std::vector<std::string>& ove
     const auto eq = ov.find('=');
     if (eq == std::string::npos || eq == 0) throw InputError("--set", 0, ov, "expected key.path=value");
     const std::string key = ov.substr(0, eq);
+    if (const std::size_t at = invalid_utf8_at(ov); at != std::string_view::npos)
+      throw InputError("--set", 0, at < eq ? "" : key,
+                       fmt::format("not UTF-8 (byte 0x{:02X})", static_cast<unsigned char>(ov[at])));
     YAML::Node value;
     const std::string text = ov.substr(eq + 1);
     if (is_plain_word(text)) {

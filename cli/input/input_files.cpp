@@ -25,6 +25,40 @@ std::vector<std::string>& files_read() {
 }
 }  // namespace
 
+std::size_t invalid_utf8_at(std::string_view text) {
+  // RFC 3629: a lead byte, then its continuation bytes; no overlong forms, surrogates or code
+  // points past U+10FFFF.
+  const auto* b = reinterpret_cast<const unsigned char*>(text.data());
+  const std::size_t n = text.size();
+  for (std::size_t i = 0; i < n;) {
+    const unsigned c = b[i];
+    if (c < 0x80) {
+      ++i;
+      continue;
+    }
+    std::size_t len = 0;
+    unsigned lo = 0x80, hi = 0xBF;  // the second byte's range
+    if (c >= 0xC2 && c <= 0xDF) {
+      len = 2;
+    } else if (c >= 0xE0 && c <= 0xEF) {
+      len = 3;
+      if (c == 0xE0) lo = 0xA0;
+      if (c == 0xED) hi = 0x9F;
+    } else if (c >= 0xF0 && c <= 0xF4) {
+      len = 4;
+      if (c == 0xF0) lo = 0x90;
+      if (c == 0xF4) hi = 0x8F;
+    } else {
+      return i;
+    }
+    if (i + len > n || b[i + 1] < lo || b[i + 1] > hi) return i;
+    for (std::size_t k = 2; k < len; ++k)
+      if (b[i + k] < 0x80 || b[i + k] > 0xBF) return i;
+    i += len;
+  }
+  return std::string_view::npos;
+}
+
 std::string read_input_file(const std::string& path) {
   require_input_file(path);
   std::ifstream in(path, std::ios::binary);
@@ -34,6 +68,13 @@ std::string read_input_file(const std::string& path) {
     text.append(buf, static_cast<std::size_t>(in.gcount()));
     if (static_cast<std::int64_t>(text.size()) > kMaxInputBytes)
       throw InputError(path, 0, "", fmt::format("larger than the {} MiB an input file may have", kMaxInputBytes >> 20));
+  }
+  // Names and labels go into JSON, which is UTF-8: a Latin-1 byte would end a report half-written.
+  if (const std::size_t at = invalid_utf8_at(text); at != std::string_view::npos) {
+    const auto line = 1 + std::count(text.begin(), text.begin() + static_cast<std::ptrdiff_t>(at), '\n');
+    throw InputError(
+        path, static_cast<int>(line), "",
+        fmt::format("not UTF-8 (byte 0x{:02X}): save the file as UTF-8", static_cast<unsigned char>(text[at])));
   }
   std::lock_guard lock(read_lock);
   auto& files = files_read();
