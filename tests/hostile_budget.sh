@@ -141,6 +141,16 @@ mkdir "$tmp/dir.html"
 run_capped "$stepsim" run $sc --html "$tmp/dir.html"
 expect 2 "error: --html: $tmp/dir.html: is a folder: give a file's name (in it, say)"
 
+# A page or chart of more than 200,000 bars is refused before anything is written (it took 9 GB for
+# an HTML page of 1,000,000 micro-batches, 3.9 GB for a 60-column Gantt chart): the trace is the way.
+run_capped "$stepsim" run $sc --set pipeline.microbatches=60000 --trace "$tmp/big.json" --html "$tmp/big.html"
+expect 2 "error: --html: 840,004 bars to draw, past the 200,000 a page or chart draws: write --trace FILE.pftrace (streamed to the file) and open it in ui.perfetto.dev"
+[[ ! -e "$tmp/big.json" && ! -e "$tmp/big.html" ]] || fail "a refused page left files"
+run_capped "$stepsim" run $sc --set pipeline.microbatches=60000 --gantt
+expect 2 "error: --gantt: 840,004 bars to draw, past the 200,000 a page or chart draws: write --trace FILE.pftrace (streamed to the file) and open it in ui.perfetto.dev"
+run_capped "$stepsim" run scenarios/rl-stages.yaml --set rl.batch_size=24000 --html "$tmp/rl.html"
+expect 2 "error: --html: 2,304,160 bars to draw, past the 200,000 a page or chart draws: write --trace FILE.pftrace (streamed to the file) and open it in ui.perfetto.dev"
+
 # A file beside the report cannot go to standard output, into the report: usage error, exit 2.
 for opt in --html --trace; do
   run_capped "$stepsim" run $sc $opt -

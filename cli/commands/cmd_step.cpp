@@ -14,6 +14,7 @@
 #include "cli/input/scenario.hpp"
 #include "cli/input/search_input.hpp"
 #include "cli/reports/output.hpp"
+#include "cli/reports/table.hpp"
 #include "cli/reports/text_gantt.hpp"
 #include "schedules/lowering/search/layout_search.hpp"
 #include "schedules/pipeline/action_csv.hpp"
@@ -124,8 +125,16 @@ void check_outputs(const OutputArgs& a) {
   check_output_path("--html", a.html);
 }
 
-// Files first (trace, HTML), then stdout: JSON, a Gantt chart or the table.
+// Files first (trace, HTML), then stdout: JSON, a Gantt chart or the table. A picture too large to
+// draw refuses the command before anything is written.
 void write_outputs(const KindReport& report, const OutputArgs& a) {
+  for (const auto& [asked, option] : {std::pair{!a.html.empty(), "--html"}, std::pair{a.gantt, "--gantt"}})
+    if (asked && report.drawn_bars > kMaxDrawnBars)
+      throw InputError(option, 0, "",
+                       fmt::format("{} bars to draw, past the {} a page or chart draws: write --trace "
+                                   "FILE.pftrace (streamed to the file) and open it in ui.perfetto.dev",
+                                   comma_grouped(static_cast<std::int64_t>(report.drawn_bars)),
+                                   comma_grouped(static_cast<std::int64_t>(kMaxDrawnBars))));
   if (!a.trace.empty()) report.write_trace(a.trace);
   if (!a.html.empty()) write_file(a.html, report.html());
   if (a.json)

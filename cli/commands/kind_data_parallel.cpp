@@ -39,6 +39,7 @@ KindReport run_data_parallel(const Scenario& sc) {
         run->result.simulated_ranks, run->result.cards, format_duration(run->timeline.makespan));
   const auto view = [run, &spec] { return std::vector<DataParallelReportRun>{{"base", run.get(), &spec}}; };
   KindReport r;
+  r.drawn_bars = run->timeline.start.size();
   r.text = [run, &sc, &spec] { return fmt::format("{}\n{}", sc.name, data_parallel_run_text(*run, spec)); };
   r.json = [run, &spec] { return data_parallel_summary_json(*run, spec, "base").dump(2) + "\n"; };
   r.write_trace = [run](const std::string& path) { write_trace_file(path, data_parallel_trace, *run); };
@@ -65,6 +66,7 @@ KindReport compare_all(const Scenario& sc, const CompareRequest& req) {
     return v;
   };
   KindReport r;
+  for (const auto& run : *runs) r.drawn_bars += run.timeline.start.size();
   r.text = [specs, runs, &sc] {
     std::vector<std::pair<std::string, const DataParallelRun*>> rows;
     for (std::size_t i = 0; i < runs->size(); ++i) rows.emplace_back((*specs)[i].first, &(*runs)[i]);

@@ -52,6 +52,7 @@ JobStepRun run_or_fail(const Scenario& sc, const JobStepSpec& spec, const std::s
 // One run's reports: its table, JSON, trace, HTML page and Gantt chart.
 KindReport report_of(const Scenario& sc, std::shared_ptr<JobStepRun> run) {
   KindReport r;
+  r.drawn_bars = run->timeline.start.size();  // compare's page draws the base's step alone
   r.text = [run, &sc] { return job_step_text(sc.name, *run); };
   r.json = [run, &sc] { return job_step_json(sc.name, *run).dump(2) + "\n"; };
   r.write_trace = [run](const std::string& path) { write_trace_file(path, job_step_trace, *run); };

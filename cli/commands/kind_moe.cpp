@@ -29,6 +29,7 @@ MoeLayerRun run_or_fail(const Scenario& sc, const MoeLayerSpec& spec, const std:
 KindReport run_moe(const Scenario& sc) {
   auto run = std::make_shared<MoeLayerRun>(run_or_fail(sc, sc.moe->spec, ""));
   KindReport r;
+  r.drawn_bars = run->timeline.start.size();
   r.text = [run, &sc] { return fmt::format("{}\n{}", sc.name, moe_run_text(*run)); };
   r.json = [run] { return moe_summary_json(*run, "base").dump(2) + "\n"; };
   r.write_trace = [run](const std::string& path) { write_trace_file(path, moe_trace, *run); };
@@ -55,6 +56,7 @@ KindReport compare_all(const Scenario& sc, const CompareRequest&) {
     return v;
   };
   KindReport r;
+  for (const auto& run : *runs) r.drawn_bars += run.timeline.start.size();
   r.text = [rows, &sc] { return fmt::format("{}\n{}", sc.name, moe_compare_text(rows())); };
   r.json = [runs, names] {
     auto list = nlohmann::ordered_json::array();

@@ -77,6 +77,7 @@ KindReport run_pipeline(const Scenario& sc, const RunRequest& req) {
   debug("{}: {} ops simulated, step {}", sc.file, run->program->graph.op_count(),
         format_duration(run->timeline.makespan));
   KindReport r;
+  r.drawn_bars = run->timeline.start.size();
   r.text = [run, &sc] { return fmt::format("{}\n{}", sc.name, pipeline_run_text(*run, *sc.pipeline)); };
   r.json = [run, &sc] { return pipeline_summary_json(*run, *sc.pipeline).dump(2) + "\n"; };
   r.write_trace = [run](const std::string& path) { write_trace_file(path, pipeline_trace, *run); };
@@ -131,6 +132,7 @@ KindReport compare_pipeline(const Scenario& sc, const CompareRequest& req) {
   auto view = std::make_shared<std::vector<const PipelineRun*>>();
   for (const auto& r : *runs) view->push_back(r.get());
   KindReport r;
+  for (const auto* run : *view) r.drawn_bars += run->timeline.start.size();
   r.text = [runs, view, &sc] { return fmt::format("{}\n{}", sc.name, pipeline_compare_text(*view, *sc.pipeline)); };
   r.json = [runs, view, &sc] {
     Json list = Json::array();

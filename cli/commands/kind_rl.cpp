@@ -24,6 +24,7 @@ RlRun simulate_rl_or_fail(const Scenario& sc) {
 KindReport run_rl(const Scenario& sc) {
   auto run = std::make_shared<RlRun>(simulate_rl_or_fail(sc));
   KindReport r;
+  r.drawn_bars = rl_drawn_bars(*run);
   r.text = [run, &sc] { return fmt::format("{}\n{}", sc.name, rl_run_text(*run, *sc.rl)); };
   r.json = [run, &sc] { return rl_summary_json(*run, *sc.rl).dump(2) + "\n"; };
   r.write_trace = [run](const std::string& path) { write_trace_file(path, rl_trace, *run); };

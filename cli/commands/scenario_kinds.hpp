@@ -25,7 +25,15 @@ struct KindReport {
   std::function<void(const std::string& path)> write_trace;  // Chrome trace to a file (`run --trace`)
   std::function<std::string()> html;                         // `--html` page
   std::function<std::string(int)> gantt;                     // `--gantt` chart, this many columns wide
+  // Bars the HTML page and the Gantt chart draw: an op each (every row's, for compare), an RL
+  // trajectory's stretch per policy version.
+  std::size_t drawn_bars = 0;
 };
+
+// An HTML page or a Gantt chart draws a bar an op: past this many, a browser would not open the
+// page (about 1 KB of SVG a bar) and the chart would take gigabytes to build. A trace, streamed to its
+// file, is the way to look at a larger step.
+inline constexpr std::size_t kMaxDrawnBars = 200'000;
 
 // What `run` may be told besides the file.
 struct RunRequest {

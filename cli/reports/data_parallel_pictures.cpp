@@ -252,8 +252,15 @@ TimelineChart data_parallel_timeline(const DataParallelRun& run) {
       list.insert(list.end(), exposed[rank].begin(), exposed[rank].end());
     }
   }
-  for (auto& [res, list] : exposed_on)
+  // Each list by start, with its longest interval: a bar meets only those that start within that
+  // much before it (a scan of them all per bar grew with the square of the micro-batches).
+  std::map<ResourceId, Time> longest_on;
+  for (auto& [res, list] : exposed_on) {
     std::sort(list.begin(), list.end(), [](const auto& a, const auto& b) { return a.start < b.start; });
+    Time longest = 0;
+    for (const auto& e : list) longest = std::max(longest, e.end - e.start);
+    longest_on[res] = longest;
+  }
 
   const auto track_of = [&](ResourceId r, std::string label, bool minor) {
     TimeTrack t;
@@ -272,8 +279,12 @@ TimelineChart data_parallel_timeline(const DataParallelRun& run) {
                           ms3(b.end), ms3(b.end - b.start));
       if (it != exposed_on.end()) {
         Time waited = 0;
-        for (const auto& e : it->second)
-          waited += std::max<Time>(0, std::min(e.end, b.end) - std::max(e.start, b.start));
+        const auto& list = it->second;
+        const Time from = b.start - longest_on.at(r);
+        auto e = std::lower_bound(list.begin(), list.end(), from,
+                                  [](const ExposedInterval& interval, Time at) { return interval.start < at; });
+        for (; e != list.end() && e->start < b.end; ++e)
+          waited += std::max<Time>(0, std::min(e->end, b.end) - std::max(e->start, b.start));
         if (waited > 0) {
           b.emphasis = true;
           b.tip +=

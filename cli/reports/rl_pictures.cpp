@@ -123,6 +123,24 @@ std::vector<TitledTimeline> transfer_timelines(const std::vector<TransferRun>& r
   return out;
 }
 
+}  // namespace
+
+std::size_t rl_drawn_bars(const RlRun& run) {
+  std::size_t bars = 0;
+  for (const auto& l : run.loops) {
+    bars += generation_stretches(l).size();
+    for (OpId op = 0; op < l.program->graph.op_count(); ++op) {
+      const RlOpKind k = l.program->info[op].kind;
+      bars += k == RlOpKind::Verify || k == RlOpKind::Learn || k == RlOpKind::Sync;
+    }
+  }
+  for (const auto& o : run.colocate) bars += o.graph.op_count();
+  for (const auto& t : run.weight_transfer) bars += t.sends.size();
+  return bars;
+}
+
+namespace {
+
 const char* kHowToRead =
     "Loop variants: a track per worker, all variants on one time axis. A generator's bar is a stretch of one "
     "trajectory "

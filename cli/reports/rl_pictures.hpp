@@ -13,6 +13,10 @@
 namespace stepsim::cli {
 
 std::vector<TitledTimeline> rl_timelines(const RlRun& run);
+// The bars those timelines draw: a generation stretch, a verification, a learning batch, a weight
+// sync that takes time, a shared card's step, a send (a trajectory's many generation ops are one bar
+// per policy version).
+std::size_t rl_drawn_bars(const RlRun& run);
 
 std::string rl_html_report(const std::string& title, const std::string& description, const std::string& text_report,
                            const RlRun& run);
