@@ -160,7 +160,7 @@ refused "error: --set: search.checkpoint.storage: unknown key; this section call
 cmp -s "$tmp/h1.json" "$tmp/h2.json" || fail "'2 hours' is not 2h"
 # Where one run fits but not the runs asked for, the runs are named (it blamed job.steps).
 run "$stepsim" job scenarios/job-1024.yaml --runs 1000000
-refused "error: --runs: too large: about 1.4e+10 ops and 348.7 KB of memory, over --max-ops 1000000000: fewer runs, or raise --max-ops"
+refused "error: --runs: too large: about 1.4e+10 ops and 350.6 KB of memory, over --max-ops 1000000000: fewer runs, or raise --max-ops"
 run "$stepsim" job scenarios/job-1024.yaml --set job.runs=1000000
 refused "error: --set: job.runs: too large: about 1.4e+10 ops"
 # A seed is a whole number below 2^63, read as given (CLI11 saturated 2^64 and more to 2^63 - 1,

@@ -87,9 +87,15 @@ void check_job_budget(const Scenario& sc, JobSpec& spec, int runs, std::size_t s
   double rate = 0;  // interruptions per ns
   if (spec.card_mtbf > 0) rate += static_cast<double>(spec.cards) / static_cast<double>(spec.card_mtbf);
   if (spec.rollback_interval > 0) rate += 1.0 / static_cast<double>(spec.rollback_interval);
-  const double interruptions = work * rate;
+  // A segment (its steps, its save, the restore before it) must pass without an interruption:
+  // at rate r a segment of length L is tried e^(rL) times on average (exponential gaps), so its
+  // interruptions are e^(rL) - 1, not the rL of the work alone.
+  const double segment_ns = work / segments + static_cast<double>(spec.checkpoint.pause() + spec.restore);
+  const double tries = rate * segment_ns;
+  const double interruptions = std::max(work * rate, segments * std::expm1(std::min(tries, 700.0)));
   const double passes = static_cast<double>(runs) * static_cast<double>(1 + sweeps) + 1;
   const std::string key = interruptions <= segments ? "job.steps"
+                          : tries > 1               ? (spec.card_mtbf > 0 ? "job.card_mtbf" : "job.rollback_every")
                           : spec.card_mtbf > 0      ? "job.cards"
                                                     : "job.rollback_every";
   // The recorded run (the report's timeline) keeps its events -- a segment's steps and save (an
@@ -98,6 +104,24 @@ void check_job_budget(const Scenario& sc, JobSpec& spec, int runs, std::size_t s
                           static_cast<double>(sizeof(JobEvent) + 2 * sizeof(std::pair<Time, int>));
   const Reader root(sc.source, sc.source->root, "");
   const double per_run = 2 * segments + 2 * interruptions + 1;
+  // Retried segments past the budget: no run would finish, said before any is simulated (a run
+  // used to find out after its share of the work guard, seconds later).
+  if (tries > 1 && !over_budget(per_run, recorded, 0).empty()) {
+    // Blamed where the user made the rate: the cards or their MTBF, whichever --set changed.
+    const auto& set = sc.source->overridden;
+    const bool cards_set = set.count("job.cards") > 0 && set.count("job.card_mtbf") == 0;
+    const double each = std::exp(std::min(tries, 700.0));
+    fail_too_large(
+        root,
+        spec.card_mtbf <= 0 ? "job.rollback_every"
+        : cards_set         ? "job.cards"
+                            : "job.card_mtbf",
+        fmt::format("interruptions (every {} on average) come faster than a checkpoint segment of {} "
+                    "completes ({} tries each): no run would finish within --max-ops {}; save more often "
+                    "or use fewer cards",
+                    span(static_cast<Time>(1 / rate)), span(static_cast<Time>(segment_ns)),
+                    each < 1e15 ? fmt::format("about {:.1e}", each) : std::string("more than 1e15"), budget().max_ops));
+  }
   // Where one run would fit, the runs are what is too many: `--runs` (or `job.runs`), not the job.
   if (over_budget(2 * per_run, recorded, 0).empty() && !over_budget(per_run * passes, recorded, 0).empty()) {
     const std::string why = over_budget(per_run * passes, recorded, 0);
