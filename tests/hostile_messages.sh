@@ -164,6 +164,14 @@ expect 2 "error: --html: $tmp/nodir/x.html: no folder $tmp/nodir to write it in"
 [[ -z "$(ls "$tmp/outs")" ]] || fail "a refused command wrote $(ls "$tmp/outs")"
 run "$stepsim" run scenarios/job-fsdp-8.yaml --html ""
 expect 2 "error: run: --html: an empty file name: give a file name (\`stepsim run --help\` lists the options)"
+# A custom order read from actions_csv that does not fit the pipeline is blamed at actions_csv,
+# the CSV named (the file has no `actions` key).
+"$stepsim" export-schedule scenarios/book-pipeline.yaml -o "$tmp/order.csv"
+tail -1 "$tmp/order.csv" >>"$tmp/order.csv"
+sed "s|schedule: 1f1b|actions_csv: order.csv|" scenarios/book-pipeline.yaml >"$tmp/order.yaml"
+line="$(grep -n "actions_csv" "$tmp/order.yaml" | cut -d: -f1)"
+run "$stepsim" run "$tmp/order.yaml"
+expect 2 "error: $tmp/order.yaml:$line: pipeline.actions_csv: order.csv: custom schedule lists 5 devices, pipeline has 4 stages"
 # Two outputs naming one file (the second would replace the first), a folder, and stdout by another
 # name: refused before the run, nothing written.
 run "$stepsim" run scenarios/book-pipeline.yaml --trace "$tmp/outs/a.json" --html "$tmp/outs/../outs/a.json"

@@ -19,10 +19,21 @@ namespace stepsim::cli {
 namespace {
 
 // Runs the spec; spec errors are reported against the scenario file.
+// A spec refused at its key; a custom order read from `actions_csv` is blamed there, the CSV named
+// (the scenario has no `actions` key to point at).
+[[noreturn]] void fail_spec(const Scenario& sc, const SpecError& e) {
+  if (e.key() == "pipeline.actions") {
+    const Reader pipeline = Reader(sc.source, sc.source->root, "").child("pipeline");
+    if (pipeline.has("actions_csv"))
+      sc.fail("pipeline.actions_csv", fmt::format("{}: {}", pipeline.text("actions_csv"), e.what()));
+  }
+  sc.fail(e.key(), e.what());
+}
+
 PipelineRun simulate_or_fail(const Scenario& sc, const PipelineSpec& spec, MemoryDetail memory) {
   try {
     return simulate_pipeline(spec, memory);
-  } catch (const SpecError& e) { sc.fail(e.key(), e.what()); }
+  } catch (const SpecError& e) { fail_spec(sc, e); }
 }
 
 // A full-backward schedule runs `backward`, a split one backward_input and backward_weight: when
@@ -125,7 +136,7 @@ KindReport compare_pipeline(const Scenario& sc, const CompareRequest& req) {
     try {
       std::rethrow_exception(failed[i]);
     } catch (const SpecError& e) {
-      if (explicit_list) sc.fail(e.key(), e.what());
+      if (explicit_list) fail_spec(sc, e);
       note("skipped {}: {}", names[i], without_prefix(e.what(), names[i]));
     }
   }
