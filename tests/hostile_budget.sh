@@ -84,6 +84,10 @@ run_capped "$stepsim" job scenarios/job-1024.yaml --set job.steps=2147483647
 expect 2 "job.steps: 2147483647 steps of 10.0 s exceed the 73 years a run can simulate"
 run_capped "$stepsim" job scenarios/job-1024.yaml --set job.cards=4294967297
 expect 2 "error: --set: job.cards: interruptions (every 6.8 ms on average) come faster than a checkpoint segment of 17.3 min completes (more than 1e15 tries each): no run would finish within --max-ops 1000000000; save more often or use fewer cards"
+run_capped "$stepsim" job scenarios/job-1024.yaml --set job.rollback_every=1s
+expect 2 "error: --set: job.rollback_every: interruptions (every 1000 ms on average) come faster than a checkpoint segment"
+run_capped "$stepsim" check-against validation/megatron_sc21.csv --efficiency 1e-300,1,1,1,1,1
+expect 2 "error: --efficiency: gemm 1e-300 is not a fraction in [0.01, 1]"
 # Segments retried e^(rate x length) times: refused before any run (it took 10 s and blamed job.cards).
 run_capped "$stepsim" job scenarios/job-stragglers.yaml --set job.card_mtbf=0.0337d --runs 1
 expect 2 "error: --set: job.card_mtbf: interruptions (every 60.7 s on average) come faster than a checkpoint segment of 32.1 min completes (about 6.1e+13 tries each)"

@@ -333,7 +333,7 @@ set +e
 rc=$?
 set -e
 [[ $rc == 2 ]] || fail "--efficiency experts 1.5: exit $rc"
-has "experts 1.5 is not a fraction in (0, 1]" "$tmp/eff7.err"
+has "experts 1.5 is not a fraction in \\[0.01, 1]" "$tmp/eff7.err"
 "$stepsim" check-against validation/megatron_moe_layer_h100.csv --efficiency 0.814,0.555,0.803,0.82,0.804,0.2,0.713 \
   >"$tmp/eff7.txt"
 fig "16 moe_perf Mixtral-like a2a BF16 8 GPUs 4.262 ms 4.109 -3.6% fit" "$tmp/eff7.txt"
@@ -392,7 +392,7 @@ for bad in 0.7,0.5,0.8,0.8,0.8,0.2,1,0.6,0,1,1 0.7,0.5,0.8,0.8,0.8,0.2,1,1,0,1.5
 done
 has "moe_host 2 is not a fraction in" "$tmp/eff10.err"
 run "$stepsim" check-against validation/qwen3_235b_moe_modelzoo.csv --efficiency 0.7,0.5,0.8,0.8,0.8,0.2,1,1,0,1.5
-[[ $code == 2 ]] && has "fp8_blockwise 1.5 is not a fraction in (0, 1]" <(echo "$err") || fail "fp8_blockwise 1.5: $code $err"
+[[ $code == 2 ]] && has "fp8_blockwise 1.5 is not a fraction in \\[0.01, 1]" <(echo "$err") || fail "fp8_blockwise 1.5: $code $err"
 set +e
 "$stepsim" check-against validation/qwen3_235b_moe_modelzoo.csv --efficiency 0.7,0.5,0.8,0.8,0.8,0.2x >/dev/null \
   2>"$tmp/effx.err"

@@ -424,11 +424,12 @@ Efficiency parse_efficiencies(const std::string& text) {
                      "expected six to ten numbers: gemm,attention,memory,fabric,network,"
                      "contention[,experts[,fp8[,moe_host seconds[,fp8_blockwise]]]]");
   for (std::size_t i = 0; i < v.size(); ++i) {
-    // contention: a share of time lost; moe_host: seconds up to one; 0 allowed for both.
+    // contention: a share of time lost; moe_host: seconds up to one; 0 allowed for both. An
+    // efficiency under 0.01 is no accelerator, and 1e-300 made every step past the time limit.
     const bool share = i == 5 || i == 8;
-    if (!(share ? v[i] >= 0 : v[i] > 0) || !(v[i] <= 1))
+    if (!(share ? v[i] >= 0 : v[i] >= 0.01) || !(v[i] <= 1))
       throw InputError("--efficiency", 0, "",
-                       fmt::format("{} {} is not a fraction in {} 1]", kEffNames[i], v[i], share ? "[0," : "(0,"));
+                       fmt::format("{} {} is not a fraction in {} 1]", kEffNames[i], v[i], share ? "[0," : "[0.01,"));
   }
   return eff_of(v);
 }

@@ -107,15 +107,15 @@ void check_job_budget(const Scenario& sc, JobSpec& spec, int runs, std::size_t s
   // Retried segments past the budget: no run would finish, said before any is simulated (a run
   // used to find out after its share of the work guard, seconds later).
   if (tries > 1 && !over_budget(per_run, recorded, 0).empty()) {
-    // Blamed where the user made the rate: the cards or their MTBF, whichever --set changed.
+    // Blamed where the user made the rate: the cards, their MTBF or the rollbacks, whichever --set
+    // changed (else the MTBF, or the rollbacks without failures).
     const auto& set = sc.source->overridden;
-    const bool cards_set = set.count("job.cards") > 0 && set.count("job.card_mtbf") == 0;
+    std::string rate_key = spec.card_mtbf > 0 ? "job.card_mtbf" : "job.rollback_every";
+    for (const char* k : {"job.rollback_every", "job.cards", "job.card_mtbf"})
+      if (set.count(k)) rate_key = k;
     const double each = std::exp(std::min(tries, 700.0));
     fail_too_large(
-        root,
-        spec.card_mtbf <= 0 ? "job.rollback_every"
-        : cards_set         ? "job.cards"
-                            : "job.card_mtbf",
+        root, rate_key,
         fmt::format("interruptions (every {} on average) come faster than a checkpoint segment of {} "
                     "completes ({} tries each): no run would finish within --max-ops {}; save more often "
                     "or use fewer cards",
