@@ -38,6 +38,27 @@ diff <(sed '1,/layouts considered/d' "$tmp/whole.txt") <(sed '1,/layouts conside
 run "$stepsim" search merge "$tmp/s0.json" "$tmp/s1.json"
 [[ $code == 2 ]] || fail "merge of 2 of 3 shards: exit $code"
 grep -q "2 of 3 shards given" <<<"$err" || fail "merge of 2 of 3 shards: $err"
+# A file that is not a shard says what one is, without the JSON library's tags; a shard's own
+# `shard` is blamed on it; a scenario path not there from this folder names the shard.
+echo '[1, 2]' >"$tmp/not-shard.json"
+run "$stepsim" search merge "$tmp/not-shard.json" "$tmp/s1.json"
+refused "error: $tmp/not-shard.json: not a search shard file (\`stepsim search FILE --shard I/N -o SHARD.json\` writes one): expected a JSON object"
+python3 - "$tmp" <<'PY'
+import json, sys
+tmp = sys.argv[1]
+j = json.load(open(f"{tmp}/s0.json"))
+json.dump(dict(j, shard="x"), open(f"{tmp}/x-shard.json", "w"))
+del j["counts"]
+json.dump(j, open(f"{tmp}/no-counts.json", "w"))
+PY
+run "$stepsim" search merge "$tmp/x-shard.json" "$tmp/s1.json" "$tmp/s2.json"
+refused "error: $tmp/x-shard.json: shard: 'x' is not I/N (e.g. 0/4)"
+run "$stepsim" search merge "$tmp/no-counts.json" "$tmp/s1.json" "$tmp/s2.json"
+refused "error: $tmp/no-counts.json: not a search shard file (\`stepsim search FILE --shard I/N -o SHARD.json\` writes one): key 'counts' not found"
+code=0
+(cd "$tmp" && "$stepsim" search merge s0.json s1.json s2.json >/dev/null 2>"$tmp/elsewhere.err") || code=$?
+[[ $code == 2 && "$(cat "$tmp/elsewhere.err")" == "error: s0.json: file: the search read scenarios/search-design-desk.yaml, which is not there from this folder: merge in the folder the search ran in" ]] ||
+  fail "merge elsewhere: $code $(cat "$tmp/elsewhere.err")"
 
 # Nothing fits: the nearest miss, not an empty table.
 out="$("$stepsim" search scenarios/search-impossible.yaml 2>/dev/null)"
@@ -138,7 +159,7 @@ grep -q '"cp_comm": "all_gather"' "$tmp/c0.json" "$tmp/c1.json" || fail "cp shar
 sed -i 's/"cp_comm": "all_gather"/"cp_comm": "ring"/' "$tmp/c0.json" "$tmp/c1.json"
 run "$stepsim" search merge "$tmp/c0.json" "$tmp/c1.json"
 [[ $code == 2 ]] || fail "merge of a bad cp_comm: exit $code"
-grep -q "not a search shard file: unknown cp_comm 'ring' (p2p, all_gather or a2a)" <<<"$err" || fail "bad shard cp_comm: $err"
+grep -q "not a search shard file (.*): unknown cp_comm 'ring' (p2p, all_gather or a2a)" <<<"$err" || fail "bad shard cp_comm: $err"
 
 # Bad input: one line, file:line: key: message, exit 2.
 printf 'search:\n  model: qwen3-8b\n  hardware: {preset: rtx4090, gpus: 8}\n  layout: {cp: [1, 2], cp_comm: [p2p, ring], global_batch: 8}\n' >"$tmp/bad.yaml"

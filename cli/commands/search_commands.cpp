@@ -5,6 +5,7 @@
 
 #include <chrono>
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <memory>
 #include <set>
@@ -239,6 +240,17 @@ void run_search_command(const SearchArgs& a) {
     fmt::print(stderr, "search: {:.2f} s on {} thread{}\n", info.seconds, opt.jobs, opt.jobs == 1 ? "" : "s");
 }
 
+// A shard file that is not what `search --shard` writes: the library's reason without its tag
+// ("[json.exception.out_of_range.403] key 'shard' not found" -> "key 'shard' not found").
+[[noreturn]] void not_a_shard(const std::string& file, const std::exception& e) {
+  std::string why = e.what();
+  if (why.starts_with("[json.exception.")) why = why.substr(std::min(why.size(), why.find("] ") + 2));
+  throw InputError(file, 0, "",
+                   fmt::format("not a search shard file (`stepsim search FILE --shard I/N -o SHARD.json` writes one): "
+                               "{}",
+                               why));
+}
+
 void run_merge(const MergeArgs& a) {
   std::optional<SearchScenario> sc;
   SearchArgs flags;
@@ -250,14 +262,21 @@ void run_merge(const MergeArgs& a) {
     nlohmann::json j;
     try {
       j = nlohmann::json::parse(read_input_file(f));
+      if (!j.is_object()) throw std::invalid_argument("expected a JSON object");
     } catch (const nlohmann::json::exception& e) {
-      throw InputError(f, 0, "", fmt::format("not a search shard file: {}", e.what()));
+      not_a_shard(f, e);
     } catch (const std::invalid_argument& e) {  // a value the shard's writer never writes
-      throw InputError(f, 0, "", fmt::format("not a search shard file: {}", e.what()));
+      not_a_shard(f, e);
     }
     try {
       const std::string shard = j.at("shard").get<std::string>();
-      const auto [i, n] = parse_shard_arg(shard);
+      std::pair<std::size_t, std::size_t> in;
+      try {
+        in = parse_shard_arg(shard);
+      } catch (const InputError& e) {  // blamed on the file, not on the --shard option it mimics
+        throw InputError(f, 0, "shard", e.message());
+      }
+      const auto [i, n] = in;
       if (count != 0 && n != count)
         throw InputError(f, 0, "shard", fmt::format("shard {} is of {} shards, the others of {}", shard, n, count));
       count = n;
@@ -265,6 +284,12 @@ void run_merge(const MergeArgs& a) {
       const std::string this_file = j.at("file").get<std::string>();
       if (!sc) {
         file = this_file;
+        // The scenario's path as the search was given it: from another folder it is not there.
+        if (std::error_code ec; !std::filesystem::exists(file, ec))
+          throw InputError(f, 0, "file",
+                           fmt::format("the search read {}, which is not there from this folder: merge in the folder "
+                                       "the search ran in",
+                                       file));
         flags.sets = j.at("overrides").get<std::vector<std::string>>();
         flags.top = j.at("top_flag").get<int>();
         flags.rank = j.at("rank_flag").get<std::string>();
@@ -289,9 +314,9 @@ void run_merge(const MergeArgs& a) {
         r.simulated.push_back(ev);
       }
     } catch (const nlohmann::json::exception& e) {
-      throw InputError(f, 0, "", fmt::format("not a search shard file: {}", e.what()));
+      not_a_shard(f, e);
     } catch (const std::invalid_argument& e) {  // a value the shard's writer never writes
-      throw InputError(f, 0, "", fmt::format("not a search shard file: {}", e.what()));
+      not_a_shard(f, e);
     }
   }
   if (seen.size() != count)
