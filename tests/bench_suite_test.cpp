@@ -252,8 +252,10 @@ axes:
                                       "virtual_stages=1) is also in a.json"));
   BenchResults other = b;
   other.suite.axes[0].second.push_back("fill-drain");
+  // The first field that differs is named (the two descriptions used to read alike).
   CHECK_THROWS_WITH(merge_results({a, other}, {"a.json", "o.json"}),
-                    Catch::StartsWith("o.json: suite: comes from a different suite"));
+                    "o.json: suite: comes from a different suite (or suite version) than a.json: axis 1 schedule: "
+                    "[1f1b, zb-h1, fill-drain] vs schedule: [1f1b, zb-h1]");
   CHECK_THROWS_WITH(results_from_json("{\"format\": \"x\"}", "x.json"),
                     "x.json: format: 'x' is not a stepsim bench result file (stepsim-bench/1)");
   CHECK_THROWS_WITH(results_from_json("[1,", "x.json"), Catch::StartsWith("x.json: not valid JSON"));

@@ -76,6 +76,11 @@ expect 2 "error: $tmp/bad-plan.yaml:4: pipeline.actions: schedule 'custom' is no
 # --set that makes a map where a value was: blamed on --set, not on the file.
 run "$stepsim" run scenarios/book-pipeline.yaml --set pipeline.stages.bogus=1
 expect 2 "error: --set: pipeline.stages: expected a whole number"
+# A --set that empties the only section is named, not the file's first line; so is a memory of 0.
+run "$stepsim" run scenarios/book-pipeline.yaml --set pipeline=
+expect 2 "error: --set: pipeline: empty: the scenario has no other section to simulate"
+run "$stepsim" --max-memory 0GB run scenarios/book-pipeline.yaml
+expect 2 "error: --max-memory: '0GB' is no memory: give a size like 4GB"
 # A section that only --set makes: what it lacks is --set's too (the file has no line for it).
 run "$stepsim" job scenarios/book-pipeline.yaml --set job.steps=10
 expect 2 "error: --set: job.step_time: missing: the time of one step (or a 'stragglers' section to simulate it)"

@@ -8,6 +8,7 @@
 #include <set>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "cli/input/input.hpp"
 #include "cli/reports/table.hpp"
@@ -141,8 +142,19 @@ std::string joined(const std::vector<T>& v) {
   return out;
 }
 
-bool same_identity(const SuiteIdentity& a, const SuiteIdentity& b) {
-  return a.name == b.name && a.scenario == b.scenario && a.axes == b.axes && a.variants == b.variants;
+// How two suites' identities differ, the first field that does ("" when they are the same suite).
+std::string identity_difference(const SuiteIdentity& a, const SuiteIdentity& b) {
+  if (a.name != b.name) return fmt::format("suite '{}' vs '{}'", a.name, b.name);
+  if (a.scenario != b.scenario) return fmt::format("base scenario {} vs {}", a.scenario, b.scenario);
+  if (a.variants != b.variants) return fmt::format("{} variants vs {}", a.variants, b.variants);
+  for (std::size_t i = 0; i < std::max(a.axes.size(), b.axes.size()); ++i) {
+    const auto axis = [](const SuiteIdentity& s, std::size_t k) {
+      return k < s.axes.size() ? fmt::format("{}: [{}]", s.axes[k].first, fmt::join(s.axes[k].second, ", "))
+                               : std::string("none");
+    };
+    if (axis(a, i) != axis(b, i)) return fmt::format("axis {} {} vs {}", i + 1, axis(a, i), axis(b, i));
+  }
+  return "";
 }
 
 }  // namespace
@@ -366,12 +378,9 @@ BenchResults merge_results(const std::vector<BenchResults>& parts, const std::ve
   out.suite = parts.front().suite;
   std::map<std::size_t, std::size_t> from;  // variant index -> part it came from
   for (std::size_t p = 0; p < parts.size(); ++p) {
-    if (!same_identity(parts[p].suite, out.suite))
-      throw InputError(
-          files[p], 0, "suite",
-          fmt::format("comes from a different suite (or suite version) than {}: '{}' with {} variants vs "
-                      "'{}' with {}",
-                      files.front(), parts[p].suite.name, parts[p].suite.variants, out.suite.name, out.suite.variants));
+    if (const std::string why = identity_difference(parts[p].suite, out.suite); !why.empty())
+      throw InputError(files[p], 0, "suite",
+                       fmt::format("comes from a different suite (or suite version) than {}: {}", files.front(), why));
     for (const auto& r : parts[p].results) {
       if (r.index >= out.suite.variants)
         throw InputError(files[p], 0, "results", fmt::format("variant {} is out of range", r.index));

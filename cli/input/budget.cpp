@@ -55,7 +55,8 @@ std::int64_t parse_count(const std::string& option, const std::string& text) {
 std::int64_t parse_memory(const std::string& option, const std::string& text) {
   std::string error;
   const auto b = parse_bytes(text, &error);
-  if (!b || *b < 1) throw InputError(option, 0, "", fmt::format("'{}' is not a size like 4GB ({})", text, error));
+  if (!b) throw InputError(option, 0, "", fmt::format("'{}' is not a size like 4GB ({})", text, error));
+  if (*b < 1) throw InputError(option, 0, "", fmt::format("'{}' is no memory: give a size like 4GB", text));
   return *b;
 }
 

@@ -50,10 +50,15 @@ Scenario read(std::shared_ptr<Source> src) {
   }
   if (top.has("rl")) sc.rl = in_section(top, "rl", read_rl);
   if (top.has("moe")) sc.moe = in_section(top, "moe", read_moe);
-  if (!sc.pipeline && !sc.data_parallel && !sc.job && !sc.plan && !sc.rl && !sc.moe && !sc.job_step)
+  if (!sc.pipeline && !sc.data_parallel && !sc.job && !sc.plan && !sc.rl && !sc.moe && !sc.job_step) {
+    // `--set pipeline=` emptied the section the file has: that --set is what left nothing.
+    for (const char* k : {"pipeline", "data_parallel", "job", "plan", "rl", "moe", "job_step"})
+      if (src->overridden.count(k))
+        throw InputError("--set", 0, k, "empty: the scenario has no other section to simulate");
     throw InputError(src->file, 1, "",
                      "the scenario has no section to simulate (expected 'pipeline', 'data_parallel', 'job', 'plan', "
                      "'rl', 'moe' or 'job_step')");
+  }
   return sc;
 }
 }  // namespace
