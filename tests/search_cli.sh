@@ -60,6 +60,14 @@ code=0
 [[ $code == 2 && "$(cat "$tmp/elsewhere.err")" == "error: s0.json: file: the search read scenarios/search-design-desk.yaml, which is not there from this folder: merge in the folder the search ran in" ]] ||
   fail "merge elsewhere: $code $(cat "$tmp/elsewhere.err")"
 
+# The interval the days assume is said: the task's, or Young's optimum by card count.
+"$stepsim" search scenarios/search-design-desk.yaml 2>/dev/null | grep -q "^task: .*, a checkpoint every 30.0 min$" ||
+  fail "the design desk's interval is not said"
+"$stepsim" search scenarios/search-design-desk.yaml --set 'search.checkpoint={bandwidth: 7GB/s, restore: 120s, card_mtbf: 337d}' \
+  >"$tmp/young.txt" 2>/dev/null
+grep -q "^task: 100000000000 tokens, deadline 30.0 days (5.0 reserved), a checkpoint every 2.1 h on 16 cards to 64.3 min on 64 (Young's optimum)$" \
+  "$tmp/young.txt" || fail "Young's interval: $(grep '^task' "$tmp/young.txt")"
+
 # Nothing fits: the nearest miss, not an empty table.
 out="$("$stepsim" search scenarios/search-impossible.yaml 2>/dev/null)"
 grep -q "nearest miss: no layout fits in memory" <<<"$out"

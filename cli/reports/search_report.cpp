@@ -146,6 +146,19 @@ std::string rank_words(SearchRank r) {
   return "?";
 }
 
+// The checkpoint interval the days assume: the task's, or Young's optimum, which depends on the
+// card count (the failures' rate), from the fewest cards listed to the most.
+std::string checkpoint_words(const SearchSpec& spec, const SearchResult& r) {
+  if (spec.task.interval) return fmt::format(", a checkpoint every {}", format_duration(*spec.task.interval));
+  if (r.per_cards.empty()) return "";
+  const Time first = task_checkpoint_interval(spec, r.per_cards.front().cards);
+  const Time last = task_checkpoint_interval(spec, r.per_cards.back().cards);
+  if (first <= 0) return "";
+  if (first == last) return fmt::format(", a checkpoint every {} (Young's optimum)", format_duration(first));
+  return fmt::format(", a checkpoint every {} on {} cards to {} on {} (Young's optimum)", format_duration(first),
+                     r.per_cards.front().cards, format_duration(last), r.per_cards.back().cards);
+}
+
 std::string header(const SearchReportInfo& info, const SearchSpec& spec, const SearchResult& r) {
   std::string cards;
   for (auto c : spec.axes.cards) cards += (cards.empty() ? "" : ", ") + std::to_string(c);
@@ -212,8 +225,8 @@ std::string header(const SearchReportInfo& info, const SearchSpec& spec, const S
   if (a.cp_comm.size() == 1 && a.cp_comm.front() != CpComm::P2p)
     out += fmt::format("context parallelism by {}\n", cp_comm_name(a.cp_comm.front()));
   if (timed(spec))
-    out += fmt::format("task: {} tokens, deadline {:.1f} days ({:.1f} reserved)\n", spec.task.tokens,
-                       days(spec.task.deadline), days(spec.task.reserved));
+    out += fmt::format("task: {} tokens, deadline {:.1f} days ({:.1f} reserved){}\n", spec.task.tokens,
+                       days(spec.task.deadline), days(spec.task.reserved), checkpoint_words(spec, r));
   return out;
 }
 
@@ -419,6 +432,7 @@ nlohmann::ordered_json search_json(const SearchReportInfo& info, const SearchSpe
     x["step_s"] = p.best ? to_s(p.best->step) : 0.0;
     x["days"] = p.best ? days(p.best->completion) : 0.0;
     x["budget_s"] = to_s(p.budget);
+    if (timed(spec)) x["checkpoint_every_s"] = to_s(task_checkpoint_interval(spec, p.cards));
     x["meets"] = p.meets;
     x["why"] = p.why;
     j["per_cards"].push_back(x);
