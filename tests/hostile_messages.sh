@@ -81,6 +81,13 @@ run "$stepsim" run scenarios/book-pipeline.yaml --set pipeline=
 expect 2 "error: --set: pipeline: empty: the scenario has no other section to simulate"
 run "$stepsim" --max-memory 0GB run scenarios/book-pipeline.yaml
 expect 2 "error: --max-memory: '0GB' is no memory: give a size like 4GB"
+# Lines ended by CR alone read as one line: refused as such, not as "no section".
+tr '\n' '\r' <scenarios/book-pipeline.yaml >"$tmp/cr.yaml"
+run "$stepsim" run "$tmp/cr.yaml"
+expect 2 "error: $tmp/cr.yaml:1: its lines end in CR alone (classic Mac OS): save it with LF (or CRLF) line ends"
+# A positive duration under a nanosecond reads as 0: said so, not "must be positive".
+run "$stepsim" job scenarios/job-1024.yaml --set job.step_time=1e-12s
+expect 2 "error: --set: job.step_time: '1e-12s' is under a nanosecond, the simulated time's step"
 # A section that only --set makes: what it lacks is --set's too (the file has no line for it).
 run "$stepsim" job scenarios/book-pipeline.yaml --set job.steps=10
 expect 2 "error: --set: job.step_time: missing: the time of one step (or a 'stragglers' section to simulate it)"

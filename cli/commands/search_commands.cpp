@@ -251,91 +251,100 @@ void run_search_command(const SearchArgs& a) {
                                why));
 }
 
-void run_merge(const MergeArgs& a) {
+// What the shards read so far add up to: the scenario (read with the first shard's flags), the
+// union of their simulated layouts and counts, and which shards of how many came.
+struct Merged {
   std::optional<SearchScenario> sc;
   SearchArgs flags;
   SearchResult r;
   std::set<std::size_t> seen;
   std::size_t count = 0;
   std::string file;
-  for (const auto& f : a.files) {
-    nlohmann::json j;
-    try {
-      j = nlohmann::json::parse(read_input_file(f));
-      if (!j.is_object()) throw std::invalid_argument("expected a JSON object");
-    } catch (const nlohmann::json::exception& e) {
-      not_a_shard(f, e);
-    } catch (const std::invalid_argument& e) {  // a value the shard's writer never writes
-      not_a_shard(f, e);
-    }
-    try {
-      const std::string shard = j.at("shard").get<std::string>();
-      std::pair<std::size_t, std::size_t> in;
-      try {
-        in = parse_shard_arg(shard);
-      } catch (const InputError& e) {  // blamed on the file, not on the --shard option it mimics
-        throw InputError(f, 0, "shard", e.message());
-      }
-      const auto [i, n] = in;
-      if (count != 0 && n != count)
-        throw InputError(f, 0, "shard", fmt::format("shard {} is of {} shards, the others of {}", shard, n, count));
-      count = n;
-      if (!seen.insert(i).second) throw InputError(f, 0, "shard", fmt::format("shard {} given twice", shard));
-      const std::string this_file = j.at("file").get<std::string>();
-      if (!sc) {
-        file = this_file;
-        // The scenario's path as the search was given it: from another folder it is not there.
-        if (std::error_code ec; !std::filesystem::exists(file, ec))
-          throw InputError(f, 0, "file",
-                           fmt::format("the search read {}, which is not there from this folder: merge in the folder "
-                                       "the search ran in",
-                                       file));
-        flags.sets = j.at("overrides").get<std::vector<std::string>>();
-        flags.top = j.at("top_flag").get<int>();
-        flags.rank = j.at("rank_flag").get<std::string>();
-        sc = load_search(file, flags.sets);
-        apply_flags(flags, sc->spec);
-      } else if (this_file != file) {
-        throw InputError(f, 0, "file", fmt::format("this shard searched {}, the first one {}", this_file, file));
-      }
-      const SearchCounts c = counts_from_json(j.at("counts"));
-      r.counts.considered += c.considered;
-      r.counts.divisibility += c.divisibility;
-      r.counts.schedule += c.schedule;
-      r.counts.memory += c.memory;
-      r.counts.bound += c.bound;
-      r.counts.simulated += c.simulated;
-      r.counts.over_memory_simulated += c.over_memory_simulated;
-      for (const auto& [cards, why] : j.at("none_why").items())
-        r.none_why.emplace(std::stoll(cards), why.get<std::string>());
-      for (const auto& e : j.at("simulated")) {
-        Evaluated ev = evaluated_from_json(e);
-        apply_task(sc->spec, ev);
-        r.simulated.push_back(ev);
-      }
-    } catch (const nlohmann::json::exception& e) {
-      not_a_shard(f, e);
-    } catch (const std::invalid_argument& e) {  // a value the shard's writer never writes
-      not_a_shard(f, e);
-    }
+};
+
+// The shard's `shard` (I/N), checked against the others'.
+void take_shard_index(const std::string& f, const nlohmann::json& j, Merged& m) {
+  const std::string shard = j.at("shard").get<std::string>();
+  std::pair<std::size_t, std::size_t> in;
+  try {
+    in = parse_shard_arg(shard);
+  } catch (const InputError& e) {  // blamed on the file, not on the --shard option it mimics
+    throw InputError(f, 0, "shard", e.message());
   }
-  if (seen.size() != count)
+  const auto [i, n] = in;
+  if (m.count != 0 && n != m.count)
+    throw InputError(f, 0, "shard", fmt::format("shard {} is of {} shards, the others of {}", shard, n, m.count));
+  m.count = n;
+  if (!m.seen.insert(i).second) throw InputError(f, 0, "shard", fmt::format("shard {} given twice", shard));
+}
+
+// One shard file into `m`.
+void add_shard(const std::string& f, Merged& m) {
+  nlohmann::json j;
+  try {
+    j = nlohmann::json::parse(read_input_file(f));
+    if (!j.is_object()) throw std::invalid_argument("expected a JSON object");
+    take_shard_index(f, j, m);
+    const std::string this_file = j.at("file").get<std::string>();
+    if (!m.sc) {
+      m.file = this_file;
+      // The scenario's path as the search was given it: from another folder it is not there.
+      if (std::error_code ec; !std::filesystem::exists(m.file, ec))
+        throw InputError(f, 0, "file",
+                         fmt::format("the search read {}, which is not there from this folder: merge in the folder "
+                                     "the search ran in",
+                                     m.file));
+      m.flags.sets = j.at("overrides").get<std::vector<std::string>>();
+      m.flags.top = j.at("top_flag").get<int>();
+      m.flags.rank = j.at("rank_flag").get<std::string>();
+      m.sc = load_search(m.file, m.flags.sets);
+      apply_flags(m.flags, m.sc->spec);
+    } else if (this_file != m.file) {
+      throw InputError(f, 0, "file", fmt::format("this shard searched {}, the first one {}", this_file, m.file));
+    }
+    const SearchCounts c = counts_from_json(j.at("counts"));
+    SearchCounts& n = m.r.counts;
+    n.considered += c.considered;
+    n.divisibility += c.divisibility;
+    n.schedule += c.schedule;
+    n.memory += c.memory;
+    n.bound += c.bound;
+    n.simulated += c.simulated;
+    n.over_memory_simulated += c.over_memory_simulated;
+    for (const auto& [cards, why] : j.at("none_why").items())
+      m.r.none_why.emplace(std::stoll(cards), why.get<std::string>());
+    for (const auto& e : j.at("simulated")) {
+      Evaluated ev = evaluated_from_json(e);
+      apply_task(m.sc->spec, ev);
+      m.r.simulated.push_back(ev);
+    }
+  } catch (const nlohmann::json::exception& e) {
+    not_a_shard(f, e);
+  } catch (const std::invalid_argument& e) {  // a value the shard's writer never writes
+    not_a_shard(f, e);
+  }
+}
+
+void run_merge(const MergeArgs& a) {
+  Merged m;
+  for (const auto& f : a.files) add_shard(f, m);
+  if (m.seen.size() != m.count)
     throw InputError(a.files.front(), 0, "shard",
-                     fmt::format("{} of {} shards given: every shard is needed", seen.size(), count));
-  check_outputs(a.exported, a.csv, a.html, sc->spec);
+                     fmt::format("{} of {} shards given: every shard is needed", m.seen.size(), m.count));
+  check_outputs(a.exported, a.csv, a.html, m.sc->spec);
   try {
-    restore_layouts(sc->spec, r.simulated);
+    restore_layouts(m.sc->spec, m.r.simulated);
   } catch (const std::runtime_error& e) {
-    throw InputError(a.files.front(), 0, "", fmt::format("the shards do not match {}: {}", file, e.what()));
+    throw InputError(a.files.front(), 0, "", fmt::format("the shards do not match {}: {}", m.file, e.what()));
   }
   try {
-    finish_search(sc->spec, r);
-  } catch (const SpecError& e) { sc->fail_step(e); }
+    finish_search(m.sc->spec, m.r);
+  } catch (const SpecError& e) { m.sc->fail_step(e); }
   SearchReportInfo info;
-  info.name = sc->name;
-  info.description = sc->description;
-  info.file = file;
-  print_outputs(info, *sc, flags.sets, r, a.json, a.csv, a.html, a.exported);
+  info.name = m.sc->name;
+  info.description = m.sc->description;
+  info.file = m.file;
+  print_outputs(info, *m.sc, m.flags.sets, m.r, a.json, a.csv, a.html, a.exported);
 }
 
 }  // namespace

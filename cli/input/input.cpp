@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cmath>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <mutex>
@@ -409,6 +410,9 @@ Time Reader::duration_of(const YAML::Node& n, const std::string& full_key) const
   auto v = parse_duration(s, &err);
   if (!v) fail_at(n, full_key, err);
   if (*v < 0) fail_at(n, full_key, fmt::format("'{}' is negative", s));
+  // A positive amount under half a nanosecond would read as 0 and be refused as not positive.
+  if (*v == 0 && std::strtod(s.c_str(), nullptr) > 0)
+    fail_at(n, full_key, fmt::format("'{}' is under a nanosecond, the simulated time's step", s));
   return *v;
 }
 

@@ -69,6 +69,10 @@ std::string read_input_file(const std::string& path) {
     if (static_cast<std::int64_t>(text.size()) > kMaxInputBytes)
       throw InputError(path, 0, "", fmt::format("larger than the {} MiB an input file may have", kMaxInputBytes >> 20));
   }
+  // Lines ended by CR alone (classic Mac OS) read as one line: a YAML file as one comment, a CSV as
+  // one row of cells with CRs in them.
+  if (text.find('\n') == std::string::npos && std::count(text.begin(), text.end(), '\r') > 1)
+    throw InputError(path, 1, "", "its lines end in CR alone (classic Mac OS): save it with LF (or CRLF) line ends");
   // Names and labels go into JSON, which is UTF-8: a Latin-1 byte would end a report half-written.
   if (const std::size_t at = invalid_utf8_at(text); at != std::string_view::npos) {
     const auto line = 1 + std::count(text.begin(), text.begin() + static_cast<std::ptrdiff_t>(at), '\n');
