@@ -211,6 +211,14 @@ mkdir -p "$tmp/links"
 ln -s real.json "$tmp/links/trace.json"
 "$stepsim" run scenarios/book-pipeline.yaml --trace "$tmp/links/trace.json" >/dev/null
 [[ -L "$tmp/links/trace.json" && -s "$tmp/links/real.json" ]] || fail "the link was replaced: $(ls -l "$tmp/links")"
+# Two outputs through a link to a file not made yet are one file too; a link that loops is refused.
+ln -s a.json "$tmp/links/to-a.json"
+run "$stepsim" run scenarios/book-pipeline.yaml --trace "$tmp/links/a.json" --html "$tmp/links/to-a.json"
+expect 2 "error: --html: $tmp/links/to-a.json is also --trace's file: give each output its own"
+ln -s loop.json "$tmp/links/loop.json"
+run "$stepsim" run scenarios/book-pipeline.yaml --trace "$tmp/links/loop.json"
+expect 2 "error: $tmp/links/loop.json: a link that loops (or a chain of more than 40 links)"
+[[ -L "$tmp/links/loop.json" && ! -e "$tmp/links/a.json" ]] || fail "a refused output wrote: $(ls -l "$tmp/links")"
 # A bench baseline that cannot serve refuses the command before it runs: no result files.
 mkdir -p "$tmp/bench" && echo '[]' >"$tmp/bench/bad.json"
 run "$stepsim" bench bench/suites/pipeline.yaml --baseline "$tmp/bench/bad.json" -o "$tmp/bench/out.json" -q

@@ -501,7 +501,7 @@ fig "1f1b v=1 15.778 s +3.6% 1038 47.1% 46.3 / 74.5 yes 7.9%" "$tmp/sched.txt"
 fig "dualpipe v=1 13.237 s -13.1% 1238 56.2% 65.3 / 74.5 yes 5.0%" "$tmp/sched.txt"
 fig "interleaved-1f1b 15.235 s +0.0%" "$tmp/sched.txt"
 run "$stepsim" compare scenarios/job-gpt3-1024xa100.yaml --schedules dualpipe-v
-refused "variant 'dualpipe-v v=1': with blocking pipeline sends (overlap.pp false) schedule 'dualpipe-v' deadlocks"
+refused "error: --schedules: dualpipe-v v=1: with blocking pipeline sends (overlap.pp false) schedule 'dualpipe-v' deadlocks"
 run "$stepsim" compare scenarios/rl-stages.yaml --schedules 1f1b
 refused "error: --schedules: a 'rl' scenario compares its variants, not schedules"
 # A node or network other than the preset's is said under the heading (step and search); the

@@ -43,6 +43,31 @@ refused "error: --set: job_step.layout.tp: 8 GPUs do not split into tp x pp x cp
 # An empty model or hardware `file:` is a path left out, not an unknown key.
 run "$stepsim" run scenarios/job-fsdp-8.yaml --set job_step.model.file=
 refused "error: --set: job_step.model.file: empty: give the file's path (relative to this scenario)"
+bad nofile2 "job_step:
+  model: {file: \"\"}
+  hardware: {preset: h100-sxm, gpus: 8}
+  layout: {tp: 1, global_batch: 8}" "nofile2.yaml:2: job_step.model.file: empty: give the file's path (relative to this scenario)"
+# The would-fit values are those the other two factors leave room for (tp with pp 4 on 60 GPUs).
+run "$stepsim" run scenarios/job-llama70b-64xh100.yaml --set job_step.hardware.gpus=60 --set job_step.layout.dp=null
+refused "job-llama70b-64xh100.yaml:12: job_step.layout.tp: 60 GPUs do not split into tp x pp x cp = 8 x 4 x 1 groups (would fit: tp 1, 3, 5, 15)"
+run "$stepsim" run scenarios/job-llama70b-64xh100.yaml --set job_step.hardware.gpus=36 --set job_step.layout.dp=null --set job_step.layout.cp=2
+refused "error: --set: job_step.hardware.gpus: 36 GPUs do not split into tp x pp x cp = 8 x 4 x 2 groups"
+# compare --schedules: what a schedule cannot do is said at --schedules, naming it.
+run "$stepsim" compare scenarios/job-fsdp-8.yaml --schedules dualpipe
+refused "error: --schedules: dualpipe: zero 3 (FSDP) runs the layers in order on each rank"
+run "$stepsim" compare scenarios/job-gpt3-1024xa100.yaml --schedules 1f1b,pipedream-flush
+refused "error: --schedules: 1f1b named twice"
+run "$stepsim" compare scenarios/job-gpt3-1024xa100.yaml --schedules zb-h2
+refused "error: --schedules: zb-h2 v=1: with blocking pipeline sends (overlap.pp false) schedule 'zb-h2' deadlocks"
+"$stepsim" compare scenarios/job-llama70b-64xh100.yaml --schedules fill-drain >"$tmp/fill.txt"
+fig "fill-drain v=1 15.778 s +3.6% 1038 47.1% 362.4 / 74.5 no" "$tmp/fill.txt"
+# calibrate names the file of the row of a second accelerator; a count past its column's range is too large.
+run "$stepsim" calibrate validation/megatron_korthikanti2022.csv validation/nemo_llama3_h100_fp8.csv -o "$tmp/two.yaml"
+refused "error: validation/nemo_llama3_h100_fp8.csv:21: hw: rows of 'a100-sxm-80gb' and 'h100-sxm': calibrate one accelerator at a time"
+awk -F, -v OFS=, 'NR == 10 { print $0, "nics"; next } /^SC21/ { print $0, "99999999999999999999"; next } { print }' \
+  validation/megatron_sc21.csv >"$tmp/nics.csv"
+run "$stepsim" check-against "$tmp/nics.csv"
+refused "nics.csv:11: nics: '99999999999999999999' is too large (at most 1024)"
 bad nofile "job_step:
   model: {file: }
   hardware: {preset: h100-sxm, gpus: 8}

@@ -49,28 +49,47 @@ std::vector<std::string> with_schedule(const std::string& file, std::vector<std:
 
 // `compare --schedules` on a job step: the step as its base row, then one row per schedule named
 // (in place of the file's variants), each the scenario read again with job_step.layout.schedule
-// set, so that each is checked as `run --schedule` would be. As a pipeline's compare does, a
-// schedule that cannot run the step's chunks gets chunks it can run: one per device (v = 1), else
-// two (v = 2), named in the row ("1f1b v=1"). Where neither serves, the schedule keeps the step's
-// and its run says why it cannot.
+// set, so that each is checked as `run --schedule` would be, and allowed not to fit (a row says
+// so). As a pipeline's compare does, a schedule that cannot run the step's chunks gets chunks it
+// can run: one per device (v = 1), else two (v = 2), named in the row ("1f1b v=1"). A schedule
+// that cannot run the step either way, named twice, or refused as read, is refused at --schedules.
 Scenario with_schedule_variants(const std::string& file, const std::vector<std::string>& sets, Scenario sc,
                                 const std::vector<std::string>& schedules) {
   sc.job_step->variants.clear();
   const int base_v = sc.job_step->spec.layout.vpp;
+  std::vector<std::string> seen;
   for (const auto& name : schedules) {
+    const ScheduleFamily* family = find_schedule(name);
+    const std::string canonical = family ? family->name : name;
+    if (std::find(seen.begin(), seen.end(), canonical) != seen.end())
+      throw InputError("--schedules", 0, "", fmt::format("{} named twice", canonical));
+    seen.push_back(canonical);
     std::vector<std::string> with = sets;
     with.push_back("job_step.layout.schedule=" + name);
-    JobStepVariant row{name, load_scenario(file, with).job_step->spec};
+    with.emplace_back("job_step.allow_oom=true");
+    const auto read = [&](const std::vector<std::string>& s) {
+      try {
+        return load_scenario(file, s).job_step->spec;
+      } catch (const InputError& e) {
+        throw InputError("--schedules", 0, "", fmt::format("{}: {}", name, e.message()));
+      }
+    };
+    JobStepVariant row{name, read(with), "--schedules"};
+    const std::optional<std::string> problem = schedule_problem(row.spec.layout);
     for (const int v : {1, 2}) {
       if (!schedule_problem(row.spec.layout) || v == base_v) continue;
       std::vector<std::string> tried = with;
       tried.push_back(fmt::format("job_step.layout.virtual_stages={}", v));
       try {
         const JobStepSpec other = load_scenario(file, tried).job_step->spec;
-        if (!schedule_problem(other.layout)) row = {fmt::format("{} v={}", name, v), other};
+        if (!schedule_problem(other.layout)) row = {fmt::format("{} v={}", name, v), other, "--schedules"};
       } catch (const InputError&) {  // v does not divide the layers: not a chunking this step has
       }
     }
+    if (problem && schedule_problem(row.spec.layout))
+      throw InputError(
+          "--schedules", 0, "",
+          fmt::format("{} cannot run this step ({}), with one chunk per device or two either", name, *problem));
     sc.job_step->variants.push_back(std::move(row));
   }
   return sc;

@@ -464,8 +464,18 @@ Calibrations calibrate_rows(const std::vector<MeasuredRun>& rows, const CheckAga
     std::vector<MeasuredRun> fit_rows;
     for (const auto& r : rows)
       if (r.fit) fit_rows.push_back(r);
-    if (!fit_rows.empty()) c.fits = fit_per_accelerator(fit_rows, parse_dense_fit(a.fit), threads_for(a.jobs));
-    for (const auto& [hw, f] : c.fits) c.eff[hw] = eff_of(f.params);
+    const DenseFit dense_fit = parse_dense_fit(a.fit);
+    if (!fit_rows.empty()) c.fits = fit_per_accelerator(fit_rows, dense_fit, threads_for(a.jobs));
+    for (const auto& [hw, f] : c.fits) {
+      c.eff[hw] = eff_of(f.params);
+      // What the fit could not pin down, as calibrate says it.
+      std::vector<MeasuredRun> own;
+      for (const auto& r : fit_rows)
+        if (r.hw == hw) own.push_back(r);
+      const std::string doubt =
+          undetermined(own, dense_fit, find_cluster_preset(hw)->accelerator.efficiency, c.eff[hw]);
+      if (!doubt.empty()) warn("calibration for {}: {}", hw, doubt);
+    }
     // An accelerator none of whose rows is marked fit=1: every row held out, at its preset's
     // own (uncalibrated) efficiencies.
     for (const auto& r : rows) c.eff.try_emplace(r.hw, r.spec.cluster.accelerator.efficiency);
@@ -611,7 +621,7 @@ void add_calibrate_command(CLI::App& app) {
     std::string hw = rows.front().hw;
     for (const auto& r : rows)
       if (r.hw != hw)
-        throw InputError((*files)[0], r.line, "hw",
+        throw InputError(r.file, r.line, "hw",
                          fmt::format("rows of '{}' and '{}': calibrate one accelerator at a time", hw, r.hw));
     const DenseFit dense_fit = parse_dense_fit(*fit);
     const auto fits = fit_per_accelerator(rows, dense_fit, threads_for(*jobs));

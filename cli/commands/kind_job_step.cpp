@@ -20,12 +20,15 @@ namespace {
 // The step, or one line at the key that refuses it: a layout its schedule cannot run, or one
 // whose simulated peak does not fit (the check before the run is a lower bound) unless allow_oom.
 // A variant (`variant` its name) is run as compare reports it: not fitting is its result.
-JobStepRun run_or_fail(const Scenario& sc, const JobStepSpec& spec, const std::string& variant = "") {
+// A variant an option made (`compare --schedules`) is blamed on that option, naming it.
+JobStepRun run_or_fail(const Scenario& sc, const JobStepSpec& spec, const std::string& variant = "",
+                       const std::string& option = "") {
   JobStepRun run;
   try {
     run = run_job_step(spec);
   } catch (const SpecError& e) {
     if (variant.empty()) sc.fail("job_step." + e.key(), e.what());
+    if (!option.empty()) throw InputError(option, 0, "", fmt::format("{}: {}", variant, e.what()));
     sc.fail(fmt::format("job_step.variants.{}.{}", variant, e.key()),
             fmt::format("variant '{}': {}", variant, e.what()));
   }
@@ -71,7 +74,7 @@ KindReport compare_job_step(const Scenario& sc) {
   KindReport r = report_of(sc, base);  // the base: its Gantt
   if (sc.job_step->variants.empty()) return r;
   auto runs = std::make_shared<std::vector<std::pair<std::string, JobStepRun>>>();
-  for (const auto& v : sc.job_step->variants) runs->emplace_back(v.name, run_or_fail(sc, v.spec, v.name));
+  for (const auto& v : sc.job_step->variants) runs->emplace_back(v.name, run_or_fail(sc, v.spec, v.name, v.option));
   const auto rows = [base, runs] {
     std::vector<std::pair<std::string, const JobStepRun*>> out = {{"base", base.get()}};
     for (const auto& [name, run] : *runs) out.emplace_back(name, &run);

@@ -96,6 +96,18 @@ std::string input_named_by(const std::string& path) {
   return "";
 }
 
+std::string output_target(const std::string& path) {
+  std::filesystem::path target = path;
+  std::error_code ec;
+  for (int depth = 0; std::filesystem::is_symlink(target, ec); ++depth) {
+    if (depth == 40) throw InputError(path, 0, "", "a link that loops (or a chain of more than 40 links)");
+    const std::filesystem::path to = std::filesystem::read_symlink(target, ec);
+    if (ec) break;
+    target = to.is_absolute() ? to : target.parent_path() / to;
+  }
+  return target.string();
+}
+
 namespace {
 // The outputs checked so far, with the option that names each: two options naming one file would
 // leave only the second's.
@@ -104,12 +116,13 @@ std::vector<std::pair<std::string, std::string>>& outputs_named() {
   return outputs;
 }
 
-// The same file: one that exists by its identity (a link, another spelling), else by its absolute,
-// normalised path.
+// The same file: one that exists by its identity (a hard link, another spelling), else the file
+// each names through its links, by its absolute, normalised path (a link to a file not made yet).
 bool same_file(const std::string& a, const std::string& b) {
   std::error_code ec;
   if (std::filesystem::equivalent(a, b, ec)) return true;
-  return std::filesystem::absolute(a, ec).lexically_normal() == std::filesystem::absolute(b, ec).lexically_normal();
+  return std::filesystem::absolute(output_target(a), ec).lexically_normal() ==
+         std::filesystem::absolute(output_target(b), ec).lexically_normal();
 }
 }  // namespace
 
@@ -123,6 +136,7 @@ void check_output_path(const std::string& option, const std::string& path) {
   std::error_code ec;
   if (!folder.empty() && !std::filesystem::is_directory(folder, ec))
     throw InputError(option, 0, "", fmt::format("{}: no folder {} to write it in", path, folder.string()));
+  (void)output_target(path);  // a link that loops is refused here, before the work
   if (std::filesystem::is_directory(path, ec))
     throw InputError(option, 0, "", fmt::format("{}: is a folder: give a file's name (in it, say)", path));
   // /dev/stdout and its spellings: the file would go into the report on stdout (unless both are the

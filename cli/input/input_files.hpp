@@ -19,6 +19,10 @@ std::string read_input_file(const std::string& path);
 // relative path), or "" if none.
 std::string input_named_by(const std::string& path);
 
+// The file an output `path` writes: itself, or what its links name (followed even where the file
+// is not there yet). InputError for a link that loops.
+std::string output_target(const std::string& path);
+
 // Refuses, at `option`, an output `path` ("-" and "" are none) that names a file this process has
 // read, or whose folder does not exist: InputError, before anything is written.
 void check_output_path(const std::string& option, const std::string& path);

@@ -502,7 +502,7 @@ std::vector<JobStepVariant> read_job_step_variants(const Reader& r) {
     YAML::Node section = laid_over(base, v.node());
     section["allow_oom"] = true;  // compare reports a variant that does not fit
     try {
-      out.push_back({name, read_job_step_fields(r.over(section, v.path())).spec});
+      out.push_back({name, read_job_step_fields(r.over(section, v.path())).spec, ""});
     } catch (const InputError& e) {
       // A map the merge made has no line of its own: the variant's (a --set key has none).
       if (e.line() > 0 || e.file() == "--set") throw;
@@ -522,28 +522,28 @@ JobStepScenario read_job_step(const Reader& r) {
 }
 
 namespace {
-// tp x pp x cp, which must divide the GPUs. The first of the three whose running product stops dividing
-// them is blamed where the layout gives it, with the values that would divide (the GPUs alone when the
-// layout gives none of them).
+// tp x pp x cp, which must divide the GPUs. Blamed at the first of the three the layout gives for
+// which the other two divide the GPUs, with its values that would (the divisors of what the other
+// two leave); at the GPUs when there is none such.
 std::int64_t model_parallel_size(const Reader& r, const JobLayout& l, std::int64_t gpus) {
   const Reader layout = r.child("layout");
-  const std::array<std::pair<const char*, int>, 3> factors{{{"tp", l.tp}, {"pp", l.pp}, {"cp", l.cp}}};
-  std::int64_t mp = 1;  // each factor is at most 2^31: a product past the GPUs stops at once
+  const std::array<std::pair<const char*, std::int64_t>, 3> factors{{{"tp", l.tp}, {"pp", l.pp}, {"cp", l.cp}}};
+  // Each factor is at most 2^31: products of two stay in range, and past the GPUs they divide nothing.
+  const std::int64_t mp = factors[0].second * factors[1].second;
+  if (mp <= gpus && factors[2].second <= gpus / mp && gpus % (mp * factors[2].second) == 0)
+    return mp * factors[2].second;
+  const std::string split =
+      fmt::format("{} GPUs do not split into tp x pp x cp = {} x {} x {} groups", gpus, l.tp, l.pp, l.cp);
   for (std::size_t i = 0; i < factors.size(); ++i) {
     const auto [name, factor] = factors[i];
-    if (factor <= gpus / mp && gpus % (mp * factor) == 0) {
-      mp *= factor;
-      continue;
-    }
-    const std::string split =
-        fmt::format("{} GPUs do not split into tp x pp x cp = {} x {} x {} groups", gpus, l.tp, l.pp, l.cp);
-    if (!layout.has(name)) r.child("hardware").fail("gpus", split);
-    std::vector<std::int64_t> fit;  // the values of this factor that divide what the ones before leave
-    for (std::int64_t d = 1; d <= gpus / mp; ++d)  // at most 10^6 GPUs: at most 240 divisors
-      if ((gpus / mp) % d == 0) fit.push_back(d);
+    const std::int64_t rest = factors[(i + 1) % 3].second * factors[(i + 2) % 3].second;
+    if (!layout.has(name) || rest > gpus || gpus % rest != 0) continue;
+    std::vector<std::int64_t> fit;  // at most 10^6 GPUs: at most 240 divisors
+    for (std::int64_t d = 1; d <= gpus / rest; ++d)
+      if ((gpus / rest) % d == 0) fit.push_back(d);
     layout.fail(name, fmt::format("{} (would fit: {} {})", split, name, fmt::join(fit, ", ")));
   }
-  return mp;
+  r.child("hardware").fail("gpus", split);
 }
 
 JobStepScenario read_job_step_fields(const Reader& r) {

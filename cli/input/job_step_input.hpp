@@ -21,6 +21,7 @@ namespace stepsim::cli {
 struct JobStepVariant {
   std::string name;
   JobStepSpec spec;
+  std::string option;  // the command-line option that made it ("--schedules"), not the file
 };
 
 struct JobStepScenario {

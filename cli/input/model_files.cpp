@@ -19,6 +19,7 @@ Reader fields_or_file(const Reader& parent, const std::string& k, const std::vec
   allowed.push_back("file");
   r.only(allowed);
   const std::string name = r.text("file");
+  if (name.empty()) r.fail("file", "empty: give the file's path (relative to this scenario)");
   std::filesystem::path path(name);
   if (path.is_relative()) path = std::filesystem::path(parent.file()).parent_path() / path;
   if (const std::string why = input_file_problem(path.string()); !why.empty())

@@ -51,6 +51,8 @@ std::string column_of(const std::string& key) {
                                                              {"recompute", "recomp"},
                                                              {"schedule", "sched"},
                                                              {"overlap.tp", "overlap_tp"},
+                                                             {"overlap.pp", "overlap_pp"},
+                                                             {"overlap.dp", "overlap_dp"},
                                                              {"overlap.ep_a2a", "overlap_ep_a2a"}};
   const auto it = columns.find(key);
   return it == columns.end() ? key : it->second;
@@ -117,6 +119,8 @@ class RowCells {
     std::int64_t v = 0;
     const auto& s = it->second;
     const auto res = std::from_chars(s.data(), s.data() + s.size(), v);
+    if (res.ec == std::errc::result_out_of_range)
+      throw InputError(file_, n_, k, fmt::format("'{}' is too large (at most {})", s, max));
     if (res.ec != std::errc{} || res.ptr != s.data() + s.size() || v < 0)
       throw InputError(file_, n_, k, fmt::format("'{}' is not a whole number", s));
     if (v > max) throw InputError(file_, n_, k, fmt::format("'{}' is too large (at most {})", s, max));

@@ -82,8 +82,9 @@ void analyse_input(const Scenario& sc, const JobScenario& job, JobAnalysis& a) {
 void check_job_budget(const Scenario& sc, JobSpec& spec, int runs, std::size_t sweeps) {
   const double work = static_cast<double>(spec.profile.total());
   const double steps = static_cast<double>(spec.profile.steps());
+  // At least one: an interval longer than the job is one segment of the job's length.
   const double segments =
-      spec.checkpoint.every_steps > 0 ? steps / static_cast<double>(spec.checkpoint.every_steps) : 1;
+      spec.checkpoint.every_steps > 0 ? std::max(1.0, steps / static_cast<double>(spec.checkpoint.every_steps)) : 1;
   double rate = 0;  // interruptions per ns
   if (spec.card_mtbf > 0) rate += static_cast<double>(spec.cards) / static_cast<double>(spec.card_mtbf);
   if (spec.rollback_interval > 0) rate += 1.0 / static_cast<double>(spec.rollback_interval);
@@ -107,12 +108,18 @@ void check_job_budget(const Scenario& sc, JobSpec& spec, int runs, std::size_t s
   // Retried segments past the budget: no run would finish, said before any is simulated (a run
   // used to find out after its share of the work guard, seconds later).
   if (tries > 1 && !over_budget(per_run, recorded, 0).empty()) {
-    // Blamed where the user made the rate: the cards, their MTBF or the rollbacks, whichever --set
-    // changed (else the MTBF, or the rollbacks without failures).
+    // Blamed where the rate comes from: the failures (the cards or their MTBF, whichever --set
+    // changed, else the MTBF) or the rollbacks, whichever come more often; or a segment --set made
+    // long (its interval, its restore) where --set changed no rate.
     const auto& set = sc.source->overridden;
-    std::string rate_key = spec.card_mtbf > 0 ? "job.card_mtbf" : "job.rollback_every";
-    for (const char* k : {"job.rollback_every", "job.cards", "job.card_mtbf"})
-      if (set.count(k)) rate_key = k;
+    const double failures =
+        spec.card_mtbf > 0 ? static_cast<double>(spec.cards) / static_cast<double>(spec.card_mtbf) : 0;
+    std::string rate_key = failures * static_cast<double>(spec.rollback_interval) >= 1 || spec.rollback_interval <= 0
+                               ? (set.count("job.cards") && !set.count("job.card_mtbf") ? "job.cards" : "job.card_mtbf")
+                               : "job.rollback_every";
+    if (!set.count("job.cards") && !set.count("job.card_mtbf") && !set.count("job.rollback_every"))
+      for (const char* k : {"job.checkpoint.every", "job.restore"})
+        if (set.count(k)) rate_key = k;
     const double each = std::exp(std::min(tries, 700.0));
     fail_too_large(
         root, rate_key,

@@ -99,14 +99,7 @@ OutputFile::OutputFile(const std::string& path) : path_(path) {
   // A link is written through, onto what it names (its temporary file beside that): renaming onto
   // the link would replace it, /dev/stderr or a results link alike, with a plain file.
   // (A link to a file not there yet is followed too; a chain of them at most 40 deep, as the kernel.)
-  std::filesystem::path target = path;
-  std::error_code ec;
-  for (int depth = 0; depth < 40 && std::filesystem::is_symlink(target, ec); ++depth) {
-    const std::filesystem::path to = std::filesystem::read_symlink(target, ec);
-    if (ec) break;
-    target = to.is_absolute() ? to : target.parent_path() / to;
-  }
-  target_ = target.string();
+  target_ = output_target(path);
   tmp_ = target_ + ".XXXXXX";
   const int fd = mkstemp(tmp_.data());
   if (fd < 0 && (errno == ENOENT || errno == ENOTDIR))
