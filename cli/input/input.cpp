@@ -16,6 +16,7 @@
 #include <fmt/format.h>
 
 #include "cli/input/printable.hpp"
+#include "cli/input/utf8.hpp"
 #include "cli/input/yaml_shape.hpp"
 #include "models/units.hpp"
 

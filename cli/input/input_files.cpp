@@ -13,6 +13,7 @@
 
 #include "cli/input/budget.hpp"
 #include "cli/input/input.hpp"
+#include "cli/input/utf8.hpp"
 
 namespace stepsim::cli {
 
@@ -24,40 +25,6 @@ std::vector<std::string>& files_read() {
   return files;
 }
 }  // namespace
-
-std::size_t invalid_utf8_at(std::string_view text) {
-  // RFC 3629: a lead byte, then its continuation bytes; no overlong forms, surrogates or code
-  // points past U+10FFFF.
-  const auto* b = reinterpret_cast<const unsigned char*>(text.data());
-  const std::size_t n = text.size();
-  for (std::size_t i = 0; i < n;) {
-    const unsigned c = b[i];
-    if (c < 0x80) {
-      ++i;
-      continue;
-    }
-    std::size_t len = 0;
-    unsigned lo = 0x80, hi = 0xBF;  // the second byte's range
-    if (c >= 0xC2 && c <= 0xDF) {
-      len = 2;
-    } else if (c >= 0xE0 && c <= 0xEF) {
-      len = 3;
-      if (c == 0xE0) lo = 0xA0;
-      if (c == 0xED) hi = 0x9F;
-    } else if (c >= 0xF0 && c <= 0xF4) {
-      len = 4;
-      if (c == 0xF0) lo = 0x90;
-      if (c == 0xF4) hi = 0x8F;
-    } else {
-      return i;
-    }
-    if (i + len > n || b[i + 1] < lo || b[i + 1] > hi) return i;
-    for (std::size_t k = 2; k < len; ++k)
-      if (b[i + k] < 0x80 || b[i + k] > 0xBF) return i;
-    i += len;
-  }
-  return std::string_view::npos;
-}
 
 std::string read_input_file(const std::string& path) {
   require_input_file(path);

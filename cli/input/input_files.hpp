@@ -3,13 +3,8 @@
 // of the same command replaces one (a --html naming the scenario's model file, -o naming the
 // measured runs it fits).
 #include <string>
-#include <string_view>
 
 namespace stepsim::cli {
-
-// Where `text` stops being UTF-8 (RFC 3629), or npos: every input and --set value must be, as the
-// JSON reports are.
-std::size_t invalid_utf8_at(std::string_view text);
 
 // A whole input file: refuses what is not a regular file (a directory, /dev/zero, a FIFO) and
 // files over kMaxInputBytes, with InputError(file, 0, "", reason). Remembers the file.
