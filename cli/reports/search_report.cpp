@@ -13,6 +13,7 @@
 #include "cli/reports/job_step_report.hpp"
 #include "cli/reports/quantities.hpp"
 #include "cli/reports/table.hpp"
+#include "models/units.hpp"
 
 namespace stepsim::cli {
 
