@@ -43,6 +43,11 @@ refused "error: --set: job_step.layout.tp: 8 GPUs do not split into tp x pp x cp
 # An empty model or hardware `file:` is a path left out, not an unknown key.
 run "$stepsim" run scenarios/job-fsdp-8.yaml --set job_step.model.file=
 refused "error: --set: job_step.model.file: empty: give the file's path (relative to this scenario)"
+# A key with nothing after it is blamed at its own line (yaml-cpp marks the null a line on).
+bad bare "job_step:
+  model:
+  hardware: {preset: h100-sxm, gpus: 8}
+  layout: {tp: 1, global_batch: 8}" "bare.yaml:2: job_step.model: missing (a model file, fields or a built-in name)"
 bad nofile2 "job_step:
   model: {file: \"\"}
   hardware: {preset: h100-sxm, gpus: 8}

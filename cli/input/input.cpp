@@ -260,6 +260,11 @@ void Reader::fail_dotted(const std::string& dotted_key, const std::string& messa
 
 void Reader::fail(const std::string& k, const std::string& message) const {
   const YAML::Node n = get(k);
+  // A key with nothing after it (`model:`): yaml-cpp marks its null at the next token, a line on;
+  // the key's own mark is where it stands.
+  if (n && n.IsNull() && node_.IsMap())
+    for (const auto& kv : node_)
+      if (kv.first.IsScalar() && kv.first.Scalar() == k) fail_at(kv.first, key(k), message);
   fail_at(n ? n : node_, key(k), message);
 }
 
