@@ -85,6 +85,10 @@ TEST_CASE("CSV import: idle cells, comm actions, quoting, errors by row and colu
     CHECK(std::string(e.what()) == "row 2, column 2: '1X0': unknown op letter 'X' (expected F, B, I or W)");
   }
   CHECK_THROWS_WITH(parse_actions_csv("0F0,\"0B0\n"), Catch::Contains("unterminated quoted cell"));
+  // A blank line between rows would be a device with nothing; blank lines at the end are none.
+  CHECK_THROWS_WITH(parse_actions_csv("0F0,0B0\n\r\n1F0,1B0\n"),
+                    "row 2, column 1: a blank line: each row lists one device's actions");
+  CHECK(parse_actions_csv("0F0,0B0\n1F0,1B0\n\n\r\n").size() == 2);
 }
 
 TEST_CASE("every schedule survives export and import unchanged", "[schedules][csv]") {

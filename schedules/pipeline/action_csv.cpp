@@ -92,6 +92,8 @@ std::vector<std::vector<Action>> parse_actions_csv(std::string_view text) {
   std::vector<std::vector<Action>> rows;
   for (std::size_t r = 0; r < lines.size(); ++r) {
     const int row = static_cast<int>(r) + 1;
+    // Each row is one device's list: a blank line between rows would be a device with nothing.
+    if (trim(lines[r]).empty()) throw ActionCsvError(row, 1, "a blank line: each row lists one device's actions");
     std::vector<Action> actions;
     const auto cells = split_cells(lines[r], row);
     for (std::size_t c = 0; c < cells.size(); ++c) {
