@@ -1,6 +1,7 @@
 #include "models/layout.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <numeric>
 #include <utility>
@@ -10,13 +11,18 @@
 
 namespace stepsim {
 
-namespace {
-std::string divisors_of(std::int64_t n, std::int64_t limit = 64) {
-  std::string out;
+std::vector<int> divisors(std::int64_t n, std::int64_t limit) {
+  std::vector<int> out;
   for (std::int64_t d = 1; d <= n && d <= limit; ++d)
-    if (n % d == 0) out += (out.empty() ? "" : ", ") + std::to_string(d);
+    if (n % d == 0) out.push_back(static_cast<int>(d));
   return out;
 }
+
+std::string divisors_of(std::int64_t n, std::int64_t limit) {
+  return fmt::format("{}", fmt::join(divisors(n, limit), ", "));
+}
+
+namespace {
 
 // Each degree, micro_batch and global_batch within its limits, and the GPUs they span.
 std::optional<InputProblem> check_sizes(const JobModel& m, const JobLayout& l) {

@@ -1,12 +1,21 @@
 #pragma once
 // Checks that a parallel layout divides the model and the cluster, and says what would fit.
 #include <cstdint>
+#include <limits>
 #include <optional>
+#include <string>
+#include <vector>
 
 #include "models/job_spec.hpp"
 #include "models/model_limits.hpp"
 
 namespace stepsim {
+
+// The divisors of n from 1 up to `limit`, ascending: the values a layout degree may take, for the
+// search's auto keys and for what a refusal says would fit.
+std::vector<int> divisors(std::int64_t n, std::int64_t limit = std::numeric_limits<std::int64_t>::max());
+// The same, comma-separated ("1, 2, 4, 8"), as the refusals write them.
+std::string divisors_of(std::int64_t n, std::int64_t limit = 64);
 
 // The settings that need neither the model nor the cluster: a ZeRO stage that exists, gradients
 // of 2 or 4 bytes. (Readers check them at the key before anything is derived or searched.)

@@ -538,10 +538,7 @@ std::int64_t model_parallel_size(const Reader& r, const JobLayout& l, std::int64
     const auto [name, factor] = factors[i];
     const std::int64_t rest = factors[(i + 1) % 3].second * factors[(i + 2) % 3].second;
     if (!layout.has(name) || rest > gpus || gpus % rest != 0) continue;
-    std::vector<std::int64_t> fit;  // at most 10^6 GPUs: at most 240 divisors
-    for (std::int64_t d = 1; d <= gpus / rest; ++d)
-      if ((gpus / rest) % d == 0) fit.push_back(d);
-    layout.fail(name, fmt::format("{} (would fit: {} {})", split, name, fmt::join(fit, ", ")));
+    layout.fail(name, fmt::format("{} (would fit: {} {})", split, name, divisors_of(gpus / rest, gpus / rest)));
   }
   r.child("hardware").fail("gpus", split);
 }

@@ -2,7 +2,6 @@
 // this model and cluster, and the enumeration, the product of the keys in one fixed order.
 #include <algorithm>
 #include <functional>
-#include <limits>
 #include <memory>
 #include <utility>
 
@@ -14,13 +13,6 @@
 namespace stepsim {
 
 namespace {
-
-std::vector<int> divisors(std::int64_t n, std::int64_t limit = std::numeric_limits<std::int64_t>::max()) {
-  std::vector<int> out;
-  for (std::int64_t d = 1; d <= n && d <= limit; ++d)
-    if (n % d == 0) out.push_back(static_cast<int>(d));
-  return out;
-}
 
 // Largest virtual-stage count `auto` tries: SC21 Table 1 uses up to 3; more chunks cost more
 // pipeline messages than they save in bubble on the presets' links.
