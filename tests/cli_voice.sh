@@ -44,6 +44,16 @@ run "$stepsim" job scenarios/job-1024.yaml --runs 0; expect 2 "--runs" err
 run "$stepsim" compare scenarios/book-pipeline.yaml --schedules 1f1b,zbh3; expect 2 "unknown schedule 'zbh3'; did you mean 'zb-h1'?" err
 run "$stepsim" run scenarios/book-pipeline.yaml --schedule interleavd; expect 2 "did you mean 'interleaved-1f1b'?" err
 run "$stepsim" compare scenarios/rl-stages.yaml --schedules 1f1b; expect 2 "compares its variants, not schedules" err
+# Lists: an empty item (a stray comma) refused, not dropped; a list option may be repeated.
+run "$stepsim" compare scenarios/book-pipeline.yaml --schedules 1f1b,,zb-h1,
+expect 2 "error: compare: --schedules: an empty item in '1f1b,,zb-h1,': a comma too many?" err
+run "$stepsim" check-against validation/megatron_sc21.csv --fit gemm,; expect 2 "--fit: an empty item in 'gemm,'" err
+run "$stepsim" search scenarios/search-gpt3-1024xa100.yaml --export "$tmp/x.yaml" --pick 1,x
+expect 2 "error: search: --pick: 'x' is not a number" err
+run "$stepsim" search scenarios/search-gpt3-1024xa100.yaml --export "$tmp/x.yaml" --cards 0; expect 2 "--cards: Value 0 not in range" err
+[[ ! -e "$tmp/x.yaml" ]] || fail "a refused --pick wrote its file"
+"$stepsim" compare scenarios/book-pipeline.yaml --schedules 1f1b --schedules zb-h1 --json >"$tmp/two.json" || fail "repeated --schedules"
+[[ $(grep -c '"schedule"' "$tmp/two.json") == 2 ]] || fail "repeated --schedules: not both rows: $(head -c 300 "$tmp/two.json")"
 
 # A scenario of the wrong kind names the command that takes it.
 run "$stepsim" run scenarios/job-1024.yaml; expect 2 "use \`stepsim job scenarios/job-1024.yaml\`" err

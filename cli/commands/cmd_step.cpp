@@ -195,8 +195,8 @@ void add_compare_command(CLI::App& app) {
   auto out = std::make_shared<OutputArgs>();
   auto* cmd = app.add_subcommand("compare", "simulate the scenario under several schedules or variants, one row each");
   add_scenario_args(cmd, *args);
-  cmd->add_option("--schedules", request->schedules, "comma-separated schedules (default: every one that can run it)")
-      ->delimiter(',');
+  add_list_option(cmd, "--schedules", request->schedules,
+                  "comma-separated schedules (default: every one that can run it)");
   cmd->add_option("-j,--jobs", request->jobs,
                   "threads for a pipeline's schedules (default: every core); results do not depend on it");
   cmd->add_option("--trace", out->trace,

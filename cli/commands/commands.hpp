@@ -45,6 +45,37 @@ inline CLI::Validator file_beside_report() {
       "FILE");
 }
 
+// A comma-separated list option (--schedules 1f1b,zb-h1; --pick 1,2,3). CLI11's own delimiter drops
+// empty items, so "1f1b,,zb-h1," passed as two names: here an empty item is refused (a stray comma is
+// a typo, or a name the shell lost). The option may be given more than once; its items add up. Each
+// item is checked by `each` (a CLI11 validator, e.g. a range), then converted to T.
+template <class T>
+CLI::Option* add_list_option(CLI::App* cmd, const std::string& name, std::vector<T>& out,
+                             const std::string& description, CLI::Validator each = {}) {
+  auto convert = [&out, name, each](const std::vector<std::string>& raws) mutable {
+    out.clear();
+    for (const auto& raw : raws) {
+      std::size_t from = 0;
+      for (;;) {
+        const std::size_t comma = raw.find(',', from);
+        std::string item = raw.substr(from, comma == std::string::npos ? std::string::npos : comma - from);
+        if (item.empty())
+          throw CLI::ValidationError(name, fmt::format("an empty item in '{}': a comma too many?", raw));
+        T value{};
+        if (!CLI::detail::lexical_cast(item, value))
+          throw CLI::ValidationError(name, fmt::format("'{}' is not a number", item));
+        if (const std::string problem = each(item); !problem.empty()) throw CLI::ValidationError(name, problem);
+        out.push_back(std::move(value));
+        if (comma == std::string::npos) break;
+        from = comma + 1;
+      }
+    }
+  };
+  return cmd->add_option_function<std::vector<std::string>>(name, convert, description)
+      ->allow_extra_args(false)  // one token per use (1,2,3): a file after it stays positional
+      ->type_name(std::string(CLI::detail::type_name<T>()) + " list");
+}
+
 // Removes the global flags (--verbose, --quiet) wherever they stand before a lone "--", so that
 // they may follow the command, and returns the verbosity they ask for (both: an InputError).
 struct GlobalFlags {

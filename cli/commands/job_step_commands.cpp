@@ -99,12 +99,9 @@ std::vector<MeasuredRun> read_all(const std::vector<std::string>& files) {
 }
 
 CLI::Option* add_fit_option(CLI::App* cmd, std::vector<std::string>& fit) {
-  return cmd
-      ->add_option("--fit", fit,
-                   "the dense efficiencies to fit, the others kept at the preset's (default all six: "
-                   "gemm,attention,memory,fabric,network,contention); fit few on a few runs")
-      ->delimiter(',')
-      ->allow_extra_args(false);  // one token (gemm,network): files after it stay positional
+  return add_list_option(cmd, "--fit", fit,
+                         "the dense efficiencies to fit, the others kept at the preset's (default all six: "
+                         "gemm,attention,memory,fabric,network,contention); fit few on a few runs");
 }
 
 void add_jobs_option(CLI::App* cmd, unsigned& jobs) {
@@ -583,11 +580,9 @@ void add_check_against_command(CLI::App& app) {
                       "write the rows --rows names as a job_step scenario to this file, at the calibration they are "
                       "predicted with; `stepsim run` simulates the first, `stepsim compare` all")
           ->check(file_beside_report());
-  auto* rows_option = cmd->add_option("--rows", a->rows,
+  auto* rows_option = add_list_option(cmd, "--rows", a->rows,
                                       "the rows --export writes, by line (with one file) or FILE:LINE, FILE a file's "
                                       "name with or without .csv (a list: 16,17)")
-                          ->delimiter(',')
-                          ->allow_extra_args(false)  // one token (16,17): files after it stay positional
                           ->needs(export_option);
   export_option->needs(rows_option);
   cmd->callback([a] { run_check_against(*a); });

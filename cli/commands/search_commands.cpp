@@ -161,19 +161,15 @@ void add_export_options(CLI::App* cmd, ExportArgs& e) {
                       "scenario to this file; `stepsim run` simulates it alone. Several (--pick 1,2,3 or "
                       "--cards 48,64): the first the scenario's step, the others its variants (stepsim compare)")
           ->check(file_beside_report());
-  auto* pick = cmd->add_option("--pick", e.choice.picks,
+  auto* pick = add_list_option(cmd, "--pick", e.choice.picks,
                                "which listed layouts --export writes, by their number (default 1, the best; a list: "
-                               "1,2,3)")
-                   ->delimiter(',')
-                   ->allow_extra_args(false)  // one token (1,2,3): a scenario after it stays positional
-                   ->check(CLI::Range(1, 10000))
+                               "1,2,3)",
+                               CLI::Range(1, 10000))
                    ->needs(file);
-  cmd->add_option("--cards", e.choice.cards,
+  add_list_option(cmd, "--cards", e.choice.cards,
                   "--export the best layout at this card count (the per-card table; a list: 48,64) instead of a "
-                  "listed one")
-      ->delimiter(',')
-      ->allow_extra_args(false)
-      ->check(CLI::Range(std::int64_t{1}, std::int64_t{kMaxGpus}))
+                  "listed one",
+                  CLI::Range(std::int64_t{1}, std::int64_t{kMaxGpus}))
       ->needs(file)
       ->excludes(pick);
 }
