@@ -105,33 +105,38 @@ void check_job_budget(const Scenario& sc, JobSpec& spec, int runs, std::size_t s
                           static_cast<double>(sizeof(JobEvent) + 2 * sizeof(std::pair<Time, int>));
   const Reader root(sc.source, sc.source->root, "");
   const double per_run = 2 * segments + 2 * interruptions + 1;
+  // Blamed where the rate comes from: the failures (the cards or their MTBF, whichever --set
+  // changed, else the MTBF) or the rollbacks, whichever come more often; or a segment --set made
+  // long (its interval, its restore) where --set changed no rate.
+  const auto& set = sc.source->overridden;
+  const double failures =
+      spec.card_mtbf > 0 ? static_cast<double>(spec.cards) / static_cast<double>(spec.card_mtbf) : 0;
+  std::string rate_key = failures * static_cast<double>(spec.rollback_interval) >= 1 || spec.rollback_interval <= 0
+                             ? (set.count("job.cards") && !set.count("job.card_mtbf") ? "job.cards" : "job.card_mtbf")
+                             : "job.rollback_every";
+  if (!set.count("job.cards") && !set.count("job.card_mtbf") && !set.count("job.rollback_every"))
+    for (const char* k : {"job.checkpoint.every", "job.restore"})
+      if (set.count(k)) rate_key = k;
+  const double each = std::exp(std::min(tries, 700.0));
+  const std::string retried =
+      fmt::format("interruptions (every {} on average) come faster than a checkpoint segment of {} completes ({} "
+                  "tries each)",
+                  span(static_cast<Time>(1 / rate)), span(static_cast<Time>(segment_ns)),
+                  each < 1e15 ? fmt::format("about {:.1e}", each) : std::string("more than 1e15"));
   // Retried segments past the budget: no run would finish, said before any is simulated (a run
   // used to find out after its share of the work guard, seconds later).
-  if (tries > 1 && !over_budget(per_run, recorded, 0).empty()) {
-    // Blamed where the rate comes from: the failures (the cards or their MTBF, whichever --set
-    // changed, else the MTBF) or the rollbacks, whichever come more often; or a segment --set made
-    // long (its interval, its restore) where --set changed no rate.
-    const auto& set = sc.source->overridden;
-    const double failures =
-        spec.card_mtbf > 0 ? static_cast<double>(spec.cards) / static_cast<double>(spec.card_mtbf) : 0;
-    std::string rate_key = failures * static_cast<double>(spec.rollback_interval) >= 1 || spec.rollback_interval <= 0
-                               ? (set.count("job.cards") && !set.count("job.card_mtbf") ? "job.cards" : "job.card_mtbf")
-                               : "job.rollback_every";
-    if (!set.count("job.cards") && !set.count("job.card_mtbf") && !set.count("job.rollback_every"))
-      for (const char* k : {"job.checkpoint.every", "job.restore"})
-        if (set.count(k)) rate_key = k;
-    const double each = std::exp(std::min(tries, 700.0));
-    fail_too_large(
-        root, rate_key,
-        fmt::format("interruptions (every {} on average) come faster than a checkpoint segment of {} "
-                    "completes ({} tries each): no run would finish within --max-ops {}; save more often "
-                    "or use fewer cards",
-                    span(static_cast<Time>(1 / rate)), span(static_cast<Time>(segment_ns)),
-                    each < 1e15 ? fmt::format("about {:.1e}", each) : std::string("more than 1e15"), budget().max_ops));
-  }
-  // Where one run would fit, the runs are what is too many: `--runs` (or `job.runs`), not the job.
+  if (tries > 1 && !over_budget(per_run, recorded, 0).empty())
+    fail_too_large(root, rate_key,
+                   fmt::format("{}: no run would finish within --max-ops {}; save more often or use fewer cards",
+                               retried, budget().max_ops));
+  // Where one run would fit, the runs are what is too many: `--runs` (or `job.runs`), not the job;
+  // unless --set made the segments retried (a restore of days: `--set job.restore=2d`), which is
+  // then what is blamed, with why.
   if (over_budget(2 * per_run, recorded, 0).empty() && !over_budget(per_run * passes, recorded, 0).empty()) {
     const std::string why = over_budget(per_run * passes, recorded, 0);
+    if (tries > 1 && set.count(rate_key))
+      fail_too_large(root, rate_key,
+                     fmt::format("too large: {} for the runs: {}; save more often, or fewer runs", why, retried));
     const std::string message = fmt::format("too large: {}: fewer runs, or raise --max-ops", why);
     if (root.child("job").has("runs") && runs == sc.job->runs) fail_too_large(root, "job.runs", message);
     throw TooLargeError("--runs", 0, "", message);
