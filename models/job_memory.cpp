@@ -91,15 +91,15 @@ std::vector<JobMemory> job_memory_by_rank(const JobModel& m, const JobLayout& l,
   for (std::size_t d = 0; d < held.size(); ++d) {
     JobMemory mem;
     mem.device = static_cast<int>(d);
-    // CP ranks hold the same weights as DP ranks, and so do DualPipe's two copies of a stage:
-    // ZeRO shards over all of them (an expert's weights over its fewer replicas). DualPipe's
-    // device holds two stages: 2x parameters (DeepSeek-V3 report sec. 3.2.1, Table 2), sharded
-    // over twice the ranks from ZeRO's stage on.
+    // CP ranks hold the same weights as DP ranks, and so do DualPipe's two copies of a stage: ZeRO shards
+    // over all of them (an expert's weights over its fewer replicas). DualPipe's device holds two stages:
+    // 2x parameters (DeepSeek-V3 report sec. 3.2.1, Table 2), sharded over twice the ranks from ZeRO's on.
     // Mixed-precision Adam: BF16 weights (2 B), gradients (grad_bytes), master + m + v (adam_state_bytes);
     // or FP32 weights that are the master (4 B), FP32 gradients and m + v.
     const HeldParameters params = held_parameters(held[d], chunks);
+    const auto grads = state_bytes(params, l, kept_grad_bytes(l), l.gradients_sharded());
     mem.weights = bytes_from(state_bytes(params, l, weight_bytes(l), l.zero >= 3), "the weights per GPU");
-    mem.gradients = bytes_from(state_bytes(params, l, kept_grad_bytes(l), l.zero >= 2), "the gradients per GPU");
+    mem.gradients = bytes_from(grads, "the gradients per GPU");
     mem.optimizer = bytes_from(state_bytes(params, l, adam_state_bytes(l), l.zero >= 1), "the optimizer state per GPU");
     if (simulated) {
       mem.activations = activation_peaks[d];

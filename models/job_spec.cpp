@@ -113,6 +113,13 @@ std::optional<Zero3Fetch> zero3_fetch_from_name(std::string_view name) {
   return named_value(name, all, zero3_fetch_name);
 }
 
+const char* zero2_accumulate_name(Zero2Accumulate a) { return a == Zero2Accumulate::Whole ? "whole" : "sharded"; }
+
+std::optional<Zero2Accumulate> zero2_accumulate_from_name(std::string_view name) {
+  const Zero2Accumulate all[] = {Zero2Accumulate::Sharded, Zero2Accumulate::Whole};
+  return named_value(name, all, zero2_accumulate_name);
+}
+
 const char* master_weights_name(MasterWeights w) { return w == MasterWeights::Model ? "model" : "optimizer"; }
 
 std::optional<MasterWeights> master_weights_from_name(std::string_view name) {

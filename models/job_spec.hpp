@@ -126,6 +126,24 @@ enum class Zero3Fetch : std::uint8_t {
 const char* zero3_fetch_name(Zero3Fetch f);
 std::optional<Zero3Fetch> zero3_fetch_from_name(std::string_view name);
 
+// How ZeRO 2 accumulates gradients over a step's micro-batches: a framework's setting (zero 2
+// with more than one micro-batch per pipeline; the other stages ignore it). ZeRO 2 shards the
+// gradients, but each micro-batch's backward makes the whole of them: either they are
+// reduce-scattered every micro-batch and only the shard is accumulated, or they are accumulated
+// whole and reduce-scattered once.
+enum class Zero2Accumulate : std::uint8_t {
+  // Every micro-batch's gradients reduce-scattered as its backward makes them, the shard
+  // accumulated (DeepSpeed's ZeRO stage 2: its gradient buckets are reduced in every backward):
+  // m times the reduce-scatters of zero 1, the gradients held sharded.
+  Sharded,
+  // Accumulated whole, reduce-scattered after the last micro-batch (PyTorch FSDP's
+  // SHARD_GRAD_OP under no_sync, FSDP2's set_requires_gradient_sync(False) as torchtitan runs
+  // it with a pipeline): zero 1's traffic, and its whole gradients held until then.
+  Whole,
+};
+const char* zero2_accumulate_name(Zero2Accumulate a);
+std::optional<Zero2Accumulate> zero2_accumulate_from_name(std::string_view name);
+
 // Where mixed-precision training keeps its FP32 master weights: a framework's setting.
 enum class MasterWeights : std::uint8_t {
   // In the optimizer's state, beside the BF16 weights the model computes with: 2 B + 4 B a
@@ -196,6 +214,7 @@ struct JobLayout {
   // scenario's keep_gathered): one gather a layer and micro-batch, the whole model held unsharded
   // at the backward's start. Zero 0-2 layouts, which gather nothing per layer, ignore it.
   bool keep_gathered = false;
+  Zero2Accumulate zero2_accumulate = Zero2Accumulate::Sharded;  // zero 2 over several micro-batches
   MasterWeights master_weights = MasterWeights::Optimizer;  // where the FP32 master weights are
   bool cp_balanced = true;       // CP: 2 cp chunks, rank i takes i and 2cp-1-i (else contiguous)
   CpComm cp_comm = CpComm::P2p;  // CP: how the ranks exchange what attention needs
@@ -244,6 +263,16 @@ struct JobLayout {
   // The ranks ZeRO shards a weight's state over: its replicas in one of the dp_replicate groups
   // (the layout check makes dp_replicate divide dp, and the expert replicas).
   int zero_shards() const { return weight_replicas() / dp_replicate; }
+  // Whether the gradients are held sharded through the step (zero 2 accumulating whole holds
+  // them whole until its one reduce-scatter, as zero 1 does).
+  bool gradients_sharded() const {
+    return zero >= 3 || (zero == 2 && (zero2_accumulate == Zero2Accumulate::Sharded || microbatches() <= 1));
+  }
+  // Whether each micro-batch's gradients are reduce-scattered as they are made (zero 2
+  // accumulating the shard, over more than one micro-batch), not once a step.
+  bool reduces_every_micro_batch() const {
+    return zero == 2 && zero2_accumulate == Zero2Accumulate::Sharded && microbatches() > 1;
+  }
   int expert_zero_shards() const { return expert_replicas() / dp_replicate; }
 };
 

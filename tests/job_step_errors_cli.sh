@@ -188,20 +188,21 @@ csv_refused validation/megatron_sc21.csv 's/a100-sxm-80gb,32,1,1,32/a100-sxm-80g
   fail "a byte-order mark or CRLF line ends change a measured-runs table"
 
 # Over at the simulated peak where the analytic count said every layer or none, the refusal says
+# (the gradients reduce-scattered every micro-batch, zero2_accumulate: sharded, as the figures below)
 # how to find the fewest: Llama 3 405B at PP 2 without recompute, 111.5 GiB by the analytic figure
 # (a lower bound: each rank's smallest chunk) and 116.0 at the simulated peak, on a card of 120 GiB with 114 usable,
 # where recomputing the first layer of each chunk fits (109.5 GiB); before the run it names the
 # count itself: on the H100's 74.5 GiB, 6 of each interleaved chunk's 9 layers by the analytic
 # figure (the run with auto takes 7, tests/job_step_cli.sh); where that count is every layer, it
 # says no more.
-l405p2=(--set job_step.layout.pp=2 --set job_step.layout.dp=512 --set job_step.layout.recompute=none)
+l405p2=(--set job_step.layout.pp=2 --set job_step.layout.dp=512 --set job_step.layout.recompute=none --set job_step.layout.zero2_accumulate=sharded)
 run "$stepsim" run scenarios/job-llama3-405b-8192xh100.yaml "${l405p2[@]}" --set job_step.hardware.accelerator.memory=120GiB --set job_step.hardware.accelerator.usable_memory=114GiB
 refused "needs 116.0 GiB per GPU at the simulated peak (pipeline rank 1) (weights 47.2, gradients 0.2, optimizer 0.6, activations 67.0, buffers 1.0) but h100-sxm has 114.0 GiB usable; would fit: recompute: full (53.4 GiB), or of the fewest layers that fit with recompute_layers: auto (or set allow_oom: true to report it)"
 "$stepsim" run scenarios/job-llama3-405b-8192xh100.yaml "${l405p2[@]}" --set job_step.hardware.accelerator.memory=120GiB --set job_step.hardware.accelerator.usable_memory=114GiB \
   --set job_step.layout.recompute=full --set job_step.layout.recompute_layers=auto >"$tmp/l405-114.txt"
 has "recompute full (the first layer of each chunk, the fewest that fit)" "$tmp/l405-114.txt"
 fig "total 109.52" "$tmp/l405-114.txt"
-run "$stepsim" run scenarios/job-llama3-405b-8192xh100.yaml --set job_step.layout.pp=2 --set job_step.layout.dp=512 \
+run "$stepsim" run scenarios/job-llama3-405b-8192xh100.yaml --set job_step.layout.pp=2 --set job_step.layout.dp=512 --set job_step.layout.zero2_accumulate=sharded \
   --set job_step.layout.recompute=none
 refused "needs 111.5 GiB per GPU (weights 47.2, gradients 0.2, optimizer 0.6, activations 62.5, buffers 1.0) but h100-sxm has 74.5 GiB usable; would fit: recompute: full, recompute_layers: 6 (73.0 GiB) (or set allow_oom"
 [[ "$(printf '%s\n' "$head" "  hardware: {preset: a100-sxm-80gb, gpus: 64}" \

@@ -227,7 +227,8 @@ const std::vector<std::string>& layout_keys() {
       "fsdp", "sequence_parallel", "micro_batch", "global_batch", "recompute", "recompute_layers", "attention",
       "overlap", "fp8", "fp8_recipe", "grad_bytes", "cp_split", "cp_comm", "ep_dispatch", "fp8_dispatch",
       "fp8_activations", "expert_placement", "recompute_modules", "adam_moment_bytes", "expert_tp", "permute_fusion",
-      "dp_bandwidth", "zero3_fetch", "master_weights", "dp_replicate", "keep_gathered"};
+      "dp_bandwidth", "zero3_fetch", "master_weights", "dp_replicate", "keep_gathered",
+      "zero2_accumulate"};
   // clang-format on
   return keys;
 }
@@ -301,6 +302,22 @@ void refuse_search_values(const Reader& r) {
 }
 }  // namespace
 
+namespace {
+// ZeRO's stage and how it shards, gathers and accumulates (layout keys).
+void read_sharding(const Reader& r, JobLayout& l) {
+  l.zero = r.opt_count("zero", 0).value_or(0);
+  if (r.flag("fsdp", false)) {
+    if (r.has("zero") && l.zero != 3) r.fail("fsdp", "fsdp is zero 3; drop one of them");
+    l.zero = 3;
+  }
+  l.dp_replicate = r.opt_count("dp_replicate", 1).value_or(1);
+  l.zero3_fetch = read_named(r, "zero3_fetch", "layer", zero3_fetch_from_name, "zero3_fetch", "layer or module");
+  l.keep_gathered = r.flag("keep_gathered", false);
+  l.zero2_accumulate =
+      read_named(r, "zero2_accumulate", "sharded", zero2_accumulate_from_name, "zero2_accumulate", "sharded or whole");
+}
+}  // namespace
+
 JobLayout read_layout(const Reader& r) {
   r.only(layout_keys());
   refuse_search_values(r);
@@ -319,12 +336,7 @@ JobLayout read_layout(const Reader& r) {
                            : fmt::format("unknown schedule '{}'; did you mean '{}'?", l.schedule, near));
   }
   l.schedule = find_schedule(l.schedule)->name;  // aliases to the family name (the layout's chunk rules use it)
-  l.zero = r.opt_count("zero", 0).value_or(0);
-  if (r.flag("fsdp", false)) {
-    if (r.has("zero") && l.zero != 3) r.fail("fsdp", "fsdp is zero 3; drop one of them");
-    l.zero = 3;
-  }
-  l.dp_replicate = r.opt_count("dp_replicate", 1).value_or(1);
+  read_sharding(r, l);
   l.sequence_parallel = r.flag("sequence_parallel", false);
   if (l.sequence_parallel && l.tp == 1)
     r.fail("sequence_parallel", "sequence parallelism splits along the TP group: needs tp > 1");
@@ -360,8 +372,6 @@ JobLayout read_layout(const Reader& r) {
   l.permute_fusion = r.flag("permute_fusion", false);
   refuse_other_words(r, "dp_bandwidth", {"none"}, "a rate (21.3GB/s), or none (the network's, the default)");
   if (!is_word(r.node()["dp_bandwidth"], "none")) l.dp_bandwidth = r.opt_bandwidth("dp_bandwidth").value_or(0);
-  l.zero3_fetch = read_named(r, "zero3_fetch", "layer", zero3_fetch_from_name, "zero3_fetch", "layer or module");
-  l.keep_gathered = r.flag("keep_gathered", false);
   l.master_weights =
       read_named(r, "master_weights", "optimizer", master_weights_from_name, "master_weights", "optimizer or model");
   l.fp8_activations = r.flag("fp8_activations", l.fp8);  // Transformer Engine's default with FP8

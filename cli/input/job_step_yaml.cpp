@@ -117,6 +117,7 @@ std::vector<Field> layout_fields(const JobLayout& l) {
   put("master_weights", master_weights_name(l.master_weights), l.master_weights == d.master_weights);
   count("dp_replicate", l.dp_replicate, d.dp_replicate);
   flag("keep_gathered", l.keep_gathered, d.keep_gathered);
+  put("zero2_accumulate", zero2_accumulate_name(l.zero2_accumulate), l.zero2_accumulate == d.zero2_accumulate);
   return f;
 }
 

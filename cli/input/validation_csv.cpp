@@ -237,6 +237,8 @@ JobLayout read_layout(const RowCells& row, const std::string& file, int n) {
   }
   l.zero3_fetch = row.named("zero3_fetch", "zero3_fetch", "layer", zero3_fetch_from_name, "layer or module");
   l.keep_gathered = row.integer("keep_gathered", 0) == 1;
+  l.zero2_accumulate =
+      row.named("zero2_accumulate", "zero2_accumulate", "sharded", zero2_accumulate_from_name, "sharded or whole");
   l.master_weights =
       row.named("master_weights", "master_weights", "optimizer", master_weights_from_name, "optimizer or model");
   l.cp_comm = row.named("cp_comm", "cp_comm", "p2p", cp_comm_from_name, "p2p, all_gather or a2a");
@@ -265,7 +267,7 @@ const std::vector<std::string>& known_columns() {
       "first_chunk_layers", "last_chunk_layers", "expert_placement", "sp", "zero", "overlap_dp", "overlap_pp",
       "overlap_tp", "overlap_ep_a2a", "attention", "grad_bytes", "adam_moment_bytes", "expert_tp", "fp8", "fp8_recipe",
       "fp8_dispatch", "fp8_activations", "permute_fusion", "dp_bandwidth_gbs", "zero3_fetch", "master_weights", "cp_comm",
-      "ep_dispatch", "dp_replicate", "node_gbps", "nics", "keep_gathered"};
+      "ep_dispatch", "dp_replicate", "node_gbps", "nics", "keep_gathered", "zero2_accumulate"};
   // clang-format on
   return columns;
 }

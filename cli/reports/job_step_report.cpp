@@ -85,6 +85,9 @@ std::string layout_line(const JobStepSpec& s) {
                ? ", ZeRO-3 gathers by module (recomputed layers' weights again)"
                : ", ZeRO-3 gathers by module";
   if (l.keep_gathered && l.zero >= 3) out += ", ZeRO-3 weights kept gathered from forward to backward";
+  if (l.reduces_every_micro_batch()) out += ", gradients reduce-scattered every micro-batch";
+  if (l.zero == 2 && l.zero2_accumulate == Zero2Accumulate::Whole && l.microbatches() > 1)
+    out += ", gradients accumulated whole, reduce-scattered once";
   return out;
 }
 
@@ -388,6 +391,7 @@ nlohmann::ordered_json layout_json(const JobStepRun& run) {
   if (l.master_weights == MasterWeights::Model) j["master_weights"] = "model";  // absent: in the optimizer
   if (l.dp_replicate > 1) j["dp_replicate"] = l.dp_replicate;  // absent: one shard group of every dp rank
   if (l.keep_gathered) j["keep_gathered"] = true;              // absent: gathered again for the backward
+  if (l.zero == 2) j["zero2_accumulate"] = zero2_accumulate_name(l.zero2_accumulate);
   if (l.recompute == JobRecompute::Selective) {
     auto modules = nlohmann::ordered_json::array();
     for (const auto& [module_name, module] : recompute_module_names())

@@ -194,6 +194,16 @@ std::string header(const SearchReportInfo& info, const SearchSpec& spec, const S
   else if (regathers_at_top && a.keep_gathered == std::vector<int>{0})
     out +=
         "zero 3: each layer's weights gathered again for its backward (keep_gathered: auto also tries keeping them)\n";
+  // ZeRO 2 over several micro-batches: how the top layouts at zero 2 accumulate their gradients.
+  const bool zero2_at_top = std::any_of(r.top.begin(), r.top.end(), [](const Evaluated& e) {
+    return e.c.layout.zero == 2 && e.c.layout.microbatches() > 1;
+  });
+  if (zero2_at_top)
+    out +=
+        spec.base.zero2_accumulate == Zero2Accumulate::Whole
+            ? "zero 2: gradients accumulated whole over the micro-batches, reduce-scattered once\n"
+            : "zero 2: each micro-batch's gradients reduce-scattered (zero2_accumulate: whole accumulates them whole, "
+              "reduced once)\n";
   if (spec.base.master_weights == MasterWeights::Model)
     out += "FP32 weights as the master, cast to BF16 to compute (no BF16 copy kept beside them)\n";
   if (spec.base.fp8)  // MFU is then against the FP8 peak (the reader refuses FP8 without one)

@@ -243,3 +243,69 @@ TEST_CASE("HSDP: one shard group per node, where a node holds more than one data
   l.dp = 12;
   CHECK(dp_replicate_per_node(l, 8) == 1);  // a node does not hold whole TP groups
 }
+
+TEST_CASE("ZeRO 2 over micro-batches: each one's gradients reduce-scattered, or accumulated whole and reduced once",
+          "[job_step][zero2]") {
+  // MegaScale's GPT-3 on 512 A100: tp 8, pp 8 (v 6), dp 8, 8 micro-batches per pipeline, the
+  // gradient reductions not overlapped (its fixture).
+  JobStepSpec s = megascale(512, 64);
+  s.layout.zero = 1;
+  REQUIRE(s.layout.microbatches() == 8);
+  const JobStepRun one = run_job_step(s);
+  s.layout.zero = 2;
+  s.layout.zero2_accumulate = Zero2Accumulate::Whole;
+  const JobStepRun whole = run_job_step(s);
+  s.layout.zero2_accumulate = Zero2Accumulate::Sharded;
+  const JobStepRun sharded = run_job_step(s);
+  CHECK(sharded.spec.layout.reduces_every_micro_batch());
+  CHECK_FALSE(whole.spec.layout.reduces_every_micro_batch());
+
+  // The DP ops of device 0: a reduction per chunk (6) and the gather; reducing every
+  // micro-batch, one per chunk and micro-batch (48). Its dp link serves m times the reductions.
+  const auto dp_ops = [](const JobStepRun& r) { return std::count(r.kinds.begin(), r.kinds.end(), JobOpKind::DpComm); };
+  const auto dp_busy = [](const JobStepRun& r) {
+    const OpGraph& g = r.graph();
+    for (ResourceId x = 0; x < g.resource_count(); ++x)
+      if (g.resource(x).name == "d0 dp") return g.busy(x);
+    return Time{-1};
+  };
+  const std::int64_t devices = 8;  // one pipeline simulated
+  CHECK(dp_ops(one) == devices * (6 + 1));
+  CHECK(dp_ops(whole) == dp_ops(one));
+  CHECK(dp_ops(sharded) == devices * (6 * 8 + 1));
+  Time reduce = 0;
+  for (Time t : one.comm.dp_reduce[0]) reduce += t;
+  CHECK(dp_busy(one) == reduce + one.comm.dp_gather[0]);
+  CHECK(dp_busy(sharded) == 8 * reduce + one.comm.dp_gather[0]);
+
+  // Accumulated whole: zero 1's step and memory, gradient for gradient. Sharded: the gradients an
+  // eighth (sharded over the 8 dp ranks) and the step longer, the device waiting for each.
+  CHECK(whole.result.step_time == one.result.step_time);
+  CHECK(whole.result.memory.gradients == one.result.memory.gradients);
+  CHECK(sharded.result.memory.gradients * 8 == Approx(one.result.memory.gradients).epsilon(1e-6));
+  CHECK(sharded.result.memory.weights == one.result.memory.weights);
+  CHECK(sharded.result.step_time > one.result.step_time);
+  CHECK(sharded.result.exposed_dp > one.result.exposed_dp);
+
+  // Overlapped with the backward: each reduction slows its backward by the contention share, so
+  // the step costs more than zero 1's but less than waiting for every reduction.
+  s.layout.overlap_grad_reduce = true;
+  const JobStepRun overlapped = run_job_step(s);
+  s.layout.zero = 1;
+  const JobStepRun one_overlapped = run_job_step(s);
+  CHECK(overlapped.result.step_time > one_overlapped.result.step_time);
+  CHECK(overlapped.result.step_time < sharded.result.step_time);
+
+  // One micro-batch a step: the two ways are one, and are zero 1's step with the gradients sharded.
+  s = megascale_one_stage(8, 1, 8);  // tp 8, dp 8, no pipeline
+  REQUIRE(s.layout.microbatches() == 1);
+  const JobStepRun one1 = run_job_step(s);
+  s.layout.zero = 2;
+  const JobStepRun sharded1 = run_job_step(s);
+  s.layout.zero2_accumulate = Zero2Accumulate::Whole;
+  const JobStepRun whole1 = run_job_step(s);
+  CHECK(sharded1.result.step_time == one1.result.step_time);
+  CHECK(whole1.result.step_time == one1.result.step_time);
+  CHECK(whole1.result.memory.gradients == sharded1.result.memory.gradients);
+  CHECK(sharded1.result.memory.gradients * 8 == Approx(one1.result.memory.gradients).epsilon(1e-6));
+}

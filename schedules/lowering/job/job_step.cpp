@@ -5,6 +5,7 @@
 #include <cmath>
 #include <functional>
 #include <map>
+#include <optional>
 #include <stdexcept>
 
 #include <fmt/format.h>
@@ -123,52 +124,84 @@ JobOpKind kind_of(const DpOpInfo& x) {
 
 using AddOp = std::function<OpId(ResourceId, Time, JobOpKind, std::string)>;
 
+// A gradient reduction of one device: the backward op that completes the gradients (of a stage;
+// of a stage and micro-batch when ZeRO 2 reduces every micro-batch), the op before it on the
+// device, and whether it is its stage's last.
+struct Reduction {
+  OpId op, before;
+  int stage, micro;
+  bool last;
+};
+struct DeviceReductions {
+  std::vector<Reduction> order;  // in program order
+  OpId last_compute = kNoOp, update = kNoOp;
+};
+
+// The order: walks device d's program for the last backward-like op of each stage (or of each
+// stage and micro-batch) and the op before it.
+DeviceReductions gradient_reductions(const PipelineProgram& prog, int d, bool every_micro) {
+  const OpGraph& g = prog.graph;
+  std::map<std::pair<int, int>, std::pair<OpId, OpId>> last_bwd;  // (stage, micro or 0) -> (op, previous op)
+  DeviceReductions r;
+  OpId prev = kNoOp;
+  for (OpId op = g.first_on(prog.compute[d]); op != kNoOp; op = g.next_on_resource(op)) {
+    const PipeOpInfo& x = prog.info[op];
+    if (x.kind == PipeOp::Update) {
+      r.update = op;
+      break;
+    }
+    if (x.kind == PipeOp::Backward || x.kind == PipeOp::BackwardInput || x.kind == PipeOp::BackwardWeight)
+      last_bwd[{x.stage, every_micro ? x.micro : 0}] = {op, prev};
+    if (x.kind == PipeOp::Overlap) last_bwd[{x.stage2(), every_micro ? x.micro2 : 0}] = {op, prev};
+    r.last_compute = op;
+    prev = op;
+  }
+  for (const auto& [key, ops] : last_bwd) r.order.push_back({ops.first, ops.second, key.first, key.second, false});
+  std::sort(r.order.begin(), r.order.end(), [](const Reduction& a, const Reduction& b) { return a.op < b.op; });
+  std::map<int, std::size_t> last_of_stage;
+  for (std::size_t i = 0; i < r.order.size(); ++i) last_of_stage[r.order[i].stage] = i;
+  for (const auto& [stage, i] : last_of_stage) r.order[i].last = true;
+  return r;
+}
+
+// An op's kernels: its duration less the host waits in it (a collective beside them takes no SMs).
+Time kernel_time(const JobStepRun& run, OpId op) {
+  const PipelineProgram& prog = *run.pipeline;
+  const PipeOpInfo& x = prog.info[op];
+  const auto host = [&](int stage, bool forward) {
+    const StageCost& c = run.comm.stages[static_cast<std::size_t>(stage)];
+    return forward ? c.forward_host : c.backward_host;
+  };
+  Time h = 0;
+  if (x.kind == PipeOp::Backward || x.kind == PipeOp::BackwardInput) h = host(x.stage, false);
+  if (x.kind == PipeOp::Overlap) h = host(x.stage, true) + host(x.stage2(), false);
+  return std::max<Time>(0, prog.graph.op_duration(op) - h);
+}
+
 // Device d's DP collectives, on its own "dp" resource: per chunk the gradient reduction (during
 // the chunk's last backward with overlap, else after the device's last compute), before the
-// optimizer; the parameter gather after it.
+// optimizer; the parameter gather after it. ZeRO 2 accumulating the shard reduces every
+// micro-batch's gradients of a chunk as its backward ends (during it with overlap, else before
+// the device's next op).
 void emit_dp_device(JobStepRun& run, int d, const AddOp& add) {
   const JobLayout& l = run.spec.layout;
   const JobCommPlan& cp = run.comm;
   PipelineProgram& prog = *run.pipeline;
   OpGraph& g = prog.graph;
-  // Walk the device's program: per stage its last backward-like op and the op before it.
-  std::map<int, std::pair<OpId, OpId>> last_bwd;  // stage -> (op, previous op)
-  OpId prev = kNoOp, last_compute = kNoOp, update = kNoOp;
-  for (OpId op = g.first_on(prog.compute[d]); op != kNoOp; op = g.next_on_resource(op)) {
-    const PipeOpInfo& x = prog.info[op];
-    if (x.kind == PipeOp::Update) {
-      update = op;
-      break;
-    }
-    if (x.kind == PipeOp::Backward || x.kind == PipeOp::BackwardInput || x.kind == PipeOp::BackwardWeight)
-      last_bwd[x.stage] = {op, prev};
-    if (x.kind == PipeOp::Overlap) last_bwd[x.stage2()] = {op, prev};
-    last_compute = op;
-    prev = op;
-  }
+  const bool every_micro = l.reduces_every_micro_batch();
+  const DeviceReductions reductions = gradient_reductions(prog, d, every_micro);
+  const OpId update = reductions.update;
   // The op that ends a pass, its in-pass collectives included (successors wait for it).
   auto ends = [&](OpId op) { return prog.end_of_pass(op); };
-  // An op's kernels: its duration less the host waits in it (a collective beside them takes no SMs).
-  auto kernels = [&](OpId op) {
-    const PipeOpInfo& x = prog.info[op];
-    const auto host = [&](int stage, bool forward) {
-      const StageCost& c = cp.stages[static_cast<std::size_t>(stage)];
-      return forward ? c.forward_host : c.backward_host;
-    };
-    Time h = 0;
-    if (x.kind == PipeOp::Backward || x.kind == PipeOp::BackwardInput) h = host(x.stage, false);
-    if (x.kind == PipeOp::Overlap) h = host(x.stage, true) + host(x.stage2(), false);
-    return std::max<Time>(0, g.op_duration(op) - h);
-  };
-  std::vector<std::pair<OpId, int>> order;  // (last backward op, stage) in program order
-  for (const auto& [stage, ops] : last_bwd) order.emplace_back(ops.first, stage);
-  std::sort(order.begin(), order.end());
   const ResourceId dpr = g.add_resource(fmt::format("d{} dp", d));
+  std::optional<ResourceId> slowdown;  // made if an earlier micro-batch's reduction slows a backward
   const auto& held = cp.device_chunks[static_cast<std::size_t>(d)];
-  for (const auto& [op, stage] : order) {
+  for (const auto& [op, before, stage, micro, last] : reductions.order) {
     const auto v = static_cast<std::size_t>(std::find(held.begin(), held.end(), stage) - held.begin());
     const Time red = cp.dp_reduce[static_cast<std::size_t>(d)].at(v);
     const auto& ch = cp.chunks[static_cast<std::size_t>(stage)];
+    const std::string what =
+        every_micro ? fmt::format("chunk {} micro {}", stage, micro) : fmt::format("chunk {}", stage);
     if (l.overlap_grad_reduce) {
       // Buckets fill during the chunk's last backward: the reduction may start with it, and
       // the last bucket (40M parameters) can only go once the backward is done.
@@ -176,18 +209,28 @@ void emit_dp_device(JobStepRun& run, int d, const AddOp& add) {
       const Time tail = static_cast<Time>(std::ceil(static_cast<double>(red) * frac));
       // The reduction under the backward slows it by the contention share of the overlap;
       // the delay shows where the backward ends, before the last bucket.
-      const double under = std::min(static_cast<double>(red - tail), static_cast<double>(kernels(op)));
+      const double under = std::min(static_cast<double>(red - tail), static_cast<double>(kernel_time(run, op)));
       const Time slow = static_cast<Time>(std::ceil(under * run.spec.cluster.accelerator.efficiency.contention));
-      const OpId r1 = add(dpr, red - tail, JobOpKind::DpComm, fmt::format("dp reduce chunk {} d{}", stage, d));
-      const OpId before = last_bwd[stage].second;
+      const OpId r1 = add(dpr, red - tail, JobOpKind::DpComm, fmt::format("dp reduce {} d{}", what, d));
       if (before != kNoOp) g.add_dep(before, r1);
       const OpId r2 =
-          add(dpr, tail + slow, JobOpKind::DpComm, fmt::format("dp reduce chunk {} last bucket d{}", stage, d));
+          add(dpr, tail + (last ? slow : 0), JobOpKind::DpComm, fmt::format("dp reduce {} last bucket d{}", what, d));
       g.add_dep(ends(op), r2);
       g.add_dep(r2, update);
+      // An earlier micro-batch's reduction: the backward it slowed delays the device's next op,
+      // not the step's end (its last bucket runs beside that op).
+      if (!last && slow > 0) {
+        if (!slowdown) slowdown = g.add_resource(fmt::format("d{} dp slowdown", d));
+        const OpId delay = add(*slowdown, slow, JobOpKind::DpComm, fmt::format("dp contention {} d{}", what, d));
+        g.add_dep(ends(op), delay);
+        g.add_dep(delay, g.next_on_resource(op));
+      }
     } else {
-      const OpId r1 = add(dpr, red, JobOpKind::DpComm, fmt::format("dp reduce chunk {} d{}", stage, d));
-      g.add_dep(ends(last_compute), r1);
+      // Not overlapped: after the device's last compute; reducing every micro-batch, after each
+      // backward, the device waiting for it before its next op.
+      const OpId r1 = add(dpr, red, JobOpKind::DpComm, fmt::format("dp reduce {} d{}", what, d));
+      g.add_dep(ends(every_micro ? op : reductions.last_compute), r1);
+      if (const OpId next = g.next_on_resource(op); every_micro && next != kNoOp && next != update) g.add_dep(r1, next);
       g.add_dep(r1, update);
     }
   }
