@@ -193,12 +193,18 @@ void layer_comm_bytes(LayerWork& w, const JobModel& m, const JobLayout& l, doubl
     w.tp_bytes = T * h * kAct;  // b s h of each all-reduce (or all-gather + reduce-scatter)
     w.tp_collectives = 2;
   }
-  if (m.experts > 0 && l.folded()) {
+  const bool dispatched = m.experts > 0 && l.ep > 1;
+  if (m.experts > 0 && (l.folded() || (dispatched && t > 1))) {
     // The attention block's collectives, the shared experts' own (they keep attention's TP),
-    // and the routed experts' among their expert TP group.
+    // and the routed experts' among their expert TP group. Dispatched to other EP ranks, each
+    // rank sends its own sequence shard's routed copies and the expert TP group gathers the
+    // copies its members received (reduce-scatters them before the combine): Megatron-Core's
+    // all-to-all token dispatcher, all-to-all then gather_from_sequence_parallel_region, so
+    // top_k copies of each token cross the expert TP group and a 1/tp share of them the EP
+    // group. Not dispatched (ep 1), the group gathers the tokens themselves.
     w.tp_collectives = t > 1 ? (m.shared_expert_ffn > 0 ? 2 : 1) : 0;
     if (l.etp() > 1) {
-      w.moe_tp_bytes = dispatcher_tokens(l, T) * h * kAct;
+      w.moe_tp_bytes = dispatcher_tokens(l, T) * (dispatched ? m.top_k * expert_load : 1) * h * kAct;
       w.moe_tp_members = l.etp();
     }
   }
@@ -207,7 +213,7 @@ void layer_comm_bytes(LayerWork& w, const JobModel& m, const JobLayout& l, doubl
     w.cp_q_bytes = T * d.q / t * kAct;
     w.cp_o_bytes = T * d.o / t * kAct;
   }
-  if (m.experts > 0 && l.ep > 1) w.ep_tokens = dispatcher_tokens(l, T) * expert_load;
+  if (dispatched) w.ep_tokens = T / t * expert_load;  // this rank's sequence shard (above)
 }
 }  // namespace
 

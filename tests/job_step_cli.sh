@@ -58,8 +58,9 @@ fig "round-robin 9.924 s -21.8% 1651 24.8% 68.1 / 74.5 yes" "$tmp/route-cmp.txt"
 fig "capacity-1.25 11.263 s -11.3% 1455 21.8%" "$tmp/route-cmp.txt"
 fig "no-recompute 9.524 s -25.0% 1720 25.8% 181.7 / 74.5 no" "$tmp/route-cmp.txt"
 # Expert TP folded (docs/job.md "Expert tensor parallelism"): at TP 4 the EP group spans 4 nodes
-# unless the experts keep TP 1 and EP folds over the TP ranks of a node.
-fig "tp4 87.302 s +587.8% 188 2.8% 24.7 / 74.5 yes 6.3% 74.40 s (TP 1.27 PP 0.01 DP/ZeRO 0.08 EP 73.04)" "$tmp/route-cmp.txt"
+# and the expert TP group gathers 8 copies of every token, unless the experts keep TP 1 and EP
+# folds over the TP ranks of a node.
+fig "tp4 39.570 s +211.7% 414 6.2% 24.7 / 74.5 yes 6.3% 26.67 s (TP 8.06 PP 0.01 DP/ZeRO 0.08 EP 18.51)" "$tmp/route-cmp.txt"
 fig "tp4-expert-tp1 12.831 s +1.1% 1277 19.1% 54.2 / 74.5 yes 11.3% 4.01 s (TP 0.62 PP 0.01 DP/ZeRO 0.88 EP 2.50)" "$tmp/route-cmp.txt"
 "$stepsim" run scenarios/job-moe-routing-256xh100.yaml --set job_step.layout.tp=4 --set job_step.layout.dp=16 \
   --set job_step.layout.sequence_parallel=true --set job_step.layout.expert_tp=1 --set job_step.layout.ep_dispatch=per_node \

@@ -769,16 +769,19 @@ TEST_CASE("TP communication overlap: an MoE block's collectives still wait", "[j
   o.overlap_tp = true;
   const LayerPasses a = layer_passes(s.model, l, s.cluster), b = layer_passes(s.model, o, s.cluster);
   // The attention block (QKV, projection) is pipelined; the MoE block's gather and
-  // reduce-scatter (the token dispatcher's, around grouped GEMMs) show whole.
+  // reduce-scatter (the token dispatcher's, of the top_k 8 copies received, around grouped GEMMs)
+  // show whole.
   const double T = 4096, h = 4096;
-  const double gather = ring_seconds(Collective::AllGather, 4, T * h * 2, group_paths(s.cluster, l).tp);
-  CHECK(a.forward.tp == Approx(4 * gather).epsilon(1e-12));
+  const GroupPaths paths = group_paths(s.cluster, l);
+  const double gather = ring_seconds(Collective::AllGather, 4, T * h * 2, paths.tp);
+  const double copies = ring_seconds(Collective::AllGather, 4, 8 * T * h * 2, paths.etp);
+  CHECK(a.forward.tp == Approx(2 * gather + 2 * copies).epsilon(1e-12));
   const auto one = [&](GemmShape g) {
     return gemm_seconds({g}, GemmPass::Forward, s.cluster.accelerator, std::nullopt);
   };
   const double attention = pipelined_tp_exposed(gather, one({T, (64 + 2 * 4) * 128 / 4.0, h}), 4) +
                            pipelined_tp_exposed(gather, one({T, h, 64 * 128 / 4.0}), 4);
-  CHECK(b.forward.tp == Approx(attention + 2 * gather).epsilon(1e-12));
+  CHECK(b.forward.tp == Approx(attention + 2 * copies).epsilon(1e-12));
 }
 
 TEST_CASE("FP8 activations: FP8 GEMMs keep their inputs in FP8 for the backward", "[job_step][fp8]") {

@@ -154,14 +154,20 @@ TEST_CASE("MoE block alone: the layer's MoE parts, as Megatron-LM's moe_perf ben
   CHECK(layer.forward.ep == b.forward.ep);
   CHECK(layer.forward.gemm > b.forward.gemm);
   CHECK(layer.forward.memory > b.forward.memory);
-  // TP 2 with SP (unfolded): the block's one all-gather + reduce-scatter pair of the layer's two.
+  // TP 2 with SP (unfolded): of the layer's two all-gather + reduce-scatter pairs, the block's
+  // own, over the top_k copies each rank received from the EP exchange, gathered among expert TP.
   l.tp = 2;
   l.dp = 4;
   l.ep = 4;
   l.sequence_parallel = true;
   const LayerPasses tp2 = moe_block_passes(m, l, c);
-  CHECK(tp2.forward.tp == Approx(layer_passes(m, l, c).forward.tp / 2).epsilon(1e-12));
-  CHECK(tp2.forward.tp > 0);
+  const GroupPaths paths = group_paths(c, l);
+  const double T = tokens_on_gpu(m, l), row = static_cast<double>(m.shape.hidden) * 2;
+  const double attention = ring_seconds(Collective::AllGather, 2, T * row, paths.tp);
+  const double copies = ring_seconds(Collective::AllGather, 2, T * m.top_k * row, paths.etp);
+  CHECK(tp2.forward.tp == Approx(2 * copies).epsilon(1e-12));
+  CHECK(layer_passes(m, l, c).forward.tp == Approx(2 * attention + 2 * copies).epsilon(1e-12));
+  CHECK(layer_work(m, l).ep_tokens == T / 2);  // each rank dispatches its own sequence shard
   // A dense model has no MoE block.
   m.experts = 0;
   const LayerPasses none = moe_block_passes(m, l, c);
@@ -479,15 +485,21 @@ TEST_CASE("expert TP folded below tp: whole experts, EP inside the node (MoE par
   // The EP group: 8 ranks TP x CP = 4 apart span 4 nodes; folded, 8 neighbours share a node.
   CHECK(group_paths(s.cluster, l).ep.inter_node);
   CHECK_FALSE(group_paths(s.cluster, folded).ep.inter_node);
-  // TP: the attention block's gather and reduce-scatter stay; the MoE block's go (expert TP 1)
-  // or run among 2 ranks over half of the tokens (expert TP 2).
+  // EP: every rank sends its own sequence shard's copies, 1,024 of the 4,096 tokens, folded or
+  // not (Megatron-Core's all-to-all dispatcher exchanges before it gathers among expert TP).
+  CHECK(layer_work(m, l).ep_tokens == 1024);
+  CHECK(layer_work(m, folded).ep_tokens == 1024);
+  // TP: the attention block's gather and reduce-scatter stay; the MoE block's gather and
+  // reduce-scatter the copies received (top_k 8 of each token) among the expert TP group: all 4
+  // ranks over all 4,096 tokens unfolded, 2 ranks over 2,048 at expert TP 2, none at expert TP 1.
   const GroupPaths paths = group_paths(s.cluster, l);
   const double gather = ring_seconds(Collective::AllGather, 4, 4096.0 * 4096 * 2, paths.tp);
-  CHECK(layer_passes(m, l, s.cluster).forward.tp == Approx(4 * gather).epsilon(1e-12));
+  const double copies = ring_seconds(Collective::AllGather, 4, 8 * 4096.0 * 4096 * 2, paths.etp);
+  CHECK(layer_passes(m, l, s.cluster).forward.tp == Approx(2 * gather + 2 * copies).epsilon(1e-12));
   CHECK(layer_passes(m, folded, s.cluster).forward.tp == Approx(2 * gather).epsilon(1e-12));
   JobLayout two = l;
   two.expert_tp = 2;
-  const double pair = ring_seconds(Collective::AllGather, 2, 2048.0 * 4096 * 2, group_paths(s.cluster, two).etp);
+  const double pair = ring_seconds(Collective::AllGather, 2, 8 * 2048.0 * 4096 * 2, group_paths(s.cluster, two).etp);
   CHECK(layer_passes(m, two, s.cluster).forward.tp == Approx(2 * gather + 2 * pair).epsilon(1e-12));
   // Refused: an expert TP that does not divide tp, one without SP, a grid past the ranks.
   JobLayout bad = folded;
