@@ -172,6 +172,13 @@ HeldParameters held_parameters(const std::vector<int>& chunks_held, const std::v
     p.dense += one.dense;
     p.expert += one.expert;
   }
+  // A device holding the first chunk and the last (DualPipe's device 0) holds the embedding once:
+  // the last chunk's copy of it is the first chunk's own tensor there.
+  const auto holds = [&](std::size_t k) {
+    return std::find(chunks_held.begin(), chunks_held.end(), static_cast<int>(k)) != chunks_held.end();
+  };
+  if (!chunks.empty() && chunks.size() > 1 && holds(0) && holds(chunks.size() - 1))
+    p.dense -= chunks.back().embedding_copy;
   return p;
 }
 

@@ -754,6 +754,7 @@ std::vector<ChunkCost> chunk_costs(const JobModel& m, const JobLayout& l, const 
       add_head(ch);
       if (casts_weights_per_pass(l)) ch.forward.memory += (4 + 2) * V * h / t / hbm;  // the LM head's cast
       if (!m.shape.tied_embeddings || chunks > 1) ch.parameters += m.shape.vocab * m.shape.hidden / l.tp;
+      if (m.shape.tied_embeddings && chunks > 1) ch.embedding_copy = m.shape.vocab * m.shape.hidden / l.tp;
       ch.activation += bytes_from(T * h / (l.sequence_parallel ? t : 1) * kAct, "the last chunk's output");
     }
     if (ch.last && m.mtp_layers > 0) {
@@ -781,7 +782,10 @@ std::vector<ChunkCost> chunk_costs(const JobModel& m, const JobLayout& l, const 
         ch.activation += layer.activation +
                          bytes_from(T * 2 * h / (l.sequence_parallel ? t : 1) * kAct, "a prediction module's input");
       }
-      if (chunks > 1) ch.parameters += m.shape.vocab * m.shape.hidden / l.tp;
+      if (chunks > 1 && ch.embedding_copy == 0) {  // tied, the head's copy is that embedding
+        ch.embedding_copy = m.shape.vocab * m.shape.hidden / l.tp;
+        ch.parameters += ch.embedding_copy;
+      }
     }
     out.push_back(ch);
   }

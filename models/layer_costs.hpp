@@ -54,7 +54,11 @@ struct ChunkCost {
   PassSeconds forward, backward_input, backward_weight;  // recompute inside backward_input
   std::int64_t parameters = 0;                           // held by one GPU of this chunk
   std::int64_t expert_parameters = 0;                    // of those, MoE expert weights
-  Bytes activation = 0;                                  // kept per micro-batch until its backward
+  // Of parameters, a copy of the first chunk's embedding (V h / tp) the last chunk keeps for a
+  // tied LM head or the prediction modules' shared embedding: the same tensor on a device that
+  // also holds the first chunk (DualPipe's device 0), counted once there (held_parameters).
+  std::int64_t embedding_copy = 0;
+  Bytes activation = 0;  // kept per micro-batch until its backward
 };
 
 struct LayerWork {  // one decoder layer, one micro-batch, one GPU, forward only

@@ -188,15 +188,16 @@ grep -q "bad.yaml:4: search.layout.tp: '3x' is not a whole number" <<<"$err" || 
 "$stepsim" search scenarios/search-gpt3-1024xa100.yaml --set search.layout.dp_replicate=auto --json \
   --csv "$tmp/hsdp.csv" >"$tmp/hsdp.json" 2>/dev/null
 "$stepsim" search scenarios/search-gpt3-1024xa100.yaml --set search.layout.dp_replicate=auto >"$tmp/hsdp.txt" 2>/dev/null
-tr -s ' ' <"$tmp/hsdp.txt" | grep -- " 5 1024 4 16 6 16 1 x8 interleaved-1f1b 1 selective no 20.096 s 52.0%" >/dev/null ||
+tr -s ' ' <"$tmp/hsdp.txt" | grep -- " 6 1024 4 16 6 16 1 x8 interleaved-1f1b 1 selective no 20.096 s 52.0%" >/dev/null ||
   { cat "$tmp/hsdp.txt"; fail "HSDP row in the search"; }
 grep -q "13845 layouts considered: 9267 pruned by divisibility" "$tmp/hsdp.txt" || fail "HSDP search counts"
 python3 - "$tmp/hsdp.json" "$tmp/hsdp.csv" <<'PY' || fail "HSDP in the search's JSON and CSV"
 import csv, json, sys
 d = json.load(open(sys.argv[1]))
 top = d["top"]
-assert top[4]["dp_replicate"] == 8 and top[4]["zero"] == 1 and top[4]["tp"] == 4, top[4]
-assert all("dp_replicate" not in t for i, t in enumerate(top) if i != 4), top
+assert top[5]["dp_replicate"] == 8 and top[5]["zero"] == 1 and top[5]["tp"] == 4, top[5]
+assert top[1]["dp_replicate"] == 8 and top[1]["schedule"] == "dualpipe", top[1]
+assert all("dp_replicate" not in t for i, t in enumerate(top) if i not in (1, 5)), top
 rows = list(csv.DictReader(open(sys.argv[2])))
 assert {"1", "4", "8"} <= {r["dp_replicate"] for r in rows}, {r["dp_replicate"] for r in rows}
 # zero 0 has nothing to replicate; a replicated layout shards over the node's 2 data-parallel ranks.
@@ -210,7 +211,7 @@ for i in 0 1; do
 done
 grep -q '"dp_replicate": 8' "$tmp/h0.json" "$tmp/h1.json" || fail "HSDP shards name no replicas"
 "$stepsim" search merge "$tmp/h0.json" "$tmp/h1.json" >"$tmp/hm.txt"
-tr -s ' ' <"$tmp/hm.txt" | grep -- " 5 1024 4 16 6 16 1 x8 interleaved-1f1b" >/dev/null || { cat "$tmp/hm.txt"; fail "HSDP row after a merge"; }
+tr -s ' ' <"$tmp/hm.txt" | grep -- " 6 1024 4 16 6 16 1 x8 interleaved-1f1b" >/dev/null || { cat "$tmp/hm.txt"; fail "HSDP row after a merge"; }
 # recompute_layers: auto recomputes the fewest layers of each chunk that fit: TP 4 keeps 21 of its
 # 23-24 layers and steps 19 % faster than every layer recomputed (9.781 s above); the header says
 # so, the table `full (2)`, JSON `recompute_layers`, CSV its column; shards merge the same. Without

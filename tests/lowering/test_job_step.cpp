@@ -461,10 +461,14 @@ TEST_CASE("DualPipe in a job: two weight copies per device, counted in memory", 
   CHECK(dual.plan.stages == 8);
   CHECK(dual.comm.device_chunks[0] == std::vector<int>{0, 7});
   CHECK(dual.comm.device_chunks[5] == std::vector<int>{2, 5});
-  // DeepSeek-V3 report sec. 3.2.1 (Table 2): DualPipe keeps 2x the parameters of 1F1B.
-  CHECK(dual.result.memory.weights == 2 * one.result.memory.weights);
-  CHECK(dual.result.memory.gradients == 2 * one.result.memory.gradients);
-  CHECK(dual.result.memory.optimizer == 2 * one.result.memory.optimizer);
+  // DeepSeek-V3 report sec. 3.2.1 (Table 2): DualPipe keeps 2x the parameters of 1F1B, less the
+  // tied embedding's copy: device 0 holds stage 0's embedding and stage 7's LM head, one tensor
+  // (V h / tp = 64,000 x 12,288 / 8 parameters; 2 B of weights, 4 B of gradients, 12 B of Adam).
+  const std::int64_t copy = 64000LL * 12288 / 8;
+  CHECK(dual.comm.chunks.back().embedding_copy == copy);
+  CHECK(dual.result.memory.weights == 2 * one.result.memory.weights - 2 * copy);
+  CHECK(dual.result.memory.gradients == 2 * one.result.memory.gradients - 4 * copy);
+  CHECK(dual.result.memory.optimizer == 2 * one.result.memory.optimizer - 12 * copy);
   // The two copies of each stage reduce their gradients together: DP traffic even at dp 1.
   CHECK(one.result.exposed_dp == 0);
   CHECK(dual.result.exposed_dp > 0);
