@@ -97,6 +97,19 @@ run_capped "$stepsim" job scenarios/job-1024.yaml --set job.restore=2d
 expect 2 "error: --set: job.restore: too large: about 6e+09 ops and 152.1 MB of memory, over --max-ops 1000000000 for the runs: interruptions (every 7.90 h on average) come faster than a checkpoint segment of 2.01 d completes (about 4.5e+02 tries each); save more often, or fewer runs"
 run_capped "$stepsim" job scenarios/job-1024.yaml --set job.runs=100000000
 expect 2 "error: --set: job.runs: too large: about 1.4e+12 ops"
+# Thousands of variants are read in time linear in the file: each variant's merged section used
+# to take in the whole document's YAML nodes (3,000 job_step variants: minutes; 2,000 RL loops: 80 s).
+{
+  printf 'name: many\njob_step:\n  model: {name: t, layers: 4, hidden: 64, ffn: 256, heads: 4, vocab: 1000, seq: 128}\n'
+  printf '  hardware: {preset: h100-sxm, gpus: 8}\n  layout: {tp: 1, pp: 1, zero: 1, global_batch: 8}\n  variants:\n'
+  for i in $(seq 0 2999); do printf '    v%d: {layout: {micro_batch: 1}}\n' "$i"; done
+} >"$tmp/variants.yaml"
+run_capped "$stepsim" compare "$tmp/variants.yaml"
+[[ $code == 0 && $(grep -c '^v[0-9]' <<<"$out") == 3000 ]] || fail "3,000 job_step variants: exit $code, $err"
+awk '{print} /^  variants:$/ {for (i = 0; i < 2000; i++) printf "    - {name: v%d, generation: {workers: 2}}\n", i}' \
+  scenarios/rl-stages.yaml >"$tmp/rl-many.yaml"
+run_capped "$stepsim" validate "$tmp/rl-many.yaml"
+[[ $code == 0 ]] || fail "2,000 RL variants: exit $code, $err"
 # A suite of 10^9 variants: refused before a single one is listed.
 {
   echo "name: huge"

@@ -478,9 +478,10 @@ void check_job_step(const Reader& r, const JobStepSpec& spec, std::int64_t gpus,
   if (mem.total() > spec.cluster.accelerator.usable_memory) r.fail("layout", memory_refusal(spec, mem, ""));
 }
 
-YAML::Node laid_over(const YAML::Node& base, const YAML::Node& over) {
+YAML::Node laid_over(const YAML::Node& base, const YAML::Node& over, YAML::Node* arena) {
   if (!base.IsMap() || !over.IsMap() || over["file"]) return over;
   YAML::Node out(YAML::NodeType::Map);
+  if (arena) arena->push_back(out);  // made in the arena's memory: nothing below merges the document again
   // A preset over a hardware file replaces the file (each names the whole card), keeping gpus.
   const bool preset_over_file = over["preset"] && base["file"];
   for (const auto& kv : base)
@@ -488,7 +489,7 @@ YAML::Node laid_over(const YAML::Node& base, const YAML::Node& over) {
   for (const auto& kv : over) {
     const std::string& k = kv.first.Scalar();
     const YAML::Node under = base[k];
-    out[k] = under ? laid_over(under, kv.second) : kv.second;
+    out[k] = under ? laid_over(under, kv.second, arena) : kv.second;
   }
   return out;
 }
@@ -501,7 +502,13 @@ JobStepScenario read_job_step_fields(const Reader& r);
 std::vector<JobStepVariant> read_job_step_variants(const Reader& r) {
   std::vector<JobStepVariant> out;
   const Reader vs = r.child("variants");
+  // yaml-cpp merges a node's memory into the memory of the map it is assigned into: a map made
+  // per variant would take in the whole document, every variant's (quadratic: 2,000 variants
+  // took a minute). One arena holds the document and every map made here.
+  YAML::Node arena(YAML::NodeType::Sequence);
+  arena.push_back(r.node());
   YAML::Node base(YAML::NodeType::Map);
+  arena.push_back(base);
   for (const auto& k : r.keys())
     if (k != "variants") base[k] = r.node()[k];
   for (const auto& name : vs.keys()) {
@@ -509,7 +516,7 @@ std::vector<JobStepVariant> read_job_step_variants(const Reader& r) {
       vs.fail(name, "'base' names the scenario's own step in compare's rows: call the variant otherwise");
     const Reader v = vs.child(name);
     v.only({"model", "hardware", "layout", "input_wait"});
-    YAML::Node section = laid_over(base, v.node());
+    YAML::Node section = laid_over(base, v.node(), &arena);
     section["allow_oom"] = true;  // compare reports a variant that does not fit
     try {
       out.push_back({name, read_job_step_fields(r.over(section, v.path())).spec, ""});

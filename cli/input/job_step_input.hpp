@@ -44,8 +44,10 @@ JobLayout read_layout(const Reader& r);
 // `over` laid over `base`, as a variant's keys over the scenario's: maps merged key by key (deeper
 // maps too), anything else replaced, and a map that names a `file:` replaces the base's whole (a
 // `preset:` over a hardware `file:` replaces the file, the base's other keys kept).
-// The merged maps hold the document's own nodes, so an error in either points at its line.
-YAML::Node laid_over(const YAML::Node& base, const YAML::Node& over);
+// The merged maps hold the document's own nodes, so an error in either points at its line. With an
+// `arena` (a sequence holding the document), the maps are made in its memory, so that merging
+// many variants stays linear in the document's size.
+YAML::Node laid_over(const YAML::Node& base, const YAML::Node& over, YAML::Node* arena = nullptr);
 // The keys read_layout takes (a search's layout takes them too, lists for its axes).
 const std::vector<std::string>& layout_keys();
 // Of those, the keys a search may give as a list or `auto` (a job step gives one value; its
