@@ -43,14 +43,47 @@ grep -q "2 of 3 shards given" <<<"$err" || fail "merge of 2 of 3 shards: $err"
 echo '[1, 2]' >"$tmp/not-shard.json"
 run "$stepsim" search merge "$tmp/not-shard.json" "$tmp/s1.json"
 refused "error: $tmp/not-shard.json: not a search shard file (\`stepsim search FILE --shard I/N -o SHARD.json\` writes one): expected a JSON object"
+# A shard carries a digest of its contents (FNV-1a 64 over the compact, key-sorted JSON without
+# it): an edited shard is refused as such; resealed below, each field's own check is reached.
+cat >"$tmp/reseal.py" <<'PY'
+import json
+def digest(j):
+    c = dict(j)
+    c.pop("digest", None)
+    s = json.dumps(c, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    h = 14695981039346656037
+    for b in s.encode():
+        h = ((h ^ b) * 1099511628211) % (1 << 64)
+    return "fnv1a64:%016x" % h
+def reseal(j):
+    return dict(j, digest=digest(j))
+PY
 python3 - "$tmp" <<'PY'
 import json, sys
+sys.path.insert(0, sys.argv[1])
+from reseal import digest, reseal
 tmp = sys.argv[1]
 j = json.load(open(f"{tmp}/s0.json"))
-json.dump(dict(j, shard="x"), open(f"{tmp}/x-shard.json", "w"))
+assert j["digest"] == digest(j), (j["digest"], digest(j))  # the writer's digest, reproduced
+json.dump(dict(j, shard="x"), open(f"{tmp}/x-edited.json", "w"))
+json.dump(reseal(dict(j, shard="x")), open(f"{tmp}/x-shard.json", "w"))
+no_digest = dict(j)
+del no_digest["digest"]
+json.dump(no_digest, open(f"{tmp}/no-digest.json", "w"))
 del j["counts"]
-json.dump(j, open(f"{tmp}/no-counts.json", "w"))
+json.dump(reseal(j), open(f"{tmp}/no-counts.json", "w"))
 PY
+run "$stepsim" search merge "$tmp/x-edited.json" "$tmp/s1.json" "$tmp/s2.json"
+refused "error: $tmp/x-edited.json: digest: the shard was changed after \`stepsim search --shard\` wrote it (its digest does not match its contents): run that shard again"
+run "$stepsim" search merge "$tmp/no-digest.json" "$tmp/s1.json" "$tmp/s2.json"
+refused "error: $tmp/no-digest.json: digest: no digest: not a shard \`stepsim search --shard\` wrote, or one cut short"
+# Shards searched with other settings are not mixed.
+"$stepsim" search scenarios/search-design-desk.yaml --shard 1/3 --set search.top=3 -o "$tmp/s1-top3.json" >/dev/null 2>&1
+run "$stepsim" search merge "$tmp/s0.json" "$tmp/s1-top3.json" "$tmp/s2.json"
+refused "error: $tmp/s1-top3.json: overrides: this shard was searched with --set search.top=3, the first one with no --set: search every shard alike"
+"$stepsim" search scenarios/search-design-desk.yaml --shard 1/3 --rank cost -o "$tmp/s1-cost.json" >/dev/null 2>&1
+run "$stepsim" search merge "$tmp/s0.json" "$tmp/s1-cost.json" "$tmp/s2.json"
+refused "error: $tmp/s1-cost.json: rank_flag: this shard was searched with other --rank or --top than the first one"
 run "$stepsim" search merge "$tmp/x-shard.json" "$tmp/s1.json" "$tmp/s2.json"
 refused "error: $tmp/x-shard.json: shard: 'x' is not I/N (e.g. 0/4)"
 run "$stepsim" search merge "$tmp/no-counts.json" "$tmp/s1.json" "$tmp/s2.json"
@@ -165,6 +198,9 @@ grep -Eq "^8 +32 +4 +1 +1 +2 +4 +all_gather +1 .* 30\.456 s" <<<"$out" || fail "
 for i in 0 1; do "$stepsim" search scenarios/search-long-context-32xh100.yaml --shard "$i/2" -o "$tmp/c$i.json" >/dev/null 2>&1; done
 grep -q '"cp_comm": "all_gather"' "$tmp/c0.json" "$tmp/c1.json" || fail "cp shards name no all-gather"
 sed -i 's/"cp_comm": "all_gather"/"cp_comm": "ring"/' "$tmp/c0.json" "$tmp/c1.json"
+for c in c0 c1; do
+  python3 -c 'import json, sys; sys.path.insert(0, sys.argv[1]); from reseal import reseal; f = sys.argv[2]; json.dump(reseal(json.load(open(f))), open(f, "w"))' "$tmp" "$tmp/$c.json"
+done
 run "$stepsim" search merge "$tmp/c0.json" "$tmp/c1.json"
 [[ $code == 2 ]] || fail "merge of a bad cp_comm: exit $code"
 grep -q "not a search shard file (.*): unknown cp_comm 'ring' (p2p, all_gather or a2a)" <<<"$err" || fail "bad shard cp_comm: $err"

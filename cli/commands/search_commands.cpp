@@ -20,6 +20,7 @@
 #include "cli/input/budget.hpp"
 #include "cli/input/input_files.hpp"
 #include "cli/input/search_input.hpp"
+#include "cli/reports/json_digest.hpp"
 #include "cli/reports/output.hpp"
 #include "cli/reports/search_export.hpp"
 #include "cli/reports/search_report.hpp"
@@ -225,7 +226,7 @@ void run_search_command(const SearchArgs& a) {
     j["rank_flag"] = a.rank;
     const std::string out =
         !a.output.empty() ? a.output : fmt::format("{}-shard-{}-of-{}.json", sc.name, opt.shard_index, opt.shard_count);
-    write_file(out, j.dump(1) + "\n");
+    write_file(out, with_digest(std::move(j)).dump(1) + "\n");
     fmt::print("shard {}: {} layouts considered, {} simulated; results in {}\n", info.shard, r.counts.considered,
                r.counts.simulated, out);
     return;
@@ -274,12 +275,36 @@ void take_shard_index(const std::string& f, const nlohmann::json& j, Merged& m) 
   if (!m.seen.insert(i).second) throw InputError(f, 0, "shard", fmt::format("shard {} given twice", shard));
 }
 
+// A shard searched with other --set, --top or --rank than the first shard: its layouts were
+// simulated, or ranked, under other settings, and would be mixed with theirs.
+void check_same_flags(const std::string& f, const nlohmann::json& j, const SearchArgs& first) {
+  const auto sets = j.at("overrides").get<std::vector<std::string>>();
+  const auto words = [](const std::vector<std::string>& v) {
+    return v.empty() ? std::string("no --set") : fmt::format("--set {}", fmt::join(v, " --set "));
+  };
+  if (sets != first.sets)
+    throw InputError(f, 0, "overrides",
+                     fmt::format("this shard was searched with {}, the first one with {}: search every shard alike",
+                                 words(sets), words(first.sets)));
+  const auto rank = j.at("rank_flag").get<std::string>();
+  if (rank != first.rank || j.at("top_flag").get<int>() != first.top)
+    throw InputError(f, 0, "rank_flag",
+                     "this shard was searched with other --rank or --top than the first one: "
+                     "search every shard alike");
+}
+
 // One shard file into `m`.
 void add_shard(const std::string& f, Merged& m) {
   nlohmann::json j;
   try {
     j = nlohmann::json::parse(read_input_file(f));
     if (!j.is_object()) throw std::invalid_argument("expected a JSON object");
+    if (!digest_holds(j))
+      throw InputError(f, 0, "digest",
+                       j.contains("digest")
+                           ? "the shard was changed after `stepsim search --shard` wrote it (its "
+                             "digest does not match its contents): run that shard again"
+                           : "no digest: not a shard `stepsim search --shard` wrote, or one cut short");
     take_shard_index(f, j, m);
     const std::string this_file = j.at("file").get<std::string>();
     if (!m.sc) {
@@ -297,6 +322,8 @@ void add_shard(const std::string& f, Merged& m) {
       apply_flags(m.flags, m.sc->spec);
     } else if (this_file != m.file) {
       throw InputError(f, 0, "file", fmt::format("this shard searched {}, the first one {}", this_file, m.file));
+    } else {
+      check_same_flags(f, j, m.flags);
     }
     const SearchCounts c = counts_from_json(j.at("counts"));
     SearchCounts& n = m.r.counts;
