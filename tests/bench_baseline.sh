@@ -51,4 +51,30 @@ rc=$?
 set -e
 [[ $rc == 4 ]] || fail "merging one of three shards exited $rc, expected 4"
 grep -q "hold 94 of the suite's 280 variants" "$tmp/out.txt" || fail "missing-shard message"
+
+# 5. Refused before any variant runs, nothing written: an output naming the baseline read (with
+# -o, with --csv, as --write-baseline's own file), and a baseline holding none of the variants
+# (an emptied one passed every gate, comparing nothing).
+cp bench/suites/pipeline.baseline.json bench/suites/pipeline.baseline.csv "$tmp/"
+set +e
+err=$("$stepsim" bench "$suite" --baseline "$tmp/pipeline.baseline.json" --csv "$tmp/pipeline.baseline.json" \
+  -o "$tmp/r2.json" -q 2>&1 >/dev/null)
+rc=$?
+[[ $rc == 2 && "$err" == "error: --csv: $tmp/pipeline.baseline.json: this command reads it: give another file" ]] ||
+  fail "--csv onto the baseline: $rc $err"
+[[ ! -e "$tmp/r2.json" ]] || fail "a refused bench left its -o file"
+err=$("$stepsim" bench "$suite" --write-baseline --baseline bench/suites/pipeline.baseline.json -q 2>&1 >/dev/null)
+rc=$?
+[[ $rc == 2 && "$err" == "error: --write-baseline: bench/suites/pipeline.baseline.json: this command reads it: give another file" ]] ||
+  fail "--write-baseline over the baseline read: $rc $err"
+python3 -c 'import json, sys; j = json.load(open(sys.argv[1])); j["results"] = []; json.dump(j, open(sys.argv[2], "w"))' \
+  "$baseline" "$tmp/empty.json"
+err=$("$stepsim" bench "$suite" --baseline "$tmp/empty.json" -o "$tmp/r3.json" -q 2>&1 >/dev/null)
+rc=$?
+set -e
+[[ $rc == 2 && "$err" == "error: $tmp/empty.json: results: the baseline holds none of the 280 variants run here (0 results): nothing would be compared; give this suite's baseline, or write one with --write-baseline" ]] ||
+  fail "an empty baseline: $rc $err"
+[[ ! -e "$tmp/r3.json" ]] || fail "a refused bench left its -o file"
+cmp -s "$tmp/pipeline.baseline.json" "$baseline" && cmp -s "$tmp/pipeline.baseline.csv" bench/suites/pipeline.baseline.csv ||
+  fail "a refused bench changed the baseline"
 echo "bench baseline: ok"

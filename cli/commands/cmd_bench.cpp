@@ -4,6 +4,7 @@
 #include <fstream>
 #include <memory>
 #include <optional>
+#include <set>
 #include <span>
 #include <sstream>
 
@@ -117,6 +118,21 @@ std::optional<BenchResults> read_baseline(const std::string& baseline_file, cons
 }
 
 // Prints the comparison; exit 4 if anything regressed.
+// A baseline none of whose variants these are compares nothing, and would pass any regression
+// gate: refused before the run (an emptied or another suite's results).
+void check_shares_variants(const BenchResults& baseline, const std::string& baseline_file,
+                           const std::vector<PreparedVariant>& prepared) {
+  if (prepared.empty()) return;
+  std::set<std::string> names;
+  for (const auto& r : baseline.results) names.insert(r.key());
+  for (const auto& p : prepared)
+    if (names.count(settings_key(p.variant.settings))) return;
+  throw InputError(baseline_file, 0, "results",
+                   fmt::format("the baseline holds none of the {} variants run here ({} results): nothing would be "
+                               "compared; give this suite's baseline, or write one with --write-baseline",
+                               prepared.size(), baseline.results.size()));
+}
+
 void check_baseline(const BenchResults& current, const BenchResults& baseline, const std::string& baseline_file,
                     const Tolerances& tol) {
   const Comparison c = compare_results(baseline, current, tol);
@@ -169,11 +185,12 @@ void run_bench(const BenchArgs& a) {
   const std::string json_path = !a.output.empty() ? a.output : a.write_baseline ? *suite.baseline_path : stem + ".json";
   const std::string csv_path = a.csv.empty() ? csv_path_for(json_path) : a.csv;
   const std::string baseline_copy = a.write_baseline && json_path != *suite.baseline_path ? *suite.baseline_path : "";
-  // None of them a file the suite read (itself, its base scenario), before anything runs.
-  check_output_path("--output", json_path);
+  // None of them a file the suite read (itself, its base scenario, the baseline), before anything runs.
+  const std::optional<BenchResults> baseline = read_baseline(a.baseline, suite.identity().name);
+  if (baseline) check_shares_variants(*baseline, a.baseline, prepared);
+  check_output_path(a.output.empty() && a.write_baseline ? "--write-baseline" : "--output", json_path);
   check_output_path("--csv", csv_path);
   check_output_path("baseline", baseline_copy);
-  const std::optional<BenchResults> baseline = read_baseline(a.baseline, suite.identity().name);
   SuiteProgress progress(prepared.size(), a.quiet || verbosity() == Verbosity::Quiet);
   BenchResults results;
   results.suite = suite.identity();
@@ -211,6 +228,8 @@ void run_merge(const MergeArgs& a) {
          merged.suite.variants);
   }
   const std::string csv_path = a.csv.empty() ? csv_path_for(a.output) : a.csv;
+  check_output_path("--output", a.output);
+  check_output_path("--csv", csv_path);
   const std::string wins = write_results(merged, result_rows(merged), a.output, "", csv_path, 1, merged.shard == "all");
   if (!wins.empty()) fmt::print("{}\n", wins);
   fmt::print("{} merged from {} files; results in {} and {}\n", counts_line(merged), a.files.size(), a.output,
