@@ -224,6 +224,10 @@ has "^calibration for h100-sxm: gemm 0.493, attention 0.550, memory 0.800, fabri
 fig "few.csv:4 lab 7B pp2 dp8 16 GPUs 6.9 s 6.558 -5.0%" "$tmp/few-gemm.txt"
 "$stepsim" check-against "$tmp/few.csv" --fit gemm,network >"$tmp/few-check.txt"
 has "^calibration for h100-sxm: gemm 0.49" "$tmp/few-check.txt"
+# -o -: the YAML alone on stdout, a file a scenario can name; the fit's table on stderr.
+"$stepsim" calibrate "$tmp/few.csv" -o - --fit gemm >"$tmp/few-stdout.yaml" 2>"$tmp/few-stdout.err"
+cmp "$tmp/few-stdout.yaml" "$tmp/few-gemm.yaml" || fail "calibrate -o -: stdout is not the hardware file"
+has "^calibration for h100-sxm: gemm 0.493" "$tmp/few-stdout.err"
 run "$stepsim" calibrate "$tmp/few.csv" -o - --fit gemm,bogus
 refused "error: --fit: 'bogus' is not one of the six dense efficiencies (gemm, attention, memory, fabric, network, contention)"
 run "$stepsim" calibrate "$tmp/few.csv" -o - --fit gemm,gemm

@@ -656,8 +656,9 @@ void add_calibrate_command(CLI::App& app) {
             "# (rms log residual {:.4f}, {} iterations). Use as job_step.hardware: {{file: THIS}} (add gpus: N).\n{}",
             hw, rows.size(), files_list, f.rms, f.iterations, doubt.empty() ? "" : "# " + doubt + "\n"));
     write_file(*output, yaml);
-    fmt::print("calibration for {}: {}\n{}rms residual {:.2f}%\n", hw, eff_text(c.accelerator.efficiency), t.render(),
-               100 * f.rms);
+    // With the file on stdout (-o -), the fit's table goes to stderr: stdout stays the YAML alone.
+    fmt::print(*output == "-" ? stderr : stdout, "calibration for {}: {}\n{}rms residual {:.2f}%\n", hw,
+               eff_text(c.accelerator.efficiency), t.render(), 100 * f.rms);
   });
 }
 
