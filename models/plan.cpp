@@ -15,7 +15,9 @@ namespace stepsim {
 
 int PlanSpec::max_cards() const {
   const std::int64_t mb = std::max(microbatch_sequences, 1);
-  return static_cast<int>(std::max<std::int64_t>(1, sequences_per_step / mb));
+  // Cards are counted in an int: a batch that could keep more busy keeps every card a plan takes.
+  return static_cast<int>(
+      std::clamp<std::int64_t>(sequences_per_step / mb, 1, std::numeric_limits<int>::max()));
 }
 
 PlanCase cards_case(int cards, std::string name) {

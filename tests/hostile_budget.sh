@@ -97,6 +97,11 @@ run_capped "$stepsim" job scenarios/job-1024.yaml --set job.restore=2d
 expect 2 "error: --set: job.restore: too large: about 6e+09 ops and 152.1 MB of memory, over --max-ops 1000000000 for the runs: interruptions (every 7.90 h on average) come faster than a checkpoint segment of 2.01 d completes (about 4.5e+02 tries each); save more often, or fewer runs"
 run_capped "$stepsim" job scenarios/job-1024.yaml --set job.runs=100000000
 expect 2 "error: --set: job.runs: too large: about 1.4e+12 ops"
+# A plan's batch past what an int counts: the cards it keeps busy stay an int (they had wrapped
+# negative: "keep at most -2147483648 busy", blamed at a case), and the simulation its shape asks
+# for is blamed at the batch --set changed.
+run_capped "$stepsim" plan scenarios/design-case.yaml --set plan.task.sequences_per_step=2147483648
+expect 2 "error: --set: plan.task.sequences_per_step: too large: 67108864 micro-batches x 38 units are about 7.7e+09 ops per card"
 # Thousands of variants are read in time linear in the file: each variant's merged section used
 # to take in the whole document's YAML nodes (3,000 job_step variants: minutes; 2,000 RL loops: 80 s).
 {
