@@ -21,6 +21,10 @@ enum class Fp8Recipe : std::uint8_t { Tensorwise, Blockwise };
 
 // The achieved fractions of peak the cost model applies (models/layer_costs.hpp). Defaults are
 // uncalibrated guesses; `stepsim calibrate` fits them to measured runs (models/calibration.hpp).
+// The least efficiency a scenario, a hardware file or --efficiency may give: under 1 % of peak is
+// no accelerator, and 1e-300 put every step past the simulated time limit.
+inline constexpr double kMinEfficiency = 0.01;
+
 struct Efficiency {
   double gemm = 0.70;       // dense GEMMs: FLOPs / (peak x gemm)
   double attention = 0.55;  // attention core (FlashAttention kernel or batched QK^T / AV GEMMs)

@@ -102,6 +102,14 @@ expect 2 "error: --set: job.runs: too large: about 1.4e+12 ops"
 # for is blamed at the batch --set changed.
 run_capped "$stepsim" plan scenarios/design-case.yaml --set plan.task.sequences_per_step=2147483648
 expect 2 "error: --set: plan.task.sequences_per_step: too large: 67108864 micro-batches x 38 units are about 7.7e+09 ops per card"
+# A figure past what time holds, from the one key --set changed: that key is blamed, not the
+# section it sits in (file:line: job).
+run_capped "$stepsim" job scenarios/job-design-32.yaml --set job.checkpoint.storage=1B/s
+expect 2 "error: --set: job.checkpoint.storage: too large: 114670295040 bytes at 1 bytes/s would exceed 292 years"
+run_capped "$stepsim" job scenarios/job-input.yaml --set job.input.rate=1e-12
+expect 2 "error: --set: job.input.rate: too large: the input period"
+run_capped "$stepsim" job scenarios/design-case.yaml --set plan.task.tokens=1e18
+expect 2 "error: --set: plan.task.tokens: too large: the training time (steps x step time) would exceed 292 years"
 # Thousands of variants are read in time linear in the file: each variant's merged section used
 # to take in the whole document's YAML nodes (3,000 job_step variants: minutes; 2,000 RL loops: 80 s).
 {

@@ -106,11 +106,16 @@ bad fusiondense "$head
   hardware: {preset: a100-sxm-80gb, gpus: 64}
   layout: {tp: 8, pp: 8, global_batch: 64, permute_fusion: true}" "fusiondense.yaml:4: job_step.layout.permute_fusion: fuses an MoE block's token shuffles: needs a mixture-of-experts model"
 bad experts "${moe/gpus: 64/gpus: 64, efficiency: {experts: 1.5}}
-  layout: {dp: 64, ep: 64, global_batch: 64}" "experts.yaml:3: job_step.hardware.efficiency.experts: 1.5 is not an efficiency (a fraction in (0, 1], e.g. 0.7 or 70%)"
+  layout: {dp: 64, ep: 64, global_batch: 64}" "experts.yaml:3: job_step.hardware.efficiency.experts: 1.5 is not an efficiency (a fraction in \\[0.01, 1\\], e.g. 0.7 or 70%)"
 bad moehost "${moe/gpus: 64/gpus: 64, efficiency: {moe_host: 2s}}
   layout: {dp: 64, ep: 64, global_batch: 64}" "moehost.yaml:3: job_step.hardware.efficiency.moe_host: 2 s per MoE pass is more than a second"
 bad fp8share "${moe/gpus: 64/gpus: 64, efficiency: {fp8: 0}}
-  layout: {dp: 64, ep: 64, global_batch: 64}" "fp8share.yaml:3: job_step.hardware.efficiency.fp8: 0 is not an efficiency (a fraction in (0, 1], e.g. 0.7 or 70%)"
+  layout: {dp: 64, ep: 64, global_batch: 64}" "fp8share.yaml:3: job_step.hardware.efficiency.fp8: 0 is not an efficiency (a fraction in \\[0.01, 1\\], e.g. 0.7 or 70%)"
+# An efficiency under 1 % of peak, as --efficiency refuses it (1e-300 ended every step past the
+# time limit, blamed at the section).
+printf 'job_step:\n  model: qwen3-8b\n  hardware: {preset: h100-sxm, gpus: 8, efficiency: {gemm: 1e-300}}\n  layout: {dp: 8, zero: 1, global_batch: 8}\n' >"$tmp/tiny-eff.yaml"
+run "$stepsim" run "$tmp/tiny-eff.yaml"
+refused "tiny-eff.yaml:3: job_step.hardware.efficiency.gemm: 1e-300 is not an efficiency (a fraction in [0.01, 1], e.g. 0.7 or 70%)"
 bad schedule "$head
   hardware: {preset: a100-sxm-80gb, gpus: 64}
   layout: {tp: 8, pp: 8, schedule: 1f1c, global_batch: 64}" "job_step.layout.schedule: unknown schedule '1f1c'; did you mean '1f1b'?"

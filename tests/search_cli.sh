@@ -206,6 +206,14 @@ run "$stepsim" search merge "$tmp/c0.json" "$tmp/c1.json"
 grep -q "not a search shard file (.*): unknown cp_comm 'ring' (p2p, all_gather or a2a)" <<<"$err" || fail "bad shard cp_comm: $err"
 
 # Bad input: one line, file:line: key: message, exit 2.
+# A card MTBF of 0 is refused as job and plan refuse it (it read as no failures); the key --set
+# changed is blamed: the deadline under the reserved days, an MTBF that overflows the run.
+run "$stepsim" search scenarios/search-design-desk.yaml --set search.checkpoint.card_mtbf=0s
+refused "error: --set: search.checkpoint.card_mtbf: must be positive (leave it out for no failures)"
+run "$stepsim" search scenarios/search-design-desk.yaml --set search.task.deadline=1s
+refused "error: --set: search.task.deadline: must be longer than the 5.0 d reserved"
+run "$stepsim" search scenarios/search-design-desk.yaml --set search.checkpoint.card_mtbf=1s
+refused "error: --set: search.checkpoint.card_mtbf: too large: the training time"
 printf 'search:\n  model: qwen3-8b\n  hardware: {preset: rtx4090, gpus: 8}\n  layout: {cp: [1, 2], cp_comm: [p2p, ring], global_batch: 8}\n' >"$tmp/bad.yaml"
 run "$stepsim" search "$tmp/bad.yaml"
 [[ $code == 2 ]] || fail "bad cp_comm: exit $code"

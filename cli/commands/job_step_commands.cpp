@@ -424,9 +424,10 @@ Efficiency parse_efficiencies(const std::string& text) {
     // contention: a share of time lost; moe_host: seconds up to one; 0 allowed for both. An
     // efficiency under 0.01 is no accelerator, and 1e-300 made every step past the time limit.
     const bool share = i == 5 || i == 8;
-    if (!(share ? v[i] >= 0 : v[i] >= 0.01) || !(v[i] <= 1))
+    const double least = share ? 0.0 : kMinEfficiency;
+    if (!(v[i] >= least) || !(v[i] <= 1))
       throw InputError("--efficiency", 0, "",
-                       fmt::format("{} {} is not a fraction in {} 1]", kEffNames[i], v[i], share ? "[0," : "[0.01,"));
+                       fmt::format("{} {} is not a fraction in [{}, 1]", kEffNames[i], v[i], least));
   }
   return eff_of(v);
 }

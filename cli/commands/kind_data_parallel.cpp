@@ -28,7 +28,8 @@ DataParallelRun run_or_fail(const Scenario& sc, const DataParallelSpec& spec, co
     sc.fail(key, variant.empty() ? e.what() : fmt::format("variant '{}': {}", variant, e.what()));
   } catch (const OverflowError& e) {
     // A time of the step (compute, a transfer, the step) past the limit: the section's inputs are at fault.
-    sc.fail(variant.empty() ? "data_parallel" : fmt::format("data_parallel.variants.{}", variant), e.what());
+    sc.fail(variant.empty() ? sc.source->overflow_key("data_parallel") : fmt::format("data_parallel.variants.{}", variant),
+            e.what());
   }
 }
 

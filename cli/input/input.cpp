@@ -189,6 +189,15 @@ void require_input_file(const std::string& path) {
   if (!why.empty()) throw InputError(path, 0, "", fmt::format("cannot open the file ({})", why));
 }
 
+std::string Source::overflow_key(const std::string& section) const {
+  std::vector<std::string> in_section;
+  for (const auto& k : overridden)
+    if (k.starts_with(section + ".")) in_section.push_back(k);
+  if (in_section.size() == 1) return in_section.front();
+  if (in_section.empty() && overridden.size() == 1) return *overridden.begin();
+  return section;
+}
+
 std::shared_ptr<Source> Source::load(const std::string& file, const std::vector<std::string>& overrides) {
   const std::string text = read_input_file(file);
   // An empty file is not a document with no sections: say so.

@@ -40,6 +40,11 @@ struct Source {
   YAML::Node root;
   std::set<std::string> overridden;  // dotted keys set from the command line
 
+  // The key a figure past what time or bytes hold (OverflowError), found reading or running
+  // `section`, is blamed on: the one key --set changed in the section, else the one key it changed
+  // at all (a job reads its plan's task), as the file alone did not overflow; else the section.
+  std::string overflow_key(const std::string& section) const;
+
   // Loads `file` and applies `overrides` ("a.b.c=value", the value parsed as YAML).
   static std::shared_ptr<Source> load(const std::string& file, const std::vector<std::string>& overrides);
   static std::shared_ptr<Source> parse(const std::string& text, const std::string& name,
@@ -78,6 +83,8 @@ class Reader {
   const std::string& path() const { return path_; }
   std::string key(const std::string& k) const { return path_.empty() ? k : path_ + "." + k; }
   bool has(const std::string& k) const;
+  // Whether --set gave this key (a message then blames the key the user changed).
+  bool overridden(const std::string& k) const { return src_->overridden.count(key(k)) > 0; }
   Reader child(const std::string& k) const;  // must be a map
   // A reader of another node of the same document under `path` (a variant merged over its base:
   // the nodes keep their lines).
@@ -133,6 +140,7 @@ class Reader {
   // ("a.b.c": its line if the file has it, else the nearest parent's).
   [[noreturn]] void fail_dotted(const std::string& dotted_key, const std::string& message) const;
   const std::string& file() const { return src_->file; }
+  const Source& source() const { return *src_; }
 
  private:
   YAML::Node get(const std::string& k) const;

@@ -119,8 +119,9 @@ static void read_efficiency(const Reader& e, Efficiency& eff) {
           "moe_host"});
   auto frac = [&](const char* key, double& out) {
     if (auto v = e.opt_number(key)) {
-      if (!(*v > 0 && *v <= 1))
-        e.fail(key, fmt::format("{} is not an efficiency (a fraction in (0, 1], e.g. 0.7 or 70%)", *v));
+      if (!(*v >= kMinEfficiency && *v <= 1))
+        e.fail(key,
+               fmt::format("{} is not an efficiency (a fraction in [{}, 1], e.g. 0.7 or 70%)", *v, kMinEfficiency));
       out = *v;
     }
   };

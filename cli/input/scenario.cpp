@@ -21,7 +21,7 @@ template <class Read>
 auto in_section(const Reader& top, const char* k, Read read) {
   try {
     return read(top.child(k));
-  } catch (const OverflowError& e) { top.fail(k, e.what()); }
+  } catch (const OverflowError& e) { top.fail(top.source().overflow_key(k), e.what()); }
 }
 
 Scenario read(std::shared_ptr<Source> src) {

@@ -40,7 +40,7 @@ struct Scenario {
   void blaming(const std::string& section, Work work) const {
     try {
       work();
-    } catch (const OverflowError& e) { fail(section, e.what()); }
+    } catch (const OverflowError& e) { fail(source->overflow_key(section), e.what()); }
   }
 };
 

@@ -15,6 +15,7 @@
 #include "cli/input/model_files.hpp"
 #include "models/layout.hpp"
 #include "models/model_limits.hpp"
+#include "models/units.hpp"
 #include "schedules/pipeline/registry.hpp"
 #include "sim/checked.hpp"
 
@@ -264,8 +265,12 @@ void read_task(const Reader& r, SearchSpec& s) {
     s.task.tokens = *t.opt_amount("tokens");
     s.task.deadline = t.opt_duration("deadline").value_or(0);
     s.task.reserved = t.opt_duration("reserved").value_or(0);
-    if (s.task.deadline > 0 && s.task.reserved >= s.task.deadline)
+    if (s.task.deadline > 0 && s.task.reserved >= s.task.deadline) {
+      // Blamed at the one --set changed, if it changed one of the two.
+      if (t.overridden("deadline") && !t.overridden("reserved"))
+        t.fail("deadline", fmt::format("must be longer than the {} reserved", format_duration(s.task.reserved)));
       t.fail("reserved", "must be shorter than the deadline");
+    }
   }
   if (r.has("checkpoint")) {
     const Reader c = r.child("checkpoint");
@@ -279,6 +284,8 @@ void read_task(const Reader& r, SearchSpec& s) {
       s.task.interval = *v;
     }
     s.task.card_mtbf = c.opt_duration("card_mtbf").value_or(0);
+    if (c.has("card_mtbf") && s.task.card_mtbf <= 0)
+      c.fail("card_mtbf", "must be positive (leave it out for no failures)");
   }
 }
 
@@ -480,7 +487,7 @@ SearchScenario read_or_blame(const std::shared_ptr<Source>& src, const std::vect
 
 void SearchScenario::fail_section(const OverflowError& e) const {
   const auto& src = step_source ? step_source : source;
-  Reader(src, src->root, "").fail(step_source ? "job_step" : "search", e.what());
+  Reader(src, src->root, "").fail(src->overflow_key(step_source ? "job_step" : "search"), e.what());
 }
 
 SearchScenario load_search(const std::string& file, const std::vector<std::string>& overrides) {
