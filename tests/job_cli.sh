@@ -102,6 +102,13 @@ assert base["every_steps"] == round(want / 2.237316), base
 PY
 run "$stepsim" job scenarios/job-hsdp-128xa100.yaml --set job.checkpoint.every=young --set job.card_mtbf=null
 refused "job.checkpoint.every: young balances saves against interruptions: give card_mtbf (or rollback_every)"
+# Async saves that do not pause training have no Young's interval (sqrt(2 x 0 x M) = 0: a save every
+# step, which used to end at the work guard blamed at job.cards): refused at the mode --set gave.
+run "$stepsim" job scenarios/job-hsdp-128xa100.yaml --set job.checkpoint.every=young --set job.checkpoint.mode=async
+refused "error: --set: job.checkpoint.mode: async saves with every: young need copy, the training pause Young's interval sqrt(2 x pause x MTBF) is set by (e.g. copy: 2s); without one it is 0, a save every step"
+"$stepsim" job scenarios/job-hsdp-128xa100.yaml --runs 5 --set job.checkpoint.every=young --set job.checkpoint.mode=async \
+  --set job.checkpoint.copy=2s >"$tmp/young-async.txt" 2>/dev/null || fail "async young with a copy"
+has "checkpoint: async every .* steps (.* Young's optimum" "$tmp/young-async.txt"
 # A step whose schedule cannot run (blocking sends deadlock DualPipe-V) is refused at its key, the
 # base's or the variant's, exit 2 (it used to end in an unkeyed message, exit 1).
 run "$stepsim" job scenarios/job-llama70b-64xh100.yaml --runs 10 --set 'job={tokens: 1e10}' \

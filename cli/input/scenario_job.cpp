@@ -226,6 +226,12 @@ JobScenario read_job(const Reader& r, std::shared_ptr<const Source> src, const P
       c.fail("every", "missing: the interval between checkpoints (a duration, or young)");
     if (job.every_young && s.card_mtbf <= 0 && s.rollback_interval <= 0)
       c.fail("every", "young balances saves against interruptions: give card_mtbf (or rollback_every)");
+    // Young's interval sqrt(2 x pause x MTBF) is 0 for an async save that does not pause training:
+    // a save every step (the runs then stopped at the work guard, blamed at job.cards).
+    if (job.every_young && s.checkpoint.mode == SaveMode::Async && s.checkpoint.copy <= 0)
+      c.fail(c.has("copy") ? "copy" : "mode",
+             "async saves with every: young need copy, the training pause Young's interval sqrt(2 x pause x "
+             "MTBF) is set by (e.g. copy: 2s); without one it is 0, a save every step");
   } else if (plan && plan->interval && plan->storage_bandwidth > 0) {
     // The plan's synchronous checkpoint.
     s.checkpoint.size = plan_checkpoint_bytes(*plan);
