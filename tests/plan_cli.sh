@@ -49,4 +49,12 @@ set -e
 
 bill="$("$stepsim" plan scenarios/resource-bill.yaml)"
 grep -q "21,638,400 / 10,000,000" <<<"$bill" || fail "resource bill"
+# checkpoint.compare without cards: the plan's cases' (the table was left out, silently); without
+# intervals, refused at the key.
+"$stepsim" plan scenarios/design-case.yaml --set 'plan.checkpoint.compare={intervals: [600s, 1800s]}' >"$tmp/ckcmp.txt"
+fig "^ 32 2.78% 1.02% 5460 s: 0.61%$" "$tmp/ckcmp.txt"
+fig "^ 48 2.80% 1.08% 4458 s: 0.75%$" "$tmp/ckcmp.txt"
+run "$stepsim" plan scenarios/design-case.yaml --set 'plan.checkpoint.compare={cards: [8]}'
+refused "error: --set: plan.checkpoint.compare.intervals: missing: the checkpoint intervals to compare"
+
 echo ok

@@ -375,6 +375,11 @@ PlanScenario read_plan(const Reader& r, const std::shared_ptr<const Source>& src
     c.only({"cards", "intervals"});
     ps.checkpoints.cards = int_list(c, "cards");
     ps.checkpoints.intervals = positive_durations(c, "intervals");
+    // Without `cards`, the plan's cases' (the table used to be left out, silently).
+    if (!c.has("cards") && ps.spec)
+      for (const auto& pc : ps.spec->cases) ps.checkpoints.cards.push_back(pc.cards);
+    if (ps.checkpoints.cards.empty()) c.fail("cards", "missing: the card counts to compare (the plan has no cases)");
+    if (ps.checkpoints.intervals.empty()) c.fail("intervals", "missing: the checkpoint intervals to compare");
   }
   if (r.has("scaling")) {
     const Reader s = r.child("scaling");
