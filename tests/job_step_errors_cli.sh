@@ -111,6 +111,17 @@ bad moehost "${moe/gpus: 64/gpus: 64, efficiency: {moe_host: 2s}}
   layout: {dp: 64, ep: 64, global_batch: 64}" "moehost.yaml:3: job_step.hardware.efficiency.moe_host: 2 s per MoE pass is more than a second"
 bad fp8share "${moe/gpus: 64/gpus: 64, efficiency: {fp8: 0}}
   layout: {dp: 64, ep: 64, global_batch: 64}" "fp8share.yaml:3: job_step.hardware.efficiency.fp8: 0 is not an efficiency (a fraction in \\[0.01, 1\\], e.g. 0.7 or 70%)"
+# The preset meant, in a scenario and a measured-runs CSV alike: the one sharing most of the name's
+# parts, a model number counting double (the CSV offered 'h800' for 'a100', nothing for '4090').
+for pair in "a100-80gb:a100-sxm-80gb" "b200-sxm:b200" "4090:rtx4090" "a100:a100-sxm-80gb"; do
+  printf 'job_step:\n  model: qwen3-8b\n  hardware: {preset: %s, gpus: 8}\n  layout: {dp: 8, global_batch: 8}\n' \
+    "${pair%%:*}" >"$tmp/preset.yaml"
+  run "$stepsim" run "$tmp/preset.yaml"
+  refused "preset.yaml:3: job_step.hardware.preset: unknown preset '${pair%%:*}'; did you mean '${pair#*:}'?"
+done
+sed 's/,a100-sxm-80gb,/,a100,/' validation/megascale_megatron.csv >"$tmp/hw.csv"
+run "$stepsim" check-against "$tmp/hw.csv"
+refused "hw.csv:9: hw: unknown preset 'a100'; did you mean 'a100-sxm-80gb'?"
 # An efficiency under 1 % of peak, as --efficiency refuses it (1e-300 ended every step past the
 # time limit, blamed at the section).
 printf 'job_step:\n  model: qwen3-8b\n  hardware: {preset: h100-sxm, gpus: 8, efficiency: {gemm: 1e-300}}\n  layout: {dp: 8, zero: 1, global_batch: 8}\n' >"$tmp/tiny-eff.yaml"

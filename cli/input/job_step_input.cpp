@@ -175,19 +175,7 @@ ClusterSpec read_cluster(const Reader& parent, const std::string& k) {
   r.only({"preset", "gpus", "accelerator", "efficiency", "node", "network", "name"});
   const std::string preset = r.text("preset");
   const ClusterSpec* p = find_cluster_preset(preset);
-  if (!p) {
-    // The preset the name spells in other case (H100-SXM), one it starts (h100 -> h100-sxm),
-    // before the nearest by edit distance.
-    std::string lower = preset, near;
-    for (char& ch : lower) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
-    for (const auto& n : cluster_preset_names())
-      if (near.empty() && n == lower) near = n;
-    for (const auto& n : cluster_preset_names())
-      if (near.empty() && n.rfind(lower, 0) == 0) near = n;
-    if (near.empty()) near = nearest(preset, cluster_preset_names());
-    r.fail("preset", near.empty() ? fmt::format("unknown preset '{}' (known: {})", preset, join(cluster_preset_names()))
-                                  : fmt::format("unknown preset '{}'; did you mean '{}'?", preset, near));
-  }
+  if (!p) r.fail("preset", unknown_preset_message(preset));
   ClusterSpec c = *p;
   if (r.has("accelerator")) {
     const Reader a = r.child("accelerator");
@@ -477,6 +465,46 @@ void check_job_step(const Reader& r, const JobStepSpec& spec, std::int64_t gpus,
   if (allow_oom) return;
   const JobMemory mem = job_memory(spec.model, spec.layout, chunk_costs(spec.model, spec.layout, spec.cluster));
   if (mem.total() > spec.cluster.accelerator.usable_memory) r.fail("layout", memory_refusal(spec, mem, ""));
+}
+
+std::string unknown_preset_message(const std::string& name) {
+  const auto names = cluster_preset_names();
+  std::string lower = name, near;
+  for (char& ch : lower) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+  for (const auto& n : names)
+    if (near.empty() && n == lower) near = n;
+  for (const auto& n : names)
+    if (near.empty() && !lower.empty() && n.rfind(lower, 0) == 0) near = n;
+  const auto parts = [](const std::string& s) {
+    std::vector<std::string> out;
+    std::size_t from = 0;
+    for (std::size_t dash; (dash = s.find('-', from)) != std::string::npos; from = dash + 1)
+      out.push_back(s.substr(from, dash - from));
+    out.push_back(s.substr(from));
+    return out;
+  };
+  int best = 0;
+  for (const auto& n : near.empty() ? names : std::vector<std::string>{}) {
+    int score = 0;
+    const std::vector<std::string> its = parts(n);
+    for (const auto& w : parts(lower)) {
+      if (w.empty()) continue;
+      const bool in = std::any_of(its.begin(), its.end(), [&](const std::string& q) {
+        return q.find(w) != std::string::npos || (!q.empty() && w.find(q) != std::string::npos);
+      });
+      if (in)
+        score += std::any_of(w.begin(), w.end(), [](char ch) { return std::isdigit(static_cast<unsigned char>(ch)); })
+                     ? 2
+                     : 1;
+    }
+    if (score > best) {
+      best = score;
+      near = n;
+    }
+  }
+  if (near.empty()) near = nearest(name, names);
+  return near.empty() ? fmt::format("unknown preset '{}' (known: {})", name, join(names))
+                      : fmt::format("unknown preset '{}'; did you mean '{}'?", name, near);
 }
 
 YAML::Node laid_over(const YAML::Node& base, const YAML::Node& over, YAML::Node* arena) {

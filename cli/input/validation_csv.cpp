@@ -14,6 +14,7 @@
 #include "cli/input/budget.hpp"
 #include "cli/input/input.hpp"
 #include "cli/input/input_files.hpp"
+#include "cli/input/job_step_input.hpp"
 #include "models/layout.hpp"
 
 namespace stepsim::cli {
@@ -298,12 +299,7 @@ MeasuredRun parse_row(const std::string& file, int n, std::map<std::string, std:
   r.table = row.text("tbl");
   r.hw = row.need("hw");
   const ClusterSpec* preset = find_cluster_preset(r.hw);
-  if (!preset) {
-    const auto near = nearest(r.hw, cluster_preset_names());
-    throw InputError(file, n, "hw",
-                     near.empty() ? fmt::format("unknown preset '{}'", r.hw)
-                                  : fmt::format("unknown preset '{}'; did you mean '{}'?", r.hw, near));
-  }
+  if (!preset) throw InputError(file, n, "hw", unknown_preset_message(r.hw));
   r.spec.cluster = *preset;
   // A node with another number of NICs than the preset's (2 where a DGX has 8), each at the
   // preset's bandwidth unless node_gbps gives the node's.
