@@ -16,6 +16,9 @@ const std::vector<Accelerator>& builtins() {
 }  // namespace
 
 const Accelerator* find_accelerator(std::string_view name) {
+  // A job step's preset names the same cards (models/accelerators.hpp): one name works in both.
+  if (name == "a100-sxm-80gb") name = "a100";
+  if (name == "h100-sxm") name = "h100";
   for (const auto& a : builtins())
     if (a.name == name) return &a;
   return nullptr;

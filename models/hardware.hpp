@@ -27,7 +27,8 @@ struct Host {
 };
 
 // Built-ins: rtx4090 (165.2 TFLOP/s, 24 GB, 22 GiB usable, PCIe 4.0 x16 32 GB/s, no P2P),
-// a100 (312), h100 (989), b200 (~2,250) TFLOP/s BF16 (reference section 4).
+// a100 (312), h100 (989), b200 (~2,250) TFLOP/s BF16 (reference section 4). A job step's preset
+// name of the same card is taken too (a100-sxm-80gb, h100-sxm).
 const Accelerator* find_accelerator(std::string_view name);
 std::vector<std::string> accelerator_names();
 

@@ -57,4 +57,11 @@ fig "^ 48 2.80% 1.08% 4458 s: 0.75%$" "$tmp/ckcmp.txt"
 run "$stepsim" plan scenarios/design-case.yaml --set 'plan.checkpoint.compare={cards: [8]}'
 refused "error: --set: plan.checkpoint.compare.intervals: missing: the checkpoint intervals to compare"
 
+# A job step's preset names are taken for the cards the plan's table has; one it has not is named as such.
+"$stepsim" plan scenarios/design-case.yaml --set plan.accelerator=h100-sxm >"$tmp/h100sxm.txt"
+"$stepsim" plan scenarios/design-case.yaml --set plan.accelerator=h100 >"$tmp/h100.txt"
+cmp -s "$tmp/h100sxm.txt" "$tmp/h100.txt" || fail "h100-sxm is not the plan's h100"
+run "$stepsim" plan scenarios/design-case.yaml --set plan.accelerator=h800
+refused "error: --set: plan.accelerator: 'h800' is a job_step preset the plan's table does not have (it has: rtx4090, a100, h100, b200; a job_step scenario takes every preset)"
+
 echo ok

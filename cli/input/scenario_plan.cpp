@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include "cli/input/model_files.hpp"
+#include "models/accelerators.hpp"
 #include "models/model_limits.hpp"
 #include "models/training_state.hpp"
 #include "models/units.hpp"
@@ -85,6 +86,10 @@ std::vector<double> fraction_list(const Reader& r, const std::string& k) {
 
 const Accelerator& accelerator_named(const Reader& r, const std::string& k, const std::string& name) {
   const Accelerator* a = find_accelerator(name);
+  if (!a && find_cluster_preset(name))
+    r.fail(k, fmt::format("'{}' is a job_step preset the plan's table does not have (it has: {}; a job_step scenario "
+                          "takes every preset)",
+                          name, fmt::join(accelerator_names(), ", ")));
   if (!a) {
     const auto near = nearest(name, accelerator_names());
     r.fail(k, near.empty()
