@@ -45,6 +45,7 @@ run "$stepsim" compare scenarios/book-pipeline.yaml --schedules 1f1b,zbh3; expec
 run "$stepsim" run scenarios/book-pipeline.yaml --schedule interleavd; expect 2 "did you mean 'interleaved-1f1b'?" err
 run "$stepsim" compare scenarios/rl-stages.yaml --schedules 1f1b; expect 2 "compares its variants, not schedules" err
 # Lists: an empty item (a stray comma) refused, not dropped; a list option may be repeated.
+run "$stepsim" compare scenarios/book-pipeline.yaml --schedules 1f1b,zb-h1,1f1b; expect 2 "error: --schedules: 1f1b named twice" err
 run "$stepsim" compare scenarios/book-pipeline.yaml --schedules 1f1b,,zb-h1,
 expect 2 "error: compare: --schedules: an empty item in '1f1b,,zb-h1,': a comma too many?" err
 run "$stepsim" check-against validation/megatron_sc21.csv --fit gemm,; expect 2 "--fit: an empty item in 'gemm,'" err

@@ -224,4 +224,8 @@ mkdir -p "$tmp/bench" && echo '[]' >"$tmp/bench/bad.json"
 run "$stepsim" bench bench/suites/pipeline.yaml --baseline "$tmp/bench/bad.json" -o "$tmp/bench/out.json" -q
 expect 2 "error: $tmp/bench/bad.json: expected a JSON object (a stepsim bench result file)"
 [[ "$(ls "$tmp/bench")" == "bad.json" ]] || fail "a refused bench wrote $(ls "$tmp/bench")"
+# A --set key with an empty part, a trailing dot included (job.steps. was read as job.steps).
+run "$stepsim" job scenarios/job-1024.yaml --set job.steps.=1 --runs 1; expect 2 "error: --set: job.steps.: empty part in key path"
+run "$stepsim" job scenarios/job-1024.yaml --set job..steps=1 --runs 1; expect 2 "error: --set: job..steps: empty part in key path"
 exit 0
+

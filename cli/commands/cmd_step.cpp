@@ -52,18 +52,12 @@ std::vector<std::string> with_schedule(const std::string& file, std::vector<std:
 // set, so that each is checked as `run --schedule` would be, and allowed not to fit (a row says
 // so). As a pipeline's compare does, a schedule that cannot run the step's chunks gets chunks it
 // can run: one per device (v = 1), else two (v = 2), named in the row ("1f1b v=1"). A schedule
-// that cannot run the step either way, named twice, or refused as read, is refused at --schedules.
+// that cannot run the step either way, or refused as read, is refused at --schedules.
 Scenario with_schedule_variants(const std::string& file, const std::vector<std::string>& sets, Scenario sc,
                                 const std::vector<std::string>& schedules) {
   sc.job_step->variants.clear();
   const int base_v = sc.job_step->spec.layout.vpp;
-  std::vector<std::string> seen;
-  for (const auto& name : schedules) {
-    const ScheduleFamily* family = find_schedule(name);
-    const std::string canonical = family ? family->name : name;
-    if (std::find(seen.begin(), seen.end(), canonical) != seen.end())
-      throw InputError("--schedules", 0, "", fmt::format("{} named twice", canonical));
-    seen.push_back(canonical);
+  for (const auto& name : schedules) {  // each a known schedule, named once (checked as read)
     std::vector<std::string> with = sets;
     with.push_back("job_step.layout.schedule=" + name);
     with.emplace_back("job_step.allow_oom=true");
@@ -205,7 +199,14 @@ void add_compare_command(CLI::App& app) {
       ->check(file_beside_report());
   add_output_args(cmd, *out, "print a JSON list of summaries instead of the table");
   cmd->callback([=] {
-    for (const auto& name : request->schedules) check_schedule_name("--schedules", name);
+    std::vector<std::string> seen;  // each schedule once (a pipeline's compare printed a row per mention)
+    for (const auto& name : request->schedules) {
+      check_schedule_name("--schedules", name);
+      const std::string canonical = find_schedule(name)->name;
+      if (std::find(seen.begin(), seen.end(), canonical) != seen.end())
+        throw InputError("--schedules", 0, "", fmt::format("{} named twice", canonical));
+      seen.push_back(canonical);
+    }
     request->json = out->json;
     Scenario sc = load(args->file, args->sets);
     check_outputs(*out);

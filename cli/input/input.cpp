@@ -22,15 +22,17 @@
 
 namespace stepsim::cli {
 
+// "a.b.c" -> a, b, c; an empty part stays (a trailing dot gives a last empty part, "job.steps."
+// was read as job.steps), for the caller to refuse.
 std::vector<std::string> split_dots(const std::string& key) {
   std::vector<std::string> parts;
   std::size_t from = 0;
-  while (from < key.size()) {
-    const std::size_t dot = std::min(key.find('.', from), key.size());
-    parts.push_back(key.substr(from, dot - from));
+  for (;;) {
+    const std::size_t dot = key.find('.', from);
+    parts.push_back(key.substr(from, dot == std::string::npos ? std::string::npos : dot - from));
+    if (dot == std::string::npos) return parts;
     from = dot + 1;
   }
-  return parts;
 }
 
 InputError::InputError(std::string file, int line, std::string key, const std::string& message)
