@@ -122,6 +122,13 @@ done
 sed 's/,a100-sxm-80gb,/,a100,/' validation/megascale_megatron.csv >"$tmp/hw.csv"
 run "$stepsim" check-against "$tmp/hw.csv"
 refused "hw.csv:9: hw: unknown preset 'a100'; did you mean 'a100-sxm-80gb'?"
+# Heads of unequal width without head_dim (it was read as the rounded-down width), and more
+# recomputed layers than a chunk holds (the header said "the first 100 layers of each chunk" of 4).
+printf 'job_step:\n  model: {name: t, layers: 4, hidden: 65, ffn: 256, heads: 4, vocab: 1000, seq: 128}\n  hardware: {preset: h100-sxm, gpus: 8}\n  layout: {dp: 8, zero: 1, global_batch: 8}\n' >"$tmp/h65.yaml"
+run "$stepsim" run "$tmp/h65.yaml"
+refused "h65.yaml:2: job_step.model.heads: hidden 65 does not split into 4 heads of equal width: give head_dim (each head's width, e.g. 16)"
+run "$stepsim" run scenarios/job-llama3-405b-8192xh100.yaml --set job_step.layout.recompute_layers=2
+refused "error: --set: job_step.layout.recompute_layers: 2 is more than the 1 layer of a chunk: at most 1 (all: every layer)"
 # An efficiency under 1 % of peak, as --efficiency refuses it (1e-300 ended every step past the
 # time limit, blamed at the section).
 printf 'job_step:\n  model: qwen3-8b\n  hardware: {preset: h100-sxm, gpus: 8, efficiency: {gemm: 1e-300}}\n  layout: {dp: 8, zero: 1, global_batch: 8}\n' >"$tmp/tiny-eff.yaml"

@@ -460,6 +460,13 @@ std::string memory_refusal(const JobStepSpec& spec, const JobMemory& mem, const 
 
 void check_job_step(const Reader& r, const JobStepSpec& spec, std::int64_t gpus, bool allow_oom) {
   fail_on(r.child("layout"), check_layout(spec.model, spec.layout, gpus));
+  // More layers than a chunk holds is every layer, said otherwise ("the first 100 layers of each
+  // chunk" of 4): refused for one step (a search applies one count to chunks of every size).
+  if (const int most = most_chunk_layers(spec.model, spec.layout);
+      spec.layout.partial_recompute() && most > 0 && spec.layout.recompute_layers > most)
+    r.child("layout").fail("recompute_layers",
+                           fmt::format("{} is more than the {} layer{} of a chunk: at most {} (all: every layer)",
+                                       spec.layout.recompute_layers, most, most == 1 ? "" : "s", most));
   fail_on(r.child("layout"), check_precision(spec.layout, spec.cluster.accelerator));
   check_budget(r.child("layout"), "global_batch", job_step_ops_bound(spec.layout, spec.model.shape.layers));
   if (allow_oom) return;

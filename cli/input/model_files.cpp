@@ -74,6 +74,12 @@ TransformerConfig transformer_fields(const Reader& r) {
   c.heads = r.count("heads", 1);
   c.kv_heads = r.opt_count("kv_heads", 1).value_or(c.heads);
   c.head_dim = r.opt_count("head_dim", 1).value_or(c.hidden / c.heads);
+  // Without head_dim each head is hidden / heads wide: a hidden that does not split evenly was read
+  // as the rounded-down width, unsaid.
+  if (!r.has("head_dim") && c.hidden % c.heads != 0 && c.hidden >= c.heads)
+    r.fail("heads", fmt::format("hidden {} does not split into {} heads of equal width: give head_dim (each head's "
+                                "width, e.g. {})",
+                                c.hidden, c.heads, c.hidden / c.heads));
   c.vocab = r.integer("vocab", 1);
   c.tied_embeddings = r.flag("tied_embeddings", false);
   c.qk_norm = r.flag("qk_norm", false);
