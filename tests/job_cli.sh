@@ -102,6 +102,10 @@ assert base["every_steps"] == round(want / 2.237316), base
 PY
 run "$stepsim" job scenarios/job-hsdp-128xa100.yaml --set job.checkpoint.every=young --set job.card_mtbf=null
 refused "job.checkpoint.every: young balances saves against interruptions: give card_mtbf (or rollback_every)"
+# A reserve that outlasts the deadline, refused as a plan and a search refuse it (it was a run
+# that missed by design).
+run "$stepsim" job scenarios/job-1024.yaml --runs 2 --set job.deadline=1d --set job.reserved=2d
+refused "error: --set: job.reserved: the 2.0 d reserved must be shorter than the 24.0 h deadline"
 # Async saves that do not pause training have no Young's interval (sqrt(2 x 0 x M) = 0: a save every
 # step, which used to end at the work guard blamed at job.cards): refused at the mode --set gave.
 run "$stepsim" job scenarios/job-hsdp-128xa100.yaml --set job.checkpoint.every=young --set job.checkpoint.mode=async

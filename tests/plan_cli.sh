@@ -64,4 +64,8 @@ cmp -s "$tmp/h100sxm.txt" "$tmp/h100.txt" || fail "h100-sxm is not the plan's h1
 run "$stepsim" plan scenarios/design-case.yaml --set plan.accelerator=h800
 refused "error: --set: plan.accelerator: 'h800' is a job_step preset the plan's table does not have (it has: rtx4090, a100, h100, b200; a job_step scenario takes every preset)"
 
+# Two cases of one name (a column heading and a --case name each): refused.
+run "$stepsim" plan scenarios/design-case.yaml --set 'plan.cases=[{name: a, cards: 32}, {name: a, cards: 48}]'
+refused "error: --set: plan.cases[1].name: 'a' names two cases: give each its own"
+
 echo ok

@@ -10,6 +10,7 @@
 #include "models/layer_costs.hpp"
 #include "models/model_limits.hpp"
 #include "models/training_state.hpp"
+#include "models/units.hpp"
 
 namespace stepsim::cli {
 
@@ -214,6 +215,11 @@ JobScenario read_job(const Reader& r, std::shared_ptr<const Source> src, const P
   std::sort(s.failures_at.begin(), s.failures_at.end());
   s.deadline = r.opt_duration("deadline").value_or(plan ? plan->deadline : 0);
   s.reserved = r.opt_duration("reserved").value_or(plan ? plan->reserved : 0);
+  // As a plan's and a search's: the reserve is taken from the deadline, which must outlast it.
+  if (s.deadline > 0 && s.reserved >= s.deadline)
+    r.fail(r.has("deadline") && !r.has("reserved") ? "deadline" : "reserved",
+           fmt::format("the {} reserved must be shorter than the {} deadline", format_duration(s.reserved),
+                       format_duration(s.deadline)));
   job.runs = r.opt_count("runs", 1).value_or(1000);
   job.seed = static_cast<std::uint64_t>(r.opt_integer("seed", 0).value_or(1));
   if (r.has("checkpoint")) {

@@ -339,6 +339,8 @@ void read_cases(const Reader& r, const std::shared_ptr<const Source>& src, PlanS
     if (!list[i].IsMap()) r.fail_at(list[i], k, "expected a map like {name: 48 cards, cards: 48}");
     const Reader c(src, list[i], k);
     PlanCase pc = read_case(c, spec);
+    for (const auto& other : spec.cases)  // a case's name heads its column and names it to --case
+      if (other.name == pc.name) c.fail("name", fmt::format("'{}' names two cases: give each its own", pc.name));
     if (spec.timed() && pc.cards > spec.max_cards())
       c.fail("cards",
              fmt::format("{} cards exceed the batch: {} sequences per step in micro-batches of {} keep at most {} busy",
