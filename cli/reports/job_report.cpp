@@ -117,18 +117,20 @@ void check_job_budget(const Scenario& sc, JobSpec& spec, int runs, std::size_t s
   if (!set.count("job.cards") && !set.count("job.card_mtbf") && !set.count("job.rollback_every"))
     for (const char* k : {"job.checkpoint.every", "job.restore"})
       if (set.count(k)) rate_key = k;
-  const double each = std::exp(std::min(tries, 700.0));
-  const std::string retried =
-      fmt::format("interruptions (every {} on average) come faster than a checkpoint segment of {} completes ({} "
-                  "tries each)",
-                  span(static_cast<Time>(1 / rate)), span(static_cast<Time>(segment_ns)),
-                  each < 1e15 ? fmt::format("about {:.1e}", each) : std::string("more than 1e15"));
+  // Said only where segments are retried (tries > 1: a positive rate, so 1 / rate is a time).
+  const auto retried = [&] {
+    const double each = std::exp(std::min(tries, 700.0));
+    return fmt::format(
+        "interruptions (every {} on average) come faster than a checkpoint segment of {} completes ({} tries each)",
+        span(static_cast<Time>(1 / rate)), span(static_cast<Time>(segment_ns)),
+        each < 1e15 ? fmt::format("about {:.1e}", each) : std::string("more than 1e15"));
+  };
   // Retried segments past the budget: no run would finish, said before any is simulated (a run
   // used to find out after its share of the work guard, seconds later).
   if (tries > 1 && !over_budget(per_run, recorded, 0).empty())
     fail_too_large(root, rate_key,
                    fmt::format("{}: no run would finish within --max-ops {}; save more often or use fewer cards",
-                               retried, budget().max_ops));
+                               retried(), budget().max_ops));
   // Where one run would fit, the runs are what is too many: `--runs` (or `job.runs`), not the job;
   // unless --set made the segments retried (a restore of days: `--set job.restore=2d`), which is
   // then what is blamed, with why.
@@ -136,7 +138,7 @@ void check_job_budget(const Scenario& sc, JobSpec& spec, int runs, std::size_t s
     const std::string why = over_budget(per_run * passes, recorded, 0);
     if (tries > 1 && set.count(rate_key))
       fail_too_large(root, rate_key,
-                     fmt::format("too large: {} for the runs: {}; save more often, or fewer runs", why, retried));
+                     fmt::format("too large: {} for the runs: {}; save more often, or fewer runs", why, retried()));
     const std::string message = fmt::format("too large: {}: fewer runs, or raise --max-ops", why);
     if (root.child("job").has("runs") && runs == sc.job->runs) fail_too_large(root, "job.runs", message);
     throw TooLargeError("--runs", 0, "", message);
