@@ -224,6 +224,10 @@ has "^calibration for h100-sxm: gemm 0.493, attention 0.550, memory 0.800, fabri
 fig "few.csv:4 lab 7B pp2 dp8 16 GPUs 6.9 s 6.558 -5.0%" "$tmp/few-gemm.txt"
 "$stepsim" check-against "$tmp/few.csv" --fit gemm,network >"$tmp/few-check.txt"
 has "^calibration for h100-sxm: gemm 0.49" "$tmp/few-check.txt"
+# Rows stepsim's memory model cannot place (they ran all the same) are named on stderr as calibrate
+# fits them: Korthikanti's one-layer rows at 106.0 and 86.2 of 76.0 GiB.
+"$stepsim" calibrate validation/megatron_korthikanti2022.csv -o "$tmp/k.yaml" >/dev/null 2>"$tmp/k.err"
+has "^warning: 4 of the 19 rows fitted need more memory than the GPU has by stepsim's count: validation/megatron_korthikanti2022.csv:16 (106.0 of 76.0 GiB), " "$tmp/k.err"
 # -o -: the YAML alone on stdout, a file a scenario can name; the fit's table on stderr.
 "$stepsim" calibrate "$tmp/few.csv" -o - --fit gemm >"$tmp/few-stdout.yaml" 2>"$tmp/few-stdout.err"
 cmp "$tmp/few-stdout.yaml" "$tmp/few-gemm.yaml" || fail "calibrate -o -: stdout is not the hardware file"

@@ -559,6 +559,26 @@ void run_check_against(const CheckAgainstArgs& a) {
   export_rows(a, rows, chosen, cal, predicted);
 }
 
+// Rows fitted that need more memory than the GPU has by stepsim's count ran all the same: those
+// runs kept less than stepsim's memory model does (check-against shows each row's figure), and a
+// user fitting their own runs should know which of them the model cannot place.
+void warn_rows_over_memory(const std::vector<MeasuredRun>& rows, const Efficiency& e, unsigned jobs) {
+  std::vector<RowPrediction> p(rows.size());
+  parallel_for(rows.size(), jobs, [&](std::size_t i) { p[i] = predict_row(rows[i], e); });
+  std::vector<std::string> over;
+  for (std::size_t i = 0; i < rows.size(); ++i)
+    if (!p[i].fits())
+      over.push_back(
+          fmt::format("{}:{} ({:.1f} of {:.1f} GiB)", rows[i].file, rows[i].line, gib(p[i].memory), gib(p[i].usable)));
+  if (over.empty()) return;
+  const std::size_t shown = std::min<std::size_t>(over.size(), 5);
+  warn(
+      "{} of the {} rows fitted need more memory than the GPU has by stepsim's count: {}{}; they ran, so stepsim "
+      "keeps more than those runs did (their times are fitted as measured; check-against shows each row's)",
+      over.size(), rows.size(), fmt::join(over.begin(), over.begin() + static_cast<std::ptrdiff_t>(shown), ", "),
+      over.size() > shown ? fmt::format(" and {} more", over.size() - shown) : "");
+}
+
 }  // namespace
 
 void add_check_against_command(CLI::App& app) {
@@ -644,6 +664,7 @@ void add_calibrate_command(CLI::App& app) {
     const std::string doubt =
         undetermined(rows, dense_fit, find_cluster_preset(hw)->accelerator.efficiency, c.accelerator.efficiency);
     if (!doubt.empty()) warn("{}", doubt);
+    warn_rows_over_memory(rows, c.accelerator.efficiency, threads_for(*jobs));
     // The files the fitted rows came from (a file whose rows are all held out gave none).
     std::string files_list;
     for (const auto& x : *files) {
