@@ -275,10 +275,19 @@ void take_shard_index(const std::string& f, const nlohmann::json& j, Merged& m) 
   if (!m.seen.insert(i).second) throw InputError(f, 0, "shard", fmt::format("shard {} given twice", shard));
 }
 
+// The --set, --top and --rank a shard was searched with.
+SearchArgs flags_of(const nlohmann::json& j) {
+  SearchArgs flags;
+  flags.sets = j.at("overrides").get<std::vector<std::string>>();
+  flags.top = j.at("top_flag").get<int>();
+  flags.rank = j.at("rank_flag").get<std::string>();
+  return flags;
+}
+
 // A shard searched with other --set, --top or --rank than the first shard: its layouts were
 // simulated, or ranked, under other settings, and would be mixed with theirs.
-void check_same_flags(const std::string& f, const nlohmann::json& j, const SearchArgs& first) {
-  const auto sets = j.at("overrides").get<std::vector<std::string>>();
+void check_same_flags(const std::string& f, const SearchArgs& these, const SearchArgs& first) {
+  const auto& sets = these.sets;
   const auto words = [](const std::vector<std::string>& v) {
     return v.empty() ? std::string("no --set") : fmt::format("--set {}", fmt::join(v, " --set "));
   };
@@ -286,8 +295,7 @@ void check_same_flags(const std::string& f, const nlohmann::json& j, const Searc
     throw InputError(f, 0, "overrides",
                      fmt::format("this shard was searched with {}, the first one with {}: search every shard alike",
                                  words(sets), words(first.sets)));
-  const auto rank = j.at("rank_flag").get<std::string>();
-  if (rank != first.rank || j.at("top_flag").get<int>() != first.top)
+  if (these.rank != first.rank || these.top != first.top)
     throw InputError(f, 0, "rank_flag",
                      "this shard was searched with other --rank or --top than the first one: "
                      "search every shard alike");
@@ -315,15 +323,13 @@ void add_shard(const std::string& f, Merged& m) {
                          fmt::format("the search read {}, which is not there from this folder: merge in the folder "
                                      "the search ran in",
                                      m.file));
-      m.flags.sets = j.at("overrides").get<std::vector<std::string>>();
-      m.flags.top = j.at("top_flag").get<int>();
-      m.flags.rank = j.at("rank_flag").get<std::string>();
+      m.flags = flags_of(j);
       m.sc = load_search(m.file, m.flags.sets);
       apply_flags(m.flags, m.sc->spec);
     } else if (this_file != m.file) {
       throw InputError(f, 0, "file", fmt::format("this shard searched {}, the first one {}", this_file, m.file));
     } else {
-      check_same_flags(f, j, m.flags);
+      check_same_flags(f, flags_of(j), m.flags);
     }
     const SearchCounts c = counts_from_json(j.at("counts"));
     SearchCounts& n = m.r.counts;

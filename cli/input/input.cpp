@@ -35,6 +35,25 @@ std::vector<std::string> split_dots(const std::string& key) {
   }
 }
 
+YAML::Node laid_over(const YAML::Node& base, const YAML::Node& over, YAML::Node* arena,
+                     const std::vector<std::string>& skip) {
+  if (!base.IsMap() || !over.IsMap() || over["file"]) return over;
+  YAML::Node out(YAML::NodeType::Map);
+  if (arena) arena->push_back(out);  // made in the arena's memory: nothing below merges the document again
+  const auto skipped = [&](const std::string& k) { return std::find(skip.begin(), skip.end(), k) != skip.end(); };
+  // A preset over a hardware file replaces the file (each names the whole card), keeping gpus.
+  const bool preset_over_file = over["preset"] && base["file"];
+  for (const auto& kv : base)
+    if (!skipped(kv.first.Scalar()) && !(preset_over_file && kv.first.Scalar() == "file"))
+      out[kv.first.Scalar()] = kv.second;
+  for (const auto& kv : over) {
+    const std::string& k = kv.first.Scalar();
+    const YAML::Node under = base[k];
+    out[k] = under && !skipped(k) ? laid_over(under, kv.second, arena) : kv.second;
+  }
+  return out;
+}
+
 InputError::InputError(std::string file, int line, std::string key, const std::string& message)
     : std::runtime_error(printable(fmt::format("{}{}: {}{}", file, line > 0 ? fmt::format(":{}", line) : std::string(),
                                                key.empty() ? std::string() : key + ": ", message))),

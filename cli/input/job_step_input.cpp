@@ -476,13 +476,8 @@ void check_job_step(const Reader& r, const JobStepSpec& spec, std::int64_t gpus,
 
 std::string unknown_preset_message(const std::string& name) {
   const auto names = cluster_preset_names();
-  std::string lower = name, near;
-  for (char& ch : lower) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
-  for (const auto& n : names)
-    if (near.empty() && n == lower) near = n;
-  for (const auto& n : names)
-    if (near.empty() && !lower.empty() && n.rfind(lower, 0) == 0) near = n;
-  const auto parts = [](const std::string& s) {
+  const auto parts = [](std::string s) {
+    for (char& ch : s) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
     std::vector<std::string> out;
     std::size_t from = 0;
     for (std::size_t dash; (dash = s.find('-', from)) != std::string::npos; from = dash + 1)
@@ -490,20 +485,20 @@ std::string unknown_preset_message(const std::string& name) {
     out.push_back(s.substr(from));
     return out;
   };
+  const auto has_digit = [](const std::string& w) {
+    return std::any_of(w.begin(), w.end(), [](char ch) { return std::isdigit(static_cast<unsigned char>(ch)) != 0; });
+  };
+  // Each of the name's parts that one of the preset's holds (or is held by) scores, a model number twice.
+  std::string near;
   int best = 0;
-  for (const auto& n : near.empty() ? names : std::vector<std::string>{}) {
-    int score = 0;
+  for (const auto& n : names) {
     const std::vector<std::string> its = parts(n);
-    for (const auto& w : parts(lower)) {
-      if (w.empty()) continue;
-      const bool in = std::any_of(its.begin(), its.end(), [&](const std::string& q) {
-        return q.find(w) != std::string::npos || (!q.empty() && w.find(q) != std::string::npos);
-      });
-      if (in)
-        score += std::any_of(w.begin(), w.end(), [](char ch) { return std::isdigit(static_cast<unsigned char>(ch)); })
-                     ? 2
-                     : 1;
-    }
+    int score = 0;
+    for (const auto& w : parts(name))
+      if (!w.empty() && std::any_of(its.begin(), its.end(), [&](const std::string& q) {
+            return q.find(w) != std::string::npos || w.find(q) != std::string::npos;
+          }))
+        score += has_digit(w) ? 2 : 1;
     if (score > best) {
       best = score;
       near = n;
@@ -514,22 +509,6 @@ std::string unknown_preset_message(const std::string& name) {
                       : fmt::format("unknown preset '{}'; did you mean '{}'?", name, near);
 }
 
-YAML::Node laid_over(const YAML::Node& base, const YAML::Node& over, YAML::Node* arena) {
-  if (!base.IsMap() || !over.IsMap() || over["file"]) return over;
-  YAML::Node out(YAML::NodeType::Map);
-  if (arena) arena->push_back(out);  // made in the arena's memory: nothing below merges the document again
-  // A preset over a hardware file replaces the file (each names the whole card), keeping gpus.
-  const bool preset_over_file = over["preset"] && base["file"];
-  for (const auto& kv : base)
-    if (!(preset_over_file && kv.first.Scalar() == "file")) out[kv.first.Scalar()] = kv.second;
-  for (const auto& kv : over) {
-    const std::string& k = kv.first.Scalar();
-    const YAML::Node under = base[k];
-    out[k] = under ? laid_over(under, kv.second, arena) : kv.second;
-  }
-  return out;
-}
-
 namespace {
 
 JobStepScenario read_job_step_fields(const Reader& r);
@@ -538,21 +517,14 @@ JobStepScenario read_job_step_fields(const Reader& r);
 std::vector<JobStepVariant> read_job_step_variants(const Reader& r) {
   std::vector<JobStepVariant> out;
   const Reader vs = r.child("variants");
-  // yaml-cpp merges a node's memory into the memory of the map it is assigned into: a map made
-  // per variant would take in the whole document, every variant's (quadratic: 2,000 variants
-  // took a minute). One arena holds the document and every map made here.
-  YAML::Node arena(YAML::NodeType::Sequence);
+  YAML::Node arena(YAML::NodeType::Sequence);  // the maps merged in the document's memory (laid_over)
   arena.push_back(r.node());
-  YAML::Node base(YAML::NodeType::Map);
-  arena.push_back(base);
-  for (const auto& k : r.keys())
-    if (k != "variants") base[k] = r.node()[k];
   for (const auto& name : vs.keys()) {
     if (name == "base")
       vs.fail(name, "'base' names the scenario's own step in compare's rows: call the variant otherwise");
     const Reader v = vs.child(name);
     v.only({"model", "hardware", "layout", "input_wait"});
-    YAML::Node section = laid_over(base, v.node(), &arena);
+    YAML::Node section = laid_over(r.node(), v.node(), &arena, {"variants"});
     section["allow_oom"] = true;  // compare reports a variant that does not fit
     try {
       out.push_back({name, read_job_step_fields(r.over(section, v.path())).spec, ""});

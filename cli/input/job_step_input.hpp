@@ -41,20 +41,12 @@ JobModel read_job_model(const Reader& parent, const std::string& k);
 ClusterSpec read_cluster(const Reader& parent, const std::string& k);
 JobLayout read_layout(const Reader& r);
 
-// `over` laid over `base`, as a variant's keys over the scenario's: maps merged key by key (deeper
-// maps too), anything else replaced, and a map that names a `file:` replaces the base's whole (a
-// `preset:` over a hardware `file:` replaces the file, the base's other keys kept).
-// The merged maps hold the document's own nodes, so an error in either points at its line. With an
-// `arena` (a sequence holding the document), the maps are made in its memory, so that merging
-// many variants stays linear in the document's size.
 // "unknown preset 'NAME'; did you mean 'P'?" (or the presets known), for a scenario's `preset:` and
-// a measured-runs CSV's `hw` alike. The preset meant: the name in other case (H100-SXM), one it
-// starts (h100), the one sharing most of its dash-separated parts, a part with a digit (a model
-// number: a100, 4090, b200) counting double (a100-80gb, b200-sxm, 4090), else the nearest by edit
-// distance.
+// a measured-runs CSV's `hw` alike. The preset meant: the one sharing most of the name's
+// dash-separated parts, case aside, a part with a digit (a model number: a100, 4090, b200) counting
+// double (H100-SXM, h100, a100-80gb, b200-sxm, 4090), else the nearest by edit distance.
 std::string unknown_preset_message(const std::string& name);
 
-YAML::Node laid_over(const YAML::Node& base, const YAML::Node& over, YAML::Node* arena = nullptr);
 // The keys read_layout takes (a search's layout takes them too, lists for its axes).
 const std::vector<std::string>& layout_keys();
 // Of those, the keys a search may give as a list or `auto` (a job step gives one value; its

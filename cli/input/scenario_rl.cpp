@@ -125,35 +125,6 @@ RlLoopSpec read_loop(const Reader& r, const std::string& fallback_name) {
   return s;
 }
 
-// A copy of `base` with `over`'s keys laid on top (maps merged key by key). The nodes are
-// shared, not copied, so errors still point at the line each value came from. The maps are made
-// in `arena`'s memory (a sequence holding the document): yaml-cpp merges a node's memory into
-// the map it is assigned into, and a fresh map per variant took in the whole document each time
-// (2,000 variants: 80 s).
-YAML::Node overlay(const YAML::Node& base, const YAML::Node& over, const std::vector<std::string>& skip,
-                   YAML::Node& arena) {
-  YAML::Node out(YAML::NodeType::Map);
-  arena.push_back(out);
-  for (const auto& kv : base) {
-    const auto k = kv.first.as<std::string>();
-    if (std::find(skip.begin(), skip.end(), k) != skip.end()) continue;
-    const YAML::Node& co = over;
-    const YAML::Node ov = co[k];
-    if (ov.IsDefined() && ov.IsMap() && kv.second.IsMap())
-      out[k] = overlay(kv.second, ov, {}, arena);
-    else if (ov.IsDefined())
-      out[k] = ov;
-    else
-      out[k] = kv.second;
-  }
-  for (const auto& kv : over) {
-    const auto k = kv.first.as<std::string>();
-    const YAML::Node& cb = base;
-    if (!cb[k].IsDefined() || std::find(skip.begin(), skip.end(), k) != skip.end()) out[k] = kv.second;
-  }
-  return out;
-}
-
 ColocateSpec read_colocate(const Reader& r) {
   r.only({"capacity", "bandwidth", "states", "phases", "orders"});
   ColocateSpec c;
@@ -241,7 +212,7 @@ RlSpec read_rl(const Reader& r) {
         vr.only(kLoopKeys);
         if (!vr.has("name")) vr.fail("name", "missing (required): the variant's label");
         const YAML::Node merged =
-            overlay(r.node(), list[i], {"variants", "colocate", "weight_transfer", "name"}, arena);
+            laid_over(r.node(), list[i], &arena, {"variants", "colocate", "weight_transfer", "name"});
         sc.loops.push_back(read_loop(Reader(file, merged, path), vr.text("name")));
       }
     }
