@@ -192,6 +192,9 @@ struct JobLayout {
   bool overlap_pp = true;            // PP sends run beside the compute (false: they block the sender)
   bool overlap_pairs = true;         // DualPipe pairs run their in-pass collectives beside their compute
   bool overlap_tp = false;           // TP collectives pipelined with their GEMMs (TE userbuffers; needs SP)
+  // Without SP, a column-parallel GEMM's input-gradient all-reduce runs beside its weight gradient
+  // (Megatron-LM's asynchronous TP all-reduce; false: it waits, as in Megatron-LM of early 2021).
+  bool overlap_tp_wgrad = true;
   // 1F1B's steady-state forward and backward of two micro-batches as one overlapped pair, each half's
   // expert all-to-alls (and other in-pass collectives) beside the other's compute: Megatron-Core's
   // --overlap-moe-expert-parallel-comm (schedules/pipeline/forward_backward_pairs.hpp).

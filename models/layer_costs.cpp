@@ -331,6 +331,26 @@ double pipelined_tp_exposed(double collective, double gemm, int tp) {
   return steps * std::max(0.0, collective / steps - gemm / tp);
 }
 
+namespace {
+// The seconds of one block's column- and row-parallel GEMMs in a pass: the attention block's
+// (with MLA's up-projections) or the MLP block's (a dense MLP; with `shared`, an MoE layer's
+// shared experts too, which keep attention's TP).
+struct BlockGemms {
+  double column = 0, row = 0;
+};
+BlockGemms block_gemms(const LayerWork& w, const JobLayout& l, const ClusterSpec& c, bool mlp, bool shared,
+                       GemmPass pass) {
+  BlockGemms b;
+  for (const GemmShape& g : w.gemms) {
+    const bool in_block = mlp ? g.part == GemmPart::Mlp || (shared && g.part == GemmPart::SharedExperts)
+                              : g.part == GemmPart::Attention || g.part == GemmPart::MlaUpProj;
+    if (!in_block || g.split == TpSplit::None) continue;
+    (g.split == TpSplit::Column ? b.column : b.row) += one_gemm_seconds(g, pass, c.accelerator, l.fp8_gemms());
+  }
+  return b;
+}
+}  // namespace
+
 TpExposure tp_exposure(const LayerWork& w, const JobLayout& l, const ClusterSpec& c, const GroupPaths& paths,
                        GemmPass pass) {
   TpExposure e;
@@ -338,44 +358,52 @@ TpExposure tp_exposure(const LayerWork& w, const JobLayout& l, const ClusterSpec
   const Collective tc = l.sequence_parallel ? Collective::AllGather : Collective::AllReduce;
   double one = collective_seconds(tc, l.tp, w.tp_bytes, paths.tp);
   if (l.sequence_parallel) one *= 2;  // all-gather + reduce-scatter = one all-reduce's bytes
+  const double gather = one / 2;      // with SP, an all-gather, or a reduce-scatter of the same bytes
   int plain = w.tp_collectives;
+  bool accounted[2] = {false, false};  // the attention block's, the MLP block's collective
   if (l.tp_overlapped() && pass != GemmPass::WeightGrad) {
     // Transformer Engine overlaps its linear layers: the attention block's and a dense MLP's.
     // An MoE block's gather sits in the token dispatcher and its experts are grouped GEMMs:
     // not overlapped (Megatron-Core's --tp-comm-overlap covers TE's linears only).
-    const double gather = one / 2;  // an all-gather, or a reduce-scatter of the same bytes
     for (const bool mlp : {false, true}) {
-      double column = 0, row = 0;
-      for (const GemmShape& g : w.gemms) {
-        const bool in_block =
-            mlp ? g.part == GemmPart::Mlp : g.part == GemmPart::Attention || g.part == GemmPart::MlaUpProj;
-        if (!in_block || g.split == TpSplit::None) continue;
-        (g.split == TpSplit::Column ? column : row) += one_gemm_seconds(g, pass, c.accelerator, l.fp8_gemms());
-      }
-      if (column <= 0 || row <= 0 || plain == 0) continue;
+      const BlockGemms b = block_gemms(w, l, c, mlp, false, pass);
+      if (b.column <= 0 || b.row <= 0 || plain == 0) continue;
       // Forward: the input gathered into the column-parallel GEMMs, the row-parallel output
       // reduce-scattered. Input gradient: the output gradient gathered into the row-parallel
       // GEMM's, the column-parallel GEMMs' input gradient reduce-scattered.
       const bool fwd = pass == GemmPass::Forward;
-      const double shown = pipelined_tp_exposed(gather, fwd ? column : row, l.tp) +
-                           pipelined_tp_exposed(gather, fwd ? row : column, l.tp);
+      const double shown = pipelined_tp_exposed(gather, fwd ? b.column : b.row, l.tp) +
+                           pipelined_tp_exposed(gather, fwd ? b.row : b.column, l.tp);
       e.pipelined += shown;
       e.hidden += one - shown;
+      accounted[mlp] = true;
+      --plain;
+    }
+  }
+  // Backward: a column-parallel GEMM's input-gradient collective runs while the same GEMM's weight
+  // gradient is computed (Megatron-LM's LinearWithGradAccumulationAndAsyncCommunication; Transformer
+  // Engine's linears alike). Without SP the all-reduce (layout.overlap_tp_wgrad: Megatron-LM's
+  // asynchronous TP all-reduce, absent in early 2021); with SP always: the output gradient gathered
+  // before the row-parallel GEMM waits, the column-parallel GEMM's input gradient is reduce-scattered
+  // under its weight gradient. The row-parallel GEMM's backward needs no collective without SP. Not
+  // modelled: with SP the same GEMM's input, kept as a sequence shard, is gathered again under its
+  // input gradient (hidden; only its contention would show), docs/job.md "TP in the backward".
+  if (pass == GemmPass::InputGrad && (l.sequence_parallel || l.overlap_tp_wgrad)) {
+    for (const bool mlp : {false, true}) {
+      if (accounted[mlp] || plain == 0) continue;
+      const double wgrad = block_gemms(w, l, c, mlp, true, GemmPass::WeightGrad).column;
+      if (wgrad <= 0) continue;
+      const double beside = l.sequence_parallel ? gather : one;  // what runs beside the weight gradient
+      const double shown = std::max(0.0, beside - wgrad);
+      e.pipelined += (one - beside) + shown;
+      e.hidden += beside - shown;
       --plain;
     }
   }
   e.plain = plain * one;
   if (w.moe_tp_members > 1) {  // folded: the routed experts' gather and reduce-scatter wait
-    const double gather = collective_seconds(tc, w.moe_tp_members, w.moe_tp_bytes, paths.etp);
-    e.plain += l.sequence_parallel ? 2 * gather : gather;
-  }
-  // Backward: of each block's two collectives, the one after the column-parallel GEMM runs while
-  // that GEMM's weight gradient is computed (Megatron's async tensor-parallel all-reduce, sec.
-  // 4.2.2 of Korthikanti 2022): only what outlasts half the weight gradients shows.
-  if (pass == GemmPass::InputGrad && e.plain > 0) {
-    const double half = e.plain / 2;
-    e.plain =
-        half + std::max(0.0, half - gemm_seconds(w.gemms, GemmPass::WeightGrad, c.accelerator, l.fp8_gemms()) / 2);
+    const double moe_gather = collective_seconds(tc, w.moe_tp_members, w.moe_tp_bytes, paths.etp);
+    e.plain += l.sequence_parallel ? 2 * moe_gather : moe_gather;
   }
   return e;
 }

@@ -101,10 +101,11 @@ LayerWork layer_work(const JobModel& m, const JobLayout& l, double expert_load =
 // computed. tp GEMM chunks of gemm / tp beside tp - 1 ring steps of collective / (tp - 1): the
 // collective shows for (tp - 1) x max(0, collective / (tp - 1) - gemm / tp) (seconds).
 double pipelined_tp_exposed(double collective, double gemm, int tp);
-// One layer pass's TP communication, seconds: what shows of the collectives that wait (plain; in
-// the input-gradient pass half of them partly under the weight gradients), what shows of those
-// pipelined with their GEMMs (layout.tp_overlapped(): the attention block's and a dense MLP's,
-// in the forward and input-gradient passes), and the time these run under their GEMMs.
+// One layer pass's TP communication, seconds: what shows of the collectives that wait (plain),
+// what shows of those run beside GEMMs (layout.tp_overlapped(): the attention block's and a dense
+// MLP's pipelined with their own GEMMs in the forward and input-gradient passes; in the
+// input-gradient pass, a column-parallel GEMM's collectives beside its input and weight
+// gradients), and the time these run under GEMMs (slowing them by the contention share).
 struct TpExposure {
   double plain = 0, pipelined = 0, hidden = 0;
 };

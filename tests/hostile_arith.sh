@@ -152,7 +152,7 @@ run "$stepsim" search scenarios/search-gpt3-1024xa100.yaml --set search.layout.g
 expect 2 "--set: search.layout.grad_bytes: gradients are reduced in BF16 (2) or FP32 (4)"
 header="$(grep -m1 '^src,' validation/megatron_sc21.csv)"
 row() {  # row TP HEADS: SC21's GPT-1.7B row with those cells
-  printf '%s\nSC21,Table 1,GPT-1.7B,24,2304,%s,24,9216,51200,2048,a100-sxm-80gb,32,%s,1,32,1,1f1b,16,512,full,0,0,1,0,unfused,2,tflops_sc21,137,1,\n' \
+  printf '%s\nSC21,Table 1,GPT-1.7B,24,2304,%s,24,9216,51200,2048,a100-sxm-80gb,32,%s,1,32,1,1f1b,16,512,full,0,0,1,0,0,unfused,2,tflops_sc21,137,1,\n' \
     "$header" "$2" "$1" >"$tmp/rows.csv"
 }
 row 0 24; run "$stepsim" check-against "$tmp/rows.csv"  # was SIGFPE

@@ -28,18 +28,20 @@ assert k["held_out"]["mean_abs_error"] <= 0.05, k["held_out"]
 for line, r in rows("megatron_korthikanti2022.csv").items():
     assert abs(r["error"]) <= 0.10, (line, r)
 assert k["ranking"]["kept"] == k["ranking"]["pairs"], k["ranking"]
-# SC21: the known misses of docs/job.md, each held close so that it cannot grow unseen: the
-# held-out mean 5.04 % (to 5.1 %) and 76.1B (line 16, +10.03 %, to 10.5 %); every other row within
-# 10 % (the ZeRO-3 rows at DeepSpeed's 21.3 GB/s gathers, measured apart, and its regather of all
-# but a layer's last module); at most the one known pair flips (76.1B vs 145.6B); every ZeRO-3 row
-# below the TP x PP row of its model and size, and falling with scale.
+# SC21 (Megatron-LM of early 2021, before its asynchronous TP all-reduce: overlap_tp_wgrad 0):
+# held out within 5 % mean (4.5 %); the known misses of docs/job.md, each held close so that it
+# cannot grow unseen: the 530B ZeRO-3 row on 640 GPUs (line 24, +10.6 %, to 11 %), every other row
+# within 10 % (the ZeRO-3 rows at DeepSpeed's 21.3 GB/s gathers, measured apart, and its regather
+# of all but a layer's last module; 76.1B +8.7 %); at most the two known pairs flip (76.1B vs
+# 145.6B, 530B ZeRO-3 on 640 vs 175B TP x PP on 768); every ZeRO-3 row below the TP x PP row of
+# its model and size, and falling with scale.
 s = rows("megatron_sc21.csv")
 f = files["megatron_sc21.csv"]
-assert f["held_out"]["mean_abs_error"] <= 0.051, f["held_out"]
+assert f["held_out"]["mean_abs_error"] <= 0.05, f["held_out"]
 for line, r in s.items():
-    assert abs(r["error"]) <= (0.105 if line == 16 else 0.10), (line, r)
+    assert abs(r["error"]) <= (0.11 if line == 24 else 0.10), (line, r)
 assert f["fit"]["max_abs_error"] <= 0.10, f["fit"]
-assert f["ranking"]["kept"] >= f["ranking"]["pairs"] - 1, f["ranking"]
+assert f["ranking"]["kept"] >= f["ranking"]["pairs"] - 2, f["ranking"]
 for z, p in [(21, 27), (22, 28), (23, 29), (24, 30), (25, 31), (26, 32)]:
     assert s[z]["predicted"] < s[p]["predicted"], (z, p)
 assert s[23]["predicted"] < s[22]["predicted"] < s[21]["predicted"]
@@ -54,7 +56,7 @@ assert all(s[n]["memory_bytes"] <= s[n]["usable_bytes"] for n in range(21, 27)),
 l = files["llama3_405b_meta2024.csv"]
 lr = rows("llama3_405b_meta2024.csv")
 assert not any(r["fit"] for r in lr.values()), lr
-assert [round(lr[n]["predicted"], 1) for n in (16, 17, 18)] == [454.8, 420.4, 391.7], lr
+assert [round(lr[n]["predicted"], 1) for n in (16, 17, 18)] == [451.9, 417.9, 390.3], lr
 assert l["held_out"]["mean_abs_error"] <= 0.05 and l["held_out"]["max_abs_error"] <= 0.10, l["held_out"]
 assert l["ranking"]["kept"] == l["ranking"]["pairs"] == 3, l["ranking"]
 # The rows need more memory than an H100 has in stepsim's model (the paper's run freed what the
@@ -68,7 +70,7 @@ assert round(lr[16]["usable_bytes"] / 2**30, 1) == 74.5, lr
 # the held-out rows within the issue's bounds (mean 5 %, max 10 %); ranked right.
 q = files["qwen3_235b_moe_modelzoo.csv"]
 qr = rows("qwen3_235b_moe_modelzoo.csv")
-assert abs(d["calibration"]["h100-sxm"]["moe_host"] - 0.9761e-3) < 0.5e-6, d["calibration"]
+assert abs(d["calibration"]["h100-sxm"]["moe_host"] - 0.9569e-3) < 0.5e-6, d["calibration"]
 assert [n for n in qr if qr[n]["fit"]] == [15], qr
 assert [round(qr[n]["predicted"], 1) for n in (15, 16, 17, 18)] == [295.0, 335.4, 372.6, 404.2], qr
 assert all(abs(qr[n]["error"]) <= 0.10 for n in qr), qr
@@ -108,11 +110,11 @@ assert n["ranking"]["kept"] == n["ranking"]["pairs"] == 7, n["ranking"]
 fs = rows("fsdp_across_nodes.csv")
 f = files["fsdp_across_nodes.csv"]
 assert not any(r["fit"] for r in fs.values()), fs
-assert [round(fs[n]["predicted"], 1) for n in range(20, 26)] == [2864.9, 318.7, 846.6, 2231.3, 1949.5, 344.5], fs
-assert [round(100 * fs[n]["error"], 1) for n in range(20, 26)] == [-1.3, -3.7, -2.3, 3.2, 1.9, -2.4], fs
+assert [round(fs[n]["predicted"], 1) for n in range(20, 26)] == [2865.5, 320.5, 846.6, 2248.0, 1963.6, 348.0], fs
+assert [round(100 * fs[n]["error"], 1) for n in range(20, 26)] == [-1.3, -3.2, -2.3, 4.0, 2.6, -1.4], fs
 # torchtitan's "selective op" rows (recompute: op), added after the two rules above and checked
-# without a change: Llama 3 8B +1.0 %, Llama 2 13B +6.1 %, Llama 2 70B at local batch 1 +1.9 %.
-assert [round(100 * fs[n]["error"], 1) for n in range(26, 29)] == [1.0, 6.1, 1.9], fs
+# without a change: Llama 3 8B +1.1 %, Llama 2 13B +6.9 %, Llama 2 70B at local batch 1 +3.2 %.
+assert [round(100 * fs[n]["error"], 1) for n in range(26, 29)] == [1.1, 6.9, 3.2], fs
 assert f["ranking"]["kept"] == f["ranking"]["pairs"] == 10, f["ranking"]
 assert f["held_out"]["mean_abs_error"] <= 0.05 and f["held_out"]["max_abs_error"] <= 0.10, f["held_out"]
 print("check-against bounds ok")
@@ -121,8 +123,8 @@ PY
 # MosaicML's MPT rows on FSDP (docs/job.md "MPT on FSDP"), every row held out at the calibrations
 # the other tables fit: the misses held as they are, so that none moves unseen. A100: every run fits
 # in stepsim's memory model, as every one ran (PyTorch FSDP's FP32 weights without a BF16 copy, MPT
-# without dropout); 8 of the 9 within 10 % of the memory predicted 11-41 % fast, the other 35 within
-# 19 %; H100 (2023 software): worst at long sequences.
+# without dropout); 7 of the 9 within 10 % of the memory predicted 12-42 % fast, the other 35 within
+# 15 %; H100 (2023 software): worst at long sequences.
 "$stepsim" check-against validation/megatron_sc21.csv validation/megatron_korthikanti2022.csv \
   validation/megascale_megatron.csv validation/megatron_moe_layer_h100.csv validation/qwen3_235b_moe_modelzoo.csv \
   validation/nemo_llama3_h100_fp8.csv validation/mpt_fsdp_a100.csv validation/mpt_fsdp_h100.csv --json >"$tmp/mpt.json"
@@ -133,17 +135,17 @@ files = {f["file"].split("/")[-1]: f for f in d["files"]}
 a, h = files["mpt_fsdp_a100.csv"], files["mpt_fsdp_h100.csv"]
 assert not any(r["fit"] for r in a["rows"] + h["rows"])
 assert len(a["rows"]) == 44 and len(h["rows"]) == 52
-assert (round(100 * a["held_out"]["mean_abs_error"], 1), round(100 * a["held_out"]["max_abs_error"], 1)) == (10.5, 40.9), a
-assert (a["ranking"]["kept"], a["ranking"]["pairs"]) == (923, 933), a["ranking"]
+assert (round(100 * a["held_out"]["mean_abs_error"], 1), round(100 * a["held_out"]["max_abs_error"], 1)) == (9.6, 42.1), a
+assert (a["ranking"]["kept"], a["ranking"]["pairs"]) == (925, 933), a["ranking"]
 assert all(r["memory_bytes"] <= r["usable_bytes"] for r in a["rows"]), a
 edge = [r for r in a["rows"] if r["memory_bytes"] >= 0.9 * r["usable_bytes"]]
 rest = [r for r in a["rows"] if r["memory_bytes"] < 0.9 * r["usable_bytes"]]
-assert len(edge) == 9 and sorted(r["error"] > 0.10 for r in edge) == [False] + [True] * 8, edge
-assert max(abs(r["error"]) for r in rest) < 0.19 and round(100 * sum(abs(r["error"]) for r in rest) / 35, 1) == 8.1
+assert len(edge) == 9 and sorted(r["error"] > 0.10 for r in edge) == [False] * 2 + [True] * 7, edge
+assert max(abs(r["error"]) for r in rest) < 0.15 and round(100 * sum(abs(r["error"]) for r in rest) / 35, 1) == 7.0
 assert (round(100 * h["held_out"]["mean_abs_error"], 1), round(100 * h["held_out"]["max_abs_error"], 1)) == (40.8, 146.0), h
 assert sum(r["memory_bytes"] > r["usable_bytes"] for r in h["rows"]) == 4, h
 r = {x["line"]: x for x in a["rows"]}
-assert [round(r[n]["predicted"], 1) for n in (17, 21, 60)] == [400.9, 834.0, 41501.6], r
+assert [round(r[n]["predicted"], 1) for n in (17, 21, 60)] == [405.4, 841.0, 41846.0], r
 print("MPT tables ok")
 PY
 
@@ -165,8 +167,8 @@ fig "held out: 29 rows, mean |error| 7.3%, max 67.9%" "$tmp/mpt-a100-fit.txt"
 # The table names a row that needs more memory than the GPU has (in stepsim's model) in a last
 # column, which a table whose rows all fit does not have.
 "$stepsim" check-against validation/llama3_405b_meta2024.csv >"$tmp/l3-memory.txt"
-fig "16 Table 4 Llama-3-405B 8K 8192 GPUs 430 TFLOP/s 518.7 +20.6% held out needs 88.4 of 74.5 GiB" "$tmp/l3-memory.txt"
-fig "17 Table 4 Llama-3-405B 8K 16384 GPUs 400 TFLOP/s 477.4 +19.3% held out" "$tmp/l3-memory.txt"
+fig "16 Table 4 Llama-3-405B 8K 8192 GPUs 430 TFLOP/s 515 +19.8% held out needs 88.4 of 74.5 GiB" "$tmp/l3-memory.txt"
+fig "17 Table 4 Llama-3-405B 8K 16384 GPUs 400 TFLOP/s 474.1 +18.5% held out" "$tmp/l3-memory.txt"
 has "memory per GPU (stepsim)" "$tmp/l3-memory.txt"
 # torchtitan's footnote: Llama 2 70B at local batch 2 ran out of memory on 80 GB A100 with
 # selective checkpointing. The shipped full-AC row with every second layer recomputed instead:
@@ -193,16 +195,16 @@ sed 's/,tflops_model,295,1,/,tflops_model,295,0,/' validation/qwen3_235b_moe_mod
 "$stepsim" check-against validation/megatron_sc21.csv "$tmp/qwen3-held.csv" >"$tmp/mixed.txt"
 has "calibration for h100-sxm: gemm 0.700, attention 0.550, memory 0.800, fabric 0.800, network 0.800, contention 0.200" "$tmp/mixed.txt"
 has "the preset's own: no row of this accelerator is marked fit=1" "$tmp/mixed.txt"
-fig "15 Long context Qwen3-235B-A22B 16K 256 GPUs 295 TFLOP/s 354.1 +20.0% held out" "$tmp/mixed.txt"
+fig "15 Long context Qwen3-235B-A22B 16K 256 GPUs 295 TFLOP/s 353.3 +19.8% held out" "$tmp/mixed.txt"
 "$stepsim" check-against "$tmp/qwen3-held.csv" --json >"$tmp/moe-only.json"
 has '"source": "preset"' "$tmp/moe-only.json"
 # The Qwen3 16K row as a scenario on the shipped H100 calibration: the table's 295 TFLOP/s, and
 # its other rows as variants.
 "$stepsim" run scenarios/job-qwen3-235b-16k-256xh100.yaml >"$tmp/q16.txt"
 fig "model TFLOP/s per GPU 295.0" "$tmp/q16.txt"
-fig "host waits per MoE layer 2.93 ms" "$tmp/q16.txt"
+fig "host waits per MoE layer 2.87 ms" "$tmp/q16.txt"
 "$stepsim" compare scenarios/job-qwen3-235b-16k-256xh100.yaml >"$tmp/q16-cmp.txt"
-fig "128k 238.336 s +1992.3% 550 40.9% 53.6 / 74.5 yes 2.3%" "$tmp/q16-cmp.txt"
+fig "128k 238.338 s +1992.3% 550 40.9% 53.6 / 74.5 yes 2.3%" "$tmp/q16-cmp.txt"
 # A user's three runs (a 7B model on 16 H100) that the model cannot fit exactly: fitting all six
 # sends four to a bound or far from the preset, which calibrate says on stderr and in the file;
 # --fit gemm fits the GEMM rate alone, the other five the preset's, and says nothing.
@@ -212,16 +214,16 @@ lab,7B dp16,32,4096,32,32,11008,32000,4096,swiglu,0,0,h100-sxm,16,1,1,1,16,1,,1,
 lab,7B tp2 dp8,32,4096,32,32,11008,32000,4096,swiglu,0,0,h100-sxm,16,2,1,1,8,1,,2,256,selective,1,1,flash,4,1,iteration_s,6.5,1
 lab,7B pp2 dp8,32,4096,32,32,11008,32000,4096,swiglu,0,0,h100-sxm,16,1,1,2,8,1,1f1b,1,256,none,0,1,flash,4,1,iteration_s,6.9,1
 CSV
-few_warning="warning: 3 dense rows fitted 6 parameters and attention 0.550 -> 1.000 (its bound), memory 0.800 -> 0.152, fabric 0.800 -> 1.000 (its bound), network 0.800 -> 1.000 (its bound), contention 0.200 -> 0.058 moved to a bound or by more than 2x from the preset: the rows do not determine them; fit fewer with --fit (e.g. --fit gemm) or add runs that exercise them"
+few_warning="warning: 3 dense rows fitted 6 parameters and attention 0.550 -> 1.000 (its bound), memory 0.800 -> 0.152, fabric 0.800 -> 1.000 (its bound), network 0.800 -> 1.000 (its bound), contention 0.200 -> 0.050 (its bound) moved to a bound or by more than 2x from the preset: the rows do not determine them; fit fewer with --fit (e.g. --fit gemm) or add runs that exercise them"
 "$stepsim" calibrate "$tmp/few.csv" -o "$tmp/few.yaml" >"$tmp/few.txt" 2>"$tmp/few.err"
 [[ "$(cat "$tmp/few.err")" == "$few_warning" ]] || fail "few rows: $(cat "$tmp/few.err")"
 has "^# ${few_warning#warning: }$" "$tmp/few.yaml"
 has "^rms residual 3.27%$" "$tmp/few.txt"
 "$stepsim" calibrate "$tmp/few.csv" -o "$tmp/few-gemm.yaml" --fit gemm >"$tmp/few-gemm.txt" 2>"$tmp/few-gemm.err"
 [[ ! -s "$tmp/few-gemm.err" ]] || fail "--fit gemm warned: $(cat "$tmp/few-gemm.err")"
-has "^calibration for h100-sxm: gemm 0.493, attention 0.550, memory 0.800, fabric 0.800, network 0.800, contention 0.200$" \
+has "^calibration for h100-sxm: gemm 0.494, attention 0.550, memory 0.800, fabric 0.800, network 0.800, contention 0.200$" \
   "$tmp/few-gemm.txt"
-fig "few.csv:4 lab 7B pp2 dp8 16 GPUs 6.9 s 6.558 -5.0%" "$tmp/few-gemm.txt"
+fig "few.csv:4 lab 7B pp2 dp8 16 GPUs 6.9 s 6.552 -5.0%" "$tmp/few-gemm.txt"
 "$stepsim" check-against "$tmp/few.csv" --fit gemm,network >"$tmp/few-check.txt"
 has "^calibration for h100-sxm: gemm 0.49" "$tmp/few-check.txt"
 # Rows stepsim's memory model cannot place (they ran all the same) are named on stderr as calibrate
@@ -231,7 +233,7 @@ has "^warning: 4 of the 19 rows fitted need more memory than the GPU has by step
 # -o -: the YAML alone on stdout, a file a scenario can name; the fit's table on stderr.
 "$stepsim" calibrate "$tmp/few.csv" -o - --fit gemm >"$tmp/few-stdout.yaml" 2>"$tmp/few-stdout.err"
 cmp "$tmp/few-stdout.yaml" "$tmp/few-gemm.yaml" || fail "calibrate -o -: stdout is not the hardware file"
-has "^calibration for h100-sxm: gemm 0.493" "$tmp/few-stdout.err"
+has "^calibration for h100-sxm: gemm 0.494" "$tmp/few-stdout.err"
 run "$stepsim" calibrate "$tmp/few.csv" -o - --fit gemm,bogus
 refused "error: --fit: 'bogus' is not one of the six dense efficiencies (gemm, attention, memory, fabric, network, contention)"
 run "$stepsim" calibrate "$tmp/few.csv" -o - --fit gemm,gemm
@@ -240,7 +242,7 @@ run "$stepsim" check-against "$tmp/few.csv" --fit gemm --efficiency 0.7,0.5,0.8,
 refused "--efficiency excludes --fit"
 # With more rows than parameters, the same values are said as what they may stand for.
 "$stepsim" calibrate validation/megatron_korthikanti2022.csv -o "$tmp/k.yaml" >/dev/null 2>"$tmp/k.err"
-has "^warning: 19 dense rows fitted 6 parameters and memory 0.800 -> 1.000 (its bound), network 0.800 -> 0.210 moved to a bound or by more than 2x from the preset: they may stand for what the model does not time in these runs, or for what they barely exercise (--fit names the parameters to fit)$" "$tmp/k.err"
+has "^warning: 19 dense rows fitted 6 parameters and network 0.800 -> 0.230, contention 0.200 -> 0.050 (its bound) moved to a bound or by more than 2x from the preset: they may stand for what the model does not time in these runs, or for what they barely exercise (--fit names the parameters to fit)$" "$tmp/k.err"
 # A node with 2 NICs (the preset's 8 at their bandwidth otherwise): its data-parallel rows slower.
 awk -F, -v OFS=, 'NR == 1 { print $0, "nics"; next } { print $0, 2 }' "$tmp/few.csv" >"$tmp/few-2nics.csv"
 "$stepsim" check-against "$tmp/few.csv" --efficiency 0.5,0.55,0.8,0.8,0.8,0.2 >"$tmp/nics8.txt"
@@ -255,15 +257,15 @@ sed 's/,tflops_model,430,0,/,tflops_model,430,1,/' validation/llama3_405b_meta20
   -o "$tmp/two-stages.yaml" >"$tmp/two-stages.txt"
 fig "validation/qwen3_235b_moe_modelzoo.csv:15 Long context Qwen3-235B-A22B 16K 256 GPUs 295 TFLOP/s 295 +0.0% moe_host" \
   "$tmp/two-stages.txt"
-has "-0.0%  dense six" "$tmp/two-stages.txt"
+has "+0.0%  dense six" "$tmp/two-stages.txt"
 "$stepsim" calibrate "$tmp/llama3-fit.csv" --fit-rows -o "$tmp/one-stage.yaml" >"$tmp/one-stage.txt"
 if grep -q "dense six" "$tmp/one-stage.txt"; then fail "a one-stage calibration names its stage"; fi
 # With a dense row fitted, the MoE blocks' rows fit the routed experts' share (at its bound here:
 # the Llama row alone puts gemm at 0.557, below the blocks' GEMMs), not gemm.
 "$stepsim" calibrate "$tmp/llama3-fit.csv" validation/megatron_moe_layer_h100.csv --fit-rows \
   -o "$tmp/dense-moe.yaml" >"$tmp/dense-moe.txt"
-has "calibration for h100-sxm: gemm 0.557, attention 0.542" "$tmp/dense-moe.txt"
-fig "validation/megatron_moe_layer_h100.csv:16 moe_perf Mixtral-like a2a BF16 8 GPUs 4.262 ms 4.295 +0.8% experts" \
+has "calibration for h100-sxm: gemm 0.561, attention 0.543" "$tmp/dense-moe.txt"
+fig "validation/megatron_moe_layer_h100.csv:16 moe_perf Mixtral-like a2a BF16 8 GPUs 4.262 ms 4.267 +0.1% experts" \
   "$tmp/dense-moe.txt"
 # A file none of whose rows is fitted is not named among the fitted ones.
 "$stepsim" calibrate validation/llama3_405b_meta2024.csv validation/qwen3_235b_moe_modelzoo.csv --fit-rows \
@@ -276,23 +278,23 @@ has "no rows to fit: --fit-rows fits only rows marked fit=1, and none is" "$tmp/
 # The host time alone (no other H100 row: the preset's six held), written to a hardware file in
 # whole microseconds, which a scenario reads back as the same step as the value set.
 "$stepsim" calibrate validation/qwen3_235b_moe_modelzoo.csv --fit-rows -o "$tmp/h100-host.yaml" >/dev/null
-has "contention: 0.2000, moe_host: 1673us}" "$tmp/h100-host.yaml"
+has "contention: 0.2000, moe_host: 1654us}" "$tmp/h100-host.yaml"
 "$stepsim" run scenarios/job-moe-routing-256xh100.yaml --set "job_step.hardware={file: $tmp/h100-host.yaml, gpus: 256}" \
   >"$tmp/host-file.txt"
-fig "step time 14.967 s" "$tmp/host-file.txt"
-"$stepsim" run scenarios/job-moe-routing-256xh100.yaml --set job_step.hardware.efficiency.moe_host=1673us >"$tmp/host-set.txt"
-fig "step time 14.967 s" "$tmp/host-set.txt"
+fig "step time 14.942 s" "$tmp/host-file.txt"
+"$stepsim" run scenarios/job-moe-routing-256xh100.yaml --set job_step.hardware.efficiency.moe_host=1654us >"$tmp/host-set.txt"
+fig "step time 14.942 s" "$tmp/host-set.txt"
 # Full recompute waits three times per layer and micro-batch: forward, its rerun, backward.
-fig "host waits per MoE layer 5.02 ms" "$tmp/host-set.txt"
-"$stepsim" run scenarios/job-moe-routing-256xh100.yaml --set job_step.hardware.efficiency.moe_host=1673us --json \
+fig "host waits per MoE layer 4.96 ms" "$tmp/host-set.txt"
+"$stepsim" run scenarios/job-moe-routing-256xh100.yaml --set job_step.hardware.efficiency.moe_host=1654us --json \
   >"$tmp/host-set.json"
-python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert abs(d["layer_host_ms"] - 5.019) < 1e-9, d' \
+python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert abs(d["layer_host_ms"] - 4.962) < 1e-9, d' \
   "$tmp/host-set.json"
 "$stepsim" run scenarios/job-moe-routing-256xh100.yaml --json >"$tmp/host-none.json"
 if grep -q layer_host_ms "$tmp/host-none.json"; then fail "layer_host_ms at 0"; fi
 # Beside the A100 table alone, the Qwen3 row fits the host time from the H100 preset's efficiencies.
 "$stepsim" check-against validation/megatron_sc21.csv validation/qwen3_235b_moe_modelzoo.csv >"$tmp/mixed-fit.txt"
-has "contention 0.200, moe_host 1.673 ms" "$tmp/mixed-fit.txt"
+has "contention 0.200, moe_host 1.654 ms" "$tmp/mixed-fit.txt"
 fig "18 Long context Qwen3-235B-A22B 128K 256 GPUs 389 TFLOP/s 402.9 +3.6% held out" "$tmp/mixed-fit.txt"
 # The MoE-layer rows alone (no dense row given): they fit the GEMM efficiency itself, 0.594 (a share
 # of the preset's unmeasured 0.70 would mean nothing), then the blockwise FP8 share on the FP8 row, 0.593;
@@ -361,8 +363,8 @@ fig "bf16 14.738 s +44.1% 1112 50.5% 53.7 / 74.5 yes 5.4% 0.11 s (PP 0.02 DP/ZeR
 # its EP all-to-all overlap (measured 1,633 tokens/s per GPU); JSON says so; a pipeline without
 # virtual stages, and no EP, are refused at the key, in a scenario and in a measured run's row.
 "$stepsim" compare scenarios/job-qwen3-235b-fp8-256xh100.yaml >"$tmp/q235-pairs.txt"
-fig "base 68.351 s +0.0% 1918 14.4% 62.6 / 74.5 yes 3.2% 18.76 s (TP 0.25 PP 0.87 DP/ZeRO 0.01 EP 17.63)" "$tmp/q235-pairs.txt"
-fig "no-overlap 110.179 s +61.2% 1190 8.9% 61.3 / 74.5 yes 1.9% 66.79 s (TP 0.92 PP 0.03 DP/ZeRO 0.01 EP 65.84)" "$tmp/q235-pairs.txt"
+fig "base 68.348 s +0.0% 1918 14.4% 62.6 / 74.5 yes 3.2% 18.92 s (TP 0.25 PP 0.87 DP/ZeRO 0.01 EP 17.79)" "$tmp/q235-pairs.txt"
+fig "no-overlap 110.006 s +60.9% 1192 8.9% 61.3 / 74.5 yes 1.9% 66.79 s (TP 0.92 PP 0.03 DP/ZeRO 0.01 EP 65.84)" "$tmp/q235-pairs.txt"
 "$stepsim" run scenarios/job-qwen3-235b-fp8-256xh100.yaml --json >"$tmp/q235-pairs.json"
 has '"overlap_ep_a2a": true' "$tmp/q235-pairs.json"
 run "$stepsim" run scenarios/job-qwen3-235b-fp8-256xh100.yaml --set job_step.layout.virtual_stages=1
@@ -378,8 +380,8 @@ awk 'NR <= 15' validation/qwen3_235b_moe_modelzoo.csv | sed '15s/,1,forced balan
 h100=0.5938,0.55,0.8,0.8,0.8,0.2,1,0.8727,0.000976,0.5927
 "$stepsim" check-against "$tmp/q-plain.csv" --efficiency "$h100" >"$tmp/q-plain.txt"
 "$stepsim" check-against "$tmp/q-pairs.csv" --efficiency "$h100" >"$tmp/q-pairs.txt"
-fig "15 Long context Qwen3-235B-A22B 16K 256 GPUs 295 TFLOP/s 295 +0.0% held out" "$tmp/q-plain.txt"
-fig "15 Long context Qwen3-235B-A22B 16K 256 GPUs 295 TFLOP/s 315.5 +7.0% held out" "$tmp/q-pairs.txt"
+fig "15 Long context Qwen3-235B-A22B 16K 256 GPUs 295 TFLOP/s 294.5 -0.2% held out" "$tmp/q-plain.txt"
+fig "15 Long context Qwen3-235B-A22B 16K 256 GPUs 295 TFLOP/s 314.9 +6.7% held out" "$tmp/q-pairs.txt"
 # A tenth, the blockwise FP8 GEMMs' share: the MoE layer's FP8 rows (Transformer Engine's blockwise
 # recipe) as a calibration with these values predicts them.
 "$stepsim" check-against validation/megatron_moe_layer_h100.csv \
@@ -391,7 +393,7 @@ has "contention 0.200, experts 0.713, fp8_blockwise 0.604" "$tmp/eff10.txt"
 "$stepsim" check-against validation/qwen3_235b_moe_modelzoo.csv \
   --efficiency 0.814,0.555,0.803,0.82,0.804,0.2,0.713,0.604,0.00134 >"$tmp/eff9.txt"
 has "fp8 0.604, moe_host 1.340 ms" "$tmp/eff9.txt"
-fig "16 Long context Qwen3-235B-A22B 32K 256 GPUs 335 TFLOP/s 334.1 -0.3% held out" "$tmp/eff9.txt"
+fig "16 Long context Qwen3-235B-A22B 32K 256 GPUs 335 TFLOP/s 333.6 -0.4% held out" "$tmp/eff9.txt"
 for bad in 0.7,0.5,0.8,0.8,0.8,0.2,1,0.6,0,1,1 0.7,0.5,0.8,0.8,0.8,0.2,1,1,0,1.5 0.7,0.5,0.8,0.8,0.8,0.2,1,1,2; do
   set +e
   "$stepsim" check-against validation/qwen3_235b_moe_modelzoo.csv --efficiency "$bad" >/dev/null 2>"$tmp/eff10.err"
@@ -430,7 +432,7 @@ assert round(d["moe_block_forward_ms"], 2) == 11.02 and round(d["moe_block_backw
 assert d["moe_block_forward_ms"] < d["layer_forward_ms"], d
 PY
 
-# IBM and Meta's runs (validation/fsdp_hsdp_ibm.csv), held out: the HSDP rows on A100 within 1 %;
+# IBM and Meta's runs (validation/fsdp_hsdp_ibm.csv), held out: the HSDP rows on A100 within 2 %;
 # the known misses (FSDP with long network gathers under the compute, the H100 rows) held as they are.
 "$stepsim" check-against validation/megatron_sc21.csv validation/megatron_korthikanti2022.csv \
   validation/megascale_megatron.csv validation/megatron_moe_layer_h100.csv validation/qwen3_235b_moe_modelzoo.csv \
@@ -441,7 +443,7 @@ d = json.load(open(sys.argv[1]))
 f = {x["file"].split("/")[-1]: x for x in d["files"]}["fsdp_hsdp_ibm.csv"]
 r = {x["line"]: x for x in f["rows"]}
 assert not any(x["fit"] for x in r.values())
-assert [round(100 * r[n]["error"], 1) for n in range(23, 30)] == [-1.0, -0.6, -14.8, -20.1, 42.1, 11.7, 7.2], r
+assert [round(100 * r[n]["error"], 1) for n in range(23, 30)] == [-0.3, 1.5, -13.8, -19.0, 42.1, 11.7, 7.2], r
 assert (f["ranking"]["kept"], f["ranking"]["pairs"]) == (15, 15), f["ranking"]
 PY
 csv_refused validation/fsdp_hsdp_ibm.csv 's/^\(IBM,Table 1,Llama-2-7B HSDP,.*a100-sxm-80gb,400,128,1,1,128,\)16,/\17,/' "edited.csv:23: dp_replicate: dp_replicate 7 does not divide dp 128"
@@ -477,12 +479,12 @@ stepsim_abs="$(cd "$(dirname "$stepsim")" && pwd)/$(basename "$stepsim")"
 diff <(awk '/^`out\/sc21-76b-146b.yaml`:$/ { on = 1; next } on && /^```yaml$/ { inside = 1; next }
             inside && /^```$/ { exit } inside { print }' docs/job.md) "$tmp/doc/out/sc21-76b-146b.yaml" ||
   fail "docs/job.md's exported rows are not what check-against --export writes"
-has "a step of 14.593 s$" "$tmp/doc/out/sc21-76b-146b.yaml"
-has "a step of 24.060 s (a row the calibration is fitted on)$" "$tmp/doc/out/sc21-76b-146b.yaml"
+has "a step of 14.775 s$" "$tmp/doc/out/sc21-76b-146b.yaml"
+has "a step of 24.272 s (a row the calibration is fitted on)$" "$tmp/doc/out/sc21-76b-146b.yaml"
 "$stepsim" run "$tmp/doc/out/sc21-76b-146b.yaml" >"$tmp/row16.txt"
-fig "step time 14.593 s" "$tmp/row16.txt"
+fig "step time 14.775 s" "$tmp/row16.txt"
 "$stepsim" compare "$tmp/doc/out/sc21-76b-146b.yaml" >"$tmp/rows.txt"
-fig "^megatron_sc21-17 24.060 s" "$tmp/rows.txt"
+fig "^megatron_sc21-17 24.272 s" "$tmp/rows.txt"
 "$stepsim" check-against validation/llama3_405b_meta2024.csv --export "$tmp/405b.yaml" --rows 16 >/dev/null 2>&1
 has "^  allow_oom: true  # needs 88.4 of 74.5 GiB by stepsim's count; the run fit$" "$tmp/405b.yaml"
 "$stepsim" run "$tmp/405b.yaml" >"$tmp/405b.txt"

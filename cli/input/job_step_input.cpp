@@ -225,12 +225,13 @@ const std::vector<std::string>& layout_keys() {
 namespace {
 // Which communications run beside the compute (layout.overlap).
 void read_overlap(const Reader& o, JobLayout& l) {
-  o.only({"grad_reduce", "param_gather", "pp", "pairs", "tp", "ep_a2a"});
+  o.only({"grad_reduce", "param_gather", "pp", "pairs", "tp", "tp_wgrad", "ep_a2a"});
   l.overlap_grad_reduce = o.flag("grad_reduce", true);
   l.overlap_param_gather = o.flag("param_gather", true);
   l.overlap_pp = o.flag("pp", true);
   l.overlap_pairs = o.flag("pairs", true);
   l.overlap_tp = o.flag("tp", false);
+  l.overlap_tp_wgrad = o.flag("tp_wgrad", true);
   l.overlap_ep_a2a = o.flag("ep_a2a", false);
 }
 // A setting named by one of its values: `fallback` when absent, one line at the key when unknown.

@@ -94,6 +94,7 @@ std::vector<Field> layout_fields(const JobLayout& l) {
   flag("overlap.pp", l.overlap_pp, d.overlap_pp);
   flag("overlap.pairs", l.overlap_pairs, d.overlap_pairs);
   flag("overlap.tp", l.overlap_tp, d.overlap_tp);
+  flag("overlap.tp_wgrad", l.overlap_tp_wgrad, d.overlap_tp_wgrad);
   flag("overlap.ep_a2a", l.overlap_ep_a2a, d.overlap_ep_a2a);
   flag("fp8", l.fp8, d.fp8);
   put("fp8_recipe", fp8_recipe_name(l.fp8_recipe), l.fp8_recipe == d.fp8_recipe);

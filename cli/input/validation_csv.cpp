@@ -52,6 +52,7 @@ std::string column_of(const std::string& key) {
                                                              {"recompute", "recomp"},
                                                              {"schedule", "sched"},
                                                              {"overlap.tp", "overlap_tp"},
+                                                             {"overlap.tp_wgrad", "overlap_tp_wgrad"},
                                                              {"overlap.pp", "overlap_pp"},
                                                              {"overlap.dp", "overlap_dp"},
                                                              {"overlap.ep_a2a", "overlap_ep_a2a"}};
@@ -222,6 +223,7 @@ JobLayout read_layout(const RowCells& row, const std::string& file, int n) {
   l.overlap_grad_reduce = row.integer("overlap_dp", 1) == 1;
   l.overlap_pp = row.integer("overlap_pp", 1) == 1;
   l.overlap_tp = row.integer("overlap_tp", 0) == 1;
+  l.overlap_tp_wgrad = row.integer("overlap_tp_wgrad", 1) == 1;
   l.overlap_ep_a2a = row.integer("overlap_ep_a2a", 0) == 1;
   l.attention = row.named("attention", "attention kernel", "flash", attention_from_name, "flash or unfused");
   l.grad_bytes = row.count("grad_bytes", 4);
@@ -266,7 +268,7 @@ const std::vector<std::string>& known_columns() {
       "q_lora_rank", "kv_lora_rank", "qk_nope_head_dim", "qk_rope_head_dim", "v_head_dim",
       "tp", "pp", "dp", "vpp", "cp", "ep", "sched", "mbs", "gbs", "recomp", "recompute_layers", "recompute_modules",
       "first_chunk_layers", "last_chunk_layers", "expert_placement", "sp", "zero", "overlap_dp", "overlap_pp",
-      "overlap_tp", "overlap_ep_a2a", "attention", "grad_bytes", "adam_moment_bytes", "expert_tp", "fp8", "fp8_recipe",
+      "overlap_tp", "overlap_tp_wgrad", "overlap_ep_a2a", "attention", "grad_bytes", "adam_moment_bytes", "expert_tp", "fp8", "fp8_recipe",
       "fp8_dispatch", "fp8_activations", "permute_fusion", "dp_bandwidth_gbs", "zero3_fetch", "master_weights", "cp_comm",
       "ep_dispatch", "dp_replicate", "node_gbps", "nics", "keep_gathered", "zero2_accumulate"};
   // clang-format on

@@ -378,6 +378,8 @@ nlohmann::ordered_json layout_json(const JobStepRun& run) {
                                }()},
                               {"sequence_parallel", l.sequence_parallel}};
   if (l.tp_overlapped()) j["overlap_tp"] = true;  // absent: the TP collectives wait
+  // absent: the backward's TP all-reduces run beside the weight gradients (or none, or SP's)
+  if (l.tp > 1 && !l.sequence_parallel && !l.overlap_tp_wgrad) j["overlap_tp_wgrad"] = false;
   // Partial recompute: the layers of each chunk recomputed, and whether `auto` chose them.
   if (l.partial_recompute()) j["recompute_layers"] = l.recompute_layers;
   if (l.fewest_recompute) j["recompute_layers_auto"] = true;

@@ -739,10 +739,16 @@ TEST_CASE("TP communication overlap: each collective pipelined in tp chunks with
   const GemmShape qkv{T, 3 * h / t, h}, proj{T, h, h / t}, fc1{T, 4 * h / t, h}, fc2{T, h, 4 * h / t};
   const double gather = ring_seconds(Collective::AllGather, 8, T * h * 2, group_paths(c, plain.layout).tp);
   const LayerPasses a = layer_passes(plain.model, plain.layout, c), b = layer_passes(over.model, over.layout, c);
-  // Without overlap: 4 collectives forward, of which one pair hides under the weight gradient
-  // in the backward. With it, forward: the gathered input into QKV and FC1, the outputs of the
-  // projection and FC2 reduce-scattered; backward the other way round (input gradients).
+  // Without overlap: 4 collectives forward; in the backward each block's output gradient gathered
+  // (it waits), QKV's and FC1's input gradients reduce-scattered under their weight gradients
+  // (which outlast them here, slowed by the contention share). With it,
+  // forward: the gathered input into QKV and FC1, the outputs of the projection and FC2
+  // reduce-scattered; backward the other way round (input gradients).
   CHECK(a.forward.tp == Approx(4 * gather).epsilon(1e-12));
+  CHECK(a.backward_input.tp == Approx(2 * gather).epsilon(1e-12));
+  JobStepSpec no_async = plain;  // SP reduce-scatters beside the weight gradients whatever the key
+  no_async.layout.overlap_tp_wgrad = false;
+  CHECK(layer_passes(no_async.model, no_async.layout, c).backward_input.tp == a.backward_input.tp);
   const auto shown = [&](GemmPass pass, const GemmShape& g1, const GemmShape& g2) {
     return pipelined_tp_exposed(gather, one(g1, pass), 8) + pipelined_tp_exposed(gather, one(g2, pass), 8);
   };
@@ -755,14 +761,42 @@ TEST_CASE("TP communication overlap: each collective pipelined in tp chunks with
   const double k = c.accelerator.efficiency.contention;
   CHECK(b.forward.gemm - a.forward.gemm == Approx(k * (4 * gather - fwd)).epsilon(1e-9));
   CHECK(b.backward_weight.gemm == a.backward_weight.gemm);
-  // The step, 43.396 s -> 41.310 s (the A100 preset's default efficiencies, uncalibrated).
-  CHECK(run_job_step(plain).result.step_time == 43'396'126'700);
+  // The step, 43.586 s -> 41.310 s (the A100 preset's default efficiencies, uncalibrated).
+  CHECK(run_job_step(plain).result.step_time == 43'585'739'100);
   CHECK(run_job_step(over).result.step_time == 41'310'379'869);
   // Megatron-Core's overlap needs sequence parallelism: refused without, at the key.
   over.layout.sequence_parallel = false;
   const auto p = check_layout(over.model, over.layout, 0);
   REQUIRE(p);
   CHECK(p->key == "overlap.tp");
+}
+
+TEST_CASE("TP backward: a column-parallel GEMM's input-gradient collectives beside its own GEMMs",
+          "[job_step][tp-overlap]") {
+  // GPT-3 175B at TP 8 on A100 without SP: the all-reduce after QKV's and after FC1's input
+  // gradient (2,048 tokens x h, BF16) runs beside that GEMM's weight gradient, what outlasts it
+  // shows; overlap.tp_wgrad false (Megatron-LM of early 2021) waits for both.
+  JobStepSpec s = megascale(256, 768);
+  s.layout.sequence_parallel = false;
+  ClusterSpec& c = s.cluster;
+  c.node.fabric_bandwidth /= 40;  // slow enough that the all-reduce outlasts FC1's weight gradient, not QKV's
+  const double T = 2048, h = 12288, t = 8;
+  const auto wgrad = [&](GemmShape g) { return gemm_seconds({g}, GemmPass::WeightGrad, c.accelerator, std::nullopt); };
+  const double qkv = wgrad({T, 3 * h / t, h}), fc1 = wgrad({T, 4 * h / t, h});
+  const double ar = ring_seconds(Collective::AllReduce, 8, T * h * 2, group_paths(c, s.layout).tp);
+  REQUIRE(ar > qkv);
+  REQUIRE(ar > fc1);
+  const LayerPasses async = layer_passes(s.model, s.layout, c);
+  CHECK(async.forward.tp == Approx(2 * ar).epsilon(1e-12));
+  CHECK(async.backward_input.tp == Approx((ar - qkv) + (ar - fc1)).epsilon(1e-12));
+  JobLayout waits = s.layout;
+  waits.overlap_tp_wgrad = false;
+  const LayerPasses sync = layer_passes(s.model, waits, c);
+  CHECK(sync.backward_input.tp == Approx(2 * ar).epsilon(1e-12));
+  // What runs beside the weight gradients slows them by the contention share.
+  const double k = c.accelerator.efficiency.contention;
+  CHECK(async.backward_input.gemm - sync.backward_input.gemm == Approx(k * (qkv + fc1)).epsilon(1e-9));
+  CHECK(async.forward.gemm == sync.forward.gemm);
 }
 
 TEST_CASE("TP communication overlap: an MoE block's collectives still wait", "[job_step][tp-overlap]") {
