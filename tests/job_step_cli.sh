@@ -391,6 +391,20 @@ run "$stepsim" run scenarios/job-llama3-405b-8192xh100.yaml --set job_step.layou
 refused "job_step.layout.first_chunk_layers"
 "$stepsim" run scenarios/job-gpt3-1024xa100.yaml --json >"$tmp/gpt3.json"
 has "\"step_time_ns\": 28160618531" "$tmp/gpt3.json"
+# overlap.tp_wgrad (docs/job.md "TP in the backward"): without SP, the backward's TP all-reduces
+# wait for Megatron-LM of early 2021 (28.161 -> 28.685 s, exposed TP 1.802 -> 2.702 s); the JSON
+# names it where it applies; a value not true or false refused at the key.
+"$stepsim" run scenarios/job-gpt3-1024xa100.yaml >"$tmp/gpt3-async.txt"
+"$stepsim" run scenarios/job-gpt3-1024xa100.yaml --set job_step.layout.overlap.tp_wgrad=false >"$tmp/gpt3-sync.txt"
+fig "step time 28.161 s" "$tmp/gpt3-async.txt"
+fig "exposed TP 1.802 s" "$tmp/gpt3-async.txt"
+fig "step time 28.685 s" "$tmp/gpt3-sync.txt"
+fig "exposed TP 2.702 s" "$tmp/gpt3-sync.txt"
+! grep -q overlap_tp_wgrad "$tmp/gpt3.json" || fail "overlap_tp_wgrad named at its default"
+"$stepsim" run scenarios/job-gpt3-1024xa100.yaml --set job_step.layout.overlap.tp_wgrad=false --json >"$tmp/gpt3-sync.json"
+layout_key "$tmp/gpt3-sync.json" overlap_tp_wgrad false
+run "$stepsim" run scenarios/job-gpt3-1024xa100.yaml --set job_step.layout.overlap.tp_wgrad=maybe
+refused "job_step.layout.overlap.tp_wgrad: 'maybe' is not true or false"
 has '"by_kind"' "$tmp/gpt3.json"
 has '"pipeline_rank": 0' "$tmp/gpt3.json"
 "$stepsim" run scenarios/job-llama70b-64xh100.yaml --trace "$tmp/trace.json" >/dev/null
