@@ -17,9 +17,9 @@ namespace {
 
 constexpr int kMaxSavedArrays = 1024;  // arrays a layer keeps for its backward
 
-// A count that may be written 100000000000 or 1e11 (Reader::opt_amount), as the planner's double.
-std::optional<double> opt_count(const Reader& r, const std::string& k, double min = 1) {
-  const auto v = r.opt_amount(k, min);
+// A count that may be written 100000000000, 1e11 or 100B (Reader::opt_integer), as the planner's double.
+std::optional<double> opt_count(const Reader& r, const std::string& k) {
+  const auto v = r.opt_integer(k, 1);
   if (!v) return std::nullopt;
   return static_cast<double>(*v);
 }

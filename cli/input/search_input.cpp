@@ -262,7 +262,7 @@ void read_task(const Reader& r, SearchSpec& s) {
     const Reader t = r.child("task");
     t.only({"tokens", "deadline", "reserved"});
     if (!t.has("tokens")) t.fail("tokens", "missing: the tokens to train on");
-    s.task.tokens = *t.opt_amount("tokens");
+    s.task.tokens = t.integer("tokens", 1);
     s.task.deadline = t.opt_duration("deadline").value_or(0);
     s.task.reserved = t.opt_duration("reserved").value_or(0);
     if (s.task.deadline > 0 && s.task.reserved >= s.task.deadline) {
