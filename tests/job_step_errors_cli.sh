@@ -235,6 +235,18 @@ csv_refused validation/megascale_megatron.csv '12s/,GPT-175B,/,"GPT\n175B",/; 12
   "edited.csv:12: notes: the quote opened on line 13 is not closed by the end of the file"
 [[ $(wc -l <"$tmp/err") == 1 ]] || fail "an open quote: more than one line"
 
+# Counts read one way (cli::whole_number) in a scenario, a --set value and a measured-runs cell:
+# written out, as 8.192e3 or with K, M, B or T; a fraction is refused as 1000.1 is.
+"$stepsim" run scenarios/job-llama3-405b-8192xh100.yaml --set job_step.hardware.gpus=8.192K >"$tmp/gpus-K.txt"
+"$stepsim" run scenarios/job-llama3-405b-8192xh100.yaml >"$tmp/gpus.txt"
+cmp -s "$tmp/gpus-K.txt" "$tmp/gpus.txt" || fail "job_step.hardware.gpus: 8.192K is not 8192"
+has "on 8192 x h100-sxm" "$tmp/gpus-K.txt"
+sed 's/,6144,selective,/,6.144K,selective,/' validation/megascale_megatron.csv >"$tmp/gbs-K.csv"
+grep -q ",6.144K,selective," "$tmp/gbs-K.csv" || fail "the edit of gbs-K.csv"
+"$stepsim" check-against "$tmp/gbs-K.csv" | sed "s#$tmp/gbs-K.csv#validation/megascale_megatron.csv#" | diff - "$tmp/plain.txt" >/dev/null ||
+  fail "gbs 6.144K is not 6144"
+csv_refused validation/megascale_megatron.csv '9s/,768,selective,/,0.7685K,selective,/' "edited.csv:9: gbs: '0.7685K' is not a whole number"
+
 # Over at the simulated peak where the analytic count said every layer or none, the refusal says
 # (the gradients reduce-scattered every micro-batch, zero2_accumulate: sharded, as the figures below)
 # how to find the fewest: Llama 3 405B at PP 2 without recompute, 111.5 GiB by the analytic figure

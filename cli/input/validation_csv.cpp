@@ -100,15 +100,10 @@ class RowCells {
       if (fallback >= 0) return fallback;
       throw InputError(file_, n_, k, "missing value");
     }
-    std::int64_t v = 0;
-    const auto& s = it->second;
-    const auto res = std::from_chars(s.data(), s.data() + s.size(), v);
-    if (res.ec == std::errc::result_out_of_range)
-      throw InputError(file_, n_, k, fmt::format("'{}' is too large (at most {})", s, max));
-    if (res.ec != std::errc{} || res.ptr != s.data() + s.size() || v < 0)
-      throw InputError(file_, n_, k, fmt::format("'{}' is not a whole number", s));
-    if (v > max) throw InputError(file_, n_, k, fmt::format("'{}' is too large (at most {})", s, max));
-    return v;
+    std::string error;
+    const auto v = whole_number(it->second, 0, max, error);  // as a scenario's count: 1536, 1.5K
+    if (!v) throw InputError(file_, n_, k, error);
+    return *v;
   }
   // A positive finite number ("50%" is 0.5), or nullopt for an empty or missing cell.
   std::optional<double> number(const char* k) const {
