@@ -1,5 +1,6 @@
 #include "models/units.hpp"
 
+#include <algorithm>
 #include <cctype>
 #include <cmath>
 #include <iterator>
@@ -165,6 +166,61 @@ std::optional<std::int64_t> parse_bandwidth(std::string_view text, std::string* 
     return std::nullopt;
   }
   return parse_with(text.substr(0, slash), kSizeUnits, "size", "32GB/s or 200Gbit/s", error);
+}
+
+ParsedWhole parse_whole(std::string_view text) {
+  using Problem = ParsedWhole::Problem;
+  std::size_t i = 0;
+  const bool negative = i < text.size() && text[i] == '-';
+  if (i < text.size() && (text[i] == '-' || text[i] == '+')) ++i;
+  const auto digits_from = [&](std::size_t& at) {
+    const std::size_t from = at;
+    while (at < text.size() && text[at] >= '0' && text[at] <= '9') ++at;
+    return text.substr(from, at - from);
+  };
+  const std::string_view whole = digits_from(i);
+  std::string_view fraction;
+  if (i < text.size() && text[i] == '.') fraction = digits_from(++i);
+  if (whole.empty() && fraction.empty()) return {0, Problem::NotWhole};
+  // The value is digits x 10^exp10: an exponent or a suffix adds to exp10, each decimal takes one.
+  long exp10 = -static_cast<long>(fraction.size());
+  const std::string_view rest = text.substr(i);
+  if (!rest.empty() && (rest[0] == 'e' || rest[0] == 'E')) {
+    std::size_t at = 1;
+    const bool down = at < rest.size() && rest[at] == '-';
+    if (at < rest.size() && (rest[at] == '-' || rest[at] == '+')) ++at;
+    const std::string_view e = rest.substr(at);
+    if (e.empty() || e.find_first_not_of("0123456789") != std::string_view::npos) return {0, Problem::NotWhole};
+    long n = 0;
+    for (const char c : e) n = std::min(n * 10 + (c - '0'), 100'000L);  // past int64 long before
+    exp10 += down ? -n : n;
+  } else if (rest.size() == 1) {
+    constexpr std::string_view kSuffixes = "KMBT";  // 10^3, 10^6, 10^9, 10^12
+    const auto k = kSuffixes.find(rest[0]);
+    // A suffix mistaken (15t, 8k, 2G) is named as such; another letter (3x) is not a count.
+    if (k == std::string_view::npos)
+      return {0,
+              std::string_view("kmbtgG").find(rest[0]) == std::string_view::npos ? Problem::NotWhole : Problem::Suffix};
+    exp10 += 3 * static_cast<long>(k + 1);
+  } else if (!rest.empty()) {
+    return {0, Problem::NotWhole};
+  }
+  // The significant digits, without leading zeros; trailing zeros moved into the exponent.
+  std::string digits = std::string(whole) + std::string(fraction);
+  digits.erase(0, std::min(digits.find_first_not_of('0'), digits.size()));
+  while (!digits.empty() && digits.back() == '0') {
+    digits.pop_back();
+    ++exp10;
+  }
+  if (digits.empty()) return {0, Problem::None};  // 0, 0.0, 0e99
+  if (exp10 < 0) return {0, Problem::NotWhole};
+  if (static_cast<long>(digits.size()) + exp10 > 19) return {0, Problem::OutOfRange};
+  __int128 v = 0;  // under 10^19
+  for (const char c : digits) v = v * 10 + (c - '0');
+  for (long k = 0; k < exp10; ++k) v *= 10;
+  if (negative) v = -v;
+  if (v > INT64_MAX || v < INT64_MIN) return {0, Problem::OutOfRange};
+  return {static_cast<std::int64_t>(v), Problem::None};
 }
 
 std::string format_duration(Time t) {

@@ -127,12 +127,29 @@ refused "job_step.variants.bad.layout.overlap.pp: variant 'bad': with blocking p
 fig "^base 140 2.2 s 55.13 d" "$tmp/cards.txt"
 fig "^shard-over-32 140 2.4 s 59.95 d" "$tmp/cards.txt"
 fig "^fsdp-all-128 140 2.4 s 58.90 d" "$tmp/cards.txt"
-# Tokens are read as the planner reads them (Reader::opt_amount): whole, at least 1, below 2^63;
-# a search's task alike.
+# Tokens are read as every count is (cli::whole_number): written out, as 2.2e12 or with a suffix K,
+# M, B or T (capitals), exactly; whole, at least 1, below 2^63; a search's task alike. 2.2T is the
+# scenario's 2.2e12, and 15T gives the run 15000000000000 gives: 15e12 / (256 x 4,096) tokens a
+# step = 14,305,115 steps.
+"$stepsim" job scenarios/job-hsdp-128xa100.yaml --runs 20 --json >"$tmp/tokens-e12.json" 2>/dev/null
+"$stepsim" job scenarios/job-hsdp-128xa100.yaml --runs 20 --json --set job.tokens=2.2T >"$tmp/tokens-T.json" 2>/dev/null
+cmp -s "$tmp/tokens-e12.json" "$tmp/tokens-T.json" || fail "job.tokens: 2.2T is not 2.2e12"
+"$stepsim" job scenarios/job-hsdp-128xa100.yaml --runs 20 --set job.tokens=15T >"$tmp/tokens-15T.txt" 2>/dev/null
+"$stepsim" job scenarios/job-hsdp-128xa100.yaml --runs 20 --set job.tokens=15000000000000 >"$tmp/tokens-15e12.txt" 2>/dev/null
+has "job-hsdp-128xa100, base: 14305115 steps of 2.2 s on 128 cards; 20 runs, seed 1" "$tmp/tokens-15T.txt"
+cmp -s "$tmp/tokens-15T.txt" "$tmp/tokens-15e12.txt" || fail "job.tokens: 15T is not 15000000000000"
 run "$stepsim" job scenarios/job-hsdp-128xa100.yaml --set job.tokens=2.5
-refused "error: --set: job.tokens: expected a whole number"
+refused "error: --set: job.tokens: '2.5' is not a whole number"
+run "$stepsim" job scenarios/job-hsdp-128xa100.yaml --set job.tokens=1.0001K
+refused "error: --set: job.tokens: '1.0001K' is not a whole number"
+run "$stepsim" job scenarios/job-hsdp-128xa100.yaml --set job.tokens=-2T
+refused "error: --set: job.tokens: must be at least 1 (got -2000000000000)"
+run "$stepsim" job scenarios/job-hsdp-128xa100.yaml --set job.tokens=9999999T
+refused "error: --set: job.tokens: '9999999T' is too large (at most 9223372036854775807)"
+run "$stepsim" job scenarios/job-hsdp-128xa100.yaml --set job.tokens=15t
+refused "error: --set: job.tokens: '15t' is not a whole number (a count's suffixes are K, M, B and T, in capitals)"
 run "$stepsim" search scenarios/search-design-desk.yaml --set search.task.tokens=1e19
-refused "error: --set: search.task.tokens: 1e+19 is too large (at most 9.2e18)"
+refused "error: --set: search.task.tokens: '1e19' is too large (at most 9223372036854775807)"
 # A variant that does not fit is named and not run.
 "$stepsim" job scenarios/job-hsdp-128xa100.yaml --runs 20 \
   --set 'job_step.variants={huge: {layout: {micro_batch: 64, global_batch: 8192}}}' >"$tmp/huge.txt" 2>"$tmp/huge.err"

@@ -210,6 +210,43 @@ csv_refused validation/megatron_sc21.csv 's/a100-sxm-80gb,32,1,1,32/a100-sxm-80g
 "$stepsim" check-against "$tmp/bom.csv" | sed "s#$tmp/bom.csv#validation/megascale_megatron.csv#" | diff - "$tmp/plain.txt" >/dev/null ||
   fail "a byte-order mark or CRLF line ends change a measured-runs table"
 
+# RFC 4180 quoting: a quoted cell holds commas, "" (one quote) and line ends; a row keeps the line it
+# starts on (the rows after it are counted past its lines), a table's line ends read as spaces in
+# the row's label, and CRLF line ends inside a quoted cell read as the plain file's. A quote left
+# open is refused at its row's line and column, naming the line it opened on.
+python3 - "$tmp" <<'PY'
+import sys
+lines = open("validation/megascale_megatron.csv").read().split("\n")
+lines[8] = lines[8].replace(",MFU 53.0%", ',"MFU 53.0%,\nas ""Table 2"" says"')
+lines[9] = lines[9].replace(",GPT-175B,", ',"GPT-175B ""512""",')
+lines[10] = lines[10].replace(",Table 2,", ',"Table\n2",')
+open(f"{sys.argv[1]}/multi.csv", "w").write("\n".join(lines))
+open(f"{sys.argv[1]}/multi-crlf.csv", "w", newline="").write("\r\n".join(lines))
+PY
+"$stepsim" check-against "$tmp/multi.csv" >"$tmp/multi.txt"
+fig "^9 Table 2 GPT-175B 256 GPUs 40 s 40 [-+]0\.0% fit" "$tmp/multi.txt"
+fig '^11 Table 2 GPT-175B "512" 512 GPUs 21.2 s 21.09 -0.5% held out' "$tmp/multi.txt"
+fig "^12 Table 2 GPT-175B 768 GPUs 15.2 s 14.79 -2.7% held out" "$tmp/multi.txt"
+fig "^14 Table 2 GPT-175B 1024 GPUs 11.9 s 11.64 -2.2% held out" "$tmp/multi.txt"
+fig "^18 Table 2 GPT-175B 12288 GPUs 8.57 s 8.57 [-+]0\.0% fit" "$tmp/multi.txt"
+"$stepsim" check-against "$tmp/multi-crlf.csv" | sed "s#multi-crlf.csv#multi.csv#" | diff - "$tmp/multi.txt" >/dev/null ||
+  fail "CRLF line ends inside quoted cells change a measured-runs table"
+csv_refused validation/megascale_megatron.csv '12s/,GPT-175B,/,"GPT\n175B",/; 12s/,MFU 44.7%$/,"MFU 44.7%/' \
+  "edited.csv:12: notes: the quote opened on line 13 is not closed by the end of the file"
+[[ $(wc -l <"$tmp/err") == 1 ]] || fail "an open quote: more than one line"
+
+# Counts read one way (cli::whole_number) in a scenario, a --set value and a measured-runs cell:
+# written out, as 8.192e3 or with K, M, B or T; a fraction is refused as 1000.1 is.
+"$stepsim" run scenarios/job-llama3-405b-8192xh100.yaml --set job_step.hardware.gpus=8.192K >"$tmp/gpus-K.txt"
+"$stepsim" run scenarios/job-llama3-405b-8192xh100.yaml >"$tmp/gpus.txt"
+cmp -s "$tmp/gpus-K.txt" "$tmp/gpus.txt" || fail "job_step.hardware.gpus: 8.192K is not 8192"
+has "on 8192 x h100-sxm" "$tmp/gpus-K.txt"
+sed 's/,6144,selective,/,6.144K,selective,/' validation/megascale_megatron.csv >"$tmp/gbs-K.csv"
+grep -q ",6.144K,selective," "$tmp/gbs-K.csv" || fail "the edit of gbs-K.csv"
+"$stepsim" check-against "$tmp/gbs-K.csv" | sed "s#$tmp/gbs-K.csv#validation/megascale_megatron.csv#" | diff - "$tmp/plain.txt" >/dev/null ||
+  fail "gbs 6.144K is not 6144"
+csv_refused validation/megascale_megatron.csv '9s/,768,selective,/,0.7685K,selective,/' "edited.csv:9: gbs: '0.7685K' is not a whole number"
+
 # Over at the simulated peak where the analytic count said every layer or none, the refusal says
 # (the gradients reduce-scattered every micro-batch, zero2_accumulate: sharded, as the figures below)
 # how to find the fewest: Llama 3 405B at PP 2 without recompute, 111.5 GiB by the analytic figure

@@ -68,4 +68,21 @@ refused "error: --set: plan.accelerator: 'h800' is a job_step preset the plan's 
 run "$stepsim" plan scenarios/design-case.yaml --set 'plan.cases=[{name: a, cards: 32}, {name: a, cards: 48}]'
 refused "error: --set: plan.cases[1].name: 'a' names two cases: give each its own"
 
+# Counts written with K, M, B, T (or an exponent) are the numbers written out: the scale-out's 1T
+# parameters and 20T tokens, its 16,384 cards as 16.384K, and a sweep's cards alike (1.6K: 1,600);
+# a count that is not whole is refused at its line.
+sed 's/parameters: 1000000000000/parameters: 1T/; s/tokens: 20000000000000 /tokens: 20T/; s/cards: 16384/cards: 16.384K/' \
+  scenarios/scale-out.yaml >"$tmp/scale-out.yaml"
+grep -q "parameters: 1T" "$tmp/scale-out.yaml" && grep -q "tokens: 20T" "$tmp/scale-out.yaml" &&
+  grep -q "cards: 16.384K" "$tmp/scale-out.yaml" || fail "the edit of scale-out.yaml"
+"$stepsim" plan "$tmp/scale-out.yaml" >"$tmp/scale-out-T.txt"
+"$stepsim" plan scenarios/scale-out.yaml >"$tmp/scale-out.txt"
+cmp -s "$tmp/scale-out-T.txt" "$tmp/scale-out.txt" || fail "1T parameters / 20T tokens / 16.384K cards are not the numbers"
+grep -q "^a100 40% 679 123655$" <(tr -s ' ' <"$tmp/scale-out-T.txt") || fail "scale-out's figures: $(cat "$tmp/scale-out-T.txt")"
+run "$stepsim" plan "$scenario" --sweep cards=32,1.6K
+refused "error: --sweep: cards: 1600 cards exceed the batch: 384 sequences per step keep at most 384 busy"
+sed -i 's/tokens: 20T/tokens: 20.5000000000001T/' "$tmp/scale-out.yaml"
+run "$stepsim" plan "$tmp/scale-out.yaml"
+refused "scale-out.yaml:8: plan.scale_out.tokens: '20.5000000000001T' is not a whole number"
+
 echo ok

@@ -45,6 +45,52 @@ TEST_CASE("units parse exactly", "[units]") {
   CHECK_FALSE(parse_bytes("9223372036854775808B", &err));
 }
 
+TEST_CASE("counts parse exactly: written out, with an exponent or a suffix K, M, B, T", "[units][counts]") {
+  using P = ParsedWhole::Problem;
+  const auto value = [](std::string_view t) {
+    const ParsedWhole w = parse_whole(t);
+    return w.problem == P::None ? w.value : -999;
+  };
+  const auto problem = [](std::string_view t) { return parse_whole(t).problem; };
+  CHECK(value("4096") == 4096);
+  CHECK(value("+4") == 4);
+  CHECK(value("2.2e12") == 2'200'000'000'000);
+  CHECK(value("15T") == 15'000'000'000'000);
+  CHECK(value("2.2T") == 2'200'000'000'000);
+  CHECK(value("500B") == 500'000'000'000);
+  CHECK(value("8K") == 8'000);
+  CHECK(value("1.5K") == 1'500);
+  CHECK(value("7M") == 7'000'000);
+  CHECK(value("0.000001M") == 1);
+  CHECK(value("1000.000") == 1000);
+  CHECK(value("-1.5K") == -1'500);
+  CHECK(value("0e99999") == 0);
+  // Exact past a double's 53 bits: 2^53 + 1 is not rounded to 2^53.
+  CHECK(value("9007199254740993") == 9'007'199'254'740'993);
+  CHECK(value("9223372036854775807") == INT64_MAX);
+  CHECK(value("-9223372036854775808") == INT64_MIN);
+  CHECK(value("9.223372036854775807e18") == INT64_MAX);
+  // Fractions, as 1000.1 is one: 1.0001K is 1000.1.
+  for (const char* t : {"1000.1", "1.0001K", "2.5", "1e-3", "0.5K", ".5"}) {
+    INFO(t);
+    CHECK(problem(t) == (std::string_view(t) == "0.5K" ? P::None : P::NotWhole));
+  }
+  for (const char* t : {"", "K", "-", "e3", "1e", "1e3K", "1.5KB", "0x10", "1_000", "inf", "nan", "two", "3x", " 5"}) {
+    INFO(t);
+    CHECK(problem(t) == P::NotWhole);
+  }
+  // Lower case and G are no count's suffixes, and said so.
+  for (const char* t : {"15t", "8k", "2m", "500b", "2G", "2g"}) {
+    INFO(t);
+    CHECK(problem(t) == P::Suffix);
+  }
+  for (const char* t : {"9999999T", "9223372036854775808", "-9223372036854775809", "1e19", "1e99999", "10000000T"}) {
+    INFO(t);
+    CHECK(problem(t) == P::OutOfRange);
+  }
+  CHECK(value("9223372T") == 9'223'372'000'000'000'000);
+}
+
 namespace {
 const char* kGood = R"(name: t
 pipeline:
@@ -112,6 +158,35 @@ TEST_CASE("set overrides any key and errors say so", "[scenario]") {
   CHECK(sc.pipeline->latency == 2 * kMillisecond);
   CHECK(error_of(kGood, {"pipeline.microbatches=-3"}) == "--set: pipeline.microbatches: must be at least 1 (got -3)");
   CHECK(error_of(kGood, {"pipeline.microbatches"}).find("expected key.path=value") != std::string::npos);
+}
+
+TEST_CASE("a count key takes 2.2e12 and K, M, B, T, with the plain number's checks", "[scenario][counts]") {
+  auto sc = cli::parse_scenario(replace(kGood, "microbatches: 4", "microbatches: 1K"), "s.yaml");
+  CHECK(sc.pipeline->microbatches == 1000);
+  sc = cli::parse_scenario(kGood, "s.yaml", {"pipeline.microbatches=1.5K"});
+  CHECK(sc.pipeline->microbatches == 1500);
+  sc = cli::parse_scenario(kGood, "s.yaml", {"pipeline.microbatches=8e1"});
+  CHECK(sc.pipeline->microbatches == 80);
+  CHECK(error_of(replace(kGood, "microbatches: 4", "microbatches: 1.0001K")) ==
+        "s.yaml:4: pipeline.microbatches: '1.0001K' is not a whole number");
+  CHECK(error_of(replace(kGood, "microbatches: 4", "microbatches: 1000.1")) ==
+        "s.yaml:4: pipeline.microbatches: '1000.1' is not a whole number");
+  CHECK(error_of(replace(kGood, "microbatches: 4", "microbatches: 3T")) ==
+        "s.yaml:4: pipeline.microbatches: '3T' is too large (at most 2147483647)");
+  CHECK(error_of(replace(kGood, "microbatches: 4", "microbatches: 3000000000")) ==
+        "s.yaml:4: pipeline.microbatches: '3000000000' is too large (at most 2147483647)");
+  CHECK(error_of(replace(kGood, "microbatches: 4", "microbatches: -2K")) ==
+        "s.yaml:4: pipeline.microbatches: must be at least 1 (got -2000)");
+  CHECK(error_of(kGood, {"pipeline.microbatches=8k"}) ==
+        "--set: pipeline.microbatches: '8k' is not a whole number (a count's suffixes are K, M, B and T, in capitals)");
+  // A byte size keeps its own units: 1KB is not a count, 1K not a size.
+  CHECK(error_of(replace(kGood, "message: 1KiB", "message: 1K")) ==
+        "s.yaml:8: pipeline.memory.message: '1K': unknown size unit 'K' (known: B, KB, MB, GB, TB, KiB, MiB, GiB, TiB, "
+        "bit, Kbit, Mbit, Gbit, Tbit)");
+  std::string error;
+  CHECK(cli::whole_number("15T", 1, INT64_MAX, error) == 15'000'000'000'000);
+  CHECK_FALSE(cli::whole_number("9999999T", 1, INT64_MAX, error));
+  CHECK(error == "'9999999T' is too large (at most 9223372036854775807)");
 }
 
 TEST_CASE("a plain --set value becomes the scalar the YAML parser would give", "[scenario]") {

@@ -4,6 +4,9 @@
 
 #include <filesystem>
 #include <fstream>
+#include <string>
+#include <string_view>
+#include <vector>
 
 #include <unistd.h>
 
@@ -11,6 +14,7 @@
 #include "cli/input/scenario.hpp"
 #include "schedules/lowering/pipeline/pipeline_spec.hpp"
 #include "schedules/pipeline/action_csv.hpp"
+#include "schedules/pipeline/csv_records.hpp"
 
 using namespace stepsim;
 
@@ -89,6 +93,46 @@ TEST_CASE("CSV import: idle cells, comm actions, quoting, errors by row and colu
   CHECK_THROWS_WITH(parse_actions_csv("0F0,0B0\n\r\n1F0,1B0\n"),
                     "row 2, column 1: a blank line: each row lists one device's actions");
   CHECK(parse_actions_csv("0F0,0B0\n1F0,1B0\n\n\r\n").size() == 2);
+}
+
+namespace {
+// Every record of `text`: its line, then its cells joined by '|'.
+std::vector<std::string> records_of(std::string_view text, char comment = '\0') {
+  std::vector<std::string> out;
+  CsvReader in(text, comment);
+  for (CsvRecord r; in.next(r);) {
+    std::string joined = std::to_string(r.line) + ":";
+    for (std::size_t i = 0; i < r.cells.size(); ++i) joined += (i ? "|" : "") + r.cells[i];
+    if (r.open_quote_line > 0) joined += " (open since line " + std::to_string(r.open_quote_line) + ")";
+    out.push_back(joined);
+  }
+  return out;
+}
+}  // namespace
+
+TEST_CASE("CSV records: quoted commas, line ends and quotes, CRLF, comments", "[csv]") {
+  using V = std::vector<std::string>;
+  CHECK(records_of("a,\"b,c\",d\n") == V{"1:a|b,c|d"});
+  // "" in a quoted cell is one quote; a quoted cell may span lines, and the record keeps the line
+  // it starts on while the next record's is counted past it.
+  CHECK(records_of("x,\"say \"\"hi\"\"\",\"\"\ny,\"two\nlines, \"\"3\"\"\",z\nw\n") ==
+        V{"1:x|say \"hi\"|", "2:y|two\nlines, \"3\"|z", "4:w"});
+  // CRLF line ends, inside a quoted cell too (read as LF), and a last line without one.
+  CHECK(records_of("a,b\r\n\"c\r\nd\",e\r\nf\r") == V{"1:a|b", "2:c\nd|e", "4:f"});
+  // A blank line is one empty cell; a comment line is skipped whole, a quote in it unread, but
+  // not inside a quoted cell.
+  CHECK(records_of("# a \"quote\nh,\"v\n# not a comment\"\n\r\nz\n", '#') == V{"2:h|v\n# not a comment", "4:", "5:z"});
+  // A quote left open runs to the end of the text: the last record says where it opened.
+  CHECK(records_of("a,\"b\nc\",\"d\ne\nf") == V{"1:a|b\nc|d\ne\nf (open since line 2)"});
+  CHECK(records_of("\xEF\xBB\xBFk,v\n") == V{"1:k|v"});
+  CsvReader in("a\n\"b\"\r\nc");
+  CsvRecord r;
+  REQUIRE(in.next(r));
+  REQUIRE(in.next(r));
+  CHECK(r.text == "\"b\"");  // as written, without the line end
+  REQUIRE(in.next(r));
+  CHECK_FALSE(in.next(r));
+  CHECK(in.lines() == 3);
 }
 
 TEST_CASE("every schedule survives export and import unchanged", "[schedules][csv]") {

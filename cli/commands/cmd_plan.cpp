@@ -7,6 +7,7 @@
 #include "cli/commands/commands.hpp"
 #include "cli/commands/diagnostics.hpp"
 #include "cli/commands/scenario_kinds.hpp"
+#include "cli/input/input.hpp"
 #include "cli/input/input_files.hpp"
 #include "cli/input/plan_source.hpp"
 #include "cli/input/scenario.hpp"
@@ -44,14 +45,12 @@ SweepValue parse_value(const SweepKey& key, const std::string& text) {
   std::string err;
   switch (key.kind) {
     case SweepKind::Count: {
-      std::size_t used = 0;
-      long long n = 0;
-      try {
-        n = std::stoll(text, &used);
-      } catch (...) { used = 0; }
-      if (used == 0 || used != text.size()) sweep_error(key.name, fmt::format("'{}' is not a whole number", text));
-      if (n < key.min || n > key.max) sweep_error(key.name, fmt::format("{} is outside {} to {}", n, key.min, key.max));
-      v.integer = n;
+      std::string error;
+      const auto n = whole_number(text, INT64_MIN, INT64_MAX, error);  // as a scenario's count: 1024, 1K
+      if (!n) sweep_error(key.name, error);
+      if (*n < key.min || *n > key.max)
+        sweep_error(key.name, fmt::format("{} is outside {} to {}", *n, key.min, key.max));
+      v.integer = *n;
       break;
     }
     case SweepKind::Fraction: {

@@ -13,6 +13,7 @@
 
 #include <fmt/format.h>
 
+#include "cli/input/input.hpp"
 #include "models/units.hpp"
 #include "schedules/lowering/pipeline/pipeline.hpp"
 
@@ -42,14 +43,10 @@ std::string size_text(double bytes) {
 }
 
 std::int64_t parse_count(const std::string& option, const std::string& text) {
-  std::size_t used = 0;
-  long long v = 0;
-  try {
-    v = std::stoll(text, &used);
-  } catch (const std::exception&) { used = 0; }
-  if (used != text.size() || v < 1)
-    throw InputError(option, 0, "", fmt::format("'{}' is not a count of at least 1", text));
-  return v;
+  std::string error;
+  const auto v = whole_number(text, 1, INT64_MAX, error);  // 2000000, 2e6 or 2M
+  if (!v) throw InputError(option, 0, "", fmt::format("'{}' is not a count of at least 1", text));
+  return *v;
 }
 
 std::int64_t parse_memory(const std::string& option, const std::string& text) {

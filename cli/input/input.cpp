@@ -359,22 +359,29 @@ std::optional<std::string> Reader::opt_text(const std::string& k) const {
   return scalar(get(k), key(k), "a string");
 }
 
+std::optional<std::int64_t> whole_number(std::string_view text, std::int64_t min, std::int64_t max,
+                                         std::string& error) {
+  using Problem = ParsedWhole::Problem;
+  const ParsedWhole w = parse_whole(text);
+  if (w.problem == Problem::NotWhole)
+    error = fmt::format("'{}' is not a whole number", text);
+  else if (w.problem == Problem::Suffix)
+    error = fmt::format("'{}' is not a whole number (a count's suffixes are K, M, B and T, in capitals)", text);
+  else if (w.problem == Problem::OutOfRange || w.value > max)
+    error = fmt::format("'{}' is too large (at most {})", text, max);
+  else if (w.value < min)
+    error = fmt::format("must be at least {} (got {})", min, w.value);
+  else
+    return w.value;
+  return std::nullopt;
+}
+
 std::optional<std::int64_t> Reader::opt_integer(const std::string& k, std::int64_t min, std::int64_t max) const {
   if (!has(k)) return std::nullopt;
   const YAML::Node n = get(k);
-  const std::string s = scalar(n, key(k), "a whole number");
-  std::int64_t v = 0;
-  std::size_t used = 0;
-  bool too_large = false;
-  try {
-    v = std::stoll(s, &used);
-  } catch (const std::out_of_range&) { too_large = true; } catch (...) {
-    used = 0;
-  }
-  if (too_large) fail_at(n, key(k), fmt::format("'{}' is too large (at most {})", s, max));
-  if (used == 0 || used != s.size()) fail_at(n, key(k), fmt::format("'{}' is not a whole number", s));
-  if (v < min) fail_at(n, key(k), fmt::format("must be at least {} (got {})", min, v));
-  if (v > max) fail_at(n, key(k), fmt::format("'{}' is too large (at most {})", s, max));
+  std::string error;
+  const auto v = whole_number(scalar(n, key(k), "a whole number"), min, max, error);
+  if (!v) fail_at(n, key(k), error);
   return v;
 }
 
@@ -391,16 +398,6 @@ std::optional<int> Reader::opt_count(const std::string& k, int min) const {
 }
 
 int Reader::count(const std::string& k, int min) const { return static_cast<int>(integer(k, min, kMaxCount)); }
-
-std::optional<std::int64_t> Reader::opt_amount(const std::string& k, double min) const {
-  const auto v = opt_number(k);
-  if (!v) return std::nullopt;
-  if (!std::isfinite(*v) || std::floor(*v) != *v) fail(k, "expected a whole number");
-  if (*v < min) fail(k, fmt::format("must be at least {}", min));
-  // 2^63 and beyond would not convert.
-  if (*v >= 9223372036854775808.0) fail(k, fmt::format("{:g} is too large (at most 9.2e18)", *v));
-  return static_cast<std::int64_t>(*v);
-}
 
 std::optional<double> Reader::opt_number(const std::string& k) const {
   if (!has(k)) return std::nullopt;

@@ -86,6 +86,11 @@ void require_input_file(const std::string& path);
 // The closest of `candidates` to `word` (edit distance), or "" if none is close.
 std::string nearest(const std::string& word, const std::vector<std::string>& candidates);
 
+// `text` as a count from `min` to `max` (parse_whole's forms: 4096, 2.2e12, 15T), else nullopt and
+// `error` the refusal ("'2.5' is not a whole number"): the one reading of a count in a scenario,
+// a --set value or a measured-runs cell, so that each takes the same forms with the same checks.
+std::optional<std::int64_t> whole_number(std::string_view text, std::int64_t min, std::int64_t max, std::string& error);
+
 class Reader {
  public:
   Reader(std::shared_ptr<const Source> src, YAML::Node node, std::string path);
@@ -113,8 +118,8 @@ class Reader {
 
   std::string text(const std::string& k) const;
   std::optional<std::string> opt_text(const std::string& k) const;
-  // A whole number in [min, max], parsed as 64-bit so that nothing is truncated: out of range
-  // is an error naming the key, never a wrapped value.
+  // A whole number in [min, max] (whole_number: 4096, 2.2e12, 15T), parsed as 64-bit so that
+  // nothing is truncated: out of range is an error naming the key, never a wrapped value.
   std::int64_t integer(const std::string& k, std::int64_t min = 1, std::int64_t max = kMaxInteger) const;
   std::optional<std::int64_t> opt_integer(const std::string& k, std::int64_t min = 1,
                                           std::int64_t max = kMaxInteger) const;
@@ -128,9 +133,6 @@ class Reader {
   // are errors naming the key.
   double number(const std::string& k) const;
   std::optional<double> opt_number(const std::string& k) const;
-  // A count too large to write out, given as 2.2e12 or 2200000000000 (tokens, parameters): a
-  // whole number of at least `min`, below 2^63.
-  std::optional<std::int64_t> opt_amount(const std::string& k, double min = 1) const;
   bool flag(const std::string& k, bool fallback) const;
   Time duration(const std::string& k) const;  // non-negative, with a unit
   std::optional<Time> opt_duration(const std::string& k) const;

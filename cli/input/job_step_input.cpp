@@ -98,16 +98,13 @@ static void read_network(const Reader& n, NetworkSpec& net) {
       if (x["name"] && !x["name"].IsScalar())
         n.fail_at(x["name"], fmt::format("{}[{}].name", n.key("tiers"), i), "expected a string");
       tier.name = x["name"] ? x["name"].Scalar() : fmt::format("tier {}", i + 1);
+      const Reader t = n.over(x, fmt::format("{}[{}]", n.key("tiers"), i));
+      tier.nodes = t.opt_integer("nodes", 0).value_or(0);  // 0: the top tier
       try {
-        tier.nodes = x["nodes"] ? x["nodes"].as<std::int64_t>() : 0;
         tier.oversubscription = x["oversubscription"] ? x["oversubscription"].as<double>() : 1.0;
-      } catch (const YAML::Exception&) {
-        n.fail_at(x, fmt::format("{}[{}]", n.key("tiers"), i),
-                  "nodes must be a whole number and oversubscription a ratio like 2");
-      }
-      if (tier.nodes < 0 || !(tier.oversubscription >= 1) || !std::isfinite(tier.oversubscription))
-        n.fail_at(x, fmt::format("{}[{}]", n.key("tiers"), i),
-                  "nodes must be >= 0 (0: the top) and oversubscription >= 1");
+      } catch (const YAML::Exception&) { n.fail_at(x, t.path(), "oversubscription must be a ratio like 2"); }
+      if (!(tier.oversubscription >= 1) || !std::isfinite(tier.oversubscription))
+        n.fail_at(x, t.path(), "oversubscription must be >= 1");
       net.tiers.push_back(tier);
     }
   }

@@ -22,10 +22,10 @@ MoeRoutingSpec read_routing(const Reader& r) {
     if (!list.IsSequence()) c.fail("loads", "expected a list of rows, one per expert, e.g. [96, 32]");
     for (std::size_t i = 0; i < list.size(); ++i) {
       const std::string key = fmt::format("{}[{}]", c.key("loads"), i);
-      std::int64_t v = -1;
-      if (!list[i].IsScalar() || !YAML::convert<std::int64_t>::decode(list[i], v) || v < 0)
-        c.fail_at(list[i], key, "expected a whole number of rows (0 or more)");
-      out.loads.push_back(v);
+      std::string error;
+      const auto v = list[i].IsScalar() ? whole_number(list[i].Scalar(), 0, INT64_MAX, error) : std::nullopt;
+      if (!v) c.fail_at(list[i], key, "expected a whole number of rows (0 or more)");
+      out.loads.push_back(*v);
     }
     return out;
   }

@@ -1,6 +1,6 @@
 #include "cli/input/scenario.hpp"
 
-#include <charconv>
+#include <climits>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -99,11 +99,10 @@ namespace {
 std::vector<int> read_chunk_layers(const Reader& r) {
   std::vector<int> out;
   for (const auto& text : r.texts("chunk_layers")) {
-    int n = 0;
-    const auto res = std::from_chars(text.data(), text.data() + text.size(), n);
-    if (res.ec != std::errc{} || res.ptr != text.data() + text.size() || n < 1)
-      r.fail("chunk_layers", fmt::format("'{}' is not a layer count (a whole number, at least 1)", text));
-    out.push_back(n);
+    std::string error;
+    const auto n = whole_number(text, 1, INT_MAX, error);
+    if (!n) r.fail("chunk_layers", fmt::format("'{}' is not a layer count (a whole number, at least 1)", text));
+    out.push_back(static_cast<int>(*n));
   }
   return out;
 }

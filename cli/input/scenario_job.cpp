@@ -157,7 +157,7 @@ StragglerSpec read_stragglers(const Reader& r, std::int64_t cards) {
 }
 
 // `tokens`: a whole count, at least 1.
-std::int64_t job_tokens(const Reader& r) { return *r.opt_amount("tokens"); }
+std::int64_t job_tokens(const Reader& r) { return r.integer("tokens", 1); }
 
 // With a job_step: the run's steps from `tokens` (or `steps`), at the step's tokens per step.
 std::int64_t job_step_steps(const Reader& r, const JobStepSpec& step) {

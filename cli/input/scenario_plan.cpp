@@ -17,9 +17,9 @@ namespace {
 
 constexpr int kMaxSavedArrays = 1024;  // arrays a layer keeps for its backward
 
-// A count that may be written 100000000000 or 1e11 (Reader::opt_amount), as the planner's double.
-std::optional<double> opt_count(const Reader& r, const std::string& k, double min = 1) {
-  const auto v = r.opt_amount(k, min);
+// A count that may be written 100000000000, 1e11 or 100B (Reader::opt_integer), as the planner's double.
+std::optional<double> opt_count(const Reader& r, const std::string& k) {
+  const auto v = r.opt_integer(k, 1);
   if (!v) return std::nullopt;
   return static_cast<double>(*v);
 }
@@ -42,14 +42,10 @@ double fraction(const Reader& r, const std::string& k, double fallback, bool all
 std::vector<int> int_list(const Reader& r, const std::string& k) {
   std::vector<int> out;
   for (const auto& t : r.texts(k)) {
-    std::size_t used = 0;
-    long long v = 0;
-    try {
-      v = std::stoll(t, &used);
-    } catch (...) { used = 0; }
-    if (used == 0 || used != t.size() || v < 1 || v > (1 << 30))
-      r.fail(k, fmt::format("'{}' is not a positive whole number", t));
-    out.push_back(static_cast<int>(v));
+    std::string error;
+    const auto v = whole_number(t, 1, 1 << 30, error);
+    if (!v) r.fail(k, error);
+    out.push_back(static_cast<int>(*v));
   }
   return out;
 }
@@ -154,11 +150,15 @@ ReshardQuestion read_reshard(const Reader& r, const std::optional<PlanSpec>& spe
   if (!shape.IsDefined()) r.fail("shape", "missing: [rows, columns] of the matrix, split by rows");
   if (!shape.IsSequence() || shape.size() != 2) r.fail("shape", "expected [rows, columns], e.g. [12288, 4096]");
   std::int64_t dims[2] = {0, 0};
-  for (std::size_t i = 0; i < 2; ++i)
-    if (!shape[i].IsScalar() || !YAML::convert<std::int64_t>::decode(shape[i], dims[i]) || dims[i] < 1 ||
-        dims[i] > kMaxVocab)  // no matrix of a model is wider than its vocabulary's limit
+  for (std::size_t i = 0; i < 2; ++i) {
+    std::string error;
+    // No matrix of a model is wider than its vocabulary's limit.
+    const auto d = shape[i].IsScalar() ? whole_number(shape[i].Scalar(), 1, kMaxVocab, error) : std::nullopt;
+    if (!d)
       r.fail_at(shape[i], fmt::format("{}[{}]", r.key("shape"), i),
                 fmt::format("expected a whole number from 1 to {}", kMaxVocab));
+    dims[i] = *d;
+  }
   q.rows = dims[0];
   q.cols = dims[1];
   q.from = r.count("from", 1);

@@ -52,15 +52,11 @@ std::vector<YAML::Node> values_of(const Reader& r, const std::string& k, SearchA
 }
 
 std::int64_t int_of(const Reader& r, const YAML::Node& n, const std::string& k, std::int64_t min) {
-  std::int64_t v = 0;
-  try {
-    const double d = n.as<double>();
-    const auto whole = to_int64(d);  // not finite or past int64: not a whole number (no undefined cast)
-    if (!whole || static_cast<double>(*whole) != d || d > 1e15) throw YAML::Exception(n.Mark(), "");
-    v = *whole;
-  } catch (const YAML::Exception&) { r.fail_at(n, r.key(k), fmt::format("'{}' is not a whole number", n.Scalar())); }
-  if (v < min) r.fail_at(n, r.key(k), fmt::format("{} is below the minimum {}", v, min));
-  return v;
+  std::string error;
+  const auto v = whole_number(n.Scalar(), INT64_MIN, INT64_MAX, error);
+  if (!v) r.fail_at(n, r.key(k), error);
+  if (*v < min) r.fail_at(n, r.key(k), fmt::format("{} is below the minimum {}", *v, min));
+  return *v;
 }
 
 std::vector<int> ints(const Reader& r, const std::string& k, SearchAxes& axes, std::int64_t min, std::int64_t max) {
@@ -262,7 +258,7 @@ void read_task(const Reader& r, SearchSpec& s) {
     const Reader t = r.child("task");
     t.only({"tokens", "deadline", "reserved"});
     if (!t.has("tokens")) t.fail("tokens", "missing: the tokens to train on");
-    s.task.tokens = *t.opt_amount("tokens");
+    s.task.tokens = t.integer("tokens", 1);
     s.task.deadline = t.opt_duration("deadline").value_or(0);
     s.task.reserved = t.opt_duration("reserved").value_or(0);
     if (s.task.deadline > 0 && s.task.reserved >= s.task.deadline) {

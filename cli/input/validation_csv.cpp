@@ -6,7 +6,6 @@
 #include <cmath>
 #include <fstream>
 #include <map>
-#include <sstream>
 #include <string_view>
 
 #include <fmt/format.h>
@@ -16,27 +15,11 @@
 #include "cli/input/input_files.hpp"
 #include "cli/input/job_step_input.hpp"
 #include "models/layout.hpp"
+#include "schedules/pipeline/csv_records.hpp"
 
 namespace stepsim::cli {
 
 namespace {
-std::vector<std::string> split_csv(const std::string& line) {
-  std::vector<std::string> out;
-  std::string cur;
-  bool quoted = false;
-  for (char ch : line) {
-    if (ch == '"')
-      quoted = !quoted;
-    else if (ch == ',' && !quoted) {
-      out.push_back(cur);
-      cur.clear();
-    } else if (ch != '\r')
-      cur += ch;
-  }
-  out.push_back(cur);
-  return out;
-}
-
 // The column that holds a model or layout key (models/model_limits.hpp, models/layout.hpp).
 std::string column_of(const std::string& key) {
   static const std::map<std::string, std::string> columns = {{"layers", "L"},
@@ -118,15 +101,10 @@ class RowCells {
       if (fallback >= 0) return fallback;
       throw InputError(file_, n_, k, "missing value");
     }
-    std::int64_t v = 0;
-    const auto& s = it->second;
-    const auto res = std::from_chars(s.data(), s.data() + s.size(), v);
-    if (res.ec == std::errc::result_out_of_range)
-      throw InputError(file_, n_, k, fmt::format("'{}' is too large (at most {})", s, max));
-    if (res.ec != std::errc{} || res.ptr != s.data() + s.size() || v < 0)
-      throw InputError(file_, n_, k, fmt::format("'{}' is not a whole number", s));
-    if (v > max) throw InputError(file_, n_, k, fmt::format("'{}' is too large (at most {})", s, max));
-    return v;
+    std::string error;
+    const auto v = whole_number(it->second, 0, max, error);  // as a scenario's count: 1536, 1.5K
+    if (!v) throw InputError(file_, n_, k, error);
+    return *v;
   }
   // A positive finite number ("50%" is 0.5), or nullopt for an empty or missing cell.
   std::optional<double> number(const char* k) const {
@@ -362,6 +340,8 @@ MeasuredRun parse_row(const std::string& file, int n, std::map<std::string, std:
     throw InputError(file, n, column_of(p->key), p->message);
   check_budget(file, n, "gbs", job_step_ops_bound(l, m.shape.layers));  // as a job_step scenario's global_batch
   r.label = fmt::format("{} {} {} GPUs", r.table, m.shape.name, ngpu > 0 ? ngpu : l.ranks());
+  // A line of a table (and a comment in --export's YAML): a quoted cell's line ends are spaces there.
+  std::replace(r.label.begin(), r.label.end(), '\n', ' ');
   return r;
 }
 }  // namespace
@@ -371,17 +351,20 @@ std::vector<MeasuredRun> read_measured_runs(const std::string& file) {
 }
 
 std::vector<MeasuredRun> parse_measured_runs(const std::string& text, const std::string& file) {
-  // A spreadsheet's UTF-8 byte-order mark before the first line is not part of it.
-  const std::string_view bom = "\xEF\xBB\xBF";
-  std::istringstream in(text.starts_with(bom) ? text.substr(bom.size()) : text);
-  std::string line;
-  int n = 0;
+  // Lines starting with '#' are comments; a row's line is the one it starts on.
+  CsvReader in(text, '#');
   std::vector<std::string> header;
   std::vector<MeasuredRun> rows;
-  while (std::getline(in, line)) {
-    ++n;
-    if (line.empty() || line[0] == '#') continue;
-    const auto cells = split_csv(line);
+  for (CsvRecord rec; in.next(rec);) {
+    const int n = rec.line;
+    if (rec.text.empty()) continue;
+    const auto& cells = rec.cells;
+    if (rec.open_quote_line > 0) {
+      const std::size_t open = cells.size() - 1;
+      throw InputError(
+          file, n, header.empty() || open >= header.size() ? "" : header[open],
+          fmt::format("the quote opened on line {} is not closed by the end of the file", rec.open_quote_line));
+    }
     if (header.empty()) {
       header = cells;
       check_header(header, file, n);
@@ -399,7 +382,8 @@ std::vector<MeasuredRun> parse_measured_runs(const std::string& text, const std:
     MeasuredRun r = parse_row(file, n, c);
     rows.push_back(std::move(r));
   }
-  if (rows.empty()) throw InputError(file, n, "", "no measured rows (a header line, then one row per measurement)");
+  if (rows.empty())
+    throw InputError(file, in.lines(), "", "no measured rows (a header line, then one row per measurement)");
   return rows;
 }
 

@@ -1,8 +1,11 @@
 #include "schedules/pipeline/action_csv.hpp"
 
 #include <array>
+#include <utility>
 
 #include <fmt/format.h>
+
+#include "schedules/pipeline/csv_records.hpp"
 
 namespace stepsim {
 
@@ -28,32 +31,6 @@ std::string format_actions_csv(const std::vector<std::vector<Action>>& per_devic
 }
 
 namespace {
-// Splits one CSV line into cells (RFC 4180 quoting: "a,b" and "" inside quotes).
-std::vector<std::string> split_cells(std::string_view line, int row) {
-  std::vector<std::string> cells(1);
-  bool quoted = false;
-  for (std::size_t k = 0; k < line.size(); ++k) {
-    const char c = line[k];
-    if (quoted) {
-      if (c == '"' && k + 1 < line.size() && line[k + 1] == '"') {
-        cells.back() += '"';
-        ++k;
-      } else if (c == '"')
-        quoted = false;
-      else
-        cells.back() += c;
-    } else if (c == '"') {
-      quoted = true;
-    } else if (c == ',') {
-      cells.emplace_back();
-    } else {
-      cells.back() += c;
-    }
-  }
-  if (quoted) throw ActionCsvError(row, static_cast<int>(cells.size()), "unterminated quoted cell");
-  return cells;
-}
-
 std::string_view trim(std::string_view s) {
   while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
   while (!s.empty() && (s.back() == ' ' || s.back() == '\t' || s.back() == '\r')) s.remove_suffix(1);
@@ -80,22 +57,24 @@ bool is_non_compute_action(std::string_view cell) {
 }  // namespace
 
 std::vector<std::vector<Action>> parse_actions_csv(std::string_view text) {
-  if (text.substr(0, 3) == "\xEF\xBB\xBF") text.remove_prefix(3);  // a UTF-8 byte-order mark
-  std::vector<std::string_view> lines;
-  while (!text.empty()) {
-    const auto nl = text.find('\n');
-    lines.push_back(text.substr(0, nl));
-    if (nl == std::string_view::npos) break;
-    text.remove_prefix(nl + 1);
+  std::vector<CsvRecord> records;
+  CsvReader reader(text);
+  for (CsvRecord r; reader.next(r);) {
+    // A quoted cell runs to its closing quote, across lines: one left open runs off the end.
+    if (r.open_quote_line > 0)
+      throw ActionCsvError(static_cast<int>(records.size()) + 1, static_cast<int>(r.cells.size()),
+                           "unterminated quoted cell");
+    records.push_back(std::move(r));
   }
-  while (!lines.empty() && trim(lines.back()).empty()) lines.pop_back();
+  while (!records.empty() && trim(records.back().text).empty()) records.pop_back();
   std::vector<std::vector<Action>> rows;
-  for (std::size_t r = 0; r < lines.size(); ++r) {
+  for (std::size_t r = 0; r < records.size(); ++r) {
     const int row = static_cast<int>(r) + 1;
     // Each row is one device's list: a blank line between rows would be a device with nothing.
-    if (trim(lines[r]).empty()) throw ActionCsvError(row, 1, "a blank line: each row lists one device's actions");
+    if (trim(records[r].text).empty())
+      throw ActionCsvError(row, 1, "a blank line: each row lists one device's actions");
     std::vector<Action> actions;
-    const auto cells = split_cells(lines[r], row);
+    const auto& cells = records[r].cells;
     for (std::size_t c = 0; c < cells.size(); ++c) {
       const std::string_view cell = trim(cells[c]);
       if (cell.empty() || is_non_compute_action(cell)) continue;

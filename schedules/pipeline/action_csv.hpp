@@ -32,8 +32,8 @@ std::string format_action_pytorch(const Action& a);
 // One row per device; rows end with "\r\n" like Python's csv.writer.
 std::string format_actions_csv(const std::vector<std::vector<Action>>& per_device);
 
-// One action list per row (blank rows are devices with nothing to do; blank lines at the end
-// are ignored). Throws ActionCsvError.
+// One action list per row, a record of csv_records.hpp (blank rows are devices with nothing to
+// do; blank lines at the end are ignored). Throws ActionCsvError.
 std::vector<std::vector<Action>> parse_actions_csv(std::string_view text);
 
 }  // namespace stepsim
