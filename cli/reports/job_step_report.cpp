@@ -206,20 +206,42 @@ Table job_step_rank_memory_table(const JobStepRun& run) {
   return t;
 }
 
+namespace {
+// GPU time per token trained: a step's seconds on all its GPUs over the tokens it trains.
+double gpu_seconds_per_token(const JobStepSpec& s) {
+  const double tokens = static_cast<double>(s.layout.global_batch) * static_cast<double>(s.model.seq);
+  return static_cast<double>(s.layout.ranks()) / tokens;
+}
+}  // namespace
+
 Table job_step_compare_table(const std::vector<std::pair<std::string, const JobStepRun*>>& runs) {
+  // "vs first" compares step times where every row trains as many tokens a step on as many GPUs;
+  // else (other card counts, global batches or sequence lengths) a step's time says nothing about
+  // cost, and the column compares GPU time per token, saying so.
+  bool same_work = true;
+  for (const auto& row : runs) {
+    const JobStepSpec& a = row.second->spec;
+    const JobStepSpec& b = runs.front().second->spec;
+    same_work = same_work && a.layout.ranks() == b.layout.ranks() && a.layout.global_batch == b.layout.global_batch &&
+                a.model.seq == b.model.seq;
+  }
+  const auto cost = [same_work](const JobStepRun& run) {
+    const double step = static_cast<double>(run.result.step_time);
+    return same_work ? step : step * gpu_seconds_per_token(run.spec);
+  };
   Table t({{"variant", false},
            {"step"},
-           {"vs first"},
+           {same_work ? "vs first" : "GPU time per token vs first"},
            {"tokens/s per GPU"},
            {"MFU"},
            {"memory GiB"},
            {"fits", false},
            {"bubble"},
            {"exposed comm", false}});
-  const double first = runs.empty() ? 0.0 : static_cast<double>(runs.front().second->result.step_time);
+  const double first = runs.empty() ? 0.0 : cost(*runs.front().second);
   for (const auto& [name, run] : runs) {
     const JobStepResult& r = run->result;
-    const double change = first > 0 ? static_cast<double>(r.step_time) / first - 1 : 0.0;
+    const double change = first > 0 ? cost(*run) / first - 1 : 0.0;
     t.add_row({name, secs(r.step_time), fmt::format("{:+.1f}%", 100 * change),
                fmt::format("{:.0f}", r.tokens_per_s_per_gpu), percent(r.mfu, 1),
                fmt::format("{:.1f} / {:.1f}", gib(r.memory.total()), gib(r.capacity)),
