@@ -8,7 +8,7 @@ namespace stepsim {
 
 std::int64_t steps_for(std::int64_t tokens, std::int64_t tokens_per_step) {
   if (tokens_per_step <= 0) return 0;
-  return (tokens + tokens_per_step - 1) / tokens_per_step;
+  return tokens / tokens_per_step + (tokens % tokens_per_step != 0);  // rounded up, without overflow near 2^63
 }
 
 Time base_training_time(std::int64_t steps, Time step) {

@@ -209,4 +209,23 @@ for f in scenarios/*.yaml bench/suites/*.yaml; do
   run "$stepsim" validate "$f"
   [[ "$err" != *"appears twice"* && "$err" != *"second YAML document"* ]] || fail "$f: $err"
 done
+# Red team, session 41: a plan's tokens at 2^63 - 1 went through a double (rounded to 2^63, cast:
+# "a deadline needs a task with tokens"); now too large at the key, as 4.6e18 was.
+run "$stepsim" plan scenarios/design-case.yaml --set plan.task.tokens=9223372036854775807
+refused "plan.task.tokens: too large: the training time (steps x step time) would exceed 292 years"
+# Bytes per element are 1 to 8 (2B read as two billion bytes planned 3e9 GiB a card).
+run "$stepsim" plan scenarios/design-case.yaml --set plan.memory.workspace=null --set plan.memory.activation_bytes=2B
+refused "plan.memory.activation_bytes: '2B' is too large (at most 8)"
+run "$stepsim" plan scenarios/design-case.yaml --set plan.memory.workspace=null --set plan.memory.logit_bytes=9
+refused "plan.memory.logit_bytes: '9' is too large (at most 8)"
+# A sweep's zero step is the step's fault, not the value's.
+run "$stepsim" plan scenarios/design-case.yaml --sweep efficiency=0.3:0.5:0
+refused "--sweep: efficiency: the step must be positive"
+run "$stepsim" plan scenarios/design-case.yaml --sweep cards=32:64:0
+refused "--sweep: cards: the step must be positive"
+# An exponent and a suffix together are named as such; scale-out cards have the cards' bound.
+run "$stepsim" run scenarios/job-llama70b-64xh100.yaml --set job_step.layout.global_batch=1e3K
+refused "job_step.layout.global_batch: '1e3K' is not a whole number (an exponent or a suffix K, M, B, T, not both)"
+run "$stepsim" plan scenarios/scale-out.yaml --set plan.scale_out.cards=9223372036854775807
+refused "plan.scale_out.cards: '9223372036854775807' is too large (at most 1000000)"
 echo "hostile_arith: ok"

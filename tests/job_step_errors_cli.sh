@@ -202,7 +202,10 @@ grep -q "^ranking: .* (flipped: lines 17 and 31, .*, lines 17 and 175 and [0-9]*
 csv_refused validation/megatron_sc21.csv 's/,tflops_sc21,137,1,/,tflops_sc21,inf,1,/' "edited.csv:11: value: 'inf' is not a positive number"
 csv_refused validation/megatron_sc21.csv 's/,tflops_sc21,137,1,/,tflops_sc21,0x10,1,/' "edited.csv:11: value: '0x10' is not a positive number"
 csv_refused validation/megatron_sc21.csv 's/,tflops_sc21,137,1,/,tflops_sc21,1e-300,1,/' "edited.csv:11: value: '1e-300' is out of range for a measurement (1e-6 to 1e9)"
-csv_refused validation/megatron_sc21.csv 's/,tflops_sc21,137,1,/,tflops_sc21,137,2,/' "edited.csv:11: fit: '2' is too large (at most 1)"
+csv_refused validation/megatron_sc21.csv 's/,tflops_sc21,137,1,/,tflops_sc21,137,2,/' "edited.csv:11: fit: '2' is not 0 or 1"
+# Every on/off column is 1 or 0 (2 or 1T used to read as off, the opposite of overlap_tp_wgrad's default).
+csv_refused validation/megatron_sc21.csv '12s/,full,0,0,1,0,0,unfused,/,full,0,0,1,0,2,unfused,/' "edited.csv:12: overlap_tp_wgrad: '2' is not 0 or 1"
+csv_refused validation/megatron_sc21.csv '12s/,full,0,0,1,0,0,unfused,/,full,1T,0,1,0,0,unfused,/' "edited.csv:12: sp: '1T' is not 0 or 1"
 csv_refused validation/megatron_sc21.csv 's/a100-sxm-80gb,32,1,1,32/a100-sxm-80gb,0,1,1,32/' "edited.csv:11: ngpu: 0 GPUs: at least 1 (or leave it empty)"
 # A spreadsheet's byte-order mark and Windows line ends read as the plain file.
 { printf '\xef\xbb\xbf'; sed 's/$/\r/' validation/megascale_megatron.csv; } >"$tmp/bom.csv"
@@ -234,6 +237,14 @@ fig "^18 Table 2 GPT-175B 12288 GPUs 8.57 s 8.57 [-+]0\.0% fit" "$tmp/multi.txt"
 csv_refused validation/megascale_megatron.csv '12s/,GPT-175B,/,"GPT\n175B",/; 12s/,MFU 44.7%$/,"MFU 44.7%/' \
   "edited.csv:12: notes: the quote opened on line 13 is not closed by the end of the file"
 [[ $(wc -l <"$tmp/err") == 1 ]] || fail "an open quote: more than one line"
+# A quote where RFC 4180 has none (inside a cell that does not start with one, or after a cell's
+# closing quote) is refused at its cell: it used to open a quoted part that ran on over the rows
+# after it, merging them into one silently.
+csv_refused validation/megascale_megatron.csv '12s/,MFU 44.7%$/,MFU 44.7% on 12" disks/' \
+  "edited.csv:12: notes: a quote inside a cell that does not start with one: quote the whole cell and double the quotes in it (\"12\"\" disk\")"
+csv_refused validation/megascale_megatron.csv '13s/,GPT-175B,/,GPT 5",/' \
+  "edited.csv:13: model: a quote inside a cell that does not start with one"
+csv_refused validation/megascale_megatron.csv '12s/,GPT-175B,/,"GPT"x,/' "edited.csv:12: model: a quote inside a cell"
 
 # Counts read one way (cli::whole_number) in a scenario, a --set value and a measured-runs cell:
 # written out, as 8.192e3 or with K, M, B or T; a fraction is refused as 1000.1 is.

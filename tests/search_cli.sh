@@ -551,4 +551,7 @@ run "$stepsim" search scenarios/search-design-desk.yaml --top 0
 refused "error: search: --top: Value 0 not in range 1 to 10000"
 run "$stepsim" search scenarios/job-1024.yaml
 refused "error: scenarios/job-1024.yaml:5: search: missing: a search section (model, hardware, layout with lists or auto), or a job_step to search around"
+# The header names every global batch searched (it named the first alone).
+"$stepsim" search scenarios/search-design-desk.yaml --set 'search.layout.global_batch=[384, 768]' >"$tmp/gb2.txt" 2>/dev/null
+has "^qwen3-8b (36 layers, h 4096, seq 8192) on 16, 24, 32, 40, 48, 56, 64 x rtx4090; global batch 384, 768$" "$tmp/gb2.txt"
 echo "search cli: ok"

@@ -6,6 +6,7 @@
 #include <fstream>
 #include <string>
 #include <string_view>
+#include <tuple>
 #include <vector>
 
 #include <unistd.h>
@@ -125,6 +126,19 @@ TEST_CASE("CSV records: quoted commas, line ends and quotes, CRLF, comments", "[
   // A quote left open runs to the end of the text: the last record says where it opened.
   CHECK(records_of("a,\"b\nc\",\"d\ne\nf") == V{"1:a|b\nc|d\ne\nf (open since line 2)"});
   CHECK(records_of("\xEF\xBB\xBFk,v\n") == V{"1:k|v"});
+  // A quote inside a cell that does not start with one, or after a closing quote, is a plain
+  // character, marked for the readers to refuse (it opened a part that ran over the rows after).
+  for (const auto& [text, cell, line] : std::vector<std::tuple<std::string, int, int>>{
+           {"a,12\" disk\nb,5\" disk\n", 1, 1}, {"a,\"3\"2\n", 1, 1}, {"x\ny, \"q\"\n", 1, 2}}) {
+    CsvReader st(text);
+    CsvRecord rec;
+    while (st.next(rec) && rec.stray_quote_cell < 0) {}
+    INFO(text);
+    CHECK(rec.stray_quote_cell == cell);
+    CHECK(rec.stray_quote_line == line);
+  }
+  CHECK(records_of("a,12\" disk\nb,5\" disk\n") == V{"1:a|12\" disk", "2:b|5\" disk"});
+  CHECK_THROWS_WITH(parse_actions_csv("0F0,0\"B0\n"), Catch::Contains("row 1, column 2: a quote inside a cell"));
   CsvReader in("a\n\"b\"\r\nc");
   CsvRecord r;
   REQUIRE(in.next(r));

@@ -39,7 +39,8 @@ std::vector<std::string> split(const std::string& s, char sep) {
 }
 
 // One value of a sweep axis, exactly: counts and fractions as numbers, durations and sizes with units.
-SweepValue parse_value(const SweepKey& key, const std::string& text) {
+// `step`: a range's step, whose zero is "the step must be positive", not a value's.
+SweepValue parse_value(const SweepKey& key, const std::string& text, bool step = false) {
   SweepValue v;
   v.label = text;
   std::string err;
@@ -48,7 +49,7 @@ SweepValue parse_value(const SweepKey& key, const std::string& text) {
       std::string error;
       const auto n = whole_number(text, INT64_MIN, INT64_MAX, error);  // as a scenario's count: 1024, 1K
       if (!n) sweep_error(key.name, error);
-      if (*n < key.min || *n > key.max)
+      if (!step && (*n < key.min || *n > key.max))
         sweep_error(key.name, fmt::format("{} is outside {} to {}", *n, key.min, key.max));
       v.integer = *n;
       break;
@@ -64,7 +65,7 @@ SweepValue parse_value(const SweepKey& key, const std::string& text) {
       else if (used == 0 || used != text.size())
         sweep_error(key.name, fmt::format("'{}' is not a number", text));
       if (!(x >= 0 && x <= 1)) sweep_error(key.name, fmt::format("'{}' is not a fraction from 0 to 1", text));
-      if (key.name == "efficiency" && x == 0) sweep_error(key.name, "efficiency must be above 0");
+      if (key.name == "efficiency" && x == 0 && !step) sweep_error(key.name, "efficiency must be above 0");
       v.fraction = x;
       break;
     }
@@ -111,7 +112,7 @@ SweepAxis parse_sweep(const std::string& arg) {
     for (const auto& p : split(rest, ',')) axis.values.push_back(parse_value(*key, p));
   } else if (parts.size() == 3) {
     const SweepValue a = parse_value(*key, parts[0]), b = parse_value(*key, parts[1]);
-    SweepValue step = parse_value(*key, parts[2]);
+    SweepValue step = parse_value(*key, parts[2], true);
     constexpr std::size_t kMaxValues = 100000;
     if (key->kind == SweepKind::Fraction) {
       if (step.fraction <= 0) sweep_error(name, "the step must be positive");

@@ -363,7 +363,11 @@ std::optional<std::int64_t> whole_number(std::string_view text, std::int64_t min
                                          std::string& error) {
   using Problem = ParsedWhole::Problem;
   const ParsedWhole w = parse_whole(text);
-  if (w.problem == Problem::NotWhole)
+  const bool both = !text.empty() && text.find_first_of("eE") != std::string_view::npos &&
+                    std::string_view("KMBT").find(text.back()) != std::string_view::npos;
+  if (w.problem == Problem::NotWhole && both)
+    error = fmt::format("'{}' is not a whole number (an exponent or a suffix K, M, B, T, not both)", text);
+  else if (w.problem == Problem::NotWhole)
     error = fmt::format("'{}' is not a whole number", text);
   else if (w.problem == Problem::Suffix)
     error = fmt::format("'{}' is not a whole number (a count's suffixes are K, M, B and T, in capitals)", text);

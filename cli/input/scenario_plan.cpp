@@ -230,7 +230,7 @@ PlanCase read_case(const Reader& c, const PlanSpec& spec) {
 void read_task(const Reader& r, PlanSpec& spec) {
   const Reader t = r.child("task");
   t.only({"tokens", "sequence", "sequences_per_step", "microbatch_sequences"});
-  spec.tokens = static_cast<std::int64_t>(opt_count(t, "tokens").value_or(0));
+  spec.tokens = t.opt_integer("tokens", 1).value_or(0);  // exact: near 2^63 a double rounds past int64
   spec.sequence = t.integer("sequence", 1, kMaxSeq);
   spec.microbatch_sequences = t.opt_count("microbatch_sequences", 1).value_or(1);
   spec.sequences_per_step = spec.timed() ? t.integer("sequences_per_step", 1, kMaxGlobalBatch)
@@ -271,8 +271,9 @@ void read_plan_memory(const Reader& r, PlanSpec& spec) {
     spec.recompute = read_recompute(m, "recompute");
     if (spec.recompute.kind == RecomputeKind::Selective && !spec.model.shape)
       m.fail("recompute", "selective recompute needs a model with shapes (use 'keep N' for a model given by counts)");
-    spec.activation_bytes = m.opt_count("activation_bytes", 1).value_or(2);
-    spec.logit_bytes = m.opt_count("logit_bytes", 1).value_or(2);
+    // Bytes per element (BF16 2, FP32 4; FP64's 8 the most): 2B would be two billion.
+    spec.activation_bytes = static_cast<int>(m.opt_integer("activation_bytes", 1, 8).value_or(2));
+    spec.logit_bytes = static_cast<int>(m.opt_integer("logit_bytes", 1, 8).value_or(2));
     spec.prefetch = m.opt_count("prefetch", 0).value_or(1);
     spec.margin = fraction(m, "margin", 0, true);
   }
@@ -408,7 +409,7 @@ PlanScenario read_plan(const Reader& r, const std::shared_ptr<const Source>& src
       s.fail("tokens", "give exactly one of tokens (D) and tokens_per_parameter (D = k N)");
     so.tokens = s.has("tokens") ? *opt_count(s, "tokens") : so.parameters * *s.opt_number("tokens_per_parameter");
     if (so.tokens <= 0) s.fail("tokens_per_parameter", "must be positive");
-    so.cards = s.integer("cards", 1);
+    so.cards = s.integer("cards", 1, kMaxGpus);
     so.mfu = fraction_list(s, "mfu");
     if (so.mfu.empty()) so.mfu = {0.4};
     so.accelerators = s.texts("accelerators");

@@ -106,6 +106,13 @@ class RowCells {
     if (!v) throw InputError(file_, n_, k, error);
     return *v;
   }
+  // An on/off column: 1 or 0; an empty or missing cell is `fallback`.
+  bool flag(const char* k, bool fallback) const {
+    const std::string v = text(k);
+    if (v.empty()) return fallback;
+    if (v != "0" && v != "1") fail(k, fmt::format("'{}' is not 0 or 1", v));
+    return v == "1";
+  }
   // A positive finite number ("50%" is 0.5), or nullopt for an empty or missing cell.
   std::optional<double> number(const char* k) const {
     std::string v = text(k);
@@ -195,35 +202,35 @@ JobLayout read_layout(const RowCells& row, const std::string& file, int n) {
   if (!row.text("recompute_modules").empty()) l.recompute_modules = recompute_modules_cell(row);
   l.expert_placement =
       row.named("expert_placement", "placement", "contiguous", parse_placement, "contiguous or round_robin");
-  l.sequence_parallel = row.integer("sp", 0) == 1;
+  l.sequence_parallel = row.flag("sp", false);
   l.zero = row.count("zero", 0);
   l.dp_replicate = row.count("dp_replicate", 1);
-  l.overlap_grad_reduce = row.integer("overlap_dp", 1) == 1;
-  l.overlap_pp = row.integer("overlap_pp", 1) == 1;
-  l.overlap_tp = row.integer("overlap_tp", 0) == 1;
-  l.overlap_tp_wgrad = row.integer("overlap_tp_wgrad", 1) == 1;
-  l.overlap_ep_a2a = row.integer("overlap_ep_a2a", 0) == 1;
+  l.overlap_grad_reduce = row.flag("overlap_dp", true);
+  l.overlap_pp = row.flag("overlap_pp", true);
+  l.overlap_tp = row.flag("overlap_tp", false);
+  l.overlap_tp_wgrad = row.flag("overlap_tp_wgrad", true);
+  l.overlap_ep_a2a = row.flag("overlap_ep_a2a", false);
   l.attention = row.named("attention", "attention kernel", "flash", attention_from_name, "flash or unfused");
   l.grad_bytes = row.count("grad_bytes", 4);
   l.adam_moment_bytes = row.count("adam_moment_bytes", 4);
   l.expert_tp = row.text("expert_tp").empty() ? 0 : row.count("expert_tp");
-  l.fp8 = row.integer("fp8", 0) == 1;
+  l.fp8 = row.flag("fp8", false);
   l.fp8_recipe = row.named("fp8_recipe", "fp8_recipe", "tensorwise", fp8_recipe_from_name, "tensorwise or blockwise");
-  l.fp8_dispatch = row.integer("fp8_dispatch", 0) == 1;
-  l.permute_fusion = row.integer("permute_fusion", 0) == 1;
+  l.fp8_dispatch = row.flag("fp8_dispatch", false);
+  l.permute_fusion = row.flag("permute_fusion", false);
   if (const auto gbs = row.number("dp_bandwidth_gbs")) {
     if (*gbs > 1e6) row.fail("dp_bandwidth_gbs", fmt::format("{} GB/s is too large (at most 1,000,000)", *gbs));
     l.dp_bandwidth = static_cast<std::int64_t>(*gbs * 1e9);
     if (l.dp_bandwidth < 1) row.fail("dp_bandwidth_gbs", fmt::format("{} GB/s is under a byte a second", *gbs));
   }
   l.zero3_fetch = row.named("zero3_fetch", "zero3_fetch", "layer", zero3_fetch_from_name, "layer or module");
-  l.keep_gathered = row.integer("keep_gathered", 0) == 1;
+  l.keep_gathered = row.flag("keep_gathered", false);
   l.zero2_accumulate =
       row.named("zero2_accumulate", "zero2_accumulate", "sharded", zero2_accumulate_from_name, "sharded or whole");
   l.master_weights =
       row.named("master_weights", "master_weights", "optimizer", master_weights_from_name, "optimizer or model");
   l.cp_comm = row.named("cp_comm", "cp_comm", "p2p", cp_comm_from_name, "p2p, all_gather or a2a");
-  l.fp8_activations = row.integer("fp8_activations", l.fp8 ? 1 : 0) == 1;
+  l.fp8_activations = row.flag("fp8_activations", l.fp8);
   l.ep_dispatch =
       row.named("ep_dispatch", "ep_dispatch", "all_to_all", ep_dispatch_from_name, "all_to_all or per_node");
   // Empty or absent: -1, as the layout's fields (every layer recomputed, an even share).
@@ -304,8 +311,8 @@ MeasuredRun parse_row(const std::string& file, int n, std::map<std::string, std:
   m.shape.head_dim = row.count("head_dim", m.shape.hidden / std::max(1, m.shape.heads));
   m.shape.intermediate = row.integer("ffn", 4 * m.shape.hidden);
   m.shape.vocab = row.integer("vocab");
-  m.shape.tied_embeddings = row.integer("tied", 1) == 1;  // GPT-style by default: the LM head shares the embedding
-  m.shape.qk_norm = row.integer("qk_norm", 0) == 1;       // per-head query and key norms (Qwen3): none by default
+  m.shape.tied_embeddings = row.flag("tied", true);  // GPT-style by default: the LM head shares the embedding
+  m.shape.qk_norm = row.flag("qk_norm", false);      // per-head query and key norms (Qwen3): none by default
   m.seq = row.integer("seq");
   // GPT (the default): GeLU MLP.
   m.gated_mlp = row.named(
@@ -314,7 +321,7 @@ MeasuredRun parse_row(const std::string& file, int n, std::map<std::string, std:
         return v == "gelu" || v == "swiglu" ? std::optional<bool>(v == "swiglu") : std::nullopt;
       },
       "gelu or swiglu");
-  m.dropout = row.integer("dropout", 1) == 1;  // GPT (the default): dropout, its masks kept
+  m.dropout = row.flag("dropout", true);  // GPT (the default): dropout, its masks kept
   read_moe_and_mla(row, m);
   r.spec.layout = read_layout(row, file, n);
   const JobLayout& l = r.spec.layout;
@@ -329,7 +336,7 @@ MeasuredRun parse_row(const std::string& file, int n, std::map<std::string, std:
     throw InputError(file, n, "value", fmt::format("'{}' is out of range for a measurement (1e-6 to 1e9)", v));
   if ((r.metric == MeasuredMetric::MoeForwardMs || r.metric == MeasuredMetric::MoeBackwardMs) && m.experts <= 0)
     throw InputError(file, n, "metric", fmt::format("{} needs experts (an MoE block)", row.need("metric")));
-  r.fit = row.integer("fit", 0, 1) == 1;
+  r.fit = row.flag("fit", false);
   // Empty: the layout's ranks; given, at least one.
   const std::int64_t ngpu = row.integer("ngpu", 0, kMaxGpus);
   if (ngpu == 0 && !row.text("ngpu").empty())
@@ -364,6 +371,12 @@ std::vector<MeasuredRun> parse_measured_runs(const std::string& text, const std:
       throw InputError(
           file, n, header.empty() || open >= header.size() ? "" : header[open],
           fmt::format("the quote opened on line {} is not closed by the end of the file", rec.open_quote_line));
+    }
+    if (rec.stray_quote_cell >= 0) {
+      const auto at = static_cast<std::size_t>(rec.stray_quote_cell);
+      throw InputError(file, rec.stray_quote_line, header.empty() || at >= header.size() ? "" : header[at],
+                       "a quote inside a cell that does not start with one: quote the whole cell and double "
+                       "the quotes in it (\"12\"\" disk\")");
     }
     if (header.empty()) {
       header = cells;

@@ -160,12 +160,20 @@ std::string checkpoint_words(const SearchSpec& spec, const SearchResult& r) {
                      r.per_cards.front().cards, format_duration(last), r.per_cards.back().cards);
 }
 
+// The values of a searched axis, "a, b, c".
+template <class T>
+std::string listed(const std::vector<T>& values) {
+  std::string out;
+  for (const auto& v : values) out += (out.empty() ? "" : ", ") + std::to_string(v);
+  return out;
+}
+
 std::string header(const SearchReportInfo& info, const SearchSpec& spec, const SearchResult& r) {
-  std::string cards;
-  for (auto c : spec.axes.cards) cards += (cards.empty() ? "" : ", ") + std::to_string(c);
+  const std::string batches =
+      spec.axes.global_batch.size() < 2 ? std::to_string(spec.base.global_batch) : listed(spec.axes.global_batch);
   std::string out = fmt::format("{}\n{} ({} layers, h {}, seq {}) on {} x {}; global batch {}\n", info.name,
                                 spec.model.shape.name, spec.model.shape.layers, spec.model.shape.hidden, spec.model.seq,
-                                cards, spec.cluster.accelerator.name, spec.base.global_batch);
+                                listed(spec.axes.cards), spec.cluster.accelerator.name, batches);
   out += uncalibrated_line(spec.cluster);
   out += cluster_line(spec.cluster);
   if (spec.around)

@@ -64,6 +64,9 @@ std::vector<std::vector<Action>> parse_actions_csv(std::string_view text) {
     if (r.open_quote_line > 0)
       throw ActionCsvError(static_cast<int>(records.size()) + 1, static_cast<int>(r.cells.size()),
                            "unterminated quoted cell");
+    if (r.stray_quote_cell >= 0)
+      throw ActionCsvError(static_cast<int>(records.size()) + 1, r.stray_quote_cell + 1,
+                           "a quote inside a cell that does not start with one");
     records.push_back(std::move(r));
   }
   while (!records.empty() && trim(records.back().text).empty()) records.pop_back();

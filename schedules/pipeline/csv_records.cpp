@@ -20,7 +20,13 @@ bool CsvReader::next(CsvRecord& out) {
   const std::size_t start = at_;
   std::size_t end = text_.size();  // of the record's text
   bool quoted = false;
+  bool closed = false;  // the cell's quoted part has closed: a comma or the line end must follow
   int quote_line = 0;
+  const auto stray = [&] {
+    if (out.stray_quote_cell >= 0) return;
+    out.stray_quote_cell = static_cast<int>(out.cells.size()) - 1;
+    out.stray_quote_line = line_;
+  };
   // The CR of a CRLF just read into the cell (whether quoted or not: the state changes only at a
   // quote) is the line end's, not the cell's.
   const auto drop_cr = [&](std::size_t nl) {
@@ -34,6 +40,7 @@ bool CsvReader::next(CsvRecord& out) {
         ++at_;
       } else if (c == '"') {
         quoted = false;
+        closed = true;
       } else if (c == '\n') {
         drop_cr(at_ - 1);
         out.cells.back() += '\n';
@@ -41,16 +48,18 @@ bool CsvReader::next(CsvRecord& out) {
       } else {
         out.cells.back() += c;
       }
-    } else if (c == '"') {  // opens a quoted part wherever it is, as both readers always took it
+    } else if (c == '"' && out.cells.back().empty() && !closed) {  // a quoted cell opens
       quoted = true;
       quote_line = line_;
     } else if (c == ',') {
       out.cells.emplace_back();
+      closed = false;
     } else if (c == '\n') {
       drop_cr(at_ - 1);
       end = at_ - 1;
       break;
     } else {
+      if (c == '"' || (closed && c != '\r')) stray();
       out.cells.back() += c;
     }
   }

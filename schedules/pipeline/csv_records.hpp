@@ -15,6 +15,11 @@ struct CsvRecord {
   // A quote still open at the end of the text: the line it opened on (else 0). The record is
   // then the text's last, its last cell the one left open.
   int open_quote_line = 0;
+  // A quote where RFC 4180 allows none: inside a cell that does not start with one (12" disk), or
+  // text after a cell's closing quote ("3"2). Read as a plain character; the first such cell's
+  // index (else -1) and line, for the readers to refuse (a quote opening mid-cell would run on
+  // over the rows after it).
+  int stray_quote_cell = -1, stray_quote_line = 0;
 };
 
 // Lines end in LF or CRLF; a CRLF inside a quoted cell reads as LF. A UTF-8 byte-order mark
