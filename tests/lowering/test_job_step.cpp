@@ -469,6 +469,17 @@ TEST_CASE("DualPipe in a job: two weight copies per device, counted in memory", 
   CHECK(dual.result.memory.weights == 2 * one.result.memory.weights - 2 * copy);
   CHECK(dual.result.memory.gradients == 2 * one.result.memory.gradients - 4 * copy);
   CHECK(dual.result.memory.optimizer == 2 * one.result.memory.optimizer - 12 * copy);
+  // Device 0 reduces that tensor's gradient once, with stage 0's: its stage 7 reduces all but the
+  // copy.
+  const JobStepSpec spec = one_pipeline("dualpipe");
+  const auto reduce = [&](std::int64_t parameters) {  // rounded up to whole nanoseconds, as the plan does
+    const double s = replica_collective_seconds(Collective::AllReduce, {parameters, 0}, spec.layout.grad_bytes,
+                                                spec.layout, dual.comm.paths);
+    return static_cast<Time>(std::ceil(s * 1e9));
+  };
+  const HeldParameters last = held_parameters(dual.comm.chunks.back());
+  CHECK(dual.comm.dp_reduce[0][1] == reduce(last.dense - copy));
+  CHECK(dual.comm.dp_reduce[0][1] < reduce(last.dense));
   // The two copies of each stage reduce their gradients together: DP traffic even at dp 1.
   CHECK(one.result.exposed_dp == 0);
   CHECK(dual.result.exposed_dp > 0);

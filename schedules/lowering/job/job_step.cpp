@@ -74,8 +74,14 @@ JobCommPlan plan_job_comm(const JobStepSpec& spec) {
     std::vector<Time> red;
     Time gather = 0;
     const auto& held = plan.device_chunks[static_cast<std::size_t>(d)];
+    // Holding the first chunk and the last (DualPipe's device 0), the last one's embedding copy is
+    // the first one's tensor: its gradient is reduced (and its weights gathered) once, with it.
+    const int last = static_cast<int>(plan.chunks.size()) - 1;
+    const bool both_ends =
+        last > 0 && std::count(held.begin(), held.end(), 0) && std::count(held.begin(), held.end(), last);
     for (int k : held) {
-      const HeldParameters p = held_parameters(plan.chunks[static_cast<std::size_t>(k)]);
+      HeldParameters p = held_parameters(plan.chunks[static_cast<std::size_t>(k)]);
+      if (both_ends && k == last) p.dense -= plan.chunks[static_cast<std::size_t>(k)].embedding_copy;
       if (l.zero == 0) {
         red.push_back(ns(replica_collective_seconds(Collective::AllReduce, p, l.grad_bytes, l, plan.paths)));
       } else {
