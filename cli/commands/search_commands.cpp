@@ -90,27 +90,6 @@ void apply_flags(const SearchArgs& a, SearchSpec& spec) {
   }
 }
 
-// A self-rewriting line on stderr, only on a terminal and only once the search has run a second.
-class Progress {
- public:
-  Progress() : tty_(isatty(fileno(stderr)) != 0), start_(std::chrono::steady_clock::now()) {}
-  void update(std::size_t done, std::size_t total) {
-    if (!tty_) return;
-    const auto now = std::chrono::steady_clock::now();
-    if (now - start_ < std::chrono::seconds(1) || now - last_ < std::chrono::milliseconds(200)) return;
-    last_ = now;
-    shown_ = true;
-    fmt::print(stderr, "\r\033[Ksearch: {}/{} layouts simulated or bounded", done, total);
-  }
-  void finish() {
-    if (shown_) fmt::print(stderr, "\r\033[K");
-  }
-
- private:
-  bool tty_, shown_ = false;
-  std::chrono::steady_clock::time_point start_, last_{};
-};
-
 void print_outputs(const SearchReportInfo& info, const SearchScenario& sc, const std::vector<std::string>& sets,
                    const SearchResult& r, bool json, const std::string& csv, const std::string& html,
                    const ExportArgs& exported) {
@@ -206,8 +185,9 @@ void run_search_command(const SearchArgs& a) {
     opt.shard_count = n;
     info.shard = fmt::format("{}/{}", i, n);
   }
-  auto progress = std::make_shared<Progress>();
-  opt.progress = [progress](std::size_t done, std::size_t total) { progress->update(done, total); };
+  // The total comes with each report (the search counts as it goes); 1 here enables the line.
+  auto progress = std::make_shared<Progress>("search", "layouts simulated or bounded", 1, a.json);
+  opt.progress = [progress](std::size_t done, std::size_t total) { progress->report(done, total); };
   const auto t0 = std::chrono::steady_clock::now();
   const SearchResult r = [&] {
     try {
@@ -216,7 +196,8 @@ void run_search_command(const SearchArgs& a) {
       sc.fail_step(e);  // the job step's own layout, searched around
     } catch (const OverflowError& e) { sc.fail_section(e); }
   }();
-  progress->finish();
+  opt.progress = {};
+  progress.reset();  // the last owner: its line cleared before the report
   info.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   if (opt.shard_count > 1) {
     // A shard writes everything it simulated, with what `search merge` needs to rebuild the spec.
