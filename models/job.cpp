@@ -65,6 +65,21 @@ JobCannotFinish::JobCannotFinish(int run_index, Time wall_time, std::int64_t ste
       wall(wall_time),
       steps_done(steps) {}
 
+void EvenSample::add(const Item& item) {
+  if (total_ % stride_ == 0) {
+    kept_.push_back(item);
+    if (capacity_ > 0 && kept_.size() > capacity_) {
+      // Keep items 0, 2 stride, 4 stride, ...: every kept one is again a multiple of the stride.
+      std::size_t j = 0;
+      for (std::size_t i = 0; i < kept_.size(); i += 2) kept_[j++] = kept_[i];
+      kept_.resize(j);
+      stride_ *= 2;
+    }
+  }
+  last_ = item;
+  ++total_;
+}
+
 const char* job_event_name(JobEventKind k) {
   switch (k) {
     case JobEventKind::Steps: return "steps";
@@ -170,10 +185,37 @@ class RunSimulation {
  private:
   void event(JobEventKind kind, Time start, Time end, std::int64_t from, std::int64_t to, bool completed = true,
              Time lost = 0) {
-    if (rec_) rec_->events.push_back(JobEvent{kind, start, end, from, to, lost, completed});
+    if (!rec_) return;
+    const JobEvent e{kind, start, end, from, to, lost, completed};
+    ++rec_->event_count;
+    if (rec_->max_events == 0 || rec_->events.size() < rec_->max_events) rec_->events.push_back(e);
+    if (kind != JobEventKind::Failure && kind != JobEventKind::Rollback) return;
+    ++rec_->interruption_count;
+    if (rec_->max_interruptions == 0 || rec_->interruptions.size() < rec_->max_interruptions)
+      rec_->interruptions.push_back(e);
   }
+
+  // The pending-snapshot curve, built as the changes come (a run's record must not grow with its
+  // length): they come in time order, since a capture first resolves every commit up to its time,
+  // an interruption drops the queue at its time, and the writes still in flight at the end
+  // commit after every capture. Equal times merge into one point (the level after all of them).
   void pending_change(Time t, int delta) {
-    if (rec_) pending_deltas_.push_back({t, delta});
+    if (!rec_) return;
+    if (t < curve_at_) throw std::logic_error("job record: pending-snapshot changes out of time order");
+    if (t != curve_at_) {
+      close_point();
+      curve_at_ = t;
+    }
+    level_ += delta;
+  }
+  // The level from curve_at_ on is final: one point of the curve (a rise when above the last).
+  void close_point() {
+    const std::pair<Time, int> p{curve_at_, level_};
+    // Kept while the events are (a trace shows both over the same time), at most max_events.
+    if (rec_->max_events == 0 || (!rec_->events_cut() && rec_->pending.size() < rec_->max_events))
+      rec_->pending.push_back(p);
+    if (rec_->pending_count++ > 0 && level_ > point_level_) rec_->rises.add(p);
+    point_level_ = level_;
   }
 
   // If an interruption arrives before `end`, spends [now, t) as saving, handles it and returns true.
@@ -301,19 +343,7 @@ class RunSimulation {
       event(JobEventKind::Commit, p.write_end, p.commit_at, p.step, p.step);
       pending_change(p.commit_at, -1);
     }
-    // Level curve: at equal times, commits (-1) before captures (+1).
-    std::stable_sort(pending_deltas_.begin(), pending_deltas_.end(), [](const auto& a, const auto& b) {
-      return a.first != b.first ? a.first < b.first : a.second < b.second;
-    });
-    int level = 0;
-    rec_->pending.push_back({0, 0});
-    for (const auto& [t, d] : pending_deltas_) {
-      level += d;
-      if (rec_->pending.back().first == t)
-        rec_->pending.back().second = level;
-      else
-        rec_->pending.push_back({t, level});
-    }
+    close_point();
   }
 
   const JobSpec& spec_;
@@ -330,7 +360,9 @@ class RunSimulation {
   std::int64_t committed_ = 0;  // step of the last committed snapshot
   std::deque<PendingSnapshot> pending_;
   Time storage_free_ = 0;
-  std::vector<std::pair<Time, int>> pending_deltas_;
+  Time curve_at_ = 0;    // the pending curve's open point (from 0: the curve starts at 0, level 0)
+  int level_ = 0;        // its level so far
+  int point_level_ = 0;  // the level of the point before it
 };
 
 double fraction(Time part, Time whole) {

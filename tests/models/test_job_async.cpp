@@ -137,3 +137,23 @@ TEST_CASE("async save: a snapshot that commits during the next copy is not pendi
   for (const auto& [t, level] : rec.pending) most = std::max(most, level);
   CHECK(most == 1);
 }
+
+TEST_CASE("async save: a commit at the next capture's instant is one point of the curve, not a rise", "[job]") {
+  // The first snapshot is copied over [10, 10.5] s and written in 10.5 s (10.5 GB at 1 GB/s): it
+  // commits at 21 s, when the second copy ends. At 21 s one leaves the queue and one joins: the
+  // curve has one point there at the same level, and only the first capture raised it.
+  JobSpec s = async_spec(10 * kSecond, 1'000'000'000LL, 60);
+  s.checkpoint.size = 10'500'000'000LL;
+  REQUIRE(s.checkpoint.write_time() == 10'500 * kMillisecond);
+  JobRecord rec;
+  const RunResult r = simulate_run(s, 1, 0, &rec);
+  REQUIRE(r.saves == 2);
+  CHECK(r.completion == 31 * kSecond);
+  using Point = std::pair<Time, int>;
+  // The second snapshot, written over [21, 31.5] s, commits after the last step.
+  const std::vector<Point> curve = {{0, 0}, {10'500 * kMillisecond, 1}, {21 * kSecond, 1}, {31'500 * kMillisecond, 0}};
+  CHECK(rec.pending == curve);
+  CHECK(rec.rises.kept() == std::vector<Point>{{10'500 * kMillisecond, 1}});
+  CHECK(rec.rises.total() == 1);
+  CHECK(r.max_pending == 1);
+}
