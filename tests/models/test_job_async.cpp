@@ -157,3 +157,15 @@ TEST_CASE("async save: a commit at the next capture's instant is one point of th
   CHECK(rec.rises.total() == 1);
   CHECK(r.max_pending == 1);
 }
+
+TEST_CASE("storage queue over 200,000 captures: the count pending after the last is the closed form", "[job]") {
+  // 4,000,000 steps of 0.5 s, a capture every 10 s of training (199,999 of them, none after the
+  // last step), 16 s writes: capture j ends its copy at 10.5 j s, and the storage, behind from the
+  // first, ends write j at 10.5 + 16 j s. After capture n, the snapshots j with 10.5 + 16 j >
+  // 10.5 n are pending: n - floor(10.5 (n - 1) / 16) = 199,999 - 131,248 = 68,751, the most. (The
+  // run holds this queue as one stretch of back-to-back writes, not 68,751 entries.)
+  const RunResult r = simulate_run(async_spec(10 * kSecond, 7'000'000'000LL, 4'000'000), 1, 0);
+  CHECK(r.saves == 199'999);
+  CHECK(r.max_pending == 68'751);
+  CHECK(r.commits == 131'248);  // those the run saw land, by its last capture: the writes done
+}
