@@ -65,6 +65,21 @@ JobCannotFinish::JobCannotFinish(int run_index, Time wall_time, std::int64_t ste
       wall(wall_time),
       steps_done(steps) {}
 
+void EvenSample::add(const Item& item) {
+  if (total_ % stride_ == 0) {
+    kept_.push_back(item);
+    if (capacity_ > 0 && kept_.size() > capacity_) {
+      // Keep items 0, 2 stride, 4 stride, ...: every kept one is again a multiple of the stride.
+      std::size_t j = 0;
+      for (std::size_t i = 0; i < kept_.size(); i += 2) kept_[j++] = kept_[i];
+      kept_.resize(j);
+      stride_ *= 2;
+    }
+  }
+  last_ = item;
+  ++total_;
+}
+
 const char* job_event_name(JobEventKind k) {
   switch (k) {
     case JobEventKind::Steps: return "steps";
@@ -125,13 +140,107 @@ class Interruptions {
 
 struct PendingSnapshot {
   std::int64_t step;
-  Time captured, write_start, write_end, commit_at;
+  Time write_start, write_end, commit_at;
+};
+
+// The snapshots captured but not committed, oldest first. A storage that falls behind writes them
+// back to back, and one that never catches up (every capture adds to the queue) held hundreds of
+// MB of them in a run of millions of checkpoints: a stretch of captures `every` steps apart whose
+// writes each start as the one before ends is one chain here, so such a queue is a few entries.
+class PendingQueue {
+ public:
+  PendingQueue(std::int64_t every, Time write, Time commit) : every_(every), write_(write), commit_(commit) {}
+
+  bool empty() const { return chains_.empty(); }
+  std::int64_t size() const { return size_; }
+  PendingSnapshot front() const { return nth(chains_.front(), 0); }
+
+  // The snapshot of `step` whose write starts at `write_start` (its end and commit checked by the
+  // caller).
+  void push_back(std::int64_t step, Time write_start) {
+    if (!chains_.empty()) {
+      Chain& c = chains_.back();
+      if (step == c.step + c.count * every_ && write_start == c.write_start + c.count * write_) {
+        ++c.count;
+        ++size_;
+        return;
+      }
+    }
+    chains_.push_back(Chain{step, write_start, 1});
+    ++size_;
+  }
+
+  void pop_front() {
+    Chain& c = chains_.front();
+    c.step += every_;
+    c.write_start += write_;
+    if (--c.count == 0) chains_.pop_front();
+    --size_;
+  }
+
+  void clear() {
+    chains_.clear();
+    size_ = 0;
+  }
+
+  // The i-th oldest snapshot.
+  PendingSnapshot at(std::int64_t i) const {
+    for (const Chain& c : chains_) {
+      if (i < c.count) return nth(c, i);
+      i -= c.count;
+    }
+    throw std::logic_error("PendingQueue::at past the end");
+  }
+
+  // How many of the oldest have their data written by `t` (the writes end in queue order).
+  std::int64_t written_by(Time t) const {
+    std::int64_t n = 0;
+    for (const Chain& c : chains_) {
+      const Time first_end = c.write_start + write_;
+      const std::int64_t done = t < first_end ? 0
+                                : write_ == 0 ? c.count
+                                              : std::min(c.count, (t - first_end) / write_ + 1);
+      n += done;
+      if (done < c.count) break;
+    }
+    return n;
+  }
+
+  // Calls f(snapshot) oldest first while it returns true.
+  template <class F>
+  void each_while(F f) const {
+    for (const Chain& c : chains_)
+      for (std::int64_t i = 0; i < c.count; ++i)
+        if (!f(nth(c, i))) return;
+  }
+
+ private:
+  struct Chain {
+    std::int64_t step;  // the first snapshot's
+    Time write_start;   // the first snapshot's; the i-th's is i writes later
+    std::int64_t count;
+  };
+  PendingSnapshot nth(const Chain& c, std::int64_t i) const {
+    const Time start = c.write_start + i * write_;
+    return PendingSnapshot{c.step + i * every_, start, start + write_, start + write_ + commit_};
+  }
+
+  std::int64_t every_;
+  Time write_, commit_;
+  std::deque<Chain> chains_;
+  std::int64_t size_ = 0;
 };
 
 class RunSimulation {
  public:
   RunSimulation(const JobSpec& spec, std::uint64_t seed, int run, JobRecord* rec)
-      : spec_(spec), work_(spec.profile), ck_(spec.checkpoint), irq_(spec, seed, run), rec_(rec), run_(run) {
+      : spec_(spec),
+        work_(spec.profile),
+        ck_(spec.checkpoint),
+        irq_(spec, seed, run),
+        rec_(rec),
+        run_(run),
+        pending_(spec.checkpoint.every_steps, spec.checkpoint.write_time(), spec.checkpoint.commit) {
     const Time work = work_.total();
     constexpr Time kCap = Time{1} << 62;  // ~146 years: far from overflowing when added to
     give_up_ = work > (kCap - kYear) / 100 ? kCap : 100 * work + kYear;
@@ -170,10 +279,37 @@ class RunSimulation {
  private:
   void event(JobEventKind kind, Time start, Time end, std::int64_t from, std::int64_t to, bool completed = true,
              Time lost = 0) {
-    if (rec_) rec_->events.push_back(JobEvent{kind, start, end, from, to, lost, completed});
+    if (!rec_) return;
+    const JobEvent e{kind, start, end, from, to, lost, completed};
+    ++rec_->event_count;
+    if (rec_->max_events == 0 || rec_->events.size() < rec_->max_events) rec_->events.push_back(e);
+    if (kind != JobEventKind::Failure && kind != JobEventKind::Rollback) return;
+    ++rec_->interruption_count;
+    if (rec_->max_interruptions == 0 || rec_->interruptions.size() < rec_->max_interruptions)
+      rec_->interruptions.push_back(e);
   }
+
+  // The pending-snapshot curve, built as the changes come (a run's record must not grow with its
+  // length): they come in time order, since a capture first resolves every commit up to its time,
+  // an interruption drops the queue at its time, and the writes still in flight at the end
+  // commit after every capture. Equal times merge into one point (the level after all of them).
   void pending_change(Time t, int delta) {
-    if (rec_) pending_deltas_.push_back({t, delta});
+    if (!rec_) return;
+    if (t < curve_at_) throw std::logic_error("job record: pending-snapshot changes out of time order");
+    if (t != curve_at_) {
+      close_point();
+      curve_at_ = t;
+    }
+    level_ += delta;
+  }
+  // The level from curve_at_ on is final: one point of the curve (a rise when above the last).
+  void close_point() {
+    const std::pair<Time, int> p{curve_at_, level_};
+    // Kept while the events are (a trace shows both over the same time), at most max_events.
+    if (rec_->max_events == 0 || (!rec_->events_cut() && rec_->pending.size() < rec_->max_events))
+      rec_->pending.push_back(p);
+    if (rec_->pending_count++ > 0 && level_ > point_level_) rec_->rises.add(p);
+    point_level_ = level_;
   }
 
   // If an interruption arrives before `end`, spends [now, t) as saving, handles it and returns true.
@@ -201,11 +337,9 @@ class RunSimulation {
     resolve_commits(now_);
     if (ck_.buffers > 0) {
       // A buffer is busy until its snapshot's data is written; writes finish in FIFO order.
-      std::size_t written = 0;
-      while (written < pending_.size() && pending_[written].write_end <= now_) ++written;
-      const std::size_t busy = pending_.size() - written;
-      if (busy >= static_cast<std::size_t>(ck_.buffers)) {
-        const Time free_at = pending_[pending_.size() - static_cast<std::size_t>(ck_.buffers)].write_end;
+      const std::int64_t busy = pending_.size() - pending_.written_by(now_);
+      if (busy >= ck_.buffers) {
+        const Time free_at = pending_.at(pending_.size() - ck_.buffers).write_end;
         if (interrupted_pause(free_at, JobEventKind::BufferWait)) return;
         event(JobEventKind::BufferWait, now_, free_at, k_, k_);
         res_.saving += free_at - now_;
@@ -217,7 +351,6 @@ class RunSimulation {
     if (interrupted_pause(copied, JobEventKind::Copy)) return;
     event(JobEventKind::Copy, now_, copied, k_, k_);
     res_.saving += ck_.copy;
-    const Time captured = now_;
     now_ = copied;
     // Snapshots whose commit landed during the copy are no longer pending when this one joins
     // them (the pending count's rule: at equal times, commits before captures).
@@ -225,8 +358,8 @@ class RunSimulation {
     const Time write_start = std::max(now_, storage_free_);
     const Time write_end = time_add(write_start, ck_.write_time(), "the checkpoint writes of a run");
     storage_free_ = write_end;
-    pending_.push_back(PendingSnapshot{k_, captured, write_start, write_end,
-                                       time_add(write_end, ck_.commit, "the checkpoint writes of a run")});
+    time_add(write_end, ck_.commit, "the checkpoint writes of a run");  // its commit; the queue derives it
+    pending_.push_back(k_, write_start);
     pending_change(now_, +1);
     ++res_.saves;
     res_.max_pending = std::max(res_.max_pending, static_cast<int>(pending_.size()));
@@ -234,7 +367,7 @@ class RunSimulation {
 
   void resolve_commits(Time t) {
     while (!pending_.empty() && pending_.front().commit_at <= t) {
-      const PendingSnapshot& p = pending_.front();
+      const PendingSnapshot p = pending_.front();
       committed_ = p.step;
       ++res_.commits;
       event(JobEventKind::Write, p.write_start, p.write_end, p.step, p.step);
@@ -247,10 +380,13 @@ class RunSimulation {
   // A failure or rollback at `t` with the run's work position `position`.
   void interrupt(Time t, Time position, bool rollback) {
     resolve_commits(t);
-    for (const PendingSnapshot& p : pending_) {
-      if (p.write_start < t) event(JobEventKind::Write, p.write_start, std::min(t, p.write_end), p.step, p.step, false);
-      pending_change(t, -1);
-    }
+    // The writes under way or done (they start in queue order) are cut; every pending snapshot is dropped.
+    pending_.each_while([&](const PendingSnapshot& p) {
+      if (p.write_start >= t) return false;
+      event(JobEventKind::Write, p.write_start, std::min(t, p.write_end), p.step, p.step, false);
+      return true;
+    });
+    if (!pending_.empty()) pending_change(t, -static_cast<int>(pending_.size()));
     pending_.clear();
     storage_free_ = t;  // the storage drops the dead job's unfinished writes
     const Time lost = position - work_.work_until(committed_);
@@ -296,24 +432,13 @@ class RunSimulation {
   void finish_pending_record() {
     if (!rec_) return;
     // Writes still in flight when the last step ends finish after it; show them as they would.
-    for (const PendingSnapshot& p : pending_) {
+    pending_.each_while([&](const PendingSnapshot& p) {
       event(JobEventKind::Write, p.write_start, p.write_end, p.step, p.step);
       event(JobEventKind::Commit, p.write_end, p.commit_at, p.step, p.step);
       pending_change(p.commit_at, -1);
-    }
-    // Level curve: at equal times, commits (-1) before captures (+1).
-    std::stable_sort(pending_deltas_.begin(), pending_deltas_.end(), [](const auto& a, const auto& b) {
-      return a.first != b.first ? a.first < b.first : a.second < b.second;
+      return true;
     });
-    int level = 0;
-    rec_->pending.push_back({0, 0});
-    for (const auto& [t, d] : pending_deltas_) {
-      level += d;
-      if (rec_->pending.back().first == t)
-        rec_->pending.back().second = level;
-      else
-        rec_->pending.push_back({t, level});
-    }
+    close_point();
   }
 
   const JobSpec& spec_;
@@ -328,9 +453,11 @@ class RunSimulation {
   std::int64_t events_ = 0;     // loop turns, for the work guard
   std::int64_t k_ = 0;          // steps done in the current state
   std::int64_t committed_ = 0;  // step of the last committed snapshot
-  std::deque<PendingSnapshot> pending_;
+  PendingQueue pending_;
   Time storage_free_ = 0;
-  std::vector<std::pair<Time, int>> pending_deltas_;
+  Time curve_at_ = 0;    // the pending curve's open point (from 0: the curve starts at 0, level 0)
+  int level_ = 0;        // its level so far
+  int point_level_ = 0;  // the level of the point before it
 };
 
 double fraction(Time part, Time whole) {

@@ -115,9 +115,45 @@ struct JobEvent {
   bool completed = true;                    // false when an interruption cut it short
 };
 
+// Evenly spaced samples of a sequence met one item at a time, in bounded memory: every item while
+// there are at most `capacity` (0: no limit), then every stride-th, the stride doubling whenever
+// the kept items would pass `capacity`; and always the last item.
+class EvenSample {
+ public:
+  using Item = std::pair<Time, int>;
+  explicit EvenSample(std::size_t capacity = 0) : capacity_(capacity) {}
+  void add(const Item& item);
+  std::int64_t total() const { return total_; }
+  std::int64_t stride() const { return stride_; }  // kept()[i] is item i x stride()
+  const std::vector<Item>& kept() const { return kept_; }
+  const Item& last() const { return last_; }
+
+ private:
+  std::size_t capacity_;
+  std::int64_t total_ = 0;
+  std::int64_t stride_ = 1;
+  std::vector<Item> kept_;
+  Item last_{0, 0};
+};
+
+// What a run recorded. A long run has hundreds of millions of events (a job of tiny steps saving
+// every few): a record keeps the first `max_events` events, the pending curve's points until then
+// (at most as many), and the first `max_interruptions` failures and rollbacks, with the counts of
+// all of them (0: keep everything, for tests that read a whole run back from its log).
 struct JobRecord {
-  std::vector<JobEvent> events;
+  std::size_t max_events = 0;
+  std::size_t max_interruptions = 0;
+  std::vector<JobEvent> events;         // in the order simulated
+  std::int64_t event_count = 0;         // kept or not
+  std::vector<JobEvent> interruptions;  // the failures and rollbacks among the events
+  std::int64_t interruption_count = 0;
   std::vector<std::pair<Time, int>> pending;  // snapshots captured but not committed, from each time on
+  std::int64_t pending_count = 0;             // points of the whole curve
+  // The curve's points where it rises (after a capture), sampled evenly over the whole run; give
+  // it a capacity to bound it.
+  EvenSample rises;
+
+  bool events_cut() const { return event_count > static_cast<std::int64_t>(events.size()); }
 };
 
 // A run that has not finished after 100 times its work plus a year of wall time (at most

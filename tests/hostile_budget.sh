@@ -92,9 +92,10 @@ expect 2 "error: --efficiency: gemm 1e-300 is not a fraction in [0.01, 1]"
 run_capped "$stepsim" job scenarios/job-stragglers.yaml --set job.card_mtbf=0.0337d --runs 1
 expect 2 "error: --set: job.card_mtbf: interruptions (every 60.7 s on average) come faster than a checkpoint segment of 32.1 min completes (about 6.1e+13 tries each)"
 # One run would fit, 1,000 do not, because --set made every segment retried: the key --set changed is
-# blamed, with why (it was blamed at job.runs, the line the user had not touched).
+# blamed, with why (it was blamed at job.runs, the line the user had not touched). The memory is run
+# 0's record at its bound (run0_record_bytes), not its events.
 run_capped "$stepsim" job scenarios/job-1024.yaml --set job.restore=2d
-expect 2 "error: --set: job.restore: too large: about 6e+09 ops and 152.1 MB of memory, over --max-ops 1000000000 for the runs: interruptions (every 7.90 h on average) come faster than a checkpoint segment of 2.01 d completes (about 4.5e+02 tries each); save more often, or fewer runs"
+expect 2 "error: --set: job.restore: too large: about 6e+09 ops and 7.3 MB of memory, over --max-ops 1000000000 for the runs: interruptions (every 7.90 h on average) come faster than a checkpoint segment of 2.01 d completes (about 4.5e+02 tries each); save more often, or fewer runs"
 run_capped "$stepsim" job scenarios/job-1024.yaml --set job.runs=100000000
 expect 2 "error: --set: job.runs: too large: about 1.4e+12 ops"
 # A plan's batch past what an int counts: the cards it keeps busy stay an int (they had wrapped

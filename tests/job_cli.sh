@@ -28,6 +28,20 @@ assert "failure" in names and any(n.startswith("commit @") for n in names), name
 assert any(e["ph"] == "C" and e["name"] == "pending snapshots" for e in ev)
 PY
 
+# A run of 4,000,000 steps saving every 40: the trace holds run 0's first 100,000 of its 400,003
+# events (a run's record is bounded), says so on stderr, and marks where it stops.
+"$stepsim" job scenarios/job-async-save.yaml --set job.steps=4000000 --trace "$tmp/long.json" >/dev/null 2>"$tmp/long.err"
+grep -qF "trace: run 0's first 100000 of 400003 events and 49999 of 200001 pending-snapshot levels (a run's record is bounded)" \
+  "$tmp/long.err" || fail "long run's trace note: $(cat "$tmp/long.err")"
+python3 - "$tmp/long.json" <<'PY'
+import json, sys
+ev = json.load(open(sys.argv[1]))["traceEvents"]
+assert sum(e["ph"] == "C" and e["name"] == "pending snapshots" for e in ev) == 49999
+notes = [e for e in ev if e.get("cat") == "note"]
+assert len(notes) == 1 and notes[0]["name"].startswith("run 0's first 100000 of 400003 events"), notes
+assert notes[0]["ts"] >= max(e["ts"] + e.get("dur", 0) for e in ev if e["ph"] == "X" and e.get("cat") != "note")
+PY
+
 # Progress and timing go to stderr, not stdout.
 "$stepsim" job scenarios/job-storage.yaml >"$tmp/o.txt" 2>"$tmp/e.txt"
 grep -q "job: 1 run of job-storage" "$tmp/e.txt"

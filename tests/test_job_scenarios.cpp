@@ -1,6 +1,7 @@
 // The shipped job scenarios reproduce the book's checks end to end (scenario file -> analysis).
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <cmath>
 
 #include <fmt/format.h>
@@ -130,4 +131,52 @@ TEST_CASE("job section errors name the file, line and key", "[job][scenarios]") 
       error_of("job:\n  steps: 10\n  step_time: 1s\n  input: {batch: 8, draws: 2, prefetch: 3, workers: 1, rate: 1}\n"),
       Catch::Contains("job.input.prefetch"));
   CHECK_THAT(error_of("job:\n  steps: 10\n  step_time: 10\n"), Catch::Contains("job.step_time"));
+}
+
+TEST_CASE("a long async job: run 0's record keeps its first events, the queue table spans the run",
+          "[job][scenarios]") {
+  // 4,000,000 steps of 0.5 s, a capture every 40: 100,002 step segments (the failure at 50 s cuts
+  // one and the restore redoes 40 -> 80), 100,000 copies and writes (the one the failure drops
+  // among them), 99,999 commits, the failure and its restore: 400,003 events, of which the record
+  // keeps the first 100,000 (25,000 segments' worth), and the pending curve until then.
+  const JobAnalysis a = analyse("job-async-save.yaml", {"job.steps=4000000"});
+  const JobRecord& r = a.first_run;
+  CHECK(r.event_count == 400'003);
+  CHECK(r.events.size() == kRun0Events);
+  CHECK(r.pending_count == 200'001);  // the start, 100,000 captures, 99,999 commits, the drop
+  CHECK(r.pending.size() == 49'999);
+  CHECK(
+      run0_trace_cut(a) ==
+      "run 0's first 100000 of 400003 events and 49999 of 200001 pending-snapshot levels (a run's record is bounded)");
+  // Every capture raises the queue from 0 to 1: 100,000 rises, every 128th kept (782 <= 1,024).
+  CHECK(r.rises.total() == 100'000);
+  CHECK(r.rises.stride() == 128);
+  CHECK(r.rises.kept().size() == 782);
+  CHECK(r.interruption_count == 1);
+  // The table samples the whole run: every 8,448th capture (ceil(100,000 / 12) = 8,334 rounded up
+  // to a multiple of 128), 12 rows, and the last at 23.73 days.
+  const std::string text = job_text(a);
+  const auto at = text.find("run 0: snapshots pending after each capture\n");
+  REQUIRE(at != std::string::npos);
+  const std::string table = text.substr(at);
+  CHECK(std::count(table.begin(), table.end(), '\n') == 1 + 2 + 13);  // caption, header and rule, rows
+  CHECK(table.find(" 20.5 s        1\n") != std::string::npos);
+  CHECK(table.find("23.73 d        1\n") != std::string::npos);
+  // A short run keeps everything: nothing to say in its trace.
+  const JobAnalysis shipped = analyse("job-async-save.yaml");
+  CHECK(run0_trace_cut(shipped).empty());
+  CHECK(shipped.first_run.event_count == static_cast<std::int64_t>(shipped.first_run.events.size()));
+}
+
+TEST_CASE("run 0 with 1,780 interruptions: the text shows 10, the JSON lists 1,000 and counts the rest",
+          "[job][scenarios]") {
+  // job-1024's 10 s steps on 1,024 cards (a failure every 7.9 h) over 5,000,000 steps (579 days).
+  const JobAnalysis a = analyse("job-1024.yaml", {"job.steps=5000000"}, 1);
+  CHECK(a.first_run.interruption_count == 1780);
+  CHECK(a.first_run.interruptions.size() == kRun0Interruptions);
+  CHECK(job_text(a).find("\nrun 0: 1780 interruptions (first 10)\n") != std::string::npos);
+  const auto j = job_json(a);
+  CHECK(j["run0_interruptions"].size() == 1000);
+  CHECK(j["run0_interruptions_not_listed"] == 780);
+  CHECK(!job_json(analyse("job-1024.yaml", {}, 10)).contains("run0_interruptions_not_listed"));
 }

@@ -30,6 +30,11 @@ struct JobArgs {
   std::string only_case;
 };
 
+void write_job_trace(const std::string& path, const JobAnalysis& an) {
+  write_trace_file(path, job_trace, an);
+  if (const std::string cut = run0_trace_cut(an); !cut.empty()) note("trace: {}", cut);
+}
+
 // A job with its own step time: one analysis.
 void run_one_job(const Scenario& sc, const JobArgs& a, int runs, std::uint64_t seed) {
   if (!a.only_case.empty())
@@ -39,7 +44,7 @@ void run_one_job(const Scenario& sc, const JobArgs& a, int runs, std::uint64_t s
   const double secs = progress.seconds();
   progress.restart("job");
   note("job: {} of {} in {:.2f} s", counted(runs, "run"), sc.name, secs);
-  if (!a.trace.empty()) write_trace_file(a.trace, job_trace, result);
+  if (!a.trace.empty()) write_job_trace(a.trace, result);
   if (!a.html.empty()) write_file(a.html, job_html_report(sc.name, sc.description, {&result}));
   if (a.json)
     fmt::print("{}\n", job_json(result).dump(2));
@@ -88,7 +93,7 @@ void run_case_jobs(const Scenario& sc, const JobArgs& a, int runs, std::uint64_t
   progress.restart("job");
   note("job: {} of each of {} of {} in {:.2f} s", counted(runs, "run"),
        counted(static_cast<long long>(analyses.size()), "case"), sc.name, secs);
-  if (!a.trace.empty()) write_trace_file(a.trace, job_trace, analyses.front());
+  if (!a.trace.empty()) write_job_trace(a.trace, analyses.front());
   if (!a.html.empty()) {
     std::vector<const JobAnalysis*> all;
     for (const auto& an : analyses) all.push_back(&an);

@@ -100,9 +100,11 @@ void check_job_budget(const Scenario& sc, JobSpec& spec, int runs, std::size_t s
                           : spec.card_mtbf > 0      ? "job.cards"
                                                     : "job.rollback_every";
   // The recorded run (the report's timeline) keeps its events -- a segment's steps and save (an
-  // async save: copy, write, commit), each interruption -- and the pending-snapshot curve.
-  const double recorded = (4 * segments + 4 * interruptions + 1) *
-                          static_cast<double>(sizeof(JobEvent) + 2 * sizeof(std::pair<Time, int>));
+  // async save: copy, write, commit), each interruption -- and the pending-snapshot curve, up to
+  // the record's bounds.
+  const double recorded =
+      std::min(run0_record_bytes(), (4 * segments + 4 * interruptions + 1) *
+                                        static_cast<double>(sizeof(JobEvent) + 2 * sizeof(std::pair<Time, int>)));
   const Reader root(sc.source, sc.source->root, "");
   const double per_run = 2 * segments + 2 * interruptions + 1;
   // Blamed where the rate comes from: the failures (the cards or their MTBF, whichever --set
@@ -231,6 +233,9 @@ JobAnalysis analyse_job(const Scenario& sc, int runs, std::uint64_t seed, int th
   try {
     a.summary = simulate_job(a.spec, runs, seed, threads, tick);
     if (!sweep.empty()) a.sweep = sweep_intervals(a.spec, sweep, runs, seed, threads, tick);
+    a.first_run.max_events = kRun0Events;
+    a.first_run.max_interruptions = kRun0Interruptions;
+    a.first_run.rises = EvenSample(kRun0Rises);
     simulate_run(a.spec, seed, 0, &a.first_run);
   } catch (const JobTooMuchWork& e) {
     fail_too_large(Reader(sc.source, sc.source->root, ""), a.spec.card_mtbf > 0 ? "job.cards" : "job.steps",
@@ -252,6 +257,12 @@ JobAnalysis analyse_job(const Scenario& sc, int runs, std::uint64_t seed, int th
     a.sweep_optimum_seconds = fit_optimum_interval(taus, overheads);
   }
   return a;
+}
+
+double run0_record_bytes() {
+  // An EvenSample holds up to twice its capacity (a vector's growth) before it halves.
+  return static_cast<double>(kRun0Events * (sizeof(JobEvent) + sizeof(std::pair<Time, int>)) +
+                             kRun0Interruptions * sizeof(JobEvent) + 2 * kRun0Rises * sizeof(std::pair<Time, int>));
 }
 
 Time checkpoint_interval_of(const JobSpec& spec, std::int64_t every) {
@@ -449,33 +460,33 @@ std::string run0_text(const JobAnalysis& a) {
   const JobSpec& s = a.spec;
   const CheckpointSpec& ck = s.checkpoint;
   std::string out;
-  std::vector<const JobEvent*> hits;
-  for (const auto& e : a.first_run.events)
-    if (e.kind == JobEventKind::Failure || e.kind == JobEventKind::Rollback) hits.push_back(&e);
-  if (!hits.empty()) {
-    out += fmt::format("\nrun 0: {} interruptions{}\n", hits.size(), hits.size() > 10 ? " (first 10)" : "");
+  const JobRecord& rec = a.first_run;
+  if (rec.interruption_count > 0) {
+    out += fmt::format("\nrun 0: {} interruptions{}\n", rec.interruption_count,
+                       rec.interruption_count > 10 ? " (first 10)" : "");
     Table f({{"time"}, {"kind", false}, {"steps done"}, {"restored step"}, {"restored work"}, {"redo"}});
-    for (std::size_t i = 0; i < hits.size() && i < 10; ++i) {
-      const JobEvent& e = *hits[i];
+    for (std::size_t i = 0; i < rec.interruptions.size() && i < 10; ++i) {
+      const JobEvent& e = rec.interruptions[i];
       f.add_row({span(e.start), job_event_name(e.kind), std::to_string(e.from_step), std::to_string(e.to_step),
                  span(s.profile.work_until(e.to_step)), span(e.lost)});
     }
     out += f.render();
   }
-  if (ck.mode == SaveMode::Async && !a.first_run.pending.empty()) {
-    // The queue after each capture (sampled to at most 12 rows).
-    std::vector<std::pair<Time, int>> peaks;
-    for (std::size_t i = 1; i < a.first_run.pending.size(); ++i)
-      if (a.first_run.pending[i].second > a.first_run.pending[i - 1].second) peaks.push_back(a.first_run.pending[i]);
-    if (!peaks.empty()) {
-      out += "\nrun 0: snapshots pending after each capture\n";
-      Table q({{"time"}, {"pending"}});
-      const std::size_t stride = (peaks.size() + 11) / 12;
-      for (std::size_t i = 0; i < peaks.size(); i += stride)
-        q.add_row({span(peaks[i].first), std::to_string(peaks[i].second)});
-      if ((peaks.size() - 1) % stride != 0) q.add_row({span(peaks.back().first), std::to_string(peaks.back().second)});
-      out += q.render();
+  const EvenSample& peaks = rec.rises;
+  if (ck.mode == SaveMode::Async && peaks.total() > 0) {
+    // The queue after each capture, sampled to at most 12 rows and the last: every stride-th
+    // capture. The record keeps every stride()-th of a long run, so the stride is a multiple of it
+    // (ceil(n / 12) while every capture is kept).
+    out += "\nrun 0: snapshots pending after each capture\n";
+    Table q({{"time"}, {"pending"}});
+    const std::int64_t n = peaks.total(), kept = peaks.stride();
+    const std::int64_t stride = ((n + 11) / 12 + kept - 1) / kept * kept;
+    for (std::int64_t i = 0; i < n; i += stride) {
+      const auto& [t, level] = peaks.kept()[static_cast<std::size_t>(i / kept)];
+      q.add_row({span(t), std::to_string(level)});
     }
+    if ((n - 1) % stride != 0) q.add_row({span(peaks.last().first), std::to_string(peaks.last().second)});
+    out += q.render();
   }
   return out;
 }
@@ -641,17 +652,26 @@ Json job_json(const JobAnalysis& a) {
     if (a.sweep_optimum_seconds) j["fitted_optimum_interval_s"] = round3(*a.sweep_optimum_seconds);
   }
   Json interruptions = Json::array();
-  for (const auto& e : a.first_run.events)
-    if (e.kind == JobEventKind::Failure || e.kind == JobEventKind::Rollback)
-      interruptions.push_back({{"time_s", round6(to_s(e.start))},
-                               {"kind", job_event_name(e.kind)},
-                               {"steps_done", e.from_step},
-                               {"restored_step", e.to_step},
-                               {"redo_s", round6(to_s(e.lost))}});
+  for (const auto& e : a.first_run.interruptions)
+    interruptions.push_back({{"time_s", round6(to_s(e.start))},
+                             {"kind", job_event_name(e.kind)},
+                             {"steps_done", e.from_step},
+                             {"restored_step", e.to_step},
+                             {"redo_s", round6(to_s(e.lost))}});
   j["run0_interruptions"] = interruptions;
+  // The first kRun0Interruptions of a long run; the rest counted (the key only when some are).
+  const auto unlisted = a.first_run.interruption_count - static_cast<std::int64_t>(a.first_run.interruptions.size());
+  if (unlisted > 0) j["run0_interruptions_not_listed"] = unlisted;
   if (a.input) j["input"] = input_json(a);
   if (a.stragglers) j["stragglers"] = stragglers_json(a);
   return j;
+}
+
+std::string run0_trace_cut(const JobAnalysis& a) {
+  const JobRecord& r = a.first_run;
+  if (!r.events_cut() && r.pending_count <= static_cast<std::int64_t>(r.pending.size())) return "";
+  return fmt::format("run 0's first {} of {} events and {} of {} pending-snapshot levels (a run's record is bounded)",
+                     r.events.size(), r.event_count, r.pending.size(), r.pending_count);
 }
 
 void job_trace(TraceWriter& t, const JobAnalysis& a) {
@@ -693,6 +713,12 @@ void job_trace(TraceWriter& t, const JobAnalysis& a) {
   }
   for (const auto& [time, level] : a.first_run.pending)
     t.counter(run_pid, "pending snapshots", time, "snapshots", level);
+  if (const std::string cut = run0_trace_cut(a); !cut.empty()) {
+    // Marked where the kept events end, so the gap after it is not read as idle time.
+    Time end = 0;
+    for (const JobEvent& e : a.first_run.events) end = std::max(end, e.end);
+    t.slice(run_pid, Training, cut, "note", end, 0, TraceArgs{});
+  }
   if (a.input) {
     t.process(input_pid, "input pipeline (failure-free pass)", 1);
     for (const auto& st : a.input->steps) {

@@ -19,6 +19,16 @@
 
 namespace stepsim::cli {
 
+// What a report keeps of run 0 (JobAnalysis::first_run), however long the run: the first events
+// and pending-curve points (the trace), the first interruptions (the JSON's list; the text shows
+// 10) and the captures the queue table samples (evenly over the whole run). A run of hundreds of
+// millions of steps saving every few kept every event: gigabytes.
+inline constexpr std::size_t kRun0Events = 100'000;
+inline constexpr std::size_t kRun0Interruptions = 1'000;
+inline constexpr std::size_t kRun0Rises = 1'024;
+// The bytes of such a record at most.
+double run0_record_bytes();
+
 struct JobAnalysis {
   std::string name;
   JobSpec spec;    // resolved: profile and checkpoint interval in steps
@@ -80,6 +90,8 @@ nlohmann::ordered_json job_json(const JobAnalysis& a);
 // Run 0 as a trace: collapsed step segments, saves, copies, writes and commits, failures,
 // restores, the pending-snapshot queue and (failure-free) input queue levels.
 void job_trace(TraceWriter& out, const JobAnalysis& a);
+// "" when the trace holds all of run 0, else what it holds (run 0's record keeps kRun0Events).
+std::string run0_trace_cut(const JobAnalysis& a);
 // The work between checkpoints `every` steps apart: W(every) for a uniform profile, else every x
 // the mean step.
 Time checkpoint_interval_of(const JobSpec& spec, std::int64_t every);

@@ -137,3 +137,35 @@ TEST_CASE("async save: a snapshot that commits during the next copy is not pendi
   for (const auto& [t, level] : rec.pending) most = std::max(most, level);
   CHECK(most == 1);
 }
+
+TEST_CASE("async save: a commit at the next capture's instant is one point of the curve, not a rise", "[job]") {
+  // The first snapshot is copied over [10, 10.5] s and written in 10.5 s (10.5 GB at 1 GB/s): it
+  // commits at 21 s, when the second copy ends. At 21 s one leaves the queue and one joins: the
+  // curve has one point there at the same level, and only the first capture raised it.
+  JobSpec s = async_spec(10 * kSecond, 1'000'000'000LL, 60);
+  s.checkpoint.size = 10'500'000'000LL;
+  REQUIRE(s.checkpoint.write_time() == 10'500 * kMillisecond);
+  JobRecord rec;
+  const RunResult r = simulate_run(s, 1, 0, &rec);
+  REQUIRE(r.saves == 2);
+  CHECK(r.completion == 31 * kSecond);
+  using Point = std::pair<Time, int>;
+  // The second snapshot, written over [21, 31.5] s, commits after the last step.
+  const std::vector<Point> curve = {{0, 0}, {10'500 * kMillisecond, 1}, {21 * kSecond, 1}, {31'500 * kMillisecond, 0}};
+  CHECK(rec.pending == curve);
+  CHECK(rec.rises.kept() == std::vector<Point>{{10'500 * kMillisecond, 1}});
+  CHECK(rec.rises.total() == 1);
+  CHECK(r.max_pending == 1);
+}
+
+TEST_CASE("storage queue over 200,000 captures: the count pending after the last is the closed form", "[job]") {
+  // 4,000,000 steps of 0.5 s, a capture every 10 s of training (199,999 of them, none after the
+  // last step), 16 s writes: capture j ends its copy at 10.5 j s, and the storage, behind from the
+  // first, ends write j at 10.5 + 16 j s. After capture n, the snapshots j with 10.5 + 16 j >
+  // 10.5 n are pending: n - floor(10.5 (n - 1) / 16) = 199,999 - 131,248 = 68,751, the most. (The
+  // run holds this queue as one stretch of back-to-back writes, not 68,751 entries.)
+  const RunResult r = simulate_run(async_spec(10 * kSecond, 7'000'000'000LL, 4'000'000), 1, 0);
+  CHECK(r.saves == 199'999);
+  CHECK(r.max_pending == 68'751);
+  CHECK(r.commits == 131'248);  // those the run saw land, by its last capture: the writes done
+}
