@@ -190,7 +190,11 @@ ParsedWhole parse_whole(std::string_view text) {
     const bool down = at < rest.size() && rest[at] == '-';
     if (at < rest.size() && (rest[at] == '-' || rest[at] == '+')) ++at;
     const std::string_view e = rest.substr(at);
-    if (e.empty() || e.find_first_not_of("0123456789") != std::string_view::npos) return {0, Problem::NotWhole};
+    const std::size_t bad = e.find_first_not_of("0123456789");
+    if (bad != std::string_view::npos && bad > 0 && bad + 1 == e.size() &&
+        std::string_view("KMBT").find(e[bad]) != std::string_view::npos)
+      return {0, Problem::Both};
+    if (e.empty() || bad != std::string_view::npos) return {0, Problem::NotWhole};
     long n = 0;
     for (const char c : e) n = std::min(n * 10 + (c - '0'), 100'000L);  // past int64 long before
     exp10 += down ? -n : n;

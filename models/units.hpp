@@ -29,6 +29,7 @@ struct ParsedWhole {
     None,
     NotWhole,    // not a number, or a fraction
     Suffix,      // a count's suffix mistaken: 15t, 8k, 2G
+    Both,        // an exponent and a suffix: 1e3K
     OutOfRange,  // past int64
   };
   std::int64_t value = 0;

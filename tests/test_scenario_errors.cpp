@@ -75,9 +75,14 @@ TEST_CASE("counts parse exactly: written out, with an exponent or a suffix K, M,
     INFO(t);
     CHECK(problem(t) == (std::string_view(t) == "0.5K" ? P::None : P::NotWhole));
   }
-  for (const char* t : {"", "K", "-", "e3", "1e", "1e3K", "1.5KB", "0x10", "1_000", "inf", "nan", "two", "3x", " 5"}) {
+  for (const char* t : {"", "K", "-", "e3", "1e", "1.5KB", "0x10", "1_000", "inf", "nan", "two", "3x", " 5", "1eK"}) {
     INFO(t);
     CHECK(problem(t) == P::NotWhole);
+  }
+  // An exponent and a suffix together are named as such (the reader says: one or the other).
+  for (const char* t : {"1e3K", "1e-3K", "8e+12T"}) {
+    INFO(t);
+    CHECK(problem(t) == P::Both);
   }
   // Lower case and G are no count's suffixes, and said so.
   for (const char* t : {"15t", "8k", "2m", "500b", "2G", "2g"}) {

@@ -363,9 +363,7 @@ std::optional<std::int64_t> whole_number(std::string_view text, std::int64_t min
                                          std::string& error) {
   using Problem = ParsedWhole::Problem;
   const ParsedWhole w = parse_whole(text);
-  const bool both = !text.empty() && text.find_first_of("eE") != std::string_view::npos &&
-                    std::string_view("KMBT").find(text.back()) != std::string_view::npos;
-  if (w.problem == Problem::NotWhole && both)
+  if (w.problem == Problem::Both)
     error = fmt::format("'{}' is not a whole number (an exponent or a suffix K, M, B, T, not both)", text);
   else if (w.problem == Problem::NotWhole)
     error = fmt::format("'{}' is not a whole number", text);

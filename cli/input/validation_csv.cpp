@@ -366,18 +366,15 @@ std::vector<MeasuredRun> parse_measured_runs(const std::string& text, const std:
     const int n = rec.line;
     if (rec.text.empty()) continue;
     const auto& cells = rec.cells;
-    if (rec.open_quote_line > 0) {
-      const std::size_t open = cells.size() - 1;
+    const auto column = [&header](std::size_t cell) { return cell < header.size() ? header[cell] : std::string(); };
+    if (rec.open_quote_line > 0)
       throw InputError(
-          file, n, header.empty() || open >= header.size() ? "" : header[open],
+          file, n, column(cells.size() - 1),
           fmt::format("the quote opened on line {} is not closed by the end of the file", rec.open_quote_line));
-    }
-    if (rec.stray_quote_cell >= 0) {
-      const auto at = static_cast<std::size_t>(rec.stray_quote_cell);
-      throw InputError(file, rec.stray_quote_line, header.empty() || at >= header.size() ? "" : header[at],
+    if (rec.stray_quote_cell >= 0)
+      throw InputError(file, rec.stray_quote_line, column(static_cast<std::size_t>(rec.stray_quote_cell)),
                        "a quote inside a cell that does not start with one: quote the whole cell and double "
                        "the quotes in it (\"12\"\" disk\")");
-    }
     if (header.empty()) {
       header = cells;
       check_header(header, file, n);
