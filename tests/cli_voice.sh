@@ -50,7 +50,7 @@ run "$stepsim" compare scenarios/book-pipeline.yaml --schedules 1f1b,,zb-h1,
 expect 2 "error: compare: --schedules: an empty item in '1f1b,,zb-h1,': a comma too many?" err
 run "$stepsim" check-against validation/megatron_sc21.csv --fit gemm,; expect 2 "--fit: an empty item in 'gemm,'" err
 run "$stepsim" search scenarios/search-gpt3-1024xa100.yaml --export "$tmp/x.yaml" --pick 1,x
-expect 2 "error: search: --pick: 'x' is not a number" err
+expect 2 "error: search: --pick: 'x' is not a whole number" err
 run "$stepsim" search scenarios/search-gpt3-1024xa100.yaml --export "$tmp/x.yaml" --cards 0; expect 2 "--cards: Value 0 not in range" err
 [[ ! -e "$tmp/x.yaml" ]] || fail "a refused --pick wrote its file"
 "$stepsim" compare scenarios/book-pipeline.yaml --schedules 1f1b --schedules zb-h1 --json >"$tmp/two.json" || fail "repeated --schedules"

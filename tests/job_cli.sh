@@ -206,11 +206,24 @@ refused "error: --runs: too large: about 1.4e+10 ops and 350.6 KB of memory, ove
 run "$stepsim" job scenarios/job-1024.yaml --set job.runs=1000000
 refused "error: --set: job.runs: too large: about 1.4e+10 ops"
 # A seed is a whole number below 2^63, read as given (CLI11 saturated 2^64 and more to 2^63 - 1,
-# every such seed the same runs, and printed its range's 309 digits for -1).
-for s in -1 abc 99999999999999999999; do
-  run "$stepsim" job scenarios/job-1024.yaml --seed "$s" --runs 2
-  refused "error: --seed: '$s' is not a seed: a whole number from 0 to 9223372036854775807"
-done
+# every such seed the same runs, and printed its range's 309 digits for -1), as every count option
+# reads one (whole_number: 4096, 2.2e12, 15T).
+run "$stepsim" job scenarios/job-1024.yaml --seed -1 --runs 2
+refused "error: job: --seed: must be at least 0 (got -1) (\`stepsim job --help\` lists the options)"
+run "$stepsim" job scenarios/job-1024.yaml --seed abc --runs 2
+refused "error: job: --seed: 'abc' is not a whole number"
+run "$stepsim" job scenarios/job-1024.yaml --seed 99999999999999999999 --runs 2
+refused "error: job: --seed: '99999999999999999999' is too large (at most 9223372036854775807)"
+# Count options take a count's forms: --runs 2K is --runs 2000, --seed 1e3 is --seed 1000.
+"$stepsim" job scenarios/job-1024.yaml --runs 2K --seed 1e3 -j 1 --json >"$tmp/runs-2k.json"
+"$stepsim" job scenarios/job-1024.yaml --runs 2000 --seed 1000 -j 1 --json >"$tmp/runs-2000.json"
+cmp -s "$tmp/runs-2k.json" "$tmp/runs-2000.json" || fail "--runs 2K --seed 1e3 is not --runs 2000 --seed 1000"
+python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert d["runs"] == 2000 and d["seed"] == 1000, d' "$tmp/runs-2k.json" ||
+  fail "--runs 2K: not 2000 runs"
+run "$stepsim" job scenarios/job-1024.yaml --runs 1.5
+refused "error: job: --runs: '1.5' is not a whole number"
+run "$stepsim" job scenarios/job-1024.yaml --runs 2M
+refused "error: job: --runs: '2M' is too large (at most 1000000)"
 "$stepsim" job scenarios/job-1024.yaml --seed 9223372036854775807 --runs 2 --json >"$tmp/seed.json"
 python3 -c 'import json,sys; assert json.load(open(sys.argv[1]))["seed"] == 9223372036854775807' "$tmp/seed.json" ||
   fail "the largest seed"

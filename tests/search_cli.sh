@@ -548,7 +548,9 @@ has "^around the job step's layout: pp, virtual_stages, micro_batch, recompute, 
 run "$stepsim" search scenarios/job-llama70b-64xh100.yaml --set search.layout.attention=unfused
 refused "error: --set: search.layout.attention: searching around a job step, its own keys are set as \`run\` sets them: --set job_step.layout.attention=... (search.layout takes the searched keys: tp, pp, cp, ep, ...)"
 run "$stepsim" search scenarios/search-design-desk.yaml --top 0
-refused "error: search: --top: Value 0 not in range 1 to 10000"
+refused "error: search: --top: must be at least 1 (got 0)"
+run "$stepsim" search scenarios/search-design-desk.yaml --top 1k
+refused "error: search: --top: '1k' is not a whole number (a count's suffixes are K, M, B and T, in capitals)"
 run "$stepsim" search scenarios/job-1024.yaml
 refused "error: scenarios/job-1024.yaml:5: search: missing: a search section (model, hardware, layout with lists or auto), or a job_step to search around"
 # The header names every global batch searched (it named the first alone).

@@ -252,7 +252,7 @@ void add_bench_command(CLI::App& app) {
   cmd->add_flag("--write-baseline", a->write_baseline,
                 "write the results to the suite's 'baseline' file (and its CSV next to it) to accept them");
   cmd->add_option("--shard", a->shard, "run variants I, I+N, I+2N, ... only (I/N, I from 0); join with 'bench merge'");
-  cmd->add_option("-j,--jobs", a->jobs, "worker threads (default: all cores)");
+  add_jobs_option(cmd, a->jobs, "worker threads (default: all cores)");
   cmd->add_option("--set", a->sets, "override a base-scenario key for every variant (repeatable)");
   cmd->add_flag("-q,--quiet", a->quiet, "no progress on stderr");
 

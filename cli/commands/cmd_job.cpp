@@ -125,23 +125,11 @@ void add_job_command(CLI::App& app) {
   auto* cmd = app.add_subcommand("job", "simulate whole runs: failures, checkpoints, input pipeline, stragglers");
   cmd->add_option("file", a->file, "scenario YAML file with a 'job' section")->required();
   cmd->add_option("--set", a->sets, "override a key, e.g. --set job.checkpoint.every=900s (repeatable)");
-  cmd->add_option("--runs", a->runs, "Monte Carlo runs (default: job.runs, else 1000)")
-      ->check(CLI::Range(1, 1'000'000));
-  // Read as text: CLI11 would saturate 2^63 and more to INT64_MAX (every such seed the same runs).
-  cmd->add_option_function<std::string>(
-      "--seed",
-      [a](const std::string& text) {
-        std::int64_t v = -1;
-        const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
-        if (ec != std::errc() || end != text.data() + text.size() || v < 0)
-          throw InputError(
-              "--seed", 0, "",
-              fmt::format("'{}' is not a seed: a whole number from 0 to 9223372036854775807", text.substr(0, 40)));
-        a->seed = v;
-      },
-      "random seed (default: job.seed, else 1)");
-  cmd->add_option("-j,--jobs,--threads", a->threads, "threads (default: every core); results do not depend on it")
-      ->check(CLI::Range(0, 1024));
+  add_count_option(cmd, "--runs", a->runs, 1, 1'000'000, "Monte Carlo runs (default: job.runs, else 1000)");
+  // Read as a count: CLI11 would saturate 2^63 and more to INT64_MAX (every such seed the same runs).
+  add_count_option(cmd, "--seed", a->seed, 0, std::numeric_limits<std::int64_t>::max(),
+                   "random seed (default: job.seed, else 1)");
+  add_jobs_option(cmd, a->threads, "threads (default: every core); results do not depend on it", "-j,--jobs,--threads");
   cmd->add_flag("--json", a->json, "print a JSON summary instead of the tables");
   cmd->add_option("--trace", a->trace,
                   "write run 0 as a trace to this file: Perfetto protobuf if it ends in .pftrace, else Chrome JSON")

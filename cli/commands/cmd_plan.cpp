@@ -240,7 +240,7 @@ void add_plan_command(CLI::App& app) {
       "evaluate a grid: key=start:stop:step or key=a,b,c (keys: cards, efficiency, exposed_comm, input_wait, "
       "interval, zero, workspace, margin, straggler_sigma; repeatable)");
   cmd->add_option("--case", a->base_case, "the case a sweep starts from (default: the first)")->needs(sweep);
-  cmd->add_option("-j,--jobs", a->jobs, "threads for --sweep (default: every core); results do not depend on it");
+  add_jobs_option(cmd, a->jobs, "threads for --sweep (default: every core); results do not depend on it");
   cmd->add_flag("--json", a->json, "print JSON instead of tables");
   cmd->add_flag("--csv", a->csv, "with --sweep: print CSV, one row per combination");
   cmd->add_option("-o,--output", a->out, "write to this file instead of stdout");

@@ -109,7 +109,8 @@ void add_output_args(CLI::App* cmd, OutputArgs& a, const char* json_help) {
       ->check(file_beside_report());
   auto* gantt = cmd->add_flag("--gantt", a.gantt, "print the timeline as a text Gantt chart instead of the table");
   gantt->excludes(json);
-  cmd->add_option("--width", a.width, "columns of the --gantt chart (default: $COLUMNS, the terminal's, or 100)")
+  add_count_option(cmd, "--width", a.width, 0, std::numeric_limits<int>::max(),
+                   "columns of the --gantt chart (default: $COLUMNS, the terminal's, or 100)")
       ->needs(gantt);
 }
 
@@ -191,7 +192,7 @@ void add_compare_command(CLI::App& app) {
   add_scenario_args(cmd, *args);
   add_list_option(cmd, "--schedules", request->schedules,
                   "comma-separated schedules (default: every one that can run it)");
-  cmd->add_option("-j,--jobs", request->jobs,
+  add_jobs_option(cmd, request->jobs,
                   "threads for a pipeline's schedules (default: every core); results do not depend on it");
   cmd->add_option("--trace", out->trace,
                   "write every row's trace to this file, a process group per schedule or variant on one time axis "

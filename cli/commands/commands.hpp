@@ -6,7 +6,9 @@
 //   3 a simulation that cannot finish (deadlock or cycle, with the stuck ops named),
 //   4 a check failed (a benchmark regression, a bench merge with a shard missing).
 #include <filesystem>
+#include <limits>
 #include <string>
+#include <type_traits>
 
 #include <fmt/format.h>
 #include <CLI/CLI.hpp>
@@ -62,8 +64,15 @@ CLI::Option* add_list_option(CLI::App* cmd, const std::string& name, std::vector
         if (item.empty())
           throw CLI::ValidationError(name, fmt::format("an empty item in '{}': a comma too many?", raw));
         T value{};
-        if (!CLI::detail::lexical_cast(item, value))
+        if constexpr (std::is_integral_v<T>) {  // a count, read as add_count_option reads one (48,1K)
+          std::string error;
+          const auto v = whole_number(item, std::numeric_limits<T>::min(), std::numeric_limits<T>::max(), error);
+          if (!v) throw CLI::ValidationError(name, error);
+          value = static_cast<T>(*v);
+          item = std::to_string(value);  // what `each` checks: the count, not its form
+        } else if (!CLI::detail::lexical_cast(item, value)) {
           throw CLI::ValidationError(name, fmt::format("'{}' is not a number", item));
+        }
         if (const std::string problem = each(item); !problem.empty()) throw CLI::ValidationError(name, problem);
         out.push_back(std::move(value));
         if (comma == std::string::npos) break;
@@ -74,6 +83,31 @@ CLI::Option* add_list_option(CLI::App* cmd, const std::string& name, std::vector
   return cmd->add_option_function<std::vector<std::string>>(name, convert, description)
       ->allow_extra_args(false)  // one token per use (1,2,3): a file after it stays positional
       ->type_name(std::string(CLI::detail::type_name<T>()) + " list");
+}
+
+// A count option (--runs 1M, --top 20, -j 4): read by whole_number, as a count is in a scenario, a
+// --set value or a measured-runs cell (4096, 2.2e12, 15T), and refused outside [min, max] with the
+// same words. (CLI11's own integer options answer "Value 1K not in range".)
+template <class T>
+CLI::Option* add_count_option(CLI::App* cmd, const std::string& names, T& out, std::int64_t min, std::int64_t max,
+                              const std::string& description) {
+  static_assert(std::is_integral_v<T>);
+  const std::string shown = names.substr(names.rfind(',') + 1);  // the long name, as CLI11 names it
+  auto read = [&out, shown, min, max](const std::string& text) {
+    std::string error;
+    const auto v = whole_number(text, min, max, error);
+    if (!v) throw CLI::ValidationError(shown, error);
+    out = static_cast<T>(*v);
+  };
+  return cmd->add_option_function<std::string>(names, read, description)->type_name(min < 0 ? "INT" : "UINT");
+}
+
+// The thread count of a command that runs in parallel: 0 (the default) takes every core; more
+// threads than parallel_for makes are allowed and capped there.
+template <class T>
+CLI::Option* add_jobs_option(CLI::App* cmd, T& jobs, const std::string& description,
+                             const std::string& names = "-j,--jobs") {
+  return add_count_option(cmd, names, jobs, 0, std::numeric_limits<T>::max(), description);
 }
 
 // Removes the global flags (--verbose, --quiet) wherever they stand before a lone "--", so that

@@ -104,9 +104,6 @@ CLI::Option* add_fit_option(CLI::App* cmd, std::vector<std::string>& fit) {
                          "gemm,attention,memory,fabric,network,contention); fit few on a few runs");
 }
 
-void add_jobs_option(CLI::App* cmd, unsigned& jobs) {
-  cmd->add_option("-j,--jobs", jobs, "threads (default: every core); results do not depend on it");
-}
 unsigned threads_for(unsigned jobs) { return jobs > 0 ? jobs : all_cores(); }
 
 // Fits `rows` (sorted as fit_per_accelerator sorts them) by least squares: `free` maps a parameter
@@ -589,7 +586,7 @@ void add_check_against_command(CLI::App& app) {
                                  "fitted on the rows marked fit=1 of all the files given, the other rows are held out");
   cmd->add_option("files", a->files, "CSV files of measured runs")->required();
   cmd->add_flag("--json", a->json, "print JSON instead of tables");
-  add_jobs_option(cmd, a->jobs);
+  add_jobs_option(cmd, a->jobs, "threads (default: every core); results do not depend on it");
   cmd->add_option("--efficiency", a->efficiency,
                   "use these efficiencies instead of fitting: gemm,attention,memory,fabric,network,contention and "
                   "optionally the routed experts' and the tensorwise FP8 GEMMs' shares of gemm, the MoE passes' host "
@@ -623,7 +620,7 @@ void add_calibrate_command(CLI::App& app) {
   cmd->add_option("-o,--output", *output, "hardware YAML to write ('-' = stdout)")->required();
   cmd->add_flag("--fit-rows", *fit_only, "fit only the rows marked fit=1 (as check-against does)");
   add_fit_option(cmd, *fit);
-  add_jobs_option(cmd, *jobs);
+  add_jobs_option(cmd, *jobs, "threads (default: every core); results do not depend on it");
   cmd->callback([=] {
     reuse_freed_memory();  // a simulation per row and fit step, one after another
     auto rows = read_all(*files);

@@ -366,11 +366,10 @@ void add_search_command(CLI::App& app) {
       "search", "search parallel layouts of a job: the fastest that fits, the fewest cards that meet a deadline");
   cmd->add_option("file", a->file, "scenario YAML with a search: section");
   cmd->add_option("--set", a->sets, "override a key, e.g. --set search.layout.tp=[4,8] (repeatable)");
-  cmd->add_option("--top", a->top, "how many layouts to list (default: search.top, or 10)")
-      ->check(CLI::Range(1, 10000));
+  add_count_option(cmd, "--top", a->top, 1, 10'000, "how many layouts to list (default: search.top, or 10)");
   cmd->add_option("--rank", a->rank,
                   "rank by time (step), cost (cards x step time) or days (to finish, with checkpoint and failures)");
-  cmd->add_option("-j,--jobs", a->jobs, "threads (default: every core); results do not depend on it");
+  add_jobs_option(cmd, a->jobs, "threads (default: every core); results do not depend on it");
   cmd->add_flag("--json", a->json, "print JSON (every simulated layout) instead of the tables");
   cmd->add_option("--csv", a->csv, "write every simulated layout as CSV to this file")->check(file_beside_report());
   cmd->add_option("--html", a->html, "write an HTML report (scatter of every simulated layout, the front highlighted)")
