@@ -352,7 +352,7 @@ BlockGemms block_gemms(const LayerWork& w, const JobLayout& l, const ClusterSpec
 }  // namespace
 
 TpExposure tp_exposure(const LayerWork& w, const JobLayout& l, const ClusterSpec& c, const GroupPaths& paths,
-                       GemmPass pass) {
+                       GemmPass pass, bool weight_grad_follows) {
   TpExposure e;
   // TP collectives are on the critical path in Megatron (the next GEMM needs their result).
   const Collective tc = l.sequence_parallel ? Collective::AllGather : Collective::AllReduce;
@@ -388,7 +388,10 @@ TpExposure tp_exposure(const LayerWork& w, const JobLayout& l, const ClusterSpec
   // under its weight gradient. The row-parallel GEMM's backward needs no collective without SP. Not
   // modelled: with SP the same GEMM's input, kept as a sequence shard, is gathered again under its
   // input gradient (hidden; only its contention would show), docs/job.md "TP in the backward".
-  if (pass == GemmPass::InputGrad && (l.sequence_parallel || l.overlap_tp_wgrad)) {
+  // Where the weight gradient is deferred (a split schedule) the collective waits: the zero-bubble
+  // linears queue the weight gradient (WeightGradStore.put) and wait for the all-reduce's handle at
+  // once, with nothing beside it.
+  if (pass == GemmPass::InputGrad && weight_grad_follows && (l.sequence_parallel || l.overlap_tp_wgrad)) {
     for (const bool mlp : {false, true}) {
       if (accounted[mlp] || plain == 0) continue;
       const double wgrad = block_gemms(w, l, c, mlp, true, GemmPass::WeightGrad).column;
@@ -661,7 +664,13 @@ LayerPasses layer_passes(const JobModel& m, const JobLayout& l, const ClusterSpe
     f.host += host;
     bi.host += host * (l.recompute == JobRecompute::Full || l.recomputes(kRecomputeMoe) ? 2 : 1);
   }
-  return {f, bi, bw, layer_activation_bytes(m, l)};
+  LayerPasses out{f, bi, bw, layer_activation_bytes(m, l)};
+  // A split schedule's input gradient without its weight gradient beside it (tp_mult 1 there).
+  const TpExposure beside = tp_exposure(w, l, c, paths, GemmPass::InputGrad);
+  const TpExposure alone = tp_exposure(w, l, c, paths, GemmPass::InputGrad, false);
+  out.deferred_weight_grad.tp = alone.plain + alone.pipelined - (beside.plain + beside.pipelined);
+  out.deferred_weight_grad.gemm = a.efficiency.contention * (alone.hidden - beside.hidden);
+  return out;
 }
 
 LayerPasses moe_block_passes(const JobModel& m, const JobLayout& l, const ClusterSpec& c) {
@@ -731,6 +740,7 @@ ChunkCost LayerStack::layers(int first, int count) const {
     ch.forward += k.passes.forward * n;
     ch.backward_input += k.passes.backward_input * n;
     ch.backward_weight += k.passes.backward_weight * n;
+    ch.deferred_weight_grad += k.passes.deferred_weight_grad * n;
     ch.parameters += k.parameters * n;
     ch.expert_parameters += k.expert_parameters * n;
     activation += static_cast<double>(k.passes.activation) * n;

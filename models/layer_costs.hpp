@@ -52,6 +52,7 @@ struct ChunkCost {
   int layers = 0;
   bool first = false, last = false;                      // holds the embedding / the LM head
   PassSeconds forward, backward_input, backward_weight;  // recompute inside backward_input
+  PassSeconds deferred_weight_grad;                      // LayerPasses' of its layers, summed
   std::int64_t parameters = 0;                           // held by one GPU of this chunk
   std::int64_t expert_parameters = 0;                    // of those, MoE expert weights
   // Of parameters, a copy of the first chunk's embedding (V h / tp) the last chunk keeps for a
@@ -109,14 +110,21 @@ double pipelined_tp_exposed(double collective, double gemm, int tp);
 struct TpExposure {
   double plain = 0, pipelined = 0, hidden = 0;
 };
+// weight_grad_follows false: the input-gradient pass of a split schedule (zb-h1, zb-h2, DualPipe's
+// B), whose weight gradient runs later: nothing runs beside its collectives.
 TpExposure tp_exposure(const LayerWork& w, const JobLayout& l, const ClusterSpec& c, const GroupPaths& paths,
-                       GemmPass pass);
+                       GemmPass pass, bool weight_grad_follows = true);
 
 // One decoder layer's passes on one GPU for one micro-batch, with recompute in the backward
 // (an MoE model's MoE layer; dense_layer_model for its dense ones).
 struct LayerPasses {
   PassSeconds forward, backward_input, backward_weight;
   Bytes activation = 0;  // kept per micro-batch
+  // What backward_input gains where its weight gradient is deferred (a split schedule's input
+  // gradient: zb-h1, zb-h2, DualPipe's): the TP collectives that ran beside that weight gradient
+  // wait, and no longer slow the GEMMs by the contention share (docs/job.md "TP in the backward").
+  // Zero without TP.
+  PassSeconds deferred_weight_grad{};
 };
 LayerPasses layer_passes(const JobModel& m, const JobLayout& l, const ClusterSpec& c);
 // An MoE layer's MoE block alone (router, permute, dispatch, routed and shared experts, combine,

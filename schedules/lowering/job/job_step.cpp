@@ -48,11 +48,14 @@ JobCommPlan plan_job_comm(const JobStepSpec& spec) {
   for (const auto& ch : plan.chunks) {
     StageCost s;
     s.forward = ns(ch.forward.compute());
-    s.backward_input = ns(ch.backward_input.compute());
+    // A full backward's input gradient has its weight gradient beside it; a split one's does not.
+    const PassSeconds split = ch.backward_input + ch.deferred_weight_grad;
+    s.backward_input = ns(split.compute());
     s.backward_weight = ns(ch.backward_weight.compute());
-    s.backward = time_add(s.backward_input, s.backward_weight, "a backward (input + weight)");
+    s.backward = time_add(ns(ch.backward_input.compute()), s.backward_weight, "a backward (input + weight)");
     s.forward_comm = ns(ch.forward.comm());
     s.backward_comm = ns(ch.backward_input.comm());
+    s.backward_input_comm = ns(split.comm());
     s.forward_host = ns(ch.forward.host);
     s.backward_host = ns(ch.backward_input.host);
     s.activation = ch.activation;
@@ -275,7 +278,7 @@ void run_pipeline_path(JobStepRun& run) {
   costs.overlap_pairs = l.overlap_pairs;
   costs.pair_contention = spec.cluster.accelerator.efficiency.contention;
   if (!run.plan.split_backward)
-    for (auto& s : costs.stages) s.backward_input = s.backward_weight = 0;
+    for (auto& s : costs.stages) s.backward_input = s.backward_weight = s.backward_input_comm = 0;
   run.pipeline = lower(run.plan, costs);
   PipelineProgram& prog = *run.pipeline;
   OpGraph& g = prog.graph;
@@ -504,7 +507,8 @@ void critical_shares(JobStepRun& run, bool fsdp, Time tail) {
   std::map<std::string, Time> by_kind, by_res;
   Time tp_c = 0, cp_c = 0, ep_c = 0;
   for (const auto& ch : run.comm.chunks) {
-    tp_c += ns(ch.forward.tp + ch.backward_input.tp);
+    // A split schedule's input gradients wait for the TP collectives its weight gradients hid.
+    tp_c += ns(ch.forward.tp + ch.backward_input.tp + (run.plan.split_backward ? ch.deferred_weight_grad.tp : 0));
     cp_c += ns(ch.forward.cp + ch.backward_input.cp);
     ep_c += ns(ch.forward.ep + ch.backward_input.ep);
   }

@@ -102,15 +102,21 @@ std::string name_of(const PipeOpInfo& x) {
 
 namespace {
 
+// The in-pass collectives of a split backward's input-gradient half.
+Time input_comm(const StageCost& c) { return c.backward_input_comm > 0 ? c.backward_input_comm : c.backward_comm; }
+
 // The in-pass collectives (a job's TP / CP / EP) of an action, 0 for none.
 Time action_comm(const Action& a, const PipelineCosts& costs) {
   const StageCost& c = costs.stages.at(a.stage);
   switch (a.kind) {
     case ActionKind::Forward: return c.forward_comm;
-    case ActionKind::Backward:
-    case ActionKind::BackwardInput: return c.backward_comm;
+    case ActionKind::Backward: return c.backward_comm;
+    case ActionKind::BackwardInput: return input_comm(c);
     case ActionKind::BackwardWeight: return 0;
-    case ActionKind::OverlapFB: return c.forward_comm + costs.stages.at(a.stage2).backward_comm;
+    case ActionKind::OverlapFB: {
+      const StageCost& c2 = costs.stages.at(a.stage2);
+      return c.forward_comm + (a.kind2 == ActionKind::Backward ? c2.backward_comm : input_comm(c2));
+    }
   }
   return 0;
 }
