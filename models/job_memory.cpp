@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <stdexcept>
 
+#include "models/block_scaling.hpp"
 #include "models/layout.hpp"
 #include "sim/checked.hpp"
 
@@ -57,7 +58,57 @@ double zero3_buffer_bytes(const JobModel& m, const JobLayout& l) {
   }
   return 2 * gathered + l.grad_bytes * reduced;
 }
+
+// The FP8 GEMMs' weight copies on a device holding `held` (fp8_weight_copy_bytes): cached for
+// the step, every linear module's of its chunks (its TP shards, its EP rank's experts, both of
+// DualPipe's stages); the embedding and the LM head stay BF16 (Megatron-Core builds the output
+// layer as its own ColumnParallelLinear, not a TE module). Under ZeRO-3 the copies are of the
+// gathered weights, made and freed with them, not kept for the backward (TE's _Linear under
+// FSDP2 requantizes the gathered weight there: linear.py, TE issue 2681): one layer's.
+Bytes fp8_weight_copies(const JobModel& m, const JobLayout& l, const std::vector<int>& held,
+                        const std::vector<ChunkCost>& chunks) {
+  const double per_weight = fp8_weight_copy_bytes(l);
+  if (per_weight <= 0) return 0;
+  double weights = 0;
+  if (l.zero >= 3) {
+    weights = static_cast<double>(layer_work(m, l).gemm_weights);
+    if (has_dense_first_layers(m))
+      weights = std::max(weights, static_cast<double>(layer_work(dense_layer_model(m), l).gemm_weights));
+  } else {
+    for (int k : held) weights += static_cast<double>(chunks[static_cast<std::size_t>(k)].gemm_weights);
+  }
+  return bytes_from(per_weight * weights, "the FP8 GEMMs' weight copies");
+}
+
+// The device's chunks in flight at its peak: a lower bound on its simulated peak (which also
+// holds messages), so that a layout refused or pruned by it cannot fit. Megatron's interleaved
+// warm-up runs its forwards p at a time through the device's chunks in order (micro-batch i in
+// chunk (i / p) mod v) and frees nothing: those it holds at its end are known chunk by chunk.
+// Other schedules: each at the device's smallest chunk.
+Bytes analytic_activations(const JobLayout& l, int device, const std::vector<int>& held,
+                           const std::vector<ChunkCost>& chunks) {
+  const std::int64_t in_flight = chunks_in_flight(l, device);
+  double held_bytes = 0;
+  if (l.schedule == "interleaved-1f1b" && l.zero < 3 && !held.empty()) {
+    const auto v = static_cast<std::int64_t>(held.size());
+    for (std::int64_t i = 0; i < in_flight; ++i)
+      held_bytes += static_cast<double>(
+          chunks[static_cast<std::size_t>(held[static_cast<std::size_t>((i / l.pp) % v)])].activation);
+  } else {
+    Bytes smallest = -1;
+    for (int k : held)
+      if (const Bytes a = chunks[static_cast<std::size_t>(k)].activation; smallest < 0 || a < smallest) smallest = a;
+    held_bytes = static_cast<double>(std::max<Bytes>(0, smallest)) * static_cast<double>(in_flight);
+  }
+  return bytes_from(held_bytes, "the activations per GPU");
+}
 }  // namespace
+
+double fp8_weight_copy_bytes(const JobLayout& l) {
+  if (!l.fp8) return 0;
+  if (l.fp8_recipe == Fp8Recipe::Blockwise) return 2 * block_scaled_bytes_per_element(kWeightBlock);
+  return 2;
+}
 
 std::vector<JobMemory> job_memory_by_rank(const JobModel& m, const JobLayout& l, const std::vector<ChunkCost>& chunks,
                                           const std::vector<Bytes>& activation_peaks) {
@@ -101,31 +152,7 @@ std::vector<JobMemory> job_memory_by_rank(const JobModel& m, const JobLayout& l,
     mem.weights = bytes_from(state_bytes(params, l, weight_bytes(l), l.zero >= 3), "the weights per GPU");
     mem.gradients = bytes_from(grads, "the gradients per GPU");
     mem.optimizer = bytes_from(state_bytes(params, l, adam_state_bytes(l), l.zero >= 1), "the optimizer state per GPU");
-    if (simulated) {
-      mem.activations = activation_peaks[d];
-    } else {
-      // The device's chunks in flight at its peak: a lower bound on its simulated peak (which
-      // also holds messages), so that a layout refused or pruned by it cannot fit. Megatron's
-      // interleaved warm-up runs its forwards p at a time through the device's chunks in order
-      // (micro-batch i in chunk (i / p) mod v) and frees nothing: those it holds at its end are
-      // known chunk by chunk. Other schedules: each at the device's smallest chunk.
-      const std::int64_t in_flight = chunks_in_flight(l, static_cast<int>(d));
-      double held_bytes = 0;
-      if (l.schedule == "interleaved-1f1b" && l.zero < 3 && !held[d].empty()) {
-        const auto v = static_cast<std::int64_t>(held[d].size());
-        for (std::int64_t i = 0; i < in_flight; ++i)
-          held_bytes += static_cast<double>(
-              chunks[static_cast<std::size_t>(held[d][static_cast<std::size_t>((i / l.pp) % v)])].activation);
-      } else {
-        Bytes smallest = -1;
-        for (int k : held[d])
-          if (const Bytes a = chunks[static_cast<std::size_t>(k)].activation; smallest < 0 || a < smallest)
-            smallest = a;
-        held_bytes = static_cast<double>(std::max<Bytes>(0, smallest)) * static_cast<double>(in_flight);
-      }
-      mem.activations = bytes_from(held_bytes, "the activations per GPU");
-    }
-    // The FP32 logits of one micro-batch (and their gradient) where the LM head is.
+    mem.activations = simulated ? activation_peaks[d] : analytic_activations(l, static_cast<int>(d), held[d], chunks);
     mem.buffers = shared;
     if (l.zero >= 3 && l.keep_gathered)
       mem.buffers += bytes_from(state_bytes(params, l, 2, false), "the weights kept gathered");
@@ -133,6 +160,9 @@ std::vector<JobMemory> job_memory_by_rank(const JobModel& m, const JobLayout& l,
     // backward, every layer's at the forward's end (PyTorch's autocast weight cache).
     if (casts_weights_per_pass(l))
       mem.buffers += bytes_from(state_bytes(params, l, 2, false), "the weights' BF16 copies");
+    mem.fp8_weight_copies = fp8_weight_copies(m, l, held[d], chunks);
+    mem.buffers += mem.fp8_weight_copies;
+    // The FP32 logits of one micro-batch (and their gradient) where the LM head is.
     if (std::find(held[d].begin(), held[d].end(), last) != held[d].end())
       mem.buffers += bytes_from(2 * 4 * T * static_cast<double>(m.shape.vocab) / l.tp, "a micro-batch's logits");
     ranks.push_back(mem);

@@ -38,7 +38,8 @@ Bytes replica_collective_bytes(Collective c, const HeldParameters& p, double byt
 // Memory per GPU of one pipeline rank, bytes.
 struct JobMemory {
   Bytes weights = 0, gradients = 0, optimizer = 0, activations = 0, buffers = 0;
-  int device = 0;  // the pipeline rank
+  Bytes fp8_weight_copies = 0;  // of buffers, the FP8 GEMMs' weight copies (fp8_weight_copy_bytes)
+  int device = 0;               // the pipeline rank
   Bytes total() const { return weights + gradients + optimizer + activations + buffers; }
 };
 // Chunk activations (one chunk, one micro-batch) pipeline device `device` holds at its peak, by
@@ -54,10 +55,22 @@ std::int64_t chunks_in_flight(const JobLayout& l, int device = 0);
 // gathered by module (DeepSpeed), what the reuse distance keeps from a recomputed layer's rerun
 // forward to its backward, which follows at once.
 std::int64_t zero3_kept_at_rerun(const JobModel& m, const JobLayout& l);
+// Bytes per weight of a linear module (ChunkCost::gemm_weights) that FP8 GEMMs keep beside the
+// weights, 0 without `fp8`. Transformer Engine casts each linear module's weight once a step and
+// caches it across the step's micro-batches (Megatron-Core's TE modules pass is_first_microbatch:
+// TransformerEngineBaseModule.get_weight_workspace keeps it in _fp8_workspaces, refreshed on a
+// step's first micro-batch), with the column-wise copy the backward's input-gradient GEMM reads
+// (the weight quantizer's columnwise usage while grad is enabled): Float8Tensor's _data and
+// _transpose, 1 + 1 B, where cuBLAS's FP8 GEMM takes only the TN layout (Hopper and Ada:
+// is_non_tn_fp8_gemm_supported is false below compute capability 10.0), one FP32 scale-inverse
+// per tensor; blockwise, Float8BlockwiseQTensor's row-wise and column-wise data, each with an
+// FP32 scale per 128 x 128 block (DeepSeek-V3 report sec. 3.3.1): 2 x (1 + 4 / 16,384) B.
+double fp8_weight_copy_bytes(const JobLayout& l);
 // The most loaded pipeline rank (the largest total; the lowest rank on ties): its weights,
 // gradients and optimizer state from the chunks it holds, its activations, its buffers (the
 // LM head's FP32 logits where the head is; ZeRO-3's gathered weights and a gather's gradients;
-// full recompute's rebuilt layer). `activation_peaks`: each rank's simulated peak, or empty for
+// full recompute's rebuilt layer; FP8 GEMMs' weight copies of the device's linear modules, or
+// under ZeRO-3 of one gathered layer's). `activation_peaks`: each rank's simulated peak, or empty for
 // the analytic figure, a lower bound: each rank's chunks_in_flight at its smallest chunk, or,
 // interleaved, at the chunks Megatron's warm-up takes them through.
 JobMemory job_memory(const JobModel& m, const JobLayout& l, const std::vector<ChunkCost>& chunks,

@@ -322,6 +322,10 @@ LayerWork layer_work(const JobModel& m, const JobLayout& l, double expert_load, 
     w.parameters = (layer_parameters(m) - expert - whole) / l.tp + whole + w.expert_parameters;
   }
   if (casts_weights_per_pass(l)) w.weight_cast_bytes = (4 + 2) * static_cast<double>(w.parameters);
+  double gemm_weights = 0;
+  for (const GemmShape& g : w.gemms)
+    if (g.part != GemmPart::Router) gemm_weights += g.k * g.n * g.count;
+  w.gemm_weights = static_cast<std::int64_t>(std::llround(gemm_weights));
   return w;
 }
 
@@ -701,7 +705,7 @@ LayerPasses moe_block_passes(const JobModel& m, const JobLayout& l, const Cluste
 
 LayerStack::Kind LayerStack::kind_of(const JobModel& m, const JobLayout& l, const ClusterSpec& c) const {
   const LayerWork w = layer_work(m, l);
-  return {layer_passes(m, l, c), w.parameters, w.expert_parameters};
+  return {layer_passes(m, l, c), w.parameters, w.expert_parameters, w.gemm_weights};
 }
 
 std::vector<bool> recomputed_layers(int layers, const JobLayout& l) {
@@ -743,6 +747,7 @@ ChunkCost LayerStack::layers(int first, int count) const {
     ch.deferred_weight_grad += k.passes.deferred_weight_grad * n;
     ch.parameters += k.parameters * n;
     ch.expert_parameters += k.expert_parameters * n;
+    ch.gemm_weights += k.gemm_weights * n;
     activation += static_cast<double>(k.passes.activation) * n;
   };
   add(own_, count - dense - own_kept);
@@ -816,6 +821,7 @@ std::vector<ChunkCost> chunk_costs(const JobModel& m, const JobLayout& l, const 
         add_head(ch);
         ch.parameters += layer.parameters + 2 * m.shape.hidden * m.shape.hidden / l.tp + 2 * m.shape.hidden;
         ch.expert_parameters += layer.expert_parameters;
+        ch.gemm_weights += layer.gemm_weights + 2 * m.shape.hidden * m.shape.hidden / l.tp;
         // The layer's activations and the projection's 2h input.
         ch.activation += layer.activation +
                          bytes_from(T * 2 * h / (l.sequence_parallel ? t : 1) * kAct, "a prediction module's input");

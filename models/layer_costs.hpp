@@ -59,6 +59,9 @@ struct ChunkCost {
   // tied LM head or the prediction modules' shared embedding: the same tensor on a device that
   // also holds the first chunk (DualPipe's device 0), counted once there (held_parameters).
   std::int64_t embedding_copy = 0;
+  // Of parameters, the weights of the chunk's linear modules, what FP8 GEMMs compute with
+  // (LayerWork::gemm_weights by layer, and a prediction module's projection).
+  std::int64_t gemm_weights = 0;
   Bytes activation = 0;  // kept per micro-batch until its backward
 };
 
@@ -86,6 +89,10 @@ struct LayerWork {  // one decoder layer, one micro-batch, one GPU, forward only
   double permute_backward_bytes = 0;
   std::int64_t parameters = 0;         // held by one GPU
   std::int64_t expert_parameters = 0;  // of those, MoE expert weights (replicated over fewer ranks)
+  // Of parameters, the weights of the layer's GEMMs but the router's (each GEMM's k x n x count):
+  // the linear modules Transformer Engine runs in FP8 (QKV, projection, MLP, routed and shared
+  // experts, MLA's projections), not the router, which stays BF16, nor the norms.
+  std::int64_t gemm_weights = 0;
   // The forward's cast of the FP32 weights it computes with to BF16 (casts_weights_per_pass):
   // read 4 B, write 2 B a parameter; a rerun forward casts again.
   double weight_cast_bytes = 0;
@@ -143,7 +150,7 @@ class LayerStack {
  private:
   struct Kind {
     LayerPasses passes;
-    std::int64_t parameters = 0, expert_parameters = 0;
+    std::int64_t parameters = 0, expert_parameters = 0, gemm_weights = 0;
   };
   Kind kind_of(const JobModel& m, const JobLayout& l, const ClusterSpec& c) const;
   JobModel model_;

@@ -163,9 +163,9 @@ has "routed experts at expert TP 1 (below tp: EP folded over TP)" "$tmp/route-se
 # FP8 activations (docs/job.md "FP8 activations"): DeepSeek-V3's own recompute with and without.
 sel=(--set job_step.layout.recompute=selective --set "job_step.layout.recompute_modules=[layernorm,mla_up_proj,moe_act]")
 run "$stepsim" run scenarios/job-deepseek-v3-2048xh800.yaml "${sel[@]}"
-refused "needs 98.1 GiB per GPU (weights 6.1, gradients 12.2, optimizer 2.7, activations 77.1, buffers 0.0) but h800 has 74.5 GiB usable; would fit: recompute: full, recompute_layers: 3 (57.1 GiB)"
+refused "needs 104.2 GiB per GPU (weights 6.1, gradients 12.2, optimizer 2.7, activations 77.1, buffers 6.1, of them FP8 weight copies 6.1) but h800 has 74.5 GiB usable; would fit: recompute: full, recompute_layers: 3 (63.9 GiB)"
 run "$stepsim" run scenarios/job-deepseek-v3-2048xh800.yaml "${sel[@]}" --set job_step.layout.fp8_activations=false
-[[ $code == 2 && "$err" == *"needs 117.7 GiB per GPU"*"activations 96.7,"* ]] ||
+[[ $code == 2 && "$err" == *"needs 123.8 GiB per GPU"*"activations 96.7,"* ]] ||
   fail "DeepSeek-V3 selective in BF16: exit $code: $err"
 # ... and recomputing only the fewest layers of each chunk that fit: 3 of 4, 7 % faster than all.
 "$stepsim" run scenarios/job-deepseek-v3-2048xh800.yaml --set job_step.layout.recompute_layers=auto >"$tmp/dsv3-auto.txt"
@@ -505,6 +505,46 @@ import json, sys
 j = json.load(open(sys.argv[1]))
 assert j["busiest_rank"] == 7 and round(j["stage_imbalance"], 4) == 0.0763, j
 assert 0 < j["stage_imbalance"] < j["bubble"], j
+# The FP8 GEMMs' weight copies (docs/job.md): 2 B per weight of each rank's linear modules, 10
+# layers at TP 4 = 4,278,190,080 B on every rank (rank 7's buffers add the head's logits), a part
+# of the buffers, not added again.
+m = j["memory_bytes"]
+assert m["fp8_weight_copies"] == m["buffers"] == 2 * 10 * (8192 * 10240 + 8192 * 8192 + 3 * 8192 * 28672) // 4, m
+ranks = j["memory_by_rank_bytes"]
+assert [r["fp8_weight_copies"] for r in ranks] == [m["fp8_weight_copies"]] * 8, ranks
+assert all(r["total"] == sum(r[k] for k in ("weights", "gradients", "optimizer", "activations", "buffers")) for r in ranks)
+assert ranks[7]["buffers"] > ranks[7]["fp8_weight_copies"], ranks[7]
+PY
+fig "memory per GPU (pipeline rank 0 of 8, the most loaded)" "$tmp/uneven.txt"
+has "^buffers               3.98$" "$tmp/uneven.txt"
+has "^  FP8 weight copies   3.98$" "$tmp/uneven.txt"
+has "^total                66.37$" "$tmp/uneven.txt"
+fig "rank weights gradients optimizer activations buffers of them FP8 total" "$tmp/uneven.txt"
+fig "^ 0 4.47 4.47 13.42 40.02 3.98 3.98 66.37$" "$tmp/uneven.txt"
+fig "^ 7 4.47 4.47 13.42 28.21 5.94 3.98 56.52$" "$tmp/uneven.txt"
+# Blockwise (the scenario's variant): 2 x (1 + 4 / 16,384) B a weight; BF16 GEMMs keep none (the
+# bf16 variant; a BF16 step's table has no such line and no such column).
+"$stepsim" compare scenarios/job-llama3-70b-fp8-64xh100.yaml --json >"$tmp/l70-variants.json"
+python3 - "$tmp/l70-variants.json" <<'PY'
+import json, sys
+v = {e["variant"]: e["memory_bytes"] for e in json.load(open(sys.argv[1]))}
+w = 10 * (8192 * 10240 + 8192 * 8192 + 3 * 8192 * 28672) // 4
+assert v["base"]["fp8_weight_copies"] == 2 * w == 4278190080, v["base"]
+assert v["blockwise"]["fp8_weight_copies"] == 2 * w + 2 * 4 * w // (128 * 128) == 4279234560, v["blockwise"]
+assert v["bf16"]["fp8_weight_copies"] == 0, v["bf16"]
+PY
+! grep -q "FP8" "$tmp/llama.txt" || fail "FP8 weight copies shown for BF16 GEMMs"
+# Qwen3-235B in FP8: rank 1 holds 12 layers, attention at TP 2 and its EP rank's 4 experts (the
+# router's weights stay BF16): 2 x 12 x 111,149,056 = 2,667,577,344 B.
+"$stepsim" run scenarios/job-qwen3-235b-fp8-256xh100.yaml --json >"$tmp/q235-mem.json"
+python3 - "$tmp/q235-mem.json" <<'PY'
+import json, sys
+j = json.load(open(sys.argv[1]))
+layer = (4096 * (8192 + 2 * 512) + 8192 * 4096) // 2 + 4 * 3 * 4096 * 1536
+assert layer == 111149056
+ranks = j["memory_by_rank_bytes"]
+assert [r["fp8_weight_copies"] for r in ranks] == [2 * n * layer for n in (11, 12, 12, 12, 12, 12, 12, 11)], ranks
+assert j["memory_bytes"]["pipeline_rank"] == 1 and j["memory_bytes"]["fp8_weight_copies"] == 2667577344, j["memory_bytes"]
 PY
 # Under 1 % it is not shown (a balanced pipeline), and a step without a pipeline has none.
 "$stepsim" run scenarios/job-moe-routing-256xh100.yaml >"$tmp/even.txt"

@@ -450,9 +450,11 @@ std::string memory_refusal(const JobStepSpec& spec, const JobMemory& mem, const 
   }
   return fmt::format(
       "needs {:.1f} GiB per GPU{} (weights {:.1f}, gradients {:.1f}, optimizer {:.1f}, activations {:.1f}, "
-      "buffers {:.1f}) but {} has {:.1f} GiB usable; {} (or set allow_oom: true to report it)",
+      "buffers {:.1f}{}) but {} has {:.1f} GiB usable; {} (or set allow_oom: true to report it)",
       gib(mem.total()), where, gib(mem.weights), gib(mem.gradients), gib(mem.optimizer), gib(mem.activations),
-      gib(mem.buffers), spec.cluster.accelerator.name, gib(cap),
+      gib(mem.buffers),
+      mem.fp8_weight_copies > 0 ? fmt::format(", of them FP8 weight copies {:.1f}", gib(mem.fp8_weight_copies)) : "",
+      spec.cluster.accelerator.name, gib(cap),
       fits.empty() ? "no single change of recompute, zero, micro_batch or pp fits" : "would fit: " + fits);
 }
 

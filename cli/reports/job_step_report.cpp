@@ -191,6 +191,8 @@ Table job_step_memory_table(const JobStepRun& run) {
   m.add_row({"optimizer state", fmt::format("{:.2f}", gib(r.memory.optimizer))});
   m.add_row({"activations (peak)", fmt::format("{:.2f}", gib(r.memory.activations))});
   m.add_row({"buffers", fmt::format("{:.2f}", gib(r.memory.buffers))});
+  if (r.memory.fp8_weight_copies > 0)  // a part of the buffers, not added again
+    m.add_row({"  FP8 weight copies", fmt::format("{:.2f}", gib(r.memory.fp8_weight_copies))});
   m.add_row({"total", fmt::format("{:.2f}", gib(r.memory.total()))});
   m.add_row(
       {"usable", fmt::format("{:.2f}{}", gib(r.capacity), r.memory.total() > r.capacity ? "  (does not fit)" : "")});
@@ -198,11 +200,25 @@ Table job_step_memory_table(const JobStepRun& run) {
 }
 
 Table job_step_rank_memory_table(const JobStepRun& run) {
-  Table t({{"rank"}, {"weights"}, {"gradients"}, {"optimizer"}, {"activations"}, {"buffers"}, {"total"}});
-  for (const JobMemory& m : run.result.memory_by_rank)
-    t.add_row({std::to_string(m.device), fmt::format("{:.2f}", gib(m.weights)), fmt::format("{:.2f}", gib(m.gradients)),
-               fmt::format("{:.2f}", gib(m.optimizer)), fmt::format("{:.2f}", gib(m.activations)),
-               fmt::format("{:.2f}", gib(m.buffers)), fmt::format("{:.2f}", gib(m.total()))});
+  const auto& ranks = run.result.memory_by_rank;
+  // The FP8 GEMMs' weight copies, a part of the buffers, where the layout has them.
+  const bool fp8 = std::any_of(ranks.begin(), ranks.end(), [](const JobMemory& m) { return m.fp8_weight_copies > 0; });
+  std::vector<Table::Column> columns = {{"rank"},      {"weights"},     {"gradients"},
+                                        {"optimizer"}, {"activations"}, {"buffers"}};
+  if (fp8) columns.push_back({"of them FP8"});
+  columns.push_back({"total"});
+  Table t(columns);
+  for (const JobMemory& m : ranks) {
+    std::vector<std::string> row = {std::to_string(m.device),
+                                    fmt::format("{:.2f}", gib(m.weights)),
+                                    fmt::format("{:.2f}", gib(m.gradients)),
+                                    fmt::format("{:.2f}", gib(m.optimizer)),
+                                    fmt::format("{:.2f}", gib(m.activations)),
+                                    fmt::format("{:.2f}", gib(m.buffers))};
+    if (fp8) row.push_back(fmt::format("{:.2f}", gib(m.fp8_weight_copies)));
+    row.push_back(fmt::format("{:.2f}", gib(m.total())));
+    t.add_row(row);
+  }
   return t;
 }
 
@@ -464,10 +480,15 @@ nlohmann::ordered_json job_step_json(const std::string& name, const JobStepRun& 
   }
   j["exposed_ns"] = {
       {"tp", r.exposed_tp}, {"pp", r.exposed_pp}, {"dp", r.exposed_dp}, {"cp", r.exposed_cp}, {"ep", r.exposed_ep}};
-  j["memory_bytes"] = {{"weights", r.memory.weights},     {"gradients", r.memory.gradients},
-                       {"optimizer", r.memory.optimizer}, {"activations", r.memory.activations},
-                       {"buffers", r.memory.buffers},     {"total", r.memory.total()},
-                       {"capacity", r.capacity},          {"fits", r.memory.total() <= r.capacity},
+  j["memory_bytes"] = {{"weights", r.memory.weights},
+                       {"gradients", r.memory.gradients},
+                       {"optimizer", r.memory.optimizer},
+                       {"activations", r.memory.activations},
+                       {"buffers", r.memory.buffers},
+                       {"fp8_weight_copies", r.memory.fp8_weight_copies},
+                       {"total", r.memory.total()},
+                       {"capacity", r.capacity},
+                       {"fits", r.memory.total() <= r.capacity},
                        {"pipeline_rank", r.memory.device}};
   j["memory_by_rank_bytes"] = nlohmann::ordered_json::array();
   for (const JobMemory& m : r.memory_by_rank)
@@ -477,6 +498,7 @@ nlohmann::ordered_json job_step_json(const std::string& name, const JobStepRun& 
                                          {"optimizer", m.optimizer},
                                          {"activations", m.activations},
                                          {"buffers", m.buffers},
+                                         {"fp8_weight_copies", m.fp8_weight_copies},
                                          {"total", m.total()}});
   auto shares = [](const std::vector<CriticalShare>& v) {
     nlohmann::ordered_json a = nlohmann::ordered_json::array();

@@ -931,6 +931,73 @@ TEST_CASE("FP8 activations: FP8 GEMMs keep their inputs in FP8 for the backward"
   CHECK(p->key == "fp8_activations");
 }
 
+TEST_CASE("FP8 GEMMs' weight copies: every linear module's FP8 weight and its transpose, in the buffers",
+          "[job_step][fp8][memory]") {
+  // A small dense model on H100: 4 layers, h 1,024, 8 query and 8 key/value heads of 128, SwiGLU
+  // 4,096 wide; tp 2, pp 2, dp 2, zero 1. A layer's linear modules on one TP rank: QKV h x 3h / 2,
+  // the projection h x h / 2, the MLP 3 x h x 4,096 / 2: 8,388,608 weights; two layers a rank.
+  JobStepSpec s;
+  s.model.shape = decoder("small", 4, 1024, 4096, 8, 8, 128, 32000);
+  s.model.seq = 2048;
+  s.cluster = *find_cluster_preset("h100-sxm");
+  JobLayout& l = s.layout;
+  l.tp = l.pp = l.dp = 2;
+  l.zero = 1;
+  l.global_batch = 16;
+  l.fp8 = true;
+  const std::int64_t per_layer = (1024LL * 3 * 1024 + 1024LL * 1024 + 3LL * 1024 * 4096) / 2;
+  CHECK(per_layer == 8'388'608);
+  CHECK(layer_work(s.model, l).gemm_weights == per_layer);
+  JobLayout bf16 = l;
+  bf16.fp8 = false;
+  const auto with = job_memory_by_rank(s.model, l, chunk_costs(s.model, l, s.cluster));
+  const auto without = job_memory_by_rank(s.model, bf16, chunk_costs(s.model, bf16, s.cluster));
+  REQUIRE(with.size() == 2);
+  for (std::size_t d = 0; d < 2; ++d) {
+    // Tensorwise (Hopper: the TN layout only): 1 B of FP8 weight and 1 B of its transpose. The
+    // embedding (rank 0) and the LM head (rank 1) stay BF16: the same copies on both ranks.
+    CHECK(with[d].fp8_weight_copies == 2 * 2 * per_layer);
+    CHECK(with[d].buffers - without[d].buffers == 33'554'432);
+    CHECK(without[d].fp8_weight_copies == 0);
+    CHECK(with[d].weights == without[d].weights);
+    CHECK(with[d].optimizer == without[d].optimizer);
+  }
+  // Blockwise: each copy with an FP32 scale per 128 x 128 block, 2 x (1 + 4 / 16,384) B a weight.
+  JobLayout block = l;
+  block.fp8_recipe = Fp8Recipe::Blockwise;
+  CHECK(fp8_weight_copy_bytes(block) == Approx(2.00048828125).epsilon(1e-15));
+  CHECK(job_memory(s.model, block, chunk_costs(s.model, block, s.cluster)).fp8_weight_copies ==
+        33'554'432 + 2 * 4 * 2 * per_layer / (128 * 128));
+  // The step's figure is the analytic one, which the refusal and the search's prune read.
+  const JobStepRun run = run_job_step(s);
+  CHECK(run.result.memory.fp8_weight_copies == 33'554'432);
+  REQUIRE(run.result.memory_by_rank.size() == 2);
+  for (std::size_t d = 0; d < 2; ++d) CHECK(run.result.memory_by_rank[d].buffers - without[d].buffers == 33'554'432);
+
+  // MoE: an EP rank's experts and attention, not the router (BF16). Qwen3-235B at pp 4 (23, 24,
+  // 24, 23 layers), EP 8: 16 local experts of 3 x 4,096 x 1,536, attention 4,096 x (8,192 + 2 x
+  // 512) + 8,192 x 4,096.
+  JobStepSpec q = qwen3_235b_routing();
+  q.model.routing = {};
+  q.layout.fp8 = true;
+  const std::int64_t moe_layer = 4096LL * (8192 + 2 * 512) + 8192LL * 4096 + 16LL * 3 * 4096 * 1536;
+  CHECK(layer_work(q.model, q.layout).gemm_weights == moe_layer);
+  const auto ranks = job_memory_by_rank(q.model, q.layout, chunk_costs(q.model, q.layout, q.cluster));
+  const int layers[] = {23, 24, 24, 23};
+  for (std::size_t d = 0; d < 4; ++d) CHECK(ranks[d].fp8_weight_copies == 2 * layers[d] * moe_layer);
+  CHECK(ranks[1].fp8_weight_copies == 17'918'066'688);  // 16.7 GiB
+
+  // ZeRO-3: the copies of the gathered layer running, not kept (TE under FSDP2 requantizes the
+  // gathered weight in the backward): GPT-3's 12 h^2 weights of one layer, 2 B each.
+  JobStepSpec z = gpt3_zero3_64();
+  z.cluster = *find_cluster_preset("h100-sxm");
+  z.layout.fp8 = true;
+  const double h = 12288;
+  CHECK(
+      static_cast<double>(job_memory(z.model, z.layout, chunk_costs(z.model, z.layout, z.cluster)).fp8_weight_copies) ==
+      2 * 12 * h * h);
+}
+
 TEST_CASE("Adam's moments in BF16: 8 B of state per parameter, 22 B of optimizer traffic", "[job_step][optimizer]") {
   // DeepSeek-V3 sec. 3.3.3 keeps AdamW's m and v in BF16 beside the FP32 master weights.
   JobStepSpec s = megascale(256, 768);
