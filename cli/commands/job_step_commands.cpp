@@ -1,6 +1,7 @@
 #include "cli/commands/job_step_commands.hpp"
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <cstdio>
 #include <fstream>
@@ -17,6 +18,7 @@
 #include "cli/commands/commands.hpp"
 #include "cli/commands/diagnostics.hpp"
 #include "cli/commands/reuse_freed_memory.hpp"
+#include "cli/input/budget.hpp"
 #include "cli/input/input_files.hpp"
 #include "cli/input/job_step_input.hpp"
 #include "cli/input/job_step_yaml.hpp"
@@ -85,6 +87,21 @@ RowPrediction predict_row(const MeasuredRun& row, const Efficiency& e) {
   return {predicted_metric(row, run.result), run.result.step_time, run.result.memory.total(), run.result.capacity};
 }
 
+// The work of a check-against or calibrate run, bounded before anything is simulated
+// (docs/job.md, "Limits of check-against and calibrate"). Each row is a simulation of its step,
+// bounded on its own (its gbs within --max-ops), and a fit simulates each of its rows again for
+// every parameter and damping try of up to 12 iterations: nothing bounded the sum (10,000 heavy
+// rows took 45 minutes). Measured on one core: a simulation runs 8 to 19 million ops of its bound
+// (job_step_ops_bound) a second (SC21's 1T row at 4x its batch, 2.6M ops: 0.34 s; a 22B row of
+// Korthikanti's Table 4, 296 ops: 52 us), and the fits of the validation tables took 36 to 62
+// simulations a row for the six dense efficiencies, 7 to 54 for one parameter. So --max-ops (10^9
+// by default) bounds the sum too: 1,525 of SC21's 1T rows (1.0e9 ops) took 126 s on one core.
+constexpr std::size_t kMaxRowsGiven = 10'000;  // over all the files: each is simulated
+constexpr std::size_t kMaxFitRows = 1'000;     // the validation fits take 1 to 52 rows
+// A fit row's simulations at most as counted: the start, then per iteration (12) one per parameter
+// (the Jacobian) and two damping tries (a third and more are rare: above).
+std::size_t fit_simulations(std::size_t parameters) { return 12 * (parameters + 2) + 1; }
+
 std::vector<MeasuredRun> read_all(const std::vector<std::string>& files) {
   std::vector<MeasuredRun> out;
   for (const auto& f : files) {
@@ -92,6 +109,11 @@ std::vector<MeasuredRun> read_all(const std::vector<std::string>& files) {
     if (const std::string before = input_named_by(f); !before.empty())
       throw InputError(f, 0, "", fmt::format("given twice (as {}): give each table once", before));
     auto rows = read_measured_runs(f);
+    if (out.size() + rows.size() > kMaxRowsGiven)
+      throw InputError(f, rows[kMaxRowsGiven - out.size()].line, "",
+                       "more than 10,000 measured rows in the files given: each is simulated (published tables "
+                       "have tens); check the rest in another run");
+    static_assert(kMaxRowsGiven == 10'000);
     for (auto& r : rows) r.label = f + ":" + std::to_string(r.line) + " " + r.label;
     out.insert(out.end(), rows.begin(), rows.end());
   }
@@ -106,32 +128,58 @@ CLI::Option* add_fit_option(CLI::App* cmd, std::vector<std::string>& fit) {
 
 unsigned threads_for(unsigned jobs) { return jobs > 0 ? jobs : all_cores(); }
 
+// The progress line of check-against and calibrate (on a terminal, never with --json): simulations
+// done of the most the run may take (bound_rows_work), a fit that stops early counted whole when
+// it ends. Only for a run whose work may pass 10^7 ops (a second or so on a core): a short one
+// says nothing.
+class RowsProgress {
+ public:
+  RowsProgress(const char* label, std::size_t simulations, double ops, bool json)
+      : line_(label, "simulations", ops > 1e7 ? simulations : 0, json) {}
+  void simulated() { line_.update(++done_); }
+  std::size_t done() const { return done_; }
+  // Between parallel stretches: the count as if `n` were done.
+  void reach(std::size_t n) {
+    if (n <= done_) return;
+    done_ = n;
+    line_.update(n);
+  }
+
+ private:
+  Progress line_;
+  std::atomic<std::size_t> done_{0};
+};
+
 // Fits `rows` (sorted as fit_per_accelerator sorts them) by least squares: `free` maps a parameter
 // vector onto the efficiencies, starting from `start`. Every (set, row) is an independent
 // simulation: every core, each prediction at its own index, taken row by row (a row's sets one
 // after another) so that the sets of an expensive row go to different threads.
 FitResult fit_rows(const std::vector<const MeasuredRun*>& rows, const std::vector<double>& start,
-                   const std::function<Efficiency(const std::vector<double>&)>& free, unsigned jobs, double lo = 0.05,
-                   double hi = 1.0) {
+                   const std::function<Efficiency(const std::vector<double>&)>& free, RowsProgress& progress,
+                   unsigned jobs, double lo = 0.05, double hi = 1.0) {
   std::vector<double> measured;
   for (const MeasuredRun* r : rows) measured.push_back(r->value);
-  auto predict = [&rows, &free, jobs](const std::vector<std::vector<double>>& sets) {
+  const std::size_t end = progress.done() + rows.size() * fit_simulations(start.size());
+  auto predict = [&rows, &free, &progress, jobs](const std::vector<std::vector<double>>& sets) {
     std::vector<std::vector<double>> v(sets.size(), std::vector<double>(rows.size()));
     std::vector<Efficiency> e;
     for (const auto& p : sets) e.push_back(free(p));
     parallel_for(sets.size() * rows.size(), jobs, [&](std::size_t k) {
       const std::size_t row = k / sets.size(), set = k % sets.size();
       v[set][row] = predict_row(*rows[row], e[set]).value;
+      progress.simulated();
     });
     return v;
   };
-  return fit_log_least_squares(predict, measured, start, lo, hi, 12);
+  FitResult f = fit_log_least_squares(predict, measured, start, lo, hi, 12);
+  progress.reach(end);
+  return f;
 }
 
 // Fits one parameter (`one`, e.g. &Efficiency::experts) alone on `rows` from `start`, within
 // [lo, hi], every other held at `e`'s; returns the fit with `e` carrying the fitted value.
 FitResult fit_one(const std::vector<const MeasuredRun*>& rows, Efficiency& e, double Efficiency::*one, double start,
-                  double lo, double hi, unsigned jobs) {
+                  double lo, double hi, RowsProgress& progress, unsigned jobs) {
   if (rows.empty()) return {};
   const Efficiency held = e;
   FitResult f = fit_rows(
@@ -141,7 +189,7 @@ FitResult fit_one(const std::vector<const MeasuredRun*>& rows, Efficiency& e, do
         x.*one = p[0];
         return x;
       },
-      jobs, lo, hi);
+      progress, jobs, lo, hi);
   e.*one = f.params[0];
   return f;
 }
@@ -202,6 +250,47 @@ DenseFit parse_dense_fit(const std::vector<std::string>& names) {
   return d;
 }
 
+// The most a run simulates: every row once (check-against's prediction, calibrate's memory check),
+// and those `fitted` says once per fit step besides (fit_simulations of their stage's parameters:
+// the dense ones `dense` names, else one). Refuses, in the order given, the first row to fit past
+// kMaxFitRows (`fewer` says what to do) and the first row whose work takes the sum past --max-ops.
+struct RowsWork {
+  std::size_t simulations = 0;
+  double ops = 0;
+};
+RowsWork bound_rows_work(const std::vector<MeasuredRun>& rows, const std::function<bool(const MeasuredRun&)>& fitted,
+                         const DenseFit& dense, const char* fewer) {
+  RowsWork w;
+  std::size_t fits = 0;
+  const auto max_ops = static_cast<double>(budget().max_ops);
+  for (const MeasuredRun& r : rows) {
+    std::size_t simulations = 1;
+    if (fitted(r)) {
+      if (++fits > kMaxFitRows)
+        throw InputError(r.file, r.line, "fit",
+                         fmt::format("more than 1,000 rows to fit: each is simulated up to {} times (the validation "
+                                     "tables fit 1 to 52 rows); {}",
+                                     fit_simulations(dense.fitted.size()), fewer));
+      static_assert(kMaxFitRows == 1'000);
+      simulations += fit_simulations(fit_stage(r) == FitStage::Dense ? dense.fitted.size() : 1);
+    }
+    w.simulations += simulations;
+    w.ops += static_cast<double>(simulations) * job_step_ops_bound(r.spec.layout, r.spec.model.shape.layers);
+    if (w.ops > max_ops)
+      throw TooLargeError(
+          r.file, r.line, "",
+          fmt::format(
+              "too large: the rows up to this one need about {:.2g} simulated ops ({} simulations: each row "
+              "once{}), over --max-ops {} (10^9 by default: a minute or three on a core): give fewer or smaller "
+              "rows, or raise --max-ops",
+              w.ops, w.simulations,
+              fits > 0 ? fmt::format(", the {} to fit up to {} times more", fits, fit_simulations(dense.fitted.size()))
+                       : "",
+              budget().max_ops));
+  }
+  return w;
+}
+
 // What a dense fit could not pin down: the fitted parameters that ended at a bound of the fit (0.05
 // or 1) or moved more than twice or half the preset's value, said with how many rows fitted how many
 // parameters and what to do (empty when none). Fewer rows than parameters that the rows cannot fit
@@ -244,7 +333,7 @@ std::string undetermined(const std::vector<MeasuredRun>& rows, const DenseFit& d
 // against each other and the dense rows' fit (one Llama 3 row and four MoE-layer rows sent attention to
 // 0.18).
 std::map<std::string, FitResult> fit_per_accelerator(const std::vector<MeasuredRun>& rows, const DenseFit& dense_fit,
-                                                     unsigned jobs) {
+                                                     RowsProgress& progress, unsigned jobs) {
   std::map<std::string, std::vector<const MeasuredRun*>> by_hw;
   for (const auto& r : rows) by_hw[r.hw].push_back(&r);
   std::map<std::string, FitResult> out;
@@ -272,15 +361,15 @@ std::map<std::string, FitResult> fit_per_accelerator(const std::vector<MeasuredR
         for (std::size_t k = 0; k < p.size(); ++k) v[static_cast<std::size_t>(dense_fit.fitted[k])] = p[k];
         return eff_of(v);
       };
-      fits[0] = fit_rows(dense, start, free, jobs);
+      fits[0] = fit_rows(dense, start, free, progress, jobs);
       e = free(fits[0].params);
     }
     double Efficiency::*const block = moe_block_parameter(!dense.empty());
-    fits[1] = fit_one(moe, e, block, e.*block, 0.05, 1.0, jobs);
-    fits[2] = fit_one(fp8, e, &Efficiency::fp8, e.fp8, 0.05, 1.0, jobs);
-    fits[3] = fit_one(fp8_blockwise, e, &Efficiency::fp8_blockwise, e.fp8_blockwise, 0.05, 1.0, jobs);
+    fits[1] = fit_one(moe, e, block, e.*block, 0.05, 1.0, progress, jobs);
+    fits[2] = fit_one(fp8, e, &Efficiency::fp8, e.fp8, 0.05, 1.0, progress, jobs);
+    fits[3] = fit_one(fp8_blockwise, e, &Efficiency::fp8_blockwise, e.fp8_blockwise, 0.05, 1.0, progress, jobs);
     // A time from 1 us to 100 ms per pass, started at 1 ms where the preset has none.
-    fits[4] = fit_one(host, e, &Efficiency::moe_host, e.moe_host > 0 ? e.moe_host : 1e-3, 1e-6, 0.1, jobs);
+    fits[4] = fit_one(host, e, &Efficiency::moe_host, e.moe_host > 0 ? e.moe_host : 1e-3, 1e-6, 0.1, progress, jobs);
     // One result: the efficiencies, each row's residual in the order given, the rms over all.
     FitResult all;
     all.params = eff_vector(e, 4);
@@ -450,7 +539,7 @@ struct Calibrations {
   std::map<std::string, FitResult> fits;
   std::map<std::string, std::string> source;
 };
-Calibrations calibrate_rows(const std::vector<MeasuredRun>& rows, const CheckAgainstArgs& a) {
+Calibrations calibrate_rows(const std::vector<MeasuredRun>& rows, const CheckAgainstArgs& a, RowsProgress& progress) {
   Calibrations c;
   if (!a.efficiency.empty()) {
     const Efficiency given = parse_efficiencies(a.efficiency);
@@ -460,7 +549,7 @@ Calibrations calibrate_rows(const std::vector<MeasuredRun>& rows, const CheckAga
     for (const auto& r : rows)
       if (r.fit) fit_rows.push_back(r);
     const DenseFit dense_fit = parse_dense_fit(a.fit);
-    if (!fit_rows.empty()) c.fits = fit_per_accelerator(fit_rows, dense_fit, threads_for(a.jobs));
+    if (!fit_rows.empty()) c.fits = fit_per_accelerator(fit_rows, dense_fit, progress, threads_for(a.jobs));
     for (const auto& [hw, f] : c.fits) {
       c.eff[hw] = eff_of(f.params);
       // What the fit could not pin down, as calibrate says it.
@@ -537,14 +626,22 @@ void run_check_against(const CheckAgainstArgs& a) {
   check_output_path("--export", a.exported);
   const std::vector<std::size_t> chosen =
       a.exported.empty() ? std::vector<std::size_t>{} : select_rows(rows, a.files, a.rows);
-  const Calibrations cal = calibrate_rows(rows, a);
+  const bool fitting = a.efficiency.empty();
+  const RowsWork work = bound_rows_work(
+      rows, [fitting](const MeasuredRun& r) { return fitting && r.fit; }, parse_dense_fit(a.fit),
+      "mark fewer rows fit=1");
+  auto progress = std::make_unique<RowsProgress>("check-against", work.simulations, work.ops, a.json);
+  const Calibrations cal = calibrate_rows(rows, a, *progress);
   nlohmann::ordered_json out;
   std::string text;
   report_calibrations(cal, rows, !a.efficiency.empty(), text, out);
   // Every row is an independent simulation: every core, each at its own index.
   std::vector<RowPrediction> predicted(rows.size());
-  parallel_for(rows.size(), threads_for(a.jobs),
-               [&](std::size_t i) { predicted[i] = predict_row(rows[i], cal.eff.at(rows[i].hw)); });
+  parallel_for(rows.size(), threads_for(a.jobs), [&](std::size_t i) {
+    predicted[i] = predict_row(rows[i], cal.eff.at(rows[i].hw));
+    progress->simulated();
+  });
+  progress.reset();  // its line cleared before the report
   out["files"] = nlohmann::ordered_json::array();
   for (const auto& file : a.files) check_file(file, rows, predicted, text, out);
   if (a.json)
@@ -559,9 +656,13 @@ void run_check_against(const CheckAgainstArgs& a) {
 // Rows fitted that need more memory than the GPU has by stepsim's count ran all the same: those
 // runs kept less than stepsim's memory model does (check-against shows each row's figure), and a
 // user fitting their own runs should know which of them the model cannot place.
-void warn_rows_over_memory(const std::vector<MeasuredRun>& rows, const Efficiency& e, unsigned jobs) {
+void warn_rows_over_memory(const std::vector<MeasuredRun>& rows, const Efficiency& e, RowsProgress& progress,
+                           unsigned jobs) {
   std::vector<RowPrediction> p(rows.size());
-  parallel_for(rows.size(), jobs, [&](std::size_t i) { p[i] = predict_row(rows[i], e); });
+  parallel_for(rows.size(), jobs, [&](std::size_t i) {
+    p[i] = predict_row(rows[i], e);
+    progress.simulated();
+  });
   std::vector<std::string> over;
   for (std::size_t i = 0; i < rows.size(); ++i)
     if (!p[i].fits())
@@ -574,6 +675,82 @@ void warn_rows_over_memory(const std::vector<MeasuredRun>& rows, const Efficienc
       "keeps more than those runs did (their times are fitted as measured; check-against shows each row's)",
       over.size(), rows.size(), fmt::join(over.begin(), over.begin() + static_cast<std::ptrdiff_t>(shown), ", "),
       over.size() > shown ? fmt::format(" and {} more", over.size() - shown) : "");
+}
+
+struct CalibrateArgs {
+  std::vector<std::string> files;
+  std::string output;
+  bool fit_only = false;         // --fit-rows
+  std::vector<std::string> fit;  // --fit
+  unsigned jobs = 0;
+};
+
+// calibrate's table: each row measured, fitted and its residual, with what its stage fitted
+// (fit_per_accelerator) where the rows fit more than one.
+std::string fit_table(const std::vector<MeasuredRun>& rows, const FitResult& f) {
+  bool stages = false, dense = false;
+  for (const auto& r : rows) {
+    stages = stages || fit_stage(r) != fit_stage(rows.front());
+    dense = dense || fit_stage(r) == FitStage::Dense;
+  }
+  std::vector<Table::Column> cols = {{"row", false}, {"measured"}, {"fitted"}, {"residual"}};
+  if (stages) cols.push_back({"fits", false});
+  Table t(cols);
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    std::vector<std::string> cells = {rows[i].label,
+                                      fmt::format("{} {}", figure(rows[i].value), metric_unit(rows[i].metric)),
+                                      figure(rows[i].value * std::exp(f.residuals[i])),
+                                      fmt::format("{:+.1f}%", 100 * (std::exp(f.residuals[i]) - 1))};
+    if (stages) cells.emplace_back(fit_stage_name(fit_stage(rows[i]), dense));
+    t.add_row(cells);
+  }
+  return t.render();
+}
+
+void run_calibrate(const CalibrateArgs& a) {
+  reuse_freed_memory();  // a simulation per row and fit step, one after another
+  auto rows = read_all(a.files);
+  check_output_path("--output", a.output);
+  if (a.fit_only)
+    rows.erase(std::remove_if(rows.begin(), rows.end(), [](const MeasuredRun& r) { return !r.fit; }), rows.end());
+  if (rows.empty())
+    throw InputError(
+        a.files[0], 0, "fit",
+        a.fit_only ? "no rows to fit: --fit-rows fits only rows marked fit=1, and none is" : "no rows to fit");
+  std::string hw = rows.front().hw;
+  for (const auto& r : rows)
+    if (r.hw != hw)
+      throw InputError(r.file, r.line, "hw",
+                       fmt::format("rows of '{}' and '{}': calibrate one accelerator at a time", hw, r.hw));
+  const DenseFit dense_fit = parse_dense_fit(a.fit);
+  const RowsWork work = bound_rows_work(
+      rows, [](const MeasuredRun&) { return true; }, dense_fit,
+      "fit a sample: mark its rows fit=1 and give --fit-rows");
+  auto progress = std::make_unique<RowsProgress>("calibrate", work.simulations, work.ops, false);
+  const auto fits = fit_per_accelerator(rows, dense_fit, *progress, threads_for(a.jobs));
+  const FitResult& f = fits.at(hw);
+  ClusterSpec c = *find_cluster_preset(hw);
+  c.accelerator.efficiency = eff_of(f.params);
+  const std::string doubt =
+      undetermined(rows, dense_fit, find_cluster_preset(hw)->accelerator.efficiency, c.accelerator.efficiency);
+  if (!doubt.empty()) warn("{}", doubt);
+  warn_rows_over_memory(rows, c.accelerator.efficiency, *progress, threads_for(a.jobs));
+  progress.reset();  // its line cleared before the table
+  // The files the fitted rows came from (a file whose rows are all held out gave none).
+  std::string files_list;
+  for (const auto& x : a.files) {
+    const bool gave = std::any_of(rows.begin(), rows.end(), [&x](const MeasuredRun& r) { return r.file == x; });
+    if (gave) files_list += (files_list.empty() ? "" : ", ") + x;
+  }
+  const std::string yaml = format_hardware_yaml(
+      c, fmt::format(
+             "# Written by `stepsim calibrate`: {}'s efficiencies fitted to {} measured rows of {}\n"
+             "# (rms log residual {:.4f}, {} iterations). Use as job_step.hardware: {{file: THIS}} (add gpus: N).\n{}",
+             hw, rows.size(), files_list, f.rms, f.iterations, doubt.empty() ? "" : "# " + doubt + "\n"));
+  write_file(a.output, yaml);
+  // With the file on stdout (-o -), the fit's table goes to stderr: stdout stays the YAML alone.
+  fmt::print(a.output == "-" ? stderr : stdout, "calibration for {}: {}\n{}rms residual {:.2f}%\n", hw,
+             eff_text(c.accelerator.efficiency), fit_table(rows, f), 100 * f.rms);
 }
 
 }  // namespace
@@ -607,78 +784,17 @@ void add_check_against_command(CLI::App& app) {
 }
 
 void add_calibrate_command(CLI::App& app) {
-  auto files = std::make_shared<std::vector<std::string>>();
-  auto output = std::make_shared<std::string>();
-  auto fit_only = std::make_shared<bool>(false);
-  auto fit = std::make_shared<std::vector<std::string>>();
-  auto jobs = std::make_shared<unsigned>(0);
+  auto a = std::make_shared<CalibrateArgs>();
   auto* cmd = app.add_subcommand(
       "calibrate",
       "fit an accelerator's efficiency parameters (least squares) to measured runs and write a hardware "
       "file scenarios can use (job_step.hardware: {file: ...})");
-  cmd->add_option("files", *files, "CSV files of measured runs (columns as validation/*.csv)")->required();
-  cmd->add_option("-o,--output", *output, "hardware YAML to write ('-' = stdout)")->required();
-  cmd->add_flag("--fit-rows", *fit_only, "fit only the rows marked fit=1 (as check-against does)");
-  add_fit_option(cmd, *fit);
-  add_jobs_option(cmd, *jobs, "threads (default: every core); results do not depend on it");
-  cmd->callback([=] {
-    reuse_freed_memory();  // a simulation per row and fit step, one after another
-    auto rows = read_all(*files);
-    check_output_path("--output", *output);
-    if (*fit_only)
-      rows.erase(std::remove_if(rows.begin(), rows.end(), [](const MeasuredRun& r) { return !r.fit; }), rows.end());
-    if (rows.empty())
-      throw InputError(
-          (*files)[0], 0, "fit",
-          *fit_only ? "no rows to fit: --fit-rows fits only rows marked fit=1, and none is" : "no rows to fit");
-    std::string hw = rows.front().hw;
-    for (const auto& r : rows)
-      if (r.hw != hw)
-        throw InputError(r.file, r.line, "hw",
-                         fmt::format("rows of '{}' and '{}': calibrate one accelerator at a time", hw, r.hw));
-    const DenseFit dense_fit = parse_dense_fit(*fit);
-    const auto fits = fit_per_accelerator(rows, dense_fit, threads_for(*jobs));
-    const FitResult& f = fits.at(hw);
-    // Each row with what its stage fitted (fit_per_accelerator), where the rows fit more than one.
-    bool stages = false, dense = false;
-    for (const auto& r : rows) {
-      stages = stages || fit_stage(r) != fit_stage(rows.front());
-      dense = dense || fit_stage(r) == FitStage::Dense;
-    }
-    std::vector<Table::Column> cols = {{"row", false}, {"measured"}, {"fitted"}, {"residual"}};
-    if (stages) cols.push_back({"fits", false});
-    Table t(cols);
-    for (std::size_t i = 0; i < rows.size(); ++i) {
-      std::vector<std::string> cells = {rows[i].label,
-                                        fmt::format("{} {}", figure(rows[i].value), metric_unit(rows[i].metric)),
-                                        figure(rows[i].value * std::exp(f.residuals[i])),
-                                        fmt::format("{:+.1f}%", 100 * (std::exp(f.residuals[i]) - 1))};
-      if (stages) cells.emplace_back(fit_stage_name(fit_stage(rows[i]), dense));
-      t.add_row(cells);
-    }
-    ClusterSpec c = *find_cluster_preset(hw);
-    c.accelerator.efficiency = eff_of(f.params);
-    const std::string doubt =
-        undetermined(rows, dense_fit, find_cluster_preset(hw)->accelerator.efficiency, c.accelerator.efficiency);
-    if (!doubt.empty()) warn("{}", doubt);
-    warn_rows_over_memory(rows, c.accelerator.efficiency, threads_for(*jobs));
-    // The files the fitted rows came from (a file whose rows are all held out gave none).
-    std::string files_list;
-    for (const auto& x : *files) {
-      const bool gave = std::any_of(rows.begin(), rows.end(), [&x](const MeasuredRun& r) { return r.file == x; });
-      if (gave) files_list += (files_list.empty() ? "" : ", ") + x;
-    }
-    const std::string yaml = format_hardware_yaml(
-        c,
-        fmt::format(
-            "# Written by `stepsim calibrate`: {}'s efficiencies fitted to {} measured rows of {}\n"
-            "# (rms log residual {:.4f}, {} iterations). Use as job_step.hardware: {{file: THIS}} (add gpus: N).\n{}",
-            hw, rows.size(), files_list, f.rms, f.iterations, doubt.empty() ? "" : "# " + doubt + "\n"));
-    write_file(*output, yaml);
-    // With the file on stdout (-o -), the fit's table goes to stderr: stdout stays the YAML alone.
-    fmt::print(*output == "-" ? stderr : stdout, "calibration for {}: {}\n{}rms residual {:.2f}%\n", hw,
-               eff_text(c.accelerator.efficiency), t.render(), 100 * f.rms);
-  });
+  cmd->add_option("files", a->files, "CSV files of measured runs (columns as validation/*.csv)")->required();
+  cmd->add_option("-o,--output", a->output, "hardware YAML to write ('-' = stdout)")->required();
+  cmd->add_flag("--fit-rows", a->fit_only, "fit only the rows marked fit=1 (as check-against does)");
+  add_fit_option(cmd, a->fit);
+  add_jobs_option(cmd, a->jobs, "threads (default: every core); results do not depend on it");
+  cmd->callback([a] { run_calibrate(*a); });
 }
 
 }  // namespace stepsim::cli
