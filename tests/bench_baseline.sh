@@ -77,4 +77,22 @@ set -e
 [[ ! -e "$tmp/r3.json" ]] || fail "a refused bench left its -o file"
 cmp -s "$tmp/pipeline.baseline.json" "$baseline" && cmp -s "$tmp/pipeline.baseline.csv" bench/suites/pipeline.baseline.csv ||
   fail "a refused bench changed the baseline"
+# 6. An edited baseline's figures are refused at their key, not compared as if measured: a
+# negative step (it read as a 3e9 % regression), a bubble of -3, messages past an int (wrapped).
+set +e
+for edit in 'r[0]["step_time_ns"] = -5' 'r[1]["bubble_fraction"] = -3.0' 'r[2]["messages"]["forward"] = 2**40' \
+  'r[3]["peak_memory_bytes"][0] = 2**64' 'r[4]["step_time_ns"] = 1.5'; do
+  python3 -c 'import json, sys; j = json.load(open(sys.argv[1])); r = [x for x in j["results"] if x["status"] == "ok"]; exec(sys.argv[3]); json.dump(j, open(sys.argv[2], "w"))' \
+    "$baseline" "$tmp/edited.json" "$edit"
+  err=$("$stepsim" bench "$suite" --baseline "$tmp/edited.json" -o "$tmp/r4.json" -q 2>&1 >/dev/null)
+  rc=$?
+  case "$edit" in
+    *step_time_ns*) want="results\[[0-9]*\]\.step_time_ns: expected a whole number from 0 to 9223372036854775807" ;;
+    *bubble*) want="results\[[0-9]*\]\.bubble_fraction: expected a share from 0 to 1" ;;
+    *messages*) want="results\[[0-9]*\]\.messages\.forward: expected a whole number from 0 to 2147483647" ;;
+    *) want="results\[[0-9]*\]\.peak_memory_bytes: expected a whole number from 0 to 9223372036854775807" ;;
+  esac
+  [[ $rc == 2 && "$err" =~ ^error:\ $tmp/edited.json:\ $want$ ]] || fail "edited baseline ($edit): $rc $err"
+done
+set -e
 echo "bench baseline: ok"

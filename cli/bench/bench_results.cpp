@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <charconv>
 #include <cmath>
+#include <limits>
 #include <map>
 #include <set>
 
@@ -99,14 +100,23 @@ class JsonReader {
     if (!v.is_string()) fail(path + k, "expected a string");
     return v.get<std::string>();
   }
-  std::int64_t integer(const OrderedJson& j, const std::string& k, const std::string& path) const {
-    const auto& v = at(j, k, path);
-    if (!v.is_number_integer()) fail(path + k, "expected a whole number");
+  // A count or a time from `min` to `max`: an edited file's -5 ns step or 10^30 messages is
+  // refused here, not compared as if measured (nor wrapped by a narrowing cast).
+  std::int64_t integer(const OrderedJson& j, const std::string& k, const std::string& path, std::int64_t min = 0,
+                       std::int64_t max = std::numeric_limits<std::int64_t>::max()) const {
+    return whole(at(j, k, path), path + k, min, max);
+  }
+  std::int64_t whole(const OrderedJson& v, const std::string& key, std::int64_t min, std::int64_t max) const {
+    const bool too_big = v.is_number_unsigned() && v.get<std::uint64_t>() > static_cast<std::uint64_t>(max);
+    if (!v.is_number_integer() || too_big || v.get<std::int64_t>() < min || v.get<std::int64_t>() > max)
+      fail(key, fmt::format("expected a whole number from {} to {}", min, max));
     return v.get<std::int64_t>();
   }
-  double number(const OrderedJson& j, const std::string& k, const std::string& path) const {
+  // A share in [0, 1] (a bubble fraction).
+  double share(const OrderedJson& j, const std::string& k, const std::string& path) const {
     const auto& v = at(j, k, path);
-    if (!v.is_number()) fail(path + k, "expected a number");
+    if (!v.is_number() || !(v.get<double>() >= 0 && v.get<double>() <= 1))
+      fail(path + k, "expected a share from 0 to 1");
     return v.get<double>();
   }
   Settings settings(const OrderedJson& j, const std::string& k, const std::string& path) const {
@@ -331,21 +341,17 @@ BenchResults results_from_json(const std::string& text, const std::string& file)
     if (status == "ok") {
       r.status = VariantStatus::Ok;
       r.step_time = rd.integer(x, "step_time_ns", p);
-      r.bubble_fraction = rd.number(x, "bubble_fraction", p);
+      r.bubble_fraction = rd.share(x, "bubble_fraction", p);
       const auto& pm = rd.at(x, "peak_memory_bytes", p);
       const auto& pr = rd.at(x, "peak_resident", p);
       if (!pm.is_array() || !pr.is_array()) rd.fail(p + "peak_memory_bytes", "expected per-device lists");
-      for (const auto& b : pm) {
-        if (!b.is_number_integer()) rd.fail(p + "peak_memory_bytes", "expected whole numbers");
-        r.peak_memory.push_back(b.get<Bytes>());
-      }
-      for (const auto& b : pr) {
-        if (!b.is_number_integer()) rd.fail(p + "peak_resident", "expected whole numbers");
-        r.peak_resident.push_back(b.get<int>());
-      }
+      constexpr std::int64_t kInt = std::numeric_limits<int>::max();
+      for (const auto& b : pm)
+        r.peak_memory.push_back(rd.whole(b, p + "peak_memory_bytes", 0, std::numeric_limits<std::int64_t>::max()));
+      for (const auto& b : pr) r.peak_resident.push_back(static_cast<int>(rd.whole(b, p + "peak_resident", 0, kInt)));
       const auto& msg = rd.at(x, "messages", p);
-      r.forward_messages = static_cast<int>(rd.integer(msg, "forward", p + "messages."));
-      r.backward_messages = static_cast<int>(rd.integer(msg, "backward", p + "messages."));
+      r.forward_messages = static_cast<int>(rd.integer(msg, "forward", p + "messages.", 0, kInt));
+      r.backward_messages = static_cast<int>(rd.integer(msg, "backward", p + "messages.", 0, kInt));
     } else if (status == "skipped" || status == "failed") {
       r.status = status == "skipped" ? VariantStatus::Skipped : VariantStatus::Failed;
       r.reason = rd.str(x, "reason", p);
