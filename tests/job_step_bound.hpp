@@ -6,16 +6,17 @@
 
 namespace stepsim::test {
 
-// The busiest device's compute alone: m x (F + B + W) of the chunks it holds (DualPipe's two
-// copies share each stage's micro-batches), plus its optimizer.
+// The busiest device's compute alone: m x (F + B) of the chunks it holds, B split into I + W where
+// the schedule splits it (I without the contention of the TP collectives W would hide: less than
+// a full B's share; DualPipe's two copies share each stage's micro-batches), plus its optimizer.
 inline Time device_compute_bound(const JobStepRun& run) {
   Time best = 0;
   for (std::size_t d = 0; d < run.comm.device_chunks.size(); ++d) {
     Time t = run.comm.optimizer[d];
     for (int k : run.comm.device_chunks[d]) {
       const StageCost& c = run.comm.stages[static_cast<std::size_t>(k)];
-      t +=
-          run.result.microbatches * (c.forward + c.backward_input + c.backward_weight) / run.spec.layout.stage_copies();
+      const Time backward = run.plan.split_backward ? c.backward_input + c.backward_weight : c.backward;
+      t += run.result.microbatches * (c.forward + backward) / run.spec.layout.stage_copies();
     }
     best = std::max(best, t);
   }

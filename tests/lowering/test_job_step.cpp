@@ -454,6 +454,10 @@ TEST_CASE("the search's compute bound is below every schedule's step, and close 
     const Time bound = compute_bound(spec);
     CHECK(bound <= run.result.step_time);
     CHECK(static_cast<double>(bound) > 0.6 * static_cast<double>(run.result.step_time));
+    // No more than the busiest device's simulated compute: a split schedule's input gradients
+    // without the contention of the TP collectives its weight gradients would hide (tp 8 here).
+    REQUIRE(run.comm.chunks.front().deferred_weight_grad.gemm < 0);
+    CHECK(bound <= test::device_compute_bound(run));
   }
 }
 

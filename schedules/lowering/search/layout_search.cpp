@@ -61,12 +61,17 @@ Time compute_bound(const JobStepSpec& s) {
   const JobLayout& l = s.layout;
   const auto chunks = chunk_costs(s.model, l, s.cluster);
   const std::int64_t m = l.microbatches();
+  // A schedule that splits the backward runs its input gradients without the TP collectives'
+  // contention (LayerPasses::deferred_weight_grad): the less of the two bounds its compute.
+  const ScheduleFamily* family = find_schedule(l.schedule);
+  const bool split = l.zero < 3 && family && family->split_backward;
   Time best = 0;
   for (const auto& held : device_chunks(l)) {
     Time per_micro = 0;
     for (int k : held) {
       const auto& ch = chunks[static_cast<std::size_t>(k)];
-      per_micro += ns(ch.forward.compute()) + ns(ch.backward_input.compute()) + ns(ch.backward_weight.compute());
+      const PassSeconds input = split ? ch.backward_input + ch.deferred_weight_grad : ch.backward_input;
+      per_micro += ns(ch.forward.compute()) + ns(input.compute()) + ns(ch.backward_weight.compute());
     }
     const Time opt = ns(optimizer_seconds(l, s.cluster, held_parameters(held, chunks)));
     // DualPipe holds each stage twice and runs half of the micro-batches through each copy.
