@@ -38,8 +38,8 @@ if [[ "${STEPSIM_SANITIZED:-0}" != 1 ]]; then
   [[ $code == 0 ]] || fail "bench -j 1000000 under ulimit -v: exit $code ($err)"
   cmp -s "$tmp/two.json" "$tmp/many.json" || fail "bench -j 1000000: other results"
   run bash -c "ulimit -v 1500000; exec $stepsim plan scenarios/design-case.yaml --sweep cards=8:256:8 \
-    --sweep efficiency=20%:60%:1% --csv -j 4294967295"
-  [[ $code == 0 && "$(wc -l <<<"$out")" == 1313 ]] || fail "plan --sweep -j 4294967295 under ulimit -v: exit $code ($err)"
+    --sweep efficiency=20%:60%:1% --csv -j 2147483647"
+  [[ $code == 0 && "$(wc -l <<<"$out")" == 1313 ]] || fail "plan --sweep -j 2147483647 under ulimit -v: exit $code ($err)"
   "$stepsim" job scenarios/job-design-48.yaml --runs 300 -j 2 --json >"$tmp/job2.json" 2>/dev/null || fail "job -j 2"
   run bash -c "ulimit -v 1500000; exec $stepsim job scenarios/job-design-48.yaml --runs 300 -j 1024 --json"
   [[ $code == 0 && "$out" == "$(cat "$tmp/job2.json")" ]] || fail "job -j 1024 under ulimit -v: exit $code ($err)"
@@ -140,7 +140,7 @@ expect 2 "pipeline.microbatches: too large: about 1.3e+02 ops and 51.5 KB of mem
 run_capped "$stepsim" run $sc --max-memory=10KB
 expect 2 "over --max-memory 10.0 KB: make it smaller or raise --max-memory"
 run_capped "$stepsim" run $sc --max-ops 0
-expect 2 "--max-ops: '0' is not a count of at least 1"
+expect 2 "--max-ops: must be at least 1 (got 0)"
 run_capped "$stepsim" run $sc --max-ops 1000 --json
 [[ $code == 0 ]] || fail "a scenario within --max-ops failed: $err"
 # The op limit behind the estimates: a graph never holds more ops than the budget (the RL loop

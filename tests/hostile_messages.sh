@@ -129,6 +129,29 @@ for args in "run" "run --bogus x" "job scenarios/job-1024.yaml --runs abc" "job 
   run "$stepsim" $args
   expect_shape 2 "error: *"
 done
+# An empty output name: refused before any work, at its option (it ran the fit and then exited 1,
+# or wrote a file named ".csv" beside the merged JSON, or fell back to the default name).
+cp bench/suites/pipeline.baseline.json "$tmp/shard.json"
+for args in "calibrate validation/megascale_megatron.csv --fit-rows -o" "plan scenarios/design-case.yaml -o" \
+  "export-schedule scenarios/book-pipeline.yaml -o" "bench merge $tmp/shard.json -o" \
+  "bench bench/suites/pipeline.yaml -o" "bench bench/suites/pipeline.yaml --csv" \
+  "bench bench/suites/pipeline.yaml --baseline" "search scenarios/search-design-desk.yaml --shard 0/2 -o"; do
+  # shellcheck disable=SC2086
+  run "$stepsim" $args ""
+  option=${args##* }
+  [[ $option == -o ]] && option=--output
+  expect_shape 2 "error: *: $option: an empty file name: give a file name (*"
+done
+[[ ! -e .csv && ! -e "$tmp/.csv" ]] || fail "an empty --output left a file named .csv"
+# Budget options: in the words of every count option, and given once.
+run "$stepsim" --max-ops 15t run scenarios/book-pipeline.yaml
+expect 2 "error: --max-ops: '15t' is not a whole number (a count's suffixes are K, M, B and T, in capitals)"
+run "$stepsim" --max-ops 10 --max-ops 1e9 run scenarios/book-pipeline.yaml
+expect 2 "error: --max-ops: given twice: give it once"
+# A command's thread option is named as CLI11 names it (job's -j is --jobs, as elsewhere).
+run "$stepsim" job scenarios/job-1024.yaml -j -1
+expect 2 "error: job: --jobs: must be at least 0 (got -1) (\`stepsim job --help\` lists the options)"
+
 # An output that is the scenario being read (by any name) would replace it: refused before the run,
 # the scenario untouched; an empty output name would write nothing, silently: refused too.
 cp scenarios/job-fsdp-8.yaml "$tmp/own.yaml"

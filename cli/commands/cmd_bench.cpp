@@ -199,7 +199,10 @@ void run_bench(const BenchArgs& a) {
   results.results = run_variants(
       prepared, jobs, [&](std::size_t done, const VariantResult& r) { progress.update(done, r); },
       [&](std::size_t i, const VariantResult& r) { rows[i] = result_rows(r); });
-  progress.finish(prepared.size(), std::min<unsigned>(jobs, std::max<std::size_t>(1, prepared.size())));
+  // The threads parallel_for made (it caps them at twice the cores), not those asked for.
+  progress.finish(prepared.size(), std::min<unsigned>({jobs, max_threads(),
+                                                       static_cast<unsigned>(std::max<std::size_t>(
+                                                           1, std::min<std::size_t>(prepared.size(), 1u << 20)))}));
 
   const std::string wins = write_results(results, rows, json_path, baseline_copy, csv_path, jobs, !sharded);
   if (!wins.empty()) fmt::print("{}\n", wins);
@@ -246,9 +249,11 @@ void add_bench_command(CLI::App& app) {
       app.add_subcommand("bench", "run a schedule-variant suite (cross product of axes) and compare to a baseline");
   cmd->require_subcommand(0, 1);
   cmd->add_option("suite", a->suite, "suite YAML file (base scenario + axes), e.g. bench/suites/pipeline.yaml");
-  cmd->add_option("-o,--output", a->output, "result JSON (default: NAME-results.json, or NAME-shard-I-of-N.json)");
-  cmd->add_option("--csv", a->csv, "result CSV (default: the JSON path with .csv)");
-  cmd->add_option("--baseline", a->baseline, "compare with an earlier result JSON; exit 4 listing regressions");
+  cmd->add_option("-o,--output", a->output, "result JSON (default: NAME-results.json, or NAME-shard-I-of-N.json)")
+      ->check(file_name());
+  cmd->add_option("--csv", a->csv, "result CSV (default: the JSON path with .csv)")->check(file_name());
+  cmd->add_option("--baseline", a->baseline, "compare with an earlier result JSON; exit 4 listing regressions")
+      ->check(file_name());
   cmd->add_flag("--write-baseline", a->write_baseline,
                 "write the results to the suite's 'baseline' file (and its CSV next to it) to accept them");
   cmd->add_option("--shard", a->shard, "run variants I, I+N, I+2N, ... only (I/N, I from 0); join with 'bench merge'");
@@ -259,9 +264,10 @@ void add_bench_command(CLI::App& app) {
   auto m = std::make_shared<MergeArgs>();
   auto* merge = cmd->add_subcommand("merge", "join the result files of shards (--shard I/N) into one");
   merge->add_option("files", m->files, "shard result JSON files")->required();
-  merge->add_option("-o,--output", m->output, "merged result JSON")->required();
-  merge->add_option("--csv", m->csv, "merged result CSV (default: the JSON path with .csv)");
-  merge->add_option("--baseline", m->baseline, "compare the merged results with a baseline; exit 4 on regressions");
+  merge->add_option("-o,--output", m->output, "merged result JSON")->required()->check(file_name());
+  merge->add_option("--csv", m->csv, "merged result CSV (default: the JSON path with .csv)")->check(file_name());
+  merge->add_option("--baseline", m->baseline, "compare the merged results with a baseline; exit 4 on regressions")
+      ->check(file_name());
   merge->add_flag("--allow-partial", m->allow_partial, "write and succeed even if some variants are missing");
   merge->callback([m] { run_merge(*m); });
 

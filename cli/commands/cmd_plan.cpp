@@ -243,7 +243,7 @@ void add_plan_command(CLI::App& app) {
   add_jobs_option(cmd, a->jobs, "threads for --sweep (default: every core); results do not depend on it");
   cmd->add_flag("--json", a->json, "print JSON instead of tables");
   cmd->add_flag("--csv", a->csv, "with --sweep: print CSV, one row per combination");
-  cmd->add_option("-o,--output", a->out, "write to this file instead of stdout");
+  cmd->add_option("-o,--output", a->out, "write to this file instead of stdout")->check(file_name());
   cmd->add_option("--html", a->html,
                   "also write a self-contained HTML report to this file: memory per card against capacity, completion "
                   "against the deadline, the tables; with --sweep, a heat map of the verdicts")

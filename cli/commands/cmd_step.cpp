@@ -109,7 +109,7 @@ void add_output_args(CLI::App* cmd, OutputArgs& a, const char* json_help) {
       ->check(file_beside_report());
   auto* gantt = cmd->add_flag("--gantt", a.gantt, "print the timeline as a text Gantt chart instead of the table");
   gantt->excludes(json);
-  add_count_option(cmd, "--width", a.width, 0, std::numeric_limits<int>::max(),
+  add_count_option(cmd, "--width", a.width, 1, std::numeric_limits<int>::max(),
                    "columns of the --gantt chart (default: $COLUMNS, the terminal's, or 100)")
       ->needs(gantt);
 }
@@ -230,7 +230,7 @@ void add_export_schedule_command(CLI::App& app) {
                                  "write the scenario's schedule as CSV in PyTorch's notation (one row per device)");
   add_scenario_args(cmd, *args);
   cmd->add_option("--schedule", *schedule, "schedule to export (overrides pipeline.schedule)");
-  cmd->add_option("-o,--output", *out, "CSV file to write ('-' = stdout, the default)");
+  cmd->add_option("-o,--output", *out, "CSV file to write ('-' = stdout, the default)")->check(file_name());
   cmd->callback([=] {
     const auto sets = with_schedule(args->file, args->sets, *schedule);
     const Scenario sc = load(args->file, sets);

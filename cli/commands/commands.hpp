@@ -35,6 +35,14 @@ std::string overview(const CLI::App& app);
 // line: "error: ..." with a did-you-mean where a name was mistyped, on stderr; returns the exit code.
 int report_usage_error(const CLI::App& app, const CLI::ParseError& e);
 
+// The check of an option naming a file to write: an empty name would write nothing, or a file
+// named ".csv" beside it, after the work (refused before it, as file_beside_report refuses it).
+inline CLI::Validator file_name() {
+  return CLI::Validator(
+      [](const std::string& path) { return path.empty() ? std::string("an empty file name: give a file name") : ""; },
+      "FILE");
+}
+
 // The check of an option that writes a file beside the command's report (--trace, --html, --csv): "-"
 // would put it on standard output, into the report; an empty name would write nothing, silently.
 inline CLI::Validator file_beside_report() {
@@ -92,7 +100,8 @@ template <class T>
 CLI::Option* add_count_option(CLI::App* cmd, const std::string& names, T& out, std::int64_t min, std::int64_t max,
                               const std::string& description) {
   static_assert(std::is_integral_v<T>);
-  const std::string shown = names.substr(names.rfind(',') + 1);  // the long name, as CLI11 names it
+  const std::size_t long_name = names.find("--");  // the first long name, as CLI11 names the option
+  const std::string shown = names.substr(long_name, names.find(',', long_name) - long_name);
   auto read = [&out, shown, min, max](const std::string& text) {
     std::string error;
     const auto v = whole_number(text, min, max, error);
@@ -102,12 +111,12 @@ CLI::Option* add_count_option(CLI::App* cmd, const std::string& names, T& out, s
   return cmd->add_option_function<std::string>(names, read, description)->type_name(min < 0 ? "INT" : "UINT");
 }
 
-// The thread count of a command that runs in parallel: 0 (the default) takes every core; more
-// threads than parallel_for makes are allowed and capped there.
+// The thread count of a command that runs in parallel: 0 (the default) takes every core; up to
+// 2^31 - 1 in every command, capped where the threads are made (parallel_for: twice the cores).
 template <class T>
 CLI::Option* add_jobs_option(CLI::App* cmd, T& jobs, const std::string& description,
                              const std::string& names = "-j,--jobs") {
-  return add_count_option(cmd, names, jobs, 0, std::numeric_limits<T>::max(), description);
+  return add_count_option(cmd, names, jobs, 0, std::numeric_limits<int>::max(), description);
 }
 
 // Removes the global flags (--verbose, --quiet) wherever they stand before a lone "--", so that

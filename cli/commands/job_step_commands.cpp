@@ -790,7 +790,7 @@ void add_calibrate_command(CLI::App& app) {
       "fit an accelerator's efficiency parameters (least squares) to measured runs and write a hardware "
       "file scenarios can use (job_step.hardware: {file: ...})");
   cmd->add_option("files", a->files, "CSV files of measured runs (columns as validation/*.csv)")->required();
-  cmd->add_option("-o,--output", a->output, "hardware YAML to write ('-' = stdout)")->required();
+  cmd->add_option("-o,--output", a->output, "hardware YAML to write ('-' = stdout)")->required()->check(file_name());
   cmd->add_flag("--fit-rows", a->fit_only, "fit only the rows marked fit=1 (as check-against does)");
   add_fit_option(cmd, a->fit);
   add_jobs_option(cmd, a->jobs, "threads (default: every core); results do not depend on it");

@@ -376,7 +376,7 @@ void add_search_command(CLI::App& app) {
       ->check(file_beside_report());
   cmd->add_option("--shard", a->shard,
                   "search candidates I, I+N, I+2N, ... only (I/N, I from 0); join with 'search merge'");
-  cmd->add_option("-o,--output", a->output, "shard result JSON (default: NAME-shard-I-of-N.json)");
+  cmd->add_option("-o,--output", a->output, "shard result JSON (default: NAME-shard-I-of-N.json)")->check(file_name());
   cmd->add_flag("--no-bound", a->no_bound,
                 "simulate every layout that fits, even those whose compute alone is slower than the best");
   add_export_options(cmd, a->exported);

@@ -45,7 +45,7 @@ std::string size_text(double bytes) {
 std::int64_t parse_count(const std::string& option, const std::string& text) {
   std::string error;
   const auto v = whole_number(text, 1, INT64_MAX, error);  // 2000000, 2e6 or 2M
-  if (!v) throw InputError(option, 0, "", fmt::format("'{}' is not a count of at least 1", text));
+  if (!v) throw InputError(option, 0, "", error);          // in the words of every count option
   return *v;
 }
 
@@ -89,12 +89,19 @@ void take_budget_flags(std::vector<std::string>& args) {
       kept.insert(kept.end(), args.begin() + static_cast<std::ptrdiff_t>(i), args.end());
       break;
     }
-    if (auto v = option_value(args, i, "--max-ops"))
+    // Given twice, one would be dropped silently: refused, as a repeated count option is.
+    const auto once = [](const auto& seen, const char* option) {
+      if (seen) throw InputError(option, 0, "", "given twice: give it once");
+    };
+    if (auto v = option_value(args, i, "--max-ops")) {
+      once(ops, "--max-ops");
       ops = parse_count("--max-ops", *v);
-    else if (auto m = option_value(args, i, "--max-memory"))
+    } else if (auto m = option_value(args, i, "--max-memory")) {
+      once(memory, "--max-memory");
       memory = parse_memory("--max-memory", *m);
-    else
+    } else {
       kept.push_back(args[i]);
+    }
   }
   args = std::move(kept);
   Budget b = budget();
