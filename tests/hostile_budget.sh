@@ -95,9 +95,9 @@ expect 2 "error: --set: job.card_mtbf: interruptions (every 60.7 s on average) c
 # blamed, with why (it was blamed at job.runs, the line the user had not touched). The memory is run
 # 0's record at its bound (run0_record_bytes), not its events.
 run_capped "$stepsim" job scenarios/job-1024.yaml --set job.restore=2d
-expect 2 "error: --set: job.restore: too large: about 6e+09 ops and 7.3 MB of memory, over --max-ops 1000000000 for the runs: interruptions (every 7.90 h on average) come faster than a checkpoint segment of 2.01 d completes (about 4.5e+02 tries each); save more often, or fewer runs"
+expect 2 "error: --set: job.restore: too large: about 8.1e+09 ops and 7.3 MB of memory, over --max-ops 1000000000 for the runs: interruptions (every 7.90 h on average) come faster than a checkpoint segment of 2.01 d completes (about 4.5e+02 tries each); save more often, or fewer runs"
 run_capped "$stepsim" job scenarios/job-1024.yaml --set job.runs=100000000
-expect 2 "error: --set: job.runs: too large: about 1.4e+12 ops"
+expect 2 "error: --set: job.runs: too large: about 1.9e+12 ops"
 # A plan's batch past what an int counts: the cards it keeps busy stay an int (they had wrapped
 # negative: "keep at most -2147483648 busy", blamed at a case), and the simulation its shape asks
 # for is blamed at the batch --set changed.

@@ -202,9 +202,16 @@ refused "error: --set: search.checkpoint.storage: unknown key; this section call
 cmp -s "$tmp/h1.json" "$tmp/h2.json" || fail "'2 hours' is not 2h"
 # Where one run fits but not the runs asked for, the runs are named (it blamed job.steps).
 run "$stepsim" job scenarios/job-1024.yaml --runs 1000000
-refused "error: --runs: too large: about 1.4e+10 ops and 350.6 KB of memory, over --max-ops 1000000000: fewer runs, or raise --max-ops"
+refused "error: --runs: too large: about 1.9e+10 ops and 350.6 KB of memory, over --max-ops 1000000000: fewer runs, or raise --max-ops"
 run "$stepsim" job scenarios/job-1024.yaml --set job.runs=1000000
-refused "error: --set: job.runs: too large: about 1.4e+10 ops"
+refused "error: --set: job.runs: too large: about 1.9e+10 ops"
+# The estimate counts each compared interval's own segments (a shorter interval: more events),
+# and each run's share of the guard is by the longest pass: 50K runs (7e8 events estimated, 1.3e9
+# at 70K) run where they used to stop at run 0's even share, blamed on job.cards.
+"$stepsim" job scenarios/job-1024.yaml --runs 50K -j 2 --json >"$tmp/50k.json" || fail "--runs 50K"
+python3 -c 'import json,sys; assert json.load(open(sys.argv[1]))["runs"] == 50000' "$tmp/50k.json" || fail "--runs 50K: runs"
+run "$stepsim" job scenarios/job-1024.yaml --runs 70K
+refused "error: --runs: too large: about 1.3e+09 ops and 350.6 KB of memory, over --max-ops 1000000000: fewer runs, or raise --max-ops"
 # A seed is a whole number below 2^63, read as given (CLI11 saturated 2^64 and more to 2^63 - 1,
 # every such seed the same runs, and printed its range's 309 digits for -1), as every count option
 # reads one (whole_number: 4096, 2.2e12, 15T).

@@ -75,26 +75,53 @@ void analyse_input(const Scenario& sc, const JobScenario& job, JobAnalysis& a) {
   }
 }
 
-// The events of every run, estimated before any is simulated (step segments between saves, and
-// interruptions: work x rate), the memory of the one run recorded, and the per-run work guard
-// from the same budget: a run that takes far more events than expected (failures faster than
-// segments complete) stops at its share.
-void check_job_budget(const Scenario& sc, JobSpec& spec, int runs, std::size_t sweeps) {
+// A job's events, estimated before any run is simulated: its checkpoint segments (at rate r a
+// segment of length L is tried e^(rL) times on average: exponential gaps), the interruptions,
+// and the events of one run at the job's interval, of the longest pass (a compared interval is
+// shorter: more segments), and of every pass (each run at each interval, and the run recorded).
+struct JobEvents {
+  double segments = 0, segment_ns = 0, rate = 0, tries = 0, interruptions = 0;
+  double per_run = 0, largest = 0, all_passes = 0;
+};
+JobEvents estimate_job_events(const JobSpec& spec, int runs, const std::vector<std::int64_t>& sweep) {
+  JobEvents e;
   const double work = static_cast<double>(spec.profile.total());
   const double steps = static_cast<double>(spec.profile.steps());
   // At least one: an interval longer than the job is one segment of the job's length.
-  const double segments =
-      spec.checkpoint.every_steps > 0 ? std::max(1.0, steps / static_cast<double>(spec.checkpoint.every_steps)) : 1;
-  double rate = 0;  // interruptions per ns
-  if (spec.card_mtbf > 0) rate += static_cast<double>(spec.cards) / static_cast<double>(spec.card_mtbf);
-  if (spec.rollback_interval > 0) rate += 1.0 / static_cast<double>(spec.rollback_interval);
-  // A segment (its steps, its save, the restore before it) must pass without an interruption:
-  // at rate r a segment of length L is tried e^(rL) times on average (exponential gaps), so its
-  // interruptions are e^(rL) - 1, not the rL of the work alone.
-  const double segment_ns = work / segments + static_cast<double>(spec.checkpoint.pause() + spec.restore);
-  const double tries = rate * segment_ns;
-  const double interruptions = std::max(work * rate, segments * std::expm1(std::min(tries, 700.0)));
-  const double passes = static_cast<double>(runs) * static_cast<double>(1 + sweeps) + 1;
+  const auto segments_of = [steps](std::int64_t every) {
+    return every > 0 ? std::max(1.0, steps / static_cast<double>(every)) : 1.0;
+  };
+  if (spec.card_mtbf > 0) e.rate += static_cast<double>(spec.cards) / static_cast<double>(spec.card_mtbf);
+  if (spec.rollback_interval > 0) e.rate += 1.0 / static_cast<double>(spec.rollback_interval);
+  // A segment (its steps, its save, the restore before it) must pass without an interruption.
+  const auto segment_ns_of = [&](double n) {
+    return work / n + static_cast<double>(spec.checkpoint.pause() + spec.restore);
+  };
+  const auto interruptions_of = [&](double n) {
+    return std::max(work * e.rate, n * std::expm1(std::min(e.rate * segment_ns_of(n), 700.0)));
+  };
+  const auto events_of = [&](double n) { return 2 * n + 2 * interruptions_of(n) + 1; };
+  e.segments = segments_of(spec.checkpoint.every_steps);
+  e.segment_ns = segment_ns_of(e.segments);
+  e.tries = e.rate * e.segment_ns;
+  e.interruptions = interruptions_of(e.segments);
+  e.per_run = e.largest = events_of(e.segments);
+  double one_of_each = e.per_run;
+  for (const std::int64_t every : sweep) {
+    one_of_each += events_of(segments_of(every));
+    e.largest = std::max(e.largest, events_of(segments_of(every)));
+  }
+  e.all_passes = static_cast<double>(runs) * one_of_each + e.per_run;
+  return e;
+}
+
+// The events of every run (estimate_job_events), the memory of the one run recorded, and the
+// per-run work guard from the same budget: a run that takes far more events than expected
+// (failures faster than segments complete) stops at its share.
+void check_job_budget(const Scenario& sc, JobSpec& spec, int runs, const std::vector<std::int64_t>& sweep) {
+  const JobEvents ev = estimate_job_events(spec, runs, sweep);
+  const double segments = ev.segments, segment_ns = ev.segment_ns, rate = ev.rate, tries = ev.tries;
+  const double interruptions = ev.interruptions, largest = ev.largest, all_passes = ev.all_passes;
   const std::string key = interruptions <= segments ? "job.steps"
                           : tries > 1               ? (spec.card_mtbf > 0 ? "job.card_mtbf" : "job.rollback_every")
                           : spec.card_mtbf > 0      ? "job.cards"
@@ -106,7 +133,7 @@ void check_job_budget(const Scenario& sc, JobSpec& spec, int runs, std::size_t s
       std::min(run0_record_bytes(), (4 * segments + 4 * interruptions + 1) *
                                         static_cast<double>(sizeof(JobEvent) + 2 * sizeof(std::pair<Time, int>)));
   const Reader root(sc.source, sc.source->root, "");
-  const double per_run = 2 * segments + 2 * interruptions + 1;
+  const double per_run = ev.per_run;
   // Blamed where the rate comes from: the failures (the cards or their MTBF, whichever --set
   // changed, else the MTBF) or the rollbacks, whichever come more often; or a segment --set made
   // long (its interval, its restore) where --set changed no rate.
@@ -136,8 +163,8 @@ void check_job_budget(const Scenario& sc, JobSpec& spec, int runs, std::size_t s
   // Where one run would fit, the runs are what is too many: `--runs` (or `job.runs`), not the job;
   // unless --set made the segments retried (a restore of days: `--set job.restore=2d`), which is
   // then what is blamed, with why.
-  if (over_budget(2 * per_run, recorded, 0).empty() && !over_budget(per_run * passes, recorded, 0).empty()) {
-    const std::string why = over_budget(per_run * passes, recorded, 0);
+  if (over_budget(2 * largest, recorded, 0).empty() && !over_budget(all_passes, recorded, 0).empty()) {
+    const std::string why = over_budget(all_passes, recorded, 0);
     if (tries > 1 && set.count(rate_key))
       fail_too_large(root, rate_key,
                      fmt::format("too large: {} for the runs: {}; save more often, or fewer runs", why, retried()));
@@ -145,9 +172,12 @@ void check_job_budget(const Scenario& sc, JobSpec& spec, int runs, std::size_t s
     if (root.child("job").has("runs") && runs == sc.job->runs) fail_too_large(root, "job.runs", message);
     throw TooLargeError("--runs", 0, "", message);
   }
-  check_budget(root, key, per_run * passes, recorded, 0);
-  spec.max_events =
-      std::max<std::int64_t>(1000, static_cast<std::int64_t>(static_cast<double>(budget().max_ops) / passes));
+  check_budget(root, key, all_passes, recorded, 0);
+  // Each run's guard: its share of the budget by the estimate of the longest pass (a run at the
+  // shortest interval compared), so that a run within its estimate never trips it; past it, a run
+  // whose failures outrun the estimate stops.
+  spec.max_events = std::max<std::int64_t>(
+      1000, static_cast<std::int64_t>(static_cast<double>(budget().max_ops) * largest / all_passes));
 }
 
 // The checkpoint interval in steps: given in steps, as a duration, or Young's optimum for this
@@ -223,7 +253,7 @@ JobAnalysis analyse_job(const Scenario& sc, int runs, std::uint64_t seed, int th
   std::vector<std::int64_t> sweep;
   for (Time t : job.compare) sweep.push_back(steps_per_interval(t, a.step_time));
 
-  check_job_budget(sc, a.spec, runs, sweep.size());
+  check_job_budget(sc, a.spec, runs, sweep);
   const int total = runs * (1 + static_cast<int>(sweep.size()));
   std::atomic<int> done{0};
   auto tick = [&](int) {
