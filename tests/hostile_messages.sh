@@ -226,7 +226,17 @@ run timeout 20 "$stepsim" run scenarios/book-pipeline.yaml --trace "$tmp/fifo"
 expect 2 "error: $tmp/fifo: a FIFO that no process reads: start its reader first"
 cat "$tmp/fifo" >"$tmp/from-fifo.json" &
 reader=$!
-timeout 20 "$stepsim" run scenarios/book-pipeline.yaml --trace "$tmp/fifo" >/dev/null
+# The reader may not have opened the FIFO yet (a loaded machine): stepsim then refuses it as
+# above, and is run again, so that the test never waits on a reader no writer will come to.
+wrote=0
+for _ in $(seq 50); do
+  if timeout 20 "$stepsim" run scenarios/book-pipeline.yaml --trace "$tmp/fifo" >/dev/null 2>&1; then
+    wrote=1
+    break
+  fi
+  sleep 0.2
+done
+[[ $wrote == 1 ]] || { kill "$reader" 2>/dev/null; fail "a trace into a FIFO with a reader"; }
 wait "$reader"
 python3 -c "import json, sys; json.load(open(sys.argv[1]))" "$tmp/from-fifo.json" || fail "the FIFO's trace is not JSON"
 # A link is written through (its target), not replaced by a file; a dangling one makes its target.
