@@ -1,5 +1,6 @@
 // stepsim: a discrete-event simulator of LLM training steps. See README.md and docs/cli.md.
 #include <algorithm>
+#include <new>
 
 #include <fmt/format.h>
 #include <CLI/CLI.hpp>
@@ -60,6 +61,10 @@ int exit_code_of_current_exception(const CLI::App& app) {
   } catch (const GraphError& e) {
     fmt::print(stderr, "error: the schedule cannot run: {}\n", cli::printable(e.what()));
     return 3;
+  } catch (const std::bad_alloc&) {  // past what the host allows (cli::out_of_memory says whose fault)
+    const cli::OutOfMemory oom = cli::out_of_memory();
+    fmt::print(stderr, "error: {}\n", oom.message);
+    return oom.exit_code;
   } catch (const std::exception& e) {
     fmt::print(stderr, "error: {}\n", cli::printable(e.what()));
     return 1;

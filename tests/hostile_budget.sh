@@ -40,6 +40,10 @@ if [[ "${STEPSIM_SANITIZED:-0}" != 1 ]]; then
   run bash -c "ulimit -v 1500000; exec $stepsim plan scenarios/design-case.yaml --sweep cards=8:256:8 \
     --sweep efficiency=20%:60%:1% --csv -j 2147483647"
   [[ $code == 0 && "$(wc -l <<<"$out")" == 1313 ]] || fail "plan --sweep -j 2147483647 under ulimit -v: exit $code ($err)"
+  # A --max-memory raised past what the process may allocate: the allocation that fails is said
+  # as that, exit 2 (it ended in "error: std::bad_alloc", exit 1).
+  run bash -c "ulimit -v 1500000; exec $stepsim run $sc --max-memory 100TB --set pipeline.microbatches=5e7"
+  expect 2 "error: out of memory: --max-memory 100.0 TB is more than this process may allocate (1.5 GB: the memory, or ulimit -v): lower it, or make the scenario smaller"
   "$stepsim" job scenarios/job-design-48.yaml --runs 300 -j 2 --json >"$tmp/job2.json" 2>/dev/null || fail "job -j 2"
   run bash -c "ulimit -v 1500000; exec $stepsim job scenarios/job-design-48.yaml --runs 300 -j 1024 --json"
   [[ $code == 0 && "$out" == "$(cat "$tmp/job2.json")" ]] || fail "job -j 1024 under ulimit -v: exit $code ($err)"

@@ -78,6 +78,17 @@ std::int64_t default_max_memory() {
   return static_cast<std::int64_t>(mem / 2);
 }
 
+OutOfMemory out_of_memory() {
+  const auto limit = static_cast<double>(default_max_memory()) * 2;
+  const std::int64_t asked = budget().max_memory;
+  if (asked > default_max_memory())
+    return {2, fmt::format("out of memory: --max-memory {} is more than this process may allocate ({}: the memory, "
+                           "or ulimit -v): lower it, or make the scenario smaller",
+                           size_text(static_cast<double>(asked)), size_text(limit))};
+  return {1, fmt::format("out of memory within --max-memory {} (an estimate fell short: please report it)",
+                         size_text(static_cast<double>(asked)))};
+}
+
 const Budget& budget() { return current(); }
 void set_budget(const Budget& b) { current() = b; }
 

@@ -30,6 +30,14 @@ inline constexpr std::int64_t kMaxInputBytes = std::int64_t{64} << 20;
 
 // Half the machine's physical memory, or half of `ulimit -v` when that is lower.
 std::int64_t default_max_memory();
+// A std::bad_alloc, said: a --max-memory raised past what this process may allocate (the memory,
+// or ulimit -v) is the input's fault (exit 2); within the default (half of that) an estimate fell
+// short (exit 1, a bug to report).
+struct OutOfMemory {
+  int exit_code = 1;
+  std::string message;
+};
+OutOfMemory out_of_memory();
 // Input-pipeline and RL workers are each simulated (their queues, pauses, batches): a million is
 // far past any loader or rollout fleet.
 inline constexpr std::int64_t kMaxWorkers = 1'000'000;
