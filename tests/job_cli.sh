@@ -221,6 +221,14 @@ run "$stepsim" job scenarios/job-1024.yaml --seed abc --runs 2
 refused "error: job: --seed: 'abc' is not a whole number"
 run "$stepsim" job scenarios/job-1024.yaml --seed 99999999999999999999 --runs 2
 refused "error: job: --seed: '99999999999999999999' is too large (at most 9223372036854775807)"
+# A save or a commit that outlasts the time between interruptions: saving more often would not
+# help, so the save is blamed (it was the MTBF, "save more often"): a sync save's 1000-day commit
+# record before any run, an async snapshot that never commits after run 0 gives up.
+run "$stepsim" job scenarios/job-1024.yaml --set job.card_mtbf=1h --set job.checkpoint.commit=1000d --runs 20
+refused "error: --set: job.checkpoint.commit: interruptions (every 3.5 s on average) come faster than a checkpoint segment of 1000.01 d completes (more than 1e15 tries each): a save's pause (1000.00 d) and the restore (2.0 min) alone take longer: no run would finish within --max-ops 1000000000; shorten them, or use fewer cards"
+run "$stepsim" job scenarios/job-async-save.yaml --set job.card_mtbf=1h --set job.cards=10 --set job.steps=100000 \
+  --set job.checkpoint.commit=1000d --runs 20
+refused "error: --set: job.checkpoint.commit: run 0 has not finished after 422.9 days (40 steps done): a snapshot counts once written and committed, 1000.00 d after its capture, no sooner than the 6.0 min between interruptions on average: none counts; shorten the commit record (or the write), or use fewer cards"
 # Count options take a count's forms: --runs 2K is --runs 2000, --seed 1e3 is --seed 1000.
 "$stepsim" job scenarios/job-1024.yaml --runs 2K --seed 1e3 -j 1 --json >"$tmp/runs-2k.json"
 "$stepsim" job scenarios/job-1024.yaml --runs 2000 --seed 1000 -j 1 --json >"$tmp/runs-2000.json"

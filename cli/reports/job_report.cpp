@@ -115,6 +115,57 @@ JobEvents estimate_job_events(const JobSpec& spec, int runs, const std::vector<s
   return e;
 }
 
+// No run would finish: the segments are retried past the budget. Where a save's pause and the
+// restore alone outlast the time between interruptions, saving more often does not help: they are
+// blamed (the longest of them); else the rate's key, with "save more often".
+[[noreturn]] void refuse_unfinished(const Reader& root, const JobSpec& spec, double rate, const std::string& rate_key,
+                                    const std::string& retried) {
+  const CheckpointSpec& ck = spec.checkpoint;
+  // The keys --set changed say which the user is trying: a rate (cards, MTBF, rollbacks) set
+  // alone keeps the blame at the rate.
+  const auto any = [&root](std::initializer_list<const char*> keys) {
+    return std::any_of(keys.begin(), keys.end(), [&root](const char* k) { return root.overridden(k); });
+  };
+  const bool fixed_set = any(
+      {"job.checkpoint.commit", "job.checkpoint.storage", "job.checkpoint.size", "job.checkpoint.copy", "job.restore"});
+  const bool rate_set = any({"job.cards", "job.card_mtbf", "job.rollback_every"});
+  if (rate * static_cast<double>(ck.pause() + spec.restore) >= 1 && (fixed_set || !rate_set)) {
+    const bool sync = ck.mode == SaveMode::Sync;
+    const std::string key = spec.restore >= ck.pause()             ? "job.restore"
+                            : sync && ck.commit >= ck.write_time() ? "job.checkpoint.commit"
+                            : sync                                 ? "job.checkpoint.storage"
+                                                                   : "job.checkpoint.copy";
+    fail_too_large(root, key,
+                   fmt::format("{}: a save's pause ({}) and the restore ({}) alone take longer: no run would finish "
+                               "within --max-ops {}; shorten them, or use fewer cards",
+                               retried, span(ck.pause()), span(spec.restore), budget().max_ops));
+  }
+  fail_too_large(root, rate_key,
+                 fmt::format("{}: no run would finish within --max-ops {}; save more often or use fewer cards", retried,
+                             budget().max_ops));
+}
+
+// A run that never finished (JobCannotFinish), blamed where it comes from: a snapshot that
+// becomes durable no sooner than the next interruption, else the interruptions' rate.
+[[noreturn]] void refuse_cannot_finish(const Scenario& sc, const JobSpec& spec, const JobCannotFinish& e) {
+  const Time gap = spec.card_mtbf > 0 ? spec.job_mtbf() : spec.rollback_interval;
+  // An async snapshot counts once written and committed: where that takes longer than the time
+  // between interruptions none ever counts, and saving more often does not help (the message
+  // said so, blamed on the MTBF).
+  const CheckpointSpec& ck = spec.checkpoint;
+  const Time durable = ck.mode == SaveMode::Async ? time_add(ck.write_time(), ck.commit, "a snapshot's commit") : 0;
+  if (durable > 0 && durable >= gap)
+    sc.fail(ck.commit >= ck.write_time() ? "job.checkpoint.commit" : "job.checkpoint.storage",
+            fmt::format("{}: a snapshot counts once written and committed, {} after its capture, no sooner than "
+                        "the {} between interruptions on average: none counts; shorten the commit record (or the "
+                        "write), or use fewer cards",
+                        e.what(), span(durable), span(gap)));
+  const std::string key = spec.card_mtbf > 0 ? "job.card_mtbf" : "job.rollback_every";
+  sc.fail(key, fmt::format("{}: interruptions (every {} on average) come faster than checkpoint segments "
+                           "complete; save more often or use fewer cards",
+                           e.what(), span(spec.card_mtbf > 0 ? spec.job_mtbf() : spec.rollback_interval)));
+}
+
 // The events of every run (estimate_job_events), the memory of the one run recorded, and the
 // per-run work guard from the same budget: a run that takes far more events than expected
 // (failures faster than segments complete) stops at its share.
@@ -156,10 +207,7 @@ void check_job_budget(const Scenario& sc, JobSpec& spec, int runs, const std::ve
   };
   // Retried segments past the budget: no run would finish, said before any is simulated (a run
   // used to find out after its share of the work guard, seconds later).
-  if (tries > 1 && !over_budget(per_run, recorded, 0).empty())
-    fail_too_large(root, rate_key,
-                   fmt::format("{}: no run would finish within --max-ops {}; save more often or use fewer cards",
-                               retried(), budget().max_ops));
+  if (tries > 1 && !over_budget(per_run, recorded, 0).empty()) refuse_unfinished(root, spec, rate, rate_key, retried());
   // Where one run would fit, the runs are what is too many: `--runs` (or `job.runs`), not the job;
   // unless --set made the segments retried (a restore of days: `--set job.restore=2d`), which is
   // then what is blamed, with why.
@@ -272,12 +320,7 @@ JobAnalysis analyse_job(const Scenario& sc, int runs, std::uint64_t seed, int th
                    fmt::format("too large: {} (the work guard: --max-ops {} shared by the runs): make it smaller or "
                                "raise --max-ops",
                                e.what(), budget().max_ops));
-  } catch (const JobCannotFinish& e) {
-    const std::string key = a.spec.card_mtbf > 0 ? "job.card_mtbf" : "job.rollback_every";
-    sc.fail(key, fmt::format("{}: interruptions (every {} on average) come faster than checkpoint segments "
-                             "complete; save more often or use fewer cards",
-                             e.what(), span(a.spec.card_mtbf > 0 ? a.spec.job_mtbf() : a.spec.rollback_interval)));
-  }
+  } catch (const JobCannotFinish& e) { refuse_cannot_finish(sc, a.spec, e); }
   if (!sweep.empty()) {
     std::vector<double> taus, overheads;
     for (const auto& p : a.sweep) {
