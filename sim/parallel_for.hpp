@@ -18,6 +18,11 @@ inline unsigned all_cores() { return std::max(1u, std::thread::hardware_concurre
 // (`-j 1000000` under `ulimit -v 1500000` left the simulations none).
 inline unsigned max_threads() { return std::min(2 * all_cores(), 1024u); }
 
+// The threads parallel_for makes for n pieces of work on up to `jobs`: what a report names.
+inline unsigned threads_for_work(std::size_t n, unsigned jobs) {
+  return static_cast<unsigned>(std::clamp<std::size_t>(n, 1, std::clamp(jobs, 1u, max_threads())));
+}
+
 // Runs work(i) for every i in [0, n) on up to `jobs` threads (the calling thread among them),
 // each taking the next unclaimed index; work(i) writes its result at index i, so the results
 // are the same whatever the thread count. An exception from work(i) does not end its thread:
@@ -34,7 +39,7 @@ void parallel_for(std::size_t n, unsigned jobs, F&& work) {
       } catch (...) { errors[i] = std::current_exception(); }
     }
   };
-  const unsigned threads = static_cast<unsigned>(std::clamp<std::size_t>(n, 1, std::clamp(jobs, 1u, max_threads())));
+  const unsigned threads = threads_for_work(n, jobs);
   std::vector<std::thread> pool;
   pool.reserve(threads - 1);
   for (unsigned t = 1; t < threads; ++t) {

@@ -200,9 +200,7 @@ void run_bench(const BenchArgs& a) {
       prepared, jobs, [&](std::size_t done, const VariantResult& r) { progress.update(done, r); },
       [&](std::size_t i, const VariantResult& r) { rows[i] = result_rows(r); });
   // The threads parallel_for made (it caps them at twice the cores), not those asked for.
-  progress.finish(prepared.size(), std::min<unsigned>({jobs, max_threads(),
-                                                       static_cast<unsigned>(std::max<std::size_t>(
-                                                           1, std::min<std::size_t>(prepared.size(), 1u << 20)))}));
+  progress.finish(prepared.size(), threads_for_work(prepared.size(), jobs));
 
   const std::string wins = write_results(results, rows, json_path, baseline_copy, csv_path, jobs, !sharded);
   if (!wins.empty()) fmt::print("{}\n", wins);

@@ -36,19 +36,18 @@ std::string overview(const CLI::App& app);
 int report_usage_error(const CLI::App& app, const CLI::ParseError& e);
 
 // The check of an option naming a file to write: an empty name would write nothing, or a file
-// named ".csv" beside it, after the work (refused before it, as file_beside_report refuses it).
-inline CLI::Validator file_name() {
-  return CLI::Validator(
-      [](const std::string& path) { return path.empty() ? std::string("an empty file name: give a file name") : ""; },
-      "FILE");
+// named ".csv" beside it, after the work (refused before it).
+inline std::string empty_file_name(const std::string& path) {
+  return path.empty() ? "an empty file name: give a file name" : "";
 }
+inline CLI::Validator file_name() { return CLI::Validator(empty_file_name, "FILE"); }
 
 // The check of an option that writes a file beside the command's report (--trace, --html, --csv): "-"
 // would put it on standard output, into the report; an empty name would write nothing, silently.
 inline CLI::Validator file_beside_report() {
   return CLI::Validator(
       [](const std::string& path) {
-        if (path.empty()) return std::string("an empty file name: give a file name");
+        if (path.empty()) return empty_file_name(path);
         return path == "-" ? std::string("'-' would write it into the report on standard output: give a file name")
                            : std::string();
       },
