@@ -16,8 +16,16 @@ namespace stepsim {
 // tensor (delayed or current scaling, TE's default), cuBLAS's FP8 GEMM. Blockwise: one per 128 x 128
 // block of a weight and per 1 x 128 of an activation (DeepSeek-V3 report sec. 3.3.1-3.3.2), whose
 // kernels rescale partial sums as they accumulate: on Hopper a slower GEMM (docs/job.md, "The FP8
-// GEMMs' shares").
-enum class Fp8Recipe : std::uint8_t { Tensorwise, Blockwise };
+// GEMMs' shares"). Mx (MXFP8): one power-of-two (E8M0) factor per 32 consecutive values, scaled
+// inside Blackwell's tensor cores (Transformer Engine's MXFP8BlockScaling, compute capability 10.0
+// on; OCP Microscaling Formats specification v1.0).
+enum class Fp8Recipe : std::uint8_t { Tensorwise, Blockwise, Mx };
+
+// The GPU's generation, for what its FP8 tensor cores take. Ada and Hopper run FP8 GEMMs in the
+// "TN" layout only (cuBLASLt's FP8 requirement), so a weight used both ways keeps a transposed
+// FP8 copy too; Blackwell runs any layout (Transformer Engine's is_non_tn_fp8_gemm_supported:
+// compute capability 10.0 on) and scales MXFP8 blocks in hardware. Ampere has no FP8.
+enum class GpuArchitecture : std::uint8_t { Ampere, Ada, Hopper, Blackwell };
 
 // The achieved fractions of peak the cost model applies (models/layer_costs.hpp). Defaults are
 // uncalibrated guesses; `stepsim calibrate` fits them to measured runs (models/calibration.hpp).
@@ -38,16 +46,19 @@ struct Efficiency {
   // dense GEMMs' efficiency (1: as dense). Fitted only on MoE rows (docs/job.md, the MoE block).
   double experts = 1.0;
   // GEMMs run in FP8 (layout fp8): this share of their BF16 efficiency at the FP8 peak (1: twice
-  // the BF16 rate), `fp8` with tensorwise scaling, `fp8_blockwise` with blockwise. Each fitted only
-  // on FP8 rows of its recipe (docs/job.md, "The FP8 GEMMs' shares").
+  // the BF16 rate), `fp8` with tensorwise scaling, `fp8_blockwise` with blockwise, `fp8_mx` with
+  // MXFP8. Each fitted only on FP8 rows of its recipe (docs/job.md, "The FP8 GEMMs' shares").
   double fp8 = 1.0;
   double fp8_blockwise = 1.0;
+  double fp8_mx = 1.0;  // MXFP8 (Blackwell), fitted only on its rows as the other two
   // Seconds of host time each pass of an MoE layer's block exposes (forward, its recompute,
   // backward): its device-to-host synchronizations (the dispatch's token counts, the grouped
   // GEMM's splits) leave the GPU waiting while the host issues what follows. 0: hidden (CUDA
   // graphs, a sync-free MoE). Fitted only on MoE rows of whole steps (docs/job.md).
   double moe_host = 0;
-  double fp8_share(Fp8Recipe r) const { return r == Fp8Recipe::Blockwise ? fp8_blockwise : fp8; }
+  double fp8_share(Fp8Recipe r) const {
+    return r == Fp8Recipe::Blockwise ? fp8_blockwise : r == Fp8Recipe::Mx ? fp8_mx : fp8;
+  }
   bool operator==(const Efficiency&) const = default;
 };
 
@@ -72,6 +83,7 @@ struct AcceleratorSpec {
   Bytes usable_memory = 0;  // what training may use (CUDA context, NCCL buffers, fragmentation off)
   Efficiency efficiency;
   GemmTiling tiling;
+  GpuArchitecture architecture = GpuArchitecture::Hopper;
   bool operator==(const AcceleratorSpec&) const = default;
 };
 
@@ -113,6 +125,9 @@ struct ClusterSpec {
 // and network (one NIC per GPU, 200/400 Gbit/s).
 const ClusterSpec* find_cluster_preset(std::string_view name);
 std::vector<std::string> cluster_preset_names();
+
+// Whether FP8 GEMMs need a weight's transposed FP8 copy beside it (Ada, Hopper: TN-only GEMMs).
+bool fp8_needs_transpose(GpuArchitecture a);
 
 // Bytes/s per GPU a group's traffic can run at, and the per-step latency: inside one node the
 // fabric, across nodes the NICs, divided by the oversubscription of the highest tier the group

@@ -15,6 +15,7 @@ struct ScaleBlock {
 };
 inline constexpr ScaleBlock kActivationBlock{1, 128};  // DeepSeek-V3: activations, 1 x 128
 inline constexpr ScaleBlock kWeightBlock{128, 128};    // DeepSeek-V3: weights, 128 x 128
+inline constexpr ScaleBlock kMxBlock{1, 32};           // MXFP8 (OCP MX v1.0): 32 values, one E8M0 scale
 
 // Scale factors of an [M, K] tensor: ceil(M / block rows) x ceil(K / block cols).
 std::int64_t scale_factor_count(std::int64_t m, std::int64_t k, ScaleBlock block);

@@ -67,7 +67,7 @@ double zero3_buffer_bytes(const JobModel& m, const JobLayout& l) {
 // FSDP2 requantizes the gathered weight there: linear.py, TE issue 2681): one layer's.
 Bytes fp8_weight_copies(const JobModel& m, const JobLayout& l, const std::vector<int>& held,
                         const std::vector<ChunkCost>& chunks) {
-  const double per_weight = fp8_weight_copy_bytes(l);
+  const double per_weight = chunks.empty() ? 0 : chunks.front().fp8_copy_bytes;
   if (per_weight <= 0) return 0;
   double weights = 0;
   if (l.zero >= 3) {
@@ -104,10 +104,14 @@ Bytes analytic_activations(const JobLayout& l, int device, const std::vector<int
 }
 }  // namespace
 
-double fp8_weight_copy_bytes(const JobLayout& l) {
+double fp8_weight_copy_bytes(const JobLayout& l, GpuArchitecture arch) {
   if (!l.fp8) return 0;
-  if (l.fp8_recipe == Fp8Recipe::Blockwise) return 2 * block_scaled_bytes_per_element(kWeightBlock);
-  return 2;
+  switch (l.fp8_recipe) {
+    case Fp8Recipe::Blockwise: return 2 * block_scaled_bytes_per_element(kWeightBlock);
+    case Fp8Recipe::Mx: return 2 * block_scaled_bytes_per_element(kMxBlock, 1, 1);
+    case Fp8Recipe::Tensorwise: break;
+  }
+  return fp8_needs_transpose(arch) ? 2 : 1;
 }
 
 std::vector<JobMemory> job_memory_by_rank(const JobModel& m, const JobLayout& l, const std::vector<ChunkCost>& chunks,

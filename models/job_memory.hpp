@@ -56,16 +56,20 @@ std::int64_t chunks_in_flight(const JobLayout& l, int device = 0);
 // forward to its backward, which follows at once.
 std::int64_t zero3_kept_at_rerun(const JobModel& m, const JobLayout& l);
 // Bytes per weight of a linear module (ChunkCost::gemm_weights) that FP8 GEMMs keep beside the
-// weights, 0 without `fp8`. Transformer Engine casts each linear module's weight once a step and
-// caches it across the step's micro-batches (Megatron-Core's TE modules pass is_first_microbatch:
-// TransformerEngineBaseModule.get_weight_workspace keeps it in _fp8_workspaces, refreshed on a
-// step's first micro-batch), with the column-wise copy the backward's input-gradient GEMM reads
-// (the weight quantizer's columnwise usage while grad is enabled): Float8Tensor's _data and
-// _transpose, 1 + 1 B, where cuBLAS's FP8 GEMM takes only the TN layout (Hopper and Ada:
-// is_non_tn_fp8_gemm_supported is false below compute capability 10.0), one FP32 scale-inverse
-// per tensor; blockwise, Float8BlockwiseQTensor's row-wise and column-wise data, each with an
-// FP32 scale per 128 x 128 block (DeepSeek-V3 report sec. 3.3.1): 2 x (1 + 4 / 16,384) B.
-double fp8_weight_copy_bytes(const JobLayout& l);
+// weights on a GPU of `arch`, 0 without `fp8`. Transformer Engine casts each linear module's weight
+// once a step and caches it across the step's micro-batches (Megatron-Core's TE modules pass
+// is_first_microbatch: TransformerEngineBaseModule.get_weight_workspace keeps it in
+// _fp8_workspaces, refreshed on a step's first micro-batch), with the column-wise copy the
+// backward's input-gradient GEMM reads (the weight quantizer's columnwise usage while grad is
+// enabled). Tensorwise: Float8Tensor's _data, 1 B, one FP32 scale-inverse per tensor, and its
+// _transpose, 1 B more, only where cuBLAS's FP8 GEMM takes the TN layout alone (Ada and Hopper:
+// is_non_tn_fp8_gemm_supported is false below compute capability 10.0; Blackwell reads _data
+// either way). Blockwise: Float8BlockwiseQTensor's row-wise and column-wise data, each with an
+// FP32 scale per 128 x 128 block (DeepSeek-V3 report sec. 3.3.1): 2 x (1 + 4 / 16,384) B. MXFP8:
+// MXFP8Tensor's row-wise and column-wise data, each scaled along its own rows in 1 x 32 blocks
+// with a 1-byte E8M0 scale (a transpose would put the blocks across the wrong dimension, so the
+// column-wise copy is quantized apart on every architecture): 2 x (1 + 1 / 32) B.
+double fp8_weight_copy_bytes(const JobLayout& l, GpuArchitecture arch);
 // The most loaded pipeline rank (the largest total; the lowest rank on ties): its weights,
 // gradients and optimizer state from the chunks it holds, its activations, its buffers (the
 // LM head's FP32 logits where the head is; ZeRO-3's gathered weights and a gather's gradients;

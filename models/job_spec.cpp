@@ -94,10 +94,28 @@ std::optional<CpComm> cp_comm_from_name(std::string_view name) {
 
 const char* ep_dispatch_name(EpDispatch d) { return d == EpDispatch::PerNode ? "per_node" : "all_to_all"; }
 
-const char* fp8_recipe_name(Fp8Recipe r) { return r == Fp8Recipe::Blockwise ? "blockwise" : "tensorwise"; }
+const char* architecture_name(GpuArchitecture a) {
+  switch (a) {
+    case GpuArchitecture::Ampere: return "ampere";
+    case GpuArchitecture::Ada: return "ada";
+    case GpuArchitecture::Hopper: return "hopper";
+    case GpuArchitecture::Blackwell: return "blackwell";
+  }
+  return "";
+}
+
+std::optional<GpuArchitecture> architecture_from_name(std::string_view name) {
+  const GpuArchitecture all[] = {GpuArchitecture::Ampere, GpuArchitecture::Ada, GpuArchitecture::Hopper,
+                                 GpuArchitecture::Blackwell};
+  return named_value(name, all, architecture_name);
+}
+
+const char* fp8_recipe_name(Fp8Recipe r) {
+  return r == Fp8Recipe::Blockwise ? "blockwise" : r == Fp8Recipe::Mx ? "mxfp8" : "tensorwise";
+}
 
 std::optional<Fp8Recipe> fp8_recipe_from_name(std::string_view name) {
-  const Fp8Recipe all[] = {Fp8Recipe::Tensorwise, Fp8Recipe::Blockwise};
+  const Fp8Recipe all[] = {Fp8Recipe::Tensorwise, Fp8Recipe::Blockwise, Fp8Recipe::Mx};
   return named_value(name, all, fp8_recipe_name);
 }
 

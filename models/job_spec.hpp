@@ -28,8 +28,10 @@ enum class JobRecompute : std::uint8_t { None, Selective, Full, Op };
 // for a name that is none of them.
 const char* recompute_name(JobRecompute r);
 std::optional<JobRecompute> recompute_from_name(std::string_view name);
-const char* fp8_recipe_name(Fp8Recipe r);  // tensorwise, blockwise
+const char* fp8_recipe_name(Fp8Recipe r);  // tensorwise, blockwise, mxfp8
 std::optional<Fp8Recipe> fp8_recipe_from_name(std::string_view name);
+const char* architecture_name(GpuArchitecture a);  // ampere, ada, hopper, blackwell
+std::optional<GpuArchitecture> architecture_from_name(std::string_view name);
 // Megatron-Core's selective recompute modules (--recompute-modules; recompute: selective): each
 // drops what its module keeps for the backward and reruns its forward there. Bits of a set.
 enum RecomputeModule : std::uint8_t {

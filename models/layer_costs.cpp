@@ -5,6 +5,7 @@
 #include <iterator>
 #include <stdexcept>
 
+#include "models/job_memory.hpp"
 #include "sim/checked.hpp"
 
 namespace stepsim {
@@ -770,6 +771,7 @@ std::vector<ChunkCost> chunk_costs(const JobModel& m, const JobLayout& l, const 
   for (int k = 0; k < chunks; ++k) {
     ChunkCost ch = stack.layers(first_layer, counts[static_cast<std::size_t>(k)]);
     first_layer += ch.layers;
+    ch.fp8_copy_bytes = fp8_weight_copy_bytes(l, a.architecture);
     ch.first = k == 0;
     ch.last = k == chunks - 1;
     const double h = static_cast<double>(m.shape.hidden), V = static_cast<double>(m.shape.vocab);

@@ -62,6 +62,9 @@ struct ChunkCost {
   // Of parameters, the weights of the chunk's linear modules, what FP8 GEMMs compute with
   // (LayerWork::gemm_weights by layer, and a prediction module's projection).
   std::int64_t gemm_weights = 0;
+  // Bytes per such weight of the FP8 GEMMs' cached copies on this accelerator (0 without FP8;
+  // models/job_memory.hpp, fp8_weight_copy_bytes).
+  double fp8_copy_bytes = 0;
   Bytes activation = 0;  // kept per micro-batch until its backward
 };
 

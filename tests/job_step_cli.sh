@@ -190,8 +190,55 @@ run "$stepsim" check-against "$tmp/a100-fp8.csv"
 [[ $code == 2 && "$err" == "error: $tmp/a100-fp8.csv:11: fp8: a100-sxm-80gb has no FP8 tensor cores (no FP8 peak): its GEMMs run in BF16 only" ]] ||
   fail "fp8 on A100 in a CSV row: exit $code: $err"
 run "$stepsim" run scenarios/job-deepseek-v3-2048xh800.yaml --set job_step.layout.fp8_recipe=rowwise
-[[ $code == 2 && "$err" == *"job_step.layout.fp8_recipe: unknown fp8_recipe 'rowwise' (tensorwise or blockwise)" ]] ||
+[[ $code == 2 && "$err" == *"job_step.layout.fp8_recipe: unknown fp8_recipe 'rowwise' (tensorwise, blockwise or mxfp8)" ]] ||
   fail "fp8_recipe rowwise: exit $code: $err"
+# FP8 on Blackwell (docs/job.md "FP8 on Blackwell"): Llama 3.1 405B on 128 B200 as NeMo runs it,
+# tensorwise beside MXFP8 and BF16, at the B200 calibration (measured 661 and 624 tokens/s per GPU).
+"$stepsim" compare scenarios/job-llama31-405b-fp8-128xb200.yaml >"$tmp/b200.txt"
+fig "base 6.302 s +0.0% 650 36.5% 150.5 / 167.0 yes 8.7% 0.31 s (PP 0.05 DP/ZeRO 0.26)" "$tmp/b200.txt"
+fig "mxfp8 6.578 s +4.4% 623 34.9% 163.1 / 167.0 yes 8.4% 0.31 s (PP 0.05 DP/ZeRO 0.26)" "$tmp/b200.txt"
+fig "bf16 7.675 s +21.8% 534 59.9% 151.6 / 167.0 yes 7.6% 0.31 s (PP 0.05 DP/ZeRO 0.25)" "$tmp/b200.txt"
+"$stepsim" run scenarios/job-llama31-405b-fp8-128xb200.yaml --set job_step.layout.fp8_recipe=mxfp8 \
+  --set 'job_step.variants={}' --json >"$tmp/b200-mx.json"
+python3 - "$tmp/b200-mx.json" <<'PY' || fail "MXFP8 on B200: JSON"
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert d["layout"]["fp8_recipe"] == "mxfp8", d["layout"]
+# Blackwell keeps no transpose for tensorwise (1 B a weight); MXFP8 a row-wise and a column-wise
+# copy with an E8M0 scale per 32 values (2 x 33 / 32 B): the same weights, 2.0625x the bytes.
+PY
+"$stepsim" run scenarios/job-llama31-405b-fp8-128xb200.yaml --json >"$tmp/b200-cs.json"
+python3 - "$tmp/b200-cs.json" "$tmp/b200-mx.json" <<'PY' || fail "FP8 weight copies on B200"
+import json, sys
+cs, mx = (json.load(open(f))["memory_bytes"]["fp8_weight_copies"] for f in sys.argv[1:])
+assert cs > 0 and mx * 32 == cs * 66, (cs, mx)
+PY
+# MXFP8 needs Blackwell: refused on an H100 at its key, in a scenario and in a measured run's row.
+run "$stepsim" run scenarios/job-llama3-70b-fp8-64xh100.yaml --set job_step.layout.fp8_recipe=mxfp8
+[[ $code == 2 && "$err" == "error: --set: job_step.layout.fp8_recipe: mxfp8 needs Blackwell's block-scaled tensor cores (b200); h100-sxm is hopper: tensorwise or blockwise would run" ]] ||
+  fail "mxfp8 on H100: exit $code: $err"
+sed '22s/,b200,8,/,h100-sxm,8,/' validation/nemo_llama3_b200_fp8.csv | sed '23s/,b200,8,/,h100-sxm,8,/' >"$tmp/mx-h100.csv"
+run "$stepsim" check-against "$tmp/mx-h100.csv"
+[[ $code == 2 && "$err" == "error: $tmp/mx-h100.csv:23: fp8_recipe: mxfp8 needs Blackwell's block-scaled tensor cores (b200); h100-sxm is hopper: tensorwise or blockwise would run" ]] ||
+  fail "mxfp8 on H100 in a CSV row: exit $code: $err"
+# An accelerator's architecture can be set over its preset's (a B200 told it is a Hopper keeps
+# the transposes and refuses MXFP8); an unknown one is refused at its key.
+hopper=(--set 'job_step.hardware={preset: b200, gpus: 128, accelerator: {architecture: hopper}}')
+run "$stepsim" run scenarios/job-llama31-405b-fp8-128xb200.yaml "${hopper[@]}" --set 'job_step.variants={}' \
+  --set job_step.layout.fp8_recipe=mxfp8
+[[ $code == 2 && "$err" == *"b200 is hopper: tensorwise or blockwise would run" ]] || fail "architecture hopper: $code $err"
+run "$stepsim" run scenarios/job-llama31-405b-fp8-128xb200.yaml \
+  --set 'job_step.hardware={preset: b200, gpus: 128, accelerator: {architecture: volta}}'
+[[ $code == 2 && "$err" == *"job_step.hardware.accelerator.architecture: unknown architecture 'volta' (ampere, ada, hopper or blackwell)" ]] ||
+  fail "architecture volta: $code $err"
+"$stepsim" run scenarios/job-llama31-405b-fp8-128xb200.yaml "${hopper[@]}" --set 'job_step.variants={}' --json \
+  >"$tmp/b200-hopper.json"
+python3 - "$tmp/b200-cs.json" "$tmp/b200-hopper.json" <<'PY' || fail "architecture hopper: transposes"
+import json, sys
+bw, hop = (json.load(open(f))["memory_bytes"]["fp8_weight_copies"] for f in sys.argv[1:])
+assert hop == 2 * bw, (bw, hop)
+PY
+
 # The Llama-70B job and its tp-overlap variant as measured-runs CSV rows (column overlap_tp);
 # overlap_tp without sp is refused at the row and column.
 cols="src,tbl,model,L,h,heads,kv,head_dim,ffn,vocab,seq,mlp,tied,hw,ngpu,tp,pp,dp,vpp,sched,mbs,gbs,recomp,sp,zero"

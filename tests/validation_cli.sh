@@ -154,6 +154,29 @@ assert [round(r[n]["predicted"], 1) for n in (17, 21, 60)] == [405.4, 841.0, 418
 print("MPT tables ok")
 PY
 
+# B200 (Megatron-Bridge's DGX-B200 rows, docs/job.md "FP8 on Blackwell"): the tensorwise and the
+# MXFP8 shares fitted on one 8B row each (2 of 8), the 405B rows (TP 4, CP 2, PP 8 x VP 8, DP 2)
+# and the other container's held out within 5 % mean and 10 % max, ranking kept; every run fits
+# (the 405B MXFP8 run, with its row-wise and column-wise weight copies, at 163.1 of 167 GiB).
+"$stepsim" check-against validation/nemo_llama3_b200_fp8.csv --json >"$tmp/b200.json"
+"$stepsim" check-against validation/nemo_llama3_b200_fp8.csv >"$tmp/b200.txt"
+python3 - "$tmp/b200.json" <<'PY' || fail "B200 table"
+import json, sys
+d = json.load(open(sys.argv[1]))
+(f,) = d["files"]
+r = {x["line"]: x for x in f["rows"]}
+assert [n for n in r if r[n]["fit"]] == [22, 23], r
+assert [round(r[n]["predicted"], 1) for n in range(22, 30)] == [30624.0, 29521.0, 649.9, 622.7] * 2, r
+assert [round(100 * r[n]["error"], 1) for n in range(24, 30)] == [-1.7, -0.2, 2.1, 0.5, -2.1, 0.1], r
+assert [round(r[n]["memory_bytes"] / 2**30, 1) for n in range(22, 26)] == [118.8, 125.7, 150.5, 163.1], r
+assert all(x["memory_bytes"] <= x["usable_bytes"] for x in r.values()), r
+assert f["held_out"]["mean_abs_error"] <= 0.05 and f["held_out"]["max_abs_error"] <= 0.10, f["held_out"]
+assert f["ranking"]["kept"] == f["ranking"]["pairs"] == 10, f["ranking"]
+print("B200 table ok")
+PY
+has "calibration for b200: gemm 0.700, attention 0.550, memory 0.800, fabric 0.800, network 0.800, contention 0.200, fp8 0.644, fp8_mx 0.611" \
+  "$tmp/b200.txt"
+
 # Calibrated on every third row of its own table (docs/job.md "MPT on FSDP"), the H100 section of
 # 2023 comes within 3.3 % on the others; the A100 section does not (its rows at the edge of memory).
 for gpu in h100 a100; do
@@ -401,13 +424,18 @@ fig "15 Long context Qwen3-235B-A22B 16K 256 GPUs 295 TFLOP/s 314.9 +6.7% held o
   --efficiency 0.814,0.555,0.803,0.82,0.804,0.2,0.713,1,0,0.604 >"$tmp/eff10.txt"
 fig "24 moe_perf Mixtral-like a2a FP8 8 GPUs 3.676 ms 3.731 +1.5% held out" "$tmp/eff10.txt"
 has "contention 0.200, experts 0.713, fp8_blockwise 0.604" "$tmp/eff10.txt"
+# An eleventh, the MXFP8 GEMMs' share: the B200 table at its fitted shares.
+"$stepsim" check-against validation/nemo_llama3_b200_fp8.csv \
+  --efficiency 0.7,0.55,0.8,0.8,0.8,0.2,1,0.644,0,1,0.611 >"$tmp/eff11.txt"
+has "contention 0.200, fp8 0.644, fp8_mx 0.611" "$tmp/eff11.txt"
+fig "25 25.11 Llama-3.1-405B FP8-MX 128 GPUs 624 tok/s 622.4 -0.3% held out" "$tmp/eff11.txt"
 # A ninth, the MoE passes' host time in seconds: the Qwen3 rows as the fitted calibration has them;
-# eleven numbers, a host time past a second or a blockwise share past 1 are refused.
+# twelve numbers, a host time past a second or a blockwise share past 1 are refused.
 "$stepsim" check-against validation/qwen3_235b_moe_modelzoo.csv \
   --efficiency 0.814,0.555,0.803,0.82,0.804,0.2,0.713,0.604,0.00134 >"$tmp/eff9.txt"
 has "fp8 0.604, moe_host 1.340 ms" "$tmp/eff9.txt"
 fig "16 Long context Qwen3-235B-A22B 32K 256 GPUs 335 TFLOP/s 333.6 -0.4% held out" "$tmp/eff9.txt"
-for bad in 0.7,0.5,0.8,0.8,0.8,0.2,1,0.6,0,1,1 0.7,0.5,0.8,0.8,0.8,0.2,1,1,0,1.5 0.7,0.5,0.8,0.8,0.8,0.2,1,1,2; do
+for bad in 0.7,0.5,0.8,0.8,0.8,0.2,1,0.6,0,1,1,1 0.7,0.5,0.8,0.8,0.8,0.2,1,1,0,1.5 0.7,0.5,0.8,0.8,0.8,0.2,1,1,2; do
   set +e
   "$stepsim" check-against validation/qwen3_235b_moe_modelzoo.csv --efficiency "$bad" >/dev/null 2>"$tmp/eff10.err"
   rc=$?
@@ -474,6 +502,11 @@ csv_refused validation/fsdp_hsdp_ibm.csv 's/a100-sxm-80gb,400,128/a100-sxm-80gb,
   validation/megatron_moe_layer_h100.csv validation/llama3_405b_meta2024.csv --fit-rows -j 1 -o "$tmp/h100.yaml" >/dev/null
 [[ "$(grep '^efficiency' "$tmp/h100.yaml")" == "$(grep '^efficiency' scenarios/hardware/h100-calibrated.yaml)" ]] ||
   fail "H100 calibrate in another file order: $(grep '^efficiency' "$tmp/h100.yaml")"
+# ... and the B200 file, its FP8 shares fitted on the 8B rows, one per recipe.
+"$stepsim" calibrate validation/nemo_llama3_b200_fp8.csv --fit-rows -j 1 -o "$tmp/b200.yaml" >"$tmp/b200-cal.txt"
+[[ "$(grep '^efficiency' "$tmp/b200.yaml")" == "$(grep '^efficiency' scenarios/hardware/b200-calibrated.yaml)" ]] ||
+  fail "B200 calibrate: $(grep '^efficiency' "$tmp/b200.yaml")"
+fig "validation/nemo_llama3_b200_fp8.csv:23 25.11 Llama-3-8B FP8-MX 8 GPUs 29521 tok/s 29521 +0.0% fp8_mx" "$tmp/b200-cal.txt"
 "$stepsim" calibrate validation/megascale_megatron.csv --fit-rows -o "$tmp/hw.yaml" >"$tmp/cal.txt"
 has "rms residual" "$tmp/cal.txt"
 has "efficiency: {gemm:" "$tmp/hw.yaml"

@@ -38,14 +38,14 @@ namespace {
 
 // The efficiency parameters in --efficiency's and the fit vector's order: the six dense ones, then
 // those each fitted only where its rows are (the routed experts' and the tensorwise FP8 GEMMs'
-// shares of the GEMM efficiency, the MoE passes' host time in seconds, the blockwise FP8 GEMMs'
-// share: last, as it came last), with their names.
+// shares of the GEMM efficiency, the MoE passes' host time in seconds, the blockwise and MXFP8
+// GEMMs' shares: last, as they came last), with their names.
 constexpr double Efficiency::*kEffFields[] = {
-    &Efficiency::gemm,     &Efficiency::attention,    &Efficiency::memory,  &Efficiency::fabric,
-    &Efficiency::network,  &Efficiency::contention,   &Efficiency::experts, &Efficiency::fp8,
-    &Efficiency::moe_host, &Efficiency::fp8_blockwise};
-const char* kEffNames[] = {"gemm",       "attention", "memory", "fabric",   "network",
-                           "contention", "experts",   "fp8",    "moe_host", "fp8_blockwise"};
+    &Efficiency::gemm,     &Efficiency::attention,     &Efficiency::memory,  &Efficiency::fabric,
+    &Efficiency::network,  &Efficiency::contention,    &Efficiency::experts, &Efficiency::fp8,
+    &Efficiency::moe_host, &Efficiency::fp8_blockwise, &Efficiency::fp8_mx};
+const char* kEffNames[] = {"gemm",    "attention", "memory",   "fabric",        "network", "contention",
+                           "experts", "fp8",       "moe_host", "fp8_blockwise", "fp8_mx"};
 static_assert(std::size(kEffFields) == std::size(kEffNames));
 
 // The six dense efficiencies and `extra` of the others, as a vector.
@@ -56,7 +56,12 @@ std::vector<double> eff_vector(const Efficiency& e, int extra) {
 }
 // How many of those to show: up to the last not at its default (fitted, or given).
 int extra_shown(const Efficiency& e) {
-  return e.fp8_blockwise != 1.0 ? 4 : e.moe_host != 0 ? 3 : e.fp8 != 1.0 ? 2 : e.experts != 1.0 ? 1 : 0;
+  return e.fp8_mx != 1.0          ? 5
+         : e.fp8_blockwise != 1.0 ? 4
+         : e.moe_host != 0        ? 3
+         : e.fp8 != 1.0           ? 2
+         : e.experts != 1.0       ? 1
+                                  : 0;
 }
 // A vector's values, the parameters past its end at their defaults.
 Efficiency eff_of(const std::vector<double>& v) {
@@ -197,11 +202,14 @@ FitResult fit_one(const std::vector<const MeasuredRun*>& rows, Efficiency& e, do
 // The stage a row is fitted in: its GEMMs in FP8 (on an accelerator with an FP8 peak); else, for
 // an MoE model, the MoE block alone (a benchmark of the block: no host time, below) or a whole
 // step; else dense.
-enum class FitStage { Dense, MoeBlock, Fp8, Fp8Blockwise, MoeHost };
-constexpr int kFitStages = 5;
+enum class FitStage { Dense, MoeBlock, Fp8, Fp8Blockwise, Fp8Mx, MoeHost };
+constexpr int kFitStages = 6;
 FitStage fit_stage(const MeasuredRun& r) {
-  if (r.spec.layout.fp8 && r.spec.cluster.accelerator.peak_fp8 > 0)
-    return r.spec.layout.fp8_recipe == Fp8Recipe::Blockwise ? FitStage::Fp8Blockwise : FitStage::Fp8;
+  if (r.spec.layout.fp8 && r.spec.cluster.accelerator.peak_fp8 > 0) switch (r.spec.layout.fp8_recipe) {
+      case Fp8Recipe::Blockwise: return FitStage::Fp8Blockwise;
+      case Fp8Recipe::Mx: return FitStage::Fp8Mx;
+      case Fp8Recipe::Tensorwise: return FitStage::Fp8;
+    }
   if (r.spec.model.experts == 0) return FitStage::Dense;
   const bool block = r.metric == MeasuredMetric::MoeForwardMs || r.metric == MeasuredMetric::MoeBackwardMs;
   return block ? FitStage::MoeBlock : FitStage::MoeHost;
@@ -218,6 +226,7 @@ const char* fit_stage_name(FitStage s, bool dense_fitted) {
     case FitStage::MoeBlock: return dense_fitted ? "experts" : "gemm";
     case FitStage::Fp8: return "fp8";
     case FitStage::Fp8Blockwise: return "fp8_blockwise";
+    case FitStage::Fp8Mx: return "fp8_mx";
     case FitStage::MoeHost: return "moe_host";
   }
   return "";
@@ -348,7 +357,7 @@ std::map<std::string, FitResult> fit_per_accelerator(const std::vector<MeasuredR
     });
     std::vector<const MeasuredRun*> stage_rows[kFitStages];
     for (const std::size_t i : order) stage_rows[static_cast<int>(fit_stage(*given[i]))].push_back(given[i]);
-    const auto& [dense, moe, fp8, fp8_blockwise, host] = stage_rows;
+    const auto& [dense, moe, fp8, fp8_blockwise, fp8_mx, host] = stage_rows;
     Efficiency e = find_cluster_preset(hw)->accelerator.efficiency;
     FitResult fits[kFitStages];
     if (!dense.empty()) {
@@ -368,11 +377,12 @@ std::map<std::string, FitResult> fit_per_accelerator(const std::vector<MeasuredR
     fits[1] = fit_one(moe, e, block, e.*block, 0.05, 1.0, progress, jobs);
     fits[2] = fit_one(fp8, e, &Efficiency::fp8, e.fp8, 0.05, 1.0, progress, jobs);
     fits[3] = fit_one(fp8_blockwise, e, &Efficiency::fp8_blockwise, e.fp8_blockwise, 0.05, 1.0, progress, jobs);
+    fits[4] = fit_one(fp8_mx, e, &Efficiency::fp8_mx, e.fp8_mx, 0.05, 1.0, progress, jobs);
     // A time from 1 us to 100 ms per pass, started at 1 ms where the preset has none.
-    fits[4] = fit_one(host, e, &Efficiency::moe_host, e.moe_host > 0 ? e.moe_host : 1e-3, 1e-6, 0.1, progress, jobs);
+    fits[5] = fit_one(host, e, &Efficiency::moe_host, e.moe_host > 0 ? e.moe_host : 1e-3, 1e-6, 0.1, progress, jobs);
     // One result: the efficiencies, each row's residual in the order given, the rms over all.
     FitResult all;
-    all.params = eff_vector(e, 4);
+    all.params = eff_vector(e, 5);
     std::map<const MeasuredRun*, double> residual;
     for (int s = 0; s < kFitStages; ++s) {
       all.iterations += fits[s].iterations;
@@ -393,11 +403,12 @@ std::map<std::string, FitResult> fit_per_accelerator(const std::vector<MeasuredR
 // (fitted on their rows, or given).
 std::string eff_text(const Efficiency& e) {
   return fmt::format(
-      "gemm {:.3f}, attention {:.3f}, memory {:.3f}, fabric {:.3f}, network {:.3f}, contention {:.3f}{}{}{}{}", e.gemm,
-      e.attention, e.memory, e.fabric, e.network, e.contention,
+      "gemm {:.3f}, attention {:.3f}, memory {:.3f}, fabric {:.3f}, network {:.3f}, contention {:.3f}{}{}{}{}{}",
+      e.gemm, e.attention, e.memory, e.fabric, e.network, e.contention,
       e.experts != 1.0 ? fmt::format(", experts {:.3f}", e.experts) : "",
       e.fp8 != 1.0 ? fmt::format(", fp8 {:.3f}", e.fp8) : "",
       e.fp8_blockwise != 1.0 ? fmt::format(", fp8_blockwise {:.3f}", e.fp8_blockwise) : "",
+      e.fp8_mx != 1.0 ? fmt::format(", fp8_mx {:.3f}", e.fp8_mx) : "",
       e.moe_host != 0 ? fmt::format(", moe_host {:.3f} ms", e.moe_host * 1e3) : "");
 }
 
@@ -486,7 +497,7 @@ void check_file(const std::string& file, const std::vector<MeasuredRun>& rows,
 
 // --efficiency's six comma-separated numbers, seven with the routed experts' share, eight with
 // the tensorwise FP8 GEMMs' share, nine with the MoE passes' host time in seconds, ten with the
-// blockwise FP8 GEMMs' share.
+// blockwise FP8 GEMMs' share, eleven with the MXFP8 GEMMs'.
 Efficiency parse_efficiencies(const std::string& text) {
   std::vector<double> v;
   std::string cur;
@@ -502,10 +513,10 @@ Efficiency parse_efficiencies(const std::string& text) {
     } else
       cur += ch;
   }
-  if (v.size() < 6 || v.size() > 10)
+  if (v.size() < 6 || v.size() > std::size(kEffFields))
     throw InputError("--efficiency", 0, "",
-                     "expected six to ten numbers: gemm,attention,memory,fabric,network,"
-                     "contention[,experts[,fp8[,moe_host seconds[,fp8_blockwise]]]]");
+                     "expected six to eleven numbers: gemm,attention,memory,fabric,network,"
+                     "contention[,experts[,fp8[,moe_host seconds[,fp8_blockwise[,fp8_mx]]]]]");
   for (std::size_t i = 0; i < v.size(); ++i) {
     // contention: a share of time lost; moe_host: seconds up to one; 0 allowed for both. An
     // efficiency under 0.01 is no accelerator, and 1e-300 made every step past the time limit.
@@ -767,7 +778,7 @@ void add_check_against_command(CLI::App& app) {
   cmd->add_option("--efficiency", a->efficiency,
                   "use these efficiencies instead of fitting: gemm,attention,memory,fabric,network,contention and "
                   "optionally the routed experts' and the tensorwise FP8 GEMMs' shares of gemm, the MoE passes' host "
-                  "seconds and the blockwise FP8 GEMMs' share "
+                  "seconds and the blockwise and MXFP8 GEMMs' shares "
                   "(e.g. 0.7,0.5,0.8,0.8,0.8,0.2)");
   add_fit_option(cmd, a->fit)->excludes("--efficiency");
   auto* export_option =

@@ -27,6 +27,15 @@ std::string join(const std::vector<std::string>& names) {
 
 double gib(Bytes b) { return static_cast<double>(b) / (1024.0 * 1024 * 1024); }
 
+// A setting named by one of its values: `fallback` when absent, one line at the key when unknown.
+template <class FromName>
+auto read_named(const Reader& r, const char* key, const char* fallback, FromName from_name, const char* what,
+                const char* choices) {
+  const std::string text = r.opt_text(key).value_or(fallback);
+  const auto value = from_name(text);
+  if (!value) r.fail(key, fmt::format("unknown {} '{}' ({})", what, text, choices));
+  return *value;
+}
 }  // namespace
 
 JobModel read_job_model(const Reader& parent, const std::string& k) {
@@ -112,7 +121,7 @@ static void read_network(const Reader& n, NetworkSpec& net) {
 
 // The efficiencies a scenario sets over the preset's (or a hardware file's).
 static void read_efficiency(const Reader& e, Efficiency& eff) {
-  e.only({"gemm", "attention", "memory", "fabric", "network", "contention", "experts", "fp8", "fp8_blockwise",
+  e.only({"gemm", "attention", "memory", "fabric", "network", "contention", "experts", "fp8", "fp8_blockwise", "fp8_mx",
           "moe_host"});
   auto frac = [&](const char* key, double& out) {
     if (auto v = e.opt_number(key)) {
@@ -130,6 +139,7 @@ static void read_efficiency(const Reader& e, Efficiency& eff) {
   frac("experts", eff.experts);
   frac("fp8", eff.fp8);
   frac("fp8_blockwise", eff.fp8_blockwise);
+  frac("fp8_mx", eff.fp8_mx);
   // Contention is a share of time lost, not an efficiency: 0 (collectives cost the compute
   // under them nothing) is a valid answer.
   if (auto v = e.opt_number("contention")) {
@@ -176,7 +186,7 @@ ClusterSpec read_cluster(const Reader& parent, const std::string& k) {
   ClusterSpec c = *p;
   if (r.has("accelerator")) {
     const Reader a = r.child("accelerator");
-    a.only({"peak_tflops", "peak_fp8_tflops", "hbm_bandwidth", "memory", "usable_memory", "sms"});
+    a.only({"peak_tflops", "peak_fp8_tflops", "hbm_bandwidth", "memory", "usable_memory", "sms", "architecture"});
     if (auto v = a.opt_number("peak_tflops")) c.accelerator.peak_bf16 = *v * 1e12;
     if (auto v = a.opt_number("peak_fp8_tflops")) c.accelerator.peak_fp8 = *v * 1e12;
     if (auto v = a.opt_bandwidth("hbm_bandwidth")) c.accelerator.hbm_bandwidth = *v;
@@ -193,6 +203,8 @@ ClusterSpec read_cluster(const Reader& parent, const std::string& k) {
                          static_cast<double>(c.accelerator.usable_memory) / (1 << 30),
                          static_cast<double>(c.accelerator.memory) / (1 << 30)));
     if (auto v = a.opt_count("sms", 0)) c.accelerator.tiling.sms = *v;  // 0: no wave quantization
+    c.accelerator.architecture = read_named(a, "architecture", architecture_name(c.accelerator.architecture),
+                                            architecture_from_name, "architecture", "ampere, ada, hopper or blackwell");
     if (c.accelerator.peak_bf16 <= 0) a.fail("peak_tflops", "must be positive");
   }
   if (r.has("efficiency")) read_efficiency(r.child("efficiency"), c.accelerator.efficiency);
@@ -230,15 +242,6 @@ void read_overlap(const Reader& o, JobLayout& l) {
   l.overlap_tp = o.flag("tp", false);
   l.overlap_tp_wgrad = o.flag("tp_wgrad", true);
   l.overlap_ep_a2a = o.flag("ep_a2a", false);
-}
-// A setting named by one of its values: `fallback` when absent, one line at the key when unknown.
-template <class FromName>
-auto read_named(const Reader& r, const char* key, const char* fallback, FromName from_name, const char* what,
-                const char* choices) {
-  const std::string text = r.opt_text(key).value_or(fallback);
-  const auto value = from_name(text);
-  if (!value) r.fail(key, fmt::format("unknown {} '{}' ({})", what, text, choices));
-  return *value;
 }
 
 bool is_word(const YAML::Node& n, std::string_view word) { return n.IsDefined() && n.IsScalar() && n.Scalar() == word; }
@@ -348,11 +351,8 @@ JobLayout read_layout(const Reader& r) {
   l.attention = read_named(r, "attention", "flash", attention_from_name, "attention kernel", "flash or unfused");
   if (r.has("overlap")) read_overlap(r.child("overlap"), l);
   l.fp8 = r.flag("fp8", false);
-  if (const auto recipe = r.opt_text("fp8_recipe")) {
-    const auto named = fp8_recipe_from_name(*recipe);
-    if (!named) r.fail("fp8_recipe", fmt::format("unknown fp8_recipe '{}' (tensorwise or blockwise)", *recipe));
-    l.fp8_recipe = *named;
-  }
+  l.fp8_recipe =
+      read_named(r, "fp8_recipe", "tensorwise", fp8_recipe_from_name, "fp8_recipe", "tensorwise, blockwise or mxfp8");
   l.ep_dispatch =
       read_named(r, "ep_dispatch", "all_to_all", ep_dispatch_from_name, "ep_dispatch", "all_to_all or per_node");
   l.fp8_dispatch = r.flag("fp8_dispatch", false);

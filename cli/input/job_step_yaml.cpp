@@ -28,11 +28,12 @@ std::string format_hardware_yaml(const ClusterSpec& c, const std::string& commen
   out += fmt::format("preset: {}\n", c.accelerator.name);
   out += fmt::format(
       "efficiency: {{gemm: {:.4f}, attention: {:.4f}, memory: {:.4f}, fabric: {:.4f}, network: {:.4f}, contention: "
-      "{:.4f}{}{}{}{}}}\n",
+      "{:.4f}{}{}{}{}{}}}\n",
       e.gemm, e.attention, e.memory, e.fabric, e.network, e.contention,
       e.experts != 1.0 ? fmt::format(", experts: {:.4f}", e.experts) : "",
       e.fp8 != 1.0 ? fmt::format(", fp8: {:.4f}", e.fp8) : "",
       e.fp8_blockwise != 1.0 ? fmt::format(", fp8_blockwise: {:.4f}", e.fp8_blockwise) : "",
+      e.fp8_mx != 1.0 ? fmt::format(", fp8_mx: {:.4f}", e.fp8_mx) : "",
       e.moe_host != 0 ? fmt::format(", moe_host: {}us", std::llround(e.moe_host * 1e6)) : "");
   return out;
 }
@@ -268,6 +269,7 @@ std::vector<Field> cluster_fields(const ClusterSpec& c) {
   share("experts", &Efficiency::experts);
   share("fp8", &Efficiency::fp8);
   share("fp8_blockwise", &Efficiency::fp8_blockwise);
+  share("fp8_mx", &Efficiency::fp8_mx);
   // A time: whole nanoseconds, as the reader holds it.
   w.put("efficiency.moe_host", exact_duration(std::llround(e.moe_host * 1e9)), e.moe_host == pe.moe_host);
   const AcceleratorSpec &a = c.accelerator, &pa = p->accelerator;
@@ -277,6 +279,7 @@ std::vector<Field> cluster_fields(const ClusterSpec& c) {
   w.put("accelerator.memory", fmt::format("{}B", a.memory), a.memory == pa.memory);
   w.put("accelerator.usable_memory", fmt::format("{}B", a.usable_memory), a.usable_memory == pa.usable_memory);
   w.count("accelerator.sms", a.tiling.sms, pa.tiling.sms);
+  w.put("accelerator.architecture", architecture_name(a.architecture), a.architecture == pa.architecture);
   const NodeSpec &n = c.node, &pn = p->node;
   w.count("node.gpus", n.gpus, pn.gpus);
   w.put("node.fabric_bandwidth", n.fabric_bandwidth > 0 ? bandwidth(n.fabric_bandwidth) : "none",

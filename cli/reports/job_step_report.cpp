@@ -73,6 +73,7 @@ std::string layout_line(const JobStepSpec& s) {
   if (l.fp8) {
     std::vector<std::string> how;
     if (l.fp8_recipe == Fp8Recipe::Blockwise) how.emplace_back("blockwise scaling");
+    if (l.fp8_recipe == Fp8Recipe::Mx) how.emplace_back("MXFP8 scaling");
     if (!l.fp8_activations) how.emplace_back("their inputs kept in BF16");
     out += how.empty() ? ", FP8 GEMMs" : fmt::format(", FP8 GEMMs ({})", fmt::join(how, "; "));
   }

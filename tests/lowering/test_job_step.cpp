@@ -969,9 +969,30 @@ TEST_CASE("FP8 GEMMs' weight copies: every linear module's FP8 weight and its tr
   // Blockwise: each copy with an FP32 scale per 128 x 128 block, 2 x (1 + 4 / 16,384) B a weight.
   JobLayout block = l;
   block.fp8_recipe = Fp8Recipe::Blockwise;
-  CHECK(fp8_weight_copy_bytes(block) == Approx(2.00048828125).epsilon(1e-15));
+  CHECK(fp8_weight_copy_bytes(block, GpuArchitecture::Hopper) == Approx(2.00048828125).epsilon(1e-15));
+  CHECK(fp8_weight_copy_bytes(block, GpuArchitecture::Blackwell) == Approx(2.00048828125).epsilon(1e-15));
   CHECK(job_memory(s.model, block, chunk_costs(s.model, block, s.cluster)).fp8_weight_copies ==
         33'554'432 + 2 * 4 * 2 * per_layer / (128 * 128));
+  // Blackwell runs FP8 GEMMs in any layout: tensorwise keeps no transpose, 1 B a weight. MXFP8
+  // keeps a row-wise and a column-wise copy, each with a 1-byte E8M0 scale per 32 values: 2 x
+  // (1 + 1 / 32) B; only Blackwell takes it.
+  JobStepSpec b = s;
+  b.cluster = *find_cluster_preset("b200");
+  CHECK(b.cluster.accelerator.architecture == GpuArchitecture::Blackwell);
+  CHECK(fp8_weight_copy_bytes(l, GpuArchitecture::Blackwell) == 1);
+  CHECK(fp8_weight_copy_bytes(l, GpuArchitecture::Ada) == 2);
+  CHECK(job_memory(b.model, l, chunk_costs(b.model, l, b.cluster)).fp8_weight_copies == 2 * per_layer);
+  JobLayout mx = l;
+  mx.fp8_recipe = Fp8Recipe::Mx;
+  CHECK(fp8_weight_copy_bytes(mx, GpuArchitecture::Blackwell) == 2.0625);
+  CHECK(job_memory(b.model, mx, chunk_costs(b.model, mx, b.cluster)).fp8_weight_copies == 2 * per_layer * 2 * 33 / 32);
+  CHECK_FALSE(check_precision(mx, b.cluster.accelerator));
+  const auto refused = check_precision(mx, s.cluster.accelerator);
+  REQUIRE(refused);
+  CHECK(refused->key == "fp8_recipe");
+  CHECK(refused->message ==
+        "mxfp8 needs Blackwell's block-scaled tensor cores (b200); h100-sxm is hopper: tensorwise or blockwise would "
+        "run");
   // The step's figure is the analytic one, which the refusal and the search's prune read.
   const JobStepRun run = run_job_step(s);
   CHECK(run.result.memory.fp8_weight_copies == 33'554'432);

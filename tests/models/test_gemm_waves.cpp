@@ -109,6 +109,10 @@ TEST_CASE("the FP8 shares slow FP8 GEMMs only, each its recipe's, on top of the 
   CHECK(gemm_seconds(dense, GemmPass::Forward, a, Fp8Recipe::Tensorwise) == Approx(flops / (1978.9e12 * 0.8 * 0.6)));
   CHECK(gemm_seconds(expert, GemmPass::WeightGrad, a, Fp8Recipe::Blockwise) ==
         Approx(flops / (1978.9e12 * 0.8 * 0.75 * 0.4)));
+  // MXFP8 likewise (its share, not the others').
+  a.efficiency.fp8_mx = 0.5;
+  CHECK(gemm_seconds(dense, GemmPass::Forward, a, Fp8Recipe::Mx) == Approx(flops / (1978.9e12 * 0.8 * 0.5)));
+  CHECK(gemm_seconds(dense, GemmPass::Forward, a, Fp8Recipe::Blockwise) == Approx(flops / (1978.9e12 * 0.8 * 0.4)));
   // No FP8 peak (an A100): FP8 asked for runs BF16, at the BF16 efficiency.
   a.peak_fp8 = 0;
   CHECK(gemm_seconds(dense, GemmPass::Forward, a, Fp8Recipe::Tensorwise) == Approx(flops / (989.4e12 * 0.8)));
