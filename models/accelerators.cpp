@@ -8,7 +8,12 @@ namespace {
 constexpr Bytes GiB = 1024LL * 1024 * 1024;
 constexpr std::int64_t GBps = 1'000'000'000;
 
-ClusterSpec make(AcceleratorSpec a, NodeSpec n, NetworkSpec net) { return {std::move(a), n, std::move(net)}; }
+ClusterSpec make(AcceleratorSpec a, NodeSpec n, NetworkSpec net, GpuArchitecture arch) {
+  a.architecture = arch;
+  return {std::move(a), n, std::move(net)};
+}
+constexpr auto Ampere = GpuArchitecture::Ampere, Ada = GpuArchitecture::Ada, Hopper = GpuArchitecture::Hopper,
+               Blackwell = GpuArchitecture::Blackwell;
 
 const std::vector<ClusterSpec>& presets() {
   // Memory: the datasheet's "80 GB" and the like, which are GiB (nvidia-smi reports 81,920 MiB on
@@ -21,76 +26,36 @@ const std::vector<ClusterSpec>& presets() {
       // HBM2e at 2,039 GB/s (SXM), NVLink 3 600 GB/s total = 300 GB/s each direction.
       // DGX A100: 8 GPUs on NVSwitch, eight 200 Gbit/s HDR InfiniBand (one per GPU).
       // NVIDIA A100 Tensor Core GPU Architecture whitepaper (2020): 108 SMs.
-      make({"a100-sxm-80gb",
-            312e12,
-            0,
-            2'039 * GBps / 1,
-            80 * GiB,
-            76 * GiB,
-            {},
-            {108, 256, 128},
-            GpuArchitecture::Ampere},
-           {8, 300 * GBps, 32 * GBps, true, 3 * kMicrosecond}, {8, 25 * GBps, 5 * kMicrosecond, {}}),
+      make({"a100-sxm-80gb", 312e12, 0, 2'039 * GBps / 1, 80 * GiB, 76 * GiB, {}, {108, 256, 128}},
+           {8, 300 * GBps, 32 * GBps, true, 3 * kMicrosecond}, {8, 25 * GBps, 5 * kMicrosecond, {}}, Ampere),
       // NVIDIA H100 Tensor Core GPU datasheet (SXM5): 989.4 TFLOP/s dense BF16, 1,978.9 dense
       // FP8, 80 GB HBM3 at 3.35 TB/s, NVLink 4 900 GB/s total = 450 each direction. DGX H100:
       // eight 400 Gbit/s ConnectX-7 (one per GPU). NVIDIA H100 Tensor Core GPU Architecture
       // whitepaper (2022): 132 SMs on the SXM5 part.
-      make({"h100-sxm",
-            989.4e12,
-            1978.9e12,
-            3'350 * GBps,
-            80 * GiB,
-            74 * GiB + GiB / 2,
-            {},
-            {132, 256, 128},
-            GpuArchitecture::Hopper},
-           {8, 450 * GBps, 64 * GBps, true, 3 * kMicrosecond}, {8, 50 * GBps, 5 * kMicrosecond, {}}),
+      make({"h100-sxm", 989.4e12, 1978.9e12, 3'350 * GBps, 80 * GiB, 74 * GiB + GiB / 2, {}, {132, 256, 128}},
+           {8, 450 * GBps, 64 * GBps, true, 3 * kMicrosecond}, {8, 50 * GBps, 5 * kMicrosecond, {}}, Hopper),
       // H800 SXM5: the H100 die with NVLink cut to 400 GB/s total = 200 each direction (NVIDIA
       // H800 product brief; DeepSeek-V3 report sec. 3.1), 8 x 400 Gbit/s InfiniBand per node;
       // the H100 SXM5's 132 SMs.
-      make({"h800",
-            989.4e12,
-            1978.9e12,
-            3'350 * GBps,
-            80 * GiB,
-            74 * GiB + GiB / 2,
-            {},
-            {132, 256, 128},
-            GpuArchitecture::Hopper},
-           {8, 200 * GBps, 64 * GBps, true, 3 * kMicrosecond}, {8, 50 * GBps, 5 * kMicrosecond, {}}),
+      make({"h800", 989.4e12, 1978.9e12, 3'350 * GBps, 80 * GiB, 74 * GiB + GiB / 2, {}, {132, 256, 128}},
+           {8, 200 * GBps, 64 * GBps, true, 3 * kMicrosecond}, {8, 50 * GBps, 5 * kMicrosecond, {}}, Hopper),
       // NVIDIA H200 datasheet: H100 compute (132 SMs), 141 GB HBM3e at 4.8 TB/s, NVLink 900 GB/s
       // total.
-      make({"h200",
-            989.4e12,
-            1978.9e12,
-            4'800 * GBps,
-            141 * GiB,
-            131 * GiB,
-            {},
-            {132, 256, 128},
-            GpuArchitecture::Hopper},
-           {8, 450 * GBps, 64 * GBps, true, 3 * kMicrosecond}, {8, 50 * GBps, 5 * kMicrosecond, {}}),
+      make({"h200", 989.4e12, 1978.9e12, 4'800 * GBps, 141 * GiB, 131 * GiB, {}, {132, 256, 128}},
+           {8, 450 * GBps, 64 * GBps, true, 3 * kMicrosecond}, {8, 50 * GBps, 5 * kMicrosecond, {}}, Hopper),
       // NVIDIA DGX B200 datasheet: 72 PFLOP/s FP8 training for 8 GPUs = 4.5 dense FP8 per GPU,
       // 2.25 PFLOP/s dense BF16, 180 GB HBM3e per GPU (1,440 GB per 8), 8 TB/s, NVLink 5 1.8 TB/s
       // total = 900 GB/s each direction; 8 x 400 Gbit/s ConnectX-7. 148 SMs (the count CUDA's
       // device properties report for B200; NVIDIA's datasheet does not print it).
-      make({"b200",
-            2250e12,
-            4500e12,
-            8'000 * GBps,
-            180 * GiB,
-            167 * GiB,
-            {},
-            {148, 256, 128},
-            GpuArchitecture::Blackwell},
-           {8, 900 * GBps, 64 * GBps, true, 3 * kMicrosecond}, {8, 50 * GBps, 5 * kMicrosecond, {}}),
+      make({"b200", 2250e12, 4500e12, 8'000 * GBps, 180 * GiB, 167 * GiB, {}, {148, 256, 128}},
+           {8, 900 * GBps, 64 * GBps, true, 3 * kMicrosecond}, {8, 50 * GBps, 5 * kMicrosecond, {}}, Blackwell),
       // NVIDIA Ada Lovelace architecture whitepaper (RTX 4090): 165.2 TFLOP/s dense BF16 (FP16
       // accumulate), 330.3 dense FP8, 24 GB GDDR6X at 1,008 GB/s; no NVLink, no peer-to-peer
       // (PCIe 4.0 x16, 32 GB/s each direction; exchanges go through host memory). Hosts of 8
       // cards with eight 200 Gbit/s NICs, as in the book's design desk (reference section 2).
       // The same whitepaper: 128 SMs on the RTX 4090 (of AD102's 144).
-      make({"rtx4090", 165.2e12, 330.3e12, 1'008 * GBps, 24 * GiB, 22 * GiB, {}, {128, 256, 128}, GpuArchitecture::Ada},
-           {8, 0, 32 * GBps, false, 10 * kMicrosecond}, {8, 25 * GBps, 5 * kMicrosecond, {}}),
+      make({"rtx4090", 165.2e12, 330.3e12, 1'008 * GBps, 24 * GiB, 22 * GiB, {}, {128, 256, 128}},
+           {8, 0, 32 * GBps, false, 10 * kMicrosecond}, {8, 25 * GBps, 5 * kMicrosecond, {}}, Ada),
   };
   return all;
 }
