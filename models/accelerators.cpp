@@ -49,6 +49,14 @@ const std::vector<ClusterSpec>& presets() {
       // device properties report for B200; NVIDIA's datasheet does not print it).
       make({"b200", 2250e12, 4500e12, 8'000 * GBps, 180 * GiB, 167 * GiB, {}, {148, 256, 128}},
            {8, 900 * GBps, 64 * GBps, true, 3 * kMicrosecond}, {8, 50 * GBps, 5 * kMicrosecond, {}}, Blackwell),
+      // NVIDIA GB200 NVL72 (product page and datasheet): per rack of 72 Blackwell GPUs 720 PFLOP/s
+      // FP8 and 360 BF16 with sparsity = 5 and 2.5 PFLOP/s dense per GPU (above the B200's: its
+      // higher power), 13.4 TB of HBM3e at 576 TB/s = 186 GB and 8 TB/s per GPU, NVLink 5 130 TB/s
+      // = 1.8 TB/s per GPU (900 GB/s each direction) across all 72: the node is the NVLink domain.
+      // One 400 Gbit/s ConnectX-7 per GPU (MLPerf's GB200 NVL72 system descriptions: four in each
+      // 4-GPU tray). The B200 die's 148 SMs.
+      make({"gb200", 2500e12, 5000e12, 8'000 * GBps, 186 * GiB, 172 * GiB, {}, {148, 256, 128}},
+           {72, 900 * GBps, 64 * GBps, true, 3 * kMicrosecond}, {72, 50 * GBps, 5 * kMicrosecond, {}}, Blackwell),
       // NVIDIA Ada Lovelace architecture whitepaper (RTX 4090): 165.2 TFLOP/s dense BF16 (FP16
       // accumulate), 330.3 dense FP8, 24 GB GDDR6X at 1,008 GB/s; no NVLink, no peer-to-peer
       // (PCIe 4.0 x16, 32 GB/s each direction; exchanges go through host memory). Hosts of 8

@@ -120,9 +120,9 @@ struct ClusterSpec {
   bool operator==(const ClusterSpec&) const = default;
 };
 
-// Presets by name: a100-sxm-80gb, h100-sxm, h800, h200, b200, rtx4090 (each value's source in
-// accelerators.cpp). Each comes with its usual node (8 GPUs on NVSwitch, or PCIe for the 4090)
-// and network (one NIC per GPU, 200/400 Gbit/s).
+// Presets by name: a100-sxm-80gb, h100-sxm, h800, h200, b200, gb200, rtx4090 (each value's
+// source in accelerators.cpp). Each comes with its usual node (8 GPUs on NVSwitch, the GB200's
+// 72 of an NVL72 rack, or PCIe for the 4090) and network (one NIC per GPU, 200/400 Gbit/s).
 const ClusterSpec* find_cluster_preset(std::string_view name);
 std::vector<std::string> cluster_preset_names();
 

@@ -49,7 +49,7 @@ JobStepSpec random_spec(std::mt19937_64& rng) {
   JobStepSpec s;
   const int kind = static_cast<int>(rng() % 3);
   s.model = model_of(kind);
-  s.cluster = *find_cluster_preset(pick<const char*>(rng, {"a100-sxm-80gb", "h100-sxm", "b200", "rtx4090"}));
+  s.cluster = *find_cluster_preset(pick<const char*>(rng, {"a100-sxm-80gb", "h100-sxm", "b200", "gb200", "rtx4090"}));
   JobLayout& l = s.layout;
   l.tp = pick(rng, {1, 2, 4, 8});
   l.pp = pick(rng, {1, 2, 4});
