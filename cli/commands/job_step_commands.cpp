@@ -205,11 +205,13 @@ FitResult fit_one(const std::vector<const MeasuredRun*>& rows, Efficiency& e, do
 enum class FitStage { Dense, MoeBlock, Fp8, Fp8Blockwise, Fp8Mx, MoeHost };
 constexpr int kFitStages = 6;
 FitStage fit_stage(const MeasuredRun& r) {
-  if (r.spec.layout.fp8 && r.spec.cluster.accelerator.peak_fp8 > 0) switch (r.spec.layout.fp8_recipe) {
+  if (r.spec.layout.fp8 && r.spec.cluster.accelerator.peak_fp8 > 0) {
+    switch (r.spec.layout.fp8_recipe) {
       case Fp8Recipe::Blockwise: return FitStage::Fp8Blockwise;
       case Fp8Recipe::Mx: return FitStage::Fp8Mx;
       case Fp8Recipe::Tensorwise: return FitStage::Fp8;
     }
+  }
   if (r.spec.model.experts == 0) return FitStage::Dense;
   const bool block = r.metric == MeasuredMetric::MoeForwardMs || r.metric == MeasuredMetric::MoeBackwardMs;
   return block ? FitStage::MoeBlock : FitStage::MoeHost;
