@@ -488,17 +488,22 @@ std::string unknown_preset_message(const std::string& name) {
   const auto has_digit = [](const std::string& w) {
     return std::any_of(w.begin(), w.end(), [](char ch) { return std::isdigit(static_cast<unsigned char>(ch)) != 0; });
   };
-  // Each of the name's parts that one of the preset's holds (or is held by) scores, a model number twice.
+  // Each of the name's parts that one of the preset's holds (or is held by) scores, a model number
+  // twice, and one more where a part is the preset's own ('GB200' is gb200, not b200 inside it).
   std::string near;
   int best = 0;
   for (const auto& n : names) {
     const std::vector<std::string> its = parts(n);
     int score = 0;
-    for (const auto& w : parts(name))
-      if (!w.empty() && std::any_of(its.begin(), its.end(), [&](const std::string& q) {
-            return q.find(w) != std::string::npos || w.find(q) != std::string::npos;
-          }))
+    for (const auto& w : parts(name)) {
+      if (w.empty()) continue;
+      if (std::find(its.begin(), its.end(), w) != its.end())
+        score += has_digit(w) ? 3 : 2;
+      else if (std::any_of(its.begin(), its.end(), [&](const std::string& q) {
+                 return q.find(w) != std::string::npos || w.find(q) != std::string::npos;
+               }))
         score += has_digit(w) ? 2 : 1;
+    }
     if (score > best) {
       best = score;
       near = n;
