@@ -89,6 +89,7 @@ int main(int argc, char** argv) {
   cli::add_check_against_command(app);
   cli::add_calibrate_command(app);
   cli::add_search_command(app);
+  cli::add_presets_command(app);
   cli::add_help_command(app);
   try {
     std::vector<std::string> args(argv + 1, argv + argc);

@@ -24,6 +24,8 @@ void add_validate_command(CLI::App& app);
 void add_bench_command(CLI::App& app);
 void add_job_command(CLI::App& app);
 void add_plan_command(CLI::App& app);
+// `stepsim presets [--json]`: the accelerator presets and their figures (cmd_presets.cpp).
+void add_presets_command(CLI::App& app);
 // `stepsim help [COMMAND]`: the overview, or a command's options (cmd_help.cpp).
 void add_help_command(CLI::App& app);
 

@@ -49,7 +49,7 @@ KindReport run_data_parallel(const Scenario& sc) {
   return r;
 }
 
-KindReport compare_all(const Scenario& sc, const CompareRequest& req) {
+KindReport compare_data_parallel_variants(const Scenario& sc, const CompareRequest& req) {
   const DataParallelScenario& dp = *sc.data_parallel;
   auto specs = std::make_shared<std::vector<std::pair<std::string, const DataParallelSpec*>>>();
   specs->emplace_back("base", &dp.spec);
@@ -102,7 +102,7 @@ ScenarioKind data_parallel_kind() {
   k.what = "one data-parallel training step";
   k.present = [](const Scenario& sc) { return sc.data_parallel.has_value(); };
   k.run = [](const Scenario& sc, const RunRequest&) { return run_data_parallel(sc); };
-  k.compare = compare_all;
+  k.compare = compare_data_parallel_variants;
   k.validate = [](const Scenario& sc) {
     run_or_fail(sc, sc.data_parallel->spec, "");
     for (const auto& [name, spec] : sc.data_parallel->variants) run_or_fail(sc, spec, name);

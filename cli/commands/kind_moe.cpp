@@ -40,7 +40,7 @@ KindReport run_moe(const Scenario& sc) {
   return r;
 }
 
-KindReport compare_all(const Scenario& sc, const CompareRequest&) {
+KindReport compare_moe_cases(const Scenario& sc, const CompareRequest&) {
   std::vector<std::pair<std::string, const MoeLayerSpec*>> specs = {{"base", &sc.moe->spec}};
   for (const auto& [name, spec] : sc.moe->variants) specs.emplace_back(name, &spec);
   auto runs = std::make_shared<std::vector<MoeLayerRun>>();
@@ -80,7 +80,7 @@ ScenarioKind moe_kind() {
   k.what = "one mixture-of-experts layer";
   k.present = [](const Scenario& sc) { return sc.moe.has_value(); };
   k.run = [](const Scenario& sc, const RunRequest&) { return run_moe(sc); };
-  k.compare = compare_all;
+  k.compare = compare_moe_cases;
   k.validate = [](const Scenario& sc) {
     run_or_fail(sc, sc.moe->spec, "");
     for (const auto& [name, spec] : sc.moe->variants) run_or_fail(sc, spec, name);

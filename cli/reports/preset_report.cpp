@@ -1,0 +1,111 @@
+#include "cli/reports/preset_report.hpp"
+
+#include <cmath>
+
+#include <fmt/format.h>
+
+#include "cli/reports/quantities.hpp"
+#include "cli/reports/table.hpp"
+#include "models/accelerators.hpp"
+#include "models/job_spec.hpp"
+
+namespace stepsim::cli {
+
+namespace {
+
+std::vector<ClusterSpec> all_presets() {
+  std::vector<ClusterSpec> out;
+  for (const auto& name : cluster_preset_names()) out.push_back(*find_cluster_preset(name));
+  return out;
+}
+
+// TFLOP/s to a tenth, grouped by thousands: 989.4, 1,978.9, 2,250.
+std::string tflops(double flops) {
+  const long long tenths = std::llround(flops / 1e11);
+  const std::string whole = comma_grouped(tenths / 10);
+  return tenths % 10 == 0 ? whole : fmt::format("{}.{}", whole, tenths % 10);
+}
+
+std::string efficiency_text(const Efficiency& e) {
+  return fmt::format("gemm {:.2f}, attention {:.2f}, memory {:.2f}, fabric {:.2f}, network {:.2f}, contention {:.2f}",
+                     e.gemm, e.attention, e.memory, e.fabric, e.network, e.contention);
+}
+
+}  // namespace
+
+std::string presets_text() {
+  Table t({{"preset", false},
+           {"architecture", false},
+           {"BF16 TFLOP/s"},
+           {"FP8 TFLOP/s"},
+           {"HBM GB/s"},
+           {"memory GiB"},
+           {"usable GiB"},
+           {"SMs"},
+           {"GPUs a node"},
+           {"NVLink GB/s"},
+           {"NICs a node"},
+           {"NIC Gbit/s"}});
+  const auto presets = all_presets();
+  bool same_efficiency = true;
+  for (const auto& c : presets) {
+    const AcceleratorSpec& a = c.accelerator;
+    t.add_row(std::vector<std::string>{
+        a.name, architecture_name(a.architecture), tflops(a.peak_bf16), a.peak_fp8 > 0 ? tflops(a.peak_fp8) : "none",
+        comma_grouped(a.hbm_bandwidth / 1'000'000'000), fmt::format("{:g}", gib(a.memory)),
+        fmt::format("{:g}", gib(a.usable_memory)), std::to_string(a.tiling.sms), std::to_string(c.node.gpus),
+        c.node.fabric_bandwidth > 0 ? comma_grouped(c.node.fabric_bandwidth / 1'000'000'000) : "none (PCIe)",
+        std::to_string(c.network.nics), fmt::format("{:g}", static_cast<double>(c.network.nic_bandwidth) * 8 / 1e9)});
+    same_efficiency = same_efficiency && a.efficiency == presets.front().accelerator.efficiency;
+  }
+  std::string out =
+      "accelerator presets (job_step.hardware.preset; each value's source in models/accelerators.cpp)\n\n" + t.render();
+  out += "\npeaks are dense; NVLink is each GPU's, each direction; memory and usable memory per GPU\n";
+  if (same_efficiency)
+    out += fmt::format("efficiencies, every preset's (uncalibrated): {}\n",
+                       efficiency_text(presets.front().accelerator.efficiency));
+  else
+    for (const auto& c : presets)
+      out += fmt::format("efficiencies of {} (uncalibrated): {}\n", c.accelerator.name,
+                         efficiency_text(c.accelerator.efficiency));
+  out +=
+      "calibrated on published runs: scenarios/hardware/a100-calibrated.yaml, h100-calibrated.yaml, "
+      "b200-calibrated.yaml (stepsim calibrate fits yours)\n";
+  return out;
+}
+
+nlohmann::ordered_json presets_json() {
+  nlohmann::ordered_json list = nlohmann::ordered_json::array();
+  for (const auto& c : all_presets()) {
+    const AcceleratorSpec& a = c.accelerator;
+    const Efficiency& e = a.efficiency;
+    list.push_back({{"name", a.name},
+                    {"architecture", architecture_name(a.architecture)},
+                    {"peak_bf16_flops", a.peak_bf16},
+                    {"peak_fp8_flops", a.peak_fp8},
+                    {"hbm_bandwidth_bytes_per_s", a.hbm_bandwidth},
+                    {"memory_bytes", a.memory},
+                    {"usable_memory_bytes", a.usable_memory},
+                    {"sms", a.tiling.sms},
+                    {"node",
+                     {{"gpus", c.node.gpus},
+                      {"fabric_bandwidth_bytes_per_s", c.node.fabric_bandwidth},
+                      {"pcie_bandwidth_bytes_per_s", c.node.pcie_bandwidth},
+                      {"p2p", c.node.p2p},
+                      {"fabric_latency_ns", c.node.fabric_latency}}},
+                    {"network",
+                     {{"nics", c.network.nics},
+                      {"nic_bandwidth_bytes_per_s", c.network.nic_bandwidth},
+                      {"latency_ns", c.network.latency}}},
+                    {"efficiency",
+                     {{"gemm", e.gemm},
+                      {"attention", e.attention},
+                      {"memory", e.memory},
+                      {"fabric", e.fabric},
+                      {"network", e.network},
+                      {"contention", e.contention}}}});
+  }
+  return {{"presets", list}};
+}
+
+}  // namespace stepsim::cli
