@@ -199,12 +199,16 @@ FitResult fit_one(const std::vector<const MeasuredRun*>& rows, Efficiency& e, do
   return f;
 }
 
-// The stage a row is fitted in: its GEMMs in FP8 (on an accelerator with an FP8 peak); else, for
-// an MoE model, the MoE block alone (a benchmark of the block: no host time, below) or a whole
-// step; else dense.
+// The stage a row is fitted in: an MoE model's whole step, the host time its passes expose, in
+// BF16 or FP8 (its GEMMs' rate comes from the rows that time GEMMs: a step the host holds up says
+// little about them); else its GEMMs in FP8 (on an accelerator with an FP8 peak), by recipe; else
+// an MoE block alone (a benchmark of the block: no host time, below); else dense.
 enum class FitStage { Dense, MoeBlock, Fp8, Fp8Blockwise, Fp8Mx, MoeHost };
 constexpr int kFitStages = 6;
 FitStage fit_stage(const MeasuredRun& r) {
+  const bool moe = r.spec.model.experts > 0;
+  const bool block = r.metric == MeasuredMetric::MoeForwardMs || r.metric == MeasuredMetric::MoeBackwardMs;
+  if (moe && !block) return FitStage::MoeHost;
   if (r.spec.layout.fp8 && r.spec.cluster.accelerator.peak_fp8 > 0) {
     switch (r.spec.layout.fp8_recipe) {
       case Fp8Recipe::Blockwise: return FitStage::Fp8Blockwise;
@@ -212,9 +216,7 @@ FitStage fit_stage(const MeasuredRun& r) {
       case Fp8Recipe::Tensorwise: return FitStage::Fp8;
     }
   }
-  if (r.spec.model.experts == 0) return FitStage::Dense;
-  const bool block = r.metric == MeasuredMetric::MoeForwardMs || r.metric == MeasuredMetric::MoeBackwardMs;
-  return block ? FitStage::MoeBlock : FitStage::MoeHost;
+  return moe ? FitStage::MoeBlock : FitStage::Dense;
 }
 // What the MoE blocks' rows fit: the routed experts' share of the GEMM efficiency where dense rows
 // fitted that efficiency, else the GEMM efficiency itself (a share of a preset's guess would mean
@@ -335,11 +337,11 @@ std::string undetermined(const std::vector<MeasuredRun>& rows, const DenseFit& d
 }
 
 // One calibration per accelerator: fitted on the given rows of that accelerator. Each fit's
-// residuals are in the order of that accelerator's rows as given. Five stages: the dense
+// residuals are in the order of that accelerator's rows as given. Six stages: the dense
 // efficiencies `dense_fit` names on the BF16 dense models' rows (from the preset); then
 // moe_block_parameter alone on the BF16 rows of MoE blocks alone; then each FP8 recipe's share
-// alone on its FP8 rows (tensorwise, then blockwise); then the MoE passes' host time alone on the
-// BF16 rows of MoE models' whole steps; each stage holds what the ones before it fitted (the
+// alone on its FP8 rows (tensorwise, blockwise, MXFP8); then the MoE passes' host time alone on the
+// rows of MoE models' whole steps (fit_stage); each stage holds what the ones before it fitted (the
 // preset's where they had no rows). Fitted together, a few MoE rows trade the dense parameters
 // against each other and the dense rows' fit (one Llama 3 row and four MoE-layer rows sent attention to
 // 0.18).
