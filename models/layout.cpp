@@ -97,10 +97,15 @@ std::optional<InputProblem> check_precision(const JobLayout& l, const Accelerato
                         fmt::format("{} has no FP8 tensor cores (no FP8 peak): its GEMMs run in BF16 only", a.name)};
   // MXFP8's 32-value blocks are scaled inside the tensor cores from Blackwell on (Transformer
   // Engine's MXFP8BlockScaling needs compute capability 10.0).
-  if (l.fp8 && l.fp8_recipe == Fp8Recipe::Mx && a.architecture != GpuArchitecture::Blackwell)
-    return InputProblem{"fp8_recipe", fmt::format("mxfp8 needs Blackwell's block-scaled tensor cores (b200); {} is {}: "
-                                                  "tensorwise or blockwise would run",
-                                                  a.name, architecture_name(a.architecture))};
+  if (l.fp8 && l.fp8_recipe == Fp8Recipe::Mx && a.architecture != GpuArchitecture::Blackwell) {
+    std::vector<std::string> blackwell;
+    for (const auto& name : cluster_preset_names())
+      if (find_cluster_preset(name)->accelerator.architecture == GpuArchitecture::Blackwell) blackwell.push_back(name);
+    return InputProblem{"fp8_recipe",
+                        fmt::format("mxfp8 needs Blackwell's block-scaled tensor cores ({}); {} is {}: "
+                                    "tensorwise or blockwise would run",
+                                    fmt::join(blackwell, ", "), a.name, architecture_name(a.architecture))};
+  }
   return std::nullopt;
 }
 
