@@ -65,6 +65,13 @@ double zero3_buffer_bytes(const JobModel& m, const JobLayout& l) {
 // layer as its own ColumnParallelLinear, not a TE module). Under ZeRO-3 the copies are of the
 // gathered weights, made and freed with them, not kept for the backward (TE's _Linear under
 // FSDP2 requantizes the gathered weight there: linear.py, TE issue 2681): one layer's.
+// The linear modules' weights of the chunks a device holds (ChunkCost::gemm_weights).
+double held_gemm_weights(const std::vector<int>& held, const std::vector<ChunkCost>& chunks) {
+  double weights = 0;
+  for (int k : held) weights += static_cast<double>(chunks[static_cast<std::size_t>(k)].gemm_weights);
+  return weights;
+}
+
 Bytes fp8_weight_copies(const JobModel& m, const JobLayout& l, const std::vector<int>& held,
                         const std::vector<ChunkCost>& chunks) {
   const double per_weight = chunks.empty() ? 0 : chunks.front().fp8_copy_bytes;
@@ -75,7 +82,7 @@ Bytes fp8_weight_copies(const JobModel& m, const JobLayout& l, const std::vector
     if (has_dense_first_layers(m))
       weights = std::max(weights, static_cast<double>(layer_work(dense_layer_model(m), l).gemm_weights));
   } else {
-    for (int k : held) weights += static_cast<double>(chunks[static_cast<std::size_t>(k)].gemm_weights);
+    weights = held_gemm_weights(held, chunks);
   }
   return bytes_from(per_weight * weights, "the FP8 GEMMs' weight copies");
 }
@@ -161,9 +168,12 @@ std::vector<JobMemory> job_memory_by_rank(const JobModel& m, const JobLayout& l,
     if (l.zero >= 3 && l.keep_gathered)
       mem.buffers += bytes_from(state_bytes(params, l, 2, false), "the weights kept gathered");
     // Autocast's BF16 copies of the FP32 weights: cached for the whole forward and saved for the
-    // backward, every layer's at the forward's end (PyTorch's autocast weight cache).
+    // backward, every layer's at the forward's end (PyTorch's autocast weight cache). FP8 GEMMs
+    // cast their FP32 weights to FP8 themselves, outside autocast's cast list (Transformer Engine's
+    // modules, torchao's Float8Linear): no BF16 copy of those, their FP8 copies counted below.
     if (casts_weights_per_pass(l))
-      mem.buffers += bytes_from(state_bytes(params, l, 2, false), "the weights' BF16 copies");
+      mem.buffers += bytes_from(state_bytes(params, l, 2, false) - (l.fp8 ? 2 * held_gemm_weights(held[d], chunks) : 0),
+                                "the weights' BF16 copies");
     mem.fp8_weight_copies = fp8_weight_copies(m, l, held[d], chunks);
     mem.buffers += mem.fp8_weight_copies;
     // The FP32 logits of one micro-batch (and their gradient) where the LM head is.

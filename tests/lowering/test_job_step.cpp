@@ -1000,6 +1000,19 @@ TEST_CASE("FP8 GEMMs' weight copies: every linear module's FP8 weight and its tr
   REQUIRE(run.result.memory_by_rank.size() == 2);
   for (std::size_t d = 0; d < 2; ++d) CHECK(run.result.memory_by_rank[d].buffers - without[d].buffers == 33'554'432);
 
+  // FP32 weights as the master (autocast): the FP8 GEMMs cast theirs to FP8 themselves, so only the
+  // other weights (the embedding, the LM head, the norms) keep autocast's BF16 copies.
+  JobLayout fp32_master = l;
+  fp32_master.master_weights = MasterWeights::Model;
+  JobLayout fp32_bf16 = fp32_master;
+  fp32_bf16.fp8 = false;
+  const auto mm = job_memory_by_rank(s.model, fp32_master, chunk_costs(s.model, fp32_master, s.cluster));
+  const auto mb = job_memory_by_rank(s.model, fp32_bf16, chunk_costs(s.model, fp32_bf16, s.cluster));
+  for (std::size_t d = 0; d < 2; ++d) {
+    CHECK(mm[d].fp8_weight_copies == 2 * 2 * per_layer);
+    CHECK(mb[d].buffers - (mm[d].buffers - mm[d].fp8_weight_copies) == 2 * 2 * per_layer);
+  }
+
   // MoE: an EP rank's experts and attention, not the router (BF16). Qwen3-235B at pp 4 (23, 24,
   // 24, 23 layers), EP 8: 16 local experts of 3 x 4,096 x 1,536, attention 4,096 x (8,192 + 2 x
   // 512) + 8,192 x 4,096.
