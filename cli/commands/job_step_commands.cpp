@@ -56,12 +56,11 @@ std::vector<double> eff_vector(const Efficiency& e, int extra) {
 }
 // How many of those to show: up to the last not at its default (fitted, or given).
 int extra_shown(const Efficiency& e) {
-  return e.fp8_mx != 1.0          ? 5
-         : e.fp8_blockwise != 1.0 ? 4
-         : e.moe_host != 0        ? 3
-         : e.fp8 != 1.0           ? 2
-         : e.experts != 1.0       ? 1
-                                  : 0;
+  const Efficiency defaults;
+  int shown = 0;
+  for (std::size_t i = 6; i < std::size(kEffFields); ++i)
+    if (e.*kEffFields[i] != defaults.*kEffFields[i]) shown = static_cast<int>(i) - 5;
+  return shown;
 }
 // A vector's values, the parameters past its end at their defaults.
 Efficiency eff_of(const std::vector<double>& v) {
@@ -386,7 +385,7 @@ std::map<std::string, FitResult> fit_per_accelerator(const std::vector<MeasuredR
     fits[5] = fit_one(host, e, &Efficiency::moe_host, e.moe_host > 0 ? e.moe_host : 1e-3, 1e-6, 0.1, progress, jobs);
     // One result: the efficiencies, each row's residual in the order given, the rms over all.
     FitResult all;
-    all.params = eff_vector(e, 5);
+    all.params = eff_vector(e, static_cast<int>(std::size(kEffFields)) - 6);
     std::map<const MeasuredRun*, double> residual;
     for (int s = 0; s < kFitStages; ++s) {
       all.iterations += fits[s].iterations;
