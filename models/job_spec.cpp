@@ -184,6 +184,25 @@ JobModel dense_layer_model(const JobModel& m) {
   return d;
 }
 
+JobModel windowed_layer_model(const JobModel& m) {
+  JobModel w = m;
+  w.sliding_window_pattern = 0;
+  return w;
+}
+
+JobModel full_attention_layer_model(const JobModel& m) {
+  JobModel f = m;
+  f.sliding_window = 0;
+  f.sliding_window_pattern = 0;
+  return f;
+}
+
+int windowed_layers_in(const JobModel& m, int first, int count) {
+  int n = 0;
+  for (int i = first; i < first + count; ++i) n += m.windowed_layer(i) ? 1 : 0;
+  return n;
+}
+
 int dense_layers_in(const JobModel& m, int first, int count) {
   if (m.experts == 0) return count;
   return std::clamp(m.dense_layers - first, 0, count);

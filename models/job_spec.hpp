@@ -93,6 +93,21 @@ struct JobModel {
   };
   Mla mla;
   bool latent_attention() const { return mla.kv_lora_rank > 0; }
+  // Sliding-window attention (Mistral 7B, Gemma 2 and 3, GPT-OSS; the names of their config.json):
+  // each query attends to itself and the sliding_window - 1 keys before it; every
+  // sliding_window_pattern-th layer (1-based: Gemma 3's layers 6, 12, ...) attends to its whole
+  // causal context instead. Gemma 3: 1,024 and 6; GPT-OSS: 128 and 2; Mistral 7B: 4,096 and 0
+  // (every layer windowed). sliding_window 0: no window.
+  std::int64_t sliding_window = 0;
+  int sliding_window_pattern = 0;
+  // Whether decoder layer i (0-based) attends within the window.
+  bool windowed_layer(int i) const {
+    return sliding_window > 0 && (sliding_window_pattern == 0 || (i + 1) % sliding_window_pattern != 0);
+  }
+  // The window each of the model's layers has: sliding_window where every layer is windowed, 0
+  // where none is or where they differ (a layer's cost is then taken per kind, from
+  // windowed_layer_model and full_attention_layer_model).
+  std::int64_t every_layer_window() const { return sliding_window_pattern == 0 ? sliding_window : 0; }
   // Multi-token prediction modules (DeepSeek-V3 sec. 2.2, its config's num_nextn_predict_layers):
   // each predicts one more token ahead with a 2h -> h projection, one more decoder layer and the
   // shared embedding and LM head, on the pipeline's last chunk. 0: none.
@@ -327,6 +342,12 @@ inline bool has_dense_first_layers(const JobModel& m) { return m.experts > 0 && 
 // How many of the decoder layers [first, first + count) are dense (an MoE model's first
 // dense_layers; every layer of a dense model).
 int dense_layers_in(const JobModel& m, int first, int count);
+
+// A windowed model's layers of each kind as models of their own (every layer windowed; none).
+JobModel windowed_layer_model(const JobModel& m);
+JobModel full_attention_layer_model(const JobModel& m);
+// How many of the decoder layers [first, first + count) attend within a sliding window.
+int windowed_layers_in(const JobModel& m, int first, int count);
 
 // Adam's state per parameter: the FP32 master weight where the optimizer keeps it and the two
 // moments (12 B in FP32; DeepSeek-V3 sec. 3.3.3 and Megatron-Core's precision-aware optimizer

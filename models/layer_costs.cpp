@@ -253,6 +253,36 @@ PermuteBytes permute_bytes(const JobModel& m, const JobLayout& l, double tokens,
   b.backward = l.permute_fusion ? b.forward + tokens * k * (per_node ? expert_load : 1) * row : 1.5 * b.forward;
   return b;
 }
+
+// Attention core: the mean keys each of a GPU's local queries is scored against. Causal
+// FlashAttention visits only the causal pairs: the most loaded CP rank's share of s (s + 1) / 2
+// (balanced chunks: exactly 1/cp of them, a mean context of (s + 1) / 2; contiguous: the last
+// rank's more); unfused kernels all s keys. CP all-to-all gives each rank 1/cp of the heads over
+// the whole sequence: 1/cp of the pairs however the sequence is split. A sliding window leaves
+// each query at most that many keys (FlashAttention's window_size skips the tiles outside it);
+// the unfused kernels compute every score and mask them, as for causality. Sets a windowed
+// layer's CP exchange in `w` (cp_halo_bytes, cp_window_gathers).
+double attention_keys(const JobModel& m, const JobLayout& l, const LayerDims& d, LayerWork& w) {
+  const std::int64_t window = m.every_layer_window() < m.seq ? m.every_layer_window() : 0;  // a wider one: none
+  if (l.cp > 1 && window > 0 && l.cp_comm == CpComm::P2p) {
+    // TE fetches the halo when the window spans at most cp - 1 chunks of the 2 cp (use_p2p_swa).
+    std::int64_t halo = 0;
+    for (const auto& r : cp_rank_shares(m.seq, l.cp, l.cp_balanced, window)) halo = std::max(halo, r.halo);
+    if (window <= (l.cp - 1) * (m.seq / (l.cp_balanced ? 2 * l.cp : l.cp)))
+      w.cp_halo_bytes = static_cast<double>(halo) * l.micro_batch * (d.k + d.v) / l.tp * kAct;
+    else
+      w.cp_window_gathers = true;
+  }
+  if (l.attention != AttentionKernel::Flash) return static_cast<double>(m.seq);
+  std::int64_t most = causal_attention_pairs(m.seq, window);
+  if (l.cp > 1 && l.cp_comm != CpComm::AllToAll) {
+    most = 0;
+    for (const auto& r : cp_rank_shares(m.seq, l.cp, l.cp_balanced, window)) most = std::max(most, r.pairs);
+  }
+  const double pairs =
+      l.cp > 1 && l.cp_comm == CpComm::AllToAll ? static_cast<double>(most) / l.cp : static_cast<double>(most);
+  return pairs / (static_cast<double>(m.seq) / l.cp);
+}
 }  // namespace
 
 LayerWork layer_work(const JobModel& m, const JobLayout& l, double expert_load, int ep_per_node) {
@@ -266,22 +296,7 @@ LayerWork layer_work(const JobModel& m, const JobLayout& l, double expert_load, 
   // their FLOPs are read off the shapes, 2 m n k per multiply.
   w.gemms = layer_gemms(m, l, T, h, d, expert_load);
   w.gemm_flops = gemm_flops_of(w.gemms);
-  // Attention core: each of the T local tokens against the keys before it. Causal FlashAttention
-  // visits only the causal pairs: the most loaded CP rank's share of s (s + 1) / 2 (balanced
-  // chunks: exactly 1/cp of them, a mean context of (s + 1) / 2; contiguous: the last rank's
-  // more); unfused kernels all s keys. CP all-to-all gives each rank 1/cp of the heads over the
-  // whole sequence: 1/cp of the pairs however the sequence is split.
-  double ctx = static_cast<double>(m.seq);
-  if (l.attention == AttentionKernel::Flash) {
-    std::int64_t most = causal_attention_pairs(m.seq);
-    if (l.cp > 1 && l.cp_comm != CpComm::AllToAll) {
-      most = 0;
-      for (const auto& r : cp_rank_shares(m.seq, l.cp, l.cp_balanced)) most = std::max(most, r.pairs);
-    }
-    const double pairs =
-        l.cp > 1 && l.cp_comm == CpComm::AllToAll ? static_cast<double>(most) / l.cp : static_cast<double>(most);
-    ctx = pairs / (static_cast<double>(m.seq) / l.cp);
-  }
+  const double ctx = attention_keys(m, l, d, w);
   w.attention_flops = 2 * T * ctx * (d.q + d.o) / t;  // QK^T over the query width, AV over the value width
   // Memory-bound kernels, bytes per token: two norms (read + write), two residual adds (read 2,
   // write 1) with dropout (one mask byte more), the activation function (GeLU: read + write the
@@ -588,25 +603,37 @@ PassSeconds op_recompute(const JobModel& m, const LayerWork& w, const JobLayout&
 }  // namespace
 
 namespace {
+// The whole sequence's K and V gathered before the attention, in the open (Llama 3 sec. 3.3.2:
+// exposed, and small with GQA's few key/value heads); the backward gathers them again (the
+// gathered copy is not kept) and reduce-scatters dK, dV.
+void cp_gather_exposure(const LayerWork& w, const JobLayout& l, const GroupPaths& paths, PassSeconds& f,
+                        PassSeconds& bi) {
+  const double gather = collective_seconds(Collective::AllGather, l.cp, l.cp * w.cp_bytes, paths.cp);
+  f.cp = gather;
+  bi.cp = gather + collective_seconds(Collective::ReduceScatter, l.cp, l.cp * w.cp_bytes, paths.cp);
+}
+
 // CP's exchanges in the forward and the input-gradient pass, by l.cp_comm.
 void cp_exposure(const LayerWork& w, const JobLayout& l, const GroupPaths& paths, PassSeconds& f, PassSeconds& bi) {
   switch (l.cp_comm) {
     case CpComm::P2p: {
+      if (w.cp_halo_bytes > 0) {
+        // A window's halo: one batched exchange with the neighbours before the attention, its
+        // gradients back after the backward's, each waited for.
+        f.cp = bi.cp = to_s(paths.cp.step_latency) + w.cp_halo_bytes / paths.cp.bytes_per_second;
+        return;
+      }
+      if (w.cp_window_gathers) {
+        cp_gather_exposure(w, l, paths, f, bi);
+        return;
+      }
       // The K/V ring (cp - 1 steps) hides behind the attention it feeds; what exceeds it shows.
       const double ring = (l.cp - 1) * (to_s(paths.cp.step_latency) + w.cp_bytes / paths.cp.bytes_per_second);
       f.cp = std::max(0.0, ring - f.attention);
       bi.cp = std::max(0.0, 2 * ring - bi.attention);  // dK, dV travel back too
       return;
     }
-    case CpComm::AllGather: {
-      // The whole sequence's K and V gathered before the attention, in the open (Llama 3 sec.
-      // 3.3.2: exposed, and small with GQA's few key/value heads); the backward gathers them
-      // again (the gathered copy is not kept) and reduce-scatters dK, dV.
-      const double gather = collective_seconds(Collective::AllGather, l.cp, l.cp * w.cp_bytes, paths.cp);
-      f.cp = gather;
-      bi.cp = gather + collective_seconds(Collective::ReduceScatter, l.cp, l.cp * w.cp_bytes, paths.cp);
-      return;
-    }
+    case CpComm::AllGather: cp_gather_exposure(w, l, paths, f, bi); return;
     case CpComm::AllToAll: {
       // Q, K and V from sequence chunks to head groups before the attention, its output back
       // after (Jacobs et al. 2023, DeepSpeed-Ulysses sec. 3); the backward the transposes, dO in
@@ -718,43 +745,45 @@ std::vector<bool> recomputed_layers(int layers, const JobLayout& l) {
   return out;
 }
 
-LayerStack::LayerStack(const JobModel& m, const JobLayout& l, const ClusterSpec& c)
-    : model_(m),
-      own_(kind_of(m, l, c)),
-      dense_(has_dense_first_layers(m) ? kind_of(dense_layer_model(m), l, c) : own_) {
-  if (!l.partial_recompute()) return;
+int LayerStack::kind_index(int layer) const {
+  const bool kept = !recomputed_.empty() && !recomputed_[static_cast<std::size_t>(layer)];
+  return (dense_layers_in(model_, layer, 1) == 1 ? kDense : 0) | (kept ? kKept : 0) |
+         (model_.windowed_layer(layer) ? kWindowed : 0);
+}
+
+LayerStack::LayerStack(const JobModel& m, const JobLayout& l, const ClusterSpec& c) : model_(m) {
+  if (l.partial_recompute()) recomputed_ = recomputed_layers(m.shape.layers, l);
   JobLayout kept = l;
   kept.recompute = JobRecompute::None;
-  own_kept_ = kind_of(m, kept, c);
-  dense_kept_ = has_dense_first_layers(m) ? kind_of(dense_layer_model(m), kept, c) : own_kept_;
-  recomputed_ = recomputed_layers(m.shape.layers, l);
+  for (int i = 0; i < m.shape.layers; ++i) {
+    const int k = kind_index(i);
+    auto& kind = kinds_[static_cast<std::size_t>(k)];
+    if (kind) continue;
+    const JobModel own = (k & kDense) != 0 && has_dense_first_layers(m) ? dense_layer_model(m) : m;
+    kind = kind_of((k & kWindowed) != 0 ? windowed_layer_model(own) : full_attention_layer_model(own),
+                   (k & kKept) != 0 ? kept : l, c);
+  }
 }
 
 ChunkCost LayerStack::layers(int first, int count) const {
-  // The span's layers by kind (an MoE model's dense first ones) and, under partial recompute, by
-  // whether they are recomputed: each group costs its kind times its count.
-  const int dense = dense_layers_in(model_, first, count);
-  int dense_kept = 0, own_kept = 0;
-  if (!recomputed_.empty())
-    for (int i = first; i < first + count; ++i)
-      if (!recomputed_[static_cast<std::size_t>(i)]) ++(dense_layers_in(model_, i, 1) == 1 ? dense_kept : own_kept);
+  std::array<int, kKinds> n{};
+  for (int i = first; i < first + count; ++i) ++n[static_cast<std::size_t>(kind_index(i))];
   ChunkCost ch;
   ch.layers = count;
   double activation = 0;
-  auto add = [&](const Kind& k, int n) {
-    ch.forward += k.passes.forward * n;
-    ch.backward_input += k.passes.backward_input * n;
-    ch.backward_weight += k.passes.backward_weight * n;
-    ch.deferred_weight_grad += k.passes.deferred_weight_grad * n;
-    ch.parameters += k.parameters * n;
-    ch.expert_parameters += k.expert_parameters * n;
-    ch.gemm_weights += k.gemm_weights * n;
-    activation += static_cast<double>(k.passes.activation) * n;
-  };
-  add(own_, count - dense - own_kept);
-  add(dense_, dense - dense_kept);
-  add(own_kept_, own_kept);
-  add(dense_kept_, dense_kept);
+  for (std::size_t k = 0; k < n.size(); ++k) {
+    if (n[k] == 0) continue;
+    if (!kinds_[k]) throw std::logic_error("LayerStack: a layer past the model's");
+    const Kind& kind = *kinds_[k];
+    ch.forward += kind.passes.forward * n[k];
+    ch.backward_input += kind.passes.backward_input * n[k];
+    ch.backward_weight += kind.passes.backward_weight * n[k];
+    ch.deferred_weight_grad += kind.passes.deferred_weight_grad * n[k];
+    ch.parameters += kind.parameters * n[k];
+    ch.expert_parameters += kind.expert_parameters * n[k];
+    ch.gemm_weights += kind.gemm_weights * n[k];
+    activation += static_cast<double>(kind.passes.activation) * n[k];
+  }
   ch.activation = bytes_from(activation, "a pipeline chunk's activations");
   return ch;
 }
@@ -858,34 +887,44 @@ StepFlops step_flops(const JobModel& m, const JobLayout& l) {
   const double head =
       2.0 * static_cast<double>(m.seq) * static_cast<double>(m.shape.hidden) * static_cast<double>(m.shape.vocab);
   // Model FLOPs count causal attention as half the square (the quantity a kernel must do),
-  // whatever kernel runs; hardware FLOPs count what the kernel does.
+  // whatever kernel runs; hardware FLOPs count what the kernel does. By kind of layer: a windowed
+  // model's windowed layers within the window, the others over the whole causal context.
   JobLayout flash = one;
   flash.attention = AttentionKernel::Flash;
-  const double attn_model = layer_work(m, flash).attention_flops;
+  const JobModel full = full_attention_layer_model(m), win = windowed_layer_model(m);
+  const auto attention = [&](const JobLayout& x, double full_layers, double windowed_layers) {
+    return full_layers * layer_work(full, x).attention_flops +
+           (windowed_layers > 0 ? windowed_layers * layer_work(win, x).attention_flops : 0.0);
+  };
+  const double windowed = windowed_layers_in(m, 0, m.shape.layers);
+  const double last_windowed = m.windowed_layer(m.shape.layers - 1) ? 1 : 0;
+  const double attn_model = attention(flash, L - windowed, windowed), attn_hw = attention(one, L - windowed, windowed);
   // Multi-token prediction: per module one more layer of the model's last kind, the 2h -> h
   // projection and the LM head.
   const double mtp = m.mtp_layers;
+  const double mtp_attn_model = attention(flash, 1 - last_windowed, last_windowed),
+               mtp_attn_hw = attention(one, 1 - last_windowed, last_windowed);
   const double h = static_cast<double>(m.shape.hidden), proj = 2.0 * static_cast<double>(m.seq) * 2 * h * h;
-  const double fwd_model = gemms + L * attn_model + head + mtp * (w.gemm_flops + attn_model + proj + head);
-  const double fwd_hw =
-      gemms_hw + L * w.attention_flops + head + mtp * (hw.gemm_flops + w.attention_flops + proj + head);
+  const double fwd_model = gemms + attn_model + head + mtp * (w.gemm_flops + mtp_attn_model + proj + head);
+  const double fwd_hw = gemms_hw + attn_hw + head + mtp * (hw.gemm_flops + mtp_attn_hw + proj + head);
   double recompute = 0;
   if (l.recompute == JobRecompute::Full) {
     // The layers recomputed whole (partial recompute: the first N of each chunk), by kind.
-    int again = 0, again_dense = 0;
+    int again = 0, again_dense = 0, again_windowed = 0;
     const std::vector<bool> r = recomputed_layers(m.shape.layers, l);
     for (int i = 0; i < m.shape.layers; ++i)
       if (r[static_cast<std::size_t>(i)]) {
         ++again;
         again_dense += dense_layers_in(m, i, 1);
+        again_windowed += windowed_layers_in(m, i, 1);
       }
-    recompute = again == m.shape.layers
-                    ? gemms_hw + L * w.attention_flops
-                    : (again - again_dense) * hw.gemm_flops + again_dense * dense_gemms + again * w.attention_flops;
+    recompute = again == m.shape.layers ? gemms_hw + attn_hw
+                                        : (again - again_dense) * hw.gemm_flops + again_dense * dense_gemms +
+                                              attention(one, again - again_windowed, again_windowed);
     // A prediction module's layer is recomputed as the model's last layer is.
-    if (!r.empty() && r.back()) recompute += mtp * (hw.gemm_flops + w.attention_flops);
+    if (!r.empty() && r.back()) recompute += mtp * (hw.gemm_flops + mtp_attn_hw);
   }
-  if (l.recomputes(kRecomputeCoreAttn) && l.attention == AttentionKernel::Unfused) recompute = L * w.attention_flops;
+  if (l.recomputes(kRecomputeCoreAttn) && l.attention == AttentionKernel::Unfused) recompute = attn_hw;
   if (l.recompute == JobRecompute::Selective) {
     // The modules' GEMMs, per kind of layer (a dense MLP in the dense layers, experts in the others).
     const auto rerun = [&](const LayerWork& x) {

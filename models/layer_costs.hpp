@@ -22,7 +22,9 @@
 //    5 a s / (h t)) with TP, s b h / t (34 + 5 a s / h) with TP + SP, 34 s b h / t with selective
 //    recompute and SP, 2 s b h (/ t with SP) for the layer input kept by full recompute
 //    (Korthikanti et al. 2022, sec. 4, eq. 1-2, Table 2).
+#include <array>
 #include <cstdint>
+#include <optional>
 #include <vector>
 
 #include "models/accelerators.hpp"
@@ -78,6 +80,12 @@ struct LayerWork {  // one decoder layer, one micro-batch, one GPU, forward only
   double cp_bytes = 0;     // this GPU's K and V chunk: what one ring step passes (CP)
   double cp_q_bytes = 0;   // this GPU's Q chunk (CP all-to-all: exchanged with K and V)
   double cp_o_bytes = 0;   // this GPU's attention output chunk (CP all-to-all: exchanged back)
+  // A sliding window under the p2p exchange (Transformer Engine's AttnFuncWithCPAndKVP2PSWA): the
+  // K and V before this GPU's chunks within the window that other ranks hold (the busiest rank's
+  // halo), fetched in place of the ring; or, where the window passes cp - 1 chunks, TE's fallback
+  // to the all-gather (window_gathers).
+  double cp_halo_bytes = 0;
+  bool cp_window_gathers = false;
   double ep_tokens = 0;    // tokens each EP member exchanges, x expert_load (0: no EP all-to-all)
   // Folded expert TP: the routed experts' gather and reduce-scatter, among moe_tp_members ranks
   // (0: none, or the MoE block's collective is one of tp_collectives, unfolded).
@@ -142,9 +150,8 @@ LayerPasses layer_passes(const JobModel& m, const JobLayout& l, const ClusterSpe
 // Megatron-Core's MoELayer times by itself. All zero for a dense model.
 LayerPasses moe_block_passes(const JobModel& m, const JobLayout& l, const ClusterSpec& c);
 
-// A model's decoder layers on one GPU, each kind costed once (its own layers and an MoE model's
-// dense first ones): layers(first, count) sums the layers [first, first + count) as a chunk
-// without embedding or head (first and last false).
+// A model's decoder layers on one GPU, each kind costed once: layers(first, count) sums the layers
+// [first, first + count) as a chunk without embedding or head (first and last false).
 class LayerStack {
  public:
   LayerStack(const JobModel& m, const JobLayout& l, const ClusterSpec& c);
@@ -156,11 +163,14 @@ class LayerStack {
     std::int64_t parameters = 0, expert_parameters = 0, gemm_weights = 0;
   };
   Kind kind_of(const JobModel& m, const JobLayout& l, const ClusterSpec& c) const;
+  // A layer's kind, as bits: dense (an MoE model's dense first layers; every layer of a dense
+  // model), kept (not recomputed, under partial recompute), windowed (sliding-window attention).
+  // A chunk sums its kinds in index order.
+  static constexpr int kDense = 1, kKept = 2, kWindowed = 4, kKinds = 8;
+  int kind_index(int layer) const;
   JobModel model_;
-  Kind own_, dense_;
-  // Partial recompute: the kinds without recompute, and per layer whether it is recomputed.
-  Kind own_kept_, dense_kept_;
-  std::vector<bool> recomputed_;
+  std::vector<bool> recomputed_;                   // partial recompute: per layer whether it is recomputed
+  std::array<std::optional<Kind>, kKinds> kinds_;  // those the model's layers have
 };
 
 // Per layer, whether the layout recomputes it: every layer under full recompute, the first

@@ -72,6 +72,14 @@ std::optional<InputProblem> check_job_model(const JobModel& m) {
   if (m.mtp_layers < 0 || m.mtp_layers > 64)
     return InputProblem{"mtp_layers", fmt::format("{} is not between 0 and 64", m.mtp_layers)};
   if (auto p = in_range("seq", m.seq, kMaxSeq)) return p;
+  if (m.sliding_window != 0)
+    if (auto p = in_range("sliding_window", m.sliding_window, kMaxSeq)) return p;
+  if (m.sliding_window_pattern < 0 || m.sliding_window_pattern > m.shape.layers)
+    return InputProblem{"sliding_window_pattern",
+                        fmt::format("{} is not between 0 (every layer windowed) and the {} layers",
+                                    m.sliding_window_pattern, m.shape.layers)};
+  if (m.sliding_window_pattern != 0 && m.sliding_window == 0)
+    return InputProblem{"sliding_window_pattern", "needs sliding_window (the window's tokens)"};
   if (m.experts < 0) return InputProblem{"experts", fmt::format("must be at least 0 (got {})", m.experts)};
   if (m.experts > 0) {
     if (auto p = in_range("experts", m.experts, kMaxHeads)) return p;

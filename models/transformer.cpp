@@ -37,13 +37,16 @@ ForwardFlopsPerToken forward_flops_per_token(const TransformerConfig& c, std::in
   return f;
 }
 
-std::int64_t causal_attention_pairs(std::int64_t s) { return s * (s + 1) / 2; }
-
-std::int64_t causal_pairs_of(std::int64_t first, std::int64_t count) {
-  return causal_attention_pairs(first + count) - causal_attention_pairs(first);
+std::int64_t causal_attention_pairs(std::int64_t s, std::int64_t window) {
+  if (window <= 0 || s <= window) return s * (s + 1) / 2;
+  return window * (window + 1) / 2 + (s - window) * window;  // the first w queries fill up, the rest see w each
 }
 
-std::vector<CpRankShare> cp_rank_shares(std::int64_t s, int cp, bool balanced) {
+std::int64_t causal_pairs_of(std::int64_t first, std::int64_t count, std::int64_t window) {
+  return causal_attention_pairs(first + count, window) - causal_attention_pairs(first, window);
+}
+
+std::vector<CpRankShare> cp_rank_shares(std::int64_t s, int cp, bool balanced, std::int64_t window) {
   std::vector<CpRankShare> out(static_cast<std::size_t>(std::max(1, cp)));
   const int chunks = balanced ? 2 * cp : cp;
   for (int c = 0; c < chunks; ++c) {
@@ -53,8 +56,18 @@ std::vector<CpRankShare> cp_rank_shares(std::int64_t s, int cp, bool balanced) {
     CpRankShare& r = out[static_cast<std::size_t>(rank)];
     r.chunks.push_back(c);
     r.tokens += count;
-    r.pairs += causal_pairs_of(first, count);
+    r.pairs += causal_pairs_of(first, count, window);
   }
+  if (window > 0)
+    for (int c = 0; c < chunks; ++c) {
+      const int rank = c < cp ? c : 2 * cp - 1 - c;
+      const std::int64_t first = s * c / chunks, from = first - std::min(window, first);
+      for (int src = 0; src < c; ++src) {  // the earlier chunks the halo [from, first) overlaps
+        const int owner = src < cp ? src : 2 * cp - 1 - src;
+        const std::int64_t lo = std::max(from, s * src / chunks), hi = s * (src + 1) / chunks;
+        if (owner != rank && hi > lo) out[static_cast<std::size_t>(rank)].halo += hi - lo;
+      }
+    }
   return out;
 }
 

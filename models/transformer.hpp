@@ -54,11 +54,13 @@ struct ForwardFlopsPerToken {
 };
 ForwardFlopsPerToken forward_flops_per_token(const TransformerConfig& c, std::int64_t seq_len);
 
-// Causal attention pairs in a sequence of s tokens: s (s + 1) / 2 (figure 10-28/10-29).
-std::int64_t causal_attention_pairs(std::int64_t s);
+// Causal attention pairs in a sequence of s tokens: s (s + 1) / 2 (figure 10-28/10-29). With a
+// sliding window of w tokens (w > 0: each query sees itself and the w - 1 keys before it, as
+// Mistral's and Gemma's sliding_window), w (w + 1) / 2 + (s - w) w once s passes w.
+std::int64_t causal_attention_pairs(std::int64_t s, std::int64_t window = 0);
 // The causal pairs of the `count` query tokens from position `first` on, each against every key
-// at or before it: sum of (j + 1) for j in [first, first + count).
-std::int64_t causal_pairs_of(std::int64_t first, std::int64_t count);
+// at or before it (within the window, if any): sum of min(j + 1, w) for j in [first, first + count).
+std::int64_t causal_pairs_of(std::int64_t first, std::int64_t count, std::int64_t window = 0);
 
 // A causal sequence of s tokens over cp context-parallel ranks (figure 10-28/10-29). Contiguous:
 // rank i takes tokens [i s/cp, (i+1) s/cp), so the last rank has the most pairs. Balanced: the
@@ -68,8 +70,12 @@ struct CpRankShare {
   std::vector<int> chunks;  // chunk indices (contiguous: the rank's one chunk of cp)
   std::int64_t tokens = 0;
   std::int64_t pairs = 0;
+  // With a window: the keys before its chunks within the window that other ranks hold (the halo
+  // its queries need; 0 without a window).
+  std::int64_t halo = 0;
 };
-std::vector<CpRankShare> cp_rank_shares(std::int64_t s, int cp, bool balanced);
+// A window (> 0) counts each rank's pairs and halo within it.
+std::vector<CpRankShare> cp_rank_shares(std::int64_t s, int cp, bool balanced, std::int64_t window = 0);
 
 // Built-in configurations: "qwen3-8b" (N = 8,190,735,360), "tiny-1m" (the ~1M-parameter model of
 // the resource-bill chapter is given by its parameter count, not a shape; this is a small shape

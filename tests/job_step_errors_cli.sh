@@ -135,6 +135,18 @@ refused "error: --set: job_step.layout.recompute_layers: 2 is more than the 1 la
 printf 'job_step:\n  model: qwen3-8b\n  hardware: {preset: h100-sxm, gpus: 8, efficiency: {gemm: 1e-300}}\n  layout: {dp: 8, zero: 1, global_batch: 8}\n' >"$tmp/tiny-eff.yaml"
 run "$stepsim" run "$tmp/tiny-eff.yaml"
 refused "tiny-eff.yaml:3: job_step.hardware.efficiency.gemm: 1e-300 is not an efficiency (a fraction in [0.01, 1], e.g. 0.7 or 70%)"
+# Sliding windows: a pattern needs a window; a window is at least a token; a pattern within the layers.
+win='job_step:
+  model: {layers: 96, hidden: 12288, ffn: 49152, heads: 96, vocab: 51200, seq: 2048, mlp: gelu,'
+bad window_pattern "$win sliding_window_pattern: 2}
+  hardware: {preset: a100-sxm-80gb, gpus: 64}
+  layout: {tp: 8, pp: 8, global_batch: 64}" "window_pattern.yaml:2: job_step.model.sliding_window_pattern: needs sliding_window (the window's tokens)"
+bad window_negative "$win sliding_window: -4}
+  hardware: {preset: a100-sxm-80gb, gpus: 64}
+  layout: {tp: 8, pp: 8, global_batch: 64}" "job_step.model.sliding_window: must be at least 0 (got -4)"
+bad window_past "$win sliding_window: 128, sliding_window_pattern: 97}
+  hardware: {preset: a100-sxm-80gb, gpus: 64}
+  layout: {tp: 8, pp: 8, global_batch: 64}" "job_step.model.sliding_window_pattern: 97 is not between 0 (every layer windowed) and the 96 layers"
 bad schedule "$head
   hardware: {preset: a100-sxm-80gb, gpus: 64}
   layout: {tp: 8, pp: 8, schedule: 1f1c, global_batch: 64}" "job_step.layout.schedule: unknown schedule '1f1c'; did you mean '1f1b'?"
@@ -163,7 +175,7 @@ has "(does not fit)" "$tmp/allow.out"
 run "$stepsim" run scenarios/job-fsdp-8.yaml --set job_step.model=llama3-8b
 refused "error: --set: job_step.model: 'llama3-8b' is not built in (built in: qwen3-8b, tiny), but the repository ships it as a file: {file: models/llama3-8b.yaml} from a scenario in scenarios/ (a path is relative to the scenario's folder)"
 run "$stepsim" run scenarios/job-fsdp-8.yaml --set job_step.model=llama4
-refused "scenarios/models has gpt3-175b, llama2-7b, llama3-405b, llama3-70b, llama3-8b, qwen3-8b, tiny; or the fields)"
+refused "scenarios/models has gemma3-27b, gpt-oss-120b, gpt3-175b, llama2-7b, llama3-405b, llama3-70b, llama3-8b, qwen3-8b, tiny; or the fields)"
 # A search's words in a job step say where they belong; a preset in capitals is named.
 run "$stepsim" run scenarios/job-fsdp-8.yaml --set job_step.layout.tp=auto
 refused "error: --set: job_step.layout.tp: a job step runs one layout: \`auto\` and lists are a search's (\`stepsim search FILE\` searches around this step, \`--set search.layout.tp=...\` opens this key)"

@@ -48,7 +48,8 @@ JobModel read_job_model(const Reader& parent, const std::string& k) {
   const Reader r = fields_or_file(parent, k);
   std::vector<std::string> keys(kTransformerKeys.begin(), kTransformerKeys.end());
   keys.insert(keys.end(), {"seq", "mlp", "experts", "top_k", "expert_ffn", "shared_expert_ffn", "dense_layers",
-                           "node_limit", "device_limit", "mla", "mtp_layers", "routing", "capacity_factor", "dropout"});
+                           "node_limit", "device_limit", "mla", "mtp_layers", "routing", "capacity_factor", "dropout",
+                           "sliding_window", "sliding_window_pattern"});
   r.only(keys);
   m.shape = transformer_fields(r);
   m.seq = r.opt_integer("seq", 1).value_or(2048);
@@ -56,6 +57,8 @@ JobModel read_job_model(const Reader& parent, const std::string& k) {
   if (mlp != "swiglu" && mlp != "gelu") r.fail("mlp", fmt::format("unknown mlp '{}' (swiglu or gelu)", mlp));
   m.gated_mlp = mlp == "swiglu";
   m.dropout = r.flag("dropout", false);
+  m.sliding_window = r.opt_integer("sliding_window", 0).value_or(0);  // 0: none
+  m.sliding_window_pattern = r.opt_count("sliding_window_pattern", 0).value_or(0);
   m.experts = r.opt_count("experts", 0).value_or(0);
   if (m.experts > 0) {
     m.top_k = r.count("top_k", 1);

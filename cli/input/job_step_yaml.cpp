@@ -206,6 +206,8 @@ std::vector<Field> model_fields(const JobModel& m) {
   w.flag("tied_embeddings", s.tied_embeddings, false);
   w.flag("qk_norm", s.qk_norm, false);
   w.flag("dropout", m.dropout, false);
+  w.count("sliding_window", m.sliding_window, std::int64_t{0});
+  w.count("sliding_window_pattern", m.sliding_window_pattern, 0);
   w.count("experts", m.experts, 0);
   // Keys the reader takes only with experts: no word for them without.
   const bool moe = m.experts > 0;

@@ -166,6 +166,8 @@ void read_moe_and_mla(const RowCells& row, JobModel& m) {
       if (!row.text(k).empty()) row.fail(k, "needs experts (a mixture-of-experts model)");
   }
   m.mtp_layers = row.count("mtp_layers", 0);
+  m.sliding_window = row.integer("sliding_window", 0, kMaxSeq);
+  m.sliding_window_pattern = row.count("sliding_window_pattern", 0);
   if (!row.text("kv_lora_rank").empty()) {
     m.mla.q_lora_rank = row.integer("q_lora_rank", 0, kMaxFfn);
     m.mla.kv_lora_rank = row.integer("kv_lora_rank", -1, kMaxFfn);
@@ -250,7 +252,7 @@ const std::vector<std::string>& known_columns() {
       "src", "tbl", "model", "notes", "hw", "ngpu", "metric", "value", "fit",
       "L", "h", "heads", "kv", "head_dim", "ffn", "vocab", "seq", "mlp", "tied", "qk_norm", "dropout",
       "experts", "top_k", "expert_ffn", "shared_expert_ffn", "dense_layers", "node_limit", "device_limit",
-      "hot_experts", "hot_load", "capacity_factor", "mtp_layers",
+      "hot_experts", "hot_load", "capacity_factor", "mtp_layers", "sliding_window", "sliding_window_pattern",
       "q_lora_rank", "kv_lora_rank", "qk_nope_head_dim", "qk_rope_head_dim", "v_head_dim",
       "tp", "pp", "dp", "vpp", "cp", "ep", "sched", "mbs", "gbs", "recomp", "recompute_layers", "recompute_modules",
       "first_chunk_layers", "last_chunk_layers", "expert_placement", "sp", "zero", "overlap_dp", "overlap_pp",

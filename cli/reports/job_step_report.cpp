@@ -129,12 +129,23 @@ std::string cluster_line(const ClusterSpec& c) {
                      fmt::format("{:.4g} Gbit/s", static_cast<double>(w.nic_bandwidth) * 8 / 1e9), tiers);
 }
 
+namespace {
+// ", 31 of them within a 1,024-token window" for a model with sliding-window layers.
+std::string window_note(const JobModel& m) {
+  const int windowed = windowed_layers_in(m, 0, m.shape.layers);
+  if (windowed == 0) return "";
+  return fmt::format(", {} within a {}-token window",
+                     windowed == m.shape.layers ? "each" : fmt::format("{} of them", windowed),
+                     comma_grouped(m.sliding_window));
+}
+}  // namespace
+
 std::string job_step_heading(const std::string& name, const JobStepRun& run) {
   const JobStepResult& r = run.result;
   const JobStepSpec& s = run.spec;
-  std::string out =
-      fmt::format("{}\n{} ({} layers, h {}, seq {}) on {} x {}: {}\n", name, s.model.shape.name, s.model.shape.layers,
-                  s.model.shape.hidden, s.model.seq, r.gpus, s.cluster.accelerator.name, layout_line(s));
+  std::string out = fmt::format("{}\n{} ({} layers{}, h {}, seq {}) on {} x {}: {}\n", name, s.model.shape.name,
+                                s.model.shape.layers, window_note(s.model), s.model.shape.hidden, s.model.seq, r.gpus,
+                                s.cluster.accelerator.name, layout_line(s));
   if (s.model.experts > 0 && !s.model.even_routing()) out += routing_line(s);
   out += uncalibrated_line(s.cluster);
   out += cluster_line(s.cluster);
@@ -333,6 +344,22 @@ CaptionedTable job_step_cp_table(const JobStepRun& run) {
           ? "a2a, each rank 1/cp of the heads over the whole sequence (the mean)"
       : run.spec.layout.cp_balanced ? "balanced"
                                     : "contiguous");
+  const JobModel& m = run.spec.model;
+  if (const int windowed = windowed_layers_in(m, 0, m.shape.layers); windowed > 0 && m.sliding_window < s) {
+    // The windowed layers' share, rank by rank: pairs within the window and the halo of keys
+    // before a rank's chunks that other ranks hold.
+    std::int64_t most_pairs = 0, most_halo = 0;
+    for (const auto& r : cp_rank_shares(s, cp, run.spec.layout.cp_balanced, m.sliding_window)) {
+      most_pairs = std::max(most_pairs, r.pairs);
+      most_halo = std::max(most_halo, r.halo);
+    }
+    outro += fmt::format(
+        "\n{} windowed layer{} ({}-token window): {} pairs a sequence; the most loaded rank ({}) {} pairs and a "
+        "halo of {} keys held by other ranks",
+        windowed, windowed == 1 ? "" : "s", comma_grouped(m.sliding_window),
+        comma_grouped(causal_attention_pairs(s, m.sliding_window)),
+        run.spec.layout.cp_balanced ? "balanced" : "contiguous", comma_grouped(most_pairs), comma_grouped(most_halo));
+  }
   return {std::move(intro), std::move(t), std::move(outro)};
 }
 
@@ -363,6 +390,18 @@ nlohmann::ordered_json cp_json(const JobStepRun& run) {
   };
   j["balanced"] = list(cp_rank_shares(s, cp, true));
   j["contiguous"] = list(cp_rank_shares(s, cp, false));
+  const JobModel& m = run.spec.model;
+  if (windowed_layers_in(m, 0, m.shape.layers) > 0 && m.sliding_window < s) {
+    // The windowed layers' pairs and halo by rank, in the layout's split.
+    auto ranks = nlohmann::ordered_json::array();
+    const auto shares = cp_rank_shares(s, cp, run.spec.layout.cp_balanced, m.sliding_window);
+    for (std::size_t i = 0; i < shares.size(); ++i)
+      ranks.push_back({{"rank", i}, {"pairs", shares[i].pairs}, {"halo", shares[i].halo}});
+    j["windowed"] = {{"layers", windowed_layers_in(m, 0, m.shape.layers)},
+                     {"window", m.sliding_window},
+                     {"pairs", causal_attention_pairs(s, m.sliding_window)},
+                     {"ranks", std::move(ranks)}};
+  }
   return j;
 }
 }  // namespace

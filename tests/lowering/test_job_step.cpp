@@ -510,6 +510,56 @@ TEST_CASE("CP attention is costed from the most loaded rank's causal pairs", "[j
   CHECK(con.gemm_flops == bal.gemm_flops);
 }
 
+TEST_CASE("sliding-window layers: attention within the window, a CP rank's halo, each kind of layer costed",
+          "[job_step][cp][window]") {
+  JobModel m = gpt3();
+  m.seq = 131072;
+  JobLayout l;
+  l.tp = 8;
+  l.cp = 4;
+  JobModel windowed = m;
+  windowed.sliding_window = 1024;  // every layer (Mistral's way)
+  const double q = 96.0 * 128, w = 1024, L = 131072.0 / 8;
+  const LayerWork full = layer_work(m, l), win = layer_work(windowed, l);
+  // The busiest balanced rank: rank 1 (chunks 1 and 6), 2 L w pairs (rank 0's first chunk fills
+  // its window: w(w+1)/2 + (L - w) w + L w, fewer).
+  CHECK(win.attention_flops == 4 * (2 * L * w) * q / 8);
+  CHECK(full.attention_flops / win.attention_flops == Approx(65536.5 / 1024).epsilon(0.01));
+  CHECK(win.gemm_flops == full.gemm_flops);
+  // Transformer Engine's halo: ranks 1 and 2 fetch 1,024 keys' K and V before each of their two
+  // chunks; no ring.
+  CHECK(win.cp_halo_bytes == 2 * w * 2 * q / 8 * 2);
+  CHECK(full.cp_halo_bytes == 0);
+  CHECK_FALSE(win.cp_window_gathers);
+  // A window past cp - 1 chunks of 16,384: TE falls back to the all-gather.
+  windowed.sliding_window = 3 * 16384 + 1;
+  CHECK(layer_work(windowed, l).cp_window_gathers);
+  CHECK(layer_work(windowed, l).cp_halo_bytes == 0);
+
+  // GPT-OSS's pattern, every second layer over the whole context: a chunk of 24 layers holds 12 of
+  // each kind, and the model FLOPs count each layer's own pairs.
+  const ClusterSpec c = *find_cluster_preset("a100-sxm-80gb");
+  JobModel mixed = gpt3();
+  mixed.seq = 8192;
+  mixed.sliding_window = 1024;
+  mixed.sliding_window_pattern = 2;
+  JobLayout pl;
+  pl.tp = 8;
+  pl.pp = 4;
+  pl.global_batch = 8;
+  const LayerPasses pw = layer_passes(windowed_layer_model(mixed), pl, c);
+  const LayerPasses pf = layer_passes(full_attention_layer_model(mixed), pl, c);
+  CHECK(pw.forward.attention < pf.forward.attention / 4);
+  for (const ChunkCost& ch : chunk_costs(mixed, pl, c)) {
+    CHECK(ch.forward.attention == Approx(12 * (pw.forward.attention + pf.forward.attention)));
+    CHECK(ch.forward.gemm == Approx(24 * pf.forward.gemm).epsilon(0.03));  // the LM head on the last
+  }
+  JobModel none = mixed;
+  none.sliding_window = none.sliding_window_pattern = 0;
+  const double s = 8192, pairs_cut = s * (s + 1) / 2 - static_cast<double>(causal_attention_pairs(8192, 1024));
+  CHECK(step_flops(none, pl).model - step_flops(mixed, pl).model == Approx(48 * 3 * 8 * 4 * pairs_cut * q));
+}
+
 TEST_CASE("uneven chunks: the pipeline's ends set, the other chunks an equal share", "[job_step]") {
   JobLayout l;
   l.tp = 8;
