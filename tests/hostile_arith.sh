@@ -161,6 +161,8 @@ row 4294967297 24; run "$stepsim" check-against "$tmp/rows.csv"  # was read as t
 expect 2 "rows.csv:2: tp: '4294967297' is too large (at most 2147483647)"
 row 1 0; run "$stepsim" check-against "$tmp/rows.csv"  # was "too large: ... 292 years" with no row
 expect 2 "rows.csv:2: heads: must be at least 1 (got 0)"
+row -1 -2; run "$stepsim" check-against "$tmp/rows.csv"  # a size below 0 said "at least 0", the bound of any cell
+expect 2 "rows.csv:2: heads: must be at least 1 (got -2)"
 row 1 24; sed "s/,1f1b,16,512,/,1f1b,1,2147483616,/" "$tmp/rows.csv" >"$tmp/gbs.csv"  # 2^26 micro-batches: ran for minutes
 run "$stepsim" check-against "$tmp/gbs.csv"; expect 2 "gbs.csv:2: gbs: too large: about "
 

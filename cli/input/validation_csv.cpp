@@ -95,14 +95,17 @@ class RowCells {
     return it == c_.end() ? "" : it->second;
   }
   // A whole number from 0 to `max`; an empty or missing cell is `fallback` (< 0: required).
-  std::int64_t integer(const char* k, std::int64_t fallback = -1, std::int64_t max = INT64_MAX) const {
+  // At least `min`: 1 for a size (layers, widths, the layout's degrees, batches), whose 0 or -1
+  // the cell's own check names as the model's and the layout's do.
+  std::int64_t integer(const char* k, std::int64_t fallback = -1, std::int64_t max = INT64_MAX,
+                       std::int64_t min = 0) const {
     auto it = c_.find(k);
     if (it == c_.end() || it->second.empty()) {
       if (fallback >= 0) return fallback;
       throw InputError(file_, n_, k, "missing value");
     }
     std::string error;
-    const auto v = whole_number(it->second, 0, max, error);  // as a scenario's count: 1536, 1.5K
+    const auto v = whole_number(it->second, min, max, error);  // as a scenario's count: 1536, 1.5K
     if (!v) throw InputError(file_, n_, k, error);
     return *v;
   }
@@ -126,7 +129,11 @@ class RowCells {
     return percent ? x / 100 : x;
   }
   // An int field: checked against int's range here, against the models' limits after.
-  int count(const char* k, std::int64_t fallback = -1) const { return static_cast<int>(integer(k, fallback, INT_MAX)); }
+  int count(const char* k, std::int64_t fallback = -1, std::int64_t min = 0) const {
+    return static_cast<int>(integer(k, fallback, INT_MAX, min));
+  }
+  // A size: at least 1.
+  int size(const char* k, std::int64_t fallback = -1) const { return count(k, fallback, 1); }
   [[noreturn]] void fail(const char* k, const std::string& message) const { throw InputError(file_, n_, k, message); }
   // A name read by `from_name` (an empty cell: `dflt`), or the row's error naming `what` and the `known` names.
   template <class Parse>
@@ -148,8 +155,8 @@ class RowCells {
 void read_moe_and_mla(const RowCells& row, JobModel& m) {
   m.experts = row.count("experts", 0);
   if (m.experts > 0) {
-    m.top_k = row.count("top_k");
-    m.expert_ffn = row.integer("expert_ffn", -1, kMaxFfn);
+    m.top_k = row.size("top_k");
+    m.expert_ffn = row.integer("expert_ffn", -1, kMaxFfn, 1);
     m.shared_expert_ffn = row.integer("shared_expert_ffn", 0, kMaxFfn);
     m.dense_layers = row.count("dense_layers", 0);
     m.node_limit = row.count("node_limit", 0);
@@ -170,10 +177,10 @@ void read_moe_and_mla(const RowCells& row, JobModel& m) {
   m.sliding_window_pattern = row.count("sliding_window_pattern", 0);
   if (!row.text("kv_lora_rank").empty()) {
     m.mla.q_lora_rank = row.integer("q_lora_rank", 0, kMaxFfn);
-    m.mla.kv_lora_rank = row.integer("kv_lora_rank", -1, kMaxFfn);
-    m.mla.qk_nope_head_dim = row.count("qk_nope_head_dim");
-    m.mla.qk_rope_head_dim = row.count("qk_rope_head_dim");
-    m.mla.v_head_dim = row.count("v_head_dim");
+    m.mla.kv_lora_rank = row.integer("kv_lora_rank", -1, kMaxFfn, 1);
+    m.mla.qk_nope_head_dim = row.size("qk_nope_head_dim");
+    m.mla.qk_rope_head_dim = row.size("qk_rope_head_dim");
+    m.mla.v_head_dim = row.size("v_head_dim");
   }
 }
 
@@ -194,19 +201,19 @@ std::uint8_t recompute_modules_cell(const RowCells& row) {
 // A row's layout columns, as job_step's layout keys.
 JobLayout read_layout(const RowCells& row, const std::string& file, int n) {
   JobLayout l;
-  l.tp = row.count("tp", 1), l.pp = row.count("pp", 1), l.dp = row.count("dp", 1), l.vpp = row.count("vpp", 1);
-  l.cp = row.count("cp", 1), l.ep = row.count("ep", 1);
+  l.tp = row.size("tp", 1), l.pp = row.size("pp", 1), l.dp = row.size("dp", 1), l.vpp = row.size("vpp", 1);
+  l.cp = row.size("cp", 1), l.ep = row.size("ep", 1);
   l.schedule = row.text("sched").empty() ? "1f1b" : row.text("sched");
   if (!find_schedule(l.schedule)) throw InputError(file, n, "sched", fmt::format("unknown schedule '{}'", l.schedule));
-  l.micro_batch = row.count("mbs", 1);
-  l.global_batch = row.integer("gbs");
+  l.micro_batch = row.size("mbs", 1);
+  l.global_batch = row.integer("gbs", -1, INT64_MAX, 1);
   l.recompute = row.named("recomp", "recompute", "none", recompute_from_name, "none, selective, op, full");
   if (!row.text("recompute_modules").empty()) l.recompute_modules = recompute_modules_cell(row);
   l.expert_placement =
       row.named("expert_placement", "placement", "contiguous", parse_placement, "contiguous or round_robin");
   l.sequence_parallel = row.flag("sp", false);
   l.zero = row.count("zero", 0);
-  l.dp_replicate = row.count("dp_replicate", 1);
+  l.dp_replicate = row.size("dp_replicate", 1);
   l.overlap_grad_reduce = row.flag("overlap_dp", true);
   l.overlap_pp = row.flag("overlap_pp", true);
   l.overlap_tp = row.flag("overlap_tp", false);
@@ -307,16 +314,16 @@ MeasuredRun parse_row(const std::string& file, int n, std::map<std::string, std:
   }
   JobModel& m = r.spec.model;
   m.shape.name = row.text("model");
-  m.shape.layers = row.count("L");
-  m.shape.hidden = row.integer("h", -1, kMaxHidden);  // bounded before 4 h below
-  m.shape.heads = row.count("heads");
-  m.shape.kv_heads = row.count("kv", m.shape.heads);
-  m.shape.head_dim = row.count("head_dim", m.shape.hidden / std::max(1, m.shape.heads));
-  m.shape.intermediate = row.integer("ffn", 4 * m.shape.hidden);
-  m.shape.vocab = row.integer("vocab");
+  m.shape.layers = row.size("L");
+  m.shape.hidden = row.integer("h", -1, kMaxHidden, 1);  // bounded before 4 h below
+  m.shape.heads = row.size("heads");
+  m.shape.kv_heads = row.size("kv", m.shape.heads);
+  m.shape.head_dim = row.size("head_dim", m.shape.hidden / std::max(1, m.shape.heads));
+  m.shape.intermediate = row.integer("ffn", 4 * m.shape.hidden, INT64_MAX, 1);
+  m.shape.vocab = row.integer("vocab", -1, INT64_MAX, 1);
   m.shape.tied_embeddings = row.flag("tied", true);  // GPT-style by default: the LM head shares the embedding
   m.shape.qk_norm = row.flag("qk_norm", false);      // per-head query and key norms (Qwen3): none by default
-  m.seq = row.integer("seq");
+  m.seq = row.integer("seq", -1, INT64_MAX, 1);
   // GPT (the default): GeLU MLP.
   m.gated_mlp = row.named(
       "mlp", "mlp", "gelu",
