@@ -556,4 +556,7 @@ refused "error: scenarios/job-1024.yaml:5: search: missing: a search section (mo
 # The header names every global batch searched (it named the first alone).
 "$stepsim" search scenarios/search-design-desk.yaml --set 'search.layout.global_batch=[384, 768]' >"$tmp/gb2.txt" 2>/dev/null
 has "^qwen3-8b (36 layers, h 4096, seq 8192) on 16, 24, 32, 40, 48, 56, 64 x rtx4090; global batch 384, 768$" "$tmp/gb2.txt"
+# A windowed model says so in the search's heading as in the step's (model_words).
+"$stepsim" search scenarios/job-gemma3-27b-128k-64xh100.yaml --top 1 >"$tmp/gemma-search.txt"
+has "^gemma3-27b (62 layers, 52 of them within a 1,024-token window, h 5376, seq 131072) on 64 x h100-sxm; global batch 32$" "$tmp/gemma-search.txt"
 echo "search cli: ok"

@@ -129,22 +129,20 @@ std::string cluster_line(const ClusterSpec& c) {
                      fmt::format("{:.4g} Gbit/s", static_cast<double>(w.nic_bandwidth) * 8 / 1e9), tiers);
 }
 
-namespace {
-// ", 31 of them within a 1,024-token window" for a model with sliding-window layers.
-std::string window_note(const JobModel& m) {
+std::string model_words(const JobModel& m) {
   const int windowed = windowed_layers_in(m, 0, m.shape.layers);
-  if (windowed == 0) return "";
-  return fmt::format(", {} within a {}-token window",
-                     windowed == m.shape.layers ? "each" : fmt::format("{} of them", windowed),
-                     comma_grouped(m.sliding_window));
+  const std::string window =
+      windowed == 0 ? ""
+                    : fmt::format(", {} within a {}-token window",
+                                  windowed == m.shape.layers ? "each" : fmt::format("{} of them", windowed),
+                                  comma_grouped(m.sliding_window));
+  return fmt::format("{} ({} layers{}, h {}, seq {})", m.shape.name, m.shape.layers, window, m.shape.hidden, m.seq);
 }
-}  // namespace
 
 std::string job_step_heading(const std::string& name, const JobStepRun& run) {
   const JobStepResult& r = run.result;
   const JobStepSpec& s = run.spec;
-  std::string out = fmt::format("{}\n{} ({} layers{}, h {}, seq {}) on {} x {}: {}\n", name, s.model.shape.name,
-                                s.model.shape.layers, window_note(s.model), s.model.shape.hidden, s.model.seq, r.gpus,
+  std::string out = fmt::format("{}\n{} on {} x {}: {}\n", name, model_words(s.model), r.gpus,
                                 s.cluster.accelerator.name, layout_line(s));
   if (s.model.experts > 0 && !s.model.even_routing()) out += routing_line(s);
   out += uncalibrated_line(s.cluster);

@@ -16,6 +16,9 @@ namespace stepsim::cli {
 
 // "50% of the 128 experts hot at 1.5x the mean, placed contiguous" (a skewed or capped routing).
 std::string expert_routing_words(const JobModel& m, const JobLayout& l);
+// The model in words: "gemma3-27b (62 layers, 52 of them within a 1,024-token window, h 5376, seq
+// 131072)".
+std::string model_words(const JobModel& m);
 // The layout in words: "tp 8 pp 4 (v 5) dp 2, zero 1, interleaved-1f1b, micro-batch 1, ...".
 std::string layout_line(const JobStepSpec& s);
 // The scenario name, the model, cluster and layout, and what was simulated: three lines.

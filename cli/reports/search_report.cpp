@@ -171,8 +171,7 @@ std::string listed(const std::vector<T>& values) {
 std::string header(const SearchReportInfo& info, const SearchSpec& spec, const SearchResult& r) {
   const std::string batches =
       spec.axes.global_batch.size() < 2 ? std::to_string(spec.base.global_batch) : listed(spec.axes.global_batch);
-  std::string out = fmt::format("{}\n{} ({} layers, h {}, seq {}) on {} x {}; global batch {}\n", info.name,
-                                spec.model.shape.name, spec.model.shape.layers, spec.model.shape.hidden, spec.model.seq,
+  std::string out = fmt::format("{}\n{} on {} x {}; global batch {}\n", info.name, model_words(spec.model),
                                 listed(spec.axes.cards), spec.cluster.accelerator.name, batches);
   out += uncalibrated_line(spec.cluster);
   out += cluster_line(spec.cluster);
