@@ -57,6 +57,14 @@ const std::vector<ClusterSpec>& presets() {
       // 4-GPU tray). The B200 die's 148 SMs.
       make({"gb200", 2500e12, 5000e12, 8'000 * GBps, 186 * GiB, 172 * GiB, {}, {148, 256, 128}},
            {72, 900 * GBps, 64 * GBps, true, 3 * kMicrosecond}, {72, 50 * GBps, 5 * kMicrosecond, {}}, Blackwell),
+      // NVIDIA GB300 NVL72 (Blackwell Ultra; NVIDIA technical blog "Inside NVIDIA Blackwell Ultra",
+      // 2025, and the rack's figures per GPU): FP8 and BF16 as the GB200's, 5 and 2.5 PFLOP/s dense
+      // (Blackwell Ultra raises dense NVFP4 to 15 and halves the attention's exponentials, neither
+      // of which stepsim times), 288 GB of HBM3e at 8 TB/s, NVLink 5 at 1.8 TB/s per GPU across all
+      // 72, and one 800 Gbit/s ConnectX-8 SuperNIC per GPU. 160 SMs (the same blog: the full GPU, as
+      // its 15 PFLOP/s of NVFP4 count them).
+      make({"gb300", 2500e12, 5000e12, 8'000 * GBps, 288 * GiB, 268 * GiB, {}, {160, 256, 128}},
+           {72, 900 * GBps, 64 * GBps, true, 3 * kMicrosecond}, {72, 100 * GBps, 5 * kMicrosecond, {}}, Blackwell),
       // NVIDIA Ada Lovelace architecture whitepaper (RTX 4090): 165.2 TFLOP/s dense BF16 (FP16
       // accumulate), 330.3 dense FP8, 24 GB GDDR6X at 1,008 GB/s; no NVLink, no peer-to-peer
       // (PCIe 4.0 x16, 32 GB/s each direction; exchanges go through host memory). Hosts of 8

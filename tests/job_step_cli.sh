@@ -215,11 +215,11 @@ assert cs > 0 and mx * 32 == cs * 66, (cs, mx)
 PY
 # MXFP8 needs Blackwell: refused on an H100 at its key, in a scenario and in a measured run's row.
 run "$stepsim" run scenarios/job-llama3-70b-fp8-64xh100.yaml --set job_step.layout.fp8_recipe=mxfp8
-[[ $code == 2 && "$err" == "error: --set: job_step.layout.fp8_recipe: mxfp8 needs Blackwell's block-scaled tensor cores (b200, gb200); h100-sxm is hopper: tensorwise or blockwise would run" ]] ||
+[[ $code == 2 && "$err" == "error: --set: job_step.layout.fp8_recipe: mxfp8 needs Blackwell's block-scaled tensor cores (b200, gb200, gb300); h100-sxm is hopper: tensorwise or blockwise would run" ]] ||
   fail "mxfp8 on H100: exit $code: $err"
 sed '22s/,b200,8,/,h100-sxm,8,/' validation/nemo_llama3_b200_fp8.csv | sed '23s/,b200,8,/,h100-sxm,8,/' >"$tmp/mx-h100.csv"
 run "$stepsim" check-against "$tmp/mx-h100.csv"
-[[ $code == 2 && "$err" == "error: $tmp/mx-h100.csv:23: fp8_recipe: mxfp8 needs Blackwell's block-scaled tensor cores (b200, gb200); h100-sxm is hopper: tensorwise or blockwise would run" ]] ||
+[[ $code == 2 && "$err" == "error: $tmp/mx-h100.csv:23: fp8_recipe: mxfp8 needs Blackwell's block-scaled tensor cores (b200, gb200, gb300); h100-sxm is hopper: tensorwise or blockwise would run" ]] ||
   fail "mxfp8 on H100 in a CSV row: exit $code: $err"
 # An accelerator's architecture can be set over its preset's (a B200 told it is a Hopper keeps
 # the transposes and refuses MXFP8); an unknown one is refused at its key.

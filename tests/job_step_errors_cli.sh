@@ -113,7 +113,7 @@ bad fp8share "${moe/gpus: 64/gpus: 64, efficiency: {fp8: 0}}
   layout: {dp: 64, ep: 64, global_batch: 64}" "fp8share.yaml:3: job_step.hardware.efficiency.fp8: 0 is not an efficiency (a fraction in \\[0.01, 1\\], e.g. 0.7 or 70%)"
 # The preset meant, in a scenario and a measured-runs CSV alike: the one sharing most of the name's
 # parts, a model number counting double (the CSV offered 'h800' for 'a100', nothing for '4090').
-for pair in "a100-80gb:a100-sxm-80gb" "b200-sxm:b200" "4090:rtx4090" "a100:a100-sxm-80gb" "GB200:gb200" "gb200-nvl72:gb200" \
+for pair in "a100-80gb:a100-sxm-80gb" "b200-sxm:b200" "4090:rtx4090" "a100:a100-sxm-80gb" "GB200:gb200" "gb200-nvl72:gb200" "GB300:gb300" "gb300-nvl72:gb300" \
   "b200-nvl:b200"; do
   printf 'job_step:\n  model: qwen3-8b\n  hardware: {preset: %s, gpus: 8}\n  layout: {dp: 8, global_batch: 8}\n' \
     "${pair%%:*}" >"$tmp/preset.yaml"

@@ -10,6 +10,7 @@ fig "h100-sxm hopper 989.4 1,978.9 3,350 80 74.5 132 8 450 8 400" "$tmp/presets.
 fig "a100-sxm-80gb ampere 312 none 2,039 80 76 108 8 300 8 200" "$tmp/presets.txt"
 fig "b200 blackwell 2,250 4,500 8,000 180 167 148 8 900 8 400" "$tmp/presets.txt"
 fig "gb200 blackwell 2,500 5,000 8,000 186 172 148 72 900 72 400" "$tmp/presets.txt"
+fig "gb300 blackwell 2,500 5,000 8,000 288 268 160 72 900 72 800" "$tmp/presets.txt"
 fig "rtx4090 ada 165.2 330.3 1,008 24 22 128 8 none (PCIe) 8 200" "$tmp/presets.txt"
 has "efficiencies, every preset's (uncalibrated): gemm 0.70, attention 0.55, memory 0.80, fabric 0.80, network 0.80, contention 0.20" \
   "$tmp/presets.txt"
@@ -18,7 +19,7 @@ python3 - "$tmp/presets.json" >"$tmp/names.txt" <<'PY' || fail "presets JSON"
 import json, sys
 d = json.load(open(sys.argv[1]))
 names = [p["name"] for p in d["presets"]]
-assert names == ["a100-sxm-80gb", "h100-sxm", "h800", "h200", "b200", "gb200", "rtx4090"], names
+assert names == ["a100-sxm-80gb", "h100-sxm", "h800", "h200", "b200", "gb200", "gb300", "rtx4090"], names
 g = d["presets"][5]
 assert g["architecture"] == "blackwell" and g["peak_fp8_flops"] == 5e15 and g["node"]["gpus"] == 72, g
 assert g["network"]["nic_bandwidth_bytes_per_s"] == 50_000_000_000 and g["usable_memory_bytes"] == 172 * 2**30, g

@@ -1041,7 +1041,8 @@ TEST_CASE("FP8 GEMMs' weight copies: every linear module's FP8 weight and its tr
   REQUIRE(refused);
   CHECK(refused->key == "fp8_recipe");
   CHECK(refused->message ==
-        "mxfp8 needs Blackwell's block-scaled tensor cores (b200, gb200); h100-sxm is hopper: tensorwise or blockwise "
+        "mxfp8 needs Blackwell's block-scaled tensor cores (b200, gb200, gb300); h100-sxm is hopper: tensorwise or "
+        "blockwise "
         "would "
         "run");
   // The step's figure is the analytic one, which the refusal and the search's prune read.
