@@ -8,8 +8,9 @@ namespace {
 constexpr Bytes GiB = 1024LL * 1024 * 1024;
 constexpr std::int64_t GBps = 1'000'000'000;
 
-ClusterSpec make(AcceleratorSpec a, NodeSpec n, NetworkSpec net, GpuArchitecture arch) {
+ClusterSpec make(AcceleratorSpec a, NodeSpec n, NetworkSpec net, GpuArchitecture arch, double peak_fp4 = 0) {
   a.architecture = arch;
+  a.peak_fp4 = peak_fp4;
   return {std::move(a), n, std::move(net)};
 }
 constexpr auto Ampere = GpuArchitecture::Ampere, Ada = GpuArchitecture::Ada, Hopper = GpuArchitecture::Hopper,
@@ -46,25 +47,30 @@ const std::vector<ClusterSpec>& presets() {
       // NVIDIA DGX B200 datasheet: 72 PFLOP/s FP8 training for 8 GPUs = 4.5 dense FP8 per GPU,
       // 2.25 PFLOP/s dense BF16, 180 GB HBM3e per GPU (1,440 GB per 8), 8 TB/s, NVLink 5 1.8 TB/s
       // total = 900 GB/s each direction; 8 x 400 Gbit/s ConnectX-7. 148 SMs (the count CUDA's
-      // device properties report for B200; NVIDIA's datasheet does not print it).
+      // device properties report for B200; NVIDIA's datasheet does not print it). FP4: 144
+      // PFLOP/s for 8 GPUs with sparsity (the same datasheet) = 9 dense per GPU.
       make({"b200", 2250e12, 4500e12, 8'000 * GBps, 180 * GiB, 167 * GiB, {}, {148, 256, 128}},
-           {8, 900 * GBps, 64 * GBps, true, 3 * kMicrosecond}, {8, 50 * GBps, 5 * kMicrosecond, {}}, Blackwell),
+           {8, 900 * GBps, 64 * GBps, true, 3 * kMicrosecond}, {8, 50 * GBps, 5 * kMicrosecond, {}}, Blackwell,
+           9000e12),
       // NVIDIA GB200 NVL72 (product page and datasheet): per rack of 72 Blackwell GPUs 720 PFLOP/s
       // FP8 and 360 BF16 with sparsity = 5 and 2.5 PFLOP/s dense per GPU (above the B200's: its
       // higher power), 13.4 TB of HBM3e at 576 TB/s = 186 GB and 8 TB/s per GPU, NVLink 5 130 TB/s
       // = 1.8 TB/s per GPU (900 GB/s each direction) across all 72: the node is the NVLink domain.
       // One 400 Gbit/s ConnectX-7 per GPU (MLPerf's GB200 NVL72 system descriptions: four in each
-      // 4-GPU tray). The B200 die's 148 SMs.
+      // 4-GPU tray). The B200 die's 148 SMs. FP4: 1,440 PFLOP/s a rack with sparsity = 10 dense per
+      // GPU.
       make({"gb200", 2500e12, 5000e12, 8'000 * GBps, 186 * GiB, 172 * GiB, {}, {148, 256, 128}},
-           {72, 900 * GBps, 64 * GBps, true, 3 * kMicrosecond}, {72, 50 * GBps, 5 * kMicrosecond, {}}, Blackwell),
+           {72, 900 * GBps, 64 * GBps, true, 3 * kMicrosecond}, {72, 50 * GBps, 5 * kMicrosecond, {}}, Blackwell,
+           10000e12),
       // NVIDIA GB300 NVL72 (Blackwell Ultra; NVIDIA technical blog "Inside NVIDIA Blackwell Ultra",
       // 2025, and the rack's figures per GPU): FP8 and BF16 as the GB200's, 5 and 2.5 PFLOP/s dense
-      // (Blackwell Ultra raises dense NVFP4 to 15 and halves the attention's exponentials, neither
-      // of which stepsim times), 288 GB of HBM3e at 8 TB/s, NVLink 5 at 1.8 TB/s per GPU across all
+      // and 15 dense NVFP4 (Blackwell Ultra's 1.5x Blackwell's; it also doubles the attention's
+      // exponentials, which stepsim does not time), 288 GB of HBM3e at 8 TB/s, NVLink 5 at 1.8 TB/s per GPU across all
       // 72, and one 800 Gbit/s ConnectX-8 SuperNIC per GPU. 160 SMs (the same blog: the full GPU, as
       // its 15 PFLOP/s of NVFP4 count them).
       make({"gb300", 2500e12, 5000e12, 8'000 * GBps, 288 * GiB, 268 * GiB, {}, {160, 256, 128}},
-           {72, 900 * GBps, 64 * GBps, true, 3 * kMicrosecond}, {72, 100 * GBps, 5 * kMicrosecond, {}}, Blackwell),
+           {72, 900 * GBps, 64 * GBps, true, 3 * kMicrosecond}, {72, 100 * GBps, 5 * kMicrosecond, {}}, Blackwell,
+           15000e12),
       // NVIDIA Ada Lovelace architecture whitepaper (RTX 4090): 165.2 TFLOP/s dense BF16 (FP16
       // accumulate), 330.3 dense FP8, 24 GB GDDR6X at 1,008 GB/s; no NVLink, no peer-to-peer
       // (PCIe 4.0 x16, 32 GB/s each direction; exchanges go through host memory). Hosts of 8

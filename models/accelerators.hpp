@@ -18,8 +18,12 @@ namespace stepsim {
 // kernels rescale partial sums as they accumulate: on Hopper a slower GEMM (docs/job.md, "The FP8
 // GEMMs' shares"). Mx (MXFP8): one power-of-two (E8M0) factor per 32 consecutive values, scaled
 // inside Blackwell's tensor cores (Transformer Engine's MXFP8BlockScaling, compute capability 10.0
-// on; OCP Microscaling Formats specification v1.0).
-enum class Fp8Recipe : std::uint8_t { Tensorwise, Blockwise, Mx };
+// on; OCP Microscaling Formats specification v1.0). Nvfp4: 4-bit E2M1 values with an E4M3 factor
+// per 16 and an FP32 one per tensor, the forward, input-gradient and weight-gradient GEMMs of
+// every layer at Blackwell's FP4 rate (Transformer Engine's NVFP4BlockScaling, a recipe its
+// autocast takes as it takes the FP8 ones; Megatron-Core's --fp4-recipe nvfp4; NVIDIA,
+// "Pretraining Large Language Models with NVFP4", 2025).
+enum class Fp8Recipe : std::uint8_t { Tensorwise, Blockwise, Mx, Nvfp4 };
 
 // The GPU's generation, for what its FP8 tensor cores take. Ada and Hopper run FP8 GEMMs in the
 // "TN" layout only (cuBLASLt's FP8 requirement), so a weight used both ways keeps a transposed
@@ -51,13 +55,16 @@ struct Efficiency {
   double fp8 = 1.0;
   double fp8_blockwise = 1.0;
   double fp8_mx = 1.0;  // MXFP8 (Blackwell), fitted only on its rows as the other two
+  // NVFP4 GEMMs (recipe nvfp4): this share of the BF16 efficiency at the FP4 peak, fitted only on
+  // NVFP4 rows.
+  double fp4 = 1.0;
   // Seconds of host time each pass of an MoE layer's block exposes (forward, its recompute,
   // backward): its device-to-host synchronizations (the dispatch's token counts, the grouped
   // GEMM's splits) leave the GPU waiting while the host issues what follows. 0: hidden (CUDA
   // graphs, a sync-free MoE). Fitted only on MoE rows of whole steps (docs/job.md).
   double moe_host = 0;
   double fp8_share(Fp8Recipe r) const {
-    return r == Fp8Recipe::Blockwise ? fp8_blockwise : r == Fp8Recipe::Mx ? fp8_mx : fp8;
+    return r == Fp8Recipe::Blockwise ? fp8_blockwise : r == Fp8Recipe::Mx ? fp8_mx : r == Fp8Recipe::Nvfp4 ? fp4 : fp8;
   }
   bool operator==(const Efficiency&) const = default;
 };
@@ -84,6 +91,9 @@ struct AcceleratorSpec {
   Efficiency efficiency;
   GemmTiling tiling;
   GpuArchitecture architecture = GpuArchitecture::Hopper;
+  double peak_fp4 = 0;  // dense FP4 tensor FLOP/s (0: no FP4; Blackwell's NVFP4)
+  // The peak a recipe's low-precision GEMMs run at: FP4 for nvfp4, else FP8 (0: none).
+  double low_precision_peak(Fp8Recipe r) const { return r == Fp8Recipe::Nvfp4 ? peak_fp4 : peak_fp8; }
   bool operator==(const AcceleratorSpec&) const = default;
 };
 

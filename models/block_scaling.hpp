@@ -16,6 +16,9 @@ struct ScaleBlock {
 inline constexpr ScaleBlock kActivationBlock{1, 128};  // DeepSeek-V3: activations, 1 x 128
 inline constexpr ScaleBlock kWeightBlock{128, 128};    // DeepSeek-V3: weights, 128 x 128
 inline constexpr ScaleBlock kMxBlock{1, 32};           // MXFP8 (OCP MX v1.0): 32 values, one E8M0 scale
+// NVFP4 (Transformer Engine's NVFP4BlockScaling): 4-bit values, an E4M3 scale per 16 (weights in
+// 16 x 16 blocks, as many scales), and one FP32 factor per tensor, left out: 0.5 + 1/16 B a value.
+inline constexpr double kNvfp4Bytes = 0.5 + 1.0 / 16;
 
 // Scale factors of an [M, K] tensor: ceil(M / block rows) x ceil(K / block cols).
 std::int64_t scale_factor_count(std::int64_t m, std::int64_t k, ScaleBlock block);

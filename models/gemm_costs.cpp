@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include "models/block_scaling.hpp"
+
 namespace stepsim {
 
 double gemm_wave_efficiency(double m, double n, double count, const GemmTiling& g) {
@@ -14,8 +16,8 @@ double gemm_wave_efficiency(double m, double n, double count, const GemmTiling& 
 }
 
 double one_gemm_seconds(const GemmShape& x, GemmPass pass, const AcceleratorSpec& a, std::optional<Fp8Recipe> fp8) {
-  const bool at_fp8 = fp8.has_value() && a.peak_fp8 > 0;
-  const double peak = at_fp8 ? a.peak_fp8 : a.peak_bf16;
+  const bool at_fp8 = fp8.has_value() && a.low_precision_peak(*fp8) > 0;
+  const double peak = at_fp8 ? a.low_precision_peak(*fp8) : a.peak_bf16;
   // The output of each pass: forward m x n, input gradient m x k, weight gradient k x n.
   const double rows = pass == GemmPass::WeightGrad ? x.k : x.m;
   const double cols = pass == GemmPass::InputGrad ? x.k : x.n;
@@ -26,8 +28,8 @@ double one_gemm_seconds(const GemmShape& x, GemmPass pass, const AcceleratorSpec
   // The roofline (Williams et al., CACM 2009): a GEMM reads its two operands and writes its
   // output at least once, so a thin one (few tokens, a router's few columns) waits on HBM. Of
   // the three matrices m x k, k x n, m x n, the pass's output is the one it writes (BF16); the
-  // operands are FP8 in an FP8 GEMM.
-  const double in_bytes = at_fp8 ? 1 : kAct;
+  // operands are FP8 in an FP8 GEMM, NVFP4 (with their scales) in an NVFP4 one.
+  const double in_bytes = !at_fp8 ? kAct : *fp8 == Fp8Recipe::Nvfp4 ? kNvfp4Bytes : 1;
   const double mk = x.m * x.k, kn = x.k * x.n, mn = x.m * x.n;
   const double out = pass == GemmPass::Forward ? mn : pass == GemmPass::InputGrad ? mk : kn;
   const double bytes = x.count * ((mk + kn + mn - out) * in_bytes + out * kAct);
@@ -43,7 +45,7 @@ double gemm_seconds(const std::vector<GemmShape>& gemms, GemmPass pass, const Ac
   return s;
 }
 
-double fp8_cast_bytes(const std::vector<GemmShape>& gemms, GemmPass pass, bool fp8_dispatch) {
+double fp8_cast_bytes(const std::vector<GemmShape>& gemms, GemmPass pass, bool fp8_dispatch, Fp8Recipe recipe) {
   double elements = 0;
   for (const GemmShape& g : gemms) {
     if (g.part == GemmPart::Router) continue;  // the gating runs in BF16 (DeepSeek-V3 sec. 3.3.1)
@@ -55,7 +57,11 @@ double fp8_cast_bytes(const std::vector<GemmShape>& gemms, GemmPass pass, bool f
       elements += g.m * g.k * g.count;
     if (pass == GemmPass::InputGrad) elements += g.m * g.n * g.count;
   }
-  return 4 * elements;
+  // FP8: read the BF16 tensor, write its FP8 copy and the transpose (4 B). NVFP4 (TE's
+  // NVFP4Quantizer): a pass for the tensor's amax, then the row-wise copy and the column-wise one
+  // through the 16 x 16 Hadamard transform, each reading the BF16 tensor (2 + 2 x (2 + 0.5625) B).
+  const double per_element = recipe == Fp8Recipe::Nvfp4 ? kAct + 2 * (kAct + kNvfp4Bytes) : 4;
+  return per_element * elements;
 }
 
 }  // namespace stepsim

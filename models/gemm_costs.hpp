@@ -42,12 +42,13 @@ double gemm_wave_efficiency(double m, double n, double count, const GemmTiling& 
 // or the dispatch before it, except the routed experts' first GEMM's after a BF16 dispatch,
 // `fp8_dispatch` false, which Transformer Engine's grouped linear casts itself); input gradient,
 // every GEMM's output gradient. The router stays BF16. What the casts cost is the bytes over
-// HBM, as any memory-bound kernel.
-double fp8_cast_bytes(const std::vector<GemmShape>& gemms, GemmPass pass, bool fp8_dispatch);
+// HBM, as any memory-bound kernel: 4 B an element in FP8, 7.125 in NVFP4 (gemm_costs.cpp).
+double fp8_cast_bytes(const std::vector<GemmShape>& gemms, GemmPass pass, bool fp8_dispatch,
+                      Fp8Recipe recipe = Fp8Recipe::Tensorwise);
 // Seconds of one GEMM in one pass: its 2 m n k x count FLOPs / (peak x efficiency.gemm x its
 // wave efficiency), efficiency.gemm being what quantization leaves unexplained (fitted), or its
-// HBM traffic where that is longer. `fp8`: the recipe of FP8 GEMMs (at the FP8 peak x its share),
-// nullopt for BF16.
+// HBM traffic where that is longer. `fp8`: the recipe of FP8 GEMMs (at the FP8 peak x its share;
+// nvfp4 at the FP4 peak), nullopt for BF16.
 double one_gemm_seconds(const GemmShape& x, GemmPass pass, const AcceleratorSpec& a, std::optional<Fp8Recipe> fp8);
 // Seconds of `gemms` in one pass: the sum of one_gemm_seconds.
 double gemm_seconds(const std::vector<GemmShape>& gemms, GemmPass pass, const AcceleratorSpec& a,

@@ -116,6 +116,7 @@ double fp8_weight_copy_bytes(const JobLayout& l, GpuArchitecture arch) {
   switch (l.fp8_recipe) {
     case Fp8Recipe::Blockwise: return 2 * block_scaled_bytes_per_element(kWeightBlock);
     case Fp8Recipe::Mx: return 2 * block_scaled_bytes_per_element(kMxBlock, 1, 1);
+    case Fp8Recipe::Nvfp4: return 2 * kNvfp4Bytes;  // a row-wise and a column-wise copy (TE's quantizer)
     case Fp8Recipe::Tensorwise: break;
   }
   return fp8_needs_transpose(arch) ? 2 : 1;

@@ -111,11 +111,14 @@ std::optional<GpuArchitecture> architecture_from_name(std::string_view name) {
 }
 
 const char* fp8_recipe_name(Fp8Recipe r) {
-  return r == Fp8Recipe::Blockwise ? "blockwise" : r == Fp8Recipe::Mx ? "mxfp8" : "tensorwise";
+  return r == Fp8Recipe::Blockwise ? "blockwise"
+         : r == Fp8Recipe::Mx      ? "mxfp8"
+         : r == Fp8Recipe::Nvfp4   ? "nvfp4"
+                                   : "tensorwise";
 }
 
 std::optional<Fp8Recipe> fp8_recipe_from_name(std::string_view name) {
-  const Fp8Recipe all[] = {Fp8Recipe::Tensorwise, Fp8Recipe::Blockwise, Fp8Recipe::Mx};
+  const Fp8Recipe all[] = {Fp8Recipe::Tensorwise, Fp8Recipe::Blockwise, Fp8Recipe::Mx, Fp8Recipe::Nvfp4};
   return named_value(name, all, fp8_recipe_name);
 }
 

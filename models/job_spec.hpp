@@ -248,6 +248,9 @@ struct JobLayout {
   std::uint8_t recompute_modules = kRecomputeCoreAttn;
   // The GEMMs' FP8 recipe, nullopt for BF16 GEMMs.
   std::optional<Fp8Recipe> fp8_gemms() const { return fp8 ? std::optional<Fp8Recipe>(fp8_recipe) : std::nullopt; }
+  // The LM head's: as the layers' in FP8 (docs/job.md, the cost model's notes), BF16 under nvfp4,
+  // whose autocast Megatron-Core opens around each decoder layer only (fp4_utils.get_fp4_context).
+  std::optional<Fp8Recipe> head_gemms() const { return fp8_recipe == Fp8Recipe::Nvfp4 ? std::nullopt : fp8_gemms(); }
   // Whether TP collectives are pipelined with their GEMMs (Transformer Engine's userbuffers,
   // Megatron-Core --tp-comm-overlap, which needs sequence parallelism).
   bool tp_overlapped() const { return overlap_tp && sequence_parallel && tp > 1; }

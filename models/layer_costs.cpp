@@ -5,6 +5,7 @@
 #include <iterator>
 #include <stdexcept>
 
+#include "models/block_scaling.hpp"
 #include "models/job_memory.hpp"
 #include "sim/checked.hpp"
 
@@ -439,7 +440,7 @@ PassSeconds layer_pass(const LayerWork& w, const JobLayout& l, const ClusterSpec
   p.gemm = gemm_seconds(w.gemms, pass, a, l.fp8_gemms());
   // Attention kernels run at BF16 even in FP8 recipes (Transformer Engine keeps them BF16).
   p.attention = attn_mult * w.attention_flops / (a.peak_bf16 * a.efficiency.attention);
-  const double casts = l.fp8 ? fp8_cast_bytes(w.gemms, pass, l.fp8_dispatch) : 0;
+  const double casts = l.fp8 ? fp8_cast_bytes(w.gemms, pass, l.fp8_dispatch, l.fp8_recipe) : 0;
   // The token shuffles' backward moves permute_backward_bytes, not mem_mult x their forward's.
   double memory = mem_mult * w.memory_bytes;
   if (pass == GemmPass::Forward) memory += w.weight_cast_bytes;
@@ -515,10 +516,13 @@ Bytes layer_activation_bytes(const JobModel& m, const JobLayout& l) {
     // MLA's latents, a dense MLP's input and its second GEMM's, the routed copies' and the
     // experts' second GEMM's. An MoE block's own input stays BF16: the router reads it, and
     // its gating runs in BF16 (DeepSeek-V3 sec. 3.3.1). What recompute drops is not kept.
-    const double saved = kAct - kFp8Row;
+    // NVFP4 keeps the column-wise copy its weight gradient reads (TE's quantized input, 4-bit with
+    // an E4M3 scale per 16).
+    const double kept = l.fp8_recipe == Fp8Recipe::Nvfp4 ? kNvfp4Bytes : kFp8Row;
+    const double saved = kAct - kept;
     if (!l.recomputes(kRecomputeLayerNorm)) outside -= saved * (m.experts > 0 ? 1 : 2);
     inner -= saved * dims.o;
-    latent *= kFp8Row / kAct;
+    latent *= kept / kAct;
     if (m.experts > 0) {
       const double routed_ffn = m.top_k * load * static_cast<double>(m.expert_ffn);
       if (!l.recomputes(kRecomputeMoe)) outside -= saved * m.top_k * load;
@@ -818,11 +822,11 @@ std::vector<ChunkCost> chunk_costs(const JobModel& m, const JobLayout& l, const 
     auto add_head = [&](ChunkCost& x) {
       const std::vector<GemmShape> head = {{T, V / t, h, 1}};
       const double ce = 12 * T * V / t / hbm;
-      x.forward.gemm += gemm_seconds(head, GemmPass::Forward, a, l.fp8_gemms());
+      x.forward.gemm += gemm_seconds(head, GemmPass::Forward, a, l.head_gemms());
       x.forward.memory += ce / 2;
-      x.backward_input.gemm += gemm_seconds(head, GemmPass::InputGrad, a, l.fp8_gemms());
+      x.backward_input.gemm += gemm_seconds(head, GemmPass::InputGrad, a, l.head_gemms());
       x.backward_input.memory += ce / 2;
-      x.backward_weight.gemm += gemm_seconds(head, GemmPass::WeightGrad, a, l.fp8_gemms());
+      x.backward_weight.gemm += gemm_seconds(head, GemmPass::WeightGrad, a, l.head_gemms());
     };
     if (ch.last) {
       add_head(ch);

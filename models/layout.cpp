@@ -106,6 +106,14 @@ std::optional<InputProblem> check_precision(const JobLayout& l, const Accelerato
                                     "tensorwise or blockwise would run",
                                     fmt::join(blackwell, ", "), a.name, architecture_name(a.architecture))};
   }
+  // NVFP4 GEMMs need FP4 tensor cores (Blackwell's fifth generation).
+  if (l.fp8 && l.fp8_recipe == Fp8Recipe::Nvfp4 && a.peak_fp4 <= 0) {
+    std::vector<std::string> fp4;
+    for (const auto& name : cluster_preset_names())
+      if (find_cluster_preset(name)->accelerator.peak_fp4 > 0) fp4.push_back(name);
+    return InputProblem{"fp8_recipe", fmt::format("nvfp4 needs FP4 tensor cores ({}); {} has none (no FP4 peak)",
+                                                  fmt::join(fp4, ", "), a.name)};
+  }
   return std::nullopt;
 }
 

@@ -190,7 +190,7 @@ run "$stepsim" check-against "$tmp/a100-fp8.csv"
 [[ $code == 2 && "$err" == "error: $tmp/a100-fp8.csv:11: fp8: a100-sxm-80gb has no FP8 tensor cores (no FP8 peak): its GEMMs run in BF16 only" ]] ||
   fail "fp8 on A100 in a CSV row: exit $code: $err"
 run "$stepsim" run scenarios/job-deepseek-v3-2048xh800.yaml --set job_step.layout.fp8_recipe=rowwise
-[[ $code == 2 && "$err" == *"job_step.layout.fp8_recipe: unknown fp8_recipe 'rowwise' (tensorwise, blockwise or mxfp8)" ]] ||
+[[ $code == 2 && "$err" == *"job_step.layout.fp8_recipe: unknown fp8_recipe 'rowwise' (tensorwise, blockwise, mxfp8 or nvfp4)" ]] ||
   fail "fp8_recipe rowwise: exit $code: $err"
 # FP8 on Blackwell (docs/job.md "FP8 on Blackwell"): Llama 3.1 405B on 128 B200 as NeMo runs it,
 # tensorwise beside MXFP8 and BF16, at the B200 calibration (measured 661 and 624 tokens/s per GPU).
@@ -615,6 +615,14 @@ refused "error: --schedules: a 'rl' scenario compares its variants, not schedule
 has "^node and network, not the h100-sxm preset's: 8 GPUs a node on NVLink 450 GB/s per GPU; 2 NICs of 400 Gbit/s a node; tiers leaf 16 nodes, spine the rest 3:1$" "$tmp/nics.txt"
 "$stepsim" search scenarios/search-first-try.yaml --set search.hardware.network.nics=4 >"$tmp/nics-search.txt"
 has "^node and network, not the" "$tmp/nics-search.txt"
+# NVFP4 (Llama 3 70B on 64 GB200, the GB200 table's shares): 4-bit GEMMs at the FP4 peak, the LM head
+# in BF16; the same layout in MXFP8 measured 3,613 tokens/s. Refused without FP4 tensor cores.
+"$stepsim" compare scenarios/job-llama3-70b-nvfp4-64xgb200.yaml >"$tmp/nvfp4.txt"
+has "sequence parallel, NVFP4 GEMMs (the LM head in BF16)$" "$tmp/nvfp4.txt"
+fig "base 7.345 s +0.0% 4461 20.0% 125.0 / 172.0 yes" "$tmp/nvfp4.txt"
+fig "mxfp8 9.434 s +28.4% 3473 31.2% 141.2 / 172.0 yes" "$tmp/nvfp4.txt"
+run "$stepsim" run scenarios/job-llama3-70b-fp8-64xh100.yaml --set job_step.layout.fp8_recipe=nvfp4
+refused "error: --set: job_step.layout.fp8_recipe: nvfp4 needs FP4 tensor cores (b200, gb200, gb300); h100-sxm has none (no FP4 peak)"
 # Sliding-window attention (Gemma 3 27B at 128K on 64 H100): 52 of 62 layers within 1,024 tokens;
 # under CP's p2p each fetches the halo of 1,024 keys before its rank's chunks instead of the ring.
 "$stepsim" compare scenarios/job-gemma3-27b-128k-64xh100.yaml >"$tmp/gemma.txt"

@@ -38,14 +38,14 @@ namespace {
 
 // The efficiency parameters in --efficiency's and the fit vector's order: the six dense ones, then
 // those each fitted only where its rows are (the routed experts' and the tensorwise FP8 GEMMs'
-// shares of the GEMM efficiency, the MoE passes' host time in seconds, the blockwise and MXFP8
-// GEMMs' shares: last, as they came last), with their names.
+// shares of the GEMM efficiency, the MoE passes' host time in seconds, the blockwise, MXFP8 and
+// NVFP4 GEMMs' shares: last, as they came last), with their names.
 constexpr double Efficiency::*kEffFields[] = {
     &Efficiency::gemm,     &Efficiency::attention,     &Efficiency::memory,  &Efficiency::fabric,
     &Efficiency::network,  &Efficiency::contention,    &Efficiency::experts, &Efficiency::fp8,
-    &Efficiency::moe_host, &Efficiency::fp8_blockwise, &Efficiency::fp8_mx};
+    &Efficiency::moe_host, &Efficiency::fp8_blockwise, &Efficiency::fp8_mx,  &Efficiency::fp4};
 const char* kEffNames[] = {"gemm",    "attention", "memory",   "fabric",        "network", "contention",
-                           "experts", "fp8",       "moe_host", "fp8_blockwise", "fp8_mx"};
+                           "experts", "fp8",       "moe_host", "fp8_blockwise", "fp8_mx",  "fp4"};
 static_assert(std::size(kEffFields) == std::size(kEffNames));
 
 // The six dense efficiencies and `extra` of the others, as a vector.
@@ -202,16 +202,17 @@ FitResult fit_one(const std::vector<const MeasuredRun*>& rows, Efficiency& e, do
 // BF16 or FP8 (its GEMMs' rate comes from the rows that time GEMMs: a step the host holds up says
 // little about them); else its GEMMs in FP8 (on an accelerator with an FP8 peak), by recipe; else
 // an MoE block alone (a benchmark of the block: no host time, below); else dense.
-enum class FitStage { Dense, MoeBlock, Fp8, Fp8Blockwise, Fp8Mx, MoeHost };
-constexpr int kFitStages = 6;
+enum class FitStage { Dense, MoeBlock, Fp8, Fp8Blockwise, Fp8Mx, MoeHost, Fp4 };
+constexpr int kFitStages = 7;
 FitStage fit_stage(const MeasuredRun& r) {
   const bool moe = r.spec.model.experts > 0;
   const bool block = r.metric == MeasuredMetric::MoeForwardMs || r.metric == MeasuredMetric::MoeBackwardMs;
   if (moe && !block) return FitStage::MoeHost;
-  if (r.spec.layout.fp8 && r.spec.cluster.accelerator.peak_fp8 > 0) {
+  if (r.spec.layout.fp8 && r.spec.cluster.accelerator.low_precision_peak(r.spec.layout.fp8_recipe) > 0) {
     switch (r.spec.layout.fp8_recipe) {
       case Fp8Recipe::Blockwise: return FitStage::Fp8Blockwise;
       case Fp8Recipe::Mx: return FitStage::Fp8Mx;
+      case Fp8Recipe::Nvfp4: return FitStage::Fp4;
       case Fp8Recipe::Tensorwise: return FitStage::Fp8;
     }
   }
@@ -231,6 +232,7 @@ const char* fit_stage_name(FitStage s, bool dense_fitted) {
     case FitStage::Fp8Blockwise: return "fp8_blockwise";
     case FitStage::Fp8Mx: return "fp8_mx";
     case FitStage::MoeHost: return "moe_host";
+    case FitStage::Fp4: return "fp4";
   }
   return "";
 }
@@ -360,7 +362,7 @@ std::map<std::string, FitResult> fit_per_accelerator(const std::vector<MeasuredR
     });
     std::vector<const MeasuredRun*> stage_rows[kFitStages];
     for (const std::size_t i : order) stage_rows[static_cast<int>(fit_stage(*given[i]))].push_back(given[i]);
-    const auto& [dense, moe, fp8, fp8_blockwise, fp8_mx, host] = stage_rows;
+    const auto& [dense, moe, fp8, fp8_blockwise, fp8_mx, host, fp4] = stage_rows;
     Efficiency e = find_cluster_preset(hw)->accelerator.efficiency;
     FitResult fits[kFitStages];
     if (!dense.empty()) {
@@ -381,6 +383,7 @@ std::map<std::string, FitResult> fit_per_accelerator(const std::vector<MeasuredR
     fits[2] = fit_one(fp8, e, &Efficiency::fp8, e.fp8, 0.05, 1.0, progress, jobs);
     fits[3] = fit_one(fp8_blockwise, e, &Efficiency::fp8_blockwise, e.fp8_blockwise, 0.05, 1.0, progress, jobs);
     fits[4] = fit_one(fp8_mx, e, &Efficiency::fp8_mx, e.fp8_mx, 0.05, 1.0, progress, jobs);
+    fits[6] = fit_one(fp4, e, &Efficiency::fp4, e.fp4, 0.05, 1.0, progress, jobs);
     // A time from 1 us to 100 ms per pass, started at 1 ms where the preset has none.
     fits[5] = fit_one(host, e, &Efficiency::moe_host, e.moe_host > 0 ? e.moe_host : 1e-3, 1e-6, 0.1, progress, jobs);
     // One result: the efficiencies, each row's residual in the order given, the rms over all.
@@ -406,12 +409,13 @@ std::map<std::string, FitResult> fit_per_accelerator(const std::vector<MeasuredR
 // (fitted on their rows, or given).
 std::string eff_text(const Efficiency& e) {
   return fmt::format(
-      "gemm {:.3f}, attention {:.3f}, memory {:.3f}, fabric {:.3f}, network {:.3f}, contention {:.3f}{}{}{}{}{}",
+      "gemm {:.3f}, attention {:.3f}, memory {:.3f}, fabric {:.3f}, network {:.3f}, contention {:.3f}{}{}{}{}{}{}",
       e.gemm, e.attention, e.memory, e.fabric, e.network, e.contention,
       e.experts != 1.0 ? fmt::format(", experts {:.3f}", e.experts) : "",
       e.fp8 != 1.0 ? fmt::format(", fp8 {:.3f}", e.fp8) : "",
       e.fp8_blockwise != 1.0 ? fmt::format(", fp8_blockwise {:.3f}", e.fp8_blockwise) : "",
       e.fp8_mx != 1.0 ? fmt::format(", fp8_mx {:.3f}", e.fp8_mx) : "",
+      e.fp4 != 1.0 ? fmt::format(", fp4 {:.3f}", e.fp4) : "",
       e.moe_host != 0 ? fmt::format(", moe_host {:.3f} ms", e.moe_host * 1e3) : "");
 }
 
@@ -518,8 +522,8 @@ Efficiency parse_efficiencies(const std::string& text) {
   }
   if (v.size() < 6 || v.size() > std::size(kEffFields))
     throw InputError("--efficiency", 0, "",
-                     "expected six to eleven numbers: gemm,attention,memory,fabric,network,"
-                     "contention[,experts[,fp8[,moe_host seconds[,fp8_blockwise[,fp8_mx]]]]]");
+                     "expected six to twelve numbers: gemm,attention,memory,fabric,network,"
+                     "contention[,experts[,fp8[,moe_host seconds[,fp8_blockwise[,fp8_mx[,fp4]]]]]]");
   for (std::size_t i = 0; i < v.size(); ++i) {
     // contention: a share of time lost; moe_host: seconds up to one; 0 allowed for both. An
     // efficiency under 0.01 is no accelerator, and 1e-300 made every step past the time limit.
@@ -781,7 +785,7 @@ void add_check_against_command(CLI::App& app) {
   cmd->add_option("--efficiency", a->efficiency,
                   "use these efficiencies instead of fitting: gemm,attention,memory,fabric,network,contention and "
                   "optionally the routed experts' and the tensorwise FP8 GEMMs' shares of gemm, the MoE passes' host "
-                  "seconds and the blockwise and MXFP8 GEMMs' shares "
+                  "seconds and the blockwise, MXFP8 and NVFP4 GEMMs' shares "
                   "(e.g. 0.7,0.5,0.8,0.8,0.8,0.2)");
   add_fit_option(cmd, a->fit)->excludes("--efficiency");
   auto* export_option =

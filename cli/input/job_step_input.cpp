@@ -125,7 +125,7 @@ static void read_network(const Reader& n, NetworkSpec& net) {
 // The efficiencies a scenario sets over the preset's (or a hardware file's).
 static void read_efficiency(const Reader& e, Efficiency& eff) {
   e.only({"gemm", "attention", "memory", "fabric", "network", "contention", "experts", "fp8", "fp8_blockwise", "fp8_mx",
-          "moe_host"});
+          "fp4", "moe_host"});
   auto frac = [&](const char* key, double& out) {
     if (auto v = e.opt_number(key)) {
       if (!(*v >= kMinEfficiency && *v <= 1))
@@ -143,6 +143,7 @@ static void read_efficiency(const Reader& e, Efficiency& eff) {
   frac("fp8", eff.fp8);
   frac("fp8_blockwise", eff.fp8_blockwise);
   frac("fp8_mx", eff.fp8_mx);
+  frac("fp4", eff.fp4);
   // Contention is a share of time lost, not an efficiency: 0 (collectives cost the compute
   // under them nothing) is a valid answer.
   if (auto v = e.opt_number("contention")) {
@@ -189,9 +190,11 @@ ClusterSpec read_cluster(const Reader& parent, const std::string& k) {
   ClusterSpec c = *p;
   if (r.has("accelerator")) {
     const Reader a = r.child("accelerator");
-    a.only({"peak_tflops", "peak_fp8_tflops", "hbm_bandwidth", "memory", "usable_memory", "sms", "architecture"});
+    a.only({"peak_tflops", "peak_fp8_tflops", "peak_fp4_tflops", "hbm_bandwidth", "memory", "usable_memory", "sms",
+            "architecture"});
     if (auto v = a.opt_number("peak_tflops")) c.accelerator.peak_bf16 = *v * 1e12;
     if (auto v = a.opt_number("peak_fp8_tflops")) c.accelerator.peak_fp8 = *v * 1e12;
+    if (auto v = a.opt_number("peak_fp4_tflops")) c.accelerator.peak_fp4 = *v * 1e12;
     if (auto v = a.opt_bandwidth("hbm_bandwidth")) c.accelerator.hbm_bandwidth = *v;
     if (auto v = a.opt_bytes("memory")) {
       // The preset's share of its memory stays usable unless given (an A100 40 GB: 38 of 40 GiB).
@@ -354,8 +357,8 @@ JobLayout read_layout(const Reader& r) {
   l.attention = read_named(r, "attention", "flash", attention_from_name, "attention kernel", "flash or unfused");
   if (r.has("overlap")) read_overlap(r.child("overlap"), l);
   l.fp8 = r.flag("fp8", false);
-  l.fp8_recipe =
-      read_named(r, "fp8_recipe", "tensorwise", fp8_recipe_from_name, "fp8_recipe", "tensorwise, blockwise or mxfp8");
+  l.fp8_recipe = read_named(r, "fp8_recipe", "tensorwise", fp8_recipe_from_name, "fp8_recipe",
+                            "tensorwise, blockwise, mxfp8 or nvfp4");
   l.ep_dispatch =
       read_named(r, "ep_dispatch", "all_to_all", ep_dispatch_from_name, "ep_dispatch", "all_to_all or per_node");
   l.fp8_dispatch = r.flag("fp8_dispatch", false);

@@ -28,12 +28,13 @@ std::string format_hardware_yaml(const ClusterSpec& c, const std::string& commen
   out += fmt::format("preset: {}\n", c.accelerator.name);
   out += fmt::format(
       "efficiency: {{gemm: {:.4f}, attention: {:.4f}, memory: {:.4f}, fabric: {:.4f}, network: {:.4f}, contention: "
-      "{:.4f}{}{}{}{}{}}}\n",
+      "{:.4f}{}{}{}{}{}{}}}\n",
       e.gemm, e.attention, e.memory, e.fabric, e.network, e.contention,
       e.experts != 1.0 ? fmt::format(", experts: {:.4f}", e.experts) : "",
       e.fp8 != 1.0 ? fmt::format(", fp8: {:.4f}", e.fp8) : "",
       e.fp8_blockwise != 1.0 ? fmt::format(", fp8_blockwise: {:.4f}", e.fp8_blockwise) : "",
       e.fp8_mx != 1.0 ? fmt::format(", fp8_mx: {:.4f}", e.fp8_mx) : "",
+      e.fp4 != 1.0 ? fmt::format(", fp4: {:.4f}", e.fp4) : "",
       e.moe_host != 0 ? fmt::format(", moe_host: {}us", std::llround(e.moe_host * 1e6)) : "");
   return out;
 }
@@ -272,11 +273,13 @@ std::vector<Field> cluster_fields(const ClusterSpec& c) {
   share("fp8", &Efficiency::fp8);
   share("fp8_blockwise", &Efficiency::fp8_blockwise);
   share("fp8_mx", &Efficiency::fp8_mx);
+  share("fp4", &Efficiency::fp4);
   // A time: whole nanoseconds, as the reader holds it.
   w.put("efficiency.moe_host", exact_duration(std::llround(e.moe_host * 1e9)), e.moe_host == pe.moe_host);
   const AcceleratorSpec &a = c.accelerator, &pa = p->accelerator;
   w.put("accelerator.peak_tflops", fmt::format("{}", a.peak_bf16 / 1e12), a.peak_bf16 == pa.peak_bf16);
   w.put("accelerator.peak_fp8_tflops", fmt::format("{}", a.peak_fp8 / 1e12), a.peak_fp8 == pa.peak_fp8);
+  w.put("accelerator.peak_fp4_tflops", fmt::format("{}", a.peak_fp4 / 1e12), a.peak_fp4 == pa.peak_fp4);
   w.put("accelerator.hbm_bandwidth", bandwidth(a.hbm_bandwidth), a.hbm_bandwidth == pa.hbm_bandwidth);
   w.put("accelerator.memory", fmt::format("{}B", a.memory), a.memory == pa.memory);
   w.put("accelerator.usable_memory", fmt::format("{}B", a.usable_memory), a.usable_memory == pa.usable_memory);

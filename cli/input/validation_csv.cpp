@@ -224,8 +224,8 @@ JobLayout read_layout(const RowCells& row, const std::string& file, int n) {
   l.adam_moment_bytes = row.count("adam_moment_bytes", 4);
   l.expert_tp = row.text("expert_tp").empty() ? 0 : row.count("expert_tp");
   l.fp8 = row.flag("fp8", false);
-  l.fp8_recipe =
-      row.named("fp8_recipe", "fp8_recipe", "tensorwise", fp8_recipe_from_name, "tensorwise, blockwise or mxfp8");
+  l.fp8_recipe = row.named("fp8_recipe", "fp8_recipe", "tensorwise", fp8_recipe_from_name,
+                           "tensorwise, blockwise, mxfp8 or nvfp4");
   l.fp8_dispatch = row.flag("fp8_dispatch", false);
   l.permute_fusion = row.flag("permute_fusion", false);
   if (const auto gbs = row.number("dp_bandwidth_gbs")) {

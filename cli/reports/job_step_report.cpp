@@ -70,7 +70,9 @@ std::string layout_line(const JobStepSpec& s) {
       : l.tp_overlapped()  ? ", sequence parallel, TP communication overlapped"
                            : ", sequence parallel");
   if (l.overlap_ep_a2a) out += ", forward-backward pairs (EP all-to-all overlap)";
-  if (l.fp8) {
+  if (l.fp8 && l.fp8_recipe == Fp8Recipe::Nvfp4) {
+    out += ", NVFP4 GEMMs (the LM head in BF16)";
+  } else if (l.fp8) {
     std::vector<std::string> how;
     if (l.fp8_recipe == Fp8Recipe::Blockwise) how.emplace_back("blockwise scaling");
     if (l.fp8_recipe == Fp8Recipe::Mx) how.emplace_back("MXFP8 scaling");

@@ -38,6 +38,7 @@ std::string presets_text() {
            {"architecture", false},
            {"BF16 TFLOP/s"},
            {"FP8 TFLOP/s"},
+           {"FP4 TFLOP/s"},
            {"HBM GB/s"},
            {"memory GiB"},
            {"usable GiB"},
@@ -52,8 +53,9 @@ std::string presets_text() {
     const AcceleratorSpec& a = c.accelerator;
     t.add_row(std::vector<std::string>{
         a.name, architecture_name(a.architecture), tflops(a.peak_bf16), a.peak_fp8 > 0 ? tflops(a.peak_fp8) : "none",
-        comma_grouped(a.hbm_bandwidth / 1'000'000'000), fmt::format("{:g}", gib(a.memory)),
-        fmt::format("{:g}", gib(a.usable_memory)), std::to_string(a.tiling.sms), std::to_string(c.node.gpus),
+        a.peak_fp4 > 0 ? tflops(a.peak_fp4) : "none", comma_grouped(a.hbm_bandwidth / 1'000'000'000),
+        fmt::format("{:g}", gib(a.memory)), fmt::format("{:g}", gib(a.usable_memory)), std::to_string(a.tiling.sms),
+        std::to_string(c.node.gpus),
         c.node.fabric_bandwidth > 0 ? comma_grouped(c.node.fabric_bandwidth / 1'000'000'000) : "none (PCIe)",
         std::to_string(c.network.nics), fmt::format("{:g}", static_cast<double>(c.network.nic_bandwidth) * 8 / 1e9)});
     same_efficiency = same_efficiency && a.efficiency == presets.front().accelerator.efficiency;
@@ -83,6 +85,7 @@ nlohmann::ordered_json presets_json() {
                     {"architecture", architecture_name(a.architecture)},
                     {"peak_bf16_flops", a.peak_bf16},
                     {"peak_fp8_flops", a.peak_fp8},
+                    {"peak_fp4_flops", a.peak_fp4},
                     {"hbm_bandwidth_bytes_per_s", a.hbm_bandwidth},
                     {"memory_bytes", a.memory},
                     {"usable_memory_bytes", a.usable_memory},

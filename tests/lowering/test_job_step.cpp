@@ -560,6 +560,55 @@ TEST_CASE("sliding-window layers: attention within the window, a CP rank's halo,
   CHECK(step_flops(none, pl).model - step_flops(mixed, pl).model == Approx(48 * 3 * 8 * 4 * pairs_cut * q));
 }
 
+TEST_CASE("NVFP4: the FP4 peak at its own share, 7.125-byte casts, 1.125-byte weight copies, the LM head in BF16",
+          "[job_step][fp8][nvfp4]") {
+  ClusterSpec c = *find_cluster_preset("gb200");
+  AcceleratorSpec& a = c.accelerator;
+  CHECK(a.peak_fp4 == 10000e12);
+  a.efficiency.fp8_mx = 0.5;
+  a.efficiency.fp4 = 0.4;
+  // A large GEMM, compute-bound: at the FP4 peak x gemm x fp4, against MXFP8's FP8 peak x fp8_mx.
+  const GemmShape g{8192, 8192, 8192, 1, GemmPart::Mlp, TpSplit::Column};
+  const double fp4 = one_gemm_seconds(g, GemmPass::Forward, a, Fp8Recipe::Nvfp4);
+  const double mx = one_gemm_seconds(g, GemmPass::Forward, a, Fp8Recipe::Mx);
+  CHECK(fp4 ==
+        Approx(2.0 * 8192 * 8192 * 8192 / (10000e12 * 0.7 * 0.4 * gemm_wave_efficiency(8192, 8192, 1, a.tiling))));
+  CHECK(mx / fp4 == Approx(10000e12 * 0.4 / (5000e12 * 0.5)));
+  // Casts: an amax pass, then the row-wise copy and the Hadamard-transformed column-wise one, each
+  // reading the BF16 tensor: 2 + 2 x (2 + 0.5625) = 7.125 B an element against FP8's 4.
+  const std::vector<GemmShape> gemms = {{4096, 1024, 8192, 1, GemmPart::Mlp, TpSplit::Row}};
+  CHECK(fp8_cast_bytes(gemms, GemmPass::Forward, false, Fp8Recipe::Nvfp4) == 7.125 * 4096 * 8192);
+  CHECK(fp8_cast_bytes(gemms, GemmPass::Forward, false) == 4.0 * 4096 * 8192);
+  // Weights: a row-wise and a column-wise copy, 4-bit with an E4M3 scale per 16.
+  JobLayout l;
+  l.tp = 8;
+  l.pp = 2;
+  l.global_batch = 8;
+  l.fp8 = true;
+  l.fp8_recipe = Fp8Recipe::Nvfp4;
+  CHECK(fp8_weight_copy_bytes(l, GpuArchitecture::Blackwell) == 1.125);
+  // The LM head runs in BF16 (Megatron-Core's FP4 autocast wraps the decoder layers only): the
+  // last chunk's GEMMs exceed the first's by the head at the BF16 rate.
+  JobModel m = gpt3();
+  m.shape.tied_embeddings = false;
+  const auto chunks = chunk_costs(m, l, c);
+  REQUIRE(chunks.size() == 2);
+  const double T = 2048, h = 12288, V = 51200;
+  const std::vector<GemmShape> head = {{T, V / 8, h, 1}};
+  CHECK(chunks[1].forward.gemm - chunks[0].forward.gemm ==
+        Approx(gemm_seconds(head, GemmPass::Forward, a, std::nullopt)).epsilon(1e-9));
+  CHECK(l.head_gemms() == std::nullopt);
+  JobLayout mxl = l;
+  mxl.fp8_recipe = Fp8Recipe::Mx;
+  CHECK(mxl.head_gemms() == Fp8Recipe::Mx);
+  // Refused where there is no FP4 peak.
+  CHECK_FALSE(check_precision(l, a));
+  const auto refused = check_precision(l, find_cluster_preset("h100-sxm")->accelerator);
+  REQUIRE(refused);
+  CHECK(refused->key == "fp8_recipe");
+  CHECK(refused->message == "nvfp4 needs FP4 tensor cores (b200, gb200, gb300); h100-sxm has none (no FP4 peak)");
+}
+
 TEST_CASE("uneven chunks: the pipeline's ends set, the other chunks an equal share", "[job_step]") {
   JobLayout l;
   l.tp = 8;

@@ -594,6 +594,12 @@ PipelinePlan job_pipeline_plan(const JobLayout& l) {
 
 namespace {
 
+// MFU's peak: the one the layers' GEMMs run at (FP8's, FP4's under nvfp4, else BF16's).
+double mfu_peak(const JobLayout& l, const AcceleratorSpec& a) {
+  const double low = l.fp8 ? a.low_precision_peak(l.fp8_recipe) : 0;
+  return low > 0 ? low : a.peak_bf16;
+}
+
 JobStepRun run_once(const JobStepSpec& spec) {
   JobStepRun run;
   run.spec = spec;
@@ -620,7 +626,7 @@ JobStepRun run_once(const JobStepSpec& spec) {
   r.microbatches = l.microbatches();
   const double step_s = to_s(r.step_time);
   const StepFlops fl = step_flops(spec.model, l);
-  const double peak = l.fp8 && c.accelerator.peak_fp8 > 0 ? c.accelerator.peak_fp8 : c.accelerator.peak_bf16;
+  const double peak = mfu_peak(l, c.accelerator);
   r.tokens_per_s_per_gpu =
       static_cast<double>(l.global_batch) * static_cast<double>(spec.model.seq) / step_s / static_cast<double>(r.gpus);
   r.model_tflops_per_gpu = fl.model / step_s / static_cast<double>(r.gpus) / 1e12;
