@@ -266,12 +266,14 @@ PermuteBytes permute_bytes(const JobModel& m, const JobLayout& l, double tokens,
 double attention_keys(const JobModel& m, const JobLayout& l, const LayerDims& d, LayerWork& w) {
   const std::int64_t window = m.every_layer_window() < m.seq ? m.every_layer_window() : 0;  // a wider one: none
   if (l.cp > 1 && window > 0 && l.cp_comm == CpComm::P2p) {
-    // TE fetches the halo when the window spans at most cp - 1 chunks of the 2 cp (use_p2p_swa).
+    // TE fetches the halo when its left window (window - 1 keys) spans at most cp - 1 chunks of
+    // the 2 cp (use_p2p_swa).
     std::int64_t halo = 0;
     for (const auto& r : cp_rank_shares(m.seq, l.cp, l.cp_balanced, window)) halo = std::max(halo, r.halo);
-    if (window <= (l.cp - 1) * (m.seq / (l.cp_balanced ? 2 * l.cp : l.cp)))
+    if (window - 1 <= (l.cp - 1) * (m.seq / (l.cp_balanced ? 2 * l.cp : l.cp))) {
+      w.cp_halo = true;
       w.cp_halo_bytes = static_cast<double>(halo) * l.micro_batch * (d.k + d.v) / l.tp * kAct;
-    else
+    } else
       w.cp_window_gathers = true;
   }
   if (l.attention != AttentionKernel::Flash) return static_cast<double>(m.seq);
@@ -621,10 +623,11 @@ void cp_gather_exposure(const LayerWork& w, const JobLayout& l, const GroupPaths
 void cp_exposure(const LayerWork& w, const JobLayout& l, const GroupPaths& paths, PassSeconds& f, PassSeconds& bi) {
   switch (l.cp_comm) {
     case CpComm::P2p: {
-      if (w.cp_halo_bytes > 0) {
+      if (w.cp_halo) {
         // A window's halo: one batched exchange with the neighbours before the attention, its
-        // gradients back after the backward's, each waited for.
-        f.cp = bi.cp = to_s(paths.cp.step_latency) + w.cp_halo_bytes / paths.cp.bytes_per_second;
+        // gradients back after the backward's, each waited for (nothing to wait for without one).
+        f.cp = bi.cp =
+            w.cp_halo_bytes > 0 ? to_s(paths.cp.step_latency) + w.cp_halo_bytes / paths.cp.bytes_per_second : 0;
         return;
       }
       if (w.cp_window_gathers) {

@@ -81,9 +81,10 @@ struct LayerWork {  // one decoder layer, one micro-batch, one GPU, forward only
   double cp_q_bytes = 0;   // this GPU's Q chunk (CP all-to-all: exchanged with K and V)
   double cp_o_bytes = 0;   // this GPU's attention output chunk (CP all-to-all: exchanged back)
   // A sliding window under the p2p exchange (Transformer Engine's AttnFuncWithCPAndKVP2PSWA): the
-  // K and V before this GPU's chunks within the window that other ranks hold (the busiest rank's
-  // halo), fetched in place of the ring; or, where the window passes cp - 1 chunks, TE's fallback
-  // to the all-gather (window_gathers).
+  // K and V before this GPU's chunks within the window that other ranks hold (cp_halo: the busiest
+  // rank's halo, fetched in place of the ring; a window of 1 needs none); or, where the window
+  // passes cp - 1 chunks, TE's fallback to the all-gather (cp_window_gathers).
+  bool cp_halo = false;
   double cp_halo_bytes = 0;
   bool cp_window_gathers = false;
   double ep_tokens = 0;    // tokens each EP member exchanges, x expert_load (0: no EP all-to-all)

@@ -61,7 +61,8 @@ std::vector<CpRankShare> cp_rank_shares(std::int64_t s, int cp, bool balanced, s
   if (window > 0)
     for (int c = 0; c < chunks; ++c) {
       const int rank = c < cp ? c : 2 * cp - 1 - c;
-      const std::int64_t first = s * c / chunks, from = first - std::min(window, first);
+      // Its first query sees the window - 1 keys before it (TE's left window, window_size[0]).
+      const std::int64_t first = s * c / chunks, from = first - std::min(window - 1, first);
       for (int src = 0; src < c; ++src) {  // the earlier chunks the halo [from, first) overlaps
         const int owner = src < cp ? src : 2 * cp - 1 - src;
         const std::int64_t lo = std::max(from, s * src / chunks), hi = s * (src + 1) / chunks;

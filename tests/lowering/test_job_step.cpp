@@ -526,13 +526,17 @@ TEST_CASE("sliding-window layers: attention within the window, a CP rank's halo,
   CHECK(win.attention_flops == 4 * (2 * L * w) * q / 8);
   CHECK(full.attention_flops / win.attention_flops == Approx(65536.5 / 1024).epsilon(0.01));
   CHECK(win.gemm_flops == full.gemm_flops);
-  // Transformer Engine's halo: ranks 1 and 2 fetch 1,024 keys' K and V before each of their two
-  // chunks; no ring.
-  CHECK(win.cp_halo_bytes == 2 * w * 2 * q / 8 * 2);
+  // Transformer Engine's halo: ranks 1 and 2 fetch the K and V of the 1,023 keys before each of
+  // their two chunks (its left window); no ring.
+  CHECK(win.cp_halo);
+  CHECK(win.cp_halo_bytes == 2 * (w - 1) * 2 * q / 8 * 2);
+  CHECK_FALSE(full.cp_halo);
   CHECK(full.cp_halo_bytes == 0);
   CHECK_FALSE(win.cp_window_gathers);
-  // A window past cp - 1 chunks of 16,384: TE falls back to the all-gather.
+  // A left window past cp - 1 chunks of 16,384: TE falls back to the all-gather.
   windowed.sliding_window = 3 * 16384 + 1;
+  CHECK(layer_work(windowed, l).cp_halo);
+  windowed.sliding_window = 3 * 16384 + 2;
   CHECK(layer_work(windowed, l).cp_window_gathers);
   CHECK(layer_work(windowed, l).cp_halo_bytes == 0);
 

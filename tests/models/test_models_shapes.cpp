@@ -37,24 +37,25 @@ TEST_CASE("a sliding window: each query sees at most w keys; CP ranks fetch the 
   CHECK(causal_attention_pairs(8, 8) == 36);  // a window as long as the sequence: causal
   CHECK(causal_attention_pairs(8, 100) == 36);
   // Balanced over 2 ranks, chunks of 2: rank 0 takes chunks 0 and 3 (1+2 + 3+3 = 9), rank 1
-  // chunks 1 and 2 (3+3 + 3+3 = 12). Halo: chunk 1 needs [0, 2) of rank 0 (2 keys), chunk 2 needs
-  // [1, 4), of which [1, 2) is rank 0's (1); chunk 3 needs [3, 6), all rank 1's (3).
+  // chunks 1 and 2 (3+3 + 3+3 = 12). Halo, the w - 1 = 2 keys before a chunk: chunk 1 needs
+  // [0, 2), rank 0's; chunk 2 [2, 4), its own rank's; chunk 3 [4, 6), rank 1's.
   const auto bal = cp_rank_shares(8, 2, true, 3);
   CHECK(bal[0].pairs == 9);
   CHECK(bal[1].pairs == 12);
-  CHECK(bal[0].halo == 3);
-  CHECK(bal[1].halo == 3);
+  CHECK(bal[0].halo == 2);
+  CHECK(bal[1].halo == 2);
+  CHECK(cp_rank_shares(8, 2, true, 1)[1].halo == 0);  // a window of one token: each query itself
   CHECK(cp_rank_shares(8, 2, true)[0].halo == 0);  // no window: the ring, no halo
-  // 131,072 tokens, window 1,024, cp 4: chunks of 16,384; each chunk but the first fetches 1,024
+  // 131,072 tokens, window 1,024, cp 4: chunks of 16,384; each chunk but the first fetches 1,023
   // keys from the chunk before, except chunk 4 from chunk 3, both rank 3's.
   const std::int64_t s = 131072, w = 1024, L = s / 8;
   const auto r = cp_rank_shares(s, 4, true, w);
   CHECK(r[0].pairs == w * (w + 1) / 2 + (L - w) * w + L * w);
   CHECK(r[1].pairs == 2 * L * w);
-  CHECK(r[0].halo == w);
-  CHECK(r[1].halo == 2 * w);
-  CHECK(r[2].halo == 2 * w);
-  CHECK(r[3].halo == w);
+  CHECK(r[0].halo == w - 1);
+  CHECK(r[1].halo == 2 * (w - 1));
+  CHECK(r[2].halo == 2 * (w - 1));
+  CHECK(r[3].halo == w - 1);
   std::int64_t all = 0;
   for (const auto& x : r) all += x.pairs;
   CHECK(all == causal_attention_pairs(s, w));
