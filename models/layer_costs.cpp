@@ -262,25 +262,26 @@ PermuteBytes permute_bytes(const JobModel& m, const JobLayout& l, double tokens,
 // the whole sequence: 1/cp of the pairs however the sequence is split. A sliding window leaves
 // each query at most that many keys (FlashAttention's window_size skips the tiles outside it);
 // the unfused kernels compute every score and mask them, as for causality. Sets a windowed
-// layer's CP exchange in `w` (cp_halo_bytes, cp_window_gathers).
+// layer's CP exchange in `w` (cp_window, cp_halo_bytes).
 double attention_keys(const JobModel& m, const JobLayout& l, const LayerDims& d, LayerWork& w) {
   const std::int64_t window = m.every_layer_window() < m.seq ? m.every_layer_window() : 0;  // a wider one: none
-  if (l.cp > 1 && window > 0 && l.cp_comm == CpComm::P2p) {
+  const bool split = l.cp > 1 && l.cp_comm != CpComm::AllToAll;  // each rank its chunks' queries
+  const std::vector<CpRankShare> shares =
+      split ? cp_rank_shares(m.seq, l.cp, l.cp_balanced, window) : std::vector<CpRankShare>{};
+  if (split && window > 0 && l.cp_comm == CpComm::P2p) {
     // TE fetches the halo when its left window (window - 1 keys) spans at most cp - 1 chunks of
     // the 2 cp (use_p2p_swa).
     std::int64_t halo = 0;
-    for (const auto& r : cp_rank_shares(m.seq, l.cp, l.cp_balanced, window)) halo = std::max(halo, r.halo);
-    if (window - 1 <= (l.cp - 1) * (m.seq / (l.cp_balanced ? 2 * l.cp : l.cp))) {
-      w.cp_halo = true;
-      w.cp_halo_bytes = static_cast<double>(halo) * l.micro_batch * (d.k + d.v) / l.tp * kAct;
-    } else
-      w.cp_window_gathers = true;
+    for (const auto& r : shares) halo = std::max(halo, r.halo);
+    const bool fits = window - 1 <= (l.cp - 1) * (m.seq / (l.cp_balanced ? 2 * l.cp : l.cp));
+    w.cp_window = fits ? LayerWork::CpWindow::Halo : LayerWork::CpWindow::Gather;
+    if (fits) w.cp_halo_bytes = static_cast<double>(halo) * l.micro_batch * (d.k + d.v) / l.tp * kAct;
   }
   if (l.attention != AttentionKernel::Flash) return static_cast<double>(m.seq);
   std::int64_t most = causal_attention_pairs(m.seq, window);
-  if (l.cp > 1 && l.cp_comm != CpComm::AllToAll) {
+  if (split) {
     most = 0;
-    for (const auto& r : cp_rank_shares(m.seq, l.cp, l.cp_balanced, window)) most = std::max(most, r.pairs);
+    for (const auto& r : shares) most = std::max(most, r.pairs);
   }
   const double pairs =
       l.cp > 1 && l.cp_comm == CpComm::AllToAll ? static_cast<double>(most) / l.cp : static_cast<double>(most);
@@ -623,14 +624,14 @@ void cp_gather_exposure(const LayerWork& w, const JobLayout& l, const GroupPaths
 void cp_exposure(const LayerWork& w, const JobLayout& l, const GroupPaths& paths, PassSeconds& f, PassSeconds& bi) {
   switch (l.cp_comm) {
     case CpComm::P2p: {
-      if (w.cp_halo) {
+      if (w.cp_window == LayerWork::CpWindow::Halo) {
         // A window's halo: one batched exchange with the neighbours before the attention, its
         // gradients back after the backward's, each waited for (nothing to wait for without one).
         f.cp = bi.cp =
             w.cp_halo_bytes > 0 ? to_s(paths.cp.step_latency) + w.cp_halo_bytes / paths.cp.bytes_per_second : 0;
         return;
       }
-      if (w.cp_window_gathers) {
+      if (w.cp_window == LayerWork::CpWindow::Gather) {
         cp_gather_exposure(w, l, paths, f, bi);
         return;
       }

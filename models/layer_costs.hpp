@@ -81,12 +81,12 @@ struct LayerWork {  // one decoder layer, one micro-batch, one GPU, forward only
   double cp_q_bytes = 0;   // this GPU's Q chunk (CP all-to-all: exchanged with K and V)
   double cp_o_bytes = 0;   // this GPU's attention output chunk (CP all-to-all: exchanged back)
   // A sliding window under the p2p exchange (Transformer Engine's AttnFuncWithCPAndKVP2PSWA): the
-  // K and V before this GPU's chunks within the window that other ranks hold (cp_halo: the busiest
-  // rank's halo, fetched in place of the ring; a window of 1 needs none); or, where the window
-  // passes cp - 1 chunks, TE's fallback to the all-gather (cp_window_gathers).
-  bool cp_halo = false;
+  // halo, the K and V before this GPU's chunks within the window that other ranks hold, fetched in
+  // place of the ring (cp_halo_bytes: the busiest rank's; a window of 1 needs none); or, where
+  // the window passes cp - 1 chunks, TE's fallback to the all-gather. None: the ring as configured.
+  enum class CpWindow : std::uint8_t { None, Halo, Gather };
+  CpWindow cp_window = CpWindow::None;
   double cp_halo_bytes = 0;
-  bool cp_window_gathers = false;
   double ep_tokens = 0;    // tokens each EP member exchanges, x expert_load (0: no EP all-to-all)
   // Folded expert TP: the routed experts' gather and reduce-scatter, among moe_tp_members ranks
   // (0: none, or the MoE block's collective is one of tp_collectives, unfolded).

@@ -528,16 +528,16 @@ TEST_CASE("sliding-window layers: attention within the window, a CP rank's halo,
   CHECK(win.gemm_flops == full.gemm_flops);
   // Transformer Engine's halo: ranks 1 and 2 fetch the K and V of the 1,023 keys before each of
   // their two chunks (its left window); no ring.
-  CHECK(win.cp_halo);
+  CHECK(win.cp_window == LayerWork::CpWindow::Halo);
   CHECK(win.cp_halo_bytes == 2 * (w - 1) * 2 * q / 8 * 2);
-  CHECK_FALSE(full.cp_halo);
+  CHECK(full.cp_window == LayerWork::CpWindow::None);
   CHECK(full.cp_halo_bytes == 0);
-  CHECK_FALSE(win.cp_window_gathers);
+  CHECK(win.cp_window != LayerWork::CpWindow::Gather);
   // A left window past cp - 1 chunks of 16,384: TE falls back to the all-gather.
   windowed.sliding_window = 3 * 16384 + 1;
-  CHECK(layer_work(windowed, l).cp_halo);
+  CHECK(layer_work(windowed, l).cp_window == LayerWork::CpWindow::Halo);
   windowed.sliding_window = 3 * 16384 + 2;
-  CHECK(layer_work(windowed, l).cp_window_gathers);
+  CHECK(layer_work(windowed, l).cp_window == LayerWork::CpWindow::Gather);
   CHECK(layer_work(windowed, l).cp_halo_bytes == 0);
 
   // GPT-OSS's pattern, every second layer over the whole context: a chunk of 24 layers holds 12 of
