@@ -77,9 +77,9 @@ Bytes fp8_weight_copies(const JobModel& m, const JobLayout& l, const std::vector
   const double per_weight = chunks.empty() ? 0 : chunks.front().fp8_copy_bytes;
   if (per_weight <= 0) return 0;
   double weights = 0;
-  if (l.zero >= 3) {
-    weights = static_cast<double>(layer_work(m, l).gemm_weights);
-    if (has_dense_first_layers(m))
+  if (l.zero >= 3) {  // the largest layer of a kind some FP8 layer is of (not one kept in BF16)
+    if (has_fp8_layer(m, l, m.experts == 0)) weights = static_cast<double>(layer_work(m, l).gemm_weights);
+    if (has_dense_first_layers(m) && has_fp8_layer(m, l, true))
       weights = std::max(weights, static_cast<double>(layer_work(dense_layer_model(m), l).gemm_weights));
   } else {
     weights = held_gemm_weights(held, chunks);

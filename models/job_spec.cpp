@@ -200,6 +200,22 @@ JobModel full_attention_layer_model(const JobModel& m) {
   return f;
 }
 
+JobLayout bf16_layer_layout(const JobLayout& l) {
+  JobLayout b = l;
+  b.fp8 = b.fp8_dispatch = b.fp8_activations = false;
+  b.fp8_recipe = Fp8Recipe::Tensorwise;
+  b.bf16_first_layers = b.bf16_last_layers = 0;
+  return b;
+}
+
+bool has_fp8_layer(const JobModel& m, const JobLayout& l, bool dense) {
+  if (!l.fp8) return false;
+  // FP8 layers [lo, hi), dense layers [0, d), MoE ones [d, layers).
+  const int layers = m.shape.layers, d = dense_layers_in(m, 0, layers);
+  const int lo = l.bf16_first_layers, hi = layers - l.bf16_last_layers;
+  return dense ? std::max(lo, 0) < std::min(hi, d) : std::max(lo, d) < std::min(hi, layers);
+}
+
 int windowed_layers_in(const JobModel& m, int first, int count) {
   int n = 0;
   for (int i = first; i < first + count; ++i) n += m.windowed_layer(i) ? 1 : 0;

@@ -222,6 +222,10 @@ struct JobLayout {
   bool permute_fusion = false;                    // MoE token shuffles fused (Megatron-Core --moe-permute-fusion)
   bool fp8_dispatch = false;                      // tokens dispatched in FP8 (combined in BF16)
   bool fp8_activations = false;                   // FP8 GEMMs keep their inputs for the backward in FP8
+  // Decoder layers at the model's start and end kept out of the FP8 (or NVFP4) GEMMs, whole, in
+  // BF16 (Megatron-Core's --first-last-layers-bf16 with --num-layers-at-start-in-bf16 and
+  // --num-layers-at-end-in-bf16, counted over the whole model: fp8_utils.is_first_last_bf16_layer).
+  int bf16_first_layers = 0, bf16_last_layers = 0;
   int grad_bytes = 4;                             // bytes per gradient element reduced (Megatron: FP32 main grads)
   int adam_moment_bytes = 4;                      // bytes of each of Adam's m and v per parameter (FP32; BF16 2)
   // A cap on each GPU's data-parallel / ZeRO collective rate, bytes/s, for a framework that moves
@@ -248,6 +252,9 @@ struct JobLayout {
   std::uint8_t recompute_modules = kRecomputeCoreAttn;
   // The GEMMs' FP8 recipe, nullopt for BF16 GEMMs.
   std::optional<Fp8Recipe> fp8_gemms() const { return fp8 ? std::optional<Fp8Recipe>(fp8_recipe) : std::nullopt; }
+  // Whether layer i of a model of `layers` runs in BF16 under FP8 GEMMs (bf16_first_layers,
+  // bf16_last_layers).
+  bool bf16_layer(int i, int layers) const { return fp8 && (i < bf16_first_layers || i >= layers - bf16_last_layers); }
   // The LM head's: as the layers' in FP8 (docs/job.md, the cost model's notes), BF16 under nvfp4,
   // whose autocast Megatron-Core opens around each decoder layer only (fp4_utils.get_fp4_context).
   std::optional<Fp8Recipe> head_gemms() const { return fp8_recipe == Fp8Recipe::Nvfp4 ? std::nullopt : fp8_gemms(); }
@@ -351,6 +358,13 @@ JobModel windowed_layer_model(const JobModel& m);
 JobModel full_attention_layer_model(const JobModel& m);
 // How many of the decoder layers [first, first + count) attend within a sliding window.
 int windowed_layers_in(const JobModel& m, int first, int count);
+
+// The layout a layer kept in BF16 under FP8 GEMMs runs (bf16_first_layers, bf16_last_layers):
+// every FP8 setting off, its dispatch too (its experts' inputs are BF16).
+JobLayout bf16_layer_layout(const JobLayout& l);
+// Whether any of the model's layers runs its GEMMs in FP8, of the dense ones (an MoE model's first
+// layers; every layer of a dense model) or of the MoE ones.
+bool has_fp8_layer(const JobModel& m, const JobLayout& l, bool dense);
 
 // Adam's state per parameter: the FP32 master weight where the optimizer keeps it and the two
 // moments (12 B in FP32; DeepSeek-V3 sec. 3.3.3 and Megatron-Core's precision-aware optimizer

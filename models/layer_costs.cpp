@@ -756,33 +756,46 @@ std::vector<bool> recomputed_layers(int layers, const JobLayout& l) {
 int LayerStack::kind_index(int layer) const {
   const bool kept = !recomputed_.empty() && !recomputed_[static_cast<std::size_t>(layer)];
   return (dense_layers_in(model_, layer, 1) == 1 ? kDense : 0) | (kept ? kKept : 0) |
-         (model_.windowed_layer(layer) ? kWindowed : 0);
+         (model_.windowed_layer(layer) ? kWindowed : 0) | (layout_.bf16_layer(layer, model_.shape.layers) ? kBf16 : 0);
 }
 
-LayerStack::LayerStack(const JobModel& m, const JobLayout& l, const ClusterSpec& c) : model_(m) {
+void LayerStack::add_kind(int k, const JobLayout& l, const ClusterSpec& c) {
+  auto& kind = kinds_[static_cast<std::size_t>(k)];
+  if (kind) return;
+  const JobModel& m = model_;
+  const JobModel own = (k & kDense) != 0 && has_dense_first_layers(m) ? dense_layer_model(m) : m;
+  JobLayout own_layout = (k & kBf16) != 0 ? bf16_layer_layout(l) : l;
+  if ((k & kKept) != 0) own_layout.recompute = JobRecompute::None;
+  kind = kind_of((k & kWindowed) != 0 ? windowed_layer_model(own) : full_attention_layer_model(own), own_layout, c);
+  if ((k & kBf16) != 0) kind->gemm_weights = 0;  // no FP8 copies, no weights FP8 GEMMs cast themselves
+}
+
+LayerStack::LayerStack(const JobModel& m, const JobLayout& l, const ClusterSpec& c) : model_(m), layout_(l) {
   if (l.partial_recompute()) recomputed_ = recomputed_layers(m.shape.layers, l);
-  JobLayout kept = l;
-  kept.recompute = JobRecompute::None;
-  for (int i = 0; i < m.shape.layers; ++i) {
-    const int k = kind_index(i);
-    auto& kind = kinds_[static_cast<std::size_t>(k)];
-    if (kind) continue;
-    const JobModel own = (k & kDense) != 0 && has_dense_first_layers(m) ? dense_layer_model(m) : m;
-    kind = kind_of((k & kWindowed) != 0 ? windowed_layer_model(own) : full_attention_layer_model(own),
-                   (k & kKept) != 0 ? kept : l, c);
-  }
+  for (int i = 0; i < m.shape.layers; ++i) add_kind(kind_index(i), l, c);
+  if (m.mtp_layers > 0 && m.shape.layers > 0) add_kind(kind_index(m.shape.layers - 1) & ~kBf16, l, c);
 }
 
 ChunkCost LayerStack::layers(int first, int count) const {
   std::array<int, kKinds> n{};
   for (int i = first; i < first + count; ++i) ++n[static_cast<std::size_t>(kind_index(i))];
+  return sum(n);
+}
+
+ChunkCost LayerStack::prediction_layer() const {
+  std::array<int, kKinds> n{};
+  ++n[static_cast<std::size_t>(kind_index(model_.shape.layers - 1) & ~kBf16)];
+  return sum(n);
+}
+
+ChunkCost LayerStack::sum(const std::array<int, kKinds>& n) const {
   ChunkCost ch;
-  ch.layers = count;
   double activation = 0;
   for (std::size_t k = 0; k < n.size(); ++k) {
     if (n[k] == 0) continue;
     if (!kinds_[k]) throw std::logic_error("LayerStack: a layer past the model's");
     const Kind& kind = *kinds_[k];
+    ch.layers += n[k];
     ch.forward += kind.passes.forward * n[k];
     ch.backward_input += kind.passes.backward_input * n[k];
     ch.backward_weight += kind.passes.backward_weight * n[k];
@@ -845,7 +858,7 @@ std::vector<ChunkCost> chunk_costs(const JobModel& m, const JobLayout& l, const 
       // from 2h to h (split by TP as a column-parallel GEMM), a decoder layer of the model's last
       // kind, the shared LM head and a loss. The last chunk also holds the shared embedding when
       // it is not the first (its gradient joins the first chunk's, as tied embeddings do).
-      const ChunkCost layer = stack.layers(m.shape.layers - 1, 1);
+      const ChunkCost layer = stack.prediction_layer();
       const std::vector<GemmShape> proj = {{T, h / t, 2 * h, 1}};
       const double norms = (2 * T * h * kAct + 2 * 2 * T * h * kAct) / hbm;  // embedding lookup, two norms
       for (int d = 0; d < m.mtp_layers; ++d) {

@@ -62,7 +62,8 @@ struct ChunkCost {
   // also holds the first chunk (DualPipe's device 0), counted once there (held_parameters).
   std::int64_t embedding_copy = 0;
   // Of parameters, the weights of the chunk's linear modules, what FP8 GEMMs compute with
-  // (LayerWork::gemm_weights by layer, and a prediction module's projection).
+  // (LayerWork::gemm_weights by layer but of those kept in BF16, and a prediction module's
+  // projection).
   std::int64_t gemm_weights = 0;
   // Bytes per such weight of the FP8 GEMMs' cached copies on this accelerator (0 without FP8;
   // models/job_memory.hpp, fp8_weight_copy_bytes).
@@ -157,6 +158,10 @@ class LayerStack {
  public:
   LayerStack(const JobModel& m, const JobLayout& l, const ClusterSpec& c);
   ChunkCost layers(int first, int count) const;
+  // A multi-token prediction module's decoder layer: the model's last kind, its GEMMs in FP8 even
+  // where the last layers run in BF16 (Megatron-Core opens the module's FP8 context without a
+  // layer number, which is_first_last_bf16_layer keeps in FP8).
+  ChunkCost prediction_layer() const;
 
  private:
   struct Kind {
@@ -165,11 +170,15 @@ class LayerStack {
   };
   Kind kind_of(const JobModel& m, const JobLayout& l, const ClusterSpec& c) const;
   // A layer's kind, as bits: dense (an MoE model's dense first layers; every layer of a dense
-  // model), kept (not recomputed, under partial recompute), windowed (sliding-window attention).
-  // A chunk sums its kinds in index order.
-  static constexpr int kDense = 1, kKept = 2, kWindowed = 4, kKinds = 8;
+  // model), kept (not recomputed, under partial recompute), windowed (sliding-window attention),
+  // BF16 (kept out of the FP8 GEMMs: bf16_first_layers, bf16_last_layers). A chunk sums its kinds
+  // in index order.
+  static constexpr int kDense = 1, kKept = 2, kWindowed = 4, kBf16 = 8, kKinds = 16;
   int kind_index(int layer) const;
+  void add_kind(int k, const JobLayout& l, const ClusterSpec& c);
+  ChunkCost sum(const std::array<int, kKinds>& layers_of_kind) const;
   JobModel model_;
+  JobLayout layout_;
   std::vector<bool> recomputed_;                   // partial recompute: per layer whether it is recomputed
   std::array<std::optional<Kind>, kKinds> kinds_;  // those the model's layers have
 };

@@ -276,6 +276,12 @@ std::optional<InputProblem> check_layout(const JobModel& m, const JobLayout& l, 
         "tp", fmt::format("tp {} does not divide the {} attention heads and {} key/value heads (would fit: {})", l.tp,
                           s.heads, kv, divisors_of(std::gcd(s.heads, kv)))};
   if (auto p = check_layer_split(s.layers, l)) return p;
+  // Without FP8 every layer is BF16: the counts say nothing then (a BF16 variant need not reset them).
+  if (l.fp8 && std::int64_t{l.bf16_first_layers} + l.bf16_last_layers >= s.layers)
+    return InputProblem{l.bf16_last_layers > 0 ? "bf16_last_layers" : "bf16_first_layers",
+                        fmt::format("bf16_first_layers + bf16_last_layers = {} + {} leave none of the {} layers in FP8 "
+                                    "(would fit: at most {} together; or fp8: false)",
+                                    l.bf16_first_layers, l.bf16_last_layers, s.layers, s.layers - 1)};
   if (m.seq % l.cp != 0 || (l.cp > 1 && (m.seq / l.cp) % 2 != 0))
     return InputProblem{
         "cp", fmt::format("cp {} does not split the sequence of {} into 2 x cp balanced chunks", l.cp, m.seq)};

@@ -621,6 +621,29 @@ has "^node and network, not the" "$tmp/nics-search.txt"
 has "sequence parallel, NVFP4 GEMMs (the LM head in BF16)$" "$tmp/nvfp4.txt"
 fig "base 7.345 s +0.0% 4461 20.0% 125.0 / 172.0 yes" "$tmp/nvfp4.txt"
 fig "mxfp8 9.434 s +28.4% 3473 31.2% 141.2 / 172.0 yes" "$tmp/nvfp4.txt"
+# The last 4 layers kept in BF16 (bf16_last_layers): all on the pipeline's last chunk, which then
+# holds the others up (the bubble 7.2 -> 12.0 %).
+fig "last4-bf16 7.901 s +7.6% 4147 18.6% 125.0 / 172.0 yes 12.0%" "$tmp/nvfp4.txt"
+"$stepsim" run scenarios/job-llama3-70b-nvfp4-64xgb200.yaml --set job_step.layout.bf16_first_layers=1 \
+  --set job_step.layout.bf16_last_layers=4 >"$tmp/bf16-layers.txt"
+has ", NVFP4 GEMMs (the first layer, the last 4 layers and the LM head in BF16)$" "$tmp/bf16-layers.txt"
+"$stepsim" run scenarios/job-llama3-70b-nvfp4-64xgb200.yaml --set job_step.layout.fp8_recipe=mxfp8 \
+  --set job_step.layout.bf16_first_layers=1 --set job_step.layout.bf16_last_layers=1 --json >"$tmp/bf16-layers.json"
+layout_key "$tmp/bf16-layers.json" bf16_first_layers 1
+layout_key "$tmp/bf16-layers.json" bf16_last_layers 1
+"$stepsim" run scenarios/job-llama3-70b-nvfp4-64xgb200.yaml --set job_step.layout.fp8_recipe=mxfp8 \
+  --set job_step.layout.bf16_first_layers=1 --set job_step.layout.bf16_last_layers=1 >"$tmp/bf16-layers.txt"
+has ", FP8 GEMMs (MXFP8 scaling; the first and last layers in BF16)$" "$tmp/bf16-layers.txt"
+"$stepsim" run scenarios/job-llama3-70b-nvfp4-64xgb200.yaml --json >"$tmp/bf16-layers.json"
+layout_key "$tmp/bf16-layers.json" bf16_last_layers absent
+"$stepsim" search scenarios/job-llama3-70b-nvfp4-64xgb200.yaml --set job_step.layout.bf16_last_layers=4 \
+  --set search.top=1 2>/dev/null >"$tmp/bf16-search.txt"
+has "^NVFP4 GEMMs (the last 4 layers and the LM head in BF16); MFU against the FP4 peak$" "$tmp/bf16-search.txt"
+run "$stepsim" run scenarios/job-llama3-70b-nvfp4-64xgb200.yaml --set job_step.layout.bf16_first_layers=40 \
+  --set job_step.layout.bf16_last_layers=40
+refused "job_step.layout.bf16_last_layers: bf16_first_layers + bf16_last_layers = 40 + 40 leave none of the 80 layers in FP8 (would fit: at most 79 together; or fp8: false)"
+run "$stepsim" run scenarios/job-llama3-70b-nvfp4-64xgb200.yaml --set job_step.layout.bf16_last_layers=-1
+refused "job_step.layout.bf16_last_layers:"
 run "$stepsim" run scenarios/job-llama3-70b-fp8-64xh100.yaml --set job_step.layout.fp8_recipe=nvfp4
 refused "error: --set: job_step.layout.fp8_recipe: nvfp4 needs FP4 tensor cores (b200, gb200, gb300); h100-sxm has none (no FP4 peak)"
 # Sliding-window attention (Gemma 3 27B at 128K on 64 H100): 52 of 62 layers within 1,024 tokens;

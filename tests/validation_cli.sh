@@ -529,6 +529,14 @@ run "$stepsim" check-against validation/qwen3_235b_moe_modelzoo.csv --efficiency
 [[ $code == 2 ]] && has "expected six to twelve numbers" <(echo "$err") || fail "thirteen numbers: $code $err"
 run "$stepsim" check-against validation/nemo_llama3_gb200_fp8.csv --efficiency 0.7,0.55,0.8,0.8,0.8,0.2,1,0.588,0,1,0.543,0.421
 fig "32 26.02 Llama-3.1-405B NVFP4 256 GPUs 1076 tok/s 962.5 -10.5% held out" "$tmp/out"  # the fit, rounded
+# A bf16_last_layers column: every row's last 4 layers in BF16 (the FP8 rows; BF16 rows ignore it).
+awk -F, -v OFS=, '/^src,/ { print $0, "bf16_last_layers"; next } /^[^#]/ { print $0, 4; next } 1' \
+  validation/nemo_llama3_gb200_fp8.csv >"$tmp/gb200-bf16.csv"
+"$stepsim" check-against "$tmp/gb200-bf16.csv" --efficiency 0.7,0.55,0.8,0.8,0.8,0.2,1,0.588,0,1,0.543,0.421 \
+  >"$tmp/gb200-bf16.txt"
+fig "31 26.02 Llama-3-70B NVFP4 64 GPUs 4458 tok/s 4147 -7.0% fit" "$tmp/gb200-bf16.txt"
+fig "32 26.02 Llama-3.1-405B NVFP4 256 GPUs 1076 tok/s 904.8 -15.9% held out" "$tmp/gb200-bf16.txt"
+csv_refused "$tmp/gb200-bf16.csv" 's/,4$/,126/' "edited.csv:21: bf16_last_layers: bf16_first_layers + bf16_last_layers = 0 + 126 leave none of the 32 layers in FP8 (would fit: at most 31 together; or fp8: false)"
 run "$stepsim" check-against validation/qwen3_235b_moe_modelzoo.csv --efficiency 0.7,0.5,0.8,0.8,0.8,0.2,1,1,0,1.5
 [[ $code == 2 ]] && has "fp8_blockwise 1.5 is not a fraction in \\[0.01, 1]" <(echo "$err") || fail "fp8_blockwise 1.5: $code $err"
 set +e

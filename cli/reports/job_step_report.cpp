@@ -70,13 +70,15 @@ std::string layout_line(const JobStepSpec& s) {
       : l.tp_overlapped()  ? ", sequence parallel, TP communication overlapped"
                            : ", sequence parallel");
   if (l.overlap_ep_a2a) out += ", forward-backward pairs (EP all-to-all overlap)";
+  const std::string bf16 = bf16_layers_words(l);
   if (l.fp8 && l.fp8_recipe == Fp8Recipe::Nvfp4) {
-    out += ", NVFP4 GEMMs (the LM head in BF16)";
+    out += fmt::format(", NVFP4 GEMMs ({} in BF16)", bf16_layers_words(l, "the LM head"));
   } else if (l.fp8) {
     std::vector<std::string> how;
     if (l.fp8_recipe == Fp8Recipe::Blockwise) how.emplace_back("blockwise scaling");
     if (l.fp8_recipe == Fp8Recipe::Mx) how.emplace_back("MXFP8 scaling");
     if (!l.fp8_activations) how.emplace_back("their inputs kept in BF16");
+    if (!bf16.empty()) how.push_back(bf16 + " in BF16");
     out += how.empty() ? ", FP8 GEMMs" : fmt::format(", FP8 GEMMs ({})", fmt::join(how, "; "));
   }
   if (l.adam_moment_bytes != 4) out += fmt::format(", Adam moments in {}", l.adam_moment_bytes == 2 ? "BF16" : "FP8");
@@ -129,6 +131,23 @@ std::string cluster_line(const ClusterSpec& c) {
                                             : fmt::format("PCIe {} per GPU", gbs(n.pcie_bandwidth)),
                      w.nics, w.nics == 1 ? "" : "s",
                      fmt::format("{:.4g} Gbit/s", static_cast<double>(w.nic_bandwidth) * 8 / 1e9), tiers);
+}
+
+std::string bf16_layers_words(const JobLayout& l, const std::string& also) {
+  const int first = l.fp8 ? l.bf16_first_layers : 0, last = l.fp8 ? l.bf16_last_layers : 0;
+  const auto end = [](const char* which, int n) {
+    return n == 1 ? fmt::format("the {} layer", which) : fmt::format("the {} {} layers", which, n);
+  };
+  std::vector<std::string> parts;
+  if (first == 1 && last == 1) {
+    parts.emplace_back("the first and last layers");
+  } else {
+    if (first > 0) parts.push_back(end("first", first));
+    if (last > 0) parts.push_back(end("last", last));
+  }
+  if (!also.empty()) parts.push_back(also);
+  if (parts.size() < 2) return parts.empty() ? "" : parts.front();
+  return fmt::format("{} and {}", fmt::join(parts.begin(), parts.end() - 1, ", "), parts.back());
 }
 
 std::string model_words(const JobModel& m) {
@@ -464,6 +483,8 @@ nlohmann::ordered_json layout_json(const JobStepRun& run) {
   if (l.overlap_ep_a2a) j["overlap_ep_a2a"] = true;  // absent: 1F1B's forwards and backwards one by one
   if (l.fp8) j["fp8_recipe"] = fp8_recipe_name(l.fp8_recipe);
   if (l.fp8) j["fp8_activations"] = l.fp8_activations;
+  if (l.fp8 && l.bf16_first_layers > 0) j["bf16_first_layers"] = l.bf16_first_layers;  // absent: none
+  if (l.fp8 && l.bf16_last_layers > 0) j["bf16_last_layers"] = l.bf16_last_layers;
   if (l.folded()) j["expert_tp"] = l.etp();
   if (l.permute_fusion) j["permute_fusion"] = true;  // absent: Megatron-Core's unfused shuffles
   if (l.dp_bandwidth > 0) j["dp_bandwidth_bytes_per_s"] = l.dp_bandwidth;  // absent: the network's rate

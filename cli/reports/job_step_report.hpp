@@ -19,6 +19,9 @@ std::string expert_routing_words(const JobModel& m, const JobLayout& l);
 // The model in words: "gemma3-27b (62 layers, 52 of them within a 1,024-token window, h 5376, seq
 // 131072)".
 std::string model_words(const JobModel& m);
+// The layers kept out of the FP8 GEMMs in words, `also` after them: "the first and last layers",
+// "the first layer, the last 4 layers and the LM head" (empty: none, nor `also`).
+std::string bf16_layers_words(const JobLayout& l, const std::string& also = "");
 // The layout in words: "tp 8 pp 4 (v 5) dp 2, zero 1, interleaved-1f1b, micro-batch 1, ...".
 std::string layout_line(const JobStepSpec& s);
 // The scenario name, the model, cluster and layout, and what was simulated: three lines.

@@ -168,6 +168,22 @@ std::string listed(const std::vector<T>& values) {
   return out;
 }
 
+// Where the master weights are and what the GEMMs compute in, where not the default.
+std::string precision_lines(const JobLayout& l) {
+  std::string out;
+  if (l.master_weights == MasterWeights::Model)
+    out += "FP32 weights as the master, cast to BF16 to compute (no BF16 copy kept beside them)\n";
+  // MFU is then against the FP8 (FP4) peak: the reader refuses a recipe without one.
+  const std::string bf16 = bf16_layers_words(l);
+  if (l.fp8 && l.fp8_recipe == Fp8Recipe::Nvfp4)
+    out += fmt::format("NVFP4 GEMMs ({} in BF16); MFU against the FP4 peak\n", bf16_layers_words(l, "the LM head"));
+  else if (l.fp8)
+    out += fmt::format("FP8 GEMMs ({} scaling{}{}); MFU against the FP8 peak\n", fp8_recipe_name(l.fp8_recipe),
+                       l.fp8_activations ? "" : ", their inputs kept in BF16",
+                       bf16.empty() ? "" : ", " + bf16 + " in BF16");
+  return out;
+}
+
 std::string header(const SearchReportInfo& info, const SearchSpec& spec, const SearchResult& r) {
   const std::string batches =
       spec.axes.global_batch.size() < 2 ? std::to_string(spec.base.global_batch) : listed(spec.axes.global_batch);
@@ -211,11 +227,7 @@ std::string header(const SearchReportInfo& info, const SearchSpec& spec, const S
             ? "zero 2: gradients accumulated whole over the micro-batches, reduce-scattered once\n"
             : "zero 2: each micro-batch's gradients reduce-scattered (zero2_accumulate: whole accumulates them whole, "
               "reduced once)\n";
-  if (spec.base.master_weights == MasterWeights::Model)
-    out += "FP32 weights as the master, cast to BF16 to compute (no BF16 copy kept beside them)\n";
-  if (spec.base.fp8)  // MFU is then against the FP8 peak (the reader refuses FP8 without one)
-    out += fmt::format("FP8 GEMMs ({} scaling{}); MFU against the FP8 peak\n", fp8_recipe_name(spec.base.fp8_recipe),
-                       spec.base.fp8_activations ? "" : ", their inputs kept in BF16");
+  out += precision_lines(spec.base);
   if (a.expert_tp.size() == 1 && a.expert_tp.front() > 0)
     out += fmt::format("routed experts at expert TP {} (below tp: EP folded over TP)\n", a.expert_tp.front());
   // Unfolded, an EP group at TP t spans ranks t apart, across nodes from t = 2 on a node of 8

@@ -613,6 +613,86 @@ TEST_CASE("NVFP4: the FP4 peak at its own share, 7.125-byte casts, 1.125-byte we
   CHECK(refused->message == "nvfp4 needs FP4 tensor cores (b200, gb200, gb300); h100-sxm has none (no FP4 peak)");
 }
 
+TEST_CASE(
+    "BF16 layers under FP8: the first and last layers' GEMMs in BF16, without FP8 copies; a prediction "
+    "module's in FP8",
+    "[job_step][fp8][nvfp4][bf16_layers]") {
+  const ClusterSpec c = *find_cluster_preset("gb200");
+  JobModel m = gpt3();  // 96 layers
+  JobLayout l;
+  l.tp = 8;
+  l.pp = 2;
+  l.global_batch = 8;
+  l.fp8 = true;
+  l.fp8_recipe = Fp8Recipe::Nvfp4;
+  l.fp8_activations = true;  // the reader's default with fp8
+  const auto fp4 = chunk_costs(m, l, c);
+  l.bf16_first_layers = 1;
+  l.bf16_last_layers = 4;
+  // Counted over the whole model, as Megatron-Core's is_first_last_bf16_layer.
+  CHECK(l.bf16_layer(0, 96));
+  CHECK_FALSE(l.bf16_layer(1, 96));
+  CHECK_FALSE(l.bf16_layer(91, 96));
+  CHECK(l.bf16_layer(92, 96));
+  const auto mixed = chunk_costs(m, l, c);
+  REQUIRE(mixed.size() == 2);
+  // Each BF16 layer costs what a layer of the BF16 layout does, in place of an NVFP4 one.
+  const LayerPasses in_fp4 = layer_passes(m, l, c), in_bf16 = layer_passes(m, bf16_layer_layout(l), c);
+  CHECK(in_bf16.forward.gemm > 2 * in_fp4.forward.gemm);
+  CHECK(mixed[0].forward.gemm == Approx(fp4[0].forward.gemm + in_bf16.forward.gemm - in_fp4.forward.gemm));
+  CHECK(mixed[1].forward.gemm == Approx(fp4[1].forward.gemm + 4 * (in_bf16.forward.gemm - in_fp4.forward.gemm)));
+  CHECK(mixed[1].backward_weight.gemm ==
+        Approx(fp4[1].backward_weight.gemm + 4 * (in_bf16.backward_weight.gemm - in_fp4.backward_weight.gemm)));
+  // Their inputs kept in BF16, not as NVFP4 copies; their weights without FP8 copies.
+  CHECK(mixed[1].activation - fp4[1].activation == 4 * (in_bf16.activation - in_fp4.activation));
+  CHECK(in_bf16.activation > in_fp4.activation);
+  const std::int64_t w = layer_work(m, l).gemm_weights;
+  CHECK(fp4[0].gemm_weights == 48 * w);
+  CHECK(mixed[0].gemm_weights == 47 * w);
+  CHECK(mixed[1].gemm_weights == 44 * w);
+  CHECK(mixed[0].parameters == fp4[0].parameters);
+  // A multi-token prediction module's layer stays in FP8 (its context has no layer number).
+  m.mtp_layers = 1;
+  const LayerStack stack(m, l, c);
+  CHECK(stack.prediction_layer().forward.gemm == Approx(stack.layers(50, 1).forward.gemm));
+  CHECK(stack.layers(95, 1).forward.gemm == Approx(in_bf16.forward.gemm));
+  // An MoE model's dense first layers all in BF16: only its MoE layers have FP8 copies to gather.
+  JobModel moe = m;
+  moe.mtp_layers = 0;
+  moe.experts = 8;
+  moe.top_k = 2;
+  moe.expert_ffn = 4 * 12288;
+  moe.dense_layers = 3;
+  JobLayout z = l;
+  z.bf16_first_layers = 3;
+  CHECK_FALSE(has_fp8_layer(moe, z, true));
+  CHECK(has_fp8_layer(moe, z, false));
+  z.bf16_first_layers = 2;
+  CHECK(has_fp8_layer(moe, z, true));
+  z.bf16_first_layers = 0;
+  z.bf16_last_layers = 93;
+  CHECK(has_fp8_layer(moe, z, true));
+  CHECK_FALSE(has_fp8_layer(moe, z, false));
+  // Without FP8 every layer is BF16 and the counts say nothing; with it, refused where they leave
+  // no layer in FP8.
+  JobLayout bf16 = l;
+  bf16.fp8 = bf16.fp8_activations = false;
+  bf16.fp8_recipe = Fp8Recipe::Tensorwise;
+  CHECK_FALSE(bf16.bf16_layer(95, 96));
+  CHECK(chunk_costs(m, bf16, c)[1].forward.gemm == Approx(chunk_costs(m, bf16_layer_layout(bf16), c)[1].forward.gemm));
+  bf16.bf16_first_layers = 96;
+  CHECK_FALSE(check_layout(gpt3(), bf16, 0));
+  l.bf16_first_layers = 92;
+  auto p = check_layout(gpt3(), l, 0);
+  REQUIRE(p);
+  CHECK(p->key == "bf16_last_layers");
+  CHECK(p->message ==
+        "bf16_first_layers + bf16_last_layers = 92 + 4 leave none of the 96 layers in FP8 (would fit: at most 95 "
+        "together; or fp8: false)");
+  l.bf16_first_layers = 91;
+  CHECK_FALSE(check_layout(gpt3(), l, 0));
+}
+
 TEST_CASE("uneven chunks: the pipeline's ends set, the other chunks an equal share", "[job_step]") {
   JobLayout l;
   l.tp = 8;
