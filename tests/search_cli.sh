@@ -119,6 +119,11 @@ sed -e 's/    global_batch: 512/    global_batch: 512\n    tp: auto\n    pp: aut
 out="$("$stepsim" search "$tmp/opened.yaml" --top 1 2>/dev/null)"
 grep -q "^2240 layouts considered" <<<"$out" || fail "first try opened by hand, its space: $out"
 grep -Eq "^1 +512 +2 +4 +1 +16 +4 +1 +1f1b +1 +none +yes +7\.050 s" <<<"$out" || fail "first try opened by hand: $out"
+# How many rows: the same limit and words from the flag and from the file.
+run "$stepsim" search scenarios/search-first-try.yaml --top 10001
+refused "error: search: --top: '10001' is too large (at most 10000)"
+run "$stepsim" search scenarios/search-first-try.yaml --set search.top=10001
+refused "error: --set: search.top: '10001' is too large (at most 10000)"
 # FP8 is stated under the first line (every layout shares it; MFU is then against the FP8 peak);
 # an accelerator without FP8 tensor cores refuses it at the key.
 out="$("$stepsim" search scenarios/search-long-context-32xh100.yaml --set search.layout.fp8=true \

@@ -435,8 +435,7 @@ SearchScenario read_search_scenario(const std::shared_ptr<Source>& src, const st
 
   read_axes(r, lr, s);
   read_task(r, s);
-  s.top = r.opt_count("top", 1).value_or(10);
-  if (s.top > 10000) r.fail("top", "at most 10,000");
+  s.top = static_cast<int>(r.opt_integer("top", 1, 10000).value_or(10));  // as --top says it
   const std::string rank = r.opt_text("rank").value_or("time");
   if (rank == "time")
     s.rank = SearchRank::Step;
