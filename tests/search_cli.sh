@@ -119,6 +119,29 @@ sed -e 's/    global_batch: 512/    global_batch: 512\n    tp: auto\n    pp: aut
 out="$("$stepsim" search "$tmp/opened.yaml" --top 1 2>/dev/null)"
 grep -q "^2240 layouts considered" <<<"$out" || fail "first try opened by hand, its space: $out"
 grep -Eq "^1 +512 +2 +4 +1 +16 +4 +1 +1f1b +1 +none +yes +7\.050 s" <<<"$out" || fail "first try opened by hand: $out"
+# The pipeline's ends searched (Qwen3-235B's 94 layers): Megatron-Core's splits, the embedding and
+# the loss counted as layers: pp 4 with ends of 23, pp 8 with ends of 11; exported as searched.
+ends=(--set 'search.layout.pp=[2,4,8]' --set search.layout.first_chunk_layers=auto
+  --set search.layout.last_chunk_layers=auto --set 'search.layout.tp=[2]' --set 'search.layout.expert_tp=[1]'
+  --set search.layout.sequence_parallel=true)
+"$stepsim" search scenarios/search-moe-256xh100.yaml "${ends[@]}" 2>/dev/null >"$tmp/ends.txt"
+fig "^1 256 2 8 1 16 11/11 8 1 1f1b 1 full yes 9.556 s" "$tmp/ends.txt"
+fig "^2 256 2 4 1 32 23/23 8 1 1f1b 1 full yes 9.789 s" "$tmp/ends.txt"
+"$stepsim" search scenarios/search-moe-256xh100.yaml "${ends[@]}" --json 2>/dev/null >"$tmp/ends.json"
+python3 -c 'import json,sys; t=json.load(open(sys.argv[1]))["top"]
+assert [(e["pp"], e["first_chunk_layers"], e["last_chunk_layers"]) for e in t] == [(8, 11, 11), (4, 23, 23)], t' \
+  "$tmp/ends.json" || fail "ends in --json"
+"$stepsim" search scenarios/search-moe-256xh100.yaml "${ends[@]}" --export "$tmp/ends.yaml" >/dev/null 2>&1
+has "layout: {tp: 2, pp: 8, first_chunk_layers: 11, last_chunk_layers: 11," "$tmp/ends.yaml"
+"$stepsim" run "$tmp/ends.yaml" >"$tmp/ends-run.txt"
+has "tp 2 pp 8 (layers per chunk 11, 6 x 12, 11) dp 16" "$tmp/ends-run.txt"
+for i in 0 1; do
+  "$stepsim" search scenarios/search-moe-256xh100.yaml "${ends[@]}" --shard $i/2 -o "$tmp/ends$i.json" >/dev/null 2>&1
+done
+"$stepsim" search merge "$tmp/ends0.json" "$tmp/ends1.json" 2>/dev/null >"$tmp/ends-merged.txt"
+fig "^1 256 2 8 1 16 11/11 8 1 1f1b 1 full yes 9.556 s" "$tmp/ends-merged.txt"
+run "$stepsim" run scenarios/job-qwen3-235b-16k-256xh100.yaml --set job_step.layout.first_chunk_layers=auto
+refused "job_step.layout.first_chunk_layers: a job step runs one layout: \`auto\` and lists are a search's"
 # How many rows: the same limit and words from the flag and from the file.
 run "$stepsim" search scenarios/search-first-try.yaml --top 10001
 refused "error: search: --top: '10001' is too large (at most 10000)"
@@ -161,7 +184,7 @@ grep -v -e '^    tp: ' -e '^    pp: 4' -e '^    sequence_parallel' -e '^    expe
   scenarios/search-moe-256xh100.yaml >"$tmp/moe-first.yaml"
 out="$("$stepsim" search "$tmp/moe-first.yaml" 2>/dev/null)"
 grep -Fq "nearest miss: the one layout considered cannot run: layout.first_chunk_layers: sets a pipeline end's layers but the model is one chunk" <<<"$out" || fail "moe first try: $out"
-grep -Fq "(tp, pp, sequence_parallel, cp: each is fixed at job_step's default; \`auto\` searches one): with them searched and the rest as in the nearest miss, the fastest layout that fits is 256 cards: tp 1 pp 4 dp 64 ep 8 zero 1 1f1b, mbs 1, recompute full, step 9.924 s, 68.1 GiB per GPU" <<<"$out" || fail "moe first try suggestion: $out"
+grep -Fq "(tp, pp, sequence_parallel, cp: each is fixed at job_step's default; \`auto\` searches one): with them searched and the rest as in the nearest miss, the fastest layout that fits is 256 cards: tp 1 pp 4 (ends 23/23) dp 64 ep 8 zero 1 1f1b, mbs 1, recompute full, step 9.924 s, 68.1 GiB per GPU" <<<"$out" || fail "moe first try suggestion: $out"
 
 # The experts' TP searched (MoE parallel folding): expert TP 1 under TP 2 is the fastest, the
 # unfolded TP 4 six times slower (its EP group over 4 nodes); folding without sequence

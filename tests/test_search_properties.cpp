@@ -708,3 +708,67 @@ TEST_CASE("search: a list's repeated values and SP without TP are searched once"
   for (std::size_t i = 0; i < all.size(); ++i)
     for (std::size_t k = 0; k < i; ++k) CHECK_FALSE(same_layout(all[k], all[i]));
 }
+
+TEST_CASE(
+    "search: the pipeline's ends, auto, as Megatron-Core splits them (the embedding and the loss counted as "
+    "layers)",
+    "[search][search_properties][chunk_ends]") {
+  using Ends = std::vector<std::pair<int, int>>;
+  JobLayout l;
+  const auto ends = [&](int layers, int pp, int v) {
+    l.pp = pp;
+    l.vpp = v;
+    l.schedule = v > 1 ? "interleaved-1f1b" : "1f1b";
+    return auto_chunk_ends(layers, l);
+  };
+  // Qwen3-235B's 94 layers: + 2 = 96 on 4 or 8 stages, each end one layer fewer; on 2 the even
+  // split is that split too (counted once); on 5, 94 + 1 = 95: the first or the last end.
+  CHECK(ends(94, 4, 1) == Ends{{23, 23}});
+  CHECK(ends(94, 8, 1) == Ends{{11, 11}});
+  CHECK(ends(94, 2, 1) == Ends{{-1, -1}});
+  CHECK(ends(94, 5, 1) == Ends{{18, -1}, {-1, 18}});
+  CHECK(ends(94, 6, 1) == Ends{{15, 15}});  // 96 / 6 = 16: ends of 15 leave 64 for the other 4
+  CHECK(ends(94, 7, 1).empty());            // 94, 95 and 96 over 7: none
+  // Llama 3 405B's 126 layers on 16 stages of 8 chunks (paper sec. 3.3.2): ends of no layer.
+  CHECK(ends(126, 16, 8) == Ends{{0, 0}});
+  CHECK(ends(126, 1, 1) == Ends{{-1, -1}});
+  // auto pp: without the ends searched, the divisors of the layers; with them, every pp some
+  // split takes (1 and 2 evenly, 3, 4, 6, 8, ... with both ends, 5 and 19 with one).
+  JobModel m;
+  m.shape = {"m-94l", 94, 4096, 12288, 64, 4, 128, 151936, false, false};
+  m.seq = 4096;
+  const JobLayout base;
+  CHECK(auto_pp(m, base) == std::vector<int>{1, 2, 47, 94});
+  const std::vector<int> pp = auto_pp(m, base, true);
+  for (const int p : {1, 2, 3, 4, 5, 6, 8, 12, 16, 19, 24, 32, 47, 48, 94, 95, 96}) {
+    CAPTURE(p);
+    CHECK(std::count(pp.begin(), pp.end(), p) == 1);
+  }
+  CHECK(std::count(pp.begin(), pp.end(), 7) == 0);
+  // Read and enumerated: each pp with its splits.
+  const std::string head =
+      "search:\n  model: {name: m, layers: 94, hidden: 1024, ffn: 4096, heads: 8, vocab: 32000, seq: 1024}\n"
+      "  hardware: {preset: h100-sxm, gpus: 64}\n";
+  const auto sc = cli::parse_search(
+      head + "  layout: {pp: [2, 4, 5, 8], first_chunk_layers: auto, last_chunk_layers: auto, global_batch: 64}\n",
+      "ends.yaml");
+  CHECK(sc.spec.axes.chunk_ends);
+  std::vector<std::tuple<int, int, int>> seen;
+  enumerate_layouts(sc.spec, [&](const Candidate& c) {
+    seen.emplace_back(c.layout.pp, c.layout.first_chunk_layers, c.layout.last_chunk_layers);
+  });
+  CHECK(seen ==
+        std::vector<std::tuple<int, int, int>>{{2, -1, -1}, {4, 23, 23}, {5, 18, -1}, {5, -1, 18}, {8, 11, 11}});
+  const auto refused = [&](const std::string& layout) -> std::string {
+    try {
+      cli::parse_search(head + layout, "ends.yaml");
+    } catch (const cli::InputError& e) { return e.what(); }
+    return "";
+  };
+  CHECK(refused("  layout: {pp: 4, first_chunk_layers: auto, last_chunk_layers: 23, global_batch: 64}\n") ==
+        "ends.yaml:4: search.layout.last_chunk_layers: auto searches both ends together: make this one auto too, or "
+        "leave it out");
+  CHECK(refused("  layout: {pp: 4, first_chunk_layers: [1, 2], global_batch: 64}\n") ==
+        "ends.yaml:4: search.layout.first_chunk_layers: a count of layers, even, or auto (the ends searched "
+        "together); not a list");
+}

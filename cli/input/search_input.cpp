@@ -26,6 +26,7 @@ namespace {
 const std::vector<std::string>& kAxisKeys = searchable_layout_keys();
 
 bool is_auto(const YAML::Node& n) { return n.IsScalar() && n.Scalar() == "auto"; }
+bool pipeline_end(const std::string& k) { return k == "first_chunk_layers" || k == "last_chunk_layers"; }
 
 // Appends `x` unless the list has it: a value listed twice is searched once.
 template <class T>
@@ -126,12 +127,12 @@ void check_search_size(const Reader& r, const Reader& lr, const SearchSpec& s) {
   const bool moe = s.model.experts > 0;
   const double space =
       static_cast<double>(a.cards.size()) * size_or(a.tp.size(), node) * size_or(a.cp.size(), node) *
-      size_or(a.pp.size(), divisors(s.model.shape.layers)) * size_or(a.vpp.size(), 8) * size_or(a.schedule.size(), 7) *
-      size_or(a.zero.size(), 4) * size_or(a.micro_batch.size(), 5) * size_or(a.recompute.size(), 3) *
-      size_or(a.sequence_parallel.size(), 2) * size_or(a.ep.size(), moe ? divisors(s.model.experts) : 1) *
-      size_or(a.expert_tp.size(), moe ? node : 1) * size_or(a.cp_comm.size(), 3) * size_or(a.dp_replicate.size(), 2) *
-      static_cast<double>(a.global_batch.size()) * size_or(a.dp.size(), 1) * size_or(a.recompute_layers.size(), 1) *
-      size_or(a.keep_gathered.size(), 2);
+      size_or(a.pp.size(), a.chunk_ends ? s.model.shape.layers + 2 : divisors(s.model.shape.layers)) *
+      (a.chunk_ends ? 4 : 1) * size_or(a.vpp.size(), 8) * size_or(a.schedule.size(), 7) * size_or(a.zero.size(), 4) *
+      size_or(a.micro_batch.size(), 5) * size_or(a.recompute.size(), 3) * size_or(a.sequence_parallel.size(), 2) *
+      size_or(a.ep.size(), moe ? divisors(s.model.experts) : 1) * size_or(a.expert_tp.size(), moe ? node : 1) *
+      size_or(a.cp_comm.size(), 3) * size_or(a.dp_replicate.size(), 2) * static_cast<double>(a.global_batch.size()) *
+      size_or(a.dp.size(), 1) * size_or(a.recompute_layers.size(), 1) * size_or(a.keep_gathered.size(), 2);
   // The largest step any layout may simulate: the most micro-batches (the largest global batch
   // in micro-batches of the smallest size, dp 1) through chunks up to one per layer (DualPipe: 2).
   JobLayout widest;
@@ -178,6 +179,19 @@ void read_named_axes(const Reader& lr, SearchAxes& a) {
     push_once(a.cp_comm, *comm);
   }
   if (!lr.has("cp_comm")) a.cp_comm = {CpComm::P2p};
+}
+
+// The pipeline's ends, `auto` (either key, the other auto or left out): both searched over the
+// splits Megatron-Core's pipeline takes (auto_chunk_ends). A count or `even` is a fixed key.
+void read_chunk_ends(const Reader& lr, SearchAxes& a) {
+  const char* keys[] = {"first_chunk_layers", "last_chunk_layers"};
+  for (const char* k : keys)
+    if (lr.has(k) && lr.node()[k].IsSequence())
+      lr.fail(k, "a count of layers, even, or auto (the ends searched together); not a list");
+  for (const char* k : keys) a.chunk_ends = a.chunk_ends || (lr.has(k) && is_auto(lr.node()[k]));
+  for (const char* k : keys)
+    if (a.chunk_ends && lr.has(k) && !is_auto(lr.node()[k]))
+      lr.fail(k, "auto searches both ends together: make this one auto too, or leave it out");
 }
 
 // The searched layout keys (lists, `auto`, or absent: job_step's default), and the space's size.
@@ -418,9 +432,12 @@ SearchScenario read_search_scenario(const std::shared_ptr<Source>& src, const st
 
   // Fixed layout keys through the job_step reader: a map holding every key but the searched ones.
   const Reader lr = r.child("layout");
+  read_chunk_ends(lr, s.axes);  // before the fixed keys are read, which take the ends as counts
   YAML::Node fixed(YAML::NodeType::Map);
   for (const auto& k : lr.keys())
-    if (std::find(kAxisKeys.begin(), kAxisKeys.end(), k) == kAxisKeys.end()) fixed[k] = lr.node()[k];
+    if (std::find(kAxisKeys.begin(), kAxisKeys.end(), k) == kAxisKeys.end() ||
+        (pipeline_end(k) && !is_auto(lr.node()[k])))
+      fixed[k] = lr.node()[k];
   SearchAxes& a = s.axes;
   a.global_batch.clear();
   for (const auto& n : values_of(lr, "global_batch", a)) push_once(a.global_batch, int_of(lr, n, "global_batch", 1));

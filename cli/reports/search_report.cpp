@@ -60,6 +60,9 @@ Table top_table(const SearchSpec& spec, const std::vector<Evaluated>& rows) {
   // The CP exchange and expert TP get a column when searched (a single value is in the header).
   const bool cp_comm = cp && spec.axes.cp_comm.size() != 1;
   const bool etp = spec.model.experts > 0 && spec.axes.expert_tp.size() != 1;
+  // The pipeline's ends searched: the first and last chunk's layers.
+  const bool ends = spec.axes.chunk_ends;
+  if (ends) cols.push_back({"ends", false});
   if (cp) cols.push_back({"cp"});
   if (cp_comm) cols.push_back({"cp comm", false});
   if (ep) cols.push_back({"ep"});
@@ -83,6 +86,10 @@ Table top_table(const SearchSpec& spec, const std::vector<Evaluated>& rows) {
     const JobLayout& l = e.c.layout;
     std::vector<std::string> row = {std::to_string(++k),  std::to_string(e.c.cards), std::to_string(l.tp),
                                     std::to_string(l.pp), std::to_string(l.vpp),     std::to_string(l.dp)};
+    if (ends) {
+      const std::vector<int> n = chunk_layer_counts(spec.model.shape.layers, l);
+      row.push_back(n.size() < 2 ? "-" : fmt::format("{}/{}", n.front(), n.back()));
+    }
     if (cp) row.push_back(std::to_string(l.cp));
     if (cp_comm) row.push_back(l.cp > 1 ? cp_comm_name(l.cp_comm) : "-");
     if (ep) row.push_back(std::to_string(l.ep));
@@ -339,6 +346,9 @@ nlohmann::ordered_json entry_json(const Evaluated& e) {
   j["tp"] = l.tp;
   j["pp"] = l.pp;
   j["virtual_stages"] = l.vpp;
+  // present when set: the first or last chunk's layers (absent: an equal share)
+  if (l.first_chunk_layers >= 0) j["first_chunk_layers"] = l.first_chunk_layers;
+  if (l.last_chunk_layers >= 0) j["last_chunk_layers"] = l.last_chunk_layers;
   j["dp"] = l.dp;
   j["cp"] = l.cp;
   if (l.cp_comm != CpComm::P2p) j["cp_comm"] = cp_comm_name(l.cp_comm);  // present when not the ring
@@ -382,6 +392,8 @@ Evaluated evaluated_from_json(const nlohmann::json& j) {
   l.tp = j.at("tp").get<int>();
   l.pp = j.at("pp").get<int>();
   l.vpp = j.at("virtual_stages").get<int>();
+  if (j.contains("first_chunk_layers")) l.first_chunk_layers = j.at("first_chunk_layers").get<int>();
+  if (j.contains("last_chunk_layers")) l.last_chunk_layers = j.at("last_chunk_layers").get<int>();
   l.dp = j.at("dp").get<int>();
   l.cp = j.at("cp").get<int>();
   if (j.contains("cp_comm")) {

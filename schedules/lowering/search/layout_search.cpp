@@ -173,6 +173,10 @@ std::string layout_label(const Candidate& c) {
   const JobLayout& l = c.layout;
   std::string s = fmt::format("{} cards: tp {} pp {}", c.cards, l.tp, l.pp);
   if (l.vpp > 1) s += fmt::format(" v {}", l.vpp);
+  if (l.first_chunk_layers >= 0 || l.last_chunk_layers >= 0) {  // the pipeline's ends set
+    const auto end = [](int n) { return n >= 0 ? std::to_string(n) : std::string("even"); };
+    s += fmt::format(" (ends {}/{})", end(l.first_chunk_layers), end(l.last_chunk_layers));
+  }
   s += fmt::format(" dp {}", l.dp);
   if (l.cp > 1) s += fmt::format(" cp {}", l.cp);
   if (l.cp > 1 && l.cp_comm != CpComm::P2p) s += fmt::format(" ({})", cp_comm_name(l.cp_comm));

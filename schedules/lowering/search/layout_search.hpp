@@ -3,7 +3,8 @@
 // values per layout key and a range of card counts, pruned before simulation, the survivors
 // simulated on the engine (schedules/lowering/job/job_step.hpp), ranked.
 //
-//   1. enumerate: cards x tp x cp x CP exchange x pp x dp x virtual stages x schedule x zero x
+//   1. enumerate: cards x tp x cp x CP exchange x pp x dp x virtual stages x schedule x
+//      pipeline ends x zero x
 //      HSDP replicas x kept weights x micro-batch x recompute x sequence parallelism x ep x
 //      expert TP x global batch x recomputed layers, in that
 //      (fixed) order (layout_space.cpp); dp is what the cards leave (cards / (tp pp cp)) unless
@@ -29,6 +30,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "schedules/lowering/job/job_step.hpp"
@@ -52,6 +54,9 @@ struct SearchAxes {
   // ZeRO-3 keeping each layer's gathered weights from its forward to its backward (0 / 1); empty
   // (`auto`): both, under ZeRO-3 (zero 0-2 have nothing to keep: 0).
   std::vector<int> keep_gathered;
+  // The pipeline's ends searched (first_chunk_layers and last_chunk_layers `auto`): each split
+  // auto_chunk_ends finds; false: the base layout's.
+  bool chunk_ends = false;
   // Partial recompute, of the layouts that recompute fully: the first N layers of each chunk
   // (-1: every layer); empty (`auto`): the fewest that fit (models/job_memory.hpp fewest_recomputed_layers).
   std::vector<int> recompute_layers;
@@ -169,9 +174,16 @@ struct SearchResult {
 // The values each key takes (auto domains filled in for this model and cluster).
 std::vector<int> auto_tp(const ClusterSpec& c);
 // pp and virtual stages that split the layers: evenly, or, where the base layout sets the first
-// or last chunk's layers, with an equal share for the other chunks (check_layer_split).
-std::vector<int> auto_pp(const JobModel& m, const JobLayout& base);
-std::vector<int> auto_vpp(const JobModel& m, const JobLayout& base, int pp);
+// or last chunk's layers, with an equal share for the other chunks (check_layer_split); with the
+// ends searched, by one of auto_chunk_ends' splits.
+std::vector<int> auto_pp(const JobModel& m, const JobLayout& base, bool ends_searched = false);
+std::vector<int> auto_vpp(const JobModel& m, const JobLayout& base, int pp, bool ends_searched = false);
+// The pipeline ends (first_chunk_layers, last_chunk_layers; -1: an equal share) that split
+// `layers` over l's chunks: an equal share, or the first, the last or both ends one layer fewer
+// than the other chunks (Megatron-Core's --account-for-embedding-in-pipeline-split and
+// --account-for-loss-in-pipeline-split: the embedding or the loss counted as a layer), in that
+// order, each split once; empty where none does. One chunk: an equal share.
+std::vector<std::pair<int, int>> auto_chunk_ends(int layers, const JobLayout& l);
 
 // Every candidate of the space in enumeration order (no pruning).
 void enumerate_layouts(const SearchSpec& spec, const std::function<void(const Candidate&)>& visit);

@@ -23,30 +23,56 @@ const std::vector<int> kAutoMicroBatch = {1, 2, 4, 8, 16};
 const std::vector<CpComm> kAutoCpComm = {CpComm::P2p, CpComm::AllGather, CpComm::AllToAll};
 
 bool sets_ends(const JobLayout& l) { return l.first_chunk_layers >= 0 || l.last_chunk_layers >= 0; }
-bool splits(const JobModel& m, JobLayout l, int pp, int v) {
+// Whether pp stages of v chunks split the layers: with the base's ends, or (ends searched) with
+// one of auto_chunk_ends' splits.
+bool splits(const JobModel& m, JobLayout l, int pp, int v, bool ends_searched) {
   l.pp = pp;
   l.vpp = v;
   l.schedule = v > 1 ? "interleaved-1f1b" : "1f1b";
-  return !check_layer_split(m.shape.layers, l);
+  return ends_searched ? !auto_chunk_ends(m.shape.layers, l).empty() : !check_layer_split(m.shape.layers, l);
 }
 
 }  // namespace
 
 std::vector<int> auto_tp(const ClusterSpec& c) { return divisors(c.node.gpus); }
 
-std::vector<int> auto_pp(const JobModel& m, const JobLayout& base) {
-  if (!sets_ends(base)) return divisors(m.shape.layers);
+std::vector<int> auto_pp(const JobModel& m, const JobLayout& base, bool ends_searched) {
+  if (!sets_ends(base) && !ends_searched) return divisors(m.shape.layers);
   std::vector<int> out;
-  for (int pp = 2; pp <= m.shape.layers + 2; ++pp)
-    if (!auto_vpp(m, base, pp).empty()) out.push_back(pp);
+  for (int pp = ends_searched ? 1 : 2; pp <= m.shape.layers + 2; ++pp)
+    if (!auto_vpp(m, base, pp, ends_searched).empty()) out.push_back(pp);
   return out;
 }
 
-std::vector<int> auto_vpp(const JobModel& m, const JobLayout& base, int pp) {
-  if (!sets_ends(base)) return pp <= 1 ? std::vector<int>{1} : divisors(m.shape.layers / pp, kMaxAutoVpp);
+std::vector<int> auto_vpp(const JobModel& m, const JobLayout& base, int pp, bool ends_searched) {
+  if (!sets_ends(base) && !ends_searched)
+    return pp <= 1 ? std::vector<int>{1} : divisors(m.shape.layers / pp, kMaxAutoVpp);
   std::vector<int> out;
-  for (int v = 1; v <= kMaxAutoVpp; ++v)
-    if (splits(m, base, pp, v)) out.push_back(v);
+  for (int v = 1; v <= (pp == 1 ? 1 : kMaxAutoVpp); ++v)
+    if (splits(m, base, pp, v, ends_searched)) out.push_back(v);
+  return out;
+}
+
+std::vector<std::pair<int, int>> auto_chunk_ends(int layers, const JobLayout& l) {
+  const std::int64_t chunks = std::int64_t{l.pp} * l.chunks_per_device();
+  if (chunks < 2) return layers >= 1 ? std::vector<std::pair<int, int>>{{-1, -1}} : std::vector<std::pair<int, int>>{};
+  std::vector<std::pair<int, int>> out;
+  std::vector<std::vector<int>> seen;  // each split's chunk sizes: two spellings of one split count once
+  // Megatron-Core's --account-for-embedding-in-pipeline-split and --account-for-loss-in-pipeline-split:
+  // the embedding (the loss) counts as a layer of the first (last) chunk, which holds one fewer.
+  for (const auto& [embedding, loss] : {std::pair{0, 0}, {1, 0}, {0, 1}, {1, 1}}) {
+    const std::int64_t counted = std::int64_t{layers} + embedding + loss;
+    if (counted % chunks != 0 || counted / chunks < 1) continue;
+    const int fewer = static_cast<int>(counted / chunks) - 1;
+    JobLayout x = l;
+    x.first_chunk_layers = embedding ? fewer : -1;
+    x.last_chunk_layers = loss ? fewer : -1;
+    if (check_layer_split(layers, x)) continue;
+    std::vector<int> sizes = chunk_layer_counts(layers, x);
+    if (std::find(seen.begin(), seen.end(), sizes) != seen.end()) continue;
+    seen.push_back(std::move(sizes));
+    out.emplace_back(x.first_chunk_layers, x.last_chunk_layers);
+  }
   return out;
 }
 
@@ -149,6 +175,22 @@ std::unique_ptr<Axis> recompute_layers_axis(const SearchSpec& spec) {
       });
 }
 
+// The pipeline's ends: the base's, or (searched) each split auto_chunk_ends finds for the
+// candidate's chunks; none: the base's, for check_layout to name the problem.
+std::unique_ptr<Axis> chunk_ends_axis(const SearchSpec& spec) {
+  return dependent_key<std::pair<int, int>>(
+      [&spec](const Candidate& c) {
+        const std::pair<int, int> fixed{spec.base.first_chunk_layers, spec.base.last_chunk_layers};
+        if (!spec.axes.chunk_ends) return std::vector<std::pair<int, int>>{fixed};
+        auto v = auto_chunk_ends(spec.model.shape.layers, c.layout);
+        return v.empty() ? std::vector<std::pair<int, int>>{fixed} : v;
+      },
+      [](Candidate& c, const std::pair<int, int>& v) {
+        c.layout.first_chunk_layers = v.first;
+        c.layout.last_chunk_layers = v.second;
+      });
+}
+
 // The keys in enumeration order (layout_search.hpp).
 std::vector<std::unique_ptr<Axis>> layout_axes(const SearchSpec& spec) {
   const SearchAxes& a = spec.axes;
@@ -166,7 +208,8 @@ std::vector<std::unique_ptr<Axis>> layout_axes(const SearchSpec& spec) {
         return c.layout.cp > 1 ? all : std::vector<CpComm>{all.front()};
       },
       [](Candidate& c, CpComm v) { c.layout.cp_comm = v; }));
-  axes.push_back(fixed_key<int>(listed_or(a.pp, auto_pp(m, base)), [](Candidate& c, int v) { c.layout.pp = v; }));
+  axes.push_back(
+      fixed_key<int>(listed_or(a.pp, auto_pp(m, base, a.chunk_ends)), [](Candidate& c, int v) { c.layout.pp = v; }));
   // dp: what the cards leave (0 when they do not divide: check_layout names the problem).
   axes.push_back(dependent_key<int>(
       [&a](const Candidate& c) {
@@ -176,11 +219,12 @@ std::vector<std::unique_ptr<Axis>> layout_axes(const SearchSpec& spec) {
         return std::vector<int>{c.cards % mp == 0 ? static_cast<int>(c.cards / mp) : 0};
       },
       [](Candidate& c, int v) { c.layout.dp = v; }));
-  axes.push_back(
-      dependent_key<int>([&](const Candidate& c) { return listed_or(a.vpp, auto_vpp(m, base, c.layout.pp)); },
-                         [](Candidate& c, int v) { c.layout.vpp = v; }));
+  axes.push_back(dependent_key<int>(
+      [&](const Candidate& c) { return listed_or(a.vpp, auto_vpp(m, base, c.layout.pp, a.chunk_ends)); },
+      [](Candidate& c, int v) { c.layout.vpp = v; }));
   axes.push_back(dependent_key<std::string>([&a](const Candidate& c) { return schedules_for(a, c.layout); },
                                             [](Candidate& c, const std::string& v) { c.layout.schedule = v; }));
+  axes.push_back(chunk_ends_axis(spec));
   axes.push_back(fixed_key<int>(listed_or(a.zero, {0, 1, 2, 3}), [](Candidate& c, int v) { c.layout.zero = v; }));
   // HSDP: without ZeRO there is nothing to replicate (one layout); `auto` adds a shard group per node.
   axes.push_back(dependent_key<int>(
