@@ -1,5 +1,6 @@
 // Layout searches on random small spaces (dense, GQA and MoE models; A100, H100 and RTX 4090
-// clusters with shrunken memories; random lists per layout key, card counts, global batches,
+// clusters with shrunken memories; random lists per layout key, card counts, global batches, a
+// third with the pipeline's ends searched (half of those on a model of 7 layers),
 // tasks with and without failures; ranked by time, cost or days), each checked against a brute
 // force oracle: the same axes enumerated here in the documented order (docs/search.md), every
 // layout check_layout takes run through run_job_step, kept when it fits analytically and at its
@@ -133,6 +134,12 @@ SearchSpec random_search(std::mt19937_64& rng) {
     if (how < 2) a.recompute_layers.clear();
     if (how == 2) a.recompute_layers = subset<int>(layers_side, {-1, 0, 1, 2}, 2);  // -1: every layer (`all`)
   }
+  // The pipeline's ends searched (auto) in a third of the spaces, from a generator of its own.
+  std::mt19937_64 ends_side(space_size(a, 1) * 43 + static_cast<std::size_t>(a.tp.front()));
+  a.chunk_ends = below(ends_side, 3) == 0;
+  // Seven layers where the ends are searched: 7 + 1 divides 2, 4 and 8 chunks (one end one fewer,
+  // either); six: 6 + 2 divides 4 and 8 (both).
+  if (a.chunk_ends && below(ends_side, 2) == 0) s.model.shape.layers = 7, s.model.shape.name = "layers-7";
   b.global_batch = a.global_batch.front();
   if (below(rng, 4) != 0) {  // a run to finish
     s.task.tokens = pick<std::int64_t>(rng, {1'000'000'000, 3'000'000'000});
@@ -299,11 +306,43 @@ void try_layers(const SearchSpec& s, Oracle& o, std::int64_t index, std::int64_t
   }
 }
 
+// The pipeline's ends a layout takes (docs/search.md), by their own terms: the base's unless
+// searched; searched, of an equal share, the first end one layer fewer, the last one fewer and
+// both (the embedding and the loss counted as layers), those that deal the layers out, each way
+// of dealing them once; none: the base's. One chunk: an equal share.
+std::vector<std::pair<int, int>> ends_of(const SearchSpec& s, int pp, int v, const std::string& sched) {
+  const std::pair<int, int> base{s.base.first_chunk_layers, s.base.last_chunk_layers};
+  if (!s.axes.chunk_ends) return {base};
+  const int chunks = pp * (sched == "dualpipe-v" ? 2 : v), layers = s.model.shape.layers;
+  if (chunks == 1) return {{-1, -1}};
+  std::vector<std::pair<int, int>> out;
+  std::vector<std::vector<int>> dealt;
+  for (const int first_fewer : {0, 1})
+    for (const int last_fewer : {0, 1}) {
+      const int counted = layers + first_fewer + last_fewer;
+      if (counted % chunks != 0 || counted / chunks < 1) continue;
+      const int share = counted / chunks;
+      std::vector<int> sizes(static_cast<std::size_t>(chunks), share);
+      sizes.front() -= first_fewer;
+      sizes.back() -= last_fewer;
+      if (std::find(dealt.begin(), dealt.end(), sizes) != dealt.end()) continue;
+      dealt.push_back(sizes);
+      out.emplace_back(first_fewer ? share - 1 : -1, last_fewer ? share - 1 : -1);
+    }
+  // Megatron's order: equal, the first fewer, the last fewer, both.
+  std::stable_sort(out.begin(), out.end(), [](const auto& x, const auto& y) {
+    const auto rank = [](const std::pair<int, int>& e) { return (e.first >= 0 ? 1 : 0) + (e.second >= 0 ? 2 : 0); };
+    const int rx = rank(x), ry = rank(y);
+    return (rx == 3 ? 4 : rx) < (ry == 3 ? 4 : ry);
+  });
+  return out.empty() ? std::vector<std::pair<int, int>>{base} : out;
+}
+
 // Brute force: every layout of the space, in the documented order (cards, tp, cp, CP exchange,
-// pp, [dp], v, schedule, zero, HSDP replicas, kept weights, micro-batch, recompute, SP, ep, expert
-// TP, global batch, recompute layers); SP only with TP, the CP exchange only with CP (else the
-// first listed), replicas only with ZeRO (else 1), kept weights only with ZeRO-3 (else not);
-// expert TP tp is written 0.
+// pp, [dp], v, schedule, pipeline ends, zero, HSDP replicas, kept weights, micro-batch, recompute,
+// SP, ep, expert TP, global batch, recompute layers); SP only with TP, the CP exchange only with
+// CP (else the first listed), replicas only with ZeRO (else 1), kept weights only with ZeRO-3
+// (else not); expert TP tp is written 0.
 Oracle brute_force(const SearchSpec& s) {
   Oracle o;
   const SearchAxes& a = s.axes;
@@ -314,36 +353,38 @@ Oracle brute_force(const SearchSpec& s) {
           for (const int pp : a.pp)
             for (const int v : a.vpp)
               for (const auto& sched : schedules_of(a, pp, v))
-                for (const int zero : a.zero)
-                  for (const int r : zero > 0 ? a.dp_replicate : std::vector<int>{1})
-                    for (const int kept : zero < 3                  ? std::vector<int>{0}
-                                          : a.keep_gathered.empty() ? std::vector<int>{0, 1}
-                                                                    : a.keep_gathered)
-                      for (const int mb : a.micro_batch)
-                        for (const JobRecompute rc : recomputes_of(s))
-                          for (const int sp : tp > 1 ? a.sequence_parallel : std::vector<int>{0})
-                            for (const int ep : a.ep)
-                              for (const int etp : a.expert_tp)
-                                for (const std::int64_t gb : a.global_batch) {
-                                  JobLayout l = s.base;
-                                  const std::int64_t mp = std::int64_t{tp} * cp * pp;
-                                  l.tp = tp, l.cp = cp, l.cp_comm = comm, l.pp = pp;
-                                  l.dp = cards % mp == 0 ? static_cast<int>(cards / mp) : 0;
-                                  l.vpp = v, l.schedule = sched, l.zero = zero, l.micro_batch = mb, l.recompute = rc;
-                                  l.sequence_parallel = sp != 0 && tp > 1, l.ep = ep, l.global_batch = gb;
-                                  l.expert_tp = etp == tp ? 0 : etp;
-                                  l.dp_replicate = r;
-                                  l.keep_gathered = kept != 0;
-                                  for (const int n : recompute_layers_of(s, l, cards)) {
-                                    const std::int64_t index = o.considered++;
-                                    if (l.dp == 0) {
-                                      ++o.divisibility;
-                                      continue;
+                for (const auto& [first_end, last_end] : ends_of(s, pp, v, sched))
+                  for (const int zero : a.zero)
+                    for (const int r : zero > 0 ? a.dp_replicate : std::vector<int>{1})
+                      for (const int kept : zero < 3                  ? std::vector<int>{0}
+                                            : a.keep_gathered.empty() ? std::vector<int>{0, 1}
+                                                                      : a.keep_gathered)
+                        for (const int mb : a.micro_batch)
+                          for (const JobRecompute rc : recomputes_of(s))
+                            for (const int sp : tp > 1 ? a.sequence_parallel : std::vector<int>{0})
+                              for (const int ep : a.ep)
+                                for (const int etp : a.expert_tp)
+                                  for (const std::int64_t gb : a.global_batch) {
+                                    JobLayout l = s.base;
+                                    const std::int64_t mp = std::int64_t{tp} * cp * pp;
+                                    l.tp = tp, l.cp = cp, l.cp_comm = comm, l.pp = pp;
+                                    l.dp = cards % mp == 0 ? static_cast<int>(cards / mp) : 0;
+                                    l.vpp = v, l.schedule = sched, l.zero = zero, l.micro_batch = mb, l.recompute = rc;
+                                    l.first_chunk_layers = first_end, l.last_chunk_layers = last_end;
+                                    l.sequence_parallel = sp != 0 && tp > 1, l.ep = ep, l.global_batch = gb;
+                                    l.expert_tp = etp == tp ? 0 : etp;
+                                    l.dp_replicate = r;
+                                    l.keep_gathered = kept != 0;
+                                    for (const int n : recompute_layers_of(s, l, cards)) {
+                                      const std::int64_t index = o.considered++;
+                                      if (l.dp == 0) {
+                                        ++o.divisibility;
+                                        continue;
+                                      }
+                                      l.recompute_layers = n;
+                                      try_layers(s, o, index, cards, l);
                                     }
-                                    l.recompute_layers = n;
-                                    try_layers(s, o, index, cards, l);
                                   }
-                                }
   return o;
 }
 
@@ -389,7 +430,8 @@ bool same_layout(const Candidate& x, const Candidate& y) {
          a.ep == b.ep && a.schedule == b.schedule && a.zero == b.zero && a.micro_batch == b.micro_batch &&
          a.recompute == b.recompute && a.sequence_parallel == b.sequence_parallel && a.global_batch == b.global_batch &&
          a.cp_comm == b.cp_comm && a.expert_tp == b.expert_tp && a.dp_replicate == b.dp_replicate &&
-         a.recompute_layers == b.recompute_layers && a.keep_gathered == b.keep_gathered;
+         a.recompute_layers == b.recompute_layers && a.keep_gathered == b.keep_gathered &&
+         a.first_chunk_layers == b.first_chunk_layers && a.last_chunk_layers == b.last_chunk_layers;
 }
 
 // Every layout the search ranked is one the oracle ran, at the same step, divides its cards, and
