@@ -27,6 +27,17 @@ inline JobModel gpt3() {
   return m;
 }
 
+// NVFP4 GEMMs at TP 8 x PP 2, a global batch of 8 (the NVFP4 tests' layout).
+inline JobLayout nvfp4_tp8_pp2() {
+  JobLayout l;
+  l.tp = 8;
+  l.pp = 2;
+  l.global_batch = 8;
+  l.fp8 = true;
+  l.fp8_recipe = Fp8Recipe::Nvfp4;
+  return l;
+}
+
 inline JobStepSpec megascale(int gpus, std::int64_t gbs) {
   JobStepSpec s;
   s.model = gpt3();

@@ -307,34 +307,30 @@ void try_layers(const SearchSpec& s, Oracle& o, std::int64_t index, std::int64_t
 }
 
 // The pipeline's ends a layout takes (docs/search.md), by their own terms: the base's unless
-// searched; searched, of an equal share, the first end one layer fewer, the last one fewer and
-// both (the embedding and the loss counted as layers), those that deal the layers out, each way
-// of dealing them once; none: the base's. One chunk: an equal share.
+// searched; searched, every chunk of the others' share ceil(layers / chunks) but the ends, which
+// hold the layers over fewer: all at the first end, split evenly (the first end, then the last,
+// one fewer more), all at the last; none below no layers, each way of dealing them once; none:
+// the base's. One chunk: an equal share.
 std::vector<std::pair<int, int>> ends_of(const SearchSpec& s, int pp, int v, const std::string& sched) {
   const std::pair<int, int> base{s.base.first_chunk_layers, s.base.last_chunk_layers};
   if (!s.axes.chunk_ends) return {base};
   const int chunks = pp * (sched == "dualpipe-v" ? 2 : v), layers = s.model.shape.layers;
   if (chunks == 1) return {{-1, -1}};
+  int share = 0;
+  while (share * chunks < layers) ++share;
+  const int over = share * chunks - layers;
   std::vector<std::pair<int, int>> out;
   std::vector<std::vector<int>> dealt;
-  for (const int first_fewer : {0, 1})
-    for (const int last_fewer : {0, 1}) {
-      const int counted = layers + first_fewer + last_fewer;
-      if (counted % chunks != 0 || counted / chunks < 1) continue;
-      const int share = counted / chunks;
-      std::vector<int> sizes(static_cast<std::size_t>(chunks), share);
-      sizes.front() -= first_fewer;
-      sizes.back() -= last_fewer;
-      if (std::find(dealt.begin(), dealt.end(), sizes) != dealt.end()) continue;
-      dealt.push_back(sizes);
-      out.emplace_back(first_fewer ? share - 1 : -1, last_fewer ? share - 1 : -1);
-    }
-  // Megatron's order: equal, the first fewer, the last fewer, both.
-  std::stable_sort(out.begin(), out.end(), [](const auto& x, const auto& y) {
-    const auto rank = [](const std::pair<int, int>& e) { return (e.first >= 0 ? 1 : 0) + (e.second >= 0 ? 2 : 0); };
-    const int rx = rank(x), ry = rank(y);
-    return (rx == 3 ? 4 : rx) < (ry == 3 ? 4 : ry);
-  });
+  const std::pair<int, int> ways[] = {{over, 0}, {over - over / 2, over / 2}, {over / 2, over - over / 2}, {0, over}};
+  for (const auto& [first_fewer, last_fewer] : ways) {
+    if (first_fewer > share || last_fewer > share) continue;
+    std::vector<int> sizes(static_cast<std::size_t>(chunks), share);
+    sizes.front() -= first_fewer;
+    sizes.back() -= last_fewer;
+    if (std::find(dealt.begin(), dealt.end(), sizes) != dealt.end()) continue;
+    dealt.push_back(sizes);
+    out.emplace_back(first_fewer > 0 ? share - first_fewer : -1, last_fewer > 0 ? share - last_fewer : -1);
+  }
   return out.empty() ? std::vector<std::pair<int, int>>{base} : out;
 }
 
@@ -751,10 +747,8 @@ TEST_CASE("search: a list's repeated values and SP without TP are searched once"
     for (std::size_t k = 0; k < i; ++k) CHECK_FALSE(same_layout(all[k], all[i]));
 }
 
-TEST_CASE(
-    "search: the pipeline's ends, auto, as Megatron-Core splits them (the embedding and the loss counted as "
-    "layers)",
-    "[search][search_properties][chunk_ends]") {
+TEST_CASE("search: the pipeline's ends, auto: the layers over dealt to the ends",
+          "[search][search_properties][chunk_ends]") {
   using Ends = std::vector<std::pair<int, int>>;
   JobLayout l;
   const auto ends = [&](int layers, int pp, int v) {
@@ -763,30 +757,29 @@ TEST_CASE(
     l.schedule = v > 1 ? "interleaved-1f1b" : "1f1b";
     return auto_chunk_ends(layers, l);
   };
-  // Qwen3-235B's 94 layers: + 2 = 96 on 4 or 8 stages, each end one layer fewer; on 2 the even
-  // split is that split too (counted once); on 5, 94 + 1 = 95: the first or the last end.
-  CHECK(ends(94, 4, 1) == Ends{{23, 23}});
-  CHECK(ends(94, 8, 1) == Ends{{11, 11}});
-  CHECK(ends(94, 2, 1) == Ends{{-1, -1}});
-  CHECK(ends(94, 5, 1) == Ends{{18, -1}, {-1, 18}});
-  CHECK(ends(94, 6, 1) == Ends{{15, 15}});  // 96 / 6 = 16: ends of 15 leave 64 for the other 4
-  CHECK(ends(94, 7, 1).empty());            // 94, 95 and 96 over 7: none
-  // Llama 3 405B's 126 layers on 16 stages of 8 chunks (paper sec. 3.3.2): ends of no layer.
+  // Qwen3-235B's 94 layers on 4 stages: 24 each but the ends, 2 fewer between them: all at the
+  // first, one each (Megatron-Core's embedding and loss counted as layers), all at the last.
+  CHECK(ends(94, 4, 1) == Ends{{22, -1}, {23, 23}, {-1, 22}});
+  CHECK(ends(94, 8, 1) == Ends{{10, -1}, {11, 11}, {-1, 10}});
+  CHECK(ends(94, 2, 1) == Ends{{-1, -1}});                           // 47 each
+  CHECK(ends(94, 5, 1) == Ends{{18, -1}, {-1, 18}});                 // one fewer: at either end
+  CHECK(ends(94, 7, 1) == Ends{{10, -1}, {12, 12}, {-1, 10}});       // 14 each, 4 fewer: evenly 2 + 2
+  CHECK(ends(61, 16, 1) == Ends{{1, -1}, {2, 3}, {3, 2}, {-1, 1}});  // DeepSeek-V3: 4 each, 3 fewer
+  // Llama 3 405B's 126 layers on 16 stages of 8 chunks (paper sec. 3.3.2): one a chunk, the ends
+  // none; an end never holds fewer than none (128 chunks: 2 over, not both at one end).
   CHECK(ends(126, 16, 8) == Ends{{0, 0}});
   CHECK(ends(126, 1, 1) == Ends{{-1, -1}});
+  CHECK(ends(5, 8, 1).empty());  // 8 chunks of 1 would leave 3 over: more than the ends hold
   // auto pp: without the ends searched, the divisors of the layers; with them, every pp some
-  // split takes (1 and 2 evenly, 3, 4, 6, 8, ... with both ends, 5 and 19 with one).
+  // split takes at 1 to 8 virtual stages (not 18: 6 a stage leaves 14 over, more than two ends of 6
+  // hold; nor 18 x v for any v).
   JobModel m;
   m.shape = {"m-94l", 94, 4096, 12288, 64, 4, 128, 151936, false, false};
   m.seq = 4096;
   const JobLayout base;
   CHECK(auto_pp(m, base) == std::vector<int>{1, 2, 47, 94});
-  const std::vector<int> pp = auto_pp(m, base, true);
-  for (const int p : {1, 2, 3, 4, 5, 6, 8, 12, 16, 19, 24, 32, 47, 48, 94, 95, 96}) {
-    CAPTURE(p);
-    CHECK(std::count(pp.begin(), pp.end(), p) == 1);
-  }
-  CHECK(std::count(pp.begin(), pp.end(), 7) == 0);
+  CHECK(auto_pp(m, base, true) == std::vector<int>{1,  2,  3,  4,  5,  6,  7,  8,  9,  10, 11, 12, 13, 14, 15,
+                                                   16, 17, 19, 20, 24, 25, 32, 33, 47, 48, 49, 94, 95, 96});
   // Read and enumerated: each pp with its splits.
   const std::string head =
       "search:\n  model: {name: m, layers: 94, hidden: 1024, ffn: 4096, heads: 8, vocab: 32000, seq: 1024}\n"
@@ -799,8 +792,15 @@ TEST_CASE(
   enumerate_layouts(sc.spec, [&](const Candidate& c) {
     seen.emplace_back(c.layout.pp, c.layout.first_chunk_layers, c.layout.last_chunk_layers);
   });
-  CHECK(seen ==
-        std::vector<std::tuple<int, int, int>>{{2, -1, -1}, {4, 23, 23}, {5, 18, -1}, {5, -1, 18}, {8, 11, 11}});
+  CHECK(seen == std::vector<std::tuple<int, int, int>>{{2, -1, -1},
+                                                       {4, 22, -1},
+                                                       {4, 23, 23},
+                                                       {4, -1, 22},
+                                                       {5, 18, -1},
+                                                       {5, -1, 18},
+                                                       {8, 10, -1},
+                                                       {8, 11, 11},
+                                                       {8, -1, 10}});
   const auto refused = [&](const std::string& layout) -> std::string {
     try {
       cli::parse_search(head + layout, "ends.yaml");

@@ -584,12 +584,7 @@ TEST_CASE("NVFP4: the FP4 peak at its own share, 7.125-byte casts, 1.125-byte we
   CHECK(fp8_cast_bytes(gemms, GemmPass::Forward, false, Fp8Recipe::Nvfp4) == 7.125 * 4096 * 8192);
   CHECK(fp8_cast_bytes(gemms, GemmPass::Forward, false) == 4.0 * 4096 * 8192);
   // Weights: a row-wise and a column-wise copy, 4-bit with an E4M3 scale per 16.
-  JobLayout l;
-  l.tp = 8;
-  l.pp = 2;
-  l.global_batch = 8;
-  l.fp8 = true;
-  l.fp8_recipe = Fp8Recipe::Nvfp4;
+  JobLayout l = nvfp4_tp8_pp2();
   CHECK(fp8_weight_copy_bytes(l, GpuArchitecture::Blackwell) == 1.125);
   // The LM head runs in BF16 (Megatron-Core's FP4 autocast wraps the decoder layers only): the
   // last chunk's GEMMs exceed the first's by the head at the BF16 rate.
@@ -619,12 +614,7 @@ TEST_CASE(
     "[job_step][fp8][nvfp4][bf16_layers]") {
   const ClusterSpec c = *find_cluster_preset("gb200");
   JobModel m = gpt3();  // 96 layers
-  JobLayout l;
-  l.tp = 8;
-  l.pp = 2;
-  l.global_batch = 8;
-  l.fp8 = true;
-  l.fp8_recipe = Fp8Recipe::Nvfp4;
+  JobLayout l = nvfp4_tp8_pp2();
   l.fp8_activations = true;  // the reader's default with fp8
   const auto fp4 = chunk_costs(m, l, c);
   l.bf16_first_layers = 1;

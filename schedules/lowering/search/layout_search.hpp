@@ -178,11 +178,14 @@ std::vector<int> auto_tp(const ClusterSpec& c);
 // ends searched, by one of auto_chunk_ends' splits.
 std::vector<int> auto_pp(const JobModel& m, const JobLayout& base, bool ends_searched = false);
 std::vector<int> auto_vpp(const JobModel& m, const JobLayout& base, int pp, bool ends_searched = false);
-// The pipeline ends (first_chunk_layers, last_chunk_layers; -1: an equal share) that split
-// `layers` over l's chunks: an equal share, or the first, the last or both ends one layer fewer
-// than the other chunks (Megatron-Core's --account-for-embedding-in-pipeline-split and
-// --account-for-loss-in-pipeline-split: the embedding or the loss counted as a layer), in that
-// order, each split once; empty where none does. One chunk: an equal share.
+// The pipeline ends (first_chunk_layers, last_chunk_layers; -1: the others' share) that split
+// `layers` over l's c chunks: every chunk ceil(layers / c) but the two ends, which hold the
+// d = c ceil(layers / c) - layers layers over between them fewer: all at the first end, as evenly
+// as possible (the first end, then the last, one fewer more), all at the last end, each split
+// once (d = 0: an equal share). Where d is 1 or 2, as evenly is Megatron-Core's
+// --account-for-embedding-in-pipeline-split / --account-for-loss-in-pipeline-split (the embedding
+// and the loss counted as layers); the others its --decoder-first/last-pipeline-num-layers.
+// An end holds no fewer than none. One chunk: an equal share.
 std::vector<std::pair<int, int>> auto_chunk_ends(int layers, const JobLayout& l);
 
 // Every candidate of the space in enumeration order (no pruning).

@@ -55,18 +55,24 @@ std::vector<int> auto_vpp(const JobModel& m, const JobLayout& base, int pp, bool
 
 std::vector<std::pair<int, int>> auto_chunk_ends(int layers, const JobLayout& l) {
   const std::int64_t chunks = std::int64_t{l.pp} * l.chunks_per_device();
-  if (chunks < 2) return layers >= 1 ? std::vector<std::pair<int, int>>{{-1, -1}} : std::vector<std::pair<int, int>>{};
+  if (layers < 1) return {};
+  if (chunks < 2) return {{-1, -1}};
+  // The others' share, and the layers the two ends hold fewer between them.
+  const std::int64_t share = (layers + chunks - 1) / chunks, d = share * chunks - layers;
+  // All at the first end, as evenly as possible (the first, then the last, one more), all at the
+  // last: d of 1 or 2 as evenly are Megatron-Core's --account-for-embedding-in-pipeline-split and
+  // --account-for-loss-in-pipeline-split; the others its --decoder-first/last-pipeline-num-layers.
+  using Deficit = std::pair<std::int64_t, std::int64_t>;
+  const std::vector<Deficit> dealt =
+      d == 0 ? std::vector<Deficit>{{0, 0}}
+             : std::vector<Deficit>{{d, 0}, {(d + 1) / 2, d / 2}, {d / 2, (d + 1) / 2}, {0, d}};
   std::vector<std::pair<int, int>> out;
   std::vector<std::vector<int>> seen;  // each split's chunk sizes: two spellings of one split count once
-  // Megatron-Core's --account-for-embedding-in-pipeline-split and --account-for-loss-in-pipeline-split:
-  // the embedding (the loss) counts as a layer of the first (last) chunk, which holds one fewer.
-  for (const auto& [embedding, loss] : {std::pair{0, 0}, {1, 0}, {0, 1}, {1, 1}}) {
-    const std::int64_t counted = std::int64_t{layers} + embedding + loss;
-    if (counted % chunks != 0 || counted / chunks < 1) continue;
-    const int fewer = static_cast<int>(counted / chunks) - 1;
+  for (const auto& [first, last] : dealt) {
+    if (first > share || last > share) continue;  // an end cannot hold fewer than none
     JobLayout x = l;
-    x.first_chunk_layers = embedding ? fewer : -1;
-    x.last_chunk_layers = loss ? fewer : -1;
+    x.first_chunk_layers = first > 0 ? static_cast<int>(share - first) : -1;
+    x.last_chunk_layers = last > 0 ? static_cast<int>(share - last) : -1;
     if (check_layer_split(layers, x)) continue;
     std::vector<int> sizes = chunk_layer_counts(layers, x);
     if (std::find(seen.begin(), seen.end(), sizes) != seen.end()) continue;
