@@ -344,7 +344,7 @@ LayerWork layer_work(const JobModel& m, const JobLayout& l, double expert_load, 
   if (casts_weights_per_pass(l)) w.weight_cast_bytes = (4 + 2) * static_cast<double>(w.parameters);
   double gemm_weights = 0;
   for (const GemmShape& g : w.gemms)
-    if (g.part != GemmPart::Router) gemm_weights += g.k * g.n * g.count;
+    if (l.fp8 && g.part != GemmPart::Router) gemm_weights += g.k * g.n * g.count;
   w.gemm_weights = static_cast<std::int64_t>(std::llround(gemm_weights));
   return w;
 }
@@ -767,7 +767,6 @@ void LayerStack::add_kind(int k, const JobLayout& l, const ClusterSpec& c) {
   JobLayout own_layout = (k & kBf16) != 0 ? bf16_layer_layout(l) : l;
   if ((k & kKept) != 0) own_layout.recompute = JobRecompute::None;
   kind = kind_of((k & kWindowed) != 0 ? windowed_layer_model(own) : full_attention_layer_model(own), own_layout, c);
-  if ((k & kBf16) != 0) kind->gemm_weights = 0;  // no FP8 copies, no weights FP8 GEMMs cast themselves
 }
 
 LayerStack::LayerStack(const JobModel& m, const JobLayout& l, const ClusterSpec& c) : model_(m), layout_(l) {

@@ -102,9 +102,10 @@ struct LayerWork {  // one decoder layer, one micro-batch, one GPU, forward only
   double permute_backward_bytes = 0;
   std::int64_t parameters = 0;         // held by one GPU
   std::int64_t expert_parameters = 0;  // of those, MoE expert weights (replicated over fewer ranks)
-  // Of parameters, the weights of the layer's GEMMs but the router's (each GEMM's k x n x count):
-  // the linear modules Transformer Engine runs in FP8 (QKV, projection, MLP, routed and shared
-  // experts, MLA's projections), not the router, which stays BF16, nor the norms.
+  // Of parameters, the weights of the layer's GEMMs but the router's (each GEMM's k x n x count)
+  // where they run in FP8 (0 in BF16: a BF16 layout, a layer kept in BF16): the linear modules
+  // Transformer Engine runs in FP8 (QKV, projection, MLP, routed and shared experts, MLA's
+  // projections), not the router, which stays BF16, nor the norms.
   std::int64_t gemm_weights = 0;
   // The forward's cast of the FP32 weights it computes with to BF16 (casts_weights_per_pass):
   // read 4 B, write 2 B a parameter; a rerun forward casts again.
