@@ -33,6 +33,13 @@ std::int64_t zero3_kept_at_rerun(const JobModel& m, const JobLayout& l) {
 }
 
 namespace {
+// The model and, for a hybrid of softmax and Gated DeltaNet layers, its Gated DeltaNet layer as a
+// model of its own: what a largest-layer bound takes the larger of.
+std::vector<JobModel> mixer_kinds(const JobModel& m) {
+  if (m.every_layer_linear() || linear_layers_in(m, 0, m.shape.layers) == 0) return {m};
+  return {m, linear_layer_model(m)};
+}
+
 // ZeRO-3's buffers beside a GPU's shards: the gathered weights in flight, and one gather's worth
 // of gradients, unsharded, waiting for their reduce-scatter in the reduced type (PyTorch FSDP2's
 // foreach_reduce copies a unit's gradients into one such buffer, freed once the reduce-scatter
@@ -46,7 +53,11 @@ namespace {
 double zero3_buffer_bytes(const JobModel& m, const JobLayout& l) {
   const LayerWork w = layer_work(m, l);
   double layer = static_cast<double>(w.parameters);
-  if (has_dense_first_layers(m)) layer = std::max(layer, static_cast<double>(layer_work(dense_layer_model(m), l).parameters));
+  for (const JobModel& k : mixer_kinds(m)) {
+    layer = std::max(layer, static_cast<double>(layer_work(k, l).parameters));
+    if (has_dense_first_layers(m))
+      layer = std::max(layer, static_cast<double>(layer_work(dense_layer_model(k), l).parameters));
+  }
   if (l.keep_gathered) return l.grad_bytes * layer;
   double gathered = 2 * layer, reduced = layer;
   if (l.zero3_fetch == Zero3Fetch::Module && m.experts == 0) {
@@ -78,9 +89,12 @@ Bytes fp8_weight_copies(const JobModel& m, const JobLayout& l, const std::vector
   if (per_weight <= 0) return 0;
   double weights = 0;
   if (l.zero >= 3) {  // the largest layer of a kind some FP8 layer is of (not one kept in BF16)
-    if (has_fp8_layer(m, l, m.experts == 0)) weights = static_cast<double>(layer_work(m, l).gemm_weights);
-    if (has_dense_first_layers(m) && has_fp8_layer(m, l, true))
-      weights = std::max(weights, static_cast<double>(layer_work(dense_layer_model(m), l).gemm_weights));
+    for (const JobModel& k : mixer_kinds(m)) {
+      if (has_fp8_layer(m, l, m.experts == 0))
+        weights = std::max(weights, static_cast<double>(layer_work(k, l).gemm_weights));
+      if (has_dense_first_layers(m) && has_fp8_layer(m, l, true))
+        weights = std::max(weights, static_cast<double>(layer_work(dense_layer_model(k), l).gemm_weights));
+    }
   } else {
     weights = held_gemm_weights(held, chunks);
   }
@@ -133,13 +147,16 @@ std::vector<JobMemory> job_memory_by_rank(const JobModel& m, const JobLayout& l,
   // for full recompute one layer's activations rebuilt at a time (what the layer keeps without
   // recompute). (The larger kind of layer, where an MoE model has dense first layers too.)
   const bool two_kinds = has_dense_first_layers(m);
-  const JobModel dm = dense_layer_model(m);
   Bytes shared = 0;
   if (l.zero >= 3) shared += bytes_from(zero3_buffer_bytes(m, l), "ZeRO-3's gathered weights");
   if (l.recompute == JobRecompute::Full && l.recompute_layers != 0) {
     JobLayout kept = l;
     kept.recompute = JobRecompute::None;
-    shared += std::max(layer_activation_bytes(m, kept), two_kinds ? layer_activation_bytes(dm, kept) : 0);
+    Bytes largest = 0;
+    for (const JobModel& k : mixer_kinds(m))
+      largest = std::max({largest, layer_activation_bytes(k, kept),
+                          two_kinds ? layer_activation_bytes(dense_layer_model(k), kept) : 0});
+    shared += largest;
   }
   if (l.recompute == JobRecompute::Op) {
     // torchtitan's op policy: a block's backward reruns what it did not save, beside what it did

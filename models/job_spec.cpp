@@ -193,11 +193,24 @@ JobModel windowed_layer_model(const JobModel& m) {
   return w;
 }
 
+JobModel linear_layer_model(const JobModel& m) {
+  JobModel w = m;
+  w.linear.full_attention_interval = 0;
+  return w;
+}
+
 JobModel full_attention_layer_model(const JobModel& m) {
   JobModel f = m;
   f.sliding_window = 0;
   f.sliding_window_pattern = 0;
+  f.linear = {};
   return f;
+}
+
+int linear_layers_in(const JobModel& m, int first, int count) {
+  int n = 0;
+  for (int i = first; i < first + count; ++i) n += m.linear_layer(i) ? 1 : 0;
+  return n;
 }
 
 JobLayout bf16_layer_layout(const JobLayout& l) {

@@ -108,6 +108,30 @@ struct JobModel {
   // where none is or where they differ (a layer's cost is then taken per kind, from
   // windowed_layer_model and full_attention_layer_model).
   std::int64_t every_layer_window() const { return sliding_window_pattern == 0 ? sliding_window : 0; }
+  // Gated DeltaNet linear attention (Yang, Kautz and Hatamizadeh, "Gated Delta Networks", ICLR
+  // 2025; Qwen3-Next and Qwen3.5, the linear_* names of their config.json): in place of softmax
+  // attention, an input projection to queries and keys (key_heads of key_head_dim), values and an
+  // output gate (value_heads of value_head_dim) and a decay and a write strength per value head,
+  // a causal depthwise convolution (conv_kernel taps) over queries, keys and values, the gated
+  // delta rule in chunks (a key_head_dim x value_head_dim state per value head), a gated RMSNorm
+  // and the output projection. Every full_attention_interval-th layer (1-based: Qwen3-Next's 4, 8,
+  // ...) keeps softmax attention instead; 0: every layer linear. value_heads 0: none.
+  struct LinearAttention {
+    int key_heads = 0, value_heads = 0, key_head_dim = 0, value_head_dim = 0, conv_kernel = 0;
+    int full_attention_interval = 0;
+    bool operator==(const LinearAttention&) const = default;
+  };
+  LinearAttention linear;
+  // Whether decoder layer i (0-based) is a Gated DeltaNet layer.
+  bool linear_layer(int i) const {
+    return linear.value_heads > 0 &&
+           (linear.full_attention_interval == 0 || (i + 1) % linear.full_attention_interval != 0);
+  }
+  bool every_layer_linear() const { return linear.value_heads > 0 && linear.full_attention_interval == 0; }
+  // Softmax attention with an output gate (Qwen3-Next's full-attention layers, after Qiu et al.
+  // 2025, "Gated Attention for Large Language Models"): the query projection also gives a gate as
+  // wide as the queries, and the attention's output is multiplied by its sigmoid.
+  bool attention_output_gate = false;
   // Multi-token prediction modules (DeepSeek-V3 sec. 2.2, its config's num_nextn_predict_layers):
   // each predicts one more token ahead with a 2h -> h projection, one more decoder layer and the
   // shared embedding and LM head, on the pipeline's last chunk. 0: none.
@@ -353,9 +377,13 @@ inline bool has_dense_first_layers(const JobModel& m) { return m.experts > 0 && 
 // dense_layers; every layer of a dense model).
 int dense_layers_in(const JobModel& m, int first, int count);
 
-// A windowed model's layers of each kind as models of their own (every layer windowed; none).
+// A windowed or hybrid model's layers of each kind as models of their own: every layer windowed;
+// every layer Gated DeltaNet; every layer softmax attention over its whole causal context.
 JobModel windowed_layer_model(const JobModel& m);
+JobModel linear_layer_model(const JobModel& m);
 JobModel full_attention_layer_model(const JobModel& m);
+// How many of the decoder layers [first, first + count) are Gated DeltaNet layers.
+int linear_layers_in(const JobModel& m, int first, int count);
 // How many of the decoder layers [first, first + count) attend within a sliding window.
 int windowed_layers_in(const JobModel& m, int first, int count);
 

@@ -53,6 +53,7 @@ int head_dim(const TransformerConfig& s) { return s.head_dim > 0 ? s.head_dim : 
 struct LayerDims {
   double q = 0, k = 0, v = 0, o = 0;
   double latent = 0;  // MLA: q_lora_rank + kv_lora_rank + qk_rope_head_dim (0 otherwise)
+  double gate = 0;    // attention_output_gate: the output gate, as wide as the queries (0 otherwise)
 };
 LayerDims layer_dims(const JobModel& m) {
   const auto& s = m.shape;
@@ -63,7 +64,49 @@ LayerDims layer_dims(const JobModel& m) {
             static_cast<double>(a.q_lora_rank + a.kv_lora_rank + a.qk_rope_head_dim)};
   }
   const double d = head_dim(s), q = s.heads * d, kv = (s.kv_heads > 0 ? s.kv_heads : s.heads) * d;
-  return {q, kv, kv, q, 0};
+  return {q, kv, kv, q, 0, m.attention_output_gate ? q : 0};
+}
+
+// A Gated DeltaNet layer's widths, all heads (Megatron-Core's GatedDeltaNet, ssm/gated_delta_net.py;
+// Qwen3-Next's Qwen3NextGatedDeltaNet): queries and keys qk wide, values and the output gate v,
+// one decay and one write strength per value head; the input projection gives them all, the
+// convolution runs over queries, keys and values.
+struct GdnDims {
+  double qk = 0, v = 0, heads = 0, dk = 0, dv = 0, conv_taps = 0;
+  double projected() const { return 2 * qk + 2 * v + 2 * heads; }  // q, k, v, gate z, b, a
+  double convolved() const { return 2 * qk + v; }
+};
+GdnDims gdn_dims(const JobModel& m) {
+  const auto& a = m.linear;
+  const double dk = a.key_head_dim, dv = a.value_head_dim;
+  return {a.key_heads * dk,
+          a.value_heads * dv,
+          static_cast<double>(a.value_heads),
+          dk,
+          dv,
+          static_cast<double>(a.conv_kernel)};
+}
+
+// The gated delta rule's kernels (fla's chunk_gated_delta_rule, which both call), per token and
+// value head, forward, in chunks of C = 64 tokens with the queries and keys repeated to the value
+// heads (Yang et al. 2025, sec. 3.3; the WY representation of Yang et al. 2024, "Parallelizing
+// Linear Transformers with the Delta Rule", sec. 3): the chunk's K K^T (C dk multiply-adds), its
+// triangular inverse (C^2 / 3), W and U (C dk + C dv), the state pass (the state read into the
+// new values and updated: 2 dk dv), the output (Q S: dk dv; the chunk's Q K^T and its product
+// with the new values: C dk + C dv). Full C x C blocks: the kernels do not halve the causal ones.
+constexpr double kGdnChunk = 64;
+double gdn_core_flops(double dk, double dv) {
+  const double C = kGdnChunk;
+  return 2 * (3 * C * dk + 2 * C * dv + 3 * dk * dv + C * C / 3);
+}
+// Their HBM traffic, bytes per token and value head: six kernels read the keys (and their W),
+// queries, values, U and the new values (2 (6 dk + 3 dv)); they write W, U, the new values and
+// the output (2 (dk + 3 dv)); the chunk's K K^T in FP32 and its inverse in BF16 written and read
+// (12 C); the state at each chunk's start written once and read once (2 x 2 dk dv / C); the
+// decays (FP32) and strengths read by five kernels, the decays' cumulative sum written (28).
+double gdn_core_bytes(double dk, double dv) {
+  const double C = kGdnChunk;
+  return 2 * (6 * dk + 3 * dv) + 2 * (dk + 3 * dv) + 12 * C + 4 * dk * dv / C + 28;
 }
 
 // MLA's attention weights (DeepSeek-V2 sec. 2.1.2-2.1.3): the down-projections (and their
@@ -91,7 +134,16 @@ std::int64_t layer_parameters(const JobModel& m) {
   const auto& s = m.shape;
   const std::int64_t h = s.hidden, q = static_cast<std::int64_t>(s.heads) * head_dim(s),
                      kv = static_cast<std::int64_t>(s.kv_heads > 0 ? s.kv_heads : s.heads) * head_dim(s);
-  std::int64_t attn = h * (q + 2 * kv) + q * h;
+  std::int64_t attn = h * (q + 2 * kv) + q * h + (m.attention_output_gate ? h * q : 0);
+  if (m.every_layer_linear()) {
+    // The input projection, the convolution's taps, a decay's two parameters per value head
+    // (A_log, dt_bias), the gated norm's weight (one head's, shared) and the output projection.
+    const auto& a = m.linear;
+    const std::int64_t qk = std::int64_t{a.key_heads} * a.key_head_dim,
+                       v = std::int64_t{a.value_heads} * a.value_head_dim;
+    attn = h * (2 * qk + 2 * v + 2 * a.value_heads) + a.conv_kernel * (2 * qk + v) + 2 * a.value_heads +
+           a.value_head_dim + v * h;
+  }
   if (m.latent_attention()) {
     const MlaWeights w = mla_weights(m);
     attn = w.whole + w.split;
@@ -128,8 +180,12 @@ std::vector<GemmShape> layer_gemms(const JobModel& m, const JobLayout& l, double
     g.push_back({T, static_cast<double>(m.shape.heads) * (a.qk_nope_head_dim + a.v_head_dim) / t, kv_latent, 1,
                  GemmPart::MlaUpProj, TpSplit::Column});
     g.push_back({T, h, d.o / t, 1, GemmPart::Attention, TpSplit::Row});
+  } else if (m.every_layer_linear()) {
+    const GdnDims x = gdn_dims(m);
+    g = {{T, x.projected() / t, h, 1, GemmPart::Attention, TpSplit::Column},
+         {T, h, x.v / t, 1, GemmPart::Attention, TpSplit::Row}};
   } else {
-    g = {{T, (d.q + d.k + d.v) / t, h, 1, GemmPart::Attention, TpSplit::Column},
+    g = {{T, (d.q + d.k + d.v + d.gate) / t, h, 1, GemmPart::Attention, TpSplit::Column},
          {T, h, d.o / t, 1, GemmPart::Attention, TpSplit::Row}};
   }
   if (m.experts > 0) {
@@ -179,10 +235,17 @@ double gemm_flops_of(const std::vector<GemmShape>& gemms) {
 std::int64_t total_parameters(const JobModel& m) {
   const auto& s = m.shape;
   const int dense = dense_layers_in(m, 0, s.layers);
+  // A hybrid's Gated DeltaNet layers, of the dense first ones and of the others.
+  const int linear = linear_layers_in(m, 0, s.layers), dense_linear = linear_layers_in(m, 0, dense);
+  const std::int64_t moe_layer = layer_parameters(m), dense_layer = layer_parameters(dense_layer_model(m));
+  const std::int64_t moe_linear = layer_parameters(linear_layer_model(m)),
+                     dense_linear_layer = layer_parameters(linear_layer_model(dense_layer_model(m)));
   // Multi-token prediction: per module a layer of the model's last kind, the 2h x h projection
   // and two norms (the embedding and the head are the model's).
-  const std::int64_t mtp = m.mtp_layers * (layer_parameters(m) + 2 * s.hidden * s.hidden + 2 * s.hidden);
-  return (s.layers - dense) * layer_parameters(m) + dense * layer_parameters(dense_layer_model(m)) +
+  const std::int64_t last = m.linear_layer(s.layers - 1) ? moe_linear : moe_layer;
+  const std::int64_t mtp = m.mtp_layers * (last + 2 * s.hidden * s.hidden + 2 * s.hidden);
+  return (s.layers - dense - (linear - dense_linear)) * moe_layer + (linear - dense_linear) * moe_linear +
+         (dense - dense_linear) * dense_layer + dense_linear * dense_linear_layer +
          s.vocab * s.hidden * (s.tied_embeddings ? 1 : 2) + s.hidden + mtp;
 }
 
@@ -210,7 +273,14 @@ void layer_comm_bytes(LayerWork& w, const JobModel& m, const JobLayout& l, doubl
       w.moe_tp_members = l.etp();
     }
   }
-  if (l.cp > 1) {
+  if (l.cp > 1 && m.every_layer_linear()) {
+    // Megatron-Core's GatedDeltaNet: the input projection's output from sequence to heads before
+    // the convolution, the normed output back before the output projection.
+    const GdnDims x = gdn_dims(m);
+    w.cp_heads = true;
+    w.cp_q_bytes = T * x.projected() / t * kAct;
+    w.cp_o_bytes = T * x.v / t * kAct;
+  } else if (l.cp > 1) {
     w.cp_bytes = T * (d.k + d.v) / t * kAct;  // this GPU's K and V chunk
     w.cp_q_bytes = T * d.q / t * kAct;
     w.cp_o_bytes = T * d.o / t * kAct;
@@ -252,6 +322,18 @@ PermuteBytes permute_bytes(const JobModel& m, const JobLayout& l, double tokens,
   if (l.ep > 1 && m.experts / l.ep > 1 && l.ep_dispatch == EpDispatch::AllToAll)
     b.forward += 4 * tokens * k * expert_load * row;
   b.backward = l.permute_fusion ? b.forward + tokens * k * (per_node ? expert_load : 1) * row : 1.5 * b.forward;
+  return b;
+}
+
+// A Gated DeltaNet layer's memory-bound kernels, bytes per token, all heads: the convolution (with
+// its SiLU) reads and writes queries, keys and values; queries and keys repeated to the value
+// heads where these are more (Qwen3-Next: 16 to 32; read qk, write heads x dk each), then
+// L2-normed (fla's use_qk_l2norm_in_kernel, which Qwen3-Next and Megatron-Core set: read and
+// write both); the decays (FP32) and strengths from the projected b and a (read 2 + 2, write
+// 4 + 2 per head); the gated RMSNorm reads the output and the gate and writes their product.
+double gdn_memory_bytes(const GdnDims& x) {
+  double b = 2 * x.convolved() * kAct + 2 * 2 * x.heads * x.dk * kAct + 10 * x.heads + 3 * x.v * kAct;
+  if (x.heads * x.dk > x.qk) b += 2 * (x.qk + x.heads * x.dk) * kAct;
   return b;
 }
 
@@ -300,8 +382,16 @@ LayerWork layer_work(const JobModel& m, const JobLayout& l, double expert_load, 
   // their FLOPs are read off the shapes, 2 m n k per multiply.
   w.gemms = layer_gemms(m, l, T, h, d, expert_load);
   w.gemm_flops = gemm_flops_of(w.gemms);
-  const double ctx = attention_keys(m, l, d, w);
-  w.attention_flops = 2 * T * ctx * (d.q + d.o) / t;  // QK^T over the query width, AV over the value width
+  if (m.every_layer_linear()) {
+    // The gated delta rule on this GPU's value heads: with CP's all-to-all, 1/cp of them over the
+    // whole sequence, as many token-heads as its own chunk's.
+    const GdnDims x = gdn_dims(m);
+    w.attention_flops = T * x.heads / t * gdn_core_flops(x.dk, x.dv);
+    w.attention_bytes = T * x.heads / t * gdn_core_bytes(x.dk, x.dv);
+  } else {
+    const double ctx = attention_keys(m, l, d, w);
+    w.attention_flops = 2 * T * ctx * (d.q + d.o) / t;  // QK^T over the query width, AV over the value width
+  }
   // Memory-bound kernels, bytes per token: two norms (read + write), two residual adds (read 2,
   // write 1) with dropout (one mask byte more), the activation function (GeLU: read + write the
   // FFN activations; SwiGLU: read 2, write 1). Without sequence parallelism the norms, adds and
@@ -322,8 +412,14 @@ LayerWork layer_work(const JobModel& m, const JobLayout& l, double expert_load, 
   } else {
     w.mlp_act_bytes = act_per_ffn * static_cast<double>(s.intermediate);
   }
-  if (l.attention == AttentionKernel::Unfused)
-    per_token += unfused_score_bytes(m) * s.heads / t * static_cast<double>(m.seq);
+  if (m.every_layer_linear()) {
+    per_token += gdn_memory_bytes(gdn_dims(m)) / t;
+  } else {
+    // The output gate: the attention's output and the gate read, their product written.
+    per_token += 3 * d.gate * kAct / t;
+    if (l.attention == AttentionKernel::Unfused)
+      per_token += unfused_score_bytes(m) * s.heads / t * static_cast<double>(m.seq);
+  }
   w.memory_bytes = T * per_token;
   if (m.experts > 0) {
     const PermuteBytes shuffles = permute_bytes(m, l, dispatcher_tokens(l, T), expert_load, ep_per_node);
@@ -442,7 +538,9 @@ PassSeconds layer_pass(const LayerWork& w, const JobLayout& l, const ClusterSpec
   PassSeconds p;
   p.gemm = gemm_seconds(w.gemms, pass, a, l.fp8_gemms());
   // Attention kernels run at BF16 even in FP8 recipes (Transformer Engine keeps them BF16).
-  p.attention = attn_mult * w.attention_flops / (a.peak_bf16 * a.efficiency.attention);
+  // A core bound by its bytes (attention_bytes) takes the longer of the two.
+  p.attention = std::max(attn_mult * w.attention_flops / (a.peak_bf16 * a.efficiency.attention),
+                         attn_mult * w.attention_bytes / (static_cast<double>(a.hbm_bandwidth) * a.efficiency.memory));
   const double casts = l.fp8 ? fp8_cast_bytes(w.gemms, pass, l.fp8_dispatch, l.fp8_recipe) : 0;
   // The token shuffles' backward moves permute_backward_bytes, not mem_mult x their forward's.
   double memory = mem_mult * w.memory_bytes;
@@ -481,6 +579,29 @@ void mlp_activation_units(const JobModel& m, const JobLayout& l, double load, do
 }
 }  // namespace
 
+namespace {
+// The attention block's share of layer_activation_bytes' count inside the tensor-parallel region
+// (bytes per token), and the output projection's input width, which FP8 keeps as an FP8 copy.
+struct MixerActivations {
+  double inner = 0, projected = 0;
+};
+MixerActivations mixer_activations(const JobModel& m, const LayerDims& dims) {
+  if (m.every_layer_linear()) {
+    // A Gated DeltaNet layer: the convolution's input (queries, keys, values), what the delta
+    // rule's kernels save (queries and keys repeated to the value heads, values, the decays in
+    // FP32, the strengths, the chunks' inverted K K^T: 2 x 64 per head), the gate, the projected
+    // b and a, the rule's output and the norm's (the output projection's input).
+    const GdnDims x = gdn_dims(m);
+    return {2 * x.convolved() + 2 * (2 * x.heads * x.dk + x.v) + (4 + 2 + 2 * kGdnChunk) * x.heads + 2 * x.v +
+                4 * x.heads + 2 * x.v + 2 * x.v,
+            x.v};
+  }
+  // Q, K, V and the projection's input; the output gate keeps the gate and the output it
+  // multiplies (2 gate + 2 o).
+  return {2 * (dims.q + dims.k + dims.v + dims.o) + 4 * dims.gate, dims.o};
+}
+}  // namespace
+
 Bytes layer_activation_bytes(const JobModel& m, const JobLayout& l) {
   // Activations kept per micro-batch per layer: Korthikanti 2022 sec. 4.1's count, bytes per
   // token in units of h, with its GPT shapes (q = kv = h, ffn 4h, GeLU) left as variables.
@@ -497,10 +618,13 @@ Bytes layer_activation_bytes(const JobModel& m, const JobLayout& l) {
   const double hd = static_cast<double>(m.shape.hidden);
   // The scores' arrays: the softmax output (2 B) and, with dropout, its mask and output (1 + 2).
   const double as_h = (m.dropout ? 5.0 : 2.0) * m.shape.heads * static_cast<double>(m.seq) / hd;
-  const double score_term = l.attention == AttentionKernel::Flash || l.recomputes(kRecomputeCoreAttn) ? 0.0 : as_h;
+  const bool gdn = m.every_layer_linear();
+  const double score_term =
+      gdn || l.attention == AttentionKernel::Flash || l.recomputes(kRecomputeCoreAttn) ? 0.0 : as_h;
   const LayerDims dims = layer_dims(m);
   double outside = m.dropout ? 10 : 8;  // without dropout, no masks
-  double inner = 2 * (dims.q + dims.k + dims.v + dims.o);
+  const MixerActivations mixer = mixer_activations(m, dims);
+  double inner = mixer.inner;
   // MLA: the latents (the up-projections' inputs), computed whole on every TP rank.
   const double whole = 2 * dims.latent / hd;
   // The busiest EP rank keeps its routed rows' expert inputs (2h) and inner arrays: load x the
@@ -524,7 +648,7 @@ Bytes layer_activation_bytes(const JobModel& m, const JobLayout& l) {
     const double kept = l.fp8_recipe == Fp8Recipe::Nvfp4 ? kNvfp4Bytes : kFp8Row;
     const double saved = kAct - kept;
     if (!l.recomputes(kRecomputeLayerNorm)) outside -= saved * (m.experts > 0 ? 1 : 2);
-    inner -= saved * dims.o;
+    inner -= saved * mixer.projected;
     latent *= kept / kAct;
     if (m.experts > 0) {
       const double routed_ffn = m.top_k * load * static_cast<double>(m.expert_ffn);
@@ -622,7 +746,7 @@ void cp_gather_exposure(const LayerWork& w, const JobLayout& l, const GroupPaths
 
 // CP's exchanges in the forward and the input-gradient pass, by l.cp_comm.
 void cp_exposure(const LayerWork& w, const JobLayout& l, const GroupPaths& paths, PassSeconds& f, PassSeconds& bi) {
-  switch (l.cp_comm) {
+  switch (w.cp_heads ? CpComm::AllToAll : l.cp_comm) {
     case CpComm::P2p: {
       if (w.cp_window == LayerWork::CpWindow::Halo) {
         // A window's halo: one batched exchange with the neighbours before the attention, its
@@ -756,7 +880,8 @@ std::vector<bool> recomputed_layers(int layers, const JobLayout& l) {
 int LayerStack::kind_index(int layer) const {
   const bool kept = !recomputed_.empty() && !recomputed_[static_cast<std::size_t>(layer)];
   return (dense_layers_in(model_, layer, 1) == 1 ? kDense : 0) | (kept ? kKept : 0) |
-         (model_.windowed_layer(layer) ? kWindowed : 0) | (layout_.bf16_layer(layer, model_.shape.layers) ? kBf16 : 0);
+         (model_.windowed_layer(layer) ? kWindowed : 0) | (layout_.bf16_layer(layer, model_.shape.layers) ? kBf16 : 0) |
+         (model_.linear_layer(layer) ? kLinear : 0);
 }
 
 void LayerStack::add_kind(int k, const JobLayout& l, const ClusterSpec& c) {
@@ -766,7 +891,10 @@ void LayerStack::add_kind(int k, const JobLayout& l, const ClusterSpec& c) {
   const JobModel own = (k & kDense) != 0 && has_dense_first_layers(m) ? dense_layer_model(m) : m;
   JobLayout own_layout = (k & kBf16) != 0 ? bf16_layer_layout(l) : l;
   if ((k & kKept) != 0) own_layout.recompute = JobRecompute::None;
-  kind = kind_of((k & kWindowed) != 0 ? windowed_layer_model(own) : full_attention_layer_model(own), own_layout, c);
+  const JobModel mixer = (k & kLinear) != 0     ? linear_layer_model(own)
+                         : (k & kWindowed) != 0 ? windowed_layer_model(own)
+                                                : full_attention_layer_model(own);
+  kind = kind_of(mixer, own_layout, c);
 }
 
 LayerStack::LayerStack(const JobModel& m, const JobLayout& l, const ClusterSpec& c) : model_(m), layout_(l) {
@@ -887,6 +1015,46 @@ std::vector<ChunkCost> chunk_costs(const JobModel& m, const JobLayout& l, const 
   return out;
 }
 
+namespace {
+// A hybrid's Gated DeltaNet layers among [first, first + count): their GEMM FLOPs less those of the
+// softmax layers of their kind (dense or MoE) that step_flops counts them as, on the layout `one`
+// (one sequence, no parallelism) at `expert_load`. Zero for a model of one kind of layer.
+double linear_gemm_flops(const JobModel& m, const JobLayout& one, int first, int count, double expert_load) {
+  if (m.every_layer_linear() || linear_layers_in(m, first, count) == 0) return 0.0;
+  const JobModel dm = dense_layer_model(m);
+  const double extra =
+      layer_work(linear_layer_model(m), one, expert_load).gemm_flops - layer_work(m, one, expert_load).gemm_flops;
+  const double dense_extra = layer_work(linear_layer_model(dm), one).gemm_flops - layer_work(dm, one).gemm_flops;
+  double f = 0;
+  for (int i = first; i < first + count; ++i)
+    if (m.linear_layer(i)) f += dense_layers_in(m, i, 1) == 1 && has_dense_first_layers(m) ? dense_extra : extra;
+  return f;
+}
+
+// The layers full recompute reruns whole (partial recompute: the first N of each chunk), by kind,
+// the Gated DeltaNet ones' GEMMs beyond a softmax layer's (linear_gemm_flops), and whether the
+// last layer is among them.
+struct RerunLayers {
+  int all = 0, dense = 0, windowed = 0, linear = 0;
+  double linear_gemms = 0;
+  bool last = false;
+};
+RerunLayers rerun_layers(const JobModel& m, const JobLayout& l, const JobLayout& one) {
+  RerunLayers again;
+  const std::vector<bool> r = recomputed_layers(m.shape.layers, l);
+  for (int i = 0; i < m.shape.layers; ++i)
+    if (r[static_cast<std::size_t>(i)]) {
+      ++again.all;
+      again.dense += dense_layers_in(m, i, 1);
+      again.windowed += windowed_layers_in(m, i, 1);
+      again.linear += linear_layers_in(m, i, 1);
+      if (m.linear_layer(i)) again.linear_gemms += linear_gemm_flops(m, one, i, 1, expert_rank_load(m, l).computed);
+    }
+  again.last = !r.empty() && r.back();
+  return again;
+}
+}  // namespace
+
 StepFlops step_flops(const JobModel& m, const JobLayout& l) {
   // Per token forward: GEMMs (2 x matmul parameters touched) + attention core; training = 3x
   // forward; hardware adds the recomputed forward (full: everything; selective: attention core).
@@ -902,8 +1070,11 @@ StepFlops step_flops(const JobModel& m, const JobLayout& l) {
   // GEMM FLOPs of all layers: dense first layers at their own (attention is the same in both).
   const int dense = dense_layers_in(m, 0, m.shape.layers);
   const double dense_gemms = layer_work(dense_layer_model(m), one).gemm_flops;
-  const double gemms = (L - dense) * w.gemm_flops + dense * dense_gemms;
-  const double gemms_hw = (L - dense) * hw.gemm_flops + dense * dense_gemms;
+  const auto linear_gemms = [&](int first, int count, bool computed) {
+    return linear_gemm_flops(m, one, first, count, computed ? expert_rank_load(m, l).computed : 1);
+  };
+  const double gemms = (L - dense) * w.gemm_flops + dense * dense_gemms + linear_gemms(0, m.shape.layers, false);
+  const double gemms_hw = (L - dense) * hw.gemm_flops + dense * dense_gemms + linear_gemms(0, m.shape.layers, true);
   const double head =
       2.0 * static_cast<double>(m.seq) * static_cast<double>(m.shape.hidden) * static_cast<double>(m.shape.vocab);
   // Model FLOPs count causal attention as half the square (the quantity a kernel must do),
@@ -911,38 +1082,37 @@ StepFlops step_flops(const JobModel& m, const JobLayout& l) {
   // model's windowed layers within the window, the others over the whole causal context.
   JobLayout flash = one;
   flash.attention = AttentionKernel::Flash;
-  const JobModel full = full_attention_layer_model(m), win = windowed_layer_model(m);
-  const auto attention = [&](const JobLayout& x, double full_layers, double windowed_layers) {
+  // A hybrid's Gated DeltaNet layers their delta rule's kernels.
+  const JobModel full = full_attention_layer_model(m), win = windowed_layer_model(m), lin = linear_layer_model(m);
+  const auto attention = [&](const JobLayout& x, double full_layers, double windowed_layers, double linear_layers) {
     return full_layers * layer_work(full, x).attention_flops +
-           (windowed_layers > 0 ? windowed_layers * layer_work(win, x).attention_flops : 0.0);
+           (windowed_layers > 0 ? windowed_layers * layer_work(win, x).attention_flops : 0.0) +
+           (linear_layers > 0 ? linear_layers * layer_work(lin, x).attention_flops : 0.0);
   };
-  const double windowed = windowed_layers_in(m, 0, m.shape.layers);
+  const double windowed = windowed_layers_in(m, 0, m.shape.layers), linear = linear_layers_in(m, 0, m.shape.layers);
   const double last_windowed = m.windowed_layer(m.shape.layers - 1) ? 1 : 0;
-  const double attn_model = attention(flash, L - windowed, windowed), attn_hw = attention(one, L - windowed, windowed);
+  const double last_linear = m.linear_layer(m.shape.layers - 1) ? 1 : 0;
+  const double attn_model = attention(flash, L - windowed - linear, windowed, linear),
+               attn_hw = attention(one, L - windowed - linear, windowed, linear);
   // Multi-token prediction: per module one more layer of the model's last kind, the 2h -> h
   // projection and the LM head.
   const double mtp = m.mtp_layers;
-  const double mtp_attn_model = attention(flash, 1 - last_windowed, last_windowed),
-               mtp_attn_hw = attention(one, 1 - last_windowed, last_windowed);
+  const double mtp_attn_model = attention(flash, 1 - last_windowed - last_linear, last_windowed, last_linear),
+               mtp_attn_hw = attention(one, 1 - last_windowed - last_linear, last_windowed, last_linear);
+  const double mtp_gemms = w.gemm_flops + linear_gemms(m.shape.layers - 1, 1, false),
+               mtp_gemms_hw = hw.gemm_flops + linear_gemms(m.shape.layers - 1, 1, true);
   const double h = static_cast<double>(m.shape.hidden), proj = 2.0 * static_cast<double>(m.seq) * 2 * h * h;
-  const double fwd_model = gemms + attn_model + head + mtp * (w.gemm_flops + mtp_attn_model + proj + head);
-  const double fwd_hw = gemms_hw + attn_hw + head + mtp * (hw.gemm_flops + mtp_attn_hw + proj + head);
+  const double fwd_model = gemms + attn_model + head + mtp * (mtp_gemms + mtp_attn_model + proj + head);
+  const double fwd_hw = gemms_hw + attn_hw + head + mtp * (mtp_gemms_hw + mtp_attn_hw + proj + head);
   double recompute = 0;
   if (l.recompute == JobRecompute::Full) {
-    // The layers recomputed whole (partial recompute: the first N of each chunk), by kind.
-    int again = 0, again_dense = 0, again_windowed = 0;
-    const std::vector<bool> r = recomputed_layers(m.shape.layers, l);
-    for (int i = 0; i < m.shape.layers; ++i)
-      if (r[static_cast<std::size_t>(i)]) {
-        ++again;
-        again_dense += dense_layers_in(m, i, 1);
-        again_windowed += windowed_layers_in(m, i, 1);
-      }
-    recompute = again == m.shape.layers ? gemms_hw + attn_hw
-                                        : (again - again_dense) * hw.gemm_flops + again_dense * dense_gemms +
-                                              attention(one, again - again_windowed, again_windowed);
+    const RerunLayers again = rerun_layers(m, l, one);
+    recompute = again.all == m.shape.layers
+                    ? gemms_hw + attn_hw
+                    : (again.all - again.dense) * hw.gemm_flops + again.dense * dense_gemms + again.linear_gemms +
+                          attention(one, again.all - again.windowed - again.linear, again.windowed, again.linear);
     // A prediction module's layer is recomputed as the model's last layer is.
-    if (!r.empty() && r.back()) recompute += mtp * (hw.gemm_flops + mtp_attn_hw);
+    if (again.last) recompute += mtp * (mtp_gemms_hw + mtp_attn_hw);
   }
   if (l.recomputes(kRecomputeCoreAttn) && l.attention == AttentionKernel::Unfused) recompute = attn_hw;
   if (l.recompute == JobRecompute::Selective) {

@@ -76,11 +76,17 @@ struct LayerWork {  // one decoder layer, one micro-batch, one GPU, forward only
   // gemm_flops is their sum.
   std::vector<GemmShape> gemms;
   double gemm_flops = 0, attention_flops = 0, memory_bytes = 0;
+  // The attention core's HBM traffic where it bounds the kernels (a Gated DeltaNet layer's chunked
+  // delta rule: its time the longer of FLOPs and bytes); 0 for FlashAttention's, bound by FLOPs.
+  double attention_bytes = 0;
   double tp_bytes = 0;     // bytes of each of the TP collectives (full buffer)
   int tp_collectives = 0;  // per forward (all-reduces, or AG+RS pairs with SP)
   double cp_bytes = 0;     // this GPU's K and V chunk: what one ring step passes (CP)
   double cp_q_bytes = 0;   // this GPU's Q chunk (CP all-to-all: exchanged with K and V)
   double cp_o_bytes = 0;   // this GPU's attention output chunk (CP all-to-all: exchanged back)
+  // A Gated DeltaNet layer exchanges heads by all-to-all whatever cp_comm says (its recurrence runs
+  // over the whole sequence): cp_q_bytes its projected inputs, cp_o_bytes its normed output.
+  bool cp_heads = false;
   // A sliding window under the p2p exchange (Transformer Engine's AttnFuncWithCPAndKVP2PSWA): the
   // halo, the K and V before this GPU's chunks within the window that other ranks hold, fetched in
   // place of the ring (cp_halo_bytes: the busiest rank's; a window of 1 needs none); or, where
@@ -172,9 +178,9 @@ class LayerStack {
   Kind kind_of(const JobModel& m, const JobLayout& l, const ClusterSpec& c) const;
   // A layer's kind, as bits: dense (an MoE model's dense first layers; every layer of a dense
   // model), kept (not recomputed, under partial recompute), windowed (sliding-window attention),
-  // BF16 (kept out of the FP8 GEMMs: bf16_first_layers, bf16_last_layers). A chunk sums its kinds
-  // in index order.
-  static constexpr int kDense = 1, kKept = 2, kWindowed = 4, kBf16 = 8, kKinds = 16;
+  // BF16 (kept out of the FP8 GEMMs: bf16_first_layers, bf16_last_layers), linear (Gated
+  // DeltaNet). A chunk sums its kinds in index order.
+  static constexpr int kDense = 1, kKept = 2, kWindowed = 4, kBf16 = 8, kLinear = 16, kKinds = 32;
   int kind_index(int layer) const;
   void add_kind(int k, const JobLayout& l, const ClusterSpec& c);
   ChunkCost sum(const std::array<int, kKinds>& layers_of_kind) const;

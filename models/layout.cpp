@@ -170,13 +170,27 @@ std::optional<InputProblem> check_expert_tp(const JobModel& m, const JobLayout& 
 std::optional<InputProblem> check_op_recompute(const JobModel& m, const JobLayout& l) {
   if (l.recompute != JobRecompute::Op) return std::nullopt;
   const auto refuse = [](const char* what) { return InputProblem{"recompute", what}; };
-  if (m.experts > 0 || m.latent_attention())
+  if (m.experts > 0 || m.latent_attention() || m.linear.value_heads > 0)
     return refuse(
-        "op checkpoints a dense block's matmuls in torchtitan's order: the model has experts or mla "
-        "(selective with recompute_modules, or full)");
+        "op checkpoints a dense block's matmuls in torchtitan's order: the model has experts, mla or "
+        "linear_attention (selective with recompute_modules, or full)");
   if (l.attention != AttentionKernel::Flash)
     return refuse("op saves FlashAttention's output (torchtitan's SDPA): needs attention: flash");
   return std::nullopt;
+}
+
+// Megatron-Core's GatedDeltaNet splits its key and value heads over TP, and over CP as well (its
+// all-to-all gives each rank whole heads).
+std::optional<InputProblem> check_linear_heads(const JobModel& m, const JobLayout& l) {
+  const auto& a = m.linear;
+  if (a.value_heads == 0) return std::nullopt;
+  const std::int64_t split = std::int64_t{l.tp} * l.cp;
+  if (a.key_heads % split == 0 && a.value_heads % split == 0) return std::nullopt;
+  return InputProblem{
+      l.cp > 1 ? "cp" : "tp",
+      fmt::format("tp x cp = {} x {} = {} does not divide the {} linear-attention key heads and {} "
+                  "value heads (would fit: tp x cp among {})",
+                  l.tp, l.cp, split, a.key_heads, a.value_heads, divisors_of(std::gcd(a.key_heads, a.value_heads)))};
 }
 
 // A selective module the model does not have would recompute nothing: refused, naming it.
@@ -275,6 +289,7 @@ std::optional<InputProblem> check_layout(const JobModel& m, const JobLayout& l, 
     return InputProblem{
         "tp", fmt::format("tp {} does not divide the {} attention heads and {} key/value heads (would fit: {})", l.tp,
                           s.heads, kv, divisors_of(std::gcd(s.heads, kv)))};
+  if (auto p = check_linear_heads(m, l)) return p;
   if (auto p = check_layer_split(s.layers, l)) return p;
   // Without FP8 every layer is BF16: the counts say nothing then (a BF16 variant need not reset them).
   if (l.fp8 && std::int64_t{l.bf16_first_layers} + l.bf16_last_layers >= s.layers)

@@ -1,5 +1,7 @@
 #include "models/model_limits.hpp"
 
+#include <algorithm>
+
 #include <fmt/format.h>
 
 #include "models/layer_costs.hpp"
@@ -65,9 +67,38 @@ std::optional<InputProblem> check_latent_attention(const JobModel& m) {
   return std::nullopt;
 }
 
+std::optional<InputProblem> check_linear_attention(const JobModel& m) {
+  const auto& a = m.linear;
+  if (a.value_heads == 0) return std::nullopt;
+  for (const auto& p :
+       {in_range("num_key_heads", a.key_heads, kMaxHeads), in_range("num_value_heads", a.value_heads, kMaxHeads),
+        in_range("key_head_dim", a.key_head_dim, kMaxHeads), in_range("value_head_dim", a.value_head_dim, kMaxHeads)})
+    if (p) return p;
+  if (a.value_heads % a.key_heads != 0)
+    return InputProblem{"num_value_heads", fmt::format("{} value heads are not a multiple of the {} key heads",
+                                                       a.value_heads, a.key_heads)};
+  if (static_cast<std::int64_t>(a.value_heads) * std::max(a.key_head_dim, a.value_head_dim) > kMaxFfn)
+    return InputProblem{"num_value_heads",
+                        fmt::format("num_value_heads x head width = {} x {} is past the largest model stepsim takes "
+                                    "({})",
+                                    a.value_heads, std::max(a.key_head_dim, a.value_head_dim), kMaxFfn)};
+  if (a.conv_kernel < 1 || a.conv_kernel > 64)
+    return InputProblem{"conv_kernel_dim", fmt::format("{} is not between 1 and 64 taps", a.conv_kernel)};
+  if (a.full_attention_interval < 0 || a.full_attention_interval > m.shape.layers)
+    return InputProblem{"full_attention_interval",
+                        fmt::format("{} is not between 0 (every layer linear) and the {} layers",
+                                    a.full_attention_interval, m.shape.layers)};
+  if (m.latent_attention())
+    return InputProblem{"num_value_heads", "linear_attention beside mla is not modelled: give one of them"};
+  if (m.sliding_window != 0)
+    return InputProblem{"num_value_heads", "linear_attention beside sliding_window is not modelled: give one of them"};
+  return std::nullopt;
+}
+
 std::optional<InputProblem> check_job_model(const JobModel& m) {
   if (auto p = check_transformer(m.shape)) return p;
   if (auto p = check_latent_attention(m)) return p;
+  if (auto p = check_linear_attention(m)) return p;
   // DeepSeek-V3 trains with one module; 64 keeps their parameters within int64 whatever the layer.
   if (m.mtp_layers < 0 || m.mtp_layers > 64)
     return InputProblem{"mtp_layers", fmt::format("{} is not between 0 and 64", m.mtp_layers)};

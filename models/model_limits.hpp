@@ -46,6 +46,10 @@ std::optional<InputProblem> check_transformer(const TransformerConfig& c);
 // A job's model: its shape (check_transformer), MLA's latents and head widths (each at least 1,
 // q_lora_rank 0 or more, within the limits above), sequence length and experts.
 std::optional<InputProblem> check_latent_attention(const JobModel& m);
+// Gated DeltaNet's heads and widths (each at least 1, within the limits above, the value heads a
+// multiple of the key heads), its convolution (1-64 taps) and interval (0 to the layers); not
+// beside MLA or a sliding window.
+std::optional<InputProblem> check_linear_attention(const JobModel& m);
 std::optional<InputProblem> check_job_model(const JobModel& m);
 
 }  // namespace stepsim

@@ -49,7 +49,7 @@ JobModel read_job_model(const Reader& parent, const std::string& k) {
   std::vector<std::string> keys(kTransformerKeys.begin(), kTransformerKeys.end());
   keys.insert(keys.end(), {"seq", "mlp", "experts", "top_k", "expert_ffn", "shared_expert_ffn", "dense_layers",
                            "node_limit", "device_limit", "mla", "mtp_layers", "routing", "capacity_factor", "dropout",
-                           "sliding_window", "sliding_window_pattern"});
+                           "sliding_window", "sliding_window_pattern", "linear_attention", "attention_output_gate"});
   r.only(keys);
   m.shape = transformer_fields(r);
   m.seq = r.opt_integer("seq", 1).value_or(2048);
@@ -59,6 +59,21 @@ JobModel read_job_model(const Reader& parent, const std::string& k) {
   m.dropout = r.flag("dropout", false);
   m.sliding_window = r.opt_integer("sliding_window", 0).value_or(0);  // 0: none
   m.sliding_window_pattern = r.opt_count("sliding_window_pattern", 0).value_or(0);
+  m.attention_output_gate = r.flag("attention_output_gate", false);
+  if (r.has("linear_attention")) {
+    // Gated DeltaNet (the linear_* keys of Qwen3-Next's config.json, without the prefix).
+    const Reader a = r.child("linear_attention");
+    a.only({"num_key_heads", "num_value_heads", "key_head_dim", "value_head_dim", "conv_kernel_dim",
+            "full_attention_interval"});
+    auto& x = m.linear;
+    x.key_heads = a.count("num_key_heads", 1);
+    x.value_heads = a.count("num_value_heads", 1);
+    x.key_head_dim = a.count("key_head_dim", 1);
+    x.value_head_dim = a.count("value_head_dim", 1);
+    x.conv_kernel = a.opt_count("conv_kernel_dim", 1).value_or(4);
+    x.full_attention_interval = a.opt_count("full_attention_interval", 0).value_or(0);
+    if (auto p = check_linear_attention(m)) a.fail(p->key, p->message);
+  }
   m.experts = r.opt_count("experts", 0).value_or(0);
   if (m.experts > 0) {
     m.top_k = r.count("top_k", 1);

@@ -248,6 +248,17 @@ std::vector<Field> model_fields(const JobModel& m) {
   mla_count("qk_nope_head_dim", m.mla.qk_nope_head_dim);
   mla_count("qk_rope_head_dim", m.mla.qk_rope_head_dim);
   mla_count("v_head_dim", m.mla.v_head_dim);
+  w.flag("attention_output_gate", m.attention_output_gate, false);
+  const bool linear = m.linear.value_heads > 0;
+  const auto linear_count = [&](const char* key, std::int64_t value) {
+    w.put(fmt::format("linear_attention.{}", key), linear ? fmt::format("{}", value) : "", !linear);
+  };
+  linear_count("num_key_heads", m.linear.key_heads);
+  linear_count("num_value_heads", m.linear.value_heads);
+  linear_count("key_head_dim", m.linear.key_head_dim);
+  linear_count("value_head_dim", m.linear.value_head_dim);
+  linear_count("conv_kernel_dim", m.linear.conv_kernel);
+  linear_count("full_attention_interval", m.linear.full_attention_interval);
   return f;
 }
 

@@ -182,6 +182,16 @@ void read_moe_and_mla(const RowCells& row, JobModel& m) {
     m.mla.qk_rope_head_dim = row.size("qk_rope_head_dim");
     m.mla.v_head_dim = row.size("v_head_dim");
   }
+  m.attention_output_gate = row.flag("attention_output_gate", false);
+  if (!row.text("linear_value_heads").empty()) {  // Gated DeltaNet, the names of a job's linear_attention
+    auto& a = m.linear;
+    a.key_heads = row.size("linear_key_heads");
+    a.value_heads = row.size("linear_value_heads");
+    a.key_head_dim = row.size("linear_key_head_dim");
+    a.value_head_dim = row.size("linear_value_head_dim");
+    a.conv_kernel = row.count("linear_conv_kernel_dim", 4);
+    a.full_attention_interval = row.count("full_attention_interval", 0);
+  }
 }
 
 // Selective recompute's modules joined by '+' ("layernorm+moe_act"), as the layout's bits.
@@ -263,6 +273,8 @@ const std::vector<std::string>& known_columns() {
       "experts", "top_k", "expert_ffn", "shared_expert_ffn", "dense_layers", "node_limit", "device_limit",
       "hot_experts", "hot_load", "capacity_factor", "mtp_layers", "sliding_window", "sliding_window_pattern",
       "q_lora_rank", "kv_lora_rank", "qk_nope_head_dim", "qk_rope_head_dim", "v_head_dim",
+      "attention_output_gate", "linear_key_heads", "linear_value_heads", "linear_key_head_dim", "linear_value_head_dim",
+      "linear_conv_kernel_dim", "full_attention_interval",
       "tp", "pp", "dp", "vpp", "cp", "ep", "sched", "mbs", "gbs", "recomp", "recompute_layers", "recompute_modules",
       "first_chunk_layers", "last_chunk_layers", "expert_placement", "sp", "zero", "overlap_dp", "overlap_pp",
       "overlap_tp", "overlap_tp_wgrad", "overlap_ep_a2a", "attention", "grad_bytes", "adam_moment_bytes", "expert_tp", "fp8", "fp8_recipe",

@@ -157,7 +157,13 @@ std::string model_words(const JobModel& m) {
                     : fmt::format(", {} within a {}-token window",
                                   windowed == m.shape.layers ? "each" : fmt::format("{} of them", windowed),
                                   comma_grouped(m.sliding_window));
-  return fmt::format("{} ({} layers{}, h {}, seq {})", m.shape.name, m.shape.layers, window, m.shape.hidden, m.seq);
+  const int linear = linear_layers_in(m, 0, m.shape.layers);
+  const std::string delta =
+      linear == 0
+          ? ""
+          : fmt::format(", {} Gated DeltaNet", linear == m.shape.layers ? "each" : fmt::format("{} of them", linear));
+  return fmt::format("{} ({} layers{}{}, h {}, seq {})", m.shape.name, m.shape.layers, window, delta, m.shape.hidden,
+                     m.seq);
 }
 
 std::string job_step_heading(const std::string& name, const JobStepRun& run) {
