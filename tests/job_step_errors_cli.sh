@@ -147,6 +147,26 @@ bad window_negative "$win sliding_window: -4}
 bad window_past "$win sliding_window: 128, sliding_window_pattern: 97}
   hardware: {preset: a100-sxm-80gb, gpus: 64}
   layout: {tp: 8, pp: 8, global_batch: 64}" "job_step.model.sliding_window_pattern: 97 is not between 0 (every layer windowed) and the 96 layers"
+# Gated DeltaNet: its keys at their line; value heads a multiple of the key heads; tp x cp
+# dividing both; not beside a window.
+lin='job_step:
+  model: {layers: 8, hidden: 2048, ffn: 5120, heads: 16, kv_heads: 2, head_dim: 256, vocab: 151936, seq: 4096,
+          linear_attention: {num_key_heads: 16, key_head_dim: 128, value_head_dim: 128,'
+bad linear_ratio "$lin num_value_heads: 24}}
+  hardware: {preset: h100-sxm, gpus: 8}
+  layout: {tp: 2, global_batch: 8}" "linear_ratio.yaml:3: job_step.model.linear_attention.num_value_heads: 24 value heads are not a multiple of the 16 key heads"
+bad linear_key "$lin num_value_heads: 32, full_attention: 4}}
+  hardware: {preset: h100-sxm, gpus: 8}
+  layout: {tp: 2, global_batch: 8}" "linear_key.yaml:3: job_step.model.linear_attention.full_attention: unknown key (known here: num_key_heads, num_value_heads, key_head_dim, value_head_dim, conv_kernel_dim, full_attention_interval)"
+bad linear_interval "$lin num_value_heads: 32, full_attention_interval: 9}}
+  hardware: {preset: h100-sxm, gpus: 8}
+  layout: {tp: 2, global_batch: 8}" "job_step.model.linear_attention.full_attention_interval: 9 is not between 0 (every layer linear) and the 8 layers"
+bad linear_window "$lin num_value_heads: 32}, sliding_window: 128}
+  hardware: {preset: h100-sxm, gpus: 8}
+  layout: {tp: 2, global_batch: 8}" "job_step.model.linear_attention.num_value_heads: linear_attention beside sliding_window is not modelled: give one of them"
+bad linear_tp_cp "$lin num_value_heads: 32}}
+  hardware: {preset: h100-sxm, gpus: 64}
+  layout: {tp: 2, cp: 32, global_batch: 8}" "job_step.layout.cp: tp x cp = 2 x 32 = 64 does not divide the 16 linear-attention key heads and 32 value heads (would fit: tp x cp among 1, 2, 4, 8, 16)"
 bad schedule "$head
   hardware: {preset: a100-sxm-80gb, gpus: 64}
   layout: {tp: 8, pp: 8, schedule: 1f1c, global_batch: 64}" "job_step.layout.schedule: unknown schedule '1f1c'; did you mean '1f1b'?"
@@ -175,7 +195,7 @@ has "(does not fit)" "$tmp/allow.out"
 run "$stepsim" run scenarios/job-fsdp-8.yaml --set job_step.model=llama3-8b
 refused "error: --set: job_step.model: 'llama3-8b' is not built in (built in: qwen3-8b, tiny), but the repository ships it as a file: {file: models/llama3-8b.yaml} from a scenario in scenarios/ (a path is relative to the scenario's folder)"
 run "$stepsim" run scenarios/job-fsdp-8.yaml --set job_step.model=llama4
-refused "scenarios/models has gemma3-27b, gpt-oss-120b, gpt3-175b, llama2-7b, llama3-405b, llama3-70b, llama3-8b, qwen3-8b, qwen3-next-80b-a3b, tiny; or the fields)"
+refused "scenarios/models has gemma3-27b, gpt-oss-120b, gpt3-175b, llama2-7b, llama3-405b, llama3-70b, llama3-8b, qwen3-8b, qwen3-next-80b-a3b, qwen3.5-397b-a17b, tiny; or the fields)"
 # A search's words in a job step say where they belong; a preset in capitals is named.
 run "$stepsim" run scenarios/job-fsdp-8.yaml --set job_step.layout.tp=auto
 refused "error: --set: job_step.layout.tp: a job step runs one layout: \`auto\` and lists are a search's (\`stepsim search FILE\` searches around this step, \`--set search.layout.tp=...\` opens this key)"

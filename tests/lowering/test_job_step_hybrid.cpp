@@ -71,6 +71,15 @@ TEST_CASE("Gated DeltaNet: a layer's GEMMs, parameters, the delta rule's FLOPs a
   const std::int64_t moe = std::int64_t{512} * 3 * 2048 * 512 + 2048 * 512 + 3 * 2048 * 512 + 2 * 2048;
   CHECK(total_parameters(m) == 36 * (33718464 + moe) + 12 * (27262976 + moe) + 2 * std::int64_t{151936} * 2048 + 2048);
   CHECK(total_parameters(m) == 79674286848);
+  // Qwen3.5-397B-A17B (scenarios/models/qwen3.5-397b-a17b.yaml): 64 value heads, 512 experts of
+  // 1,024, 60 layers, one prediction module (a layer of the last, softmax, kind and the 2h x h
+  // projection): 402,941,656,320, where the Hub counts 403.4B with the vision encoder.
+  JobModel big = m;
+  big.shape = decoder("qwen3.5-397b-a17b", 60, 4096, 1024, 32, 2, 256, 248320);
+  big.expert_ffn = big.shared_expert_ffn = 1024;
+  big.linear.value_heads = 64;
+  big.mtp_layers = 1;
+  CHECK(total_parameters(big) == 402941656320);
   // One pass's time: the delta rule bound by its bytes on an H100 (5,148 B against 182,955 FLOPs
   // a head-token, 36 FLOPs a byte, below the 989 TFLOP/s / 3.35 TB/s ridge at its efficiencies).
   const ClusterSpec c = *find_cluster_preset("h100-sxm");
@@ -177,4 +186,24 @@ TEST_CASE("Gated DeltaNet: heads split by TP x CP; limits of the model; not besi
   bad = m;
   bad.linear.conv_kernel = 0;
   CHECK(check_job_model(bad)->key == "conv_kernel_dim");
+}
+
+TEST_CASE("Gated DeltaNet: the delta rule's kernels against fla's on an H200 (a miss, reported)",
+          "[job_step][linear]") {
+  // QwenLM/FlashQLA's benchmark (benchmark/benchmark_results_H200.txt, commit 6e5d2ea): fla 0.5.1's
+  // chunk_gated_delta_rule on one H200, one sequence of 8,192 tokens, 16 key and 32 value heads
+  // of 128: forward 0.472 ms, backward (alone, recomputing what it needs) 1.444 ms. stepsim's core,
+  // bound by its bytes at the preset's memory share (0.8 of 4.8 TB/s): 8,192 x 32 x 5,148 B =
+  // 1.35 GB in 0.351 ms, 26 % short; the backward at 2.5x the forward 0.878 ms, 39 % short.
+  JobModel m = linear_layer_model(qwen3_next());
+  m.seq = 8192;
+  JobLayout l;
+  l.global_batch = 1;
+  const ClusterSpec c = *find_cluster_preset("h200");
+  const LayerPasses p = layer_passes(m, l, c);
+  CHECK(p.forward.attention == Approx(8192.0 * 32 * 5148 / (4800e9 * 0.8)).epsilon(1e-12));
+  CHECK(p.forward.attention * 1e3 == Approx(0.3514).epsilon(1e-3));
+  CHECK(p.backward_input.attention * 1e3 == Approx(0.8785).epsilon(1e-3));
+  CHECK(p.forward.attention / 0.472e-3 - 1 == Approx(-0.256).margin(0.001));
+  CHECK(p.backward_input.attention / 1.444e-3 - 1 == Approx(-0.392).margin(0.001));
 }
