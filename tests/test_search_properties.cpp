@@ -318,18 +318,23 @@ std::vector<std::pair<int, int>> ends_of(const SearchSpec& s, int pp, int v, con
   if (chunks == 1) return {{-1, -1}};
   int share = 0;
   while (share * chunks < layers) ++share;
-  const int over = share * chunks - layers;
   std::vector<std::pair<int, int>> out;
   std::vector<std::vector<int>> dealt;
-  const std::pair<int, int> ways[] = {{over, 0}, {over - over / 2, over / 2}, {over / 2, over - over / 2}, {0, over}};
-  for (const auto& [first_fewer, last_fewer] : ways) {
-    if (first_fewer > share || last_fewer > share) continue;
-    std::vector<int> sizes(static_cast<std::size_t>(chunks), share);
-    sizes.front() -= first_fewer;
-    sizes.back() -= last_fewer;
-    if (std::find(dealt.begin(), dealt.end(), sizes) != dealt.end()) continue;
-    dealt.push_back(sizes);
-    out.emplace_back(first_fewer > 0 ? share - first_fewer : -1, last_fewer > 0 ? share - last_fewer : -1);
+  // The share that holds the layers, and where it divides them one more a chunk, the ends
+  // `chunks` lighter between them.
+  for (const int each : {share, share + 1}) {
+    const int over = each * chunks - layers;
+    if (each > share && over != chunks) break;
+    const std::pair<int, int> ways[] = {{over, 0}, {over - over / 2, over / 2}, {over / 2, over - over / 2}, {0, over}};
+    for (const auto& [first_fewer, last_fewer] : ways) {
+      if (first_fewer > each || last_fewer > each) continue;
+      std::vector<int> sizes(static_cast<std::size_t>(chunks), each);
+      sizes.front() -= first_fewer;
+      sizes.back() -= last_fewer;
+      if (std::find(dealt.begin(), dealt.end(), sizes) != dealt.end()) continue;
+      dealt.push_back(sizes);
+      out.emplace_back(first_fewer > 0 ? each - first_fewer : -1, last_fewer > 0 ? each - last_fewer : -1);
+    }
   }
   return out.empty() ? std::vector<std::pair<int, int>>{base} : out;
 }
@@ -761,7 +766,11 @@ TEST_CASE("search: the pipeline's ends, auto: the layers over dealt to the ends"
   // first, one each (Megatron-Core's embedding and loss counted as layers), all at the last.
   CHECK(ends(94, 4, 1) == Ends{{22, -1}, {23, 23}, {-1, 22}});
   CHECK(ends(94, 8, 1) == Ends{{10, -1}, {11, 11}, {-1, 10}});
-  CHECK(ends(94, 2, 1) == Ends{{-1, -1}});                           // 47 each
+  // Where the share divides the layers: even, and the others one more, the ends as many chunks
+  // fewer between them (a lighter last stage for the LM head): 47 each, or 46 / 48 and 48 / 46;
+  // Llama 3 70B's 80 on 4 stages 20 each, or 17 / 21 / 21 / 21, 19 / 21 / 21 / 19, 21 / 21 / 21 / 17.
+  CHECK(ends(94, 2, 1) == Ends{{-1, -1}, {46, -1}, {-1, 46}});
+  CHECK(ends(80, 4, 1) == Ends{{-1, -1}, {17, -1}, {19, 19}, {-1, 17}});
   CHECK(ends(94, 5, 1) == Ends{{18, -1}, {-1, 18}});                 // one fewer: at either end
   CHECK(ends(94, 7, 1) == Ends{{10, -1}, {12, 12}, {-1, 10}});       // 14 each, 4 fewer: evenly 2 + 2
   CHECK(ends(61, 16, 1) == Ends{{1, -1}, {2, 3}, {3, 2}, {-1, 1}});  // DeepSeek-V3: 4 each, 3 fewer
@@ -793,6 +802,8 @@ TEST_CASE("search: the pipeline's ends, auto: the layers over dealt to the ends"
     seen.emplace_back(c.layout.pp, c.layout.first_chunk_layers, c.layout.last_chunk_layers);
   });
   CHECK(seen == std::vector<std::tuple<int, int, int>>{{2, -1, -1},
+                                                       {2, 46, -1},
+                                                       {2, -1, 46},
                                                        {4, 22, -1},
                                                        {4, 23, 23},
                                                        {4, -1, 22},

@@ -57,28 +57,35 @@ std::vector<std::pair<int, int>> auto_chunk_ends(int layers, const JobLayout& l)
   const std::int64_t chunks = std::int64_t{l.pp} * l.chunks_per_device();
   if (layers < 1) return {};
   if (chunks < 2) return {{-1, -1}};
-  // The others' share, and the layers the two ends hold fewer between them.
-  const std::int64_t share = (layers + chunks - 1) / chunks, d = share * chunks - layers;
-  // All at the first end, as evenly as possible (the first, then the last, one more), all at the
-  // last: d of 1 or 2 as evenly are Megatron-Core's --account-for-embedding-in-pipeline-split and
-  // --account-for-loss-in-pipeline-split; the others its --decoder-first/last-pipeline-num-layers.
-  using Deficit = std::pair<std::int64_t, std::int64_t>;
-  const std::vector<Deficit> dealt =
-      d == 0 ? std::vector<Deficit>{{0, 0}}
-             : std::vector<Deficit>{{d, 0}, {(d + 1) / 2, d / 2}, {d / 2, (d + 1) / 2}, {0, d}};
   std::vector<std::pair<int, int>> out;
   std::vector<std::vector<int>> seen;  // each split's chunk sizes: two spellings of one split count once
-  for (const auto& [first, last] : dealt) {
-    if (first > share || last > share) continue;  // an end cannot hold fewer than none
-    JobLayout x = l;
-    x.first_chunk_layers = first > 0 ? static_cast<int>(share - first) : -1;
-    x.last_chunk_layers = last > 0 ? static_cast<int>(share - last) : -1;
-    if (check_layer_split(layers, x)) continue;
-    std::vector<int> sizes = chunk_layer_counts(layers, x);
-    if (std::find(seen.begin(), seen.end(), sizes) != seen.end()) continue;
-    seen.push_back(std::move(sizes));
-    out.emplace_back(x.first_chunk_layers, x.last_chunk_layers);
-  }
+  // The others `share` layers each, the two ends d fewer between them: all at the first end, as
+  // evenly as possible (the first, then the last, one more), all at the last. d of 1 or 2 as
+  // evenly are Megatron-Core's --account-for-embedding-in-pipeline-split and
+  // --account-for-loss-in-pipeline-split; the others its --decoder-first/last-pipeline-num-layers.
+  const auto deal = [&](std::int64_t share, std::int64_t d) {
+    using Deficit = std::pair<std::int64_t, std::int64_t>;
+    const std::vector<Deficit> dealt =
+        d == 0 ? std::vector<Deficit>{{0, 0}}
+               : std::vector<Deficit>{{d, 0}, {(d + 1) / 2, d / 2}, {d / 2, (d + 1) / 2}, {0, d}};
+    for (const auto& [first, last] : dealt) {
+      if (first > share || last > share) continue;  // an end cannot hold fewer than none
+      JobLayout x = l;
+      x.first_chunk_layers = first > 0 ? static_cast<int>(share - first) : -1;
+      x.last_chunk_layers = last > 0 ? static_cast<int>(share - last) : -1;
+      if (check_layer_split(layers, x)) continue;
+      std::vector<int> sizes = chunk_layer_counts(layers, x);
+      if (std::find(seen.begin(), seen.end(), sizes) != seen.end()) continue;
+      seen.push_back(std::move(sizes));
+      out.emplace_back(x.first_chunk_layers, x.last_chunk_layers);
+    }
+  };
+  // The smallest share that holds the layers; where it divides them, also one layer more a chunk,
+  // the ends a chunk count lighter between them (a stage holding the LM head, or layers kept in
+  // BF16, offered fewer layers).
+  const std::int64_t share = (layers + chunks - 1) / chunks, d = share * chunks - layers;
+  deal(share, d);
+  if (d == 0) deal(share + 1, chunks);
   return out;
 }
 
