@@ -801,7 +801,9 @@ LayerPasses layer_passes(const JobModel& m, const JobLayout& l, const ClusterSpe
   // attention backward 2x its forward (2.5x for FlashAttention, which recomputes the scores);
   // memory-bound backward reads the saved input and the incoming gradient and writes a gradient
   // where the forward read one array and wrote one: 1.5x.
-  const double attn_b = l.attention == AttentionKernel::Flash ? 2.5 : 2.0;
+  // A Gated DeltaNet layer's delta rule recomputes what it needs whatever the attention kernel.
+  const bool unfused = l.attention == AttentionKernel::Unfused && !m.every_layer_linear();
+  const double attn_b = unfused ? 2.0 : 2.5;
   PassSeconds f = layer_pass(w, l, c, paths, GemmPass::Forward, 1, 1, 1);
   PassSeconds bi = layer_pass(w, l, c, paths, GemmPass::InputGrad, attn_b, 1.5, 1);
   PassSeconds bw = layer_pass(w, l, c, paths, GemmPass::WeightGrad, 0, 0, 0);
@@ -810,7 +812,7 @@ LayerPasses layer_passes(const JobModel& m, const JobLayout& l, const ClusterSpe
   // Recompute: full reruns the whole forward in the backward; selective reruns the attention
   // core (scores, softmax, dropout, AV), nothing for FlashAttention, which recomputes anyway.
   if (l.recompute == JobRecompute::Full) bi += f;
-  if (l.recomputes(kRecomputeCoreAttn) && l.attention == AttentionKernel::Unfused) {
+  if (l.recomputes(kRecomputeCoreAttn) && unfused) {
     PassSeconds core;
     core.attention = f.attention;
     const double scores =
@@ -1114,7 +1116,9 @@ StepFlops step_flops(const JobModel& m, const JobLayout& l) {
     // A prediction module's layer is recomputed as the model's last layer is.
     if (again.last) recompute += mtp * (mtp_gemms_hw + mtp_attn_hw);
   }
-  if (l.recomputes(kRecomputeCoreAttn) && l.attention == AttentionKernel::Unfused) recompute = attn_hw;
+  // The unfused softmax cores again (a Gated DeltaNet layer has no scores to rerun).
+  if (l.recomputes(kRecomputeCoreAttn) && l.attention == AttentionKernel::Unfused)
+    recompute = attention(one, L - windowed - linear, windowed, 0);
   if (l.recompute == JobRecompute::Selective) {
     // The modules' GEMMs, per kind of layer (a dense MLP in the dense layers, experts in the others).
     const auto rerun = [&](const LayerWork& x) {

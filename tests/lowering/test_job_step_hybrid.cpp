@@ -88,6 +88,17 @@ TEST_CASE("Gated DeltaNet: a layer's GEMMs, parameters, the delta rule's FLOPs a
   CHECK(p.forward.attention ==
         Approx(T * 16 * 5148 / (static_cast<double>(acc.hbm_bandwidth) * acc.efficiency.memory)).epsilon(1e-12));
   CHECK(p.backward_input.attention == Approx(2.5 * p.forward.attention).epsilon(1e-12));
+  // The unfused softmax kernels (attention: unfused) leave a Gated DeltaNet layer as it is: no
+  // scores to write, and none to rerun with core_attn.
+  JobLayout un = l;
+  un.attention = AttentionKernel::Unfused;
+  un.recompute = JobRecompute::Selective;
+  un.recompute_modules = kRecomputeCoreAttn;
+  const LayerPasses pu = layer_passes(lin, un, c);
+  CHECK(pu.forward.attention == p.forward.attention);
+  CHECK(pu.backward_input.attention == p.backward_input.attention);
+  CHECK(pu.forward.memory == p.forward.memory);
+  CHECK(layer_activation_bytes(lin, un) == layer_activation_bytes(lin, l));
 }
 
 TEST_CASE("Gated DeltaNet: activations, CP by heads whatever cp_comm, a chunk of both kinds, the step's FLOPs",
