@@ -673,6 +673,9 @@ fig "all-softmax 1.457 s -3.2% 5621 14.1%" "$tmp/qnext.txt"
 fig "32k 8.457 s +40.5% 3875 12.4%" "$tmp/qnext.txt"
 fig "32k-all-softmax 11.025 s +83.1% 2972 17.6%" "$tmp/qnext.txt"
 fig "ep8 1.184 s -21.4% 6920" "$tmp/qnext.txt"
+"$stepsim" run scenarios/job-qwen3-next-80b-128xh100.yaml >"$tmp/qnext-run.txt"
+fig "softmax layer fwd / bwd 5.21 / 6.90 ms" "$tmp/qnext-run.txt"
+fig "Gated DeltaNet layer fwd / bwd 5.43 / 7.26 ms" "$tmp/qnext-run.txt"
 src="$(pwd)"
 sed "s|^  model: {name: qwen3-next-80b-a3b.*|  model: {file: $src/scenarios/models/qwen3-next-80b-a3b.yaml}|; /^          vocab: 151936, qk_norm/d; /^          shared_expert_ffn: 512/d; /^          linear_attention:/d; /^                             conv_kernel_dim/d; s|{file: hardware/|{file: $src/scenarios/hardware/|; /^  variants:/,\$d" \
   scenarios/job-qwen3-next-80b-128xh100.yaml >"$tmp/qnext-file.yaml"
@@ -682,6 +685,8 @@ python3 - "$tmp/qnext.json" "$tmp/qnext-file.json" <<'PY' || fail "qwen3-next: t
 import json, sys
 a, b = (json.load(open(f)) for f in sys.argv[1:3])
 assert a["step_time_ns"] == b["step_time_ns"] == 1505161743, (a["step_time_ns"], b["step_time_ns"])
+assert (round(a["linear_layer_forward_ms"], 2), round(a["linear_layer_backward_ms"], 2)) == (5.43, 7.26), a
+assert (round(a["layer_forward_ms"], 2), round(a["layer_backward_ms"], 2)) == (5.21, 6.90), a
 PY
 "$stepsim" check-against validation/megatron_moe_layer_h100.csv validation/qwen3_235b_moe_modelzoo.csv \
   validation/nemo_llama3_h100_fp8.csv validation/qwen3_next_modelzoo.csv >"$tmp/qnext-check.txt"

@@ -194,6 +194,11 @@ Table job_step_summary_table(const JobStepRun& run, bool with_exposed) {
   if (r.stage_imbalance >= 0.01)
     t.add_row({fmt::format("  uneven stages (rank {})", r.busiest_rank), percent(r.stage_imbalance, 1)});
   if (r.layer_host_s > 0) t.add_row({"host waits per MoE layer", fmt::format("{:.2f} ms", r.layer_host_s * 1e3)});
+  if (r.linear_layer_forward_s > 0) {  // a hybrid: each kind's layer, one micro-batch on one GPU
+    const auto fb = [](double f, double b) { return fmt::format("{:.2f} / {:.2f} ms", f * 1e3, b * 1e3); };
+    t.add_row({"softmax layer fwd / bwd", fb(r.layer_forward_s, r.layer_backward_s)});
+    t.add_row({"Gated DeltaNet layer fwd / bwd", fb(r.linear_layer_forward_s, r.linear_layer_backward_s)});
+  }
   if (!with_exposed) return t;
   for (const auto& [what, time] : job_step_exposed(r)) t.add_row({"exposed " + what, secs(time)});
   return t;
@@ -575,6 +580,10 @@ nlohmann::ordered_json job_step_json(const std::string& name, const JobStepRun& 
   j["critical_path"] = {{"by_kind", shares(r.critical_by_kind)}, {"by_resource", shares(r.critical_by_resource)}};
   j["layer_forward_ms"] = r.layer_forward_s * 1e3;
   j["layer_backward_ms"] = r.layer_backward_s * 1e3;
+  if (r.linear_layer_forward_s > 0) {  // a hybrid: layer_*_ms are its softmax layer's
+    j["linear_layer_forward_ms"] = r.linear_layer_forward_s * 1e3;
+    j["linear_layer_backward_ms"] = r.linear_layer_backward_s * 1e3;
+  }
   if (run.spec.model.experts > 0) {
     j["moe_block_forward_ms"] = r.moe_block_forward_s * 1e3;
     j["moe_block_backward_ms"] = r.moe_block_backward_s * 1e3;

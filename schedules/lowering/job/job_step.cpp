@@ -670,9 +670,15 @@ JobStepRun run_once(const JobStepSpec& spec) {
   r.memory_by_rank = job_memory_by_rank(spec.model, l, run.comm.chunks, act_peaks);
   r.memory = most_loaded(r.memory_by_rank);
   r.capacity = c.accelerator.usable_memory;
+  const auto pass_seconds = [](const LayerPasses& p, double& forward, double& backward) {
+    forward = p.forward.compute() + p.forward.comm();
+    backward = p.backward_input.compute() + p.backward_input.comm() + p.backward_weight.compute();
+  };
   const LayerPasses lp = layer_passes(spec.model, l, c);
-  r.layer_forward_s = lp.forward.compute() + lp.forward.comm();
-  r.layer_backward_s = lp.backward_input.compute() + lp.backward_input.comm() + lp.backward_weight.compute();
+  pass_seconds(lp, r.layer_forward_s, r.layer_backward_s);
+  if (!spec.model.every_layer_linear() && linear_layers_in(spec.model, 0, spec.model.shape.layers) > 0)
+    pass_seconds(layer_passes(linear_layer_model(spec.model), l, c), r.linear_layer_forward_s,
+                 r.linear_layer_backward_s);
   r.layer_host_s = lp.forward.host + lp.backward_input.host;
   const LayerPasses moe = moe_block_passes(spec.model, l, c);
   r.moe_block_forward_s = moe.forward.compute() + moe.forward.comm();

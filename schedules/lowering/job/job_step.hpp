@@ -93,6 +93,9 @@ struct JobStepResult {
   std::vector<CriticalShare> critical_by_kind, critical_by_resource;
   // Per-layer forward / backward on one GPU (first chunk's mean layer), for Korthikanti Table 4.
   double layer_forward_s = 0, layer_backward_s = 0;
+  // A hybrid's Gated DeltaNet layer, forward / backward, where layer_forward_s and
+  // layer_backward_s are its softmax layer's (0 without both kinds).
+  double linear_layer_forward_s = 0, linear_layer_backward_s = 0;
   // An MoE layer's MoE block alone, forward / backward (moe_block_passes; 0 for a dense model).
   double moe_block_forward_s = 0, moe_block_backward_s = 0;
   // The host waits of an MoE layer's passes, forward and backward (efficiency.moe_host), in
