@@ -691,4 +691,10 @@ PY
 "$stepsim" check-against validation/megatron_moe_layer_h100.csv validation/qwen3_235b_moe_modelzoo.csv \
   validation/nemo_llama3_h100_fp8.csv validation/qwen3_next_modelzoo.csv >"$tmp/qnext-check.txt"
 fig "13 Qwen3-Next Qwen3-Next-80B-A3B 128 GPUs 2.2 s 1.505 -31.6% held out" "$tmp/qnext-check.txt"
+# Qwen3.5-397B-A17B's model file in a search: EP 16 folded to expert TP 1 the fastest.
+"$stepsim" search scenarios/search-moe-256xh100.yaml --set 'search.model={file: models/qwen3.5-397b-a17b.yaml}' \
+  --set search.layout.first_chunk_layers=even --set search.layout.last_chunk_layers=even \
+  --set 'search.layout.ep=[8,16,32]' --set search.top=3 >"$tmp/q35.txt"
+has "qwen3.5-397b-a17b (60 layers, 45 of them Gated DeltaNet, h 4096, seq 4096) on 256 x h100-sxm" "$tmp/q35.txt"
+fig "1 256 2 4 1 32 16 1 1 1f1b 1 full yes 14.931 s 12.3% 71.1" "$tmp/q35.txt"
 echo "job_step: all checks passed"
