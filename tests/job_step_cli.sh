@@ -691,6 +691,13 @@ PY
 "$stepsim" check-against validation/megatron_moe_layer_h100.csv validation/qwen3_235b_moe_modelzoo.csv \
   validation/nemo_llama3_h100_fp8.csv validation/qwen3_next_modelzoo.csv >"$tmp/qnext-check.txt"
 fig "13 Qwen3-Next Qwen3-Next-80B-A3B 128 GPUs 2.2 s 1.505 -31.6% held out" "$tmp/qnext-check.txt"
+# The row's Gated DeltaNet columns: the others need linear_value_heads; a bad one named by its column.
+sed 's/,1,16,32,128,128,4,4,/,1,16,,128,128,4,4,/' validation/qwen3_next_modelzoo.csv >"$tmp/qnext-novh.csv"
+run "$stepsim" check-against "$tmp/qnext-novh.csv"
+refused "qnext-novh.csv:13: linear_key_heads: needs linear_value_heads (a Gated DeltaNet model)"
+sed 's/,1,16,32,128,128,4,4,/,1,16,24,128,128,4,4,/' validation/qwen3_next_modelzoo.csv >"$tmp/qnext-24.csv"
+run "$stepsim" check-against "$tmp/qnext-24.csv"
+refused "qnext-24.csv:13: linear_value_heads: 24 value heads are not a multiple of the 16 key heads"
 # Qwen3.5-397B-A17B's model file in a search: EP 16 folded to expert TP 1 the fastest.
 "$stepsim" search scenarios/search-moe-256xh100.yaml --set 'search.model={file: models/qwen3.5-397b-a17b.yaml}' \
   --set search.layout.first_chunk_layers=even --set search.layout.last_chunk_layers=even \

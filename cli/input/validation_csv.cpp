@@ -38,7 +38,12 @@ std::string column_of(const std::string& key) {
                                                              {"overlap.tp_wgrad", "overlap_tp_wgrad"},
                                                              {"overlap.pp", "overlap_pp"},
                                                              {"overlap.dp", "overlap_dp"},
-                                                             {"overlap.ep_a2a", "overlap_ep_a2a"}};
+                                                             {"overlap.ep_a2a", "overlap_ep_a2a"},
+                                                             {"num_key_heads", "linear_key_heads"},
+                                                             {"num_value_heads", "linear_value_heads"},
+                                                             {"key_head_dim", "linear_key_head_dim"},
+                                                             {"value_head_dim", "linear_value_head_dim"},
+                                                             {"conv_kernel_dim", "linear_conv_kernel_dim"}};
   const auto it = columns.find(key);
   return it == columns.end() ? key : it->second;
 }
@@ -191,6 +196,10 @@ void read_moe_and_mla(const RowCells& row, JobModel& m) {
     a.value_head_dim = row.size("linear_value_head_dim");
     a.conv_kernel = row.count("linear_conv_kernel_dim", 4);
     a.full_attention_interval = row.count("full_attention_interval", 0);
+  } else {
+    for (const char* k : {"linear_key_heads", "linear_key_head_dim", "linear_value_head_dim", "linear_conv_kernel_dim",
+                          "full_attention_interval"})
+      if (!row.text(k).empty()) row.fail(k, "needs linear_value_heads (a Gated DeltaNet model)");
   }
 }
 
