@@ -239,20 +239,20 @@ std::vector<Field> model_fields(const JobModel& m) {
                             : "none",
         !m.capacity_factor);
   w.count("mtp_layers", m.mtp_layers, 0);
-  const bool mla = m.latent_attention();
-  const auto mla_count = [&](const char* key, std::int64_t value) {
-    w.put(fmt::format("mla.{}", key), mla ? fmt::format("{}", value) : "", !mla);
+  // A nested map's counts ("mla.q_lora_rank"): written where the model has the map, none where not.
+  const auto nested = [&w](const char* map, bool present) {
+    return [&w, map, present](const char* key, std::int64_t value) {
+      w.put(fmt::format("{}.{}", map, key), present ? fmt::format("{}", value) : "", !present);
+    };
   };
+  const auto mla_count = nested("mla", m.latent_attention());
   mla_count("q_lora_rank", m.mla.q_lora_rank);
   mla_count("kv_lora_rank", m.mla.kv_lora_rank);
   mla_count("qk_nope_head_dim", m.mla.qk_nope_head_dim);
   mla_count("qk_rope_head_dim", m.mla.qk_rope_head_dim);
   mla_count("v_head_dim", m.mla.v_head_dim);
   w.flag("attention_output_gate", m.attention_output_gate, false);
-  const bool linear = m.linear.value_heads > 0;
-  const auto linear_count = [&](const char* key, std::int64_t value) {
-    w.put(fmt::format("linear_attention.{}", key), linear ? fmt::format("{}", value) : "", !linear);
-  };
+  const auto linear_count = nested("linear_attention", m.linear.value_heads > 0);
   linear_count("num_key_heads", m.linear.key_heads);
   linear_count("num_value_heads", m.linear.value_heads);
   linear_count("key_head_dim", m.linear.key_head_dim);
