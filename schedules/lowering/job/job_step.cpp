@@ -600,6 +600,21 @@ double mfu_peak(const JobLayout& l, const AcceleratorSpec& a) {
   return low > 0 ? low : a.peak_bf16;
 }
 
+// One layer's passes on one GPU for one micro-batch, as the result reports them: the model's layer
+// (a hybrid's softmax one), a hybrid's Gated DeltaNet layer, the host waits, the MoE block alone.
+void layer_figures(const JobModel& m, const JobLayout& l, const ClusterSpec& c, JobStepResult& r) {
+  const auto pass_seconds = [](const LayerPasses& p, double& forward, double& backward) {
+    forward = p.forward.compute() + p.forward.comm();
+    backward = p.backward_input.compute() + p.backward_input.comm() + p.backward_weight.compute();
+  };
+  const LayerPasses lp = layer_passes(m, l, c);
+  pass_seconds(lp, r.layer_forward_s, r.layer_backward_s);
+  if (!m.every_layer_linear() && linear_layers_in(m, 0, m.shape.layers) > 0)
+    pass_seconds(layer_passes(linear_layer_model(m), l, c), r.linear_layer_forward_s, r.linear_layer_backward_s);
+  r.layer_host_s = lp.forward.host + lp.backward_input.host;
+  pass_seconds(moe_block_passes(m, l, c), r.moe_block_forward_s, r.moe_block_backward_s);
+}
+
 JobStepRun run_once(const JobStepSpec& spec) {
   JobStepRun run;
   run.spec = spec;
@@ -670,19 +685,7 @@ JobStepRun run_once(const JobStepSpec& spec) {
   r.memory_by_rank = job_memory_by_rank(spec.model, l, run.comm.chunks, act_peaks);
   r.memory = most_loaded(r.memory_by_rank);
   r.capacity = c.accelerator.usable_memory;
-  const auto pass_seconds = [](const LayerPasses& p, double& forward, double& backward) {
-    forward = p.forward.compute() + p.forward.comm();
-    backward = p.backward_input.compute() + p.backward_input.comm() + p.backward_weight.compute();
-  };
-  const LayerPasses lp = layer_passes(spec.model, l, c);
-  pass_seconds(lp, r.layer_forward_s, r.layer_backward_s);
-  if (!spec.model.every_layer_linear() && linear_layers_in(spec.model, 0, spec.model.shape.layers) > 0)
-    pass_seconds(layer_passes(linear_layer_model(spec.model), l, c), r.linear_layer_forward_s,
-                 r.linear_layer_backward_s);
-  r.layer_host_s = lp.forward.host + lp.backward_input.host;
-  const LayerPasses moe = moe_block_passes(spec.model, l, c);
-  r.moe_block_forward_s = moe.forward.compute() + moe.forward.comm();
-  r.moe_block_backward_s = moe.backward_input.compute() + moe.backward_input.comm() + moe.backward_weight.compute();
+  layer_figures(spec.model, l, c, r);
   return run;
 }
 
