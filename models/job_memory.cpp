@@ -33,11 +33,20 @@ std::int64_t zero3_kept_at_rerun(const JobModel& m, const JobLayout& l) {
 }
 
 namespace {
-// The model and, for a hybrid of softmax and Gated DeltaNet layers, its Gated DeltaNet layer as a
-// model of its own: what a largest-layer bound takes the larger of.
-std::vector<JobModel> mixer_kinds(const JobModel& m) {
-  if (m.every_layer_linear() || linear_layers_in(m, 0, m.shape.layers) == 0) return {m};
-  return {m, linear_layer_model(m)};
+// The kinds of layer whose weights and activations differ, each as a model of its own, and whether
+// it is dense (has_fp8_layer's two groups): the model's layer; an MoE model's dense first layers;
+// a hybrid's Gated DeltaNet layers of either. What a largest-layer bound takes the larger of.
+struct LayerKind {
+  JobModel model;
+  bool dense = false;
+};
+std::vector<LayerKind> layer_kinds(const JobModel& m) {
+  std::vector<LayerKind> kinds = {{m, m.experts == 0}};
+  if (has_dense_first_layers(m)) kinds.push_back({dense_layer_model(m), true});
+  if (!m.every_layer_linear() && linear_layers_in(m, 0, m.shape.layers) > 0)
+    for (std::size_t i = 0, n = kinds.size(); i < n; ++i)
+      kinds.push_back({linear_layer_model(kinds[i].model), kinds[i].dense});
+  return kinds;
 }
 
 // ZeRO-3's buffers beside a GPU's shards: the gathered weights in flight, and one gather's worth
@@ -51,17 +60,14 @@ std::vector<JobModel> mixer_kinds(const JobModel& m) {
 // forward to backward (keep_gathered), every layer's weights are gathered at the backward's start:
 // counted with the device's parameters (job_memory); here the gradients' buffer alone.
 double zero3_buffer_bytes(const JobModel& m, const JobLayout& l) {
-  const LayerWork w = layer_work(m, l);
-  double layer = static_cast<double>(w.parameters);
-  for (const JobModel& k : mixer_kinds(m)) {
-    layer = std::max(layer, static_cast<double>(layer_work(k, l).parameters));
-    if (has_dense_first_layers(m))
-      layer = std::max(layer, static_cast<double>(layer_work(dense_layer_model(k), l).parameters));
-  }
+  double layer = 0;
+  for (const LayerKind& k : layer_kinds(m))
+    layer = std::max(layer, static_cast<double>(layer_work(k.model, l).parameters));
   if (l.keep_gathered) return l.grad_bytes * layer;
   double gathered = 2 * layer, reduced = layer;
   if (l.zero3_fetch == Zero3Fetch::Module && m.experts == 0) {
     // A module's weights are its GEMM's k x n (the layer's GEMMs, as layer_work lists them).
+    const LayerWork w = layer_work(m, l);
     double largest = 0;
     for (const GemmShape& g : w.gemms) largest = std::max(largest, g.k * g.n * g.count);
     gathered = static_cast<double>(zero3_kept_at_rerun(m, l)) + largest;
@@ -89,12 +95,9 @@ Bytes fp8_weight_copies(const JobModel& m, const JobLayout& l, const std::vector
   if (per_weight <= 0) return 0;
   double weights = 0;
   if (l.zero >= 3) {  // the largest layer of a kind some FP8 layer is of (not one kept in BF16)
-    for (const JobModel& k : mixer_kinds(m)) {
-      if (has_fp8_layer(m, l, m.experts == 0))
-        weights = std::max(weights, static_cast<double>(layer_work(k, l).gemm_weights));
-      if (has_dense_first_layers(m) && has_fp8_layer(m, l, true))
-        weights = std::max(weights, static_cast<double>(layer_work(dense_layer_model(k), l).gemm_weights));
-    }
+    for (const LayerKind& k : layer_kinds(m))
+      if (has_fp8_layer(m, l, k.dense))
+        weights = std::max(weights, static_cast<double>(layer_work(k.model, l).gemm_weights));
   } else {
     weights = held_gemm_weights(held, chunks);
   }
@@ -145,17 +148,14 @@ std::vector<JobMemory> job_memory_by_rank(const JobModel& m, const JobLayout& l,
   const double T = tokens_on_gpu(m, l);
   // Buffers every device has: ZeRO-3's gathered weights and gradients (zero3_buffer_bytes), and
   // for full recompute one layer's activations rebuilt at a time (what the layer keeps without
-  // recompute). (The larger kind of layer, where an MoE model has dense first layers too.)
-  const bool two_kinds = has_dense_first_layers(m);
+  // recompute). (The largest kind of layer, layer_kinds.)
   Bytes shared = 0;
   if (l.zero >= 3) shared += bytes_from(zero3_buffer_bytes(m, l), "ZeRO-3's gathered weights");
   if (l.recompute == JobRecompute::Full && l.recompute_layers != 0) {
     JobLayout kept = l;
     kept.recompute = JobRecompute::None;
     Bytes largest = 0;
-    for (const JobModel& k : mixer_kinds(m))
-      largest = std::max({largest, layer_activation_bytes(k, kept),
-                          two_kinds ? layer_activation_bytes(dense_layer_model(k), kept) : 0});
+    for (const LayerKind& k : layer_kinds(m)) largest = std::max(largest, layer_activation_bytes(k.model, kept));
     shared += largest;
   }
   if (l.recompute == JobRecompute::Op) {

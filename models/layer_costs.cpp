@@ -1018,30 +1018,36 @@ std::vector<ChunkCost> chunk_costs(const JobModel& m, const JobLayout& l, const 
 }
 
 namespace {
-// A hybrid's Gated DeltaNet layers among [first, first + count): their GEMM FLOPs less those of the
-// softmax layers of their kind (dense or MoE) that step_flops counts them as, on the layout `one`
+// A hybrid's Gated DeltaNet layer: its GEMM FLOPs beyond those of the softmax layer of its kind
+// (MoE, or an MoE model's dense first layers) that step_flops counts it as, on the layout `one`
 // (one sequence, no parallelism) at `expert_load`. Zero for a model of one kind of layer.
-double linear_gemm_flops(const JobModel& m, const JobLayout& one, int first, int count, double expert_load) {
-  if (m.every_layer_linear() || linear_layers_in(m, first, count) == 0) return 0.0;
+struct LinearExtra {
+  double moe = 0, dense = 0;
+  // Of `linear` Gated DeltaNet layers, `dense_linear` among the dense first layers.
+  double of(int linear, int dense_linear) const {
+    return linear == 0 ? 0.0 : (linear - dense_linear) * moe + dense_linear * dense;
+  }
+};
+LinearExtra linear_extra(const JobModel& m, const JobLayout& one, double expert_load) {
+  if (m.every_layer_linear() || linear_layers_in(m, 0, m.shape.layers) == 0) return {};
   const JobModel dm = dense_layer_model(m);
-  const double extra =
-      layer_work(linear_layer_model(m), one, expert_load).gemm_flops - layer_work(m, one, expert_load).gemm_flops;
-  const double dense_extra = layer_work(linear_layer_model(dm), one).gemm_flops - layer_work(dm, one).gemm_flops;
-  double f = 0;
-  for (int i = first; i < first + count; ++i)
-    if (m.linear_layer(i)) f += dense_layers_in(m, i, 1) == 1 && has_dense_first_layers(m) ? dense_extra : extra;
-  return f;
+  return {layer_work(linear_layer_model(m), one, expert_load).gemm_flops - layer_work(m, one, expert_load).gemm_flops,
+          layer_work(linear_layer_model(dm), one).gemm_flops - layer_work(dm, one).gemm_flops};
+}
+// Of the layers [first, first + count), the Gated DeltaNet ones among an MoE model's dense first
+// layers (none where every layer is of one kind).
+int dense_linear_layers_in(const JobModel& m, int first, int count) {
+  return has_dense_first_layers(m) ? linear_layers_in(m, first, std::clamp(m.dense_layers - first, 0, count)) : 0;
 }
 
-// The layers full recompute reruns whole (partial recompute: the first N of each chunk), by kind,
-// the Gated DeltaNet ones' GEMMs beyond a softmax layer's (linear_gemm_flops), and whether the
-// last layer is among them.
+// The layers full recompute reruns whole (partial recompute: the first N of each chunk), by kind
+// (dense_linear: Gated DeltaNet among the dense first layers), and whether the last layer is
+// among them.
 struct RerunLayers {
-  int all = 0, dense = 0, windowed = 0, linear = 0;
-  double linear_gemms = 0;
+  int all = 0, dense = 0, windowed = 0, linear = 0, dense_linear = 0;
   bool last = false;
 };
-RerunLayers rerun_layers(const JobModel& m, const JobLayout& l, const JobLayout& one) {
+RerunLayers rerun_layers(const JobModel& m, const JobLayout& l) {
   RerunLayers again;
   const std::vector<bool> r = recomputed_layers(m.shape.layers, l);
   for (int i = 0; i < m.shape.layers; ++i)
@@ -1050,7 +1056,7 @@ RerunLayers rerun_layers(const JobModel& m, const JobLayout& l, const JobLayout&
       again.dense += dense_layers_in(m, i, 1);
       again.windowed += windowed_layers_in(m, i, 1);
       again.linear += linear_layers_in(m, i, 1);
-      if (m.linear_layer(i)) again.linear_gemms += linear_gemm_flops(m, one, i, 1, expert_rank_load(m, l).computed);
+      again.dense_linear += dense_linear_layers_in(m, i, 1);
     }
   again.last = !r.empty() && r.back();
   return again;
@@ -1072,11 +1078,11 @@ StepFlops step_flops(const JobModel& m, const JobLayout& l) {
   // GEMM FLOPs of all layers: dense first layers at their own (attention is the same in both).
   const int dense = dense_layers_in(m, 0, m.shape.layers);
   const double dense_gemms = layer_work(dense_layer_model(m), one).gemm_flops;
-  const auto linear_gemms = [&](int first, int count, bool computed) {
-    return linear_gemm_flops(m, one, first, count, computed ? expert_rank_load(m, l).computed : 1);
-  };
-  const double gemms = (L - dense) * w.gemm_flops + dense * dense_gemms + linear_gemms(0, m.shape.layers, false);
-  const double gemms_hw = (L - dense) * hw.gemm_flops + dense * dense_gemms + linear_gemms(0, m.shape.layers, true);
+  const LinearExtra extra = linear_extra(m, one, 1), extra_hw = linear_extra(m, one, expert_rank_load(m, l).computed);
+  const int linear_count = linear_layers_in(m, 0, m.shape.layers),
+            dense_linear = dense_linear_layers_in(m, 0, m.shape.layers);
+  const double gemms = (L - dense) * w.gemm_flops + dense * dense_gemms + extra.of(linear_count, dense_linear);
+  const double gemms_hw = (L - dense) * hw.gemm_flops + dense * dense_gemms + extra_hw.of(linear_count, dense_linear);
   const double head =
       2.0 * static_cast<double>(m.seq) * static_cast<double>(m.shape.hidden) * static_cast<double>(m.shape.vocab);
   // Model FLOPs count causal attention as half the square (the quantity a kernel must do),
@@ -1091,7 +1097,7 @@ StepFlops step_flops(const JobModel& m, const JobLayout& l) {
            (windowed_layers > 0 ? windowed_layers * layer_work(win, x).attention_flops : 0.0) +
            (linear_layers > 0 ? linear_layers * layer_work(lin, x).attention_flops : 0.0);
   };
-  const double windowed = windowed_layers_in(m, 0, m.shape.layers), linear = linear_layers_in(m, 0, m.shape.layers);
+  const double windowed = windowed_layers_in(m, 0, m.shape.layers), linear = linear_count;
   const double last_windowed = m.windowed_layer(m.shape.layers - 1) ? 1 : 0;
   const double last_linear = m.linear_layer(m.shape.layers - 1) ? 1 : 0;
   const double attn_model = attention(flash, L - windowed - linear, windowed, linear),
@@ -1101,17 +1107,19 @@ StepFlops step_flops(const JobModel& m, const JobLayout& l) {
   const double mtp = m.mtp_layers;
   const double mtp_attn_model = attention(flash, 1 - last_windowed - last_linear, last_windowed, last_linear),
                mtp_attn_hw = attention(one, 1 - last_windowed - last_linear, last_windowed, last_linear);
-  const double mtp_gemms = w.gemm_flops + linear_gemms(m.shape.layers - 1, 1, false),
-               mtp_gemms_hw = hw.gemm_flops + linear_gemms(m.shape.layers - 1, 1, true);
+  const int last_dense_linear = dense_linear_layers_in(m, m.shape.layers - 1, 1);
+  const double mtp_gemms = w.gemm_flops + extra.of(static_cast<int>(last_linear), last_dense_linear),
+               mtp_gemms_hw = hw.gemm_flops + extra_hw.of(static_cast<int>(last_linear), last_dense_linear);
   const double h = static_cast<double>(m.shape.hidden), proj = 2.0 * static_cast<double>(m.seq) * 2 * h * h;
   const double fwd_model = gemms + attn_model + head + mtp * (mtp_gemms + mtp_attn_model + proj + head);
   const double fwd_hw = gemms_hw + attn_hw + head + mtp * (mtp_gemms_hw + mtp_attn_hw + proj + head);
   double recompute = 0;
   if (l.recompute == JobRecompute::Full) {
-    const RerunLayers again = rerun_layers(m, l, one);
+    const RerunLayers again = rerun_layers(m, l);
     recompute = again.all == m.shape.layers
                     ? gemms_hw + attn_hw
-                    : (again.all - again.dense) * hw.gemm_flops + again.dense * dense_gemms + again.linear_gemms +
+                    : (again.all - again.dense) * hw.gemm_flops + again.dense * dense_gemms +
+                          extra_hw.of(again.linear, again.dense_linear) +
                           attention(one, again.all - again.windowed - again.linear, again.windowed, again.linear);
     // A prediction module's layer is recomputed as the model's last layer is.
     if (again.last) recompute += mtp * (mtp_gemms_hw + mtp_attn_hw);
