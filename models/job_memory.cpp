@@ -33,19 +33,22 @@ std::int64_t zero3_kept_at_rerun(const JobModel& m, const JobLayout& l) {
 }
 
 namespace {
-// The kinds of layer whose weights and activations differ, each as a model of its own, and whether
-// it is dense (has_fp8_layer's two groups): the model's layer; an MoE model's dense first layers;
-// a hybrid's Gated DeltaNet layers of either. What a largest-layer bound takes the larger of.
+// The kinds of layer whose weights and activations differ (layer_kind), each as a model of its
+// own, and whether it is dense (has_fp8_layer's two groups). What a largest-layer bound takes the
+// larger of.
 struct LayerKind {
   JobModel model;
   bool dense = false;
 };
 std::vector<LayerKind> layer_kinds(const JobModel& m) {
-  std::vector<LayerKind> kinds = {{m, m.experts == 0}};
-  if (has_dense_first_layers(m)) kinds.push_back({dense_layer_model(m), true});
-  if (!m.every_layer_linear() && linear_layers_in(m, 0, m.shape.layers) > 0)
-    for (std::size_t i = 0, n = kinds.size(); i < n; ++i)
-      kinds.push_back({linear_layer_model(kinds[i].model), kinds[i].dense});
+  std::vector<LayerKind> kinds;
+  std::vector<bool> seen(kKindBits, false);
+  for (int i = 0; i < m.shape.layers; ++i) {
+    const int k = layer_kind(m, i);
+    if (seen[static_cast<std::size_t>(k)]) continue;
+    seen[static_cast<std::size_t>(k)] = true;
+    kinds.push_back({layer_kind_model(m, k), (k & kKindDense) != 0});
+  }
   return kinds;
 }
 

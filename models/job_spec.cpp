@@ -223,10 +223,9 @@ JobLayout bf16_layer_layout(const JobLayout& l) {
 
 bool has_fp8_layer(const JobModel& m, const JobLayout& l, bool dense) {
   if (!l.fp8) return false;
-  // FP8 layers [lo, hi), dense layers [0, d), MoE ones [d, layers).
-  const int layers = m.shape.layers, d = dense_layers_in(m, 0, layers);
-  const int lo = l.bf16_first_layers, hi = layers - l.bf16_last_layers;
-  return dense ? std::max(lo, 0) < std::min(hi, d) : std::max(lo, d) < std::min(hi, layers);
+  for (int i = 0; i < m.shape.layers; ++i)
+    if ((dense_layers_in(m, i, 1) == 1) == dense && !l.bf16_layer(i, m.shape.layers)) return true;
+  return false;
 }
 
 int windowed_layers_in(const JobModel& m, int first, int count) {
@@ -237,7 +236,45 @@ int windowed_layers_in(const JobModel& m, int first, int count) {
 
 int dense_layers_in(const JobModel& m, int first, int count) {
   if (m.experts == 0) return count;
+  if (!m.hybrid_pattern.empty()) return pattern_layers_in(m, '-', first, count);
   return std::clamp(m.dense_layers - first, 0, count);
+}
+
+const std::vector<std::pair<char, const char*>>& hybrid_pattern_blocks() {
+  static const std::vector<std::pair<char, const char*>> blocks = {
+      {'M', "Mamba-2"}, {'*', "attention"}, {'-', "MLP"}, {'E', "MoE"}};
+  return blocks;
+}
+
+int pattern_layers_in(const JobModel& m, char symbol, int first, int count) {
+  int n = 0;
+  for (int i = first; i < first + count; ++i) n += m.pattern_symbol(i) == symbol ? 1 : 0;
+  return n;
+}
+
+int layer_kind(const JobModel& m, int i) {
+  int k = (dense_layers_in(m, i, 1) == 1 ? kKindDense : 0) | (m.windowed_layer(i) ? kKindWindowed : 0) |
+          (m.linear_layer(i) ? kKindLinear : 0) | (m.mamba_layer(i) ? kKindMamba : 0);
+  switch (m.pattern_symbol(i)) {
+    case 'M':
+    case '*': k |= kKindMixerOnly; break;
+    case '-':
+    case 'E': k |= kKindMlpOnly; break;
+    default: break;
+  }
+  return k;
+}
+
+JobModel layer_kind_model(const JobModel& m, int kind) {
+  const JobModel own = (kind & kKindDense) != 0 && m.experts > 0 ? dense_layer_model(m) : m;
+  JobModel k = (kind & kKindLinear) != 0     ? linear_layer_model(own)
+               : (kind & kKindWindowed) != 0 ? windowed_layer_model(own)
+                                             : full_attention_layer_model(own);
+  k.hybrid_pattern.clear();
+  if ((kind & kKindMamba) == 0) k.mamba = {};
+  if ((kind & kKindMixerOnly) != 0) k.blocks = JobModel::Blocks::Mixer;
+  if ((kind & kKindMlpOnly) != 0) k.blocks = JobModel::Blocks::Mlp;
+  return k;
 }
 
 }  // namespace stepsim

@@ -128,6 +128,37 @@ struct JobModel {
            (linear.full_attention_interval == 0 || (i + 1) % linear.full_attention_interval != 0);
   }
   bool every_layer_linear() const { return linear.value_heads > 0 && linear.full_attention_interval == 0; }
+  // Mamba-2 (Dao and Gu 2024, "Transformers are SSMs", sec. 7-8; Megatron-Core's MambaMixer,
+  // ssm/mamba_mixer.py; the mamba_* names of Nemotron-H's config): an input projection to a gate z
+  // and inputs x (heads of head_dim each), B and C (groups of state each) and a step size per head;
+  // a causal depthwise convolution (conv_kernel taps, with a bias) over x, B and C; the SSD scan in
+  // chunks (a head_dim x state state per head); a gated RMSNorm by group and the output
+  // projection. heads 0: none.
+  struct Mamba {
+    int heads = 0, head_dim = 0, state = 0, groups = 0, conv_kernel = 0;
+    bool operator==(const Mamba&) const = default;
+  };
+  Mamba mamba;
+  // Megatron-Core's hybrid layer pattern (--hybrid-override-pattern; Nemotron-H's
+  // hybrid_override_pattern): a character per decoder layer, each layer one block with its own
+  // norm and residual: M a Mamba-2 mixer, * softmax attention, - an MLP, E an MoE block
+  // (Nemotron-H 8B: "M-M-M-M*-M-..."). Empty: every layer a mixer (attention, or Mamba-2 where
+  // `mamba` is set) and an MLP (or MoE block).
+  std::string hybrid_pattern;
+  // Which blocks a layer has: a transformer layer's two, or one (a hybrid pattern's layer, as
+  // layer_kind_model gives it).
+  enum class Blocks : std::uint8_t { Both, Mixer, Mlp };
+  Blocks blocks = Blocks::Both;
+  bool has_mixer() const { return blocks != Blocks::Mlp; }
+  bool has_mlp() const { return blocks != Blocks::Mixer; }
+  // Layer i's symbol in the hybrid pattern ('\0' without one).
+  char pattern_symbol(int i) const {
+    return i >= 0 && static_cast<std::size_t>(i) < hybrid_pattern.size() ? hybrid_pattern[static_cast<std::size_t>(i)]
+                                                                         : '\0';
+  }
+  // Whether layer i's mixer is a Mamba-2 one, and whether every layer's is (a model of one kind).
+  bool mamba_layer(int i) const { return hybrid_pattern.empty() ? mamba.heads > 0 : pattern_symbol(i) == 'M'; }
+  bool every_layer_mamba() const { return mamba.heads > 0 && hybrid_pattern.empty() && has_mixer(); }
   // Softmax attention with an output gate (Qwen3-Next's full-attention layers, after Qiu et al.
   // 2025, "Gated Attention for Large Language Models"): the query projection also gives a gate as
   // wide as the queries, and the attention's output is multiplied by its sigmoid.
@@ -384,6 +415,28 @@ JobModel linear_layer_model(const JobModel& m);
 JobModel full_attention_layer_model(const JobModel& m);
 // How many of the decoder layers [first, first + count) are Gated DeltaNet layers.
 int linear_layers_in(const JobModel& m, int first, int count);
+// A hybrid pattern's symbols and what each layer is, in the order reports give them:
+// M Mamba-2, * attention, - MLP, E MoE.
+const std::vector<std::pair<char, const char*>>& hybrid_pattern_blocks();
+// How many of the decoder layers [first, first + count) are a hybrid pattern's `symbol` layers.
+int pattern_layers_in(const JobModel& m, char symbol, int first, int count);
+
+// A decoder layer's kind, as bits: what its costs depend on in the model. Dense (an MoE model's
+// dense first layers or a hybrid pattern's MLP layers; every layer of a dense model), windowed
+// (sliding-window attention), linear (Gated DeltaNet), Mamba-2, and a hybrid pattern's layer of
+// one block: the mixer only, or the MLP only. (Bits 2 and 8 are LayerStack's, of the layout.)
+enum LayerKindBit : int {
+  kKindDense = 1,
+  kKindWindowed = 4,
+  kKindLinear = 16,
+  kKindMamba = 32,
+  kKindMixerOnly = 64,
+  kKindMlpOnly = 128,
+  kKindBits = 256,  // kinds are below this
+};
+int layer_kind(const JobModel& m, int i);
+// The kind's layer as a model of its own, every layer of that kind.
+JobModel layer_kind_model(const JobModel& m, int kind);
 // How many of the decoder layers [first, first + count) attend within a sliding window.
 int windowed_layers_in(const JobModel& m, int first, int count);
 

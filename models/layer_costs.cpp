@@ -109,6 +109,41 @@ double gdn_core_bytes(double dk, double dv) {
   return 2 * (6 * dk + 3 * dv) + 2 * (dk + 3 * dv) + 12 * C + 4 * dk * dv / C + 28;
 }
 
+// A Mamba-2 mixer's widths, all heads (Megatron-Core's MambaMixer): the inner width (heads x
+// head_dim) of the gate z and the inputs x, B and C (groups x state each), a step size per head;
+// the input projection gives them all (z, x, B, C, dt), the convolution runs over x, B and C.
+struct MambaDims {
+  double inner = 0, bc = 0, heads = 0, head_dim = 0, state = 0, groups = 0, conv_taps = 0;
+  double projected() const { return 2 * inner + bc + heads; }
+  double convolved() const { return inner + bc; }
+};
+MambaDims mamba_dims(const JobModel& m) {
+  const auto& a = m.mamba;
+  const double heads = a.heads, groups = a.groups, state = a.state;
+  return {heads * a.head_dim, 2 * groups * state, heads, static_cast<double>(a.head_dim), state, groups,
+          static_cast<double>(a.conv_kernel)};
+}
+
+// The SSD scan's kernels (mamba_ssm's mamba_chunk_scan_combined, which Megatron-Core's mixer
+// calls), per token and head, forward, in chunks of Q = 128 tokens (Megatron-Core's chunk_size;
+// Dao and Gu 2024 sec. 6, the SSD algorithm): the chunk's C B^T (Q N multiply-adds, once per group
+// of H / G heads), its masked product with x (Q P), the chunk's state (B^T x: N P) and the output
+// from the states before it (C h: N P); P the head dimension, N the state. Full Q x Q blocks.
+constexpr double kSsdChunk = 128;
+double ssd_core_flops(const MambaDims& x) {
+  const double Q = kSsdChunk, P = x.head_dim, N = x.state, share = x.groups / x.heads;
+  return 2 * (Q * N * share + Q * P + 2 * N * P);
+}
+// Their HBM traffic, bytes per token and head: the step sizes' cumulative sum (read dt, write it
+// and the decays in FP32: 10); C B^T (read B and C, write the FP32 Q x Q block: 4 N + 4 Q a group)
+// and read by the scan (4 Q); x read twice, the output written (2 P each); B and C read again
+// (2 N each, by group); the step sizes and decays read twice (8 each); the FP32 chunk states
+// written, passed (read, write) and read (16 N P / Q).
+double ssd_core_bytes(const MambaDims& x) {
+  const double Q = kSsdChunk, P = x.head_dim, N = x.state, share = x.groups / x.heads;
+  return 26 + 6 * P + share * (8 * N + 8 * Q) + 16 * N * P / Q;
+}
+
 // MLA's attention weights (DeepSeek-V2 sec. 2.1.2-2.1.3): the down-projections (and their
 // norms), which every TP rank holds whole, and the rest, which TP splits by heads.
 struct MlaWeights {
@@ -144,6 +179,13 @@ std::int64_t layer_parameters(const JobModel& m) {
     attn = h * (2 * qk + 2 * v + 2 * a.value_heads) + a.conv_kernel * (2 * qk + v) + 2 * a.value_heads +
            a.value_head_dim + v * h;
   }
+  if (m.every_layer_mamba()) {
+    // The input projection, the convolution's taps and bias, a head's A_log, D and dt_bias, the
+    // gated norm's weight and the output projection (Megatron-Core's MambaMixer: no linear bias).
+    const auto& a = m.mamba;
+    const std::int64_t inner = std::int64_t{a.heads} * a.head_dim, bc = 2 * std::int64_t{a.groups} * a.state;
+    attn = h * (2 * inner + bc + a.heads) + (a.conv_kernel + 1) * (inner + bc) + 3 * a.heads + inner + inner * h;
+  }
   if (m.latent_attention()) {
     const MlaWeights w = mla_weights(m);
     attn = w.whole + w.split;
@@ -152,7 +194,8 @@ std::int64_t layer_parameters(const JobModel& m) {
   const std::int64_t mlp = m.experts > 0 ? static_cast<std::int64_t>(m.experts) * mats * h * m.expert_ffn +
                                                h * m.experts + mats * h * m.shared_expert_ffn
                                          : mats * h * s.intermediate;
-  return attn + mlp + 2 * h;  // + two norms
+  // Each block with its norm: a hybrid pattern's layer has one.
+  return (m.has_mixer() ? attn + h : 0) + (m.has_mlp() ? mlp + h : 0);
 }
 
 // The forward GEMMs of one layer on one GPU (Megatron's column-parallel QKV and MLP-in GEMMs
@@ -165,7 +208,9 @@ std::vector<GemmShape> layer_gemms(const JobModel& m, const JobLayout& l, double
   const double t = l.tp;
   const double in_mats = m.gated_mlp ? 2 : 1;
   std::vector<GemmShape> g;
-  if (m.latent_attention()) {
+  if (!m.has_mixer()) {
+    // A hybrid pattern's MLP layer: no mixer.
+  } else if (m.latent_attention()) {
     // MLA: the down-projections whole on every rank, the up-projections and W_O split by heads.
     const auto& a = m.mla;
     const double kv_latent = static_cast<double>(a.kv_lora_rank);
@@ -184,10 +229,15 @@ std::vector<GemmShape> layer_gemms(const JobModel& m, const JobLayout& l, double
     const GdnDims x = gdn_dims(m);
     g = {{T, x.projected() / t, h, 1, GemmPart::Attention, TpSplit::Column},
          {T, h, x.v / t, 1, GemmPart::Attention, TpSplit::Row}};
+  } else if (m.every_layer_mamba()) {
+    const MambaDims x = mamba_dims(m);
+    g = {{T, x.projected() / t, h, 1, GemmPart::Attention, TpSplit::Column},
+         {T, h, x.inner / t, 1, GemmPart::Attention, TpSplit::Row}};
   } else {
     g = {{T, (d.q + d.k + d.v + d.gate) / t, h, 1, GemmPart::Attention, TpSplit::Column},
          {T, h, d.o / t, 1, GemmPart::Attention, TpSplit::Row}};
   }
+  if (!m.has_mlp()) return g;
   if (m.experts > 0) {
     // Folded, the experts' FFN is split etp ways over the expert TP group's tokens.
     const double e = l.etp(), moe_tokens = dispatcher_tokens(l, T);
@@ -234,19 +284,19 @@ double gemm_flops_of(const std::vector<GemmShape>& gemms) {
 
 std::int64_t total_parameters(const JobModel& m) {
   const auto& s = m.shape;
-  const int dense = dense_layers_in(m, 0, s.layers);
-  // A hybrid's Gated DeltaNet layers, of the dense first ones and of the others.
-  const int linear = linear_layers_in(m, 0, s.layers), dense_linear = linear_layers_in(m, 0, dense);
-  const std::int64_t moe_layer = layer_parameters(m), dense_layer = layer_parameters(dense_layer_model(m));
-  const std::int64_t moe_linear = layer_parameters(linear_layer_model(m)),
-                     dense_linear_layer = layer_parameters(linear_layer_model(dense_layer_model(m)));
+  // Each kind of layer (layer_kind) counted once.
+  std::array<std::int64_t, kKindBits> of_kind{};
+  const auto layer = [&](int i) {
+    const auto k = static_cast<std::size_t>(layer_kind(m, i));
+    if (of_kind[k] == 0) of_kind[k] = layer_parameters(layer_kind_model(m, static_cast<int>(k)));
+    return of_kind[k];
+  };
+  std::int64_t layers = 0;
+  for (int i = 0; i < s.layers; ++i) layers += layer(i);
   // Multi-token prediction: per module a layer of the model's last kind, the 2h x h projection
   // and two norms (the embedding and the head are the model's).
-  const std::int64_t last = m.linear_layer(s.layers - 1) ? moe_linear : moe_layer;
-  const std::int64_t mtp = m.mtp_layers * (last + 2 * s.hidden * s.hidden + 2 * s.hidden);
-  return (s.layers - dense - (linear - dense_linear)) * moe_layer + (linear - dense_linear) * moe_linear +
-         (dense - dense_linear) * dense_layer + dense_linear * dense_linear_layer +
-         s.vocab * s.hidden * (s.tied_embeddings ? 1 : 2) + s.hidden + mtp;
+  const std::int64_t mtp = m.mtp_layers > 0 ? m.mtp_layers * (layer(s.layers - 1) + 2 * s.hidden * s.hidden + 2 * s.hidden) : 0;
+  return layers + s.vocab * s.hidden * (s.tied_embeddings ? 1 : 2) + s.hidden + mtp;
 }
 
 namespace {
@@ -254,12 +304,13 @@ namespace {
 void layer_comm_bytes(LayerWork& w, const JobModel& m, const JobLayout& l, double T, const LayerDims& d,
                       double expert_load) {
   const double t = l.tp, h = static_cast<double>(m.shape.hidden);
+  const int mixer = m.has_mixer() ? 1 : 0;  // the mixer block's collective (none in an MLP layer)
   if (t > 1) {
     w.tp_bytes = T * h * kAct;  // b s h of each all-reduce (or all-gather + reduce-scatter)
-    w.tp_collectives = 2;
+    w.tp_collectives = mixer + (m.has_mlp() ? 1 : 0);
   }
-  const bool dispatched = m.experts > 0 && l.ep > 1;
-  if (m.experts > 0 && (l.folded() || (dispatched && t > 1))) {
+  const bool dispatched = m.experts > 0 && m.has_mlp() && l.ep > 1;
+  if (m.experts > 0 && m.has_mlp() && (l.folded() || (dispatched && t > 1))) {
     // The attention block's collectives, the shared experts' own (they keep attention's TP),
     // and the routed experts' among their expert TP group. Dispatched to other EP ranks, each
     // rank sends its own sequence shard's routed copies and the expert TP group gathers the
@@ -267,19 +318,28 @@ void layer_comm_bytes(LayerWork& w, const JobModel& m, const JobLayout& l, doubl
     // all-to-all token dispatcher, all-to-all then gather_from_sequence_parallel_region, so
     // top_k copies of each token cross the expert TP group and a 1/tp share of them the EP
     // group. Not dispatched (ep 1), the group gathers the tokens themselves.
-    w.tp_collectives = t > 1 ? (m.shared_expert_ffn > 0 ? 2 : 1) : 0;
+    w.tp_collectives = t > 1 ? mixer + (m.shared_expert_ffn > 0 ? 1 : 0) : 0;
     if (l.etp() > 1) {
       w.moe_tp_bytes = dispatcher_tokens(l, T) * (dispatched ? m.top_k * expert_load : 1) * h * kAct;
       w.moe_tp_members = l.etp();
     }
   }
-  if (l.cp > 1 && m.every_layer_linear()) {
+  if (l.cp > 1 && !m.has_mixer()) {
+    // A hybrid pattern's MLP layer: nothing to exchange.
+  } else if (l.cp > 1 && m.every_layer_linear()) {
     // Megatron-Core's GatedDeltaNet: the input projection's output from sequence to heads before
     // the convolution, the normed output back before the output projection.
     const GdnDims x = gdn_dims(m);
     w.cp_heads = true;
     w.cp_q_bytes = T * x.projected() / t * kAct;
     w.cp_o_bytes = T * x.v / t * kAct;
+  } else if (l.cp > 1 && m.every_layer_mamba()) {
+    // Megatron-Core's MambaContextParallel (ssm/mamba_context_parallel.py): the projected z, x, B,
+    // C and dt from sequence to heads before the convolution, the scan's output back after it.
+    const MambaDims x = mamba_dims(m);
+    w.cp_heads = true;
+    w.cp_q_bytes = T * x.projected() / t * kAct;
+    w.cp_o_bytes = T * x.inner / t * kAct;
   } else if (l.cp > 1) {
     w.cp_bytes = T * (d.k + d.v) / t * kAct;  // this GPU's K and V chunk
     w.cp_q_bytes = T * d.q / t * kAct;
@@ -337,6 +397,12 @@ double gdn_memory_bytes(const GdnDims& x) {
   return b;
 }
 
+// A Mamba-2 mixer's memory-bound kernels, bytes per token, all heads: the causal convolution
+// with its SiLU (causal_conv1d: reads and writes x, B and C); the gated RMSNorm by group reads the
+// scan's output and the gate and writes their product (the step sizes' softplus and the D skip
+// run inside the scan's kernels).
+double mamba_memory_bytes(const MambaDims& x) { return 2 * x.convolved() * kAct + 3 * x.inner * kAct; }
+
 // Attention core: the mean keys each of a GPU's local queries is scored against. Causal
 // FlashAttention visits only the causal pairs: the most loaded CP rank's share of s (s + 1) / 2
 // (balanced chunks: exactly 1/cp of them, a mean context of (s + 1) / 2; contiguous: the last
@@ -371,6 +437,57 @@ double attention_keys(const JobModel& m, const JobLayout& l, const LayerDims& d,
 }
 }  // namespace
 
+namespace {
+// A layer's memory-bound kernels (memory_bytes) and the parts selective recompute reruns.
+void layer_memory_bytes(LayerWork& w, const JobModel& m, const JobLayout& l, double T, const LayerDims& d,
+                        double expert_load, int ep_per_node) {
+  // Memory-bound kernels, bytes per token: two norms (read + write), two residual adds (read 2,
+  // write 1) with dropout (one mask byte more), the activation function (GeLU: read + write the
+  // FFN activations; SwiGLU: read 2, write 1). Without sequence parallelism the norms, adds and
+  // dropouts run on the full hidden size on every TP rank (Korthikanti 2022, sec. 4.2.2).
+  // A hybrid pattern's layer has one block: one norm, one residual add.
+  const double t = l.tp, h = static_cast<double>(m.shape.hidden);
+  const double hid = l.sequence_parallel ? h / t : h, blocks = m.has_mixer() && m.has_mlp() ? 2 : 1;
+  double per_token = blocks * 2 * hid * kAct + blocks * (3 * hid * kAct + (m.dropout ? hid : 0));
+  const double ffn_local =
+      !m.has_mlp() ? 0.0
+      : m.experts > 0
+          ? (m.top_k * expert_load * static_cast<double>(m.expert_ffn) + static_cast<double>(m.shared_expert_ffn)) / t
+          : static_cast<double>(m.shape.intermediate) / t;
+  per_token += (m.gated_mlp ? 3 : 2) * ffn_local * kAct;
+  // The parts selective recompute reruns (memory_bytes is left as summed above).
+  const double act_per_ffn = (m.gated_mlp ? 3 : 2) * kAct / t * T;
+  w.norm_bytes = blocks * 2 * hid * kAct * T;
+  if (!m.has_mlp()) {
+    // A hybrid pattern's mixer layer: no MLP.
+  } else if (m.experts > 0) {
+    w.expert_act_bytes = act_per_ffn * m.top_k * expert_load * static_cast<double>(m.expert_ffn);
+    w.shared_act_bytes = act_per_ffn * static_cast<double>(m.shared_expert_ffn);
+  } else {
+    w.mlp_act_bytes = act_per_ffn * static_cast<double>(m.shape.intermediate);
+  }
+  if (!m.has_mixer()) {
+    // A hybrid pattern's MLP layer: no mixer.
+  } else if (m.every_layer_linear()) {
+    per_token += gdn_memory_bytes(gdn_dims(m)) / t;
+  } else if (m.every_layer_mamba()) {
+    per_token += mamba_memory_bytes(mamba_dims(m)) / t;
+  } else {
+    // The output gate: the attention's output and the gate read, their product written.
+    per_token += 3 * d.gate * kAct / t;
+    if (l.attention == AttentionKernel::Unfused)
+      per_token += unfused_score_bytes(m) * m.shape.heads / t * static_cast<double>(m.seq);
+  }
+  w.memory_bytes = T * per_token;
+  if (m.experts > 0 && m.has_mlp()) {
+    const PermuteBytes shuffles = permute_bytes(m, l, dispatcher_tokens(l, T), expert_load, ep_per_node);
+    w.permute_bytes = shuffles.forward;
+    w.permute_backward_bytes = shuffles.backward;
+    w.memory_bytes += w.permute_bytes;
+  }
+}
+}  // namespace
+
 LayerWork layer_work(const JobModel& m, const JobLayout& l, double expert_load, int ep_per_node) {
   const auto& s = m.shape;
   LayerWork w;
@@ -382,56 +499,29 @@ LayerWork layer_work(const JobModel& m, const JobLayout& l, double expert_load, 
   // their FLOPs are read off the shapes, 2 m n k per multiply.
   w.gemms = layer_gemms(m, l, T, h, d, expert_load);
   w.gemm_flops = gemm_flops_of(w.gemms);
-  if (m.every_layer_linear()) {
+  if (!m.has_mixer()) {
+    // A hybrid pattern's MLP layer: no mixer.
+  } else if (m.every_layer_linear()) {
     // The gated delta rule on this GPU's value heads: with CP's all-to-all, 1/cp of them over the
     // whole sequence, as many token-heads as its own chunk's.
     const GdnDims x = gdn_dims(m);
     w.attention_flops = T * x.heads / t * gdn_core_flops(x.dk, x.dv);
     w.attention_bytes = T * x.heads / t * gdn_core_bytes(x.dk, x.dv);
+  } else if (m.every_layer_mamba()) {
+    // The SSD scan on this GPU's heads (CP's all-to-all as above).
+    const MambaDims x = mamba_dims(m);
+    w.attention_flops = T * x.heads / t * ssd_core_flops(x);
+    w.attention_bytes = T * x.heads / t * ssd_core_bytes(x);
   } else {
     const double ctx = attention_keys(m, l, d, w);
     w.attention_flops = 2 * T * ctx * (d.q + d.o) / t;  // QK^T over the query width, AV over the value width
   }
-  // Memory-bound kernels, bytes per token: two norms (read + write), two residual adds (read 2,
-  // write 1) with dropout (one mask byte more), the activation function (GeLU: read + write the
-  // FFN activations; SwiGLU: read 2, write 1). Without sequence parallelism the norms, adds and
-  // dropouts run on the full hidden size on every TP rank (Korthikanti 2022, sec. 4.2.2).
-  const double hid = l.sequence_parallel ? h / t : h;
-  double per_token = 2 * 2 * hid * kAct + 2 * (3 * hid * kAct + (m.dropout ? hid : 0));
-  const double ffn_local = (m.experts > 0 ? m.top_k * expert_load * static_cast<double>(m.expert_ffn) +
-                                                static_cast<double>(m.shared_expert_ffn)
-                                          : static_cast<double>(s.intermediate)) /
-                           t;
-  per_token += (m.gated_mlp ? 3 : 2) * ffn_local * kAct;
-  // The parts selective recompute reruns (memory_bytes is left as summed above).
-  const double act_per_ffn = (m.gated_mlp ? 3 : 2) * kAct / t * T;
-  w.norm_bytes = 2 * 2 * hid * kAct * T;
-  if (m.experts > 0) {
-    w.expert_act_bytes = act_per_ffn * m.top_k * expert_load * static_cast<double>(m.expert_ffn);
-    w.shared_act_bytes = act_per_ffn * static_cast<double>(m.shared_expert_ffn);
-  } else {
-    w.mlp_act_bytes = act_per_ffn * static_cast<double>(s.intermediate);
-  }
-  if (m.every_layer_linear()) {
-    per_token += gdn_memory_bytes(gdn_dims(m)) / t;
-  } else {
-    // The output gate: the attention's output and the gate read, their product written.
-    per_token += 3 * d.gate * kAct / t;
-    if (l.attention == AttentionKernel::Unfused)
-      per_token += unfused_score_bytes(m) * s.heads / t * static_cast<double>(m.seq);
-  }
-  w.memory_bytes = T * per_token;
-  if (m.experts > 0) {
-    const PermuteBytes shuffles = permute_bytes(m, l, dispatcher_tokens(l, T), expert_load, ep_per_node);
-    w.permute_bytes = shuffles.forward;
-    w.permute_backward_bytes = shuffles.backward;
-    w.memory_bytes += w.permute_bytes;
-  }
+  layer_memory_bytes(w, m, l, T, d, expert_load, ep_per_node);
   layer_comm_bytes(w, m, l, T, d, expert_load);
   // TP splits every weight but MLA's down-projections.
   const std::int64_t whole = m.latent_attention() ? mla_weights(m).whole : 0;
   w.parameters = (layer_parameters(m) - whole) / l.tp + whole;
-  if (m.experts > 0) {
+  if (m.experts > 0 && m.has_mlp()) {
     const int mats_i = m.gated_mlp ? 3 : 2;
     const std::int64_t expert = static_cast<std::int64_t>(m.experts) * mats_i * s.hidden * m.expert_ffn;
     w.expert_parameters = expert / (static_cast<std::int64_t>(l.etp()) * l.ep);
@@ -586,6 +676,14 @@ struct MixerActivations {
   double inner = 0, projected = 0;
 };
 MixerActivations mixer_activations(const JobModel& m, const LayerDims& dims) {
+  if (!m.has_mixer()) return {};
+  if (m.every_layer_mamba()) {
+    // A Mamba-2 mixer under Megatron-Core's fused path (mamba_split_conv1d_scan_combined, which
+    // reruns the convolution in its backward): the projected z, x, B, C and dt, the scan's output,
+    // and the norm's (the output projection's input).
+    const MambaDims x = mamba_dims(m);
+    return {2 * x.projected() + 2 * x.inner + 2 * x.inner, x.inner};
+  }
   if (m.every_layer_linear()) {
     // A Gated DeltaNet layer: the convolution's input (queries, keys, values), what the delta
     // rule's kernels save (queries and keys repeated to the value heads, values, the decays in
@@ -599,6 +697,38 @@ MixerActivations mixer_activations(const JobModel& m, const LayerDims& dims) {
   // Q, K, V and the projection's input; the output gate keeps the gate and the output it
   // multiplies (2 gate + 2 o).
   return {2 * (dims.q + dims.k + dims.v + dims.o) + 4 * dims.gate, dims.o};
+}
+}  // namespace
+
+namespace {
+// FP8 GEMMs keep their inputs for the weight gradient as FP8 copies, 1 B + a 4-byte scale
+// per 128 elements (Transformer Engine's FP8 linears; DeepSeek-V3 sec. 3.3.3, its 1 x 128
+// tiles) instead of 2 B: the attention block's input (a norm's output), the projection's,
+// MLA's latents, a dense MLP's input and its second GEMM's, the routed copies' and the
+// experts' second GEMM's. An MoE block's own input stays BF16: the router reads it, and
+// its gating runs in BF16 (DeepSeek-V3 sec. 3.3.1). What recompute drops is not kept.
+// NVFP4 keeps the column-wise copy its weight gradient reads (TE's quantized input, 4-bit with
+// an E4M3 scale per 16).
+// (In layer_activation_bytes' units: outside in h, inner in elements, latent in h.)
+void fp8_kept_inputs(const JobModel& m, const JobLayout& l, double load, double projected, double& outside,
+                     double& inner, double& latent) {
+  const double kept = l.fp8_recipe == Fp8Recipe::Nvfp4 ? kNvfp4Bytes : kFp8Row;
+  const double saved = kAct - kept;
+  // The norms' outputs the GEMMs read: the mixer's, and a dense MLP's.
+  const int gemm_inputs = (m.has_mixer() ? 1 : 0) + (m.has_mlp() && m.experts == 0 ? 1 : 0);
+  if (!l.recomputes(kRecomputeLayerNorm)) outside -= saved * gemm_inputs;
+  inner -= saved * projected;
+  latent *= kept / kAct;
+  if (!m.has_mlp()) {
+    // A hybrid pattern's mixer layer: no MLP.
+  } else if (m.experts > 0) {
+    const double routed_ffn = m.top_k * load * static_cast<double>(m.expert_ffn);
+    if (!l.recomputes(kRecomputeMoe)) outside -= saved * m.top_k * load;
+    if (!l.recomputes(kRecomputeMoe) && !l.recomputes(kRecomputeMoeAct)) inner -= saved * routed_ffn;
+    if (!l.recomputes(kRecomputeSharedExperts)) inner -= saved * static_cast<double>(m.shared_expert_ffn);
+  } else if (!l.recomputes(kRecomputeMlp)) {
+    inner -= saved * static_cast<double>(m.shape.intermediate);
+  }
 }
 }  // namespace
 
@@ -618,11 +748,13 @@ Bytes layer_activation_bytes(const JobModel& m, const JobLayout& l) {
   const double hd = static_cast<double>(m.shape.hidden);
   // The scores' arrays: the softmax output (2 B) and, with dropout, its mask and output (1 + 2).
   const double as_h = (m.dropout ? 5.0 : 2.0) * m.shape.heads * static_cast<double>(m.seq) / hd;
-  const bool gdn = m.every_layer_linear();
+  const bool scores = m.has_mixer() && !m.every_layer_linear() && !m.every_layer_mamba();
   const double score_term =
-      gdn || l.attention == AttentionKernel::Flash || l.recomputes(kRecomputeCoreAttn) ? 0.0 : as_h;
+      !scores || l.attention == AttentionKernel::Flash || l.recomputes(kRecomputeCoreAttn) ? 0.0 : as_h;
   const LayerDims dims = layer_dims(m);
-  double outside = m.dropout ? 10 : 8;  // without dropout, no masks
+  // Without dropout, no masks; a hybrid pattern's layer has one block, half of them.
+  const double blocks = m.has_mixer() && m.has_mlp() ? 2 : 1;
+  double outside = blocks * (m.dropout ? 5 : 4);
   const MixerActivations mixer = mixer_activations(m, dims);
   double inner = mixer.inner;
   // MLA: the latents (the up-projections' inputs), computed whole on every TP rank.
@@ -630,35 +762,13 @@ Bytes layer_activation_bytes(const JobModel& m, const JobLayout& l) {
   // The busiest EP rank keeps its routed rows' expert inputs (2h) and inner arrays: load x the
   // mean; each token's home rank keeps its copies' outputs (2h) for the combine.
   const double load = m.experts > 0 ? expert_rank_load(m, l).busiest : 1;
-  mlp_activation_units(m, l, load, outside, inner);
+  if (m.has_mlp()) mlp_activation_units(m, l, load, outside, inner);
   // layernorm drops the norms' outputs (the QKV and MLP inputs, 2 + 2); mla_up_proj the
   // up-projected queries, keys and values (their latents stay).
-  if (l.recomputes(kRecomputeLayerNorm)) outside -= 4;
+  if (l.recomputes(kRecomputeLayerNorm)) outside -= 2 * blocks;
   if (l.recomputes(kRecomputeMlaUpProj)) inner -= 2 * (dims.q + dims.k + dims.v);
   double latent = whole;
-  if (l.fp8_activations) {
-    // FP8 GEMMs keep their inputs for the weight gradient as FP8 copies, 1 B + a 4-byte scale
-    // per 128 elements (Transformer Engine's FP8 linears; DeepSeek-V3 sec. 3.3.3, its 1 x 128
-    // tiles) instead of 2 B: the attention block's input (a norm's output), the projection's,
-    // MLA's latents, a dense MLP's input and its second GEMM's, the routed copies' and the
-    // experts' second GEMM's. An MoE block's own input stays BF16: the router reads it, and
-    // its gating runs in BF16 (DeepSeek-V3 sec. 3.3.1). What recompute drops is not kept.
-    // NVFP4 keeps the column-wise copy its weight gradient reads (TE's quantized input, 4-bit with
-    // an E4M3 scale per 16).
-    const double kept = l.fp8_recipe == Fp8Recipe::Nvfp4 ? kNvfp4Bytes : kFp8Row;
-    const double saved = kAct - kept;
-    if (!l.recomputes(kRecomputeLayerNorm)) outside -= saved * (m.experts > 0 ? 1 : 2);
-    inner -= saved * mixer.projected;
-    latent *= kept / kAct;
-    if (m.experts > 0) {
-      const double routed_ffn = m.top_k * load * static_cast<double>(m.expert_ffn);
-      if (!l.recomputes(kRecomputeMoe)) outside -= saved * m.top_k * load;
-      if (!l.recomputes(kRecomputeMoe) && !l.recomputes(kRecomputeMoeAct)) inner -= saved * routed_ffn;
-      if (!l.recomputes(kRecomputeSharedExperts)) inner -= saved * static_cast<double>(m.shared_expert_ffn);
-    } else if (!l.recomputes(kRecomputeMlp)) {
-      inner -= saved * static_cast<double>(m.shape.intermediate);
-    }
-  }
+  if (l.fp8_activations) fp8_kept_inputs(m, l, load, mixer.projected, outside, inner, latent);
   inner /= hd;
   if (l.recompute == JobRecompute::Op) {
     // torchtitan's op policy keeps, per token, the block's input (2h) and what its saved ops
@@ -802,7 +912,9 @@ LayerPasses layer_passes(const JobModel& m, const JobLayout& l, const ClusterSpe
   // memory-bound backward reads the saved input and the incoming gradient and writes a gradient
   // where the forward read one array and wrote one: 1.5x.
   // A Gated DeltaNet layer's delta rule recomputes what it needs whatever the attention kernel.
-  const bool unfused = l.attention == AttentionKernel::Unfused && !m.every_layer_linear();
+  // So do a Mamba-2 layer's scan and a hybrid pattern's MLP layer, which has none.
+  const bool unfused =
+      l.attention == AttentionKernel::Unfused && m.has_mixer() && !m.every_layer_linear() && !m.every_layer_mamba();
   const double attn_b = unfused ? 2.0 : 2.5;
   PassSeconds f = layer_pass(w, l, c, paths, GemmPass::Forward, 1, 1, 1);
   PassSeconds bi = layer_pass(w, l, c, paths, GemmPass::InputGrad, attn_b, 1.5, 1);
@@ -825,7 +937,7 @@ LayerPasses layer_passes(const JobModel& m, const JobLayout& l, const ClusterSpe
   if (l.recompute == JobRecompute::Op) bi += op_recompute(m, w, l, c, paths);
   // The host time an MoE block's pass exposes, once per pass: forward, backward, and the forward
   // rerun by full recompute or the `moe` module (which reruns the block's synchronizations).
-  if (m.experts > 0) {
+  if (m.experts > 0 && m.has_mlp()) {
     const double host = a.efficiency.moe_host;
     f.host += host;
     bi.host += host * (l.recompute == JobRecompute::Full || l.recomputes(kRecomputeMoe) ? 2 : 1);
@@ -881,22 +993,15 @@ std::vector<bool> recomputed_layers(int layers, const JobLayout& l) {
 
 int LayerStack::kind_index(int layer) const {
   const bool kept = !recomputed_.empty() && !recomputed_[static_cast<std::size_t>(layer)];
-  return (dense_layers_in(model_, layer, 1) == 1 ? kDense : 0) | (kept ? kKept : 0) |
-         (model_.windowed_layer(layer) ? kWindowed : 0) | (layout_.bf16_layer(layer, model_.shape.layers) ? kBf16 : 0) |
-         (model_.linear_layer(layer) ? kLinear : 0);
+  return layer_kind(model_, layer) | (kept ? kKept : 0) | (layout_.bf16_layer(layer, model_.shape.layers) ? kBf16 : 0);
 }
 
 void LayerStack::add_kind(int k, const JobLayout& l, const ClusterSpec& c) {
   auto& kind = kinds_[static_cast<std::size_t>(k)];
   if (kind) return;
-  const JobModel& m = model_;
-  const JobModel own = (k & kDense) != 0 && has_dense_first_layers(m) ? dense_layer_model(m) : m;
   JobLayout own_layout = (k & kBf16) != 0 ? bf16_layer_layout(l) : l;
   if ((k & kKept) != 0) own_layout.recompute = JobRecompute::None;
-  const JobModel mixer = (k & kLinear) != 0     ? linear_layer_model(own)
-                         : (k & kWindowed) != 0 ? windowed_layer_model(own)
-                                                : full_attention_layer_model(own);
-  kind = kind_of(mixer, own_layout, c);
+  kind = kind_of(layer_kind_model(model_, k & ~(kKept | kBf16)), own_layout, c);
 }
 
 LayerStack::LayerStack(const JobModel& m, const JobLayout& l, const ClusterSpec& c) : model_(m), layout_(l) {
@@ -1018,125 +1123,74 @@ std::vector<ChunkCost> chunk_costs(const JobModel& m, const JobLayout& l, const 
 }
 
 namespace {
-// A hybrid's Gated DeltaNet layer: its GEMM FLOPs beyond those of the softmax layer of its kind
-// (MoE, or an MoE model's dense first layers) that step_flops counts it as, on the layout `one`
-// (one sequence, no parallelism) at `expert_load`. Zero for a model of one kind of layer.
-struct LinearExtra {
-  double moe = 0, dense = 0;
-  // Of `linear` Gated DeltaNet layers, `dense_linear` among the dense first layers.
-  double of(int linear, int dense_linear) const {
-    return linear == 0 ? 0.0 : (linear - dense_linear) * moe + dense_linear * dense;
-  }
+// One kind of layer's forward FLOPs on one sequence without parallelism (the layout `one`): its
+// GEMMs at the experts' mean load and at the rows they compute (with a capacity factor's padding),
+// its core as model FLOPs count it (causal attention as half the square, FlashAttention's, the
+// quantity a kernel must do, whatever kernel runs) and as its kernel computes it, and the GEMMs
+// selective recompute's modules rerun.
+struct KindFlops {
+  double gemm = 0, gemm_hw = 0, core = 0, core_hw = 0, modules = 0;
 };
-LinearExtra linear_extra(const JobModel& m, const JobLayout& one, double expert_load) {
-  if (m.every_layer_linear() || linear_layers_in(m, 0, m.shape.layers) == 0) return {};
-  const JobModel dm = dense_layer_model(m);
-  return {layer_work(linear_layer_model(m), one, expert_load).gemm_flops - layer_work(m, one, expert_load).gemm_flops,
-          layer_work(linear_layer_model(dm), one).gemm_flops - layer_work(dm, one).gemm_flops};
-}
-// Of the layers [first, first + count), the Gated DeltaNet ones among an MoE model's dense first
-// layers (none where every layer is of one kind).
-int dense_linear_layers_in(const JobModel& m, int first, int count) {
-  return has_dense_first_layers(m) ? linear_layers_in(m, first, std::clamp(m.dense_layers - first, 0, count)) : 0;
-}
-
-// The layers full recompute reruns whole (partial recompute: the first N of each chunk), by kind
-// (dense_linear: Gated DeltaNet among the dense first layers), and whether the last layer is
-// among them.
-struct RerunLayers {
-  int all = 0, dense = 0, windowed = 0, linear = 0, dense_linear = 0;
-  bool last = false;
-};
-RerunLayers rerun_layers(const JobModel& m, const JobLayout& l) {
-  RerunLayers again;
-  const std::vector<bool> r = recomputed_layers(m.shape.layers, l);
-  for (int i = 0; i < m.shape.layers; ++i)
-    if (r[static_cast<std::size_t>(i)]) {
-      ++again.all;
-      again.dense += dense_layers_in(m, i, 1);
-      again.windowed += windowed_layers_in(m, i, 1);
-      again.linear += linear_layers_in(m, i, 1);
-      again.dense_linear += dense_linear_layers_in(m, i, 1);
-    }
-  again.last = !r.empty() && r.back();
-  return again;
+KindFlops kind_flops(const JobModel& m, const JobLayout& one, double computed_load, const JobLayout& l) {
+  JobLayout flash = one;
+  flash.attention = AttentionKernel::Flash;
+  const LayerWork w = layer_work(m, one), hw = layer_work(m, one, computed_load);
+  std::vector<GemmShape> again;
+  std::copy_if(hw.gemms.begin(), hw.gemms.end(), std::back_inserter(again),
+               [&](const GemmShape& g) { return reruns(l, g.part); });
+  return {w.gemm_flops, hw.gemm_flops, layer_work(m, flash).attention_flops, w.attention_flops, gemm_flops_of(again)};
 }
 }  // namespace
 
 StepFlops step_flops(const JobModel& m, const JobLayout& l) {
-  // Per token forward: GEMMs (2 x matmul parameters touched) + attention core; training = 3x
-  // forward; hardware adds the recomputed forward (full: everything; selective: attention core).
+  // Per token forward: GEMMs (2 x matmul parameters touched) + the layers' cores; training = 3x
+  // forward; hardware adds the recomputed forward (full: everything; selective: its modules and
+  // the unfused attention core). Each kind of layer (layer_kind) costed once.
   JobLayout one = l;
   one.tp = one.cp = one.ep = 1;
   one.expert_tp = 0;
   one.micro_batch = 1;
   one.sequence_parallel = false;
-  const LayerWork w = layer_work(m, one);  // one sequence, no parallelism
-  // Hardware FLOPs count the rows the experts compute: with a capacity factor, the padding too.
-  const LayerWork hw = layer_work(m, one, expert_rank_load(m, l).computed);
-  const double L = m.shape.layers;
-  // GEMM FLOPs of all layers: dense first layers at their own (attention is the same in both).
-  const int dense = dense_layers_in(m, 0, m.shape.layers);
-  const double dense_gemms = layer_work(dense_layer_model(m), one).gemm_flops;
-  const LinearExtra extra = linear_extra(m, one, 1), extra_hw = linear_extra(m, one, expert_rank_load(m, l).computed);
-  const int linear_count = linear_layers_in(m, 0, m.shape.layers),
-            dense_linear = dense_linear_layers_in(m, 0, m.shape.layers);
-  const double gemms = (L - dense) * w.gemm_flops + dense * dense_gemms + extra.of(linear_count, dense_linear);
-  const double gemms_hw = (L - dense) * hw.gemm_flops + dense * dense_gemms + extra_hw.of(linear_count, dense_linear);
+  const int L = m.shape.layers;
+  const double computed = expert_rank_load(m, l).computed;
+  // Layers of each kind, and of those full recompute reruns (partial: the first N of a chunk).
+  std::array<double, kKindBits> layers{}, rerun{};
+  std::array<std::optional<KindFlops>, kKindBits> kinds;
+  const std::vector<bool> recomputed = recomputed_layers(L, l);
+  for (int i = 0; i < L; ++i) {
+    const auto k = static_cast<std::size_t>(layer_kind(m, i));
+    if (!kinds[k]) kinds[k] = kind_flops(layer_kind_model(m, static_cast<int>(k)), one, computed, l);
+    layers[k] += 1;
+    if (recomputed[static_cast<std::size_t>(i)]) rerun[k] += 1;
+  }
+  const auto total = [&](const std::array<double, kKindBits>& n, double KindFlops::*part, bool softmax_only = false) {
+    double sum = 0;
+    for (std::size_t k = 0; k < n.size(); ++k)
+      if (n[k] > 0 && (!softmax_only || (k & (kKindLinear | kKindMamba | kKindMlpOnly)) == 0))
+        sum += n[k] * (*kinds[k]).*part;
+    return sum;
+  };
+  const double gemms = total(layers, &KindFlops::gemm), gemms_hw = total(layers, &KindFlops::gemm_hw);
+  const double core = total(layers, &KindFlops::core), core_hw = total(layers, &KindFlops::core_hw);
   const double head =
       2.0 * static_cast<double>(m.seq) * static_cast<double>(m.shape.hidden) * static_cast<double>(m.shape.vocab);
-  // Model FLOPs count causal attention as half the square (the quantity a kernel must do),
-  // whatever kernel runs; hardware FLOPs count what the kernel does. By kind of layer: a windowed
-  // model's windowed layers within the window, the others over the whole causal context.
-  JobLayout flash = one;
-  flash.attention = AttentionKernel::Flash;
-  // A hybrid's Gated DeltaNet layers their delta rule's kernels.
-  const JobModel full = full_attention_layer_model(m), win = windowed_layer_model(m), lin = linear_layer_model(m);
-  const auto attention = [&](const JobLayout& x, double full_layers, double windowed_layers, double linear_layers) {
-    return full_layers * layer_work(full, x).attention_flops +
-           (windowed_layers > 0 ? windowed_layers * layer_work(win, x).attention_flops : 0.0) +
-           (linear_layers > 0 ? linear_layers * layer_work(lin, x).attention_flops : 0.0);
-  };
-  const double windowed = windowed_layers_in(m, 0, m.shape.layers), linear = linear_count;
-  const double last_windowed = m.windowed_layer(m.shape.layers - 1) ? 1 : 0;
-  const double last_linear = m.linear_layer(m.shape.layers - 1) ? 1 : 0;
-  const double attn_model = attention(flash, L - windowed - linear, windowed, linear),
-               attn_hw = attention(one, L - windowed - linear, windowed, linear);
   // Multi-token prediction: per module one more layer of the model's last kind, the 2h -> h
   // projection and the LM head.
   const double mtp = m.mtp_layers;
-  const double mtp_attn_model = attention(flash, 1 - last_windowed - last_linear, last_windowed, last_linear),
-               mtp_attn_hw = attention(one, 1 - last_windowed - last_linear, last_windowed, last_linear);
-  const int last_dense_linear = dense_linear_layers_in(m, m.shape.layers - 1, 1);
-  const double mtp_gemms = w.gemm_flops + extra.of(static_cast<int>(last_linear), last_dense_linear),
-               mtp_gemms_hw = hw.gemm_flops + extra_hw.of(static_cast<int>(last_linear), last_dense_linear);
+  const KindFlops last = L > 0 ? *kinds[static_cast<std::size_t>(layer_kind(m, L - 1))] : KindFlops{};
   const double h = static_cast<double>(m.shape.hidden), proj = 2.0 * static_cast<double>(m.seq) * 2 * h * h;
-  const double fwd_model = gemms + attn_model + head + mtp * (mtp_gemms + mtp_attn_model + proj + head);
-  const double fwd_hw = gemms_hw + attn_hw + head + mtp * (mtp_gemms_hw + mtp_attn_hw + proj + head);
+  const double fwd_model = gemms + core + head + mtp * (last.gemm + last.core + proj + head);
+  const double fwd_hw = gemms_hw + core_hw + head + mtp * (last.gemm_hw + last.core_hw + proj + head);
   double recompute = 0;
   if (l.recompute == JobRecompute::Full) {
-    const RerunLayers again = rerun_layers(m, l);
-    recompute = again.all == m.shape.layers
-                    ? gemms_hw + attn_hw
-                    : (again.all - again.dense) * hw.gemm_flops + again.dense * dense_gemms +
-                          extra_hw.of(again.linear, again.dense_linear) +
-                          attention(one, again.all - again.windowed - again.linear, again.windowed, again.linear);
+    recompute = total(rerun, &KindFlops::gemm_hw) + total(rerun, &KindFlops::core_hw);
     // A prediction module's layer is recomputed as the model's last layer is.
-    if (again.last) recompute += mtp * (mtp_gemms_hw + mtp_attn_hw);
+    if (!recomputed.empty() && recomputed.back()) recompute += mtp * (last.gemm_hw + last.core_hw);
   }
-  // The unfused softmax cores again (a Gated DeltaNet layer has no scores to rerun).
+  // The unfused softmax cores again (a Gated DeltaNet or Mamba-2 layer has no scores to rerun).
   if (l.recomputes(kRecomputeCoreAttn) && l.attention == AttentionKernel::Unfused)
-    recompute = attention(one, L - windowed - linear, windowed, 0);
-  if (l.recompute == JobRecompute::Selective) {
-    // The modules' GEMMs, per kind of layer (a dense MLP in the dense layers, experts in the others).
-    const auto rerun = [&](const LayerWork& x) {
-      std::vector<GemmShape> again;
-      std::copy_if(x.gemms.begin(), x.gemms.end(), std::back_inserter(again),
-                   [&](const GemmShape& g) { return reruns(l, g.part); });
-      return gemm_flops_of(again);
-    };
-    recompute += (L - dense + mtp) * rerun(hw) + dense * rerun(layer_work(dense_layer_model(m), one));
-  }
+    recompute = total(layers, &KindFlops::core_hw, true);
+  if (l.recompute == JobRecompute::Selective) recompute += total(layers, &KindFlops::modules) + mtp * last.modules;
   if (l.recompute == JobRecompute::Op)  // torchtitan's op policy: wk, wo and w3 (GeLU: w2) again
     recompute += (L + mtp) * gemm_flops_of(op_recomputed_gemms(m, one, tokens_on_gpu(m, one),
                                                                static_cast<double>(m.shape.hidden), layer_dims(m)));

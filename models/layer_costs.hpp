@@ -176,11 +176,11 @@ class LayerStack {
     std::int64_t parameters = 0, expert_parameters = 0, gemm_weights = 0;
   };
   Kind kind_of(const JobModel& m, const JobLayout& l, const ClusterSpec& c) const;
-  // A layer's kind, as bits: dense (an MoE model's dense first layers; every layer of a dense
-  // model), kept (not recomputed, under partial recompute), windowed (sliding-window attention),
-  // BF16 (kept out of the FP8 GEMMs: bf16_first_layers, bf16_last_layers), linear (Gated
-  // DeltaNet). A chunk sums its kinds in index order.
-  static constexpr int kDense = 1, kKept = 2, kWindowed = 4, kBf16 = 8, kLinear = 16, kKinds = 32;
+  // A layer's kind, as bits: the model's (layer_kind: dense, windowed, linear, Mamba-2, a hybrid
+  // pattern's one block) and the layout's: kept (not recomputed, under partial recompute), BF16
+  // (kept out of the FP8 GEMMs: bf16_first_layers, bf16_last_layers). A chunk sums its kinds in
+  // index order.
+  static constexpr int kKept = 2, kBf16 = 8, kKinds = kKindBits;
   int kind_index(int layer) const;
   void add_kind(int k, const JobLayout& l, const ClusterSpec& c);
   ChunkCost sum(const std::array<int, kKinds>& layers_of_kind) const;

@@ -170,10 +170,10 @@ std::optional<InputProblem> check_expert_tp(const JobModel& m, const JobLayout& 
 std::optional<InputProblem> check_op_recompute(const JobModel& m, const JobLayout& l) {
   if (l.recompute != JobRecompute::Op) return std::nullopt;
   const auto refuse = [](const char* what) { return InputProblem{"recompute", what}; };
-  if (m.experts > 0 || m.latent_attention() || m.linear.value_heads > 0)
+  if (m.experts > 0 || m.latent_attention() || m.linear.value_heads > 0 || m.mamba.heads > 0)
     return refuse(
-        "op checkpoints a dense block's matmuls in torchtitan's order: the model has experts, mla or "
-        "linear_attention (selective with recompute_modules, or full)");
+        "op checkpoints a dense block's matmuls in torchtitan's order: the model has experts, mla, "
+        "linear_attention or mamba (selective with recompute_modules, or full)");
   if (l.attention != AttentionKernel::Flash)
     return refuse("op saves FlashAttention's output (torchtitan's SDPA): needs attention: flash");
   return std::nullopt;
@@ -191,6 +191,19 @@ std::optional<InputProblem> check_linear_heads(const JobModel& m, const JobLayou
       fmt::format("tp x cp = {} x {} = {} does not divide the {} linear-attention key heads and {} "
                   "value heads (would fit: tp x cp among {})",
                   l.tp, l.cp, split, a.key_heads, a.value_heads, divisors_of(std::gcd(a.key_heads, a.value_heads)))};
+}
+
+// Megatron-Core's MambaMixer splits its heads and groups over TP ("nheads must be evenly divisible
+// by tp_size", ngroups alike), and MambaContextParallel its heads over CP too.
+std::optional<InputProblem> check_mamba_heads(const JobModel& m, const JobLayout& l) {
+  const auto& a = m.mamba;
+  if (a.heads == 0) return std::nullopt;
+  const std::int64_t split = std::int64_t{l.tp} * l.cp;
+  if (a.groups % l.tp == 0 && a.heads % split == 0) return std::nullopt;
+  return InputProblem{l.cp > 1 && a.groups % l.tp == 0 ? "cp" : "tp",
+                      fmt::format("tp {} and cp {} do not split the {} Mamba-2 heads and {} groups (would fit: tp "
+                                  "among {}, tp x cp among {})",
+                                  l.tp, l.cp, a.heads, a.groups, divisors_of(a.groups), divisors_of(a.heads))};
 }
 
 // A selective module the model does not have would recompute nothing: refused, naming it.
@@ -290,6 +303,7 @@ std::optional<InputProblem> check_layout(const JobModel& m, const JobLayout& l, 
         "tp", fmt::format("tp {} does not divide the {} attention heads and {} key/value heads (would fit: {})", l.tp,
                           s.heads, kv, divisors_of(std::gcd(s.heads, kv)))};
   if (auto p = check_linear_heads(m, l)) return p;
+  if (auto p = check_mamba_heads(m, l)) return p;
   if (auto p = check_layer_split(s.layers, l)) return p;
   // Without FP8 every layer is BF16: the counts say nothing then (a BF16 variant need not reset them).
   if (l.fp8 && std::int64_t{l.bf16_first_layers} + l.bf16_last_layers >= s.layers)

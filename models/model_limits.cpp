@@ -95,10 +95,53 @@ std::optional<InputProblem> check_linear_attention(const JobModel& m) {
   return std::nullopt;
 }
 
+std::optional<InputProblem> check_mamba(const JobModel& m) {
+  const auto& a = m.mamba;
+  if (a.heads == 0) return std::nullopt;
+  for (const auto& p : {in_range("num_heads", a.heads, kMaxHeads), in_range("head_dim", a.head_dim, kMaxHeads),
+                        in_range("state_size", a.state, kMaxHeads), in_range("n_groups", a.groups, kMaxHeads)})
+    if (p) return p;
+  if (a.heads % a.groups != 0)
+    return InputProblem{"n_groups", fmt::format("{} groups do not divide the {} heads (Megatron-Core's MambaMixer "
+                                                "shares each group's B and C among its heads)",
+                                                a.groups, a.heads)};
+  if (static_cast<std::int64_t>(a.heads) * a.head_dim > kMaxFfn || static_cast<std::int64_t>(a.groups) * a.state > kMaxFfn)
+    return InputProblem{"num_heads", fmt::format("num_heads x head_dim = {} x {} or n_groups x state_size = {} x {} is "
+                                                 "past the largest model stepsim takes ({})",
+                                                 a.heads, a.head_dim, a.groups, a.state, kMaxFfn)};
+  if (a.conv_kernel < 1 || a.conv_kernel > 64)
+    return InputProblem{"conv_kernel", fmt::format("{} is not between 1 and 64 taps", a.conv_kernel)};
+  return std::nullopt;
+}
+
+std::optional<InputProblem> check_hybrid_pattern(const JobModel& m) {
+  const std::string& p = m.hybrid_pattern;
+  const auto refuse = [](std::string what) { return InputProblem{"hybrid_override_pattern", std::move(what)}; };
+  if (p.empty()) return std::nullopt;
+  if (const auto bad = p.find_first_not_of("M*-E"); bad != std::string::npos)
+    return refuse(fmt::format("'{}' at position {} is none of M (Mamba-2), * (attention), - (MLP), E (MoE)",
+                              p[bad], bad + 1));
+  if (p.size() != static_cast<std::size_t>(m.shape.layers))
+    return refuse(fmt::format("{} symbols for the {} layers (one a layer, as Megatron-Core counts them)", p.size(),
+                              m.shape.layers));
+  if ((p.find('M') != std::string::npos) != (m.mamba.heads > 0))
+    return refuse(m.mamba.heads > 0 ? "has no M layer for the model's mamba" : "has M layers: needs mamba");
+  if ((p.find('E') != std::string::npos) != (m.experts > 0))
+    return refuse(m.experts > 0 ? "has no E layer for the model's experts" : "has E layers: needs experts");
+  if (m.latent_attention() || m.linear.value_heads > 0 || m.sliding_window != 0 || m.dense_layers > 0 ||
+      m.mtp_layers > 0)
+    return refuse("beside mla, linear_attention, sliding_window, dense_layers or mtp_layers is not modelled");
+  return std::nullopt;
+}
+
 std::optional<InputProblem> check_job_model(const JobModel& m) {
   if (auto p = check_transformer(m.shape)) return p;
   if (auto p = check_latent_attention(m)) return p;
   if (auto p = check_linear_attention(m)) return p;
+  if (auto p = check_mamba(m)) return p;
+  if (auto p = check_hybrid_pattern(m)) return p;
+  if (m.mamba.heads > 0 && (m.latent_attention() || m.linear.value_heads > 0 || m.sliding_window != 0))
+    return InputProblem{"mamba", "mamba beside mla, linear_attention or sliding_window is not modelled"};
   // DeepSeek-V3 trains with one module; 64 keeps their parameters within int64 whatever the layer.
   if (m.mtp_layers < 0 || m.mtp_layers > 64)
     return InputProblem{"mtp_layers", fmt::format("{} is not between 0 and 64", m.mtp_layers)};

@@ -50,6 +50,10 @@ std::optional<InputProblem> check_latent_attention(const JobModel& m);
 // multiple of the key heads), its convolution (1-64 taps) and interval (0 to the layers); not
 // beside MLA or a sliding window.
 std::optional<InputProblem> check_linear_attention(const JobModel& m);
+// A Mamba-2 mixer's shape (JobModel::Mamba; keys of a job's `mamba`), and a hybrid pattern
+// (hybrid_override_pattern: its symbols, one a layer, and the blocks they need).
+std::optional<InputProblem> check_mamba(const JobModel& m);
+std::optional<InputProblem> check_hybrid_pattern(const JobModel& m);
 std::optional<InputProblem> check_job_model(const JobModel& m);
 
 }  // namespace stepsim

@@ -195,7 +195,7 @@ has "(does not fit)" "$tmp/allow.out"
 run "$stepsim" run scenarios/job-fsdp-8.yaml --set job_step.model=llama3-8b
 refused "error: --set: job_step.model: 'llama3-8b' is not built in (built in: qwen3-8b, tiny), but the repository ships it as a file: {file: models/llama3-8b.yaml} from a scenario in scenarios/ (a path is relative to the scenario's folder)"
 run "$stepsim" run scenarios/job-fsdp-8.yaml --set job_step.model=llama4
-refused "scenarios/models has gemma3-27b, gpt-oss-120b, gpt3-175b, llama2-7b, llama3-405b, llama3-70b, llama3-8b, qwen3-8b, qwen3-next-80b-a3b, qwen3.5-397b-a17b, tiny; or the fields)"
+refused "scenarios/models has gemma3-27b, gpt-oss-120b, gpt3-175b, llama2-7b, llama3-405b, llama3-70b, llama3-8b, nemotron-h-56b, nemotron-h-8b, qwen3-8b, qwen3-next-80b-a3b, qwen3.5-397b-a17b, tiny; or the fields)"
 # A search's words in a job step say where they belong; a preset in capitals is named.
 run "$stepsim" run scenarios/job-fsdp-8.yaml --set job_step.layout.tp=auto
 refused "error: --set: job_step.layout.tp: a job step runs one layout: \`auto\` and lists are a search's (\`stepsim search FILE\` searches around this step, \`--set search.layout.tp=...\` opens this key)"

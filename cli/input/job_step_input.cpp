@@ -38,30 +38,12 @@ auto read_named(const Reader& r, const char* key, const char* fallback, FromName
 }
 }  // namespace
 
-JobModel read_job_model(const Reader& parent, const std::string& k) {
-  JobModel m;
-  m.dropout = false;  // a job's model trains without dropout unless its file says so (as Llama and its successors)
-  if (const auto* c = builtin_transformer(parent, k)) {
-    m.shape = *c;
-    return m;
-  }
-  const Reader r = fields_or_file(parent, k);
-  std::vector<std::string> keys(kTransformerKeys.begin(), kTransformerKeys.end());
-  keys.insert(keys.end(), {"seq", "mlp", "experts", "top_k", "expert_ffn", "shared_expert_ffn", "dense_layers",
-                           "node_limit", "device_limit", "mla", "mtp_layers", "routing", "capacity_factor", "dropout",
-                           "sliding_window", "sliding_window_pattern", "linear_attention", "attention_output_gate"});
-  r.only(keys);
-  m.shape = transformer_fields(r);
-  m.seq = r.opt_integer("seq", 1).value_or(2048);
-  const std::string mlp = r.opt_text("mlp").value_or("swiglu");
-  if (mlp != "swiglu" && mlp != "gelu") r.fail("mlp", fmt::format("unknown mlp '{}' (swiglu or gelu)", mlp));
-  m.gated_mlp = mlp == "swiglu";
-  m.dropout = r.flag("dropout", false);
-  m.sliding_window = r.opt_integer("sliding_window", 0).value_or(0);  // 0: none
-  m.sliding_window_pattern = r.opt_count("sliding_window_pattern", 0).value_or(0);
-  m.attention_output_gate = r.flag("attention_output_gate", false);
+namespace {
+// A model's linear-time mixers: Gated DeltaNet (the linear_* keys of Qwen3-Next's config.json,
+// without the prefix) and Mamba-2 (Nemotron-H's mamba_num_heads, mamba_head_dim, ssm_state_size,
+// n_groups and conv_kernel, without the prefixes).
+void read_linear_mixers(const Reader& r, JobModel& m) {
   if (r.has("linear_attention")) {
-    // Gated DeltaNet (the linear_* keys of Qwen3-Next's config.json, without the prefix).
     const Reader a = r.child("linear_attention");
     a.only({"num_key_heads", "num_value_heads", "key_head_dim", "value_head_dim", "conv_kernel_dim",
             "full_attention_interval"});
@@ -74,6 +56,61 @@ JobModel read_job_model(const Reader& parent, const std::string& k) {
     x.full_attention_interval = a.opt_count("full_attention_interval", 0).value_or(0);
     if (auto p = check_linear_attention(m)) a.fail(p->key, p->message);
   }
+  if (r.has("mamba")) {
+    const Reader a = r.child("mamba");
+    a.only({"num_heads", "head_dim", "state_size", "n_groups", "conv_kernel"});
+    auto& x = m.mamba;
+    x.heads = a.count("num_heads", 1);
+    x.head_dim = a.count("head_dim", 1);
+    x.state = a.count("state_size", 1);
+    x.groups = a.opt_count("n_groups", 1).value_or(1);
+    x.conv_kernel = a.opt_count("conv_kernel", 1).value_or(4);
+    if (auto p = check_mamba(m)) a.fail(p->key, p->message);
+  }
+}
+}  // namespace
+
+JobModel read_job_model(const Reader& parent, const std::string& k) {
+  JobModel m;
+  m.dropout = false;  // a job's model trains without dropout unless its file says so (as Llama and its successors)
+  if (const auto* c = builtin_transformer(parent, k)) {
+    m.shape = *c;
+    return m;
+  }
+  const Reader r = fields_or_file(parent, k);
+  std::vector<std::string> keys(kTransformerKeys.begin(), kTransformerKeys.end());
+  keys.insert(keys.end(), {"seq",
+                           "mlp",
+                           "experts",
+                           "top_k",
+                           "expert_ffn",
+                           "shared_expert_ffn",
+                           "dense_layers",
+                           "node_limit",
+                           "device_limit",
+                           "mla",
+                           "mtp_layers",
+                           "routing",
+                           "capacity_factor",
+                           "dropout",
+                           "sliding_window",
+                           "sliding_window_pattern",
+                           "linear_attention",
+                           "attention_output_gate",
+                           "mamba",
+                           "hybrid_override_pattern"});
+  r.only(keys);
+  m.shape = transformer_fields(r);
+  m.seq = r.opt_integer("seq", 1).value_or(2048);
+  const std::string mlp = r.opt_text("mlp").value_or("swiglu");
+  if (mlp != "swiglu" && mlp != "gelu") r.fail("mlp", fmt::format("unknown mlp '{}' (swiglu or gelu)", mlp));
+  m.gated_mlp = mlp == "swiglu";
+  m.dropout = r.flag("dropout", false);
+  m.sliding_window = r.opt_integer("sliding_window", 0).value_or(0);  // 0: none
+  m.sliding_window_pattern = r.opt_count("sliding_window_pattern", 0).value_or(0);
+  m.attention_output_gate = r.flag("attention_output_gate", false);
+  read_linear_mixers(r, m);
+  m.hybrid_pattern = r.opt_text("hybrid_override_pattern").value_or("");
   m.experts = r.opt_count("experts", 0).value_or(0);
   if (m.experts > 0) {
     m.top_k = r.count("top_k", 1);

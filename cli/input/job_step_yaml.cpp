@@ -259,6 +259,13 @@ std::vector<Field> model_fields(const JobModel& m) {
   linear_count("value_head_dim", m.linear.value_head_dim);
   linear_count("conv_kernel_dim", m.linear.conv_kernel);
   linear_count("full_attention_interval", m.linear.full_attention_interval);
+  const auto mamba_count = nested("mamba", m.mamba.heads > 0);
+  mamba_count("num_heads", m.mamba.heads);
+  mamba_count("head_dim", m.mamba.head_dim);
+  mamba_count("state_size", m.mamba.state);
+  mamba_count("n_groups", m.mamba.groups);
+  mamba_count("conv_kernel", m.mamba.conv_kernel);
+  w.put("hybrid_override_pattern", scalar(m.hybrid_pattern), m.hybrid_pattern.empty());
   return f;
 }
 

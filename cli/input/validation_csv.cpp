@@ -201,6 +201,27 @@ void read_moe_and_mla(const RowCells& row, JobModel& m) {
                           "full_attention_interval"})
       if (!row.text(k).empty()) row.fail(k, "needs linear_value_heads (a Gated DeltaNet model)");
   }
+  // Mamba-2 and a hybrid pattern, the names of a job's mamba with the prefix.
+  static const std::vector<std::pair<const char*, const char*>> mamba_columns = {{"num_heads", "mamba_heads"},
+                                                                                 {"head_dim", "mamba_head_dim"},
+                                                                                 {"state_size", "mamba_state_size"},
+                                                                                 {"n_groups", "mamba_n_groups"},
+                                                                                 {"conv_kernel", "mamba_conv_kernel"}};
+  if (!row.text("mamba_heads").empty()) {
+    auto& a = m.mamba;
+    a.heads = row.size("mamba_heads");
+    a.head_dim = row.size("mamba_head_dim");
+    a.state = row.size("mamba_state_size");
+    a.groups = row.count("mamba_n_groups", 1, 1);
+    a.conv_kernel = row.count("mamba_conv_kernel", 4, 1);
+    if (const auto p = check_mamba(m))
+      for (const auto& [key, column] : mamba_columns)
+        if (p->key == key) row.fail(column, p->message);
+  } else {
+    for (const auto& [key, column] : mamba_columns)
+      if (!row.text(column).empty()) row.fail(column, "needs mamba_heads (a Mamba-2 model)");
+  }
+  m.hybrid_pattern = row.text("hybrid_override_pattern");
 }
 
 // Selective recompute's modules joined by '+' ("layernorm+moe_act"), as the layout's bits.
@@ -283,7 +304,8 @@ const std::vector<std::string>& known_columns() {
       "hot_experts", "hot_load", "capacity_factor", "mtp_layers", "sliding_window", "sliding_window_pattern",
       "q_lora_rank", "kv_lora_rank", "qk_nope_head_dim", "qk_rope_head_dim", "v_head_dim",
       "attention_output_gate", "linear_key_heads", "linear_value_heads", "linear_key_head_dim", "linear_value_head_dim",
-      "linear_conv_kernel_dim", "full_attention_interval",
+      "linear_conv_kernel_dim", "full_attention_interval", "mamba_heads", "mamba_head_dim", "mamba_state_size",
+      "mamba_n_groups", "mamba_conv_kernel", "hybrid_override_pattern",
       "tp", "pp", "dp", "vpp", "cp", "ep", "sched", "mbs", "gbs", "recomp", "recompute_layers", "recompute_modules",
       "first_chunk_layers", "last_chunk_layers", "expert_placement", "sp", "zero", "overlap_dp", "overlap_pp",
       "overlap_tp", "overlap_tp_wgrad", "overlap_ep_a2a", "attention", "grad_bytes", "adam_moment_bytes", "expert_tp", "fp8", "fp8_recipe",

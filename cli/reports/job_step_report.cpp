@@ -162,8 +162,12 @@ std::string model_words(const JobModel& m) {
       linear == 0
           ? ""
           : fmt::format(", {} Gated DeltaNet", linear == m.shape.layers ? "each" : fmt::format("{} of them", linear));
-  return fmt::format("{} ({} layers{}{}, h {}, seq {})", m.shape.name, m.shape.layers, window, delta, m.shape.hidden,
-                     m.seq);
+  std::vector<std::string> blocks;  // a hybrid pattern's layers by kind
+  for (const auto& [symbol, what] : hybrid_pattern_blocks())
+    if (const int n = pattern_layers_in(m, symbol, 0, m.shape.layers); n > 0) blocks.push_back(fmt::format("{} {}", n, what));
+  const std::string pattern = blocks.empty() ? "" : fmt::format(": {}", fmt::join(blocks, ", "));
+  return fmt::format("{} ({} layers{}{}{}, h {}, seq {})", m.shape.name, m.shape.layers, pattern, window, delta,
+                     m.shape.hidden, m.seq);
 }
 
 std::string job_step_heading(const std::string& name, const JobStepRun& run) {
@@ -194,11 +198,8 @@ Table job_step_summary_table(const JobStepRun& run, bool with_exposed) {
   if (r.stage_imbalance >= 0.01)
     t.add_row({fmt::format("  uneven stages (rank {})", r.busiest_rank), percent(r.stage_imbalance, 1)});
   if (r.layer_host_s > 0) t.add_row({"host waits per MoE layer", fmt::format("{:.2f} ms", r.layer_host_s * 1e3)});
-  if (r.linear_layer_forward_s > 0) {  // a hybrid: each kind's layer, one micro-batch on one GPU
-    const auto fb = [](double f, double b) { return fmt::format("{:.2f} / {:.2f} ms", f * 1e3, b * 1e3); };
-    t.add_row({"softmax layer fwd / bwd", fb(r.layer_forward_s, r.layer_backward_s)});
-    t.add_row({"Gated DeltaNet layer fwd / bwd", fb(r.linear_layer_forward_s, r.linear_layer_backward_s)});
-  }
+  for (const auto& k : r.kind_layers)  // a hybrid: each kind's layer, one micro-batch on one GPU
+    t.add_row({k.what + " layer fwd / bwd", fmt::format("{:.2f} / {:.2f} ms", k.forward_s * 1e3, k.backward_s * 1e3)});
   if (!with_exposed) return t;
   for (const auto& [what, time] : job_step_exposed(r)) t.add_row({"exposed " + what, secs(time)});
   return t;
@@ -513,6 +514,32 @@ nlohmann::ordered_json layout_json(const JobStepRun& run) {
   return j;
 }
 
+namespace {
+// The most loaded pipeline rank's memory against the capacity, and every rank's.
+void add_memory_json(nlohmann::ordered_json& j, const JobStepResult& r) {
+  j["memory_bytes"] = {{"weights", r.memory.weights},
+                       {"gradients", r.memory.gradients},
+                       {"optimizer", r.memory.optimizer},
+                       {"activations", r.memory.activations},
+                       {"buffers", r.memory.buffers},
+                       {"fp8_weight_copies", r.memory.fp8_weight_copies},
+                       {"total", r.memory.total()},
+                       {"capacity", r.capacity},
+                       {"fits", r.memory.total() <= r.capacity},
+                       {"pipeline_rank", r.memory.device}};
+  j["memory_by_rank_bytes"] = nlohmann::ordered_json::array();
+  for (const JobMemory& m : r.memory_by_rank)
+    j["memory_by_rank_bytes"].push_back({{"pipeline_rank", m.device},
+                                         {"weights", m.weights},
+                                         {"gradients", m.gradients},
+                                         {"optimizer", m.optimizer},
+                                         {"activations", m.activations},
+                                         {"buffers", m.buffers},
+                                         {"fp8_weight_copies", m.fp8_weight_copies},
+                                         {"total", m.total()}});
+}
+}  // namespace
+
 nlohmann::ordered_json job_step_json(const std::string& name, const JobStepRun& run) {
   const JobStepResult& r = run.result;
   const JobLayout& l = run.spec.layout;
@@ -552,26 +579,7 @@ nlohmann::ordered_json job_step_json(const std::string& name, const JobStepRun& 
   }
   j["exposed_ns"] = {
       {"tp", r.exposed_tp}, {"pp", r.exposed_pp}, {"dp", r.exposed_dp}, {"cp", r.exposed_cp}, {"ep", r.exposed_ep}};
-  j["memory_bytes"] = {{"weights", r.memory.weights},
-                       {"gradients", r.memory.gradients},
-                       {"optimizer", r.memory.optimizer},
-                       {"activations", r.memory.activations},
-                       {"buffers", r.memory.buffers},
-                       {"fp8_weight_copies", r.memory.fp8_weight_copies},
-                       {"total", r.memory.total()},
-                       {"capacity", r.capacity},
-                       {"fits", r.memory.total() <= r.capacity},
-                       {"pipeline_rank", r.memory.device}};
-  j["memory_by_rank_bytes"] = nlohmann::ordered_json::array();
-  for (const JobMemory& m : r.memory_by_rank)
-    j["memory_by_rank_bytes"].push_back({{"pipeline_rank", m.device},
-                                         {"weights", m.weights},
-                                         {"gradients", m.gradients},
-                                         {"optimizer", m.optimizer},
-                                         {"activations", m.activations},
-                                         {"buffers", m.buffers},
-                                         {"fp8_weight_copies", m.fp8_weight_copies},
-                                         {"total", m.total()}});
+  add_memory_json(j, r);
   auto shares = [](const std::vector<CriticalShare>& v) {
     nlohmann::ordered_json a = nlohmann::ordered_json::array();
     for (const auto& x : v) a.push_back({{"what", x.what}, {"ns", x.time}, {"share", x.share}});
@@ -580,9 +588,10 @@ nlohmann::ordered_json job_step_json(const std::string& name, const JobStepRun& 
   j["critical_path"] = {{"by_kind", shares(r.critical_by_kind)}, {"by_resource", shares(r.critical_by_resource)}};
   j["layer_forward_ms"] = r.layer_forward_s * 1e3;
   j["layer_backward_ms"] = r.layer_backward_s * 1e3;
-  if (r.linear_layer_forward_s > 0) {  // a hybrid: layer_*_ms are its softmax layer's
-    j["linear_layer_forward_ms"] = r.linear_layer_forward_s * 1e3;
-    j["linear_layer_backward_ms"] = r.linear_layer_backward_s * 1e3;
+  if (!r.kind_layers.empty()) {  // a hybrid: each kind's layer
+    auto& kinds = j["layer_kinds"] = nlohmann::ordered_json::array();
+    for (const auto& k : r.kind_layers)
+      kinds.push_back({{"layer", k.what}, {"forward_ms", k.forward_s * 1e3}, {"backward_ms", k.backward_s * 1e3}});
   }
   if (run.spec.model.experts > 0) {
     j["moe_block_forward_ms"] = r.moe_block_forward_s * 1e3;

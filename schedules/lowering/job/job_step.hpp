@@ -91,11 +91,16 @@ struct JobStepResult {
   std::vector<JobMemory> memory_by_rank;  // every pipeline rank (one, without a pipeline)
   Bytes capacity = 0;
   std::vector<CriticalShare> critical_by_kind, critical_by_resource;
-  // Per-layer forward / backward on one GPU (first chunk's mean layer), for Korthikanti Table 4.
+  // Per-layer forward / backward on one GPU for one micro-batch, for Korthikanti Table 4: the
+  // model's layer (a Gated DeltaNet hybrid's softmax one; a hybrid pattern's mean layer).
   double layer_forward_s = 0, layer_backward_s = 0;
-  // A hybrid's Gated DeltaNet layer, forward / backward, where layer_forward_s and
-  // layer_backward_s are its softmax layer's (0 without both kinds).
-  double linear_layer_forward_s = 0, linear_layer_backward_s = 0;
+  // A hybrid's kinds of layer, each forward / backward: softmax and Gated DeltaNet; a hybrid
+  // pattern's Mamba-2, attention, MLP and MoE layers (empty for a model of one kind).
+  struct KindLayer {
+    std::string what;
+    double forward_s = 0, backward_s = 0;
+  };
+  std::vector<KindLayer> kind_layers;
   // An MoE layer's MoE block alone, forward / backward (moe_block_passes; 0 for a dense model).
   double moe_block_forward_s = 0, moe_block_backward_s = 0;
   // The host waits of an MoE layer's passes, forward and backward (efficiency.moe_host), in

@@ -1,0 +1,205 @@
+// Mamba-2 hybrids (docs/job.md "Mamba-2 hybrids"): Megatron-Core's hybrid layer pattern, each layer
+// one block (Mamba-2 mixer, attention, MLP, MoE), as Nemotron-H-56B has them: the kinds a pattern
+// gives, the mixer's GEMMs, parameters, the SSD scan's FLOPs and bytes, memory-bound kernels,
+// activations, CP all-to-all, how a chunk sums the kinds, the step's FLOPs, and the refusals.
+#include <catch2/catch.hpp>
+
+#include "job_step_fixtures.hpp"
+#include "models/layer_costs.hpp"
+#include "models/layout.hpp"
+#include "models/model_limits.hpp"
+
+using namespace stepsim;
+using namespace stepsim::job_step_fixtures;
+
+namespace {
+// Nemotron-H-56B (scenarios/models/nemotron-h-56b.yaml).
+JobModel nemotron_h_56b() {
+  JobModel m;
+  m.shape = decoder("nemotron-h-56b", 118, 8192, 32768, 64, 8, 128, 131072);
+  m.seq = 8192;
+  m.dropout = false;
+  m.gated_mlp = false;
+  m.mamba = {256, 64, 256, 8, 4};
+  m.hybrid_pattern =
+      "M-M-M-M*-M-M-M-M-M*-M-M-M-M-M*-M-M-M-M-M*-M-M-M-M-M*-M-M-M-M-M*-M-M-M-M-M*-M-M-M-M-M*-M-M-M-M-M*-M-M-M-M-M*-M-"
+      "M-M-M-M-";
+  return m;
+}
+}  // namespace
+
+TEST_CASE("Mamba-2: a pattern's kinds, the mixer's GEMMs, parameters, the SSD scan's FLOPs and bytes, its kernels",
+          "[job_step][mamba]") {
+  const JobModel m = nemotron_h_56b();
+  REQUIRE_FALSE(check_job_model(m));
+  CHECK(pattern_layers_in(m, 'M', 0, 118) == 54);
+  CHECK(pattern_layers_in(m, '*', 0, 118) == 10);
+  CHECK(pattern_layers_in(m, '-', 0, 118) == 54);
+  CHECK(pattern_layers_in(m, '*', 0, 8) == 1);  // "M-M-M-M*": the eighth layer attends
+  // A dense model: every layer of the dense kind; each symbol its own block.
+  CHECK(layer_kind(m, 0) == (kKindDense | kKindMamba | kKindMixerOnly));
+  CHECK(layer_kind(m, 1) == (kKindDense | kKindMlpOnly));
+  CHECK(layer_kind(m, 7) == (kKindDense | kKindMixerOnly));
+  const JobModel mamba = layer_kind_model(m, layer_kind(m, 0)), attn = layer_kind_model(m, layer_kind(m, 7)),
+                 mlp = layer_kind_model(m, layer_kind(m, 1));
+  CHECK(mamba.every_layer_mamba());
+  CHECK_FALSE(mamba.has_mlp());
+  CHECK_FALSE(attn.every_layer_mamba());
+  CHECK_FALSE(attn.has_mlp());
+  CHECK_FALSE(mlp.has_mixer());
+  JobLayout l;
+  l.tp = 8;
+  l.global_batch = 1;
+  const LayerWork w = layer_work(mamba, l), a = layer_work(attn, l), f = layer_work(mlp, l);
+  const double T = 8192, h = 8192;
+  // The input projection gives z and x (256 x 64 each), B and C (8 x 256 each), dt (256): 37,120
+  // columns, split by TP; the output projection reads the 16,384 of the scan. One TP collective a
+  // block, so one a layer.
+  REQUIRE(w.gemms.size() == 2);
+  CHECK(w.gemms[0].n == 37120.0 / 8);
+  CHECK(w.gemms[0].k == h);
+  CHECK(w.gemms[1].n == h);
+  CHECK(w.gemms[1].k == 16384.0 / 8);
+  REQUIRE(f.gemms.size() == 2);
+  CHECK(f.gemms[0].n == 32768.0 / 8);  // squared ReLU: two matrices
+  CHECK(a.gemms.size() == 2);
+  CHECK(w.tp_collectives == 1);
+  CHECK(a.tp_collectives == 1);
+  CHECK(f.tp_collectives == 1);
+  // The SSD scan per token and head (Q 128, P 64, N 256, 8 groups of 32 heads): 2 (Q N / 32 + Q P
+  // + 2 N P) = 83,968 FLOPs; 26 + 6 P + (8 N + 8 Q) / 32 + 16 N P / Q = 2,554 bytes (the FP32
+  // chunk states 2,048 of them); 32 of the 256 heads on this GPU.
+  CHECK(w.attention_flops == T * 32 * 83968);
+  CHECK(w.attention_bytes == T * 32 * 2554);
+  CHECK(f.attention_flops == 0);
+  // Memory-bound, per token, without SP: one norm (2 x 2 h) and one residual add (3 x 2 h) a
+  // layer; the Mamba layer's convolution over x, B and C (2 x 2 x 20,480) and gated norm (3 x 2 x
+  // 16,384) split by TP; the MLP layer's activation function (2 x 2 x 32,768 / 8).
+  CHECK(w.memory_bytes == Approx(T * (10 * h + (4 * 20480.0 + 6 * 16384) / 8)).epsilon(1e-12));
+  CHECK(f.memory_bytes == Approx(T * (10 * h + 4 * 32768.0 / 8)).epsilon(1e-12));
+  // Parameters: in_proj 8,192 x 37,120, the convolution's 4 taps and bias over 20,480 channels,
+  // A_log, D and dt_bias per head, the norm's 16,384, out_proj 16,384 x 8,192, the layer's norm:
+  // 438,432,512; attention 8,192 x 10,240 + 8,192 x 8,192 + a norm: 151,003,136; the MLP 2 x
+  // 8,192 x 32,768 + a norm: 536,879,104. With the untied embedding and head: 56.3B.
+  CHECK(w.parameters == 438432512 / 8);
+  CHECK(total_parameters(m) ==
+        54 * std::int64_t{438432512} + 10 * std::int64_t{151003136} + 54 * std::int64_t{536879104} +
+            2 * std::int64_t{131072} * 8192 + 8192);
+  CHECK(total_parameters(m) == 56324350464);
+}
+
+TEST_CASE("Mamba-2: activations, CP by heads, a chunk of three kinds, the step's FLOPs", "[job_step][mamba]") {
+  const JobModel m = nemotron_h_56b();
+  const JobModel mamba = layer_kind_model(m, layer_kind(m, 0)), attn = layer_kind_model(m, layer_kind(m, 7)),
+                 mlp = layer_kind_model(m, layer_kind(m, 1));
+  JobLayout l;
+  l.global_batch = 1;
+  const double T = 8192, h = 8192;
+  // Per token: the block's input to its norm and the norm's output (2 + 2 h); inside, the Mamba
+  // layer keeps the projected z, x, B, C, dt (2 x 37,120), the scan's and the norm's outputs (2 x
+  // 2 x 16,384); the attention layer Q, K, V and the projection's input (2 x 18,432); the MLP its
+  // two inner arrays (4 x 32,768).
+  CHECK(static_cast<double>(layer_activation_bytes(mamba, l)) == Approx(T * (4 * h + 2 * 37120 + 4 * 16384)).margin(1));
+  CHECK(static_cast<double>(layer_activation_bytes(attn, l)) == Approx(T * (4 * h + 2 * 18432)).margin(1));
+  CHECK(static_cast<double>(layer_activation_bytes(mlp, l)) == Approx(T * (4 * h + 4 * 32768)).margin(1));
+  // CP 2 (p2p): the attention layers ring K and V, the Mamba layers exchange heads (Megatron-Core's
+  // MambaContextParallel): the projected 37,120 a token there, the scan's 16,384 back; the MLP
+  // layers nothing.
+  JobLayout cp = l;
+  cp.cp = 2;
+  const LayerWork w = layer_work(mamba, cp), a = layer_work(attn, cp), f = layer_work(mlp, cp);
+  CHECK(w.cp_heads);
+  CHECK(w.cp_q_bytes == T / 2 * 37120 * 2);
+  CHECK(w.cp_o_bytes == T / 2 * 16384 * 2);
+  CHECK_FALSE(a.cp_heads);
+  CHECK(a.cp_bytes == T / 2 * 2048 * 2);
+  CHECK(f.cp_bytes + f.cp_q_bytes + f.cp_o_bytes == 0);
+  // Two stages of 59 layers: the first 27 Mamba, 5 attention and 27 MLP, as is the second.
+  const ClusterSpec c = *find_cluster_preset("h100-sxm");
+  JobLayout pl = l;
+  pl.pp = 2;
+  pl.global_batch = 4;
+  const auto chunks = chunk_costs(m, pl, c);
+  REQUIRE(chunks.size() == 2);
+  CHECK(pattern_layers_in(m, 'M', 0, 59) == 27);
+  CHECK(pattern_layers_in(m, '*', 0, 59) == 5);
+  const LayerPasses pm = layer_passes(mamba, pl, c), pa = layer_passes(attn, pl, c), pf = layer_passes(mlp, pl, c);
+  CHECK(chunks[0].forward.gemm == Approx(27 * pm.forward.gemm + 5 * pa.forward.gemm + 27 * pf.forward.gemm));
+  CHECK(chunks[0].activation == 27 * pm.activation + 5 * pa.activation + 27 * pf.activation);
+  // Model FLOPs a sequence, forward: a Mamba layer's projections and scan, an attention layer's
+  // GEMMs and causal core (s (s + 1) / 2 pairs), an MLP's two GEMMs, the LM head; x 3 for the
+  // step: 2.777e15 a sequence, where Megatron-LM's hybrid count gives 2.787e15 (its scan term 7 s
+  // d_in N) and NVIDIA's benchmark README 2.816e15 (attention unhalved).
+  const double s = 8192;
+  const double mamba_fwd = 2 * s * h * 37120 + 2 * s * 16384 * h + s * 256 * 83968;
+  const double attn_fwd = 2 * s * h * 10240 + 2 * s * 8192 * h + 2 * s * (s + 1) / 2 * (8192 + 8192);
+  const double mlp_fwd = 2 * 2 * s * h * 32768, head = 2 * s * h * 131072;
+  const double per_seq = 3 * (54 * mamba_fwd + 10 * attn_fwd + 54 * mlp_fwd + head);
+  CHECK(step_flops(m, pl).model == Approx(4 * per_seq).epsilon(1e-12));
+  CHECK(per_seq == Approx(2.777e15).epsilon(1e-3));
+  // Full recompute reruns every layer's forward of its own kind: the forward but the LM head.
+  JobLayout full = pl;
+  full.recompute = JobRecompute::Full;
+  CHECK(step_flops(m, full).hardware - step_flops(m, pl).hardware == Approx(4 * (per_seq / 3 - head)).epsilon(1e-12));
+}
+
+TEST_CASE("Mamba-2: heads and groups split by TP, heads by TP x CP; the pattern's limits; op recompute refused",
+          "[job_step][mamba][errors]") {
+  JobModel m = nemotron_h_56b();
+  JobLayout l;
+  l.tp = 8;
+  l.global_batch = 1;
+  // With 4 groups: the attention's 64 and 8 heads split over tp 8, the groups do not.
+  JobModel four = m;
+  four.mamba.groups = 4;
+  auto p = check_layout(four, l, 8);
+  REQUIRE(p);
+  CHECK(p->key == "tp");
+  CHECK(p->message ==
+        "tp 8 and cp 1 do not split the 256 Mamba-2 heads and 4 groups (would fit: tp among 1, 2, 4, tp x cp "
+        "among 1, 2, 4, 8, 16, 32, 64)");
+  l.cp = 64;
+  l.global_batch = 1;
+  p = check_layout(m, l, 512);
+  REQUIRE(p);
+  CHECK(p->key == "cp");
+  l.cp = 2;
+  CHECK_FALSE(check_layout(m, l, 16));
+  l.recompute = JobRecompute::Op;
+  p = check_layout(m, l, 16);
+  REQUIRE(p);
+  CHECK(p->key == "recompute");
+  const auto problem = [](const JobModel& bad) {
+    const auto q = check_job_model(bad);
+    REQUIRE(q);
+    return q->key + ": " + q->message;
+  };
+  JobModel bad = m;
+  bad.hybrid_pattern.pop_back();
+  CHECK(problem(bad) ==
+        "hybrid_override_pattern: 117 symbols for the 118 layers (one a layer, as Megatron-Core counts them)");
+  bad = m;
+  bad.hybrid_pattern[3] = 'A';
+  CHECK(problem(bad) ==
+        "hybrid_override_pattern: 'A' at position 4 is none of M (Mamba-2), * (attention), - (MLP), E (MoE)");
+  bad = m;
+  bad.hybrid_pattern[1] = 'E';
+  CHECK(problem(bad) == "hybrid_override_pattern: has E layers: needs experts");
+  bad = m;
+  bad.mamba = {};
+  CHECK(problem(bad) == "hybrid_override_pattern: has M layers: needs mamba");
+  bad = m;
+  bad.mamba.groups = 3;
+  CHECK(problem(bad) ==
+        "n_groups: 3 groups do not divide the 256 heads (Megatron-Core's MambaMixer shares each group's B and C "
+        "among its heads)");
+  bad = m;
+  bad.mtp_layers = 1;
+  CHECK(problem(bad) ==
+        "hybrid_override_pattern: beside mla, linear_attention, sliding_window, dense_layers or mtp_layers is not "
+        "modelled");
+  bad = m;
+  bad.hybrid_pattern.clear();
+  bad.sliding_window = 4096;
+  CHECK(problem(bad) == "mamba: mamba beside mla, linear_attention or sliding_window is not modelled");
+}
