@@ -700,6 +700,57 @@ refused "qnext-novh.csv:13: linear_key_heads: needs linear_value_heads (a Gated 
 sed 's/,1,16,32,128,128,4,4,/,1,16,24,128,128,4,4,/' validation/qwen3_next_modelzoo.csv >"$tmp/qnext-24.csv"
 run "$stepsim" check-against "$tmp/qnext-24.csv"
 refused "qnext-24.csv:13: linear_value_heads: 24 value heads are not a multiple of the 16 key heads"
+# Mamba-2 hybrids (docs/job.md "Mamba-2 hybrids"): Nemotron-H-56B on 256 H100 in FP8, beside BF16,
+# TP 4 x PP 2 and 32K with CP 4; the step's layer kinds; the model file is the scenario's model;
+# the measured table (held out, missed) and its columns.
+"$stepsim" compare scenarios/job-nemotron-h-56b-256xh100.yaml >"$tmp/nh.txt"
+has "nemotron-h-56b (118 layers: 54 Mamba-2, 10 attention, 54 MLP, h 8192, seq 8192) on 256 x h100-sxm" "$tmp/nh.txt"
+fig "base 12.362 s +0.0% 1988 34.1% 56.7 / 74.5 yes 3.3% 0.87 s (TP 0.44 DP/ZeRO 0.43)" "$tmp/nh.txt"
+fig "bf16 17.554 s +42.0% 1400 48.0%" "$tmp/nh.txt"
+fig "tp4-pp2 11.822 s -4.4% 2079 35.6% 70.3 / 74.5 yes 7.1%" "$tmp/nh.txt"
+fig "32k-cp4 18.462 s +49.3% 1331 23.6% 56.7 / 74.5 yes 2.2% 6.34 s (TP 0.46 DP/ZeRO 0.41 CP 5.46)" "$tmp/nh.txt"
+"$stepsim" run scenarios/job-nemotron-h-56b-256xh100.yaml >"$tmp/nh-run.txt"
+fig "Mamba-2 layer fwd / bwd 1.50 / 2.96 ms" "$tmp/nh-run.txt"
+fig "attention layer fwd / bwd 1.09 / 1.93 ms" "$tmp/nh-run.txt"
+fig "MLP layer fwd / bwd 1.38 / 2.62 ms" "$tmp/nh-run.txt"
+sed "s|^  model: {name: nemotron-h-56b.*|  model: {file: $src/scenarios/models/nemotron-h-56b.yaml}|; /^          vocab: 131072/d; /^          mamba:/d; /^          hybrid_override_pattern/d; /^            -M\*-M/d; s|{file: hardware/|{file: $src/scenarios/hardware/|; /^  variants:/,\$d" \
+  scenarios/job-nemotron-h-56b-256xh100.yaml >"$tmp/nh-file.yaml"
+"$stepsim" run "$tmp/nh-file.yaml" --json >"$tmp/nh-file.json"
+"$stepsim" run scenarios/job-nemotron-h-56b-256xh100.yaml --json >"$tmp/nh.json"
+python3 - "$tmp/nh.json" "$tmp/nh-file.json" <<'PY' || fail "nemotron-h: the model file and the scenario's model differ"
+import json, sys
+a, b = (json.load(open(f)) for f in sys.argv[1:3])
+assert a["step_time_ns"] == b["step_time_ns"] == 12361855311, (a["step_time_ns"], b["step_time_ns"])
+assert [(k["layer"], round(k["forward_ms"], 2), round(k["backward_ms"], 2)) for k in a["layer_kinds"]] == \
+    [("Mamba-2", 1.50, 2.96), ("attention", 1.09, 1.93), ("MLP", 1.38, 2.62)], a["layer_kinds"]
+assert (round(a["layer_forward_ms"], 2), round(a["layer_backward_ms"], 2)) == (1.41, 2.72), a
+PY
+"$stepsim" check-against validation/megatron_moe_layer_h100.csv validation/nemo_llama3_h100_fp8.csv \
+  validation/nemotron_h_dgxc.csv >"$tmp/nh-check.txt"
+fig "16 1f6d9f40 Nemotron-H 56B FP8-CS 32 GPUs 15.12 s 12.29 -18.7% held out" "$tmp/nh-check.txt"
+fig "19 1f6d9f40 Nemotron-H 56B FP8-CS 256 GPUs 15.89 s 12.36 -22.2% held out" "$tmp/nh-check.txt"
+fig "held out: 7 rows, mean |error| 20.3%, max 22.2%" "$tmp/nh-check.txt"
+sed 's/,256,64,256,8,4,/,,64,256,8,4,/' validation/nemotron_h_dgxc.csv >"$tmp/nh-noheads.csv"
+run "$stepsim" check-against "$tmp/nh-noheads.csv"
+refused "nh-noheads.csv:16: mamba_head_dim: needs mamba_heads (a Mamba-2 model)"
+sed 's/,256,64,256,8,4,/,256,64,256,3,4,/' validation/nemotron_h_dgxc.csv >"$tmp/nh-groups.csv"
+run "$stepsim" check-against "$tmp/nh-groups.csv"
+refused "nh-groups.csv:16: mamba_n_groups: 3 groups do not divide the 256 heads (Megatron-Core's MambaMixer shares each group's B and C among its heads)"
+sed 's/,M-M-M-M\*-/,M-M-M-MX-/' validation/nemotron_h_dgxc.csv >"$tmp/nh-symbol.csv"
+run "$stepsim" check-against "$tmp/nh-symbol.csv"
+refused "nh-symbol.csv:16: hybrid_override_pattern: 'X' at position 8 is none of M (Mamba-2)"
+# Nemotron 3 Nano's model file (Mamba-2, attention and MoE layers) on 32 H100, EP 8.
+cat >"$tmp/nano.yaml" <<EOF
+job_step:
+  model: {file: $src/scenarios/models/nemotron-3-nano-30b-a3b.yaml}
+  hardware: {file: $src/scenarios/hardware/h100-calibrated.yaml, gpus: 32}
+  layout: {dp: 32, ep: 8, zero: 1, micro_batch: 1, global_batch: 256, recompute: selective,
+           recompute_modules: [layernorm, moe]}
+EOF
+"$stepsim" run "$tmp/nano.yaml" >"$tmp/nano.txt"
+has "nemotron-3-nano-30b-a3b (52 layers: 23 Mamba-2, 6 attention, 23 MoE, h 2688, seq 8192)" "$tmp/nano.txt"
+fig "MoE layer fwd / bwd 5.66 / 13.73 ms" "$tmp/nano.txt"
+fig "step time 5.357 s" "$tmp/nano.txt"
 # Qwen3.5-397B-A17B's model file in a search: EP 16 folded to expert TP 1 the fastest.
 "$stepsim" search scenarios/search-moe-256xh100.yaml --set 'search.model={file: models/qwen3.5-397b-a17b.yaml}' \
   --set search.layout.first_chunk_layers=even --set search.layout.last_chunk_layers=even \

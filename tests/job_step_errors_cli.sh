@@ -167,6 +167,34 @@ bad linear_window "$lin num_value_heads: 32}, sliding_window: 128}
 bad linear_tp_cp "$lin num_value_heads: 32}}
   hardware: {preset: h100-sxm, gpus: 64}
   layout: {tp: 2, cp: 32, global_batch: 8}" "job_step.layout.cp: tp x cp = 2 x 32 = 64 does not divide the 16 linear-attention key heads and 32 value heads (would fit: tp x cp among 1, 2, 4, 8, 16)"
+# Mamba-2 and a hybrid pattern: the mixer's keys at their line; the pattern's symbols, length and
+# blocks; tp dividing heads and groups.
+mam='job_step:
+  model: {layers: 4, hidden: 2048, ffn: 8192, heads: 16, kv_heads: 8, vocab: 32000, seq: 4096, mlp: gelu,'
+bad mamba_groups "$mam mamba: {num_heads: 32, head_dim: 64,
+          state_size: 128, n_groups: 3}, hybrid_override_pattern: \"M-*-\"}
+  hardware: {preset: h100-sxm, gpus: 8}
+  layout: {tp: 2, global_batch: 8}" "mamba_groups.yaml:3: job_step.model.mamba.n_groups: 3 groups do not divide the 32 heads (Megatron-Core's MambaMixer shares each group's B and C among its heads)"
+bad mamba_key "$mam mamba: {num_heads: 32, head_dim: 64,
+          d_state: 128}}
+  hardware: {preset: h100-sxm, gpus: 8}
+  layout: {tp: 2, global_batch: 8}" "mamba_key.yaml:3: job_step.model.mamba.d_state: unknown key (known here: num_heads, head_dim, state_size, n_groups, conv_kernel)"
+bad pattern_symbol "$mam mamba: {num_heads: 32, head_dim: 64,
+          state_size: 128, n_groups: 8}, hybrid_override_pattern: \"M-A-\"}
+  hardware: {preset: h100-sxm, gpus: 8}
+  layout: {tp: 2, global_batch: 8}" "job_step.model.hybrid_override_pattern: 'A' at position 3 is none of M (Mamba-2)"
+bad pattern_length "$mam mamba: {num_heads: 32, head_dim: 64,
+          state_size: 128, n_groups: 8}, hybrid_override_pattern: \"M-*-M\"}
+  hardware: {preset: h100-sxm, gpus: 8}
+  layout: {tp: 2, global_batch: 8}" "job_step.model.hybrid_override_pattern: 5 symbols for the 4 layers (one a layer, as Megatron-Core counts them)"
+bad pattern_moe "$mam mamba: {num_heads: 32, head_dim: 64,
+          state_size: 128, n_groups: 8}, hybrid_override_pattern: \"MEM*\"}
+  hardware: {preset: h100-sxm, gpus: 8}
+  layout: {tp: 2, global_batch: 8}" "job_step.model.hybrid_override_pattern: has E layers: needs experts"
+bad mamba_tp "$mam mamba: {num_heads: 32, head_dim: 64,
+          state_size: 128, n_groups: 2}, hybrid_override_pattern: \"M-*-\"}
+  hardware: {preset: h100-sxm, gpus: 8}
+  layout: {tp: 8, global_batch: 8}" "job_step.layout.tp: tp 8 and cp 1 do not split the 32 Mamba-2 heads and 2 groups (would fit: tp among 1, 2, tp x cp among 1, 2, 4, 8, 16, 32)"
 bad schedule "$head
   hardware: {preset: a100-sxm-80gb, gpus: 64}
   layout: {tp: 8, pp: 8, schedule: 1f1c, global_batch: 64}" "job_step.layout.schedule: unknown schedule '1f1c'; did you mean '1f1b'?"
@@ -195,7 +223,7 @@ has "(does not fit)" "$tmp/allow.out"
 run "$stepsim" run scenarios/job-fsdp-8.yaml --set job_step.model=llama3-8b
 refused "error: --set: job_step.model: 'llama3-8b' is not built in (built in: qwen3-8b, tiny), but the repository ships it as a file: {file: models/llama3-8b.yaml} from a scenario in scenarios/ (a path is relative to the scenario's folder)"
 run "$stepsim" run scenarios/job-fsdp-8.yaml --set job_step.model=llama4
-refused "scenarios/models has gemma3-27b, gpt-oss-120b, gpt3-175b, llama2-7b, llama3-405b, llama3-70b, llama3-8b, nemotron-h-56b, nemotron-h-8b, qwen3-8b, qwen3-next-80b-a3b, qwen3.5-397b-a17b, tiny; or the fields)"
+refused "scenarios/models has gemma3-27b, gpt-oss-120b, gpt3-175b, llama2-7b, llama3-405b, llama3-70b, llama3-8b, nemotron-3-nano-30b-a3b, nemotron-h-56b, nemotron-h-8b, qwen3-8b, qwen3-next-80b-a3b, qwen3.5-397b-a17b, tiny; or the fields)"
 # A search's words in a job step say where they belong; a preset in capitals is named.
 run "$stepsim" run scenarios/job-fsdp-8.yaml --set job_step.layout.tp=auto
 refused "error: --set: job_step.layout.tp: a job step runs one layout: \`auto\` and lists are a search's (\`stepsim search FILE\` searches around this step, \`--set search.layout.tp=...\` opens this key)"

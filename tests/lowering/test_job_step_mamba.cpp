@@ -203,3 +203,47 @@ TEST_CASE("Mamba-2: heads and groups split by TP, heads by TP x CP; the pattern'
   bad.sliding_window = 4096;
   CHECK(problem(bad) == "mamba: mamba beside mla, linear_attention or sliding_window is not modelled");
 }
+
+TEST_CASE("Mamba-2: a pattern's MoE layers (Nemotron 3 Nano), their parameters and exchanges", "[job_step][mamba]") {
+  // Nemotron 3 Nano 30B-A3B (scenarios/models/nemotron-3-nano-30b-a3b.yaml): 23 Mamba-2, 6
+  // attention and 23 MoE layers; no dense MLP.
+  JobModel m;
+  m.shape = decoder("nemotron-3-nano-30b-a3b", 52, 2688, 1856, 32, 2, 128, 131072);
+  m.seq = 4096;
+  m.dropout = false;
+  m.gated_mlp = false;
+  m.experts = 128;
+  m.top_k = 6;
+  m.expert_ffn = 1856;
+  m.shared_expert_ffn = 3712;
+  m.mamba = {64, 64, 128, 8, 4};
+  m.hybrid_pattern = "MEMEM*EMEMEM*EMEMEM*EMEMEM*EMEMEM*EMEMEMEM*EMEMEMEME";
+  REQUIRE_FALSE(check_job_model(m));
+  CHECK(pattern_layers_in(m, 'E', 0, 52) == 23);
+  CHECK(dense_layers_in(m, 0, 52) == 0);
+  CHECK(layer_kind(m, 1) == kKindMlpOnly);
+  CHECK(layer_kind(m, 0) == (kKindMamba | kKindMixerOnly));
+  // Parameters: a Mamba layer 2,688 x 10,304 + 5 x 6,144 + 3 x 64 + 4,096 + 4,096 x 2,688 + a norm
+  // = 38,744,896; attention 23,399,040; an MoE layer 128 experts of 2 x 2,688 x 1,856, the router,
+  // the shared expert and a norm = 1,297,468,032: 31.58B, the technical report's 31.6B.
+  CHECK(total_parameters(m) == 23 * std::int64_t{38744896} + 6 * std::int64_t{23399040} +
+                                   23 * std::int64_t{1297468032} + 2 * std::int64_t{131072} * 2688 + 2688);
+  // An MoE layer at TP 2, EP 4: its shared expert's collective (the attention block's is another
+  // layer's), its experts' exchange, the host's waits; a Mamba layer none of them.
+  JobLayout l;
+  l.tp = 2;
+  l.dp = 4;
+  l.ep = 4;
+  l.global_batch = 4;
+  const JobModel moe = layer_kind_model(m, layer_kind(m, 1)), mamba = layer_kind_model(m, layer_kind(m, 0));
+  const LayerWork e = layer_work(moe, l), w = layer_work(mamba, l);
+  CHECK(e.tp_collectives == 1);
+  CHECK(e.ep_tokens == 4096.0 / 2);
+  CHECK(w.ep_tokens == 0);
+  CHECK(w.expert_parameters == 0);
+  CHECK(e.expert_parameters == std::int64_t{128} * 2 * 2688 * 1856 / 4 / 2);
+  const ClusterSpec c = *find_cluster_preset("h100-sxm");
+  CHECK(layer_passes(moe, l, c).forward.ep > 0);
+  CHECK(layer_passes(mamba, l, c).forward.ep == 0);
+  CHECK(layer_passes(mamba, l, c).forward.host == 0);
+}
