@@ -69,10 +69,10 @@ double zero3_buffer_bytes(const JobModel& m, const JobLayout& l) {
   if (l.keep_gathered) return l.grad_bytes * layer;
   double gathered = 2 * layer, reduced = layer;
   if (l.zero3_fetch == Zero3Fetch::Module && m.experts == 0) {
-    // A module's weights are its GEMM's k x n (the layer's GEMMs, as layer_work lists them).
-    const LayerWork w = layer_work(m, l);
+    // A module's weights are its GEMM's k x n (each kind of layer's GEMMs, as layer_work lists them).
     double largest = 0;
-    for (const GemmShape& g : w.gemms) largest = std::max(largest, g.k * g.n * g.count);
+    for (const LayerKind& k : layer_kinds(m))
+      for (const GemmShape& g : layer_work(k.model, l).gemms) largest = std::max(largest, g.k * g.n * g.count);
     gathered = static_cast<double>(zero3_kept_at_rerun(m, l)) + largest;
     reduced = largest;
   }

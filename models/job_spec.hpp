@@ -57,6 +57,9 @@ struct JobModel {
   TransformerConfig shape;  // layers, hidden, intermediate (= FFN), heads, kv_heads, head_dim, vocab, tied
   std::int64_t seq = 2048;
   bool gated_mlp = true;  // SwiGLU (3 matrices) vs GeLU (2 matrices)
+  // A non-gated MLP's activation squared ReLU (Primer, So et al. 2021; Nemotron-H's relu2), which
+  // Megatron-Core runs as two unfused kernels (relu, then pow) where GeLU's is one.
+  bool squared_relu = false;
   // Dropout after the attention and the MLP and on the attention scores, with its masks kept for
   // the backward (GPT-2/3 and Megatron-LM's defaults, 0.1; Korthikanti 2022's activation count).
   // Llama, Qwen, DeepSeek and MPT train without: no mask, no dropout kernel. The readers set it

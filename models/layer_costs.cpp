@@ -113,15 +113,14 @@ double gdn_core_bytes(double dk, double dv) {
 // head_dim) of the gate z and the inputs x, B and C (groups x state each), a step size per head;
 // the input projection gives them all (z, x, B, C, dt), the convolution runs over x, B and C.
 struct MambaDims {
-  double inner = 0, bc = 0, heads = 0, head_dim = 0, state = 0, groups = 0, conv_taps = 0;
+  double inner = 0, bc = 0, heads = 0, head_dim = 0, state = 0, groups = 0;
   double projected() const { return 2 * inner + bc + heads; }
   double convolved() const { return inner + bc; }
 };
 MambaDims mamba_dims(const JobModel& m) {
   const auto& a = m.mamba;
   const double heads = a.heads, groups = a.groups, state = a.state;
-  return {heads * a.head_dim, 2 * groups * state, heads, static_cast<double>(a.head_dim), state, groups,
-          static_cast<double>(a.conv_kernel)};
+  return {heads * a.head_dim, 2 * groups * state, heads, static_cast<double>(a.head_dim), state, groups};
 }
 
 // The SSD scan's kernels (mamba_ssm's mamba_chunk_scan_combined, which Megatron-Core's mixer
@@ -134,14 +133,24 @@ double ssd_core_flops(const MambaDims& x) {
   const double Q = kSsdChunk, P = x.head_dim, N = x.state, share = x.groups / x.heads;
   return 2 * (Q * N * share + Q * P + 2 * N * P);
 }
-// Their HBM traffic, bytes per token and head: the step sizes' cumulative sum (read dt, write it
-// and the decays in FP32: 10); C B^T (read B and C, write the FP32 Q x Q block: 4 N + 4 Q a group)
-// and read by the scan (4 Q); x read twice, the output written (2 P each); B and C read again
-// (2 N each, by group); the step sizes and decays read twice (8 each); the FP32 chunk states
-// written, passed (read, write) and read (16 N P / Q).
+// Their HBM traffic, bytes per token and head, counted kernel by kernel (mamba_ssm's
+// ssd_combined.py, _mamba_chunk_scan_combined_fwd / _bwd; r = G / H): forward, the step sizes'
+// cumulative sum (read dt, write it and the decays in FP32: 10); the chunk states (read x, B and
+// the decays, write FP32 states: 2 P + 2 N r + 8 + 4 P N / Q), passed (read FP32, write BF16:
+// 6 P N / Q); C B^T (read B and C, write the FP32 Q x Q block: 4 N r + 4 Q r); the scan (read C B^T,
+// x, C, the BF16 states and the decays, write the output: 4 Q r + 4 P + 2 N r + 2 P N / Q + 8).
 double ssd_core_bytes(const MambaDims& x) {
-  const double Q = kSsdChunk, P = x.head_dim, N = x.state, share = x.groups / x.heads;
-  return 26 + 6 * P + share * (8 * N + 8 * Q) + 16 * N * P / Q;
+  const double Q = kSsdChunk, P = x.head_dim, N = x.state, r = x.groups / x.heads;
+  return 26 + 6 * P + 8 * N * r + 8 * Q * r + 12 * P * N / Q;
+}
+// Backward: the cumulative sum, C B^T and the states recomputed (the states passed in FP32), the
+// states' gradient and its passing, then dx, dB, dC, d(C B^T) and the decays' gradient, each kernel
+// reading x, dout, B or C again (x, B and dout five times, C four): 22 P + 54 N r + 32 Q r +
+// 34 P N / Q + 160, 3.2x the forward at Nemotron-H's widths (where FlashAttention's backward is
+// taken as 2.5x its forward).
+double ssd_core_backward_bytes(const MambaDims& x) {
+  const double Q = kSsdChunk, P = x.head_dim, N = x.state, r = x.groups / x.heads;
+  return 160 + 22 * P + 54 * N * r + 32 * Q * r + 34 * P * N / Q;
 }
 
 // MLA's attention weights (DeepSeek-V2 sec. 2.1.2-2.1.3): the down-projections (and their
@@ -454,9 +463,12 @@ void layer_memory_bytes(LayerWork& w, const JobModel& m, const JobLayout& l, dou
       : m.experts > 0
           ? (m.top_k * expert_load * static_cast<double>(m.expert_ffn) + static_cast<double>(m.shared_expert_ffn)) / t
           : static_cast<double>(m.shape.intermediate) / t;
-  per_token += (m.gated_mlp ? 3 : 2) * ffn_local * kAct;
+  // Squared ReLU as Megatron-Core runs it (activations.squared_relu, torch.pow(F.relu(x), 2),
+  // outside any fusion): two kernels, each reading and writing the FFN activations.
+  const int act_kernels = m.squared_relu ? 2 : 1;
+  per_token += act_kernels * (m.gated_mlp ? 3 : 2) * ffn_local * kAct;
   // The parts selective recompute reruns (memory_bytes is left as summed above).
-  const double act_per_ffn = (m.gated_mlp ? 3 : 2) * kAct / t * T;
+  const double act_per_ffn = act_kernels * (m.gated_mlp ? 3 : 2) * kAct / t * T;
   w.norm_bytes = blocks * 2 * hid * kAct * T;
   if (!m.has_mlp()) {
     // A hybrid pattern's mixer layer: no MLP.
@@ -512,6 +524,7 @@ LayerWork layer_work(const JobModel& m, const JobLayout& l, double expert_load, 
     const MambaDims x = mamba_dims(m);
     w.attention_flops = T * x.heads / t * ssd_core_flops(x);
     w.attention_bytes = T * x.heads / t * ssd_core_bytes(x);
+    w.attention_backward_bytes = T * x.heads / t * ssd_core_backward_bytes(x);
   } else {
     const double ctx = attention_keys(m, l, d, w);
     w.attention_flops = 2 * T * ctx * (d.q + d.o) / t;  // QK^T over the query width, AV over the value width
@@ -629,8 +642,11 @@ PassSeconds layer_pass(const LayerWork& w, const JobLayout& l, const ClusterSpec
   p.gemm = gemm_seconds(w.gemms, pass, a, l.fp8_gemms());
   // Attention kernels run at BF16 even in FP8 recipes (Transformer Engine keeps them BF16).
   // A core bound by its bytes (attention_bytes) takes the longer of the two.
+  const double core_bytes = pass == GemmPass::InputGrad && w.attention_backward_bytes > 0
+                                ? w.attention_backward_bytes
+                                : attn_mult * w.attention_bytes;
   p.attention = std::max(attn_mult * w.attention_flops / (a.peak_bf16 * a.efficiency.attention),
-                         attn_mult * w.attention_bytes / (static_cast<double>(a.hbm_bandwidth) * a.efficiency.memory));
+                         core_bytes / (static_cast<double>(a.hbm_bandwidth) * a.efficiency.memory));
   const double casts = l.fp8 ? fp8_cast_bytes(w.gemms, pass, l.fp8_dispatch, l.fp8_recipe) : 0;
   // The token shuffles' backward moves permute_backward_bytes, not mem_mult x their forward's.
   double memory = mem_mult * w.memory_bytes;

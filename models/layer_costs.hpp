@@ -79,6 +79,8 @@ struct LayerWork {  // one decoder layer, one micro-batch, one GPU, forward only
   // The attention core's HBM traffic where it bounds the kernels (a Gated DeltaNet layer's chunked
   // delta rule: its time the longer of FLOPs and bytes); 0 for FlashAttention's, bound by FLOPs.
   double attention_bytes = 0;
+  // Its backward's, where its kernels are counted (the SSD scan's); 0: 2.5x attention_bytes.
+  double attention_backward_bytes = 0;
   double tp_bytes = 0;     // bytes of each of the TP collectives (full buffer)
   int tp_collectives = 0;  // per forward (all-reduces, or AG+RS pairs with SP)
   double cp_bytes = 0;     // this GPU's K and V chunk: what one ring step passes (CP)

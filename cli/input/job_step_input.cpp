@@ -103,8 +103,10 @@ JobModel read_job_model(const Reader& parent, const std::string& k) {
   m.shape = transformer_fields(r);
   m.seq = r.opt_integer("seq", 1).value_or(2048);
   const std::string mlp = r.opt_text("mlp").value_or("swiglu");
-  if (mlp != "swiglu" && mlp != "gelu") r.fail("mlp", fmt::format("unknown mlp '{}' (swiglu or gelu)", mlp));
+  if (mlp != "swiglu" && mlp != "gelu" && mlp != "relu2")
+    r.fail("mlp", fmt::format("unknown mlp '{}' (swiglu, gelu or relu2)", mlp));
   m.gated_mlp = mlp == "swiglu";
+  m.squared_relu = mlp == "relu2";
   m.dropout = r.flag("dropout", false);
   m.sliding_window = r.opt_integer("sliding_window", 0).value_or(0);  // 0: none
   m.sliding_window_pattern = r.opt_count("sliding_window_pattern", 0).value_or(0);

@@ -205,7 +205,7 @@ std::vector<Field> model_fields(const JobModel& m) {
   w.count("head_dim", s.head_dim, s.heads > 0 ? static_cast<int>(s.hidden / s.heads) : 0);
   w.count("vocab", s.vocab, std::int64_t{0});
   w.count("seq", m.seq, std::int64_t{2048});
-  w.put("mlp", m.gated_mlp ? "swiglu" : "gelu", m.gated_mlp);
+  w.put("mlp", m.gated_mlp ? "swiglu" : m.squared_relu ? "relu2" : "gelu", m.gated_mlp);
   w.flag("tied_embeddings", s.tied_embeddings, false);
   w.flag("qk_norm", s.qk_norm, false);
   w.flag("dropout", m.dropout, false);

@@ -370,12 +370,14 @@ MeasuredRun parse_row(const std::string& file, int n, std::map<std::string, std:
   m.shape.qk_norm = row.flag("qk_norm", false);      // per-head query and key norms (Qwen3): none by default
   m.seq = row.integer("seq", -1, INT64_MAX, 1);
   // GPT (the default): GeLU MLP.
-  m.gated_mlp = row.named(
+  const std::string mlp = row.named(
       "mlp", "mlp", "gelu",
       [](std::string_view v) {
-        return v == "gelu" || v == "swiglu" ? std::optional<bool>(v == "swiglu") : std::nullopt;
+        return v == "gelu" || v == "swiglu" || v == "relu2" ? std::optional<std::string>(v) : std::nullopt;
       },
-      "gelu or swiglu");
+      "gelu, swiglu or relu2");
+  m.gated_mlp = mlp == "swiglu";
+  m.squared_relu = mlp == "relu2";
   m.dropout = row.flag("dropout", true);  // GPT (the default): dropout, its masks kept
   read_moe_and_mla(row, m);
   r.spec.layout = read_layout(row, file, n);

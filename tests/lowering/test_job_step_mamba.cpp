@@ -20,6 +20,7 @@ JobModel nemotron_h_56b() {
   m.seq = 8192;
   m.dropout = false;
   m.gated_mlp = false;
+  m.squared_relu = true;
   m.mamba = {256, 64, 256, 8, 4};
   m.hybrid_pattern =
       "M-M-M-M*-M-M-M-M-M*-M-M-M-M-M*-M-M-M-M-M*-M-M-M-M-M*-M-M-M-M-M*-M-M-M-M-M*-M-M-M-M-M*-M-M-M-M-M*-M-M-M-M-M*-M-"
@@ -66,17 +67,29 @@ TEST_CASE("Mamba-2: a pattern's kinds, the mixer's GEMMs, parameters, the SSD sc
   CHECK(w.tp_collectives == 1);
   CHECK(a.tp_collectives == 1);
   CHECK(f.tp_collectives == 1);
-  // The SSD scan per token and head (Q 128, P 64, N 256, 8 groups of 32 heads): 2 (Q N / 32 + Q P
-  // + 2 N P) = 83,968 FLOPs; 26 + 6 P + (8 N + 8 Q) / 32 + 16 N P / Q = 2,554 bytes (the FP32
-  // chunk states 2,048 of them); 32 of the 256 heads on this GPU.
+  // The SSD scan per token and head (Q 128, P 64, N 256, 8 groups of 32 heads, r = 1/32): 2 (Q N r
+  // + Q P + 2 N P) = 83,968 FLOPs; forward 26 + 6 P + 8 N r + 8 Q r + 12 P N / Q = 2,042 bytes (the
+  // chunk states 1,536 of them), backward 160 + 22 P + 54 N r + 32 Q r + 34 P N / Q = 6,480 (3.2x);
+  // 32 of the 256 heads on this GPU.
   CHECK(w.attention_flops == T * 32 * 83968);
-  CHECK(w.attention_bytes == T * 32 * 2554);
+  CHECK(w.attention_bytes == T * 32 * 2042);
+  CHECK(w.attention_backward_bytes == T * 32 * 6480);
   CHECK(f.attention_flops == 0);
+  CHECK(a.attention_backward_bytes == 0);
+  const ClusterSpec h100 = *find_cluster_preset("h100-sxm");
+  const LayerPasses pw = layer_passes(mamba, l, h100);
+  const double hbm = 3.35e12 * h100.accelerator.efficiency.memory;
+  CHECK(pw.forward.attention == Approx(T * 32 * 2042 / hbm).epsilon(1e-12));
+  CHECK(pw.backward_input.attention == Approx(T * 32 * 6480 / hbm).epsilon(1e-12));
   // Memory-bound, per token, without SP: one norm (2 x 2 h) and one residual add (3 x 2 h) a
   // layer; the Mamba layer's convolution over x, B and C (2 x 2 x 20,480) and gated norm (3 x 2 x
-  // 16,384) split by TP; the MLP layer's activation function (2 x 2 x 32,768 / 8).
+  // 16,384) split by TP; the MLP layer's squared ReLU, two kernels each reading and writing the
+  // 32,768 / 8 (2 x 2 x 2 x 4,096; GeLU's one kernel half that).
   CHECK(w.memory_bytes == Approx(T * (10 * h + (4 * 20480.0 + 6 * 16384) / 8)).epsilon(1e-12));
-  CHECK(f.memory_bytes == Approx(T * (10 * h + 4 * 32768.0 / 8)).epsilon(1e-12));
+  CHECK(f.memory_bytes == Approx(T * (10 * h + 8 * 32768.0 / 8)).epsilon(1e-12));
+  JobModel gelu = mlp;
+  gelu.squared_relu = false;
+  CHECK(layer_work(gelu, l).memory_bytes == Approx(T * (10 * h + 4 * 32768.0 / 8)).epsilon(1e-12));
   // Parameters: in_proj 8,192 x 37,120, the convolution's 4 taps and bias over 20,480 channels,
   // A_log, D and dt_bias per head, the norm's 16,384, out_proj 16,384 x 8,192, the layer's norm:
   // 438,432,512; attention 8,192 x 10,240 + 8,192 x 8,192 + a norm: 151,003,136; the MLP 2 x
