@@ -694,12 +694,10 @@ PY
   validation/nemo_llama3_h100_fp8.csv validation/qwen3_next_modelzoo.csv >"$tmp/qnext-check.txt"
 fig "13 Qwen3-Next Qwen3-Next-80B-A3B 128 GPUs 2.2 s 1.505 -31.6% held out" "$tmp/qnext-check.txt"
 # The row's Gated DeltaNet columns: the others need linear_value_heads; a bad one named by its column.
-sed 's/,1,16,32,128,128,4,4,/,1,16,,128,128,4,4,/' validation/qwen3_next_modelzoo.csv >"$tmp/qnext-novh.csv"
-run "$stepsim" check-against "$tmp/qnext-novh.csv"
-refused "qnext-novh.csv:13: linear_key_heads: needs linear_value_heads (a Gated DeltaNet model)"
-sed 's/,1,16,32,128,128,4,4,/,1,16,24,128,128,4,4,/' validation/qwen3_next_modelzoo.csv >"$tmp/qnext-24.csv"
-run "$stepsim" check-against "$tmp/qnext-24.csv"
-refused "qnext-24.csv:13: linear_value_heads: 24 value heads are not a multiple of the 16 key heads"
+csv_refused validation/qwen3_next_modelzoo.csv 's/,1,16,32,128,128,4,4,/,1,16,,128,128,4,4,/' \
+  "edited.csv:13: linear_key_heads: needs linear_value_heads (a Gated DeltaNet model)"
+csv_refused validation/qwen3_next_modelzoo.csv 's/,1,16,32,128,128,4,4,/,1,16,24,128,128,4,4,/' \
+  "edited.csv:13: linear_value_heads: 24 value heads are not a multiple of the 16 key heads"
 # Mamba-2 hybrids (docs/job.md "Mamba-2 hybrids"): Nemotron-H-56B on 256 H100 in FP8, beside BF16,
 # TP 4 x PP 2 and 32K with CP 4; the step's layer kinds; the model file is the scenario's model;
 # the measured table (held out, missed) and its columns.
@@ -730,15 +728,12 @@ PY
 fig "16 1f6d9f40 Nemotron-H 56B FP8-CS 32 GPUs 15.12 s 12.4 -18.0% held out" "$tmp/nh-check.txt"
 fig "19 1f6d9f40 Nemotron-H 56B FP8-CS 256 GPUs 15.89 s 12.47 -21.5% held out" "$tmp/nh-check.txt"
 fig "held out: 7 rows, mean |error| 19.6%, max 21.5%" "$tmp/nh-check.txt"
-sed 's/,256,64,256,8,4,/,,64,256,8,4,/' validation/nemotron_h_dgxc.csv >"$tmp/nh-noheads.csv"
-run "$stepsim" check-against "$tmp/nh-noheads.csv"
-refused "nh-noheads.csv:16: mamba_head_dim: needs mamba_heads (a Mamba-2 model)"
-sed 's/,256,64,256,8,4,/,256,64,256,3,4,/' validation/nemotron_h_dgxc.csv >"$tmp/nh-groups.csv"
-run "$stepsim" check-against "$tmp/nh-groups.csv"
-refused "nh-groups.csv:16: mamba_n_groups: 3 groups do not divide the 256 heads (Megatron-Core's MambaMixer shares each group's B and C among its heads)"
-sed 's/,M-M-M-M\*-/,M-M-M-MX-/' validation/nemotron_h_dgxc.csv >"$tmp/nh-symbol.csv"
-run "$stepsim" check-against "$tmp/nh-symbol.csv"
-refused "nh-symbol.csv:16: hybrid_override_pattern: 'X' at position 8 is none of M (Mamba-2)"
+csv_refused validation/nemotron_h_dgxc.csv 's/,256,64,256,8,4,/,,64,256,8,4,/' \
+  "edited.csv:16: mamba_head_dim: needs mamba_heads (a Mamba-2 model)"
+csv_refused validation/nemotron_h_dgxc.csv 's/,256,64,256,8,4,/,256,64,256,3,4,/' \
+  "edited.csv:16: mamba_n_groups: 3 groups do not divide the 256 heads (Megatron-Core's MambaMixer shares each group's B and C among its heads)"
+csv_refused validation/nemotron_h_dgxc.csv 's/,M-M-M-M\*-/,M-M-M-MX-/' \
+  "edited.csv:16: hybrid_override_pattern: 'X' at position 8 is none of M (Mamba-2)"
 # Nemotron 3 Nano's model file (Mamba-2, attention and MoE layers) on 32 H100, EP 8.
 cat >"$tmp/nano.yaml" <<EOF
 job_step:
