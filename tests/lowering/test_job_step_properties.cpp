@@ -1,4 +1,4 @@
-// Jobs on random layouts (dense, GQA and MoE models; A100, H100, B200 and PCIe-only RTX 4090
+// Jobs on random layouts (dense, GQA and MoE models, Mamba-2 hybrids of MLP and of MoE layers; A100, H100, B200 and PCIe-only RTX 4090
 // clusters; every schedule, ZeRO stage, recompute (by layers, by module), overlap (TP too), kernel,
 // CP exchange, expert TP and dispatch, FP8 activations and Adam moment choice): what every step
 // must satisfy whatever the layout. Each figure is checked against another way of getting it:
@@ -29,11 +29,24 @@ JobModel model_of(int kind) {
     m.gated_mlp = false;
   } else if (kind == 1) {  // Llama-shaped: GQA, SwiGLU, untied
     s = {"llama-16l", 16, 4096, 14336, 32, 8, 128, 128256, false, false};
-  } else {  // MoE: 8 experts, top 2
+  } else if (kind == 2) {  // MoE: 8 experts, top 2
     s = {"moe-12l", 12, 2048, 5632, 16, 16, 128, 32000, false, false};
     m.experts = 8;
     m.top_k = 2;
     m.expert_ffn = 1408;
+  } else if (kind == 3) {  // Nemotron-H shaped: Mamba-2, attention and squared-ReLU MLP layers, a block each
+    s = {"mamba-24l", 24, 2048, 8192, 16, 8, 128, 32000, false, false};
+    m.gated_mlp = false;
+    m.squared_relu = true;
+    m.mamba = {32, 64, 64, 8, 4};
+    m.hybrid_pattern = "M-M-M*-M-M-M*-M-M-M*-M--";
+  } else {  // Nemotron 3 shaped: Mamba-2, attention and MoE layers
+    s = {"mamba-moe-12l", 12, 2048, 5632, 16, 16, 128, 32000, false, false};
+    m.experts = 8;
+    m.top_k = 2;
+    m.expert_ffn = 1408;
+    m.mamba = {32, 64, 64, 8, 4};
+    m.hybrid_pattern = "MEM*EMEM*EME";
   }
   m.seq = 2048;
   return m;
@@ -47,14 +60,15 @@ T pick(std::mt19937_64& rng, std::initializer_list<T> xs) {
 // A random spec; the caller keeps those check_layout takes.
 JobStepSpec random_spec(std::mt19937_64& rng) {
   JobStepSpec s;
-  const int kind = static_cast<int>(rng() % 3);
+  const int kind = static_cast<int>(rng() % 5);
+  const bool moe = kind == 2 || kind == 4;
   s.model = model_of(kind);
   s.cluster = *find_cluster_preset(pick<const char*>(rng, {"a100-sxm-80gb", "h100-sxm", "b200", "gb200", "rtx4090"}));
   JobLayout& l = s.layout;
   l.tp = pick(rng, {1, 2, 4, 8});
   l.pp = pick(rng, {1, 2, 4});
   l.cp = pick(rng, {1, 1, 2});
-  l.ep = kind == 2 ? pick(rng, {1, 2, 4}) : 1;
+  l.ep = moe ? pick(rng, {1, 2, 4}) : 1;
   l.dp = pick(rng, {1, 2, 4, 8});
   l.schedule =
       pick<const char*>(rng, {"1f1b", "interleaved-1f1b", "zb-h1", "zb-h2", "fill-drain", "dualpipe", "dualpipe-v"});
@@ -73,20 +87,20 @@ JobStepSpec random_spec(std::mt19937_64& rng) {
   l.grad_bytes = pick(rng, {2, 4});
   l.cp_balanced = rng() % 2 == 0;
   l.cp_comm = pick(rng, {CpComm::P2p, CpComm::AllGather, CpComm::AllToAll});
-  l.expert_tp = kind == 2 ? pick(rng, {0, 0, 1, 2}) : 0;
+  l.expert_tp = moe ? pick(rng, {0, 0, 1, 2}) : 0;
   l.overlap_tp = rng() % 3 == 0;
   l.fp8_activations = l.fp8 && rng() % 2 == 0;
   l.adam_moment_bytes = pick(rng, {4, 2});
   if (l.recompute == JobRecompute::Full && rng() % 3 == 0) l.recompute_layers = pick(rng, {0, 1});
   if (l.recompute == JobRecompute::Selective && rng() % 3 == 0)
     l.recompute_modules = rng() % 2 == 0 ? std::uint8_t{kRecomputeCoreAttn} : std::uint8_t{0};
-  if (kind == 2) l.ep_dispatch = pick(rng, {EpDispatch::AllToAll, EpDispatch::PerNode});
+  if (moe) l.ep_dispatch = pick(rng, {EpDispatch::AllToAll, EpDispatch::PerNode});
   // A framework slower than the network, now and then (DeepSpeed 0.3's ZeRO-3 and its regather).
   if (rng() % 5 == 0) l.dp_bandwidth = pick<std::int64_t>(rng, {10'000'000'000, 50'000'000'000});
   l.zero3_fetch = rng() % 4 == 0 ? Zero3Fetch::Module : Zero3Fetch::Layer;
   l.master_weights = rng() % 4 == 0 ? MasterWeights::Model : MasterWeights::Optimizer;
   // torchtitan's op policy, on the dense blocks with FlashAttention it is defined for.
-  if (kind != 2 && l.attention == AttentionKernel::Flash && rng() % 4 == 0) l.recompute = JobRecompute::Op;
+  if (kind < 2 && l.attention == AttentionKernel::Flash && rng() % 4 == 0) l.recompute = JobRecompute::Op;
   // HSDP now and then: replicas of the sharded state, a divisor of dp (the layout check refuses
   // what does not hold whole EP groups).
   if (l.zero >= 1 && rng() % 4 == 0) {
