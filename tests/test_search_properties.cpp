@@ -1,4 +1,4 @@
-// Layout searches on random small spaces (dense, GQA and MoE models; A100, H100 and RTX 4090
+// Layout searches on random small spaces (dense, GQA and MoE models, a Mamba-2 hybrid; A100, H100 and RTX 4090
 // clusters with shrunken memories; random lists per layout key, card counts, global batches, a
 // third with the pipeline's ends searched (half of those on a model of 7 layers),
 // tasks with and without failures; ranked by time, cost or days), each checked against a brute
@@ -43,11 +43,17 @@ JobModel small_model(int kind) {
     m.gated_mlp = false;
   } else if (kind == 1) {  // Llama-shaped: GQA, SwiGLU
     m.shape = {"gqa-6l", 6, 1024, 2816, 8, 4, 128, 32000, false, false};
-  } else {  // MoE: 4 experts, top 2
+  } else if (kind == 2) {  // MoE: 4 experts, top 2
     m.shape = {"moe-4l", 4, 512, 1408, 8, 8, 64, 32000, false, false};
     m.experts = 4;
     m.top_k = 2;
     m.expert_ffn = 704;
+  } else {  // a Mamba-2 hybrid: Mamba-2, attention and squared-ReLU MLP layers, a block each
+    m.shape = {"mamba-6l", 6, 1024, 4096, 8, 4, 128, 32000, false, false};
+    m.gated_mlp = false;
+    m.squared_relu = true;
+    m.mamba = {16, 64, 64, 4, 4};
+    m.hybrid_pattern = "M-*-M-";
   }
   m.seq = 1024;
   return m;
@@ -84,7 +90,7 @@ std::size_t space_size(const SearchAxes& a, std::size_t schedules) {
 // A random search, its space at most ~800 layouts; the deadline is set once the oracle has run.
 SearchSpec random_search(std::mt19937_64& rng) {
   SearchSpec s;
-  const int kind = static_cast<int>(below(rng, 3));
+  const int kind = static_cast<int>(below(rng, 4));
   s.model = small_model(kind);
   s.cluster = *find_cluster_preset(pick<const char*>(rng, {"a100-sxm-80gb", "h100-sxm", "rtx4090"}));
   // Tight memories, so that the memory rule prunes some layouts and spares others.
@@ -139,7 +145,10 @@ SearchSpec random_search(std::mt19937_64& rng) {
   a.chunk_ends = below(ends_side, 3) == 0;
   // Seven layers where the ends are searched: 7 + 1 divides 2, 4 and 8 chunks (one end one fewer,
   // either); six: 6 + 2 divides 4 and 8 (both).
-  if (a.chunk_ends && below(ends_side, 2) == 0) s.model.shape.layers = 7, s.model.shape.name = "layers-7";
+  if (a.chunk_ends && below(ends_side, 2) == 0) {
+    s.model.shape.layers = 7, s.model.shape.name = "layers-7";
+    if (!s.model.hybrid_pattern.empty()) s.model.hybrid_pattern += "M";  // a symbol a layer
+  }
   b.global_batch = a.global_batch.front();
   if (below(rng, 4) != 0) {  // a run to finish
     s.task.tokens = pick<std::int64_t>(rng, {1'000'000'000, 3'000'000'000});
