@@ -134,23 +134,26 @@ double ssd_core_flops(const MambaDims& x) {
   return 2 * (Q * N * share + Q * P + 2 * N * P);
 }
 // Their HBM traffic, bytes per token and head, counted kernel by kernel (mamba_ssm's
-// ssd_combined.py, _mamba_chunk_scan_combined_fwd / _bwd; r = G / H): forward, the step sizes'
-// cumulative sum (read dt, write it and the decays in FP32: 10); the chunk states (read x, B and
-// the decays, write FP32 states: 2 P + 2 N r + 8 + 4 P N / Q), passed (read FP32, write BF16:
-// 6 P N / Q); C B^T (read B and C, write the FP32 Q x Q block: 4 N r + 4 Q r); the scan (read C B^T,
-// x, C, the BF16 states and the decays, write the output: 4 Q r + 4 P + 2 N r + 2 P N / Q + 8).
+// ssd_combined.py, mamba_split_conv1d_scan_combined as Megatron-Core calls it: the gate z applied
+// in the scan, the norm after; r = G / H): forward, the step sizes' cumulative sum (read dt, write
+// it and the decays in FP32: 10); the chunk states (read x, B and the decays, write FP32 states:
+// 2 P + 2 N r + 8 + 4 P N / Q), passed (read FP32, write BF16: 6 P N / Q); C B^T (read B and C,
+// write the FP32 Q x Q block: 4 N r + 4 Q r); the scan (read C B^T, x, C, z, the BF16 states and
+// the decays, write the gated output and the output before the gate, which the backward keeps:
+// 4 Q r + 8 P + 2 N r + 2 P N / Q + 8).
 double ssd_core_bytes(const MambaDims& x) {
   const double Q = kSsdChunk, P = x.head_dim, N = x.state, r = x.groups / x.heads;
-  return 26 + 6 * P + 8 * N * r + 8 * Q * r + 12 * P * N / Q;
+  return 26 + 10 * P + 8 * N * r + 8 * Q * r + 12 * P * N / Q;
 }
-// Backward: the cumulative sum, C B^T and the states recomputed (the states passed in FP32), the
-// states' gradient and its passing, then dx, dB, dC, d(C B^T) and the decays' gradient, each kernel
-// reading x, dout, B or C again (x, B and dout five times, C four): 22 P + 54 N r + 32 Q r +
-// 34 P N / Q + 160, 3.2x the forward at Nemotron-H's widths (where FlashAttention's backward is
-// taken as 2.5x its forward).
+// Backward: the convolution rerun (read and write x, B and C: 4 P + 8 N r), the cumulative sum,
+// C B^T and the states recomputed (the states passed in FP32), the gate's gradient (read dout, the
+// output before the gate and z, write dz and the gated dout: 10 P), the states' gradient and its
+// passing, then dx, dB, dC, d(C B^T) and the decays' gradient, each kernel reading x, dout, B or C
+// again (x, B and dout five times, C four): 160 + 36 P + 62 N r + 32 Q r + 34 P N / Q, 3.2x the
+// forward at Nemotron-H's widths (where FlashAttention's backward is taken as 2.5x its forward).
 double ssd_core_backward_bytes(const MambaDims& x) {
   const double Q = kSsdChunk, P = x.head_dim, N = x.state, r = x.groups / x.heads;
-  return 160 + 22 * P + 54 * N * r + 32 * Q * r + 34 * P * N / Q;
+  return 160 + 36 * P + 62 * N * r + 32 * Q * r + 34 * P * N / Q;
 }
 
 // MLA's attention weights (DeepSeek-V2 sec. 2.1.2-2.1.3): the down-projections (and their
@@ -407,10 +410,10 @@ double gdn_memory_bytes(const GdnDims& x) {
 }
 
 // A Mamba-2 mixer's memory-bound kernels, bytes per token, all heads: the causal convolution
-// with its SiLU (causal_conv1d: reads and writes x, B and C); the gated RMSNorm by group reads the
-// scan's output and the gate and writes their product (the step sizes' softplus and the D skip
-// run inside the scan's kernels).
-double mamba_memory_bytes(const MambaDims& x) { return 2 * x.convolved() * kAct + 3 * x.inner * kAct; }
+// with its SiLU (causal_conv1d: reads and writes x, B and C); the RMSNorm by group of the gated
+// output (Megatron-Core's norm after the fused scan, which applies the gate, the step sizes'
+// softplus and the D skip).
+double mamba_memory_bytes(const MambaDims& x) { return 2 * x.convolved() * kAct + 2 * x.inner * kAct; }
 
 // Attention core: the mean keys each of a GPU's local queries is scored against. Causal
 // FlashAttention visits only the causal pairs: the most loaded CP rank's share of s (s + 1) / 2
@@ -695,10 +698,11 @@ MixerActivations mixer_activations(const JobModel& m, const LayerDims& dims) {
   if (!m.has_mixer()) return {};
   if (m.every_layer_mamba()) {
     // A Mamba-2 mixer under Megatron-Core's fused path (mamba_split_conv1d_scan_combined, which
-    // reruns the convolution in its backward): the projected z, x, B, C and dt, the scan's output,
-    // and the norm's (the output projection's input).
+    // reruns the convolution in its backward): the projected z, x, B, C and dt, the scan's output
+    // before the gate, the norm's input (the gated output) and its output (the output
+    // projection's input).
     const MambaDims x = mamba_dims(m);
-    return {2 * x.projected() + 2 * x.inner + 2 * x.inner, x.inner};
+    return {2 * x.projected() + 3 * 2 * x.inner, x.inner};
   }
   if (m.every_layer_linear()) {
     // A Gated DeltaNet layer: the convolution's input (queries, keys, values), what the delta
