@@ -734,6 +734,17 @@ csv_refused validation/nemotron_h_dgxc.csv 's/,256,64,256,8,4,/,256,64,256,3,4,/
   "edited.csv:16: mamba_n_groups: 3 groups do not divide the 256 heads (Megatron-Core's MambaMixer shares each group's B and C among its heads)"
 csv_refused validation/nemotron_h_dgxc.csv 's/,M-M-M-M\*-/,M-M-M-MX-/' \
   "edited.csv:16: hybrid_override_pattern: 'X' at position 8 is none of M (Mamba-2)"
+# Without a pattern every layer is a Mamba-2 mixer and an MLP.
+cat >"$tmp/mamba-mlp.yaml" <<EOF
+job_step:
+  model: {name: mamba2-mlp, layers: 24, hidden: 2048, ffn: 8192, heads: 16, vocab: 32000, seq: 4096, mlp: gelu,
+          mamba: {num_heads: 64, head_dim: 64, state_size: 128, n_groups: 1}}
+  hardware: {preset: h100-sxm, gpus: 8}
+  layout: {tp: 1, dp: 8, global_batch: 64}
+EOF
+"$stepsim" run "$tmp/mamba-mlp.yaml" >"$tmp/mamba-mlp.txt"
+has "mamba2-mlp (24 layers, each Mamba-2 and an MLP, h 2048, seq 4096)" "$tmp/mamba-mlp.txt"
+fig "step time 674.21 ms" "$tmp/mamba-mlp.txt"
 # Nemotron 3 Nano's model file (Mamba-2, attention and MoE layers) on 32 H100, EP 8.
 cat >"$tmp/nano.yaml" <<EOF
 job_step:

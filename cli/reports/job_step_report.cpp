@@ -165,7 +165,10 @@ std::string model_words(const JobModel& m) {
   std::vector<std::string> blocks;  // a hybrid pattern's layers by kind
   for (const auto& [symbol, what] : hybrid_pattern_blocks())
     if (const int n = pattern_layers_in(m, symbol, 0, m.shape.layers); n > 0) blocks.push_back(fmt::format("{} {}", n, what));
-  const std::string pattern = blocks.empty() ? "" : fmt::format(": {}", fmt::join(blocks, ", "));
+  const std::string pattern = !blocks.empty() ? fmt::format(": {}", fmt::join(blocks, ", "))
+                              : m.every_layer_mamba()
+                                  ? fmt::format(", each Mamba-2 and {}", m.experts > 0 ? "an MoE block" : "an MLP")
+                                  : "";
   return fmt::format("{} ({} layers{}{}{}, h {}, seq {})", m.shape.name, m.shape.layers, pattern, window, delta,
                      m.shape.hidden, m.seq);
 }

@@ -260,3 +260,42 @@ TEST_CASE("Mamba-2: a pattern's MoE layers (Nemotron 3 Nano), their parameters a
   CHECK(layer_passes(mamba, l, c).forward.ep == 0);
   CHECK(layer_passes(mamba, l, c).forward.host == 0);
 }
+
+TEST_CASE("Mamba-2 without a pattern: every layer a Mamba-2 mixer and an MLP", "[job_step][mamba]") {
+  JobModel m;
+  m.shape = decoder("mamba2-mlp", 24, 2048, 8192, 16, 16, 128, 32000);
+  m.seq = 4096;
+  m.dropout = false;
+  m.gated_mlp = false;
+  m.mamba = {64, 64, 128, 1, 4};
+  REQUIRE_FALSE(check_job_model(m));
+  CHECK(m.every_layer_mamba());
+  CHECK(layer_kind(m, 5) == (kKindDense | kKindMamba));
+  JobLayout l;
+  l.tp = 2;
+  l.global_batch = 1;
+  const LayerWork w = layer_work(m, l);
+  // The mixer's two projections, then the MLP's two GEMMs; a collective a block.
+  REQUIRE(w.gemms.size() == 4);
+  CHECK(w.gemms[0].n == (2 * 4096.0 + 2 * 128 + 64) / 2);
+  CHECK(w.gemms[2].n == 8192.0 / 2);
+  CHECK(w.tp_collectives == 2);
+  // Parameters: the mixer (2,048 x 8,512 + 5 x 4,352 + 3 x 64 + 4,096 + 4,096 x 2,048) and the MLP
+  // (2 x 2,048 x 8,192), with a norm each.
+  const std::int64_t mixer = 2048 * 8512 + 5 * 4352 + 3 * 64 + 4096 + 4096 * 2048, mlp = 2 * 2048 * 8192;
+  CHECK(total_parameters(m) == 24 * (mixer + mlp + 2 * 2048) + 2 * std::int64_t{32000} * 2048 + 2048);
+  // Its Mamba layer is its pattern twin's Mamba-2 layer and MLP layer together: the same GEMMs, and
+  // the norms and residual adds of both.
+  JobModel twin = m;
+  twin.hybrid_pattern = std::string(48, 'M');
+  for (std::size_t i = 1; i < twin.hybrid_pattern.size(); i += 2) twin.hybrid_pattern[i] = '-';
+  twin.shape.layers = 48;
+  const LayerWork a = layer_work(layer_kind_model(twin, layer_kind(twin, 0)), l),
+                  b = layer_work(layer_kind_model(twin, layer_kind(twin, 1)), l);
+  CHECK(w.gemm_flops == a.gemm_flops + b.gemm_flops);
+  CHECK(w.attention_bytes == a.attention_bytes);
+  CHECK(w.memory_bytes == Approx(a.memory_bytes + b.memory_bytes).epsilon(1e-12));
+  CHECK(w.parameters == a.parameters + b.parameters);
+  CHECK(layer_activation_bytes(m, l) == layer_activation_bytes(layer_kind_model(twin, layer_kind(twin, 0)), l) +
+                                            layer_activation_bytes(layer_kind_model(twin, layer_kind(twin, 1)), l));
+}
