@@ -216,8 +216,8 @@ std::optional<InputProblem> check_recompute_modules(const JobModel& m, const Job
     return refuse("moe and moe_act recompute routed experts: the model has none (mlp for a dense MLP)");
   if (l.recomputes(kRecomputeSharedExperts) && (m.experts == 0 || m.shared_expert_ffn == 0))
     return refuse("shared_experts recomputes the shared experts: the model has none");
-  if (l.recomputes(kRecomputeMlp) && m.experts > 0 && m.dense_layers == 0)
-    return refuse("mlp recomputes a dense layer's MLP: every layer of this model is MoE (moe or moe_act)");
+  if (l.recomputes(kRecomputeMlp) && m.experts > 0 && dense_layers_in(m, 0, m.shape.layers) == 0)
+    return refuse("mlp recomputes a dense layer's MLP: every MLP of this model is MoE (moe or moe_act)");
   return std::nullopt;
 }
 

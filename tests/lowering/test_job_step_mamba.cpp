@@ -259,6 +259,19 @@ TEST_CASE("Mamba-2: a pattern's MoE layers (Nemotron 3 Nano), their parameters a
   CHECK(layer_passes(moe, l, c).forward.ep > 0);
   CHECK(layer_passes(mamba, l, c).forward.ep == 0);
   CHECK(layer_passes(mamba, l, c).forward.host == 0);
+  // Selective recompute's mlp module needs a dense MLP layer: none here, one once a - joins the
+  // pattern (its dense layers are its - layers).
+  JobLayout sel;
+  sel.recompute = JobRecompute::Selective;
+  sel.recompute_modules = kRecomputeMlp;
+  const auto p = check_layout(m, sel, 1);
+  REQUIRE(p);
+  CHECK(p->message == "mlp recomputes a dense layer's MLP: every MLP of this model is MoE (moe or moe_act)");
+  JobModel mixed = m;
+  mixed.hybrid_pattern[1] = '-';
+  CHECK(dense_layers_in(mixed, 0, 52) == 1);
+  CHECK(layer_kind(mixed, 1) == (kKindDense | kKindMlpOnly));
+  CHECK_FALSE(check_layout(mixed, sel, 1));
 }
 
 TEST_CASE("Mamba-2 without a pattern: every layer a Mamba-2 mixer and an MLP", "[job_step][mamba]") {
