@@ -728,6 +728,17 @@ PY
 fig "16 1f6d9f40 Nemotron-H 56B FP8-CS 32 GPUs 15.12 s 12.51 -17.2% held out needs 75.6 of 74.5 GiB" "$tmp/nh-check.txt"
 fig "19 1f6d9f40 Nemotron-H 56B FP8-CS 256 GPUs 15.89 s 12.58 -20.8% held out" "$tmp/nh-check.txt"
 fig "held out: 7 rows, mean |error| 18.9%, max 20.8%" "$tmp/nh-check.txt"
+# A row as a scenario: the mixer's keys and the pattern written back, quoted where it starts with *.
+"$stepsim" check-against validation/megatron_moe_layer_h100.csv validation/nemo_llama3_h100_fp8.csv \
+  validation/nemotron_h_dgxc.csv --export "$tmp/nh-row.yaml" --rows nemotron_h_dgxc:19 >/dev/null
+has "mlp: relu2, mamba: {num_heads: 256, head_dim: 64, state_size: 256, n_groups: 8, conv_kernel: 4}, hybrid_override_pattern: M-M-M-M\*-M" "$tmp/nh-row.yaml"
+"$stepsim" run "$tmp/nh-row.yaml" >"$tmp/nh-row.txt"
+fig "step time 12.585 s" "$tmp/nh-row.txt"
+sed 's/,M-M-M-M\*-M-M/,*-M-M-M*-M-M/' validation/nemotron_h_dgxc.csv >"$tmp/nh-star.csv"
+"$stepsim" check-against "$tmp/nh-star.csv" --export "$tmp/nh-star.yaml" --rows 16 >/dev/null
+has 'hybrid_override_pattern: "\*-M-M-M\*-M' "$tmp/nh-star.yaml"
+"$stepsim" run "$tmp/nh-star.yaml" >"$tmp/nh-star.txt"
+has "(118 layers: 53 Mamba-2, 11 attention, 54 MLP, h 8192, seq 8192)" "$tmp/nh-star.txt"
 csv_refused validation/nemotron_h_dgxc.csv 's/,256,64,256,8,4,/,,64,256,8,4,/' \
   "edited.csv:16: mamba_head_dim: needs mamba_heads (a Mamba-2 model)"
 csv_refused validation/nemotron_h_dgxc.csv 's/,256,64,256,8,4,/,256,64,256,3,4,/' \
