@@ -70,17 +70,7 @@ std::string layout_line(const JobStepSpec& s) {
       : l.tp_overlapped()  ? ", sequence parallel, TP communication overlapped"
                            : ", sequence parallel");
   if (l.overlap_ep_a2a) out += ", forward-backward pairs (EP all-to-all overlap)";
-  const std::string bf16 = bf16_layers_words(l);
-  if (l.fp8 && l.fp8_recipe == Fp8Recipe::Nvfp4) {
-    out += fmt::format(", NVFP4 GEMMs ({} in BF16)", bf16_layers_words(l, "the LM head"));
-  } else if (l.fp8) {
-    std::vector<std::string> how;
-    if (l.fp8_recipe == Fp8Recipe::Blockwise) how.emplace_back("blockwise scaling");
-    if (l.fp8_recipe == Fp8Recipe::Mx) how.emplace_back("MXFP8 scaling");
-    if (!l.fp8_activations) how.emplace_back("their inputs kept in BF16");
-    if (!bf16.empty()) how.push_back(bf16 + " in BF16");
-    out += how.empty() ? ", FP8 GEMMs" : fmt::format(", FP8 GEMMs ({})", fmt::join(how, "; "));
-  }
+  if (l.fp8) out += ", " + low_precision_gemm_words(l);
   if (l.adam_moment_bytes != 4) out += fmt::format(", Adam moments in {}", l.adam_moment_bytes == 2 ? "BF16" : "FP8");
   if (l.master_weights == MasterWeights::Model) out += ", FP32 weights as the master (BF16 copies to compute)";
   // A framework slower than the network (layout dp_bandwidth), or gathering by module (zero3_fetch).
@@ -131,6 +121,17 @@ std::string cluster_line(const ClusterSpec& c) {
                                             : fmt::format("PCIe {} per GPU", gbs(n.pcie_bandwidth)),
                      w.nics, w.nics == 1 ? "" : "s",
                      fmt::format("{:.4g} Gbit/s", static_cast<double>(w.nic_bandwidth) * 8 / 1e9), tiers);
+}
+
+std::string low_precision_gemm_words(const JobLayout& l) {
+  if (!l.fp8) return "";
+  if (l.fp8_recipe == Fp8Recipe::Nvfp4)
+    return fmt::format("NVFP4 GEMMs ({} in BF16)", bf16_layers_words(l, "the LM head"));
+  std::vector<std::string> how = {
+      fmt::format("{} scaling", l.fp8_recipe == Fp8Recipe::Mx ? "MXFP8" : fp8_recipe_name(l.fp8_recipe))};
+  if (!l.fp8_activations) how.emplace_back("their inputs kept in BF16");
+  if (const std::string bf16 = bf16_layers_words(l); !bf16.empty()) how.push_back(bf16 + " in BF16");
+  return fmt::format("FP8 GEMMs ({})", fmt::join(how, "; "));
 }
 
 std::string bf16_layers_words(const JobLayout& l, const std::string& also) {

@@ -22,6 +22,10 @@ std::string model_words(const JobModel& m);
 // The layers kept out of the FP8 GEMMs in words, `also` after them: "the first and last layers",
 // "the first layer, the last 4 layers and the LM head" (empty: none, nor `also`).
 std::string bf16_layers_words(const JobLayout& l, const std::string& also = "");
+// The low-precision GEMMs in words, as the step's and the search's headings say them: "FP8 GEMMs
+// (tensorwise scaling; the first and last layers in BF16)", "NVFP4 GEMMs (the LM head in BF16)";
+// empty without FP8.
+std::string low_precision_gemm_words(const JobLayout& l);
 // The layout in words: "tp 8 pp 4 (v 5) dp 2, zero 1, interleaved-1f1b, micro-batch 1, ...".
 std::string layout_line(const JobStepSpec& s);
 // The scenario name, the model, cluster and layout, and what was simulated: three lines.

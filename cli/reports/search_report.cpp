@@ -181,13 +181,9 @@ std::string precision_lines(const JobLayout& l) {
   if (l.master_weights == MasterWeights::Model)
     out += "FP32 weights as the master, cast to BF16 to compute (no BF16 copy kept beside them)\n";
   // MFU is then against the FP8 (FP4) peak: the reader refuses a recipe without one.
-  const std::string bf16 = bf16_layers_words(l);
-  if (l.fp8 && l.fp8_recipe == Fp8Recipe::Nvfp4)
-    out += fmt::format("NVFP4 GEMMs ({} in BF16); MFU against the FP4 peak\n", bf16_layers_words(l, "the LM head"));
-  else if (l.fp8)
-    out += fmt::format("FP8 GEMMs ({} scaling{}{}); MFU against the FP8 peak\n", fp8_recipe_name(l.fp8_recipe),
-                       l.fp8_activations ? "" : ", their inputs kept in BF16",
-                       bf16.empty() ? "" : ", " + bf16 + " in BF16");
+  if (l.fp8)
+    out += fmt::format("{}; MFU against the {} peak\n", low_precision_gemm_words(l),
+                       l.fp8_recipe == Fp8Recipe::Nvfp4 ? "FP4" : "FP8");
   return out;
 }
 
