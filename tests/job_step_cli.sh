@@ -719,6 +719,7 @@ python3 - "$tmp/nh.json" "$tmp/nh-file.json" <<'PY' || fail "nemotron-h: the mod
 import json, sys
 a, b = (json.load(open(f)) for f in sys.argv[1:3])
 assert a["step_time_ns"] == b["step_time_ns"] == 12584764154, (a["step_time_ns"], b["step_time_ns"])
+assert a["model_parameters"] == b["model_parameters"] == 56324350464, a["model_parameters"]
 assert [(k["layer"], round(k["forward_ms"], 2), round(k["backward_ms"], 2)) for k in a["layer_kinds"]] == \
     [("Mamba-2", 1.46, 3.04), ("attention", 1.09, 1.93), ("MLP", 1.43, 2.70)], a["layer_kinds"]
 assert (round(a["layer_forward_ms"], 2), round(a["layer_backward_ms"], 2)) == (1.41, 2.79), a
@@ -765,6 +766,19 @@ job_step:
            recompute_modules: [layernorm, moe]}
 EOF
 "$stepsim" run "$tmp/nano.yaml" >"$tmp/nano.txt"
+# The model files' parameters, as their cards count them: 31.6B, 8.1B.
+"$stepsim" run "$tmp/nano.yaml" --json >"$tmp/nano.json"
+cat >"$tmp/nh8.yaml" <<EOF
+job_step:
+  model: {file: $src/scenarios/models/nemotron-h-8b.yaml}
+  hardware: {file: $src/scenarios/hardware/h100-calibrated.yaml, gpus: 8}
+  layout: {dp: 8, zero: 1, micro_batch: 1, global_batch: 64, recompute: full}
+EOF
+"$stepsim" run "$tmp/nh8.yaml" --json >"$tmp/nh8.json"
+python3 - "$tmp/nano.json" "$tmp/nh8.json" <<'PY' || fail "the Nemotron model files' parameters"
+import json, sys
+assert [json.load(open(f))["model_parameters"] for f in sys.argv[1:3]] == [31577937344, 8100852736]
+PY
 has "nemotron-3-nano-30b-a3b (52 layers: 23 Mamba-2, 6 attention, 23 MoE, h 2688, seq 8192)" "$tmp/nano.txt"
 fig "MoE layer fwd / bwd 5.84 / 14.14 ms" "$tmp/nano.txt"
 fig "step time 5.523 s" "$tmp/nano.txt"

@@ -8,6 +8,7 @@
 
 #include "cli/reports/plan_tensor_report.hpp"
 #include "cli/reports/table.hpp"
+#include "models/layer_costs.hpp"
 
 namespace stepsim::cli {
 
@@ -550,6 +551,7 @@ nlohmann::ordered_json job_step_json(const std::string& name, const JobStepRun& 
   nlohmann::ordered_json j;
   j["scenario"] = name;
   j["model"] = run.spec.model.shape.name;
+  j["model_parameters"] = total_parameters(run.spec.model);  // the whole model's, as its card counts them
   j["accelerator"] = run.spec.cluster.accelerator.name;
   j["gpus"] = r.gpus;
   j["layout"] = layout_json(run);
