@@ -403,12 +403,10 @@ std::vector<int> chunk_layer_counts(int layers, const JobLayout& l);
 // holds, ascending: interleaved d, d + pp, ...; DualPipe-V d and 2pp-1-d; DualPipe d and pp-1-d.
 std::vector<std::vector<int>> device_chunks(const JobLayout& l);
 
-// An MoE model's dense first layers as a model of their own: the same shape, a dense MLP.
+// An MoE model's dense layers as a model of their own: the same shape, a dense MLP.
 JobModel dense_layer_model(const JobModel& m);
-// Whether the model has two kinds of layer: MoE, with dense first layers.
-inline bool has_dense_first_layers(const JobModel& m) { return m.experts > 0 && m.dense_layers > 0; }
 // How many of the decoder layers [first, first + count) are dense (an MoE model's first
-// dense_layers; every layer of a dense model).
+// dense_layers, or its hybrid pattern's - layers; every layer of a dense model).
 int dense_layers_in(const JobModel& m, int first, int count);
 
 // A windowed or hybrid model's layers of each kind as models of their own: every layer windowed;

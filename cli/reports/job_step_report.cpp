@@ -124,18 +124,10 @@ std::string cluster_line(const ClusterSpec& c) {
                      fmt::format("{:.4g} Gbit/s", static_cast<double>(w.nic_bandwidth) * 8 / 1e9), tiers);
 }
 
-std::string low_precision_gemm_words(const JobLayout& l) {
-  if (!l.fp8) return "";
-  if (l.fp8_recipe == Fp8Recipe::Nvfp4)
-    return fmt::format("NVFP4 GEMMs ({} in BF16)", bf16_layers_words(l, "the LM head"));
-  std::vector<std::string> how = {
-      fmt::format("{} scaling", l.fp8_recipe == Fp8Recipe::Mx ? "MXFP8" : fp8_recipe_name(l.fp8_recipe))};
-  if (!l.fp8_activations) how.emplace_back("their inputs kept in BF16");
-  if (const std::string bf16 = bf16_layers_words(l); !bf16.empty()) how.push_back(bf16 + " in BF16");
-  return fmt::format("FP8 GEMMs ({})", fmt::join(how, "; "));
-}
-
-std::string bf16_layers_words(const JobLayout& l, const std::string& also) {
+namespace {
+// The layers kept out of the FP8 GEMMs in words, `also` after them: "the first and last layers",
+// "the first layer, the last 4 layers and the LM head" (empty: none, nor `also`).
+std::string bf16_layers_words(const JobLayout& l, const std::string& also = "") {
   const int first = l.fp8 ? l.bf16_first_layers : 0, last = l.fp8 ? l.bf16_last_layers : 0;
   const auto end = [](const char* which, int n) {
     return n == 1 ? fmt::format("the {} layer", which) : fmt::format("the {} {} layers", which, n);
@@ -150,6 +142,18 @@ std::string bf16_layers_words(const JobLayout& l, const std::string& also) {
   if (!also.empty()) parts.push_back(also);
   if (parts.size() < 2) return parts.empty() ? "" : parts.front();
   return fmt::format("{} and {}", fmt::join(parts.begin(), parts.end() - 1, ", "), parts.back());
+}
+}  // namespace
+
+std::string low_precision_gemm_words(const JobLayout& l) {
+  if (!l.fp8) return "";
+  if (l.fp8_recipe == Fp8Recipe::Nvfp4)
+    return fmt::format("NVFP4 GEMMs ({} in BF16)", bf16_layers_words(l, "the LM head"));
+  std::vector<std::string> how = {
+      fmt::format("{} scaling", l.fp8_recipe == Fp8Recipe::Mx ? "MXFP8" : fp8_recipe_name(l.fp8_recipe))};
+  if (!l.fp8_activations) how.emplace_back("their inputs kept in BF16");
+  if (const std::string bf16 = bf16_layers_words(l); !bf16.empty()) how.push_back(bf16 + " in BF16");
+  return fmt::format("FP8 GEMMs ({})", fmt::join(how, "; "));
 }
 
 std::string model_words(const JobModel& m) {

@@ -19,9 +19,6 @@ std::string expert_routing_words(const JobModel& m, const JobLayout& l);
 // The model in words: "gemma3-27b (62 layers, 52 of them within a 1,024-token window, h 5376, seq
 // 131072)".
 std::string model_words(const JobModel& m);
-// The layers kept out of the FP8 GEMMs in words, `also` after them: "the first and last layers",
-// "the first layer, the last 4 layers and the LM head" (empty: none, nor `also`).
-std::string bf16_layers_words(const JobLayout& l, const std::string& also = "");
 // The low-precision GEMMs in words, as the step's and the search's headings say them: "FP8 GEMMs
 // (tensorwise scaling; the first and last layers in BF16)", "NVFP4 GEMMs (the LM head in BF16)";
 // empty without FP8.
