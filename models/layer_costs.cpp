@@ -7,6 +7,7 @@
 
 #include "models/block_scaling.hpp"
 #include "models/job_memory.hpp"
+#include "models/recurrent_mixer.hpp"
 #include "sim/checked.hpp"
 
 namespace stepsim {
@@ -67,95 +68,6 @@ LayerDims layer_dims(const JobModel& m) {
   return {q, kv, kv, q, 0, m.attention_output_gate ? q : 0};
 }
 
-// A Gated DeltaNet layer's widths, all heads (Megatron-Core's GatedDeltaNet, ssm/gated_delta_net.py;
-// Qwen3-Next's Qwen3NextGatedDeltaNet): queries and keys qk wide, values and the output gate v,
-// one decay and one write strength per value head; the input projection gives them all, the
-// convolution runs over queries, keys and values.
-struct GdnDims {
-  double qk = 0, v = 0, heads = 0, dk = 0, dv = 0, conv_taps = 0;
-  double projected() const { return 2 * qk + 2 * v + 2 * heads; }  // q, k, v, gate z, b, a
-  double convolved() const { return 2 * qk + v; }
-};
-GdnDims gdn_dims(const JobModel& m) {
-  const auto& a = m.linear;
-  const double dk = a.key_head_dim, dv = a.value_head_dim;
-  return {a.key_heads * dk,
-          a.value_heads * dv,
-          static_cast<double>(a.value_heads),
-          dk,
-          dv,
-          static_cast<double>(a.conv_kernel)};
-}
-
-// The gated delta rule's kernels (fla's chunk_gated_delta_rule, which both call), per token and
-// value head, forward, in chunks of C = 64 tokens with the queries and keys repeated to the value
-// heads (Yang et al. 2025, sec. 3.3; the WY representation of Yang et al. 2024, "Parallelizing
-// Linear Transformers with the Delta Rule", sec. 3): the chunk's K K^T (C dk multiply-adds), its
-// triangular inverse (C^2 / 3), W and U (C dk + C dv), the state pass (the state read into the
-// new values and updated: 2 dk dv), the output (Q S: dk dv; the chunk's Q K^T and its product
-// with the new values: C dk + C dv). Full C x C blocks: the kernels do not halve the causal ones.
-constexpr double kGdnChunk = 64;
-double gdn_core_flops(double dk, double dv) {
-  const double C = kGdnChunk;
-  return 2 * (3 * C * dk + 2 * C * dv + 3 * dk * dv + C * C / 3);
-}
-// Their HBM traffic, bytes per token and value head: six kernels read the keys (and their W),
-// queries, values, U and the new values (2 (6 dk + 3 dv)); they write W, U, the new values and
-// the output (2 (dk + 3 dv)); the chunk's K K^T in FP32 and its inverse in BF16 written and read
-// (12 C); the state at each chunk's start written once and read once (2 x 2 dk dv / C); the
-// decays (FP32) and strengths read by five kernels, the decays' cumulative sum written (28).
-double gdn_core_bytes(double dk, double dv) {
-  const double C = kGdnChunk;
-  return 2 * (6 * dk + 3 * dv) + 2 * (dk + 3 * dv) + 12 * C + 4 * dk * dv / C + 28;
-}
-
-// A Mamba-2 mixer's widths, all heads (Megatron-Core's MambaMixer): the inner width (heads x
-// head_dim) of the gate z and the inputs x, B and C (groups x state each), a step size per head;
-// the input projection gives them all (z, x, B, C, dt), the convolution runs over x, B and C.
-struct MambaDims {
-  double inner = 0, bc = 0, heads = 0, head_dim = 0, state = 0, groups = 0;
-  double projected() const { return 2 * inner + bc + heads; }
-  double convolved() const { return inner + bc; }
-};
-MambaDims mamba_dims(const JobModel& m) {
-  const auto& a = m.mamba;
-  const double heads = a.heads, groups = a.groups, state = a.state;
-  return {heads * a.head_dim, 2 * groups * state, heads, static_cast<double>(a.head_dim), state, groups};
-}
-
-// The SSD scan's kernels (mamba_ssm's mamba_chunk_scan_combined, which Megatron-Core's mixer
-// calls), per token and head, forward, in chunks of Q = 128 tokens (Megatron-Core's chunk_size;
-// Dao and Gu 2024 sec. 6, the SSD algorithm): the chunk's C B^T (Q N multiply-adds, once per group
-// of H / G heads), its masked product with x (Q P), the chunk's state (B^T x: N P) and the output
-// from the states before it (C h: N P); P the head dimension, N the state. Full Q x Q blocks.
-constexpr double kSsdChunk = 128;
-double ssd_core_flops(const MambaDims& x) {
-  const double Q = kSsdChunk, P = x.head_dim, N = x.state, share = x.groups / x.heads;
-  return 2 * (Q * N * share + Q * P + 2 * N * P);
-}
-// Their HBM traffic, bytes per token and head, counted kernel by kernel (mamba_ssm's
-// ssd_combined.py, mamba_split_conv1d_scan_combined as Megatron-Core calls it: the gate z applied
-// in the scan, the norm after; r = G / H): forward, the step sizes' cumulative sum (read dt, write
-// it and the decays in FP32: 10); the chunk states (read x, B and the decays, write FP32 states:
-// 2 P + 2 N r + 8 + 4 P N / Q), passed (read FP32, write BF16: 6 P N / Q); C B^T (read B and C,
-// write the FP32 Q x Q block: 4 N r + 4 Q r); the scan (read C B^T, x, C, z, the BF16 states and
-// the decays, write the gated output and the output before the gate, which the backward keeps:
-// 4 Q r + 8 P + 2 N r + 2 P N / Q + 8).
-double ssd_core_bytes(const MambaDims& x) {
-  const double Q = kSsdChunk, P = x.head_dim, N = x.state, r = x.groups / x.heads;
-  return 26 + 10 * P + 8 * N * r + 8 * Q * r + 12 * P * N / Q;
-}
-// Backward: the convolution rerun (read and write x, B and C: 4 P + 8 N r), the cumulative sum,
-// C B^T and the states recomputed (the states passed in FP32), the gate's gradient (read dout, the
-// output before the gate and z, write dz and the gated dout: 10 P), the states' gradient and its
-// passing, then dx, dB, dC, d(C B^T) and the decays' gradient, each kernel reading x, dout, B or C
-// again (x, B and dout five times, C four): 160 + 36 P + 62 N r + 32 Q r + 34 P N / Q, 3.2x the
-// forward at Nemotron-H's widths (where FlashAttention's backward is taken as 2.5x its forward).
-double ssd_core_backward_bytes(const MambaDims& x) {
-  const double Q = kSsdChunk, P = x.head_dim, N = x.state, r = x.groups / x.heads;
-  return 160 + 36 * P + 62 * N * r + 32 * Q * r + 34 * P * N / Q;
-}
-
 // MLA's attention weights (DeepSeek-V2 sec. 2.1.2-2.1.3): the down-projections (and their
 // norms), which every TP rank holds whole, and the rest, which TP splits by heads.
 struct MlaWeights {
@@ -182,22 +94,7 @@ std::int64_t layer_parameters(const JobModel& m) {
   const std::int64_t h = s.hidden, q = static_cast<std::int64_t>(s.heads) * head_dim(s),
                      kv = static_cast<std::int64_t>(s.kv_heads > 0 ? s.kv_heads : s.heads) * head_dim(s);
   std::int64_t attn = h * (q + 2 * kv) + q * h + (m.attention_output_gate ? h * q : 0);
-  if (m.every_layer_linear()) {
-    // The input projection, the convolution's taps, a decay's two parameters per value head
-    // (A_log, dt_bias), the gated norm's weight (one head's, shared) and the output projection.
-    const auto& a = m.linear;
-    const std::int64_t qk = std::int64_t{a.key_heads} * a.key_head_dim,
-                       v = std::int64_t{a.value_heads} * a.value_head_dim;
-    attn = h * (2 * qk + 2 * v + 2 * a.value_heads) + a.conv_kernel * (2 * qk + v) + 2 * a.value_heads +
-           a.value_head_dim + v * h;
-  }
-  if (m.every_layer_mamba()) {
-    // The input projection, the convolution's taps and bias, a head's A_log, D and dt_bias, the
-    // gated norm's weight and the output projection (Megatron-Core's MambaMixer: no linear bias).
-    const auto& a = m.mamba;
-    const std::int64_t inner = std::int64_t{a.heads} * a.head_dim, bc = 2 * std::int64_t{a.groups} * a.state;
-    attn = h * (2 * inner + bc + a.heads) + (a.conv_kernel + 1) * (inner + bc) + 3 * a.heads + inner + inner * h;
-  }
+  if (const auto r = recurrent_mixer(m)) attn = r->parameters;
   if (m.latent_attention()) {
     const MlaWeights w = mla_weights(m);
     attn = w.whole + w.split;
@@ -237,14 +134,9 @@ std::vector<GemmShape> layer_gemms(const JobModel& m, const JobLayout& l, double
     g.push_back({T, static_cast<double>(m.shape.heads) * (a.qk_nope_head_dim + a.v_head_dim) / t, kv_latent, 1,
                  GemmPart::MlaUpProj, TpSplit::Column});
     g.push_back({T, h, d.o / t, 1, GemmPart::Attention, TpSplit::Row});
-  } else if (m.every_layer_linear()) {
-    const GdnDims x = gdn_dims(m);
-    g = {{T, x.projected() / t, h, 1, GemmPart::Attention, TpSplit::Column},
-         {T, h, x.v / t, 1, GemmPart::Attention, TpSplit::Row}};
-  } else if (m.every_layer_mamba()) {
-    const MambaDims x = mamba_dims(m);
-    g = {{T, x.projected() / t, h, 1, GemmPart::Attention, TpSplit::Column},
-         {T, h, x.inner / t, 1, GemmPart::Attention, TpSplit::Row}};
+  } else if (const auto r = recurrent_mixer(m)) {
+    g = {{T, r->projected / t, h, 1, GemmPart::Attention, TpSplit::Column},
+         {T, h, r->inner / t, 1, GemmPart::Attention, TpSplit::Row}};
   } else {
     g = {{T, (d.q + d.k + d.v + d.gate) / t, h, 1, GemmPart::Attention, TpSplit::Column},
          {T, h, d.o / t, 1, GemmPart::Attention, TpSplit::Row}};
@@ -338,20 +230,13 @@ void layer_comm_bytes(LayerWork& w, const JobModel& m, const JobLayout& l, doubl
   }
   if (l.cp > 1 && !m.has_mixer()) {
     // A hybrid pattern's MLP layer: nothing to exchange.
-  } else if (l.cp > 1 && m.every_layer_linear()) {
-    // Megatron-Core's GatedDeltaNet: the input projection's output from sequence to heads before
-    // the convolution, the normed output back before the output projection.
-    const GdnDims x = gdn_dims(m);
+  } else if (const auto r = l.cp > 1 ? recurrent_mixer(m) : std::nullopt) {
+    // By head (Megatron-Core's GatedDeltaNet and MambaContextParallel, ssm/mamba_context_parallel.py):
+    // the input projection's output from sequence to heads before the convolution, the scan's
+    // (normed) output back before the output projection.
     w.cp_heads = true;
-    w.cp_q_bytes = T * x.projected() / t * kAct;
-    w.cp_o_bytes = T * x.v / t * kAct;
-  } else if (l.cp > 1 && m.every_layer_mamba()) {
-    // Megatron-Core's MambaContextParallel (ssm/mamba_context_parallel.py): the projected z, x, B,
-    // C and dt from sequence to heads before the convolution, the scan's output back after it.
-    const MambaDims x = mamba_dims(m);
-    w.cp_heads = true;
-    w.cp_q_bytes = T * x.projected() / t * kAct;
-    w.cp_o_bytes = T * x.inner / t * kAct;
+    w.cp_q_bytes = T * r->projected / t * kAct;
+    w.cp_o_bytes = T * r->inner / t * kAct;
   } else if (l.cp > 1) {
     w.cp_bytes = T * (d.k + d.v) / t * kAct;  // this GPU's K and V chunk
     w.cp_q_bytes = T * d.q / t * kAct;
@@ -396,24 +281,6 @@ PermuteBytes permute_bytes(const JobModel& m, const JobLayout& l, double tokens,
   b.backward = l.permute_fusion ? b.forward + tokens * k * (per_node ? expert_load : 1) * row : 1.5 * b.forward;
   return b;
 }
-
-// A Gated DeltaNet layer's memory-bound kernels, bytes per token, all heads: the convolution (with
-// its SiLU) reads and writes queries, keys and values; queries and keys repeated to the value
-// heads where these are more (Qwen3-Next: 16 to 32; read qk, write heads x dk each), then
-// L2-normed (fla's use_qk_l2norm_in_kernel, which Qwen3-Next and Megatron-Core set: read and
-// write both); the decays (FP32) and strengths from the projected b and a (read 2 + 2, write
-// 4 + 2 per head); the gated RMSNorm reads the output and the gate and writes their product.
-double gdn_memory_bytes(const GdnDims& x) {
-  double b = 2 * x.convolved() * kAct + 2 * 2 * x.heads * x.dk * kAct + 10 * x.heads + 3 * x.v * kAct;
-  if (x.heads * x.dk > x.qk) b += 2 * (x.qk + x.heads * x.dk) * kAct;
-  return b;
-}
-
-// A Mamba-2 mixer's memory-bound kernels, bytes per token, all heads: the causal convolution
-// with its SiLU (causal_conv1d: reads and writes x, B and C); the RMSNorm by group of the gated
-// output (Megatron-Core's norm after the fused scan, which applies the gate, the step sizes'
-// softplus and the D skip).
-double mamba_memory_bytes(const MambaDims& x) { return 2 * x.convolved() * kAct + 2 * x.inner * kAct; }
 
 // Attention core: the mean keys each of a GPU's local queries is scored against. Causal
 // FlashAttention visits only the causal pairs: the most loaded CP rank's share of s (s + 1) / 2
@@ -483,10 +350,8 @@ void layer_memory_bytes(LayerWork& w, const JobModel& m, const JobLayout& l, dou
   }
   if (!m.has_mixer()) {
     // A hybrid pattern's MLP layer: no mixer.
-  } else if (m.every_layer_linear()) {
-    per_token += gdn_memory_bytes(gdn_dims(m)) / t;
-  } else if (m.every_layer_mamba()) {
-    per_token += mamba_memory_bytes(mamba_dims(m)) / t;
+  } else if (const auto r = recurrent_mixer(m)) {
+    per_token += r->memory_bytes / t;
   } else {
     // The output gate: the attention's output and the gate read, their product written.
     per_token += 3 * d.gate * kAct / t;
@@ -516,18 +381,12 @@ LayerWork layer_work(const JobModel& m, const JobLayout& l, double expert_load, 
   w.gemm_flops = gemm_flops_of(w.gemms);
   if (!m.has_mixer()) {
     // A hybrid pattern's MLP layer: no mixer.
-  } else if (m.every_layer_linear()) {
-    // The gated delta rule on this GPU's value heads: with CP's all-to-all, 1/cp of them over the
-    // whole sequence, as many token-heads as its own chunk's.
-    const GdnDims x = gdn_dims(m);
-    w.attention_flops = T * x.heads / t * gdn_core_flops(x.dk, x.dv);
-    w.attention_bytes = T * x.heads / t * gdn_core_bytes(x.dk, x.dv);
-  } else if (m.every_layer_mamba()) {
-    // The SSD scan on this GPU's heads (CP's all-to-all as above).
-    const MambaDims x = mamba_dims(m);
-    w.attention_flops = T * x.heads / t * ssd_core_flops(x);
-    w.attention_bytes = T * x.heads / t * ssd_core_bytes(x);
-    w.attention_backward_bytes = T * x.heads / t * ssd_core_backward_bytes(x);
+  } else if (const auto r = recurrent_mixer(m)) {
+    // The scan on this GPU's heads: with CP's all-to-all, 1/cp of them over the whole sequence,
+    // as many token-heads as its own chunk's.
+    w.attention_flops = T * r->heads / t * r->core_flops;
+    w.attention_bytes = T * r->heads / t * r->core_bytes;
+    w.attention_backward_bytes = T * r->heads / t * r->core_backward_bytes;
   } else {
     const double ctx = attention_keys(m, l, d, w);
     w.attention_flops = 2 * T * ctx * (d.q + d.o) / t;  // QK^T over the query width, AV over the value width
@@ -696,24 +555,7 @@ struct MixerActivations {
 };
 MixerActivations mixer_activations(const JobModel& m, const LayerDims& dims) {
   if (!m.has_mixer()) return {};
-  if (m.every_layer_mamba()) {
-    // A Mamba-2 mixer under Megatron-Core's fused path (mamba_split_conv1d_scan_combined, which
-    // reruns the convolution in its backward): the projected z, x, B, C and dt, the scan's output
-    // before the gate, the norm's input (the gated output) and its output (the output
-    // projection's input).
-    const MambaDims x = mamba_dims(m);
-    return {2 * x.projected() + 3 * 2 * x.inner, x.inner};
-  }
-  if (m.every_layer_linear()) {
-    // A Gated DeltaNet layer: the convolution's input (queries, keys, values), what the delta
-    // rule's kernels save (queries and keys repeated to the value heads, values, the decays in
-    // FP32, the strengths, the chunks' inverted K K^T: 2 x 64 per head), the gate, the projected
-    // b and a, the rule's output and the norm's (the output projection's input).
-    const GdnDims x = gdn_dims(m);
-    return {2 * x.convolved() + 2 * (2 * x.heads * x.dk + x.v) + (4 + 2 + 2 * kGdnChunk) * x.heads + 2 * x.v +
-                4 * x.heads + 2 * x.v + 2 * x.v,
-            x.v};
-  }
+  if (const auto r = recurrent_mixer(m)) return {r->activation_bytes, r->inner};
   // Q, K, V and the projection's input; the output gate keeps the gate and the output it
   // multiplies (2 gate + 2 o).
   return {2 * (dims.q + dims.k + dims.v + dims.o) + 4 * dims.gate, dims.o};
@@ -768,7 +610,7 @@ Bytes layer_activation_bytes(const JobModel& m, const JobLayout& l) {
   const double hd = static_cast<double>(m.shape.hidden);
   // The scores' arrays: the softmax output (2 B) and, with dropout, its mask and output (1 + 2).
   const double as_h = (m.dropout ? 5.0 : 2.0) * m.shape.heads * static_cast<double>(m.seq) / hd;
-  const bool scores = m.has_mixer() && !m.every_layer_linear() && !m.every_layer_mamba();
+  const bool scores = m.has_mixer() && !has_recurrent_mixer(m);
   const double score_term =
       !scores || l.attention == AttentionKernel::Flash || l.recomputes(kRecomputeCoreAttn) ? 0.0 : as_h;
   const LayerDims dims = layer_dims(m);
@@ -933,8 +775,7 @@ LayerPasses layer_passes(const JobModel& m, const JobLayout& l, const ClusterSpe
   // where the forward read one array and wrote one: 1.5x.
   // A Gated DeltaNet layer's delta rule recomputes what it needs whatever the attention kernel.
   // So do a Mamba-2 layer's scan and a hybrid pattern's MLP layer, which has none.
-  const bool unfused =
-      l.attention == AttentionKernel::Unfused && m.has_mixer() && !m.every_layer_linear() && !m.every_layer_mamba();
+  const bool unfused = l.attention == AttentionKernel::Unfused && m.has_mixer() && !has_recurrent_mixer(m);
   const double attn_b = unfused ? 2.0 : 2.5;
   PassSeconds f = layer_pass(w, l, c, paths, GemmPass::Forward, 1, 1, 1);
   PassSeconds bi = layer_pass(w, l, c, paths, GemmPass::InputGrad, attn_b, 1.5, 1);

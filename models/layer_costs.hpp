@@ -6,7 +6,8 @@
 // and HFU count. Pure functions; the lowering (schedules/lowering/job/) turns them into ops.
 // What they read lives beside them, one purpose a file: the job (job_spec.hpp), a GEMM's time
 // (gemm_costs.hpp), the groups' paths and collectives (comm_paths.hpp), the expert exchange
-// (expert_exchange.hpp); what a GPU holds is job_memory.hpp's.
+// (expert_exchange.hpp), a Gated DeltaNet or Mamba-2 mixer (recurrent_mixer.hpp); what a GPU
+// holds is job_memory.hpp's.
 //
 // Sources (cited again where used):
 //  * GEMM FLOPs, 2 x m x n x k per multiply; backward = input gradient + weight gradient, each as
