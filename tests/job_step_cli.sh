@@ -775,9 +775,12 @@ job_step:
   layout: {dp: 8, zero: 1, micro_batch: 1, global_batch: 64, recompute: full}
 EOF
 "$stepsim" run "$tmp/nh8.yaml" --json >"$tmp/nh8.json"
-python3 - "$tmp/nano.json" "$tmp/nh8.json" <<'PY' || fail "the Nemotron model files' parameters"
+python3 - "$tmp/nano.json" "$tmp/nh8.json" <<'PY' || fail "the Nemotron model files' parameters, Nano's host waits"
 import json, sys
 assert [json.load(open(f))["model_parameters"] for f in sys.argv[1:3]] == [31577937344, 8100852736]
+# The host waits of the pattern's MoE layer (E): moe_host 0.957 ms forward, twice in the backward
+# with the MoE block recomputed.
+assert json.load(open(sys.argv[1]))["layer_host_ms"] == 2.871
 PY
 has "nemotron-3-nano-30b-a3b (52 layers: 23 Mamba-2, 6 attention, 23 MoE, h 2688, seq 8192)" "$tmp/nano.txt"
 fig "MoE layer fwd / bwd 5.84 / 14.14 ms" "$tmp/nano.txt"

@@ -601,34 +601,41 @@ double mfu_peak(const JobLayout& l, const AcceleratorSpec& a) {
 }
 
 // One layer's passes on one GPU for one micro-batch, as the result reports them: the model's layer
-// (a hybrid's softmax one, a hybrid pattern's mean), each kind of a hybrid's, the host waits, the
-// MoE block alone.
+// (a hybrid's softmax one, a hybrid pattern's mean), each kind of a hybrid's, the host waits (a
+// pattern's MoE layer's), the MoE block alone.
 void layer_figures(const JobModel& m, const JobLayout& l, const ClusterSpec& c, JobStepResult& r) {
   const auto pass_seconds = [](const LayerPasses& p, double& forward, double& backward) {
     forward = p.forward.compute() + p.forward.comm();
     backward = p.backward_input.compute() + p.backward_input.comm() + p.backward_weight.compute();
   };
-  const LayerPasses lp = layer_passes(m, l, c);
-  pass_seconds(lp, r.layer_forward_s, r.layer_backward_s);
+  const auto host_seconds = [](const LayerPasses& p) { return p.forward.host + p.backward_input.host; };
   const auto add_kind = [&](const char* what, const JobModel& kind) {
     JobStepResult::KindLayer k{what};
-    pass_seconds(layer_passes(kind, l, c), k.forward_s, k.backward_s);
+    const LayerPasses p = layer_passes(kind, l, c);
+    pass_seconds(p, k.forward_s, k.backward_s);
     r.kind_layers.push_back(k);
+    return p;
   };
   if (!m.hybrid_pattern.empty()) {
-    r.layer_forward_s = r.layer_backward_s = 0;
+    // The pattern's kinds, each a layer of one block: the model itself is none of them.
     for (const auto& [symbol, what] : hybrid_pattern_blocks()) {
       const int n = pattern_layers_in(m, symbol, 0, m.shape.layers);
       if (n == 0) continue;
-      add_kind(what, layer_kind_model(m, layer_kind(m, static_cast<int>(m.hybrid_pattern.find(symbol)))));
+      const LayerPasses p =
+          add_kind(what, layer_kind_model(m, layer_kind(m, static_cast<int>(m.hybrid_pattern.find(symbol)))));
       r.layer_forward_s += n * r.kind_layers.back().forward_s / m.shape.layers;
       r.layer_backward_s += n * r.kind_layers.back().backward_s / m.shape.layers;
+      r.layer_host_s = std::max(r.layer_host_s, host_seconds(p));
     }
-  } else if (!m.every_layer_linear() && linear_layers_in(m, 0, m.shape.layers) > 0) {
-    add_kind("softmax", m);
-    add_kind("Gated DeltaNet", linear_layer_model(m));
+  } else {
+    const LayerPasses lp = layer_passes(m, l, c);
+    pass_seconds(lp, r.layer_forward_s, r.layer_backward_s);
+    r.layer_host_s = host_seconds(lp);
+    if (!m.every_layer_linear() && linear_layers_in(m, 0, m.shape.layers) > 0) {
+      add_kind("softmax", m);
+      add_kind("Gated DeltaNet", linear_layer_model(m));
+    }
   }
-  r.layer_host_s = lp.forward.host + lp.backward_input.host;
   pass_seconds(moe_block_passes(m, l, c), r.moe_block_forward_s, r.moe_block_backward_s);
 }
 
