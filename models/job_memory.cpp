@@ -181,7 +181,10 @@ std::vector<JobMemory> job_memory_by_rank(const JobModel& m, const JobLayout& l,
     // or FP32 weights that are the master (4 B), FP32 gradients and m + v.
     const HeldParameters params = held_parameters(held[d], chunks);
     const auto grads = state_bytes(params, l, kept_grad_bytes(l), l.gradients_sharded());
-    mem.weights = bytes_from(state_bytes(params, l, weight_bytes(l), l.zero >= 3), "the weights per GPU");
+    // fp8_param_gather: the FP8 GEMMs' weights are their FP8 copies (below), with no BF16 beside.
+    const double fp8_parameters = l.fp8_params() ? held_gemm_weights(held[d], chunks) : 0;
+    mem.weights = bytes_from(state_bytes(params, l, weight_bytes(l), l.zero >= 3) - weight_bytes(l) * fp8_parameters,
+                             "the weights per GPU");
     mem.gradients = bytes_from(grads, "the gradients per GPU");
     mem.optimizer = bytes_from(state_bytes(params, l, adam_state_bytes(l), l.zero >= 1), "the optimizer state per GPU");
     mem.activations = simulated ? activation_peaks[d] : analytic_activations(l, static_cast<int>(d), held[d], chunks);
@@ -224,6 +227,11 @@ double optimizer_seconds(const JobLayout& l, const ClusterSpec& c, const HeldPar
   const double traffic =
       2.0 * (4 + 2 * l.adam_moment_bytes) + 4 + (l.master_weights == MasterWeights::Optimizer ? 2 : 0);
   return shard * traffic / (static_cast<double>(c.accelerator.hbm_bandwidth) * c.accelerator.efficiency.memory);
+}
+
+double gathered_bytes_per_parameter(const JobLayout& l, const ChunkCost& chunk) {
+  if (!l.fp8_params() || chunk.parameters <= 0) return 2;
+  return 2 - static_cast<double>(chunk.gemm_weights) / static_cast<double>(chunk.parameters);
 }
 
 HeldParameters held_parameters(const ChunkCost& chunk) {

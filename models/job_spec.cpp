@@ -215,7 +215,7 @@ int linear_layers_in(const JobModel& m, int first, int count) {
 
 JobLayout bf16_layer_layout(const JobLayout& l) {
   JobLayout b = l;
-  b.fp8 = b.fp8_dispatch = b.fp8_activations = false;
+  b.fp8 = b.fp8_dispatch = b.fp8_activations = b.fp8_param_gather = false;
   b.fp8_recipe = Fp8Recipe::Tensorwise;
   b.bf16_first_layers = b.bf16_last_layers = 0;
   return b;

@@ -280,6 +280,10 @@ struct JobLayout {
   bool permute_fusion = false;                    // MoE token shuffles fused (Megatron-Core --moe-permute-fusion)
   bool fp8_dispatch = false;                      // tokens dispatched in FP8 (combined in BF16)
   bool fp8_activations = false;                   // FP8 GEMMs keep their inputs for the backward in FP8
+  // The FP8 GEMMs' weights kept as FP8 parameters, no BF16 copy beside them, and gathered by the
+  // distributed optimizer in FP8 (Megatron-Core's --fp8-param-gather: Transformer Engine's
+  // fp8_model_init; NeMo's FP8 precision plugins set it). Where it applies: fp8_params().
+  bool fp8_param_gather = false;
   // Decoder layers at the model's start and end kept out of the FP8 (or NVFP4) GEMMs, whole, in
   // BF16 (Megatron-Core's --first-last-layers-bf16 with --num-layers-at-start-in-bf16 and
   // --num-layers-at-end-in-bf16, counted over the whole model: fp8_utils.is_first_last_bf16_layer).
@@ -319,6 +323,14 @@ struct JobLayout {
   // Whether TP collectives are pipelined with their GEMMs (Transformer Engine's userbuffers,
   // Megatron-Core --tp-comm-overlap, which needs sequence parallelism).
   bool tp_overlapped() const { return overlap_tp && sequence_parallel && tp > 1; }
+  // fp8_param_gather where there are FP8 weights to keep (FP8 GEMMs, not NVFP4's) and the
+  // optimizer holds the FP32 master; gathered by the distributed optimizer (zero 1-2) or by
+  // nothing (zero 0). Elsewhere it changes nothing, as bf16_first_layers without fp8 (a variant
+  // in BF16 of an FP8 base; ZeRO-3's FP8 gathers are not modelled).
+  bool fp8_params() const {
+    return fp8_param_gather && fp8 && fp8_recipe != Fp8Recipe::Nvfp4 && zero < 3 &&
+           master_weights == MasterWeights::Optimizer;
+  }
   bool recomputes(RecomputeModule m) const { return recompute == JobRecompute::Selective && (recompute_modules & m); }
   // With full recompute, only the first N layers of each chunk are recomputed, the others keep
   // their activations (Megatron-LM's --recompute-method block --recompute-num-layers N). -1: all.

@@ -87,6 +87,9 @@ bad dispatch "$moe
   layout: {dp: 64, ep: 64, global_batch: 64, ep_dispatch: by_node}" "dispatch.yaml:4: job_step.layout.ep_dispatch: unknown ep_dispatch 'by_node' (all_to_all or per_node)"
 bad fp8dispatch "$moe
   layout: {dp: 64, ep: 64, global_batch: 64, fp8_dispatch: true}" "fp8dispatch.yaml:4: job_step.layout.fp8_dispatch: FP8 dispatch sends the inputs of FP8 expert GEMMs: needs fp8: true"
+bad fp8params "$moe
+  layout: {dp: 64, ep: 64, global_batch: 64, fp8: true,
+           fp8_param_gather: sometimes}" "fp8params.yaml:5: job_step.layout.fp8_param_gather: 'sometimes' is not true or false"
 bad nodelimit "${head/mlp: gelu/node_limit: 4}
   hardware: {preset: a100-sxm-80gb, gpus: 64}
   layout: {tp: 8, pp: 8, global_batch: 64}" "nodelimit.yaml:2: job_step.model.node_limit: needs experts (a mixture-of-experts model)"

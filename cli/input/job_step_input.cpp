@@ -286,7 +286,7 @@ const std::vector<std::string>& layout_keys() {
       "overlap", "fp8", "fp8_recipe", "grad_bytes", "cp_split", "cp_comm", "ep_dispatch", "fp8_dispatch",
       "fp8_activations", "expert_placement", "recompute_modules", "adam_moment_bytes", "expert_tp", "permute_fusion",
       "dp_bandwidth", "zero3_fetch", "master_weights", "dp_replicate", "keep_gathered",
-      "zero2_accumulate", "bf16_first_layers", "bf16_last_layers"};
+      "zero2_accumulate", "bf16_first_layers", "bf16_last_layers", "fp8_param_gather"};
   // clang-format on
   return keys;
 }
@@ -423,6 +423,7 @@ JobLayout read_layout(const Reader& r) {
   l.master_weights =
       read_named(r, "master_weights", "optimizer", master_weights_from_name, "master_weights", "optimizer or model");
   l.fp8_activations = r.flag("fp8_activations", l.fp8);  // Transformer Engine's default with FP8
+  l.fp8_param_gather = r.flag("fp8_param_gather", false);
   l.bf16_first_layers = r.opt_count("bf16_first_layers", 0).value_or(0);
   l.bf16_last_layers = r.opt_count("bf16_last_layers", 0).value_or(0);
   l.expert_placement = read_placement(r, "expert_placement");

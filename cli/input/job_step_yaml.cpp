@@ -106,6 +106,7 @@ std::vector<Field> layout_fields(const JobLayout& l) {
   put("ep_dispatch", ep_dispatch_name(l.ep_dispatch), l.ep_dispatch == d.ep_dispatch);
   flag("fp8_dispatch", l.fp8_dispatch, d.fp8_dispatch);
   flag("fp8_activations", l.fp8_activations, l.fp8);  // read_layout's default follows fp8
+  flag("fp8_param_gather", l.fp8_param_gather, d.fp8_param_gather);
   count("bf16_first_layers", l.bf16_first_layers, d.bf16_first_layers);
   count("bf16_last_layers", l.bf16_last_layers, d.bf16_last_layers);
   put("expert_placement", placement_name(l.expert_placement), l.expert_placement == d.expert_placement);

@@ -281,6 +281,7 @@ JobLayout read_layout(const RowCells& row, const std::string& file, int n) {
       row.named("master_weights", "master_weights", "optimizer", master_weights_from_name, "optimizer or model");
   l.cp_comm = row.named("cp_comm", "cp_comm", "p2p", cp_comm_from_name, "p2p, all_gather or a2a");
   l.fp8_activations = row.flag("fp8_activations", l.fp8);
+  l.fp8_param_gather = row.flag("fp8_param_gather", false);
   l.bf16_first_layers = row.count("bf16_first_layers", 0);
   l.bf16_last_layers = row.count("bf16_last_layers", 0);
   l.ep_dispatch =
@@ -309,7 +310,7 @@ const std::vector<std::string>& known_columns() {
       "tp", "pp", "dp", "vpp", "cp", "ep", "sched", "mbs", "gbs", "recomp", "recompute_layers", "recompute_modules",
       "first_chunk_layers", "last_chunk_layers", "expert_placement", "sp", "zero", "overlap_dp", "overlap_pp",
       "overlap_tp", "overlap_tp_wgrad", "overlap_ep_a2a", "attention", "grad_bytes", "adam_moment_bytes", "expert_tp", "fp8", "fp8_recipe",
-      "fp8_dispatch", "fp8_activations", "bf16_first_layers", "bf16_last_layers", "permute_fusion", "dp_bandwidth_gbs", "zero3_fetch", "master_weights", "cp_comm",
+      "fp8_dispatch", "fp8_activations", "fp8_param_gather", "bf16_first_layers", "bf16_last_layers", "permute_fusion", "dp_bandwidth_gbs", "zero3_fetch", "master_weights", "cp_comm",
       "ep_dispatch", "dp_replicate", "node_gbps", "nics", "keep_gathered", "zero2_accumulate"};
   // clang-format on
   return columns;

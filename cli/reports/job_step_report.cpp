@@ -152,6 +152,7 @@ std::string low_precision_gemm_words(const JobLayout& l) {
   std::vector<std::string> how = {
       fmt::format("{} scaling", l.fp8_recipe == Fp8Recipe::Mx ? "MXFP8" : fp8_recipe_name(l.fp8_recipe))};
   if (!l.fp8_activations) how.emplace_back("their inputs kept in BF16");
+  if (l.fp8_params()) how.emplace_back("FP8 weights, gathered in FP8");
   if (const std::string bf16 = bf16_layers_words(l); !bf16.empty()) how.push_back(bf16 + " in BF16");
   return fmt::format("FP8 GEMMs ({})", fmt::join(how, "; "));
 }
@@ -504,6 +505,7 @@ nlohmann::ordered_json layout_json(const JobStepRun& run) {
   if (l.overlap_ep_a2a) j["overlap_ep_a2a"] = true;  // absent: 1F1B's forwards and backwards one by one
   if (l.fp8) j["fp8_recipe"] = fp8_recipe_name(l.fp8_recipe);
   if (l.fp8) j["fp8_activations"] = l.fp8_activations;
+  if (l.fp8_params()) j["fp8_param_gather"] = true;  // absent: BF16 weights beside the FP8 copies
   if (l.fp8 && l.bf16_first_layers > 0) j["bf16_first_layers"] = l.bf16_first_layers;  // absent: none
   if (l.fp8 && l.bf16_last_layers > 0) j["bf16_last_layers"] = l.bf16_last_layers;
   if (l.folded()) j["expert_tp"] = l.etp();

@@ -89,7 +89,8 @@ JobCommPlan plan_job_comm(const JobStepSpec& spec) {
         red.push_back(ns(replica_collective_seconds(Collective::AllReduce, p, l.grad_bytes, l, plan.paths)));
       } else {
         red.push_back(ns(replica_collective_seconds(Collective::ReduceScatter, p, l.grad_bytes, l, plan.paths)));
-        gather += ns(replica_collective_seconds(Collective::AllGather, p, 2, l, plan.paths));
+        const double bytes = gathered_bytes_per_parameter(l, plan.chunks[static_cast<std::size_t>(k)]);
+        gather += ns(replica_collective_seconds(Collective::AllGather, p, bytes, l, plan.paths));
       }
     }
     plan.dp_reduce.push_back(red);
