@@ -1,7 +1,7 @@
 #pragma once
 // The job steps the job-step tests share (tests/lowering/test_job_step*.cpp): GPT-3 175B and
 // MegaScale's shape of it on A100, GPT-3 under ZeRO-3, a DeepSeek-V3-shaped MoE stack on H800,
-// Qwen3-235B-A22B on H100, one pipeline of GPT-3 under a given schedule.
+// Qwen3-235B-A22B on H100, one pipeline of GPT-3 under a given schedule, a small FP8 model.
 #include <cstdint>
 #include <string>
 #include <utility>
@@ -57,6 +57,21 @@ inline JobStepSpec megascale(int gpus, std::int64_t gbs) {
   l.sequence_parallel = true;
   l.attention = AttentionKernel::Unfused;
   l.overlap_grad_reduce = false;
+  return s;
+}
+
+// A small dense model with FP8 GEMMs on H100: 4 layers, h 1,024, 8 query and 8 key/value heads of
+// 128, SwiGLU 4,096 wide, vocabulary 32,000; tp 2, pp 2, dp 2, zero 1 (the FP8 weights' tests).
+inline JobStepSpec small_fp8_job() {
+  JobStepSpec s;
+  s.model.shape = decoder("small", 4, 1024, 4096, 8, 8, 128, 32000);
+  s.model.seq = 2048;
+  s.cluster = *find_cluster_preset("h100-sxm");
+  JobLayout& l = s.layout;
+  l.tp = l.pp = l.dp = 2;
+  l.zero = 1;
+  l.global_batch = 16;
+  l.fp8 = true;
   return s;
 }
 
