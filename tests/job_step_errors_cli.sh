@@ -68,7 +68,7 @@ refused "error: --schedules: zb-h2 v=1: with blocking pipeline sends (overlap.pp
 fig "fill-drain v=1 16.007 s +3.6% 1024 46.5% 362.4 / 74.5 no" "$tmp/fill.txt"
 # calibrate names the file of the row of a second accelerator; a count past its column's range is too large.
 run "$stepsim" calibrate validation/megatron_korthikanti2022.csv validation/nemo_llama3_h100_fp8.csv -o "$tmp/two.yaml"
-refused "error: validation/nemo_llama3_h100_fp8.csv:21: hw: rows of 'a100-sxm-80gb' and 'h100-sxm': calibrate one accelerator at a time"
+refused "error: validation/nemo_llama3_h100_fp8.csv:25: hw: rows of 'a100-sxm-80gb' and 'h100-sxm': calibrate one accelerator at a time"
 awk -F, -v OFS=, 'NR == 10 { print $0, "nics"; next } /^SC21/ { print $0, "99999999999999999999"; next } { print }' \
   validation/megatron_sc21.csv >"$tmp/nics.csv"
 run "$stepsim" check-against "$tmp/nics.csv"
