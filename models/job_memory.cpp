@@ -181,7 +181,7 @@ std::vector<JobMemory> job_memory_by_rank(const JobModel& m, const JobLayout& l,
     // or FP32 weights that are the master (4 B), FP32 gradients and m + v.
     const HeldParameters params = held_parameters(held[d], chunks);
     const auto grads = state_bytes(params, l, kept_grad_bytes(l), l.gradients_sharded());
-    // fp8_param_gather: the FP8 GEMMs' weights are their FP8 copies (below), with no BF16 beside.
+    // FP8 parameters (fp8_params): the FP8 GEMMs' weights are their FP8 copies (below), no BF16 beside.
     const double fp8_parameters = l.fp8_params() ? held_gemm_weights(held[d], chunks) : 0;
     mem.weights = bytes_from(state_bytes(params, l, weight_bytes(l), l.zero >= 3) - weight_bytes(l) * fp8_parameters,
                              "the weights per GPU");

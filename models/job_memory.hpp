@@ -35,9 +35,9 @@ double replica_collective_seconds(Collective c, const HeldParameters& p, double 
 Bytes replica_collective_bytes(Collective c, const HeldParameters& p, double bytes_per_parameter, const JobLayout& l,
                                std::string_view what);
 
-// Bytes per parameter the distributed optimizer gathers for `chunk`: BF16 weights, 2; with
-// FP8 parameters (JobLayout::fp8_params) its FP8 GEMMs' weights at 1 B (Float8Tensor's data; each GPU makes the
-// transpose itself) and the rest (norms, embedding, LM head, router) at 2, as their mean.
+// Bytes per parameter the distributed optimizer gathers for `chunk`: BF16 weights, 2; with FP8
+// parameters (JobLayout::fp8_params) its FP8 GEMMs' weights at 1 B (Float8Tensor's data; each GPU
+// makes the transpose itself) and the rest (norms, embedding, LM head, router) at 2, as their mean.
 double gathered_bytes_per_parameter(const JobLayout& l, const ChunkCost& chunk);
 
 // Memory per GPU of one pipeline rank, bytes.

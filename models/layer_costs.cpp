@@ -199,7 +199,8 @@ std::int64_t total_parameters(const JobModel& m) {
   for (int i = 0; i < s.layers; ++i) layers += layer(i);
   // Multi-token prediction: per module a layer of the model's last kind, the 2h x h projection
   // and two norms (the embedding and the head are the model's).
-  const std::int64_t mtp = m.mtp_layers > 0 ? m.mtp_layers * (layer(s.layers - 1) + 2 * s.hidden * s.hidden + 2 * s.hidden) : 0;
+  const std::int64_t mtp =
+      m.mtp_layers > 0 ? m.mtp_layers * (layer(s.layers - 1) + 2 * s.hidden * s.hidden + 2 * s.hidden) : 0;
   return layers + s.vocab * s.hidden * (s.tied_embeddings ? 1 : 2) + s.hidden + mtp;
 }
 

@@ -105,7 +105,8 @@ std::optional<InputProblem> check_mamba(const JobModel& m) {
     return InputProblem{"n_groups", fmt::format("{} groups do not divide the {} heads (Megatron-Core's MambaMixer "
                                                 "shares each group's B and C among its heads)",
                                                 a.groups, a.heads)};
-  if (static_cast<std::int64_t>(a.heads) * a.head_dim > kMaxFfn || static_cast<std::int64_t>(a.groups) * a.state > kMaxFfn)
+  if (static_cast<std::int64_t>(a.heads) * a.head_dim > kMaxFfn ||
+      static_cast<std::int64_t>(a.groups) * a.state > kMaxFfn)
     return InputProblem{"num_heads", fmt::format("num_heads x head_dim = {} x {} or n_groups x state_size = {} x {} is "
                                                  "past the largest model stepsim takes ({})",
                                                  a.heads, a.head_dim, a.groups, a.state, kMaxFfn)};
@@ -119,8 +120,8 @@ std::optional<InputProblem> check_hybrid_pattern(const JobModel& m) {
   const auto refuse = [](std::string what) { return InputProblem{"hybrid_override_pattern", std::move(what)}; };
   if (p.empty()) return std::nullopt;
   if (const auto bad = p.find_first_not_of("M*-E"); bad != std::string::npos)
-    return refuse(fmt::format("'{}' at position {} is none of M (Mamba-2), * (attention), - (MLP), E (MoE)",
-                              p[bad], bad + 1));
+    return refuse(
+        fmt::format("'{}' at position {} is none of M (Mamba-2), * (attention), - (MLP), E (MoE)", p[bad], bad + 1));
   if (p.size() != static_cast<std::size_t>(m.shape.layers))
     return refuse(fmt::format("{} symbols for the {} layers (one a layer, as Megatron-Core counts them)", p.size(),
                               m.shape.layers));
