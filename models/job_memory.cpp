@@ -199,7 +199,8 @@ std::vector<JobMemory> job_memory_by_rank(const JobModel& m, const JobLayout& l,
       mem.buffers += bytes_from(state_bytes(params, l, 2, false) - (l.fp8 ? 2 * held_gemm_weights(held[d], chunks) : 0),
                                 "the weights' BF16 copies");
     mem.fp8_weight_copies = fp8_weight_copies(m, l, held[d], chunks);
-    mem.buffers += mem.fp8_weight_copies;
+    mem.fp8_parameters = l.fp8_params();
+    (mem.fp8_parameters ? mem.weights : mem.buffers) += mem.fp8_weight_copies;
     // The FP32 logits of one micro-batch (and their gradient) where the LM head is.
     if (std::find(held[d].begin(), held[d].end(), last) != held[d].end())
       mem.buffers += bytes_from(2 * 4 * T * static_cast<double>(m.shape.vocab) / l.tp, "a micro-batch's logits");

@@ -43,7 +43,10 @@ double gathered_bytes_per_parameter(const JobLayout& l, const ChunkCost& chunk);
 // Memory per GPU of one pipeline rank, bytes.
 struct JobMemory {
   Bytes weights = 0, gradients = 0, optimizer = 0, activations = 0, buffers = 0;
-  Bytes fp8_weight_copies = 0;  // of buffers, the FP8 GEMMs' weight copies (fp8_weight_copy_bytes)
+  // The FP8 GEMMs' weight copies (fp8_weight_copy_bytes): a part of the buffers, or of the weights
+  // where they are the weights (fp8_parameters: JobLayout::fp8_params, no BF16 beside them).
+  Bytes fp8_weight_copies = 0;
+  bool fp8_parameters = false;
   int device = 0;               // the pipeline rank
   Bytes total() const { return weights + gradients + optimizer + activations + buffers; }
 };

@@ -553,25 +553,27 @@ j = json.load(open(sys.argv[1]))
 assert j["busiest_rank"] == 7 and round(j["stage_imbalance"], 4) == 0.0763, j
 assert 0 < j["stage_imbalance"] < j["bubble"], j
 # The FP8 GEMMs' weight copies (docs/job.md): 2 B per weight of each rank's linear modules, 10
-# layers at TP 4 = 4,278,190,080 B on every rank (rank 7's buffers add the head's logits), a part
-# of the buffers, not added again.
+# layers at TP 4 = 4,278,190,080 B on every rank, a part of the weights (the recipe keeps them in
+# FP8: fp8_param_gather), not added again: with the embedding's BF16 weights on rank 0, as many
+# bytes as its gradients; no buffers but rank 7's (the head's logits).
 m = j["memory_bytes"]
-assert m["fp8_weight_copies"] == m["buffers"] == 2 * 10 * (8192 * 10240 + 8192 * 8192 + 3 * 8192 * 28672) // 4, m
+assert m["fp8_weight_copies"] == 2 * 10 * (8192 * 10240 + 8192 * 8192 + 3 * 8192 * 28672) // 4, m
+assert m["weights"] == m["gradients"] and m["buffers"] == 0 and m["fp8_weight_copies"] < m["weights"], m
 ranks = j["memory_by_rank_bytes"]
 assert [r["fp8_weight_copies"] for r in ranks] == [m["fp8_weight_copies"]] * 8, ranks
 assert all(r["total"] == sum(r[k] for k in ("weights", "gradients", "optimizer", "activations", "buffers")) for r in ranks)
-assert ranks[7]["buffers"] > ranks[7]["fp8_weight_copies"], ranks[7]
+assert ranks[7]["buffers"] > 0 and [r["buffers"] for r in ranks[:7]] == [0] * 7, ranks
 PY
 fig "memory per GPU (pipeline rank 0 of 8, the most loaded)" "$tmp/uneven.txt"
-has "^buffers               3.98$" "$tmp/uneven.txt"
-has "^  FP8 weight copies   3.98$" "$tmp/uneven.txt"
-# The weights kept in FP8 (fp8_param_gather): only the embedding (rank 0) and the head (rank 7)
-# stay BF16, beside the norms.
-has "^weights               0.49$" "$tmp/uneven.txt"
-has "^total                62.39$" "$tmp/uneven.txt"
-fig "rank weights gradients optimizer activations buffers of them FP8 total" "$tmp/uneven.txt"
-fig "^ 0 0.49 4.47 13.42 40.02 3.98 3.98 62.39$" "$tmp/uneven.txt"
-fig "^ 7 0.49 4.47 13.42 28.21 5.94 3.98 52.54$" "$tmp/uneven.txt"
+# The weights kept in FP8 (fp8_param_gather): the FP8 copies are the weights, beside the
+# embedding (rank 0) and the head (rank 7), which stay BF16.
+has "^weights              4.47$" "$tmp/uneven.txt"
+has "^  FP8 weights        3.98$" "$tmp/uneven.txt"
+has "^buffers              0.00$" "$tmp/uneven.txt"
+has "^total               62.39$" "$tmp/uneven.txt"
+fig "rank weights of them FP8 gradients optimizer activations buffers total" "$tmp/uneven.txt"
+fig "^ 0 4.47 3.98 4.47 13.42 40.02 0.00 62.39$" "$tmp/uneven.txt"
+fig "^ 7 4.47 3.98 4.47 13.42 28.21 1.96 52.54$" "$tmp/uneven.txt"
 # Blockwise (the scenario's variant): 2 x (1 + 4 / 16,384) B a weight; BF16 GEMMs keep none (the
 # bf16 variant; a BF16 step's table has no such line and no such column).
 "$stepsim" compare scenarios/job-llama3-70b-fp8-64xh100.yaml --json >"$tmp/l70-variants.json"

@@ -443,6 +443,19 @@ JobLayout read_layout(const Reader& r) {
   return l;
 }
 
+namespace {
+// A GPU's memory by part, GiB, for a refusal: the FP8 GEMMs' weight copies named within the part
+// they are of (the weights with FP8 parameters, else the buffers).
+std::string memory_parts(const JobMemory& mem) {
+  const std::string fp8 = fmt::format("{:.1f}", gib(mem.fp8_weight_copies));
+  const bool copies = mem.fp8_weight_copies > 0;
+  return fmt::format("weights {:.1f}{}, gradients {:.1f}, optimizer {:.1f}, activations {:.1f}, buffers {:.1f}{}",
+                     gib(mem.weights), copies && mem.fp8_parameters ? ", of them FP8 " + fp8 : "", gib(mem.gradients),
+                     gib(mem.optimizer), gib(mem.activations), gib(mem.buffers),
+                     copies && !mem.fp8_parameters ? ", of them FP8 weight copies " + fp8 : "");
+}
+}  // namespace
+
 std::string memory_refusal(const JobStepSpec& spec, const JobMemory& mem, const std::string& where) {
   auto total = [&](const JobLayout& l) {
     return job_memory(spec.model, l, chunk_costs(spec.model, l, spec.cluster)).total();
@@ -513,12 +526,9 @@ std::string memory_refusal(const JobStepSpec& spec, const JobMemory& mem, const 
     try_layout(l, fmt::format("pp: {}, dp: {}", l.pp, l.dp));
   }
   return fmt::format(
-      "needs {:.1f} GiB per GPU{} (weights {:.1f}, gradients {:.1f}, optimizer {:.1f}, activations {:.1f}, "
-      "buffers {:.1f}{}) but {} has {:.1f} GiB usable; {} (or set allow_oom: true to report it)",
-      gib(mem.total()), where, gib(mem.weights), gib(mem.gradients), gib(mem.optimizer), gib(mem.activations),
-      gib(mem.buffers),
-      mem.fp8_weight_copies > 0 ? fmt::format(", of them FP8 weight copies {:.1f}", gib(mem.fp8_weight_copies)) : "",
-      spec.cluster.accelerator.name, gib(cap),
+      "needs {:.1f} GiB per GPU{} ({}) but {} has {:.1f} GiB usable; {} (or set allow_oom: true to "
+      "report it)",
+      gib(mem.total()), where, memory_parts(mem), spec.cluster.accelerator.name, gib(cap),
       fits.empty() ? "no single change of recompute, zero, micro_batch or pp fits" : "would fit: " + fits);
 }
 

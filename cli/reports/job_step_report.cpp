@@ -239,13 +239,17 @@ Table job_step_exposed_table(const JobStepRun& run) {
 Table job_step_memory_table(const JobStepRun& run) {
   const JobStepResult& r = run.result;
   Table m({{"", false}, {"GiB"}});
+  // The FP8 GEMMs' weight copies, a part of the row above them (not added again): of the weights
+  // where they are the weights (FP8 parameters), else of the buffers.
+  const bool copies = r.memory.fp8_weight_copies > 0;
+  const std::string fp8 = fmt::format("{:.2f}", gib(r.memory.fp8_weight_copies));
   m.add_row({"weights", fmt::format("{:.2f}", gib(r.memory.weights))});
+  if (copies && r.memory.fp8_parameters) m.add_row({"  FP8 weights", fp8});
   m.add_row({"gradients", fmt::format("{:.2f}", gib(r.memory.gradients))});
   m.add_row({"optimizer state", fmt::format("{:.2f}", gib(r.memory.optimizer))});
   m.add_row({"activations (peak)", fmt::format("{:.2f}", gib(r.memory.activations))});
   m.add_row({"buffers", fmt::format("{:.2f}", gib(r.memory.buffers))});
-  if (r.memory.fp8_weight_copies > 0)  // a part of the buffers, not added again
-    m.add_row({"  FP8 weight copies", fmt::format("{:.2f}", gib(r.memory.fp8_weight_copies))});
+  if (copies && !r.memory.fp8_parameters) m.add_row({"  FP8 weight copies", fp8});
   m.add_row({"total", fmt::format("{:.2f}", gib(r.memory.total()))});
   m.add_row(
       {"usable", fmt::format("{:.2f}{}", gib(r.capacity), r.memory.total() > r.capacity ? "  (does not fit)" : "")});
@@ -254,22 +258,23 @@ Table job_step_memory_table(const JobStepRun& run) {
 
 Table job_step_rank_memory_table(const JobStepRun& run) {
   const auto& ranks = run.result.memory_by_rank;
-  // The FP8 GEMMs' weight copies, a part of the buffers, where the layout has them.
+  // The FP8 GEMMs' weight copies, where the layout has them: a column after the part they are of,
+  // the weights (FP8 parameters) or the buffers.
   const bool fp8 = std::any_of(ranks.begin(), ranks.end(), [](const JobMemory& m) { return m.fp8_weight_copies > 0; });
-  std::vector<Table::Column> columns = {{"rank"},      {"weights"},     {"gradients"},
-                                        {"optimizer"}, {"activations"}, {"buffers"}};
-  if (fp8) columns.push_back({"of them FP8"});
+  const bool of_weights = fp8 && ranks.front().fp8_parameters;
+  std::vector<Table::Column> columns = {{"rank"}, {"weights"}};
+  if (of_weights) columns.push_back({"of them FP8"});
+  for (const char* c : {"gradients", "optimizer", "activations", "buffers"}) columns.push_back({c});
+  if (fp8 && !of_weights) columns.push_back({"of them FP8"});
   columns.push_back({"total"});
   Table t(columns);
+  const auto cell = [](Bytes b) { return fmt::format("{:.2f}", gib(b)); };
   for (const JobMemory& m : ranks) {
-    std::vector<std::string> row = {std::to_string(m.device),
-                                    fmt::format("{:.2f}", gib(m.weights)),
-                                    fmt::format("{:.2f}", gib(m.gradients)),
-                                    fmt::format("{:.2f}", gib(m.optimizer)),
-                                    fmt::format("{:.2f}", gib(m.activations)),
-                                    fmt::format("{:.2f}", gib(m.buffers))};
-    if (fp8) row.push_back(fmt::format("{:.2f}", gib(m.fp8_weight_copies)));
-    row.push_back(fmt::format("{:.2f}", gib(m.total())));
+    std::vector<std::string> row = {std::to_string(m.device), cell(m.weights)};
+    if (of_weights) row.push_back(cell(m.fp8_weight_copies));
+    for (const Bytes b : {m.gradients, m.optimizer, m.activations, m.buffers}) row.push_back(cell(b));
+    if (fp8 && !of_weights) row.push_back(cell(m.fp8_weight_copies));
+    row.push_back(cell(m.total()));
     t.add_row(row);
   }
   return t;

@@ -120,8 +120,13 @@ TEST_CASE("FP8 parameters: no BF16 weights beside the FP8 copies, gathered in FP
   const auto fp8 = job_memory_by_rank(s.model, params, chunk_costs(s.model, params, s.cluster));
   REQUIRE(fp8.size() == 2);
   for (std::size_t d = 0; d < 2; ++d) {
-    // The BF16 weights of the linear modules go (2 B each); their FP8 data and transpose stay.
-    CHECK(copies[d].weights - fp8[d].weights == 2 * gemm_weights);
+    // The BF16 weights of the linear modules go (2 B each); their FP8 data and transpose stay,
+    // now the weights (on Hopper 2 B too), no longer buffers beside them.
+    CHECK(copies[d].total() - fp8[d].total() == 2 * gemm_weights);
+    CHECK(fp8[d].weights == copies[d].weights);
+    CHECK(fp8[d].buffers == copies[d].buffers - copies[d].fp8_weight_copies);
+    CHECK(fp8[d].fp8_parameters);
+    CHECK_FALSE(copies[d].fp8_parameters);
     CHECK(fp8[d].fp8_weight_copies == copies[d].fp8_weight_copies);
     CHECK(fp8[d].fp8_weight_copies == 2 * gemm_weights);
     CHECK(fp8[d].optimizer == copies[d].optimizer);  // the FP32 master and moments are the same
@@ -181,7 +186,7 @@ TEST_CASE("FP8 parameters only where there are FP8 weights and an optimizer's ma
   CHECK(ddp.fp8_params());
   JobLayout ddp_plain = ddp;
   ddp_plain.fp8_param_gather = false;
-  CHECK(job_memory(s.model, ddp_plain, chunk_costs(s.model, ddp_plain, s.cluster)).weights -
-            job_memory(s.model, ddp, chunk_costs(s.model, ddp, s.cluster)).weights ==
+  CHECK(job_memory(s.model, ddp_plain, chunk_costs(s.model, ddp_plain, s.cluster)).total() -
+            job_memory(s.model, ddp, chunk_costs(s.model, ddp, s.cluster)).total() ==
         2 * 2 * 8'388'608);
 }
