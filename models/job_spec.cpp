@@ -207,10 +207,18 @@ JobModel full_attention_layer_model(const JobModel& m) {
   return f;
 }
 
-int linear_layers_in(const JobModel& m, int first, int count) {
+namespace {
+// How many of the decoder layers [first, first + count) `is` holds for.
+template <class Is>
+int layers_where(int first, int count, Is is) {
   int n = 0;
-  for (int i = first; i < first + count; ++i) n += m.linear_layer(i) ? 1 : 0;
+  for (int i = first; i < first + count; ++i) n += is(i) ? 1 : 0;
   return n;
+}
+}  // namespace
+
+int linear_layers_in(const JobModel& m, int first, int count) {
+  return layers_where(first, count, [&](int i) { return m.linear_layer(i); });
 }
 
 JobLayout bf16_layer_layout(const JobLayout& l) {
@@ -229,9 +237,7 @@ bool has_fp8_layer(const JobModel& m, const JobLayout& l, bool dense) {
 }
 
 int windowed_layers_in(const JobModel& m, int first, int count) {
-  int n = 0;
-  for (int i = first; i < first + count; ++i) n += m.windowed_layer(i) ? 1 : 0;
-  return n;
+  return layers_where(first, count, [&](int i) { return m.windowed_layer(i); });
 }
 
 int dense_layers_in(const JobModel& m, int first, int count) {
@@ -247,9 +253,7 @@ const std::vector<std::pair<char, const char*>>& hybrid_pattern_blocks() {
 }
 
 int pattern_layers_in(const JobModel& m, char symbol, int first, int count) {
-  int n = 0;
-  for (int i = first; i < first + count; ++i) n += m.pattern_symbol(i) == symbol ? 1 : 0;
-  return n;
+  return layers_where(first, count, [&](int i) { return m.pattern_symbol(i) == symbol; });
 }
 
 int layer_kind(const JobModel& m, int i) {
