@@ -63,20 +63,27 @@ std::vector<LayerKind> layer_kinds(const JobModel& m) {
 // forward to backward (keep_gathered), every layer's weights are gathered at the backward's start:
 // counted with the device's parameters (job_memory); here the gradients' buffer alone.
 double zero3_buffer_bytes(const JobModel& m, const JobLayout& l) {
-  double layer = 0;
-  for (const LayerKind& k : layer_kinds(m))
-    layer = std::max(layer, static_cast<double>(layer_work(k.model, l).parameters));
+  // Linear weights gathered in FP8 (fp8_params): at 1 B where no layer stays BF16 (bf16_first_layers
+  // and bf16_last_layers gather a layer of the same shape at 2).
+  const bool fp8 = l.fp8_params() && l.bf16_first_layers == 0 && l.bf16_last_layers == 0;
+  double layer = 0, layer_gathered = 0;
+  for (const LayerKind& k : layer_kinds(m)) {
+    const LayerWork w = layer_work(k.model, l);
+    layer = std::max(layer, static_cast<double>(w.parameters));
+    layer_gathered = std::max(
+        layer_gathered, 2.0 * static_cast<double>(w.parameters) - (fp8 ? static_cast<double>(w.gemm_weights) : 0));
+  }
   if (l.keep_gathered) return l.grad_bytes * layer;
-  double gathered = 2 * layer, reduced = layer;
+  double gathered = 2 * layer_gathered, reduced = layer;
   if (l.zero3_fetch == Zero3Fetch::Module && m.experts == 0) {
     // A module's weights are its GEMM's k x n (each kind of layer's GEMMs, as layer_work lists them).
     double largest = 0;
     for (const LayerKind& k : layer_kinds(m))
       for (const GemmShape& g : layer_work(k.model, l).gemms) largest = std::max(largest, g.k * g.n * g.count);
-    gathered = static_cast<double>(zero3_kept_at_rerun(m, l)) + largest;
+    gathered = (fp8 ? 1 : 2) * (static_cast<double>(zero3_kept_at_rerun(m, l)) + largest);
     reduced = largest;
   }
-  return 2 * gathered + l.grad_bytes * reduced;
+  return gathered + l.grad_bytes * reduced;
 }
 
 // The FP8 GEMMs' weight copies on a device holding `held` (fp8_weight_copy_bytes): cached for
@@ -101,6 +108,9 @@ Bytes fp8_weight_copies(const JobModel& m, const JobLayout& l, const std::vector
     for (const LayerKind& k : layer_kinds(m))
       if (has_fp8_layer(m, l, k.dense))
         weights = std::max(weights, static_cast<double>(layer_work(k.model, l).gemm_weights));
+    // Gathered in FP8 (fp8_params), the gathered weight is the row-wise copy (zero3_buffer_bytes):
+    // what the backward reads beside it is made after the gather.
+    if (l.fp8_params()) return bytes_from(std::max(0.0, per_weight - 1) * weights, "the FP8 GEMMs' weight copies");
   } else {
     weights = held_gemm_weights(held, chunks);
   }
@@ -181,16 +191,24 @@ std::vector<JobMemory> job_memory_by_rank(const JobModel& m, const JobLayout& l,
     // or FP32 weights that are the master (4 B), FP32 gradients and m + v.
     const HeldParameters params = held_parameters(held[d], chunks);
     const auto grads = state_bytes(params, l, kept_grad_bytes(l), l.gradients_sharded());
-    // FP8 parameters (fp8_params): the FP8 GEMMs' weights are their FP8 copies (below), no BF16 beside.
-    const double fp8_parameters = l.fp8_params() ? held_gemm_weights(held[d], chunks) : 0;
-    mem.weights = bytes_from(state_bytes(params, l, weight_bytes(l), l.zero >= 3) - weight_bytes(l) * fp8_parameters,
-                             "the weights per GPU");
+    // FP8 parameters (fp8_params): below ZeRO-3 the FP8 GEMMs' weights are their FP8 copies (below),
+    // no BF16 beside; under it, the shards of the BF16 weights beside the optimizer's master are FP8
+    // (1 B less a GEMM weight; the shards' mix of GEMM weights taken as the device's), FP32 shards
+    // that are the master stay (cast as they are gathered).
+    const double gemm_weights = l.fp8_params() ? held_gemm_weights(held[d], chunks) : 0;
+    double weights = state_bytes(params, l, weight_bytes(l), l.zero >= 3);
+    if (l.zero < 3) {
+      weights -= weight_bytes(l) * gemm_weights;
+    } else if (l.master_weights == MasterWeights::Optimizer && gemm_weights > 0) {
+      weights -= state_bytes(params, l, 1, true) * gemm_weights / static_cast<double>(params.dense + params.expert);
+    }
+    mem.weights = bytes_from(weights, "the weights per GPU");
     mem.gradients = bytes_from(grads, "the gradients per GPU");
     mem.optimizer = bytes_from(state_bytes(params, l, adam_state_bytes(l), l.zero >= 1), "the optimizer state per GPU");
     mem.activations = simulated ? activation_peaks[d] : analytic_activations(l, static_cast<int>(d), held[d], chunks);
     mem.buffers = shared;
     if (l.zero >= 3 && l.keep_gathered)
-      mem.buffers += bytes_from(state_bytes(params, l, 2, false), "the weights kept gathered");
+      mem.buffers += bytes_from(state_bytes(params, l, 2, false) - gemm_weights, "the weights kept gathered");
     // Autocast's BF16 copies of the FP32 weights: cached for the whole forward and saved for the
     // backward, every layer's at the forward's end (PyTorch's autocast weight cache). FP8 GEMMs
     // cast their FP32 weights to FP8 themselves, outside autocast's cast list (Transformer Engine's
@@ -199,7 +217,7 @@ std::vector<JobMemory> job_memory_by_rank(const JobModel& m, const JobLayout& l,
       mem.buffers += bytes_from(state_bytes(params, l, 2, false) - (l.fp8 ? 2 * held_gemm_weights(held[d], chunks) : 0),
                                 "the weights' BF16 copies");
     mem.fp8_weight_copies = fp8_weight_copies(m, l, held[d], chunks);
-    mem.fp8_parameters = l.fp8_params();
+    mem.fp8_parameters = l.fp8_params() && l.zero < 3;  // under ZeRO-3 the copies come and go with a gather
     (mem.fp8_parameters ? mem.weights : mem.buffers) += mem.fp8_weight_copies;
     // The FP32 logits of one micro-batch (and their gradient) where the LM head is.
     if (std::find(held[d].begin(), held[d].end(), last) != held[d].end())

@@ -323,13 +323,16 @@ struct JobLayout {
   // Whether TP collectives are pipelined with their GEMMs (Transformer Engine's userbuffers,
   // Megatron-Core --tp-comm-overlap, which needs sequence parallelism).
   bool tp_overlapped() const { return overlap_tp && sequence_parallel && tp > 1; }
-  // fp8_param_gather where there are FP8 weights to keep (FP8 GEMMs, not NVFP4's) and the
-  // optimizer holds the FP32 master; gathered by the distributed optimizer (zero 1-2) or by
-  // nothing (zero 0). Elsewhere it changes nothing, as bf16_first_layers without fp8 (a variant
-  // in BF16 of an FP8 base; ZeRO-3's FP8 gathers are not modelled).
+  // fp8_param_gather where there are FP8 weights to keep (FP8 GEMMs, not NVFP4's) and an FP32
+  // master to cast them from: below ZeRO-3 the optimizer's, the FP8 weights then gathered by the
+  // distributed optimizer (zero 1-2) or by nothing (zero 0); under ZeRO-3 / FSDP either master,
+  // each shard cast to FP8 before its gather (Megatron-FSDP's FP8 parameter shards beside the
+  // optimizer's master; torchao's enable_fsdp_float8_all_gather on FSDP2's FP32 shards, the
+  // master). Elsewhere it changes nothing, as bf16_first_layers without fp8 (a variant in BF16 of
+  // an FP8 base).
   bool fp8_params() const {
-    return fp8_param_gather && fp8 && fp8_recipe != Fp8Recipe::Nvfp4 && zero < 3 &&
-           master_weights == MasterWeights::Optimizer;
+    return fp8_param_gather && fp8 && fp8_recipe != Fp8Recipe::Nvfp4 &&
+           (zero >= 3 || master_weights == MasterWeights::Optimizer);
   }
   bool recomputes(RecomputeModule m) const { return recompute == JobRecompute::Selective && (recompute_modules & m); }
   // With full recompute, only the first N layers of each chunk are recomputed, the others keep

@@ -152,7 +152,10 @@ std::string low_precision_gemm_words(const JobLayout& l) {
   std::vector<std::string> how = {
       fmt::format("{} scaling", l.fp8_recipe == Fp8Recipe::Mx ? "MXFP8" : fp8_recipe_name(l.fp8_recipe))};
   if (!l.fp8_activations) how.emplace_back("their inputs kept in BF16");
-  if (l.fp8_params()) how.emplace_back("FP8 weights, gathered in FP8");
+  // Under ZeRO-3 an FP32 master's shards are cast as they are gathered: no FP8 weights kept.
+  if (l.fp8_params())
+    how.emplace_back(l.zero >= 3 && l.master_weights == MasterWeights::Model ? "weights gathered in FP8"
+                                                                             : "FP8 weights, gathered in FP8");
   if (const std::string bf16 = bf16_layers_words(l); !bf16.empty()) how.push_back(bf16 + " in BF16");
   return fmt::format("FP8 GEMMs ({})", fmt::join(how, "; "));
 }

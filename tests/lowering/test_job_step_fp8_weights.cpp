@@ -158,8 +158,8 @@ TEST_CASE("FP8 parameters only where there are FP8 weights and an optimizer's ma
   JobLayout l = s.layout;
   l.fp8_param_gather = true;
   CHECK(l.fp8_params());
-  // A BF16 variant of an FP8 base, NVFP4 GEMMs, ZeRO-3 (its FP8 gathers not modelled), FP32
-  // weights as the master: as without it, as bf16_first_layers is without fp8.
+  // A BF16 variant of an FP8 base, NVFP4 GEMMs, FP32 weights as the master below ZeRO-3: as
+  // without it, as bf16_first_layers is without fp8.
   const auto as_without = [&](JobLayout x) {
     CHECK_FALSE(x.fp8_params());
     CHECK_FALSE(check_layout_settings(x));
@@ -171,9 +171,6 @@ TEST_CASE("FP8 parameters only where there are FP8 weights and an optimizer's ma
   JobLayout bf16 = l;
   bf16.fp8 = false;
   as_without(bf16);
-  JobLayout fsdp = l;
-  fsdp.zero = 3;
-  as_without(fsdp);
   JobLayout fp32_master = l;
   fp32_master.master_weights = MasterWeights::Model;
   as_without(fp32_master);
@@ -189,4 +186,56 @@ TEST_CASE("FP8 parameters only where there are FP8 weights and an optimizer's ma
   CHECK(job_memory(s.model, ddp_plain, chunk_costs(s.model, ddp_plain, s.cluster)).total() -
             job_memory(s.model, ddp, chunk_costs(s.model, ddp, s.cluster)).total() ==
         2 * 2 * 8'388'608);
+}
+
+TEST_CASE("FP8 parameters under ZeRO-3: each shard cast to FP8 before its gather", "[job_step][fp8][zero3]") {
+  // small_fp8_job over 8 GPUs as FSDP: TP 2, DP 4, no pipeline; a layer's linear modules on a TP
+  // rank hold 8,388,608 weights, its two norms 1,024 more.
+  JobStepSpec s = small_fp8_job();
+  s.layout.pp = 1;
+  s.layout.dp = 4;
+  s.layout.zero = 3;
+  const std::int64_t per_layer = 8'388'608, layer = per_layer + 1024;
+  JobLayout fp8 = s.layout;
+  fp8.fp8_param_gather = true;
+  CHECK(fp8.fp8_params());
+  JobLayout fp8_model = fp8;  // FSDP2's FP32 shards, the master (torchao's float8 all-gather)
+  fp8_model.master_weights = MasterWeights::Model;
+  JobLayout bf16_model = s.layout;
+  bf16_model.master_weights = MasterWeights::Model;
+  CHECK(fp8_model.fp8_params());
+  const auto memory = [&](const JobLayout& x) { return job_memory(s.model, x, chunk_costs(s.model, x, s.cluster)); };
+  const JobMemory plain = memory(s.layout), params = memory(fp8);
+  // Two layers gathered at once (the one running, the one prefetched): their linear weights at 1 B,
+  // the norms at 2; beside them only what the backward reads that the gathered weight is not (on
+  // Hopper the transpose, 1 B a weight), where a gathered BF16 layer had both FP8 copies.
+  CHECK(plain.fp8_weight_copies == 2 * per_layer);
+  CHECK(params.fp8_weight_copies == per_layer);
+  CHECK(plain.buffers - params.buffers == 2 * per_layer + per_layer);
+  CHECK_FALSE(params.fp8_parameters);  // the copies come and go with a gather: buffers
+  // The shards beside the optimizer's master are FP8: a quarter of the rank's 4 layers' linear
+  // weights at 1 B less; FP32 shards that are the master stay as they are.
+  CHECK(plain.weights - params.weights == 4 * per_layer / 4);
+  CHECK(memory(fp8_model).weights == memory(bf16_model).weights);
+  CHECK(memory(bf16_model).buffers - memory(fp8_model).buffers == 3 * per_layer);
+  CHECK(params.optimizer == plain.optimizer);
+  CHECK(params.gradients == plain.gradients);
+  // Each layer's gather moves its linear weights at 1 B and its norms at 2; the embedding and
+  // the LM head stay BF16; the reduce-scatters are the same.
+  JobStepSpec with = s;
+  with.layout = fp8;
+  const JobStepRun bf16_run = run_job_step(s), fp8_run = run_job_step(with);
+  const auto& a = bf16_run.fsdp_plan.units;
+  const auto& b = fp8_run.fsdp_plan.units;
+  REQUIRE(a.size() == 6);
+  REQUIRE(b.size() == 6);
+  CHECK(b.front().gather_bytes == a.front().gather_bytes);
+  CHECK(b.back().gather_bytes == a.back().gather_bytes);
+  for (std::size_t i = 1; i + 1 < a.size(); ++i) {
+    CHECK(static_cast<double>(b[i].gather_bytes) ==
+          Approx(static_cast<double>(a[i].gather_bytes) * (2.0 * layer - per_layer) / (2.0 * layer)).epsilon(1e-6));
+    CHECK(b[i].gather < a[i].gather);
+    CHECK(b[i].reduce_bytes == a[i].reduce_bytes);
+  }
+  CHECK(fp8_run.result.step_time < bf16_run.result.step_time);
 }

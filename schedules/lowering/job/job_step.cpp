@@ -339,18 +339,19 @@ void run_fsdp_path(JobStepRun& run) {
   // What DeepSpeed's rerun forward of a recomputed layer fetches again: every module but the
   // last, whose backward follows its rerun at once (its coordinator's reuse distance keeps it).
   const std::int64_t kept_at_rerun = zero3_kept_at_rerun(spec.model, l);
+  // `bytes`: what a gathered parameter moves (gathered_bytes_per_parameter: 2, less in FP8).
   auto unit = [&](std::string name, const PassSeconds& f, const PassSeconds& b, const HeldParameters& params,
-                  bool recomputed) {
+                  double bytes, bool recomputed) {
     DataParallelPlan::Unit u;
     u.name = std::move(name);
-    const double gather = replica_collective_seconds(Collective::AllGather, params, 2, l, cp.paths);
+    const double gather = replica_collective_seconds(Collective::AllGather, params, bytes, l, cp.paths);
     double regather = 0;
     if (recomputed && l.zero3_fetch == Zero3Fetch::Module && !l.keep_gathered) {
       const HeldParameters again{std::max<std::int64_t>(0, params.dense - (params.expert > 0 ? 0 : kept_at_rerun)),
                                  params.expert};
-      regather = replica_collective_seconds(Collective::AllGather, again, 2, l, cp.paths);
+      regather = replica_collective_seconds(Collective::AllGather, again, bytes, l, cp.paths);
       u.regather = ns(regather);
-      u.regather_bytes = replica_collective_bytes(Collective::AllGather, again, 2, l, "a ZeRO-3 gather");
+      u.regather_bytes = replica_collective_bytes(Collective::AllGather, again, bytes, l, "a ZeRO-3 gather");
     }
     const double reduce = replica_collective_seconds(Collective::ReduceScatter, params, l.grad_bytes, l, cp.paths);
     // Prefetched collectives run under the compute; each slows it by the contention share of
@@ -363,7 +364,7 @@ void run_fsdp_path(JobStepRun& run) {
     u.backward_input = ns(b.compute() + b.comm() + ov * std::min(b.kernels(), backward_gathers + reduce));
     u.gather = ns(gather);
     u.reduce = ns(reduce);
-    u.gather_bytes = replica_collective_bytes(Collective::AllGather, params, 2, l, "a ZeRO-3 gather");
+    u.gather_bytes = replica_collective_bytes(Collective::AllGather, params, bytes, l, "a ZeRO-3 gather");
     u.reduce_bytes =
         replica_collective_bytes(Collective::ReduceScatter, params, l.grad_bytes, l, "a ZeRO-3 reduce-scatter");
     u.has_gather = u.has_reduce = members > 1;
@@ -376,14 +377,14 @@ void run_fsdp_path(JobStepRun& run) {
   const PassSeconds eb =
       ch.backward_input + all.backward_input * -1.0 + ch.backward_weight + all.backward_weight * -1.0;
   const std::int64_t vh = spec.model.shape.vocab * spec.model.shape.hidden / l.tp;
-  unit("embedding", PassSeconds{}, PassSeconds{}, {vh, 0}, false);
+  unit("embedding", PassSeconds{}, PassSeconds{}, {vh, 0}, 2, false);
   const std::vector<bool> recomputed = recomputed_layers(layers, l);
   for (int n = 0; n < layers; ++n) {
     const ChunkCost one = stack.layers(n, 1);
-    unit(fmt::format("layer {}", n), one.forward, one.backward_input + one.backward_weight,
-         {one.parameters - one.expert_parameters, one.expert_parameters}, recomputed[static_cast<std::size_t>(n)]);
+    unit(fmt::format("layer {}", n), one.forward, one.backward_input + one.backward_weight, held_parameters(one),
+         gathered_bytes_per_parameter(l, one), recomputed[static_cast<std::size_t>(n)]);
   }
-  unit("head", ef, eb, {spec.model.shape.tied_embeddings ? 0 : vh, 0}, false);
+  unit("head", ef, eb, {spec.model.shape.tied_embeddings ? 0 : vh, 0}, 2, false);
   run.fsdp = lower_data_parallel(p);
   for (const auto& x : run.fsdp->info) run.kinds.push_back(kind_of(x));
   // lower_data_parallel() finalizes its graph: the optimizer on the card's shard, which runs
