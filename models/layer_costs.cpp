@@ -352,7 +352,7 @@ void layer_memory_bytes(LayerWork& w, const JobModel& m, const JobLayout& l, dou
   if (!m.has_mixer()) {
     // A hybrid pattern's MLP layer: no mixer.
   } else if (const auto r = recurrent_mixer(m)) {
-    per_token += r->memory_bytes / t;
+    per_token += (r->memory_bytes + (l.micro_batch > 1 ? r->batch_copy_bytes : 0)) / t;
   } else {
     // The output gate: the attention's output and the gate read, their product written.
     per_token += 3 * d.gate * kAct / t;

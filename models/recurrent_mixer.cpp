@@ -36,14 +36,17 @@ double gdn_core_bytes(const GdnDims& x) {
   const double C = kGdnChunk, dk = x.dk, dv = x.dv;
   return 2 * (6 * dk + 3 * dv) + 2 * (dk + 3 * dv) + 12 * C + 4 * dk * dv / C + 28;
 }
-// The memory-bound kernels around the rule, bytes per token, all heads: the convolution (with
-// its SiLU) reads and writes queries, keys and values; queries and keys repeated to the value
-// heads where these are more (Qwen3-Next: 16 to 32; read qk, write heads x dk each), then
-// L2-normed (fla's use_qk_l2norm_in_kernel, which Qwen3-Next and Megatron-Core set: read and
-// write both); the decays (FP32) and strengths from the projected b and a (read 2 + 2, write
-// 4 + 2 per head); the gated RMSNorm reads the output and the gate and writes their product.
+// The memory-bound kernels around the rule, bytes per token, all heads, as Megatron-Core's
+// GatedDeltaNet.forward runs them: queries, keys and values copied channel-first for the
+// convolution (.contiguous() of the transposed projection), which (with its SiLU) reads and
+// writes them; queries and keys copied out of its transposed output and L2-normed (fla's l2norm:
+// read and write both), then repeated to the value heads where these are more (Qwen3-Next: 16 to
+// 32; read qk, write heads x dk each); the values and the output gate copied out of their strided
+// views; the decays (FP32) and strengths from the projected b and a (read 2 + 2, write 4 + 2 per
+// head); the gated RMSNorm reads the output and the gate and writes their product.
 double gdn_memory_bytes(const GdnDims& x) {
-  double b = 2 * x.convolved() * kAct + 2 * 2 * x.heads * x.dk * kAct + 10 * x.heads + 3 * x.v * kAct;
+  double b =
+      2 * 2 * x.convolved() * kAct + 2 * 2 * 2 * x.qk * kAct + 2 * 2 * x.v * kAct + 10 * x.heads + 3 * x.v * kAct;
   if (x.heads * x.dk > x.qk) b += 2 * (x.qk + x.heads * x.dk) * kAct;
   return b;
 }
@@ -68,6 +71,8 @@ RecurrentMixer gated_deltanet(const JobModel& m) {
   r.core_flops = gdn_core_flops(x);
   r.core_bytes = gdn_core_bytes(x);
   r.memory_bytes = gdn_memory_bytes(x);
+  // From two sequences a micro-batch, the normed output turned back sequence-first is a copy.
+  r.batch_copy_bytes = 2 * x.v * kAct;
   r.activation_bytes = gdn_activation_bytes(x);
   // The input projection, the convolution's taps, a decay's two parameters per value head
   // (A_log, dt_bias), the gated norm's weight (one head's, shared) and the output projection.
@@ -136,6 +141,10 @@ RecurrentMixer mamba2(const JobModel& m) {
   // (Megatron-Core's norm after the fused scan, which applies the gate, the step sizes' softplus
   // and the D skip).
   r.memory_bytes = 2 * x.convolved() * kAct + 2 * x.inner * kAct;
+  // Megatron-Core's _ssm_training turns the projected input from (s, b, .) to (b, s, .) before
+  // the scan and the output back after it, each .contiguous(): a view already contiguous at one
+  // sequence, a copy (read and write) of each from two.
+  r.batch_copy_bytes = 2 * (x.projected() + x.inner) * kAct;
   // Kept under Megatron-Core's fused path (mamba_split_conv1d_scan_combined, which reruns the
   // convolution in its backward): the projected z, x, B, C and dt, the scan's output before the
   // gate, the norm's input (the gated output) and its output (the output projection's input).

@@ -22,6 +22,7 @@ struct RecurrentMixer {
   // the backward is taken as FlashAttention's (2.5x the forward), else its own count.
   double core_flops = 0, core_bytes = 0, core_backward_bytes = 0;
   double memory_bytes = 0;      // the memory-bound kernels around the scan, bytes per token, all heads
+  double batch_copy_bytes = 0;  // more of them at a micro-batch of several sequences, bytes per token
   double activation_bytes = 0;  // kept for the backward, bytes per token, all heads
   std::int64_t parameters = 0;  // the mixer's weights (its layer's norm not counted)
 };

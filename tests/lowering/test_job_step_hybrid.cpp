@@ -58,11 +58,12 @@ TEST_CASE("Gated DeltaNet: a layer's GEMMs, parameters, the delta rule's FLOPs a
   CHECK(a.attention_bytes == 0);
   // Memory-bound, per token: the norms and residual adds (8 h + 6 h), the experts' and shared
   // expert's SwiGLU (3 x 2 x (10 x 512 + 512) / 2), the token shuffles; the layer's own kernels:
-  // the convolution over 8,192 channels (2 x 2), the decays and strengths (10 x 32), the gated
-  // norm (3 x 2 x 4,096), queries and keys repeated from 16 to 32 heads (2 x 2 x (2,048 + 4,096))
-  // and L2-normed (2 x 2 x 2 x 4,096), all halved by TP. The softmax layer's instead: the output
+  // the convolution over 8,192 channels and its input's copy (2 x 2 x 2), the decays and
+  // strengths (10 x 32), the gated norm (3 x 2 x 4,096), queries and keys copied and L2-normed
+  // (2 x 2 x 2 x 2 x 2,048) and repeated from 16 to 32 heads (2 x 2 x (2,048 + 4,096)), values and
+  // the gate copied (2 x 2 x 2 x 4,096), all halved by TP. The softmax layer's instead: the output
   // gate's product (3 x 2 x 4,096 / 2).
-  const double gdn_own = (4 * 8192.0 + 10 * 32 + 6 * 4096 + 4 * 6144 + 8 * 4096) / 2, gate = 6 * 4096.0 / 2;
+  const double gdn_own = (8 * 8192.0 + 10 * 32 + 6 * 4096 + 16 * 2048 + 4 * 6144 + 8 * 4096) / 2, gate = 6 * 4096.0 / 2;
   CHECK(g.memory_bytes - a.memory_bytes == Approx(T * (gdn_own - gate)).epsilon(1e-12));
   // Parameters: in_proj 2,048 x 12,352, the convolution's 4 x 8,192 taps, 2 x 32 decay
   // parameters, the norm's 128, out_proj 4,096 x 2,048 = 33,718,464; the gated attention's

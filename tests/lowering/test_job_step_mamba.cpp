@@ -87,6 +87,14 @@ TEST_CASE("Mamba-2: a pattern's kinds, the mixer's GEMMs, parameters, the SSD sc
   // 32,768 / 8 (2 x 2 x 2 x 4,096; GeLU's one kernel half that).
   CHECK(w.memory_bytes == Approx(T * (10 * h + (4 * 20480.0 + 4 * 16384) / 8)).epsilon(1e-12));
   CHECK(f.memory_bytes == Approx(T * (10 * h + 8 * 32768.0 / 8)).epsilon(1e-12));
+  // Two sequences a micro-batch: the projected input (37,120 / 8) and the scan's output
+  // (16,384 / 8) each copied to and from the batch-first layout (read + write, 2 B), a token;
+  // the MLP layer has none.
+  JobLayout two = l;
+  two.micro_batch = 2;
+  CHECK(layer_work(mamba, two).memory_bytes ==
+        Approx(2 * T * (10 * h + (4 * 20480.0 + 4 * 16384) / 8 + 4 * (37120.0 + 16384) / 8)).epsilon(1e-12));
+  CHECK(layer_work(mlp, two).memory_bytes == Approx(2 * f.memory_bytes).epsilon(1e-12));
   JobModel gelu = mlp;
   gelu.squared_relu = false;
   CHECK(layer_work(gelu, l).memory_bytes == Approx(T * (10 * h + 4 * 32768.0 / 8)).epsilon(1e-12));

@@ -34,6 +34,9 @@ TEST_CASE("Mamba-2 mixer at Nemotron-H-56B's widths", "[recurrent_mixer][mamba]"
   CHECK(r->core_backward_bytes == 7440);
   // The convolution over x, B and C read and written, the group norm's read and write: 2 B each.
   CHECK(r->memory_bytes == 2 * (16384 + 4096) * 2 + 2 * 16384 * 2);  // 147,456
+  // From two sequences a micro-batch, the projection's output and the scan's copied to the
+  // batch-first layout and back, read and written.
+  CHECK(r->batch_copy_bytes == 2 * (37120 + 16384) * 2);  // 214,016
   // The projection (2 B a column) and three arrays of the inner width.
   CHECK(r->activation_bytes == 2 * 37120 + 6 * 16384);  // 172,544
   // in_proj, the convolution's taps and bias, A_log / D / dt_bias, the norm, out_proj.
@@ -53,9 +56,12 @@ TEST_CASE("Gated DeltaNet mixer at Qwen3-Next-80B-A3B's widths", "[recurrent_mix
   CHECK(r->core_flops == Approx(2 * (3 * 64 * 128 + 2 * 64 * 128 + 3 * 128 * 128 + 64.0 * 64 / 3)));
   CHECK(r->core_bytes == 2304 + 1024 + 768 + 1024 + 28);  // 5,148
   CHECK(r->core_backward_bytes == 0);                     // taken as FlashAttention's, 2.5x
-  // The convolution, the keys and queries repeated to 32 heads and L2-normed, the decays and
-  // strengths, the gated norm.
-  CHECK(r->memory_bytes == 32768 + 32768 + 320 + 24576 + 24576);                                  // 115,008
+  // The convolution's input copied channel-first and the convolution (8,192 channels, read and
+  // write each), q and k copied out of its output and L2-normed (2,048 each), both repeated to 32
+  // heads, v and the gate copied out of their views, the decays and strengths, the gated norm.
+  CHECK(r->memory_bytes == 32768 + 32768 + 16384 + 16384 + 24576 + 2 * 16384 + 320 + 24576);  // 180,544
+  // From two sequences a micro-batch, the norm's output turned back sequence-first.
+  CHECK(r->batch_copy_bytes == 2 * 4096 * 2);
   CHECK(r->activation_bytes == 2 * 8192 + 2 * (8192 + 4096) + 134 * 32 + 3 * 2 * 4096 + 4 * 32);  // 69,952
   CHECK(r->parameters == 2048LL * 12352 + 4 * (4096 + 4096) + 2 * 32 + 128 + 4096LL * 2048);      // 33,718,464
 }
