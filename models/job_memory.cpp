@@ -250,6 +250,7 @@ double optimizer_seconds(const JobLayout& l, const ClusterSpec& c, const HeldPar
 
 double gathered_bytes_per_parameter(const JobLayout& l, const ChunkCost& chunk) {
   if (!l.fp8_params() || chunk.parameters <= 0) return 2;
+  if (l.fp8_recipe == Fp8Recipe::Mx && l.zero < 3) return 2;  // BF16 through the gradient buffer
   return 2 - static_cast<double>(chunk.gemm_weights) / static_cast<double>(chunk.parameters);
 }
 

@@ -38,6 +38,10 @@ Bytes replica_collective_bytes(Collective c, const HeldParameters& p, double byt
 // Bytes per parameter the distributed optimizer gathers for `chunk`: BF16 weights, 2; with FP8
 // parameters (JobLayout::fp8_params) its FP8 GEMMs' weights at 1 B (Float8Tensor's data; each GPU
 // makes the transpose itself) and the rest (norms, embedding, LM head, router) at 2, as their mean.
+// MXFP8 parameters below ZeRO-3 are gathered in BF16, 2: into the gradient buffer, each GPU then
+// casting its copy to MXFP8 (Megatron-Core's reuse_grad_buf_for_mxfp8_param_ag, which
+// Megatron-Bridge's MXFP8 recipe sets: DistributedDataParallel.start_param_sync copies the
+// gathered BF16 into the MXFP8 parameters).
 double gathered_bytes_per_parameter(const JobLayout& l, const ChunkCost& chunk);
 
 // Memory per GPU of one pipeline rank, bytes.

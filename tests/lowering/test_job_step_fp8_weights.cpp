@@ -141,6 +141,15 @@ TEST_CASE("FP8 parameters: no BF16 weights beside the FP8 copies, gathered in FP
   CHECK(gathered_bytes_per_parameter(params, chunks.front()) ==
         Approx((2.0 * 33'163'264 - gemm_weights) / 33'163'264).epsilon(1e-15));
   CHECK(gathered_bytes_per_parameter(s.layout, chunks.front()) == 2);
+  // MXFP8 weights: gathered in BF16 into the gradient buffer, each GPU casting its copy (Megatron-
+  // Core's reuse_grad_buf_for_mxfp8_param_ag); under ZeRO-3 each shard in FP8.
+  JobLayout mx = params;
+  mx.fp8_recipe = Fp8Recipe::Mx;
+  CHECK(mx.fp8_params());
+  CHECK(gathered_bytes_per_parameter(mx, chunks.front()) == 2);
+  mx.zero = 3;
+  CHECK(gathered_bytes_per_parameter(mx, chunks.front()) ==
+        Approx((2.0 * 33'163'264 - gemm_weights) / 33'163'264).epsilon(1e-15));
   // The distributed optimizer's gather on each pipeline device: shorter by about that share (a
   // ring's latency terms stay).
   JobStepSpec with = s;
