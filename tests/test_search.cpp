@@ -86,7 +86,7 @@ Sc21Pick sc21_pick(const cli::MeasuredRun& row, std::vector<JobRecompute> recomp
   p.paper_step = run_job_step(paper).result.step_time;
   REQUIRE(r.top.size() == 5);
   p.best_step = r.top.front().step;
-  p.best = layout_label(r.top.front().c);
+  p.best = layout_label(r.top.front().c, spec.model.shape.layers);
   for (std::size_t i = 0; i < r.simulated.size(); ++i)
     if (same_layout(r.simulated[i].c.layout, row.spec.layout)) p.rank = static_cast<int>(i) + 1;
   // The paper's layout is in the space the search covers: it divides, its schedule runs it and it

@@ -215,7 +215,7 @@ TEST_CASE("shards' layouts, read back from their JSON, are whole again: the sear
   CHECK(merged.front().c.layout.last_chunk_layers == 23);
   restore_layouts(sc.spec, merged);
   for (const Evaluated& e : merged) {
-    INFO("layout " << e.c.index << ": " << layout_label(e.c));
+    INFO("layout " << e.c.index << ": " << layout_label(e.c, sc.spec.model.shape.layers));
     REQUIRE(searched.count(e.c.index) == 1);
     CHECK(e.c.layout == searched[e.c.index]);
   }

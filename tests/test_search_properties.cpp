@@ -472,7 +472,7 @@ void check_top(const SearchSpec& s, const Oracle& o, const SearchResult& r) {
   std::sort(ranked.begin(), ranked.end(), [&](const Point& a, const Point& b) { return oracle_before(s, a, b); });
   REQUIRE(r.top.size() == std::min<std::size_t>(ranked.size(), static_cast<std::size_t>(s.top)));
   for (std::size_t i = 0; i < r.top.size(); ++i) {
-    INFO("rank " << i + 1 << ": search " << layout_label(r.top[i].c) << ", oracle index " << ranked[i].index);
+    INFO("rank " << i + 1 << ": search " << layout_label(r.top[i].c, s.model.shape.layers) << ", oracle index " << ranked[i].index);
     CHECK(r.top[i].c.index == ranked[i].index);
     CHECK(r.top[i].step == ranked[i].step);
   }
@@ -493,7 +493,7 @@ void check_cards(const SearchSpec& s, const Oracle& o, const SearchResult& r) {
     const auto it = best.find(pc.cards);
     REQUIRE(pc.best.has_value() == (it != best.end()));
     if (!pc.best) continue;
-    INFO(pc.cards << " cards: search's best " << layout_label(pc.best->c));
+    INFO(pc.cards << " cards: search's best " << layout_label(pc.best->c, s.model.shape.layers));
     const double key = task ? to_s(pc.best->completion) : to_s(pc.best->step);
     CHECK(key == Approx(it->second).epsilon(1e-9));
     if (it->second < so_far * (1 - 1e-12)) front.push_back(pc.cards);
@@ -787,7 +787,21 @@ TEST_CASE("search: the pipeline's ends, auto: the layers over dealt to the ends"
   // none; an end never holds fewer than none (128 chunks: 2 over, not both at one end).
   CHECK(ends(126, 16, 8) == Ends{{0, 0}});
   CHECK(ends(126, 1, 1) == Ends{{-1, -1}});
-  CHECK(ends(5, 8, 1).empty());  // 8 chunks of 1 would leave 3 over: more than the ends hold
+  CHECK(ends(5, 8, 1).empty());
+  // A layout's line names both ends' layers, as the table's `ends` column does, one end set or two.
+  Candidate one;
+  one.cards = 8;
+  one.layout.dp = 1;
+  one.layout.schedule = "1f1b";
+  one.layout.pp = 8;
+  one.layout.first_chunk_layers = 10;
+  CHECK_THAT(layout_label(one, 94), Catch::Contains("tp 1 pp 8 (ends 10/12) dp 1"));
+  one.layout.first_chunk_layers = -1;
+  one.layout.last_chunk_layers = 10;
+  CHECK_THAT(layout_label(one, 94), Catch::Contains("tp 1 pp 8 (ends 12/10) dp 1"));
+  one.layout.first_chunk_layers = 11;
+  one.layout.last_chunk_layers = 11;
+  CHECK_THAT(layout_label(one, 94), Catch::Contains("tp 1 pp 8 (ends 11/11) dp 1"));  // 8 chunks of 1 would leave 3 over: more than the ends hold
   // auto pp: without the ends searched, the divisors of the layers; with them, every pp some
   // split takes at 1 to 8 virtual stages (not 18: 6 a stage leaves 14 over, more than two ends of 6
   // hold; nor 18 x v for any v).

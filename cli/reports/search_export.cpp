@@ -184,7 +184,7 @@ std::string search_layout_scenario(const SearchScenario& sc, const std::vector<s
   out << YAML::BeginMap;
   out << YAML::Key << "name" << YAML::Value
       << fmt::format("{}-{}{}", sc.name, fmt::join(suffixes, "-"), choice.cards.empty() ? "" : "-cards");
-  out << YAML::Key << "description" << YAML::Value << layout_label(base.c);
+  out << YAML::Key << "description" << YAML::Value << layout_label(base.c, sc.spec.model.shape.layers);
   out << YAML::Key << "job_step" << YAML::Value << YAML::BeginMap;
   out << YAML::Key << "model" << YAML::Value << YAML::Flow << section_copy(sc, "model", out_path);
   out << YAML::Key << "hardware" << YAML::Value << YAML::Flow << hardware;
@@ -202,7 +202,7 @@ std::string search_layout_scenario(const SearchScenario& sc, const std::vector<s
         out << YAML::Key << "gpus" << YAML::Value << e.c.cards << YAML::EndMap;
       }
       out << YAML::Key << "layout" << YAML::Value << YAML::Load(format_layout_yaml_over(e.c.layout, base.c.layout));
-      out << YAML::EndMap << YAML::Comment(layout_label(e.c));
+      out << YAML::EndMap << YAML::Comment(layout_label(e.c, sc.spec.model.shape.layers));
     }
     out << YAML::EndMap;
   }

@@ -125,7 +125,7 @@ Table cards_table(const SearchSpec& spec, const SearchResult& r) {
   for (const auto& p : r.per_cards) {
     std::vector<std::string> row = {std::to_string(p.cards)};
     if (p.best) {
-      std::string lbl = layout_label(p.best->c);
+      std::string lbl = layout_label(p.best->c, spec.model.shape.layers);
       lbl = lbl.substr(lbl.find(": ") + 2);
       row.push_back(lbl);
       row.push_back(secs(p.best->step));
@@ -269,7 +269,7 @@ std::string fewest_line(const SearchSpec& spec, const SearchResult& r) {
   for (const auto& p : r.per_cards)
     if (p.best && p.meets)
       return fmt::format("fewest cards that meet the deadline: {} ({}), {:.1f} days\n", p.cards,
-                         layout_label(p.best->c), days(p.best->completion));
+                         layout_label(p.best->c, spec.model.shape.layers), days(p.best->completion));
   return "no card count searched meets the deadline\n";
 }
 
@@ -278,9 +278,9 @@ std::string fewest_line(const SearchSpec& spec, const SearchResult& r) {
 std::string around_lines(const SearchSpec& spec, const SearchResult& r) {
   const Evaluated& a = *r.around;
   const Bytes usable = spec.cluster.accelerator.usable_memory;
-  std::string out =
-      fmt::format("the job step's own layout, {}:\n  {:.3f} s a step, MFU {:.1f}%, {:.1f} of {:.1f} GiB per GPU",
-                  layout_label(a.c), to_s(a.step), 100 * a.mfu, gib(a.memory.total()), gib(usable));
+  std::string out = fmt::format(
+      "the job step's own layout, {}:\n  {:.3f} s a step, MFU {:.1f}%, {:.1f} of {:.1f} GiB per GPU",
+      layout_label(a.c, spec.model.shape.layers), to_s(a.step), 100 * a.mfu, gib(a.memory.total()), gib(usable));
   // With a task (the job beside the step): its days to train, against the deadline.
   if (timed(spec))
     out += fmt::format(", {:.1f} days{}", days(a.completion),
@@ -351,7 +351,7 @@ nlohmann::ordered_json entry_json(const Evaluated& e) {
   j["ep"] = l.ep;
   if (l.folded()) j["expert_tp"] = l.expert_tp;  // present when below tp
   j["zero"] = l.zero;
-  if (l.dp_replicate > 1) j["dp_replicate"] = l.dp_replicate;  // present with HSDP's replicas
+  if (l.dp_replicate > 1) j["dp_replicate"] = l.dp_replicate;     // present with HSDP's replicas
   if (l.zero >= 3 && l.keep_gathered) j["keep_gathered"] = true;  // present when kept
   j["schedule"] = l.schedule;
   j["micro_batch"] = l.micro_batch;
@@ -572,8 +572,8 @@ std::string search_scatter_svg(const SearchSpec& spec, const SearchResult& r) {
     s += fmt::format(
         "<circle class=\"dot\" cx=\"{:.1f}\" cy=\"{:.1f}\" r=\"3\" fill=\"#6a8caf\" fill-opacity=\"0.45\"><title>{}: "
         "step {:.2f} s{}</title></circle>\n",
-        px(static_cast<double>(e.c.cards)), py(yval(e)), html_escape(layout_label(e.c)), to_s(e.step),
-        by_days ? fmt::format(", {:.1f} days", days(e.completion)) : "");
+        px(static_cast<double>(e.c.cards)), py(yval(e)), html_escape(layout_label(e.c, spec.model.shape.layers)),
+        to_s(e.step), by_days ? fmt::format(", {:.1f} days", days(e.completion)) : "");
   }
   std::string path;
   for (const auto& p : r.per_cards)
@@ -588,7 +588,8 @@ std::string search_scatter_svg(const SearchSpec& spec, const SearchResult& r) {
       s += fmt::format(
           "<circle class=\"front-dot\" cx=\"{:.1f}\" cy=\"{:.1f}\" r=\"5.5\" fill=\"#d2691e\" "
           "stroke=\"#000\"><title>front: {}: step {:.2f} s{}</title></circle>\n",
-          px(static_cast<double>(p.cards)), py(yval(*p.best)), html_escape(layout_label(p.best->c)), to_s(p.best->step),
+          px(static_cast<double>(p.cards)), py(yval(*p.best)),
+          html_escape(layout_label(p.best->c, spec.model.shape.layers)), to_s(p.best->step),
           by_days ? fmt::format(", {:.1f} days", days(p.best->completion)) : "");
   s += "</svg>";
   return s;

@@ -169,13 +169,15 @@ bool ranks_before(const SearchSpec& spec, const Evaluated& a, const Evaluated& b
   return by_time(a, b);
 }
 
-std::string layout_label(const Candidate& c) {
+std::string layout_label(const Candidate& c, int layers) {
   const JobLayout& l = c.layout;
   std::string s = fmt::format("{} cards: tp {} pp {}", c.cards, l.tp, l.pp);
   if (l.vpp > 1) s += fmt::format(" v {}", l.vpp);
-  if (l.first_chunk_layers >= 0 || l.last_chunk_layers >= 0) {  // the pipeline's ends set
-    const auto end = [](int n) { return n >= 0 ? std::to_string(n) : std::string("even"); };
-    s += fmt::format(" (ends {}/{})", end(l.first_chunk_layers), end(l.last_chunk_layers));
+  if (l.first_chunk_layers >= 0 || l.last_chunk_layers >= 0) {
+    // The pipeline's ends set: the layers the first and last chunks hold, as the table's `ends`
+    // column gives them (an end left unset holds the middle chunks' share).
+    const std::vector<int> n = chunk_layer_counts(layers, l);
+    if (n.size() > 1) s += fmt::format(" (ends {}/{})", n.front(), n.back());
   }
   s += fmt::format(" dp {}", l.dp);
   if (l.cp > 1) s += fmt::format(" cp {}", l.cp);
@@ -433,7 +435,7 @@ std::optional<std::string> opened_left_out(const SearchSpec& spec, const SearchO
       "search the layout keys this file leaves out ({}: each is fixed at job_step's default; `auto` searches "
       "one): with them searched and the rest as in the nearest miss, the fastest layout that fits is {}, step "
       "{:.3f} s, {:.1f} GiB per GPU",
-      fmt::join(opened, ", "), layout_label(e.c), to_s(e.step), gib(e.memory.total()));
+      fmt::join(opened, ", "), layout_label(e.c, spec.model.shape.layers), to_s(e.step), gib(e.memory.total()));
 }
 
 NearestMiss nothing_fits(const SearchSpec& spec, const SearchOptions& opt, const Evaluated& s) {
@@ -442,9 +444,9 @@ NearestMiss nothing_fits(const SearchSpec& spec, const SearchOptions& opt, const
   miss.what = fmt::format(
       "no layout fits in memory: the smallest, {}, needs {:.1f} GiB per GPU and {} has {:.1f} GiB usable "
       "({:.1f} GiB over)",
-      layout_label(s.c), gib(s.analytic_memory), spec.cluster.accelerator.name, gib(cap), gib(s.analytic_memory - cap));
-  if (auto opened = opened_left_out(spec, opt, s.c))
-    miss.changes.push_back(std::move(*opened));
+      layout_label(s.c, spec.model.shape.layers), gib(s.analytic_memory), spec.cluster.accelerator.name, gib(cap),
+      gib(s.analytic_memory - cap));
+  if (auto opened = opened_left_out(spec, opt, s.c)) miss.changes.push_back(std::move(*opened));
   miss.changes.push_back(fmt::format("an accelerator with at least {:.1f} GiB usable per GPU", gib(s.analytic_memory)));
   // More cards, f times as many, until a layout fits: the same one with f times the
   // data-parallel ranks (ZeRO shards over them: ZeRO-3 without a pipeline, else ZeRO-1), or
@@ -592,7 +594,7 @@ NearestMiss deadline_miss(const SearchSpec& spec, const PerCards& nearest) {
   miss.what = fmt::format(
       "no card count meets the {:.0f}-day deadline; nearest: {}, {:.1f} days ({:.1f} over), step {:.1f} s "
       "vs a {:.1f} s budget",
-      dl, layout_label(b.c), days, days - dl, to_s(b.step), to_s(nearest.budget));
+      dl, layout_label(b.c, spec.model.shape.layers), days, days - dl, to_s(b.step), to_s(nearest.budget));
   const double ratio = to_s(b.step) / std::max(1e-9, to_s(nearest.budget));
   miss.changes.push_back(fmt::format("a step {:.0f}% faster at {} cards (efficiency x {:.2f}, or faster cards)",
                                      (ratio - 1) * 100, b.c.cards, ratio));
@@ -633,9 +635,13 @@ void restore_layouts(const SearchSpec& spec, std::vector<Evaluated>& evaluated) 
       Candidate whole = c, named = c;  // named: as the JSON names it (no `auto` flag)
       whole.layout.recompute_layers = named.layout.recompute_layers = e->c.layout.recompute_layers;
       named.layout.fewest_recompute = e->c.layout.fewest_recompute;
-      if (layout_label(named) != layout_label(e->c))
+      // The label names the ends' layers, not whether each was set: compare those keys too.
+      const int layers = spec.model.shape.layers;
+      if (layout_label(named, layers) != layout_label(e->c, layers) ||
+          named.layout.first_chunk_layers != e->c.layout.first_chunk_layers ||
+          named.layout.last_chunk_layers != e->c.layout.last_chunk_layers)
         throw std::runtime_error(fmt::format("layout {} is {} in the shard but {} in the scenario now", c.index,
-                                             layout_label(e->c), layout_label(whole)));
+                                             layout_label(e->c, layers), layout_label(whole, layers)));
       e->c = whole;
     }
     by_index.erase(it);

@@ -224,6 +224,8 @@ void restore_layouts(const SearchSpec& spec, std::vector<Evaluated>& evaluated);
 bool by_time(const Evaluated& a, const Evaluated& b);
 bool ranks_before(const SearchSpec& spec, const Evaluated& a, const Evaluated& b);
 
-std::string layout_label(const Candidate& c);
+// A layout in one line ("512 cards: tp 8 pp 4 v 2 (ends 12/10) dp 16 zero 1 ..."); `layers`, the
+// model's, gives the layers of a pipeline's ends where they are set.
+std::string layout_label(const Candidate& c, int layers);
 
 }  // namespace stepsim
