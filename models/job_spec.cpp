@@ -70,12 +70,20 @@ std::string recompute_module_list(std::uint8_t modules) {
   return out;
 }
 
-const char* attention_name(AttentionKernel a) { return a == AttentionKernel::Flash ? "flash" : "unfused"; }
+const char* attention_name(AttentionKernel a) {
+  switch (a) {
+    case AttentionKernel::Flash: return "flash";
+    case AttentionKernel::Unfused: return "unfused";
+    case AttentionKernel::Flash2: return "flash2";
+    case AttentionKernel::Flash3: return "flash3";
+  }
+  return "";
+}
 
 std::optional<AttentionKernel> attention_from_name(std::string_view name) {
-  if (name == "flash") return AttentionKernel::Flash;
-  if (name == "unfused") return AttentionKernel::Unfused;
-  return std::nullopt;
+  const AttentionKernel all[] = {AttentionKernel::Flash, AttentionKernel::Unfused, AttentionKernel::Flash2,
+                                 AttentionKernel::Flash3};
+  return named_value(name, all, attention_name);
 }
 
 const char* cp_comm_name(CpComm c) {

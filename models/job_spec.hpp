@@ -18,7 +18,14 @@
 
 namespace stepsim {
 
-enum class AttentionKernel : std::uint8_t { Flash, Unfused };
+// The attention core's kernel. Flash: the accelerator's own fused kernel, at its `attention`
+// efficiency (cuDNN's fused attention on Hopper and Blackwell, as Transformer Engine runs it;
+// FlashAttention-2 on Ampere and Ada). Flash2, Flash3: FlashAttention-2 or -3 by name, at their
+// speed against the accelerator's own (models/attention_kernels.hpp). Unfused: the scores written
+// to HBM, softmaxed and read back around batched QK^T and AV GEMMs (Megatron 2021-23).
+enum class AttentionKernel : std::uint8_t { Flash, Unfused, Flash2, Flash3 };
+// Whether the kernel keeps the scores on chip (FlashAttention's tiling): all but unfused.
+inline bool fused(AttentionKernel a) { return a != AttentionKernel::Unfused; }
 // What the backward recomputes: nothing; Megatron-Core's selective modules (recompute_modules);
 // whole layers; or by op as torchtitan checkpoints a block (PyTorch's selective activation
 // checkpointing: every matmul's output saved but every second one, FlashAttention's and the
@@ -50,7 +57,7 @@ const std::vector<std::pair<const char*, RecomputeModule>>& recompute_module_nam
 std::optional<std::string> parse_recompute_modules(const std::vector<std::string>& names, std::uint8_t& modules);
 // "layernorm, moe_act" for a set, in the order above.
 std::string recompute_module_list(std::uint8_t modules);
-const char* attention_name(AttentionKernel a);  // flash, unfused
+const char* attention_name(AttentionKernel a);  // flash, unfused, flash2, flash3
 std::optional<AttentionKernel> attention_from_name(std::string_view name);
 
 struct JobModel {

@@ -5,6 +5,7 @@
 #include <iterator>
 #include <stdexcept>
 
+#include "models/attention_kernels.hpp"
 #include "models/block_scaling.hpp"
 #include "models/job_memory.hpp"
 #include "models/recurrent_mixer.hpp"
@@ -305,7 +306,7 @@ double attention_keys(const JobModel& m, const JobLayout& l, const LayerDims& d,
     w.cp_window = fits ? LayerWork::CpWindow::Halo : LayerWork::CpWindow::Gather;
     if (fits) w.cp_halo_bytes = static_cast<double>(halo) * l.micro_batch * (d.k + d.v) / l.tp * kAct;
   }
-  if (l.attention != AttentionKernel::Flash) return static_cast<double>(m.seq);
+  if (!fused(l.attention)) return static_cast<double>(m.seq);
   std::int64_t most = causal_attention_pairs(m.seq, window);
   if (split) {
     most = 0;
@@ -391,6 +392,7 @@ LayerWork layer_work(const JobModel& m, const JobLayout& l, double expert_load, 
   } else {
     const double ctx = attention_keys(m, l, d, w);
     w.attention_flops = 2 * T * ctx * (d.q + d.o) / t;  // QK^T over the query width, AV over the value width
+    w.softmax_core = true;
   }
   layer_memory_bytes(w, m, l, T, d, expert_load, ep_per_node);
   layer_comm_bytes(w, m, l, T, d, expert_load);
@@ -508,7 +510,9 @@ PassSeconds layer_pass(const LayerWork& w, const JobLayout& l, const ClusterSpec
   const double core_bytes = pass == GemmPass::InputGrad && w.attention_backward_bytes > 0
                                 ? w.attention_backward_bytes
                                 : attn_mult * w.attention_bytes;
-  p.attention = std::max(attn_mult * w.attention_flops / (a.peak_bf16 * a.efficiency.attention),
+  // A named kernel (FlashAttention-2, -3) at its speed against the accelerator's own.
+  const double kernel = w.softmax_core ? attention_kernel_speed(l.attention, a.architecture) : 1.0;
+  p.attention = std::max(attn_mult * w.attention_flops / (a.peak_bf16 * a.efficiency.attention * kernel),
                          core_bytes / (static_cast<double>(a.hbm_bandwidth) * a.efficiency.memory));
   const double casts = l.fp8 ? fp8_cast_bytes(w.gemms, pass, l.fp8_dispatch, l.fp8_recipe) : 0;
   // The token shuffles' backward moves permute_backward_bytes, not mem_mult x their forward's.
@@ -612,8 +616,7 @@ Bytes layer_activation_bytes(const JobModel& m, const JobLayout& l) {
   // The scores' arrays: the softmax output (2 B) and, with dropout, its mask and output (1 + 2).
   const double as_h = (m.dropout ? 5.0 : 2.0) * m.shape.heads * static_cast<double>(m.seq) / hd;
   const bool scores = m.has_mixer() && !has_recurrent_mixer(m);
-  const double score_term =
-      !scores || l.attention == AttentionKernel::Flash || l.recomputes(kRecomputeCoreAttn) ? 0.0 : as_h;
+  const double score_term = !scores || fused(l.attention) || l.recomputes(kRecomputeCoreAttn) ? 0.0 : as_h;
   const LayerDims dims = layer_dims(m);
   // Without dropout, no masks; a hybrid pattern's layer has one block, half of them.
   const double blocks = m.has_mixer() && m.has_mlp() ? 2 : 1;

@@ -82,6 +82,8 @@ struct LayerWork {  // one decoder layer, one micro-batch, one GPU, forward only
   double attention_bytes = 0;
   // Its backward's, where its kernels are counted (the SSD scan's); 0: 2.5x attention_bytes.
   double attention_backward_bytes = 0;
+  // A softmax attention core, run by the layout's attention kernel (not a recurrent mixer's scan).
+  bool softmax_core = false;
   double tp_bytes = 0;     // bytes of each of the TP collectives (full buffer)
   int tp_collectives = 0;  // per forward (all-reduces, or AG+RS pairs with SP)
   double cp_bytes = 0;     // this GPU's K and V chunk: what one ring step passes (CP)

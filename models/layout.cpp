@@ -7,6 +7,7 @@
 #include <utility>
 #include <vector>
 
+#include "models/attention_kernels.hpp"
 #include "models/expert_exchange.hpp"
 
 namespace stepsim {
@@ -91,7 +92,7 @@ std::optional<InputProblem> check_layer_split(int layers, const JobLayout& l) {
   return std::nullopt;
 }
 
-std::optional<InputProblem> check_precision(const JobLayout& l, const AcceleratorSpec& a) {
+std::optional<InputProblem> check_accelerator_kernels(const JobLayout& l, const AcceleratorSpec& a) {
   if (l.fp8 && a.peak_fp8 <= 0)
     return InputProblem{"fp8",
                         fmt::format("{} has no FP8 tensor cores (no FP8 peak): its GEMMs run in BF16 only", a.name)};
@@ -114,6 +115,7 @@ std::optional<InputProblem> check_precision(const JobLayout& l, const Accelerato
     return InputProblem{"fp8_recipe", fmt::format("nvfp4 needs FP4 tensor cores ({}); {} has none (no FP4 peak)",
                                                   fmt::join(fp4, ", "), a.name)};
   }
+  if (auto why = attention_kernel_refusal(l.attention, a)) return InputProblem{"attention", std::move(*why)};
   return std::nullopt;
 }
 
@@ -174,8 +176,9 @@ std::optional<InputProblem> check_op_recompute(const JobModel& m, const JobLayou
     return refuse(
         "op checkpoints a dense block's matmuls in torchtitan's order: the model has experts, mla, "
         "linear_attention or mamba (selective with recompute_modules, or full)");
-  if (l.attention != AttentionKernel::Flash)
-    return refuse("op saves FlashAttention's output (torchtitan's SDPA): needs attention: flash");
+  if (!fused(l.attention))
+    return refuse(
+        "op saves FlashAttention's output (torchtitan's SDPA): needs a fused attention (flash, flash2, flash3)");
   return std::nullopt;
 }
 

@@ -21,9 +21,11 @@ std::string divisors_of(std::int64_t n, std::int64_t limit = 64);
 // of 2 or 4 bytes. (Readers check them at the key before anything is derived or searched.)
 std::optional<InputProblem> check_layout_settings(const JobLayout& l);
 
-// The layout's precision on the accelerator: FP8 GEMMs need FP8 tensor cores (an FP8 peak; Transformer
-// Engine refuses FP8 below compute capability 8.9, the A100's is 8.0).
-std::optional<InputProblem> check_precision(const JobLayout& l, const AcceleratorSpec& a);
+// The layout's kernels on the accelerator: FP8 GEMMs need FP8 tensor cores (an FP8 peak; Transformer
+// Engine refuses FP8 below compute capability 8.9, the A100's is 8.0), MXFP8 Blackwell, NVFP4 FP4
+// tensor cores; a named attention kernel a generation it runs on at a known speed
+// (models/attention_kernels.hpp).
+std::optional<InputProblem> check_accelerator_kernels(const JobLayout& l, const AcceleratorSpec& a);
 
 // The decoder layers split into the pipeline's chunks: evenly, or with the first and last chunks
 // set (chunk_layer_counts) and an equal share of at least one layer for each of the others.

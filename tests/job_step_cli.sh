@@ -274,6 +274,16 @@ refused "ulysses.yaml:$(grep -n 'ulysses:' "$tmp/ulysses.yaml" | cut -d: -f1): j
 fig "contiguous 44.766 s +54.1% 1464" "$tmp/cp-cmp.txt"
 fig "all-gather 30.521 s +5.0% 2147 35.0% 26.9 / 74.5 yes 0.2% 3.17 s (TP 1.64 DP/ZeRO 0.06 CP 1.47)" "$tmp/cp-cmp.txt"
 fig "tp2-a2a 28.161 s -3.1% 2327 38.0% 50.9 / 74.5 yes 0.2% 0.92 s (TP 0.54 DP/ZeRO 0.07 CP 0.31)" "$tmp/cp-cmp.txt"
+# Named attention kernels on Hopper (docs/job.md "Attention kernels"): FlashAttention-2 at 0.62 of
+# cuDNN's speed, FlashAttention-3 at 1.11x; the header names the kernel, the JSON too.
+fig "flash2 41.894 s +44.2% 1564 25.5% 26.9 / 74.5 yes 0.2% 1.70 s (TP 1.64 DP/ZeRO 0.06)" "$tmp/cp-cmp.txt"
+fig "flash3 26.978 s -7.1% 2429 39.6% 26.9 / 74.5 yes 0.2% 1.70 s (TP 1.64 DP/ZeRO 0.06)" "$tmp/cp-cmp.txt"
+"$stepsim" run scenarios/job-long-context.yaml --set job_step.layout.attention=flash2 >"$tmp/fa2.txt"
+fig "recompute full, sequence parallel, FlashAttention-2$" "$tmp/fa2.txt"
+"$stepsim" run scenarios/job-long-context.yaml --set job_step.layout.attention=flash3 --json >"$tmp/fa3.json"
+layout_key "$tmp/fa3.json" attention '"flash3"'
+"$stepsim" run scenarios/job-long-context.yaml --json >"$tmp/fa-own.json"
+layout_key "$tmp/fa-own.json" attention absent
 run "$stepsim" run scenarios/job-long-context.yaml --set job_step.layout.cp_comm=ring
 [[ $code == 2 && "$err" == "error: --set: job_step.layout.cp_comm: unknown cp_comm 'ring' (p2p, all_gather or a2a)" ]] ||
   fail "unknown cp_comm: exit $code: $err"
@@ -426,7 +436,7 @@ fig "1 8192 8 16 8 64 2 interleaved-1f1b 1 full yes 13.598 s 38.4%" "$tmp/s405.t
 # A CSV's names are read as the YAML's: an unknown attention kernel is refused (it was read as flash).
 awk -F, 'NR == 1 {print $0 ",attention"} NR == 2 {print $0 ",unfsued"}' "$tmp/dsv3.csv" >"$tmp/dsv3-attn.csv"
 run "$stepsim" check-against "$tmp/dsv3-attn.csv" --efficiency 0.7,0.55,0.8,0.8,0.8,0.2
-refused "dsv3-attn.csv:2: attention: unknown attention kernel 'unfsued' (flash or unfused)"
+refused "dsv3-attn.csv:2: attention: unknown attention kernel 'unfsued' (flash, flash2, flash3 or unfused)"
 # A search's recompute_layers applies to its full-recompute layouts; with none of them it is refused.
 sed 's/recompute: \[full\]/recompute: [none], recompute_layers: 2/' "$tmp/s405.yaml" >"$tmp/s405-none.yaml"
 run "$stepsim" search "$tmp/s405-none.yaml"

@@ -367,4 +367,19 @@ layout_key "$tmp/all.json" recompute_layers absent
 "$stepsim" run scenarios/job-moe-routing-256xh100.yaml --json >"$tmp/etp-default.json"
 cmp -s "$tmp/etp.json" "$tmp/etp-default.json" || fail "expert_tp: tp is not the default"
 
+# A named attention kernel where it does not run, or runs at no published speed: refused at the key,
+# from a file, --set, a measured-runs CSV and a search alike, saying what would run.
+bad flash3 "$head
+  hardware: {preset: a100-sxm-80gb, gpus: 64}
+  layout: {tp: 8, pp: 8, global_batch: 64, attention: flash3}" \
+  "flash3.yaml:4: job_step.layout.attention: flash3 (FlashAttention-3) runs on Hopper only (H100, H800, H200); a100-sxm-80gb is ampere: flash (FlashAttention-2) would run"
+run "$stepsim" run scenarios/job-llama31-405b-fp8-128xb200.yaml --set job_step.layout.attention=flash2
+refused "error: --set: job_step.layout.attention: flash2 (FlashAttention-2) has no published speed on Blackwell to scale b200's attention efficiency by: flash (cuDNN's, the calibrated rate) would run"
+run "$stepsim" run scenarios/job-long-context.yaml --set job_step.layout.attention=flash4
+refused "error: --set: job_step.layout.attention: unknown attention kernel 'flash4' (flash, flash2, flash3 or unfused)"
+csv_refused validation/nemo_llama3_b200_fp8.csv '26s/,flash,2,/,flash3,2,/' \
+  "edited.csv:26: attention: flash3 (FlashAttention-3) runs on Hopper only (H100, H800, H200); b200 is blackwell: flash (cuDNN's) would run"
+run "$stepsim" search scenarios/search-gpt3-1024xa100.yaml --set search.layout.attention=flash3
+refused "error: --set: search.layout.attention: flash3 (FlashAttention-3) runs on Hopper only (H100, H800, H200); a100-sxm-80gb is ampere: flash (FlashAttention-2) would run"
+
 echo "job_step bad input: all checks passed"

@@ -106,7 +106,7 @@ layout_key "$tmp/op.json" recompute '"op"'
 run "$stepsim" run scenarios/job-moe-routing-256xh100.yaml --set job_step.layout.recompute=op
 refused "job_step.layout.recompute: op checkpoints a dense block's matmuls in torchtitan's order: the model has experts, mla, linear_attention or mamba"
 run "$stepsim" run scenarios/job-fsdp-8.yaml --set job_step.layout.recompute=op --set job_step.layout.attention=unfused
-refused "job_step.layout.recompute: op saves FlashAttention's output (torchtitan's SDPA): needs attention: flash"
+refused "job_step.layout.recompute: op saves FlashAttention's output (torchtitan's SDPA): needs a fused attention (flash, flash2, flash3)"
 # A search tries op where recompute lists it: between none and full in time and memory.
 cat >"$tmp/op-search.yaml" <<YAML
 name: op-search

@@ -409,7 +409,8 @@ JobLayout read_layout(const Reader& r) {
   if (r.has("recompute_modules"))
     if (auto problem = parse_recompute_modules(r.texts("recompute_modules"), l.recompute_modules))
       r.fail("recompute_modules", *problem);
-  l.attention = read_named(r, "attention", "flash", attention_from_name, "attention kernel", "flash or unfused");
+  l.attention =
+      read_named(r, "attention", "flash", attention_from_name, "attention kernel", "flash, flash2, flash3 or unfused");
   if (r.has("overlap")) read_overlap(r.child("overlap"), l);
   l.fp8 = r.flag("fp8", false);
   l.fp8_recipe = read_named(r, "fp8_recipe", "tensorwise", fp8_recipe_from_name, "fp8_recipe",
@@ -541,7 +542,7 @@ void check_job_step(const Reader& r, const JobStepSpec& spec, std::int64_t gpus,
     r.child("layout").fail("recompute_layers",
                            fmt::format("{} is more than the {} layer{} of a chunk: at most {} (all: every layer)",
                                        spec.layout.recompute_layers, most, most == 1 ? "" : "s", most));
-  fail_on(r.child("layout"), check_precision(spec.layout, spec.cluster.accelerator));
+  fail_on(r.child("layout"), check_accelerator_kernels(spec.layout, spec.cluster.accelerator));
   check_budget(r.child("layout"), "global_batch", job_step_ops_bound(spec.layout, spec.model.shape.layers));
   if (allow_oom) return;
   const JobMemory mem = job_memory(spec.model, spec.layout, chunk_costs(spec.model, spec.layout, spec.cluster));

@@ -447,7 +447,7 @@ SearchScenario read_search_scenario(const std::shared_ptr<Source>& src, const st
   // Unknown keys are caught here (read_layout's list plus the searched ones).
   lr.only(layout_keys());
   s.base = read_layout(Reader(src, fixed, lr.path()));
-  fail_on(lr, check_precision(s.base, s.cluster.accelerator));
+  fail_on(lr, check_accelerator_kernels(s.base, s.cluster.accelerator));
   s.base.global_batch = a.global_batch.front();
 
   read_axes(r, lr, s);

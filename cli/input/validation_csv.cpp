@@ -259,7 +259,8 @@ JobLayout read_layout(const RowCells& row, const std::string& file, int n) {
   l.overlap_tp = row.flag("overlap_tp", false);
   l.overlap_tp_wgrad = row.flag("overlap_tp_wgrad", true);
   l.overlap_ep_a2a = row.flag("overlap_ep_a2a", false);
-  l.attention = row.named("attention", "attention kernel", "flash", attention_from_name, "flash or unfused");
+  l.attention =
+      row.named("attention", "attention kernel", "flash", attention_from_name, "flash, flash2, flash3 or unfused");
   l.grad_bytes = row.count("grad_bytes", 4);
   l.adam_moment_bytes = row.count("adam_moment_bytes", 4);
   l.expert_tp = row.text("expert_tp").empty() ? 0 : row.count("expert_tp");
@@ -401,7 +402,7 @@ MeasuredRun parse_row(const std::string& file, int n, std::map<std::string, std:
     throw InputError(file, n, "ngpu", "0 GPUs: at least 1 (or leave it empty)");
   if (const auto p = check_job_model(m)) throw InputError(file, n, column_of(p->key), p->message);
   if (const auto p = check_layout(m, l, ngpu)) throw InputError(file, n, column_of(p->key), p->message);
-  if (const auto p = check_precision(l, r.spec.cluster.accelerator))
+  if (const auto p = check_accelerator_kernels(l, r.spec.cluster.accelerator))
     throw InputError(file, n, column_of(p->key), p->message);
   check_budget(file, n, "gbs", job_step_ops_bound(l, m.shape.layers));  // as a job_step scenario's global_batch
   r.label = fmt::format("{} {} {} GPUs", r.table, m.shape.name, ngpu > 0 ? ngpu : l.ranks());

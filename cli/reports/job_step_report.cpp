@@ -72,6 +72,9 @@ std::string layout_line(const JobStepSpec& s) {
                            : ", sequence parallel");
   if (l.overlap_ep_a2a) out += ", forward-backward pairs (EP all-to-all overlap)";
   if (l.fp8) out += ", " + low_precision_gemm_words(l);
+  // A named attention kernel (flash, the accelerator's own, and unfused go unsaid).
+  if (l.attention == AttentionKernel::Flash2 || l.attention == AttentionKernel::Flash3)
+    out += l.attention == AttentionKernel::Flash2 ? ", FlashAttention-2" : ", FlashAttention-3";
   if (l.adam_moment_bytes != 4) out += fmt::format(", Adam moments in {}", l.adam_moment_bytes == 2 ? "BF16" : "FP8");
   if (l.master_weights == MasterWeights::Model) out += ", FP32 weights as the master (BF16 copies to compute)";
   // A framework slower than the network (layout dp_bandwidth), or gathering by module (zero3_fetch).
@@ -511,6 +514,8 @@ nlohmann::ordered_json layout_json(const JobStepRun& run) {
   if (l.partial_recompute()) j["recompute_layers"] = l.recompute_layers;
   if (l.fewest_recompute) j["recompute_layers_auto"] = true;
   if (l.overlap_ep_a2a) j["overlap_ep_a2a"] = true;  // absent: 1F1B's forwards and backwards one by one
+  // absent: the accelerator's own fused kernel (flash)
+  if (l.attention != AttentionKernel::Flash) j["attention"] = attention_name(l.attention);
   if (l.fp8) j["fp8_recipe"] = fp8_recipe_name(l.fp8_recipe);
   if (l.fp8) j["fp8_activations"] = l.fp8_activations;
   if (l.fp8_params()) j["fp8_param_gather"] = true;  // absent: BF16 weights beside the FP8 copies

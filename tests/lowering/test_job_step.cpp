@@ -601,8 +601,8 @@ TEST_CASE("NVFP4: the FP4 peak at its own share, 7.125-byte casts, 1.125-byte we
   mxl.fp8_recipe = Fp8Recipe::Mx;
   CHECK(mxl.head_gemms() == Fp8Recipe::Mx);
   // Refused where there is no FP4 peak.
-  CHECK_FALSE(check_precision(l, a));
-  const auto refused = check_precision(l, find_cluster_preset("h100-sxm")->accelerator);
+  CHECK_FALSE(check_accelerator_kernels(l, a));
+  const auto refused = check_accelerator_kernels(l, find_cluster_preset("h100-sxm")->accelerator);
   REQUIRE(refused);
   CHECK(refused->key == "fp8_recipe");
   CHECK(refused->message == "nvfp4 needs FP4 tensor cores (b200, gb200, gb300); h100-sxm has none (no FP4 peak)");
@@ -1225,7 +1225,7 @@ TEST_CASE("recompute op: torchtitan's policy saves every matmul's output but eve
   op.attention = AttentionKernel::Unfused;
   const auto unfused = check_layout(s.model, op, 64);
   REQUIRE(unfused);
-  CHECK(unfused->message.find("needs attention: flash") != std::string::npos);
+  CHECK(unfused->message.find("needs a fused attention (flash, flash2, flash3)") != std::string::npos);
 }
 
 TEST_CASE("CP communication: the K/V ring, an all-gather, or an all-to-all of heads", "[job_step][cp]") {

@@ -56,8 +56,8 @@ TEST_CASE("FP8 GEMMs' weight copies: every linear module's FP8 weight and its tr
   mx.fp8_recipe = Fp8Recipe::Mx;
   CHECK(fp8_weight_copy_bytes(mx, GpuArchitecture::Blackwell) == 2.0625);
   CHECK(job_memory(b.model, mx, chunk_costs(b.model, mx, b.cluster)).fp8_weight_copies == 2 * per_layer * 2 * 33 / 32);
-  CHECK_FALSE(check_precision(mx, b.cluster.accelerator));
-  const auto refused = check_precision(mx, s.cluster.accelerator);
+  CHECK_FALSE(check_accelerator_kernels(mx, b.cluster.accelerator));
+  const auto refused = check_accelerator_kernels(mx, s.cluster.accelerator);
   REQUIRE(refused);
   CHECK(refused->key == "fp8_recipe");
   CHECK(refused->message ==

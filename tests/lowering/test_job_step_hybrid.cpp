@@ -100,6 +100,12 @@ TEST_CASE("Gated DeltaNet: a layer's GEMMs, parameters, the delta rule's FLOPs a
   CHECK(pu.backward_input.attention == p.backward_input.attention);
   CHECK(pu.forward.memory == p.forward.memory);
   CHECK(layer_activation_bytes(lin, un) == layer_activation_bytes(lin, l));
+  // A named attention kernel times the softmax layers only: the delta rule runs its own kernels.
+  JobLayout fa2 = l;
+  fa2.attention = AttentionKernel::Flash2;
+  CHECK(layer_passes(lin, fa2, c).forward.attention == p.forward.attention);
+  CHECK(layer_passes(full, fa2, c).forward.attention ==
+        Approx(layer_passes(full, l, c).forward.attention / 0.62).epsilon(1e-12));
 }
 
 TEST_CASE("Gated DeltaNet: activations, CP by heads whatever cp_comm, a chunk of both kinds, the step's FLOPs",

@@ -154,7 +154,7 @@ std::vector<std::string> schedules_for(const SearchAxes& a, const JobLayout& l) 
 std::vector<JobRecompute> recompute_values(const SearchAxes& a, const JobLayout& base) {
   std::vector<JobRecompute> v =
       listed_or(a.recompute, {JobRecompute::None, JobRecompute::Selective, JobRecompute::Full});
-  const bool same_as_none = base.attention == AttentionKernel::Flash && base.recompute_modules == kRecomputeCoreAttn;
+  const bool same_as_none = fused(base.attention) && base.recompute_modules == kRecomputeCoreAttn;
   if (same_as_none && std::find(v.begin(), v.end(), JobRecompute::None) != v.end())
     v.erase(std::remove(v.begin(), v.end(), JobRecompute::Selective), v.end());
   return v;
