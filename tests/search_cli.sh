@@ -227,6 +227,11 @@ grep -q "12 layouts considered: 3 pruned by divisibility" <<<"$out" || fail "cp 
 grep -Eq "^1 +32 +2 +1 +1 +4 +4 +p2p +1 .* 27\.851 s" <<<"$out" || fail "cp search best: $out"
 grep -Eq "^3 +32 +2 +1 +1 +4 +4 +a2a +1 .* 28\.161 s" <<<"$out" || fail "cp search a2a: $out"
 grep -Eq "^8 +32 +4 +1 +1 +2 +4 +all_gather +1 .* 30\.521 s" <<<"$out" || fail "cp search all-gather: $out"
+# FlashAttention-2 on the same search (docs/job.md "Attention kernels"): the header says so, every
+# layout is slower, and the best stays TP 2 x CP 4.
+out="$("$stepsim" search scenarios/search-long-context-32xh100.yaml --set search.layout.attention=flash2 2>/dev/null)"
+grep -q "^attention by FlashAttention-2$" <<<"$out" || fail "search flash2 header: $out"
+grep -Eq "^1 +32 +2 +1 +1 +4 +4 +p2p +1 .* 40\.691 s" <<<"$out" || fail "search flash2 best: $out"
 # A shard whose CP exchange is not one a shard is written with: refused, not read as the ring.
 for i in 0 1; do "$stepsim" search scenarios/search-long-context-32xh100.yaml --shard "$i/2" -o "$tmp/c$i.json" >/dev/null 2>&1; done
 grep -q '"cp_comm": "all_gather"' "$tmp/c0.json" "$tmp/c1.json" || fail "cp shards name no all-gather"

@@ -72,9 +72,7 @@ std::string layout_line(const JobStepSpec& s) {
                            : ", sequence parallel");
   if (l.overlap_ep_a2a) out += ", forward-backward pairs (EP all-to-all overlap)";
   if (l.fp8) out += ", " + low_precision_gemm_words(l);
-  // A named attention kernel (flash, the accelerator's own, and unfused go unsaid).
-  if (l.attention == AttentionKernel::Flash2 || l.attention == AttentionKernel::Flash3)
-    out += l.attention == AttentionKernel::Flash2 ? ", FlashAttention-2" : ", FlashAttention-3";
+  if (const std::string kernel = attention_kernel_words(l); !kernel.empty()) out += ", " + kernel;
   if (l.adam_moment_bytes != 4) out += fmt::format(", Adam moments in {}", l.adam_moment_bytes == 2 ? "BF16" : "FP8");
   if (l.master_weights == MasterWeights::Model) out += ", FP32 weights as the master (BF16 copies to compute)";
   // A framework slower than the network (layout dp_bandwidth), or gathering by module (zero3_fetch).
@@ -161,6 +159,16 @@ std::string low_precision_gemm_words(const JobLayout& l) {
                                                                              : "FP8 weights, gathered in FP8");
   if (const std::string bf16 = bf16_layers_words(l); !bf16.empty()) how.push_back(bf16 + " in BF16");
   return fmt::format("FP8 GEMMs ({})", fmt::join(how, "; "));
+}
+
+std::string attention_kernel_words(const JobLayout& l) {
+  switch (l.attention) {
+    case AttentionKernel::Flash2: return "FlashAttention-2";
+    case AttentionKernel::Flash3: return "FlashAttention-3";
+    case AttentionKernel::Flash:
+    case AttentionKernel::Unfused: return "";
+  }
+  return "";
 }
 
 std::string model_words(const JobModel& m) {

@@ -23,6 +23,9 @@ std::string model_words(const JobModel& m);
 // (tensorwise scaling; the first and last layers in BF16)", "NVFP4 GEMMs (the LM head in BF16)";
 // empty without FP8.
 std::string low_precision_gemm_words(const JobLayout& l);
+// A named attention kernel in words, as the step's and the search's headings say it:
+// "FlashAttention-2", "FlashAttention-3"; empty for flash (the accelerator's own) and unfused.
+std::string attention_kernel_words(const JobLayout& l);
 // The layout in words: "tp 8 pp 4 (v 5) dp 2, zero 1, interleaved-1f1b, micro-batch 1, ...".
 std::string layout_line(const JobStepSpec& s);
 // The scenario name, the model, cluster and layout, and what was simulated: three lines.

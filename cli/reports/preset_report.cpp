@@ -63,6 +63,9 @@ std::string presets_text() {
   std::string out =
       "accelerator presets (job_step.hardware.preset; each value's source in models/accelerators.cpp)\n\n" + t.render();
   out += "\npeaks are dense; NVLink is each GPU's, each direction; memory and usable memory per GPU\n";
+  out +=
+      "attention: flash runs each architecture's own fused kernel at its efficiency (cuDNN's on Hopper and "
+      "Blackwell, FlashAttention-2 on Ampere and Ada); flash2 and flash3 name one (docs/job.md)\n";
   if (same_efficiency)
     out += fmt::format("efficiencies, every preset's (uncalibrated): {}\n",
                        efficiency_text(presets.front().accelerator.efficiency));

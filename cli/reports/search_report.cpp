@@ -206,6 +206,8 @@ std::string header(const SearchReportInfo& info, const SearchSpec& spec, const S
     out += fmt::format("selective recompute: {}\n",
                        spec.base.recompute_modules ? recompute_module_list(spec.base.recompute_modules) : "no modules");
   if (spec.base.overlap_tp) out += "TP communication overlapped with the GEMMs where sequence parallel\n";
+  if (const std::string kernel = attention_kernel_words(spec.base); !kernel.empty())
+    out += fmt::format("attention by {}\n", kernel);
   if (spec.base.dp_bandwidth > 0)
     out += fmt::format("data-parallel collectives at most {:.3g} GB/s per GPU\n", spec.base.dp_bandwidth / 1e9);
   if (spec.base.zero3_fetch == Zero3Fetch::Module)
