@@ -14,6 +14,8 @@ fig "gb300 blackwell 2,500 5,000 15,000 8,000 288 268 160 72 900 72 800" "$tmp/p
 fig "rtx4090 ada 165.2 330.3 none 1,008 24 22 128 8 none (PCIe) 8 200" "$tmp/presets.txt"
 has "efficiencies, every preset's (uncalibrated): gemm 0.70, attention 0.55, memory 0.80, fabric 0.80, network 0.80, contention 0.20" \
   "$tmp/presets.txt"
+has "attention: flash runs each architecture's own fused kernel at its efficiency (cuDNN's on Hopper and Blackwell, FlashAttention-2 on Ampere and Ada)" \
+  "$tmp/presets.txt"
 "$stepsim" presets --json >"$tmp/presets.json"
 python3 - "$tmp/presets.json" >"$tmp/names.txt" <<'PY' || fail "presets JSON"
 import json, sys
@@ -25,6 +27,11 @@ assert g["architecture"] == "blackwell" and g["peak_fp8_flops"] == 5e15 and g["n
 assert g["peak_fp4_flops"] == 1e16 and d["presets"][1]["peak_fp4_flops"] == 0, g
 assert g["network"]["nic_bandwidth_bytes_per_s"] == 50_000_000_000 and g["usable_memory_bytes"] == 172 * 2**30, g
 assert d["presets"][0]["peak_fp8_flops"] == 0, d["presets"][0]
+# The attention kernels each runs, at their speed against its own (docs/job.md "Attention kernels").
+k = {p["name"]: p["attention_kernels"] for p in d["presets"]}
+assert k["h100-sxm"] == {"flash": 1.0, "flash2": 0.62, "flash3": 1.11}, k["h100-sxm"]
+assert k["a100-sxm-80gb"] == {"flash": 1.0, "flash2": 1.0, "flash3": None}, k["a100-sxm-80gb"]
+assert k["b200"] == {"flash": 1.0, "flash2": None, "flash3": None}, k["b200"]
 print("\n".join(names))
 PY
 # Each listed preset is one a job step takes, and its step names it.

@@ -7,6 +7,7 @@
 #include "cli/reports/quantities.hpp"
 #include "cli/reports/table.hpp"
 #include "models/accelerators.hpp"
+#include "models/attention_kernels.hpp"
 #include "models/job_spec.hpp"
 
 namespace stepsim::cli {
@@ -79,6 +80,20 @@ std::string presets_text() {
   return out;
 }
 
+namespace {
+// Each attention kernel's speed against the accelerator's own (flash: 1), null where it is refused.
+nlohmann::ordered_json attention_kernels_json(const AcceleratorSpec& a) {
+  nlohmann::ordered_json j;
+  for (AttentionKernel k : {AttentionKernel::Flash, AttentionKernel::Flash2, AttentionKernel::Flash3}) {
+    if (attention_kernel_refusal(k, a))
+      j[attention_name(k)] = nullptr;
+    else
+      j[attention_name(k)] = attention_kernel_speed(k, a.architecture);
+  }
+  return j;
+}
+}  // namespace
+
 nlohmann::ordered_json presets_json() {
   nlohmann::ordered_json list = nlohmann::ordered_json::array();
   for (const auto& c : all_presets()) {
@@ -93,6 +108,7 @@ nlohmann::ordered_json presets_json() {
                     {"memory_bytes", a.memory},
                     {"usable_memory_bytes", a.usable_memory},
                     {"sms", a.tiling.sms},
+                    {"attention_kernels", attention_kernels_json(a)},
                     {"node",
                      {{"gpus", c.node.gpus},
                       {"fabric_bandwidth_bytes_per_s", c.node.fabric_bandwidth},
