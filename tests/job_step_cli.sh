@@ -280,6 +280,26 @@ fig "flash2 41.894 s +44.2% 1564 25.5% 26.9 / 74.5 yes 0.2% 1.70 s (TP 1.64 DP/Z
 fig "flash3 26.978 s -7.1% 2429 39.6% 26.9 / 74.5 yes 0.2% 1.70 s (TP 1.64 DP/ZeRO 0.06)" "$tmp/cp-cmp.txt"
 "$stepsim" run scenarios/job-long-context.yaml --set job_step.layout.attention=flash2 >"$tmp/fa2.txt"
 fig "recompute full, sequence parallel, FlashAttention-2$" "$tmp/fa2.txt"
+# One layer's passes by kind of kernel (docs/job.md, after the GPT-3 run): the attention is most of
+# it at 128K tokens, a full recompute's rerun in the backward; --json gives the parts.
+has "^one layer on one GPU, one micro-batch (ms)$" "$tmp/fa2.txt"
+fig "forward 4.66 26.07 0.48 2.27 33.48" "$tmp/fa2.txt"
+fig "backward 14.50 91.25 1.19 3.41 110.35" "$tmp/fa2.txt"
+"$stepsim" run scenarios/job-long-context.yaml --set job_step.layout.attention=flash2 --json >"$tmp/fa2.json"
+python3 - "$tmp/fa2.json" <<'PY' || fail "layer_parts_ms"
+import json, sys
+d = json.load(open(sys.argv[1]))
+p = d["layer_parts_ms"]
+for pass_, total in (("forward", d["layer_forward_ms"]), ("backward", d["layer_backward_ms"])):
+    assert abs(sum(p[pass_].values()) - total) < 1e-9 * total, (pass_, p[pass_], total)
+assert round(p["forward"]["attention"], 2) == 26.07 and p["forward"]["host"] == 0, p
+PY
+"$stepsim" run scenarios/job-nemotron-h-56b-256xh100.yaml >"$tmp/nh-layer.txt"
+has "^the mean layer on one GPU, one micro-batch (ms)$" "$tmp/nh-layer.txt"
+has "GEMMs  attention, scan  memory-bound" "$tmp/nh-layer.txt"
+"$stepsim" run scenarios/job-qwen3-next-80b-128xh100.yaml >"$tmp/q3n-layer.txt"
+has "^one softmax layer on one GPU, one micro-batch (ms)$" "$tmp/q3n-layer.txt"
+fig "forward 0.92 0.25 0.39 0.96 2.69 5.21" "$tmp/q3n-layer.txt"
 "$stepsim" run scenarios/job-long-context.yaml --set job_step.layout.attention=flash3 --json >"$tmp/fa3.json"
 layout_key "$tmp/fa3.json" attention '"flash3"'
 "$stepsim" run scenarios/job-long-context.yaml --json >"$tmp/fa-own.json"

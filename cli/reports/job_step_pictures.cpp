@@ -286,6 +286,12 @@ std::string job_step_html_report(const std::string& title, const std::string& de
   page.table(job_step_critical_table(r.critical_by_kind));
   page.table(job_step_critical_table(r.critical_by_resource));
   page.close_row();
+  page.heading(2, "One layer by kind of kernel", "layer");
+  page.paragraph(
+      "One decoder layer's forward and backward on one GPU for one micro-batch (ms): GEMMs, the attention core "
+      "(a recurrent mixer's scan with it), memory-bound kernels, and what each pass waits on; the backward "
+      "holds the input and weight gradients and any recompute.");
+  page.table(job_step_layer_table(run.spec.model, r));
   if (run.spec.layout.cp > 1) {
     page.heading(2, "Context parallelism: causal pairs per rank", "context-parallel");
     page.table(job_step_cp_table(run));

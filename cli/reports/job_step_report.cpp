@@ -365,6 +365,34 @@ Table job_step_critical_table(const std::vector<CriticalShare>& shares) {
   return c;
 }
 
+Table job_step_layer_table(const JobModel& m, const JobStepResult& r) {
+  const PassSeconds& f = r.layer_forward;
+  const PassSeconds& b = r.layer_backward;
+  // A Mamba-2 or Gated DeltaNet layer's scan is timed where attention is.
+  const bool scans = m.mamba.heads > 0 || m.linear.value_heads > 0;
+  std::vector<Table::Column> cols = {
+      {"", false}, {"GEMMs"}, {scans ? "attention, scan" : "attention"}, {"memory-bound"}};
+  // The host's waits and each collective only where the layer has some.
+  const bool host = f.host + b.host > 0, tp = f.tp + b.tp > 0, cp = f.cp + b.cp > 0, ep = f.ep + b.ep > 0;
+  if (host) cols.push_back({"host"});
+  if (tp) cols.push_back({"TP"});
+  if (cp) cols.push_back({"CP"});
+  if (ep) cols.push_back({"EP"});
+  cols.push_back({"total"});
+  Table t(cols);
+  const auto ms = [](double s) { return fmt::format("{:.2f}", s * 1e3); };
+  for (const auto& [what, p] : {std::pair<const char*, const PassSeconds&>{"forward", f}, {"backward", b}}) {
+    std::vector<std::string> row = {what, ms(p.gemm), ms(p.attention), ms(p.memory)};
+    if (host) row.push_back(ms(p.host));
+    if (tp) row.push_back(ms(p.tp));
+    if (cp) row.push_back(ms(p.cp));
+    if (ep) row.push_back(ms(p.ep));
+    row.push_back(ms(p.compute() + p.comm()));
+    t.add_row(std::move(row));
+  }
+  return t;
+}
+
 namespace {
 std::string chunk_list(const std::vector<int>& chunks) {
   std::string out;
@@ -487,6 +515,13 @@ std::string job_step_text(const std::string& name, const JobStepRun& run) {
   out += job_step_critical_table(r.critical_by_kind).render();
   out += "\ncritical path by resource\n";
   out += job_step_critical_table(r.critical_by_resource).render();
+  // The layer's passes by kind of kernel: a Gated DeltaNet hybrid's softmax layer (each kind's
+  // totals are in the summary), a hybrid pattern's mean layer.
+  const char* layer = !run.spec.model.hybrid_pattern.empty() ? "the mean layer"
+                      : r.kind_layers.empty()                ? "one layer"
+                                                             : "one softmax layer";
+  out += fmt::format("\n{} on one GPU, one micro-batch (ms)\n", layer);
+  out += job_step_layer_table(run.spec.model, r).render();
   if (run.spec.layout.cp > 1) out += "\n" + job_step_cp_table(run).render();
   if (run.spec.reshard_tp > 0) out += "\n" + job_step_reshard_table(run).render();
   return out;
@@ -621,6 +656,13 @@ nlohmann::ordered_json job_step_json(const std::string& name, const JobStepRun& 
   j["critical_path"] = {{"by_kind", shares(r.critical_by_kind)}, {"by_resource", shares(r.critical_by_resource)}};
   j["layer_forward_ms"] = r.layer_forward_s * 1e3;
   j["layer_backward_ms"] = r.layer_backward_s * 1e3;
+  const auto parts = [](const PassSeconds& p) {
+    return nlohmann::ordered_json{{"gemm", p.gemm * 1e3},     {"attention", p.attention * 1e3},
+                                  {"memory", p.memory * 1e3}, {"host", p.host * 1e3},
+                                  {"tp", p.tp * 1e3},         {"cp", p.cp * 1e3},
+                                  {"ep", p.ep * 1e3}};
+  };
+  j["layer_parts_ms"] = {{"forward", parts(r.layer_forward)}, {"backward", parts(r.layer_backward)}};
   if (!r.kind_layers.empty()) {  // a hybrid: each kind's layer
     auto& kinds = j["layer_kinds"] = nlohmann::ordered_json::array();
     for (const auto& k : r.kind_layers)

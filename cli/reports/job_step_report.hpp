@@ -46,6 +46,10 @@ Table job_step_memory_table(const JobStepRun& run);
 // Every pipeline rank's memory in GiB, part by part (the report's most loaded is the largest total).
 Table job_step_rank_memory_table(const JobStepRun& run);
 Table job_step_critical_table(const std::vector<CriticalShare>& shares);
+// One layer's forward and backward on one GPU for one micro-batch, in ms, by kind of kernel (GEMMs,
+// attention, memory-bound; a recurrent mixer's scan with attention) and, where any, the host's
+// waits and the collectives inside the pass.
+Table job_step_layer_table(const JobModel& m, const JobStepResult& r);
 // cp > 1: the causal attention pairs per CP rank, balanced (chunks i and 2cp-1-i) and contiguous.
 CaptionedTable job_step_cp_table(const JobStepRun& run);
 // reshard_tp: the model's gate projection saved at the layout's tp and loaded at reshard_tp.

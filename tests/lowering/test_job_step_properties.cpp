@@ -132,6 +132,10 @@ void check_step(const JobStepSpec& spec, const JobStepRun& run) {
   CHECK(r.mfu <= r.hfu * (1 + 1e-12));
   CHECK(r.hfu < 1);
   CHECK(r.model_tflops_per_gpu / r.hardware_tflops_per_gpu == Approx(r.mfu / r.hfu).epsilon(1e-9));
+  // One layer's passes by kind of kernel sum to its forward and backward.
+  CHECK(r.layer_forward.compute() + r.layer_forward.comm() == Approx(r.layer_forward_s).epsilon(1e-12));
+  CHECK(r.layer_backward.compute() + r.layer_backward.comm() == Approx(r.layer_backward_s).epsilon(1e-12));
+  CHECK(r.layer_forward.gemm > 0);
   CHECK(r.bubble >= 0);
   CHECK(r.bubble < 1);
   // The critical path accounts for the whole step, by kind and by resource; what it spends in

@@ -611,6 +611,13 @@ void layer_figures(const JobModel& m, const JobLayout& l, const ClusterSpec& c, 
     backward = p.backward_input.compute() + p.backward_input.comm() + p.backward_weight.compute();
   };
   const auto host_seconds = [](const LayerPasses& p) { return p.forward.host + p.backward_input.host; };
+  // The parts pass_seconds sums: the weight gradients' compute, not their collectives.
+  const auto add_parts = [&](const LayerPasses& p, double share) {
+    PassSeconds weight = p.backward_weight;
+    weight.tp = weight.cp = weight.ep = 0;
+    r.layer_forward += p.forward * share;
+    r.layer_backward += (p.backward_input + weight) * share;
+  };
   const auto add_kind = [&](const char* what, const JobModel& kind) {
     JobStepResult::KindLayer k{what};
     const LayerPasses p = layer_passes(kind, l, c);
@@ -627,11 +634,13 @@ void layer_figures(const JobModel& m, const JobLayout& l, const ClusterSpec& c, 
           add_kind(what, layer_kind_model(m, layer_kind(m, static_cast<int>(m.hybrid_pattern.find(symbol)))));
       r.layer_forward_s += n * r.kind_layers.back().forward_s / m.shape.layers;
       r.layer_backward_s += n * r.kind_layers.back().backward_s / m.shape.layers;
+      add_parts(p, static_cast<double>(n) / m.shape.layers);
       r.layer_host_s = std::max(r.layer_host_s, host_seconds(p));
     }
   } else {
     const LayerPasses lp = layer_passes(m, l, c);
     pass_seconds(lp, r.layer_forward_s, r.layer_backward_s);
+    add_parts(lp, 1.0);
     r.layer_host_s = host_seconds(lp);
     if (!m.every_layer_linear() && linear_layers_in(m, 0, m.shape.layers) > 0) {
       add_kind("softmax", m);

@@ -94,6 +94,10 @@ struct JobStepResult {
   // Per-layer forward / backward on one GPU for one micro-batch, for Korthikanti Table 4: the
   // model's layer (a Gated DeltaNet hybrid's softmax one; a hybrid pattern's mean layer).
   double layer_forward_s = 0, layer_backward_s = 0;
+  // The same passes by kind of kernel and exposed collective (their sums are the two above): the
+  // backward's input and weight gradients and any recompute together; a hybrid pattern's, the
+  // mean over its layers.
+  PassSeconds layer_forward, layer_backward;
   // A hybrid's kinds of layer, each forward / backward: softmax and Gated DeltaNet; a hybrid
   // pattern's Mamba-2, attention, MLP and MoE layers (empty for a model of one kind).
   struct KindLayer {
