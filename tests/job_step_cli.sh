@@ -299,6 +299,7 @@ has "^the mean layer on one GPU, one micro-batch (ms)$" "$tmp/nh-layer.txt"
 has "GEMMs  attention, scan  memory-bound" "$tmp/nh-layer.txt"
 "$stepsim" run scenarios/job-qwen3-next-80b-128xh100.yaml >"$tmp/q3n-layer.txt"
 has "^one softmax layer on one GPU, one micro-batch (ms)$" "$tmp/q3n-layer.txt"
+has "^ *GEMMs  attention  memory-bound  host    EP  total$" "$tmp/q3n-layer.txt"
 fig "forward 0.92 0.25 0.39 0.96 2.69 5.21" "$tmp/q3n-layer.txt"
 "$stepsim" run scenarios/job-long-context.yaml --set job_step.layout.attention=flash3 --json >"$tmp/fa3.json"
 layout_key "$tmp/fa3.json" attention '"flash3"'

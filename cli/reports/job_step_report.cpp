@@ -368,8 +368,9 @@ Table job_step_critical_table(const std::vector<CriticalShare>& shares) {
 Table job_step_layer_table(const JobModel& m, const JobStepResult& r) {
   const PassSeconds& f = r.layer_forward;
   const PassSeconds& b = r.layer_backward;
-  // A Mamba-2 or Gated DeltaNet layer's scan is timed where attention is.
-  const bool scans = m.mamba.heads > 0 || m.linear.value_heads > 0;
+  // A Mamba-2 or Gated DeltaNet layer's scan is timed where attention is: in a hybrid pattern's
+  // mean layer or an all-linear model's (a Gated DeltaNet hybrid shows its softmax layer).
+  const bool scans = (!m.hybrid_pattern.empty() && m.mamba.heads > 0) || m.every_layer_linear();
   std::vector<Table::Column> cols = {
       {"", false}, {"GEMMs"}, {scans ? "attention, scan" : "attention"}, {"memory-bound"}};
   // The host's waits and each collective only where the layer has some.
