@@ -1,6 +1,7 @@
 #pragma once
-// How fast a named attention kernel runs on a GPU generation, against the accelerator's own fused
-// kernel, whose rate its `attention` efficiency is (docs/job.md, "Attention kernels").
+// How fast a fused attention kernel runs on a GPU generation: a named kernel against the
+// accelerator's own, whose long-sequence rate its `attention` efficiency is, and the share of that
+// rate a layer's shape leaves it (docs/job.md, "Attention kernels").
 #include <optional>
 #include <string>
 
@@ -9,10 +10,21 @@
 
 namespace stepsim {
 
-// The kernel's speed as a share of the accelerator's own fused kernel: a softmax attention core
-// runs at peak x efficiency.attention x this (1 for flash and unfused, whose FLOPs and bytes
-// already differ).
-double attention_kernel_speed(AttentionKernel k, GpuArchitecture a);
+enum class AttentionPass : std::uint8_t { Forward, Backward };
+
+// The kernel's long-sequence speed in a pass as a share of the accelerator's own fused kernel's: a
+// softmax attention core runs at peak x efficiency.attention x this x attention_tile_share (1 for
+// flash and unfused, whose FLOPs and bytes already differ).
+double attention_kernel_speed(AttentionKernel k, GpuArchitecture a, AttentionPass p);
+
+// The share of its long-sequence rate a fused kernel reaches when each 128-query tile works
+// through keys_per_query / 128 key tiles, of which masked_tiles are computed whole for none of
+// their pairs (half a tile on the causal diagonal, half more at a sliding window's start): a
+// tile's own work (loading its queries, writing its output; in the backward loading its keys and
+// values, writing their gradients) costs a fixed number of key tiles beside them. 1 for unfused
+// attention (batched GEMMs).
+double attention_tile_share(AttentionKernel k, GpuArchitecture a, AttentionPass p, double keys_per_query,
+                            double masked_tiles);
 
 // Why `a` cannot run the kernel at a known speed, in one sentence naming what would run; nullopt
 // when it can.

@@ -291,7 +291,8 @@ PermuteBytes permute_bytes(const JobModel& m, const JobLayout& l, double tokens,
 // the whole sequence: 1/cp of the pairs however the sequence is split. A sliding window leaves
 // each query at most that many keys (FlashAttention's window_size skips the tiles outside it);
 // the unfused kernels compute every score and mask them, as for causality. Sets a windowed
-// layer's CP exchange in `w` (cp_window, cp_halo_bytes).
+// layer's CP exchange in `w` (cp_window, cp_halo_bytes) and a fused kernel's tiles computed for
+// no pairs (attention_masked_tiles).
 double attention_keys(const JobModel& m, const JobLayout& l, const LayerDims& d, LayerWork& w) {
   const std::int64_t window = m.every_layer_window() < m.seq ? m.every_layer_window() : 0;  // a wider one: none
   const bool split = l.cp > 1 && l.cp_comm != CpComm::AllToAll;  // each rank its chunks' queries
@@ -307,6 +308,7 @@ double attention_keys(const JobModel& m, const JobLayout& l, const LayerDims& d,
     if (fits) w.cp_halo_bytes = static_cast<double>(halo) * l.micro_batch * (d.k + d.v) / l.tp * kAct;
   }
   if (!fused(l.attention)) return static_cast<double>(m.seq);
+  w.attention_masked_tiles = window > 0 ? 1.0 : 0.5;
   std::int64_t most = causal_attention_pairs(m.seq, window);
   if (split) {
     most = 0;
@@ -393,6 +395,7 @@ LayerWork layer_work(const JobModel& m, const JobLayout& l, double expert_load, 
     const double ctx = attention_keys(m, l, d, w);
     w.attention_flops = 2 * T * ctx * (d.q + d.o) / t;  // QK^T over the query width, AV over the value width
     w.softmax_core = true;
+    w.attention_keys = ctx;
   }
   layer_memory_bytes(w, m, l, T, d, expert_load, ep_per_node);
   layer_comm_bytes(w, m, l, T, d, expert_load);
@@ -510,8 +513,13 @@ PassSeconds layer_pass(const LayerWork& w, const JobLayout& l, const ClusterSpec
   const double core_bytes = pass == GemmPass::InputGrad && w.attention_backward_bytes > 0
                                 ? w.attention_backward_bytes
                                 : attn_mult * w.attention_bytes;
-  // A named kernel (FlashAttention-2, -3) at its speed against the accelerator's own.
-  const double kernel = w.softmax_core ? attention_kernel_speed(l.attention, a.architecture) : 1.0;
+  // A named kernel (FlashAttention-2, -3) at its speed against the accelerator's own, at the share
+  // of it the layer's keys per query leave a fused kernel's tiles.
+  const AttentionPass ap = pass == GemmPass::Forward ? AttentionPass::Forward : AttentionPass::Backward;
+  const double kernel = w.softmax_core ? attention_kernel_speed(l.attention, a.architecture, ap) *
+                                             attention_tile_share(l.attention, a.architecture, ap, w.attention_keys,
+                                                                  w.attention_masked_tiles)
+                                       : 1.0;
   p.attention = std::max(attn_mult * w.attention_flops / (a.peak_bf16 * a.efficiency.attention * kernel),
                          core_bytes / (static_cast<double>(a.hbm_bandwidth) * a.efficiency.memory));
   const double casts = l.fp8 ? fp8_cast_bytes(w.gemms, pass, l.fp8_dispatch, l.fp8_recipe) : 0;

@@ -27,11 +27,14 @@ assert g["architecture"] == "blackwell" and g["peak_fp8_flops"] == 5e15 and g["n
 assert g["peak_fp4_flops"] == 1e16 and d["presets"][1]["peak_fp4_flops"] == 0, g
 assert g["network"]["nic_bandwidth_bytes_per_s"] == 50_000_000_000 and g["usable_memory_bytes"] == 172 * 2**30, g
 assert d["presets"][0]["peak_fp8_flops"] == 0, d["presets"][0]
-# The attention kernels each runs, at their speed against its own (docs/job.md "Attention kernels").
+# The attention kernels each runs, at their long-sequence speed against its own, forward and
+# backward (docs/job.md "Attention kernels").
 k = {p["name"]: p["attention_kernels"] for p in d["presets"]}
-assert k["h100-sxm"] == {"flash": 1.0, "flash2": 0.62, "flash3": 1.11}, k["h100-sxm"]
-assert k["a100-sxm-80gb"] == {"flash": 1.0, "flash2": 1.0, "flash3": None}, k["a100-sxm-80gb"]
-assert k["b200"] == {"flash": 1.0, "flash2": None, "flash3": None}, k["b200"]
+same = {"forward": 1.0, "backward": 1.0}
+assert k["h100-sxm"] == {"flash": same, "flash2": {"forward": 0.63, "backward": 0.61},
+                         "flash3": {"forward": 1.17, "backward": 1.09}}, k["h100-sxm"]
+assert k["a100-sxm-80gb"] == {"flash": same, "flash2": same, "flash3": None}, k["a100-sxm-80gb"]
+assert k["b200"] == {"flash": same, "flash2": None, "flash3": None}, k["b200"]
 print("\n".join(names))
 PY
 # Each listed preset is one a job step takes, and its step names it.

@@ -132,19 +132,19 @@ TEST_CASE("job_step compare --html: the variants' table and what limits each aft
   CHECK(count(html, "<h2 id=\"variants\">Variants</h2>") == 1);
   CHECK(html.find("<h2 id=\"summary\">") < html.find("<h2 id=\"variants\">"));
   for (const char* row :
-       {"<tr><td>base</td><td class=\"num\">12.694 s</td>", "<tr><td>round-robin</td><td class=\"num\">9.924 s</td>",
-        "<tr><td>capacity-1.25</td><td class=\"num\">11.263 s</td>", "181.7 / 74.5"})
+       {"<tr><td>base</td><td class=\"num\">12.863 s</td>", "<tr><td>round-robin</td><td class=\"num\">10.080 s</td>",
+        "<tr><td>capacity-1.25</td><td class=\"num\">11.431 s</td>", "181.7 / 74.5"})
     CHECK(html.find(row) != std::string::npos);
   // What limits each: the critical path's shares per kind, a column per kind any row names. TP 4
-  // with the experts split 4 ways is bound by its expert collectives (67.7 %: the EP exchange
+  // with the experts split 4 ways is bound by its expert collectives (67.5 %: the EP exchange
   // across 4 nodes, the copies gathered among expert TP), folded to expert TP 1 by its compute again.
   const auto limits = html.find("What limits each");
   REQUIRE(limits != std::string::npos);
   CHECK(limits < html.find("<h2 id=\"timeline\">"));
   for (const char* row : {"<tr><th>variant</th><th>backward</th><th>TP/CP/EP collectives</th><th>forward</th>",
-                          "<tr><td>base</td><td class=\"num\">56.1%</td><td class=\"num\">21.4%</td>",
-                          "<tr><td>tp4</td><td class=\"num\">23.6%</td><td class=\"num\">67.7%</td>",
-                          "<tr><td>tp4-expert-tp1</td><td class=\"num\">50.5%</td><td class=\"num\">24.2%</td>"})
+                          "<tr><td>base</td><td class=\"num\">56.5%</td><td class=\"num\">21.1%</td>",
+                          "<tr><td>tp4</td><td class=\"num\">23.9%</td><td class=\"num\">67.5%</td>",
+                          "<tr><td>tp4-expert-tp1</td><td class=\"num\">50.9%</td><td class=\"num\">24.0%</td>"})
     CHECK(html.find(row, limits) != std::string::npos);
   // The timeline below is the base's: its 368 ops.
   CHECK(html.find("368 bars on") != std::string::npos);

@@ -56,7 +56,7 @@ assert all(s[n]["memory_bytes"] <= s[n]["usable_bytes"] for n in range(21, 27)),
 l = files["llama3_405b_meta2024.csv"]
 lr = rows("llama3_405b_meta2024.csv")
 assert not any(r["fit"] for r in lr.values()), lr
-assert [round(lr[n]["predicted"], 1) for n in (16, 17, 18)] == [451.9, 417.9, 390.3], lr
+assert [round(lr[n]["predicted"], 1) for n in (16, 17, 18)] == [450.2, 416.4, 389.5], lr
 assert l["held_out"]["mean_abs_error"] <= 0.05 and l["held_out"]["max_abs_error"] <= 0.10, l["held_out"]
 assert l["ranking"]["kept"] == l["ranking"]["pairs"] == 3, l["ranking"]
 # The rows need more memory than an H100 has in stepsim's model (the paper's run freed what the
@@ -66,11 +66,11 @@ assert [round(lr[n]["memory_bytes"] / 2**30, 1) for n in (16, 17)] == [88.4, 81.
 assert all(lr[n]["usable_bytes"] == lr[16]["usable_bytes"] for n in (17, 18)), lr
 assert round(lr[16]["usable_bytes"] / 2**30, 1) == 74.5, lr
 # Qwen3-235B-A22B MoE on H100 (the H100 calibration: the MoE-layer rows' GEMM efficiency, the
-# preset's five other dense ones, and the host time per MoE pass fitted on the 16K row, 0.97 ms):
+# preset's five other dense ones, and the host time per MoE pass fitted on the 16K row, 0.85 ms):
 # the held-out rows within the issue's bounds (mean 5 %, max 10 %); ranked right.
 q = files["qwen3_235b_moe_modelzoo.csv"]
 qr = rows("qwen3_235b_moe_modelzoo.csv")
-assert abs(d["calibration"]["h100-sxm"]["moe_host"] - 0.9569e-3) < 0.5e-6, d["calibration"]
+assert abs(d["calibration"]["h100-sxm"]["moe_host"] - 0.8489e-3) < 0.5e-6, d["calibration"]
 assert [n for n in qr if qr[n]["fit"]] == [15], qr
 assert [round(qr[n]["predicted"], 1) for n in (15, 16, 17, 18)] == [295.0, 335.4, 372.6, 404.2], qr
 assert all(abs(qr[n]["error"]) <= 0.10 for n in qr), qr
@@ -93,13 +93,13 @@ assert [n for n in ml if ml[n]["fit"]] == [16, 19, 20, 23, 25], ml
 assert abs(ml[18]["error"]) <= 0.12 and all(abs(ml[n]["error"]) <= 0.10 for n in (17, 21, 22)), ml
 assert all(abs(ml[n]["error"]) <= 0.075 for n in (24, 26, 27, 28, 29, 30, 31)), ml
 # NeMo's dense Llama 3 runs on H100 in FP8 with tensorwise scaling: their GEMM share fitted on the
-# 70B row of 25.11 (0.872: FP8 GEMMs at 1.74x BF16, where blockwise grouped ones run at 1.19x);
+# 70B row of 25.11 (0.885: FP8 GEMMs at 1.77x BF16, where blockwise grouped ones run at 1.19x);
 # the other seven rows held out (two more NeMo containers' and Megatron-LM's README's), 8 to 1,024
 # GPUs, within 5 % mean and 10 % max, ranking kept.
-assert round(h100["fp8"], 3) == 0.872, h100
+assert round(h100["fp8"], 3) == 0.885, h100
 nm = rows("nemo_llama3_h100_fp8.csv")
 assert [n for n in nm if nm[n]["fit"]] == [26], nm
-assert [round(nm[n]["predicted"]) for n in range(25, 33)] == [14353, 1602, 316, 1624, 322, 14698, 1602, 312], nm
+assert [round(nm[n]["predicted"]) for n in range(25, 33)] == [14229, 1602, 317, 1624, 323, 14568, 1602, 314], nm
 # Every run fits, with the FP8 GEMMs' weight copies (docs/job.md): the 8B on 8 GPUs under
 # Megatron-FSDP gathers in FP8 (fp8_param_gather), its shards FP8 and beside a gathered layer only
 # its transposes (52.2 -> 50.8 GiB), Megatron-LM's (TP 1, CP 2, zero 1) every layer's (58.9 -> 71.9),
@@ -111,17 +111,17 @@ n = files["nemo_llama3_h100_fp8.csv"]
 assert n["held_out"]["mean_abs_error"] <= 0.05 and n["held_out"]["max_abs_error"] <= 0.10, n["held_out"]
 assert n["ranking"]["kept"] == n["ranking"]["pairs"] == 7, n["ranking"]
 # FSDP over 64 GPUs of 8 nodes (torchtitan on A100, NeMo AutoModel on H100): no row fitted, each at
-# its accelerator's calibration; NCCL's rings striped over each node's NICs put them within 4 %
+# its accelerator's calibration; NCCL's rings striped over each node's NICs put them within 4.1 %
 # (at one NIC's share per GPU they read -27 % to -66 %). Lines 23-25, torchtitan's Llama 2 rows,
 # were added after the rule, and checked, not used, to make it.
 fs = rows("fsdp_across_nodes.csv")
 f = files["fsdp_across_nodes.csv"]
 assert not any(r["fit"] for r in fs.values()), fs
-assert [round(fs[n]["predicted"], 1) for n in range(20, 26)] == [2865.5, 320.5, 846.6, 2248.0, 1963.6, 348.0], fs
-assert [round(100 * fs[n]["error"], 1) for n in range(20, 26)] == [-1.3, -3.2, -2.3, 4.0, 2.6, -1.4], fs
+assert [round(fs[n]["predicted"], 1) for n in range(20, 26)] == [2820.6, 317.5, 841.5, 2208.7, 1930.7, 344.4], fs
+assert [round(100 * fs[n]["error"], 1) for n in range(20, 26)] == [-2.9, -4.1, -2.9, 2.2, 0.9, -2.4], fs
 # torchtitan's "selective op" rows (recompute: op), added after the two rules above and checked
-# without a change: Llama 3 8B +1.1 %, Llama 2 13B +6.9 %, Llama 2 70B at local batch 1 +3.2 %.
-assert [round(100 * fs[n]["error"], 1) for n in range(26, 29)] == [1.1, 6.9, 3.2], fs
+# without a change: Llama 3 8B -0.4 %, Llama 2 13B +5.2 %, Llama 2 70B at local batch 1 +2.2 %.
+assert [round(100 * fs[n]["error"], 1) for n in range(26, 29)] == [-0.4, 5.2, 2.2], fs
 assert f["ranking"]["kept"] == f["ranking"]["pairs"] == 10, f["ranking"]
 assert f["held_out"]["mean_abs_error"] <= 0.05 and f["held_out"]["max_abs_error"] <= 0.10, f["held_out"]
 print("check-against bounds ok")
@@ -130,8 +130,8 @@ PY
 # MosaicML's MPT rows on FSDP (docs/job.md "MPT on FSDP"), every row held out at the calibrations
 # the other tables fit: the misses held as they are, so that none moves unseen. A100: every run fits
 # in stepsim's memory model, as every one ran (PyTorch FSDP's FP32 weights without a BF16 copy, MPT
-# without dropout); 7 of the 9 within 10 % of the memory predicted 12-42 % fast, the other 35 within
-# 15 %; H100 (2023 software): worst at long sequences.
+# without dropout); 5 of the 9 within 10 % of the memory predicted 10-34 % fast, the other 35 within
+# 13 %; H100 (2023 software): worst at long sequences.
 "$stepsim" check-against validation/megatron_sc21.csv validation/megatron_korthikanti2022.csv \
   validation/megascale_megatron.csv validation/megatron_moe_layer_h100.csv validation/qwen3_235b_moe_modelzoo.csv \
   validation/nemo_llama3_h100_fp8.csv validation/mpt_fsdp_a100.csv validation/mpt_fsdp_h100.csv --json >"$tmp/mpt.json"
@@ -142,17 +142,17 @@ files = {f["file"].split("/")[-1]: f for f in d["files"]}
 a, h = files["mpt_fsdp_a100.csv"], files["mpt_fsdp_h100.csv"]
 assert not any(r["fit"] for r in a["rows"] + h["rows"])
 assert len(a["rows"]) == 44 and len(h["rows"]) == 52
-assert (round(100 * a["held_out"]["mean_abs_error"], 1), round(100 * a["held_out"]["max_abs_error"], 1)) == (9.6, 42.1), a
+assert (round(100 * a["held_out"]["mean_abs_error"], 1), round(100 * a["held_out"]["max_abs_error"], 1)) == (8.0, 34.1), a
 assert (a["ranking"]["kept"], a["ranking"]["pairs"]) == (925, 933), a["ranking"]
 assert all(r["memory_bytes"] <= r["usable_bytes"] for r in a["rows"]), a
 edge = [r for r in a["rows"] if r["memory_bytes"] >= 0.9 * r["usable_bytes"]]
 rest = [r for r in a["rows"] if r["memory_bytes"] < 0.9 * r["usable_bytes"]]
-assert len(edge) == 9 and sorted(r["error"] > 0.10 for r in edge) == [False] * 2 + [True] * 7, edge
-assert max(abs(r["error"]) for r in rest) < 0.15 and round(100 * sum(abs(r["error"]) for r in rest) / 35, 1) == 7.0
-assert (round(100 * h["held_out"]["mean_abs_error"], 1), round(100 * h["held_out"]["max_abs_error"], 1)) == (40.8, 146.0), h
+assert len(edge) == 9 and sorted(r["error"] > 0.10 for r in edge) == [False] * 4 + [True] * 5, edge
+assert max(abs(r["error"]) for r in rest) < 0.13 and round(100 * sum(abs(r["error"]) for r in rest) / 35, 1) == 6.1
+assert (round(100 * h["held_out"]["mean_abs_error"], 1), round(100 * h["held_out"]["max_abs_error"], 1)) == (38.6, 144.2), h
 assert sum(r["memory_bytes"] > r["usable_bytes"] for r in h["rows"]) == 4, h
 r = {x["line"]: x for x in a["rows"]}
-assert [round(r[n]["predicted"], 1) for n in (17, 21, 60)] == [405.4, 841.0, 41846.0], r
+assert [round(r[n]["predicted"], 1) for n in (17, 21, 60)] == [400.5, 830.0, 39492.2], r
 print("MPT tables ok")
 PY
 
@@ -168,21 +168,21 @@ d = json.load(open(sys.argv[1]))
 (f,) = d["files"]
 r = {x["line"]: x for x in f["rows"]}
 assert [n for n in r if r[n]["fit"]] == [26, 27], r
-assert [round(r[n]["predicted"], 1) for n in range(26, 34)] == [30624.0, 29521.0, 660.5, 622.7] * 2, r
-assert [round(100 * r[n]["error"], 1) for n in range(28, 34)] == [-0.1, -0.2, 2.1, 0.5, -0.5, 0.1], r
+assert [round(r[n]["predicted"], 1) for n in range(26, 34)] == [30624.0, 29521.0, 670.0, 631.2] * 2, r
+assert [round(100 * r[n]["error"], 1) for n in range(28, 34)] == [1.4, 1.2, 2.1, 0.5, 0.9, 1.5], r
 assert [round(r[n]["memory_bytes"] / 2**30, 1) for n in range(26, 30)] == [105.8, 112.7, 126.7, 139.3], r
 assert all(x["memory_bytes"] <= x["usable_bytes"] for x in r.values()), r
 assert f["held_out"]["mean_abs_error"] <= 0.05 and f["held_out"]["max_abs_error"] <= 0.10, f["held_out"]
 assert f["ranking"]["kept"] == f["ranking"]["pairs"] == 10, f["ranking"]
 print("B200 table ok")
 PY
-has "calibration for b200: gemm 0.700, attention 0.550, memory 0.800, fabric 0.800, network 0.800, contention 0.200, fp8 0.642, fp8_mx 0.611" \
+has "calibration for b200: gemm 0.700, attention 0.550, memory 0.800, fabric 0.800, network 0.800, contention 0.200, fp8 0.658, fp8_mx 0.626" \
   "$tmp/b200.txt"
 
 # Qwen3 MoE on B200 in MXFP8 beside the dense B200 rows (docs/job.md "FP8 on Blackwell"): the host
-# time each MoE pass exposes fitted on the 30B row of 25.11 (3.43 ms); the 235B on 64 GPUs within
+# time each MoE pass exposes fitted on the 30B row of 25.11 (3.41 ms); the 235B on 64 GPUs within
 # 4 % (in 163.0 of 167 GiB, its weights in FP8, as it ran), 26.02's 235B on 256 GPUs
-# 17.9 % slow: held as they are. The dense rows read as alone (the MoE stage comes after theirs).
+# 18.1 % slow: held as they are. The dense rows read as alone (the MoE stage comes after theirs).
 "$stepsim" check-against validation/nemo_llama3_b200_fp8.csv validation/nemo_qwen3_moe_b200_fp8.csv --json \
   >"$tmp/b200-moe.json"
 python3 - "$tmp/b200-moe.json" "$tmp/b200.json" <<'PY' || fail "B200 MoE table"
@@ -193,23 +193,23 @@ dense, moe = files["nemo_llama3_b200_fp8.csv"], files["nemo_qwen3_moe_b200_fp8.c
 assert [x["predicted"] for x in dense["rows"]] == [x["predicted"] for x in alone["files"][0]["rows"]]
 r = {x["line"]: x for x in moe["rows"]}
 assert [n for n in r if r[n]["fit"]] == [20], r
-assert [round(100 * r[n]["error"], 1) for n in (21, 22, 23)] == [-4.0, -3.1, -17.9], r
+assert [round(100 * r[n]["error"], 1) for n in (21, 22, 23)] == [-4.0, -3.3, -18.1], r
 assert [round(r[n]["memory_bytes"] / 2**30, 1) for n in (20, 22, 23)] == [86.8, 163.0, 100.4], r
-assert (round(100 * moe["held_out"]["mean_abs_error"], 1), round(100 * moe["held_out"]["max_abs_error"], 1)) == (8.4, 17.9)
+assert (round(100 * moe["held_out"]["mean_abs_error"], 1), round(100 * moe["held_out"]["max_abs_error"], 1)) == (8.5, 18.1)
 assert moe["ranking"]["kept"] == moe["ranking"]["pairs"] == 2, moe["ranking"]
 print("B200 MoE table ok")
 PY
 "$stepsim" check-against validation/nemo_llama3_b200_fp8.csv validation/nemo_qwen3_moe_b200_fp8.csv >"$tmp/b200-moe.txt"
-has "fp8 0.642, fp8_mx 0.611, moe_host 3.434 ms" "$tmp/b200-moe.txt"
-# ... and without the host time the 30B reads 297 % fast.
+has "fp8 0.658, fp8_mx 0.626, moe_host 3.409 ms" "$tmp/b200-moe.txt"
+# ... and without the host time the 30B reads 289 % fast.
 "$stepsim" check-against validation/nemo_llama3_b200_fp8.csv validation/nemo_qwen3_moe_b200_fp8.csv \
-  --efficiency 0.7,0.55,0.8,0.8,0.8,0.2,1,0.642,0,1,0.611 >"$tmp/b200-moe0.txt"
-fig "20 25.11 Qwen3-30B-A3B FP8-MX 8 GPUs 9299 tok/s 36955 +297.4% fit" "$tmp/b200-moe0.txt"
+  --efficiency 0.7,0.55,0.8,0.8,0.8,0.2,1,0.658,0,1,0.626 >"$tmp/b200-moe0.txt"
+fig "20 25.11 Qwen3-30B-A3B FP8-MX 8 GPUs 9299 tok/s 36186 +289.1% fit" "$tmp/b200-moe0.txt"
 
 # GB200 NVL72 (the same summary's DGX-GB200 rows, docs/job.md "FP8 on Blackwell"), fitted as on
 # B200 on the 25.11 8B rows, NVFP4 on 26.02's 70B row: the misses held as they are (held out mean
-# 7.5 %, max 14.1 %: the 405B runs on 256 GPUs read -9 to -14 %, NVFP4's among them at -10.6 %,
-# 25.09's 405B MXFP8 run on 128 +12.8 %), every run fits, the ranking kept.
+# 7.0 %, max 14.2 %: the 405B runs on 256 GPUs read -8 to -13 %, NVFP4's among them at -10.1 %,
+# 25.09's 405B MXFP8 run on 128 +14.2 %), every run fits, the ranking kept.
 "$stepsim" check-against validation/nemo_llama3_gb200_fp8.csv --json >"$tmp/gb200.json"
 python3 - "$tmp/gb200.json" <<'PY' || fail "GB200 table"
 import json, sys
@@ -217,23 +217,23 @@ d = json.load(open(sys.argv[1]))
 (f,) = d["files"]
 r = {x["line"]: x for x in f["rows"]}
 assert [n for n in r if r[n]["fit"]] == [25, 26, 35], r
-assert [round(100 * r[n]["error"], 1) for n in range(27, 35)] == [-11.6, 0.5, -0.5, -4.0, 12.8, -3.8, -14.1, -9.4], r
-assert round(100 * r[36]["error"], 1) == -10.6, r[36]  # 405B NVFP4 on 256, as its MXFP8 and FP8 siblings
+assert [round(100 * r[n]["error"], 1) for n in range(27, 35)] == [-10.4, 0.5, -0.5, -3.2, 14.2, -3.0, -13.0, -8.1], r
+assert round(100 * r[36]["error"], 1) == -10.1, r[36]  # 405B NVFP4 on 256, as its MXFP8 and FP8 siblings
 assert all(x["memory_bytes"] <= x["usable_bytes"] for x in r.values()), r
-assert (round(100 * f["held_out"]["mean_abs_error"], 1), round(100 * f["held_out"]["max_abs_error"], 1)) == (7.5, 14.1), f
+assert (round(100 * f["held_out"]["mean_abs_error"], 1), round(100 * f["held_out"]["max_abs_error"], 1)) == (7.0, 14.2), f
 assert f["ranking"]["kept"] == f["ranking"]["pairs"] == 17, f["ranking"]
 print("GB200 table ok")
 PY
 # ... and at the B200's shares (the same die): the 405B runs on 256 GPUs within 5 %, the 8B rows and
 # 25.09's 405B on 128 fast.
-"$stepsim" check-against validation/nemo_llama3_gb200_fp8.csv --efficiency 0.7,0.55,0.8,0.8,0.8,0.2,1,0.642,0,1,0.611 \
+"$stepsim" check-against validation/nemo_llama3_gb200_fp8.csv --efficiency 0.7,0.55,0.8,0.8,0.8,0.2,1,0.658,0,1,0.626 \
   >"$tmp/gb200-b200.txt"
-fig "27 25.11 Llama-3.1-405B FP8-CS 256 GPUs 813 tok/s 777.9 -4.3% held out" "$tmp/gb200-b200.txt"
-fig "33 26.02 Llama-3.1-405B MXFP8 256 GPUs 786 tok/s 748.5 -4.8% held out" "$tmp/gb200-b200.txt"
-fig "34 26.02 Llama-3.1-405B FP8 256 GPUs 793 tok/s 777.9 -1.9% held out" "$tmp/gb200-b200.txt"
+fig "27 25.11 Llama-3.1-405B FP8-CS 256 GPUs 813 tok/s 789.5 -2.9% held out" "$tmp/gb200-b200.txt"
+fig "33 26.02 Llama-3.1-405B MXFP8 256 GPUs 786 tok/s 759.7 -3.3% held out" "$tmp/gb200-b200.txt"
+fig "34 26.02 Llama-3.1-405B FP8 256 GPUs 793 tok/s 789.5 -0.4% held out" "$tmp/gb200-b200.txt"
 fig "25 25.11 Llama-3-8B FP8-CS 8 GPUs 31508 tok/s 33592 +6.6% fit" "$tmp/gb200-b200.txt"
-fig "26 25.11 Llama-3-8B FP8-MX 8 GPUs 29789 tok/s 32386 +8.7% fit" "$tmp/gb200-b200.txt"
-fig "31 25.09 Llama-3.1-405B FP8-MX 128 GPUs 578 tok/s 721.8 +24.9% held out" "$tmp/gb200-b200.txt"
+fig "26 25.11 Llama-3-8B FP8-MX 8 GPUs 29789 tok/s 32405 +8.8% fit" "$tmp/gb200-b200.txt"
+fig "31 25.09 Llama-3.1-405B FP8-MX 128 GPUs 578 tok/s 732.6 +26.7% held out" "$tmp/gb200-b200.txt"
 
 # README's fidelity table says what check-against prints for every file at once: each row naming one
 # table gives its held-out mean / max and its ranking as the JSON has them.
@@ -267,19 +267,19 @@ for gpu in h100 a100; do
     "validation/mpt_fsdp_$gpu.csv" >"$tmp/mpt-$gpu-fit.csv"
   "$stepsim" check-against "$tmp/mpt-$gpu-fit.csv" >"$tmp/mpt-$gpu-fit.txt"
 done
-has "calibration for h100-sxm: gemm 0.769, attention 0.175, memory 0.257, fabric 0.594, network 0.627, contention 0.594" \
+has "calibration for h100-sxm: gemm 0.779, attention 0.175, memory 0.334, fabric 0.381, network 0.340, contention 0.392" \
   "$tmp/mpt-h100-fit.txt"
-fig "held out: 34 rows, mean |error| 3.2%, max 25.4%" "$tmp/mpt-h100-fit.txt"
-fig "20 H100 80GB MPT-30B s8192 AC 8 GPUs 1384 tok/s 1736 +25.4% held out" "$tmp/mpt-h100-fit.txt"
-has "calibration for a100-sxm-80gb: gemm 1.000, attention 0.342, memory 0.147, fabric 0.160, network 0.055" \
+fig "held out: 34 rows, mean |error| 3.3%, max 25.8%" "$tmp/mpt-h100-fit.txt"
+fig "20 H100 80GB MPT-30B s8192 AC 8 GPUs 1384 tok/s 1741 +25.8% held out" "$tmp/mpt-h100-fit.txt"
+has "calibration for a100-sxm-80gb: gemm 1.000, attention 0.342, memory 0.165, fabric 0.141, network 0.053" \
   "$tmp/mpt-a100-fit.txt"
-fig "held out: 29 rows, mean |error| 7.3%, max 67.9%" "$tmp/mpt-a100-fit.txt"
+fig "held out: 29 rows, mean |error| 7.6%, max 69.2%" "$tmp/mpt-a100-fit.txt"
 
 # The table names a row that needs more memory than the GPU has (in stepsim's model) in a last
 # column, which a table whose rows all fit does not have.
 "$stepsim" check-against validation/llama3_405b_meta2024.csv >"$tmp/l3-memory.txt"
-fig "16 Table 4 Llama-3-405B 8K 8192 GPUs 430 TFLOP/s 515 +19.8% held out needs 88.4 of 74.5 GiB" "$tmp/l3-memory.txt"
-fig "17 Table 4 Llama-3-405B 8K 16384 GPUs 400 TFLOP/s 474.1 +18.5% held out" "$tmp/l3-memory.txt"
+fig "16 Table 4 Llama-3-405B 8K 8192 GPUs 430 TFLOP/s 512.7 +19.2% held out needs 88.4 of 74.5 GiB" "$tmp/l3-memory.txt"
+fig "17 Table 4 Llama-3-405B 8K 16384 GPUs 400 TFLOP/s 472.1 +18.0% held out" "$tmp/l3-memory.txt"
 has "memory per GPU (stepsim)" "$tmp/l3-memory.txt"
 # torchtitan's footnote: Llama 2 70B at local batch 2 ran out of memory on 80 GB A100 with
 # selective checkpointing. The shipped full-AC row with every second layer recomputed instead:
@@ -306,19 +306,19 @@ sed 's/,tflops_model,295,1,/,tflops_model,295,0,/' validation/qwen3_235b_moe_mod
 "$stepsim" check-against validation/megatron_sc21.csv "$tmp/qwen3-held.csv" >"$tmp/mixed.txt"
 has "calibration for h100-sxm: gemm 0.700, attention 0.550, memory 0.800, fabric 0.800, network 0.800, contention 0.200" "$tmp/mixed.txt"
 has "the preset's own: no row of this accelerator is marked fit=1" "$tmp/mixed.txt"
-fig "15 Long context Qwen3-235B-A22B 16K 256 GPUs 295 TFLOP/s 353.3 +19.8% held out" "$tmp/mixed.txt"
+fig "15 Long context Qwen3-235B-A22B 16K 256 GPUs 295 TFLOP/s 348.8 +18.3% held out" "$tmp/mixed.txt"
 "$stepsim" check-against "$tmp/qwen3-held.csv" --json >"$tmp/moe-only.json"
 has '"source": "preset"' "$tmp/moe-only.json"
 # The Qwen3 16K row as a scenario on the shipped H100 calibration: the table's 295 TFLOP/s, and
 # its other rows as variants.
 "$stepsim" run scenarios/job-qwen3-235b-16k-256xh100.yaml >"$tmp/q16.txt"
 fig "model TFLOP/s per GPU 295.0" "$tmp/q16.txt"
-fig "host waits per MoE layer 2.87 ms" "$tmp/q16.txt"
+fig "host waits per MoE layer 2.55 ms" "$tmp/q16.txt"
 "$stepsim" compare scenarios/job-qwen3-235b-16k-256xh100.yaml >"$tmp/q16-cmp.txt"
 # Its variants train longer sequences on the same GPUs: "vs first" compares GPU time per token,
 # 1438 / 550 tokens/s per GPU (a step's time, 20.9 times the base's, says nothing of cost).
 has "GPU time per token vs first" "$tmp/q16-cmp.txt"
-fig "128k 238.338 s +161.5% 550 40.9% 53.6 / 74.5 yes 2.3%" "$tmp/q16-cmp.txt"
+fig "128k 238.337 s +161.5% 550 40.9% 53.6 / 74.5 yes 2.3%" "$tmp/q16-cmp.txt"
 "$stepsim" compare scenarios/job-llama70b-64xh100.yaml >"$tmp/l70-cmp.txt"
 ! grep -q "per token" "$tmp/l70-cmp.txt" || fail "same GPUs and tokens a step: vs first is the step's"
 # A user's three runs (a 7B model on 16 H100) that the model cannot fit exactly: fitting all six
@@ -330,18 +330,18 @@ lab,7B dp16,32,4096,32,32,11008,32000,4096,swiglu,0,0,h100-sxm,16,1,1,1,16,1,,1,
 lab,7B tp2 dp8,32,4096,32,32,11008,32000,4096,swiglu,0,0,h100-sxm,16,2,1,1,8,1,,2,256,selective,1,1,flash,4,1,iteration_s,6.5,1
 lab,7B pp2 dp8,32,4096,32,32,11008,32000,4096,swiglu,0,0,h100-sxm,16,1,1,2,8,1,1f1b,1,256,none,0,1,flash,4,1,iteration_s,6.9,1
 CSV
-few_warning="warning: 3 dense rows fitted 6 parameters and attention 0.550 -> 1.000 (its bound), memory 0.800 -> 0.152, fabric 0.800 -> 1.000 (its bound), network 0.800 -> 1.000 (its bound), contention 0.200 -> 0.050 (its bound) moved to a bound or by more than 2x from the preset: the rows do not determine them; fit fewer with --fit (e.g. --fit gemm) or add runs that exercise them"
+few_warning="warning: 3 dense rows fitted 6 parameters and attention 0.550 -> 1.000 (its bound), memory 0.800 -> 0.230, fabric 0.800 -> 1.000 (its bound), network 0.800 -> 1.000 (its bound), contention 0.200 -> 0.050 (its bound) moved to a bound or by more than 2x from the preset: the rows do not determine them; fit fewer with --fit (e.g. --fit gemm) or add runs that exercise them"
 "$stepsim" calibrate "$tmp/few.csv" -o "$tmp/few.yaml" >"$tmp/few.txt" 2>"$tmp/few.err"
 [[ "$(cat "$tmp/few.err")" == "$few_warning" ]] || fail "few rows: $(cat "$tmp/few.err")"
 has "^# ${few_warning#warning: }$" "$tmp/few.yaml"
-has "^rms residual 3.27%$" "$tmp/few.txt"
+has "^rms residual 3.33%$" "$tmp/few.txt"
 "$stepsim" calibrate "$tmp/few.csv" -o "$tmp/few-gemm.yaml" --fit gemm >"$tmp/few-gemm.txt" 2>"$tmp/few-gemm.err"
 [[ ! -s "$tmp/few-gemm.err" ]] || fail "--fit gemm warned: $(cat "$tmp/few-gemm.err")"
-has "^calibration for h100-sxm: gemm 0.494, attention 0.550, memory 0.800, fabric 0.800, network 0.800, contention 0.200$" \
+has "^calibration for h100-sxm: gemm 0.502, attention 0.550, memory 0.800, fabric 0.800, network 0.800, contention 0.200$" \
   "$tmp/few-gemm.txt"
-fig "few.csv:4 lab 7B pp2 dp8 16 GPUs 6.9 s 6.552 -5.0%" "$tmp/few-gemm.txt"
+fig "few.csv:4 lab 7B pp2 dp8 16 GPUs 6.9 s 6.551 -5.1%" "$tmp/few-gemm.txt"
 "$stepsim" check-against "$tmp/few.csv" --fit gemm,network >"$tmp/few-check.txt"
-has "^calibration for h100-sxm: gemm 0.49" "$tmp/few-check.txt"
+has "^calibration for h100-sxm: gemm 0.501" "$tmp/few-check.txt"
 # Rows stepsim's memory model cannot place (they ran all the same) are named on stderr as calibrate
 # fits them: Korthikanti's one-layer rows at 106.0 and 86.2 of 76.0 GiB.
 "$stepsim" calibrate validation/megatron_korthikanti2022.csv -o "$tmp/k.yaml" >/dev/null 2>"$tmp/k.err"
@@ -349,7 +349,7 @@ has "^warning: 4 of the 19 rows fitted need more memory than the GPU has by step
 # -o -: the YAML alone on stdout, a file a scenario can name; the fit's table on stderr.
 "$stepsim" calibrate "$tmp/few.csv" -o - --fit gemm >"$tmp/few-stdout.yaml" 2>"$tmp/few-stdout.err"
 cmp "$tmp/few-stdout.yaml" "$tmp/few-gemm.yaml" || fail "calibrate -o -: stdout is not the hardware file"
-has "^calibration for h100-sxm: gemm 0.494" "$tmp/few-stdout.err"
+has "^calibration for h100-sxm: gemm 0.502" "$tmp/few-stdout.err"
 run "$stepsim" calibrate "$tmp/few.csv" -o - --fit gemm,bogus
 refused "error: --fit: 'bogus' is not one of the six dense efficiencies (gemm, attention, memory, fabric, network, contention)"
 run "$stepsim" calibrate "$tmp/few.csv" -o - --fit gemm,gemm
@@ -363,25 +363,25 @@ has "^warning: 19 dense rows fitted 6 parameters and network 0.800 -> 0.230, con
 awk -F, -v OFS=, 'NR == 1 { print $0, "nics"; next } { print $0, 2 }' "$tmp/few.csv" >"$tmp/few-2nics.csv"
 "$stepsim" check-against "$tmp/few.csv" --efficiency 0.5,0.55,0.8,0.8,0.8,0.2 >"$tmp/nics8.txt"
 "$stepsim" check-against "$tmp/few-2nics.csv" --efficiency 0.5,0.55,0.8,0.8,0.8,0.2 >"$tmp/nics2.txt"
-fig "2 lab 7B dp16 16 GPUs 6.1 s 6.21 +1.8% fit" "$tmp/nics8.txt"
-fig "2 lab 7B dp16 16 GPUs 6.1 s 6.422 +5.3% fit" "$tmp/nics2.txt"
+fig "2 lab 7B dp16 16 GPUs 6.1 s 6.293 +3.2% fit" "$tmp/nics8.txt"
+fig "2 lab 7B dp16 16 GPUs 6.1 s 6.502 +6.6% fit" "$tmp/nics2.txt"
 csv_refused "$tmp/few-2nics.csv" '2s/,2$/,0/' "edited.csv:2: nics: 0 NICs: a node needs at least one"
 # calibrate says which stage each row fitted, where they fit more than one (not for one stage).
 # (The Llama 3 table with its 8K row marked fit=1: a dense row.)
 sed 's/,tflops_model,430,0,/,tflops_model,430,1,/' validation/llama3_405b_meta2024.csv >"$tmp/llama3-fit.csv"
 "$stepsim" calibrate "$tmp/llama3-fit.csv" validation/qwen3_235b_moe_modelzoo.csv --fit-rows \
   -o "$tmp/two-stages.yaml" >"$tmp/two-stages.txt"
-fig "validation/qwen3_235b_moe_modelzoo.csv:15 Long context Qwen3-235B-A22B 16K 256 GPUs 295 TFLOP/s 295 +0.0% moe_host" \
+fig "validation/qwen3_235b_moe_modelzoo.csv:15 Long context Qwen3-235B-A22B 16K 256 GPUs 295 TFLOP/s 295 -0.0% moe_host" \
   "$tmp/two-stages.txt"
 has "+0.0%  dense six" "$tmp/two-stages.txt"
 "$stepsim" calibrate "$tmp/llama3-fit.csv" --fit-rows -o "$tmp/one-stage.yaml" >"$tmp/one-stage.txt"
 if grep -q "dense six" "$tmp/one-stage.txt"; then fail "a one-stage calibration names its stage"; fi
 # With a dense row fitted, the MoE blocks' rows fit the routed experts' share (at its bound here:
-# the Llama row alone puts gemm at 0.557, below the blocks' GEMMs), not gemm.
+# the Llama row alone puts gemm at 0.564, below the blocks' GEMMs), not gemm.
 "$stepsim" calibrate "$tmp/llama3-fit.csv" validation/megatron_moe_layer_h100.csv --fit-rows \
   -o "$tmp/dense-moe.yaml" >"$tmp/dense-moe.txt"
-has "calibration for h100-sxm: gemm 0.561, attention 0.543" "$tmp/dense-moe.txt"
-fig "validation/megatron_moe_layer_h100.csv:16 moe_perf Mixtral-like a2a BF16 8 GPUs 4.262 ms 4.267 +0.1% experts" \
+has "calibration for h100-sxm: gemm 0.564, attention 0.542" "$tmp/dense-moe.txt"
+fig "validation/megatron_moe_layer_h100.csv:16 moe_perf Mixtral-like a2a BF16 8 GPUs 4.262 ms 4.251 -0.3% experts" \
   "$tmp/dense-moe.txt"
 # A file none of whose rows is fitted is not named among the fitted ones.
 "$stepsim" calibrate validation/llama3_405b_meta2024.csv validation/qwen3_235b_moe_modelzoo.csv --fit-rows \
@@ -394,23 +394,23 @@ has "no rows to fit: --fit-rows fits only rows marked fit=1, and none is" "$tmp/
 # The host time alone (no other H100 row: the preset's six held), written to a hardware file in
 # whole microseconds, which a scenario reads back as the same step as the value set.
 "$stepsim" calibrate validation/qwen3_235b_moe_modelzoo.csv --fit-rows -o "$tmp/h100-host.yaml" >/dev/null
-has "contention: 0.2000, moe_host: 1654us}" "$tmp/h100-host.yaml"
+has "contention: 0.2000, moe_host: 1546us}" "$tmp/h100-host.yaml"
 "$stepsim" run scenarios/job-moe-routing-256xh100.yaml --set "job_step.hardware={file: $tmp/h100-host.yaml, gpus: 256}" \
   >"$tmp/host-file.txt"
-fig "step time 14.942 s" "$tmp/host-file.txt"
-"$stepsim" run scenarios/job-moe-routing-256xh100.yaml --set job_step.hardware.efficiency.moe_host=1654us >"$tmp/host-set.txt"
-fig "step time 14.942 s" "$tmp/host-set.txt"
+fig "step time 14.964 s" "$tmp/host-file.txt"
+"$stepsim" run scenarios/job-moe-routing-256xh100.yaml --set job_step.hardware.efficiency.moe_host=1546us >"$tmp/host-set.txt"
+fig "step time 14.964 s" "$tmp/host-set.txt"
 # Full recompute waits three times per layer and micro-batch: forward, its rerun, backward.
-fig "host waits per MoE layer 4.96 ms" "$tmp/host-set.txt"
-"$stepsim" run scenarios/job-moe-routing-256xh100.yaml --set job_step.hardware.efficiency.moe_host=1654us --json \
+fig "host waits per MoE layer 4.64 ms" "$tmp/host-set.txt"
+"$stepsim" run scenarios/job-moe-routing-256xh100.yaml --set job_step.hardware.efficiency.moe_host=1546us --json \
   >"$tmp/host-set.json"
-python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert abs(d["layer_host_ms"] - 4.962) < 1e-9, d' \
+python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert abs(d["layer_host_ms"] - 4.638) < 1e-9, d' \
   "$tmp/host-set.json"
 "$stepsim" run scenarios/job-moe-routing-256xh100.yaml --json >"$tmp/host-none.json"
 if grep -q layer_host_ms "$tmp/host-none.json"; then fail "layer_host_ms at 0"; fi
 # Beside the A100 table alone, the Qwen3 row fits the host time from the H100 preset's efficiencies.
 "$stepsim" check-against validation/megatron_sc21.csv validation/qwen3_235b_moe_modelzoo.csv >"$tmp/mixed-fit.txt"
-has "contention 0.200, moe_host 1.654 ms" "$tmp/mixed-fit.txt"
+has "contention 0.200, moe_host 1.546 ms" "$tmp/mixed-fit.txt"
 fig "18 Long context Qwen3-235B-A22B 128K 256 GPUs 389 TFLOP/s 402.9 +3.6% held out" "$tmp/mixed-fit.txt"
 # The MoE-layer rows alone (no dense row given): they fit the GEMM efficiency itself, 0.594 (a share
 # of the preset's unmeasured 0.70 would mean nothing), then the blockwise FP8 share on the FP8 row, 0.593;
@@ -470,20 +470,20 @@ fig "16 moe_perf Mixtral-like a2a BF16 8 GPUs 4.262 ms 4.109 -3.6% fit" "$tmp/ef
 # An eighth number, the tensorwise FP8 GEMMs' share: NeMo's FP8 rows as the calibration has them.
 "$stepsim" check-against validation/nemo_llama3_h100_fp8.csv --efficiency 0.5938,0.55,0.8,0.8,0.8,0.2,1,0.8752 \
   >"$tmp/eff8.txt"
-fig "27 25.11 Llama-3.1-405B FP8-CS 1024 GPUs 292 tok/s 316.4 +8.4% held out" "$tmp/eff8.txt"
+fig "27 25.11 Llama-3.1-405B FP8-CS 1024 GPUs 292 tok/s 314.4 +7.7% held out" "$tmp/eff8.txt"
 has "contention 0.200, fp8 0.875" "$tmp/eff8.txt"
-# NeMo's 70B FP8 row as a scenario: the fitted 1,602 tokens/s per GPU, 1.35x what blockwise
+# NeMo's 70B FP8 row as a scenario: the fitted 1,602 tokens/s per GPU, 1.36x what blockwise
 # scaling gives and 1.45x BF16 at NeMo's BF16 layout.
 "$stepsim" compare scenarios/job-llama3-70b-fp8-64xh100.yaml >"$tmp/l70-fp8.txt"
-fig "base 10.227 s +0.0% 1602 36.4% 62.4 / 74.5 yes 10.3% 0.21 s (TP 0.14 PP 0.07)" "$tmp/l70-fp8.txt"
-fig "blockwise 13.761 s +34.6% 1191 27.0% 62.4 / 74.5 yes 10.6% 0.07 s" "$tmp/l70-fp8.txt"
-fig "bf16 14.738 s +44.1% 1112 50.5% 53.7 / 74.5 yes 5.4% 0.11 s (PP 0.02 DP/ZeRO 0.09)" "$tmp/l70-fp8.txt"
+fig "base 10.227 s +0.0% 1602 36.4% 62.4 / 74.5 yes 10.2% 0.22 s (TP 0.15 PP 0.07)" "$tmp/l70-fp8.txt"
+fig "blockwise 13.866 s +35.6% 1182 26.8% 62.4 / 74.5 yes 10.5% 0.07 s" "$tmp/l70-fp8.txt"
+fig "bf16 14.842 s +45.1% 1104 50.1% 53.7 / 74.5 yes 5.4% 0.11 s (PP 0.02 DP/ZeRO 0.09)" "$tmp/l70-fp8.txt"
 # Forward-backward pairs (overlap.ep_a2a): Megatron-Bridge's Qwen3-235B FP8 recipe with and without
 # its EP all-to-all overlap (measured 1,633 tokens/s per GPU); JSON says so; a pipeline without
 # virtual stages, and no EP, are refused at the key, in a scenario and in a measured run's row.
 "$stepsim" compare scenarios/job-qwen3-235b-fp8-256xh100.yaml >"$tmp/q235-pairs.txt"
-fig "base 68.348 s +0.0% 1918 14.4% 65.1 / 74.5 yes 3.2% 18.91 s (TP 0.25 PP 0.87 DP/ZeRO 0.01 EP 17.78)" "$tmp/q235-pairs.txt"
-fig "no-overlap 110.012 s +61.0% 1191 8.9% 63.8 / 74.5 yes 1.9% 66.79 s (TP 0.92 PP 0.03 DP/ZeRO 0.01 EP 65.84)" "$tmp/q235-pairs.txt"
+fig "base 68.339 s +0.0% 1918 14.4% 65.1 / 74.5 yes 3.3% 19.35 s (TP 0.25 PP 0.87 DP/ZeRO 0.01 EP 18.21)" "$tmp/q235-pairs.txt"
+fig "no-overlap 109.423 s +60.1% 1198 9.0% 63.8 / 74.5 yes 1.9% 66.79 s (TP 0.92 PP 0.03 DP/ZeRO 0.01 EP 65.84)" "$tmp/q235-pairs.txt"
 "$stepsim" run scenarios/job-qwen3-235b-fp8-256xh100.yaml --json >"$tmp/q235-pairs.json"
 has '"overlap_ep_a2a": true' "$tmp/q235-pairs.json"
 run "$stepsim" run scenarios/job-qwen3-235b-fp8-256xh100.yaml --set job_step.layout.virtual_stages=1
@@ -499,8 +499,8 @@ awk 'NR <= 15' validation/qwen3_235b_moe_modelzoo.csv | sed '15s/,1,forced balan
 h100=0.5938,0.55,0.8,0.8,0.8,0.2,1,0.8724,0.000976,0.5927
 "$stepsim" check-against "$tmp/q-plain.csv" --efficiency "$h100" >"$tmp/q-plain.txt"
 "$stepsim" check-against "$tmp/q-pairs.csv" --efficiency "$h100" >"$tmp/q-pairs.txt"
-fig "15 Long context Qwen3-235B-A22B 16K 256 GPUs 295 TFLOP/s 294.5 -0.2% held out" "$tmp/q-plain.txt"
-fig "15 Long context Qwen3-235B-A22B 16K 256 GPUs 295 TFLOP/s 314.9 +6.7% held out" "$tmp/q-pairs.txt"
+fig "15 Long context Qwen3-235B-A22B 16K 256 GPUs 295 TFLOP/s 291.4 -1.2% held out" "$tmp/q-plain.txt"
+fig "15 Long context Qwen3-235B-A22B 16K 256 GPUs 295 TFLOP/s 311.4 +5.5% held out" "$tmp/q-pairs.txt"
 # A tenth, the blockwise FP8 GEMMs' share: the MoE layer's FP8 rows (Transformer Engine's blockwise
 # recipe) as a calibration with these values predicts them.
 "$stepsim" check-against validation/megatron_moe_layer_h100.csv \
@@ -509,15 +509,15 @@ fig "24 moe_perf Mixtral-like a2a FP8 8 GPUs 3.676 ms 3.731 +1.5% held out" "$tm
 has "contention 0.200, experts 0.713, fp8_blockwise 0.604" "$tmp/eff10.txt"
 # An eleventh, the MXFP8 GEMMs' share: the B200 table at its fitted shares.
 "$stepsim" check-against validation/nemo_llama3_b200_fp8.csv \
-  --efficiency 0.7,0.55,0.8,0.8,0.8,0.2,1,0.642,0,1,0.611 >"$tmp/eff11.txt"
-has "contention 0.200, fp8 0.642, fp8_mx 0.611" "$tmp/eff11.txt"
-fig "29 25.11 Llama-3.1-405B FP8-MX 128 GPUs 624 tok/s 622.4 -0.3% held out" "$tmp/eff11.txt"
+  --efficiency 0.7,0.55,0.8,0.8,0.8,0.2,1,0.658,0,1,0.626 >"$tmp/eff11.txt"
+has "contention 0.200, fp8 0.658, fp8_mx 0.626" "$tmp/eff11.txt"
+fig "29 25.11 Llama-3.1-405B FP8-MX 128 GPUs 624 tok/s 631.3 +1.2% held out" "$tmp/eff11.txt"
 # A ninth, the MoE passes' host time in seconds: the Qwen3 rows as the fitted calibration has them;
 # twelve numbers, a host time past a second or a blockwise share past 1 are refused.
 "$stepsim" check-against validation/qwen3_235b_moe_modelzoo.csv \
   --efficiency 0.814,0.555,0.803,0.82,0.804,0.2,0.713,0.604,0.00134 >"$tmp/eff9.txt"
 has "fp8 0.604, moe_host 1.340 ms" "$tmp/eff9.txt"
-fig "16 Long context Qwen3-235B-A22B 32K 256 GPUs 335 TFLOP/s 333.6 -0.4% held out" "$tmp/eff9.txt"
+fig "16 Long context Qwen3-235B-A22B 32K 256 GPUs 335 TFLOP/s 330.5 -1.3% held out" "$tmp/eff9.txt"
 # Thirteen numbers (one past fp4), a share past 1, a host time past a second: each refused.
 for bad in 0.7,0.5,0.8,0.8,0.8,0.2,1,0.6,0,1,1,1,1 0.7,0.5,0.8,0.8,0.8,0.2,1,1,0,1.5 0.7,0.5,0.8,0.8,0.8,0.2,1,1,2; do
   set +e
@@ -529,15 +529,15 @@ done
 has "moe_host 2 is not a fraction in" "$tmp/eff10.err"
 run "$stepsim" check-against validation/qwen3_235b_moe_modelzoo.csv --efficiency 0.7,0.5,0.8,0.8,0.8,0.2,1,0.6,0,1,1,1,1
 [[ $code == 2 ]] && has "expected six to twelve numbers" <(echo "$err") || fail "thirteen numbers: $code $err"
-run "$stepsim" check-against validation/nemo_llama3_gb200_fp8.csv --efficiency 0.7,0.55,0.8,0.8,0.8,0.2,1,0.586,0,1,0.542,0.421
-fig "36 26.02 Llama-3.1-405B NVFP4 256 GPUs 1076 tok/s 962.5 -10.5% held out" "$tmp/out"  # the fit, rounded
+run "$stepsim" check-against validation/nemo_llama3_gb200_fp8.csv --efficiency 0.7,0.55,0.8,0.8,0.8,0.2,1,0.599,0,1,0.555,0.428
+fig "36 26.02 Llama-3.1-405B NVFP4 256 GPUs 1076 tok/s 967.4 -10.1% held out" "$tmp/out"  # the fit, rounded
 # A bf16_last_layers column: every row's last 4 layers in BF16 (the FP8 rows; BF16 rows ignore it).
 awk -F, -v OFS=, '/^src,/ { print $0, "bf16_last_layers"; next } /^[^#]/ { print $0, 4; next } 1' \
   validation/nemo_llama3_gb200_fp8.csv >"$tmp/gb200-bf16.csv"
-"$stepsim" check-against "$tmp/gb200-bf16.csv" --efficiency 0.7,0.55,0.8,0.8,0.8,0.2,1,0.586,0,1,0.542,0.421 \
+"$stepsim" check-against "$tmp/gb200-bf16.csv" --efficiency 0.7,0.55,0.8,0.8,0.8,0.2,1,0.599,0,1,0.555,0.428 \
   >"$tmp/gb200-bf16.txt"
-fig "35 26.02 Llama-3-70B NVFP4 64 GPUs 4458 tok/s 4147 -7.0% fit" "$tmp/gb200-bf16.txt"
-fig "36 26.02 Llama-3.1-405B NVFP4 256 GPUs 1076 tok/s 904.8 -15.9% held out" "$tmp/gb200-bf16.txt"
+fig "35 26.02 Llama-3-70B NVFP4 64 GPUs 4458 tok/s 4136 -7.2% fit" "$tmp/gb200-bf16.txt"
+fig "36 26.02 Llama-3.1-405B NVFP4 256 GPUs 1076 tok/s 907.8 -15.6% held out" "$tmp/gb200-bf16.txt"
 csv_refused "$tmp/gb200-bf16.csv" 's/,4$/,126/' "edited.csv:25: bf16_last_layers: bf16_first_layers + bf16_last_layers = 0 + 126 leave none of the 32 layers in FP8 (would fit: at most 31 together; or fp8: false)"
 run "$stepsim" check-against validation/qwen3_235b_moe_modelzoo.csv --efficiency 0.7,0.5,0.8,0.8,0.8,0.2,1,1,0,1.5
 [[ $code == 2 ]] && has "fp8_blockwise 1.5 is not a fraction in \\[0.01, 1]" <(echo "$err") || fail "fp8_blockwise 1.5: $code $err"
@@ -569,7 +569,7 @@ assert round(d["moe_block_forward_ms"], 2) == 11.02 and round(d["moe_block_backw
 assert d["moe_block_forward_ms"] < d["layer_forward_ms"], d
 PY
 
-# IBM and Meta's runs (validation/fsdp_hsdp_ibm.csv), held out: the HSDP rows on A100 within 2 %;
+# IBM and Meta's runs (validation/fsdp_hsdp_ibm.csv), held out: the HSDP rows on A100 within 2.1 %;
 # the known misses (FSDP with long network gathers under the compute, the H100 rows) held as they are.
 "$stepsim" check-against validation/megatron_sc21.csv validation/megatron_korthikanti2022.csv \
   validation/megascale_megatron.csv validation/megatron_moe_layer_h100.csv validation/qwen3_235b_moe_modelzoo.csv \
@@ -580,7 +580,7 @@ d = json.load(open(sys.argv[1]))
 f = {x["file"].split("/")[-1]: x for x in d["files"]}["fsdp_hsdp_ibm.csv"]
 r = {x["line"]: x for x in f["rows"]}
 assert not any(x["fit"] for x in r.values())
-assert [round(100 * r[n]["error"], 1) for n in range(23, 30)] == [-0.3, 1.5, -13.8, -19.0, 36.0, 8.6, 4.8], r
+assert [round(100 * r[n]["error"], 1) for n in range(23, 30)] == [-2.1, 1.2, -14.7, -19.7, 33.6, 7.5, 3.9], r
 assert (f["ranking"]["kept"], f["ranking"]["pairs"]) == (15, 15), f["ranking"]
 PY
 csv_refused validation/fsdp_hsdp_ibm.csv 's/^\(IBM,Table 1,Llama-2-7B HSDP,.*a100-sxm-80gb,400,128,1,1,128,\)16,/\17,/' "edited.csv:23: dp_replicate: dp_replicate 7 does not divide dp 128"

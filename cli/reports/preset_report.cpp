@@ -88,7 +88,8 @@ nlohmann::ordered_json attention_kernels_json(const AcceleratorSpec& a) {
     if (attention_kernel_refusal(k, a))
       j[attention_name(k)] = nullptr;
     else
-      j[attention_name(k)] = attention_kernel_speed(k, a.architecture);
+      j[attention_name(k)] = {{"forward", attention_kernel_speed(k, a.architecture, AttentionPass::Forward)},
+                              {"backward", attention_kernel_speed(k, a.architecture, AttentionPass::Backward)}};
   }
   return j;
 }
