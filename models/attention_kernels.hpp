@@ -2,6 +2,7 @@
 // How fast a fused attention kernel runs on a GPU generation: a named kernel against the
 // accelerator's own, whose long-sequence rate its `attention` efficiency is, and the share of that
 // rate a layer's shape leaves it (docs/job.md, "Attention kernels").
+#include <cstdint>
 #include <optional>
 #include <string>
 
