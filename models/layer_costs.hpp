@@ -82,11 +82,10 @@ struct LayerWork {  // one decoder layer, one micro-batch, one GPU, forward only
   double attention_bytes = 0;
   // Its backward's, where its kernels are counted (the SSD scan's); 0: 2.5x attention_bytes.
   double attention_backward_bytes = 0;
-  // A softmax attention core, run by the layout's attention kernel (not a recurrent mixer's scan).
-  bool softmax_core = false;
-  // Its shape as a fused kernel's tiles see it (attention_tile_share): the keys a query attends on
-  // the mean, and the key tiles computed for no pairs (0.5 the causal diagonal's, 0.5 more a
-  // window's start).
+  // A softmax attention core, run by the layout's attention kernel, as its tiles see it
+  // (attention_tile_share): the keys a query attends on the mean (0: no softmax core, a recurrent
+  // mixer's scan or none), and the key tiles a fused kernel computes for no pairs (0.5 the causal
+  // diagonal's, 0.5 more a window's start).
   double attention_keys = 0, attention_masked_tiles = 0;
   double tp_bytes = 0;     // bytes of each of the TP collectives (full buffer)
   int tp_collectives = 0;  // per forward (all-reduces, or AG+RS pairs with SP)
