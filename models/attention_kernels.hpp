@@ -13,10 +13,12 @@ namespace stepsim {
 
 enum class AttentionPass : std::uint8_t { Forward, Backward };
 
-// The kernel's long-sequence speed in a pass as a share of the accelerator's own fused kernel's: a
-// softmax attention core runs at peak x efficiency.attention x this x attention_tile_share (1 for
-// flash and unfused, whose FLOPs and bytes already differ).
-double attention_kernel_speed(AttentionKernel k, GpuArchitecture a, AttentionPass p);
+// The kernel's long-sequence speed in a pass at a head dimension (the mean of the query-key and
+// the value widths) as a share of the accelerator's own fused kernel's at head dimension 128,
+// where its `attention` efficiency is measured: a softmax attention core runs at peak x
+// efficiency.attention x this x attention_tile_share (1 for unfused, whose FLOPs and bytes
+// already differ).
+double attention_kernel_speed(AttentionKernel k, GpuArchitecture a, AttentionPass p, double head_dim);
 
 // The share of its long-sequence rate a fused kernel reaches when each 128-query tile works
 // through keys_per_query / 128 key tiles, of which masked_tiles are computed whole for none of
@@ -24,8 +26,8 @@ double attention_kernel_speed(AttentionKernel k, GpuArchitecture a, AttentionPas
 // tile's own work (loading its queries, writing its output; in the backward loading its keys and
 // values, writing their gradients) costs a fixed number of key tiles beside them. 1 for unfused
 // attention (batched GEMMs).
-double attention_tile_share(AttentionKernel k, GpuArchitecture a, AttentionPass p, double keys_per_query,
-                            double masked_tiles);
+double attention_tile_share(AttentionKernel k, GpuArchitecture a, AttentionPass p, double head_dim,
+                            double keys_per_query, double masked_tiles);
 
 // Why `a` cannot run the kernel at a known speed, in one sentence naming what would run; nullopt
 // when it can.

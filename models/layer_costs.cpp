@@ -395,6 +395,7 @@ LayerWork layer_work(const JobModel& m, const JobLayout& l, double expert_load, 
     const double ctx = attention_keys(m, l, d, w);
     w.attention_flops = 2 * T * ctx * (d.q + d.o) / t;  // QK^T over the query width, AV over the value width
     w.attention_keys = ctx;
+    w.attention_head_dim = (d.q + d.o) / (2.0 * s.heads);
   }
   layer_memory_bytes(w, m, l, T, d, expert_load, ep_per_node);
   layer_comm_bytes(w, m, l, T, d, expert_load);
@@ -512,13 +513,14 @@ PassSeconds layer_pass(const LayerWork& w, const JobLayout& l, const ClusterSpec
   const double core_bytes = pass == GemmPass::InputGrad && w.attention_backward_bytes > 0
                                 ? w.attention_backward_bytes
                                 : attn_mult * w.attention_bytes;
-  // A named kernel (FlashAttention-2, -3) at its speed against the accelerator's own, at the share
-  // of it the layer's keys per query leave a fused kernel's tiles.
+  // The layout's kernel at its speed against the accelerator's own at the head dimension, at the
+  // share of it the layer's keys per query leave a fused kernel's tiles.
   const AttentionPass ap = pass == GemmPass::Forward ? AttentionPass::Forward : AttentionPass::Backward;
-  const double kernel = w.attention_keys > 0 ? attention_kernel_speed(l.attention, a.architecture, ap) *
-                                                   attention_tile_share(l.attention, a.architecture, ap,
-                                                                        w.attention_keys, w.attention_masked_tiles)
-                                             : 1.0;
+  const double kernel = w.attention_keys > 0
+                            ? attention_kernel_speed(l.attention, a.architecture, ap, w.attention_head_dim) *
+                                  attention_tile_share(l.attention, a.architecture, ap, w.attention_head_dim,
+                                                       w.attention_keys, w.attention_masked_tiles)
+                            : 1.0;
   p.attention = std::max(attn_mult * w.attention_flops / (a.peak_bf16 * a.efficiency.attention * kernel),
                          core_bytes / (static_cast<double>(a.hbm_bandwidth) * a.efficiency.memory));
   const double casts = l.fp8 ? fp8_cast_bytes(w.gemms, pass, l.fp8_dispatch, l.fp8_recipe) : 0;

@@ -142,17 +142,17 @@ files = {f["file"].split("/")[-1]: f for f in d["files"]}
 a, h = files["mpt_fsdp_a100.csv"], files["mpt_fsdp_h100.csv"]
 assert not any(r["fit"] for r in a["rows"] + h["rows"])
 assert len(a["rows"]) == 44 and len(h["rows"]) == 52
-assert (round(100 * a["held_out"]["mean_abs_error"], 1), round(100 * a["held_out"]["max_abs_error"], 1)) == (8.0, 34.1), a
-assert (a["ranking"]["kept"], a["ranking"]["pairs"]) == (925, 933), a["ranking"]
+assert (round(100 * a["held_out"]["mean_abs_error"], 1), round(100 * a["held_out"]["max_abs_error"], 1)) == (7.7, 34.1), a
+assert (a["ranking"]["kept"], a["ranking"]["pairs"]) == (926, 933), a["ranking"]
 assert all(r["memory_bytes"] <= r["usable_bytes"] for r in a["rows"]), a
 edge = [r for r in a["rows"] if r["memory_bytes"] >= 0.9 * r["usable_bytes"]]
 rest = [r for r in a["rows"] if r["memory_bytes"] < 0.9 * r["usable_bytes"]]
 assert len(edge) == 9 and sorted(r["error"] > 0.10 for r in edge) == [False] * 4 + [True] * 5, edge
-assert max(abs(r["error"]) for r in rest) < 0.13 and round(100 * sum(abs(r["error"]) for r in rest) / 35, 1) == 6.1
-assert (round(100 * h["held_out"]["mean_abs_error"], 1), round(100 * h["held_out"]["max_abs_error"], 1)) == (38.6, 144.2), h
+assert max(abs(r["error"]) for r in rest) < 0.13 and round(100 * sum(abs(r["error"]) for r in rest) / 35, 1) == 5.7
+assert (round(100 * h["held_out"]["mean_abs_error"], 1), round(100 * h["held_out"]["max_abs_error"], 1)) == (37.4, 144.2), h
 assert sum(r["memory_bytes"] > r["usable_bytes"] for r in h["rows"]) == 4, h
 r = {x["line"]: x for x in a["rows"]}
-assert [round(r[n]["predicted"], 1) for n in (17, 21, 60)] == [400.5, 830.0, 39492.2], r
+assert [round(r[n]["predicted"], 1) for n in (17, 21, 60)] == [400.5, 829.1, 39492.2], r
 print("MPT tables ok")
 PY
 
@@ -261,19 +261,19 @@ print("README fidelity ok")
 PY
 
 # Calibrated on every third row of its own table (docs/job.md "MPT on FSDP"), the H100 section of
-# 2023 comes within 3.3 % on the others; the A100 section does not (its rows at the edge of memory).
+# 2023 comes within 4.3 % on the others; the A100 section does not (its rows at the edge of memory).
 for gpu in h100 a100; do
   awk -F, -v OFS=, '/^src,/ {for (i = 1; i <= NF; i++) if ($i == "fit") f = i} /^MPT,/ && (n++ % 3 == 0) {$f = 1} 1' \
     "validation/mpt_fsdp_$gpu.csv" >"$tmp/mpt-$gpu-fit.csv"
   "$stepsim" check-against "$tmp/mpt-$gpu-fit.csv" >"$tmp/mpt-$gpu-fit.txt"
 done
-has "calibration for h100-sxm: gemm 0.779, attention 0.175, memory 0.334, fabric 0.381, network 0.340, contention 0.392" \
+has "calibration for h100-sxm: gemm 0.767, attention 0.182, memory 0.333, fabric 0.438, network 0.415, contention 0.416" \
   "$tmp/mpt-h100-fit.txt"
-fig "held out: 34 rows, mean |error| 3.3%, max 25.8%" "$tmp/mpt-h100-fit.txt"
-fig "20 H100 80GB MPT-30B s8192 AC 8 GPUs 1384 tok/s 1741 +25.8% held out" "$tmp/mpt-h100-fit.txt"
-has "calibration for a100-sxm-80gb: gemm 1.000, attention 0.342, memory 0.165, fabric 0.141, network 0.053" \
+fig "held out: 34 rows, mean |error| 4.3%, max 25.6%" "$tmp/mpt-h100-fit.txt"
+fig "20 H100 80GB MPT-30B s8192 AC 8 GPUs 1384 tok/s 1738 +25.6% held out" "$tmp/mpt-h100-fit.txt"
+has "calibration for a100-sxm-80gb: gemm 1.000, attention 0.350, memory 0.163, fabric 0.141, network 0.053" \
   "$tmp/mpt-a100-fit.txt"
-fig "held out: 29 rows, mean |error| 7.6%, max 69.2%" "$tmp/mpt-a100-fit.txt"
+fig "held out: 29 rows, mean |error| 7.7%, max 69.3%" "$tmp/mpt-a100-fit.txt"
 
 # The table names a row that needs more memory than the GPU has (in stepsim's model) in a last
 # column, which a table whose rows all fit does not have.

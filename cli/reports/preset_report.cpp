@@ -81,15 +81,16 @@ std::string presets_text() {
 }
 
 namespace {
-// Each attention kernel's speed against the accelerator's own (flash: 1), null where it is refused.
+// Each attention kernel's speed against the accelerator's own (flash: 1) at head dimension 128, the
+// one its `attention` efficiency is measured at; null where it is refused.
 nlohmann::ordered_json attention_kernels_json(const AcceleratorSpec& a) {
   nlohmann::ordered_json j;
   for (AttentionKernel k : {AttentionKernel::Flash, AttentionKernel::Flash2, AttentionKernel::Flash3}) {
     if (attention_kernel_refusal(k, a))
       j[attention_name(k)] = nullptr;
     else
-      j[attention_name(k)] = {{"forward", attention_kernel_speed(k, a.architecture, AttentionPass::Forward)},
-                              {"backward", attention_kernel_speed(k, a.architecture, AttentionPass::Backward)}};
+      j[attention_name(k)] = {{"forward", attention_kernel_speed(k, a.architecture, AttentionPass::Forward, 128)},
+                              {"backward", attention_kernel_speed(k, a.architecture, AttentionPass::Backward, 128)}};
   }
   return j;
 }

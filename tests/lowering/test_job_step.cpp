@@ -558,7 +558,8 @@ TEST_CASE("sliding-window layers: attention within the window, a CP rank's halo,
   // query tile and one masked, against 32 and half of one): 3.6x less time.
   const double kw = static_cast<double>(causal_attention_pairs(8192, 1024)) / 8192, kf = 8193 / 2.0;
   const auto share = [](double keys, double masked) {
-    return attention_tile_share(AttentionKernel::Flash, GpuArchitecture::Ampere, AttentionPass::Forward, keys, masked);
+    return attention_tile_share(AttentionKernel::Flash, GpuArchitecture::Ampere, AttentionPass::Forward, 128, keys,
+                                masked);
   };
   CHECK(pw.forward.attention == Approx(pf.forward.attention * kw / kf * share(kf, 0.5) / share(kw, 1.0)));
   CHECK(pw.forward.attention < pf.forward.attention / 3.5);
