@@ -77,12 +77,12 @@ double attention_kernel_speed(AttentionKernel k, GpuArchitecture a, AttentionPas
   return p == AttentionPass::Forward ? f.forward_speed / own.forward_speed : f.backward_speed / own.backward_speed;
 }
 
-double attention_tile_share(AttentionKernel k, GpuArchitecture a, AttentionPass p, double head_dim,
-                            double keys_per_query, double masked_tiles) {
-  if (!fused(k) || keys_per_query <= 0) return 1.0;
-  const KernelFit f = fit_at(kernel_fits(k, a), head_dim);
-  const double tiles = keys_per_query / kTileKeys;
-  return tiles / (tiles + masked_tiles + (p == AttentionPass::Forward ? f.forward_fixed : f.backward_fixed));
+double attention_tile_share(AttentionKernel k, GpuArchitecture a, AttentionPass p, const AttentionTiles& t) {
+  if (!fused(k) || t.keys_per_query <= 0) return 1.0;
+  const KernelFit f = fit_at(kernel_fits(k, a), t.head_dim);
+  const double tiles = t.keys_per_query / kTileKeys;
+  const double fixed = (p == AttentionPass::Forward ? f.forward_fixed : f.backward_fixed) * t.calls;
+  return tiles / (tiles + t.masked_tiles + fixed);
 }
 
 std::optional<std::string> attention_kernel_refusal(AttentionKernel k, const AcceleratorSpec& a) {

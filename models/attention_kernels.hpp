@@ -20,14 +20,24 @@ enum class AttentionPass : std::uint8_t { Forward, Backward };
 // already differ).
 double attention_kernel_speed(AttentionKernel k, GpuArchitecture a, AttentionPass p, double head_dim);
 
-// The share of its long-sequence rate a fused kernel reaches when each 128-query tile works
-// through keys_per_query / 128 key tiles, of which masked_tiles are computed whole for none of
-// their pairs (half a tile on the causal diagonal, half more at a sliding window's start): a
-// tile's own work (loading its queries, writing its output; in the backward loading its keys and
-// values, writing their gradients) costs a fixed number of key tiles beside them. 1 for unfused
-// attention (batched GEMMs).
-double attention_tile_share(AttentionKernel k, GpuArchitecture a, AttentionPass p, double head_dim,
-                            double keys_per_query, double masked_tiles);
+// A softmax attention core as a fused kernel's tiles see it, per query tile of 128.
+struct AttentionTiles {
+  double keys_per_query = 0;  // the keys a query attends on the mean (0: no softmax core)
+  // Key tiles computed whole for none of their pairs: half a tile on the causal diagonal, half
+  // more at a sliding window's start.
+  double masked_tiles = 0;
+  double head_dim = 0;  // the mean of the query-key and value widths (MLA's 192 and 128: 160)
+  // Kernel calls a tile's keys are split across, each paying the tile's own work: one a step of
+  // CP's ring (Megatron-Core's p2p: a call per K/V chunk passed), one otherwise.
+  int calls = 1;
+};
+
+// The share of its long-sequence rate a fused kernel reaches when each query tile works through
+// keys_per_query / 128 key tiles, masked_tiles of them for no pairs: a tile's own work (loading
+// its queries, writing its output; in the backward loading its keys and values, writing their
+// gradients) costs a fixed number of key tiles beside them in each call. 1 for unfused attention
+// (batched GEMMs).
+double attention_tile_share(AttentionKernel k, GpuArchitecture a, AttentionPass p, const AttentionTiles& t);
 
 // Why `a` cannot run the kernel at a known speed, in one sentence naming what would run; nullopt
 // when it can.

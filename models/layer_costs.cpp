@@ -291,8 +291,8 @@ PermuteBytes permute_bytes(const JobModel& m, const JobLayout& l, double tokens,
 // the whole sequence: 1/cp of the pairs however the sequence is split. A sliding window leaves
 // each query at most that many keys (FlashAttention's window_size skips the tiles outside it);
 // the unfused kernels compute every score and mask them, as for causality. Sets a windowed
-// layer's CP exchange in `w` (cp_window, cp_halo_bytes) and a fused kernel's tiles computed for
-// no pairs (attention_masked_tiles).
+// layer's CP exchange in `w` (cp_window, cp_halo_bytes), a fused kernel's tiles computed for no
+// pairs and the calls its keys are split across (attention_tiles).
 double attention_keys(const JobModel& m, const JobLayout& l, const LayerDims& d, LayerWork& w) {
   const std::int64_t window = m.every_layer_window() < m.seq ? m.every_layer_window() : 0;  // a wider one: none
   const bool split = l.cp > 1 && l.cp_comm != CpComm::AllToAll;  // each rank its chunks' queries
@@ -308,7 +308,10 @@ double attention_keys(const JobModel& m, const JobLayout& l, const LayerDims& d,
     if (fits) w.cp_halo_bytes = static_cast<double>(halo) * l.micro_batch * (d.k + d.v) / l.tp * kAct;
   }
   if (!fused(l.attention)) return static_cast<double>(m.seq);
-  w.attention_masked_tiles = window > 0 ? 1.0 : 0.5;
+  w.attention_tiles.masked_tiles = window > 0 ? 1.0 : 0.5;
+  // The ring calls the kernel once a step, on the K/V chunk it has just passed (a windowed layer
+  // fetches its halo or gathers first and calls once).
+  if (split && window == 0 && l.cp_comm == CpComm::P2p) w.attention_tiles.calls = l.cp;
   std::int64_t most = causal_attention_pairs(m.seq, window);
   if (split) {
     most = 0;
@@ -394,8 +397,8 @@ LayerWork layer_work(const JobModel& m, const JobLayout& l, double expert_load, 
   } else {
     const double ctx = attention_keys(m, l, d, w);
     w.attention_flops = 2 * T * ctx * (d.q + d.o) / t;  // QK^T over the query width, AV over the value width
-    w.attention_keys = ctx;
-    w.attention_head_dim = (d.q + d.o) / (2.0 * s.heads);
+    w.attention_tiles.keys_per_query = ctx;
+    w.attention_tiles.head_dim = (d.q + d.o) / (2.0 * s.heads);
   }
   layer_memory_bytes(w, m, l, T, d, expert_load, ep_per_node);
   layer_comm_bytes(w, m, l, T, d, expert_load);
@@ -516,10 +519,10 @@ PassSeconds layer_pass(const LayerWork& w, const JobLayout& l, const ClusterSpec
   // The layout's kernel at its speed against the accelerator's own at the head dimension, at the
   // share of it the layer's keys per query leave a fused kernel's tiles.
   const AttentionPass ap = pass == GemmPass::Forward ? AttentionPass::Forward : AttentionPass::Backward;
-  const double kernel = w.attention_keys > 0
-                            ? attention_kernel_speed(l.attention, a.architecture, ap, w.attention_head_dim) *
-                                  attention_tile_share(l.attention, a.architecture, ap, w.attention_head_dim,
-                                                       w.attention_keys, w.attention_masked_tiles)
+  const AttentionTiles& tiles = w.attention_tiles;
+  const double kernel = tiles.keys_per_query > 0
+                            ? attention_kernel_speed(l.attention, a.architecture, ap, tiles.head_dim) *
+                                  attention_tile_share(l.attention, a.architecture, ap, tiles)
                             : 1.0;
   p.attention = std::max(attn_mult * w.attention_flops / (a.peak_bf16 * a.efficiency.attention * kernel),
                          core_bytes / (static_cast<double>(a.hbm_bandwidth) * a.efficiency.memory));

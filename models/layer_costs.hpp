@@ -29,6 +29,7 @@
 #include <vector>
 
 #include "models/accelerators.hpp"
+#include "models/attention_kernels.hpp"
 #include "models/comm_paths.hpp"
 #include "models/expert_exchange.hpp"
 #include "models/gemm_costs.hpp"
@@ -83,11 +84,8 @@ struct LayerWork {  // one decoder layer, one micro-batch, one GPU, forward only
   // Its backward's, where its kernels are counted (the SSD scan's); 0: 2.5x attention_bytes.
   double attention_backward_bytes = 0;
   // A softmax attention core, run by the layout's attention kernel, as its tiles see it
-  // (attention_tile_share): the keys a query attends on the mean (0: no softmax core, a recurrent
-  // mixer's scan or none), the key tiles a fused kernel computes for no pairs (0.5 the causal
-  // diagonal's, 0.5 more a window's start), and its head dimension (the mean of the query-key and
-  // value widths: MLA's 192 and 128 run as 160).
-  double attention_keys = 0, attention_masked_tiles = 0, attention_head_dim = 0;
+  // (attention_tile_share); keys_per_query 0: no softmax core (a recurrent mixer's scan or none).
+  AttentionTiles attention_tiles;
   double tp_bytes = 0;     // bytes of each of the TP collectives (full buffer)
   int tp_collectives = 0;  // per forward (all-reduces, or AG+RS pairs with SP)
   double cp_bytes = 0;     // this GPU's K and V chunk: what one ring step passes (CP)

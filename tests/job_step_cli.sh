@@ -195,9 +195,9 @@ run "$stepsim" run scenarios/job-deepseek-v3-2048xh800.yaml --set job_step.layou
 # FP8 on Blackwell (docs/job.md "FP8 on Blackwell"): Llama 3.1 405B on 128 B200 as NeMo runs it,
 # tensorwise beside MXFP8 and BF16, at the B200 calibration (measured 661 and 624 tokens/s per GPU).
 "$stepsim" compare scenarios/job-llama31-405b-fp8-128xb200.yaml >"$tmp/b200.txt"
-fig "base 6.113 s +0.0% 670 37.6% 126.7 / 167.0 yes 7.0% 0.20 s (PP 0.05 DP/ZeRO 0.14)" "$tmp/b200.txt"
-fig "mxfp8 6.490 s +6.2% 631 35.4% 139.3 / 167.0 yes 8.5% 0.31 s (PP 0.05 DP/ZeRO 0.26)" "$tmp/b200.txt"
-fig "bf16 7.712 s +26.1% 531 59.6% 151.6 / 167.0 yes 7.6% 0.31 s (PP 0.05 DP/ZeRO 0.25)" "$tmp/b200.txt"
+fig "base 6.144 s +0.0% 667 37.4% 126.7 / 167.0 yes 7.0% 0.20 s (PP 0.05 DP/ZeRO 0.14)" "$tmp/b200.txt"
+fig "mxfp8 6.520 s +6.1% 628 35.2% 139.3 / 167.0 yes 8.5% 0.31 s (PP 0.05 DP/ZeRO 0.26)" "$tmp/b200.txt"
+fig "bf16 7.743 s +26.0% 529 59.3% 151.6 / 167.0 yes 7.6% 0.31 s (PP 0.05 DP/ZeRO 0.25)" "$tmp/b200.txt"
 "$stepsim" run scenarios/job-llama31-405b-fp8-128xb200.yaml --set job_step.layout.fp8_recipe=mxfp8 \
   --set 'job_step.variants={}' --json >"$tmp/b200-mx.json"
 python3 - "$tmp/b200-mx.json" <<'PY' || fail "MXFP8 on B200: JSON"
@@ -271,21 +271,21 @@ refused "error: --set: job_step.layout.cp_comm: cp_comm a2a splits the heads ove
 run "$stepsim" compare "$tmp/ulysses.yaml"
 refused "ulysses.yaml:$(grep -n 'ulysses:' "$tmp/ulysses.yaml" | cut -d: -f1): job_step.variants.ulysses.layout.cp_comm: cp_comm a2a splits the heads"
 "$stepsim" compare scenarios/job-long-context.yaml >"$tmp/cp-cmp.txt"
-fig "contiguous 44.873 s +53.9% 1460" "$tmp/cp-cmp.txt"
-fig "all-gather 30.628 s +5.0% 2140 34.9% 26.9 / 74.5 yes 0.2% 3.17 s (TP 1.64 DP/ZeRO 0.06 CP 1.47)" "$tmp/cp-cmp.txt"
-fig "tp2-a2a 28.268 s -3.1% 2318 37.8% 50.9 / 74.5 yes 0.2% 0.92 s (TP 0.54 DP/ZeRO 0.07 CP 0.31)" "$tmp/cp-cmp.txt"
+fig "contiguous 45.132 s +53.4% 1452" "$tmp/cp-cmp.txt"
+fig "all-gather 30.628 s +4.1% 2140 34.9% 26.9 / 74.5 yes 0.2% 3.17 s (TP 1.64 DP/ZeRO 0.06 CP 1.47)" "$tmp/cp-cmp.txt"
+fig "tp2-a2a 28.268 s -3.9% 2318 37.8% 50.9 / 74.5 yes 0.2% 0.92 s (TP 0.54 DP/ZeRO 0.07 CP 0.31)" "$tmp/cp-cmp.txt"
 # Named attention kernels on Hopper (docs/job.md "Attention kernels"): FlashAttention-2 at 0.63 and
 # 0.61 of cuDNN's long-sequence speed (forward, backward), FlashAttention-3 at 1.17 and 1.09x; the
 # header names the kernel, the JSON too.
-fig "flash2 42.110 s +44.4% 1556 25.4% 26.9 / 74.5 yes 0.2% 1.70 s (TP 1.64 DP/ZeRO 0.06)" "$tmp/cp-cmp.txt"
-fig "flash3 26.859 s -7.9% 2440 39.8% 26.9 / 74.5 yes 0.2% 1.70 s (TP 1.64 DP/ZeRO 0.06)" "$tmp/cp-cmp.txt"
+fig "flash2 42.451 s +44.3% 1544 25.2% 26.9 / 74.5 yes 0.2% 1.70 s (TP 1.64 DP/ZeRO 0.06)" "$tmp/cp-cmp.txt"
+fig "flash3 27.161 s -7.7% 2413 39.4% 26.9 / 74.5 yes 0.2% 1.70 s (TP 1.64 DP/ZeRO 0.06)" "$tmp/cp-cmp.txt"
 "$stepsim" run scenarios/job-long-context.yaml --set job_step.layout.attention=flash2 >"$tmp/fa2.txt"
 fig "recompute full, sequence parallel, FlashAttention-2$" "$tmp/fa2.txt"
 # One layer's passes by kind of kernel (docs/job.md, after the GPT-3 run): the attention is most of
 # it at 128K tokens, a full recompute's rerun in the backward; --json gives the parts.
 has "^one layer on one GPU, one micro-batch (ms)$" "$tmp/fa2.txt"
-fig "forward 4.66 25.74 0.48 2.27 33.14" "$tmp/fa2.txt"
-fig "backward 14.50 92.33 1.19 3.41 111.43" "$tmp/fa2.txt"
+fig "forward 4.66 25.90 0.48 2.27 33.31" "$tmp/fa2.txt"
+fig "backward 14.50 93.35 1.19 3.41 112.45" "$tmp/fa2.txt"
 "$stepsim" run scenarios/job-long-context.yaml --set job_step.layout.attention=flash2 --json >"$tmp/fa2.json"
 python3 - "$tmp/fa2.json" <<'PY' || fail "layer_parts_ms"
 import json, sys
@@ -293,7 +293,7 @@ d = json.load(open(sys.argv[1]))
 p = d["layer_parts_ms"]
 for pass_, total in (("forward", d["layer_forward_ms"]), ("backward", d["layer_backward_ms"])):
     assert abs(sum(p[pass_].values()) - total) < 1e-9 * total, (pass_, p[pass_], total)
-assert round(p["forward"]["attention"], 2) == 25.74 and p["forward"]["host"] == 0, p
+assert round(p["forward"]["attention"], 2) == 25.90 and p["forward"]["host"] == 0, p
 PY
 "$stepsim" run scenarios/job-nemotron-h-56b-256xh100.yaml >"$tmp/nh-layer.txt"
 has "^the mean layer on one GPU, one micro-batch (ms)$" "$tmp/nh-layer.txt"
@@ -687,9 +687,9 @@ refused "error: --set: job_step.layout.fp8_recipe: nvfp4 needs FP4 tensor cores 
 # under CP's p2p each fetches the halo of 1,023 keys before its rank's chunks instead of the ring.
 "$stepsim" compare scenarios/job-gemma3-27b-128k-64xh100.yaml >"$tmp/gemma.txt"
 has "gemma3-27b (62 layers, 52 of them within a 1,024-token window, h 5376, seq 131072)" "$tmp/gemma.txt"
-fig "base 38.487 s +0.0% 1703 33.9%" "$tmp/gemma.txt"
-fig "no-window 68.102 s +76.9% 962 35.2%" "$tmp/gemma.txt"
-fig "all-gather 48.390 s +25.7% 1354 26.9% 34.9 / 74.5 yes 0.4% 19.02 s (TP 8.76 DP/ZeRO 0.21 CP 10.05)" "$tmp/gemma.txt"
+fig "base 38.559 s +0.0% 1700 33.8%" "$tmp/gemma.txt"
+fig "no-window 68.548 s +77.8% 956 35.0%" "$tmp/gemma.txt"
+fig "all-gather 48.390 s +25.5% 1354 26.9% 34.9 / 74.5 yes 0.4% 19.02 s (TP 8.76 DP/ZeRO 0.21 CP 10.05)" "$tmp/gemma.txt"
 "$stepsim" run scenarios/job-gemma3-27b-128k-64xh100.yaml >"$tmp/gemma-run.txt"
 fig "exposed CP 143.21 ms" "$tmp/gemma-run.txt"
 has "52 windowed layers (1,024-token window): 133,693,952 pairs a sequence; the most loaded rank (balanced) 33,554,432 pairs and a halo of 2,046 keys held by other ranks" "$tmp/gemma-run.txt"
@@ -743,7 +743,7 @@ has "nemotron-h-56b (118 layers: 54 Mamba-2, 10 attention, 54 MLP, h 8192, seq 8
 fig "base 12.498 s +0.0% 1966 33.7% 58.4 / 74.5 yes 3.3% 0.88 s (TP 0.47 DP/ZeRO 0.41)" "$tmp/nh.txt"
 fig "bf16 17.796 s +42.4% 1381 47.3%" "$tmp/nh.txt"
 fig "tp4-pp2 11.954 s -4.3% 2056 35.2% 73.7 / 74.5 yes 7.0%" "$tmp/nh.txt"
-fig "32k-cp4 18.599 s +48.8% 1321 23.4% 58.4 / 74.5 yes 2.2% 6.35 s (TP 0.47 DP/ZeRO 0.41 CP 5.46)" "$tmp/nh.txt"
+fig "32k-cp4 18.647 s +49.2% 1318 23.4% 58.4 / 74.5 yes 2.2% 6.35 s (TP 0.47 DP/ZeRO 0.41 CP 5.46)" "$tmp/nh.txt"
 "$stepsim" run scenarios/job-nemotron-h-56b-256xh100.yaml >"$tmp/nh-run.txt"
 fig "Mamba-2 layer fwd / bwd 1.45 / 3.02 ms" "$tmp/nh-run.txt"
 fig "attention layer fwd / bwd 1.10 / 1.99 ms" "$tmp/nh-run.txt"

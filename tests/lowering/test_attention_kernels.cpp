@@ -106,8 +106,8 @@ TEST_CASE("attention kernels: speed and tile share follow the published rates fr
     const double seq = 512 << i;
     const bool causal = s.pass == AttentionPass::Forward;
     return attention_kernel_speed(s.kernel, GpuArchitecture::Hopper, s.pass, s.head_dim) *
-           attention_tile_share(s.kernel, GpuArchitecture::Hopper, s.pass, s.head_dim, causal ? (seq + 1) / 2 : seq,
-                                causal ? 0.5 : 0.0);
+           attention_tile_share(s.kernel, GpuArchitecture::Hopper, s.pass,
+                                {causal ? (seq + 1) / 2 : seq, causal ? 0.5 : 0.0, s.head_dim});
   };
   double cudnn_rate[2];  // forward, backward
   for (int p = 0; p < 2; ++p) {
@@ -128,10 +128,10 @@ TEST_CASE("attention kernels: speed and tile share follow the published rates fr
       CHECK(cudnn_rate[s.pass == AttentionPass::Forward ? 0 : 1] * rate(s, i) == Approx(s.tflops[i]).epsilon(0.058));
     }
   // Unfused attention: 1 at any length and head dimension.
-  CHECK(attention_tile_share(AttentionKernel::Unfused, GpuArchitecture::Hopper, F, 64, 64, 0.5) == 1.0);
+  CHECK(attention_tile_share(AttentionKernel::Unfused, GpuArchitecture::Hopper, F, {64, 0.5, 64}) == 1.0);
   CHECK(attention_kernel_speed(AttentionKernel::Unfused, GpuArchitecture::Hopper, F, 64) == 1.0);
   // A 1,024-token window (Gemma 3's local layers): 8 tiles and one masked, at 0.8 of the rate.
-  CHECK(attention_tile_share(cudnn, GpuArchitecture::Hopper, F, 128, 1024, 1.0) == Approx(0.8));
+  CHECK(attention_tile_share(cudnn, GpuArchitecture::Hopper, F, {1024, 1.0, 128}) == Approx(0.8));
 }
 
 TEST_CASE("attention kernels: between and beyond the published head dimensions", "[job_step][attention]") {
@@ -141,7 +141,7 @@ TEST_CASE("attention kernels: between and beyond the published head dimensions",
   // (cuDNN 1 - 0.07 x 0.322 forward, 0.9 + ... its tiles' fixed work 1 - 0.1 x 0.322).
   const double t = std::log2(160.0 / 128);
   CHECK(attention_kernel_speed(AttentionKernel::Flash, H, F, 160) == Approx(1 - 0.07 * t));
-  CHECK(attention_tile_share(AttentionKernel::Flash, H, F, 160, 1024, 0.5) == Approx(8 / (8 + 0.5 + 1 - 0.1 * t)));
+  CHECK(attention_tile_share(AttentionKernel::Flash, H, F, {1024, 0.5, 160}) == Approx(8 / (8 + 0.5 + 1 - 0.1 * t)));
   // 96 halfway (in log2) between 64 and 128: FlashAttention-3 0.90 + 0.415 x 0.27.
   CHECK(attention_kernel_speed(AttentionKernel::Flash3, H, F, 96) == Approx(0.90 + std::log2(1.5) * 0.27));
   // No backward figure at 256: 128's.
@@ -164,7 +164,7 @@ TEST_CASE("attention kernels: between and beyond the published head dimensions",
   JobLayout own;
   const ClusterSpec h100 = *find_cluster_preset("h100-sxm");
   const LayerWork w = layer_work(m, own);
-  CHECK(w.attention_head_dim == 64);
+  CHECK(w.attention_tiles.head_dim == 64);
   const LayerPasses p = layer_passes(m, own, h100);
   const double flops = 4.0 * (8192.0 * 8193 / 2) * 64 * 64, tiles = 4096.5 / 128, rate = 989.4e12 * 0.55;
   CHECK(p.forward.attention == Approx(flops / (rate * 0.71 * tiles / (tiles + 0.5 + 1.0))).epsilon(1e-9));

@@ -107,12 +107,11 @@ TEST_CASE("Gated DeltaNet: a layer's GEMMs, parameters, the delta rule's FLOPs a
   CHECK(layer_passes(lin, fa2, c).forward.attention == p.forward.attention);
   const LayerWork wf = layer_work(full, l);
   const auto share = [&](AttentionKernel k) {
-    return attention_kernel_speed(k, GpuArchitecture::Hopper, AttentionPass::Forward, wf.attention_head_dim) *
-           attention_tile_share(k, GpuArchitecture::Hopper, AttentionPass::Forward, wf.attention_head_dim,
-                                wf.attention_keys, wf.attention_masked_tiles);
+    return attention_kernel_speed(k, GpuArchitecture::Hopper, AttentionPass::Forward, wf.attention_tiles.head_dim) *
+           attention_tile_share(k, GpuArchitecture::Hopper, AttentionPass::Forward, wf.attention_tiles);
   };
   // Head dimension 256: FlashAttention-2 at 0.55 of cuDNN's rate at 128, cuDNN at 0.93.
-  CHECK(wf.attention_head_dim == 256);
+  CHECK(wf.attention_tiles.head_dim == 256);
   CHECK(attention_kernel_speed(AttentionKernel::Flash2, GpuArchitecture::Hopper, AttentionPass::Forward, 256) ==
         Approx(0.55));
   CHECK(attention_kernel_speed(AttentionKernel::Flash, GpuArchitecture::Hopper, AttentionPass::Forward, 256) ==
