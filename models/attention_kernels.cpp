@@ -85,6 +85,19 @@ double attention_tile_share(AttentionKernel k, GpuArchitecture a, AttentionPass 
   return tiles / (tiles + t.masked_tiles + fixed);
 }
 
+double attention_kernel_share(AttentionKernel k, GpuArchitecture a, AttentionPass p, const AttentionTiles& t) {
+  if (t.keys_per_query <= 0) return 1.0;
+  return attention_kernel_speed(k, a, p, t.head_dim) * attention_tile_share(k, a, p, t);
+}
+
+AttentionKernelName attention_kernel_running(AttentionKernel k, GpuArchitecture a) {
+  if (!fused(k)) return {"unfused", "unfused attention (batched GEMMs)"};
+  const KernelFits& f = kernel_fits(k, a);
+  if (&f == &kFlash3) return {"flash3", "FlashAttention-3"};
+  if (&f == &kFlash2) return {"flash2", "FlashAttention-2"};
+  return {"cudnn", "cuDNN's fused attention"};
+}
+
 std::optional<std::string> attention_kernel_refusal(AttentionKernel k, const AcceleratorSpec& a) {
   const bool hopper = a.architecture == GpuArchitecture::Hopper;
   // FlashAttention-3 is written for Hopper's warpgroup MMA and TMA (its README: H100 / H800).

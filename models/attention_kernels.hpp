@@ -39,6 +39,19 @@ struct AttentionTiles {
 // (batched GEMMs).
 double attention_tile_share(AttentionKernel k, GpuArchitecture a, AttentionPass p, const AttentionTiles& t);
 
+// The kernel's speed at the tiles' head dimension times their share: a softmax core runs at peak x
+// efficiency.attention x this (1 for unfused attention, or no softmax core).
+double attention_kernel_share(AttentionKernel k, GpuArchitecture a, AttentionPass p, const AttentionTiles& t);
+
+// What runs for `k` on `a`: cuDNN's fused kernel (Hopper's and Blackwell's own), FlashAttention-2
+// (Ampere's and Ada's own, or named), FlashAttention-3, or unfused batched GEMMs; `id` for JSON
+// (cudnn, flash2, flash3, unfused), `words` for people.
+struct AttentionKernelName {
+  const char* id;
+  const char* words;
+};
+AttentionKernelName attention_kernel_running(AttentionKernel k, GpuArchitecture a);
+
 // Why `a` cannot run the kernel at a known speed, in one sentence naming what would run; nullopt
 // when it can.
 std::optional<std::string> attention_kernel_refusal(AttentionKernel k, const AcceleratorSpec& a);

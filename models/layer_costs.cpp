@@ -519,11 +519,7 @@ PassSeconds layer_pass(const LayerWork& w, const JobLayout& l, const ClusterSpec
   // The layout's kernel at its speed against the accelerator's own at the head dimension, at the
   // share of it the layer's keys per query leave a fused kernel's tiles.
   const AttentionPass ap = pass == GemmPass::Forward ? AttentionPass::Forward : AttentionPass::Backward;
-  const AttentionTiles& tiles = w.attention_tiles;
-  const double kernel = tiles.keys_per_query > 0
-                            ? attention_kernel_speed(l.attention, a.architecture, ap, tiles.head_dim) *
-                                  attention_tile_share(l.attention, a.architecture, ap, tiles)
-                            : 1.0;
+  const double kernel = attention_kernel_share(l.attention, a.architecture, ap, w.attention_tiles);
   p.attention = std::max(attn_mult * w.attention_flops / (a.peak_bf16 * a.efficiency.attention * kernel),
                          core_bytes / (static_cast<double>(a.hbm_bandwidth) * a.efficiency.memory));
   const double casts = l.fp8 ? fp8_cast_bytes(w.gemms, pass, l.fp8_dispatch, l.fp8_recipe) : 0;

@@ -286,6 +286,31 @@ fig "recompute full, sequence parallel, FlashAttention-2$" "$tmp/fa2.txt"
 has "^one layer on one GPU, one micro-batch (ms)$" "$tmp/fa2.txt"
 fig "forward 4.66 25.90 0.48 2.27 33.31" "$tmp/fa2.txt"
 fig "backward 14.50 93.35 1.19 3.41 112.45" "$tmp/fa2.txt"
+# The kernel under the layer table (docs/job.md "Attention kernels"): what runs, its head
+# dimension, the keys a query attends, CP's ring calls, and the share of the BF16 peak it reaches:
+# FlashAttention-2 at 0.55 x 0.63 x 512 / (512 + 0.5 + 4 x 1.1) forward.
+has "^attention: FlashAttention-2, head dim 128, 65,537 keys a query in 4 calls (CP's ring): 34.3 % of the BF16 peak forward, 33.0 % backward$" "$tmp/fa2.txt"
+python3 -c 'print(round(100 * 0.55 * 0.63 * (65536.5 / 128) / (65536.5 / 128 + 0.5 + 4 * 1.1), 1))' | grep -qx 34.3 || fail "FlashAttention-2's share"
+"$stepsim" run scenarios/job-long-context.yaml --set job_step.model.head_dim=64 >"$tmp/hd64.txt"
+has "^attention: cuDNN's fused attention, head dim 64, 65,537 keys a query in 4 calls (CP's ring): 38.7 % of the BF16 peak forward, 44.7 % backward$" "$tmp/hd64.txt"
+"$stepsim" run scenarios/job-long-context.yaml --set job_step.layout.cp_comm=all_gather --json >"$tmp/ag.json"
+python3 - "$tmp/ag.json" <<'PY' || fail "attention_rate"
+import json, sys
+a = json.load(open(sys.argv[1]))["attention_rate"]
+assert (a["kernel"], a["head_dim"], a["keys_per_query"], a["calls"]) == ("cudnn", 128, 65536.5, 1), a
+t = 65536.5 / 128
+assert abs(a["forward"] - 0.55 * t / (t + 0.5 + 1.0)) < 1e-12 and abs(a["backward"] - 0.55 * t / (t + 0.5 + 3.0)) < 1e-12, a
+PY
+"$stepsim" run scenarios/job-gpt3-1024xa100.yaml >"$tmp/gpt3-attn.txt"
+has "^attention: unfused attention (batched GEMMs), head dim 128, 2,048 keys a query: 35.5 % of the BF16 peak$" "$tmp/gpt3-attn.txt"
+# A hybrid pattern's attention layers; a model of Gated DeltaNet layers only has no line, no key.
+"$stepsim" run scenarios/job-nemotron-h-56b-256xh100.yaml >"$tmp/nh-attn.txt"
+has "^attention: cuDNN's fused attention, head dim 128, 4,097 keys a query: 52.5 % of the BF16 peak forward, 49.6 % backward$" "$tmp/nh-attn.txt"
+"$stepsim" run scenarios/job-qwen3-next-80b-128xh100.yaml --set job_step.model.linear_attention.full_attention_interval=0 \
+  >"$tmp/gdn-only.txt"
+grep -q "^attention:" "$tmp/gdn-only.txt" && fail "a model without softmax attention named its kernel"
+"$stepsim" run scenarios/job-qwen3-next-80b-128xh100.yaml --set job_step.model.linear_attention.full_attention_interval=0 \
+  --json | grep -q '"attention_rate"' && fail "a model without softmax attention has attention_rate"
 "$stepsim" run scenarios/job-long-context.yaml --set job_step.layout.attention=flash2 --json >"$tmp/fa2.json"
 python3 - "$tmp/fa2.json" <<'PY' || fail "layer_parts_ms"
 import json, sys

@@ -2,12 +2,14 @@
 #include "cli/reports/quantities.hpp"
 
 #include <algorithm>
+#include <cmath>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
 #include "cli/reports/plan_tensor_report.hpp"
 #include "cli/reports/table.hpp"
+#include "models/attention_kernels.hpp"
 #include "models/layer_costs.hpp"
 
 namespace stepsim::cli {
@@ -503,6 +505,43 @@ CaptionedTable job_step_reshard_table(const JobStepRun& run) {
   return t;
 }
 
+// The share of the BF16 peak the softmax attention layer's kernel runs at in a pass: the
+// `attention` efficiency x the kernel's speed at the head dimension x its tile share (docs/job.md
+// "Attention kernels").
+double attention_peak_share(const JobStepRun& run, AttentionPass p) {
+  const AcceleratorSpec& a = run.spec.cluster.accelerator;
+  return a.efficiency.attention *
+         attention_kernel_share(run.spec.layout.attention, a.architecture, p, run.result.attention_tiles);
+}
+
+// That kernel and its rates, one line (none without softmax attention).
+std::string job_step_attention_line(const JobStepRun& run) {
+  const AttentionTiles& t = run.result.attention_tiles;
+  if (t.keys_per_query <= 0) return "";
+  const JobLayout& l = run.spec.layout;
+  const std::string what =
+      fmt::format("attention: {}, head dim {:g}, {} keys a query",
+                  attention_kernel_running(l.attention, run.spec.cluster.accelerator.architecture).words, t.head_dim,
+                  comma_grouped(static_cast<std::int64_t>(std::llround(t.keys_per_query))));
+  const double forward = 100 * attention_peak_share(run, AttentionPass::Forward);
+  if (!fused(l.attention)) return fmt::format("{}: {:.1f} % of the BF16 peak\n", what, forward);
+  return fmt::format("{}{}: {:.1f} % of the BF16 peak forward, {:.1f} % backward\n", what,
+                     t.calls > 1 ? fmt::format(" in {} calls (CP's ring)", t.calls) : "", forward,
+                     100 * attention_peak_share(run, AttentionPass::Backward));
+}
+
+// The same in JSON (null without softmax attention).
+nlohmann::ordered_json attention_rate_json(const JobStepRun& run) {
+  const AttentionTiles& t = run.result.attention_tiles;
+  if (t.keys_per_query <= 0) return nullptr;
+  return {{"kernel", attention_kernel_running(run.spec.layout.attention, run.spec.cluster.accelerator.architecture).id},
+          {"head_dim", t.head_dim},
+          {"keys_per_query", t.keys_per_query},
+          {"calls", t.calls},
+          {"forward", attention_peak_share(run, AttentionPass::Forward)},
+          {"backward", attention_peak_share(run, AttentionPass::Backward)}};
+}
+
 std::string job_step_text(const std::string& name, const JobStepRun& run) {
   const JobStepResult& r = run.result;
   std::string out = job_step_heading(name, run) + "\n";
@@ -523,6 +562,7 @@ std::string job_step_text(const std::string& name, const JobStepRun& run) {
                                                              : "one softmax layer";
   out += fmt::format("\n{} on one GPU, one micro-batch (ms)\n", layer);
   out += job_step_layer_table(run.spec.model, r).render();
+  out += job_step_attention_line(run);
   if (run.spec.layout.cp > 1) out += "\n" + job_step_cp_table(run).render();
   if (run.spec.reshard_tp > 0) out += "\n" + job_step_reshard_table(run).render();
   return out;
@@ -664,6 +704,7 @@ nlohmann::ordered_json job_step_json(const std::string& name, const JobStepRun& 
                                   {"ep", p.ep * 1e3}};
   };
   j["layer_parts_ms"] = {{"forward", parts(r.layer_forward)}, {"backward", parts(r.layer_backward)}};
+  if (r.attention_tiles.keys_per_query > 0) j["attention_rate"] = attention_rate_json(run);
   if (!r.kind_layers.empty()) {  // a hybrid: each kind's layer
     auto& kinds = j["layer_kinds"] = nlohmann::ordered_json::array();
     for (const auto& k : r.kind_layers)

@@ -630,14 +630,17 @@ void layer_figures(const JobModel& m, const JobLayout& l, const ClusterSpec& c, 
     for (const auto& [symbol, what] : hybrid_pattern_blocks()) {
       const int n = pattern_layers_in(m, symbol, 0, m.shape.layers);
       if (n == 0) continue;
-      const LayerPasses p =
-          add_kind(what, layer_kind_model(m, layer_kind(m, static_cast<int>(m.hybrid_pattern.find(symbol)))));
+      const JobModel kind = layer_kind_model(m, layer_kind(m, static_cast<int>(m.hybrid_pattern.find(symbol))));
+      const LayerPasses p = add_kind(what, kind);
       r.layer_forward_s += n * r.kind_layers.back().forward_s / m.shape.layers;
       r.layer_backward_s += n * r.kind_layers.back().backward_s / m.shape.layers;
       add_parts(p, static_cast<double>(n) / m.shape.layers);
       r.layer_host_s = std::max(r.layer_host_s, host_seconds(p));
+      if (const LayerWork w = layer_work(kind, l); w.attention_tiles.keys_per_query > 0)
+        r.attention_tiles = w.attention_tiles;
     }
   } else {
+    r.attention_tiles = layer_work(m, l).attention_tiles;
     const LayerPasses lp = layer_passes(m, l, c);
     pass_seconds(lp, r.layer_forward_s, r.layer_backward_s);
     add_parts(lp, 1.0);

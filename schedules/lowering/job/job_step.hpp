@@ -105,6 +105,9 @@ struct JobStepResult {
     double forward_s = 0, backward_s = 0;
   };
   std::vector<KindLayer> kind_layers;
+  // The softmax attention layer's core as the kernel's tiles see it (the model's layer, a
+  // hybrid's attention one; keys_per_query 0: no softmax attention).
+  AttentionTiles attention_tiles;
   // An MoE layer's MoE block alone, forward / backward (moe_block_passes; 0 for a dense model).
   double moe_block_forward_s = 0, moe_block_backward_s = 0;
   // The host waits of an MoE layer's passes, forward and backward (efficiency.moe_host), in
