@@ -40,8 +40,7 @@ using KernelFits = std::array<KernelFit, 3>;  // head dims 64, 128, 256
 constexpr KernelFits kCudnn{{{64, 0.71, 0.83, 1.0, 2.6}, {128, 1.0, 1.0, 1.0, 3.0}, {256, 0.93, 1.0, 0.9, 3.0}}};
 constexpr KernelFits kFlash2{{{64, 0.55, 0.55, 0.9, 2.0}, {128, 0.63, 0.61, 1.1, 2.2}, {256, 0.55, 0.61, 0.4, 2.2}}};
 constexpr KernelFits kFlash3{{{64, 0.90, 0.92, 2.7, 3.2}, {128, 1.17, 1.09, 1.9, 3.4}, {256, 1.24, 1.09, 2.2, 3.4}}};
-constexpr double kTileKeys = 128;          // the unit `fixed` and `masked` count key tiles in
-constexpr double kReferenceHeadDim = 128;  // the accelerators' `attention` efficiency is measured at it
+constexpr double kTileKeys = 128;  // the unit `fixed` and `masked` count key tiles in
 
 // What runs: Hopper's and Blackwell's own kernel is cuDNN's (Transformer Engine's fused
 // attention; on Blackwell with Hopper's tile figures, none being published), Ampere's and Ada's
@@ -73,7 +72,7 @@ double attention_kernel_speed(AttentionKernel k, GpuArchitecture a, AttentionPas
   if (!fused(k)) return 1.0;
   // Against the accelerator's own kernel at the reference head dimension.
   const KernelFit f = fit_at(kernel_fits(k, a), head_dim);
-  const KernelFit own = fit_at(kernel_fits(AttentionKernel::Flash, a), kReferenceHeadDim);
+  const KernelFit own = fit_at(kernel_fits(AttentionKernel::Flash, a), kAttentionReferenceHeadDim);
   return p == AttentionPass::Forward ? f.forward_speed / own.forward_speed : f.backward_speed / own.backward_speed;
 }
 

@@ -13,6 +13,10 @@ namespace stepsim {
 
 enum class AttentionPass : std::uint8_t { Forward, Backward };
 
+// The head dimension an accelerator's `attention` efficiency is measured at (most models': Llama,
+// Qwen3, GPT-3), and the FlashAttention-3 paper's middle one.
+inline constexpr double kAttentionReferenceHeadDim = 128;
+
 // The kernel's long-sequence speed in a pass at a head dimension (the mean of the query-key and
 // the value widths) as a share of the accelerator's own fused kernel's at head dimension 128,
 // where its `attention` efficiency is measured: a softmax attention core runs at peak x

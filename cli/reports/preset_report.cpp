@@ -89,8 +89,9 @@ nlohmann::ordered_json attention_kernels_json(const AcceleratorSpec& a) {
     if (attention_kernel_refusal(k, a))
       j[attention_name(k)] = nullptr;
     else
-      j[attention_name(k)] = {{"forward", attention_kernel_speed(k, a.architecture, AttentionPass::Forward, 128)},
-                              {"backward", attention_kernel_speed(k, a.architecture, AttentionPass::Backward, 128)}};
+      j[attention_name(k)] = {
+          {"forward", attention_kernel_speed(k, a.architecture, AttentionPass::Forward, kAttentionReferenceHeadDim)},
+          {"backward", attention_kernel_speed(k, a.architecture, AttentionPass::Backward, kAttentionReferenceHeadDim)}};
   }
   return j;
 }
