@@ -39,8 +39,9 @@ inline constexpr double kMinEfficiency = 0.01;
 
 struct Efficiency {
   double gemm = 0.70;       // dense GEMMs: FLOPs / (peak x gemm)
-  // Attention core: a fused kernel's long-sequence rate (models/attention_kernels.hpp takes the
-  // share a layer's keys per query leave it), or unfused attention's batched QK^T / AV GEMMs.
+  // Attention core: a fused kernel's long-sequence rate at head dimension 128
+  // (models/attention_kernels.hpp scales it to a layer's head dimension and tiles), or unfused
+  // attention's batched QK^T / AV GEMMs.
   double attention = 0.55;
   double memory = 0.80;     // memory-bound kernels: bytes / (HBM bandwidth x memory)
   double fabric = 0.80;     // intra-node collectives (NVLink/NVSwitch or PCIe): bus bandwidth share

@@ -530,10 +530,9 @@ std::string job_step_attention_line(const JobStepRun& run) {
                      100 * attention_peak_share(run, AttentionPass::Backward));
 }
 
-// The same in JSON (null without softmax attention).
+// The same in JSON, for a step with softmax attention.
 nlohmann::ordered_json attention_rate_json(const JobStepRun& run) {
   const AttentionTiles& t = run.result.attention_tiles;
-  if (t.keys_per_query <= 0) return nullptr;
   return {{"kernel", attention_kernel_running(run.spec.layout.attention, run.spec.cluster.accelerator.architecture).id},
           {"head_dim", t.head_dim},
           {"keys_per_query", t.keys_per_query},

@@ -604,7 +604,7 @@ double mfu_peak(const JobLayout& l, const AcceleratorSpec& a) {
 
 // One layer's passes on one GPU for one micro-batch, as the result reports them: the model's layer
 // (a hybrid's softmax one, a hybrid pattern's mean), each kind of a hybrid's, the host waits (a
-// pattern's MoE layer's), the MoE block alone.
+// pattern's MoE layer's), the MoE block alone, and the softmax attention layer's tiles.
 void layer_figures(const JobModel& m, const JobLayout& l, const ClusterSpec& c, JobStepResult& r) {
   const auto pass_seconds = [](const LayerPasses& p, double& forward, double& backward) {
     forward = p.forward.compute() + p.forward.comm();
