@@ -103,9 +103,15 @@ struct AcceleratorSpec {
 struct NodeSpec {
   int gpus = 8;
   std::int64_t fabric_bandwidth = 0;             // NVLink/NVSwitch bytes/s per GPU, each direction; 0: PCIe only
-  std::int64_t pcie_bandwidth = 32'000'000'000;  // per GPU, each direction (PCIe 4.0 x16)
+  // Per GPU, each direction (PCIe 4.0 x16): its peer link in a PCIe-only node, and every GPU's link
+  // to its host (NVLink-C2C on Grace nodes), which an offloaded optimizer's copies cross.
+  std::int64_t pcie_bandwidth = 32'000'000'000;
   bool p2p = true;  // PCIe-only nodes: peer-to-peer allowed (else through host memory, half rate)
   Time fabric_latency = 3 * kMicrosecond;  // per ring step inside a node
+  // The host's memory, all sockets of the node: its size, and its bandwidth (channels x transfer
+  // rate x 8 B: a peak, which a STREAM measurement of the host replaces). 0: not known.
+  Bytes host_memory = 0;
+  std::int64_t host_memory_bandwidth = 0;
   bool operator==(const NodeSpec&) const = default;
 };
 

@@ -5,6 +5,7 @@
 
 #include "models/block_scaling.hpp"
 #include "models/layout.hpp"
+#include "models/offload.hpp"
 #include "sim/checked.hpp"
 
 namespace stepsim {
@@ -204,7 +205,12 @@ std::vector<JobMemory> job_memory_by_rank(const JobModel& m, const JobLayout& l,
     }
     mem.weights = bytes_from(weights, "the weights per GPU");
     mem.gradients = bytes_from(grads, "the gradients per GPU");
-    mem.optimizer = bytes_from(state_bytes(params, l, adam_state_bytes(l), l.zero >= 1), "the optimizer state per GPU");
+    if (l.offload_optimizer)
+      mem.host =
+          bytes_from(state_bytes(params, l, adam_state_bytes(l) + 4, l.zero >= 1), "the optimizer state on the host");
+    else
+      mem.optimizer =
+          bytes_from(state_bytes(params, l, adam_state_bytes(l), l.zero >= 1), "the optimizer state per GPU");
     mem.activations = simulated ? activation_peaks[d] : analytic_activations(l, static_cast<int>(d), held[d], chunks);
     mem.buffers = shared;
     if (l.zero >= 3 && l.keep_gathered)
@@ -239,13 +245,52 @@ JobMemory most_loaded(const std::vector<JobMemory>& ranks) {
   return most;
 }
 
-double optimizer_seconds(const JobLayout& l, const ClusterSpec& c, const HeldParameters& params_on_gpu) {
+namespace {
+// Adam's memory traffic per parameter: read and written, the master weights and the moments;
+// read, an FP32 gradient; written, the BF16 weights where they are a copy beside the master.
+double adam_traffic(const JobLayout& l) {
+  return 2.0 * (4 + 2 * l.adam_moment_bytes) + 4 + (l.master_weights == MasterWeights::Optimizer ? 2 : 0);
+}
+double gpu_memory_rate(const ClusterSpec& c) {
+  return static_cast<double>(c.accelerator.hbm_bandwidth) * c.accelerator.efficiency.memory;
+}
+}  // namespace
+
+HostOptimizerStep host_optimizer_step(const JobLayout& l, const ClusterSpec& c, const HeldParameters& params_on_gpu) {
+  if (c.node.host_memory_bandwidth <= 0 || c.node.pcie_bandwidth <= 0 || c.node.gpus <= 0)
+    throw std::invalid_argument("host_optimizer_step: the node's host memory bandwidth and host link are not known");
   const double shard = state_bytes(params_on_gpu, l, 1, l.zero >= 1);  // elements
-  // Read and written: the master weights and the moments; read: an FP32 gradient; written: the
-  // BF16 weights, where they are a copy beside the master.
-  const double traffic =
-      2.0 * (4 + 2 * l.adam_moment_bytes) + 4 + (l.master_weights == MasterWeights::Optimizer ? 2 : 0);
-  return shard * traffic / (static_cast<double>(c.accelerator.hbm_bandwidth) * c.accelerator.efficiency.memory);
+  // Each GPU's link at the fabric share its peer links run at; the host's memory shared by every
+  // GPU of the node, all stepping at once.
+  const double link = static_cast<double>(c.node.pcie_bandwidth) * c.accelerator.efficiency.fabric;
+  const double host = static_cast<double>(c.node.host_memory_bandwidth) / c.node.gpus;
+  HostOptimizerStep s;
+  if (l.grad_bytes == 2) {
+    const auto rate = [](double r) { return static_cast<std::int64_t>(std::max(1.0, r)); };
+    const ConversionPlace p =
+        conversion_times(bytes_from(2 * shard, "the gradient shard"), rate(link), rate(host), rate(gpu_memory_rate(c)));
+    s.converted_on_gpu = p.on_gpu < p.on_cpu;
+    s.gradients_down = to_s(std::min(p.on_cpu, p.on_gpu));
+  } else {
+    s.gradients_down = 4 * shard / link;
+  }
+  s.adam = shard * adam_traffic(l) / host;
+  s.weights_up = 2 * shard / link;
+  return s;
+}
+
+double optimizer_seconds(const JobLayout& l, const ClusterSpec& c, const HeldParameters& params_on_gpu) {
+  if (l.offload_optimizer) return host_optimizer_step(l, c, params_on_gpu).total();
+  const double shard = state_bytes(params_on_gpu, l, 1, l.zero >= 1);  // elements
+  return shard * adam_traffic(l) / gpu_memory_rate(c);
+}
+
+Bytes host_memory_per_node(const std::vector<JobMemory>& ranks, const ClusterSpec& c, std::int64_t gpus) {
+  const std::int64_t on_node = std::min<std::int64_t>(std::max(c.node.gpus, 1), std::max<std::int64_t>(gpus, 1));
+  Bytes most = 0;
+  for (const JobMemory& r : ranks) most = std::max(most, r.host);
+  return bytes_from(static_cast<double>(most) * static_cast<double>(on_node),
+                    "the host memory of a node's offloaded optimizers");
 }
 
 double gathered_bytes_per_parameter(const JobLayout& l, const ChunkCost& chunk) {

@@ -52,6 +52,9 @@ struct JobMemory {
   Bytes fp8_weight_copies = 0;
   bool fp8_parameters = false;
   int device = 0;               // the pipeline rank
+  // In the GPU's host memory, not the GPU's (offload_optimizer): its shard of the FP32 master
+  // weights and Adam's moments, and the FP32 gradient shard the host steps them with.
+  Bytes host = 0;
   Bytes total() const { return weights + gradients + optimizer + activations + buffers; }
 };
 // Chunk activations (one chunk, one micro-batch) pipeline device `device` holds at its peak, by
@@ -108,6 +111,23 @@ int most_chunk_layers(const JobModel& m, const JobLayout& l);
 
 // Optimizer step seconds (Adam): HBM traffic of the GPU's shard, the state and an FP32 gradient
 // read, the state and a BF16 weight copy written: 16 + 14 bytes per parameter with FP32 moments.
+// Offloaded (offload_optimizer), the same traffic in host memory, whose bandwidth the node's GPUs
+// share, beside the copies over the GPU's host link: the reduced gradient shard down (BF16
+// converted to FP32 where the book's rule puts it, offload.hpp: on the host below the break-even
+// link bandwidth) and the BF16 weights back, one after the other (DeepSpeed's default; Megatron-
+// Core's --overlap-cpu-optimizer-d2h-h2d is not modelled).
 double optimizer_seconds(const JobLayout& l, const ClusterSpec& c, const HeldParameters& params_on_gpu);
+// The parts of an offloaded step, seconds (their sum is optimizer_seconds).
+struct HostOptimizerStep {
+  double gradients_down = 0;  // the gradient shard to the host, with its conversion to FP32
+  bool converted_on_gpu = false;
+  double adam = 0;        // the update in host memory
+  double weights_up = 0;  // the BF16 weights back to the GPU
+  double total() const { return gradients_down + adam + weights_up; }
+};
+HostOptimizerStep host_optimizer_step(const JobLayout& l, const ClusterSpec& c, const HeldParameters& params_on_gpu);
+// The host memory a node's offloaded optimizers take, at most: the largest JobMemory::host of
+// `ranks` for every GPU of the node that a job of `gpus` uses.
+Bytes host_memory_per_node(const std::vector<JobMemory>& ranks, const ClusterSpec& c, std::int64_t gpus);
 
 }  // namespace stepsim

@@ -309,6 +309,11 @@ struct JobLayout {
   bool keep_gathered = false;
   Zero2Accumulate zero2_accumulate = Zero2Accumulate::Sharded;  // zero 2 over several micro-batches
   MasterWeights master_weights = MasterWeights::Optimizer;  // where the FP32 master weights are
+  // Each GPU's shard of the optimizer (the FP32 master weights and Adam's moments) kept and stepped
+  // on its host (DeepSpeed's offload_optimizer with ZeRO 1-3, Megatron-Core's
+  // --optimizer-cpu-offload): the reduced gradient shard goes down the GPU's host link, the host
+  // updates it, and the BF16 weights come back (job_memory.hpp, optimizer_seconds).
+  bool offload_optimizer = false;
   bool cp_balanced = true;       // CP: 2 cp chunks, rank i takes i and 2cp-1-i (else contiguous)
   CpComm cp_comm = CpComm::P2p;  // CP: how the ranks exchange what attention needs
   ExpertPlacement expert_placement = ExpertPlacement::Contiguous;  // expert e on EP rank e / (E / ep), or e mod ep

@@ -138,6 +138,14 @@ std::optional<InputProblem> check_layout_settings(const JobLayout& l) {
                         "true (Megatron-Core's --tp-comm-overlap needs sequence parallelism)"};
   if (l.recompute_layers >= 0 && l.recompute != JobRecompute::Full)
     return InputProblem{"recompute_layers", "recomputes the first layers of each chunk whole: needs recompute: full"};
+  if (l.offload_optimizer && l.zero < 1)
+    return InputProblem{"offload_optimizer",
+                        "steps each GPU's shard of the optimizer on its host (DeepSpeed's ZeRO 1-3, Megatron-Core's "
+                        "distributed optimizer): needs zero: 1 or more"};
+  if (l.offload_optimizer && l.master_weights == MasterWeights::Model)
+    return InputProblem{"offload_optimizer",
+                        "keeps the FP32 master weights on the host beside Adam's moments, the GPU holding BF16 "
+                        "copies: needs master_weights: optimizer"};
   return std::nullopt;
 }
 

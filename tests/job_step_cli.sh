@@ -856,4 +856,43 @@ fig "step time 5.479 s" "$tmp/nano.txt"
   --set 'search.layout.ep=[8,16,32]' --set search.top=3 >"$tmp/q35.txt"
 has "qwen3.5-397b-a17b (60 layers, 45 of them Gated DeltaNet, h 4096, seq 4096) on 256 x h100-sxm" "$tmp/q35.txt"
 fig "1 256 2 4 1 32 16 1 1 1f1b 1 full yes 15.054 s 12.2% 71.1" "$tmp/q35.txt"
+# The optimizer on the host (docs/job.md "The optimizer on the host"): Qwen3-8B over one host of 8
+# RTX 4090 fits only with it, the host holding 15.26 GiB of each card's shard.
+"$stepsim" compare scenarios/job-offload-8x4090.yaml >"$tmp/off.txt"
+fig "base 300.101 s +0.0% 1310 41.8% 17.4 / 22.0 yes" "$tmp/off.txt"
+fig "optimizer-on-gpu 299.092 s -0.3% 1315 41.9% 28.9 / 22.0 no" "$tmp/off.txt"
+has ", recompute full, optimizer on the host" "$tmp/off.txt"
+"$stepsim" run scenarios/job-offload-8x4090.yaml >"$tmp/off-run.txt"
+fig "optimizer state 0.00" "$tmp/off-run.txt"
+has "optimizer on the host: 15.26 GiB a GPU, 122.1 of 512.0 GiB a node; gradients down 0.168 s (BF16 converted to FP32 on the GPU, sent in FP32), Adam 0.800 s in host memory (38.4 of its 307.2 GB/s a GPU), BF16 weights up 0.080 s: 1.047 s a step" "$tmp/off-run.txt"
+fig "optimizer 1.047 s 0.3%" "$tmp/off-run.txt"
+# One card to the socket: the book's rule sends BF16 and converts on the host.
+"$stepsim" run scenarios/job-offload-8x4090.yaml --set job_step.hardware.node.gpus=1 >"$tmp/off-one.txt"
+has "gradients down 0.100 s (sent in BF16, converted to FP32 on the host), Adam 0.100 s in host memory (307.2 of its 307.2 GB/s a GPU)" "$tmp/off-one.txt"
+"$stepsim" run scenarios/job-offload-8x4090.yaml --json >"$tmp/off.json"
+layout_key "$tmp/off.json" offload_optimizer true
+python3 - "$tmp/off.json" <<'PY' || fail "the host optimizer's JSON"
+import json, sys
+h = json.load(open(sys.argv[1]))["host_optimizer"]
+assert h["host_bytes_per_gpu"] == 16381444096 and h["host_bytes_per_node"] == 8 * 16381444096, h
+assert h["host_capacity_bytes"] == 512 * 2**30 and h["fits"] and h["converted_on"] == "gpu", h
+assert abs(h["total_s"] - (h["gradients_down_s"] + h["adam_s"] + h["weights_up_s"])) < 1e-12, h
+assert round(h["adam_s"], 4) == 0.7999, h
+PY
+"$stepsim" run scenarios/job-fsdp-8.yaml --json >"$tmp/fsdp.json"
+python3 -c 'import json,sys; assert "host_optimizer" not in json.load(open(sys.argv[1]))' "$tmp/fsdp.json" ||
+  fail "host_optimizer without offload"
+layout_key "$tmp/fsdp.json" offload_optimizer absent
+# Refused: over the host's memory; without a sharded optimizer; with FP32 weights as the master.
+run "$stepsim" run scenarios/job-offload-8x4090.yaml --set job_step.allow_oom=false \
+  --set job_step.hardware.node.host_memory=100GiB
+refused "job_step.layout.offload_optimizer: the optimizer on the host needs 122.1 GiB of a node's host memory (8 GPUs' shards) but the node has 100.0 GiB"
+run "$stepsim" run scenarios/job-offload-8x4090.yaml --set job_step.layout.zero=0
+refused "job_step.layout.offload_optimizer: steps each GPU's shard of the optimizer on its host"
+run "$stepsim" run scenarios/job-offload-8x4090.yaml --set job_step.layout.master_weights=model
+refused "needs master_weights: optimizer"
+# Without it, the 8-card layout is offered the host.
+run "$stepsim" run scenarios/job-offload-8x4090.yaml --set job_step.allow_oom=false \
+  --set job_step.layout.offload_optimizer=false
+refused "would fit: offload_optimizer: true (17.4 GiB)"
 echo "job_step: all checks passed"

@@ -216,7 +216,8 @@ static void read_efficiency(const Reader& e, Efficiency& eff) {
 static void read_node_and_network(const Reader& r, ClusterSpec& c) {
   if (r.has("node")) {
     const Reader n = r.child("node");
-    n.only({"gpus", "fabric_bandwidth", "pcie_bandwidth", "p2p", "fabric_latency"});
+    n.only({"gpus", "fabric_bandwidth", "pcie_bandwidth", "p2p", "fabric_latency", "host_memory",
+            "host_memory_bandwidth"});
     // A node is an NVLink domain at most (NVL72: 72 GPUs); the search enumerates its divisors.
     if (auto v = n.opt_count("gpus", 1)) {
       if (*v > kMaxNodeGpus) n.fail("gpus", fmt::format("{} GPUs in a node: at most {}", *v, kMaxNodeGpus));
@@ -230,6 +231,8 @@ static void read_node_and_network(const Reader& r, ClusterSpec& c) {
     if (auto v = n.opt_bandwidth("pcie_bandwidth")) c.node.pcie_bandwidth = *v;
     c.node.p2p = n.flag("p2p", c.node.p2p);
     if (auto v = n.opt_duration("fabric_latency")) c.node.fabric_latency = *v;
+    if (auto v = n.opt_bytes("host_memory")) c.node.host_memory = *v;
+    if (auto v = n.opt_bandwidth("host_memory_bandwidth")) c.node.host_memory_bandwidth = *v;
   }
   if (r.has("network")) read_network(r.child("network"), c.network);
 }
@@ -286,7 +289,7 @@ const std::vector<std::string>& layout_keys() {
       "overlap", "fp8", "fp8_recipe", "grad_bytes", "cp_split", "cp_comm", "ep_dispatch", "fp8_dispatch",
       "fp8_activations", "expert_placement", "recompute_modules", "adam_moment_bytes", "expert_tp", "permute_fusion",
       "dp_bandwidth", "zero3_fetch", "master_weights", "dp_replicate", "keep_gathered",
-      "zero2_accumulate", "bf16_first_layers", "bf16_last_layers", "fp8_param_gather"};
+      "zero2_accumulate", "bf16_first_layers", "bf16_last_layers", "fp8_param_gather", "offload_optimizer"};
   // clang-format on
   return keys;
 }
@@ -364,6 +367,7 @@ void read_sharding(const Reader& r, JobLayout& l) {
   l.dp_replicate = r.opt_count("dp_replicate", 1).value_or(1);
   l.zero3_fetch = read_named(r, "zero3_fetch", "layer", zero3_fetch_from_name, "zero3_fetch", "layer or module");
   l.keep_gathered = r.flag("keep_gathered", false);
+  l.offload_optimizer = r.flag("offload_optimizer", false);
   l.zero2_accumulate =
       read_named(r, "zero2_accumulate", "sharded", zero2_accumulate_from_name, "zero2_accumulate", "sharded or whole");
 }
@@ -514,6 +518,10 @@ std::string memory_refusal(const JobStepSpec& spec, const JobMemory& mem, const 
     l.zero = 3;
     try_layout(l, "zero: 3");
   }
+  if (JobLayout l = base; !base.offload_optimizer) {
+    l.offload_optimizer = true;  // where zero and master_weights allow it (check_layout_settings)
+    if (!check_layout_settings(l)) try_layout(l, "offload_optimizer: true");
+  }
   if (base.micro_batch > 1) {
     JobLayout l = base;
     l.micro_batch = 1;
@@ -545,8 +553,18 @@ void check_job_step(const Reader& r, const JobStepSpec& spec, std::int64_t gpus,
   fail_on(r.child("layout"), check_accelerator_kernels(spec.layout, spec.cluster.accelerator));
   check_budget(r.child("layout"), "global_batch", job_step_ops_bound(spec.layout, spec.model.shape.layers));
   if (allow_oom) return;
-  const JobMemory mem = job_memory(spec.model, spec.layout, chunk_costs(spec.model, spec.layout, spec.cluster));
+  const std::vector<JobMemory> ranks =
+      job_memory_by_rank(spec.model, spec.layout, chunk_costs(spec.model, spec.layout, spec.cluster));
+  const JobMemory mem = most_loaded(ranks);
   if (mem.total() > spec.cluster.accelerator.usable_memory) r.fail("layout", memory_refusal(spec, mem, ""));
+  if (const Bytes host = host_memory_per_node(ranks, spec.cluster, gpus);
+      spec.layout.offload_optimizer && host > spec.cluster.node.host_memory)
+    r.child("layout").fail(
+        "offload_optimizer",
+        fmt::format("the optimizer on the host needs {:.1f} GiB of a node's host memory ({} GPUs' shards) but the "
+                    "node has {:.1f} GiB (hardware.node.host_memory; or set allow_oom: true to report it)",
+                    gib(host), std::min<std::int64_t>(spec.cluster.node.gpus, gpus),
+                    gib(spec.cluster.node.host_memory)));
 }
 
 std::string unknown_preset_message(const std::string& name) {

@@ -123,6 +123,7 @@ std::vector<Field> layout_fields(const JobLayout& l) {
   put("master_weights", master_weights_name(l.master_weights), l.master_weights == d.master_weights);
   count("dp_replicate", l.dp_replicate, d.dp_replicate);
   flag("keep_gathered", l.keep_gathered, d.keep_gathered);
+  flag("offload_optimizer", l.offload_optimizer, d.offload_optimizer);
   put("zero2_accumulate", zero2_accumulate_name(l.zero2_accumulate), l.zero2_accumulate == d.zero2_accumulate);
   return f;
 }
@@ -313,6 +314,9 @@ std::vector<Field> cluster_fields(const ClusterSpec& c) {
   w.put("node.pcie_bandwidth", bandwidth(n.pcie_bandwidth), n.pcie_bandwidth == pn.pcie_bandwidth);
   w.flag("node.p2p", n.p2p, pn.p2p);
   w.put("node.fabric_latency", exact_duration(n.fabric_latency), n.fabric_latency == pn.fabric_latency);
+  w.put("node.host_memory", fmt::format("{}B", n.host_memory), n.host_memory == pn.host_memory);
+  w.put("node.host_memory_bandwidth", bandwidth(n.host_memory_bandwidth),
+        n.host_memory_bandwidth == pn.host_memory_bandwidth);
   const NetworkSpec &k = c.network, &pk = p->network;
   w.count("network.nics", k.nics, pk.nics);
   w.put("network.nic_bandwidth", bandwidth(k.nic_bandwidth), k.nic_bandwidth == pk.nic_bandwidth);

@@ -84,6 +84,7 @@ std::string layout_line(const JobStepSpec& s) {
                ? ", ZeRO-3 gathers by module (recomputed layers' weights again)"
                : ", ZeRO-3 gathers by module";
   if (l.keep_gathered && l.zero >= 3) out += ", ZeRO-3 weights kept gathered from forward to backward";
+  if (l.offload_optimizer) out += ", optimizer on the host";
   if (l.reduces_every_micro_batch()) out += ", gradients reduce-scattered every micro-batch";
   if (l.zero == 2 && l.zero2_accumulate == Zero2Accumulate::Whole && l.microbatches() > 1)
     out += ", gradients accumulated whole, reduce-scattered once";
@@ -119,12 +120,17 @@ std::string cluster_line(const ClusterSpec& c) {
     tiers += fmt::format("{}{} {}{}", tiers.empty() ? "; tiers " : ", ", t.name,
                          t.nodes > 0 ? fmt::format("{} nodes", t.nodes) : std::string("the rest"),
                          t.oversubscription != 1.0 ? fmt::format(" {:g}:1", t.oversubscription) : std::string());
-  return fmt::format("node and network, not the {} preset's: {} GPUs a node on {}; {} NIC{} of {} a node{}\n",
+  const NodeSpec& p = preset->node;
+  const std::string host =
+      n.host_memory != p.host_memory || n.host_memory_bandwidth != p.host_memory_bandwidth
+          ? fmt::format("; host memory {:.4g} GiB a node at {}", gib(n.host_memory), gbs(n.host_memory_bandwidth))
+          : "";
+  return fmt::format("node and network, not the {} preset's: {} GPUs a node on {}; {} NIC{} of {} a node{}{}\n",
                      c.accelerator.name, n.gpus,
                      n.fabric_bandwidth > 0 ? fmt::format("NVLink {} per GPU", gbs(n.fabric_bandwidth))
                                             : fmt::format("PCIe {} per GPU", gbs(n.pcie_bandwidth)),
                      w.nics, w.nics == 1 ? "" : "s",
-                     fmt::format("{:.4g} Gbit/s", static_cast<double>(w.nic_bandwidth) * 8 / 1e9), tiers);
+                     fmt::format("{:.4g} Gbit/s", static_cast<double>(w.nic_bandwidth) * 8 / 1e9), tiers, host);
 }
 
 namespace {
@@ -530,6 +536,55 @@ std::string job_step_attention_line(const JobStepRun& run) {
                      100 * attention_peak_share(run, AttentionPass::Backward));
 }
 
+namespace {
+// An offloaded optimizer's step on the most loaded pipeline rank (as the step runs it), and the
+// host memory of a node (host_memory_per_node).
+HostOptimizerStep host_step(const JobStepRun& run) {
+  const JobCommPlan& cp = run.comm;
+  const auto d = static_cast<std::size_t>(run.result.memory.device);
+  return host_optimizer_step(run.spec.layout, run.spec.cluster, held_parameters(cp.device_chunks[d], cp.chunks));
+}
+Bytes host_per_node(const JobStepRun& run) {
+  return host_memory_per_node(run.result.memory_by_rank, run.spec.cluster, run.result.gpus);
+}
+
+// The offloaded optimizer's line under the memory tables (empty without offload).
+std::string job_step_host_line(const JobStepRun& run) {
+  if (!run.spec.layout.offload_optimizer) return "";
+  const HostOptimizerStep s = host_step(run);
+  const NodeSpec& n = run.spec.cluster.node;
+  const Bytes node = host_per_node(run);
+  const auto secs_of = [](double x) { return fmt::format("{:.3f} s", x); };
+  return fmt::format(
+      "optimizer on the host: {:.2f} GiB a GPU, {:.1f} of {:.1f} GiB a node{}; gradients down {} ({}), Adam {} in "
+      "host memory ({:.1f} of its {:.1f} GB/s a GPU), BF16 weights up {}: {} a step\n",
+      gib(run.result.memory.host), gib(node), gib(n.host_memory), node > n.host_memory ? " (does not fit)" : "",
+      secs_of(s.gradients_down),
+      run.spec.layout.grad_bytes == 4 ? "FP32"
+      : s.converted_on_gpu            ? "BF16 converted to FP32 on the GPU, sent in FP32"
+                                      : "sent in BF16, converted to FP32 on the host",
+      secs_of(s.adam), n.host_memory_bandwidth / 1e9 / std::max(n.gpus, 1), n.host_memory_bandwidth / 1e9,
+      secs_of(s.weights_up), secs_of(s.total()));
+}
+
+// The same in JSON.
+nlohmann::ordered_json host_optimizer_json(const JobStepRun& run) {
+  const HostOptimizerStep s = host_step(run);
+  const Bytes node = host_per_node(run);
+  return {{"host_bytes_per_gpu", run.result.memory.host},
+          {"host_bytes_per_node", node},
+          {"host_capacity_bytes", run.spec.cluster.node.host_memory},
+          {"fits", node <= run.spec.cluster.node.host_memory},
+          {"gradients_down_s", s.gradients_down},
+          {"converted_on", run.spec.layout.grad_bytes == 4 ? "none"
+                           : s.converted_on_gpu            ? "gpu"
+                                                           : "host"},
+          {"adam_s", s.adam},
+          {"weights_up_s", s.weights_up},
+          {"total_s", s.total()}};
+}
+}  // namespace
+
 // The same in JSON, for a step with softmax attention.
 nlohmann::ordered_json attention_rate_json(const JobStepRun& run) {
   const AttentionTiles& t = run.result.attention_tiles;
@@ -550,6 +605,7 @@ std::string job_step_text(const std::string& name, const JobStepRun& run) {
                  : fmt::format("\nmemory per GPU (pipeline rank {} of {}, the most loaded)\n", r.memory.device, pp);
   out += job_step_memory_table(run).render();
   if (pp > 1) out += "\nmemory by pipeline rank (GiB)\n" + job_step_rank_memory_table(run).render();
+  out += job_step_host_line(run);
   out += "\nwhat limits the step: critical path by kind of op\n";
   out += job_step_critical_table(r.critical_by_kind).render();
   out += "\ncritical path by resource\n";
@@ -611,6 +667,7 @@ nlohmann::ordered_json layout_json(const JobStepRun& run) {
   if (l.master_weights == MasterWeights::Model) j["master_weights"] = "model";  // absent: in the optimizer
   if (l.dp_replicate > 1) j["dp_replicate"] = l.dp_replicate;  // absent: one shard group of every dp rank
   if (l.keep_gathered) j["keep_gathered"] = true;              // absent: gathered again for the backward
+  if (l.offload_optimizer) j["offload_optimizer"] = true;      // absent: the optimizer on the GPU
   if (l.zero == 2) j["zero2_accumulate"] = zero2_accumulate_name(l.zero2_accumulate);
   if (l.recompute == JobRecompute::Selective) {
     auto modules = nlohmann::ordered_json::array();
@@ -704,6 +761,7 @@ nlohmann::ordered_json job_step_json(const std::string& name, const JobStepRun& 
   };
   j["layer_parts_ms"] = {{"forward", parts(r.layer_forward)}, {"backward", parts(r.layer_backward)}};
   if (r.attention_tiles.keys_per_query > 0) j["attention_rate"] = attention_rate_json(run);
+  if (run.spec.layout.offload_optimizer) j["host_optimizer"] = host_optimizer_json(run);
   if (!r.kind_layers.empty()) {  // a hybrid: each kind's layer
     auto& kinds = j["layer_kinds"] = nlohmann::ordered_json::array();
     for (const auto& k : r.kind_layers)

@@ -61,9 +61,22 @@ std::string presets_text() {
         std::to_string(c.network.nics), fmt::format("{:g}", static_cast<double>(c.network.nic_bandwidth) * 8 / 1e9)});
     same_efficiency = same_efficiency && a.efficiency == presets.front().accelerator.efficiency;
   }
+  // The hosts, which an offloaded optimizer runs on (layout offload_optimizer).
+  Table hosts({{"preset", false}, {"host link GB/s"}, {"host memory GiB"}, {"host memory GB/s"}});
+  // Whole numbers with thousands grouped, 409.6 as it is.
+  const auto figure = [](double x) {
+    return x == std::round(x) ? comma_grouped(static_cast<std::int64_t>(x)) : fmt::format("{:g}", x);
+  };
+  for (const auto& c : presets)
+    hosts.add_row({c.accelerator.name, comma_grouped(c.node.pcie_bandwidth / 1'000'000'000),
+                   figure(std::round(gib(c.node.host_memory))),
+                   figure(static_cast<double>(c.node.host_memory_bandwidth) / 1e9)});
   std::string out =
       "accelerator presets (job_step.hardware.preset; each value's source in models/accelerators.cpp)\n\n" + t.render();
   out += "\npeaks are dense; NVLink is each GPU's, each direction; memory and usable memory per GPU\n";
+  out +=
+      "\nhosts: each GPU's link to its host (each direction), the host memory of a node and its bandwidth (a peak)\n" +
+      hosts.render() + "\n";
   out +=
       "attention: flash runs each architecture's own fused kernel at its efficiency (cuDNN's on Hopper and "
       "Blackwell, FlashAttention-2 on Ampere and Ada); flash2 and flash3 name one (docs/job.md)\n";
@@ -117,7 +130,9 @@ nlohmann::ordered_json presets_json() {
                       {"fabric_bandwidth_bytes_per_s", c.node.fabric_bandwidth},
                       {"pcie_bandwidth_bytes_per_s", c.node.pcie_bandwidth},
                       {"p2p", c.node.p2p},
-                      {"fabric_latency_ns", c.node.fabric_latency}}},
+                      {"fabric_latency_ns", c.node.fabric_latency},
+                      {"host_memory_bytes", c.node.host_memory},
+                      {"host_memory_bandwidth_bytes_per_s", c.node.host_memory_bandwidth}}},
                     {"network",
                      {{"nics", c.network.nics},
                       {"nic_bandwidth_bytes_per_s", c.network.nic_bandwidth},
