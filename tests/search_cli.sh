@@ -598,4 +598,25 @@ has "^qwen3-8b (36 layers, h 4096, seq 8192) on 16, 24, 32, 40, 48, 56, 64 x rtx
 # A windowed model says so in the search's heading as in the step's (model_words).
 "$stepsim" search scenarios/job-gemma3-27b-128k-64xh100.yaml --top 1 >"$tmp/gemma-search.txt"
 has "^gemma3-27b (62 layers, 52 of them within a 1,024-token window, h 5376, seq 131072) on 64 x h100-sxm; global batch 32$" "$tmp/gemma-search.txt"
+# The optimizer on the host searched (docs/search.md): under ZeRO 1-3 only, labelled "host", a CSV column.
+"$stepsim" search scenarios/job-offload-8x4090.yaml --set search.layout.offload_optimizer=auto --set search.top=5 \
+  --csv "$tmp/off.csv" --json >"$tmp/off.json"
+"$stepsim" search scenarios/job-offload-8x4090.yaml --set search.layout.offload_optimizer=auto --set search.top=5 >"$tmp/off.txt"
+fig "1 8 4 2 1 1 2 host dualpipe 1 none yes 256.371 s 48.9% 21.1" "$tmp/off.txt"
+has "the job step's own layout, 8 cards: tp 1 pp 1 dp 8 fsdp (optimizer on the host), mbs 1, recompute full:" "$tmp/off.txt"
+python3 - "$tmp/off.csv" "$tmp/off.json" <<'PY' || fail "offload_optimizer in the search's CSV and JSON"
+import csv, json, sys
+rows = list(csv.DictReader(open(sys.argv[1])))
+assert rows and all(r["offload_optimizer"] in ("0", "1") for r in rows)
+assert all(r["offload_optimizer"] == "0" for r in rows if r["zero"] == "0"), "zero 0 has no shard to offload"
+assert {r["offload_optimizer"] for r in rows if r["zero"] != "0"} == {"0", "1"}
+top = json.load(open(sys.argv[2]))["top"]
+assert all(t.get("offload_optimizer") is True for t in top), [t.get("offload_optimizer") for t in top]
+PY
+# A host too small for the shards prunes the layouts that offload (with those over memory).
+run "$stepsim" search scenarios/job-offload-8x4090.yaml --set search.layout.offload_optimizer=true \
+  --set job_step.hardware.node.host_memory=8GiB
+[[ $code == 0 ]] || fail "search with a small host: exit $code"
+has "1470 offload more optimizer state than a node's host memory holds (the least 122.1 GiB a node; 8.0 GiB)" "$tmp/out"
+has "a host memory of at least 122.1 GiB a node (hardware.node.host_memory), or the optimizer on the GPUs" "$tmp/out"
 echo "search cli: ok"

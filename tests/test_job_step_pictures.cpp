@@ -116,6 +116,18 @@ TEST_CASE("job_step --html: timeline, memory split as --json gives it, exposed a
   CHECK(html.find("intra-pass collectives (TP/CP/EP links)") != std::string::npos);
 }
 
+TEST_CASE("job_step --html: the optimizer on the host in words under the memory", "[job_step][html][offload]") {
+  const std::string html = html_page("run", "job-offload-8x4090.yaml");
+  CHECK(markup_problem(html).empty());
+  const auto host = html.find("optimizer on the host: 15.26 GiB a GPU, 122.1 of 512.0 GiB a node;");
+  REQUIRE(host != std::string::npos);
+  CHECK(host > html.find("<h2 id=\"memory\">"));
+  CHECK(host < html.find("<h2 id=\"exposed\">"));
+  CHECK(html.find("BF16 weights up 0.080 s: 1.047 s a step") != std::string::npos);
+  // Without it, no such line.
+  CHECK(html_page("run", "job-fsdp-8.yaml").find("optimizer on the host") == std::string::npos);
+}
+
 TEST_CASE("job_step --gantt: one row per track, the legend", "[job_step][html]") {
   std::string out;
   REQUIRE(run_cli("run " + scenario_path("job-fsdp-8.yaml") + " --gantt --width 80", &out) == 0);

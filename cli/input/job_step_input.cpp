@@ -336,6 +336,7 @@ const std::vector<std::string>& searchable_layout_keys() {
   static const std::vector<std::string> keys = {
       "tp", "pp", "virtual_stages", "schedule", "micro_batch", "recompute", "zero", "sequence_parallel", "dp", "cp",
       "ep", "fsdp", "global_batch", "expert_tp", "cp_comm", "dp_replicate", "recompute_layers", "keep_gathered",
+      "offload_optimizer",
       "first_chunk_layers", "last_chunk_layers"};
   // clang-format on
   return keys;

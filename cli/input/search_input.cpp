@@ -132,7 +132,8 @@ void check_search_size(const Reader& r, const Reader& lr, const SearchSpec& s) {
       size_or(a.micro_batch.size(), 5) * size_or(a.recompute.size(), 3) * size_or(a.sequence_parallel.size(), 2) *
       size_or(a.ep.size(), moe ? divisors(s.model.experts) : 1) * size_or(a.expert_tp.size(), moe ? node : 1) *
       size_or(a.cp_comm.size(), 3) * size_or(a.dp_replicate.size(), 2) * static_cast<double>(a.global_batch.size()) *
-      size_or(a.dp.size(), 1) * size_or(a.recompute_layers.size(), 1) * size_or(a.keep_gathered.size(), 2);
+      size_or(a.dp.size(), 1) * size_or(a.recompute_layers.size(), 1) * size_or(a.keep_gathered.size(), 2) *
+      size_or(a.offload_optimizer.size(), 2);
   // The largest step any layout may simulate: the most micro-batches (the largest global batch
   // in micro-batches of the smallest size, dp 1) through chunks up to one per layer (DualPipe: 2).
   JobLayout widest;
@@ -148,7 +149,7 @@ void check_search_size(const Reader& r, const Reader& lr, const SearchSpec& s) {
 }
 
 // The keys whose values are names or flags: schedule, recompute, sequence_parallel,
-// keep_gathered, cp_comm.
+// keep_gathered, offload_optimizer, cp_comm.
 void read_named_axes(const Reader& lr, SearchAxes& a) {
   for (const auto& n : values_of(lr, "schedule", a)) {
     const std::string name = n.Scalar();
@@ -172,6 +173,7 @@ void read_named_axes(const Reader& lr, SearchAxes& a) {
   if (!lr.has("recompute")) a.recompute = {JobRecompute::None};
   a.sequence_parallel = flags(lr, "sequence_parallel", a);
   a.keep_gathered = flags(lr, "keep_gathered", a);
+  a.offload_optimizer = flags(lr, "offload_optimizer", a);
   for (const auto& n : values_of(lr, "cp_comm", a)) {
     const auto comm = cp_comm_from_name(n.Scalar());
     if (!comm)

@@ -277,6 +277,7 @@ std::string job_step_html_report(const std::string& title, const std::string& de
         "logits, the first ranks the most activations in flight under 1F1B.");
     page.table(job_step_rank_memory_table(run));
   }
+  if (const std::string host = job_step_host_line(run); !host.empty()) page.paragraph(host.substr(0, host.size() - 1));
   page.heading(2, "Exposed communication", "exposed");
   page.paragraph("Communication on the critical path, by kind: what overlapping it with compute would save.");
   page.table(job_step_exposed_table(run));

@@ -547,8 +547,8 @@ HostOptimizerStep host_step(const JobStepRun& run) {
 Bytes host_per_node(const JobStepRun& run) {
   return host_memory_per_node(run.result.memory_by_rank, run.spec.cluster, run.result.gpus);
 }
+}  // namespace
 
-// The offloaded optimizer's line under the memory tables (empty without offload).
 std::string job_step_host_line(const JobStepRun& run) {
   if (!run.spec.layout.offload_optimizer) return "";
   const HostOptimizerStep s = host_step(run);
@@ -567,7 +567,8 @@ std::string job_step_host_line(const JobStepRun& run) {
       secs_of(s.weights_up), secs_of(s.total()));
 }
 
-// The same in JSON.
+namespace {
+// job_step_host_line in JSON.
 nlohmann::ordered_json host_optimizer_json(const JobStepRun& run) {
   const HostOptimizerStep s = host_step(run);
   const Bytes node = host_per_node(run);

@@ -24,11 +24,12 @@ std::string secs(Time t) {
 }
 
 // ZeRO's stage, HSDP's replicas of the sharded state and ZeRO-3's weights kept gathered from the
-// forward to the backward ("fsdp x16 kept").
+// forward to the backward, the optimizer on the host ("fsdp x16 kept host").
 std::string zero_label(const JobLayout& l) {
   std::string out = l.zero >= 3 ? "fsdp" : std::to_string(l.zero);
   if (l.dp_replicate > 1) out += fmt::format(" x{}", l.dp_replicate);
   if (l.zero >= 3 && l.keep_gathered) out += " kept";
+  if (l.offload_optimizer) out += " host";
   return out;
 }
 
@@ -355,6 +356,7 @@ nlohmann::ordered_json entry_json(const Evaluated& e) {
   j["zero"] = l.zero;
   if (l.dp_replicate > 1) j["dp_replicate"] = l.dp_replicate;     // present with HSDP's replicas
   if (l.zero >= 3 && l.keep_gathered) j["keep_gathered"] = true;  // present when kept
+  if (l.offload_optimizer) j["offload_optimizer"] = true;         // present when on the host
   j["schedule"] = l.schedule;
   j["micro_batch"] = l.micro_batch;
   j["global_batch"] = l.global_batch;
@@ -405,6 +407,7 @@ Evaluated evaluated_from_json(const nlohmann::json& j) {
   l.zero = j.at("zero").get<int>();
   if (j.contains("dp_replicate")) l.dp_replicate = j.at("dp_replicate").get<int>();
   if (j.contains("keep_gathered")) l.keep_gathered = j.at("keep_gathered").get<bool>();
+  if (j.contains("offload_optimizer")) l.offload_optimizer = j.at("offload_optimizer").get<bool>();
   l.schedule = j.at("schedule").get<std::string>();
   l.micro_batch = j.at("micro_batch").get<int>();
   l.global_batch = j.at("global_batch").get<std::int64_t>();
@@ -493,8 +496,8 @@ nlohmann::ordered_json search_json(const SearchReportInfo& info, const SearchSpe
 
 std::string search_csv(const SearchSpec& spec, const SearchResult& r) {
   std::string out =
-      "index,cards,tp,pp,virtual_stages,dp,cp,cp_comm,ep,expert_tp,zero,dp_replicate,keep_gathered,schedule,"
-      "micro_batch,global_batch,recompute,recompute_layers,"
+      "index,cards,tp,pp,virtual_stages,dp,cp,cp_comm,ep,expert_tp,zero,dp_replicate,keep_gathered,offload_optimizer,"
+      "schedule,micro_batch,global_batch,recompute,recompute_layers,"
       "sequence_parallel,step_s,mfu,memory_gib,bubble,exposed_tp_s,exposed_pp_s,exposed_dp_s,exposed_cp_s,exposed_ep_s,"
       "limit,days,front\n";
   const std::set<std::int64_t> front(r.front.begin(), r.front.end());
@@ -504,11 +507,11 @@ std::string search_csv(const SearchSpec& spec, const SearchResult& r) {
   for (const auto& e : r.simulated) {
     const JobLayout& l = e.c.layout;
     out += fmt::format(
-        "{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},"                       // index .. sequence_parallel
+        "{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},"                    // index .. sequence_parallel
         "{:.6f},{:.4f},{:.3f},{:.4f},{:.6f},{:.6f},{:.6f},{:.6f},{:.6f},{},{:.3f},{}\n",  // step_s .. front
         e.c.index, e.c.cards, l.tp, l.pp, l.vpp, l.dp, l.cp, cp_comm_name(l.cp_comm), l.ep, l.etp(), l.zero,
-        l.dp_replicate, l.zero >= 3 && l.keep_gathered ? 1 : 0, l.schedule, l.micro_batch, l.global_batch,
-        recompute_name(l.recompute), l.partial_recompute() ? std::to_string(l.recompute_layers) : "",
+        l.dp_replicate, l.zero >= 3 && l.keep_gathered ? 1 : 0, l.offload_optimizer ? 1 : 0, l.schedule, l.micro_batch,
+        l.global_batch, recompute_name(l.recompute), l.partial_recompute() ? std::to_string(l.recompute_layers) : "",
         l.sequence_parallel ? 1 : 0, to_s(e.step), e.mfu, gib(e.memory.total()), e.bubble, to_s(e.exposed_tp),
         to_s(e.exposed_pp), to_s(e.exposed_dp), to_s(e.exposed_cp), to_s(e.exposed_ep), e.limit, days(e.completion),
         front_idx.count(e.c.index) ? 1 : 0);

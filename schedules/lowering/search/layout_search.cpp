@@ -187,6 +187,7 @@ std::string layout_label(const Candidate& c, int layers) {
   s += l.zero >= 3 ? " fsdp" : fmt::format(" zero {}", l.zero);
   if (l.dp_replicate > 1) s += fmt::format(" x{}", l.dp_replicate);  // HSDP's replicas
   if (l.zero >= 3 && l.keep_gathered) s += " (weights kept gathered)";
+  if (l.offload_optimizer) s += " (optimizer on the host)";
   if (l.pp > 1) s += " " + l.schedule;
   s += fmt::format(", mbs {}, recompute {}{}", l.micro_batch, recompute_name(l.recompute), recomputed_layers_note(l));
   if (l.sequence_parallel) s += ", sp";
@@ -248,6 +249,10 @@ struct Prefiltered {
   std::vector<Evaluated> queue;
   std::map<std::string, std::int64_t> div_keys;
   std::optional<Evaluated> smallest;  // the smallest memory seen (for "nothing fits")
+  // Layouts whose offloaded optimizers their node's host memory cannot hold, and the least host
+  // memory one of them needs (for "nothing fits").
+  std::int64_t over_host = 0;
+  Bytes smallest_host = -1;
   struct CardsNote {
     std::string first_problem;
     Bytes smallest_memory = -1;
@@ -287,7 +292,16 @@ Prefiltered prefilter(const SearchSpec& spec, const SearchOptions& opt, SearchCo
     Evaluated e;
     e.c = c;
     const JobStepSpec s = step_spec(spec, c);
-    e.analytic_memory = job_memory(s.model, l, chunk_costs(s.model, l, s.cluster)).total();
+    const std::vector<JobMemory> ranks = job_memory_by_rank(s.model, l, chunk_costs(s.model, l, s.cluster));
+    e.analytic_memory = most_loaded(ranks).total();
+    // An offloaded optimizer over its host's memory does not fit either (counted with memory).
+    if (const Bytes host = l.offload_optimizer ? host_memory_per_node(ranks, s.cluster, c.cards) : 0;
+        host > s.cluster.node.host_memory) {
+      ++n.memory;
+      ++f.over_host;
+      if (f.smallest_host < 0 || host < f.smallest_host) f.smallest_host = host;
+      return;
+    }
     if (e.analytic_memory > cap) {
       ++n.memory;
       auto& note = f.notes[c.cards];
@@ -546,8 +560,17 @@ SearchResult run_search(const SearchSpec& spec, const SearchOptions& opt) {
     else
       miss.what = fmt::format(
           "none of the {} layouts considered can run: {} do not divide the model, cluster or batch "
-          "(most often at layout.{}), {} the schedule cannot run",
-          n.considered, n.divisibility, res.divisibility_example.empty() ? "?" : res.divisibility_example, n.schedule);
+          "(most often at layout.{}), {} the schedule cannot run{}",
+          n.considered, n.divisibility, res.divisibility_example.empty() ? "?" : res.divisibility_example, n.schedule,
+          f.over_host > 0 ? fmt::format(", {} offload more optimizer state than a node's host memory holds (the "
+                                        "least {:.1f} GiB a node; {:.1f} GiB)",
+                                        f.over_host, gib(f.smallest_host), gib(spec.cluster.node.host_memory))
+                          : "");
+    if (f.over_host > 0)
+      miss.changes.push_back(
+          fmt::format("a host memory of at least {:.1f} GiB a node (hardware.node.host_memory), or the optimizer "
+                      "on the GPUs (offload_optimizer: false or auto)",
+                      gib(f.smallest_host)));
     if (n.considered == 1 && opt.shard_count == 1) {  // the file's one layout, some of its keys opened again
       Candidate only;
       enumerate_layouts(spec, [&only](const Candidate& c) { only = c; });

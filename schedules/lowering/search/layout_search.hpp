@@ -54,6 +54,9 @@ struct SearchAxes {
   // ZeRO-3 keeping each layer's gathered weights from its forward to its backward (0 / 1); empty
   // (`auto`): both, under ZeRO-3 (zero 0-2 have nothing to keep: 0).
   std::vector<int> keep_gathered;
+  // The optimizer on the host (0 / 1; by default off, as a file that leaves it out); empty
+  // (`auto`): both, under ZeRO 1-3 (zero 0 has no shard to step there: 0).
+  std::vector<int> offload_optimizer = {0};
   // The pipeline's ends searched (first_chunk_layers and last_chunk_layers `auto`): each split
   // auto_chunk_ends finds; false: the base layout's.
   bool chunk_ends = false;

@@ -204,6 +204,40 @@ std::unique_ptr<Axis> chunk_ends_axis(const SearchSpec& spec) {
       });
 }
 
+// ZeRO's stage and what depends on it: HSDP's replicas, ZeRO-3's weights kept gathered, the
+// optimizer on the host.
+void push_zero_axes(const SearchSpec& spec, std::vector<std::unique_ptr<Axis>>& axes) {
+  const SearchAxes& a = spec.axes;
+  axes.push_back(fixed_key<int>(listed_or(a.zero, {0, 1, 2, 3}), [](Candidate& c, int v) { c.layout.zero = v; }));
+  // HSDP: without ZeRO there is nothing to replicate (one layout); `auto` adds a shard group per node.
+  axes.push_back(dependent_key<int>(
+      [&](const Candidate& c) {
+        if (c.layout.zero == 0) return std::vector<int>{1};
+        if (!a.dp_replicate.empty()) return a.dp_replicate;
+        std::vector<int> v = {1};
+        if (const int r = dp_replicate_per_node(c.layout, spec.cluster.node.gpus); r > 1) v.push_back(r);
+        return v;
+      },
+      [](Candidate& c, int v) { c.layout.dp_replicate = v; }));
+  // Weights kept gathered: only ZeRO-3 gathers them (one layout below it).
+  axes.push_back(dependent_key<int>(
+      [&a](const Candidate& c) {
+        if (c.layout.zero < 3) return std::vector<int>{0};
+        return listed_or(a.keep_gathered, {0, 1});
+      },
+      [](Candidate& c, int v) { c.layout.keep_gathered = v != 0; }));
+  // The optimizer on the host: a shard to step there from ZeRO 1 on, with the master in it. Below
+  // that, off where off is searched; `true` alone stays, for check_layout to refuse.
+  axes.push_back(dependent_key<int>(
+      [&a](const Candidate& c) {
+        std::vector<int> v = listed_or(a.offload_optimizer, {0, 1});
+        const bool no_shard = c.layout.zero < 1 || c.layout.master_weights == MasterWeights::Model;
+        if (no_shard && std::find(v.begin(), v.end(), 0) != v.end()) v = {0};
+        return v;
+      },
+      [](Candidate& c, int v) { c.layout.offload_optimizer = v != 0; }));
+}
+
 // The keys in enumeration order (layout_search.hpp).
 std::vector<std::unique_ptr<Axis>> layout_axes(const SearchSpec& spec) {
   const SearchAxes& a = spec.axes;
@@ -238,24 +272,7 @@ std::vector<std::unique_ptr<Axis>> layout_axes(const SearchSpec& spec) {
   axes.push_back(dependent_key<std::string>([&a](const Candidate& c) { return schedules_for(a, c.layout); },
                                             [](Candidate& c, const std::string& v) { c.layout.schedule = v; }));
   axes.push_back(chunk_ends_axis(spec));
-  axes.push_back(fixed_key<int>(listed_or(a.zero, {0, 1, 2, 3}), [](Candidate& c, int v) { c.layout.zero = v; }));
-  // HSDP: without ZeRO there is nothing to replicate (one layout); `auto` adds a shard group per node.
-  axes.push_back(dependent_key<int>(
-      [&](const Candidate& c) {
-        if (c.layout.zero == 0) return std::vector<int>{1};
-        if (!a.dp_replicate.empty()) return a.dp_replicate;
-        std::vector<int> v = {1};
-        if (const int r = dp_replicate_per_node(c.layout, spec.cluster.node.gpus); r > 1) v.push_back(r);
-        return v;
-      },
-      [](Candidate& c, int v) { c.layout.dp_replicate = v; }));
-  // Weights kept gathered: only ZeRO-3 gathers them (one layout below it).
-  axes.push_back(dependent_key<int>(
-      [&a](const Candidate& c) {
-        if (c.layout.zero < 3) return std::vector<int>{0};
-        return listed_or(a.keep_gathered, {0, 1});
-      },
-      [](Candidate& c, int v) { c.layout.keep_gathered = v != 0; }));
+  push_zero_axes(spec, axes);
   axes.push_back(
       fixed_key<int>(listed_or(a.micro_batch, kAutoMicroBatch), [](Candidate& c, int v) { c.layout.micro_batch = v; }));
   axes.push_back(
