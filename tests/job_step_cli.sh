@@ -895,4 +895,8 @@ refused "needs master_weights: optimizer"
 run "$stepsim" run scenarios/job-offload-8x4090.yaml --set job_step.allow_oom=false \
   --set job_step.layout.offload_optimizer=false
 refused "would fit: offload_optimizer: true (17.4 GiB)"
+# ... unless the host cannot hold the shards either.
+run "$stepsim" run scenarios/job-offload-8x4090.yaml --set job_step.allow_oom=false \
+  --set job_step.layout.offload_optimizer=false --set job_step.hardware.node.host_memory=64GiB
+refused "no single change of recompute, zero, micro_batch, pp or offload_optimizer fits"
 echo "job_step: all checks passed"

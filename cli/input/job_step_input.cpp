@@ -519,9 +519,14 @@ std::string memory_refusal(const JobStepSpec& spec, const JobMemory& mem, const 
     l.zero = 3;
     try_layout(l, "zero: 3");
   }
+  // The optimizer on the host, where zero and master_weights allow it (check_layout) and the hosts
+  // hold the GPUs' shards.
   if (JobLayout l = base; !base.offload_optimizer) {
-    l.offload_optimizer = true;  // where zero and master_weights allow it (check_layout_settings)
-    if (!check_layout_settings(l)) try_layout(l, "offload_optimizer: true");
+    l.offload_optimizer = true;
+    if (!check_layout(spec.model, l, 0) &&
+        host_memory_per_node(job_memory_by_rank(spec.model, l, chunk_costs(spec.model, l, spec.cluster)), spec.cluster,
+                             l.ranks()) <= spec.cluster.node.host_memory)
+      try_layout(l, "offload_optimizer: true");
   }
   if (base.micro_batch > 1) {
     JobLayout l = base;
@@ -539,7 +544,8 @@ std::string memory_refusal(const JobStepSpec& spec, const JobMemory& mem, const 
       "needs {:.1f} GiB per GPU{} ({}) but {} has {:.1f} GiB usable; {} (or set allow_oom: true to "
       "report it)",
       gib(mem.total()), where, memory_parts(mem), spec.cluster.accelerator.name, gib(cap),
-      fits.empty() ? "no single change of recompute, zero, micro_batch or pp fits" : "would fit: " + fits);
+      fits.empty() ? "no single change of recompute, zero, micro_batch, pp or offload_optimizer fits"
+                   : "would fit: " + fits);
 }
 
 void check_job_step(const Reader& r, const JobStepSpec& spec, std::int64_t gpus, bool allow_oom) {
