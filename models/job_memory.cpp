@@ -205,12 +205,10 @@ std::vector<JobMemory> job_memory_by_rank(const JobModel& m, const JobLayout& l,
     }
     mem.weights = bytes_from(weights, "the weights per GPU");
     mem.gradients = bytes_from(grads, "the gradients per GPU");
-    if (l.offload_optimizer)
-      mem.host =
-          bytes_from(state_bytes(params, l, adam_state_bytes(l) + 4, l.zero >= 1), "the optimizer state on the host");
-    else
-      mem.optimizer =
-          bytes_from(state_bytes(params, l, adam_state_bytes(l), l.zero >= 1), "the optimizer state per GPU");
+    mem.optimizer = bytes_from(l.optimizer_on_gpu() * state_bytes(params, l, adam_state_bytes(l), l.zero >= 1),
+                               "the optimizer state per GPU");
+    mem.host = bytes_from(l.optimizer_on_host() * state_bytes(params, l, adam_state_bytes(l) + 4, l.zero >= 1),
+                          "the optimizer state on the host");
     mem.activations = simulated ? activation_peaks[d] : analytic_activations(l, static_cast<int>(d), held[d], chunks);
     mem.buffers = shared;
     if (l.zero >= 3 && l.keep_gathered)
@@ -259,7 +257,8 @@ double gpu_memory_rate(const ClusterSpec& c) {
 HostOptimizerStep host_optimizer_step(const JobLayout& l, const ClusterSpec& c, const HeldParameters& params_on_gpu) {
   if (c.node.host_memory_bandwidth <= 0 || c.node.pcie_bandwidth <= 0 || c.node.gpus <= 0)
     throw std::invalid_argument("host_optimizer_step: the node's host memory bandwidth and host link are not known");
-  const double shard = state_bytes(params_on_gpu, l, 1, l.zero >= 1);  // elements
+  const double whole = state_bytes(params_on_gpu, l, 1, l.zero >= 1);  // elements
+  const double shard = l.optimizer_on_host() * whole;                  // offloaded
   // Each GPU's link at the fabric share its peer links run at; the host's memory shared by every
   // GPU of the node, all stepping at once.
   const double link = static_cast<double>(c.node.pcie_bandwidth) * c.accelerator.efficiency.fabric;
@@ -276,6 +275,7 @@ HostOptimizerStep host_optimizer_step(const JobLayout& l, const ClusterSpec& c, 
   }
   s.adam = shard * adam_traffic(l) / host;
   s.weights_up = 2 * shard / link;
+  s.gpu = l.optimizer_on_gpu() * whole * adam_traffic(l) / gpu_memory_rate(c);
   return s;
 }
 

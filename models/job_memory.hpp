@@ -3,6 +3,7 @@
 // their weights, gradients and optimizer state under ZeRO, the activations a schedule keeps in
 // flight, the most loaded pipeline rank's memory; and the data-parallel collectives and the
 // optimizer step those parameters cost.
+#include <algorithm>
 #include <cstdint>
 #include <string_view>
 #include <vector>
@@ -117,13 +118,18 @@ int most_chunk_layers(const JobModel& m, const JobLayout& l);
 // link bandwidth) and the BF16 weights back, one after the other (DeepSpeed's default; Megatron-
 // Core's --overlap-cpu-optimizer-d2h-h2d is not modelled).
 double optimizer_seconds(const JobLayout& l, const ClusterSpec& c, const HeldParameters& params_on_gpu);
-// The parts of an offloaded step, seconds (their sum is optimizer_seconds).
+// The parts of an offloaded step, seconds (the host's in sequence beside the GPU's: total() is
+// optimizer_seconds).
 struct HostOptimizerStep {
   double gradients_down = 0;  // the gradient shard to the host, with its conversion to FP32
   bool converted_on_gpu = false;
   double adam = 0;        // the update in host memory
   double weights_up = 0;  // the BF16 weights back to the GPU
-  double total() const { return gradients_down + adam + weights_up; }
+  // The part left on the GPU (offload_fraction below 1), stepped beside the host's (Megatron-Core's
+  // HybridDeviceOptimizer launches the GPU's kernels, then steps the host's).
+  double gpu = 0;
+  double host() const { return gradients_down + adam + weights_up; }
+  double total() const { return std::max(gpu, host()); }
 };
 HostOptimizerStep host_optimizer_step(const JobLayout& l, const ClusterSpec& c, const HeldParameters& params_on_gpu);
 // The host memory a node's offloaded optimizers take, at most: the largest JobMemory::host of

@@ -314,6 +314,13 @@ struct JobLayout {
   // --optimizer-cpu-offload): the reduced gradient shard goes down the GPU's host link, the host
   // updates it, and the BF16 weights come back (job_memory.hpp, optimizer_seconds).
   bool offload_optimizer = false;
+  // The share of each GPU's shard offloaded, in (0, 1]: the rest stays and steps on the GPU beside
+  // the host's part (Megatron-Core's --optimizer-offload-fraction, its HybridDeviceOptimizer).
+  // Without offload_optimizer it is not used (a variant that turns offload off keeps it).
+  double offload_fraction = 1.0;
+  // The share of the optimizer on the GPU (1 without offload) and on the host.
+  double optimizer_on_gpu() const { return offload_optimizer ? 1.0 - offload_fraction : 1.0; }
+  double optimizer_on_host() const { return offload_optimizer ? offload_fraction : 0.0; }
   bool cp_balanced = true;       // CP: 2 cp chunks, rank i takes i and 2cp-1-i (else contiguous)
   CpComm cp_comm = CpComm::P2p;  // CP: how the ranks exchange what attention needs
   ExpertPlacement expert_placement = ExpertPlacement::Contiguous;  // expert e on EP rank e / (E / ep), or e mod ep

@@ -142,6 +142,9 @@ std::optional<InputProblem> check_layout_settings(const JobLayout& l) {
     return InputProblem{"offload_optimizer",
                         "steps each GPU's shard of the optimizer on its host (DeepSpeed's ZeRO 1-3, Megatron-Core's "
                         "distributed optimizer): needs zero: 1 or more"};
+  if (!(l.offload_fraction > 0 && l.offload_fraction <= 1))
+    return InputProblem{"offload_fraction",
+                        fmt::format("{} is not a share of the optimizer: above 0, at most 1", l.offload_fraction)};
   if (l.offload_optimizer && l.master_weights == MasterWeights::Model)
     return InputProblem{"offload_optimizer",
                         "keeps the FP32 master weights on the host beside Adam's moments, the GPU holding BF16 "

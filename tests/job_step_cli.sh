@@ -894,7 +894,21 @@ refused "needs master_weights: optimizer"
 # Without it, the 8-card layout is offered the host.
 run "$stepsim" run scenarios/job-offload-8x4090.yaml --set job_step.allow_oom=false \
   --set job_step.layout.offload_optimizer=false
-refused "would fit: offload_optimizer: true (17.4 GiB)"
+refused "would fit: offload_optimizer: true, offload_fraction: 0.61 (21.9 GiB)"
+# That share: 61 % of each card's shard on the host, the rest stepped on the card beside it.
+"$stepsim" run scenarios/job-offload-8x4090.yaml --set job_step.layout.offload_fraction=0.61 >"$tmp/off-61.txt"
+has ", recompute full, 61 % of the optimizer on the host" "$tmp/off-61.txt"
+fig "optimizer state 4.46" "$tmp/off-61.txt"
+fig "total 21.91" "$tmp/off-61.txt"
+fig "step time 299.693 s" "$tmp/off-61.txt"
+has "optimizer on the host (61 % of it): 9.31 GiB a GPU, 74.5 of 512.0 GiB a node;" "$tmp/off-61.txt"
+has ": 0.639 s a step, beside the GPU's 39 % in 0.015 s" "$tmp/off-61.txt"
+"$stepsim" run scenarios/job-offload-8x4090.yaml --set job_step.layout.offload_fraction=0.61 --json >"$tmp/off-61.json"
+layout_key "$tmp/off-61.json" offload_fraction 0.61
+python3 -c 'import json,sys; h=json.load(open(sys.argv[1]))["host_optimizer"]; assert h["fraction"] == 0.61 and h["total_s"] == max(h["host_s"], h["gpu_s"]), h' "$tmp/off-61.json" ||
+  fail "the host optimizer's share in JSON"
+run "$stepsim" run scenarios/job-offload-8x4090.yaml --set job_step.layout.offload_fraction=1.5
+refused "job_step.layout.offload_fraction: 1.5 is not a share of the optimizer: above 0, at most 1"
 # ... unless the host cannot hold the shards either.
 run "$stepsim" run scenarios/job-offload-8x4090.yaml --set job_step.allow_oom=false \
   --set job_step.layout.offload_optimizer=false --set job_step.hardware.node.host_memory=64GiB

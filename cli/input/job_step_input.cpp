@@ -289,7 +289,8 @@ const std::vector<std::string>& layout_keys() {
       "overlap", "fp8", "fp8_recipe", "grad_bytes", "cp_split", "cp_comm", "ep_dispatch", "fp8_dispatch",
       "fp8_activations", "expert_placement", "recompute_modules", "adam_moment_bytes", "expert_tp", "permute_fusion",
       "dp_bandwidth", "zero3_fetch", "master_weights", "dp_replicate", "keep_gathered",
-      "zero2_accumulate", "bf16_first_layers", "bf16_last_layers", "fp8_param_gather", "offload_optimizer"};
+      "zero2_accumulate", "bf16_first_layers", "bf16_last_layers", "fp8_param_gather", "offload_optimizer",
+      "offload_fraction"};
   // clang-format on
   return keys;
 }
@@ -369,6 +370,7 @@ void read_sharding(const Reader& r, JobLayout& l) {
   l.zero3_fetch = read_named(r, "zero3_fetch", "layer", zero3_fetch_from_name, "zero3_fetch", "layer or module");
   l.keep_gathered = r.flag("keep_gathered", false);
   l.offload_optimizer = r.flag("offload_optimizer", false);
+  l.offload_fraction = r.opt_number("offload_fraction").value_or(1.0);
   l.zero2_accumulate =
       read_named(r, "zero2_accumulate", "sharded", zero2_accumulate_from_name, "zero2_accumulate", "sharded or whole");
 }
@@ -462,6 +464,32 @@ std::string memory_parts(const JobMemory& mem) {
 }
 }  // namespace
 
+namespace {
+// The optimizer on the host, where zero and master_weights allow it (check_layout), the smallest
+// share of it that fits (the GPU's memory falls linearly with the share; hundredths, rounded up)
+// and whose shards the hosts hold: offered through `try_layout`.
+template <class TryLayout>
+void try_offload(const JobStepSpec& spec, JobLayout l, TryLayout& try_layout) {
+  l.offload_optimizer = true;
+  l.offload_fraction = 1;
+  if (check_layout(spec.model, l, 0)) return;
+  const auto memory = [&](const JobLayout& x) {
+    return job_memory_by_rank(spec.model, x, chunk_costs(spec.model, x, spec.cluster));
+  };
+  JobLayout kept = l;
+  kept.offload_optimizer = false;
+  const double all_off = static_cast<double>(most_loaded(memory(l)).total());
+  const double optimizer = static_cast<double>(most_loaded(memory(kept)).optimizer);
+  const double room = static_cast<double>(spec.cluster.accelerator.usable_memory) - all_off;
+  if (room < 0 || optimizer <= 0) return;
+  l.offload_fraction = std::clamp(std::ceil(100 * (1 - room / optimizer)) / 100, 0.01, 1.0);
+  if (host_memory_per_node(memory(l), spec.cluster, l.ranks()) > spec.cluster.node.host_memory) return;
+  try_layout(l, l.offload_fraction < 1
+                    ? fmt::format("offload_optimizer: true, offload_fraction: {:g}", l.offload_fraction)
+                    : std::string("offload_optimizer: true"));
+}
+}  // namespace
+
 std::string memory_refusal(const JobStepSpec& spec, const JobMemory& mem, const std::string& where) {
   auto total = [&](const JobLayout& l) {
     return job_memory(spec.model, l, chunk_costs(spec.model, l, spec.cluster)).total();
@@ -519,15 +547,7 @@ std::string memory_refusal(const JobStepSpec& spec, const JobMemory& mem, const 
     l.zero = 3;
     try_layout(l, "zero: 3");
   }
-  // The optimizer on the host, where zero and master_weights allow it (check_layout) and the hosts
-  // hold the GPUs' shards.
-  if (JobLayout l = base; !base.offload_optimizer) {
-    l.offload_optimizer = true;
-    if (!check_layout(spec.model, l, 0) &&
-        host_memory_per_node(job_memory_by_rank(spec.model, l, chunk_costs(spec.model, l, spec.cluster)), spec.cluster,
-                             l.ranks()) <= spec.cluster.node.host_memory)
-      try_layout(l, "offload_optimizer: true");
-  }
+  if (!base.offload_optimizer || base.offload_fraction < 1) try_offload(spec, base, try_layout);
   if (base.micro_batch > 1) {
     JobLayout l = base;
     l.micro_batch = 1;

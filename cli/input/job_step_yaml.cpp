@@ -124,6 +124,7 @@ std::vector<Field> layout_fields(const JobLayout& l) {
   count("dp_replicate", l.dp_replicate, d.dp_replicate);
   flag("keep_gathered", l.keep_gathered, d.keep_gathered);
   flag("offload_optimizer", l.offload_optimizer, d.offload_optimizer);
+  put("offload_fraction", fmt::format("{}", l.offload_fraction), l.offload_fraction == d.offload_fraction);
   put("zero2_accumulate", zero2_accumulate_name(l.zero2_accumulate), l.zero2_accumulate == d.zero2_accumulate);
   return f;
 }

@@ -84,7 +84,9 @@ std::string layout_line(const JobStepSpec& s) {
                ? ", ZeRO-3 gathers by module (recomputed layers' weights again)"
                : ", ZeRO-3 gathers by module";
   if (l.keep_gathered && l.zero >= 3) out += ", ZeRO-3 weights kept gathered from forward to backward";
-  if (l.offload_optimizer) out += ", optimizer on the host";
+  if (l.offload_optimizer)
+    out += l.offload_fraction < 1 ? fmt::format(", {:g} % of the optimizer on the host", 100 * l.offload_fraction)
+                                  : ", optimizer on the host";
   if (l.reduces_every_micro_batch()) out += ", gradients reduce-scattered every micro-batch";
   if (l.zero == 2 && l.zero2_accumulate == Zero2Accumulate::Whole && l.microbatches() > 1)
     out += ", gradients accumulated whole, reduce-scattered once";
@@ -555,16 +557,18 @@ std::string job_step_host_line(const JobStepRun& run) {
   const NodeSpec& n = run.spec.cluster.node;
   const Bytes node = host_per_node(run);
   const auto secs_of = [](double x) { return fmt::format("{:.3f} s", x); };
+  const double f = run.spec.layout.offload_fraction;
   return fmt::format(
-      "optimizer on the host: {:.2f} GiB a GPU, {:.1f} of {:.1f} GiB a node{}; gradients down {} ({}), Adam {} in "
-      "host memory ({:.1f} of its {:.1f} GB/s a GPU), BF16 weights up {}: {} a step\n",
-      gib(run.result.memory.host), gib(node), gib(n.host_memory), node > n.host_memory ? " (does not fit)" : "",
-      secs_of(s.gradients_down),
+      "optimizer on the host{}: {:.2f} GiB a GPU, {:.1f} of {:.1f} GiB a node{}; gradients down {} ({}), Adam {} in "
+      "host memory ({:.1f} of its {:.1f} GB/s a GPU), BF16 weights up {}: {} a step{}\n",
+      f < 1 ? fmt::format(" ({:g} % of it)", 100 * f) : "", gib(run.result.memory.host), gib(node), gib(n.host_memory),
+      node > n.host_memory ? " (does not fit)" : "", secs_of(s.gradients_down),
       run.spec.layout.grad_bytes == 4 ? "FP32"
       : s.converted_on_gpu            ? "BF16 converted to FP32 on the GPU, sent in FP32"
                                       : "sent in BF16, converted to FP32 on the host",
       secs_of(s.adam), n.host_memory_bandwidth / 1e9 / std::max(n.gpus, 1), n.host_memory_bandwidth / 1e9,
-      secs_of(s.weights_up), secs_of(s.total()));
+      secs_of(s.weights_up), secs_of(s.host()),
+      f < 1 ? fmt::format(", beside the GPU's {:g} % in {}", 100 * (1 - f), secs_of(s.gpu)) : "");
 }
 
 namespace {
@@ -572,7 +576,8 @@ namespace {
 nlohmann::ordered_json host_optimizer_json(const JobStepRun& run) {
   const HostOptimizerStep s = host_step(run);
   const Bytes node = host_per_node(run);
-  return {{"host_bytes_per_gpu", run.result.memory.host},
+  return {{"fraction", run.spec.layout.offload_fraction},
+          {"host_bytes_per_gpu", run.result.memory.host},
           {"host_bytes_per_node", node},
           {"host_capacity_bytes", run.spec.cluster.node.host_memory},
           {"fits", node <= run.spec.cluster.node.host_memory},
@@ -582,6 +587,8 @@ nlohmann::ordered_json host_optimizer_json(const JobStepRun& run) {
                                                            : "host"},
           {"adam_s", s.adam},
           {"weights_up_s", s.weights_up},
+          {"host_s", s.host()},
+          {"gpu_s", s.gpu},
           {"total_s", s.total()}};
 }
 }  // namespace
@@ -669,6 +676,7 @@ nlohmann::ordered_json layout_json(const JobStepRun& run) {
   if (l.dp_replicate > 1) j["dp_replicate"] = l.dp_replicate;  // absent: one shard group of every dp rank
   if (l.keep_gathered) j["keep_gathered"] = true;              // absent: gathered again for the backward
   if (l.offload_optimizer) j["offload_optimizer"] = true;      // absent: the optimizer on the GPU
+  if (l.offload_optimizer) j["offload_fraction"] = l.offload_fraction;
   if (l.zero == 2) j["zero2_accumulate"] = zero2_accumulate_name(l.zero2_accumulate);
   if (l.recompute == JobRecompute::Selective) {
     auto modules = nlohmann::ordered_json::array();

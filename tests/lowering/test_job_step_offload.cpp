@@ -4,6 +4,7 @@
 // decides where a BF16 gradient becomes FP32.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 
@@ -129,6 +130,40 @@ TEST_CASE("Optimizer on the host: a pipeline's ranks each step their own shard",
     CHECK(run.result.memory_by_rank[d].optimizer == 0);
     CHECK(static_cast<double>(run.result.memory_by_rank[d].host) ==
           Approx(16 * state_bytes(held, s.layout, 1, true)).epsilon(1e-9));
+  }
+}
+
+TEST_CASE("Optimizer on the host: a share of it, the rest stepped on the GPU beside the host's part",
+          "[job_step][offload]") {
+  JobStepSpec s = qwen3_8b_on_one_4090_host();
+  const JobMemory on_gpu = job_memory(s.model, s.layout, chunk_costs(s.model, s.layout, s.cluster));
+  s.layout.offload_optimizer = true;
+  const JobMemory all = job_memory(s.model, s.layout, chunk_costs(s.model, s.layout, s.cluster));
+  s.layout.offload_fraction = 0.25;
+  const JobMemory quarter = job_memory(s.model, s.layout, chunk_costs(s.model, s.layout, s.cluster));
+  // Memory in proportion: three quarters of the optimizer stay, a quarter of the host's share goes.
+  CHECK(static_cast<double>(quarter.optimizer) == Approx(0.75 * static_cast<double>(on_gpu.optimizer)).epsilon(1e-9));
+  CHECK(static_cast<double>(quarter.host) == Approx(0.25 * static_cast<double>(all.host)).epsilon(1e-9));
+  const HeldParameters held = held_parameters(device_chunks(s.layout)[0], chunk_costs(s.model, s.layout, s.cluster));
+  s.layout.offload_fraction = 1;
+  const HostOptimizerStep whole = host_optimizer_step(s.layout, s.cluster, held);
+  s.layout.offload_fraction = 0.25;
+  const HostOptimizerStep part = host_optimizer_step(s.layout, s.cluster, held);
+  CHECK(part.adam == Approx(0.25 * whole.adam).epsilon(1e-12));
+  CHECK(part.weights_up == Approx(0.25 * whole.weights_up).epsilon(1e-12));
+  CHECK(whole.gpu == 0);
+  // The GPU's three quarters at its HBM rate, beside the host's part: the longer of the two.
+  s.layout.offload_optimizer = false;
+  CHECK(part.gpu == Approx(0.75 * optimizer_seconds(s.layout, s.cluster, held)).epsilon(1e-12));
+  CHECK(part.total() == std::max(part.gpu, part.host()));
+  CHECK(part.total() == part.host());  // the host is the slower here
+  // Off, a share is not used (a variant turning offload off keeps it); out of (0, 1], refused.
+  CHECK(job_memory(s.model, s.layout, chunk_costs(s.model, s.layout, s.cluster)).optimizer == on_gpu.optimizer);
+  for (const double bad : {0.0, -0.5, 1.5}) {
+    s.layout.offload_fraction = bad;
+    const auto p = check_layout_settings(s.layout);
+    REQUIRE(p);
+    CHECK(p->key == "offload_fraction");
   }
 }
 
