@@ -864,11 +864,11 @@ fig "optimizer-on-gpu 299.092 s -0.3% 1315 41.9% 28.9 / 22.0 no" "$tmp/off.txt"
 has ", recompute full, optimizer on the host" "$tmp/off.txt"
 "$stepsim" run scenarios/job-offload-8x4090.yaml >"$tmp/off-run.txt"
 fig "optimizer state 0.00" "$tmp/off-run.txt"
-has "optimizer on the host: 15.26 GiB a GPU, 122.1 of 512.0 GiB a node; gradients down 0.168 s (BF16 converted to FP32 on the GPU, sent in FP32), Adam 0.800 s in host memory (38.4 of its 307.2 GB/s a GPU), BF16 weights up 0.080 s: 1.047 s a step" "$tmp/off-run.txt"
+has "optimizer on the host: 15.26 GiB a GPU, 122.1 of 512.0 GiB a node; gradients down 0.168 s (BF16 converted to FP32 on the GPU, sent in FP32), Adam 0.800 s in host memory (38.4 GB/s a GPU of the node's 307.2), BF16 weights up 0.080 s: 1.047 s a step" "$tmp/off-run.txt"
 fig "optimizer 1.047 s 0.3%" "$tmp/off-run.txt"
 # One card to the socket: the book's rule sends BF16 and converts on the host.
 "$stepsim" run scenarios/job-offload-8x4090.yaml --set job_step.hardware.node.gpus=1 >"$tmp/off-one.txt"
-has "gradients down 0.100 s (sent in BF16, converted to FP32 on the host), Adam 0.100 s in host memory (307.2 of its 307.2 GB/s a GPU)" "$tmp/off-one.txt"
+has "gradients down 0.100 s (sent in BF16, converted to FP32 on the host), Adam 0.100 s in host memory (307.2 GB/s a GPU of the node's 307.2)" "$tmp/off-one.txt"
 "$stepsim" run scenarios/job-offload-8x4090.yaml --json >"$tmp/off.json"
 layout_key "$tmp/off.json" offload_optimizer true
 python3 - "$tmp/off.json" <<'PY' || fail "the host optimizer's JSON"

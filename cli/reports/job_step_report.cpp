@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <string_view>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -549,6 +550,11 @@ HostOptimizerStep host_step(const JobStepRun& run) {
 Bytes host_per_node(const JobStepRun& run) {
   return host_memory_per_node(run.result.memory_by_rank, run.spec.cluster, run.result.gpus);
 }
+// Where a BF16 gradient became FP32: "host", "gpu", or "none" (reduced in FP32).
+const char* converted_on(const JobStepRun& run, const HostOptimizerStep& s) {
+  if (run.spec.layout.grad_bytes == 4) return "none";
+  return s.converted_on_gpu ? "gpu" : "host";
+}
 }  // namespace
 
 std::string job_step_host_line(const JobStepRun& run) {
@@ -558,14 +564,15 @@ std::string job_step_host_line(const JobStepRun& run) {
   const Bytes node = host_per_node(run);
   const auto secs_of = [](double x) { return fmt::format("{:.3f} s", x); };
   const double f = run.spec.layout.offload_fraction;
+  const std::string_view how = converted_on(run, s);
   return fmt::format(
       "optimizer on the host{}: {:.2f} GiB a GPU, {:.1f} of {:.1f} GiB a node{}; gradients down {} ({}), Adam {} in "
-      "host memory ({:.1f} of its {:.1f} GB/s a GPU), BF16 weights up {}: {} a step{}\n",
+      "host memory ({:.1f} GB/s a GPU of the node's {:.1f}), BF16 weights up {}: {} a step{}\n",
       f < 1 ? fmt::format(" ({:g} % of it)", 100 * f) : "", gib(run.result.memory.host), gib(node), gib(n.host_memory),
       node > n.host_memory ? " (does not fit)" : "", secs_of(s.gradients_down),
-      run.spec.layout.grad_bytes == 4 ? "FP32"
-      : s.converted_on_gpu            ? "BF16 converted to FP32 on the GPU, sent in FP32"
-                                      : "sent in BF16, converted to FP32 on the host",
+      how == "none"  ? "FP32"
+      : how == "gpu" ? "BF16 converted to FP32 on the GPU, sent in FP32"
+                     : "sent in BF16, converted to FP32 on the host",
       secs_of(s.adam), n.host_memory_bandwidth / 1e9 / std::max(n.gpus, 1), n.host_memory_bandwidth / 1e9,
       secs_of(s.weights_up), secs_of(s.host()),
       f < 1 ? fmt::format(", beside the GPU's {:g} % in {}", 100 * (1 - f), secs_of(s.gpu)) : "");
@@ -582,9 +589,7 @@ nlohmann::ordered_json host_optimizer_json(const JobStepRun& run) {
           {"host_capacity_bytes", run.spec.cluster.node.host_memory},
           {"fits", node <= run.spec.cluster.node.host_memory},
           {"gradients_down_s", s.gradients_down},
-          {"converted_on", run.spec.layout.grad_bytes == 4 ? "none"
-                           : s.converted_on_gpu            ? "gpu"
-                                                           : "host"},
+          {"converted_on", converted_on(run, s)},
           {"adam_s", s.adam},
           {"weights_up_s", s.weights_up},
           {"host_s", s.host()},
