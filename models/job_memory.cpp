@@ -1,6 +1,7 @@
 #include "models/job_memory.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <stdexcept>
 
 #include "models/block_scaling.hpp"
@@ -283,6 +284,18 @@ double optimizer_seconds(const JobLayout& l, const ClusterSpec& c, const HeldPar
   if (l.offload_optimizer) return host_optimizer_step(l, c, params_on_gpu).total();
   const double shard = state_bytes(params_on_gpu, l, 1, l.zero >= 1);  // elements
   return shard * adam_traffic(l) / gpu_memory_rate(c);
+}
+
+double smallest_offload_fraction(const JobModel& m, JobLayout l, const ClusterSpec& c) {
+  l.offload_optimizer = true;
+  l.offload_fraction = 1;
+  const auto most = [&](const JobLayout& x) { return job_memory(m, x, chunk_costs(m, x, c)); };
+  JobLayout kept = l;
+  kept.offload_optimizer = false;
+  const double room = static_cast<double>(c.accelerator.usable_memory) - static_cast<double>(most(l).total());
+  const double optimizer = static_cast<double>(most(kept).optimizer);
+  if (room < 0 || optimizer <= 0) return 1;
+  return std::clamp(std::ceil(100 * (1 - room / optimizer)) / 100, 0.01, 1.0);
 }
 
 Bytes host_memory_per_node(const std::vector<JobMemory>& ranks, const ClusterSpec& c, std::int64_t gpus) {

@@ -132,6 +132,10 @@ struct HostOptimizerStep {
   double total() const { return std::max(gpu, host()); }
 };
 HostOptimizerStep host_optimizer_step(const JobLayout& l, const ClusterSpec& c, const HeldParameters& params_on_gpu);
+// The smallest share of each GPU's optimizer on the host (offload_fraction, in hundredths, rounded
+// up; at least 0.01) with which `l`, offloading, fits the accelerator's usable memory analytically:
+// the GPU's memory falls linearly with the share. 1 where even the whole does not fit.
+double smallest_offload_fraction(const JobModel& m, JobLayout l, const ClusterSpec& c);
 // The host memory a node's offloaded optimizers take, at most: the largest JobMemory::host of
 // `ranks` for every GPU of the node that a job of `gpus` uses.
 Bytes host_memory_per_node(const std::vector<JobMemory>& ranks, const ClusterSpec& c, std::int64_t gpus);

@@ -909,6 +909,17 @@ python3 -c 'import json,sys; h=json.load(open(sys.argv[1]))["host_optimizer"]; a
   fail "the host optimizer's share in JSON"
 run "$stepsim" run scenarios/job-offload-8x4090.yaml --set job_step.layout.offload_fraction=1.5
 refused "job_step.layout.offload_fraction: 1.5 is not a share of the optimizer: above 0, at most 1"
+# `auto`: the smallest share that fits, as the refusal names it.
+"$stepsim" run scenarios/job-offload-8x4090.yaml --set job_step.layout.offload_fraction=auto >"$tmp/off-auto.txt"
+has ", recompute full, 61 % of the optimizer on the host (the smallest share that fits)" "$tmp/off-auto.txt"
+fig "step time 299.693 s" "$tmp/off-auto.txt"
+"$stepsim" run scenarios/job-offload-8x4090.yaml --set job_step.layout.offload_fraction=auto --json >"$tmp/off-auto.json"
+layout_key "$tmp/off-auto.json" offload_fraction 0.61
+layout_key "$tmp/off-auto.json" offload_fraction_auto true
+run "$stepsim" run scenarios/job-offload-8x4090.yaml --set job_step.layout.offload_fraction=most
+refused "job_step.layout.offload_fraction: 'most': expected a share of the optimizer in (0, 1], or auto (the smallest that fits)"
+run "$stepsim" search scenarios/job-offload-8x4090.yaml --set job_step.layout.offload_fraction=auto
+refused "search.layout.offload_fraction: auto (the smallest share that fits) is a job step's"
 # ... unless the host cannot hold the shards either.
 run "$stepsim" run scenarios/job-offload-8x4090.yaml --set job_step.allow_oom=false \
   --set job_step.layout.offload_optimizer=false --set job_step.hardware.node.host_memory=64GiB

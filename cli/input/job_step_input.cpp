@@ -370,7 +370,11 @@ void read_sharding(const Reader& r, JobLayout& l) {
   l.zero3_fetch = read_named(r, "zero3_fetch", "layer", zero3_fetch_from_name, "zero3_fetch", "layer or module");
   l.keep_gathered = r.flag("keep_gathered", false);
   l.offload_optimizer = r.flag("offload_optimizer", false);
-  l.offload_fraction = r.opt_number("offload_fraction").value_or(1.0);
+  // A share, or `auto`: the smallest that fits (set once the model and hardware are read).
+  refuse_other_words(r, "offload_fraction", {"auto"},
+                     "a share of the optimizer in (0, 1], or auto (the smallest that fits)");
+  l.smallest_offload = is_word(r.node()["offload_fraction"], "auto");
+  if (!l.smallest_offload) l.offload_fraction = r.opt_number("offload_fraction").value_or(1.0);
   l.zero2_accumulate =
       read_named(r, "zero2_accumulate", "sharded", zero2_accumulate_from_name, "zero2_accumulate", "sharded or whole");
 }
@@ -473,17 +477,10 @@ void try_offload(const JobStepSpec& spec, JobLayout l, TryLayout& try_layout) {
   l.offload_optimizer = true;
   l.offload_fraction = 1;
   if (check_layout(spec.model, l, 0)) return;
-  const auto memory = [&](const JobLayout& x) {
-    return job_memory_by_rank(spec.model, x, chunk_costs(spec.model, x, spec.cluster));
-  };
-  JobLayout kept = l;
-  kept.offload_optimizer = false;
-  const double all_off = static_cast<double>(most_loaded(memory(l)).total());
-  const double optimizer = static_cast<double>(most_loaded(memory(kept)).optimizer);
-  const double room = static_cast<double>(spec.cluster.accelerator.usable_memory) - all_off;
-  if (room < 0 || optimizer <= 0) return;
-  l.offload_fraction = std::clamp(std::ceil(100 * (1 - room / optimizer)) / 100, 0.01, 1.0);
-  if (host_memory_per_node(memory(l), spec.cluster, l.ranks()) > spec.cluster.node.host_memory) return;
+  l.offload_fraction = smallest_offload_fraction(spec.model, l, spec.cluster);
+  if (host_memory_per_node(job_memory_by_rank(spec.model, l, chunk_costs(spec.model, l, spec.cluster)), spec.cluster,
+                           l.ranks()) > spec.cluster.node.host_memory)
+    return;
   try_layout(l, l.offload_fraction < 1
                     ? fmt::format("offload_optimizer: true, offload_fraction: {:g}", l.offload_fraction)
                     : std::string("offload_optimizer: true"));
@@ -712,6 +709,8 @@ JobStepScenario read_job_step_fields(const Reader& r) {
     l.dp = static_cast<int>(gpus / model_parallel_size(r, l, gpus));
   }
   if (l.fewest_recompute) l.recompute_layers = fewest_recomputed_layers(sc.spec.model, l, sc.spec.cluster, gpus);
+  if (l.smallest_offload && l.offload_optimizer && !check_layout(sc.spec.model, l, gpus))
+    l.offload_fraction = smallest_offload_fraction(sc.spec.model, l, sc.spec.cluster);
   sc.spec.input_wait = r.opt_duration("input_wait").value_or(0);
   if (r.has("reshard_tp")) {
     const std::int64_t to = r.integer("reshard_tp", 1);

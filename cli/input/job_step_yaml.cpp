@@ -124,7 +124,8 @@ std::vector<Field> layout_fields(const JobLayout& l) {
   count("dp_replicate", l.dp_replicate, d.dp_replicate);
   flag("keep_gathered", l.keep_gathered, d.keep_gathered);
   flag("offload_optimizer", l.offload_optimizer, d.offload_optimizer);
-  put("offload_fraction", fmt::format("{}", l.offload_fraction), l.offload_fraction == d.offload_fraction);
+  put("offload_fraction", l.smallest_offload ? std::string("auto") : fmt::format("{}", l.offload_fraction),
+      l.offload_fraction == d.offload_fraction && !l.smallest_offload);
   put("zero2_accumulate", zero2_accumulate_name(l.zero2_accumulate), l.zero2_accumulate == d.zero2_accumulate);
   return f;
 }

@@ -449,6 +449,10 @@ SearchScenario read_search_scenario(const std::shared_ptr<Source>& src, const st
   // Unknown keys are caught here (read_layout's list plus the searched ones).
   lr.only(layout_keys());
   s.base = read_layout(Reader(src, fixed, lr.path()));
+  if (s.base.smallest_offload)
+    lr.fail("offload_fraction",
+            "auto (the smallest share that fits) is a job step's: a search takes a share, the "
+            "same for every layout that offloads");
   fail_on(lr, check_accelerator_kernels(s.base, s.cluster.accelerator));
   s.base.global_batch = a.global_batch.front();
 

@@ -86,8 +86,9 @@ std::string layout_line(const JobStepSpec& s) {
                : ", ZeRO-3 gathers by module";
   if (l.keep_gathered && l.zero >= 3) out += ", ZeRO-3 weights kept gathered from forward to backward";
   if (l.offload_optimizer)
-    out += l.offload_fraction < 1 ? fmt::format(", {:g} % of the optimizer on the host", 100 * l.offload_fraction)
-                                  : ", optimizer on the host";
+    out += (l.offload_fraction < 1 ? fmt::format(", {:g} % of the optimizer on the host", 100 * l.offload_fraction)
+                                   : std::string(", optimizer on the host")) +
+           (l.smallest_offload ? " (the smallest share that fits)" : "");
   if (l.reduces_every_micro_batch()) out += ", gradients reduce-scattered every micro-batch";
   if (l.zero == 2 && l.zero2_accumulate == Zero2Accumulate::Whole && l.microbatches() > 1)
     out += ", gradients accumulated whole, reduce-scattered once";
@@ -682,6 +683,7 @@ nlohmann::ordered_json layout_json(const JobStepRun& run) {
   if (l.keep_gathered) j["keep_gathered"] = true;              // absent: gathered again for the backward
   if (l.offload_optimizer) j["offload_optimizer"] = true;      // absent: the optimizer on the GPU
   if (l.offload_optimizer) j["offload_fraction"] = l.offload_fraction;
+  if (l.offload_optimizer && l.smallest_offload) j["offload_fraction_auto"] = true;
   if (l.zero == 2) j["zero2_accumulate"] = zero2_accumulate_name(l.zero2_accumulate);
   if (l.recompute == JobRecompute::Selective) {
     auto modules = nlohmann::ordered_json::array();

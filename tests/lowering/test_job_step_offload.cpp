@@ -167,6 +167,26 @@ TEST_CASE("Optimizer on the host: a share of it, the rest stepped on the GPU bes
   }
 }
 
+TEST_CASE("Optimizer on the host: the smallest share that fits, in hundredths", "[job_step][offload]") {
+  JobStepSpec s = qwen3_8b_on_one_4090_host();
+  const double f = smallest_offload_fraction(s.model, s.layout, s.cluster);
+  CHECK(f == Approx(0.61));
+  const Bytes cap = s.cluster.accelerator.usable_memory;
+  const auto total = [&](double share) {
+    JobLayout l = s.layout;
+    l.offload_optimizer = true;
+    l.offload_fraction = share;
+    return job_memory(s.model, l, chunk_costs(s.model, l, s.cluster)).total();
+  };
+  CHECK(total(f) <= cap);
+  CHECK(total(f - 0.01) > cap);
+  // Nothing needed: the least share there is; more than the optimizer needed: all of it.
+  s.cluster.accelerator.usable_memory = 40LL << 30;
+  CHECK(smallest_offload_fraction(s.model, s.layout, s.cluster) == 0.01);
+  s.cluster.accelerator.usable_memory = 10LL << 30;
+  CHECK(smallest_offload_fraction(s.model, s.layout, s.cluster) == 1);
+}
+
 TEST_CASE("Optimizer on the host: refused without a sharded optimizer or with FP32 weights as the master",
           "[job_step][offload]") {
   JobLayout l;
