@@ -253,6 +253,10 @@ double adam_traffic(const JobLayout& l) {
 double gpu_memory_rate(const ClusterSpec& c) {
   return static_cast<double>(c.accelerator.hbm_bandwidth) * c.accelerator.efficiency.memory;
 }
+// Adam over `elements` of the optimizer in the GPU's HBM.
+double gpu_adam_seconds(const JobLayout& l, const ClusterSpec& c, double elements) {
+  return elements * adam_traffic(l) / gpu_memory_rate(c);
+}
 }  // namespace
 
 HostOptimizerStep host_optimizer_step(const JobLayout& l, const ClusterSpec& c, const HeldParameters& params_on_gpu) {
@@ -276,14 +280,14 @@ HostOptimizerStep host_optimizer_step(const JobLayout& l, const ClusterSpec& c, 
   }
   s.adam = shard * adam_traffic(l) / host;
   s.weights_up = 2 * shard / link;
-  s.gpu = l.optimizer_on_gpu() * whole * adam_traffic(l) / gpu_memory_rate(c);
+  s.gpu = gpu_adam_seconds(l, c, l.optimizer_on_gpu() * whole);
   return s;
 }
 
 double optimizer_seconds(const JobLayout& l, const ClusterSpec& c, const HeldParameters& params_on_gpu) {
   if (l.offload_optimizer) return host_optimizer_step(l, c, params_on_gpu).total();
   const double shard = state_bytes(params_on_gpu, l, 1, l.zero >= 1);  // elements
-  return shard * adam_traffic(l) / gpu_memory_rate(c);
+  return gpu_adam_seconds(l, c, shard);
 }
 
 double smallest_offload_fraction(const JobModel& m, JobLayout l, const ClusterSpec& c) {

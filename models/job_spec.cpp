@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include <fmt/format.h>
+
 namespace stepsim {
 
 namespace {
@@ -32,6 +34,12 @@ std::string recomputed_layers_note(const JobLayout& l) {
   const std::string first =
       l.recompute_layers == 1 ? "the first layer" : "the first " + std::to_string(l.recompute_layers) + " layers";
   return " (" + first + " of each chunk" + (l.fewest_recompute ? ", the fewest that fit)" : ")");
+}
+
+std::string offload_words(const JobLayout& l) {
+  if (!l.offload_optimizer) return "";
+  if (l.offload_fraction >= 1) return "optimizer on the host";
+  return fmt::format("{:g} % of the optimizer on the host", 100 * l.offload_fraction);
 }
 
 std::optional<JobRecompute> recompute_from_name(std::string_view name) {

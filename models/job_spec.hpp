@@ -430,6 +430,9 @@ inline double job_step_ops_bound(const JobLayout& l, std::int64_t layers) {
 // first 2 layers of each chunk)", with ", the fewest that fit" where recompute_layers: auto chose
 // them, " (no layer: ...)" / " (every layer: ...)" where auto chose none or all; "" otherwise.
 std::string recomputed_layers_note(const JobLayout& l);
+// Where the optimizer steps, as the reports say it: "optimizer on the host", "61 % of the
+// optimizer on the host"; "" without offload_optimizer.
+std::string offload_words(const JobLayout& l);
 
 // Decoder layers of each model chunk in pipeline order (pp x chunks_per_device of them): the
 // first and last as the layout sets them, the others an even share of the rest (the first ones

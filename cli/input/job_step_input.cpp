@@ -581,8 +581,8 @@ void check_job_step(const Reader& r, const JobStepSpec& spec, std::int64_t gpus,
       job_memory_by_rank(spec.model, spec.layout, chunk_costs(spec.model, spec.layout, spec.cluster));
   const JobMemory mem = most_loaded(ranks);
   if (mem.total() > spec.cluster.accelerator.usable_memory) r.fail("layout", memory_refusal(spec, mem, ""));
-  if (const Bytes host = host_memory_per_node(ranks, spec.cluster, gpus);
-      spec.layout.offload_optimizer && host > spec.cluster.node.host_memory)
+  if (const Bytes host = spec.layout.offload_optimizer ? host_memory_per_node(ranks, spec.cluster, gpus) : 0;
+      host > spec.cluster.node.host_memory)
     r.child("layout").fail(
         "offload_optimizer",
         fmt::format("the optimizer on the host needs {:.1f} GiB of a node's host memory ({} GPUs' shards) but the "

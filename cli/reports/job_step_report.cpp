@@ -86,9 +86,7 @@ std::string layout_line(const JobStepSpec& s) {
                : ", ZeRO-3 gathers by module";
   if (l.keep_gathered && l.zero >= 3) out += ", ZeRO-3 weights kept gathered from forward to backward";
   if (l.offload_optimizer)
-    out += (l.offload_fraction < 1 ? fmt::format(", {:g} % of the optimizer on the host", 100 * l.offload_fraction)
-                                   : std::string(", optimizer on the host")) +
-           (l.smallest_offload ? " (the smallest share that fits)" : "");
+    out += ", " + offload_words(l) + (l.smallest_offload ? " (the smallest share that fits)" : "");
   if (l.reduces_every_micro_batch()) out += ", gradients reduce-scattered every micro-batch";
   if (l.zero == 2 && l.zero2_accumulate == Zero2Accumulate::Whole && l.microbatches() > 1)
     out += ", gradients accumulated whole, reduce-scattered once";

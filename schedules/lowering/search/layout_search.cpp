@@ -187,9 +187,7 @@ std::string layout_label(const Candidate& c, int layers) {
   s += l.zero >= 3 ? " fsdp" : fmt::format(" zero {}", l.zero);
   if (l.dp_replicate > 1) s += fmt::format(" x{}", l.dp_replicate);  // HSDP's replicas
   if (l.zero >= 3 && l.keep_gathered) s += " (weights kept gathered)";
-  if (l.offload_optimizer)
-    s += l.offload_fraction < 1 ? fmt::format(" ({:g} % of the optimizer on the host)", 100 * l.offload_fraction)
-                                : " (optimizer on the host)";
+  if (l.offload_optimizer) s += " (" + offload_words(l) + ")";
   if (l.pp > 1) s += " " + l.schedule;
   s += fmt::format(", mbs {}, recompute {}{}", l.micro_batch, recompute_name(l.recompute), recomputed_layers_note(l));
   if (l.sequence_parallel) s += ", sp";
