@@ -136,6 +136,9 @@ struct ClusterSpec {
   AcceleratorSpec accelerator;
   NodeSpec node;
   NetworkSpec network;
+  // Each GPU's link to its host, each way, bytes/s: the node's host link at the share the fabric
+  // efficiency gives its peer links (what offloaded optimizers and activations cross).
+  double host_link_rate() const { return static_cast<double>(node.pcie_bandwidth) * accelerator.efficiency.fabric; }
   bool operator==(const ClusterSpec&) const = default;
 };
 

@@ -211,6 +211,10 @@ std::vector<JobMemory> job_memory_by_rank(const JobModel& m, const JobLayout& l,
     mem.host = bytes_from(l.optimizer_on_host() * state_bytes(params, l, adam_state_bytes(l) + 4, l.zero >= 1),
                           "the optimizer state on the host");
     mem.activations = simulated ? activation_peaks[d] : analytic_activations(l, static_cast<int>(d), held[d], chunks);
+    for (int k : held[d])
+      mem.host_activations += bytes_from(static_cast<double>(chunks[static_cast<std::size_t>(k)].offload.host) *
+                                             static_cast<double>(chunks_in_flight(l, static_cast<int>(d))),
+                                         "the activations on the host");
     mem.buffers = shared;
     if (l.zero >= 3 && l.keep_gathered)
       mem.buffers += bytes_from(state_bytes(params, l, 2, false) - gemm_weights, "the weights kept gathered");
@@ -264,9 +268,9 @@ HostOptimizerStep host_optimizer_step(const JobLayout& l, const ClusterSpec& c, 
     throw std::invalid_argument("host_optimizer_step: the node's host memory bandwidth and host link are not known");
   const double whole = state_bytes(params_on_gpu, l, 1, l.zero >= 1);  // elements
   const double shard = l.optimizer_on_host() * whole;                  // offloaded
-  // Each GPU's link at the fabric share its peer links run at; the host's memory shared by every
-  // GPU of the node, all stepping at once.
-  const double link = static_cast<double>(c.node.pcie_bandwidth) * c.accelerator.efficiency.fabric;
+  // Each GPU's link (ClusterSpec::host_link_rate); the host's memory shared by every GPU of the
+  // node, all stepping at once.
+  const double link = c.host_link_rate();
   const double host = static_cast<double>(c.node.host_memory_bandwidth) / c.node.gpus;
   HostOptimizerStep s;
   if (l.grad_bytes == 2) {
@@ -305,9 +309,9 @@ double smallest_offload_fraction(const JobModel& m, JobLayout l, const ClusterSp
 Bytes host_memory_per_node(const std::vector<JobMemory>& ranks, const ClusterSpec& c, std::int64_t gpus) {
   const std::int64_t on_node = std::min<std::int64_t>(std::max(c.node.gpus, 1), std::max<std::int64_t>(gpus, 1));
   Bytes most = 0;
-  for (const JobMemory& r : ranks) most = std::max(most, r.host);
+  for (const JobMemory& r : ranks) most = std::max(most, r.host + r.host_activations);
   return bytes_from(static_cast<double>(most) * static_cast<double>(on_node),
-                    "the host memory of a node's offloaded optimizers");
+                    "the host memory of a node's offloaded optimizers and activations");
 }
 
 double gathered_bytes_per_parameter(const JobLayout& l, const ChunkCost& chunk) {

@@ -56,6 +56,9 @@ struct JobMemory {
   // In the GPU's host memory, not the GPU's (offload_optimizer): its shard of the FP32 master
   // weights and Adam's moments, and the FP32 gradient shard the host steps them with.
   Bytes host = 0;
+  // In host memory too (offload_activations): the offloaded layers' activations of the
+  // micro-batches in flight.
+  Bytes host_activations = 0;
   Bytes total() const { return weights + gradients + optimizer + activations + buffers; }
 };
 // Chunk activations (one chunk, one micro-batch) pipeline device `device` holds at its peak, by
@@ -136,8 +139,8 @@ HostOptimizerStep host_optimizer_step(const JobLayout& l, const ClusterSpec& c, 
 // up; at least 0.01) with which `l`, offloading, fits the accelerator's usable memory analytically:
 // the GPU's memory falls linearly with the share. 1 where even the whole does not fit.
 double smallest_offload_fraction(const JobModel& m, JobLayout l, const ClusterSpec& c);
-// The host memory a node's offloaded optimizers take, at most: the largest JobMemory::host of
-// `ranks` for every GPU of the node that a job of `gpus` uses.
+// The host memory a node's offloaded optimizers and activations take, at most: the largest
+// JobMemory::host + host_activations of `ranks` for every GPU of the node that a job of `gpus` uses.
 Bytes host_memory_per_node(const std::vector<JobMemory>& ranks, const ClusterSpec& c, std::int64_t gpus);
 
 }  // namespace stepsim

@@ -321,6 +321,11 @@ struct JobLayout {
   // The share of the optimizer on the GPU (1 without offload) and on the host.
   double optimizer_on_gpu() const { return offload_optimizer ? 1.0 - offload_fraction : 1.0; }
   double optimizer_on_host() const { return offload_optimizer ? offload_fraction : 0.0; }
+  // The saved activations of the model's first N decoder layers copied to the host during the
+  // forward and back during the backward, on a copy stream beside the compute (Megatron-Core's
+  // --cpu-offloading --cpu-offloading-num-layers N, through Transformer Engine; without a pipeline
+  // or recompute, as Megatron-Core requires; models/activation_offload.hpp). 0: none.
+  int offload_activations = 0;
   bool cp_balanced = true;       // CP: 2 cp chunks, rank i takes i and 2cp-1-i (else contiguous)
   CpComm cp_comm = CpComm::P2p;  // CP: how the ranks exchange what attention needs
   ExpertPlacement expert_placement = ExpertPlacement::Contiguous;  // expert e on EP rank e / (E / ep), or e mod ep

@@ -18,6 +18,7 @@ PassSeconds& PassSeconds::operator+=(const PassSeconds& o) {
   attention += o.attention;
   memory += o.memory;
   host += o.host;
+  offload += o.offload;
   tp += o.tp;
   cp += o.cp;
   ep += o.ep;
@@ -30,6 +31,7 @@ PassSeconds operator*(PassSeconds p, double k) {
   p.attention *= k;
   p.memory *= k;
   p.host *= k;
+  p.offload *= k;
   p.tp *= k;
   p.cp *= k;
   p.ep *= k;
@@ -916,6 +918,27 @@ ChunkCost LayerStack::sum(const std::array<int, kKinds>& n) const {
   return ch;
 }
 
+namespace {
+// The chunk's first `offloaded` layers' activations on the host (activation_offload.hpp): the
+// GPU keeps the most of its layers' activations the handler's rule leaves there at once, and each
+// pass waits what the copies do not hide. Each layer's time on the stream: its passes with their
+// exposed in-pass collectives, the backward whole (with its weight gradients: no pipeline).
+void offload_activations(const LayerStack& stack, int first_layer, int offloaded, const ClusterSpec& c,
+                         ChunkCost& ch) {
+  std::vector<OffloadLayer> layers;
+  layers.reserve(static_cast<std::size_t>(ch.layers));
+  for (int i = 0; i < ch.layers; ++i) {
+    const ChunkCost one = stack.layers(first_layer + i, 1);
+    const PassSeconds b = one.backward_input + one.backward_weight;
+    layers.push_back({one.forward.compute() + one.forward.comm(), b.compute() + b.comm(), one.activation});
+  }
+  ch.offload = activation_offload(layers, std::min(offloaded, ch.layers - 1), c.host_link_rate());
+  ch.activation -= ch.offload.all_layers - ch.offload.gpu_peak;
+  ch.forward.offload += ch.offload.forward_wait;
+  ch.backward_input.offload += ch.offload.backward_wait;
+}
+}  // namespace
+
 std::vector<ChunkCost> chunk_costs(const JobModel& m, const JobLayout& l, const ClusterSpec& c) {
   const LayerStack stack(m, l, c);
   const auto& a = c.accelerator;
@@ -927,6 +950,7 @@ std::vector<ChunkCost> chunk_costs(const JobModel& m, const JobLayout& l, const 
   int first_layer = 0;
   for (int k = 0; k < chunks; ++k) {
     ChunkCost ch = stack.layers(first_layer, counts[static_cast<std::size_t>(k)]);
+    if (l.offload_activations > 0) offload_activations(stack, first_layer, l.offload_activations, c, ch);
     first_layer += ch.layers;
     ch.fp8_copy_bytes = fp8_weight_copy_bytes(l, a.architecture);
     ch.first = k == 0;

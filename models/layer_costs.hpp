@@ -29,6 +29,7 @@
 #include <vector>
 
 #include "models/accelerators.hpp"
+#include "models/activation_offload.hpp"
 #include "models/attention_kernels.hpp"
 #include "models/comm_paths.hpp"
 #include "models/expert_exchange.hpp"
@@ -42,10 +43,11 @@ namespace stepsim {
 struct PassSeconds {
   double gemm = 0, attention = 0, memory = 0;  // compute, by kind of kernel
   double host = 0;                             // the stream waiting on the host (moe_host)
+  double offload = 0;  // the stream waiting on activations' copies to or from the host (offload_activations)
   double tp = 0, cp = 0, ep = 0;               // exposed communication inside the pass
   // The GPU busy, and the compute stream's time (its kernels and its waits on the host).
   double kernels() const { return gemm + attention + memory; }
-  double compute() const { return kernels() + host; }
+  double compute() const { return kernels() + host + offload; }
   double comm() const { return tp + cp + ep; }
   PassSeconds& operator+=(const PassSeconds& o);
 };
@@ -70,7 +72,10 @@ struct ChunkCost {
   // Bytes per such weight of the FP8 GEMMs' cached copies on this accelerator (0 without FP8;
   // models/job_memory.hpp, fp8_weight_copy_bytes).
   double fp8_copy_bytes = 0;
-  Bytes activation = 0;  // kept per micro-batch until its backward
+  Bytes activation = 0;  // kept per micro-batch until its backward (on the GPU: less what is offloaded)
+  // The layers' activations on the host (offload_activations; activation_offload.hpp): the waits
+  // are in forward.offload and backward_input.offload.
+  ActivationOffload offload;
 };
 
 struct LayerWork {  // one decoder layer, one micro-batch, one GPU, forward only

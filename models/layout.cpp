@@ -119,6 +119,31 @@ std::optional<InputProblem> check_accelerator_kernels(const JobLayout& l, const 
   return std::nullopt;
 }
 
+namespace {
+// Megatron-Core's CPU activation offloading without a pipeline or recompute (TransformerConfig
+// refuses both), and not under ZeRO-3, whose per-layer gathers this model does not time with it.
+std::optional<InputProblem> check_activation_offload(const JobLayout& l) {
+  if (l.offload_activations < 0)
+    return InputProblem{"offload_activations",
+                        fmt::format("{} layers: the count of layers whose activations go to the host, 0 or more",
+                                    l.offload_activations)};
+  if (l.offload_activations == 0) return std::nullopt;
+  if (l.pp > 1)
+    return InputProblem{"offload_activations",
+                        "copies layers' activations to the host without a pipeline, as Megatron-Core's "
+                        "--cpu-offloading does: needs pp: 1 (would fit: offload_activations: 0)"};
+  if (l.recompute != JobRecompute::None)
+    return InputProblem{"offload_activations",
+                        "copies the activations recompute would rebuild; Megatron-Core's --cpu-offloading refuses "
+                        "recompute: needs recompute: none (would fit: offload_activations: 0)"};
+  if (l.zero >= 3)
+    return InputProblem{"offload_activations",
+                        "is modelled with zero 0-2 (the distributed optimizer), not beside zero 3's per-layer "
+                        "gathers (would fit: zero: 1 or 2)"};
+  return std::nullopt;
+}
+}  // namespace
+
 std::optional<InputProblem> check_layout_settings(const JobLayout& l) {
   if (l.zero < 0 || l.zero > 3)
     return InputProblem{"zero", fmt::format("zero stage {} does not exist (0, 1, 2 or 3)", l.zero)};
@@ -149,7 +174,7 @@ std::optional<InputProblem> check_layout_settings(const JobLayout& l) {
     return InputProblem{"offload_optimizer",
                         "keeps the FP32 master weights on the host beside Adam's moments, the GPU holding BF16 "
                         "copies: needs master_weights: optimizer"};
-  return std::nullopt;
+  return check_activation_offload(l);
 }
 
 namespace {
@@ -319,6 +344,12 @@ std::optional<InputProblem> check_layout(const JobModel& m, const JobLayout& l, 
   if (auto p = check_linear_heads(m, l)) return p;
   if (auto p = check_mamba_heads(m, l)) return p;
   if (auto p = check_layer_split(s.layers, l)) return p;
+  if (l.offload_activations >= s.layers)
+    return InputProblem{"offload_activations",
+                        fmt::format("{} of the {} layers: the last layer's activations stay on the GPU, whose "
+                                    "backward starts at once (Megatron-Core's --cpu-offloading-num-layers; would "
+                                    "fit: at most {})",
+                                    l.offload_activations, s.layers, s.layers - 1)};
   // Without FP8 every layer is BF16: the counts say nothing then (a BF16 variant need not reset them).
   if (l.fp8 && std::int64_t{l.bf16_first_layers} + l.bf16_last_layers >= s.layers)
     return InputProblem{l.bf16_last_layers > 0 ? "bf16_last_layers" : "bf16_first_layers",

@@ -290,7 +290,7 @@ const std::vector<std::string>& layout_keys() {
       "fp8_activations", "expert_placement", "recompute_modules", "adam_moment_bytes", "expert_tp", "permute_fusion",
       "dp_bandwidth", "zero3_fetch", "master_weights", "dp_replicate", "keep_gathered",
       "zero2_accumulate", "bf16_first_layers", "bf16_last_layers", "fp8_param_gather", "offload_optimizer",
-      "offload_fraction"};
+      "offload_fraction", "offload_activations"};
   // clang-format on
   return keys;
 }
@@ -375,6 +375,7 @@ void read_sharding(const Reader& r, JobLayout& l) {
                      "a share of the optimizer in (0, 1], or auto (the smallest that fits)");
   l.smallest_offload = is_word(r.node()["offload_fraction"], "auto");
   if (!l.smallest_offload) l.offload_fraction = r.opt_number("offload_fraction").value_or(1.0);
+  l.offload_activations = r.opt_count("offload_activations", 0).value_or(0);
   l.zero2_accumulate =
       read_named(r, "zero2_accumulate", "sharded", zero2_accumulate_from_name, "zero2_accumulate", "sharded or whole");
 }
@@ -581,13 +582,20 @@ void check_job_step(const Reader& r, const JobStepSpec& spec, std::int64_t gpus,
       job_memory_by_rank(spec.model, spec.layout, chunk_costs(spec.model, spec.layout, spec.cluster));
   const JobMemory mem = most_loaded(ranks);
   if (mem.total() > spec.cluster.accelerator.usable_memory) r.fail("layout", memory_refusal(spec, mem, ""));
-  if (const Bytes host = spec.layout.offload_optimizer ? host_memory_per_node(ranks, spec.cluster, gpus) : 0;
+  const JobLayout& l = spec.layout;
+  if (const Bytes host = l.offload_optimizer || l.offload_activations > 0
+                             ? host_memory_per_node(ranks, spec.cluster, gpus)
+                             : 0;
       host > spec.cluster.node.host_memory)
     r.child("layout").fail(
-        "offload_optimizer",
-        fmt::format("the optimizer on the host needs {:.1f} GiB of a node's host memory ({} GPUs' shards) but the "
-                    "node has {:.1f} GiB (hardware.node.host_memory; or set allow_oom: true to report it)",
+        l.offload_optimizer ? "offload_optimizer" : "offload_activations",
+        fmt::format("the {} on the host needs {:.1f} GiB of a node's host memory ({} GPUs' {}) but the node "
+                    "has {:.1f} GiB (hardware.node.host_memory; or set allow_oom: true to report it)",
+                    !l.offload_optimizer ? "activations" : l.offload_activations > 0 ? "optimizer and activations"
+                                                                                     : "optimizer",
                     gib(host), std::min<std::int64_t>(spec.cluster.node.gpus, gpus),
+                    !l.offload_optimizer ? "activations" : l.offload_activations > 0 ? "shards and activations"
+                                                                                     : "shards",
                     gib(spec.cluster.node.host_memory)));
 }
 

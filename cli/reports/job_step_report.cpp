@@ -87,6 +87,8 @@ std::string layout_line(const JobStepSpec& s) {
   if (l.keep_gathered && l.zero >= 3) out += ", ZeRO-3 weights kept gathered from forward to backward";
   if (l.offload_optimizer)
     out += ", " + offload_words(l) + (l.smallest_offload ? " (the smallest share that fits)" : "");
+  if (l.offload_activations > 0)
+    out += fmt::format(", activations of the first {} layers on the host", l.offload_activations);
   if (l.reduces_every_micro_batch()) out += ", gradients reduce-scattered every micro-batch";
   if (l.zero == 2 && l.zero2_accumulate == Zero2Accumulate::Whole && l.microbatches() > 1)
     out += ", gradients accumulated whole, reduce-scattered once";
@@ -556,8 +558,32 @@ const char* converted_on(const JobStepRun& run, const HostOptimizerStep& s) {
 }
 }  // namespace
 
+namespace {
+// The offloaded activations (offload_activations): a pipeline's one chunk holds every layer.
+const ActivationOffload& activation_offload_of(const JobStepRun& run) { return run.comm.chunks.front().offload; }
+double activation_waits_per_step(const JobStepRun& run) {
+  const ActivationOffload& a = activation_offload_of(run);
+  return (a.forward_wait + a.backward_wait) * static_cast<double>(run.spec.layout.microbatches());
+}
+// The line for offload_activations, "" without it.
+std::string activations_host_line(const JobStepRun& run) {
+  const JobLayout& l = run.spec.layout;
+  if (l.offload_activations <= 0) return "";
+  const ActivationOffload& a = activation_offload_of(run);
+  const NodeSpec& n = run.spec.cluster.node;
+  const Bytes node = host_per_node(run);
+  return fmt::format(
+      "activations on the host: the first {} of {} layers, {:.2f} GiB a GPU, {:.1f} of {:.1f} GiB a node{}; the "
+      "layers' activations on the GPU at most {:.2f} GiB ({:.2f} without); a micro-batch's copies {:.3f} s each way "
+      "({:.1f} GB/s), the compute waiting {:.3f} s in its forward and {:.3f} s in its backward: {:.3f} s a step\n",
+      a.layers, run.spec.model.shape.layers, gib(run.result.memory.host_activations), gib(node), gib(n.host_memory),
+      node > n.host_memory ? " (does not fit)" : "", gib(a.gpu_peak), gib(a.all_layers), a.copy,
+      run.spec.cluster.host_link_rate() / 1e9, a.forward_wait, a.backward_wait, activation_waits_per_step(run));
+}
+}  // namespace
+
 std::string job_step_host_line(const JobStepRun& run) {
-  if (!run.spec.layout.offload_optimizer) return "";
+  if (!run.spec.layout.offload_optimizer) return activations_host_line(run);
   const HostOptimizerStep s = host_step(run);
   const NodeSpec& n = run.spec.cluster.node;
   const Bytes node = host_per_node(run);
@@ -574,7 +600,8 @@ std::string job_step_host_line(const JobStepRun& run) {
                      : "sent in BF16, converted to FP32 on the host",
       secs_of(s.adam), n.host_memory_bandwidth / 1e9 / std::max(n.gpus, 1), n.host_memory_bandwidth / 1e9,
       secs_of(s.weights_up), secs_of(s.host()),
-      f < 1 ? fmt::format(", beside the GPU's {:g} % in {}", 100 * (1 - f), secs_of(s.gpu)) : "");
+      f < 1 ? fmt::format(", beside the GPU's {:g} % in {}", 100 * (1 - f), secs_of(s.gpu)) : "") +
+         activations_host_line(run);
 }
 
 namespace {
@@ -594,6 +621,23 @@ nlohmann::ordered_json host_optimizer_json(const JobStepRun& run) {
           {"host_s", s.host()},
           {"gpu_s", s.gpu},
           {"total_s", s.total()}};
+}
+// activations_host_line in JSON.
+nlohmann::ordered_json host_activations_json(const JobStepRun& run) {
+  const ActivationOffload& a = activation_offload_of(run);
+  const Bytes node = host_per_node(run);
+  return {{"layers", a.layers},
+          {"host_bytes_per_gpu", run.result.memory.host_activations},
+          {"host_bytes_per_node", node},
+          {"host_capacity_bytes", run.spec.cluster.node.host_memory},
+          {"fits", node <= run.spec.cluster.node.host_memory},
+          {"layers_gpu_peak_bytes", a.gpu_peak},
+          {"layers_bytes_without", a.all_layers},
+          {"link_bytes_per_s", run.spec.cluster.host_link_rate()},
+          {"copy_s", a.copy},
+          {"forward_wait_s", a.forward_wait},
+          {"backward_wait_s", a.backward_wait},
+          {"step_wait_s", activation_waits_per_step(run)}};
 }
 }  // namespace
 
@@ -682,6 +726,7 @@ nlohmann::ordered_json layout_json(const JobStepRun& run) {
   if (l.offload_optimizer) j["offload_optimizer"] = true;      // absent: the optimizer on the GPU
   if (l.offload_optimizer) j["offload_fraction"] = l.offload_fraction;
   if (l.offload_optimizer && l.smallest_offload) j["offload_fraction_auto"] = true;
+  if (l.offload_activations > 0) j["offload_activations"] = l.offload_activations;  // absent: none
   if (l.zero == 2) j["zero2_accumulate"] = zero2_accumulate_name(l.zero2_accumulate);
   if (l.recompute == JobRecompute::Selective) {
     auto modules = nlohmann::ordered_json::array();
@@ -776,6 +821,7 @@ nlohmann::ordered_json job_step_json(const std::string& name, const JobStepRun& 
   j["layer_parts_ms"] = {{"forward", parts(r.layer_forward)}, {"backward", parts(r.layer_backward)}};
   if (r.attention_tiles.keys_per_query > 0) j["attention_rate"] = attention_rate_json(run);
   if (run.spec.layout.offload_optimizer) j["host_optimizer"] = host_optimizer_json(run);
+  if (run.spec.layout.offload_activations > 0) j["host_activations"] = host_activations_json(run);
   if (!r.kind_layers.empty()) {  // a hybrid: each kind's layer
     auto& kinds = j["layer_kinds"] = nlohmann::ordered_json::array();
     for (const auto& k : r.kind_layers)

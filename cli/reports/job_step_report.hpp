@@ -46,7 +46,7 @@ Table job_step_memory_table(const JobStepRun& run);
 // Every pipeline rank's memory in GiB, part by part (the report's most loaded is the largest total).
 Table job_step_rank_memory_table(const JobStepRun& run);
 // The optimizer on the host (offload_optimizer): its memory a GPU and a node, and its step's parts,
-// one line; empty without it.
+// one line; then the activations on the host (offload_activations), one line; empty without them.
 std::string job_step_host_line(const JobStepRun& run);
 Table job_step_critical_table(const std::vector<CriticalShare>& shares);
 // One layer's forward and backward on one GPU for one micro-batch, in ms, by kind of kernel (GEMMs,

@@ -56,8 +56,9 @@ JobCommPlan plan_job_comm(const JobStepSpec& spec) {
     s.forward_comm = ns(ch.forward.comm());
     s.backward_comm = ns(ch.backward_input.comm());
     s.backward_input_comm = ns(split.comm());
-    s.forward_host = ns(ch.forward.host);
-    s.backward_host = ns(ch.backward_input.host);
+    // The stream's waits: on the host's MoE work and on activations' copies.
+    s.forward_host = ns(ch.forward.host + ch.forward.offload);
+    s.backward_host = ns(ch.backward_input.host + ch.backward_input.offload);
     s.activation = ch.activation;
     plan.stages.push_back(s);
   }
