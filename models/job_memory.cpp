@@ -143,6 +143,16 @@ Bytes analytic_activations(const JobLayout& l, int device, const std::vector<int
 }
 }  // namespace
 
+namespace {
+// The offloaded layers' activations of the device's chunks in flight (offload_activations).
+Bytes host_activations(const JobLayout& l, int device, const std::vector<int>& held,
+                       const std::vector<ChunkCost>& chunks) {
+  double bytes = 0;
+  for (int k : held) bytes += static_cast<double>(chunks[static_cast<std::size_t>(k)].offload.host);
+  return bytes_from(bytes * static_cast<double>(chunks_in_flight(l, device)), "the activations on the host");
+}
+}  // namespace
+
 double fp8_weight_copy_bytes(const JobLayout& l, GpuArchitecture arch) {
   if (!l.fp8) return 0;
   switch (l.fp8_recipe) {
@@ -211,10 +221,7 @@ std::vector<JobMemory> job_memory_by_rank(const JobModel& m, const JobLayout& l,
     mem.host = bytes_from(l.optimizer_on_host() * state_bytes(params, l, adam_state_bytes(l) + 4, l.zero >= 1),
                           "the optimizer state on the host");
     mem.activations = simulated ? activation_peaks[d] : analytic_activations(l, static_cast<int>(d), held[d], chunks);
-    for (int k : held[d])
-      mem.host_activations += bytes_from(static_cast<double>(chunks[static_cast<std::size_t>(k)].offload.host) *
-                                             static_cast<double>(chunks_in_flight(l, static_cast<int>(d))),
-                                         "the activations on the host");
+    mem.host_activations = host_activations(l, static_cast<int>(d), held[d], chunks);
     mem.buffers = shared;
     if (l.zero >= 3 && l.keep_gathered)
       mem.buffers += bytes_from(state_bytes(params, l, 2, false) - gemm_weights, "the weights kept gathered");

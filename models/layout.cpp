@@ -142,6 +142,15 @@ std::optional<InputProblem> check_activation_offload(const JobLayout& l) {
                         "gathers (would fit: zero: 1 or 2)"};
   return std::nullopt;
 }
+
+// The last layer's activations stay (Megatron-Core: --cpu-offloading-num-layers below num_layers).
+std::optional<InputProblem> check_offloaded_layers(int layers, const JobLayout& l) {
+  if (l.offload_activations < layers) return std::nullopt;
+  return InputProblem{"offload_activations",
+                      fmt::format("{} of the {} layers: the last layer's activations stay on the GPU, whose backward "
+                                  "starts at once (Megatron-Core's --cpu-offloading-num-layers; would fit: at most {})",
+                                  l.offload_activations, layers, layers - 1)};
+}
 }  // namespace
 
 std::optional<InputProblem> check_layout_settings(const JobLayout& l) {
@@ -344,12 +353,7 @@ std::optional<InputProblem> check_layout(const JobModel& m, const JobLayout& l, 
   if (auto p = check_linear_heads(m, l)) return p;
   if (auto p = check_mamba_heads(m, l)) return p;
   if (auto p = check_layer_split(s.layers, l)) return p;
-  if (l.offload_activations >= s.layers)
-    return InputProblem{"offload_activations",
-                        fmt::format("{} of the {} layers: the last layer's activations stay on the GPU, whose "
-                                    "backward starts at once (Megatron-Core's --cpu-offloading-num-layers; would "
-                                    "fit: at most {})",
-                                    l.offload_activations, s.layers, s.layers - 1)};
+  if (auto p = check_offloaded_layers(s.layers, l)) return p;
   // Without FP8 every layer is BF16: the counts say nothing then (a BF16 variant need not reset them).
   if (l.fp8 && std::int64_t{l.bf16_first_layers} + l.bf16_last_layers >= s.layers)
     return InputProblem{l.bf16_last_layers > 0 ? "bf16_last_layers" : "bf16_first_layers",
