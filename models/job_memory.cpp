@@ -390,6 +390,18 @@ int most_chunk_layers(const JobModel& m, const JobLayout& l) {
   return counts.empty() ? 0 : *std::max_element(counts.begin(), counts.end());
 }
 
+int fewest_offloaded_layers(const JobModel& m, JobLayout l, const ClusterSpec& c, std::int64_t cards) {
+  l.offload_activations = 1;
+  if (l.dp <= 0 || m.shape.layers < 2 || check_layout(m, l, cards)) return 1;
+  const auto fits = [&](int n) {
+    l.offload_activations = n;
+    return job_memory(m, l, chunk_costs(m, l, c)).total() <= c.accelerator.usable_memory;
+  };
+  for (int n = 0; n < m.shape.layers - 1; ++n)
+    if (fits(n)) return n;
+  return m.shape.layers - 1;
+}
+
 int fewest_recomputed_layers(const JobModel& m, JobLayout l, const ClusterSpec& c, std::int64_t cards) {
   l.recompute = JobRecompute::Full;
   l.recompute_layers = -1;

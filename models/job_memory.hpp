@@ -110,6 +110,12 @@ JobMemory most_loaded(const std::vector<JobMemory>& ranks);
 // or check_layout refuses the layout on `cards` (0: not checked against a card count). N at or
 // past a chunk's layers recomputes it whole: past every chunk's, N is -1.
 int fewest_recomputed_layers(const JobModel& m, JobLayout l, const ClusterSpec& c, std::int64_t cards);
+// For offload_activations: the fewest layers whose activations on the host let `l` fit the
+// accelerator's usable memory analytically, 0 where it fits without; the model's layers less one
+// (the most) where none does. 1 where check_layout refuses offloading in `l` on `cards` (0: not
+// checked against a card count), so that the refusal names it. Each count is tried in turn, from
+// 1: the handler's windows need not make the GPU's share fall at every step.
+int fewest_offloaded_layers(const JobModel& m, JobLayout l, const ClusterSpec& c, std::int64_t cards);
 // The most layers any chunk of `l` holds (chunk_layer_counts), 0 for a layout check_layout refuses.
 int most_chunk_layers(const JobModel& m, const JobLayout& l);
 

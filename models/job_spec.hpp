@@ -369,6 +369,10 @@ struct JobLayout {
   // `offload_fraction: auto`: the smallest share of the optimizer on the host that fits the GPU
   // (models/job_memory.hpp smallest_offload_fraction, set in offload_fraction before the run).
   bool smallest_offload = false;
+  // `offload_activations: auto`: the fewest layers on the host that fit the GPU (models/job_memory.hpp
+  // fewest_offloaded_layers, set in offload_activations before the run), one more while the
+  // simulated peak is over (run_job_step).
+  bool fewest_offloaded = false;
   // Whether some layers are recomputed whole and others not (recompute_layers under full).
   bool partial_recompute() const { return recompute == JobRecompute::Full && recompute_layers >= 0; }
   bool operator==(const JobLayout&) const = default;

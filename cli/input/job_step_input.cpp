@@ -375,7 +375,11 @@ void read_sharding(const Reader& r, JobLayout& l) {
                      "a share of the optimizer in (0, 1], or auto (the smallest that fits)");
   l.smallest_offload = is_word(r.node()["offload_fraction"], "auto");
   if (!l.smallest_offload) l.offload_fraction = r.opt_number("offload_fraction").value_or(1.0);
-  l.offload_activations = r.opt_count("offload_activations", 0).value_or(0);
+  // A count, or `auto`: the fewest that fit (set once the model and hardware are read).
+  refuse_other_words(r, "offload_activations", {"auto"},
+                     "a count of layers (the model's first) or auto (the fewest that fit)");
+  l.fewest_offloaded = is_word(r.node()["offload_activations"], "auto");
+  if (!l.fewest_offloaded) l.offload_activations = r.opt_count("offload_activations", 0).value_or(0);
   l.zero2_accumulate =
       read_named(r, "zero2_accumulate", "sharded", zero2_accumulate_from_name, "zero2_accumulate", "sharded or whole");
 }
@@ -719,6 +723,7 @@ JobStepScenario read_job_step_fields(const Reader& r) {
   if (l.fewest_recompute) l.recompute_layers = fewest_recomputed_layers(sc.spec.model, l, sc.spec.cluster, gpus);
   if (l.smallest_offload && l.offload_optimizer && !check_layout(sc.spec.model, l, gpus))
     l.offload_fraction = smallest_offload_fraction(sc.spec.model, l, sc.spec.cluster);
+  if (l.fewest_offloaded) l.offload_activations = fewest_offloaded_layers(sc.spec.model, l, sc.spec.cluster, gpus);
   sc.spec.input_wait = r.opt_duration("input_wait").value_or(0);
   if (r.has("reshard_tp")) {
     const std::int64_t to = r.integer("reshard_tp", 1);

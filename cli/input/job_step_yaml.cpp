@@ -126,7 +126,8 @@ std::vector<Field> layout_fields(const JobLayout& l) {
   flag("offload_optimizer", l.offload_optimizer, d.offload_optimizer);
   put("offload_fraction", l.smallest_offload ? std::string("auto") : fmt::format("{}", l.offload_fraction),
       l.offload_fraction == d.offload_fraction && !l.smallest_offload);
-  count("offload_activations", l.offload_activations, d.offload_activations);
+  put("offload_activations", l.fewest_offloaded ? std::string("auto") : fmt::format("{}", l.offload_activations),
+      l.offload_activations == d.offload_activations && !l.fewest_offloaded);
   put("zero2_accumulate", zero2_accumulate_name(l.zero2_accumulate), l.zero2_accumulate == d.zero2_accumulate);
   return f;
 }

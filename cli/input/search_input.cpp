@@ -449,6 +449,10 @@ SearchScenario read_search_scenario(const std::shared_ptr<Source>& src, const st
   // Unknown keys are caught here (read_layout's list plus the searched ones).
   lr.only(layout_keys());
   s.base = read_layout(Reader(src, fixed, lr.path()));
+  if (s.base.fewest_offloaded)
+    lr.fail("offload_activations",
+            "auto (the fewest layers that fit) is a job step's: a search takes a count, the same for every "
+            "layout");
   if (s.base.smallest_offload)
     lr.fail("offload_fraction",
             "auto (the smallest share that fits) is a job step's: a search takes a share, the "

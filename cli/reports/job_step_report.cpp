@@ -88,7 +88,10 @@ std::string layout_line(const JobStepSpec& s) {
   if (l.offload_optimizer)
     out += ", " + offload_words(l) + (l.smallest_offload ? " (the smallest share that fits)" : "");
   if (l.offload_activations > 0)
-    out += fmt::format(", activations of the first {} layers on the host", l.offload_activations);
+    out += fmt::format(", activations of the first {} layers on the host{}", l.offload_activations,
+                       l.fewest_offloaded ? " (the fewest that fit)" : "");
+  else if (l.fewest_offloaded)
+    out += ", no activations on the host (it fits without)";
   if (l.reduces_every_micro_batch()) out += ", gradients reduce-scattered every micro-batch";
   if (l.zero == 2 && l.zero2_accumulate == Zero2Accumulate::Whole && l.microbatches() > 1)
     out += ", gradients accumulated whole, reduce-scattered once";
@@ -727,6 +730,7 @@ nlohmann::ordered_json layout_json(const JobStepRun& run) {
   if (l.offload_optimizer) j["offload_fraction"] = l.offload_fraction;
   if (l.offload_optimizer && l.smallest_offload) j["offload_fraction_auto"] = true;
   if (l.offload_activations > 0) j["offload_activations"] = l.offload_activations;  // absent: none
+  if (l.fewest_offloaded) j["offload_activations_auto"] = true;
   if (l.zero == 2) j["zero2_accumulate"] = zero2_accumulate_name(l.zero2_accumulate);
   if (l.recompute == JobRecompute::Selective) {
     auto modules = nlohmann::ordered_json::array();

@@ -743,6 +743,15 @@ JobStepRun run_job_step(const JobStepSpec& spec) {
       run = run_once(s);
     }
   }
+  // offload_activations: auto likewise: one layer more on the host while the simulated peak is over.
+  if (spec.layout.fewest_offloaded) {
+    JobStepSpec s = spec;
+    while (run.result.memory.total() > run.result.capacity &&
+           s.layout.offload_activations + 1 < s.model.shape.layers) {
+      ++s.layout.offload_activations;
+      run = run_once(s);
+    }
+  }
   return run;
 }
 
