@@ -924,4 +924,48 @@ refused "search.layout.offload_fraction: auto (the smallest share that fits) is 
 run "$stepsim" run scenarios/job-offload-8x4090.yaml --set job_step.allow_oom=false \
   --set job_step.layout.offload_optimizer=false --set job_step.hardware.node.host_memory=64GiB
 refused "no single change of recompute, zero, micro_batch, pp or offload_optimizer fits"
+# Activations on the host (docs/job.md "Activations on the host"): Llama-3-8B at 32K tokens on 8
+# H100 fits with the first 22 layers' activations on the host, the fewest that fit.
+"$stepsim" compare scenarios/job-offload-activations-8xh100.yaml >"$tmp/act.txt"
+has ", sequence parallel, activations of the first 22 layers on the host (the fewest that fit)" "$tmp/act.txt"
+fig "base 20.118 s +0.0% 6515 46.6% 72.8 / 74.5 yes" "$tmp/act.txt"
+fig "on the GPU 17.518 s -12.9% 7482 53.5% 117.4 / 74.5 no" "$tmp/act.txt"
+fig "recompute auto 21.418 s +6.5% 6120 43.8% 73.6 / 74.5 yes" "$tmp/act.txt"
+fig "tp 4 18.991 s -5.6% 6902 49.4% 64.3 / 74.5 yes" "$tmp/act.txt"
+"$stepsim" run scenarios/job-offload-activations-8xh100.yaml >"$tmp/act-run.txt"
+fig "activations (peak) 23.50" "$tmp/act-run.txt"
+has "activations on the host: the first 22 of 32 layers, 46.75 GiB a GPU, 374.0 of 1862.6 GiB a node; the layers' activations on the GPU at most 23.38 GiB (68.00 without); a micro-batch's copies 0.980 s each way (51.2 GB/s), the compute waiting 0.323 s in its forward and 0.002 s in its backward: 2.601 s a step" "$tmp/act-run.txt"
+# A count: the first 24 layers; TP 4 fits without (auto: none).
+"$stepsim" run scenarios/job-offload-activations-8xh100.yaml --set job_step.layout.offload_activations=24 >"$tmp/act-24.txt"
+has ", sequence parallel, activations of the first 24 layers on the host" "$tmp/act-24.txt"
+fig "step time 20.836 s" "$tmp/act-24.txt"
+fig "total 68.56" "$tmp/act-24.txt"
+"$stepsim" run scenarios/job-offload-activations-8xh100.yaml --set job_step.layout.tp=4 >"$tmp/act-tp4.txt"
+has ", sequence parallel, no activations on the host (it fits without)" "$tmp/act-tp4.txt"
+"$stepsim" run scenarios/job-offload-activations-8xh100.yaml --json >"$tmp/act.json"
+layout_key "$tmp/act.json" offload_activations 22
+layout_key "$tmp/act.json" offload_activations_auto true
+python3 - "$tmp/act.json" <<'PY' || fail "the host activations' JSON"
+import json, sys
+d = json.load(open(sys.argv[1]))
+h = d["host_activations"]
+assert h["layers"] == 22 and h["host_bytes_per_node"] == 8 * h["host_bytes_per_gpu"] and h["fits"], h
+assert h["link_bytes_per_s"] == 51.2e9 and abs(h["copy_s"] - h["host_bytes_per_gpu"] / 51.2e9) < 1e-12, h
+assert abs(h["step_wait_s"] - 8 * (h["forward_wait_s"] + h["backward_wait_s"])) < 1e-12, h
+assert d["memory_bytes"]["activations"] < h["layers_bytes_without"], d["memory_bytes"]
+PY
+python3 -c 'import json,sys; assert "host_activations" not in json.load(open(sys.argv[1]))' "$tmp/fsdp.json" ||
+  fail "host_activations without offload"
+layout_key "$tmp/fsdp.json" offload_activations absent
+# Refused where Megatron-Core refuses it, at or past the model's layers, over the host's memory.
+run "$stepsim" run scenarios/job-offload-activations-8xh100.yaml --set job_step.layout.offload_activations=32
+refused "job_step.layout.offload_activations: 32 of the 32 layers: the last layer's activations stay on the GPU"
+run "$stepsim" run scenarios/job-offload-activations-8xh100.yaml --set job_step.layout.pp=2
+refused "job_step.layout.offload_activations: copies layers' activations to the host without a pipeline"
+run "$stepsim" run scenarios/job-offload-activations-8xh100.yaml --set job_step.layout.offload_activations=most
+refused "job_step.layout.offload_activations: 'most': expected a count of layers (the model's first) or auto (the fewest that fit)"
+run "$stepsim" run scenarios/job-offload-activations-8xh100.yaml --set job_step.hardware.node.host_memory=256GiB
+refused "job_step.layout.offload_activations: the activations on the host needs 374.0 GiB of a node's host memory (8 GPUs' activations) but the node has 256.0 GiB"
+run "$stepsim" search scenarios/job-offload-activations-8xh100.yaml
+refused "search.layout.offload_activations: auto (the fewest layers that fit) is a job step's"
 echo "job_step: all checks passed"
