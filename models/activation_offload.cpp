@@ -35,6 +35,8 @@ ActivationOffload activation_offload(const std::vector<OffloadLayer>& layers, in
     return static_cast<double>(layers[static_cast<std::size_t>(g)].activation) / link_bytes_per_second;
   };
   r.layers = offloaded;
+  r.forward_waits.assign(static_cast<std::size_t>(n), 0.0);
+  r.backward_waits.assign(static_cast<std::size_t>(n), 0.0);
   for (int g = 0; g < offloaded; ++g) {
     r.host += layers[static_cast<std::size_t>(g)].activation;
     r.copy += copy(g);
@@ -49,7 +51,7 @@ ActivationOffload activation_offload(const std::vector<OffloadLayer>& layers, in
     peak = std::max(peak, on_gpu);
     if (j == 0) copied = t + copy(0);  // group 0's copy starts once layer 0 is done
     if (k < offloaded && w[static_cast<std::size_t>(k)] == j) {
-      if (copied > t) r.forward_wait += copied - t;
+      if (copied > t) r.forward_waits[static_cast<std::size_t>(j)] += copied - t;
       t = std::max(t, copied);
       on_gpu -= layers[static_cast<std::size_t>(k)].activation;  // freed: it is on the host
       if (k + 1 < offloaded) copied = t + copy(k + 1);
@@ -62,7 +64,7 @@ ActivationOffload activation_offload(const std::vector<OffloadLayer>& layers, in
   double reloaded = 0;
   for (int j = n - 1; j >= 0; --j) {
     if (k >= 1 && w[static_cast<std::size_t>(k - 1)] == j) {
-      if (reloaded > t) r.backward_wait += reloaded - t;
+      if (reloaded > t) r.backward_waits[static_cast<std::size_t>(j)] += reloaded - t;
       t = std::max(t, reloaded);
       reloaded = t + copy(k - 1);
       on_gpu += layers[static_cast<std::size_t>(k - 1)].activation;
@@ -70,13 +72,17 @@ ActivationOffload activation_offload(const std::vector<OffloadLayer>& layers, in
       if (k > 1) --k;
     }
     if (j == 0) {
-      if (reloaded > t) r.backward_wait += reloaded - t;
+      if (reloaded > t) r.backward_waits[0] += reloaded - t;
       t = std::max(t, reloaded);
     }
     t += layers[static_cast<std::size_t>(j)].backward;
     on_gpu -= layers[static_cast<std::size_t>(j)].activation;  // its backward done
   }
   r.gpu_peak = peak;
+  for (std::size_t j = 0; j < r.forward_waits.size(); ++j) {
+    r.forward_wait += r.forward_waits[j];
+    r.backward_wait += r.backward_waits[j];
+  }
   return r;
 }
 

@@ -32,6 +32,9 @@ struct ActivationOffload {
   double copy = 0;          // the copies' link time each way, a micro-batch, seconds
   double forward_wait = 0;  // the compute stream waiting for them, a micro-batch's forward
   double backward_wait = 0;  // ... and its backward
+  // The same by layer: what the stream waits after a layer's forward (at its window's end) and
+  // before its backward (ZeRO-3's lowering runs layer by layer; the sums are the two above).
+  std::vector<double> forward_waits, backward_waits;
 };
 
 // The last layer of each offloaded group's window, w_0 < ... < w_{n-1} = L - 1: L / n layers a

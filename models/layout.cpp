@@ -121,7 +121,7 @@ std::optional<InputProblem> check_accelerator_kernels(const JobLayout& l, const 
 
 namespace {
 // Megatron-Core's CPU activation offloading without a pipeline or recompute (TransformerConfig
-// refuses both), and not under ZeRO-3, whose per-layer gathers this model does not time with it.
+// refuses both); under ZeRO-3 too (Megatron-FSDP: NeMo's GB200 and GB300 Llama 3 70B recipes).
 std::optional<InputProblem> check_activation_offload(const JobLayout& l) {
   if (l.offload_activations < 0)
     return InputProblem{"offload_activations",
@@ -136,10 +136,6 @@ std::optional<InputProblem> check_activation_offload(const JobLayout& l) {
     return InputProblem{"offload_activations",
                         "copies the activations recompute would rebuild; Megatron-Core's --cpu-offloading refuses "
                         "recompute: needs recompute: none (would fit: offload_activations: 0)"};
-  if (l.zero >= 3)
-    return InputProblem{"offload_activations",
-                        "is modelled with zero 0-2 (the distributed optimizer), not beside zero 3's per-layer "
-                        "gathers (would fit: zero: 1 or 2)"};
   return std::nullopt;
 }
 

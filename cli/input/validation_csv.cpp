@@ -278,6 +278,7 @@ JobLayout read_layout(const RowCells& row, const std::string& file, int n) {
   l.keep_gathered = row.flag("keep_gathered", false);
   l.offload_optimizer = row.flag("offload_optimizer", false);
   if (const auto f = row.number("offload_fraction")) l.offload_fraction = *f;
+  l.offload_activations = row.count("offload_activations", 0);
   l.zero2_accumulate =
       row.named("zero2_accumulate", "zero2_accumulate", "sharded", zero2_accumulate_from_name, "sharded or whole");
   l.master_weights =
@@ -315,7 +316,7 @@ const std::vector<std::string>& known_columns() {
       "overlap_tp", "overlap_tp_wgrad", "overlap_ep_a2a", "attention", "grad_bytes", "adam_moment_bytes", "expert_tp", "fp8", "fp8_recipe",
       "fp8_dispatch", "fp8_activations", "fp8_param_gather", "bf16_first_layers", "bf16_last_layers", "permute_fusion", "dp_bandwidth_gbs", "zero3_fetch", "master_weights", "cp_comm",
       "ep_dispatch", "dp_replicate", "node_gbps", "nics", "keep_gathered", "zero2_accumulate", "offload_optimizer",
-      "offload_fraction"};
+      "offload_fraction", "offload_activations"};
   // clang-format on
   return columns;
 }

@@ -50,6 +50,9 @@ TEST_CASE("Offload replay: the compute waits what the copies do not hide", "[off
     CHECK(a.forward_wait == Approx(5.0));
     CHECK(a.backward_wait == Approx(2.0));
     CHECK(a.gpu_peak == 30);
+    // By layer: after layer 1's forward 3 s, after layer 3's 2 s; before layer 0's backward 2 s.
+    CHECK(a.forward_waits == std::vector<double>{0, 3, 0, 2});
+    CHECK(a.backward_waits == std::vector<double>{2, 0, 0, 0});
   }
   SECTION("nothing offloaded: every layer's activations on the GPU, no waits") {
     const ActivationOffload a = activation_offload(layers, 0, 5.0);

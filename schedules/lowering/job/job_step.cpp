@@ -341,8 +341,10 @@ void run_fsdp_path(JobStepRun& run) {
   // last, whose backward follows its rerun at once (its coordinator's reuse distance keeps it).
   const std::int64_t kept_at_rerun = zero3_kept_at_rerun(spec.model, l);
   // `bytes`: what a gathered parameter moves (gathered_bytes_per_parameter: 2, less in FP8).
+  // `waits`: the stream's waits on activations' copies after the forward and before the backward
+  // (offload_activations).
   auto unit = [&](std::string name, const PassSeconds& f, const PassSeconds& b, const HeldParameters& params,
-                  double bytes, bool recomputed) {
+                  double bytes, bool recomputed, std::pair<double, double> waits = {}) {
     DataParallelPlan::Unit u;
     u.name = std::move(name);
     const double gather = replica_collective_seconds(Collective::AllGather, params, bytes, l, cp.paths);
@@ -359,10 +361,11 @@ void run_fsdp_path(JobStepRun& run) {
     // the overlap (the next unit's gather under the forward; a gather and a reduce-scatter under
     // the backward; not under the host's waits, when the GPU runs nothing).
     const double ov = l.overlap_param_gather && members > 1 ? k : 0.0;
-    u.forward = ns(f.compute() + f.comm() + ov * std::min(f.kernels(), gather));
+    u.forward = ns(f.compute() + f.comm() + ov * std::min(f.kernels(), gather) + waits.first);
     // Kept from the forward, a layer's weights are not gathered again beside its backward.
     const double backward_gathers = l.keep_gathered ? 0.0 : gather + regather;
-    u.backward_input = ns(b.compute() + b.comm() + ov * std::min(b.kernels(), backward_gathers + reduce));
+    u.backward_input =
+        ns(b.compute() + b.comm() + ov * std::min(b.kernels(), backward_gathers + reduce) + waits.second);
     u.gather = ns(gather);
     u.reduce = ns(reduce);
     u.gather_bytes = replica_collective_bytes(Collective::AllGather, params, bytes, l, "a ZeRO-3 gather");
@@ -371,19 +374,23 @@ void run_fsdp_path(JobStepRun& run) {
     u.has_gather = u.has_reduce = members > 1;
     p.units.push_back(u);
   };
-  // Embedding and head from the chunk costs (the single chunk minus its layers).
+  // Embedding and head from the chunk costs (the single chunk minus its layers; the chunk's waits
+  // on offloaded activations go to the layers they follow or precede).
   const auto& ch = cp.chunks.front();
   const ChunkCost all = stack.layers(0, layers);
-  const PassSeconds ef = ch.forward + all.forward * -1.0;
-  const PassSeconds eb =
-      ch.backward_input + all.backward_input * -1.0 + ch.backward_weight + all.backward_weight * -1.0;
+  PassSeconds ef = ch.forward + all.forward * -1.0;
+  PassSeconds eb = ch.backward_input + all.backward_input * -1.0 + ch.backward_weight + all.backward_weight * -1.0;
+  ef.offload = eb.offload = 0;
   const std::int64_t vh = spec.model.shape.vocab * spec.model.shape.hidden / l.tp;
   unit("embedding", PassSeconds{}, PassSeconds{}, {vh, 0}, 2, false);
   const std::vector<bool> recomputed = recomputed_layers(layers, l);
+  const ActivationOffload& offload = ch.offload;
   for (int n = 0; n < layers; ++n) {
     const ChunkCost one = stack.layers(n, 1);
+    const auto i = static_cast<std::size_t>(n);
     unit(fmt::format("layer {}", n), one.forward, one.backward_input + one.backward_weight, held_parameters(one),
-         gathered_bytes_per_parameter(l, one), recomputed[static_cast<std::size_t>(n)]);
+         gathered_bytes_per_parameter(l, one), recomputed[i],
+         offload.layers > 0 ? std::pair{offload.forward_waits[i], offload.backward_waits[i]} : std::pair{0.0, 0.0});
   }
   unit("head", ef, eb, {spec.model.shape.tied_embeddings ? 0 : vh, 0}, 2, false);
   run.fsdp = lower_data_parallel(p);
