@@ -317,6 +317,22 @@ void run_pipeline_path(JobStepRun& run) {
   }
 }
 
+// The data-parallel lowering's plan for the FSDP path, its units still to add: the shard group,
+// its hosts and link, the micro-batches, prefetch.
+void start_fsdp_plan(const JobStepSpec& spec, const JobCommPlan& cp, DataParallelPlan& p) {
+  const JobLayout& l = spec.layout;
+  p.cards = l.dp * l.cp;
+  p.cards_per_host = std::max(1, spec.cluster.node.gpus / (l.tp * l.cp));
+  p.microbatches = static_cast<int>(l.microbatches());
+  p.zero3 = true;
+  p.prefetch = l.overlap_param_gather ? 2 : 0;
+  p.keep_gathered = l.keep_gathered;
+  p.input_wait = spec.input_wait;
+  p.link = cp.paths.dp.inter_node || (l.dp_replicate > 1 && cp.paths.dp_replica.inter_node) ? LinkKind::HostNic
+                                                                                            : LinkKind::PeerLink;
+  p.link_bandwidth = static_cast<std::int64_t>(cp.paths.dp.ring_bytes_per_second);
+}
+
 void run_fsdp_path(JobStepRun& run) {
   const JobStepSpec& spec = run.spec;
   const JobLayout& l = spec.layout;
@@ -326,16 +342,7 @@ void run_fsdp_path(JobStepRun& run) {
   const int layers = spec.model.shape.layers;
   const int members = l.dp * l.cp;
   DataParallelPlan& p = run.fsdp_plan;
-  p.cards = members;
-  p.cards_per_host = std::max(1, c.node.gpus / (l.tp * l.cp));
-  p.microbatches = static_cast<int>(l.microbatches());
-  p.zero3 = true;
-  p.prefetch = l.overlap_param_gather ? 2 : 0;
-  p.keep_gathered = l.keep_gathered;
-  p.input_wait = spec.input_wait;
-  p.link = cp.paths.dp.inter_node || (l.dp_replicate > 1 && cp.paths.dp_replica.inter_node) ? LinkKind::HostNic
-                                                                                            : LinkKind::PeerLink;
-  p.link_bandwidth = static_cast<std::int64_t>(cp.paths.dp.ring_bytes_per_second);
+  start_fsdp_plan(spec, cp, p);
   const double k = c.accelerator.efficiency.contention;
   // What DeepSpeed's rerun forward of a recomputed layer fetches again: every module but the
   // last, whose backward follows its rerun at once (its coordinator's reuse distance keeps it).
