@@ -966,6 +966,21 @@ run "$stepsim" run scenarios/job-offload-activations-8xh100.yaml --set job_step.
 refused "job_step.layout.offload_activations: 'most': expected a count of layers (the model's first) or auto (the fewest that fit)"
 run "$stepsim" run scenarios/job-offload-activations-8xh100.yaml --set job_step.hardware.node.host_memory=256GiB
 refused "job_step.layout.offload_activations: the activations on the host needs 374.0 GiB of a node's host memory (8 GPUs' activations) but the node has 256.0 GiB"
-run "$stepsim" search scenarios/job-offload-activations-8xh100.yaml
-refused "search.layout.offload_activations: auto (the fewest layers that fit) is a job step's"
+# Searched around (its `auto` opens the key): each layout without a pipeline or recompute takes the
+# fewest layers that fit; FSDP over TP 2 with 14 layers' activations on the host is the fastest.
+"$stepsim" search scenarios/job-offload-activations-8xh100.yaml --csv "$tmp/act-search.csv" >"$tmp/act-search.txt"
+has "tp, pp, virtual_stages, schedule, micro_batch, recompute, zero, sequence_parallel, offload_activations searched" "$tmp/act-search.txt"
+fig " 1 8 2 1 1 4 fsdp - 1 none (host 14) yes 17.801 s 52.7% 73.8 0.1%" "$tmp/act-search.txt"
+fig " 3 8 4 2 1 1 0 dualpipe-v 1 none yes 18.551 s 50.6% 69.5 4.5%" "$tmp/act-search.txt"
+python3 - "$tmp/act-search.csv" <<'PY' || fail "the search's offload_activations column"
+import csv, sys
+rows = list(csv.DictReader(open(sys.argv[1])))
+assert rows[0]["offload_activations"] == "14" and rows[0]["zero"] == "3", rows[0]
+assert all(r["offload_activations"] == "0" for r in rows if r["pp"] != "1" or r["recompute"] != "none"), rows
+PY
+"$stepsim" search scenarios/job-offload-activations-8xh100.yaml --json >"$tmp/act-search.json"
+python3 -c 'import json,sys; t=json.load(open(sys.argv[1]))["top"]; assert t[0]["offload_activations"] == 14 and "offload_activations" not in t[2], t[:3]' "$tmp/act-search.json" ||
+  fail "the search's offload_activations in JSON"
+run "$stepsim" search scenarios/job-offload-activations-8xh100.yaml --set search.layout.offload_activations=32
+refused "search.layout.offload_activations: 32 of the 32 layers: the last layer's activations stay on the GPU (at most 31)"
 echo "job_step: all checks passed"

@@ -337,7 +337,7 @@ const std::vector<std::string>& searchable_layout_keys() {
   static const std::vector<std::string> keys = {
       "tp", "pp", "virtual_stages", "schedule", "micro_batch", "recompute", "zero", "sequence_parallel", "dp", "cp",
       "ep", "fsdp", "global_batch", "expert_tp", "cp_comm", "dp_replicate", "recompute_layers", "keep_gathered",
-      "offload_optimizer",
+      "offload_optimizer", "offload_activations",
       "first_chunk_layers", "last_chunk_layers"};
   // clang-format on
   return keys;
@@ -349,7 +349,8 @@ namespace {
 void refuse_search_values(const Reader& r) {
   for (const auto& k : searchable_layout_keys()) {
     const YAML::Node n = r.has(k) ? r.node()[k] : YAML::Node();
-    const bool own_auto = k == "recompute_layers";  // the fewest layers that fit, found by the step
+    // The fewest layers that fit, found by the step.
+    const bool own_auto = k == "recompute_layers" || k == "offload_activations";
     if ((n.IsScalar() && n.Scalar() == "auto" && !own_auto) || n.IsSequence())
       r.fail(k, fmt::format("a job step runs one layout: `auto` and lists are a search's (`stepsim search FILE` "
                             "searches around this step, `--set search.layout.{}=...` opens this key)",

@@ -133,7 +133,7 @@ void check_search_size(const Reader& r, const Reader& lr, const SearchSpec& s) {
       size_or(a.ep.size(), moe ? divisors(s.model.experts) : 1) * size_or(a.expert_tp.size(), moe ? node : 1) *
       size_or(a.cp_comm.size(), 3) * size_or(a.dp_replicate.size(), 2) * static_cast<double>(a.global_batch.size()) *
       size_or(a.dp.size(), 1) * size_or(a.recompute_layers.size(), 1) * size_or(a.keep_gathered.size(), 2) *
-      size_or(a.offload_optimizer.size(), 2);
+      size_or(a.offload_optimizer.size(), 2) * size_or(a.offload_activations.size(), 1);
   // The largest step any layout may simulate: the most micro-batches (the largest global batch
   // in micro-batches of the smallest size, dp 1) through chunks up to one per layer (DualPipe: 2).
   JobLayout widest;
@@ -252,6 +252,16 @@ void read_axes(const Reader& r, const Reader& lr, SearchSpec& s) {
     push_once(a.recompute_layers, static_cast<int>(v));
   }
   absent_default("recompute_layers", a.recompute_layers, -1);
+  // Activations on the host: counts below the model's layers, or `auto` (the fewest that fit).
+  if (lr.has("offload_activations")) a.offload_activations.clear();
+  for (const auto& n : values_of(lr, "offload_activations", a)) {
+    const std::int64_t v = int_of(lr, n, "offload_activations", 0);
+    if (v >= layers)
+      lr.fail_at(n, lr.key("offload_activations"),
+                 fmt::format("{} of the {} layers: the last layer's activations stay on the GPU (at most {})", v,
+                             layers, layers - 1));
+    push_once(a.offload_activations, static_cast<int>(v));
+  }
   if (lr.has("recompute_layers") && !a.recompute.empty() &&
       std::find(a.recompute.begin(), a.recompute.end(), JobRecompute::Full) == a.recompute.end())
     lr.fail("recompute_layers", "recomputes the first layers of each chunk whole: the recompute list has no full");
@@ -449,10 +459,6 @@ SearchScenario read_search_scenario(const std::shared_ptr<Source>& src, const st
   // Unknown keys are caught here (read_layout's list plus the searched ones).
   lr.only(layout_keys());
   s.base = read_layout(Reader(src, fixed, lr.path()));
-  if (s.base.fewest_offloaded)
-    lr.fail("offload_activations",
-            "auto (the fewest layers that fit) is a job step's: a search takes a count, the same for every "
-            "layout");
   if (s.base.smallest_offload)
     lr.fail("offload_fraction",
             "auto (the smallest share that fits) is a job step's: a search takes a share, the "

@@ -34,8 +34,11 @@ std::string zero_label(const JobLayout& l) {
 }
 
 // Recompute, and how many layers of each chunk where only the first are ("full (6)").
+// With activations on the host, their layers ("none (host 22)").
 std::string recompute_cell(const JobLayout& l) {
-  return l.partial_recompute() ? fmt::format("full ({})", l.recompute_layers) : recompute_name(l.recompute);
+  const std::string what =
+      l.partial_recompute() ? fmt::format("full ({})", l.recompute_layers) : std::string(recompute_name(l.recompute));
+  return l.offload_activations > 0 ? fmt::format("{} (host {})", what, l.offload_activations) : what;
 }
 
 bool timed(const SearchSpec& s) { return s.task.tokens > 0; }
@@ -362,6 +365,7 @@ nlohmann::ordered_json entry_json(const Evaluated& e) {
   j["global_batch"] = l.global_batch;
   j["recompute"] = recompute_name(l.recompute);
   if (l.partial_recompute()) j["recompute_layers"] = l.recompute_layers;  // present when not every layer
+  if (l.offload_activations > 0) j["offload_activations"] = l.offload_activations;  // present when on the host
   j["sequence_parallel"] = l.sequence_parallel;
   j["step_ns"] = e.step;
   j["step_s"] = to_s(e.step);
@@ -413,6 +417,7 @@ Evaluated evaluated_from_json(const nlohmann::json& j) {
   l.global_batch = j.at("global_batch").get<std::int64_t>();
   l.recompute = recompute_from_name(j.at("recompute").get<std::string>()).value_or(JobRecompute::None);
   if (j.contains("recompute_layers")) l.recompute_layers = j.at("recompute_layers").get<int>();
+  if (j.contains("offload_activations")) l.offload_activations = j.at("offload_activations").get<int>();
   l.sequence_parallel = j.at("sequence_parallel").get<bool>();
   e.step = j.at("step_ns").get<Time>();
   e.bound = j.at("bound_ns").get<Time>();
@@ -497,7 +502,7 @@ nlohmann::ordered_json search_json(const SearchReportInfo& info, const SearchSpe
 std::string search_csv(const SearchSpec& spec, const SearchResult& r) {
   std::string out =
       "index,cards,tp,pp,virtual_stages,dp,cp,cp_comm,ep,expert_tp,zero,dp_replicate,keep_gathered,offload_optimizer,"
-      "schedule,micro_batch,global_batch,recompute,recompute_layers,"
+      "schedule,micro_batch,global_batch,recompute,recompute_layers,offload_activations,"
       "sequence_parallel,step_s,mfu,memory_gib,bubble,exposed_tp_s,exposed_pp_s,exposed_dp_s,exposed_cp_s,exposed_ep_s,"
       "limit,days,front\n";
   const std::set<std::int64_t> front(r.front.begin(), r.front.end());
@@ -507,12 +512,12 @@ std::string search_csv(const SearchSpec& spec, const SearchResult& r) {
   for (const auto& e : r.simulated) {
     const JobLayout& l = e.c.layout;
     out += fmt::format(
-        "{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},"                    // index .. sequence_parallel
+        "{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},"                 // index .. sequence_parallel
         "{:.6f},{:.4f},{:.3f},{:.4f},{:.6f},{:.6f},{:.6f},{:.6f},{:.6f},{},{:.3f},{}\n",  // step_s .. front
         e.c.index, e.c.cards, l.tp, l.pp, l.vpp, l.dp, l.cp, cp_comm_name(l.cp_comm), l.ep, l.etp(), l.zero,
         l.dp_replicate, l.zero >= 3 && l.keep_gathered ? 1 : 0, l.offload_optimizer ? 1 : 0, l.schedule, l.micro_batch,
         l.global_batch, recompute_name(l.recompute), l.partial_recompute() ? std::to_string(l.recompute_layers) : "",
-        l.sequence_parallel ? 1 : 0, to_s(e.step), e.mfu, gib(e.memory.total()), e.bubble, to_s(e.exposed_tp),
+        l.offload_activations, l.sequence_parallel ? 1 : 0, to_s(e.step), e.mfu, gib(e.memory.total()), e.bubble, to_s(e.exposed_tp),
         to_s(e.exposed_pp), to_s(e.exposed_dp), to_s(e.exposed_cp), to_s(e.exposed_ep), e.limit, days(e.completion),
         front_idx.count(e.c.index) ? 1 : 0);
   }

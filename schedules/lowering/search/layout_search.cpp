@@ -191,6 +191,7 @@ std::string layout_label(const Candidate& c, int layers) {
   if (l.pp > 1) s += " " + l.schedule;
   s += fmt::format(", mbs {}, recompute {}{}", l.micro_batch, recompute_name(l.recompute), recomputed_layers_note(l));
   if (l.sequence_parallel) s += ", sp";
+  if (l.offload_activations > 0) s += fmt::format(", activations of {} layers on the host", l.offload_activations);
   return s;
 }
 
@@ -295,7 +296,9 @@ Prefiltered prefilter(const SearchSpec& spec, const SearchOptions& opt, SearchCo
     const std::vector<JobMemory> ranks = job_memory_by_rank(s.model, l, chunk_costs(s.model, l, s.cluster));
     e.analytic_memory = most_loaded(ranks).total();
     // An offloaded optimizer over its host's memory does not fit either (counted with memory).
-    if (const Bytes host = l.offload_optimizer ? host_memory_per_node(ranks, s.cluster, c.cards) : 0;
+    if (const Bytes host = l.offload_optimizer || l.offload_activations > 0
+                               ? host_memory_per_node(ranks, s.cluster, c.cards)
+                               : 0;
         host > s.cluster.node.host_memory) {
       ++n.memory;
       ++f.over_host;

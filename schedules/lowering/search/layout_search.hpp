@@ -63,6 +63,10 @@ struct SearchAxes {
   // Partial recompute, of the layouts that recompute fully: the first N layers of each chunk
   // (-1: every layer); empty (`auto`): the fewest that fit (models/job_memory.hpp fewest_recomputed_layers).
   std::vector<int> recompute_layers;
+  // Activations of the first N layers on the host, of the layouts Megatron-Core offloads (no
+  // pipeline, no recompute; the others 0): counts (by default 0, as a file that leaves it out);
+  // empty (`auto`): the fewest that fit (models/job_memory.hpp fewest_offloaded_layers).
+  std::vector<int> offload_activations = {0};
   std::vector<std::int64_t> global_batch;
   // Which keys were `auto` (domain depends on other keys), for the report.
   std::vector<std::string> auto_keys;

@@ -188,6 +188,19 @@ std::unique_ptr<Axis> recompute_layers_axis(const SearchSpec& spec) {
       });
 }
 
+// Activations on the host, the last key (`auto` asks the memory of the whole layout): only where
+// Megatron-Core offloads them, without a pipeline or recompute; 0 elsewhere.
+std::unique_ptr<Axis> offload_activations_axis(const SearchSpec& spec) {
+  return dependent_key<int>(
+      [&spec](const Candidate& c) {
+        if (c.layout.pp > 1 || c.layout.recompute != JobRecompute::None) return std::vector<int>{0};
+        if (spec.axes.offload_activations.empty())
+          return std::vector<int>{fewest_offloaded_layers(spec.model, c.layout, spec.cluster, c.cards)};
+        return spec.axes.offload_activations;
+      },
+      [](Candidate& c, int v) { c.layout.offload_activations = v; });
+}
+
 // The pipeline's ends: the base's, or (searched) each split auto_chunk_ends finds for the
 // candidate's chunks; none: the base's, for check_layout to name the problem.
 std::unique_ptr<Axis> chunk_ends_axis(const SearchSpec& spec) {
@@ -298,6 +311,7 @@ std::vector<std::unique_ptr<Axis>> layout_axes(const SearchSpec& spec) {
   axes.push_back(fixed_key<std::int64_t>(listed_or(a.global_batch, {base.global_batch}),
                                          [](Candidate& c, std::int64_t v) { c.layout.global_batch = v; }));
   axes.push_back(recompute_layers_axis(spec));
+  axes.push_back(offload_activations_axis(spec));
   return axes;
 }
 
