@@ -128,6 +128,19 @@ TEST_CASE("job_step --html: the optimizer on the host in words under the memory"
   CHECK(html_page("run", "job-fsdp-8.yaml").find("optimizer on the host") == std::string::npos);
 }
 
+TEST_CASE("job_step --html: the activations on the host in words under the memory",
+          "[job_step][html][offload_activations]") {
+  const std::string html = html_page("run", "job-offload-activations-8xh100.yaml");
+  CHECK(markup_problem(html).empty());
+  const auto host = html.find("activations on the host: the first 22 of 32 layers, 46.75 GiB a GPU, 374.0 of 1862.6 GiB");
+  REQUIRE(host != std::string::npos);
+  CHECK(host > html.find("<h2 id=\"memory\">"));
+  CHECK(host < html.find("<h2 id=\"exposed\">"));
+  CHECK(html.find("the compute waiting 0.323 s in its forward and 0.002 s in its backward: 2.601 s a step") !=
+        std::string::npos);
+  CHECK(html_page("run", "job-fsdp-8.yaml").find("activations on the host") == std::string::npos);
+}
+
 TEST_CASE("job_step --gantt: one row per track, the legend", "[job_step][html]") {
   std::string out;
   REQUIRE(run_cli("run " + scenario_path("job-fsdp-8.yaml") + " --gantt --width 80", &out) == 0);
