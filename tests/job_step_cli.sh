@@ -934,6 +934,8 @@ fig "recompute auto 21.418 s +6.5% 6120 43.8% 73.6 / 74.5 yes" "$tmp/act.txt"
 fig "tp 4 18.991 s -5.6% 6902 49.4% 64.3 / 74.5 yes" "$tmp/act.txt"
 "$stepsim" run scenarios/job-offload-activations-8xh100.yaml >"$tmp/act-run.txt"
 fig "activations (peak) 23.50" "$tmp/act-run.txt"
+fig "activations to and from the host 2.601 s 12.9%" "$tmp/act-run.txt"
+fig "host link (activations) 2.601 s 12.9%" "$tmp/act-run.txt"
 has "activations on the host: the first 22 of 32 layers, 46.75 GiB a GPU, 374.0 of 1862.6 GiB a node; the layers' activations on the GPU at most 23.38 GiB (68.00 without); a micro-batch's copies 0.980 s each way (51.2 GB/s), the compute waiting 0.323 s in its forward and 0.002 s in its backward: 2.601 s a step" "$tmp/act-run.txt"
 # A count: the first 24 layers; TP 4 fits without (auto: none).
 "$stepsim" run scenarios/job-offload-activations-8xh100.yaml --set job_step.layout.offload_activations=24 >"$tmp/act-24.txt"

@@ -75,6 +75,21 @@ TEST_CASE("Activations on the host: each micro-batch's waits add to the step", "
   // (to the nanosecond each pass rounds to).
   const double waits = 8 * (a.forward_wait + a.backward_wait);
   CHECK(static_cast<double>(off.result.step_time - base.result.step_time) / 1e9 == Approx(waits).epsilon(1e-6));
+  // What limits the step names them: the host link's, out of the passes that waited.
+  const auto share = [](const std::vector<CriticalShare>& v, const std::string& what) {
+    for (const auto& x : v)
+      if (x.what == what) return x.time;
+    return Time{-1};
+  };
+  CHECK(static_cast<double>(share(off.result.critical_by_kind, "activations to and from the host")) / 1e9 ==
+        Approx(waits).margin(1e-6));
+  CHECK(share(off.result.critical_by_resource, "host link (activations)") ==
+        share(off.result.critical_by_kind, "activations to and from the host"));
+  CHECK(share(base.result.critical_by_kind, "activations to and from the host") == -1);
+  CHECK(share(off.result.critical_by_kind, "forward") + share(off.result.critical_by_kind, "backward") +
+            share(off.result.critical_by_kind, "activations to and from the host") ==
+        share(base.result.critical_by_kind, "forward") + share(base.result.critical_by_kind, "backward") +
+            (off.result.step_time - base.result.step_time));
   // Eight offloaded layers of 32: windows of four layers' forward (27 ms) hide the 22 ms copies,
   // but group 0's, whose copy starts after layer 0: three layers (20.5 ms) short by 1.8 ms.
   s.layout.offload_activations = 8;

@@ -510,8 +510,35 @@ class Exposure {
 };
 }  // namespace
 
+// What a compute op waits on activations' copies to or from the host (offload_activations): its
+// chunk's waits on the pipeline path, its layer's on the FSDP path (units: the embedding, the
+// layers, the head); 0 for any other op, and for the ops the job step adds past the lowering's
+// (its DP collectives, the input's wait), which have no lowering info.
+Time offload_wait(const JobStepRun& run, OpId op) {
+  const JobCommPlan& cp = run.comm;
+  if (run.spec.layout.offload_activations <= 0) return 0;
+  if (run.pipeline) {
+    if (op >= run.pipeline->info.size()) return 0;
+    const PipeOpInfo x = run.pipeline->info[op];
+    const auto chunk = [&](int stage) -> const ChunkCost& { return cp.chunks[static_cast<std::size_t>(stage)]; };
+    if (x.kind == PipeOp::Forward) return ns(chunk(x.stage).forward.offload);
+    if (x.kind == PipeOp::Backward || x.kind == PipeOp::BackwardInput) return ns(chunk(x.stage).backward_input.offload);
+    if (x.kind == PipeOp::Overlap) return ns(chunk(x.stage).forward.offload) + ns(chunk(x.stage2()).backward_input.offload);
+    return 0;
+  }
+  if (op >= run.fsdp->info.size()) return 0;
+  const DpOpInfo& x = run.fsdp->info[op];
+  const ActivationOffload& a = cp.chunks.front().offload;
+  const auto layer = static_cast<std::size_t>(x.unit - 1);
+  if (x.unit < 1 || layer >= a.forward_waits.size()) return 0;
+  if (x.kind == DpOp::Forward) return ns(a.forward_waits[layer]);
+  if (x.kind == DpOp::Backward || x.kind == DpOp::BackwardInput) return ns(a.backward_waits[layer]);
+  return 0;
+}
+
 // The critical path summed per kind of op and per resource, and the exposed communication by
-// kind read from it; `tail` is time appended after the graph (the FSDP path's optimizer).
+// kind read from it; `tail` is time appended after the graph (the FSDP path's optimizer). The
+// compute stream's waits on activations' copies count as the host link's.
 void critical_shares(JobStepRun& run, bool fsdp, Time tail) {
   const OpGraph& g = run.graph();
   const Timeline& t = run.timeline;
@@ -550,6 +577,12 @@ void critical_shares(JobStepRun& run, bool fsdp, Time tail) {
                       : rn.find("link") != std::string::npos        ? "pipeline links"
                                                                     : rn;
     by_res[cls] += d;
+    if (const Time w = std::min(d, offload_wait(run, op)); w > 0) {
+      by_kind[job_op_kind_name(k)] -= w;
+      by_kind["activations to and from the host"] += w;
+      by_res[cls] -= w;
+      by_res["host link (activations)"] += w;
+    }
     if (k == JobOpKind::InPassComm) in_pass += exposed.of(i);
     if (k == JobOpKind::PpSend) r.exposed_pp += exposed.of(i);
     if (k == JobOpKind::DpComm) r.exposed_dp += exposed.of(i);
