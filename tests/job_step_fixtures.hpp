@@ -17,6 +17,20 @@ inline TransformerConfig decoder(const char* name, int layers, std::int64_t hidd
   return {name, layers, hidden, ffn, heads, kv_heads, head_dim, vocab, /*tied_embeddings=*/false, /*qk_norm=*/true};
 }
 
+// `shape` at `seq` tokens on `preset`'s GPUs, data parallel over `dp` with ZeRO `zero`, a global
+// batch of `global_batch` sequences (the other keys job_step's defaults).
+inline JobStepSpec data_parallel_job(const TransformerConfig& shape, int seq, const char* preset, int dp, int zero,
+                                     std::int64_t global_batch) {
+  JobStepSpec s;
+  s.model.shape = shape;
+  s.model.seq = seq;
+  s.cluster = *find_cluster_preset(preset);
+  s.layout.dp = dp;
+  s.layout.zero = zero;
+  s.layout.global_batch = global_batch;
+  return s;
+}
+
 inline JobModel gpt3() {
   JobModel m;
   m.shape = decoder("gpt3-175b", 96, 12288, 4 * 12288, 96, 96, 128, 51200);

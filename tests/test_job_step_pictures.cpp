@@ -116,29 +116,32 @@ TEST_CASE("job_step --html: timeline, memory split as --json gives it, exposed a
   CHECK(html.find("intra-pass collectives (TP/CP/EP links)") != std::string::npos);
 }
 
-TEST_CASE("job_step --html: the optimizer on the host in words under the memory", "[job_step][html][offload]") {
-  const std::string html = html_page("run", "job-offload-8x4090.yaml");
+namespace {
+// The page of `scenario` holds `line` (its start) between the memory's heading and the exposed
+// communication's, and `rest` (its end) too; a step that does not offload has no `words`.
+void check_host_line(const char* scenario, const std::string& line, const std::string& rest, const char* words) {
+  const std::string html = html_page("run", scenario);
   CHECK(markup_problem(html).empty());
-  const auto host = html.find("optimizer on the host: 15.26 GiB a GPU, 122.1 of 512.0 GiB a node;");
+  const auto host = html.find(line);
   REQUIRE(host != std::string::npos);
   CHECK(host > html.find("<h2 id=\"memory\">"));
   CHECK(host < html.find("<h2 id=\"exposed\">"));
-  CHECK(html.find("BF16 weights up 0.080 s: 1.047 s a step") != std::string::npos);
-  // Without it, no such line.
-  CHECK(html_page("run", "job-fsdp-8.yaml").find("optimizer on the host") == std::string::npos);
+  CHECK(html.find(rest) != std::string::npos);
+  CHECK(html_page("run", "job-fsdp-8.yaml").find(words) == std::string::npos);
+}
+}  // namespace
+
+TEST_CASE("job_step --html: the optimizer on the host in words under the memory", "[job_step][html][offload]") {
+  check_host_line("job-offload-8x4090.yaml", "optimizer on the host: 15.26 GiB a GPU, 122.1 of 512.0 GiB a node;",
+                  "BF16 weights up 0.080 s: 1.047 s a step", "optimizer on the host");
 }
 
 TEST_CASE("job_step --html: the activations on the host in words under the memory",
           "[job_step][html][offload_activations]") {
-  const std::string html = html_page("run", "job-offload-activations-8xh100.yaml");
-  CHECK(markup_problem(html).empty());
-  const auto host = html.find("activations on the host: the first 22 of 32 layers, 46.75 GiB a GPU, 374.0 of 1862.6 GiB");
-  REQUIRE(host != std::string::npos);
-  CHECK(host > html.find("<h2 id=\"memory\">"));
-  CHECK(host < html.find("<h2 id=\"exposed\">"));
-  CHECK(html.find("the compute waiting 0.323 s in its forward and 0.002 s in its backward: 2.601 s a step") !=
-        std::string::npos);
-  CHECK(html_page("run", "job-fsdp-8.yaml").find("activations on the host") == std::string::npos);
+  check_host_line("job-offload-activations-8xh100.yaml",
+                  "activations on the host: the first 22 of 32 layers, 46.75 GiB a GPU, 374.0 of 1862.6 GiB",
+                  "the compute waiting 0.323 s in its forward and 0.002 s in its backward: 2.601 s a step",
+                  "activations on the host");
 }
 
 TEST_CASE("job_step --gantt: one row per track, the legend", "[job_step][html]") {

@@ -19,16 +19,10 @@ double gib(Bytes b) { return static_cast<double>(b) / (1 << 30); }
 // Llama-3-8B at 8,192 tokens on 64 H100 with data parallelism alone and ZeRO 2 (the shape of
 // scenarios/job-zero-8b-64xh100.yaml): 8 micro-batches a GPU, no recompute.
 JobStepSpec llama3_8b_on_64_h100() {
-  JobStepSpec s;
-  s.model.shape = decoder("llama3-8b", 32, 4096, 14336, 32, 8, 128, 128256);
+  JobStepSpec s =
+      data_parallel_job(decoder("llama3-8b", 32, 4096, 14336, 32, 8, 128, 128256), 8192, "h100-sxm", 64, 2, 512);
   s.model.shape.qk_norm = false;
   s.model.dropout = false;  // as a model file without `dropout: true` reads
-  s.model.seq = 8192;
-  s.cluster = *find_cluster_preset("h100-sxm");
-  JobLayout& l = s.layout;
-  l.dp = 64;
-  l.zero = 2;
-  l.global_batch = 512;
   return s;
 }
 }  // namespace

@@ -25,16 +25,10 @@ Time ns(double seconds) { return static_cast<Time>(std::ceil(seconds * 1e9)); }
 // Qwen3-8B at the design desk's 8,192 tokens, ZeRO-3 over one host of 8 RTX 4090 (PCIe 4.0, one
 // 8-channel DDR5-4800 socket: the book's host), BF16 gradients, full recompute.
 JobStepSpec qwen3_8b_on_one_4090_host() {
-  JobStepSpec s;
-  s.model.shape = decoder("qwen3-8b", 36, 4096, 12288, 32, 8, 128, 151936);
-  s.model.seq = 8192;
-  s.cluster = *find_cluster_preset("rtx4090");
-  JobLayout& l = s.layout;
-  l.dp = 8;
-  l.zero = 3;
-  l.global_batch = 16;
-  l.recompute = JobRecompute::Full;
-  l.grad_bytes = 2;
+  JobStepSpec s =
+      data_parallel_job(decoder("qwen3-8b", 36, 4096, 12288, 32, 8, 128, 151936), 8192, "rtx4090", 8, 3, 16);
+  s.layout.recompute = JobRecompute::Full;
+  s.layout.grad_bytes = 2;
   return s;
 }
 }  // namespace
