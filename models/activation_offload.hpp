@@ -25,12 +25,12 @@ struct OffloadLayer {
 };
 
 struct ActivationOffload {
-  int layers = 0;           // offloaded: the model's first `layers`
-  Bytes host = 0;           // their activations, a micro-batch, in host memory
-  Bytes all_layers = 0;     // every layer's activations, as kept without offload
-  Bytes gpu_peak = 0;       // of the layers' activations, the most on the GPU at once
-  double copy = 0;          // the copies' link time each way, a micro-batch, seconds
-  double forward_wait = 0;  // the compute stream waiting for them, a micro-batch's forward
+  int layers = 0;            // offloaded: the model's first `layers`
+  Bytes host = 0;            // their activations, a micro-batch, in host memory
+  Bytes all_layers = 0;      // every layer's activations, as kept without offload
+  Bytes gpu_peak = 0;        // of the layers' activations, the most on the GPU at once
+  double copy = 0;           // the copies' link time each way, a micro-batch, seconds
+  double forward_wait = 0;   // the compute stream waiting for them, a micro-batch's forward
   double backward_wait = 0;  // ... and its backward
   // The same by layer: what the stream waits after a layer's forward (at its window's end) and
   // before its backward (ZeRO-3's lowering runs layer by layer; the sums are the two above).

@@ -923,8 +923,7 @@ namespace {
 // GPU keeps the most of its layers' activations the handler's rule leaves there at once, and each
 // pass waits what the copies do not hide. Each layer's time on the stream: its passes with their
 // exposed in-pass collectives, the backward whole (with its weight gradients: no pipeline).
-void offload_activations(const LayerStack& stack, int first_layer, int offloaded, const ClusterSpec& c,
-                         ChunkCost& ch) {
+void offload_activations(const LayerStack& stack, int first_layer, int offloaded, const ClusterSpec& c, ChunkCost& ch) {
   std::vector<OffloadLayer> layers;
   layers.reserve(static_cast<std::size_t>(ch.layers));
   for (int i = 0; i < ch.layers; ++i) {

@@ -588,19 +588,20 @@ void check_job_step(const Reader& r, const JobStepSpec& spec, std::int64_t gpus,
   const JobMemory mem = most_loaded(ranks);
   if (mem.total() > spec.cluster.accelerator.usable_memory) r.fail("layout", memory_refusal(spec, mem, ""));
   const JobLayout& l = spec.layout;
-  if (const Bytes host = l.offload_optimizer || l.offload_activations > 0
-                             ? host_memory_per_node(ranks, spec.cluster, gpus)
-                             : 0;
+  if (const Bytes host =
+          l.offload_optimizer || l.offload_activations > 0 ? host_memory_per_node(ranks, spec.cluster, gpus) : 0;
       host > spec.cluster.node.host_memory)
     r.child("layout").fail(
         l.offload_optimizer ? "offload_optimizer" : "offload_activations",
         fmt::format("the {} on the host needs {:.1f} GiB of a node's host memory ({} GPUs' {}) but the node "
                     "has {:.1f} GiB (hardware.node.host_memory; or set allow_oom: true to report it)",
-                    !l.offload_optimizer ? "activations" : l.offload_activations > 0 ? "optimizer and activations"
-                                                                                     : "optimizer",
+                    !l.offload_optimizer        ? "activations"
+                    : l.offload_activations > 0 ? "optimizer and activations"
+                                                : "optimizer",
                     gib(host), std::min<std::int64_t>(spec.cluster.node.gpus, gpus),
-                    !l.offload_optimizer ? "activations" : l.offload_activations > 0 ? "shards and activations"
-                                                                                     : "shards",
+                    !l.offload_optimizer        ? "activations"
+                    : l.offload_activations > 0 ? "shards and activations"
+                                                : "shards",
                     gib(spec.cluster.node.host_memory)));
 }
 

@@ -50,8 +50,8 @@ std::string unknown_preset_message(const std::string& name);
 // The keys read_layout takes (a search's layout takes them too, lists for its axes).
 const std::vector<std::string>& layout_keys();
 // Of those, the keys a search may give as a list or `auto` (a job step gives one value; its
-// `recompute_layers: auto` and `offload_activations: auto` are its own), those a search around a job step opens (kAroundKeys)
-// first: the order in which a search's report names the keys searched.
+// `recompute_layers: auto` and `offload_activations: auto` are its own), those a search around a job step opens
+// (kAroundKeys) first: the order in which a search's report names the keys searched.
 const std::vector<std::string>& searchable_layout_keys();
 
 // Fails at `layout.<key>` if the layout does not divide, and at `layout` if it does not fit in

@@ -517,9 +517,9 @@ std::string search_csv(const SearchSpec& spec, const SearchResult& r) {
         e.c.index, e.c.cards, l.tp, l.pp, l.vpp, l.dp, l.cp, cp_comm_name(l.cp_comm), l.ep, l.etp(), l.zero,
         l.dp_replicate, l.zero >= 3 && l.keep_gathered ? 1 : 0, l.offload_optimizer ? 1 : 0, l.schedule, l.micro_batch,
         l.global_batch, recompute_name(l.recompute), l.partial_recompute() ? std::to_string(l.recompute_layers) : "",
-        l.offload_activations, l.sequence_parallel ? 1 : 0, to_s(e.step), e.mfu, gib(e.memory.total()), e.bubble, to_s(e.exposed_tp),
-        to_s(e.exposed_pp), to_s(e.exposed_dp), to_s(e.exposed_cp), to_s(e.exposed_ep), e.limit, days(e.completion),
-        front_idx.count(e.c.index) ? 1 : 0);
+        l.offload_activations, l.sequence_parallel ? 1 : 0, to_s(e.step), e.mfu, gib(e.memory.total()), e.bubble,
+        to_s(e.exposed_tp), to_s(e.exposed_pp), to_s(e.exposed_dp), to_s(e.exposed_cp), to_s(e.exposed_ep), e.limit,
+        days(e.completion), front_idx.count(e.c.index) ? 1 : 0);
   }
   (void)spec;
   return out;

@@ -523,7 +523,8 @@ Time offload_wait(const JobStepRun& run, OpId op) {
     const auto chunk = [&](int stage) -> const ChunkCost& { return cp.chunks[static_cast<std::size_t>(stage)]; };
     if (x.kind == PipeOp::Forward) return ns(chunk(x.stage).forward.offload);
     if (x.kind == PipeOp::Backward || x.kind == PipeOp::BackwardInput) return ns(chunk(x.stage).backward_input.offload);
-    if (x.kind == PipeOp::Overlap) return ns(chunk(x.stage).forward.offload) + ns(chunk(x.stage2()).backward_input.offload);
+    if (x.kind == PipeOp::Overlap)
+      return ns(chunk(x.stage).forward.offload) + ns(chunk(x.stage2()).backward_input.offload);
     return 0;
   }
   if (op >= run.fsdp->info.size()) return 0;
@@ -793,8 +794,7 @@ JobStepRun run_job_step(const JobStepSpec& spec) {
   // offload_activations: auto likewise: one layer more on the host while the simulated peak is over.
   if (spec.layout.fewest_offloaded) {
     JobStepSpec s = spec;
-    while (run.result.memory.total() > run.result.capacity &&
-           s.layout.offload_activations + 1 < s.model.shape.layers) {
+    while (run.result.memory.total() > run.result.capacity && s.layout.offload_activations + 1 < s.model.shape.layers) {
       ++s.layout.offload_activations;
       run = run_once(s);
     }

@@ -296,9 +296,8 @@ Prefiltered prefilter(const SearchSpec& spec, const SearchOptions& opt, SearchCo
     const std::vector<JobMemory> ranks = job_memory_by_rank(s.model, l, chunk_costs(s.model, l, s.cluster));
     e.analytic_memory = most_loaded(ranks).total();
     // An offloaded optimizer over its host's memory does not fit either (counted with memory).
-    if (const Bytes host = l.offload_optimizer || l.offload_activations > 0
-                               ? host_memory_per_node(ranks, s.cluster, c.cards)
-                               : 0;
+    if (const Bytes host =
+            l.offload_optimizer || l.offload_activations > 0 ? host_memory_per_node(ranks, s.cluster, c.cards) : 0;
         host > s.cluster.node.host_memory) {
       ++n.memory;
       ++f.over_host;
