@@ -594,9 +594,8 @@ std::string job_step_host_line(const JobStepRun& run) {
   const double f = run.spec.layout.offload_fraction;
   const std::string_view how = converted_on(run, s);
   return fmt::format(
-             "optimizer on the host{}: {:.2f} GiB a GPU, {:.1f} of {:.1f} GiB a node{}; gradients down {} ({}), Adam "
-             "{} in "
-             "host memory ({:.1f} GB/s a GPU of the node's {:.1f}), BF16 weights up {}: {} a step{}\n",
+             "optimizer on the host{}: {:.2f} GiB a GPU, {:.1f} of {:.1f} GiB a node{}; gradients down {} ({}), "
+             "Adam {} in host memory ({:.1f} GB/s a GPU of the node's {:.1f}), BF16 weights up {}: {} a step{}\n",
              f < 1 ? fmt::format(" ({:g} % of it)", 100 * f) : "", gib(run.result.memory.host), gib(node),
              gib(n.host_memory), node > n.host_memory ? " (does not fit)" : "", secs_of(s.gradients_down),
              how == "none"  ? "FP32"
