@@ -79,10 +79,6 @@ ActivationOffload activation_offload(const std::vector<OffloadLayer>& layers, in
     on_gpu -= layers[static_cast<std::size_t>(j)].activation;  // its backward done
   }
   r.gpu_peak = peak;
-  for (std::size_t j = 0; j < r.forward_waits.size(); ++j) {
-    r.forward_wait += r.forward_waits[j];
-    r.backward_wait += r.backward_waits[j];
-  }
   return r;
 }
 

@@ -13,6 +13,7 @@
 // This file replays that rule layer by layer for one micro-batch, from each layer's forward and
 // backward time and the bytes it keeps: what the compute stream waits, and the most of the
 // layers' activations on the GPU at once.
+#include <numeric>
 #include <vector>
 
 #include "sim/time.hpp"
@@ -30,11 +31,12 @@ struct ActivationOffload {
   Bytes all_layers = 0;      // every layer's activations, as kept without offload
   Bytes gpu_peak = 0;        // of the layers' activations, the most on the GPU at once
   double copy = 0;           // the copies' link time each way, a micro-batch, seconds
-  double forward_wait = 0;   // the compute stream waiting for them, a micro-batch's forward
-  double backward_wait = 0;  // ... and its backward
-  // The same by layer: what the stream waits after a layer's forward (at its window's end) and
-  // before its backward (ZeRO-3's lowering runs layer by layer; the sums are the two above).
+  // By layer, what the compute stream waits for them after a layer's forward (at its window's end)
+  // and before its backward (ZeRO-3's lowering runs layer by layer); empty without offload.
   std::vector<double> forward_waits, backward_waits;
+  // Their sums: a micro-batch's forward and backward.
+  double forward_wait() const { return std::accumulate(forward_waits.begin(), forward_waits.end(), 0.0); }
+  double backward_wait() const { return std::accumulate(backward_waits.begin(), backward_waits.end(), 0.0); }
 };
 
 // The last layer of each offloaded group's window, w_0 < ... < w_{n-1} = L - 1: L / n layers a

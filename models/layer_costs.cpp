@@ -933,8 +933,8 @@ void offload_activations(const LayerStack& stack, int first_layer, int offloaded
   }
   ch.offload = activation_offload(layers, std::min(offloaded, ch.layers - 1), c.host_link_rate());
   ch.activation -= ch.offload.all_layers - ch.offload.gpu_peak;
-  ch.forward.offload += ch.offload.forward_wait;
-  ch.backward_input.offload += ch.offload.backward_wait;
+  ch.forward.offload += ch.offload.forward_wait();
+  ch.backward_input.offload += ch.offload.backward_wait();
 }
 }  // namespace
 

@@ -566,7 +566,7 @@ namespace {
 const ActivationOffload& activation_offload_of(const JobStepRun& run) { return run.comm.chunks.front().offload; }
 double activation_waits_per_step(const JobStepRun& run) {
   const ActivationOffload& a = activation_offload_of(run);
-  return (a.forward_wait + a.backward_wait) * static_cast<double>(run.spec.layout.microbatches());
+  return (a.forward_wait() + a.backward_wait()) * static_cast<double>(run.spec.layout.microbatches());
 }
 // The line for offload_activations, "" without it.
 std::string activations_host_line(const JobStepRun& run) {
@@ -581,7 +581,7 @@ std::string activations_host_line(const JobStepRun& run) {
       "({:.1f} GB/s), the compute waiting {:.3f} s in its forward and {:.3f} s in its backward: {:.3f} s a step\n",
       a.layers, run.spec.model.shape.layers, gib(run.result.memory.host_activations), gib(node), gib(n.host_memory),
       node > n.host_memory ? " (does not fit)" : "", gib(a.gpu_peak), gib(a.all_layers), a.copy,
-      run.spec.cluster.host_link_rate() / 1e9, a.forward_wait, a.backward_wait, activation_waits_per_step(run));
+      run.spec.cluster.host_link_rate() / 1e9, a.forward_wait(), a.backward_wait(), activation_waits_per_step(run));
 }
 }  // namespace
 
@@ -638,8 +638,8 @@ nlohmann::ordered_json host_activations_json(const JobStepRun& run) {
           {"layers_bytes_without", a.all_layers},
           {"link_bytes_per_s", run.spec.cluster.host_link_rate()},
           {"copy_s", a.copy},
-          {"forward_wait_s", a.forward_wait},
-          {"backward_wait_s", a.backward_wait},
+          {"forward_wait_s", a.forward_wait()},
+          {"backward_wait_s", a.backward_wait()},
           {"step_wait_s", activation_waits_per_step(run)}};
 }
 }  // namespace

@@ -53,8 +53,8 @@ TEST_CASE("Activations on the host: the GPU keeps the layers the handler leaves,
   CHECK(a.copy == Approx(0.3565).epsilon(1e-3));
   // A layer's 1.06 GiB takes 22 ms down; a window of two layers' forward, 13.7 ms, hides part of
   // it: 16 windows wait 144 ms; the backward's windows (28.4 ms) nearly all.
-  CHECK(a.forward_wait == Approx(0.1445).epsilon(1e-3));
-  CHECK(a.backward_wait == Approx(0.0081).epsilon(1e-2));
+  CHECK(a.forward_wait() == Approx(0.1445).epsilon(1e-3));
+  CHECK(a.backward_wait() == Approx(0.0081).epsilon(1e-2));
 }
 
 TEST_CASE("Activations on the host: each micro-batch's waits add to the step", "[job_step][offload_activations]") {
@@ -67,7 +67,7 @@ TEST_CASE("Activations on the host: each micro-batch's waits add to the step", "
   CHECK(static_cast<double>(off.result.step_time) / 1e9 == Approx(7.160).epsilon(1e-3));
   // Without a pipeline the 8 micro-batches run one after another: the step grows by their waits
   // (to the nanosecond each pass rounds to).
-  const double waits = 8 * (a.forward_wait + a.backward_wait);
+  const double waits = 8 * (a.forward_wait() + a.backward_wait());
   CHECK(static_cast<double>(off.result.step_time - base.result.step_time) / 1e9 == Approx(waits).epsilon(1e-6));
   // What limits the step names them: the host link's, out of the passes that waited.
   const auto share = [](const std::vector<CriticalShare>& v, const std::string& what) {
@@ -91,9 +91,9 @@ TEST_CASE("Activations on the host: each micro-batch's waits add to the step", "
   const ChunkCost one = LayerStack(s.model, s.layout, s.cluster).layers(0, 1);
   const double forward = one.forward.compute() + one.forward.comm();
   const double copy = static_cast<double>(one.activation) / s.cluster.host_link_rate();
-  CHECK(eight.comm.chunks.front().offload.forward_wait == Approx(copy - 3 * forward));
+  CHECK(eight.comm.chunks.front().offload.forward_wait() == Approx(copy - 3 * forward));
   CHECK(copy - 3 * forward == Approx(0.00176).epsilon(1e-2));
-  CHECK(eight.comm.chunks.front().offload.backward_wait == 0);
+  CHECK(eight.comm.chunks.front().offload.backward_wait() == 0);
 }
 
 TEST_CASE("Activations on the host under ZeRO-3: each layer's unit waits its own", "[job_step][offload_activations]") {
@@ -112,7 +112,7 @@ TEST_CASE("Activations on the host under ZeRO-3: each layer's unit waits its own
   CHECK(a.forward_waits[2] == 0);
   CHECK(static_cast<double>(base.result.step_time) / 1e9 == Approx(6.133).epsilon(1e-3));
   CHECK(static_cast<double>(off.result.step_time - base.result.step_time) / 1e9 ==
-        Approx(8 * (a.forward_wait + a.backward_wait)).margin(1e-6));
+        Approx(8 * (a.forward_wait() + a.backward_wait())).margin(1e-6));
   CHECK(base.result.memory.activations - off.result.memory.activations == a.all_layers - a.gpu_peak);
   CHECK(gib(off.result.memory.total()) == Approx(29.68).epsilon(1e-3));
 }

@@ -39,16 +39,16 @@ TEST_CASE("Offload replay: the compute waits what the copies do not hide", "[off
     CHECK(a.all_layers == 40);
     CHECK(a.gpu_peak == 30);  // layer 3 done, group 1 not yet freed: layers 1, 2, 3
     CHECK(a.copy == Approx(4.0));
-    CHECK(a.forward_wait == Approx(1.0));
-    CHECK(a.backward_wait == Approx(0.0));
+    CHECK(a.forward_wait() == Approx(1.0));
+    CHECK(a.backward_wait() == Approx(0.0));
   }
   SECTION("copies of 4 s: 5 s waited in the forward, 2 s in the backward") {
     // Forward: copy 0 at 1-5 s, the stream waits at 2 s for 3 s; copy 1 at 5-9 s, layer 3 ends at
     // 7 s: 2 s more. Backward: group 1 back at 0-4 s, waited for before layer 1 at 4 s (none);
     // group 0 at 4-8 s, layer 0 waits from 6 s to 8 s.
     const ActivationOffload a = activation_offload(layers, 2, 2.5);
-    CHECK(a.forward_wait == Approx(5.0));
-    CHECK(a.backward_wait == Approx(2.0));
+    CHECK(a.forward_wait() == Approx(5.0));
+    CHECK(a.backward_wait() == Approx(2.0));
     CHECK(a.gpu_peak == 30);
     // By layer: after layer 1's forward 3 s, after layer 3's 2 s; before layer 0's backward 2 s.
     CHECK(a.forward_waits == std::vector<double>{0, 3, 0, 2});
@@ -59,8 +59,8 @@ TEST_CASE("Offload replay: the compute waits what the copies do not hide", "[off
     CHECK(a.layers == 0);
     CHECK(a.host == 0);
     CHECK(a.gpu_peak == 40);
-    CHECK(a.forward_wait == 0);
-    CHECK(a.backward_wait == 0);
+    CHECK(a.forward_wait() == 0);
+    CHECK(a.backward_wait() == 0);
   }
   SECTION("the last layer stays; a link is needed") {
     CHECK_THROWS_AS(activation_offload(layers, 4, 5.0), std::invalid_argument);
@@ -77,7 +77,7 @@ TEST_CASE("Offload replay: the GPU's share falls with the layers offloaded", "[o
     CHECK(a.gpu_peak == 1000 * (33 - n));
     CHECK(a.host == 1000 * n);
     // Copies of 1 us against windows of 10 ms and more: nothing waited.
-    CHECK(a.forward_wait == 0);
-    CHECK(a.backward_wait == 0);
+    CHECK(a.forward_wait() == 0);
+    CHECK(a.backward_wait() == 0);
   }
 }
