@@ -681,11 +681,11 @@ has "^node and network, not the" "$tmp/nics-search.txt"
 # in BF16; the same layout in MXFP8 measured 3,613 tokens/s. Refused without FP4 tensor cores.
 "$stepsim" compare scenarios/job-llama3-70b-nvfp4-64xgb200.yaml >"$tmp/nvfp4.txt"
 has "sequence parallel, NVFP4 GEMMs (the LM head in BF16)$" "$tmp/nvfp4.txt"
-fig "base 7.429 s +0.0% 4411 19.8% 125.0 / 172.0 yes" "$tmp/nvfp4.txt"
-fig "mxfp8 9.517 s +28.1% 3443 30.9% 125.3 / 172.0 yes" "$tmp/nvfp4.txt"
+fig "base 7.351 s +0.0% 4457 20.0% 125.0 / 172.0 yes" "$tmp/nvfp4.txt"
+fig "mxfp8 9.349 s +27.2% 3505 31.5% 125.3 / 172.0 yes" "$tmp/nvfp4.txt"
 # The last 4 layers kept in BF16 (bf16_last_layers): all on the pipeline's last chunk, which then
-# holds the others up (the bubble 7.2 -> 12.0 %).
-fig "last4-bf16 7.984 s +7.5% 4104 18.4% 125.0 / 172.0 yes 11.9%" "$tmp/nvfp4.txt"
+# holds the others up (the bubble 7.2 -> 12.1 %).
+fig "last4-bf16 7.922 s +7.8% 4136 18.6% 125.0 / 172.0 yes 12.1%" "$tmp/nvfp4.txt"
 "$stepsim" run scenarios/job-llama3-70b-nvfp4-64xgb200.yaml --set job_step.layout.bf16_first_layers=1 \
   --set job_step.layout.bf16_last_layers=4 >"$tmp/bf16-layers.txt"
 has ", NVFP4 GEMMs (the first layer, the last 4 layers and the LM head in BF16)$" "$tmp/bf16-layers.txt"
