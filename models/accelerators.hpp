@@ -62,10 +62,12 @@ struct Efficiency {
   // NVFP4 rows.
   double fp4 = 1.0;
   // Seconds of host time each pass of an MoE layer's block exposes (forward, its recompute,
-  // backward): its device-to-host synchronizations (the dispatch's token counts, the grouped
-  // GEMM's splits) leave the GPU waiting while the host issues what follows. 0: hidden (CUDA
-  // graphs, a sync-free MoE). Fitted only on MoE rows of whole steps (docs/job.md).
-  double moe_host = 0;
+  // backward) for each expert the GPU holds: after the dispatcher's device-to-host
+  // synchronization (its token counts, the grouped GEMM's splits) the GPU waits while the host
+  // issues each local expert's GEMMs and casts. Published runs give 0.1-0.25 ms a pass per
+  // local expert whether a GPU holds 4 or 16 (docs/job.md, "Qwen3 MoE on GB200, GB300 and
+  // H100"). 0: hidden (CUDA graphs, a sync-free MoE). Fitted only on MoE rows of whole steps.
+  double moe_host_per_expert = 0;
   double fp8_share(Fp8Recipe r) const {
     return r == Fp8Recipe::Blockwise ? fp8_blockwise : r == Fp8Recipe::Mx ? fp8_mx : r == Fp8Recipe::Nvfp4 ? fp4 : fp8;
   }

@@ -45,6 +45,9 @@ constexpr double kFp8Row = 1 + 4.0 / 128;  // FP8 elements with a 4-byte scale p
 // group of etp ranks gathers etp / tp of them (its members' sequence shards); not folded, all T.
 double dispatcher_tokens(const JobLayout& l, double T) { return T * l.etp() / l.tp; }
 
+// The experts each GPU holds: E / ep (expert TP splits each one's width, not their number).
+int local_experts(const JobModel& m, const JobLayout& l) { return m.experts / std::max(1, l.ep); }
+
 // Unfused attention writes each score (BF16), softmaxes it (read, write), drops it out (read,
 // write, a mask byte) and reads it for AV: 13 bytes a score; without dropout 8.
 double unfused_score_bytes(const JobModel& m) { return m.dropout ? 13.0 : 8.0; }
@@ -280,7 +283,7 @@ PermuteBytes permute_bytes(const JobModel& m, const JobLayout& l, double tokens,
     b.forward = 2 * tokens * (per_node_receipt(m, l.ep, ep_per_node).ranks() + k * expert_load) * row;
   else
     b.forward = 2 * tokens * (k + 1) * row;
-  if (l.ep > 1 && m.experts / l.ep > 1 && l.ep_dispatch == EpDispatch::AllToAll)
+  if (l.ep > 1 && local_experts(m, l) > 1 && l.ep_dispatch == EpDispatch::AllToAll)
     b.forward += 4 * tokens * k * expert_load * row;
   b.backward = l.permute_fusion ? b.forward + tokens * k * (per_node ? expert_load : 1) * row : 1.5 * b.forward;
   return b;
@@ -810,10 +813,11 @@ LayerPasses layer_passes(const JobModel& m, const JobLayout& l, const ClusterSpe
   if (l.recompute == JobRecompute::Selective && (l.recompute_modules & ~kRecomputeCoreAttn))
     bi += module_recompute(w, l, c, paths, f);
   if (l.recompute == JobRecompute::Op) bi += op_recompute(m, w, l, c, paths);
-  // The host time an MoE block's pass exposes, once per pass: forward, backward, and the forward
-  // rerun by full recompute or the `moe` module (which reruns the block's synchronizations).
+  // The host time an MoE block's pass exposes, once per pass and local expert: forward,
+  // backward, and the forward rerun by full recompute or the `moe` module (which reruns the
+  // block's synchronizations).
   if (m.experts > 0 && m.has_mlp()) {
-    const double host = a.efficiency.moe_host;
+    const double host = a.efficiency.moe_host_per_expert * local_experts(m, l);
     f.host += host;
     bi.host += host * (l.recompute == JobRecompute::Full || l.recomputes(kRecomputeMoe) ? 2 : 1);
   }

@@ -36,7 +36,8 @@ std::vector<std::string> validation_files() {
 Efficiency odd_calibration() {
   Efficiency e;
   e.gemm = 0.7123456789012345, e.attention = 0.41, e.memory = 0.93, e.fabric = 0.8765, e.network = 0.3679073895176229;
-  e.contention = 0.3925274570244106, e.experts = 0.9, e.fp8 = 0.873, e.fp8_blockwise = 0.593, e.moe_host = 976e-6;
+  e.contention = 0.3925274570244106, e.experts = 0.9, e.fp8 = 0.873, e.fp8_blockwise = 0.593,
+  e.moe_host_per_expert = 976e-6;
   return e;
 }
 

@@ -38,14 +38,15 @@ namespace {
 
 // The efficiency parameters in --efficiency's and the fit vector's order: the six dense ones, then
 // those each fitted only where its rows are (the routed experts' and the tensorwise FP8 GEMMs'
-// shares of the GEMM efficiency, the MoE passes' host time in seconds, the blockwise, MXFP8 and
+// shares of the GEMM efficiency, the MoE passes' host time per local expert in seconds, the blockwise, MXFP8 and
 // NVFP4 GEMMs' shares: last, as they came last), with their names.
 constexpr double Efficiency::*kEffFields[] = {
-    &Efficiency::gemm,     &Efficiency::attention,     &Efficiency::memory,  &Efficiency::fabric,
-    &Efficiency::network,  &Efficiency::contention,    &Efficiency::experts, &Efficiency::fp8,
-    &Efficiency::moe_host, &Efficiency::fp8_blockwise, &Efficiency::fp8_mx,  &Efficiency::fp4};
-const char* kEffNames[] = {"gemm",    "attention", "memory",   "fabric",        "network", "contention",
-                           "experts", "fp8",       "moe_host", "fp8_blockwise", "fp8_mx",  "fp4"};
+    &Efficiency::gemm,          &Efficiency::attention, &Efficiency::memory,
+    &Efficiency::fabric,        &Efficiency::network,   &Efficiency::contention,
+    &Efficiency::experts,       &Efficiency::fp8,       &Efficiency::moe_host_per_expert,
+    &Efficiency::fp8_blockwise, &Efficiency::fp8_mx,    &Efficiency::fp4};
+const char* kEffNames[] = {"gemm", "attention",           "memory",        "fabric", "network", "contention", "experts",
+                           "fp8",  "moe_host_per_expert", "fp8_blockwise", "fp8_mx", "fp4"};
 static_assert(std::size(kEffFields) == std::size(kEffNames));
 
 // The six dense efficiencies and `extra` of the others, as a vector.
@@ -231,7 +232,7 @@ const char* fit_stage_name(FitStage s, bool dense_fitted) {
     case FitStage::Fp8: return "fp8";
     case FitStage::Fp8Blockwise: return "fp8_blockwise";
     case FitStage::Fp8Mx: return "fp8_mx";
-    case FitStage::MoeHost: return "moe_host";
+    case FitStage::MoeHost: return "moe_host_per_expert";
     case FitStage::Fp4: return "fp4";
   }
   return "";
@@ -341,7 +342,7 @@ std::string undetermined(const std::vector<MeasuredRun>& rows, const DenseFit& d
 // residuals are in the order of that accelerator's rows as given. Six stages: the dense
 // efficiencies `dense_fit` names on the BF16 dense models' rows (from the preset); then
 // moe_block_parameter alone on the BF16 rows of MoE blocks alone; then each FP8 recipe's share
-// alone on its FP8 rows (tensorwise, blockwise, MXFP8); then the MoE passes' host time alone on the
+// alone on its FP8 rows (tensorwise, blockwise, MXFP8); then the MoE passes' host time per local expert alone on the
 // rows of MoE models' whole steps (fit_stage); each stage holds what the ones before it fitted (the
 // preset's where they had no rows). Fitted together, a few MoE rows trade the dense parameters
 // against each other and the dense rows' fit (one Llama 3 row and four MoE-layer rows sent attention to
@@ -385,7 +386,8 @@ std::map<std::string, FitResult> fit_per_accelerator(const std::vector<MeasuredR
     fits[4] = fit_one(fp8_mx, e, &Efficiency::fp8_mx, e.fp8_mx, 0.05, 1.0, progress, jobs);
     fits[6] = fit_one(fp4, e, &Efficiency::fp4, e.fp4, 0.05, 1.0, progress, jobs);
     // A time from 1 us to 100 ms per pass, started at 1 ms where the preset has none.
-    fits[5] = fit_one(host, e, &Efficiency::moe_host, e.moe_host > 0 ? e.moe_host : 1e-3, 1e-6, 0.1, progress, jobs);
+    fits[5] = fit_one(host, e, &Efficiency::moe_host_per_expert,
+                      e.moe_host_per_expert > 0 ? e.moe_host_per_expert : 1e-4, 1e-7, 0.1, progress, jobs);
     // One result: the efficiencies, each row's residual in the order given, the rms over all.
     FitResult all;
     all.params = eff_vector(e, static_cast<int>(std::size(kEffFields)) - 6);
@@ -416,7 +418,7 @@ std::string eff_text(const Efficiency& e) {
       e.fp8_blockwise != 1.0 ? fmt::format(", fp8_blockwise {:.3f}", e.fp8_blockwise) : "",
       e.fp8_mx != 1.0 ? fmt::format(", fp8_mx {:.3f}", e.fp8_mx) : "",
       e.fp4 != 1.0 ? fmt::format(", fp4 {:.3f}", e.fp4) : "",
-      e.moe_host != 0 ? fmt::format(", moe_host {:.3f} ms", e.moe_host * 1e3) : "");
+      e.moe_host_per_expert != 0 ? fmt::format(", moe_host_per_expert {:.1f} us", e.moe_host_per_expert * 1e6) : "");
 }
 
 // One file's rows: measured vs predicted with the error, the mean and max over held-out and fit
@@ -503,7 +505,7 @@ void check_file(const std::string& file, const std::vector<MeasuredRun>& rows,
 }
 
 // --efficiency's six comma-separated numbers, seven with the routed experts' share, eight with
-// the tensorwise FP8 GEMMs' share, nine with the MoE passes' host time in seconds, ten with the
+// the tensorwise FP8 GEMMs' share, nine with the MoE passes' host time per local expert in seconds, ten with the
 // blockwise FP8 GEMMs' share, eleven with the MXFP8 GEMMs'.
 Efficiency parse_efficiencies(const std::string& text) {
   std::vector<double> v;
@@ -523,9 +525,9 @@ Efficiency parse_efficiencies(const std::string& text) {
   if (v.size() < 6 || v.size() > std::size(kEffFields))
     throw InputError("--efficiency", 0, "",
                      "expected six to twelve numbers: gemm,attention,memory,fabric,network,"
-                     "contention[,experts[,fp8[,moe_host seconds[,fp8_blockwise[,fp8_mx[,fp4]]]]]]");
+                     "contention[,experts[,fp8[,moe_host_per_expert seconds[,fp8_blockwise[,fp8_mx[,fp4]]]]]]");
   for (std::size_t i = 0; i < v.size(); ++i) {
-    // contention: a share of time lost; moe_host: seconds up to one; 0 allowed for both. An
+    // contention: a share of time lost; moe_host_per_expert: seconds up to one; 0 allowed for both. An
     // efficiency under 0.01 is no accelerator, and 1e-300 made every step past the time limit.
     const bool share = i == 5 || i == 8;
     const double least = share ? 0.0 : kMinEfficiency;
@@ -785,7 +787,7 @@ void add_check_against_command(CLI::App& app) {
   cmd->add_option("--efficiency", a->efficiency,
                   "use these efficiencies instead of fitting: gemm,attention,memory,fabric,network,contention and "
                   "optionally the routed experts' and the tensorwise FP8 GEMMs' shares of gemm, the MoE passes' host "
-                  "seconds and the blockwise, MXFP8 and NVFP4 GEMMs' shares "
+                  "seconds per local expert and the blockwise, MXFP8 and NVFP4 GEMMs' shares "
                   "(e.g. 0.7,0.5,0.8,0.8,0.8,0.2)");
   add_fit_option(cmd, a->fit)->excludes("--efficiency");
   auto* export_option =

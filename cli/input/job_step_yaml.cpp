@@ -35,7 +35,9 @@ std::string format_hardware_yaml(const ClusterSpec& c, const std::string& commen
       e.fp8_blockwise != 1.0 ? fmt::format(", fp8_blockwise: {:.4f}", e.fp8_blockwise) : "",
       e.fp8_mx != 1.0 ? fmt::format(", fp8_mx: {:.4f}", e.fp8_mx) : "",
       e.fp4 != 1.0 ? fmt::format(", fp4: {:.4f}", e.fp4) : "",
-      e.moe_host != 0 ? fmt::format(", moe_host: {}us", std::llround(e.moe_host * 1e6)) : "");
+      e.moe_host_per_expert != 0
+          ? fmt::format(", moe_host_per_expert: {}", exact_duration(std::llround(e.moe_host_per_expert * 1e9)))
+          : "");
   return out;
 }
 
@@ -301,7 +303,8 @@ std::vector<Field> cluster_fields(const ClusterSpec& c) {
   share("fp8_mx", &Efficiency::fp8_mx);
   share("fp4", &Efficiency::fp4);
   // A time: whole nanoseconds, as the reader holds it.
-  w.put("efficiency.moe_host", exact_duration(std::llround(e.moe_host * 1e9)), e.moe_host == pe.moe_host);
+  w.put("efficiency.moe_host_per_expert", exact_duration(std::llround(e.moe_host_per_expert * 1e9)),
+        e.moe_host_per_expert == pe.moe_host_per_expert);
   const AcceleratorSpec &a = c.accelerator, &pa = p->accelerator;
   w.put("accelerator.peak_tflops", fmt::format("{}", a.peak_bf16 / 1e12), a.peak_bf16 == pa.peak_bf16);
   w.put("accelerator.peak_fp8_tflops", fmt::format("{}", a.peak_fp8 / 1e12), a.peak_fp8 == pa.peak_fp8);

@@ -381,14 +381,14 @@ TEST_CASE("DualPipe in a job: a pair's collectives run beside its compute, which
 
 TEST_CASE("DualPipe in a job: a pair's collectives take SMs from its kernels, not from its host waits",
           "[job_step][dualpipe]") {
-  // An MoE pass's host waits (moe_host) leave the GPU without kernels: collectives running then
+  // An MoE pass's host waits (moe_host_per_expert) leave the GPU without kernels: collectives running then
   // slow nothing, so a pair is slowed by contention x min(its kernels, its collectives). EP
   // exchanges made slow here (1/100 of the fabric) outlast the kernels, where that differs from
   // min(compute, collectives).
   JobStepSpec s = moe(2, 2, 1);
   s.layout.schedule = "dualpipe";
   s.cluster.node.fabric_bandwidth /= 100;
-  s.cluster.accelerator.efficiency.moe_host = 5e-3;
+  s.cluster.accelerator.efficiency.moe_host_per_expert = 5e-3 / (s.model.experts / s.layout.ep);  // 5 ms a pass
   const JobStepRun run = run_job_step(s);
   const PipelineProgram& prog = *run.pipeline;
   const OpGraph& g = prog.graph;
@@ -426,7 +426,7 @@ TEST_CASE("the DP reduction under a backward slows its kernels, not its host wai
   JobStepSpec s = moe(16, 8, 1);
   s.cluster.network.nic_bandwidth /= 100;
   const JobStepRun plain = run_job_step(s);
-  s.cluster.accelerator.efficiency.moe_host = 50e-3;
+  s.cluster.accelerator.efficiency.moe_host_per_expert = 50e-3;
   const JobStepRun waits = run_job_step(s);
   REQUIRE(waits.comm.stages[0].backward_host > 0);
   const auto dp_ops = [](const JobStepRun& r) {

@@ -175,9 +175,10 @@ TEST_CASE("MoE block alone: the layer's MoE parts, as Megatron-LM's moe_perf ben
 }
 
 TEST_CASE("MoE: the host time each pass of the block exposes", "[job_step]") {
-  // 1.5 ms a pass: once forward and once backward (the weight gradient's pass waits on nothing),
-  // twice backward when the backward reruns the block (full recompute, the `moe` module); not in
-  // the block alone (the benchmark hides it), not in a dense layer.
+  // 1.5 ms a pass and expert a GPU holds (8 experts over ep 8: one): once forward and once
+  // backward (the weight gradient's pass waits on nothing), twice backward when the backward
+  // reruns the block (full recompute, the `moe` module); not in the block alone (the benchmark
+  // hides it), not in a dense layer.
   JobModel m = moe_model(decoder("mixtral-like", 1, 4096, 14336, 8, 8, 512, 32000), 8, 2, 14336);
   ClusterSpec c = *find_cluster_preset("h100-sxm");
   JobLayout l;
@@ -185,7 +186,7 @@ TEST_CASE("MoE: the host time each pass of the block exposes", "[job_step]") {
   l.ep = 8;
   l.global_batch = 8;
   const LayerPasses before = layer_passes(m, l, c);
-  c.accelerator.efficiency.moe_host = 1.5e-3;
+  c.accelerator.efficiency.moe_host_per_expert = 1.5e-3;
   const LayerPasses with = layer_passes(m, l, c);
   CHECK(with.forward.compute() - before.forward.compute() == Approx(1.5e-3).epsilon(1e-9));
   CHECK(with.backward_input.compute() - before.backward_input.compute() == Approx(1.5e-3).epsilon(1e-9));
@@ -199,6 +200,12 @@ TEST_CASE("MoE: the host time each pass of the block exposes", "[job_step]") {
   l.recompute_modules = 0;
   CHECK(layer_passes(m, l, c).backward_input.host == Approx(3e-3));
   l.recompute = JobRecompute::None;
+  // Per expert the GPU holds: 2 a GPU over ep 4, 8 over ep 1 (the launches after the
+  // synchronization, one grouped GEMM's member each).
+  l.ep = 4;
+  CHECK(layer_passes(m, l, c).forward.host == Approx(3e-3));
+  l.ep = 1;
+  CHECK(layer_passes(m, l, c).backward_input.host == Approx(12e-3));
   m.experts = 0;
   CHECK(layer_passes(m, l, c).forward.host == 0);
 }
