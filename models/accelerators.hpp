@@ -65,7 +65,7 @@ struct Efficiency {
   // backward) for each expert the GPU holds: after the dispatcher's device-to-host
   // synchronization (its token counts, the grouped GEMM's splits) the GPU waits while the host
   // issues each local expert's GEMMs and casts. Published runs give 0.1-0.25 ms a pass per
-  // local expert whether a GPU holds 4 or 16 (docs/job.md, "Qwen3 MoE on GB200, GB300 and
+  // local expert whether a GPU holds 4 or 32 (docs/job.md, "Qwen3 MoE on GB200, GB300 and
   // H100"). 0: hidden (CUDA graphs, a sync-free MoE). Fitted only on MoE rows of whole steps.
   double moe_host_per_expert = 0;
   double fp8_share(Fp8Recipe r) const {

@@ -42,7 +42,7 @@ namespace stepsim {
 // once, then rounded to integer nanoseconds by the lowering).
 struct PassSeconds {
   double gemm = 0, attention = 0, memory = 0;  // compute, by kind of kernel
-  double host = 0;                             // the stream waiting on the host (moe_host_per_expert)
+  double host = 0;                             // the stream waiting on the host (MoE host waits)
   double offload = 0;  // the stream waiting on activations' copies to or from the host (offload_activations)
   double tp = 0, cp = 0, ep = 0;               // exposed communication inside the pass
   // The GPU busy, and the compute stream's time (its kernels and its waits on the host).

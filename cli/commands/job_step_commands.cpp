@@ -38,8 +38,8 @@ namespace {
 
 // The efficiency parameters in --efficiency's and the fit vector's order: the six dense ones, then
 // those each fitted only where its rows are (the routed experts' and the tensorwise FP8 GEMMs'
-// shares of the GEMM efficiency, the MoE passes' host time per local expert in seconds, the blockwise, MXFP8 and
-// NVFP4 GEMMs' shares: last, as they came last), with their names.
+// shares of the GEMM efficiency, the MoE passes' host time per local expert in seconds, the
+// blockwise, MXFP8 and NVFP4 GEMMs' shares: last, as they came last), with their names.
 constexpr double Efficiency::*kEffFields[] = {
     &Efficiency::gemm,          &Efficiency::attention, &Efficiency::memory,
     &Efficiency::fabric,        &Efficiency::network,   &Efficiency::contention,
@@ -342,8 +342,8 @@ std::string undetermined(const std::vector<MeasuredRun>& rows, const DenseFit& d
 // residuals are in the order of that accelerator's rows as given. Six stages: the dense
 // efficiencies `dense_fit` names on the BF16 dense models' rows (from the preset); then
 // moe_block_parameter alone on the BF16 rows of MoE blocks alone; then each FP8 recipe's share
-// alone on its FP8 rows (tensorwise, blockwise, MXFP8); then the MoE passes' host time per local expert alone on the
-// rows of MoE models' whole steps (fit_stage); each stage holds what the ones before it fitted (the
+// alone on its FP8 rows (tensorwise, blockwise, MXFP8); then the MoE passes' host time per local
+// expert alone on the rows of MoE models' whole steps (fit_stage); each stage holds what the ones before it fitted (the
 // preset's where they had no rows). Fitted together, a few MoE rows trade the dense parameters
 // against each other and the dense rows' fit (one Llama 3 row and four MoE-layer rows sent attention to
 // 0.18).
@@ -385,7 +385,8 @@ std::map<std::string, FitResult> fit_per_accelerator(const std::vector<MeasuredR
     fits[3] = fit_one(fp8_blockwise, e, &Efficiency::fp8_blockwise, e.fp8_blockwise, 0.05, 1.0, progress, jobs);
     fits[4] = fit_one(fp8_mx, e, &Efficiency::fp8_mx, e.fp8_mx, 0.05, 1.0, progress, jobs);
     fits[6] = fit_one(fp4, e, &Efficiency::fp4, e.fp4, 0.05, 1.0, progress, jobs);
-    // A time from 1 us to 100 ms per pass, started at 1 ms where the preset has none.
+    // A time from 0.1 us to 100 ms per pass and local expert, started at 0.1 ms where the preset
+    // has none.
     fits[5] = fit_one(host, e, &Efficiency::moe_host_per_expert,
                       e.moe_host_per_expert > 0 ? e.moe_host_per_expert : 1e-4, 1e-7, 0.1, progress, jobs);
     // One result: the efficiencies, each row's residual in the order given, the rms over all.
@@ -505,8 +506,8 @@ void check_file(const std::string& file, const std::vector<MeasuredRun>& rows,
 }
 
 // --efficiency's six comma-separated numbers, seven with the routed experts' share, eight with
-// the tensorwise FP8 GEMMs' share, nine with the MoE passes' host time per local expert in seconds, ten with the
-// blockwise FP8 GEMMs' share, eleven with the MXFP8 GEMMs'.
+// the tensorwise FP8 GEMMs' share, nine with the MoE passes' host time per local expert in
+// seconds, ten with the blockwise FP8 GEMMs' share, eleven with the MXFP8 GEMMs'.
 Efficiency parse_efficiencies(const std::string& text) {
   std::vector<double> v;
   std::string cur;
@@ -527,8 +528,9 @@ Efficiency parse_efficiencies(const std::string& text) {
                      "expected six to twelve numbers: gemm,attention,memory,fabric,network,"
                      "contention[,experts[,fp8[,moe_host_per_expert seconds[,fp8_blockwise[,fp8_mx[,fp4]]]]]]");
   for (std::size_t i = 0; i < v.size(); ++i) {
-    // contention: a share of time lost; moe_host_per_expert: seconds up to one; 0 allowed for both. An
-    // efficiency under 0.01 is no accelerator, and 1e-300 made every step past the time limit.
+    // contention: a share of time lost; moe_host_per_expert: seconds up to one; 0 allowed for
+    // both. An efficiency under 0.01 is no accelerator, and 1e-300 made every step past the time
+    // limit.
     const bool share = i == 5 || i == 8;
     const double least = share ? 0.0 : kMinEfficiency;
     if (!(v[i] >= least) || !(v[i] <= 1))

@@ -110,8 +110,9 @@ struct JobStepResult {
   AttentionTiles attention_tiles;
   // An MoE layer's MoE block alone, forward / backward (moe_block_passes; 0 for a dense model).
   double moe_block_forward_s = 0, moe_block_backward_s = 0;
-  // The host waits of an MoE layer's passes, forward and backward (efficiency.moe_host_per_expert), in
-  // layer_forward_s and layer_backward_s: 0 for a dense model or a host kept ahead.
+  // The host waits of an MoE layer's passes, forward and backward (efficiency.moe_host_per_expert
+  // x its experts a GPU), in layer_forward_s and layer_backward_s: 0 for a dense model or a host
+  // kept ahead.
   double layer_host_s = 0;
 };
 

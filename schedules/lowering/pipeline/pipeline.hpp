@@ -40,7 +40,7 @@ struct StageCost {
   Time backward_comm = 0;
   Time backward_input_comm = 0;  // of I, split: its weight gradient not beside it (0: backward_comm's)
   // Of forward and of backward (full or input), the time the stream waits on the host with no
-  // kernel running (a job's moe_host_per_expert): collectives beside it there take no SMs from the compute.
+  // kernel running (a job's MoE host waits): collectives beside it there take no SMs from the compute.
   Time forward_host = 0;
   Time backward_host = 0;
 };
