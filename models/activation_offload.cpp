@@ -11,13 +11,7 @@ std::vector<int> offload_windows(int offloaded, int layers) {
   // windows one layer longer, so that the last ends at the model's last layer.
   std::vector<int> w(static_cast<std::size_t>(offloaded));
   const int each = layers / offloaded, longer = layers % offloaded;
-  int extra = 0;
-  for (int i = 0; i < offloaded; ++i) {
-    int end = each * (i + 1) - 1;
-    if (i < longer) extra = i + 1;
-    end += extra;
-    w[static_cast<std::size_t>(i)] = end;
-  }
+  for (int i = 0; i < offloaded; ++i) w[static_cast<std::size_t>(i)] = each * (i + 1) - 1 + std::min(i + 1, longer);
   return w;
 }
 

@@ -141,9 +141,7 @@ Bytes analytic_activations(const JobLayout& l, int device, const std::vector<int
   }
   return bytes_from(held_bytes, "the activations per GPU");
 }
-}  // namespace
 
-namespace {
 // The offloaded layers' activations of the device's chunks in flight (offload_activations).
 Bytes host_activations(const JobLayout& l, int device, const std::vector<int>& held,
                        const std::vector<ChunkCost>& chunks) {
