@@ -15,7 +15,7 @@ namespace stepsim {
 // How FP8 GEMMs scale their operands (Transformer Engine's recipes). Tensorwise: one factor per
 // tensor (delayed or current scaling, TE's default), cuBLAS's FP8 GEMM. Blockwise: one per 128 x 128
 // block of a weight and per 1 x 128 of an activation (DeepSeek-V3 report sec. 3.3.1-3.3.2), whose
-// kernels rescale partial sums as they accumulate: on Hopper a slower GEMM (docs/job.md, "The FP8
+// kernels rescale partial sums as they accumulate: on Hopper a slower GEMM (docs/calibration.md, "The FP8
 // GEMMs' shares"). Mx (MXFP8): one power-of-two (E8M0) factor per 32 consecutive values, scaled
 // inside Blackwell's tensor cores (Transformer Engine's MXFP8BlockScaling, compute capability 10.0
 // on; OCP Microscaling Formats specification v1.0). Nvfp4: 4-bit E2M1 values with an E4M3 factor
@@ -50,11 +50,11 @@ struct Efficiency {
   // bandwidth): a GEMM overlapped by a collective for time x is delayed by contention * x.
   double contention = 0.20;
   // An MoE layer's routed experts, run as Transformer Engine's grouped GEMM: this share of the
-  // dense GEMMs' efficiency (1: as dense). Fitted only on MoE rows (docs/job.md, the MoE block).
+  // dense GEMMs' efficiency (1: as dense). Fitted only on MoE rows (docs/calibration.md, "The routed experts' share").
   double experts = 1.0;
   // GEMMs run in FP8 (layout fp8): this share of their BF16 efficiency at the FP8 peak (1: twice
   // the BF16 rate), `fp8` with tensorwise scaling, `fp8_blockwise` with blockwise, `fp8_mx` with
-  // MXFP8. Each fitted only on FP8 rows of its recipe (docs/job.md, "The FP8 GEMMs' shares").
+  // MXFP8. Each fitted only on FP8 rows of its recipe (docs/calibration.md, "The FP8 GEMMs' shares").
   double fp8 = 1.0;
   double fp8_blockwise = 1.0;
   double fp8_mx = 1.0;  // MXFP8 (Blackwell), fitted only on its rows as the other two
@@ -65,7 +65,7 @@ struct Efficiency {
   // backward) for each expert the GPU holds: after the dispatcher's device-to-host
   // synchronization (its token counts, the grouped GEMM's splits) the GPU waits while the host
   // issues each local expert's GEMMs and casts. Published runs give 0.1-0.25 ms a pass per
-  // local expert whether a GPU holds 4 or 32 (docs/job.md, "Qwen3 MoE on GB200, GB300 and
+  // local expert whether a GPU holds 4 or 32 (docs/precision.md, "Qwen3 MoE on GB200, GB300 and
   // H100"). 0: hidden (CUDA graphs, a sync-free MoE). Fitted only on MoE rows of whole steps.
   double moe_host_per_expert = 0;
   double fp8_share(Fp8Recipe r) const {

@@ -1,7 +1,7 @@
 #pragma once
 // How fast a fused attention kernel runs on a GPU generation: a named kernel against the
 // accelerator's own, whose long-sequence rate its `attention` efficiency is, and the share of that
-// rate a layer's shape leaves it (docs/job.md, "Attention kernels").
+// rate a layer's shape leaves it (docs/attention.md, "Attention kernels").
 #include <cstdint>
 #include <optional>
 #include <string>

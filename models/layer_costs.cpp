@@ -486,7 +486,7 @@ TpExposure tp_exposure(const LayerWork& w, const JobLayout& l, const ClusterSpec
   // before the row-parallel GEMM waits, the column-parallel GEMM's input gradient is reduce-scattered
   // under its weight gradient. The row-parallel GEMM's backward needs no collective without SP. Not
   // modelled: with SP the same GEMM's input, kept as a sequence shard, is gathered again under its
-  // input gradient (hidden; only its contention would show), docs/job.md "TP in the backward".
+  // input gradient (hidden; only its contention would show), docs/overlap.md "TP in the backward".
   // Where the weight gradient is deferred (a split schedule) the collective waits: the zero-bubble
   // linears queue the weight gradient (WeightGradStore.put) and wait for the all-reduce's handle at
   // once, with nothing beside it.

@@ -161,7 +161,7 @@ struct LayerPasses {
   Bytes activation = 0;  // kept per micro-batch
   // What backward_input gains where its weight gradient is deferred (a split schedule's input
   // gradient: zb-h1, zb-h2, DualPipe's): the TP collectives that ran beside that weight gradient
-  // wait, and no longer slow the GEMMs by the contention share (docs/job.md "TP in the backward").
+  // wait, and no longer slow the GEMMs by the contention share (docs/overlap.md "TP in the backward").
   // Zero without TP.
   PassSeconds deferred_weight_grad{};
 };

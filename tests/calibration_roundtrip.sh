@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# calibrate and check-against round trip (docs/job.md, "Calibration"): 24 random small layouts
+# calibrate and check-against round trip (docs/calibration.md, "Calibration"): 24 random small layouts
 # (fixed seed) are predicted by check-against with KNOWN efficiencies; those predictions, written
 # as the measured column of a new CSV, are fitted by `stepsim calibrate`. Checked against the known
 # efficiencies: the written ones are them (to the error the fit's residual allows, plus the

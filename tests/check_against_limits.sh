@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The bounds on a check-against or calibrate run's whole work (docs/job.md, "Limits"): at most
+# The bounds on a check-against or calibrate run's whole work (docs/calibration.md, "Limits of check-against and calibrate"): at most
 # 10,000 measured rows over all the files given, at most 1,000 rows to fit, and the simulated ops
 # of every row's simulations (its prediction, and its fit's) within --max-ops; each refused at the
 # first row past it, with its file and line. Cheap rows (Korthikanti's one-layer 22B row: 296 ops a

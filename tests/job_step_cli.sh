@@ -38,7 +38,7 @@ fig "exposed EP 1.200 s" "$tmp/moe.txt"
 fig "optimizer state 8.36" "$tmp/moe.txt"
 fig "exposed DP/ZeRO 32.77 ms" "$tmp/moe.txt"
 has "ep 64 (dispatch per node, FP8 dispatch)" "$tmp/moe.txt"
-# Expert routing (docs/job.md): figure 10-27's hot experts on half the EP ranks, spread by
+# Expert routing (docs/experts.md): figure 10-27's hot experts on half the EP ranks, spread by
 # round-robin placement, capped by a capacity factor; a routing that cannot be, at its line.
 "$stepsim" run scenarios/job-moe-routing-256xh100.yaml >"$tmp/route.txt"
 has "expert routing: 50% of the 128 experts hot at 1.5x the mean, placed contiguous on ep 8; the busiest EP rank computes 1.50x the mean rows" "$tmp/route.txt"
@@ -57,7 +57,7 @@ fig "base 12.863 s +0.0% 1274 19.1% 68.3 / 74.5 yes 19.2% 3.13 s (PP 0.02 DP/ZeR
 fig "round-robin 10.080 s -21.6% 1625 24.4% 68.1 / 74.5 yes" "$tmp/route-cmp.txt"
 fig "capacity-1.25 11.431 s -11.1% 1433 21.5%" "$tmp/route-cmp.txt"
 fig "no-recompute 9.660 s -24.9% 1696 25.4% 181.7 / 74.5 no" "$tmp/route-cmp.txt"
-# Expert TP folded (docs/job.md "Expert tensor parallelism"): at TP 4 the EP group spans 4 nodes
+# Expert TP folded (docs/experts.md "Expert tensor parallelism"): at TP 4 the EP group spans 4 nodes
 # and the expert TP group gathers 8 copies of every token, unless the experts keep TP 1 and EP
 # folds over the TP ranks of a node.
 fig "tp4 40.480 s +214.7% 405 6.1% 24.7 / 74.5 yes 6.3% 27.41 s (TP 8.80 PP 0.01 DP/ZeRO 0.08 EP 18.51)" "$tmp/route-cmp.txt"
@@ -85,7 +85,7 @@ refused "job_step.variants.base: 'base' names the scenario's own step in compare
 { cat scenarios/job-moe-routing-256xh100.yaml; printf '    typo: {layouts: {tp: 2}}\n'; } >"$tmp/route-typo.yaml"
 run "$stepsim" compare "$tmp/route-typo.yaml"
 refused "job_step.variants.typo.layouts: unknown key; did you mean 'layout'?"
-# TP communication overlap (docs/job.md "TP communication overlap"): the Llama-70B job's variants.
+# TP communication overlap (docs/overlap.md "TP communication overlap"): the Llama-70B job's variants.
 "$stepsim" compare scenarios/job-llama70b-64xh100.yaml >"$tmp/llama-cmp.txt"
 fig "base 15.561 s +0.0% 1053 47.8% 49.5 / 74.5 yes 4.5% 2.82 s (TP 2.74 PP 0.02 DP/ZeRO 0.06)" "$tmp/llama-cmp.txt"
 fig "tp-overlap 13.923 s -10.5% 1177 53.4% 49.5 / 74.5 yes 4.9% 0.78 s (TP 0.70 PP 0.02 DP/ZeRO 0.06)" "$tmp/llama-cmp.txt"
@@ -111,7 +111,7 @@ grep -v -e '^    experts:' -e '^    top_k:' -e '^    expert_ffn:' -e '^    ep:' 
 line=$(grep -n '^    routing: {hot_experts' "$tmp/route-dense.yaml" | cut -d: -f1)
 run "$stepsim" run "$tmp/route-dense.yaml"
 refused "route-dense.yaml:$line: job_step.model.routing: needs experts (a mixture-of-experts model)"
-# Selective recompute by module (docs/job.md): what each drops, at the simulated peak.
+# Selective recompute by module (docs/memory.md): what each drops, at the simulated peak.
 "$stepsim" run scenarios/job-moe-routing-256xh100.yaml --set job_step.layout.recompute=selective \
   --set 'job_step.layout.recompute_modules=[layernorm, moe_act]' --set job_step.allow_oom=true >"$tmp/rm.txt"
 has "recompute selective (layernorm, moe_act)" "$tmp/rm.txt"
@@ -160,7 +160,7 @@ YAML
 has "expert routing: 50% of the 128 experts hot at 1.5x the mean, placed contiguous" "$tmp/route-search.txt"
 has "selective recompute: layernorm, moe_act" "$tmp/route-search.txt"
 has "routed experts at expert TP 1 (below tp: EP folded over TP)" "$tmp/route-search.txt"
-# FP8 activations (docs/job.md "FP8 activations"): DeepSeek-V3's own recompute with and without.
+# FP8 activations (docs/precision.md "FP8 activations"): DeepSeek-V3's own recompute with and without.
 sel=(--set job_step.layout.recompute=selective --set "job_step.layout.recompute_modules=[layernorm,mla_up_proj,moe_act]")
 run "$stepsim" run scenarios/job-deepseek-v3-2048xh800.yaml "${sel[@]}"
 refused "needs 104.2 GiB per GPU (weights 6.1, gradients 12.2, optimizer 2.7, activations 77.1, buffers 6.1, of them FP8 weight copies 6.1) but h800 has 74.5 GiB usable; would fit: recompute: full, recompute_layers: 3 (63.9 GiB)"
@@ -192,7 +192,7 @@ run "$stepsim" check-against "$tmp/a100-fp8.csv"
 run "$stepsim" run scenarios/job-deepseek-v3-2048xh800.yaml --set job_step.layout.fp8_recipe=rowwise
 [[ $code == 2 && "$err" == *"job_step.layout.fp8_recipe: unknown fp8_recipe 'rowwise' (tensorwise, blockwise, mxfp8 or nvfp4)" ]] ||
   fail "fp8_recipe rowwise: exit $code: $err"
-# FP8 on Blackwell (docs/job.md "FP8 on Blackwell"): Llama 3.1 405B on 128 B200 as NeMo runs it,
+# FP8 on Blackwell (docs/precision.md "FP8 on Blackwell"): Llama 3.1 405B on 128 B200 as NeMo runs it,
 # tensorwise beside MXFP8 and BF16, at the B200 calibration (measured 661 and 624 tokens/s per GPU).
 "$stepsim" compare scenarios/job-llama31-405b-fp8-128xb200.yaml >"$tmp/b200.txt"
 fig "base 6.144 s +0.0% 667 37.4% 126.7 / 167.0 yes 7.0% 0.20 s (PP 0.05 DP/ZeRO 0.14)" "$tmp/b200.txt"
@@ -254,7 +254,7 @@ refused "tpo.csv:4: overlap_tp: pipelines the TP all-gathers"
 { echo "$cols,expert_tp"; echo "$row,1,1,0,tokens_per_gpu_s,1059,0,1"; } >"$tmp/etp.csv"
 run "$stepsim" check-against "$tmp/etp.csv" --efficiency 0.7,0.55,0.8,0.8,0.8,0.2
 refused "etp.csv:2: expert_tp: expert_tp splits routed experts: the model has none"
-# CP communication (docs/job.md "Context-parallel communication"): the long-context job gathered,
+# CP communication (docs/layouts.md "Context-parallel communication"): the long-context job gathered,
 # and by heads on a layout whose heads divide; the JSON names it; heads that do not divide refused.
 "$stepsim" run scenarios/job-long-context.yaml --set job_step.layout.cp_comm=all_gather >"$tmp/cp-ag.txt"
 has "cp 4 (all_gather)" "$tmp/cp-ag.txt"
@@ -274,19 +274,19 @@ refused "ulysses.yaml:$(grep -n 'ulysses:' "$tmp/ulysses.yaml" | cut -d: -f1): j
 fig "contiguous 45.132 s +53.4% 1452" "$tmp/cp-cmp.txt"
 fig "all-gather 30.628 s +4.1% 2140 34.9% 26.9 / 74.5 yes 0.2% 3.17 s (TP 1.64 DP/ZeRO 0.06 CP 1.47)" "$tmp/cp-cmp.txt"
 fig "tp2-a2a 28.268 s -3.9% 2318 37.8% 50.9 / 74.5 yes 0.2% 0.92 s (TP 0.54 DP/ZeRO 0.07 CP 0.31)" "$tmp/cp-cmp.txt"
-# Named attention kernels on Hopper (docs/job.md "Attention kernels"): FlashAttention-2 at 0.63 and
+# Named attention kernels on Hopper (docs/attention.md "Attention kernels"): FlashAttention-2 at 0.63 and
 # 0.61 of cuDNN's long-sequence speed (forward, backward), FlashAttention-3 at 1.17 and 1.09x; the
 # header names the kernel, the JSON too.
 fig "flash2 42.451 s +44.3% 1544 25.2% 26.9 / 74.5 yes 0.2% 1.70 s (TP 1.64 DP/ZeRO 0.06)" "$tmp/cp-cmp.txt"
 fig "flash3 27.161 s -7.7% 2413 39.4% 26.9 / 74.5 yes 0.2% 1.70 s (TP 1.64 DP/ZeRO 0.06)" "$tmp/cp-cmp.txt"
 "$stepsim" run scenarios/job-long-context.yaml --set job_step.layout.attention=flash2 >"$tmp/fa2.txt"
 fig "recompute full, sequence parallel, FlashAttention-2$" "$tmp/fa2.txt"
-# One layer's passes by kind of kernel (docs/job.md, after the GPT-3 run): the attention is most of
+# One layer's passes by kind of kernel (docs/attention.md, "Attention kernels"): the attention is most of
 # it at 128K tokens, a full recompute's rerun in the backward; --json gives the parts.
 has "^one layer on one GPU, one micro-batch (ms)$" "$tmp/fa2.txt"
 fig "forward 4.66 25.90 0.48 2.27 33.31" "$tmp/fa2.txt"
 fig "backward 14.50 93.35 1.19 3.41 112.45" "$tmp/fa2.txt"
-# The kernel under the layer table (docs/job.md "Attention kernels"): what runs, its head
+# The kernel under the layer table (docs/attention.md "Attention kernels"): what runs, its head
 # dimension, the keys a query attends, CP's ring calls, and the share of the BF16 peak it reaches:
 # FlashAttention-2 at 0.55 x 0.63 x 512 / (512 + 0.5 + 4 x 1.1) forward.
 has "^attention: FlashAttention-2, head dim 128, 65,537 keys a query in 4 calls (CP's ring): 34.3 % of the BF16 peak forward, 33.0 % backward$" "$tmp/fa2.txt"
@@ -399,7 +399,7 @@ run "$stepsim" run scenarios/job-moe-dualpipe-h800.yaml --set job_step.model.den
 refused "job_step.model.dense_layers: 32 dense layers leave none of the 32 layers an MoE layer"
 run "$stepsim" run scenarios/job-moe-dualpipe-h800.yaml --set job_step.layout.ep=128
 refused "job_step.layout.ep: ep 128 does not divide dp x cp = 64 (experts are sharded over data-parallel ranks; would fit: 1, 2, 4, 8, 16, 32, 64)"
-# Uneven chunks (docs/job.md): Llama 3 405B's 126 layers on 16 devices x 8 chunks, the ends
+# Uneven chunks (docs/layouts.md): Llama 3 405B's 126 layers on 16 devices x 8 chunks, the ends
 # holding only the embedding and the head; the 16,384-GPU row of the paper's Table 4 (DP 128,
 # 16 micro-batches) is 7.0 % slower per GPU, as the paper's 430 -> 400 TFLOP/s.
 "$stepsim" run scenarios/job-llama3-405b-8192xh100.yaml >"$tmp/l405.txt"
@@ -430,7 +430,7 @@ PY
 run "$stepsim" run scenarios/job-llama3-405b-8192xh100.yaml --set job_step.layout.virtual_stages=1 \
   --set job_step.layout.first_chunk_layers=6 --set job_step.layout.last_chunk_layers=6
 refused "job_step.layout.first_chunk_layers: the 126 layers less 12 at the ends leave 114 for the other 14 chunks: not an equal share (would fit: ends holding 0, 14, 28, 42, 56, 70, 84, 98, 112 layers together)"
-# Partial recompute (docs/job.md): 1F1B with 7 | 14 x 8 | 7 layers, the first 4 of each chunk recomputed.
+# Partial recompute (docs/layouts.md): 1F1B with 7 | 14 x 8 | 7 layers, the first 4 of each chunk recomputed.
 l405v1=(--set job_step.layout.virtual_stages=1 --set job_step.layout.first_chunk_layers=7 --set job_step.layout.last_chunk_layers=7)
 "$stepsim" run scenarios/job-llama3-405b-8192xh100.yaml "${l405v1[@]}" --set job_step.layout.recompute_layers=4 >"$tmp/l405-part.txt"
 has "recompute full (the first 4 layers of each chunk)" "$tmp/l405-part.txt"
@@ -495,7 +495,7 @@ run "$stepsim" run scenarios/job-llama3-405b-8192xh100.yaml --set job_step.layou
 refused "job_step.layout.first_chunk_layers"
 "$stepsim" run scenarios/job-gpt3-1024xa100.yaml --json >"$tmp/gpt3.json"
 has "\"step_time_ns\": 28160618531" "$tmp/gpt3.json"
-# overlap.tp_wgrad (docs/job.md "TP in the backward"): without SP, the backward's TP all-reduces
+# overlap.tp_wgrad (docs/overlap.md "TP in the backward"): without SP, the backward's TP all-reduces
 # wait for Megatron-LM of early 2021 (28.161 -> 28.685 s, exposed TP 1.802 -> 2.702 s); the JSON
 # names it where it applies; a value not true or false refused at the key.
 "$stepsim" run scenarios/job-gpt3-1024xa100.yaml >"$tmp/gpt3-async.txt"
@@ -526,7 +526,7 @@ fig "MFU 39.4%" "$tmp/desk48.txt"
 run "$stepsim" run scenarios/job-design-qwen3-4090.yaml --set 'job_step.hardware.efficiency.contention=-0.1'
 refused "contention: -0.1 is not a share of time"
 
-# 2. Long context (docs/job.md): balanced CP chunks, the pairs per rank; resharding TP 4 -> 8.
+# 2. Long context (docs/layouts.md): balanced CP chunks, the pairs per rank; resharding TP 4 -> 8.
 "$stepsim" run scenarios/job-long-context.yaml >"$tmp/lc.txt"
 fig "causal sequence of 131,072 tokens has s(s+1)/2 = 8,590,000,128 attention pairs; cp 4" "$tmp/lc.txt"
 fig "0 0, 7 2,147,500,032 25.0% 536,887,296 6.3%" "$tmp/lc.txt"
@@ -582,7 +582,7 @@ PY
   fail "12 GPUs: $(cat "$tmp/gpus12.err")"
 # A step on its preset's own efficiencies says so; on a calibration it does not (and is slower).
 "$stepsim" run scenarios/job-fsdp-8.yaml >"$tmp/preset.txt"
-has "^efficiencies: the h100-sxm preset's, not calibrated (stepsim calibrate fits them to measured runs; docs/job.md)$" "$tmp/preset.txt"
+has "^efficiencies: the h100-sxm preset's, not calibrated (stepsim calibrate fits them to measured runs; docs/calibration.md)$" "$tmp/preset.txt"
 fig "step time 5.942 s" "$tmp/preset.txt"
 "$stepsim" run scenarios/job-fsdp-8.yaml --set 'job_step.hardware={file: hardware/h100-calibrated.yaml, gpus: 8}' >"$tmp/calibrated.txt"
 ! grep -q "^efficiencies:" "$tmp/calibrated.txt" || fail "a calibrated step called uncalibrated"
@@ -609,7 +609,7 @@ import json, sys
 j = json.load(open(sys.argv[1]))
 assert j["busiest_rank"] == 7 and round(j["stage_imbalance"], 4) == 0.0753, j
 assert 0 < j["stage_imbalance"] < j["bubble"], j
-# The FP8 GEMMs' weight copies (docs/job.md): 2 B per weight of each rank's linear modules, 10
+# The FP8 GEMMs' weight copies (docs/precision.md): 2 B per weight of each rank's linear modules, 10
 # layers at TP 4 = 4,278,190,080 B on every rank, a part of the weights (the recipe keeps them in
 # FP8: fp8_param_gather), not added again: with the embedding's BF16 weights on rank 0, as many
 # bytes as its gradients; no buffers but rank 7's (the head's logits).
@@ -761,7 +761,7 @@ csv_refused validation/qwen3_next_modelzoo.csv 's/,1,16,32,128,128,4,4,/,1,16,,1
   "edited.csv:13: linear_key_heads: needs linear_value_heads (a Gated DeltaNet model)"
 csv_refused validation/qwen3_next_modelzoo.csv 's/,1,16,32,128,128,4,4,/,1,16,24,128,128,4,4,/' \
   "edited.csv:13: linear_value_heads: 24 value heads are not a multiple of the 16 key heads"
-# Mamba-2 hybrids (docs/job.md "Mamba-2 hybrids"): Nemotron-H-56B on 256 H100 in FP8, beside BF16,
+# Mamba-2 hybrids (docs/attention.md "Mamba-2 hybrids"): Nemotron-H-56B on 256 H100 in FP8, beside BF16,
 # TP 4 x PP 2 and 32K with CP 4; the step's layer kinds; the model file is the scenario's model;
 # the measured table (held out, missed) and its columns.
 "$stepsim" compare scenarios/job-nemotron-h-56b-256xh100.yaml >"$tmp/nh.txt"
@@ -857,7 +857,7 @@ fig "step time 5.479 s" "$tmp/nano.txt"
   --set 'search.layout.ep=[8,16,32]' --set search.top=3 >"$tmp/q35.txt"
 has "qwen3.5-397b-a17b (60 layers, 45 of them Gated DeltaNet, h 4096, seq 4096) on 256 x h100-sxm" "$tmp/q35.txt"
 fig "1 256 2 4 1 32 16 1 1 1f1b 1 full yes 15.054 s 12.2% 71.1" "$tmp/q35.txt"
-# The optimizer on the host (docs/job.md "The optimizer on the host"): Qwen3-8B over one host of 8
+# The optimizer on the host (docs/memory.md "The optimizer on the host"): Qwen3-8B over one host of 8
 # RTX 4090 fits only with it, the host holding 15.26 GiB of each card's shard.
 "$stepsim" compare scenarios/job-offload-8x4090.yaml >"$tmp/off.txt"
 fig "base 300.101 s +0.0% 1310 41.8% 17.4 / 22.0 yes" "$tmp/off.txt"
@@ -925,7 +925,7 @@ refused "search.layout.offload_fraction: auto (the smallest share that fits) is 
 run "$stepsim" run scenarios/job-offload-8x4090.yaml --set job_step.allow_oom=false \
   --set job_step.layout.offload_optimizer=false --set job_step.hardware.node.host_memory=64GiB
 refused "no single change of recompute, zero, micro_batch, pp or offload_optimizer fits"
-# Activations on the host (docs/job.md "Activations on the host"): Llama-3-8B at 32K tokens on 8
+# Activations on the host (docs/memory.md "Activations on the host"): Llama-3-8B at 32K tokens on 8
 # H100 fits with the first 22 layers' activations on the host, the fewest that fit.
 "$stepsim" compare scenarios/job-offload-activations-8xh100.yaml >"$tmp/act.txt"
 has ", sequence parallel, activations of the first 22 layers on the host (the fewest that fit)" "$tmp/act.txt"

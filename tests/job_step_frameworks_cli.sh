@@ -7,7 +7,7 @@
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib/cli_test.sh"
 
-# A framework slower than the network (docs/job.md "Collectives across nodes"): DeepSpeed 0.3's
+# A framework slower than the network (docs/validation.md "Collectives across nodes"): DeepSpeed 0.3's
 # ZeRO-3 rate and its gathers by module (a recomputed layer's again); a cap that is not a
 # bandwidth, a fetch that is neither, each at its key.
 "$stepsim" run scenarios/job-fsdp-8.yaml --set job_step.layout.recompute=full --set job_step.layout.dp_bandwidth=21.3GB/s \
@@ -37,7 +37,7 @@ sed 's/,2,tflops_sc21,144,1,ZeRO-3 without model parallelism,21.3,module$/,2,tfl
   validation/megatron_sc21.csv >"$tmp/fetch.csv"
 run "$stepsim" check-against "$tmp/fetch.csv"
 refused "fetch.csv:21: zero3_fetch: unknown zero3_fetch 'tensor' (layer or module)"
-# FP32 weights as the master (PyTorch FSDP's mixed precision, docs/job.md "Where the master
+# FP32 weights as the master (PyTorch FSDP's mixed precision, docs/memory.md "Where the master
 # weights are"): 4 B of weights, 8 B of Adam state instead of 2 + 12, in the header, the JSON and
 # the memory table; a value that is neither, at its key (YAML, --set, CSV cell).
 "$stepsim" run scenarios/job-fsdp-8.yaml --set job_step.layout.master_weights=model >"$tmp/mw.txt"
@@ -55,7 +55,7 @@ refused "job_step.layout.master_weights: unknown master_weights 'fp32' (optimize
 csv_refused validation/fsdp_across_nodes.csv 's/^\(TT,.*\),model,0$/\1,fp32,0/' "edited.csv:20: master_weights: unknown master_weights 'fp32' (optimizer or model)"
 "$stepsim" search scenarios/search-design-desk.yaml --set search.layout.master_weights=model >"$tmp/mw-search.txt" 2>/dev/null
 has "FP32 weights as the master, cast to BF16 to compute (no BF16 copy kept beside them)" "$tmp/mw-search.txt"
-# HSDP (docs/job.md "HSDP"): sharded in each node, 16 replicas, against FSDP over all 128 GPUs;
+# HSDP (docs/memory.md "HSDP"): sharded in each node, 16 replicas, against FSDP over all 128 GPUs;
 # in the header and the JSON; refusals at dp_replicate; a layout too big names the replicas that fit.
 "$stepsim" compare scenarios/job-hsdp-128xa100.yaml >"$tmp/hsdp.txt"
 has "tp 1 pp 1 dp 128 (HSDP: 16 replicas, each sharding over 8), zero 3" "$tmp/hsdp.txt"
@@ -93,7 +93,7 @@ sed '22s/$/,keep_gathered/; 23,24s/$/,0/; 25s/$/,1/; 26,$s/$/,0/' validation/fsd
 "$stepsim" check-against --efficiency 0.734,0.374,1,0.9,0.601,0.418 "$tmp/kept.csv" >"$tmp/kept-check.txt"
 tr -s ' ' <"$tmp/kept-check.txt" | grep "^25 Table 1 Llama-2-34B FSDP 128 GPUs" | grep -v " 595.9 " >/dev/null ||
   { cat "$tmp/kept-check.txt"; fail "keep_gathered column"; }
-# torchtitan's recompute by op (docs/job.md "Recompute by op"): in the header and the JSON; a
+# torchtitan's recompute by op (docs/memory.md "Recompute by op"): in the header and the JSON; a
 # block it is not defined for, refused at the key.
 "$stepsim" run scenarios/job-fsdp-8.yaml --set job_step.layout.recompute=op >"$tmp/op.txt"
 has "recompute op (torchtitan's: every second matmul rerun)" "$tmp/op.txt"
@@ -134,7 +134,7 @@ refused "op-moe.csv:2: recomp: op checkpoints a dense block's matmuls in torchti
 has "data-parallel collectives at most 10 GB/s per GPU" "$tmp/ds-search.txt"
 has "zero 3: weights gathered module by module, a recomputed layer's again before its backward" "$tmp/ds-search.txt"
 
-# ZeRO 2 over micro-batches (docs/job.md "ZeRO 2 over micro-batches"): DeepSpeed's every-micro-batch
+# ZeRO 2 over micro-batches (docs/memory.md "ZeRO 2 over micro-batches"): DeepSpeed's every-micro-batch
 # reduce-scatters cost 2.4 % of the step and hold 1/64 of the gradients zero 1 holds whole;
 # accumulated whole it is zero 1, figure for figure. The header, the JSON, a bad value at its key
 # (YAML through --set, a CSV cell).

@@ -28,7 +28,7 @@ assert g["peak_fp4_flops"] == 1e16 and d["presets"][1]["peak_fp4_flops"] == 0, g
 assert g["network"]["nic_bandwidth_bytes_per_s"] == 50_000_000_000 and g["usable_memory_bytes"] == 172 * 2**30, g
 assert d["presets"][0]["peak_fp8_flops"] == 0, d["presets"][0]
 # The attention kernels each runs, at their long-sequence speed against its own, forward and
-# backward (docs/job.md "Attention kernels").
+# backward (docs/attention.md "Attention kernels").
 k = {p["name"]: p["attention_kernels"] for p in d["presets"]}
 same = {"forward": 1.0, "backward": 1.0}
 assert k["h100-sxm"] == {"flash": same, "flash2": {"forward": 0.63, "backward": 0.61},

@@ -227,7 +227,7 @@ grep -q "12 layouts considered: 3 pruned by divisibility" <<<"$out" || fail "cp 
 grep -Eq "^1 +32 +2 +1 +1 +4 +4 +p2p +1 .* 28\.217 s" <<<"$out" || fail "cp search best: $out"
 grep -Eq "^2 +32 +2 +1 +1 +4 +4 +a2a +1 .* 28\.268 s" <<<"$out" || fail "cp search a2a: $out"
 grep -Eq "^8 +32 +4 +1 +1 +2 +4 +all_gather +1 .* 30\.628 s" <<<"$out" || fail "cp search all-gather: $out"
-# FlashAttention-2 on the same search (docs/job.md "Attention kernels"): the header says so, every
+# FlashAttention-2 on the same search (docs/attention.md "Attention kernels"): the header says so, every
 # layout is slower, and the best stays TP 2 x CP 4, by all-to-all: the ring's four calls a pass
 # each pay FlashAttention-2's tile overhead.
 out="$("$stepsim" search scenarios/search-long-context-32xh100.yaml --set search.layout.attention=flash2 2>/dev/null)"

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# check-against on the validation tables (docs/job.md "Validation"): one calibration per
+# check-against on the validation tables (docs/validation.md "Validation"): one calibration per
 # accelerator fitted on the rows marked fit=1, the held-out rows within the issue's bounds or
 # held at their documented misses.
 # Usage: bash tests/validation_cli.sh /path/to/stepsim   (from the source directory)
@@ -29,7 +29,7 @@ for line, r in rows("megatron_korthikanti2022.csv").items():
     assert abs(r["error"]) <= 0.10, (line, r)
 assert k["ranking"]["kept"] == k["ranking"]["pairs"], k["ranking"]
 # SC21 (Megatron-LM of early 2021, before its asynchronous TP all-reduce: overlap_tp_wgrad 0):
-# held out within 5 % mean (4.5 %); the known misses of docs/job.md, each held close so that it
+# held out within 5 % mean (4.5 %); the known misses of docs/validation.md, each held close so that it
 # cannot grow unseen: the 530B ZeRO-3 row on 640 GPUs (line 24, +10.6 %, to 11 %), every other row
 # within 10 % (the ZeRO-3 rows at DeepSpeed's 21.3 GB/s gathers, measured apart, and its regather
 # of all but a layer's last module; 76.1B +8.7 %); at most the two known pairs flip (76.1B vs
@@ -80,7 +80,7 @@ assert q["ranking"]["kept"] == q["ranking"]["pairs"] == 6, q["ranking"]
 # Megatron-LM's MoE layer benchmark on H100 (the MoE block alone): no dense H100 row being fitted,
 # its 4 BF16 fit rows fit the GEMM efficiency itself (0.594: 587 TFLOP/s; the experts' share stays
 # 1), then the blockwise FP8 GEMMs' share on one FP8 row (0.593: FP8 grouped GEMMs at 1.19x BF16). The
-# known misses of docs/job.md: held-out mean 5.4 %, the Mixtral-like DeepEP forward (line 18)
+# known misses of docs/validation.md: held-out mean 5.4 %, the Mixtral-like DeepEP forward (line 18)
 # -11.4 %, held to 12 %, the other held-out BF16 rows within 10 %, the FP8 ones within 7.5 %;
 # each figure held so that none can move unseen.
 ml = rows("megatron_moe_layer_h100.csv")
@@ -101,7 +101,7 @@ assert round(h100["fp8"], 3) == 0.885, h100
 nm = rows("nemo_llama3_h100_fp8.csv")
 assert [n for n in nm if nm[n]["fit"]] == [26], nm
 assert [round(nm[n]["predicted"]) for n in range(25, 33)] == [14229, 1602, 315, 1624, 321, 14349, 1602, 312], nm
-# Every run fits, with the FP8 GEMMs' weight copies (docs/job.md): the 8B on 8 GPUs under
+# Every run fits, with the FP8 GEMMs' weight copies (docs/precision.md): the 8B on 8 GPUs under
 # Megatron-FSDP gathers in FP8 (fp8_param_gather), its shards FP8 and beside a gathered layer only
 # its transposes (52.2 -> 50.8 GiB), Megatron-LM's (TP 1, CP 2, zero 1) every layer's (58.9 -> 71.9),
 # its 70B and 405B layouts their ranks' (62.4 -> 66.4, 55.9 -> 67.8); NeMo's 70B and 405B keep their
@@ -128,7 +128,7 @@ assert f["held_out"]["mean_abs_error"] <= 0.05 and f["held_out"]["max_abs_error"
 print("check-against bounds ok")
 PY
 
-# MosaicML's MPT rows on FSDP (docs/job.md "MPT on FSDP"), every row held out at the calibrations
+# MosaicML's MPT rows on FSDP (docs/validation.md "MPT on FSDP"), every row held out at the calibrations
 # the other tables fit: the misses held as they are, so that none moves unseen. A100: every run fits
 # in stepsim's memory model, as every one ran (PyTorch FSDP's FP32 weights without a BF16 copy, MPT
 # without dropout); 5 of the 9 within 10 % of the memory predicted 10-34 % fast, the other 35 within
@@ -157,7 +157,7 @@ assert [round(r[n]["predicted"], 1) for n in (17, 21, 60)] == [400.5, 829.1, 394
 print("MPT tables ok")
 PY
 
-# B200 (Megatron-Bridge's DGX-B200 rows, docs/job.md "FP8 on Blackwell"): the tensorwise and the
+# B200 (Megatron-Bridge's DGX-B200 rows, docs/precision.md "FP8 on Blackwell"): the tensorwise and the
 # MXFP8 shares fitted on one 8B row each (2 of 8), the 405B rows (TP 4, CP 2, PP 8 x VP 8, DP 2)
 # and the other container's held out within 5 % mean and 10 % max, ranking kept; every run fits
 # (the 405B MXFP8 run, its row-wise and column-wise copies the weights, at 139.3 of 167 GiB).
@@ -180,7 +180,7 @@ PY
 has "calibration for b200: gemm 0.700, attention 0.550, memory 0.800, fabric 0.800, network 0.800, contention 0.200, fp8 0.658, fp8_mx 0.626" \
   "$tmp/b200.txt"
 
-# Qwen3 MoE on B200 in MXFP8 beside the dense B200 rows (docs/job.md "FP8 on Blackwell"): the host
+# Qwen3 MoE on B200 in MXFP8 beside the dense B200 rows (docs/precision.md "FP8 on Blackwell"): the host
 # time each MoE pass exposes fitted on the 30B row of 25.11 (3.41 ms); the 235B on 64 GPUs within
 # 4 % (in 163.0 of 167 GiB, its weights in FP8, as it ran), 26.02's 235B on 256 GPUs
 # 18.1 % slow: held as they are. The dense rows read as alone (the MoE stage comes after theirs).
@@ -207,7 +207,7 @@ has "fp8 0.658, fp8_mx 0.626, moe_host_per_expert 213.1 us" "$tmp/b200-moe.txt"
   --efficiency 0.7,0.55,0.8,0.8,0.8,0.2,1,0.658,0,1,0.626 >"$tmp/b200-moe0.txt"
 fig "20 25.11 Qwen3-30B-A3B FP8-MX 8 GPUs 9299 tok/s 36186 +289.1% fit" "$tmp/b200-moe0.txt"
 
-# GB200 NVL72 (the same summary's DGX-GB200 rows, docs/job.md "FP8 on Blackwell"), fitted as on
+# GB200 NVL72 (the same summary's DGX-GB200 rows, docs/precision.md "FP8 on Blackwell"), fitted as on
 # B200 on the 25.11 8B rows, NVFP4 on 26.02's 70B row: the misses held as they are (held out mean
 # 7.0 %, max 14.2 %: the 405B runs on 256 GPUs read -8 to -13 %, NVFP4's among them at -10.1 %,
 # 25.09's 405B MXFP8 run on 128 +14.2 %), every run fits, the ranking kept.
@@ -235,7 +235,7 @@ fig "34 26.02 Llama-3.1-405B FP8 256 GPUs 793 tok/s 789.5 -0.4% held out" "$tmp/
 fig "25 25.11 Llama-3-8B FP8-CS 8 GPUs 31508 tok/s 33592 +6.6% fit" "$tmp/gb200-b200.txt"
 fig "26 25.11 Llama-3-8B FP8-MX 8 GPUs 29789 tok/s 32405 +8.8% fit" "$tmp/gb200-b200.txt"
 fig "31 25.09 Llama-3.1-405B FP8-MX 128 GPUs 578 tok/s 728.9 +26.1% held out" "$tmp/gb200-b200.txt"
-# Megatron-FSDP with layers' activations on the host (docs/job.md "Activations on the host"): the 70B
+# Megatron-FSDP with layers' activations on the host (docs/memory.md "Activations on the host"): the 70B
 # on 64 GB200 (40 layers) and the 405B on 128 (95) at the table's calibration, every row within 10 %;
 # with them on the host a 70B GPU needs 173.9 GiB of the 172 (it ran: 1 % over), without 306.6; the
 # 405B 105.7 and 256.7.
@@ -251,7 +251,7 @@ assert [round(100 * r[n]["error"], 1) for n in (17, 18, 19, 20)] == [-1.0, -8.4,
 assert [round(r[n]["memory_bytes"] / 2**30, 1) for n in (17, 18, 19, 20)] == [173.9] * 3 + [105.7], r
 assert f["held_out"]["max_abs_error"] <= 0.10, f["held_out"]
 PY
-# GB300 NVL72 (docs/job.md "FP8 on Blackwell"), fitted as on GB200 (the 25.11 8B rows, 26.02's 70B
+# GB300 NVL72 (docs/precision.md "FP8 on Blackwell"), fitted as on GB200 (the 25.11 8B rows, 26.02's 70B
 # NVFP4 row): every held-out row within 10 % (the mean 6.4 %, missed), the ranking kept; the 70B on
 # Megatron-FSDP with 20 layers' activations on the host fits (241.9 GiB of 268), without them not.
 "$stepsim" check-against validation/nemo_llama3_gb300_fp8.csv --json >"$tmp/gb300.json"
@@ -267,7 +267,7 @@ assert [round(r[n]["memory_bytes"] / 2**30, 1) for n in (22, 24)] == [241.9, 241
 assert all(x["memory_bytes"] <= x["usable_bytes"] for x in r.values()), r
 PY
 # DeepSeek-V3 in MXFP8 on 256 B200, GB200 and GB300 and Qwen3 MoE on GB200, GB300 and H100
-# (docs/job.md "DeepSeek-V3 on Blackwell", "Qwen3 MoE on GB200, GB300 and H100"), at each
+# (docs/precision.md "DeepSeek-V3 on Blackwell", "Qwen3 MoE on GB200, GB300 and H100"), at each
 # accelerator's one calibration (every table together): the MoE host time per local expert fitted
 # on each Blackwell's Qwen3-30B row. The misses held as they are: B200's DeepSeek-V3 (32 experts a
 # GPU) -8.5 to -23.3 %, the H100 rows +14 to +44 % (the 235B EP-bound); the Blackwell 235B within 7 %.
@@ -331,7 +331,7 @@ assert checked == 18, checked
 print("README fidelity ok")
 PY
 
-# Calibrated on every third row of its own table (docs/job.md "MPT on FSDP"), the H100 section of
+# Calibrated on every third row of its own table (docs/validation.md "MPT on FSDP"), the H100 section of
 # 2023 comes within 4.3 % on the others; the A100 section does not (its rows at the edge of memory).
 for gpu in h100 a100; do
   awk -F, -v OFS=, '/^src,/ {for (i = 1; i <= NF; i++) if ($i == "fit") f = i} /^MPT,/ && (n++ % 3 == 0) {$f = 1} 1' \
@@ -691,7 +691,7 @@ sed "s|file: hardware/a100-calibrated.yaml|file: $tmp/hw.yaml|; s|file: models/|
 "$stepsim" run "$tmp/gpt3-own.yaml" >"$tmp/own.txt"
 has "step time" "$tmp/own.txt"
 
-# 3. --export: rows as a job_step scenario (docs/job.md "A row as a scenario"). The file the docs
+# 3. --export: rows as a job_step scenario (docs/validation.md "A row as a scenario"). The file the docs
 # show is the one written; `run` gives the base row's step, `compare` each row's, to the figure
 # the header states; a row that does not fit is allowed to (Llama 3 405B at 8K).
 mkdir -p "$tmp/doc/out" && ln -s "$PWD/validation" "$tmp/doc/validation"
@@ -700,8 +700,8 @@ stepsim_abs="$(cd "$(dirname "$stepsim")" && pwd)/$(basename "$stepsim")"
   validation/megascale_megatron.csv --export out/sc21-76b-146b.yaml --rows megatron_sc21:16,megatron_sc21:17 \
   >/dev/null 2>&1)
 diff <(awk '/^`out\/sc21-76b-146b.yaml`:$/ { on = 1; next } on && /^```yaml$/ { inside = 1; next }
-            inside && /^```$/ { exit } inside { print }' docs/job.md) "$tmp/doc/out/sc21-76b-146b.yaml" ||
-  fail "docs/job.md's exported rows are not what check-against --export writes"
+            inside && /^```$/ { exit } inside { print }' docs/validation.md) "$tmp/doc/out/sc21-76b-146b.yaml" ||
+  fail "docs/validation.md's exported rows are not what check-against --export writes"
 has "a step of 14.775 s$" "$tmp/doc/out/sc21-76b-146b.yaml"
 has "a step of 24.272 s (a row the calibration is fitted on)$" "$tmp/doc/out/sc21-76b-146b.yaml"
 "$stepsim" run "$tmp/doc/out/sc21-76b-146b.yaml" >"$tmp/row16.txt"

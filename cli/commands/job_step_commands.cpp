@@ -93,7 +93,7 @@ RowPrediction predict_row(const MeasuredRun& row, const Efficiency& e) {
 }
 
 // The work of a check-against or calibrate run, bounded before anything is simulated
-// (docs/job.md, "Limits of check-against and calibrate"). Each row is a simulation of its step,
+// (docs/calibration.md, "Limits of check-against and calibrate"). Each row is a simulation of its step,
 // bounded on its own (its gbs within --max-ops), and a fit simulates each of its rows again for
 // every parameter and damping try of up to 12 iterations: nothing bounded the sum (10,000 heavy
 // rows took 45 minutes). Measured on one core: a simulation runs 8 to 19 million ops of its bound

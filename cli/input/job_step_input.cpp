@@ -211,7 +211,7 @@ static void read_efficiency(const Reader& e, Efficiency& eff) {
   if (e.has("moe_host"))
     e.fail("moe_host",
            "is now moe_host_per_expert: the host time a pass for each expert a GPU holds (a pass of 849us at "
-           "16 experts a GPU is 53us each; docs/job.md \"The MoE passes' host time\")");
+           "16 experts a GPU is 53us each; docs/calibration.md \"The MoE passes' host time\")");
   if (auto v = e.opt_duration("moe_host_per_expert")) {
     if (*v > kSecond)
       e.fail("moe_host_per_expert", fmt::format("{} s per MoE pass and expert is more than a second", to_s(*v)));

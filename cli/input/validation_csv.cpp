@@ -298,7 +298,7 @@ JobLayout read_layout(const RowCells& row, const std::string& file, int n) {
   return l;
 }
 
-// Every column a row is read from (docs/job.md, "Columns of a measured-runs CSV"): a header that
+// Every column a row is read from (docs/validation.md, "Columns of a measured-runs CSV"): a header that
 // names another is refused, so that a misspelt column does not leave its setting at the default.
 const std::vector<std::string>& known_columns() {
   // clang-format off

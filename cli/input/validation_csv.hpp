@@ -1,6 +1,6 @@
 #pragma once
 // Published (or a user's own) measured runs as CSV, one measurement per row with the layout that
-// produced it (validation/*.csv; columns in docs/job.md). Lines starting with '#' are comments; a
+// produced it (validation/*.csv; columns in docs/validation.md). Lines starting with '#' are comments; a
 // quoted cell may span lines (schedules/pipeline/csv_records.hpp), its row's line the first.
 #include <string>
 #include <vector>

@@ -110,7 +110,7 @@ std::string uncalibrated_line(const ClusterSpec& c) {
   const ClusterSpec* preset = find_cluster_preset(c.accelerator.name);
   if (!preset || !(preset->accelerator.efficiency == c.accelerator.efficiency)) return "";
   return fmt::format(
-      "efficiencies: the {} preset's, not calibrated (stepsim calibrate fits them to measured runs; docs/job.md)\n",
+      "efficiencies: the {} preset's, not calibrated (stepsim calibrate fits them to measured runs; docs/calibration.md)\n",
       c.accelerator.name);
 }
 
@@ -519,7 +519,7 @@ CaptionedTable job_step_reshard_table(const JobStepRun& run) {
 }
 
 // The share of the BF16 peak the softmax attention layer's kernel runs at in a pass: the
-// `attention` efficiency x the kernel's speed at the head dimension x its tile share (docs/job.md
+// `attention` efficiency x the kernel's speed at the head dimension x its tile share (docs/attention.md
 // "Attention kernels").
 double attention_peak_share(const JobStepRun& run, AttentionPass p) {
   const AcceleratorSpec& a = run.spec.cluster.accelerator;

@@ -79,7 +79,7 @@ std::string presets_text() {
       hosts.render() + "\n";
   out +=
       "attention: flash runs each architecture's own fused kernel at its efficiency (cuDNN's on Hopper and "
-      "Blackwell, FlashAttention-2 on Ampere and Ada); flash2 and flash3 name one (docs/job.md)\n";
+      "Blackwell, FlashAttention-2 on Ampere and Ada); flash2 and flash3 name one (docs/attention.md)\n";
   if (same_efficiency)
     out += fmt::format("efficiencies, every preset's (uncalibrated): {}\n",
                        efficiency_text(presets.front().accelerator.efficiency));

@@ -1,4 +1,4 @@
-// Named attention kernels (layout attention: flash2, flash3; docs/job.md "Attention kernels"): their
+// Named attention kernels (layout attention: flash2, flash3; docs/attention.md "Attention kernels"): their
 // speed against the accelerator's own fused kernel, where they run, and what they leave alone.
 #include <catch2/catch.hpp>
 

@@ -1,4 +1,4 @@
-// Activations on the host (layout offload_activations; docs/job.md "Activations on the host"):
+// Activations on the host (layout offload_activations; docs/memory.md "Activations on the host"):
 // Megatron-Core's CPU offloading of the first N layers' activations, through the job step.
 #include <catch2/catch.hpp>
 

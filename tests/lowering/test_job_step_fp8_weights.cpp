@@ -1,4 +1,4 @@
-// The FP8 GEMMs' weights (docs/job.md "The FP8 GEMMs' weight copies", "FP8 parameters"): the FP8
+// The FP8 GEMMs' weights (docs/precision.md "The FP8 GEMMs' weight copies", "FP8 parameters"): the FP8
 // copies Transformer Engine keeps beside the weights, by recipe and architecture; and FP8
 // parameters (layout fp8_param_gather; Megatron-Core's --fp8-param-gather, NeMo's FP8 precision
 // plugins), where those copies are the weights, with no BF16 beside them, gathered in FP8.

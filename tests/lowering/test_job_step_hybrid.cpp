@@ -1,4 +1,4 @@
-// Hybrid models (docs/job.md "Linear attention"): Gated DeltaNet layers beside softmax attention
+// Hybrid models (docs/attention.md "Linear attention"): Gated DeltaNet layers beside softmax attention
 // with an output gate, as Qwen3-Next-80B-A3B has them: their GEMMs, parameters, the delta rule's
 // FLOPs and bytes, memory-bound kernels, activations, CP all-to-all, how a chunk sums the two
 // kinds, the step's FLOPs, and the layouts refused.

@@ -1,4 +1,4 @@
-// Mamba-2 hybrids (docs/job.md "Mamba-2 hybrids"): Megatron-Core's hybrid layer pattern, each layer
+// Mamba-2 hybrids (docs/attention.md "Mamba-2 hybrids"): Megatron-Core's hybrid layer pattern, each layer
 // one block (Mamba-2 mixer, attention, MLP, MoE), as Nemotron-H-56B has them: the kinds a pattern
 // gives, the mixer's GEMMs, parameters, the SSD scan's FLOPs and bytes, memory-bound kernels,
 // activations, CP all-to-all, how a chunk sums the kinds, the step's FLOPs, and the refusals.

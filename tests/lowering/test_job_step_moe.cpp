@@ -1,4 +1,4 @@
-// Mixture-of-experts jobs (docs/job.md "Mixture of experts"): expert state and gradients by
+// Mixture-of-experts jobs (docs/experts.md): expert state and gradients by
 // the ranks that hold them, the token exchange, the MoE block alone, host time, routing, shared
 // experts, dense first layers, token permutes, and expert TP folded below tp.
 #include <catch2/catch.hpp>
@@ -431,7 +431,7 @@ TEST_CASE("expert routing: the busiest rank's rows in time, memory and hardware 
   even.model.routing = {};
   spread.layout.expert_placement = ExpertPlacement::RoundRobin;
   capped.model.capacity_factor = 1.25;
-  // The step (docs/job.md "Expert routing"): 10.098 s balanced, 12.883 s with the hot experts
+  // The step (docs/experts.md "Expert routing"): 10.098 s balanced, 12.883 s with the hot experts
   // on half the ranks, the balanced step exactly when round-robin spreads them.
   const Time t_even = run_job_step(even).result.step_time, t_hot = run_job_step(hot).result.step_time;
   CHECK(t_even == 10'098'359'084);

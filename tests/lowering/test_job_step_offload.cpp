@@ -1,4 +1,4 @@
-// The optimizer on the host (layout offload_optimizer; docs/job.md "The optimizer on the host"):
+// The optimizer on the host (layout offload_optimizer; docs/memory.md "The optimizer on the host"):
 // its state leaves the GPU for the host's memory, its step becomes copies over the GPU's host link
 // and Adam in host memory shared by the node's GPUs, and the book's rule (figures 10-14/10-15)
 // decides where a BF16 gradient becomes FP32.

@@ -1,4 +1,4 @@
-// ZeRO-3 and HSDP jobs (docs/job.md "ZeRO-3 / FSDP", "HSDP"): a recomputed layer's regather,
+// ZeRO-3 and HSDP jobs (docs/job.md "ZeRO-3 / FSDP", docs/memory.md "HSDP"): a recomputed layer's regather,
 // weights kept gathered, shards inside replicas and their all-reduce across them.
 #include <catch2/catch.hpp>
 

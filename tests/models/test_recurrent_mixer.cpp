@@ -1,6 +1,6 @@
 // The recurrent mixers' own figures (models/recurrent_mixer.hpp), per token, worked by hand from
 // the kernel counts in recurrent_mixer.cpp at the widths of the models that ship: Nemotron-H-56B's
-// Mamba-2 layer (docs/job.md "Mamba-2 hybrids": 37,120 projected columns, the scan's 2,298 bytes
+// Mamba-2 layer (docs/attention.md "Mamba-2 hybrids": 37,120 projected columns, the scan's 2,298 bytes
 // forward and 7,440 backward a token and head) and Qwen3-Next-80B-A3B's Gated DeltaNet layer.
 #include <catch2/catch.hpp>
 
