@@ -7,7 +7,6 @@
 
 #include "cli/commands/commands.hpp"
 #include "cli/commands/diagnostics.hpp"
-#include "cli/commands/job_step_commands.hpp"
 #include "cli/commands/search_commands.hpp"
 #include "cli/input/budget.hpp"
 #include "cli/input/input.hpp"

@@ -24,6 +24,10 @@ void add_validate_command(CLI::App& app);
 void add_bench_command(CLI::App& app);
 void add_job_command(CLI::App& app);
 void add_plan_command(CLI::App& app);
+// `stepsim check-against CSV...` and `stepsim calibrate CSV... -o HW.yaml` over measured runs
+// (cmd_check_against.cpp, cmd_calibrate.cpp; docs/calibration.md, docs/validation.md).
+void add_check_against_command(CLI::App& app);
+void add_calibrate_command(CLI::App& app);
 // `stepsim presets [--json]`: the accelerator presets and their figures (cmd_presets.cpp).
 void add_presets_command(CLI::App& app);
 // `stepsim help [COMMAND]`: the overview, or a command's options (cmd_help.cpp).

@@ -4,7 +4,6 @@
 
 #include <fmt/format.h>
 
-#include "cli/commands/job_step_commands.hpp"
 #include "cli/commands/diagnostics.hpp"
 #include "cli/commands/scenario_kinds.hpp"
 #include "cli/input/job_step_input.hpp"
