@@ -202,7 +202,7 @@ enum class Zero3Fetch : std::uint8_t {
   Layer,
   // Each module's weights before the module runs, released after (DeepSpeed's ZeRO-3 hooks): a
   // recomputed layer's rerun forward fetches them again, all but its last module's, which its
-  // coordinator's reuse distance keeps for the backward that follows at once (job_step.cpp).
+  // coordinator's reuse distance keeps for the backward that follows at once (schedules/lowering/job/job_emission.cpp).
   Module,
 };
 const char* zero3_fetch_name(Zero3Fetch f);

@@ -64,6 +64,12 @@ inline Time time_from_ns(double ns, std::string_view what) {
   return *v;
 }
 
+// A duration computed in seconds, rounded up to the next nanosecond (a cost is never shortened to
+// zero by rounding); 0 for none or less. Not finite or past the limit: TimeOverflowError naming `what`.
+inline Time time_from_seconds_up(double seconds, std::string_view what) {
+  return seconds <= 0 ? 0 : time_from_ns(std::ceil(seconds * 1e9), what);
+}
+
 // The largest byte count a model computes: 2^60 bytes (1 EiB), a million times any accelerator's
 // memory, so that a handful of such counts still add up inside int64.
 inline constexpr Bytes kMaxBytes = Bytes{1} << 60;

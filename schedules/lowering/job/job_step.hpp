@@ -20,6 +20,7 @@
 #include "models/layer_costs.hpp"
 #include "schedules/lowering/data_parallel/data_parallel.hpp"
 #include "schedules/lowering/pipeline/pipeline_spec.hpp"
+#include "sim/checked.hpp"
 
 namespace stepsim {
 
@@ -64,6 +65,11 @@ struct JobCommPlan {
   GroupPaths paths;
 };
 JobCommPlan plan_job_comm(const JobStepSpec& spec);
+
+// A cost in seconds as a phase of the step in simulated time: rounded up to the next nanosecond (a
+// cost is never shortened to zero by rounding), 0 for none; past the time limit, TimeOverflowError
+// naming "a step's phase".
+inline Time phase_ns(double seconds) { return time_from_seconds_up(seconds, "a step's phase"); }
 
 struct CriticalShare {
   std::string what;

@@ -35,8 +35,6 @@ const char* search_rank_name(SearchRank r) {
 
 namespace {
 
-Time ns(double seconds) { return seconds <= 0 ? 0 : time_from_ns(std::ceil(seconds * 1e9), "a step's phase"); }
-
 // Candidates simulated between two updates of the bound threshold (fixed, so that the set of
 // simulated layouts does not depend on the thread count).
 constexpr std::size_t kBatch = 16;
@@ -71,9 +69,9 @@ Time compute_bound(const JobStepSpec& s) {
     for (int k : held) {
       const auto& ch = chunks[static_cast<std::size_t>(k)];
       const PassSeconds input = split ? ch.backward_input + ch.deferred_weight_grad : ch.backward_input;
-      per_micro += ns(ch.forward.compute()) + ns(input.compute()) + ns(ch.backward_weight.compute());
+      per_micro += phase_ns(ch.forward.compute()) + phase_ns(input.compute()) + phase_ns(ch.backward_weight.compute());
     }
-    const Time opt = ns(optimizer_seconds(l, s.cluster, held_parameters(held, chunks)));
+    const Time opt = phase_ns(optimizer_seconds(l, s.cluster, held_parameters(held, chunks)));
     // DualPipe holds each stage twice and runs half of the micro-batches through each copy.
     best = std::max(best, per_micro * m / l.stage_copies() + opt);
   }
