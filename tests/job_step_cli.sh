@@ -924,7 +924,7 @@ refused "search.layout.offload_fraction: auto (the smallest share that fits) is 
 # ... unless the host cannot hold the shards either.
 run "$stepsim" run scenarios/job-offload-8x4090.yaml --set job_step.allow_oom=false \
   --set job_step.layout.offload_optimizer=false --set job_step.hardware.node.host_memory=64GiB
-refused "no single change of recompute, zero, micro_batch, pp or offload_optimizer fits"
+refused "no single change of recompute, zero, micro_batch, pp, offload_optimizer or offload_activations fits"
 # Activations on the host (docs/memory.md "Activations on the host"): Llama-3-8B at 32K tokens on 8
 # H100 fits with the first 22 layers' activations on the host, the fewest that fit.
 "$stepsim" compare scenarios/job-offload-activations-8xh100.yaml >"$tmp/act.txt"
@@ -961,6 +961,16 @@ python3 -c 'import json,sys; assert "host_activations" not in json.load(open(sys
   fail "host_activations without offload"
 layout_key "$tmp/fsdp.json" offload_activations absent
 # Refused where Megatron-Core refuses it, at or past the model's layers, over the host's memory.
+# Too few layers on the host: the fewest that fit offered first (recompute would need none there);
+# on the GPU alone, recompute comes first, as a user would try it.
+run "$stepsim" run scenarios/job-offload-activations-8xh100.yaml --set job_step.layout.offload_activations=8
+refused "job_step.layout: needs 102.6 GiB per GPU (weights 7.5, gradients 15.0, optimizer 11.2, activations 53.2, buffers 15.7) but h100-sxm has 74.5 GiB usable; would fit: offload_activations: 22 (72.8 GiB)"
+run "$stepsim" run scenarios/job-offload-activations-8xh100.yaml --set job_step.layout.offload_activations=0
+refused "would fit: recompute: full, recompute_layers: 23 (73.6 GiB)"
+# ... unless the hosts cannot hold 22 layers' (374.0 GiB a node).
+run "$stepsim" run scenarios/job-offload-activations-8xh100.yaml --set job_step.layout.offload_activations=8 \
+  --set job_step.hardware.node.host_memory=256GiB
+refused "no single change of recompute, zero, micro_batch, pp, offload_optimizer or offload_activations fits"
 run "$stepsim" run scenarios/job-offload-activations-8xh100.yaml --set job_step.layout.offload_activations=32
 refused "job_step.layout.offload_activations: 32 of the 32 layers: the last layer's activations stay on the GPU"
 run "$stepsim" run scenarios/job-offload-activations-8xh100.yaml --set job_step.layout.pp=2

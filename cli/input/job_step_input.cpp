@@ -498,6 +498,35 @@ void try_offload(const JobStepSpec& spec, JobLayout l, TryLayout& try_layout) {
                     ? fmt::format("offload_optimizer: true, offload_fraction: {:g}", l.offload_fraction)
                     : std::string("offload_optimizer: true"));
 }
+
+// A pipeline 2, 4 or 8 times deeper over as many fewer data-parallel ranks, offered through
+// `try_layout` (the shallowest that fits).
+template <class TryLayout>
+void try_deeper_pipeline(const JobStepSpec& spec, const JobLayout& base, TryLayout& try_layout) {
+  for (int f = 2; f <= 8 && base.pp * f <= spec.model.shape.layers; f *= 2) {
+    JobLayout l = base;
+    l.pp *= f;
+    if (l.dp % f != 0) break;
+    l.dp /= f;
+    try_layout(l, fmt::format("pp: {}, dp: {}", l.pp, l.dp));
+  }
+}
+
+// More layers' activations on the host (offload_activations, pp 1 without recompute): the fewest
+// that fit the GPU, where the hosts hold them, offered through `try_layout`.
+template <class TryLayout>
+void try_offload_activations(const JobStepSpec& spec, JobLayout l, TryLayout& try_layout) {
+  if (l.pp != 1 || l.recompute != JobRecompute::None) return;
+  const int n = fewest_offloaded_layers(spec.model, l, spec.cluster, 0);
+  if (n <= l.offload_activations) return;
+  l.offload_activations = n;
+  l.fewest_offloaded = false;
+  if (check_layout(spec.model, l, 0) ||
+      host_memory_per_node(job_memory_by_rank(spec.model, l, chunk_costs(spec.model, l, spec.cluster)), spec.cluster,
+                           l.ranks()) > spec.cluster.node.host_memory)
+    return;
+  try_layout(l, fmt::format("offload_activations: {}", n));
+}
 }  // namespace
 
 std::string memory_refusal(const JobStepSpec& spec, const JobMemory& mem, const std::string& where) {
@@ -515,6 +544,8 @@ std::string memory_refusal(const JobStepSpec& spec, const JobMemory& mem, const 
     return n <= cap;
   };
   const JobLayout& base = spec.layout;
+  // Activations already on the host: more layers' first (recompute would take them back).
+  if (base.offload_activations > 0) try_offload_activations(spec, base, try_layout);
   // HSDP: fewer replicas, each sharding over more ranks (the most replicas that fit).
   for (int r = base.dp_replicate - 1; r >= 1; --r)
     if (base.dp % r == 0) {
@@ -558,24 +589,20 @@ std::string memory_refusal(const JobStepSpec& spec, const JobMemory& mem, const 
     try_layout(l, "zero: 3");
   }
   if (!base.offload_optimizer || base.offload_fraction < 1) try_offload(spec, base, try_layout);
+  if (base.offload_activations == 0) try_offload_activations(spec, base, try_layout);
   if (base.micro_batch > 1) {
     JobLayout l = base;
     l.micro_batch = 1;
     try_layout(l, "micro_batch: 1");
   }
-  for (int f = 2; f <= 8 && base.pp * f <= spec.model.shape.layers; f *= 2) {
-    JobLayout l = base;
-    l.pp *= f;
-    if (l.dp % f != 0) break;
-    l.dp /= f;
-    try_layout(l, fmt::format("pp: {}, dp: {}", l.pp, l.dp));
-  }
+  try_deeper_pipeline(spec, base, try_layout);
   return fmt::format(
       "needs {:.1f} GiB per GPU{} ({}) but {} has {:.1f} GiB usable; {} (or set allow_oom: true to "
       "report it)",
       gib(mem.total()), where, memory_parts(mem), spec.cluster.accelerator.name, gib(cap),
-      fits.empty() ? "no single change of recompute, zero, micro_batch, pp or offload_optimizer fits"
-                   : "would fit: " + fits);
+      fits.empty()
+          ? "no single change of recompute, zero, micro_batch, pp, offload_optimizer or offload_activations fits"
+          : "would fit: " + fits);
 }
 
 void check_job_step(const Reader& r, const JobStepSpec& spec, std::int64_t gpus, bool allow_oom) {
