@@ -74,6 +74,51 @@ struct Efficiency {
   bool operator==(const Efficiency&) const = default;
 };
 
+// Each efficiency by its name, in the order --efficiency takes them (the six dense ones, then the
+// others as they came), and what it is: a fraction of a peak (at least kMinEfficiency, at most 1;
+// the shares default to 1), a share of time lost (contention: 0 allowed) or a time in seconds (the
+// MoE host time: 0 by default). Reports list the fractions and shares in this order and the time
+// last. One table for the scenario keys, --efficiency, the calibration's line and hardware file.
+enum class EfficiencyKind : std::uint8_t { Fraction, TimeShare, Seconds };
+struct EfficiencyField {
+  const char* name;
+  double Efficiency::*field;
+  EfficiencyKind kind = EfficiencyKind::Fraction;
+};
+inline constexpr EfficiencyField kEfficiencyFields[] = {
+    {"gemm", &Efficiency::gemm},
+    {"attention", &Efficiency::attention},
+    {"memory", &Efficiency::memory},
+    {"fabric", &Efficiency::fabric},
+    {"network", &Efficiency::network},
+    {"contention", &Efficiency::contention, EfficiencyKind::TimeShare},
+    {"experts", &Efficiency::experts},
+    {"fp8", &Efficiency::fp8},
+    {"moe_host_per_expert", &Efficiency::moe_host_per_expert, EfficiencyKind::Seconds},
+    {"fp8_blockwise", &Efficiency::fp8_blockwise},
+    {"fp8_mx", &Efficiency::fp8_mx},
+    {"fp4", &Efficiency::fp4}};
+inline constexpr std::size_t kDenseEfficiencies = 6;  // the first six: gemm to contention
+// Every efficiency in the order reports and the scenario's keys list them: the fractions and
+// shares in the table's order, the time last.
+inline std::vector<EfficiencyField> efficiency_fields_in_report_order() {
+  std::vector<EfficiencyField> out;
+  for (const bool seconds : {false, true})
+    for (const EfficiencyField& f : kEfficiencyFields)
+      if ((f.kind == EfficiencyKind::Seconds) == seconds) out.push_back(f);
+  return out;
+}
+// What a report shows of `e`, in that order: the six dense efficiencies, then each share not at
+// its default (1), then the MoE host time where it is not 0.
+inline std::vector<EfficiencyField> shown_efficiencies(const Efficiency& e) {
+  const Efficiency defaults;
+  std::vector<EfficiencyField> shown;
+  const std::vector<EfficiencyField> all = efficiency_fields_in_report_order();  // the dense six first
+  for (std::size_t i = 0; i < all.size(); ++i)
+    if (i < kDenseEfficiencies || e.*all[i].field != defaults.*all[i].field) shown.push_back(all[i]);
+  return shown;
+}
+
 // How the GPU runs a GEMM, for tile and wave quantization (models/layer_costs.hpp,
 // gemm_wave_efficiency): its SMs (streaming multiprocessors), each computing one tile_m x tile_n
 // tile of the output at a time. sms 0: not modelled (every GEMM at peak x efficiency.gemm).

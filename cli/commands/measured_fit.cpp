@@ -21,18 +21,9 @@ namespace stepsim::cli {
 
 namespace {
 
-// The efficiency parameters in --efficiency's and the fit vector's order: the six dense ones, then
-// those each fitted only where its rows are (the routed experts' and the tensorwise FP8 GEMMs'
-// shares of the GEMM efficiency, the MoE passes' host time per local expert in seconds, the
-// blockwise, MXFP8 and NVFP4 GEMMs' shares: last, as they came last), with their names.
-constexpr double Efficiency::*kEffFields[] = {
-    &Efficiency::gemm,          &Efficiency::attention, &Efficiency::memory,
-    &Efficiency::fabric,        &Efficiency::network,   &Efficiency::contention,
-    &Efficiency::experts,       &Efficiency::fp8,       &Efficiency::moe_host_per_expert,
-    &Efficiency::fp8_blockwise, &Efficiency::fp8_mx,    &Efficiency::fp4};
-const char* kEffNames[] = {"gemm", "attention",           "memory",        "fabric", "network", "contention", "experts",
-                           "fp8",  "moe_host_per_expert", "fp8_blockwise", "fp8_mx", "fp4"};
-static_assert(std::size(kEffFields) == std::size(kEffNames));
+// The efficiency parameters in --efficiency's and the fit vector's order.
+constexpr std::size_t kEffCount = std::size(kEfficiencyFields);
+double Efficiency::*eff_field(std::size_t i) { return kEfficiencyFields[i].field; }
 
 // The work of a check-against or calibrate run, bounded before anything is simulated
 // (docs/calibration.md, "Limits of check-against and calibrate"). Each row is a simulation of its step,
@@ -102,23 +93,23 @@ double Efficiency::*moe_block_parameter(bool dense_fitted) {
 
 }  // namespace
 
-const char* efficiency_name(std::size_t i) { return kEffNames[i]; }
+const char* efficiency_name(std::size_t i) { return kEfficiencyFields[i].name; }
 
 std::vector<double> eff_vector(const Efficiency& e, int extra) {
   std::vector<double> v;
-  for (std::size_t i = 0; i < 6 + static_cast<std::size_t>(extra); ++i) v.push_back(e.*kEffFields[i]);
+  for (std::size_t i = 0; i < kDenseEfficiencies + static_cast<std::size_t>(extra); ++i) v.push_back(e.*eff_field(i));
   return v;
 }
 int extra_shown(const Efficiency& e) {
   const Efficiency defaults;
   int shown = 0;
-  for (std::size_t i = 6; i < std::size(kEffFields); ++i)
-    if (e.*kEffFields[i] != defaults.*kEffFields[i]) shown = static_cast<int>(i) - 5;
+  for (std::size_t i = kDenseEfficiencies; i < kEffCount; ++i)
+    if (e.*eff_field(i) != defaults.*eff_field(i)) shown = static_cast<int>(i - kDenseEfficiencies) + 1;
   return shown;
 }
 Efficiency eff_of(const std::vector<double>& v) {
   Efficiency e;
-  for (std::size_t i = 0; i < v.size(); ++i) e.*kEffFields[i] = v[i];
+  for (std::size_t i = 0; i < v.size(); ++i) e.*eff_field(i) = v[i];
   return e;
 }
 
@@ -192,14 +183,14 @@ DenseFit parse_dense_fit(const std::vector<std::string>& names) {
   if (names.empty()) return d;
   d.fitted.clear();
   for (const auto& name : names) {
-    const auto* at =
-        std::find_if(std::begin(kEffNames), std::begin(kEffNames) + 6, [&name](const char* n) { return name == n; });
-    if (at == std::begin(kEffNames) + 6)
+    const auto* at = std::find_if(std::begin(kEfficiencyFields), std::begin(kEfficiencyFields) + kDenseEfficiencies,
+                                  [&name](const EfficiencyField& f) { return name == f.name; });
+    if (at == std::begin(kEfficiencyFields) + kDenseEfficiencies)
       throw InputError("--fit", 0, "",
                        fmt::format("'{}' is not one of the six dense efficiencies (gemm, attention, memory, fabric, "
                                    "network, contention)",
                                    name));
-    const int i = static_cast<int>(at - std::begin(kEffNames));
+    const int i = static_cast<int>(at - std::begin(kEfficiencyFields));
     if (std::find(d.fitted.begin(), d.fitted.end(), i) != d.fitted.end())
       throw InputError("--fit", 0, "", fmt::format("'{}' named twice", name));
     d.fitted.push_back(i);
@@ -248,11 +239,11 @@ std::string undetermined(const std::vector<MeasuredRun>& rows, const DenseFit& d
   if (dense_rows == 0) return "";
   std::vector<std::string> odd;
   for (const int i : d.fitted) {
-    const double from = preset.*kEffFields[i], to = fitted.*kEffFields[i];
+    const double from = preset.*eff_field(i), to = fitted.*eff_field(i);
     const bool at_bound = to <= 0.05 * 1.001 || to >= 0.999;
     const bool far = from > 0 && (to > 2 * from || to < from / 2);
     if (at_bound || far)
-      odd.push_back(fmt::format("{} {:.3f} -> {:.3f}{}", kEffNames[i], from, to, at_bound ? " (its bound)" : ""));
+      odd.push_back(fmt::format("{} {:.3f} -> {:.3f}{}", efficiency_name(i), from, to, at_bound ? " (its bound)" : ""));
   }
   if (odd.empty()) return "";
   const bool few = dense_rows < d.fitted.size();
@@ -312,7 +303,7 @@ std::map<std::string, FitResult> fit_per_accelerator(const std::vector<MeasuredR
                       e.moe_host_per_expert > 0 ? e.moe_host_per_expert : 1e-4, 1e-7, 0.1, progress, jobs);
     // One result: the efficiencies, each row's residual in the order given, the rms over all.
     FitResult all;
-    all.params = eff_vector(e, static_cast<int>(std::size(kEffFields)) - 6);
+    all.params = eff_vector(e, static_cast<int>(kEffCount - kDenseEfficiencies));
     std::map<const MeasuredRun*, double> residual;
     for (int s = 0; s < kFitStages; ++s) {
       all.iterations += fits[s].iterations;
@@ -330,19 +321,15 @@ std::map<std::string, FitResult> fit_per_accelerator(const std::vector<MeasuredR
 }
 
 std::string eff_text(const Efficiency& e) {
-  return fmt::format(
-      "gemm {:.3f}, attention {:.3f}, memory {:.3f}, fabric {:.3f}, network {:.3f}, contention {:.3f}{}{}{}{}{}{}",
-      e.gemm, e.attention, e.memory, e.fabric, e.network, e.contention,
-      e.experts != 1.0 ? fmt::format(", experts {:.3f}", e.experts) : "",
-      e.fp8 != 1.0 ? fmt::format(", fp8 {:.3f}", e.fp8) : "",
-      e.fp8_blockwise != 1.0 ? fmt::format(", fp8_blockwise {:.3f}", e.fp8_blockwise) : "",
-      e.fp8_mx != 1.0 ? fmt::format(", fp8_mx {:.3f}", e.fp8_mx) : "",
-      e.fp4 != 1.0 ? fmt::format(", fp4 {:.3f}", e.fp4) : "",
-      e.moe_host_per_expert != 0 ? fmt::format(", moe_host_per_expert {:.1f} us", e.moe_host_per_expert * 1e6) : "");
+  std::string text;
+  for (const EfficiencyField& f : shown_efficiencies(e)) {
+    const double v = e.*f.field;
+    text += fmt::format("{}{} ", text.empty() ? "" : ", ", f.name) +
+            (f.kind == EfficiencyKind::Seconds ? fmt::format("{:.1f} us", v * 1e6) : fmt::format("{:.3f}", v));
+  }
+  return text;
 }
 
-// the tensorwise FP8 GEMMs' share, nine with the MoE passes' host time per local expert in
-// seconds, ten with the blockwise FP8 GEMMs' share, eleven with the MXFP8 GEMMs'.
 Efficiency parse_efficiencies(const std::string& text) {
   std::vector<double> v;
   std::string cur;
@@ -358,7 +345,7 @@ Efficiency parse_efficiencies(const std::string& text) {
     } else
       cur += ch;
   }
-  if (v.size() < 6 || v.size() > std::size(kEffFields))
+  if (v.size() < kDenseEfficiencies || v.size() > kEffCount)
     throw InputError("--efficiency", 0, "",
                      "expected six to twelve numbers: gemm,attention,memory,fabric,network,"
                      "contention[,experts[,fp8[,moe_host_per_expert seconds[,fp8_blockwise[,fp8_mx[,fp4]]]]]]");
@@ -366,11 +353,11 @@ Efficiency parse_efficiencies(const std::string& text) {
     // contention: a share of time lost; moe_host_per_expert: seconds up to one; 0 allowed for
     // both. An efficiency under 0.01 is no accelerator, and 1e-300 made every step past the time
     // limit.
-    const bool share = i == 5 || i == 8;
+    const bool share = kEfficiencyFields[i].kind != EfficiencyKind::Fraction;
     const double least = share ? 0.0 : kMinEfficiency;
     if (!(v[i] >= least) || !(v[i] <= 1))
       throw InputError("--efficiency", 0, "",
-                       fmt::format("{} {} is not a fraction in [{}, 1]", kEffNames[i], v[i], least));
+                       fmt::format("{} {} is not a fraction in [{}, 1]", efficiency_name(i), v[i], least));
   }
   return eff_of(v);
 }

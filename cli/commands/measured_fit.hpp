@@ -20,10 +20,10 @@
 
 namespace stepsim::cli {
 
-// The efficiency parameters in --efficiency's and the fit vector's order (the six dense ones, then
-// those fitted only where their rows are), by index: the name, and the six dense ones and `extra`
-// of the others as a vector; how many of those others to show (up to the last not at its default);
-// a vector's values as efficiencies, the parameters past its end at their defaults.
+// The efficiency parameters in --efficiency's and the fit vector's order (kEfficiencyFields: the
+// six dense ones, then those fitted only where their rows are), by index: the name, and the six
+// dense ones and `extra` of the others as a vector; how many of those others to show (up to the
+// last not at its default); a vector's values as efficiencies, those past its end at their defaults.
 const char* efficiency_name(std::size_t i);
 std::vector<double> eff_vector(const Efficiency& e, int extra);
 int extra_shown(const Efficiency& e);
@@ -88,8 +88,8 @@ FitStage fit_stage(const MeasuredRun& r);
 const char* fit_stage_name(FitStage s, bool dense_fitted);
 
 // Which of the six dense efficiencies a fit moves (--fit; all six unless named), as indices in
-// efficiency_name's order. A user's two or three runs cannot determine six parameters: naming the one or two the
-// runs vary (gemm, network) keeps the others at the preset's values.
+// efficiency_name's order. A user's two or three runs cannot determine six parameters: naming the
+// one or two the runs vary (gemm, network) keeps the others at the preset's values.
 struct DenseFit {
   std::vector<int> fitted{0, 1, 2, 3, 4, 5};
 };

@@ -178,26 +178,19 @@ static void read_network(const Reader& n, NetworkSpec& net) {
 
 // The efficiencies a scenario sets over the preset's (or a hardware file's).
 static void read_efficiency(const Reader& e, Efficiency& eff) {
-  e.only({"gemm", "attention", "memory", "fabric", "network", "contention", "experts", "fp8", "fp8_blockwise", "fp8_mx",
-          "fp4", "moe_host_per_expert", "moe_host"});
-  auto frac = [&](const char* key, double& out) {
-    if (auto v = e.opt_number(key)) {
+  std::vector<std::string> keys;
+  for (const EfficiencyField& f : efficiency_fields_in_report_order()) keys.emplace_back(f.name);
+  keys.emplace_back("moe_host");
+  e.only(keys);
+  // The fractions first, in the table's order, then contention and the host time: the first bad
+  // key named.
+  for (const EfficiencyField& f : kEfficiencyFields)
+    if (auto v = f.kind == EfficiencyKind::Fraction ? e.opt_number(f.name) : std::nullopt) {
       if (!(*v >= kMinEfficiency && *v <= 1))
-        e.fail(key,
+        e.fail(f.name,
                fmt::format("{} is not an efficiency (a fraction in [{}, 1], e.g. 0.7 or 70%)", *v, kMinEfficiency));
-      out = *v;
+      eff.*f.field = *v;
     }
-  };
-  frac("gemm", eff.gemm);
-  frac("attention", eff.attention);
-  frac("memory", eff.memory);
-  frac("fabric", eff.fabric);
-  frac("network", eff.network);
-  frac("experts", eff.experts);
-  frac("fp8", eff.fp8);
-  frac("fp8_blockwise", eff.fp8_blockwise);
-  frac("fp8_mx", eff.fp8_mx);
-  frac("fp4", eff.fp4);
   // Contention is a share of time lost, not an efficiency: 0 (collectives cost the compute
   // under them nothing) is a valid answer.
   if (auto v = e.opt_number("contention")) {

@@ -26,18 +26,13 @@ std::string format_hardware_yaml(const ClusterSpec& c, const std::string& commen
   const auto& e = c.accelerator.efficiency;
   std::string out = comment;
   out += fmt::format("preset: {}\n", c.accelerator.name);
-  out += fmt::format(
-      "efficiency: {{gemm: {:.4f}, attention: {:.4f}, memory: {:.4f}, fabric: {:.4f}, network: {:.4f}, contention: "
-      "{:.4f}{}{}{}{}{}{}}}\n",
-      e.gemm, e.attention, e.memory, e.fabric, e.network, e.contention,
-      e.experts != 1.0 ? fmt::format(", experts: {:.4f}", e.experts) : "",
-      e.fp8 != 1.0 ? fmt::format(", fp8: {:.4f}", e.fp8) : "",
-      e.fp8_blockwise != 1.0 ? fmt::format(", fp8_blockwise: {:.4f}", e.fp8_blockwise) : "",
-      e.fp8_mx != 1.0 ? fmt::format(", fp8_mx: {:.4f}", e.fp8_mx) : "",
-      e.fp4 != 1.0 ? fmt::format(", fp4: {:.4f}", e.fp4) : "",
-      e.moe_host_per_expert != 0
-          ? fmt::format(", moe_host_per_expert: {}", exact_duration(std::llround(e.moe_host_per_expert * 1e9)))
-          : "");
+  std::string fields;
+  for (const EfficiencyField& f : shown_efficiencies(e)) {
+    const double v = e.*f.field;
+    fields += fmt::format("{}{}: ", fields.empty() ? "" : ", ", f.name) +
+              (f.kind == EfficiencyKind::Seconds ? exact_duration(std::llround(v * 1e9)) : fmt::format("{:.4f}", v));
+  }
+  out += fmt::format("efficiency: {{{}}}\n", fields);
   return out;
 }
 
