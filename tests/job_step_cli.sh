@@ -539,6 +539,10 @@ bal_ms=$("$stepsim" run scenarios/job-long-context.yaml --json | python3 -c 'imp
 con_ms=$("$stepsim" run scenarios/job-long-context.yaml --set job_step.layout.cp_split=contiguous --json | python3 -c 'import json,sys; print(json.load(sys.stdin)["step_time_ns"])')
 (( con_ms > bal_ms )) || fail "contiguous CP ($con_ms ns) should be slower than balanced ($bal_ms ns)"
 has "this layout: contiguous" "$tmp/lc-con.txt"
+# Without CP at TP 2 it is over memory: the narrowest CP that fits offered, over fewer DP ranks.
+run "$stepsim" run scenarios/job-long-context.yaml --set job_step.layout.tp=2 --set job_step.layout.cp=1 \
+  --set job_step.layout.dp=16
+refused "job_step.layout: needs 126.2 GiB per GPU (weights 7.6, gradients 15.3, optimizer 2.9, activations 18.5, buffers 81.9) but h100-sxm has 74.5 GiB usable; would fit: cp: 4, dp: 4 (50.9 GiB)"
 "$stepsim" run scenarios/job-long-context.yaml --json >"$tmp/lc.json"
 python3 - "$tmp/lc.json" <<'PY'
 import json, sys
@@ -921,10 +925,11 @@ run "$stepsim" run scenarios/job-offload-8x4090.yaml --set job_step.layout.offlo
 refused "job_step.layout.offload_fraction: 'most': expected a share of the optimizer in (0, 1], or auto (the smallest that fits)"
 run "$stepsim" search scenarios/job-offload-8x4090.yaml --set job_step.layout.offload_fraction=auto
 refused "search.layout.offload_fraction: auto (the smallest share that fits) is a job step's"
-# ... unless the host cannot hold the shards either.
+# ... unless the host cannot hold the shards either: then CP 4 over DP 2 (each card a quarter of
+# the sequence's activations, ZeRO's shards still over all 8).
 run "$stepsim" run scenarios/job-offload-8x4090.yaml --set job_step.allow_oom=false \
   --set job_step.layout.offload_optimizer=false --set job_step.hardware.node.host_memory=64GiB
-refused "no single change of recompute, zero, micro_batch, pp, offload_optimizer or offload_activations fits"
+refused "but rtx4090 has 22.0 GiB usable; would fit: cp: 4, dp: 2 (19.5 GiB)"
 # Activations on the host (docs/memory.md "Activations on the host"): Llama-3-8B at 32K tokens on 8
 # H100 fits with the first 22 layers' activations on the host, the fewest that fit.
 "$stepsim" compare scenarios/job-offload-activations-8xh100.yaml >"$tmp/act.txt"
@@ -967,10 +972,15 @@ run "$stepsim" run scenarios/job-offload-activations-8xh100.yaml --set job_step.
 refused "job_step.layout: needs 102.6 GiB per GPU (weights 7.5, gradients 15.0, optimizer 11.2, activations 53.2, buffers 15.7) but h100-sxm has 74.5 GiB usable; would fit: offload_activations: 22 (72.8 GiB)"
 run "$stepsim" run scenarios/job-offload-activations-8xh100.yaml --set job_step.layout.offload_activations=0
 refused "would fit: recompute: full, recompute_layers: 23 (73.6 GiB)"
-# ... unless the hosts cannot hold 22 layers' (374.0 GiB a node).
+# ... unless the hosts cannot hold 22 layers' (374.0 GiB a node): then CP 2 over DP 2.
 run "$stepsim" run scenarios/job-offload-activations-8xh100.yaml --set job_step.layout.offload_activations=8 \
   --set job_step.hardware.node.host_memory=256GiB
-refused "no single change of recompute, zero, micro_batch, pp, offload_optimizer or offload_activations fits"
+refused "would fit: cp: 2, dp: 2 (68.1 GiB)"
+# One GPU and a small host: no single change fits.
+run "$stepsim" run scenarios/job-offload-activations-8xh100.yaml --set job_step.hardware.gpus=1 \
+  --set job_step.layout.tp=1 --set job_step.layout.sequence_parallel=false --set job_step.layout.offload_activations=8 \
+  --set job_step.hardware.node.host_memory=64GiB
+refused "needs 272.4 GiB per GPU (weights 15.0, gradients 29.9, optimizer 89.7, activations 106.5, buffers 31.3) but h100-sxm has 74.5 GiB usable; no single change of recompute, zero, micro_batch, pp, cp, offload_optimizer or offload_activations fits"
 run "$stepsim" run scenarios/job-offload-activations-8xh100.yaml --set job_step.layout.offload_activations=32
 refused "job_step.layout.offload_activations: 32 of the 32 layers: the last layer's activations stay on the GPU"
 run "$stepsim" run scenarios/job-offload-activations-8xh100.yaml --set job_step.layout.pp=2

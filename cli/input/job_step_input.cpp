@@ -505,6 +505,20 @@ void try_deeper_pipeline(const JobStepSpec& spec, const JobLayout& base, TryLayo
   }
 }
 
+// Context parallelism 2, 4 or 8 times wider over as many fewer data-parallel ranks (each rank a
+// shorter stretch of the sequence: its activations and logits), offered through `try_layout` (the
+// narrowest that fits).
+template <class TryLayout>
+void try_wider_context(const JobLayout& base, TryLayout& try_layout) {
+  for (int f = 2; f <= 8; f *= 2) {
+    JobLayout l = base;
+    l.cp *= f;
+    if (l.dp % f != 0) break;
+    l.dp /= f;
+    try_layout(l, fmt::format("cp: {}, dp: {}", l.cp, l.dp));
+  }
+}
+
 // More layers' activations on the host (offload_activations, pp 1 without recompute): the fewest
 // that fit the GPU, where the hosts hold them, offered through `try_layout`.
 template <class TryLayout>
@@ -589,12 +603,13 @@ std::string memory_refusal(const JobStepSpec& spec, const JobMemory& mem, const 
     try_layout(l, "micro_batch: 1");
   }
   try_deeper_pipeline(spec, base, try_layout);
+  try_wider_context(base, try_layout);
   return fmt::format(
       "needs {:.1f} GiB per GPU{} ({}) but {} has {:.1f} GiB usable; {} (or set allow_oom: true to "
       "report it)",
       gib(mem.total()), where, memory_parts(mem), spec.cluster.accelerator.name, gib(cap),
       fits.empty()
-          ? "no single change of recompute, zero, micro_batch, pp, offload_optimizer or offload_activations fits"
+          ? "no single change of recompute, zero, micro_batch, pp, cp, offload_optimizer or offload_activations fits"
           : "would fit: " + fits);
 }
 
