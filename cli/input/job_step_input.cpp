@@ -5,6 +5,7 @@
 #include <cmath>
 #include <filesystem>
 #include <initializer_list>
+#include <limits>
 #include <string_view>
 
 #include <fmt/format.h>
@@ -492,30 +493,17 @@ void try_offload(const JobStepSpec& spec, JobLayout l, TryLayout& try_layout) {
                     : std::string("offload_optimizer: true"));
 }
 
-// A pipeline 2, 4 or 8 times deeper over as many fewer data-parallel ranks, offered through
-// `try_layout` (the shallowest that fits).
+// The pipeline (`dim` pp) or context parallelism (cp) 2, 4 or 8 times larger, up to `most`, over
+// as many fewer data-parallel ranks, offered through `try_layout` (the smallest that fits): a
+// deeper pipeline holds fewer layers a GPU, wider CP a shorter stretch of each sequence.
 template <class TryLayout>
-void try_deeper_pipeline(const JobStepSpec& spec, const JobLayout& base, TryLayout& try_layout) {
-  for (int f = 2; f <= 8 && base.pp * f <= spec.model.shape.layers; f *= 2) {
+void try_fewer_dp(const JobLayout& base, int JobLayout::*dim, const char* name, std::int64_t most,
+                  TryLayout& try_layout) {
+  for (int f = 2; f <= 8 && std::int64_t{base.*dim} * f <= most && base.dp % f == 0; f *= 2) {
     JobLayout l = base;
-    l.pp *= f;
-    if (l.dp % f != 0) break;
+    l.*dim *= f;
     l.dp /= f;
-    try_layout(l, fmt::format("pp: {}, dp: {}", l.pp, l.dp));
-  }
-}
-
-// Context parallelism 2, 4 or 8 times wider over as many fewer data-parallel ranks (each rank a
-// shorter stretch of the sequence: its activations and logits), offered through `try_layout` (the
-// narrowest that fits).
-template <class TryLayout>
-void try_wider_context(const JobLayout& base, TryLayout& try_layout) {
-  for (int f = 2; f <= 8; f *= 2) {
-    JobLayout l = base;
-    l.cp *= f;
-    if (l.dp % f != 0) break;
-    l.dp /= f;
-    try_layout(l, fmt::format("cp: {}, dp: {}", l.cp, l.dp));
+    try_layout(l, fmt::format("{}: {}, dp: {}", name, l.*dim, l.dp));
   }
 }
 
@@ -602,8 +590,8 @@ std::string memory_refusal(const JobStepSpec& spec, const JobMemory& mem, const 
     l.micro_batch = 1;
     try_layout(l, "micro_batch: 1");
   }
-  try_deeper_pipeline(spec, base, try_layout);
-  try_wider_context(base, try_layout);
+  try_fewer_dp(base, &JobLayout::pp, "pp", spec.model.shape.layers, try_layout);
+  try_fewer_dp(base, &JobLayout::cp, "cp", std::numeric_limits<int>::max(), try_layout);
   return fmt::format(
       "needs {:.1f} GiB per GPU{} ({}) but {} has {:.1f} GiB usable; {} (or set allow_oom: true to "
       "report it)",
