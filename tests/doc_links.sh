@@ -3,9 +3,11 @@
 # checkout, and a `#fragment` names a heading of that file by GitHub's rule (lower case, spaces to
 # hyphens, punctuation but `-` and `_` dropped, a repeated heading's slug suffixed -1, -2, ...).
 # Links to the web are not followed. Prints each broken link as FILE:LINE: [text](target): why.
+# The checker is tried first on a scratch page whose broken links it must find.
 # Usage: bash tests/doc_links.sh [ignored]   (from the source directory)
 set -euo pipefail
-python3 - README.md docs/*.md <<'EOF'
+check() {
+  python3 - "$@" <<'EOF'
 import os, re, sys
 
 def slugs(path):
@@ -55,3 +57,21 @@ for doc in sys.argv[1:]:
 print(f"doc_links: {checked} relative links checked, {bad} broken", file=sys.stderr)
 sys.exit(1 if bad else 0)
 EOF
+}
+# The checker itself first: a scratch page with good links (a heading with punctuation, a repeated
+# heading's second slug), a missing file and a missing heading gives exactly the two broken ones.
+tmp="$(mktemp -d)"
+trap 'rm -rf "$tmp"' EXIT
+mkdir -p "$tmp/docs"
+printf '# Top\n\n## A `b`: c (d)\n\n## Same\n\n## Same\n\n[ok](#a-b-c-d) [two](#same-1) [gone](nofile.md) [nohead](#nope)\n' \
+  >"$tmp/docs/x.md"
+if out="$(cd "$tmp" && check docs/x.md 2>/dev/null)"; then
+  echo "doc_links: the checker passed a page with two broken links" >&2
+  exit 1
+fi
+[[ "$(grep -c . <<<"$out")" == 2 && "$out" == *"[gone](nofile.md): no file docs/nofile.md"* &&
+  "$out" == *"[nohead](#nope): no heading '#nope' in docs/x.md"* ]] || {
+  echo "doc_links: the checker's self-test printed: $out" >&2
+  exit 1
+}
+check README.md docs/*.md
