@@ -6,7 +6,8 @@
 
 namespace stepsim {
 
-// Part 2.
+// Part 2 (job_step.hpp): per chunk its compute and in-pass collectives in integer ns, the PP
+// message and the link it crosses, per device its DP / ZeRO collectives and its optimizer step.
 JobCommPlan plan_job_comm(const JobStepSpec& spec) {
   const JobLayout& l = spec.layout;
   const ClusterSpec& c = spec.cluster;

@@ -9,6 +9,8 @@
 
 namespace stepsim {
 
+// What limits the step: the critical path through the executed op graph (sim/critical_path.hpp),
+// summed per kind of op and per resource, and the exposed communication by kind read from it.
 namespace {
 // The in-pass collectives' time on the critical path, `total`, split into TP, CP and EP in
 // proportion to `weights` (each kind's time in the passes), in whole nanoseconds that add up to

@@ -12,6 +12,9 @@
 
 namespace stepsim {
 
+// Part 3 (job_step.hpp): the step's ops on the engine, and the run. The pipeline path lowers the
+// plan's action lists (schedules/pipeline.hpp's lower()) and appends each device's DP collectives
+// and optimizer on its own "dp" resource; ZeRO-3 goes through the data-parallel lowering.
 namespace {
 
 constexpr double kBucketParams = 40e6;  // Megatron DDP bucket (40M elements)

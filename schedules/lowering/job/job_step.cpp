@@ -7,6 +7,8 @@
 
 namespace stepsim {
 
+// A job step: its parts in order (job_step_parts.hpp), then what the run gives: step time,
+// throughput, MFU / HFU, bubble, memory by pipeline rank and one layer's passes.
 const char* job_op_kind_name(JobOpKind k) {
   switch (k) {
     case JobOpKind::Forward: return "forward";
