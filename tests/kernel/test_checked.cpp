@@ -70,6 +70,18 @@ TEST_CASE("time_add, time_mul and time_from_ns throw a TimeOverflowError naming 
         "too large: a ratio would exceed 292 years of simulated time");
 }
 
+TEST_CASE("time_from_seconds_up rounds a cost up to the next nanosecond, never to zero", "[checked]") {
+  CHECK(time_from_seconds_up(1.5, "x") == 1'500'000'000);
+  CHECK(time_from_seconds_up(1e-12, "x") == 1);  // a thousandth of a nanosecond: one
+  CHECK(time_from_seconds_up(2.0000000001, "x") == 2'000'000'001);
+  CHECK(time_from_seconds_up(0.0, "x") == 0);
+  CHECK(time_from_seconds_up(-3.0, "x") == 0);  // none
+  CHECK(overflow_message([] { time_from_seconds_up(1e10, "a step's phase"); }) ==
+        "too large: a step's phase would exceed 292 years of simulated time");
+  CHECK(overflow_message([] { time_from_seconds_up(std::nan(""), "a step's phase"); }) ==
+        "too large: a step's phase would exceed 292 years of simulated time");
+}
+
 TEST_CASE("bytes_from truncates like a cast and refuses what is past 1 EiB", "[checked]") {
   CHECK(bytes_from(1.9, "x") == 1);
   CHECK(bytes_from(0.0, "x") == 0);
