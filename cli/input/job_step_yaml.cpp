@@ -283,23 +283,13 @@ std::vector<Field> cluster_fields(const ClusterSpec& c) {
   const FieldWriter w{f};
   w.put("preset", c.accelerator.name, false);
   const Efficiency &e = c.accelerator.efficiency, &pe = p->accelerator.efficiency;
-  const auto share = [&](const char* key, double Efficiency::*x) {
-    w.put(fmt::format("efficiency.{}", key), fmt::format("{}", e.*x), e.*x == pe.*x);
-  };
-  share("gemm", &Efficiency::gemm);
-  share("attention", &Efficiency::attention);
-  share("memory", &Efficiency::memory);
-  share("fabric", &Efficiency::fabric);
-  share("network", &Efficiency::network);
-  share("contention", &Efficiency::contention);
-  share("experts", &Efficiency::experts);
-  share("fp8", &Efficiency::fp8);
-  share("fp8_blockwise", &Efficiency::fp8_blockwise);
-  share("fp8_mx", &Efficiency::fp8_mx);
-  share("fp4", &Efficiency::fp4);
-  // A time: whole nanoseconds, as the reader holds it.
-  w.put("efficiency.moe_host_per_expert", exact_duration(std::llround(e.moe_host_per_expert * 1e9)),
-        e.moe_host_per_expert == pe.moe_host_per_expert);
+  for (const EfficiencyField& x : efficiency_fields_in_report_order()) {
+    const double v = e.*x.field;
+    // A time in whole nanoseconds, as the reader holds it; the others as they are.
+    w.put(fmt::format("efficiency.{}", x.name),
+          x.kind == EfficiencyKind::Seconds ? exact_duration(std::llround(v * 1e9)) : fmt::format("{}", v),
+          v == pe.*x.field);
+  }
   const AcceleratorSpec &a = c.accelerator, &pa = p->accelerator;
   w.put("accelerator.peak_tflops", fmt::format("{}", a.peak_bf16 / 1e12), a.peak_bf16 == pa.peak_bf16);
   w.put("accelerator.peak_fp8_tflops", fmt::format("{}", a.peak_fp8 / 1e12), a.peak_fp8 == pa.peak_fp8);
